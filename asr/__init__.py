@@ -1,0 +1,23 @@
+"""asr: simulator for articulated soft robots.
+
+Compliant actuator models (SEA, visco-elastic SEA, AwAS-II, BAVS, qbmove Advanced, qbmove and
+user-defined ones), DC motors with friction, PID/PD controllers and the seven operation modes of
+the reference toolbox, in C, stepped in batches from NumPy with the GIL released.
+
+>>> import asr
+>>> r = asr.compliance("sea", q=0.1, theta1=0.0, k=200.0)
+>>> float(r.tau_link), float(r.stiffness)
+(-20.0, 200.0)
+"""
+from asr.batch import FIELD_DOCS, FIELDS, MODES, Batch, Joint
+from asr.errors import SimulationError
+from asr.models import (Compliance, ModelSpec, ParamSpec, compliance, models, reference_map,
+                        register_model, unregister_model)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Batch", "Joint", "FIELDS", "FIELD_DOCS", "MODES", "SimulationError", "Compliance",
+    "ModelSpec", "ParamSpec", "compliance", "models", "reference_map", "register_model",
+    "unregister_model", "__version__",
+]

@@ -1,0 +1,99 @@
+"""Checks done in Python before any pointer reaches C: dtype, shape, contiguity, writability,
+finiteness and ranges, with errors that name the argument, its value and what is valid."""
+import numbers
+
+import numpy as np
+
+
+def _describe(value):
+    arr = np.asarray(value) if not isinstance(value, np.ndarray) else value
+    if arr.ndim == 0:
+        return repr(arr.item()) if arr.dtype != object else repr(value)
+    return f"array of shape {arr.shape}"
+
+
+def real_array(value, name):
+    """value as a float64 array (a copy only when needed); TypeError for non-real data."""
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name}: expected a real number or array of reals, got a bool")
+    try:
+        arr = np.asarray(value)
+    except Exception as exc:  # ragged lists and the like
+        raise TypeError(f"{name}: expected a real number or array of reals ({exc})") from None
+    if arr.dtype == np.bool_ or not (np.issubdtype(arr.dtype, np.integer)
+                                     or np.issubdtype(arr.dtype, np.floating)):
+        raise TypeError(
+            f"{name}: expected real numbers (float64, or a type convertible to it without loss "
+            f"of meaning), got dtype {arr.dtype}"
+        )
+    return np.asarray(arr, dtype=np.float64, order="C")
+
+
+def finite(arr, name):
+    """Raise ValueError naming the first NaN or inf in arr."""
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        where = tuple(int(i) for i in np.argwhere(bad)[0]) if arr.ndim else ()
+        value = arr[where] if arr.ndim else arr.item()
+        raise ValueError(f"{name}: must be finite, got {value!r} at index {where}")
+    return arr
+
+
+def finite_array(value, name, shape=None):
+    """A finite float64 C-contiguous array of exactly `shape` (if given)."""
+    arr = real_array(value, name)
+    if shape is not None and arr.shape != tuple(shape):
+        raise ValueError(f"{name}: expected shape {tuple(shape)}, got {arr.shape}")
+    return finite(arr, name)
+
+
+def broadcast_input(value, name, shape):
+    """value broadcast to `shape` (scalars and compatible arrays), float64, finite, contiguous."""
+    arr = real_array(value, name)
+    try:
+        out = np.broadcast_to(arr, shape)
+    except ValueError:
+        raise ValueError(f"{name}: shape {arr.shape} does not broadcast to {tuple(shape)}") from None
+    return finite(np.asarray(out, order="C"), name)
+
+
+def output_array(arr, name, shape):
+    """A caller-provided output array C will write into: exactly float64, shape, C-contiguous,
+    writable. Never copied (a copy would not receive the results)."""
+    if not isinstance(arr, np.ndarray):
+        raise TypeError(f"{name}: expected a numpy.ndarray, got {type(arr).__name__}")
+    if arr.dtype != np.float64:
+        raise TypeError(f"{name}: expected dtype float64, got {arr.dtype}")
+    if arr.shape != tuple(shape):
+        raise ValueError(f"{name}: expected shape {tuple(shape)}, got {arr.shape}")
+    if not arr.flags.c_contiguous:
+        raise ValueError(f"{name}: must be C-contiguous (use numpy.ascontiguousarray)")
+    if not arr.flags.writeable:
+        raise ValueError(f"{name}: must be writable, got a read-only array")
+    return arr
+
+
+def positive_int(value, name, lo=1, hi=None):
+    """An int in [lo, hi]; TypeError for non-integers (bool included)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name}: expected an int, got {type(value).__name__} {value!r}")
+    value = int(value)
+    if value < lo or (hi is not None and value > hi):
+        top = "inf" if hi is None else hi
+        raise ValueError(f"{name}: got {value}, valid range [{lo}, {top}]")
+    return value
+
+
+def positive_float(value, name):
+    """A finite float > 0."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name}: expected a real number, got {type(value).__name__} {value!r}")
+    value = float(value)
+    if not (np.isfinite(value) and value > 0.0):
+        raise ValueError(f"{name}: got {value!r}, valid range (0, inf)")
+    return value
+
+
+def describe(value):
+    """Short text for a value in an error message."""
+    return _describe(value)

@@ -1,0 +1,383 @@
+"""The batch: N instances x J compliant joints stepped together in C.
+
+Every parameter is a scalar shared by all instances or an array with one value per instance, so
+one batch is a parameter sweep. The state is one NumPy block owned here and written by C; its
+fields are exposed as read-only (N, J) views, never copies.
+"""
+import dataclasses
+from typing import Dict, Optional, Sequence
+
+import numpy as np
+
+from asr import _validate as V
+from asr._ffi import ffi, lib
+from asr.errors import SimulationError, check_status, status_text
+from asr.models import get_model
+
+FIELDS = tuple(ffi.string(lib.asr_state_field_name(k)).decode() for k in range(lib.ASR_NFIELD))
+FIELD_DOCS = {f: ffi.string(lib.asr_state_field_doc(k)).decode() for k, f in enumerate(FIELDS)}
+
+MODES = {
+    0: "link torque (rigid joint)",
+    1: "PID on the link (rigid joint)",
+    2: "motor positions, motors as ideal position sources",
+    3: "equilibrium and preset, mapped to motor positions",
+    4: "motor torques, motor dynamics",
+    5: "motor position references, PID per motor, motor dynamics",
+    6: "equilibrium and preset references, mapped, PID per motor, motor dynamics",
+}
+ON_ERROR = ("raise", "flag")
+
+
+@dataclasses.dataclass
+class Joint:
+    """One joint of a batch: compliance model name, operation mode (0-6) and parameter values
+    (scalars or per-instance arrays). mode None: 6 for compliant models, 0 for 'rigid'."""
+
+    model: str
+    mode: Optional[int] = None
+    params: Dict[str, object] = dataclasses.field(default_factory=dict)
+
+
+def _as_joint(j, index):
+    if isinstance(j, Joint):
+        return j
+    if isinstance(j, str):
+        return Joint(j)
+    if isinstance(j, dict):
+        d = dict(j)
+        if "model" not in d:
+            raise ValueError(f"joints[{index}]: a joint dict needs a 'model' key")
+        return Joint(d.pop("model"), d.pop("mode", None), d.pop("params", d))
+    raise TypeError(f"joints[{index}]: expected an asr.Joint, a model name or a dict, "
+                    f"got {type(j).__name__}")
+
+
+def _check_mode(mode, spec, where):
+    mode = V.positive_int(mode, f"{where}mode", lo=0, hi=6)
+    if spec.nmotor == 0 and mode > 1:
+        raise ValueError(f"{where}mode: model {spec.name!r} has no spring; got mode {mode}, "
+                         "valid modes 0 (link torque) and 1 (link PID)")
+    return mode
+
+
+class Batch:
+    """N instances x J joints of compliant actuators.
+
+    joints: a sequence of asr.Joint (or model names, or dicts with 'model', 'mode' and
+        parameter keys); joints may use different models and modes.
+    n_instances: N. threads: native worker threads (results do not depend on it).
+    max_substep: longest motor integration sub-step, s (each step is split into
+        ceil(dt / max_substep) sub-steps; the update is stable for any sub-step).
+    """
+
+    def __init__(self, joints: Sequence, n_instances: int = 1, *, threads: int = 1,
+                 max_substep: float = 1e-3):
+        if isinstance(joints, (str, Joint, dict)):
+            joints = [joints]
+        joints = [_as_joint(j, k) for k, j in enumerate(joints)]
+        if not joints:
+            raise ValueError("joints: need at least one joint")
+        self.n_instances = V.positive_int(n_instances, "n_instances", hi=2**31 - 1)
+        self.n_joints = len(joints)
+        self._models = [get_model(j.model) for j in joints]
+        self.specs = tuple(m.spec for m in self._models)
+        modes = [
+            _check_mode(6 if j.mode is None and s.nmotor else 0 if j.mode is None else j.mode,
+                        s, f"joints[{k}].")
+            for k, (j, s) in enumerate(zip(joints, self.specs))
+        ]
+        self._modes = np.array(modes, dtype=np.int32)
+        n, nj = self.n_instances, self.n_joints
+        self._state = np.zeros((lib.ASR_NFIELD, n, nj))
+        self._code = np.zeros(n, dtype=np.intc)
+        self._bad_joint = np.full(n, -1, dtype=np.intc)
+        self._bad_step = np.full(n, -1, dtype=np.longlong)
+        status = ffi.new("asr_status_arrays*")
+        status.code = ffi.cast("int*", ffi.from_buffer(self._code, require_writable=True))
+        status.joint = ffi.cast("int*", ffi.from_buffer(self._bad_joint, require_writable=True))
+        status.step = ffi.cast("long long*",
+                               ffi.from_buffer(self._bad_step, require_writable=True))
+        defs = ffi.new("const asr_model_def*[]", [m.cdef for m in self._models])
+        out = ffi.new("asr_batch**")
+        st = lib.asr_batch_create(out, n, nj, defs, ffi.from_buffer("int[]", self._modes),
+                                  ffi.from_buffer("double[]", self._state, require_writable=True),
+                                  status[0])
+        check_status(st, "Batch")
+        self._b = ffi.gc(out[0], lib.asr_batch_destroy)
+        self._python_models = [m.python for m in self._models if m.python is not None]
+        self._views = {}
+        for k, f in enumerate(FIELDS):
+            v = self._state[k].view()
+            v.flags.writeable = False
+            self._views[f] = v
+        for k, j in enumerate(joints):
+            self.set_params(k, **j.params)
+        self.threads = threads
+        self.max_substep = max_substep
+
+    # ------------------------------------------------------------ configuration
+
+    @property
+    def threads(self):
+        """Native worker threads used by step and rollout."""
+        return self._threads
+
+    @threads.setter
+    def threads(self, n):
+        n = V.positive_int(n, "threads", hi=1024)
+        # Python-implemented models hold the GIL; extra threads would only wait for it.
+        effective = 1 if self._python_models else n
+        check_status(lib.asr_batch_set_threads(self._b, effective), "threads")
+        self._threads = n
+
+    @property
+    def max_substep(self):
+        """Longest motor integration sub-step, s."""
+        return self._max_substep
+
+    @max_substep.setter
+    def max_substep(self, h):
+        h = V.positive_float(h, "max_substep")
+        check_status(lib.asr_batch_set_max_substep(self._b, h), "max_substep")
+        self._max_substep = h
+
+    @property
+    def modes(self):
+        """Operation mode of each joint, (J,) int (a copy; use set_mode to change)."""
+        return self._modes.copy()
+
+    def set_mode(self, joint, mode):
+        """Change the operation mode of `joint` (0-6, see asr.batch.MODES)."""
+        j = self._joint_index(joint)
+        mode = _check_mode(mode, self.specs[j], f"joint {j}: ")
+        check_status(lib.asr_batch_set_mode(self._b, j, mode), "set_mode")
+        self._modes[j] = mode
+
+    def _joint_index(self, joint):
+        return V.positive_int(joint, "joint", lo=0, hi=self.n_joints - 1)
+
+    def _param_index(self, j, name):
+        names = [p.name for p in self.specs[j].all_params]
+        if name not in names:
+            raise ValueError(f"joint {j} ({self.specs[j].name}): unknown parameter {name!r}; "
+                             f"valid: {', '.join(names)}")
+        return names.index(name)
+
+    def set_param(self, joint, name, value):
+        """Set parameter `name` of `joint`: a scalar shared by every instance or an (N,) array,
+        one value per instance. Takes effect at the next step."""
+        j = self._joint_index(joint)
+        k = self._param_index(j, name)
+        spec = self.specs[j].all_params[k]
+        v = spec.check(value, f"joint {j} ({self.specs[j].name}) ")
+        if v.ndim == 0 or v.size == 1:
+            v = v.reshape(1)
+        elif v.shape != (self.n_instances,):
+            raise ValueError(f"joint {j} {name}: expected a scalar or shape "
+                             f"({self.n_instances},), got {v.shape}")
+        self._check_limits(j, name, v)
+        bad = ffi.new("int*", -1)
+        st = lib.asr_batch_set_param(self._b, j, k, ffi.from_buffer("double[]", v), v.size, bad)
+        check_status(st, f"joint {j} {name}")
+
+    def set_params(self, joint, **params):
+        """Set several parameters of `joint` (see set_param)."""
+        for name, value in params.items():
+            self.set_param(joint, name, value)
+
+    def get_param(self, joint, name):
+        """Parameter `name` of `joint` for every instance, (N,) array (a copy)."""
+        j = self._joint_index(joint)
+        k = self._param_index(j, name)
+        out = np.empty(self.n_instances)
+        check_status(lib.asr_batch_get_param(self._b, j, k, ffi.from_buffer("double[]", out,
+                                                                          require_writable=True)),
+                     "get_param")
+        return out
+
+    def _check_limits(self, j, name, v):
+        """Cross-parameter rule: pos_min < pos_max for every instance."""
+        other = {"pos_min": "pos_max", "pos_max": "pos_min"}.get(name)
+        if other is None:
+            return
+        o = self.get_param(j, other)
+        lo, hi = (v, o) if name == "pos_min" else (o, v)
+        bad = ~(lo < hi)
+        if np.any(bad):
+            i = int(np.argmax(bad))
+            raise ValueError(f"joint {j} {name}: got {v[i % v.size]!r}, valid range: "
+                             f"pos_min < pos_max (the other bound, {other}, is {o[i]!r})")
+
+    # ------------------------------------------------------------ state
+
+    def __getattr__(self, name):
+        views = self.__dict__.get("_views")
+        if views is not None and name in views:
+            return views[name]
+        raise AttributeError(f"{type(self).__name__!s} has no attribute {name!r}; state fields: "
+                             + ", ".join(FIELDS))
+
+    def field(self, name):
+        """Read-only (N, J) view of state field `name` (see asr.batch.FIELD_DOCS)."""
+        if name not in self._views:
+            raise ValueError(f"field: unknown state field {name!r}; valid: {', '.join(FIELDS)}")
+        return self._views[name]
+
+    @property
+    def status(self):
+        """(N,) int status per instance: 0 running, else the C status that froze it."""
+        v = self._code.view()
+        v.flags.writeable = False
+        return v
+
+    def errors(self):
+        """One dict per frozen instance: instance, joint, step, code and reason."""
+        return [
+            {"instance": int(i), "joint": int(self._bad_joint[i]), "step": int(self._bad_step[i]),
+             "code": int(self._code[i]), "reason": status_text(self._code[i])}
+            for i in np.flatnonzero(self._code)
+        ]
+
+    def check(self):
+        """Raise SimulationError for the first frozen instance, if any."""
+        bad = np.flatnonzero(self._code)
+        if bad.size:
+            i = int(bad[0])
+            raise SimulationError(i, int(self._bad_joint[i]), int(self._bad_step[i]),
+                                  self._code[i], more=bad.size - 1)
+
+    @property
+    def step_count(self):
+        """Steps taken since the last reset."""
+        return int(lib.asr_batch_step_count(self._b))
+
+    # ------------------------------------------------------------ stepping
+
+    def _shape(self, *tail):
+        return (self.n_instances, self.n_joints) + tail
+
+    def _check_refs(self, refs, name):
+        """AwAS-II joints: the second reference is the pivot position, valid in [0, L)."""
+        for j, spec in enumerate(self.specs):
+            if spec.name != "awas2" or self._modes[j] < 2:
+                continue
+            s = refs[..., j, 1]
+            L = self.get_param(j, "L")
+            bad = ~((s >= 0) & (s < L))
+            if np.any(bad):
+                raise ValueError(f"{name}[..., {j}, 1]: AwAS-II pivot position s = "
+                                 f"{s[bad].flat[0]!r} m, valid range [0, L) with "
+                                 f"L = {np.broadcast_to(L, bad.shape)[bad].flat[0]!r} m")
+
+    def _check_ff(self, tau_ff):
+        for j, spec in enumerate(self.specs):
+            if spec.nmotor != 1 and np.any(tau_ff[:, j] != 0):
+                raise ValueError(f"tau_ff[:, {j}]: feed-forward torque is defined for "
+                                 f"single-motor joints only; joint {j} ({spec.name}) has "
+                                 f"{spec.nmotor} motors")
+
+    def reset(self, q0=0.0, refs=None):
+        """Zero the state and statuses; link angles q0 (N, J), rad; motors where refs
+        (N, J, 2) put them in the joint's mode, else at zero deflection."""
+        q = V.broadcast_input(q0, "q0", self._shape())
+        r = None
+        if refs is not None:
+            r = V.broadcast_input(refs, "refs", self._shape(2))
+            self._check_refs(r, "refs")
+        st = lib.asr_batch_reset(self._b, ffi.from_buffer("double[]", q),
+                                 ffi.from_buffer("double[]", r) if r is not None else ffi.NULL)
+        self._raise_python()
+        check_status(st, "reset")
+
+    def _raise_python(self):
+        for m in self._python_models:
+            m.raise_pending()
+
+    def step(self, q, qd, refs, dt, *, tau_ext=None, tau_ff=None, on_error="raise"):
+        """Advance every instance by dt (s) given link angles q and velocities qd (N, J), rad and
+        rad/s, references refs (N, J, 2) (units per mode), optional external link torques
+        tau_ext and feed-forward motor torques tau_ff (N, J), N m. Inputs broadcast.
+        Returns the joint torques to apply, a read-only (N, J) view of field tau_joint, N m.
+        on_error: 'raise' (SimulationError when an instance stops) or 'flag' (see status)."""
+        if on_error not in ON_ERROR:
+            raise ValueError(f"on_error: got {on_error!r}, valid: {ON_ERROR}")
+        dt = V.positive_float(dt, "dt")
+        qa = V.broadcast_input(q, "q", self._shape())
+        qda = V.broadcast_input(qd, "qd", self._shape())
+        ra = V.broadcast_input(refs, "refs", self._shape(2))
+        self._check_refs(ra, "refs")
+        ext = ff = ffi.NULL
+        if tau_ext is not None:
+            ext_a = V.broadcast_input(tau_ext, "tau_ext", self._shape())
+            ext = ffi.from_buffer("double[]", ext_a)
+        if tau_ff is not None:
+            ff_a = V.broadcast_input(tau_ff, "tau_ff", self._shape())
+            self._check_ff(ff_a)
+            ff = ffi.from_buffer("double[]", ff_a)
+        st = lib.asr_batch_step(self._b, dt, ffi.from_buffer("double[]", qa),
+                                ffi.from_buffer("double[]", qda), ffi.from_buffer("double[]", ra),
+                                ext, ff)
+        self._after_run(st, on_error)
+        return self._views["tau_joint"]
+
+    def _after_run(self, st, on_error):
+        self._raise_python()
+        if st in (lib.ASR_ERR_NULL, lib.ASR_ERR_NOMEM) or (
+                st == lib.ASR_ERR_RANGE and not self._code.any()):
+            check_status(st, "step")
+        if st != lib.ASR_OK and on_error == "raise":
+            self.check()
+
+    def rollout(self, steps, dt, refs, q=0.0, qd=0.0, *, tau_ext=None, record=("tau_joint",),
+                out=None, on_error="raise"):
+        """Run `steps` steps in one C call (threads started once), the link fixed at q, qd or
+        following a prescribed trajectory.
+
+        refs: (N, J, 2) held, or (steps, N, J, 2). q, qd: (N, J) held or (steps, N, J), rad and
+        rad/s. tau_ext: None, (N, J) or (steps, N, J), N m. record: state field names copied
+        after every step. out: optional float64 C-contiguous (steps, len(record), N, J) array.
+        Returns {field: (steps, N, J) array} (views into out)."""
+        if on_error not in ON_ERROR:
+            raise ValueError(f"on_error: got {on_error!r}, valid: {ON_ERROR}")
+        steps = V.positive_int(steps, "steps", hi=2**31 - 1)
+        dt = V.positive_float(dt, "dt")
+        record = (record,) if isinstance(record, str) else tuple(record)
+        for f in record:
+            if f not in FIELDS:
+                raise ValueError(f"record: unknown state field {f!r}; valid: {', '.join(FIELDS)}")
+        ra, stride_r = self._timed(refs, "refs", steps, self._shape(2))
+        self._check_refs(ra, "refs")
+        qa, stride_q = self._timed(q, "q", steps, self._shape())
+        qda, stride_qd = self._timed(qd, "qd", steps, self._shape())
+        if stride_q != stride_qd:  # C takes one time stride for both: repeat the held one
+            qa = np.ascontiguousarray(np.broadcast_to(qa, (steps,) + self._shape()))
+            qda = np.ascontiguousarray(np.broadcast_to(qda, (steps,) + self._shape()))
+            stride_q = qa[0].size
+        ext, stride_e = ffi.NULL, 0
+        if tau_ext is not None:
+            ea, stride_e = self._timed(tau_ext, "tau_ext", steps, self._shape())
+            ext = ffi.from_buffer("double[]", ea)
+        shape = (steps, len(record)) + self._shape()
+        if out is None:
+            out = np.empty(shape)
+        V.output_array(out, "out", shape)
+        idx = np.array([FIELDS.index(f) for f in record] or [0], dtype=np.intc)
+        st = lib.asr_batch_rollout(
+            self._b, steps, dt, ffi.from_buffer("double[]", qa), ffi.from_buffer("double[]", qda),
+            stride_q, ffi.from_buffer("double[]", ra), stride_r, ext, stride_e, len(record),
+            ffi.from_buffer("int[]", idx),
+            ffi.from_buffer("double[]", out, require_writable=True) if record else ffi.NULL)
+        self._after_run(st, on_error)
+        return {f: out[:, r] for r, f in enumerate(record)}
+
+    def _timed(self, value, name, steps, shape):
+        """An input held over the rollout (stride 0) or given per step (stride one frame)."""
+        arr = V.real_array(value, name)
+        if arr.ndim == len(shape) + 1:
+            return V.finite_array(arr, name, (steps,) + shape), int(np.prod(shape))
+        return V.broadcast_input(arr, name, shape), 0
+
+    def __repr__(self):
+        joints = ", ".join(f"{s.name}/mode {m}" for s, m in zip(self.specs, self._modes))
+        return f"Batch(n_instances={self.n_instances}, joints=[{joints}])"

@@ -1,0 +1,510 @@
+"""Compliance models: their parameter specs, pure-function evaluation and user-defined models.
+
+Built-in models live in C (csrc/model_*.c). Users add models without recompiling asr, either as
+a C function pointer (fast path, e.g. from their own cffi module) or as a Python callable (slow
+path, called once per joint and sub-step while the GIL is held; exceptions propagate).
+"""
+import dataclasses
+from typing import Dict, Mapping, Optional, Tuple
+
+import numpy as np
+
+from asr import _validate as V
+from asr._ffi import ffi, lib
+from asr.errors import status_text
+
+_INF = float("inf")
+
+
+@dataclasses.dataclass(frozen=True)
+class ParamSpec:
+    """One parameter: name, default, unit, valid range and meaning."""
+
+    name: str
+    default: float
+    lo: float = -_INF
+    hi: float = _INF
+    lo_open: bool = False
+    hi_open: bool = False
+    integer: bool = False
+    unit: str = ""
+    group: str = "spring"
+    doc: str = ""
+
+    @property
+    def range_text(self):
+        """The valid range in interval notation, e.g. '(0, inf)'."""
+        lo = "[" if not self.lo_open else "("
+        hi = "]" if not self.hi_open else ")"
+        text = f"{lo}{_fmt(self.lo)}, {_fmt(self.hi)}{hi}"
+        return text + (" (integer)" if self.integer else "")
+
+    def valid(self, values):
+        """Boolean mask of the values inside the range."""
+        v = np.asarray(values, dtype=np.float64)
+        ok = ~np.isnan(v)
+        ok &= (v > self.lo) if self.lo_open else (v >= self.lo)
+        ok &= (v < self.hi) if self.hi_open else (v <= self.hi)
+        if self.integer:
+            ok &= v == np.floor(v)
+        return ok
+
+    def check(self, values, where=""):
+        """values as float64 if all are valid, else ValueError naming parameter, value, range."""
+        v = V.real_array(values, self.name)
+        ok = self.valid(v)
+        if not ok.all():
+            bad = v[~ok].flat[0] if v.ndim else v.item()
+            unit = f" {self.unit}" if self.unit else ""
+            raise ValueError(
+                f"{where}{self.name}: got {bad!r}, valid range {self.range_text}{unit}"
+            )
+        return v
+
+
+def _fmt(x):
+    return "inf" if x == _INF else "-inf" if x == -_INF else f"{x:g}"
+
+
+def _spec_from_c(c):
+    return ParamSpec(
+        name=ffi.string(c.name).decode(),
+        default=getattr(c, "def"),
+        lo=c.lo,
+        hi=c.hi,
+        lo_open=bool(c.lo_open),
+        hi_open=bool(c.hi_open),
+        integer=bool(c.integer),
+        unit=ffi.string(c.unit).decode(),
+        group=ffi.string(c.group).decode(),
+        doc=ffi.string(c.doc).decode(),
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelSpec:
+    """A compliance model: its own parameters, and the common joint parameters (motor, friction,
+    controllers, electrical drive, link) with this model's defaults."""
+
+    name: str
+    doc: str
+    nmotor: int
+    kinematic_th2: bool
+    params: Tuple[ParamSpec, ...]
+    common: Tuple[ParamSpec, ...]
+
+    @property
+    def all_params(self):
+        """Common parameters first, then the model's own: the order of a joint's parameters."""
+        return self.common + self.params
+
+    def param(self, name):
+        """The spec named `name`; ValueError listing the valid names otherwise."""
+        for p in self.all_params:
+            if p.name == name:
+                return p
+        raise ValueError(
+            f"unknown parameter {name!r} for model {self.name!r}; valid: "
+            + ", ".join(p.name for p in self.all_params)
+        )
+
+    def defaults(self):
+        """{name: default} of every parameter."""
+        return {p.name: p.default for p in self.all_params}
+
+
+@dataclasses.dataclass
+class _Model:
+    """A registered model: its spec and the C definition the core uses."""
+
+    spec: ModelSpec
+    cdef: object  # asr_model_def* (built-in: the static C definition)
+    python: Optional["_PythonModel"] = None
+    keep: list = dataclasses.field(default_factory=list)
+
+
+def _common_specs(cdef):
+    specs = []
+    for k in range(lib.ASR_NCOMMON):
+        c = lib.asr_common_param_spec(k)
+        base = _spec_from_c(c)
+        specs.append(dataclasses.replace(base, default=lib.asr_common_param_default(cdef, k)))
+    return tuple(specs)
+
+
+def _spec_of(cdef):
+    return ModelSpec(
+        name=ffi.string(cdef.name).decode(),
+        doc=ffi.string(cdef.doc).decode() if cdef.doc != ffi.NULL else "",
+        nmotor=cdef.nmotor,
+        kinematic_th2=bool(cdef.kinematic_th2),
+        params=tuple(_spec_from_c(cdef.params[k]) for k in range(cdef.nparam)),
+        common=_common_specs(cdef),
+    )
+
+
+_REGISTRY: Dict[str, _Model] = {}
+
+
+def _load_builtins():
+    for m in range(lib.asr_model_count()):
+        cdef = lib.asr_model_get(m)
+        spec = _spec_of(cdef)
+        _REGISTRY[spec.name] = _Model(spec=spec, cdef=cdef)
+
+
+_load_builtins()
+BUILTIN_MODELS = tuple(_REGISTRY)
+
+
+def models():
+    """{name: ModelSpec} of every available model, built-in and user-registered."""
+    return {name: m.spec for name, m in _REGISTRY.items()}
+
+
+def get_model(name):
+    """The registered model `name`; ValueError listing the valid names otherwise."""
+    if not isinstance(name, str):
+        raise TypeError(f"model: expected a model name (str), got {type(name).__name__}")
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise ValueError(
+            f"model: unknown model {name!r}; valid: {', '.join(_REGISTRY)}"
+        ) from None
+
+
+# ---------------------------------------------------------------- user-defined models
+
+
+class _PythonModel:
+    """Holds a Python elastic / refmap pair and the exception raised inside a C call."""
+
+    def __init__(self, spec, elastic, refmap):
+        self.spec, self.elastic, self.refmap = spec, elastic, refmap
+        self.names = [p.name for p in spec.params]
+        self.error = None
+
+    def kwargs(self, p):
+        return {n: p[k] for k, n in enumerate(self.names)}
+
+    def raise_pending(self):
+        """Re-raise (once) an exception stored during the last C call."""
+        err, self.error = self.error, None
+        if err is not None:
+            raise err
+
+
+_OUT_FIELDS = ("tau1", "tau2", "stiffness", "damping", "load1", "load2", "kload1", "kload2",
+               "cload1", "cload2", "defl1", "defl2")
+_IN_FIELDS = ("q", "qd", "th1", "th2", "th1d", "th2d")
+
+
+def _struct_dtype(ctype, fields):
+    """NumPy view of a C struct array, laid out by the compiler's offsets."""
+    return np.dtype({
+        "names": list(fields),
+        "formats": ["i4" if f == "clamped" else "f8" for f in fields],
+        "offsets": [ffi.offsetof(ctype, f) for f in fields],
+        "itemsize": ffi.sizeof(ctype),
+    })
+
+
+_IN_DTYPE = _struct_dtype("asr_elastic_in", _IN_FIELDS)
+_OUT_DTYPE = _struct_dtype("asr_elastic_out", _OUT_FIELDS + ("clamped",))
+
+
+def _store_elastic(result, out):
+    """Fill a C asr_elastic_out from a Python model's result mapping."""
+    if not isinstance(result, Mapping):
+        raise TypeError(
+            "a Python compliance model must return a mapping with at least 'tau1' and "
+            f"'stiffness', got {type(result).__name__}"
+        )
+    unknown = set(result) - set(_OUT_FIELDS) - {"clamped"}
+    if unknown:
+        raise ValueError(f"unknown compliance outputs {sorted(unknown)}; valid: {_OUT_FIELDS}")
+    values = {"tau2": 0.0, "damping": 0.0, "kload1": 0.0, "kload2": 0.0, "cload1": 0.0,
+              "cload2": 0.0, "defl1": 0.0, "defl2": 0.0}
+    values.update({k: float(v) for k, v in result.items() if k != "clamped"})
+    values.setdefault("load1", -values["tau1"])
+    values.setdefault("load2", -values["tau2"])
+    for k in _OUT_FIELDS:
+        setattr(out, k, values[k])
+    out.clamped = int(result.get("clamped", 0))
+
+
+@ffi.def_extern(error=lib.ASR_ERR_CALLBACK)
+def asr_py_elastic(user, p, inp, out):
+    model = ffi.from_handle(user)
+    try:
+        result = model.elastic(inp.q, inp.qd, inp.th1, inp.th2, inp.th1d, inp.th2d,
+                               **model.kwargs(p))
+        _store_elastic(result, out)
+        return 0
+    except BaseException as exc:  # stored and re-raised by the caller after the C call
+        if model.error is None:
+            model.error = exc
+        return lib.ASR_ERR_CALLBACK
+
+
+@ffi.def_extern(error=lib.ASR_ERR_CALLBACK)
+def asr_py_refmap(user, p, eq, preset, th1, th2):
+    model = ffi.from_handle(user)
+    try:
+        t1, t2 = model.refmap(eq, preset, **model.kwargs(p))
+        th1[0], th2[0] = float(t1), float(t2)
+        return 0
+    except BaseException as exc:
+        if model.error is None:
+            model.error = exc
+        return lib.ASR_ERR_CALLBACK
+
+
+def _default_refmap(eq, preset, **params):
+    """Antagonistic map th = eq +/- preset (the toolbox template's default)."""
+    return eq + preset, eq - preset
+
+
+def _build_cdef(name, doc, nmotor, kinematic_th2, params, defaults, keep):
+    cdef = ffi.new("asr_model_def*")
+    keep.append(cdef)
+    for field, text in (("name", name), ("doc", doc)):
+        s = ffi.new("char[]", text.encode())
+        keep.append(s)
+        setattr(cdef, field, s)
+    cdef.nmotor = nmotor
+    cdef.kinematic_th2 = int(kinematic_th2)
+    cdef.nparam = len(params)
+    cparams = ffi.new("asr_param_spec[]", max(len(params), 1))
+    keep.append(cparams)
+    for k, p in enumerate(params):
+        c = cparams[k]
+        for field in ("name", "unit", "group", "doc"):
+            s = ffi.new("char[]", getattr(p, field).encode())
+            keep.append(s)
+            setattr(c, field, s)
+        setattr(c, "def", p.default)
+        c.lo, c.hi = p.lo, p.hi
+        c.lo_open, c.hi_open, c.integer = int(p.lo_open), int(p.hi_open), int(p.integer)
+    cdef.params = cparams
+    cdefaults = ffi.new("asr_param_default[]", max(len(defaults), 1))
+    keep.append(cdefaults)
+    for d, (k, value) in enumerate(defaults):
+        cdefaults[d].k, cdefaults[d].value = k, value
+    cdef.ndefault = len(defaults)
+    cdef.defaults = cdefaults
+    return cdef
+
+
+def register_model(name, elastic, refmap=None, *, params=(), nmotor=2, kinematic_th2=False,
+                   defaults=None, doc=""):
+    """Register a user-defined compliance model under `name` (the toolbox's tauElastic,
+    eqPres2Refs and InitParams, without recompiling asr).
+
+    elastic: either a C function pointer of type ``asr_elastic_fn`` (a cffi cdata, fast path), or
+        a Python callable ``elastic(q, qd, th1, th2, th1d, th2d, **params) -> mapping`` with keys
+        ``tau1`` (N m on the link) and ``stiffness`` (-d tau_link/dq, N m/rad), optionally
+        ``tau2``, ``damping``, ``load1``/``load2`` (torques on the motors, default -tau_i),
+        ``kload1``/``kload2`` (their stiffness, used by the implicit motor update),
+        ``cload1``/``cload2``, ``defl1``/``defl2`` and ``clamped``.
+    refmap: a C ``asr_refmap_fn`` or a Python callable ``refmap(eq, preset, **params) ->
+        (th1, th2)``; default th = eq +/- preset.
+    params: ParamSpec of the model's own parameters, in the order C sees them.
+    nmotor: 1 or 2 dynamic motors. defaults: {common parameter name: default}.
+    Exceptions raised by Python callables propagate out of the call that evaluated them.
+    """
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"name: expected a non-empty str, got {name!r}")
+    if name in _REGISTRY:
+        raise ValueError(f"name: model {name!r} is already registered")
+    if nmotor not in (1, 2):
+        raise ValueError(f"nmotor: got {nmotor!r}, valid values 1 or 2")
+    params = tuple(params)
+    for p in params:
+        if not isinstance(p, ParamSpec):
+            raise TypeError(f"params: expected ParamSpec items, got {type(p).__name__}")
+    common = _common_specs(ffi.NULL)
+    index = {p.name: k for k, p in enumerate(common)}
+    overrides = []
+    for pname, value in (defaults or {}).items():
+        if pname not in index:
+            raise ValueError(f"defaults: unknown common parameter {pname!r}; valid: {list(index)}")
+        overrides.append((index[pname], float(common[index[pname]].check(value))))
+    keep = []
+    python = None
+    c_elastic, c_refmap = elastic, refmap
+    is_c = isinstance(elastic, ffi.CData)
+    if not is_c and not callable(elastic):
+        raise TypeError("elastic: expected a C asr_elastic_fn pointer or a Python callable")
+    if not is_c or not isinstance(refmap, ffi.CData):
+        python = _PythonModel(None, None if is_c else elastic, refmap or _default_refmap)
+        handle = ffi.new_handle(python)
+        keep.append(handle)
+        if not is_c:
+            c_elastic = lib.asr_py_elastic
+        if not isinstance(refmap, ffi.CData):
+            if refmap is not None and not callable(refmap):
+                raise TypeError("refmap: expected a C asr_refmap_fn pointer or a Python callable")
+            c_refmap = lib.asr_py_refmap
+    cdef = _build_cdef(name, doc, nmotor, kinematic_th2, params, overrides, keep)
+    cdef.elastic = ffi.cast("asr_elastic_fn", c_elastic)
+    cdef.refmap = ffi.cast("asr_refmap_fn", c_refmap)
+    cdef.user = keep[0] if python is not None else ffi.NULL
+    spec = _spec_of(cdef)
+    if python is not None:
+        python.spec = spec
+        python.names = [p.name for p in spec.params]
+    if is_c:
+        keep.append(elastic)
+    _REGISTRY[name] = _Model(spec=spec, cdef=cdef, python=python, keep=keep)
+    return spec
+
+
+def unregister_model(name):
+    """Remove a user-registered model (batches created with it keep their own reference)."""
+    if name in BUILTIN_MODELS:
+        raise ValueError(f"name: {name!r} is a built-in model and cannot be removed")
+    get_model(name)
+    del _REGISTRY[name]
+
+
+# ---------------------------------------------------------------- pure functions
+
+
+@dataclasses.dataclass
+class Compliance:
+    """Compliance model outputs, each an array of the broadcast input shape.
+
+    tau_link, tau1, tau2: link torque and the torques of springs 1 and 2 on the link, N m.
+    stiffness: -d tau_link/dq, N m/rad. damping: -d tau_link/dqd, N m s/rad.
+    load1, load2: torques on motors 1 and 2, N m. defl1, defl2: clamped deflections, rad.
+    clamped: number of springs at their deflection limit (int).
+    """
+
+    tau_link: np.ndarray
+    tau1: np.ndarray
+    tau2: np.ndarray
+    stiffness: np.ndarray
+    damping: np.ndarray
+    load1: np.ndarray
+    load2: np.ndarray
+    defl1: np.ndarray
+    defl2: np.ndarray
+    clamped: np.ndarray
+
+
+def _model_params(model, params, shape):
+    """The model's own parameters as an (n, nparam) array (pstride nparam) or one shared row."""
+    spec = model.spec
+    names = {p.name for p in spec.params}
+    for name in params:
+        if name not in names:
+            raise ValueError(
+                f"unknown parameter {name!r} for model {spec.name!r}; valid: "
+                + (", ".join(sorted(names)) or "none")
+            )
+    columns, varying = [], False
+    for p in spec.params:
+        value = p.check(params.get(p.name, p.default), f"{spec.name}.")
+        varying |= value.ndim > 0 and value.size > 1
+        columns.append(value)
+    if not varying:
+        row = np.array([float(np.asarray(c).reshape(-1)[0]) if np.ndim(c) else float(c)
+                        for c in columns] or [0.0])
+        return row, 0
+    table = np.stack([V.broadcast_input(c, f"{spec.name}.{p.name}", shape).reshape(-1)
+                      for p, c in zip(spec.params, columns)], axis=1)
+    return np.ascontiguousarray(table), len(spec.params)
+
+
+def _call(model, fn, *args):
+    """Run a C evaluation, re-raising a Python model's exception; ValueError on a range error."""
+    st = fn(*args)
+    if model.python is not None:
+        model.python.raise_pending()
+    return st
+
+
+def compliance(model, q, theta1, theta2=0.0, *, qd=0.0, theta1_d=0.0, theta2_d=0.0, **params):
+    """Evaluate compliance model `model` at link angle q (rad) and motor angles theta1, theta2
+    (rad; for awas2 theta2 is the pivot position s in m). Inputs broadcast against each other and
+    against array-valued parameters; velocities (rad/s) matter for damped models only.
+    Returns a Compliance with arrays of the broadcast shape."""
+    m = get_model(model)
+    arrays = {"q": q, "theta1": theta1, "theta2": theta2, "qd": qd, "theta1_d": theta1_d,
+              "theta2_d": theta2_d}
+    arrays = {k: V.finite(V.real_array(v, k), k) for k, v in arrays.items()}
+    param_arrays = [np.asarray(v) for v in params.values() if np.ndim(v) > 0]
+    try:
+        shape = np.broadcast_shapes(*(a.shape for a in arrays.values()),
+                                    *(a.shape for a in param_arrays))
+    except ValueError:
+        raise ValueError("q, theta1, theta2, velocities and parameters do not broadcast "
+                         "against each other") from None
+    _check_pivot(m, arrays["theta2"], params, "theta2")
+    n = int(np.prod(shape))
+    table, pstride = _model_params(m, params, shape)
+    inp = np.zeros(n, dtype=_IN_DTYPE)
+    for field, key in zip(_IN_FIELDS, ("q", "qd", "theta1", "theta2", "theta1_d", "theta2_d")):
+        inp[field] = np.broadcast_to(arrays[key], shape).reshape(-1)
+    out = np.zeros(n, dtype=_OUT_DTYPE)
+    st = _call(m, lib.asr_compliance_eval, m.cdef, n, ffi.from_buffer("double[]", table),
+               pstride, ffi.cast("asr_elastic_in*", ffi.from_buffer(inp)),
+               ffi.cast("asr_elastic_out*", ffi.from_buffer(out, require_writable=True)))
+    if st != lib.ASR_OK:
+        raise ValueError(f"compliance({model!r}): {status_text(st)}")
+    res = {k: np.ascontiguousarray(out[k]).reshape(shape) for k in
+           ("tau1", "tau2", "stiffness", "damping", "load1", "load2", "defl1", "defl2", "clamped")}
+    return Compliance(tau_link=res["tau1"] + res["tau2"], **res)
+
+
+def _check_pivot(m, pivot, params, name):
+    """AwAS-II's pivot (stiffness input) must lie in [0, L): at L the lever gain is singular."""
+    if m.spec.name != "awas2":
+        return
+    L = np.asarray(params.get("L", m.spec.param("L").default), dtype=np.float64)
+    bad = ~((pivot >= 0) & (pivot < L))
+    if np.any(bad):
+        value = np.broadcast_to(pivot, bad.shape)[bad].flat[0]
+        raise ValueError(f"{name}: AwAS-II pivot position s = {value!r} m, valid range [0, L) "
+                         f"with L = {np.broadcast_to(L, bad.shape)[bad].flat[0]!r} m")
+
+
+def reference_map(model, equilibrium, preset, **params):
+    """Map (equilibrium, preset) to motor references (theta1, theta2) for `model`; arrays
+    broadcast. Units: rad, except the awas2 preset (pivot position, m)."""
+    m = get_model(model)
+    eq = V.finite(V.real_array(equilibrium, "equilibrium"), "equilibrium")
+    pre = V.finite(V.real_array(preset, "preset"), "preset")
+    param_arrays = [np.asarray(v) for v in params.values() if np.ndim(v) > 0]
+    try:
+        shape = np.broadcast_shapes(eq.shape, pre.shape, *(a.shape for a in param_arrays))
+    except ValueError:
+        raise ValueError("equilibrium, preset and parameters do not broadcast") from None
+    _check_pivot(m, pre, params, "preset")
+    n = int(np.prod(shape))
+    table, pstride = _model_params(m, params, shape)
+    eqb = np.ascontiguousarray(np.broadcast_to(eq, shape)).reshape(-1)
+    prb = np.ascontiguousarray(np.broadcast_to(pre, shape)).reshape(-1)
+    th1, th2 = np.empty(n), np.empty(n)
+    st = _call(m, lib.asr_reference_map_eval, m.cdef, n, ffi.from_buffer("double[]", table),
+               pstride, ffi.from_buffer("double[]", eqb), ffi.from_buffer("double[]", prb),
+               ffi.from_buffer("double[]", th1), ffi.from_buffer("double[]", th2))
+    if st != lib.ASR_OK:
+        raise ValueError(f"reference_map({model!r}): {status_text(st)}")
+    return th1.reshape(shape), th2.reshape(shape)
+
+
+def model_names():
+    """Names of the registered models."""
+    return tuple(_REGISTRY)
+
+
+def is_python_model(name):
+    """True if the model (or its reference map) runs Python code."""
+    return get_model(name).python is not None
+
+
+__all__ = ["ParamSpec", "ModelSpec", "Compliance", "models", "compliance", "reference_map",
+           "register_model", "unregister_model"]

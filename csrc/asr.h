@@ -1,0 +1,270 @@
+/* asr.h - public C API of the asr compliant-actuator core.
+ *
+ * This header is also the cffi cdef: asr/_build.py strips the preprocessor lines and hands the
+ * rest to cdef(), so keep it to plain typedefs, enums and prototypes (no macros with bodies, no
+ * static inline functions, no includes needed by the declarations).
+ *
+ * Naming
+ *   asr_<thing>            types (structs, enums, function pointer types)
+ *   asr_<thing>_<verb>()   functions; functions acting on a batch take it as first argument
+ *   ASR_<NAME>             enum constants
+ *
+ * Units are SI everywhere: rad, rad/s, N m, N m/rad, N m s/rad, kg m^2, s, V, A, ohm.
+ * Arrays of the batch state are (n_inst x n_joint) row-major: element (i, j) at i*n_joint + j.
+ * Every public function returns an asr_status and never aborts or exits.
+ */
+#ifndef ASR_H
+#define ASR_H
+
+/* ------------------------------------------------------------------ status codes */
+
+typedef enum asr_status {
+    ASR_OK = 0,
+    ASR_ERR_NULL = 1,           /* a required pointer was NULL */
+    ASR_ERR_RANGE = 2,          /* an argument or parameter is outside its valid range */
+    ASR_ERR_MODEL = 3,          /* unknown model, or a mode the model does not support */
+    ASR_ERR_PARAM = 4,          /* unknown parameter index */
+    ASR_ERR_NONFINITE = 5,      /* NaN or inf in the state after a step (instance frozen) */
+    ASR_ERR_INPUT = 6,          /* NaN or inf in an input (q, qd, refs, external torques) */
+    ASR_ERR_NOMEM = 7,          /* allocation failed */
+    ASR_ERR_CALLBACK = 8        /* a user model callback returned non-zero */
+} asr_status;
+
+/* ------------------------------------------------------------------ operation modes */
+
+/* The seven operation modes of the reference toolbox (seed 000 sec. 3.1), same numbers. */
+typedef enum asr_mode {
+    ASR_MODE_LINK_TORQUE = 0,   /* ref1 = link torque (rigid joint) */
+    ASR_MODE_LINK_PID = 1,      /* ref1 = link position, PID on the link (rigid joint) */
+    ASR_MODE_MOTOR_POS = 2,     /* ref1, ref2 = motor positions, motors ideal position sources */
+    ASR_MODE_EQ_PRESET = 3,     /* ref1, ref2 = equilibrium, preset -> map -> as mode 2 */
+    ASR_MODE_MOTOR_TORQUE = 4,  /* ref1, ref2 = motor torque (or PWM command), motor dynamics */
+    ASR_MODE_MOTOR_PID = 5,     /* ref1, ref2 = motor position references, PID + motor dynamics */
+    ASR_MODE_EQ_PRESET_PID = 6  /* ref1, ref2 = equilibrium, preset references -> map -> mode 5 */
+} asr_mode;
+
+/* ------------------------------------------------------------------ parameter specs */
+
+typedef struct asr_param_spec {
+    const char* name;           /* parameter name, as used in Python keywords */
+    double def;                 /* default value */
+    double lo, hi;              /* valid closed range [lo, hi], after the open flags below */
+    int lo_open, hi_open;       /* 1: the bound itself is excluded */
+    int integer;                /* 1: value must be an integer (flags, enumerations) */
+    const char* unit;           /* SI unit, "" for non-dimensional */
+    const char* group;          /* "spring", "motor", "friction", "controller", "electrical", "link" */
+    const char* doc;            /* one line */
+} asr_param_spec;
+
+/* Common joint parameters (motor, friction, controllers, electrical interface, link friction).
+ * Every joint has them, in this order, before its model's own compliance parameters. */
+typedef enum asr_common_param {
+    ASR_P_MOTOR_J = 0,          /* motor inertia at the output, kg m^2, > 0 */
+    ASR_P_MOTOR_D,              /* motor viscous damping, N m s/rad, >= 0 */
+    ASR_P_TAU_MAX,              /* motor torque limit, N m, > 0 */
+    ASR_P_VEL_MAX,              /* motor velocity limit, rad/s, > 0 (inf: none) */
+    ASR_P_POS_MIN,              /* motor lower position limit, rad */
+    ASR_P_POS_MAX,              /* motor upper position limit, rad */
+    ASR_P_FRICTION,             /* motor static friction torque, N m, >= 0 */
+    ASR_P_FRICTION_K,           /* motor presliding stiffness, N m/rad, > 0 */
+    ASR_P_KP,                   /* motor PID proportional gain */
+    ASR_P_KI,                   /* motor PID integral gain */
+    ASR_P_KD,                   /* motor PID derivative gain (on measurement) */
+    ASR_P_I_MAX,                /* anti-windup bound on ki * integral, controller units */
+    ASR_P_CTRL_PERIOD,          /* controller period, s (0: every integration sub-step) */
+    ASR_P_LINK_KP,              /* link PID (mode 1) proportional gain, N m/rad */
+    ASR_P_LINK_KI,              /* link PID integral gain, N m/(rad s) */
+    ASR_P_LINK_KD,              /* link PID derivative gain, N m s/rad */
+    ASR_P_LINK_TAU_MAX,         /* link PID output limit, N m */
+    ASR_P_DRIVE,                /* 0: torque-controlled motor, 1: voltage drive (PWM + H-bridge) */
+    ASR_P_KT,                   /* torque constant, N m/A (voltage drive) */
+    ASR_P_KB,                   /* back-EMF constant, V s/rad (voltage drive) */
+    ASR_P_R,                    /* winding resistance, ohm (voltage drive) */
+    ASR_P_V_SUPPLY,             /* supply voltage, V (voltage drive) */
+    ASR_P_DEAD_ZONE,            /* PWM dead zone as a fraction of full command (voltage drive) */
+    ASR_P_LINK_FRICTION,        /* output-shaft static friction, N m, >= 0 */
+    ASR_P_LINK_FRICTION_K,      /* output-shaft presliding stiffness, N m/rad, > 0 */
+    ASR_NCOMMON
+} asr_common_param;
+
+/* ------------------------------------------------------------------ compliance models */
+
+/* Input of a compliance model for one joint. */
+typedef struct asr_elastic_in {
+    double q, qd;               /* link angle, rad; link velocity, rad/s */
+    double th1, th2;            /* motor 1, 2 angles, rad (adjuster models: th2 = stiffness input) */
+    double th1d, th2d;          /* motor 1, 2 velocities, rad/s */
+} asr_elastic_in;
+
+/* Output of a compliance model for one joint. */
+typedef struct asr_elastic_out {
+    double tau1, tau2;          /* torque of spring 1, 2 on the link, N m */
+    double stiffness;           /* -d(tau1 + tau2)/dq, N m/rad */
+    double damping;             /* -d(tau1 + tau2)/dqd, N m s/rad */
+    double load1, load2;        /* torque of the mechanism on motor 1, 2, N m */
+    double kload1, kload2;      /* -d(load_i)/d(th_i), N m/rad (used by the implicit motor update) */
+    double cload1, cload2;      /* -d(load_i)/d(th_i_dot), N m s/rad */
+    double defl1, defl2;        /* spring deflections after clamping, rad */
+    int clamped;                /* number of springs at their deflection limit */
+} asr_elastic_out;
+
+/* Compliance function: p points at the model's own parameters (after the common ones).
+ * Returns 0 on success; non-zero aborts the step for this instance with ASR_ERR_CALLBACK. */
+typedef int (*asr_elastic_fn)(void* user, const double* p, const asr_elastic_in* in,
+                              asr_elastic_out* out);
+
+/* Reference map (equilibrium, preset) -> (th1, th2). Returns 0 on success. */
+typedef int (*asr_refmap_fn)(void* user, const double* p, double eq, double preset,
+                             double* th1, double* th2);
+
+/* A model's own default for common parameter k. */
+typedef struct asr_param_default {
+    int k;                      /* asr_common_param index */
+    double value;
+} asr_param_default;
+
+typedef struct asr_model_def {
+    const char* name;
+    const char* doc;
+    int nmotor;                 /* dynamic motors: 0 (rigid), 1 (SEA, adjuster), 2 (antagonistic) */
+    int kinematic_th2;          /* 1: th2 is a kinematic input (AwAS-II pivot), not a motor */
+    int nparam;                 /* number of model parameters */
+    const asr_param_spec* params;          /* nparam specs */
+    int ndefault;               /* number of overridden common defaults */
+    const asr_param_default* defaults;     /* ndefault overrides of the toolbox's defaults */
+    asr_elastic_fn elastic;
+    asr_refmap_fn refmap;
+    void* user;                 /* passed to elastic and refmap (NULL for built-in models) */
+} asr_model_def;
+
+/* Built-in models, in a fixed order: rigid, sea, sea_damped, awas2, bavs, qbmove_advanced, qbmove. */
+int asr_model_count(void);
+const asr_model_def* asr_model_get(int index);
+/* Index of a built-in model by name, or -1. */
+int asr_model_find(const char* name);
+/* Spec of common parameter k (0 <= k < ASR_NCOMMON), or NULL. */
+const asr_param_spec* asr_common_param_spec(int k);
+/* Default of common parameter k for a model (its override or the toolbox default). */
+double asr_common_param_default(const asr_model_def* model, int k);
+/* 1 if value is inside spec's range (and integral where required), else 0. */
+int asr_param_valid(const asr_param_spec* spec, double value);
+
+/* Evaluate a model at n points. params holds the model's own parameters (model->nparam values,
+ * no common ones) of point m at params + m*pstride (pstride 0: one set shared by every point,
+ * pstride = model->nparam: one row per point). in[n], out[n]. */
+asr_status asr_compliance_eval(const asr_model_def* model, int n, const double* params,
+                               int pstride, const asr_elastic_in* in, asr_elastic_out* out);
+
+/* Reference map at n points; params as in asr_compliance_eval. */
+asr_status asr_reference_map_eval(const asr_model_def* model, int n, const double* params,
+                                  int pstride, const double* eq, const double* preset,
+                                  double* th1, double* th2);
+
+/* ------------------------------------------------------------------ the batch */
+
+/* State fields: each is (n_inst x n_joint) doubles, field k starting at state + k*n_inst*n_joint
+ * in the caller-owned state block. asr_state_field_name/_doc give the names and docs. */
+typedef enum asr_field {
+    ASR_F_Q = 0,                /* link angle seen by the last step, rad */
+    ASR_F_QD,                   /* link velocity seen by the last step, rad/s */
+    ASR_F_REF1,                 /* first reference of the last step (unit per mode) */
+    ASR_F_REF2,                 /* second reference of the last step (unit per mode) */
+    ASR_F_TAU_LINK,             /* actuator torque on the link, N m */
+    ASR_F_TAU_EXT,              /* external link torque of the last step, N m */
+    ASR_F_TAU_JOINT,            /* tau_link + tau_ext: what the rigid-body engine applies, N m */
+    ASR_F_STIFFNESS,            /* -d tau_link / dq, N m/rad */
+    ASR_F_TAU_EL1,              /* elastic torque of spring 1 on the link, N m */
+    ASR_F_TAU_EL2,              /* elastic torque of spring 2 on the link, N m */
+    ASR_F_DEFL1,                /* deflection of spring 1 (clamped), rad */
+    ASR_F_DEFL2,                /* deflection of spring 2 (clamped), rad */
+    ASR_F_CLAMPED,              /* springs at their deflection limit in the last step (0, 1, 2) */
+    ASR_F_CLAMP_STEPS,          /* steps since reset with at least one spring clamped */
+    ASR_F_TH1,                  /* motor 1 angle, rad */
+    ASR_F_TH2,                  /* motor 2 angle (adjuster models: stiffness input), rad or m */
+    ASR_F_TH1D,                 /* motor 1 velocity, rad/s */
+    ASR_F_TH2D,                 /* motor 2 velocity, rad/s */
+    ASR_F_TAU_M1,               /* motor 1 drive torque after limits, N m */
+    ASR_F_TAU_M2,               /* motor 2 drive torque after limits, N m */
+    ASR_F_TAU_F1,               /* motor 1 friction torque, N m */
+    ASR_F_TAU_F2,               /* motor 2 friction torque, N m */
+    ASR_F_TAU_FQ,               /* output-shaft friction torque (included in tau_link), N m */
+    ASR_F_W1,                   /* motor 1 friction stick point, rad */
+    ASR_F_W2,                   /* motor 2 friction stick point, rad */
+    ASR_F_WQ,                   /* output-shaft friction stick point, rad */
+    ASR_F_INT1,                 /* motor 1 PID error integral, rad s */
+    ASR_F_INT2,                 /* motor 2 PID error integral, rad s */
+    ASR_F_INTQ,                 /* link PID error integral, rad s */
+    ASR_F_CMD1,                 /* motor 1 controller output held between ticks */
+    ASR_F_CMD2,                 /* motor 2 controller output held between ticks */
+    ASR_F_CTRL_TIMER,           /* time until the next controller tick, s */
+    ASR_NFIELD
+} asr_field;
+
+const char* asr_state_field_name(int k);
+const char* asr_state_field_doc(int k);
+
+/* Per-instance status, caller-owned (n_inst each). */
+typedef struct asr_status_arrays {
+    int* code;                  /* asr_status of the instance; non-zero: frozen since */
+    int* joint;                 /* joint where it happened, -1 if none */
+    long long* step;            /* step count when it happened, -1 if none */
+} asr_status_arrays;
+
+typedef struct asr_batch asr_batch;
+
+/* Create a batch of n_inst instances of n_joint joints. model_defs[j] is the model of joint j
+ * (kept by pointer: it must outlive the batch), modes[j] its operation mode. state is the
+ * caller-owned block of ASR_NFIELD * n_inst * n_joint doubles; status the caller-owned status
+ * arrays. Parameters start at their model defaults. */
+asr_status asr_batch_create(asr_batch** out, int n_inst, int n_joint,
+                            const asr_model_def* const* model_defs, const int* modes,
+                            double* state, asr_status_arrays status);
+void asr_batch_destroy(asr_batch* b);
+
+/* Number of parameters of joint j (ASR_NCOMMON + the model's own). */
+int asr_batch_nparam(const asr_batch* b, int joint);
+
+/* Set parameter k of joint j to count values (1: shared by all instances, n_inst: one each).
+ * Every value is checked against the parameter's range; on failure nothing changes and
+ * *bad_index (if not NULL) receives the index of the first offending value. */
+asr_status asr_batch_set_param(asr_batch* b, int joint, int k, const double* values, int count,
+                               int* bad_index);
+/* Copy parameter k of joint j for every instance into out[n_inst]. */
+asr_status asr_batch_get_param(const asr_batch* b, int joint, int k, double* out);
+/* Change the operation mode of joint j. */
+asr_status asr_batch_set_mode(asr_batch* b, int joint, int mode);
+
+/* Integration: each step of length dt is split into ceil(dt / max_substep) equal motor sub-steps
+ * (linearly implicit Euler, stable for any sub-step). Default max_substep = 1e-3 s. */
+asr_status asr_batch_set_max_substep(asr_batch* b, double max_substep);
+/* Worker threads for step and rollout (>= 1). Results do not depend on it. */
+asr_status asr_batch_set_threads(asr_batch* b, int n_threads);
+
+/* Reset every instance: zero the state, clear statuses, set link state to q0 (n_inst x n_joint,
+ * or NULL for zero) and put the motors where the references refs0 (n_inst x n_joint x 2, or NULL)
+ * put them in the joint's mode (modes 2, 3, 5, 6), else at zero deflection from q0. */
+asr_status asr_batch_reset(asr_batch* b, const double* q0, const double* refs0);
+
+/* One step of length dt for every instance. q, qd: (n_inst x n_joint); refs: (n_inst x n_joint
+ * x 2); tau_ext, tau_ff: (n_inst x n_joint) or NULL (zero). tau_ff is a feed-forward motor torque
+ * (gravity compensation, seed 001 eq. 4) used in modes 5 and 6 of single-motor joints.
+ * The joint torques to apply are in the state field ASR_F_TAU_JOINT afterwards. Returns ASR_OK
+ * or the first non-zero instance status newly raised during this step. */
+asr_status asr_batch_step(asr_batch* b, double dt, const double* q, const double* qd,
+                          const double* refs, const double* tau_ext, const double* tau_ff);
+
+/* nstep steps with a fixed-link or prescribed link trajectory. Each time-varying input is given
+ * with a time stride in doubles (0: the same array every step): q and qd (stride_q),
+ * refs (stride_refs), tau_ext (stride_ext, may be NULL). Fields listed in record_fields[nrecord]
+ * are copied after every step into record[(t * nrecord + r) * n_inst * n_joint + i*n_joint + j]
+ * (record may be NULL when nrecord == 0). Threads are started once for the whole rollout. */
+asr_status asr_batch_rollout(asr_batch* b, int nstep, double dt,
+                             const double* q, const double* qd, long long stride_q,
+                             const double* refs, long long stride_refs,
+                             const double* tau_ext, long long stride_ext,
+                             int nrecord, const int* record_fields, double* record);
+
+/* Number of steps taken since the last reset. */
+long long asr_batch_step_count(const asr_batch* b);
+
+#endif

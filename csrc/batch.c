@@ -1,0 +1,363 @@
+/* batch.c - creating a batch, its parameters, reset, step and rollout. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "batch.h"
+#include "threads.h"
+
+#define MAX_SUBSTEPS 1000000 /* more sub-steps per step than this is a configuration error */
+
+static const char* const field_names[ASR_NFIELD] = {
+    "q", "qd", "ref1", "ref2", "tau_link", "tau_ext", "tau_joint", "stiffness", "tau_el1",
+    "tau_el2", "defl1", "defl2", "clamped", "clamp_steps", "th1", "th2", "th1d", "th2d",
+    "tau_m1", "tau_m2", "tau_f1", "tau_f2", "tau_fq", "w1", "w2", "wq", "int1", "int2", "intq",
+    "cmd1", "cmd2", "ctrl_timer",
+};
+
+static const char* const field_docs[ASR_NFIELD] = {
+    "link angle seen by the last step, rad",
+    "link velocity seen by the last step, rad/s",
+    "first reference of the last step (unit per mode)",
+    "second reference of the last step (unit per mode)",
+    "actuator torque on the link (elastic torque minus shaft friction, or rigid-mode torque), N m",
+    "external link torque of the last step, N m",
+    "tau_link + tau_ext: the torque the rigid-body engine applies, N m",
+    "link stiffness -d tau_link/dq, N m/rad",
+    "elastic torque of spring 1 on the link, N m",
+    "elastic torque of spring 2 on the link, N m",
+    "deflection of spring 1 after clamping, rad",
+    "deflection of spring 2 after clamping, rad",
+    "springs at their deflection limit in the last step (0, 1 or 2)",
+    "steps since reset with at least one spring at its deflection limit",
+    "motor 1 angle, rad",
+    "motor 2 angle, rad (adjuster models: the stiffness input)",
+    "motor 1 velocity, rad/s",
+    "motor 2 velocity, rad/s",
+    "motor 1 drive torque after limits, N m",
+    "motor 2 drive torque after limits, N m",
+    "motor 1 friction torque, N m",
+    "motor 2 friction torque, N m",
+    "output-shaft friction torque, N m",
+    "motor 1 friction stick point, rad",
+    "motor 2 friction stick point, rad",
+    "output-shaft friction stick point, rad",
+    "motor 1 PID error integral, rad s",
+    "motor 2 PID error integral, rad s",
+    "link PID error integral, rad s",
+    "motor 1 controller output held between ticks",
+    "motor 2 controller output held between ticks",
+    "time until the next controller tick, s",
+};
+
+const char* asr_state_field_name(int k) {
+    return (k >= 0 && k < ASR_NFIELD) ? field_names[k] : NULL;
+}
+
+const char* asr_state_field_doc(int k) {
+    return (k >= 0 && k < ASR_NFIELD) ? field_docs[k] : NULL;
+}
+
+/* ---------------------------------------------------------------- parameters */
+
+static const asr_param_spec* param_spec(const asr_model_def* m, int k) {
+    return k < ASR_NCOMMON ? asr_common_param_spec(k) : &m->params[k - ASR_NCOMMON];
+}
+
+static double param_default(const asr_model_def* m, int k) {
+    return k < ASR_NCOMMON ? asr_common_param_default(m, k) : m->params[k - ASR_NCOMMON].def;
+}
+
+static void update_varying(asr_joint_params* jp) {
+    jp->nvarying = 0;
+    for (int k = 0; k < jp->nparam; ++k) {
+        if (jp->count[k] > 1) jp->varying[jp->nvarying++] = k;
+    }
+}
+
+static asr_status init_joint_params(asr_joint_params* jp, const asr_model_def* m) {
+    jp->nparam = ASR_NCOMMON + m->nparam;
+    for (int k = 0; k < jp->nparam; ++k) {
+        jp->values[k] = (double*)malloc(sizeof(double));
+        if (!jp->values[k]) return ASR_ERR_NOMEM;
+        jp->values[k][0] = param_default(m, k);
+        jp->count[k] = 1;
+    }
+    update_varying(jp);
+    return ASR_OK;
+}
+
+static asr_status check_model(const asr_model_def* m, int mode) {
+    if (!m || !m->elastic || !m->refmap || (m->nparam > 0 && !m->params)) return ASR_ERR_NULL;
+    if (m->nparam < 0 || m->nparam > ASR_MAX_PARAM - ASR_NCOMMON) return ASR_ERR_RANGE;
+    if (m->nmotor < 0 || m->nmotor > 2 || (m->ndefault > 0 && !m->defaults)) return ASR_ERR_MODEL;
+    for (int d = 0; d < m->ndefault; ++d) {
+        if (m->defaults[d].k < 0 || m->defaults[d].k >= ASR_NCOMMON) return ASR_ERR_PARAM;
+    }
+    if (mode < ASR_MODE_LINK_TORQUE || mode > ASR_MODE_EQ_PRESET_PID) return ASR_ERR_RANGE;
+    if (m->nmotor == 0 && mode > ASR_MODE_LINK_PID) return ASR_ERR_MODEL;
+    return ASR_OK;
+}
+
+asr_status asr_batch_create(asr_batch** out, int n_inst, int n_joint,
+                            const asr_model_def* const* model_defs, const int* modes,
+                            double* state, asr_status_arrays status) {
+    if (!out || !model_defs || !modes || !state || !status.code || !status.joint ||
+        !status.step) {
+        return ASR_ERR_NULL;
+    }
+    *out = NULL;
+    if (n_inst < 1 || n_joint < 1) return ASR_ERR_RANGE;
+    for (int j = 0; j < n_joint; ++j) {
+        asr_status st = check_model(model_defs[j], modes[j]);
+        if (st != ASR_OK) return st;
+    }
+    asr_batch* b = (asr_batch*)calloc(1, sizeof(asr_batch));
+    if (!b) return ASR_ERR_NOMEM;
+    b->n_inst = n_inst;
+    b->n_joint = n_joint;
+    b->state = state;
+    b->status = status;
+    b->max_substep = 1e-3;
+    b->n_threads = 1;
+    b->model = (const asr_model_def**)calloc((size_t)n_joint, sizeof(*b->model));
+    b->mode = (int*)calloc((size_t)n_joint, sizeof(int));
+    b->params = (asr_joint_params*)calloc((size_t)n_joint, sizeof(asr_joint_params));
+    asr_status st = (b->model && b->mode && b->params) ? ASR_OK : ASR_ERR_NOMEM;
+    for (int j = 0; j < n_joint && st == ASR_OK; ++j) {
+        b->model[j] = model_defs[j];
+        b->mode[j] = modes[j];
+        st = init_joint_params(&b->params[j], model_defs[j]);
+    }
+    if (st == ASR_OK) st = asr_batch_reset(b, NULL, NULL);
+    if (st != ASR_OK) {
+        asr_batch_destroy(b);
+        return st;
+    }
+    *out = b;
+    return ASR_OK;
+}
+
+void asr_batch_destroy(asr_batch* b) {
+    if (!b) return;
+    if (b->params) {
+        for (int j = 0; j < b->n_joint; ++j) {
+            for (int k = 0; k < b->params[j].nparam; ++k) free(b->params[j].values[k]);
+        }
+    }
+    free(b->params);
+    free(b->mode);
+    free(b->model);
+    free(b);
+}
+
+int asr_batch_nparam(const asr_batch* b, int joint) {
+    if (!b || joint < 0 || joint >= b->n_joint) return -1;
+    return b->params[joint].nparam;
+}
+
+static asr_status check_joint_param(const asr_batch* b, int joint, int k) {
+    if (!b) return ASR_ERR_NULL;
+    if (joint < 0 || joint >= b->n_joint) return ASR_ERR_RANGE;
+    if (k < 0 || k >= b->params[joint].nparam) return ASR_ERR_PARAM;
+    return ASR_OK;
+}
+
+asr_status asr_batch_set_param(asr_batch* b, int joint, int k, const double* values, int count,
+                               int* bad_index) {
+    asr_status st = check_joint_param(b, joint, k);
+    if (st != ASR_OK) return st;
+    if (!values) return ASR_ERR_NULL;
+    if (count != 1 && count != b->n_inst) return ASR_ERR_RANGE;
+    const asr_param_spec* spec = param_spec(b->model[joint], k);
+    for (int i = 0; i < count; ++i) {
+        if (!asr_param_valid(spec, values[i])) {
+            if (bad_index) *bad_index = i;
+            return ASR_ERR_RANGE;
+        }
+    }
+    asr_joint_params* jp = &b->params[joint];
+    if (jp->count[k] != count) {
+        double* grown = (double*)realloc(jp->values[k], (size_t)count * sizeof(double));
+        if (!grown) return ASR_ERR_NOMEM;
+        jp->values[k] = grown;
+        jp->count[k] = count;
+        update_varying(jp);
+    }
+    memcpy(jp->values[k], values, (size_t)count * sizeof(double));
+    return ASR_OK;
+}
+
+asr_status asr_batch_get_param(const asr_batch* b, int joint, int k, double* out) {
+    asr_status st = check_joint_param(b, joint, k);
+    if (st != ASR_OK) return st;
+    if (!out) return ASR_ERR_NULL;
+    const asr_joint_params* jp = &b->params[joint];
+    for (int i = 0; i < b->n_inst; ++i) out[i] = asr_param_at(jp, k, i);
+    return ASR_OK;
+}
+
+asr_status asr_batch_set_mode(asr_batch* b, int joint, int mode) {
+    if (!b) return ASR_ERR_NULL;
+    if (joint < 0 || joint >= b->n_joint) return ASR_ERR_RANGE;
+    asr_status st = check_model(b->model[joint], mode);
+    if (st == ASR_OK) b->mode[joint] = mode;
+    return st;
+}
+
+asr_status asr_batch_set_max_substep(asr_batch* b, double max_substep) {
+    if (!b) return ASR_ERR_NULL;
+    if (!(max_substep > 0.0) || !isfinite(max_substep)) return ASR_ERR_RANGE;
+    b->max_substep = max_substep;
+    return ASR_OK;
+}
+
+asr_status asr_batch_set_threads(asr_batch* b, int n_threads) {
+    if (!b) return ASR_ERR_NULL;
+    if (n_threads < 1 || n_threads > 1024) return ASR_ERR_RANGE;
+    b->n_threads = n_threads;
+    return ASR_OK;
+}
+
+long long asr_batch_step_count(const asr_batch* b) { return b ? b->step_count : -1; }
+
+/* ---------------------------------------------------------------- reset */
+
+/* Motor positions for instance i, joint j at reset: where the references put them in a mode
+ * with motors, else at zero deflection from the link. */
+static asr_status reset_motors(asr_batch* b, int i, int j, double q0, const double* refs0) {
+    const asr_model_def* m = b->model[j];
+    const asr_joint_params* jp = &b->params[j];
+    size_t x = (size_t)i * (size_t)b->n_joint + (size_t)j;
+    double p[ASR_MAX_PARAM];
+    asr_gather_params(jp, i, p);
+    double th1 = q0, th2 = m->nmotor == 2 ? q0 : 0.0;
+    int mode = b->mode[j];
+    if (refs0 && mode >= ASR_MODE_MOTOR_POS && mode != ASR_MODE_MOTOR_TORQUE) {
+        double r1 = refs0[2 * x], r2 = refs0[2 * x + 1];
+        if (!isfinite(r1) || !isfinite(r2)) return ASR_ERR_INPUT;
+        th1 = r1;
+        th2 = r2;
+        if (mode == ASR_MODE_EQ_PRESET || mode == ASR_MODE_EQ_PRESET_PID) {
+            if (m->refmap(m->user, p + ASR_NCOMMON, r1, r2, &th1, &th2)) return ASR_ERR_RANGE;
+        }
+    }
+    asr_field_ptr(b, ASR_F_TH1)[x] = th1;
+    asr_field_ptr(b, ASR_F_TH2)[x] = th2;
+    asr_field_ptr(b, ASR_F_W1)[x] = th1;
+    asr_field_ptr(b, ASR_F_W2)[x] = th2;
+    asr_field_ptr(b, ASR_F_WQ)[x] = q0;
+    asr_field_ptr(b, ASR_F_Q)[x] = q0;
+    return ASR_OK;
+}
+
+asr_status asr_batch_reset(asr_batch* b, const double* q0, const double* refs0) {
+    if (!b) return ASR_ERR_NULL;
+    size_t n = (size_t)b->n_inst * (size_t)b->n_joint;
+    for (size_t x = 0; x < n; ++x) {
+        if (q0 && !isfinite(q0[x])) return ASR_ERR_INPUT;
+    }
+    memset(b->state, 0, (size_t)ASR_NFIELD * n * sizeof(double));
+    b->step_count = 0;
+    for (int i = 0; i < b->n_inst; ++i) {
+        b->status.code[i] = ASR_OK;
+        b->status.joint[i] = -1;
+        b->status.step[i] = -1;
+        for (int j = 0; j < b->n_joint; ++j) {
+            size_t x = (size_t)i * (size_t)b->n_joint + (size_t)j;
+            asr_status st = reset_motors(b, i, j, q0 ? q0[x] : 0.0, refs0);
+            if (st != ASR_OK) return st;
+        }
+    }
+    return ASR_OK;
+}
+
+/* ---------------------------------------------------------------- step and rollout */
+
+static asr_status check_step(const asr_batch* b, double dt) {
+    if (!b) return ASR_ERR_NULL;
+    if (!(dt > 0.0) || !isfinite(dt)) return ASR_ERR_RANGE;
+    if (dt / b->max_substep > MAX_SUBSTEPS) return ASR_ERR_RANGE;
+    return ASR_OK;
+}
+
+typedef struct step_job {
+    asr_batch* b;
+    asr_step_inputs in;
+} step_job;
+
+static asr_status step_range(void* ctx, int i0, int i1) {
+    step_job* job = (step_job*)ctx;
+    return asr_step_instances(job->b, i0, i1, &job->in, job->b->step_count);
+}
+
+static int batch_threads(const asr_batch* b) {
+    return asr_thread_count(b->n_threads, b->n_inst, b->n_joint);
+}
+
+asr_status asr_batch_step(asr_batch* b, double dt, const double* q, const double* qd,
+                          const double* refs, const double* tau_ext, const double* tau_ff) {
+    asr_status st = check_step(b, dt);
+    if (st != ASR_OK) return st;
+    if (!q || !qd || !refs) return ASR_ERR_NULL;
+    step_job job = {b, {dt, q, qd, refs, tau_ext, tau_ff}};
+    st = asr_parallel_for(batch_threads(b), b->n_inst, step_range, &job);
+    b->step_count += 1;
+    return st;
+}
+
+typedef struct rollout_job {
+    asr_batch* b;
+    int nstep;
+    double dt;
+    const double *q, *qd, *refs, *tau_ext;
+    long long stride_q, stride_refs, stride_ext;
+    int nrecord;
+    const int* record_fields;
+    double* record;
+} rollout_job;
+
+static void record_range(const rollout_job* job, int t, int i0, int i1) {
+    const asr_batch* b = job->b;
+    size_t n = (size_t)b->n_inst * (size_t)b->n_joint;
+    size_t x0 = (size_t)i0 * (size_t)b->n_joint, x1 = (size_t)i1 * (size_t)b->n_joint;
+    for (int r = 0; r < job->nrecord; ++r) {
+        const double* src = asr_field_ptr(b, job->record_fields[r]);
+        double* dst = job->record + ((size_t)t * (size_t)job->nrecord + (size_t)r) * n;
+        memcpy(dst + x0, src + x0, (x1 - x0) * sizeof(double));
+    }
+}
+
+static asr_status rollout_range(void* ctx, int i0, int i1) {
+    rollout_job* job = (rollout_job*)ctx;
+    asr_status first = ASR_OK;
+    for (int t = 0; t < job->nstep; ++t) {
+        asr_step_inputs in = {job->dt, job->q + t * job->stride_q, job->qd + t * job->stride_q,
+                              job->refs + t * job->stride_refs,
+                              job->tau_ext ? job->tau_ext + t * job->stride_ext : NULL, NULL};
+        asr_status st = asr_step_instances(job->b, i0, i1, &in, job->b->step_count + t);
+        if (first == ASR_OK) first = st;
+        record_range(job, t, i0, i1);
+    }
+    return first;
+}
+
+asr_status asr_batch_rollout(asr_batch* b, int nstep, double dt, const double* q,
+                             const double* qd, long long stride_q, const double* refs,
+                             long long stride_refs, const double* tau_ext, long long stride_ext,
+                             int nrecord, const int* record_fields, double* record) {
+    asr_status st = check_step(b, dt);
+    if (st != ASR_OK) return st;
+    if (!q || !qd || !refs || (nrecord > 0 && (!record_fields || !record))) return ASR_ERR_NULL;
+    if (nstep < 0 || nrecord < 0 || stride_q < 0 || stride_refs < 0 || stride_ext < 0) {
+        return ASR_ERR_RANGE;
+    }
+    for (int r = 0; r < nrecord; ++r) {
+        if (record_fields[r] < 0 || record_fields[r] >= ASR_NFIELD) return ASR_ERR_RANGE;
+    }
+    rollout_job job = {b, nstep, dt, q, qd, refs, tau_ext, stride_q, stride_refs, stride_ext,
+                       nrecord, record_fields, record};
+    st = asr_parallel_for(batch_threads(b), b->n_inst, rollout_range, &job);
+    b->step_count += nstep;
+    return st;
+}

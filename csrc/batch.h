@@ -1,0 +1,59 @@
+/* batch.h - the batch object (private). Constant parameters apart from mutable state: the state
+ * block and the status arrays are caller-owned; parameters are owned here. */
+#ifndef ASR_BATCH_H
+#define ASR_BATCH_H
+
+#include "internal.h"
+
+#define ASR_MAX_PARAM 64           /* common + model parameters of one joint */
+
+typedef struct asr_joint_params {
+    int nparam;                    /* ASR_NCOMMON + model->nparam */
+    double* values[ASR_MAX_PARAM]; /* parameter k: count[k] values (1: shared, n_inst: each) */
+    int count[ASR_MAX_PARAM];
+    int nvarying;                  /* parameters given per instance ... */
+    int varying[ASR_MAX_PARAM];    /* ... and their indices, so the step gathers only those */
+} asr_joint_params;
+
+struct asr_batch {
+    int n_inst, n_joint;
+    const asr_model_def** model;   /* n_joint */
+    int* mode;                     /* n_joint */
+    asr_joint_params* params;      /* n_joint */
+    double* state;                 /* ASR_NFIELD x n_inst x n_joint, caller-owned */
+    asr_status_arrays status;      /* n_inst each, caller-owned */
+    double max_substep;            /* s */
+    int n_threads;
+    long long step_count;
+};
+
+/* Inputs of one step for the whole batch (pointers into caller arrays, NULL: zero). */
+typedef struct asr_step_inputs {
+    double dt;
+    const double* q;               /* n_inst x n_joint */
+    const double* qd;
+    const double* refs;            /* n_inst x n_joint x 2 */
+    const double* tau_ext;         /* n_inst x n_joint or NULL */
+    const double* tau_ff;          /* n_inst x n_joint or NULL */
+} asr_step_inputs;
+
+/* Step instances [i0, i1) (joint.c). Returns the first status newly raised, or ASR_OK. */
+asr_status asr_step_instances(asr_batch* b, int i0, int i1, const asr_step_inputs* in,
+                              long long step_index);
+
+/* Parameter k of instance i. */
+static inline double asr_param_at(const asr_joint_params* jp, int k, int i) {
+    return jp->values[k][jp->count[k] > 1 ? i : 0];
+}
+
+/* All parameters of instance i into p[jp->nparam]. */
+static inline void asr_gather_params(const asr_joint_params* jp, int i, double* p) {
+    for (int k = 0; k < jp->nparam; ++k) p[k] = asr_param_at(jp, k, i);
+}
+
+/* Pointer to field k of the state. */
+static inline double* asr_field_ptr(const asr_batch* b, int k) {
+    return b->state + (size_t)k * (size_t)b->n_inst * (size_t)b->n_joint;
+}
+
+#endif

@@ -1,0 +1,27 @@
+/* internal.h - declarations shared by the C core's files; not part of the public API. */
+#ifndef ASR_INTERNAL_H
+#define ASR_INTERNAL_H
+
+#include <math.h>
+#include <stddef.h>
+
+#include "asr.h"
+
+/* sat(x, m) = min(max(x, -m), m), branch-free for the compiler. */
+static inline double asr_sat(double x, double m) { return fmin(fmax(x, -m), m); }
+static inline double asr_clamp(double x, double lo, double hi) { return fmin(fmax(x, lo), hi); }
+static inline double asr_sign(double x) { return (double)((x > 0.0) - (x < 0.0)); }
+
+/* Built-in model definitions (one file per family). */
+extern const asr_model_def asr_model_rigid;
+extern const asr_model_def asr_model_sea;
+extern const asr_model_def asr_model_sea_damped;
+extern const asr_model_def asr_model_awas2;
+extern const asr_model_def asr_model_bavs;
+extern const asr_model_def asr_model_qbmove_advanced;
+extern const asr_model_def asr_model_qbmove;
+
+/* Clear an elastic output to the "no spring" state. */
+void asr_elastic_out_zero(asr_elastic_out* out);
+
+#endif

@@ -1,0 +1,53 @@
+/* model_bavs.c - DLR bidirectional antagonistic VSA (seed 000 eq. 5-6). Deflection sign is
+ * opposite to the other models: phi_i = th_i - q. Each spring carries a pretension k (b - a). */
+#include <math.h>
+
+#include "internal.h"
+
+#define INF HUGE_VAL
+
+enum { BV_A, BV_B, BV_K, BV_KE, BV_MAX_DEF };
+
+static const asr_param_spec bavs_params[] = {
+    {"a", 1.21e-6, 0, INF, 0, 1, 0, "", "spring", "antagonist exponential weight"},
+    {"b", 2.38e-6, 0, INF, 0, 1, 0, "", "spring", "agonist exponential weight"},
+    {"k", 1.60e5, 0, INF, 1, 1, 0, "N m", "spring", "spring torque scale"},
+    {"ke", 8.71, 0, INF, 1, 1, 0, "1/rad", "spring", "exponential rate"},
+    {"max_def", 0.27, 0, INF, 1, 1, 0, "rad", "spring", "deflection limit (clamp)"},
+};
+
+static int bavs_elastic(void* user, const double* p, const asr_elastic_in* in,
+                        asr_elastic_out* out) {
+    (void)user;
+    double m = p[BV_MAX_DEF], k = p[BV_K], ke = p[BV_KE], a = p[BV_A], b = p[BV_B];
+    double raw1 = in->th1 - in->q, raw2 = in->th2 - in->q;
+    double phi1 = asr_sat(raw1, m), phi2 = asr_sat(raw2, m);
+    double e1 = exp(ke * phi1), e2 = exp(ke * phi2);
+    double r1 = 1.0 / e1, r2 = 1.0 / e2;
+    asr_elastic_out_zero(out);
+    out->tau1 = k * (b * e1 - a * r1);
+    out->tau2 = k * (a * e2 - b * r2);
+    out->kload1 = k * ke * (b * e1 + a * r1);
+    out->kload2 = k * ke * (a * e2 + b * r2);
+    out->stiffness = out->kload1 + out->kload2;
+    out->load1 = -out->tau1;
+    out->load2 = -out->tau2;
+    out->defl1 = phi1;
+    out->defl2 = phi2;
+    out->clamped = (fabs(raw1) > m) + (fabs(raw2) > m);
+    return 0;
+}
+
+/* Antagonistic map in equilibrium-point coordinates: th1 = eq + preset, th2 = eq - preset. */
+static int bavs_refmap(void* user, const double* p, double eq, double preset, double* th1,
+                       double* th2) {
+    (void)user; (void)p;
+    *th1 = eq + preset;
+    *th2 = eq - preset;
+    return 0;
+}
+
+const asr_model_def asr_model_bavs = {
+    "bavs", "DLR bidirectional antagonistic VSA (seed 000 eq. 5-6); map th = eq +/- preset",
+    2, 0, 5, bavs_params, 0, NULL, bavs_elastic, bavs_refmap, NULL,
+};

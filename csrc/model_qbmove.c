@@ -1,0 +1,115 @@
+/* model_qbmove.c - agonistic-antagonistic VSAs with two sinh springs: the qbmove Advanced of the
+ * 2021 toolbox (seed 000) and the 2015 qbmove plugin (seed 002), the latter with its voltage
+ * drive, friction and command clamp, and without the published plugin's sign and scale bugs. */
+#include <math.h>
+
+#include "internal.h"
+
+#define INF HUGE_VAL
+#define TWO_PI 6.283185307179586
+
+/* Spring pair tau_i = -k_i sinh(a_i phi_i), phi_i = sat(q - th_i, max_def); kc couples motors. */
+static void sinh_pair(double k1, double a1, double k2, double a2, double max_def, double kc,
+                      const asr_elastic_in* in, asr_elastic_out* out) {
+    double raw1 = in->q - in->th1, raw2 = in->q - in->th2;
+    double phi1 = asr_sat(raw1, max_def), phi2 = asr_sat(raw2, max_def);
+    double e1 = exp(a1 * phi1), e2 = exp(a2 * phi2);
+    double r1 = 1.0 / e1, r2 = 1.0 / e2;
+    double coupling = kc * (in->th1 - in->th2); /* linear motor-coupling spring g(th1, th2) */
+    asr_elastic_out_zero(out);
+    out->tau1 = -k1 * 0.5 * (e1 - r1);
+    out->tau2 = -k2 * 0.5 * (e2 - r2);
+    out->kload1 = a1 * k1 * 0.5 * (e1 + r1);
+    out->kload2 = a2 * k2 * 0.5 * (e2 + r2);
+    out->stiffness = out->kload1 + out->kload2;
+    out->load1 = -out->tau1 - coupling;
+    out->load2 = -out->tau2 + coupling;
+    out->kload1 += kc;
+    out->kload2 += kc;
+    out->defl1 = phi1;
+    out->defl2 = phi2;
+    out->clamped = (fabs(raw1) > max_def) + (fabs(raw2) > max_def);
+}
+
+/* ---------------------------------------------------------------- qbmove_advanced */
+
+enum { QA_K1, QA_A1, QA_K2, QA_A2, QA_MAX_DEF, QA_KC };
+
+static const asr_param_spec qbmove_advanced_params[] = {
+    {"k1", 0.0019, 0, INF, 1, 1, 0, "N m", "spring", "spring 1 torque scale"},
+    {"a1", 8.9992, 0, INF, 1, 1, 0, "1/rad", "spring", "spring 1 sinh rate"},
+    {"k2", 0.0019, 0, INF, 1, 1, 0, "N m", "spring", "spring 2 torque scale"},
+    {"a2", 8.9992, 0, INF, 1, 1, 0, "1/rad", "spring", "spring 2 sinh rate"},
+    {"max_def", 0.8, 0, INF, 1, 1, 0, "rad", "spring", "deflection limit (clamp)"},
+    {"kc", 0.0, 0, INF, 0, 1, 0, "N m/rad", "spring",
+     "motor-coupling spring g = kc (th1 - th2), on motor 1 with minus, motor 2 with plus"},
+};
+
+static int qbmove_advanced_elastic(void* user, const double* p, const asr_elastic_in* in,
+                                   asr_elastic_out* out) {
+    (void)user;
+    sinh_pair(p[QA_K1], p[QA_A1], p[QA_K2], p[QA_A2], p[QA_MAX_DEF], p[QA_KC], in, out);
+    return 0;
+}
+
+static int antagonistic_refmap(void* user, const double* p, double eq, double preset,
+                               double* th1, double* th2) {
+    (void)user; (void)p;
+    *th1 = eq + preset;
+    *th2 = eq - preset;
+    return 0;
+}
+
+const asr_model_def asr_model_qbmove_advanced = {
+    "qbmove_advanced",
+    "qbmove Advanced agonistic-antagonistic VSA (seed 000); map th = eq +/- preset",
+    2, 0, 6, qbmove_advanced_params, 0, NULL, qbmove_advanced_elastic, antagonistic_refmap, NULL,
+};
+
+/* ---------------------------------------------------------------- qbmove (2015 plugin) */
+
+enum { QB_K, QB_A, QB_TH_MAX };
+
+static const asr_param_spec qbmove_params[] = {
+    {"k", 0.022, 0, INF, 1, 1, 0, "N m", "spring", "spring torque scale"},
+    {"a", 6.85, 0, INF, 1, 1, 0, "1/rad", "spring", "spring sinh rate"},
+    {"th_max", 3.1497, 0, INF, 1, 1, 0, "rad", "spring", "motor command clamp |th| <= th_max"},
+};
+
+static int qbmove_elastic(void* user, const double* p, const asr_elastic_in* in,
+                          asr_elastic_out* out) {
+    (void)user;
+    sinh_pair(p[QB_K], p[QB_A], p[QB_K], p[QB_A], INF, 0.0, in, out); /* no clamp in the plugin */
+    return 0;
+}
+
+/* th1 = eq + s, th2 = eq - s, clamped to |th| <= th_max (the paper's 2(q + s) counts ticks of
+ * half resolution; in radians the factor 2 disappears). */
+static int qbmove_refmap(void* user, const double* p, double eq, double preset, double* th1,
+                         double* th2) {
+    (void)user;
+    *th1 = asr_sat(eq + preset, p[QB_TH_MAX]);
+    *th2 = asr_sat(eq - preset, p[QB_TH_MAX]);
+    return 0;
+}
+
+/* Seed 002: J, b, voltage drive (Kt, Kb of the paper, R, 8 V, dead zone 0.3), static friction
+ * 0.8 N m on the motors and 0.01 N m on the shaft with presliding width 0.03 rad, PD at 1 kHz.
+ * Gains are given per encoder tick (65536 ticks per turn) on a normalised command; in SI:
+ * kp = 0.001 * 65536/(2 pi) per rad, and the derivative, a difference of ticks per 1 ms sample,
+ * kd = 0.008 * 65536/(2 pi) * 1e-3 per rad/s. */
+static const asr_param_default qbmove_defaults[] = {
+    {ASR_P_MOTOR_J, 0.001}, {ASR_P_MOTOR_D, 0.01},
+    {ASR_P_FRICTION, 0.8}, {ASR_P_FRICTION_K, 0.8 / 0.03},
+    {ASR_P_KP, 0.001 * 65536.0 / TWO_PI}, {ASR_P_KI, 0.0},
+    {ASR_P_KD, 0.008 * 65536.0 / TWO_PI * 1e-3}, {ASR_P_CTRL_PERIOD, 1e-3},
+    {ASR_P_DRIVE, 1.0}, {ASR_P_KT, 0.8}, {ASR_P_KB, 0.3}, {ASR_P_R, 2.3}, {ASR_P_V_SUPPLY, 8.0},
+    {ASR_P_DEAD_ZONE, 0.3}, {ASR_P_LINK_FRICTION, 0.01}, {ASR_P_LINK_FRICTION_K, 0.01 / 0.03},
+};
+
+const asr_model_def asr_model_qbmove = {
+    "qbmove",
+    "2015 qbmove plugin (seed 002): sinh springs without clamp, voltage drive, Dahl friction; "
+    "map th = eq +/- preset clamped to th_max",
+    2, 0, 3, qbmove_params, 16, qbmove_defaults, qbmove_elastic, qbmove_refmap, NULL,
+};

@@ -1,0 +1,107 @@
+/* model_sea.c - the rigid joint, the linear SEA (seed 000 eq. 3) and the visco-elastic SEA of
+ * CENTAURO (seed 001 eq. 3). Link torques are restoring: they drive q toward the motor. */
+#include <math.h>
+
+#include "internal.h"
+
+#define INF HUGE_VAL
+
+/* ---------------------------------------------------------------- rigid */
+
+static int rigid_elastic(void* user, const double* p, const asr_elastic_in* in,
+                         asr_elastic_out* out) {
+    (void)user; (void)p; (void)in;
+    asr_elastic_out_zero(out);
+    return 0;
+}
+
+static int rigid_refmap(void* user, const double* p, double eq, double preset, double* th1,
+                        double* th2) {
+    (void)user; (void)p; (void)preset;
+    *th1 = eq;
+    *th2 = 0.0;
+    return 0;
+}
+
+const asr_model_def asr_model_rigid = {
+    "rigid", "rigid joint without spring; modes 0 (link torque) and 1 (link PID) only",
+    0, 0, 0, NULL, 0, NULL, rigid_elastic, rigid_refmap, NULL,
+};
+
+/* ---------------------------------------------------------------- sea */
+
+enum { SEA_K, SEA_MAX_DEF };
+
+static const asr_param_spec sea_params[] = {
+    {"k", 10.0, 0, INF, 1, 1, 0, "N m/rad", "spring", "spring stiffness"},
+    {"max_def", 0.8, 0, INF, 1, 1, 0, "rad", "spring", "deflection limit (clamp)"},
+};
+
+static int sea_elastic(void* user, const double* p, const asr_elastic_in* in,
+                       asr_elastic_out* out) {
+    (void)user;
+    double raw = in->q - in->th1;
+    double phi = asr_sat(raw, p[SEA_MAX_DEF]);
+    asr_elastic_out_zero(out);
+    out->tau1 = -p[SEA_K] * phi;
+    out->stiffness = p[SEA_K];
+    out->load1 = -out->tau1;
+    out->kload1 = p[SEA_K];
+    out->defl1 = phi;
+    out->clamped = fabs(raw) > p[SEA_MAX_DEF];
+    return 0;
+}
+
+/* Equilibrium-preset map of single-motor joints: th1 = eq, th2 = preset. */
+static int single_refmap(void* user, const double* p, double eq, double preset, double* th1,
+                         double* th2) {
+    (void)user; (void)p;
+    *th1 = eq;
+    *th2 = preset;
+    return 0;
+}
+
+const asr_model_def asr_model_sea = {
+    "sea", "linear series elastic actuator (seed 000 eq. 3); map th1 = eq, preset unused",
+    1, 0, 2, sea_params, 0, NULL, sea_elastic, single_refmap, NULL,
+};
+
+/* ---------------------------------------------------------------- sea_damped */
+
+enum { SEAD_KT, SEAD_DT, SEAD_MAX_DEF };
+
+static const asr_param_spec sea_damped_params[] = {
+    {"Kt", 188.0, 0, INF, 1, 1, 0, "N m/rad", "spring", "transmission stiffness"},
+    {"Dt", 0.5, 0, INF, 0, 1, 0, "N m s/rad", "spring", "transmission damping"},
+    {"max_def", INF, 0, INF, 1, 0, 0, "rad", "spring", "deflection limit (inf: none)"},
+};
+
+static int sea_damped_elastic(void* user, const double* p, const asr_elastic_in* in,
+                              asr_elastic_out* out) {
+    (void)user;
+    double raw = in->q - in->th1;
+    double phi = asr_sat(raw, p[SEAD_MAX_DEF]);
+    asr_elastic_out_zero(out);
+    /* tau_t = Kt (th - q) + Dt (thd - qd) on the link, -tau_t on the motor (seed 001 eq. 3) */
+    out->tau1 = -p[SEAD_KT] * phi + p[SEAD_DT] * (in->th1d - in->qd);
+    out->stiffness = p[SEAD_KT];
+    out->damping = p[SEAD_DT];
+    out->load1 = -out->tau1;
+    out->kload1 = p[SEAD_KT];
+    out->cload1 = p[SEAD_DT];
+    out->defl1 = phi;
+    out->clamped = fabs(raw) > p[SEAD_MAX_DEF];
+    return 0;
+}
+
+/* Seed 001 sec. 5.1: Bm, Dm (with back-EMF), PD Kp 1000 Kd 0, 33 N m, no friction. */
+static const asr_param_default sea_damped_defaults[] = {
+    {ASR_P_MOTOR_J, 0.0742}, {ASR_P_MOTOR_D, 24.768}, {ASR_P_TAU_MAX, 33.0},
+    {ASR_P_FRICTION, 0.0}, {ASR_P_KP, 1000.0}, {ASR_P_KD, 0.0},
+};
+
+const asr_model_def asr_model_sea_damped = {
+    "sea_damped",
+    "visco-elastic SEA of CENTAURO (seed 001 eq. 3); motor defaults of its validation joint",
+    1, 0, 3, sea_damped_params, 6, sea_damped_defaults, sea_damped_elastic, single_refmap, NULL,
+};
