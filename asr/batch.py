@@ -1,8 +1,9 @@
 """The batch: N instances x J compliant joints stepped together in C.
 
 Every parameter is a scalar shared by all instances or an array with one value per instance, so
-one batch is a parameter sweep. The state is one NumPy block owned here and written by C; its
-fields are exposed as read-only (N, J) views, never copies.
+one batch is a parameter sweep. The state is one NumPy block (N, J, n_fields) owned here and
+written by C, one contiguous record per joint; its fields are exposed as read-only (N, J)
+strided views, never copies.
 """
 import dataclasses
 from typing import Dict, Optional, Sequence
@@ -89,7 +90,7 @@ class Batch:
         ]
         self._modes = np.array(modes, dtype=np.int32)
         n, nj = self.n_instances, self.n_joints
-        self._state = np.zeros((lib.ASR_NFIELD, n, nj))
+        self._state = np.zeros((n, nj, lib.ASR_NFIELD))  # one contiguous record per joint
         self._code = np.zeros(n, dtype=np.intc)
         self._bad_joint = np.full(n, -1, dtype=np.intc)
         self._bad_step = np.full(n, -1, dtype=np.longlong)
@@ -108,7 +109,7 @@ class Batch:
         self._python_models = [m.python for m in self._models if m.python is not None]
         self._views = {}
         for k, f in enumerate(FIELDS):
-            v = self._state[k].view()
+            v = self._state[..., k]
             v.flags.writeable = False
             self._views[f] = v
         for k, j in enumerate(joints):

@@ -180,9 +180,9 @@ def get_model(name):
 class _PythonModel:
     """Holds a Python elastic / refmap pair and the exception raised inside a C call."""
 
-    def __init__(self, spec, elastic, refmap):
-        self.spec, self.elastic, self.refmap = spec, elastic, refmap
-        self.names = [p.name for p in spec.params]
+    def __init__(self, names, elastic, refmap):
+        self.elastic, self.refmap = elastic, refmap
+        self.names = list(names)  # the model's own parameters, in C order
         self.error = None
 
     def kwargs(self, p):
@@ -338,7 +338,8 @@ def register_model(name, elastic, refmap=None, *, params=(), nmotor=2, kinematic
     if not is_c and not callable(elastic):
         raise TypeError("elastic: expected a C asr_elastic_fn pointer or a Python callable")
     if not is_c or not isinstance(refmap, ffi.CData):
-        python = _PythonModel(None, None if is_c else elastic, refmap or _default_refmap)
+        python = _PythonModel([p.name for p in params], None if is_c else elastic,
+                              refmap or _default_refmap)
         handle = ffi.new_handle(python)
         keep.append(handle)
         if not is_c:
@@ -352,9 +353,6 @@ def register_model(name, elastic, refmap=None, *, params=(), nmotor=2, kinematic
     cdef.refmap = ffi.cast("asr_refmap_fn", c_refmap)
     cdef.user = keep[0] if python is not None else ffi.NULL
     spec = _spec_of(cdef)
-    if python is not None:
-        python.spec = spec
-        python.names = [p.name for p in spec.params]
     if is_c:
         keep.append(elastic)
     _REGISTRY[name] = _Model(spec=spec, cdef=cdef, python=python, keep=keep)

@@ -10,7 +10,8 @@
  *   ASR_<NAME>             enum constants
  *
  * Units are SI everywhere: rad, rad/s, N m, N m/rad, N m s/rad, kg m^2, s, V, A, ohm.
- * Arrays of the batch state are (n_inst x n_joint) row-major: element (i, j) at i*n_joint + j.
+ * Inputs of the batch are (n_inst x n_joint) row-major: element (i, j) at i*n_joint + j. The batch
+ * state is (n_inst x n_joint x ASR_NFIELD): all fields of one joint are contiguous.
  * Every public function returns an asr_status and never aborts or exits.
  */
 #ifndef ASR_H
@@ -162,8 +163,9 @@ asr_status asr_reference_map_eval(const asr_model_def* model, int n, const doubl
 
 /* ------------------------------------------------------------------ the batch */
 
-/* State fields: each is (n_inst x n_joint) doubles, field k starting at state + k*n_inst*n_joint
- * in the caller-owned state block. asr_state_field_name/_doc give the names and docs. */
+/* State fields. The caller-owned state block is (n_inst x n_joint x ASR_NFIELD) doubles: field k of
+ * instance i, joint j at state[(i*n_joint + j)*ASR_NFIELD + k], so one joint's state is one
+ * contiguous record. asr_state_field_name/_doc give the names and docs. */
 typedef enum asr_field {
     ASR_F_Q = 0,                /* link angle seen by the last step, rad */
     ASR_F_QD,                   /* link velocity seen by the last step, rad/s */
@@ -214,7 +216,7 @@ typedef struct asr_batch asr_batch;
 
 /* Create a batch of n_inst instances of n_joint joints. model_defs[j] is the model of joint j
  * (kept by pointer: it must outlive the batch), modes[j] its operation mode. state is the
- * caller-owned block of ASR_NFIELD * n_inst * n_joint doubles; status the caller-owned status
+ * caller-owned block of n_inst * n_joint * ASR_NFIELD doubles; status the caller-owned status
  * arrays. Parameters start at their model defaults. */
 asr_status asr_batch_create(asr_batch** out, int n_inst, int n_joint,
                             const asr_model_def* const* model_defs, const int* modes,
@@ -256,7 +258,7 @@ asr_status asr_batch_step(asr_batch* b, double dt, const double* q, const double
 /* nstep steps with a fixed-link or prescribed link trajectory. Each time-varying input is given
  * with a time stride in doubles (0: the same array every step): q and qd (stride_q),
  * refs (stride_refs), tau_ext (stride_ext, may be NULL). Fields listed in record_fields[nrecord]
- * are copied after every step into record[(t * nrecord + r) * n_inst * n_joint + i*n_joint + j]
+ * are copied after every step into record[((t * nrecord + r) * n_inst + i) * n_joint + j]
  * (record may be NULL when nrecord == 0). Threads are started once for the whole rollout. */
 asr_status asr_batch_rollout(asr_batch* b, int nstep, double dt,
                              const double* q, const double* qd, long long stride_q,

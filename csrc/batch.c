@@ -242,12 +242,13 @@ static asr_status reset_motors(asr_batch* b, int i, int j, double q0, const doub
             if (m->refmap(m->user, p + ASR_NCOMMON, r1, r2, &th1, &th2)) return ASR_ERR_RANGE;
         }
     }
-    asr_field_ptr(b, ASR_F_TH1)[x] = th1;
-    asr_field_ptr(b, ASR_F_TH2)[x] = th2;
-    asr_field_ptr(b, ASR_F_W1)[x] = th1;
-    asr_field_ptr(b, ASR_F_W2)[x] = th2;
-    asr_field_ptr(b, ASR_F_WQ)[x] = q0;
-    asr_field_ptr(b, ASR_F_Q)[x] = q0;
+    double* s = asr_joint_state(b, x);
+    s[ASR_F_TH1] = th1;
+    s[ASR_F_TH2] = th2;
+    s[ASR_F_W1] = th1;
+    s[ASR_F_W2] = th2;
+    s[ASR_F_WQ] = q0;
+    s[ASR_F_Q] = q0;
     return ASR_OK;
 }
 
@@ -291,8 +292,10 @@ static asr_status step_range(void* ctx, int i0, int i1) {
     return asr_step_instances(job->b, i0, i1, &job->in, job->b->step_count);
 }
 
-static int batch_threads(const asr_batch* b) {
-    return asr_thread_count(b->n_threads, b->n_inst, b->n_joint);
+/* Threads for nstep steps started once: the work per instance is n_joint * nstep joint-steps. */
+static int batch_threads(const asr_batch* b, int nstep) {
+    long long per_inst = (long long)b->n_joint * nstep;
+    return asr_thread_count(b->n_threads, b->n_inst, per_inst > 1 << 20 ? 1 << 20 : (int)per_inst);
 }
 
 asr_status asr_batch_step(asr_batch* b, double dt, const double* q, const double* qd,
@@ -301,7 +304,7 @@ asr_status asr_batch_step(asr_batch* b, double dt, const double* q, const double
     if (st != ASR_OK) return st;
     if (!q || !qd || !refs) return ASR_ERR_NULL;
     step_job job = {b, {dt, q, qd, refs, tau_ext, tau_ff}};
-    st = asr_parallel_for(batch_threads(b), b->n_inst, step_range, &job);
+    st = asr_parallel_for(batch_threads(b, 1), b->n_inst, step_range, &job);
     b->step_count += 1;
     return st;
 }
@@ -322,9 +325,9 @@ static void record_range(const rollout_job* job, int t, int i0, int i1) {
     size_t n = (size_t)b->n_inst * (size_t)b->n_joint;
     size_t x0 = (size_t)i0 * (size_t)b->n_joint, x1 = (size_t)i1 * (size_t)b->n_joint;
     for (int r = 0; r < job->nrecord; ++r) {
-        const double* src = asr_field_ptr(b, job->record_fields[r]);
         double* dst = job->record + ((size_t)t * (size_t)job->nrecord + (size_t)r) * n;
-        memcpy(dst + x0, src + x0, (x1 - x0) * sizeof(double));
+        int k = job->record_fields[r];
+        for (size_t x = x0; x < x1; ++x) dst[x] = asr_joint_state(b, x)[k];
     }
 }
 
@@ -357,7 +360,7 @@ asr_status asr_batch_rollout(asr_batch* b, int nstep, double dt, const double* q
     }
     rollout_job job = {b, nstep, dt, q, qd, refs, tau_ext, stride_q, stride_refs, stride_ext,
                        nrecord, record_fields, record};
-    st = asr_parallel_for(batch_threads(b), b->n_inst, rollout_range, &job);
+    st = asr_parallel_for(batch_threads(b, nstep), b->n_inst, rollout_range, &job);
     b->step_count += nstep;
     return st;
 }

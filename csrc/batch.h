@@ -51,9 +51,9 @@ static inline void asr_gather_params(const asr_joint_params* jp, int i, double* 
     for (int k = 0; k < jp->nparam; ++k) p[k] = asr_param_at(jp, k, i);
 }
 
-/* Pointer to field k of the state. */
-static inline double* asr_field_ptr(const asr_batch* b, int k) {
-    return b->state + (size_t)k * (size_t)b->n_inst * (size_t)b->n_joint;
+/* The state record (ASR_NFIELD doubles) of joint x = i*n_joint + j. */
+static inline double* asr_joint_state(const asr_batch* b, size_t x) {
+    return b->state + x * (size_t)ASR_NFIELD;
 }
 
 #endif

@@ -7,9 +7,13 @@
 
 #include "asr.h"
 
-/* sat(x, m) = min(max(x, -m), m), branch-free for the compiler. */
-static inline double asr_sat(double x, double m) { return fmin(fmax(x, -m), m); }
-static inline double asr_clamp(double x, double lo, double hi) { return fmin(fmax(x, lo), hi); }
+/* sat(x, m) = min(max(x, -m), m). Written with comparisons, not fmin/fmax: without -ffast-math
+ * the compiler keeps those as library calls, while these compile to minsd/maxsd. */
+static inline double asr_clamp(double x, double lo, double hi) {
+    double y = x < lo ? lo : x;
+    return y > hi ? hi : y;
+}
+static inline double asr_sat(double x, double m) { return asr_clamp(x, -m, m); }
 static inline double asr_sign(double x) { return (double)((x > 0.0) - (x < 0.0)); }
 
 /* Built-in model definitions (one file per family). */

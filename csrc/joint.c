@@ -5,16 +5,20 @@
  * step is evaluated from the link state given to the step and the motor state at its start; the
  * motors are then advanced over dt in sub-steps with the link angle extrapolated as q + qd t.
  * Motor fields therefore hold the state at the end of the step, torque fields the torque applied
- * over it. */
+ * over it.
+ *
+ * s points at the joint's state record (ASR_NFIELD doubles, indexed by asr_field); p at its
+ * parameters (ASR_NCOMMON common ones, then the model's own). Motor m's fields are the motor-1
+ * field plus m (the field enum interleaves nothing between a motor-1 and motor-2 pair). */
 #include <math.h>
 
 #include "batch.h"
 #include "motor.h"
 
-/* Evaluate the joint's compliance model; p points at the joint's full parameter vector. */
-static int elastic_at(const asr_model_def* m, const double* p, double q, double qd, double th1,
-                      double th2, double th1d, double th2d, asr_elastic_out* out) {
-    asr_elastic_in in = {q, qd, th1, th2, th1d, th2d};
+/* Evaluate the joint's compliance model. */
+static int elastic_at(const asr_model_def* m, const double* p, double q, double qd,
+                      const double* s, asr_elastic_out* out) {
+    asr_elastic_in in = {q, qd, s[ASR_F_TH1], s[ASR_F_TH2], s[ASR_F_TH1D], s[ASR_F_TH2D]};
     return m->elastic(m->user, p + ASR_NCOMMON, &in, out);
 }
 
@@ -37,7 +41,7 @@ static double pid(double kp, double ki, double kd, double i_max, double u_max, d
 /* Drive torque from a controller output u: torque drive saturates at tau_max; the voltage drive
  * goes through the PWM dead zone and saturation, its back-EMF is returned as extra damping.
  * *gain is d(torque)/du, 0 where saturated or in the dead zone. */
-static double drive_torque(const double* p, double u, double* gain, double* c_bemf) {
+static inline double drive_torque(const double* p, double u, double* gain, double* c_bemf) {
     if (p[ASR_P_DRIVE] == 0.0) {
         *gain = (fabs(u) < p[ASR_P_TAU_MAX]) ? 1.0 : 0.0;
         *c_bemf = 0.0;
@@ -50,68 +54,59 @@ static double drive_torque(const double* p, double u, double* gain, double* c_be
     return kr * v;
 }
 
-/* State of one motor as pointers into the state block. */
-typedef struct motor_ref {
-    double *th, *thd, *tau_m, *tau_f, *w, *integral, *cmd;
-} motor_ref;
-
-static motor_ref motor_fields(double** f, size_t x, int m) {
-    motor_ref r = {&f[ASR_F_TH1 + m][x], &f[ASR_F_TH1D + m][x], &f[ASR_F_TAU_M1 + m][x],
-                   &f[ASR_F_TAU_F1 + m][x], &f[ASR_F_W1 + m][x], &f[ASR_F_INT1 + m][x],
-                   &f[ASR_F_CMD1 + m][x]};
-    return r;
-}
-
-/* One sub-step of one motor toward target (a torque in mode 4, a position in modes 5-6). */
-static void motor_substep(const double* p, int mode, int tick, double target, double ff,
-                          double load, double kload, double cload, double h, motor_ref mr) {
+/* One sub-step of motor m toward target (a torque in mode 4, a position in modes 5-6), under
+ * the mechanism's load and its local stiffness kload and damping cload. */
+static void motor_substep(const double* p, double* s, int m, int mode, int tick, double target,
+                          double ff, double load, double kload, double cload, double h) {
     int position_loop = mode != ASR_MODE_MOTOR_TORQUE;
     int continuous = p[ASR_P_CTRL_PERIOD] == 0.0;
-    double u_max = (p[ASR_P_DRIVE] == 0.0) ? p[ASR_P_TAU_MAX] : 1.0;
+    double* th = &s[ASR_F_TH1 + m];
+    double* v = &s[ASR_F_TH1D + m];
+    double* cmd = &s[ASR_F_CMD1 + m];
     if (tick) {
+        double u_max = (p[ASR_P_DRIVE] == 0.0) ? p[ASR_P_TAU_MAX] : 1.0;
         double dt_ctrl = continuous ? h : p[ASR_P_CTRL_PERIOD];
-        *mr.cmd = position_loop
-                      ? pid(p[ASR_P_KP], p[ASR_P_KI], p[ASR_P_KD], p[ASR_P_I_MAX], u_max,
-                            target - *mr.th, *mr.thd, ff, dt_ctrl, mr.integral)
-                      : target;
+        *cmd = position_loop ? pid(p[ASR_P_KP], p[ASR_P_KI], p[ASR_P_KD], p[ASR_P_I_MAX], u_max,
+                                   target - *th, *v, ff, dt_ctrl, &s[ASR_F_INT1 + m])
+                             : target;
     }
     double gain, c_bemf, k_f;
-    double tau = drive_torque(p, *mr.cmd, &gain, &c_bemf);
-    double tau_f = asr_friction(mr.w, *mr.th, p[ASR_P_FRICTION], p[ASR_P_FRICTION_K], &k_f);
+    double tau = drive_torque(p, *cmd, &gain, &c_bemf);
+    double tau_f = asr_friction(&s[ASR_F_W1 + m], *th, p[ASR_P_FRICTION], p[ASR_P_FRICTION_K], &k_f);
     /* a controller evaluated every sub-step is part of the implicit linearisation */
     double implicit = (position_loop && continuous) ? gain : 0.0;
-    double F = tau + load - tau_f - (p[ASR_P_MOTOR_D] + c_bemf) * *mr.thd;
+    double F = tau + load - tau_f - (p[ASR_P_MOTOR_D] + c_bemf) * *v;
     double k = implicit * p[ASR_P_KP] + kload + k_f;
     double c = p[ASR_P_MOTOR_D] + c_bemf + implicit * p[ASR_P_KD] + cload;
-    asr_motor_substep(mr.th, mr.thd, h, p[ASR_P_MOTOR_J], F, k, c, p[ASR_P_VEL_MAX],
-                      p[ASR_P_POS_MIN], p[ASR_P_POS_MAX]);
-    *mr.tau_m = tau;
-    *mr.tau_f = tau_f;
+    asr_motor_substep(th, v, h, p[ASR_P_MOTOR_J], F, k, c, p[ASR_P_VEL_MAX], p[ASR_P_POS_MIN],
+                      p[ASR_P_POS_MAX]);
+    s[ASR_F_TAU_M1 + m] = tau;
+    s[ASR_F_TAU_F1 + m] = tau_f;
 }
 
 /* Modes 4-6: advance the motors over dt in nsub sub-steps; el holds the model at the start. */
-static int advance_motors(const asr_model_def* model, int mode, const double* p, double** f,
-                          size_t x, double q, double qd, const double target[2],
-                          const double ff[2], double dt, int nsub, asr_elastic_out el) {
+static int advance_motors(const asr_model_def* model, int mode, const double* p, double* s,
+                          double q, double qd, const double target[2], const double ff[2],
+                          double dt, int nsub, asr_elastic_out* el) {
     double h = dt / nsub;
     double period = p[ASR_P_CTRL_PERIOD];
-    double* timer = &f[ASR_F_CTRL_TIMER][x];
-    motor_ref mr[2] = {motor_fields(f, x, 0), motor_fields(f, x, 1)};
-    for (int s = 0; s < nsub; ++s) {
-        if (s > 0) {
-            int rc = elastic_at(model, p, q + qd * (s * h), qd, *mr[0].th, *mr[1].th,
-                                *mr[0].thd, *mr[1].thd, &el);
+    for (int k = 0; k < nsub; ++k) {
+        if (k > 0) {
+            int rc = elastic_at(model, p, q + qd * (k * h), qd, s, el);
             if (rc) return rc;
         }
-        int tick = period == 0.0 || *timer <= 1e-9 * h;
-        const double load[2] = {el.load1, el.load2}, kload[2] = {el.kload1, el.kload2};
-        const double cload[2] = {el.cload1, el.cload2};
-        for (int m = 0; m < model->nmotor; ++m) {
-            motor_substep(p, mode, tick, target[m], ff[m], load[m], kload[m], cload[m], h, mr[m]);
+        int tick = period == 0.0 || s[ASR_F_CTRL_TIMER] <= 1e-9 * h;
+        motor_substep(p, s, 0, mode, tick, target[0], ff[0], el->load1, el->kload1, el->cload1, h);
+        if (model->nmotor == 2) {
+            motor_substep(p, s, 1, mode, tick, target[1], ff[1], el->load2, el->kload2,
+                          el->cload2, h);
         }
         if (period > 0.0) {
-            if (tick) *timer = fmax(*timer + period, 0.0);
-            *timer -= h;
+            if (tick) {
+                double next = s[ASR_F_CTRL_TIMER] + period;
+                s[ASR_F_CTRL_TIMER] = next > 0.0 ? next : 0.0;
+            }
+            s[ASR_F_CTRL_TIMER] -= h;
         }
     }
     return 0;
@@ -130,36 +125,35 @@ static int step_targets(const asr_model_def* model, int mode, const double* p, d
     return 0;
 }
 
-static void store_elastic(double** f, size_t x, const asr_elastic_out* el) {
-    f[ASR_F_STIFFNESS][x] = el->stiffness;
-    f[ASR_F_TAU_EL1][x] = el->tau1;
-    f[ASR_F_TAU_EL2][x] = el->tau2;
-    f[ASR_F_DEFL1][x] = el->defl1;
-    f[ASR_F_DEFL2][x] = el->defl2;
-    f[ASR_F_CLAMPED][x] = el->clamped;
-    f[ASR_F_CLAMP_STEPS][x] += el->clamped > 0;
+static void store_elastic(double* s, const asr_elastic_out* el) {
+    s[ASR_F_STIFFNESS] = el->stiffness;
+    s[ASR_F_TAU_EL1] = el->tau1;
+    s[ASR_F_TAU_EL2] = el->tau2;
+    s[ASR_F_DEFL1] = el->defl1;
+    s[ASR_F_DEFL2] = el->defl2;
+    s[ASR_F_CLAMPED] = el->clamped;
+    s[ASR_F_CLAMP_STEPS] += el->clamped > 0;
 }
 
 /* Compliant modes 2-6: returns the elastic link torque, or sets *rc. */
-static double compliant_step(const asr_model_def* model, int mode, const double* p, double** f,
-                             size_t x, double q, double qd, double r1, double r2, double tff,
-                             double dt, int nsub, int* rc) {
+static double compliant_step(const asr_model_def* model, int mode, const double* p, double* s,
+                             double q, double qd, double r1, double r2, double tff, double dt,
+                             int nsub, int* rc) {
     double target[2];
     asr_elastic_out el;
-    double *th1 = &f[ASR_F_TH1][x], *th2 = &f[ASR_F_TH2][x];
     if ((*rc = step_targets(model, mode, p, r1, r2, target))) return 0.0;
     if (mode <= ASR_MODE_EQ_PRESET) { /* motors as ideal position sources */
-        f[ASR_F_TH1D][x] = (target[0] - *th1) / dt;
-        f[ASR_F_TH2D][x] = (target[1] - *th2) / dt;
-        *th1 = target[0];
-        *th2 = target[1];
+        s[ASR_F_TH1D] = (target[0] - s[ASR_F_TH1]) / dt;
+        s[ASR_F_TH2D] = (target[1] - s[ASR_F_TH2]) / dt;
+        s[ASR_F_TH1] = target[0];
+        s[ASR_F_TH2] = target[1];
     } else if (model->nmotor < 2) { /* th2: kinematic stiffness input, or unused */
-        f[ASR_F_TH2D][x] = (target[1] - *th2) / dt;
-        *th2 = target[1];
+        s[ASR_F_TH2D] = (target[1] - s[ASR_F_TH2]) / dt;
+        s[ASR_F_TH2] = target[1];
     }
-    *rc = elastic_at(model, p, q, qd, *th1, *th2, f[ASR_F_TH1D][x], f[ASR_F_TH2D][x], &el);
-    if (*rc) return 0.0;
-    store_elastic(f, x, &el);
+    if ((*rc = elastic_at(model, p, q, qd, s, &el))) return 0.0;
+    store_elastic(s, &el);
+    double tau = el.tau1 + el.tau2;
     if (mode >= ASR_MODE_MOTOR_TORQUE) {
         double ff[2] = {0.0, 0.0};
         if (model->nmotor == 1 && mode != ASR_MODE_MOTOR_TORQUE && tff != 0.0) {
@@ -167,50 +161,48 @@ static double compliant_step(const asr_model_def* model, int mode, const double*
             target[0] += tff / el.kload1;
             ff[0] = tff;
         }
-        *rc = advance_motors(model, mode, p, f, x, q, qd, target, ff, dt, nsub, el);
+        *rc = advance_motors(model, mode, p, s, q, qd, target, ff, dt, nsub, &el);
     }
-    return el.tau1 + el.tau2;
+    return tau;
 }
 
 /* Link PID of mode 1 (rigid joint). */
-static double link_pid(const double* p, double** f, size_t x, double q, double qd, double r1,
-                       double dt) {
+static double link_pid(const double* p, double* s, double q, double qd, double r1, double dt) {
     double lim = p[ASR_P_LINK_TAU_MAX];
     return asr_sat(pid(p[ASR_P_LINK_KP], p[ASR_P_LINK_KI], p[ASR_P_LINK_KD], lim, lim, r1 - q, qd,
-                       0.0, dt, &f[ASR_F_INTQ][x]),
+                       0.0, dt, &s[ASR_F_INTQ]),
                    lim);
 }
 
-
-/* One step of joint x; in = {q, qd, ref1, ref2, tau_ext}, tau_ff separately. */
-static asr_status joint_step(const asr_model_def* model, int mode, const double* p, double** f,
-                             size_t x, const double in[5], double tff, double dt, int nsub) {
+/* One step of the joint with state record s; in = {q, qd, ref1, ref2, tau_ext}. */
+static asr_status joint_step(const asr_model_def* model, int mode, const double* p, double* s,
+                             const double in[5], double tff, double dt, int nsub) {
     double q = in[0], qd = in[1], r1 = in[2], r2 = in[3];
     int rc = 0;
     double tau_link, k_fq;
-    f[ASR_F_Q][x] = q;
-    f[ASR_F_QD][x] = qd;
-    f[ASR_F_REF1][x] = r1;
-    f[ASR_F_REF2][x] = r2;
-    f[ASR_F_TAU_EXT][x] = in[4];
+    s[ASR_F_Q] = q;
+    s[ASR_F_QD] = qd;
+    s[ASR_F_REF1] = r1;
+    s[ASR_F_REF2] = r2;
+    s[ASR_F_TAU_EXT] = in[4];
     if (mode == ASR_MODE_LINK_TORQUE) {
         tau_link = r1;
     } else if (mode == ASR_MODE_LINK_PID) {
-        tau_link = link_pid(p, f, x, q, qd, r1, dt);
+        tau_link = link_pid(p, s, q, qd, r1, dt);
     } else {
-        tau_link = compliant_step(model, mode, p, f, x, q, qd, r1, r2, tff, dt, nsub, &rc);
+        tau_link = compliant_step(model, mode, p, s, q, qd, r1, r2, tff, dt, nsub, &rc);
         if (rc) return callback_status(rc);
     }
     double tau_fq =
-        asr_friction(&f[ASR_F_WQ][x], q, p[ASR_P_LINK_FRICTION], p[ASR_P_LINK_FRICTION_K], &k_fq);
+        asr_friction(&s[ASR_F_WQ], q, p[ASR_P_LINK_FRICTION], p[ASR_P_LINK_FRICTION_K], &k_fq);
     tau_link -= tau_fq;
-    f[ASR_F_TAU_FQ][x] = tau_fq;
-    f[ASR_F_TAU_LINK][x] = tau_link;
-    f[ASR_F_TAU_JOINT][x] = tau_link + in[4];
-    int finite = isfinite(f[ASR_F_TAU_JOINT][x]) && isfinite(f[ASR_F_TH1][x]) &&
-                 isfinite(f[ASR_F_TH2][x]) && isfinite(f[ASR_F_TH1D][x]) &&
-                 isfinite(f[ASR_F_TH2D][x]) && isfinite(f[ASR_F_STIFFNESS][x]);
-    return finite ? ASR_OK : ASR_ERR_NONFINITE;
+    s[ASR_F_TAU_FQ] = tau_fq;
+    s[ASR_F_TAU_LINK] = tau_link;
+    s[ASR_F_TAU_JOINT] = tau_link + in[4];
+    /* one sum is non-finite iff one of its terms is (or two infinities cancel into NaN) */
+    double check = s[ASR_F_TAU_JOINT] + s[ASR_F_TH1] + s[ASR_F_TH2] + s[ASR_F_TH1D] +
+                   s[ASR_F_TH2D] + s[ASR_F_STIFFNESS];
+    return isfinite(check) ? ASR_OK : ASR_ERR_NONFINITE;
 }
 
 /* Gather the parameters of joint j that differ per instance into p (the shared ones are set). */
@@ -221,27 +213,24 @@ static void gather_instance_params(const asr_joint_params* jp, int i, double* p)
     }
 }
 
-static int inputs_finite(const double in[5]) {
-    return isfinite(in[0]) && isfinite(in[1]) && isfinite(in[2]) && isfinite(in[3]) &&
-           isfinite(in[4]);
-}
-
 static void freeze(asr_batch* b, int i, int j, asr_status st, long long step_index) {
     b->status.code[i] = st;
     b->status.joint[i] = j;
     b->status.step[i] = step_index;
 }
 
+/* Joint-major within an instance is what the state layout wants, but parameters are per joint:
+ * loop joints outside so the shared parameters are loaded once per joint and range. */
 asr_status asr_step_instances(asr_batch* b, int i0, int i1, const asr_step_inputs* in,
                               long long step_index) {
-    double* f[ASR_NFIELD];
-    for (int k = 0; k < ASR_NFIELD; ++k) f[k] = asr_field_ptr(b, k);
     int nsub = (int)ceil(in->dt / b->max_substep);
     asr_status first = ASR_OK;
     for (int j = 0; j < b->n_joint; ++j) {
         const asr_joint_params* jp = &b->params[j];
+        const asr_model_def* model = b->model[j];
+        int mode = b->mode[j];
         double p[ASR_MAX_PARAM];
-        for (int k = 0; k < jp->nparam; ++k) p[k] = jp->values[k][0];
+        asr_gather_params(jp, i0, p);
         for (int i = i0; i < i1; ++i) {
             size_t x = (size_t)i * (size_t)b->n_joint + (size_t)j;
             if (b->status.code[i] != ASR_OK) continue;
@@ -249,9 +238,10 @@ asr_status asr_step_instances(asr_batch* b, int i0, int i1, const asr_step_input
             double v[5] = {in->q[x], in->qd[x], in->refs[2 * x], in->refs[2 * x + 1],
                            in->tau_ext ? in->tau_ext[x] : 0.0};
             double tff = in->tau_ff ? in->tau_ff[x] : 0.0;
-            asr_status st = (inputs_finite(v) && isfinite(tff))
-                                ? joint_step(b->model[j], b->mode[j], p, f, x, v, tff, in->dt, nsub)
-                                : ASR_ERR_INPUT;
+            double sum = v[0] + v[1] + v[2] + v[3] + v[4] + tff;
+            asr_status st = isfinite(sum) ? joint_step(model, mode, p, asr_joint_state(b, x), v,
+                                                       tff, in->dt, nsub)
+                                          : ASR_ERR_INPUT;
             if (st != ASR_OK) {
                 freeze(b, i, j, st, step_index);
                 if (first == ASR_OK) first = st;
@@ -262,9 +252,9 @@ asr_status asr_step_instances(asr_batch* b, int i0, int i1, const asr_step_input
     for (int i = i0; i < i1; ++i) {
         if (b->status.code[i] == ASR_OK) continue;
         for (int j = 0; j < b->n_joint; ++j) {
-            size_t x = (size_t)i * (size_t)b->n_joint + (size_t)j;
-            f[ASR_F_TAU_JOINT][x] = 0.0;
-            f[ASR_F_TAU_LINK][x] = 0.0;
+            double* s = asr_joint_state(b, (size_t)i * (size_t)b->n_joint + (size_t)j);
+            s[ASR_F_TAU_JOINT] = 0.0;
+            s[ASR_F_TAU_LINK] = 0.0;
         }
     }
     return first;

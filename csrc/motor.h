@@ -47,7 +47,7 @@ static inline void asr_motor_substep(double* th, double* v, double h, double J, 
     double tn = *th + h * vn;
     double tc = asr_clamp(tn, pos_min, pos_max);
     /* at a stop the motor keeps only the velocity that leaves the stop */
-    vn = (tc > tn) ? fmax(vn, 0.0) : ((tc < tn) ? fmin(vn, 0.0) : vn);
+    vn = (tc > tn && vn < 0.0) || (tc < tn && vn > 0.0) ? 0.0 : vn;
     *th = tc;
     *v = vn;
 }
