@@ -6,6 +6,7 @@ written by C, one contiguous record per joint; its fields are exposed as read-on
 strided views, never copies.
 """
 import dataclasses
+import math
 from typing import Dict, Optional, Sequence
 
 import numpy as np
@@ -303,7 +304,7 @@ class Batch:
         on_error: 'raise' (SimulationError when an instance stops) or 'flag' (see status)."""
         if on_error not in ON_ERROR:
             raise ValueError(f"on_error: got {on_error!r}, valid: {ON_ERROR}")
-        dt = V.positive_float(dt, "dt")
+        dt = self._check_dt(dt)
         qa = V.broadcast_input(q, "q", self._shape())
         qda = V.broadcast_input(qd, "qd", self._shape())
         ra = V.broadcast_input(refs, "refs", self._shape(2))
@@ -321,6 +322,15 @@ class Batch:
                                 ext, ff)
         self._after_run(st, on_error)
         return self._views["tau_joint"]
+
+    def _check_dt(self, dt):
+        dt = V.positive_float(dt, "dt")
+        nsub = math.ceil(dt / self._max_substep)
+        if nsub > lib.ASR_MAX_SUBSTEPS:
+            raise ValueError(f"dt: {dt!r} s with max_substep {self._max_substep!r} s needs {nsub} "
+                             f"motor sub-steps per step, valid range [1, {lib.ASR_MAX_SUBSTEPS}]; "
+                             "raise max_substep or lower dt")
+        return dt
 
     def _after_run(self, st, on_error):
         self._raise_python()
@@ -342,7 +352,7 @@ class Batch:
         if on_error not in ON_ERROR:
             raise ValueError(f"on_error: got {on_error!r}, valid: {ON_ERROR}")
         steps = V.positive_int(steps, "steps", hi=2**31 - 1)
-        dt = V.positive_float(dt, "dt")
+        dt = self._check_dt(dt)
         record = (record,) if isinstance(record, str) else tuple(record)
         for f in record:
             if f not in FIELDS:

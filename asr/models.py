@@ -326,6 +326,11 @@ def register_model(name, elastic, refmap=None, *, params=(), nmotor=2, kinematic
             raise TypeError(f"params: expected ParamSpec items, got {type(p).__name__}")
     common = _common_specs(ffi.NULL)
     index = {p.name: k for k, p in enumerate(common)}
+    names = [p.name for p in params]
+    clash = sorted(set(names) & set(index)) or sorted({n for n in names if names.count(n) > 1})
+    if clash:
+        raise ValueError(f"params: parameter name(s) {clash} repeat a common joint parameter "
+                         "or each other; choose distinct names")
     overrides = []
     for pname, value in (defaults or {}).items():
         if pname not in index:
@@ -411,8 +416,8 @@ def _model_params(model, params, shape):
         row = np.array([float(np.asarray(c).reshape(-1)[0]) if np.ndim(c) else float(c)
                         for c in columns] or [0.0])
         return row, 0
-    table = np.stack([V.broadcast_input(c, f"{spec.name}.{p.name}", shape).reshape(-1)
-                      for p, c in zip(spec.params, columns)], axis=1)
+    # already range-checked (which allows inf where the range does, e.g. max_def)
+    table = np.stack([np.broadcast_to(c, shape).reshape(-1) for c in columns], axis=1)
     return np.ascontiguousarray(table), len(spec.params)
 
 
@@ -454,7 +459,7 @@ def compliance(model, q, theta1, theta2=0.0, *, qd=0.0, theta1_d=0.0, theta2_d=0
         raise ValueError(f"compliance({model!r}): {status_text(st)}")
     res = {k: np.ascontiguousarray(out[k]).reshape(shape) for k in
            ("tau1", "tau2", "stiffness", "damping", "load1", "load2", "defl1", "defl2", "clamped")}
-    return Compliance(tau_link=res["tau1"] + res["tau2"], **res)
+    return Compliance(tau_link=np.asarray(res["tau1"] + res["tau2"]), **res)
 
 
 def _check_pivot(m, pivot, params, name):

@@ -31,6 +31,9 @@ typedef enum asr_status {
     ASR_ERR_CALLBACK = 8        /* a user model callback returned non-zero */
 } asr_status;
 
+/* More motor sub-steps per step than this is a configuration error (ASR_ERR_RANGE). */
+enum { ASR_MAX_SUBSTEPS = 1000000 };
+
 /* ------------------------------------------------------------------ operation modes */
 
 /* The seven operation modes of the reference toolbox (seed 000 sec. 3.1), same numbers. */

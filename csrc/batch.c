@@ -6,8 +6,6 @@
 #include "batch.h"
 #include "threads.h"
 
-#define MAX_SUBSTEPS 1000000 /* more sub-steps per step than this is a configuration error */
-
 static const char* const field_names[ASR_NFIELD] = {
     "q", "qd", "ref1", "ref2", "tau_link", "tau_ext", "tau_joint", "stiffness", "tau_el1",
     "tau_el2", "defl1", "defl2", "clamped", "clamp_steps", "th1", "th2", "th1d", "th2d",
@@ -278,7 +276,7 @@ asr_status asr_batch_reset(asr_batch* b, const double* q0, const double* refs0) 
 static asr_status check_step(const asr_batch* b, double dt) {
     if (!b) return ASR_ERR_NULL;
     if (!(dt > 0.0) || !isfinite(dt)) return ASR_ERR_RANGE;
-    if (dt / b->max_substep > MAX_SUBSTEPS) return ASR_ERR_RANGE;
+    if (dt / b->max_substep > ASR_MAX_SUBSTEPS) return ASR_ERR_RANGE;
     return ASR_OK;
 }
 
