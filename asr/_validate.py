@@ -5,6 +5,12 @@ import numbers
 import numpy as np
 
 
+def num(x):
+    """A number as plain text for messages (0.05, not np.float64(0.05))."""
+    x = float(x)
+    return repr(int(x)) if x.is_integer() and abs(x) < 1e16 else repr(x)
+
+
 def _describe(value):
     arr = np.asarray(value) if not isinstance(value, np.ndarray) else value
     if arr.ndim == 0:
@@ -35,7 +41,7 @@ def finite(arr, name):
     if bad.any():
         where = tuple(int(i) for i in np.argwhere(bad)[0]) if arr.ndim else ()
         value = arr[where] if arr.ndim else arr.item()
-        raise ValueError(f"{name}: must be finite, got {value!r} at index {where}")
+        raise ValueError(f"{name}: must be finite, got {num(value)} at index {where}")
     return arr
 
 

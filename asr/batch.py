@@ -208,8 +208,8 @@ class Batch:
         bad = ~(lo < hi)
         if np.any(bad):
             i = int(np.argmax(bad))
-            raise ValueError(f"joint {j} {name}: got {v[i % v.size]!r}, valid range: "
-                             f"pos_min < pos_max (the other bound, {other}, is {o[i]!r})")
+            raise ValueError(f"joint {j} {name}: got {V.num(v[i % v.size])}, valid range: "
+                             f"pos_min < pos_max (the other bound, {other}, is {V.num(o[i])})")
 
     # ------------------------------------------------------------ state
 
@@ -269,8 +269,8 @@ class Batch:
             bad = ~((s >= 0) & (s < L))
             if np.any(bad):
                 raise ValueError(f"{name}[..., {j}, 1]: AwAS-II pivot position s = "
-                                 f"{s[bad].flat[0]!r} m, valid range [0, L) with "
-                                 f"L = {np.broadcast_to(L, bad.shape)[bad].flat[0]!r} m")
+                                 f"{V.num(s[bad].flat[0])} m, valid range [0, L) with "
+                                 f"L = {V.num(np.broadcast_to(L, bad.shape)[bad].flat[0])} m")
 
     def _check_ff(self, tau_ff):
         for j, spec in enumerate(self.specs):

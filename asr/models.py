@@ -57,7 +57,7 @@ class ParamSpec:
             bad = v[~ok].flat[0] if v.ndim else v.item()
             unit = f" {self.unit}" if self.unit else ""
             raise ValueError(
-                f"{where}{self.name}: got {bad!r}, valid range {self.range_text}{unit}"
+                f"{where}{self.name}: got {V.num(bad)}, valid range {self.range_text}{unit}"
             )
         return v
 
@@ -456,22 +456,29 @@ def compliance(model, q, theta1, theta2=0.0, *, qd=0.0, theta1_d=0.0, theta2_d=0
                pstride, ffi.cast("asr_elastic_in*", ffi.from_buffer(inp)),
                ffi.cast("asr_elastic_out*", ffi.from_buffer(out, require_writable=True)))
     if st != lib.ASR_OK:
-        raise ValueError(f"compliance({model!r}): {status_text(st)}")
+        raise ValueError(f"compliance({model!r}): {status_text(st)} at point "
+                         f"{_first_bad(out, shape)} (q, theta1, theta2 and parameters there)")
     res = {k: np.ascontiguousarray(out[k]).reshape(shape) for k in
            ("tau1", "tau2", "stiffness", "damping", "load1", "load2", "defl1", "defl2", "clamped")}
     return Compliance(tau_link=np.asarray(res["tau1"] + res["tau2"]), **res)
+
+
+def _first_bad(out, shape):
+    """Index, in the broadcast shape, of the first point C marked bad (clamped = -1)."""
+    idx = int(np.argmax(out["clamped"] == -1))
+    return tuple(int(i) for i in np.unravel_index(idx, shape)) if shape else ()
 
 
 def _check_pivot(m, pivot, params, name):
     """AwAS-II's pivot (stiffness input) must lie in [0, L): at L the lever gain is singular."""
     if m.spec.name != "awas2":
         return
-    L = np.asarray(params.get("L", m.spec.param("L").default), dtype=np.float64)
+    L = m.spec.param("L").check(params.get("L", m.spec.param("L").default), "awas2.")
     bad = ~((pivot >= 0) & (pivot < L))
     if np.any(bad):
         value = np.broadcast_to(pivot, bad.shape)[bad].flat[0]
-        raise ValueError(f"{name}: AwAS-II pivot position s = {value!r} m, valid range [0, L) "
-                         f"with L = {np.broadcast_to(L, bad.shape)[bad].flat[0]!r} m")
+        raise ValueError(f"{name}: AwAS-II pivot position s = {V.num(value)} m, valid range "
+                         f"[0, L) with L = {V.num(np.broadcast_to(L, bad.shape)[bad].flat[0])} m")
 
 
 def reference_map(model, equilibrium, preset, **params):
@@ -495,7 +502,8 @@ def reference_map(model, equilibrium, preset, **params):
                pstride, ffi.from_buffer("double[]", eqb), ffi.from_buffer("double[]", prb),
                ffi.from_buffer("double[]", th1), ffi.from_buffer("double[]", th2))
     if st != lib.ASR_OK:
-        raise ValueError(f"reference_map({model!r}): {status_text(st)}")
+        raise ValueError(f"reference_map({model!r}): {status_text(st)}; equilibrium and preset "
+                         "must give finite motor angles")
     return th1.reshape(shape), th2.reshape(shape)
 
 

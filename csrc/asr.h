@@ -155,11 +155,15 @@ int asr_param_valid(const asr_param_spec* spec, double value);
 
 /* Evaluate a model at n points. params holds the model's own parameters (model->nparam values,
  * no common ones) of point m at params + m*pstride (pstride 0: one set shared by every point,
- * pstride = model->nparam: one row per point). in[n], out[n]. */
+ * pstride = model->nparam: one row per point). in[n], out[n]. Every point is evaluated; a point
+ * with a non-finite input (ASR_ERR_INPUT), a parameter out of range (ASR_ERR_RANGE), a failed
+ * callback or a non-finite result gets zero outputs and clamped = -1; the first such status is
+ * returned. */
 asr_status asr_compliance_eval(const asr_model_def* model, int n, const double* params,
                                int pstride, const asr_elastic_in* in, asr_elastic_out* out);
 
-/* Reference map at n points; params as in asr_compliance_eval. */
+/* Reference map at n points; params and bad points as in asr_compliance_eval (bad points get
+ * th1 = th2 = 0). */
 asr_status asr_reference_map_eval(const asr_model_def* model, int n, const double* params,
                                   int pstride, const double* eq, const double* preset,
                                   double* th1, double* th2);

@@ -175,6 +175,16 @@ asr_status asr_batch_set_param(asr_batch* b, int joint, int k, const double* val
         }
     }
     asr_joint_params* jp = &b->params[joint];
+    if (k == ASR_P_POS_MIN || k == ASR_P_POS_MAX) { /* the limits must stay ordered */
+        int other = k == ASR_P_POS_MIN ? ASR_P_POS_MAX : ASR_P_POS_MIN;
+        for (int i = 0; i < b->n_inst; ++i) {
+            double v = values[count > 1 ? i : 0], o = asr_param_at(jp, other, i);
+            if (!(k == ASR_P_POS_MIN ? v < o : o < v)) {
+                if (bad_index) *bad_index = count > 1 ? i : 0;
+                return ASR_ERR_RANGE;
+            }
+        }
+    }
     if (jp->count[k] != count) {
         double* grown = (double*)realloc(jp->values[k], (size_t)count * sizeof(double));
         if (!grown) return ASR_ERR_NOMEM;

@@ -16,6 +16,15 @@ static inline double asr_clamp(double x, double lo, double hi) {
 static inline double asr_sat(double x, double m) { return asr_clamp(x, -m, m); }
 static inline double asr_sign(double x) { return (double)((x > 0.0) - (x < 0.0)); }
 
+/* 1 if every v[k] is finite. x - x is 0 for finite x and NaN otherwise, so the sum flags any NaN
+ * or inf without branches (the loop vectorises) and without the overflow a sum of the values
+ * themselves could hit. */
+static inline int asr_all_finite(const double* v, int n) {
+    double acc = 0.0;
+    for (int k = 0; k < n; ++k) acc += v[k] - v[k];
+    return acc == 0.0;
+}
+
 /* Built-in model definitions (one file per family). */
 extern const asr_model_def asr_model_rigid;
 extern const asr_model_def asr_model_sea;

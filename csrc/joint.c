@@ -156,9 +156,10 @@ static double compliant_step(const asr_model_def* model, int mode, const double*
     double tau = el.tau1 + el.tau2;
     if (mode >= ASR_MODE_MOTOR_TORQUE) {
         double ff[2] = {0.0, 0.0};
-        if (model->nmotor == 1 && mode != ASR_MODE_MOTOR_TORQUE && tff != 0.0) {
-            /* seed 001 eq. 4: th_d = q_d + g(q_d)/K, tau_m = g(q_d) + PD */
-            target[0] += tff / el.kload1;
+        if (model->nmotor == 1 && mode != ASR_MODE_MOTOR_TORQUE) {
+            /* seed 001 eq. 4: th_d = q_d + g(q_d)/K, tau_m = g(q_d) + PD; a spring without
+             * stiffness (AwAS-II at pivot 0) cannot deliver it by deflection: no offset */
+            target[0] += el.kload1 > 0.0 ? tff / el.kload1 : 0.0;
             ff[0] = tff;
         }
         *rc = advance_motors(model, mode, p, s, q, qd, target, ff, dt, nsub, &el);
@@ -199,10 +200,7 @@ static asr_status joint_step(const asr_model_def* model, int mode, const double*
     s[ASR_F_TAU_FQ] = tau_fq;
     s[ASR_F_TAU_LINK] = tau_link;
     s[ASR_F_TAU_JOINT] = tau_link + in[4];
-    /* one sum is non-finite iff one of its terms is (or two infinities cancel into NaN) */
-    double check = s[ASR_F_TAU_JOINT] + s[ASR_F_TH1] + s[ASR_F_TH2] + s[ASR_F_TH1D] +
-                   s[ASR_F_TH2D] + s[ASR_F_STIFFNESS];
-    return isfinite(check) ? ASR_OK : ASR_ERR_NONFINITE;
+    return asr_all_finite(s, ASR_NFIELD) ? ASR_OK : ASR_ERR_NONFINITE;
 }
 
 /* Gather the parameters of joint j that differ per instance into p (the shared ones are set). */
@@ -238,10 +236,10 @@ asr_status asr_step_instances(asr_batch* b, int i0, int i1, const asr_step_input
             double v[5] = {in->q[x], in->qd[x], in->refs[2 * x], in->refs[2 * x + 1],
                            in->tau_ext ? in->tau_ext[x] : 0.0};
             double tff = in->tau_ff ? in->tau_ff[x] : 0.0;
-            double sum = v[0] + v[1] + v[2] + v[3] + v[4] + tff;
-            asr_status st = isfinite(sum) ? joint_step(model, mode, p, asr_joint_state(b, x), v,
-                                                       tff, in->dt, nsub)
-                                          : ASR_ERR_INPUT;
+            int ok = asr_all_finite(v, 5) && isfinite(tff);
+            asr_status st = ok ? joint_step(model, mode, p, asr_joint_state(b, x), v, tff,
+                                            in->dt, nsub)
+                               : ASR_ERR_INPUT;
             if (st != ASR_OK) {
                 freeze(b, i, j, st, step_index);
                 if (first == ASR_OK) first = st;

@@ -1,4 +1,5 @@
 /* models.c - the table of built-in compliance models and their pure-function evaluation. */
+#include <math.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -31,18 +32,43 @@ static asr_status callback_status(int rc) {
     return rc == ASR_ERR_RANGE ? ASR_ERR_RANGE : ASR_ERR_CALLBACK;
 }
 
+static int params_valid(const asr_model_def* model, const double* p) {
+    for (int k = 0; k < model->nparam; ++k) {
+        if (!asr_param_valid(&model->params[k], p[k])) return 0;
+    }
+    return 1;
+}
+
+static int elastic_out_finite(const asr_elastic_out* o) {
+    const double v[] = {o->tau1, o->tau2, o->stiffness, o->damping, o->load1, o->load2,
+                        o->kload1, o->kload2, o->cload1, o->cload2, o->defl1, o->defl2};
+    return asr_all_finite(v, (int)(sizeof(v) / sizeof(v[0])));
+}
+
+/* Every point is evaluated; a bad point (non-finite input, parameter out of range, failed or
+ * non-finite evaluation) gets zero outputs with clamped = -1, and the first such status is
+ * returned. */
 asr_status asr_compliance_eval(const asr_model_def* model, int n, const double* params,
                                int pstride, const asr_elastic_in* in, asr_elastic_out* out) {
     if (!model || !model->elastic || !in || !out || (model->nparam > 0 && !params)) {
         return ASR_ERR_NULL;
     }
-    if (n < 0 || pstride < 0) return ASR_ERR_RANGE;
+    if (n < 0 || pstride < 0 || (model->nparam > 0 && !model->params)) return ASR_ERR_RANGE;
+    asr_status first = ASR_OK;
     for (int m = 0; m < n; ++m) {
         const double* p = params ? params + (size_t)m * (size_t)pstride : NULL;
-        asr_status st = callback_status(model->elastic(model->user, p, &in[m], &out[m]));
-        if (st != ASR_OK) return st;
+        const double x[] = {in[m].q, in[m].qd, in[m].th1, in[m].th2, in[m].th1d, in[m].th2d};
+        asr_status st = !asr_all_finite(x, 6)             ? ASR_ERR_INPUT
+                        : !params_valid(model, p)      ? ASR_ERR_RANGE
+                        : callback_status(model->elastic(model->user, p, &in[m], &out[m]));
+        if (st == ASR_OK && !elastic_out_finite(&out[m])) st = ASR_ERR_NONFINITE;
+        if (st != ASR_OK) {
+            asr_elastic_out_zero(&out[m]);
+            out[m].clamped = -1;
+            if (first == ASR_OK) first = st;
+        }
     }
-    return ASR_OK;
+    return first;
 }
 
 asr_status asr_reference_map_eval(const asr_model_def* model, int n, const double* params,
@@ -52,12 +78,20 @@ asr_status asr_reference_map_eval(const asr_model_def* model, int n, const doubl
         (model->nparam > 0 && !params)) {
         return ASR_ERR_NULL;
     }
-    if (n < 0 || pstride < 0) return ASR_ERR_RANGE;
+    if (n < 0 || pstride < 0 || (model->nparam > 0 && !model->params)) return ASR_ERR_RANGE;
+    asr_status first = ASR_OK;
     for (int m = 0; m < n; ++m) {
         const double* p = params ? params + (size_t)m * (size_t)pstride : NULL;
+        const double x[] = {eq[m], preset[m]};
         asr_status st =
-            callback_status(model->refmap(model->user, p, eq[m], preset[m], &th1[m], &th2[m]));
-        if (st != ASR_OK) return st;
+            !asr_all_finite(x, 2)          ? ASR_ERR_INPUT
+            : !params_valid(model, p)   ? ASR_ERR_RANGE
+            : callback_status(model->refmap(model->user, p, eq[m], preset[m], &th1[m], &th2[m]));
+        if (st == ASR_OK && !(isfinite(th1[m]) && isfinite(th2[m]))) st = ASR_ERR_NONFINITE;
+        if (st != ASR_OK) {
+            th1[m] = th2[m] = 0.0;
+            if (first == ASR_OK) first = st;
+        }
     }
-    return ASR_OK;
+    return first;
 }

@@ -1,0 +1,93 @@
+"""Build the C core with the plain C test program tests/c/test_core.c twice, with the strict
+warning set and with AddressSanitizer + UndefinedBehaviorSanitizer, and run both builds."""
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import IN_CI
+
+ROOT = Path(__file__).resolve().parent.parent
+CSRC = ROOT / "csrc"
+TEST_C = ROOT / "tests" / "c" / "test_core.c"
+
+STRICT = ["-std=c11", "-Wall", "-Wextra", "-Wpedantic", "-Wmissing-prototypes", "-Werror",
+          "-ffp-contract=off"]
+SANITIZE = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer",
+            "-fno-sanitize-recover=all", "-g", "-O1"]
+SANITIZER_ENV = {"ASAN_OPTIONS": "detect_leaks=1",
+                 "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1"}
+SANITIZER_REPORT = re.compile(r"ERROR: (Address|Leak)Sanitizer|runtime error:|"
+                              r"UndefinedBehaviorSanitizer")
+SUMMARY = re.compile(r"^(\d+) passed, (\d+) failed$", re.MULTILINE)
+
+
+def _gcc():
+    gcc = shutil.which("gcc")
+    if gcc is None:
+        if IN_CI:
+            pytest.fail("gcc is required for the C core tests and is missing in CI")
+        pytest.skip("gcc not installed")
+    return gcc
+
+
+def _build(tmp_dir, name, extra):
+    sources = sorted(str(p) for p in CSRC.glob("*.c")) + [str(TEST_C)]
+    exe = Path(tmp_dir) / name
+    cmd = [_gcc(), *STRICT, *extra, "-I", str(CSRC), *sources, "-o", str(exe), "-lm",
+           "-lpthread"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    return exe, proc
+
+
+def _run(exe, env=None):
+    return subprocess.run([str(exe)], capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, **(env or {})))
+
+
+def _tail(text, n=4000):
+    return text[-n:]
+
+
+@pytest.fixture(scope="module")
+def strict_build(tmp_path_factory):
+    return _build(tmp_path_factory.mktemp("c_strict"), "test_core", ["-O2"])
+
+
+@pytest.fixture(scope="module")
+def sanitized_build(tmp_path_factory):
+    return _build(tmp_path_factory.mktemp("c_sanitized"), "test_core_asan", SANITIZE)
+
+
+def _assert_passed(proc):
+    m = SUMMARY.search(proc.stdout)
+    assert m is not None, f"no summary line; stdout:\n{_tail(proc.stdout)}\nstderr:\n" \
+                          f"{_tail(proc.stderr)}"
+    assert int(m.group(1)) > 1000, f"too few checks ran: {m.group(0)}"
+    assert m.group(2) == "0", f"{m.group(0)}; failures:\n{_tail(proc.stderr)}"
+    assert proc.returncode == 0, f"exit code {proc.returncode}\n{_tail(proc.stderr)}"
+
+
+def test_strict_warning_build_succeeds(strict_build):
+    exe, proc = strict_build
+    assert proc.returncode == 0, f"strict build failed:\n{_tail(proc.stderr)}"
+    assert proc.stderr.strip() == "", f"warnings:\n{_tail(proc.stderr)}"
+    assert exe.exists()
+
+
+def test_core_program_passes(strict_build):
+    exe, proc = strict_build
+    assert proc.returncode == 0, f"strict build failed:\n{_tail(proc.stderr)}"
+    _assert_passed(_run(exe))
+
+
+def test_core_program_passes_under_sanitizers(sanitized_build):
+    exe, proc = sanitized_build
+    assert proc.returncode == 0, f"sanitizer build failed:\n{_tail(proc.stderr)}"
+    run = _run(exe, SANITIZER_ENV)
+    report = SANITIZER_REPORT.search(run.stderr)
+    assert report is None, f"sanitizer report:\n{_tail(run.stderr[report.start():])}"
+    _assert_passed(run)
