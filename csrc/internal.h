@@ -16,13 +16,18 @@ static inline double asr_clamp(double x, double lo, double hi) {
 static inline double asr_sat(double x, double m) { return asr_clamp(x, -m, m); }
 static inline double asr_sign(double x) { return (double)((x > 0.0) - (x < 0.0)); }
 
-/* 1 if every v[k] is finite. x - x is 0 for finite x and NaN otherwise, so the sum flags any NaN
- * or inf without branches (the loop vectorises) and without the overflow a sum of the values
- * themselves could hit. */
+/* 1 if every v[k] is finite. x - x is exactly 0 for finite x and NaN for NaN or inf, so sums of
+ * such terms are 0 unless some v[k] is not finite (and cannot overflow, unlike a sum of the
+ * values). Four independent sums keep the dependent-add chain short: the compiler may not
+ * reorder floating-point adds by itself. */
 static inline int asr_all_finite(const double* v, int n) {
-    double acc = 0.0;
-    for (int k = 0; k < n; ++k) acc += v[k] - v[k];
-    return acc == 0.0;
+    double a[4] = {0.0, 0.0, 0.0, 0.0};
+    int k = 0;
+    for (; k + 4 <= n; k += 4) {
+        for (int l = 0; l < 4; ++l) a[l] += v[k + l] - v[k + l];
+    }
+    for (; k < n; ++k) a[0] += v[k] - v[k];
+    return (a[0] + a[1]) + (a[2] + a[3]) == 0.0;
 }
 
 /* Built-in model definitions (one file per family). */

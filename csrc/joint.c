@@ -70,16 +70,19 @@ static void motor_substep(const double* p, double* s, int m, int mode, int tick,
                                    target - *th, *v, ff, dt_ctrl, &s[ASR_F_INT1 + m])
                              : target;
     }
-    double gain, c_bemf, k_f;
+    double gain, c_bemf;
     double tau = drive_torque(p, *cmd, &gain, &c_bemf);
-    double tau_f = asr_friction(&s[ASR_F_W1 + m], *th, p[ASR_P_FRICTION], p[ASR_P_FRICTION_K], &k_f);
     /* a controller evaluated every sub-step is part of the implicit linearisation */
     double implicit = (position_loop && continuous) ? gain : 0.0;
-    double F = tau + load - tau_f - (p[ASR_P_MOTOR_D] + c_bemf) * *v;
-    double k = implicit * p[ASR_P_KP] + kload + k_f;
-    double c = p[ASR_P_MOTOR_D] + c_bemf + implicit * p[ASR_P_KD] + cload;
-    asr_motor_substep(th, v, h, p[ASR_P_MOTOR_J], F, k, c, p[ASR_P_VEL_MAX], p[ASR_P_POS_MIN],
-                      p[ASR_P_POS_MAX]);
+    asr_motor_step ms = {
+        p[ASR_P_MOTOR_J],
+        tau + load - (p[ASR_P_MOTOR_D] + c_bemf) * *v,
+        implicit * p[ASR_P_KP] + kload,
+        p[ASR_P_MOTOR_D] + c_bemf + implicit * p[ASR_P_KD] + cload,
+        p[ASR_P_VEL_MAX], p[ASR_P_POS_MIN], p[ASR_P_POS_MAX],
+        p[ASR_P_FRICTION], p[ASR_P_FRICTION_K],
+    };
+    double tau_f = asr_motor_substep(th, v, &s[ASR_F_W1 + m], h, &ms);
     s[ASR_F_TAU_M1 + m] = tau;
     s[ASR_F_TAU_F1 + m] = tau_f;
 }
@@ -180,7 +183,7 @@ static asr_status joint_step(const asr_model_def* model, int mode, const double*
                              const double in[5], double tff, double dt, int nsub) {
     double q = in[0], qd = in[1], r1 = in[2], r2 = in[3];
     int rc = 0;
-    double tau_link, k_fq;
+    double tau_link;
     s[ASR_F_Q] = q;
     s[ASR_F_QD] = qd;
     s[ASR_F_REF1] = r1;
@@ -194,8 +197,7 @@ static asr_status joint_step(const asr_model_def* model, int mode, const double*
         tau_link = compliant_step(model, mode, p, s, q, qd, r1, r2, tff, dt, nsub, &rc);
         if (rc) return callback_status(rc);
     }
-    double tau_fq =
-        asr_friction(&s[ASR_F_WQ], q, p[ASR_P_LINK_FRICTION], p[ASR_P_LINK_FRICTION_K], &k_fq);
+    double tau_fq = asr_friction(&s[ASR_F_WQ], q, p[ASR_P_LINK_FRICTION], p[ASR_P_LINK_FRICTION_K]);
     tau_link -= tau_fq;
     s[ASR_F_TAU_FQ] = tau_fq;
     s[ASR_F_TAU_LINK] = tau_link;

@@ -16,16 +16,12 @@
 
 #include "internal.h"
 
-/* Dahl / Hayward-Armstrong friction: the stick point w follows th at distance tau_fs/K at most;
- * tau_f = K (th - w), so |tau_f| <= tau_fs whatever the step. *k_f is its local stiffness
- * (K while sticking, 0 while sliding). */
-static inline double asr_friction(double* w, double th, double tau_fs, double K, double* k_f) {
-    double z = tau_fs / K;
-    double d = th - *w;
-    *w = th - asr_sat(d, z);
-    double r = th - *w;
-    *k_f = (fabs(d) < z) ? K : 0.0;
-    return K * r;
+/* Dahl / Hayward-Armstrong friction on a coordinate given from outside (the output shaft, whose
+ * angle the rigid-body engine integrates): the stick point w follows th at distance tau_fs/K at
+ * most; tau_f = K (th - w), so |tau_f| <= tau_fs whatever the step. */
+static inline double asr_friction(double* w, double th, double tau_fs, double K) {
+    *w = th - asr_sat(th - *w, tau_fs / K);
+    return K * (th - *w);
 }
 
 /* Voltage drive (seed 002): normalised command u -> dead zone and saturation -> voltage
@@ -39,7 +35,7 @@ static inline double asr_drive_voltage(double u, double dz, double vs, double* g
 
 /* One linearly implicit Euler sub-step of one motor; F the total torque at the current state,
  * k and c its local stiffness and damping. Applies the velocity and position limits. */
-static inline void asr_motor_substep(double* th, double* v, double h, double J, double F,
+static inline void asr_implicit_euler(double* th, double* v, double h, double J, double F,
                                      double k, double c, double vel_max, double pos_min,
                                      double pos_max) {
     double vn = *v + h * (F - h * k * *v) / (J + h * c + h * h * k);
@@ -50,6 +46,38 @@ static inline void asr_motor_substep(double* th, double* v, double h, double J, 
     vn = (tc > tn && vn < 0.0) || (tc < tn && vn > 0.0) ? 0.0 : vn;
     *th = tc;
     *v = vn;
+}
+
+/* Motor data of one sub-step: inertia, forces without friction, limits. */
+typedef struct asr_motor_step {
+    double J;                   /* inertia, kg m^2 */
+    double F;                   /* drive + load - damping torques at the current state, N m */
+    double k, c;                /* their local stiffness (N m/rad) and damping (N m s/rad) */
+    double vel_max, pos_min, pos_max;
+    double tau_fs, K;           /* static friction, N m; presliding stiffness, N m/rad */
+} asr_motor_step;
+
+/* One sub-step of a motor with stick-point friction treated implicitly, i.e. evaluated at the
+ * end of the step (backward Euler on a monotone friction law: no energy is created for any h).
+ * First try sticking (friction as the presliding spring K (th - w)); if the motor ends beyond
+ * the presliding band it slides, and the step is redone with friction at its limit against the
+ * slip, the stick point dragged behind. Returns the friction torque, |tau_f| <= tau_fs. */
+static inline double asr_motor_substep(double* th, double* v, double* w, double h,
+                                       const asr_motor_step* m) {
+    double th0 = *th, v0 = *v;
+    double z = m->tau_fs / m->K;
+    if (z > 0.0) {
+        asr_implicit_euler(th, v, h, m->J, m->F - m->K * (th0 - *w), m->k + m->K, m->c,
+                           m->vel_max, m->pos_min, m->pos_max);
+        if (fabs(*th - *w) <= z) return m->K * (*th - *w);
+    }
+    double slip = asr_sign(*th - *w);
+    *th = th0;
+    *v = v0;
+    asr_implicit_euler(th, v, h, m->J, m->F - m->tau_fs * slip, m->k, m->c, m->vel_max,
+                       m->pos_min, m->pos_max);
+    *w = *th - asr_sat(*th - *w, z);
+    return m->K * (*th - *w);
 }
 
 #endif
