@@ -40,6 +40,9 @@ extern const asr_model_def asr_model_qbmove_advanced;
 extern const asr_model_def asr_model_qbmove;
 
 /* Clear an elastic output to the "no spring" state. */
-void asr_elastic_out_zero(asr_elastic_out* out);
+static inline void asr_elastic_out_zero(asr_elastic_out* out) {
+    asr_elastic_out zero = {0};
+    *out = zero;
+}
 
 #endif

@@ -59,22 +59,38 @@ typedef struct asr_motor_step {
 
 /* One sub-step of a motor with stick-point friction treated implicitly, i.e. evaluated at the
  * end of the step (backward Euler on a monotone friction law: no energy is created for any h).
- * First try sticking (friction as the presliding spring K (th - w)); if the motor ends beyond
- * the presliding band it slides, and the step is redone with friction at its limit against the
- * slip, the stick point dragged behind. Returns the friction torque, |tau_f| <= tau_fs. */
+ * Sticking: friction is the presliding spring K (th+ - w), valid if the motor ends within the
+ * band |th+ - w| <= z = tau_fs/K. Sliding: friction is tau_fs against the slip s, valid if the
+ * motor ends beyond the band on that side, s (th+ - w) > z; the stick point is dragged behind.
+ * The end state is increasing in the friction force, so exactly one case is consistent. A motor
+ * that ended the last sub-step at the band edge most likely slides on: that case is tried
+ * first, the other only when it turns out inconsistent. Returns tau_f, |tau_f| <= tau_fs. */
 static inline double asr_motor_substep(double* th, double* v, double* w, double h,
                                        const asr_motor_step* m) {
     double th0 = *th, v0 = *v;
     double z = m->tau_fs / m->K;
-    if (z > 0.0) {
-        asr_implicit_euler(th, v, h, m->J, m->F - m->K * (th0 - *w), m->k + m->K, m->c,
-                           m->vel_max, m->pos_min, m->pos_max);
-        if (fabs(*th - *w) <= z) return m->K * (*th - *w);
+    double d0 = th0 - *w;
+    double s = asr_sign(d0);
+    int sliding = fabs(d0) >= z;
+    if (sliding) {
+        asr_implicit_euler(th, v, h, m->J, m->F - m->tau_fs * s, m->k, m->c, m->vel_max,
+                           m->pos_min, m->pos_max);
+        if (s * (*th - *w) > z || z == 0.0) {
+            *w = *th - s * z;
+            return m->K * (*th - *w);
+        }
+        *th = th0;
+        *v = v0;
     }
-    double slip = asr_sign(*th - *w);
+    asr_implicit_euler(th, v, h, m->J, m->F - m->K * d0, m->k + m->K, m->c, m->vel_max,
+                       m->pos_min, m->pos_max);
+    double d = *th - *w;
+    if (fabs(d) <= z) return m->K * d;
+    /* slides after all (it was sticking, or reversed within one sub-step) */
+    s = asr_sign(d);
     *th = th0;
     *v = v0;
-    asr_implicit_euler(th, v, h, m->J, m->F - m->tau_fs * slip, m->k, m->c, m->vel_max,
+    asr_implicit_euler(th, v, h, m->J, m->F - m->tau_fs * s, m->k, m->c, m->vel_max,
                        m->pos_min, m->pos_max);
     *w = *th - asr_sat(*th - *w, z);
     return m->K * (*th - *w);

@@ -65,8 +65,3 @@ int asr_param_valid(const asr_param_spec* spec, double v) {
     if (spec->integer && v != floor(v)) return 0;
     return 1;
 }
-
-void asr_elastic_out_zero(asr_elastic_out* out) {
-    asr_elastic_out zero = {0};
-    *out = zero;
-}

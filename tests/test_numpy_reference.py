@@ -1,0 +1,117 @@
+"""The NumPy reference of benchmarks/ agrees with the C core (so the benchmark compares like with
+like), and the core benchmark's main timing function runs and writes its figures."""
+import json
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import asr
+
+BENCH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks")
+sys.path.insert(0, BENCH)
+
+import bench_core  # noqa: E402
+from numpy_reference import DEFAULTS, QbmoveAdvancedMode6  # noqa: E402
+
+# Instances with different parameters: no friction / default friction / strong friction with a
+# bounded integral / a tight torque limit, a motor-coupling spring, a clamping spring, and
+# velocity and position limits that are reached.
+PARAMS = {
+    "friction": np.array([0.0, 0.02, 0.3, 0.05, 0.02]),
+    "tau_max": np.array([6.0, 0.3, 6.0, 1.0, 6.0]),
+    "kp": np.array([125.0, 80.0, 200.0, 125.0, 125.0]),
+    "ki": np.array([0.0, 0.0, 20.0, 50.0, 5.0]),
+    "i_max": np.array([np.inf, np.inf, 0.5, 0.02, np.inf]),
+    "kd": np.array([4.5, 2.0, 4.5, 6.0, 4.5]),
+    "kc": np.array([0.0, 0.0, 0.01, 0.0, 0.002]),
+    "max_def": np.array([0.8, 0.8, 0.8, 0.3, 0.8]),
+    "k2": np.array([0.0019, 0.0019, 0.003, 0.0019, 0.0019]),
+    "a1": np.array([8.9992, 8.9992, 8.9992, 7.0, 8.9992]),
+    "vel_max": np.array([np.inf, np.inf, np.inf, np.inf, 3.0]),
+    "pos_min": np.array([-np.inf, -np.inf, -np.inf, -np.inf, -0.2]),
+    "pos_max": np.array([np.inf, np.inf, np.inf, np.inf, 0.9]),
+}
+N = 5
+
+
+def _inputs(steps, dt):
+    t = np.arange(steps) * dt
+    refs = np.empty((steps, N, 2))
+    phase = np.linspace(0.0, 2.0, N)
+    refs[..., 0] = 0.6 * np.sin(2 * np.pi * 3.0 * t[:, None] + phase) + 0.5 * (t[:, None] > 0.2)
+    refs[..., 1] = np.linspace(0.1, 0.6, N)
+    q = 0.1 * np.sin(5.0 * t[:, None] + phase)
+    qd = 0.5 * np.cos(5.0 * t[:, None] + phase)
+    return refs, q, qd
+
+
+def _both(dt, max_substep, steps=400):
+    refs, q, qd = _inputs(steps, dt)
+    b = asr.Batch([asr.Joint("qbmove_advanced", 6, PARAMS)], N, max_substep=max_substep)
+    ref = QbmoveAdvancedMode6(N, max_substep=max_substep, **PARAMS)
+    b.reset(0.05, refs[0][:, None, :])
+    ref.reset(0.05, refs[0])
+    fields = ("tau_link", "th1", "th2", "th1d", "th2d", "tau_m1", "tau_m2", "tau_f1", "tau_f2",
+              "stiffness", "int1", "int2")
+    c = b.rollout(steps, dt, refs[:, :, None, :], q=q[:, :, None], qd=qd[:, :, None],
+                  record=fields)
+    c = {k: v[:, :, 0] for k, v in c.items()}
+    r = ref.rollout(steps, dt, refs, q=q, qd=qd,
+                    record=("tau_link", "th", "v", "tau_m", "tau_f", "stiffness", "integral"))
+    pairs = {
+        "tau_link": r["tau_link"], "stiffness": r["stiffness"],
+        "th1": r["th"][:, 0], "th2": r["th"][:, 1], "th1d": r["v"][:, 0], "th2d": r["v"][:, 1],
+        "tau_m1": r["tau_m"][:, 0], "tau_m2": r["tau_m"][:, 1],
+        "tau_f1": r["tau_f"][:, 0], "tau_f2": r["tau_f"][:, 1],
+        "int1": r["integral"][:, 0], "int2": r["integral"][:, 1],
+    }
+    return c, pairs
+
+
+def test_defaults_match_the_model_spec():
+    spec = asr.models()["qbmove_advanced"].defaults()
+    for name, value in DEFAULTS.items():
+        assert spec[name] == value, name
+
+
+@pytest.mark.parametrize("dt,max_substep", [(1e-3, 1e-3), (2.5e-3, 1e-3)])
+def test_numpy_reference_matches_core(dt, max_substep):
+    c, r = _both(dt, max_substep)
+    for name, ref in r.items():
+        scale = max(1.0, float(np.max(np.abs(ref))))
+        err = float(np.max(np.abs(c[name] - ref)))
+        assert err <= 1e-12 * scale, (name, err, scale)
+
+
+def test_reference_exercises_the_nonlinear_branches():
+    """The comparison above is only meaningful if the saturation, integral, friction and limit
+    branches are actually taken."""
+    c, _ = _both(1e-3, 1e-3)
+    tau_max = PARAMS["tau_max"]
+    assert np.any(np.abs(c["tau_m1"][:, 1]) == tau_max[1])          # torque saturation
+    saturated = np.abs(c["tau_m1"][1:, 2]) == tau_max[2]
+    frozen = np.diff(c["int1"][:, 2]) == 0.0
+    assert np.any(np.abs(c["int1"][:, 2]) > 0.0)                     # integral in use ...
+    assert np.any(saturated & frozen)                                # ... frozen while winding
+    assert np.any(np.isclose(np.abs(c["int1"][:, 3]) * PARAMS["ki"][3], PARAMS["i_max"][3],
+                             rtol=1e-12))                            # anti-windup bound
+    friction = np.abs(c["tau_f1"][:, 2])
+    assert np.any(np.isclose(friction, 0.3, rtol=1e-9))              # sliding friction ...
+    assert np.any(friction < 0.3 * (1 - 1e-6))                       # ... and sticking
+    assert np.any(np.abs(c["th1d"][:, 4]) == 3.0)                    # velocity limit
+    assert np.any(c["th1"][:, 4] == 0.9) and np.any(c["th2"][:, 4] == -0.2)  # stops
+
+
+def test_bench_core_smoke(tmp_path):
+    path = tmp_path / "core.json"
+    figures = bench_core.main(sizes=(8, 40), threads=(1, 2), target_s=0.01,
+                              numpy_target_s=0.01, reps=1, out=str(path), write=True, quiet=True)
+    on_disk = json.loads(path.read_text())
+    assert on_disk == figures
+    for n in (8, 40):
+        for key in (f"actuator_steps_per_s_n{n}_t1", f"actuator_steps_per_s_n{n}_t2",
+                    f"numpy_steps_per_s_n{n}", f"ratio_vs_numpy_n{n}", f"thread_speedup_n{n}"):
+            assert key in figures and figures[key] > 0, key
+    assert all(isinstance(v, (int, float)) for v in figures.values())
