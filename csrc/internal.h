@@ -30,6 +30,10 @@ static inline int asr_all_finite(const double* v, int n) {
     return (a[0] + a[1]) + (a[2] + a[3]) == 0.0;
 }
 
+/* Equilibrium-point map of agonistic-antagonistic models: th1 = eq + preset, th2 = eq - preset. */
+int asr_refmap_antagonistic(void* user, const double* p, double eq, double preset, double* th1,
+                            double* th2);
+
 /* Built-in model definitions (one file per family). */
 extern const asr_model_def asr_model_rigid;
 extern const asr_model_def asr_model_sea;

@@ -38,16 +38,7 @@ static int bavs_elastic(void* user, const double* p, const asr_elastic_in* in,
     return 0;
 }
 
-/* Antagonistic map in equilibrium-point coordinates: th1 = eq + preset, th2 = eq - preset. */
-static int bavs_refmap(void* user, const double* p, double eq, double preset, double* th1,
-                       double* th2) {
-    (void)user; (void)p;
-    *th1 = eq + preset;
-    *th2 = eq - preset;
-    return 0;
-}
-
 const asr_model_def asr_model_bavs = {
     "bavs", "DLR bidirectional antagonistic VSA (seed 000 eq. 5-6); map th = eq +/- preset",
-    2, 0, 5, bavs_params, 0, NULL, bavs_elastic, bavs_refmap, NULL,
+    2, 0, 5, bavs_params, 0, NULL, bavs_elastic, asr_refmap_antagonistic, NULL,
 };

@@ -52,18 +52,11 @@ static int qbmove_advanced_elastic(void* user, const double* p, const asr_elasti
     return 0;
 }
 
-static int antagonistic_refmap(void* user, const double* p, double eq, double preset,
-                               double* th1, double* th2) {
-    (void)user; (void)p;
-    *th1 = eq + preset;
-    *th2 = eq - preset;
-    return 0;
-}
-
 const asr_model_def asr_model_qbmove_advanced = {
     "qbmove_advanced",
     "qbmove Advanced agonistic-antagonistic VSA (seed 000); map th = eq +/- preset",
-    2, 0, 6, qbmove_advanced_params, 0, NULL, qbmove_advanced_elastic, antagonistic_refmap, NULL,
+    2, 0, 6, qbmove_advanced_params, 0, NULL, qbmove_advanced_elastic, asr_refmap_antagonistic,
+    NULL,
 };
 
 /* ---------------------------------------------------------------- qbmove (2015 plugin) */

@@ -14,6 +14,14 @@ static const asr_model_def* const builtin[] = {
 
 int asr_model_count(void) { return NBUILTIN; }
 
+int asr_refmap_antagonistic(void* user, const double* p, double eq, double preset, double* th1,
+                            double* th2) {
+    (void)user; (void)p;
+    *th1 = eq + preset;
+    *th2 = eq - preset;
+    return 0;
+}
+
 const asr_model_def* asr_model_get(int index) {
     return (index >= 0 && index < NBUILTIN) ? builtin[index] : NULL;
 }
