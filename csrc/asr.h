@@ -174,20 +174,14 @@ asr_status asr_reference_map_eval(const asr_model_def* model, int n, const doubl
  * instance i, joint j at state[(i*n_joint + j)*ASR_NFIELD + k], so one joint's state is one
  * contiguous record. asr_state_field_name/_doc give the names and docs. */
 typedef enum asr_field {
-    ASR_F_Q = 0,                /* link angle seen by the last step, rad */
-    ASR_F_QD,                   /* link velocity seen by the last step, rad/s */
-    ASR_F_REF1,                 /* first reference of the last step (unit per mode) */
-    ASR_F_REF2,                 /* second reference of the last step (unit per mode) */
+    /* computed by the step: checked for NaN/inf after every step */
+    ASR_F_TAU_JOINT = 0,        /* tau_link + tau_ext: what the rigid-body engine applies, N m */
     ASR_F_TAU_LINK,             /* actuator torque on the link, N m */
-    ASR_F_TAU_EXT,              /* external link torque of the last step, N m */
-    ASR_F_TAU_JOINT,            /* tau_link + tau_ext: what the rigid-body engine applies, N m */
     ASR_F_STIFFNESS,            /* -d tau_link / dq, N m/rad */
     ASR_F_TAU_EL1,              /* elastic torque of spring 1 on the link, N m */
     ASR_F_TAU_EL2,              /* elastic torque of spring 2 on the link, N m */
     ASR_F_DEFL1,                /* deflection of spring 1 (clamped), rad */
     ASR_F_DEFL2,                /* deflection of spring 2 (clamped), rad */
-    ASR_F_CLAMPED,              /* springs at their deflection limit in the last step (0, 1, 2) */
-    ASR_F_CLAMP_STEPS,          /* steps since reset with at least one spring clamped */
     ASR_F_TH1,                  /* motor 1 angle, rad */
     ASR_F_TH2,                  /* motor 2 angle (adjuster models: stiffness input), rad or m */
     ASR_F_TH1D,                 /* motor 1 velocity, rad/s */
@@ -206,6 +200,15 @@ typedef enum asr_field {
     ASR_F_CMD1,                 /* motor 1 controller output held between ticks */
     ASR_F_CMD2,                 /* motor 2 controller output held between ticks */
     ASR_F_CTRL_TIMER,           /* time until the next controller tick, s */
+    ASR_NCHECKED,               /* number of checked fields; the rest are copies of checked
+                                 * inputs and counters */
+    ASR_F_Q = ASR_NCHECKED,     /* link angle seen by the last step, rad */
+    ASR_F_QD,                   /* link velocity seen by the last step, rad/s */
+    ASR_F_REF1,                 /* first reference of the last step (unit per mode) */
+    ASR_F_REF2,                 /* second reference of the last step (unit per mode) */
+    ASR_F_TAU_EXT,              /* external link torque of the last step, N m */
+    ASR_F_CLAMPED,              /* springs at their deflection limit in the last step (0, 1, 2) */
+    ASR_F_CLAMP_STEPS,          /* steps since reset with at least one spring clamped */
     ASR_NFIELD
 } asr_field;
 

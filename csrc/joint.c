@@ -30,6 +30,7 @@ static asr_status callback_status(int rc) {
  * frozen while the output saturates in the direction of the error (conditional integration). */
 static double pid(double kp, double ki, double kd, double i_max, double u_max, double e, double v,
                   double ff, double dt, double* integral) {
+    if (ki == 0.0) return kp * e - kd * v + ff; /* no integral action: nothing to wind up */
     double i_lim = (ki > 0.0) ? i_max / ki : 0.0;
     double i_new = asr_sat(*integral + e * dt, i_lim);
     double u = kp * e + ki * i_new - kd * v + ff;
@@ -202,7 +203,7 @@ static asr_status joint_step(const asr_model_def* model, int mode, const double*
     s[ASR_F_TAU_FQ] = tau_fq;
     s[ASR_F_TAU_LINK] = tau_link;
     s[ASR_F_TAU_JOINT] = tau_link + in[4];
-    return asr_all_finite(s, ASR_NFIELD) ? ASR_OK : ASR_ERR_NONFINITE;
+    return asr_all_finite(s, ASR_NCHECKED) ? ASR_OK : ASR_ERR_NONFINITE;
 }
 
 /* Gather the parameters of joint j that differ per instance into p (the shared ones are set). */
