@@ -120,7 +120,7 @@ def _fmt_rate(x):
     return f"{x / 1e6:10.2f} M"
 
 
-def main(sizes=(64, 1000, 100000), threads=(1, 2), target_s=0.5, numpy_target_s=0.3, reps=3,
+def main(sizes=(64, 1000, 100000), threads=(1, 2), target_s=0.5, numpy_target_s=0.3, reps=5,
          out=DEFAULT_OUT, write=True, quiet=False):
     """Run the benchmark; returns the flat {figure_name: number} dict (also written to `out`
     when `write`)."""
@@ -202,7 +202,7 @@ def _cli(argv=None):
     ap.add_argument("--sizes", type=int, nargs="+", default=[64, 1000, 100000])
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--target-s", type=float, default=0.5, help="seconds per C timing")
-    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--out", default=DEFAULT_OUT)
     a = ap.parse_args(argv)
     main(sizes=tuple(a.sizes), threads=tuple(a.threads), target_s=a.target_s, reps=a.reps,
