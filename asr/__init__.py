@@ -13,11 +13,13 @@ from asr.batch import FIELD_DOCS, FIELDS, MODES, Batch, Joint
 from asr.errors import SimulationError
 from asr.models import (Compliance, ModelSpec, ParamSpec, compliance, models, reference_map,
                         register_model, unregister_model)
+from asr.robot import Robot, RobotJoint, load_robot
+from asr.sim import Sim
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Batch", "Joint", "FIELDS", "FIELD_DOCS", "MODES", "SimulationError", "Compliance",
     "ModelSpec", "ParamSpec", "compliance", "models", "reference_map", "register_model",
-    "unregister_model", "__version__",
+    "unregister_model", "Robot", "RobotJoint", "load_robot", "Sim", "__version__",
 ]

@@ -22,6 +22,7 @@ SOURCES = [
     "joint.c",
     "batch.c",
     "threads.c",
+    "engine.c",
 ]
 
 # Python-implemented compliance models are called from C through these trampolines.

@@ -279,4 +279,37 @@ asr_status asr_batch_rollout(asr_batch* b, int nstep, double dt,
 /* Number of steps taken since the last reset. */
 long long asr_batch_step_count(const asr_batch* b);
 
+/* ------------------------------------------------------------------ rigid-body engine coupling */
+
+/* One of the engine's step halves, e.g. MuJoCo's mj_step1 and mj_step2 (model, data). The core
+ * needs only these two functions and pointers into the engine's arrays, so it does not compile
+ * against any engine version. */
+typedef void (*asr_engine_fn)(const void* model, void* data);
+
+/* An engine with one model and one data per instance (several instances may share a model). */
+typedef struct asr_engine {
+    asr_engine_fn step1;        /* positions and velocities ready; applied forces may change */
+    asr_engine_fn step2;        /* integrates with the applied forces */
+    const void* const* model;   /* n_inst engine models */
+    void* const* data;          /* n_inst engine data, one per instance */
+    double* const* qpos;        /* n_inst pointers to each data's generalized positions */
+    double* const* qvel;        /* n_inst pointers to each data's generalized velocities */
+    double* const* qfrc;        /* n_inst pointers to each data's applied generalized forces */
+    const int* qpos_adr;        /* n_joint: index of joint j's angle in qpos, rad */
+    const int* dof_adr;         /* n_joint: index of joint j's velocity / force in qvel, qfrc */
+} asr_engine;
+
+/* nstep coupled steps of length dt (the engine's own time step): for every instance and step,
+ * step1 -> link state of the actuated joints -> actuator step -> joint torques written into
+ * qfrc[dof_adr] (the other entries are left to the caller) -> step2. refs holds the reference
+ * of instance i at step t at refs + i*stride_refs_i + t*stride_refs_t (+ j*2 + r), tau_ext likewise
+ * (may be NULL). Fields record_fields[nrecord] are copied after every step into
+ * record[((r * n_inst + i) * nstep + t) * n_joint + j]. Each thread runs whole instances over all
+ * steps, so results do not depend on the thread count. */
+asr_status asr_batch_rollout_engine(asr_batch* b, const asr_engine* engine, int nstep, double dt,
+                                    const double* refs, long long stride_refs_i,
+                                    long long stride_refs_t, const double* tau_ext,
+                                    long long stride_ext_i, long long stride_ext_t,
+                                    int nrecord, const int* record_fields, double* record);
+
 #endif

@@ -1,0 +1,301 @@
+"""Whole robots: MuJoCo integrates the links, asr's C core the actuators, many instances at once.
+
+For every instance and step: mj_step1 -> actuator update from the link state -> joint torques
+into qfrc_applied -> mj_step2, all in C over native threads with the GIL released. The core is
+given only the addresses of mj_step1 / mj_step2 and of each instance's qpos, qvel and
+qfrc_applied, so it does not compile against a MuJoCo version, and no global MuJoCo callback is
+installed (several robots can run in one process).
+
+Coupling error: the actuator torque of a step is computed from the state at its start and held
+over the step (explicit coupling); MuJoCo's Euler step then integrates the links. The error is
+first order in the time step, like MuJoCo's own Euler integrator, and grows with the spring
+stiffness: a spring of stiffness k on a link of inertia I is integrated stably while
+dt < 2 / sqrt(k / I) and accurately well below it. Choose the MJCF timestep accordingly.
+"""
+import ctypes
+import glob
+import os
+
+
+import numpy as np
+
+from asr import _validate as V
+from asr._ffi import ffi, lib
+from asr.batch import FIELDS, ON_ERROR, Batch
+from asr.errors import SimulationError
+from asr.robot import Robot, joint_addresses, load_robot
+
+DEFAULT_RECORD = ("q", "qd", "th1", "th2", "tau_joint", "stiffness")
+
+# MuJoCo model fields a sweep may vary per instance: {field: the object kind it is indexed by}.
+MUJOCO_FIELDS = {
+    "body_mass": "body",
+    "dof_damping": "joint",
+    "dof_frictionloss": "joint",
+    "geom_friction": "geom",
+}
+
+
+def _mujoco():
+    try:
+        import mujoco
+    except ImportError as exc:  # pragma: no cover - mujoco is a dependency
+        raise ImportError("asr.Sim needs the mujoco package (pip install mujoco)") from exc
+    return mujoco
+
+
+_STEP_FNS = {}
+
+
+def _step_functions():
+    """Addresses of mj_step1 and mj_step2 in the libmujoco the Python bindings loaded."""
+    if not _STEP_FNS:
+        mujoco = _mujoco()
+        folder = os.path.dirname(mujoco.__file__)
+        libs = sorted(glob.glob(os.path.join(folder, "libmujoco*")))
+        if not libs:
+            raise ImportError(f"no libmujoco shared library next to the mujoco package in {folder}")
+        handle = ctypes.CDLL(libs[0])  # already loaded by the bindings: the same library
+        for name in ("mj_step1", "mj_step2"):
+            _STEP_FNS[name] = ffi.cast("asr_engine_fn", ctypes.cast(getattr(handle, name),
+                                                                     ctypes.c_void_p).value)
+        _STEP_FNS["handle"] = handle
+    return _STEP_FNS["mj_step1"], _STEP_FNS["mj_step2"]
+
+
+class Sim:
+    """N instances of a robot: MuJoCo links + asr actuators.
+
+    robot: an asr.Robot or a robot name (see asr.load_robot). n_instances: N.
+    params: {joint name or index: {asr parameter: scalar or (N,) array}} on top of the robot's.
+    mujoco_params: {field: {object name: scalar or (N,) array}} for the MuJoCo model fields in
+        MUJOCO_FIELDS (body_mass kg, dof_damping N m s/rad, dof_frictionloss N m, geom_friction
+        (3,) or (N, 3)); instances then get their own model copies.
+    threads, max_substep: as for asr.Batch.
+    """
+
+    def __init__(self, robot, n_instances=1, *, params=None, mujoco_params=None, threads=1,
+                 max_substep=1e-3, variant=None):
+        mujoco = _mujoco()
+        self.robot = robot if isinstance(robot, Robot) else load_robot(robot, variant)
+        self.n_instances = V.positive_int(n_instances, "n_instances", hi=2**31 - 1)
+        base = self.robot.mj_model()
+        self.dt = float(base.opt.timestep)
+        if int(base.opt.integrator) not in (int(mujoco.mjtIntegrator.mjINT_EULER),
+                                            int(mujoco.mjtIntegrator.mjINT_IMPLICITFAST)):
+            raise ValueError(f"{self.robot.mjcf}: integrator must be Euler or implicitfast (the "
+                             "mj_step1/mj_step2 split integrates with those only)")
+        self.qpos_adr, self.dof_adr = joint_addresses(base, self.robot.joint_names,
+                                                      self.robot.mjcf)
+        self.models = self._models(base, mujoco_params or {})
+        self.datas = [mujoco.MjData(m) for m in self.models]
+        self.batch = Batch([j.joint() for j in self.robot.joints], self.n_instances,
+                           threads=threads, max_substep=max_substep)
+        for joint, values in (params or {}).items():
+            self.batch.set_params(self._joint_index(joint), **values)
+        self._engine = self._engine_struct()
+        self.reset()
+
+    # ------------------------------------------------------------ set-up
+
+    @property
+    def n_joints(self):
+        return len(self.robot.joints)
+
+    def _joint_index(self, joint):
+        names = self.robot.joint_names
+        if isinstance(joint, str):
+            if joint not in names:
+                raise ValueError(f"params: unknown joint {joint!r}; actuated joints: "
+                                 f"{', '.join(names)}")
+            return names.index(joint)
+        return V.positive_int(joint, "params joint index", lo=0, hi=len(names) - 1)
+
+    def _models(self, base, mujoco_params):
+        """One shared model, or one copy per instance when a field varies per instance."""
+        mujoco = _mujoco()
+        per_instance = []
+        for field, values in mujoco_params.items():
+            if field not in MUJOCO_FIELDS:
+                raise ValueError(f"mujoco_params: unknown field {field!r}; valid: "
+                                 f"{', '.join(MUJOCO_FIELDS)}")
+            kind = MUJOCO_FIELDS[field]
+            for obj, value in values.items():
+                k = mujoco.mj_name2id(base, getattr(mujoco.mjtObj, f"mjOBJ_{kind.upper()}"), obj)
+                if k < 0:
+                    raise ValueError(f"mujoco_params[{field!r}]: no {kind} named {obj!r} in "
+                                     f"{self.robot.mjcf}")
+                index = int(base.jnt_dofadr[k]) if kind == "joint" else k
+                arr = V.finite_array(value, f"mujoco_params[{field!r}][{obj!r}]")
+                if np.any(arr < 0):
+                    raise ValueError(f"mujoco_params[{field!r}][{obj!r}]: got {V.num(arr.min())}, "
+                                     "valid range [0, inf)")
+                width = getattr(base, field).shape[1] if getattr(base, field).ndim > 1 else 0
+                shared_shape = (width,) if width else ()
+                if arr.shape == shared_shape:
+                    getattr(base, field)[index] = arr
+                elif arr.shape == (self.n_instances,) + shared_shape:
+                    per_instance.append((field, index, arr))
+                else:
+                    raise ValueError(f"mujoco_params[{field!r}][{obj!r}]: expected shape "
+                                     f"{shared_shape} or {(self.n_instances,) + shared_shape}, "
+                                     f"got {arr.shape}")
+        if not per_instance:
+            return [base] * self.n_instances
+        models = []
+        for i in range(self.n_instances):
+            m = base.__copy__()
+            for field, index, arr in per_instance:
+                getattr(m, field)[index] = arr[i]
+            models.append(m)
+        return models
+
+    def _engine_struct(self):
+        step1, step2 = _step_functions()
+        n = self.n_instances
+        keep = self._keep = []
+
+        def table(ctype, values):
+            arr = ffi.new(f"{ctype}[]", values)
+            keep.append(arr)
+            return arr
+
+        e = ffi.new("asr_engine*")
+        keep.append(e)
+        e.step1, e.step2 = step1, step2
+        e.model = table("void*", [ffi.cast("void*", m._address) for m in self.models])
+        e.data = table("void*", [ffi.cast("void*", d._address) for d in self.datas])
+        e.qpos = table("double*", [ffi.cast("double*", d.qpos.ctypes.data) for d in self.datas])
+        e.qvel = table("double*", [ffi.cast("double*", d.qvel.ctypes.data) for d in self.datas])
+        e.qfrc = table("double*", [ffi.cast("double*", d.qfrc_applied.ctypes.data)
+                                   for d in self.datas])
+        e.qpos_adr = table("int", self.qpos_adr)
+        e.dof_adr = table("int", self.dof_adr)
+        assert n == len(self.datas)
+        return e
+
+    # ------------------------------------------------------------ state
+
+    def reset(self, q0=None, refs=None):
+        """Reset MuJoCo and the actuators. q0: link angles (N, J) or (J,), rad (default: the
+        robot's initial q, else the model's qpos0); refs: (N, J, 2) or (J, 2) references that
+        place the motors (default: the robot's initial refs, else zero deflection)."""
+        mujoco = _mujoco()
+        shape = (self.n_instances, self.n_joints)
+        if q0 is None and self.robot.initial_q is not None:
+            q0 = self.robot.initial_q
+        if refs is None and self.robot.initial_refs is not None:
+            refs = self.robot.initial_refs
+        q = None if q0 is None else V.broadcast_input(q0, "q0", shape)
+        for i, (m, d) in enumerate(zip(self.models, self.datas)):
+            mujoco.mj_resetData(m, d)
+            if q is not None:
+                d.qpos[self.qpos_adr] = q[i]
+            mujoco.mj_forward(m, d)
+        self.batch.reset(self.q, refs)
+        self._warnings = self._bad_qacc()
+
+    @property
+    def q(self):
+        """Link angles of the actuated joints, (N, J), rad (a copy)."""
+        return np.array([d.qpos[self.qpos_adr] for d in self.datas])
+
+    @property
+    def qd(self):
+        """Link velocities of the actuated joints, (N, J), rad/s (a copy)."""
+        return np.array([d.qvel[self.dof_adr] for d in self.datas])
+
+    @property
+    def time(self):
+        """Simulated time of instance 0, s."""
+        return float(self.datas[0].time)
+
+    def _bad_qacc(self):
+        mujoco = _mujoco()
+        k = int(mujoco.mjtWarning.mjWARN_BADQACC)
+        return np.array([d.warning[k].number for d in self.datas])
+
+    # ------------------------------------------------------------ stepping
+
+    def rollout(self, steps, refs, *, tau_ext=None, every=1, record=DEFAULT_RECORD,
+                on_error="raise"):
+        """Simulate `steps` steps of the MJCF timestep.
+
+        refs: (N, steps, J, 2) per step, (N, J, 2) or (J, 2) held, or a callable
+            refs(sim, t) -> (N, J, 2) evaluated in Python every `every` steps (t: step index).
+        tau_ext: None, (N, J) held or (N, steps, J) external link torques, N m.
+        record: state fields recorded after every step. Returns {field: (N, steps, J)}.
+        """
+        if on_error not in ON_ERROR:
+            raise ValueError(f"on_error: got {on_error!r}, valid: {ON_ERROR}")
+        steps = V.positive_int(steps, "steps", hi=2**31 - 1)
+        record = (record,) if isinstance(record, str) else tuple(record)
+        for f in record:
+            if f not in FIELDS:
+                raise ValueError(f"record: unknown state field {f!r}; valid: {', '.join(FIELDS)}")
+        n, nj = self.n_instances, self.n_joints
+        out = np.empty((len(record), n, steps, nj))
+        ext = None if tau_ext is None else self._per_step(tau_ext, "tau_ext", steps, ())
+        if callable(refs):
+            every = V.positive_int(every, "every")
+            for t0 in range(0, steps, every):
+                k = min(every, steps - t0)
+                r = V.broadcast_input(refs(self, t0), "refs(sim, t)", (n, nj, 2))
+                self._run(k, r, 0, None if ext is None else ext[0][:, t0:] if ext[1] else ext[0],
+                          ext[1] if ext else 0, record, out[:, :, t0:t0 + k], on_error)
+        else:
+            r, stride_t = self._per_step(refs, "refs", steps, (2,))
+            self._run(steps, r, stride_t, None if ext is None else ext[0],
+                      ext[1] if ext else 0, record, out, on_error)
+        return {f: out[k] for k, f in enumerate(record)}
+
+    def step(self, refs, *, tau_ext=None, record=DEFAULT_RECORD, on_error="raise"):
+        """One step; returns {field: (N, J)} after it."""
+        res = self.rollout(1, refs, tau_ext=tau_ext, record=record, on_error=on_error)
+        return {f: v[:, 0] for f, v in res.items()}
+
+    def _per_step(self, value, name, steps, tail):
+        """(array, time stride in doubles): (N, steps, J, *tail) per step or held (N, J, *tail)."""
+        n, nj = self.n_instances, self.n_joints
+        arr = V.real_array(value, name)
+        full = (n, steps, nj) + tail
+        if arr.ndim == len(full):
+            return V.finite_array(arr, name, full), nj * int(np.prod(tail, dtype=int))
+        return V.broadcast_input(arr, name, (n, nj) + tail), 0
+
+    def _run(self, steps, refs, stride_t, ext, ext_stride_t, record, out, on_error):
+        """One C rollout of `steps` steps writing into out (nrecord, N, steps, J) (maybe a view
+        of a longer record: copied back when not contiguous)."""
+        n, nj = self.n_instances, self.n_joints
+        self.batch._check_refs(refs if stride_t == 0 else refs.reshape(-1, nj, 2), "refs")
+        self.batch._check_dt(self.dt)
+        stride_i = refs[0].size if refs.ndim else 0
+        buf = out if out.flags.c_contiguous else np.empty(out.shape)
+        idx = np.array([FIELDS.index(f) for f in record] or [0], dtype=np.intc)
+        ext_i = 0 if ext is None else ext[0].size
+        if ext is not None and not ext.flags.c_contiguous:
+            ext = np.ascontiguousarray(ext)
+        before = self._bad_qacc()
+        st = lib.asr_batch_rollout_engine(
+            self.batch._b, self._engine, steps, self.dt, ffi.from_buffer("double[]", refs),
+            stride_i, stride_t, ffi.NULL if ext is None else ffi.from_buffer("double[]", ext),
+            ext_i, ext_stride_t, len(record), ffi.from_buffer("int[]", idx),
+            ffi.from_buffer("double[]", buf, require_writable=True) if record else ffi.NULL)
+        if buf is not out:
+            out[...] = buf
+        self.batch._after_run(st, on_error)
+        self._check_mujoco(before, steps, on_error)
+
+    def _check_mujoco(self, before, steps, on_error):
+        """MuJoCo resets an instance whose accelerations blow up (and warns): report it."""
+        bad = np.flatnonzero(self._bad_qacc() > before)
+        if bad.size and on_error == "raise":
+            i = int(bad[0])
+            end = self.batch.step_count
+            raise SimulationError(i, -1, end - steps, lib.ASR_ERR_NONFINITE, more=bad.size - 1) \
+                from RuntimeError(f"MuJoCo reported unstable accelerations for instance {i} "
+                                  f"within steps {end - steps}..{end - 1} and reset it; lower "
+                                  "the timestep or the stiffness")
+
+
+__all__ = ["Sim", "MUJOCO_FIELDS"]
