@@ -217,13 +217,15 @@ class Sim:
 
     # ------------------------------------------------------------ stepping
 
-    def rollout(self, steps, refs, *, tau_ext=None, every=1, record=DEFAULT_RECORD,
-                on_error="raise"):
+    def rollout(self, steps, refs, *, tau_ext=None, tau_ff=None, every=1,
+                record=DEFAULT_RECORD, on_error="raise"):
         """Simulate `steps` steps of the MJCF timestep.
 
         refs: (N, steps, J, 2) per step, (N, J, 2) or (J, 2) held, or a callable
             refs(sim, t) -> (N, J, 2) evaluated in Python every `every` steps (t: step index).
-        tau_ext: None, (N, J) held or (N, steps, J) external link torques, N m.
+        tau_ext: external link torques, tau_ff: feed-forward motor torques (gravity compensation
+            of single-motor joints in modes 5-6, seed 001 eq. 4); each None, (N, J) held or
+            (N, steps, J), N m.
         record: state fields recorded after every step. Returns {field: (N, steps, J)}.
         """
         if on_error not in ON_ERROR:
@@ -236,22 +238,25 @@ class Sim:
         n, nj = self.n_instances, self.n_joints
         out = np.empty((len(record), n, steps, nj))
         ext = None if tau_ext is None else self._per_step(tau_ext, "tau_ext", steps, ())
+        ff = None if tau_ff is None else self._per_step(tau_ff, "tau_ff", steps, ())
+        if ff is not None:
+            self.batch._check_ff(ff[0].reshape(-1, nj))
         if callable(refs):
             every = V.positive_int(every, "every")
             for t0 in range(0, steps, every):
                 k = min(every, steps - t0)
                 r = V.broadcast_input(refs(self, t0), "refs(sim, t)", (n, nj, 2))
-                self._run(k, r, 0, None if ext is None else ext[0][:, t0:] if ext[1] else ext[0],
-                          ext[1] if ext else 0, record, out[:, :, t0:t0 + k], on_error)
+                self._run(k, (r, 0), _window(ext, t0), _window(ff, t0), record,
+                          out[:, :, t0:t0 + k], on_error)
         else:
-            r, stride_t = self._per_step(refs, "refs", steps, (2,))
-            self._run(steps, r, stride_t, None if ext is None else ext[0],
-                      ext[1] if ext else 0, record, out, on_error)
+            self._run(steps, self._per_step(refs, "refs", steps, (2,)), ext, ff, record, out,
+                      on_error)
         return {f: out[k] for k, f in enumerate(record)}
 
-    def step(self, refs, *, tau_ext=None, record=DEFAULT_RECORD, on_error="raise"):
+    def step(self, refs, *, tau_ext=None, tau_ff=None, record=DEFAULT_RECORD, on_error="raise"):
         """One step; returns {field: (N, J)} after it."""
-        res = self.rollout(1, refs, tau_ext=tau_ext, record=record, on_error=on_error)
+        res = self.rollout(1, refs, tau_ext=tau_ext, tau_ff=tau_ff, record=record,
+                           on_error=on_error)
         return {f: v[:, 0] for f, v in res.items()}
 
     def _per_step(self, value, name, steps, tail):
@@ -263,23 +268,20 @@ class Sim:
             return V.finite_array(arr, name, full), nj * int(np.prod(tail, dtype=int))
         return V.broadcast_input(arr, name, (n, nj) + tail), 0
 
-    def _run(self, steps, refs, stride_t, ext, ext_stride_t, record, out, on_error):
+    def _run(self, steps, refs, ext, ff, record, out, on_error):
         """One C rollout of `steps` steps writing into out (nrecord, N, steps, J) (maybe a view
-        of a longer record: copied back when not contiguous)."""
-        n, nj = self.n_instances, self.n_joints
-        self.batch._check_refs(refs if stride_t == 0 else refs.reshape(-1, nj, 2), "refs")
+        of a longer record: copied back when not contiguous). refs, ext, ff: (array, stride_t)
+        from _per_step (ext and ff may be None)."""
+        nj = self.n_joints
+        self.batch._check_refs(refs[0].reshape(-1, nj, 2), "refs")
         self.batch._check_dt(self.dt)
-        stride_i = refs[0].size if refs.ndim else 0
         buf = out if out.flags.c_contiguous else np.empty(out.shape)
         idx = np.array([FIELDS.index(f) for f in record] or [0], dtype=np.intc)
-        ext_i = 0 if ext is None else ext[0].size
-        if ext is not None and not ext.flags.c_contiguous:
-            ext = np.ascontiguousarray(ext)
+        keep = []
         before = self._bad_qacc()
         st = lib.asr_batch_rollout_engine(
-            self.batch._b, self._engine, steps, self.dt, ffi.from_buffer("double[]", refs),
-            stride_i, stride_t, ffi.NULL if ext is None else ffi.from_buffer("double[]", ext),
-            ext_i, ext_stride_t, len(record), ffi.from_buffer("int[]", idx),
+            self.batch._b, self._engine, steps, self.dt, _series(refs, keep),
+            _series(ext, keep), _series(ff, keep), len(record), ffi.from_buffer("int[]", idx),
             ffi.from_buffer("double[]", buf, require_writable=True) if record else ffi.NULL)
         if buf is not out:
             out[...] = buf
@@ -296,6 +298,26 @@ class Sim:
                 from RuntimeError(f"MuJoCo reported unstable accelerations for instance {i} "
                                   f"within steps {end - steps}..{end - 1} and reset it; lower "
                                   "the timestep or the stiffness")
+
+
+def _window(series, t0):
+    """A per-step series from step t0 on (held series unchanged)."""
+    if series is None or series[1] == 0:
+        return series
+    return np.ascontiguousarray(series[0][:, t0:]), series[1]
+
+
+def _series(series, keep):
+    """An asr_series for (array, stride_t) or None; keeps the buffer alive in `keep`."""
+    s = ffi.new("asr_series*")
+    if series is not None:
+        arr, stride_t = series
+        buf = ffi.from_buffer("double[]", arr)
+        keep.append(buf)
+        s.data = buf
+        s.stride_i = arr[0].size
+        s.stride_t = stride_t
+    return s[0]
 
 
 __all__ = ["Sim", "MUJOCO_FIELDS"]

@@ -299,17 +299,22 @@ typedef struct asr_engine {
     const int* dof_adr;         /* n_joint: index of joint j's velocity / force in qvel, qfrc */
 } asr_engine;
 
+/* A per-instance, per-step input: the values of instance i at step t start at
+ * data + i*stride_i + t*stride_t (doubles; stride 0: the same for every instance or step), one
+ * value per joint (two for references). data NULL: zero. */
+typedef struct asr_series {
+    const double* data;
+    long long stride_i, stride_t;
+} asr_series;
+
 /* nstep coupled steps of length dt (the engine's own time step): for every instance and step,
- * step1 -> link state of the actuated joints -> actuator step -> joint torques written into
- * qfrc[dof_adr] (the other entries are left to the caller) -> step2. refs holds the reference
- * of instance i at step t at refs + i*stride_refs_i + t*stride_refs_t (+ j*2 + r), tau_ext likewise
- * (may be NULL). Fields record_fields[nrecord] are copied after every step into
- * record[((r * n_inst + i) * nstep + t) * n_joint + j]. Each thread runs whole instances over all
- * steps, so results do not depend on the thread count. */
+ * step1 -> link state of the actuated joints -> actuator step with refs, tau_ext and tau_ff
+ * (as in asr_batch_step) -> joint torques written into qfrc[dof_adr] (the other entries are
+ * left to the caller) -> step2. refs must not be NULL. Fields record_fields[nrecord] are copied
+ * after every step into record[((r * n_inst + i) * nstep + t) * n_joint + j]. Each thread runs
+ * whole instances over all steps, so results do not depend on the thread count. */
 asr_status asr_batch_rollout_engine(asr_batch* b, const asr_engine* engine, int nstep, double dt,
-                                    const double* refs, long long stride_refs_i,
-                                    long long stride_refs_t, const double* tau_ext,
-                                    long long stride_ext_i, long long stride_ext_t,
+                                    asr_series refs, asr_series tau_ext, asr_series tau_ff,
                                     int nrecord, const int* record_fields, double* record);
 
 #endif

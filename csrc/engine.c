@@ -17,28 +17,34 @@ typedef struct engine_job {
     const asr_engine* e;
     int nstep;
     double dt;
-    const double *refs, *tau_ext;
-    long long refs_i, refs_t, ext_i, ext_t;
+    asr_series refs, tau_ext, tau_ff;
     int nrecord;
     const int* record_fields;
     double* record;
     /* step inputs in the batch's layout, each thread filling its own instances' entries */
-    double *q, *qd, *refs_now, *ext_now; /* n_inst x n_joint (refs_now: x 2) */
+    double *q, *qd, *refs_now, *ext_now, *ff_now; /* n_inst x n_joint (refs_now: x 2) */
 } engine_job;
+
+/* Values of a series for instance i at step t, or NULL. */
+static const double* series_at(asr_series s, int i, int t) {
+    return s.data ? s.data + i * s.stride_i + t * s.stride_t : NULL;
+}
 
 /* Step inputs of instance i at step t: the link state of its actuated joints from the engine,
  * its references and external torques. */
 static void gather_inputs(const engine_job* job, int i, int t) {
     const asr_engine* e = job->e;
     size_t nj = (size_t)job->b->n_joint, x0 = (size_t)i * nj;
-    const double* refs = job->refs + i * job->refs_i + t * job->refs_t;
-    const double* ext = job->tau_ext ? job->tau_ext + i * job->ext_i + t * job->ext_t : NULL;
+    const double* refs = series_at(job->refs, i, t);
+    const double* ext = series_at(job->tau_ext, i, t);
+    const double* ff = series_at(job->tau_ff, i, t);
     for (size_t j = 0; j < nj; ++j) {
         job->q[x0 + j] = e->qpos[i][e->qpos_adr[j]];
         job->qd[x0 + j] = e->qvel[i][e->dof_adr[j]];
         job->refs_now[2 * (x0 + j)] = refs[2 * j];
         job->refs_now[2 * (x0 + j) + 1] = refs[2 * j + 1];
         job->ext_now[x0 + j] = ext ? ext[j] : 0.0;
+        job->ff_now[x0 + j] = ff ? ff[j] : 0.0;
     }
 }
 
@@ -66,7 +72,7 @@ static asr_status engine_range(void* ctx, int i0, int i1) {
     engine_job* job = (engine_job*)ctx;
     asr_batch* b = job->b;
     const asr_engine* e = job->e;
-    asr_step_inputs in = {job->dt, job->q, job->qd, job->refs_now, job->ext_now, NULL};
+    asr_step_inputs in = {job->dt, job->q, job->qd, job->refs_now, job->ext_now, job->ff_now};
     asr_status first = ASR_OK;
     for (int i = i0; i < i1; ++i) {
         for (int t = 0; t < job->nstep; ++t) { /* a frozen instance goes on with zero torque */
@@ -99,11 +105,9 @@ static asr_status check_engine(const asr_batch* b, const asr_engine* e) {
 }
 
 asr_status asr_batch_rollout_engine(asr_batch* b, const asr_engine* engine, int nstep, double dt,
-                                    const double* refs, long long stride_refs_i,
-                                    long long stride_refs_t, const double* tau_ext,
-                                    long long stride_ext_i, long long stride_ext_t,
+                                    asr_series refs, asr_series tau_ext, asr_series tau_ff,
                                     int nrecord, const int* record_fields, double* record) {
-    if (!b || !refs || (nrecord > 0 && (!record_fields || !record))) return ASR_ERR_NULL;
+    if (!b || !refs.data || (nrecord > 0 && (!record_fields || !record))) return ASR_ERR_NULL;
     asr_status st = check_engine(b, engine);
     if (st != ASR_OK) return st;
     if (!(dt > 0.0) || dt / b->max_substep > ASR_MAX_SUBSTEPS || nstep < 0 || nrecord < 0) {
@@ -113,11 +117,11 @@ asr_status asr_batch_rollout_engine(asr_batch* b, const asr_engine* engine, int 
         if (record_fields[r] < 0 || record_fields[r] >= ASR_NFIELD) return ASR_ERR_RANGE;
     }
     size_t n = (size_t)b->n_inst * (size_t)b->n_joint;
-    double* scratch = (double*)malloc(5 * n * sizeof(double));
+    double* scratch = (double*)malloc(6 * n * sizeof(double));
     if (!scratch) return ASR_ERR_NOMEM;
-    engine_job job = {b, engine, nstep, dt, refs, tau_ext, stride_refs_i, stride_refs_t,
-                      stride_ext_i, stride_ext_t, nrecord, record_fields, record,
-                      scratch, scratch + n, scratch + 2 * n, scratch + 4 * n};
+    engine_job job = {b, engine, nstep, dt, refs, tau_ext, tau_ff, nrecord, record_fields,
+                      record, scratch, scratch + n, scratch + 2 * n, scratch + 4 * n,
+                      scratch + 5 * n};
     /* every instance is a whole engine simulation: worth a thread from two instances on */
     int threads = b->n_threads < b->n_inst ? b->n_threads : b->n_inst;
     st = asr_parallel_for(threads, b->n_inst, engine_range, &job);

@@ -203,3 +203,16 @@ def test_bad_inputs():
     with pytest.raises(ValueError, match="unknown state field"):
         sim.rollout(10, [0.0, 0.2], record=("nope",))
     sim.rollout(10, [0.0, 0.2])  # still works
+
+
+def test_gravity_compensation_feed_forward_reaches_the_target():
+    """Seed 001 eq. 4 with the exact gravity torque g(q_d) = m g l cos(q_d): the link settles at
+    q_d itself (spring k (th - q) = g, motor at th_d = q_d + g/k, PD term zero)."""
+    q_d = 0.5
+    g = M * G * L * np.cos(q_d)
+    sim = asr.Sim(PENDULUM, 2, variant="sea_pid")
+    sim.reset(q0=0.0, refs=[q_d, 0.0])
+    out = sim.rollout(8000, [q_d, 0.0], tau_ff=np.array([[g], [0.0]]), record=("q", "th1"))
+    assert out["q"][0, -1, 0] == pytest.approx(q_d, abs=1e-7)
+    assert out["th1"][0, -1, 0] == pytest.approx(q_d + g / 5.0, abs=1e-7)
+    assert q_d - out["q"][1, -1, 0] > 0.01  # without it, gravity pulls the link below q_d
