@@ -300,8 +300,8 @@ typedef struct asr_engine {
 } asr_engine;
 
 /* A per-instance, per-step input: the values of instance i at step t start at
- * data + i*stride_i + t*stride_t (doubles; stride 0: the same for every instance or step), one
- * value per joint (two for references). data NULL: zero. */
+ * data + i*stride_i + t*stride_t (doubles, >= 0; stride 0: the same for every instance or step),
+ * one value per joint (two for references). data NULL: zero. */
 typedef struct asr_series {
     const double* data;
     long long stride_i, stride_t;

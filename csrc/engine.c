@@ -113,6 +113,10 @@ asr_status asr_batch_rollout_engine(asr_batch* b, const asr_engine* engine, int 
     if (!(dt > 0.0) || dt / b->max_substep > ASR_MAX_SUBSTEPS || nstep < 0 || nrecord < 0) {
         return ASR_ERR_RANGE;
     }
+    const asr_series series[3] = {refs, tau_ext, tau_ff};
+    for (int k = 0; k < 3; ++k) {
+        if (series[k].stride_i < 0 || series[k].stride_t < 0) return ASR_ERR_RANGE;
+    }
     for (int r = 0; r < nrecord; ++r) {
         if (record_fields[r] < 0 || record_fields[r] >= ASR_NFIELD) return ASR_ERR_RANGE;
     }

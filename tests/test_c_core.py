@@ -1,5 +1,6 @@
-"""Build the C core with the plain C test program tests/c/test_core.c twice, with the strict
-warning set and with AddressSanitizer + UndefinedBehaviorSanitizer, and run both builds."""
+"""Build the C core with each plain C test program (tests/c/test_core.c: the public API;
+tests/c/test_engine.c: the rigid-body engine coupling against a fake engine) twice, with the
+strict warning set and with AddressSanitizer + UndefinedBehaviorSanitizer, and run every build."""
 import os
 import re
 import shutil
@@ -12,7 +13,9 @@ from conftest import IN_CI
 
 ROOT = Path(__file__).resolve().parent.parent
 CSRC = ROOT / "csrc"
-TEST_C = ROOT / "tests" / "c" / "test_core.c"
+TEST_DIR = ROOT / "tests" / "c"
+# program name -> fewer checks than this means the program did not run its tests
+PROGRAMS = {"test_core": 1000, "test_engine": 1000}
 
 STRICT = ["-std=c11", "-Wall", "-Wextra", "-Wpedantic", "-Wmissing-prototypes", "-Werror",
           "-ffp-contract=off"]
@@ -34,8 +37,8 @@ def _gcc():
     return gcc
 
 
-def _build(tmp_dir, name, extra):
-    sources = sorted(str(p) for p in CSRC.glob("*.c")) + [str(TEST_C)]
+def _build(tmp_dir, program, name, extra):
+    sources = sorted(str(p) for p in CSRC.glob("*.c")) + [str(TEST_DIR / f"{program}.c")]
     exe = Path(tmp_dir) / name
     cmd = [_gcc(), *STRICT, *extra, "-I", str(CSRC), *sources, "-o", str(exe), "-lm",
            "-lpthread"]
@@ -52,21 +55,27 @@ def _tail(text, n=4000):
     return text[-n:]
 
 
-@pytest.fixture(scope="module")
-def strict_build(tmp_path_factory):
-    return _build(tmp_path_factory.mktemp("c_strict"), "test_core", ["-O2"])
+@pytest.fixture(scope="module", params=sorted(PROGRAMS))
+def program(request):
+    return request.param
 
 
 @pytest.fixture(scope="module")
-def sanitized_build(tmp_path_factory):
-    return _build(tmp_path_factory.mktemp("c_sanitized"), "test_core_asan", SANITIZE)
+def strict_build(tmp_path_factory, program):
+    return _build(tmp_path_factory.mktemp(f"c_strict_{program}"), program, program, ["-O2"])
 
 
-def _assert_passed(proc):
+@pytest.fixture(scope="module")
+def sanitized_build(tmp_path_factory, program):
+    return _build(tmp_path_factory.mktemp(f"c_sanitized_{program}"), program,
+                  f"{program}_asan", SANITIZE)
+
+
+def _assert_passed(proc, program):
     m = SUMMARY.search(proc.stdout)
     assert m is not None, f"no summary line; stdout:\n{_tail(proc.stdout)}\nstderr:\n" \
                           f"{_tail(proc.stderr)}"
-    assert int(m.group(1)) > 1000, f"too few checks ran: {m.group(0)}"
+    assert int(m.group(1)) > PROGRAMS[program], f"too few checks ran: {m.group(0)}"
     assert m.group(2) == "0", f"{m.group(0)}; failures:\n{_tail(proc.stderr)}"
     assert proc.returncode == 0, f"exit code {proc.returncode}\n{_tail(proc.stderr)}"
 
@@ -78,16 +87,16 @@ def test_strict_warning_build_succeeds(strict_build):
     assert exe.exists()
 
 
-def test_core_program_passes(strict_build):
+def test_core_program_passes(strict_build, program):
     exe, proc = strict_build
     assert proc.returncode == 0, f"strict build failed:\n{_tail(proc.stderr)}"
-    _assert_passed(_run(exe))
+    _assert_passed(_run(exe), program)
 
 
-def test_core_program_passes_under_sanitizers(sanitized_build):
+def test_core_program_passes_under_sanitizers(sanitized_build, program):
     exe, proc = sanitized_build
     assert proc.returncode == 0, f"sanitizer build failed:\n{_tail(proc.stderr)}"
     run = _run(exe, SANITIZER_ENV)
     report = SANITIZER_REPORT.search(run.stderr)
     assert report is None, f"sanitizer report:\n{_tail(run.stderr[report.start():])}"
-    _assert_passed(run)
+    _assert_passed(run, program)
