@@ -211,9 +211,12 @@ class Sim:
         return float(self.datas[0].time)
 
     def _bad_qacc(self):
-        mujoco = _mujoco()
-        k = int(mujoco.mjtWarning.mjWARN_BADQACC)
-        return np.array([d.warning[k].number for d in self.datas])
+        """MuJoCo's count of unstable-acceleration resets, per instance."""
+        if not hasattr(self, "_qacc_warnings"):  # live views into each MjData, built once
+            k = int(_mujoco().mjtWarning.mjWARN_BADQACC)
+            self._qacc_warnings = [d.warning[k] for d in self.datas]
+        return np.fromiter((w.number for w in self._qacc_warnings), dtype=np.int64,
+                           count=len(self._qacc_warnings))
 
     # ------------------------------------------------------------ stepping
 
@@ -226,7 +229,9 @@ class Sim:
         tau_ext: external link torques, tau_ff: feed-forward motor torques (gravity compensation
             of single-motor joints in modes 5-6, seed 001 eq. 4); each None, (N, J) held or
             (N, steps, J), N m.
-        record: state fields recorded after every step. Returns {field: (N, steps, J)}.
+        record: state fields recorded after every step: q and qd are the link state at the end of
+            the step, torques (tau_joint, tau_link, ...) those applied over it, motor fields at
+            its end. Returns {field: (N, steps, J)}.
         """
         if on_error not in ON_ERROR:
             raise ValueError(f"on_error: got {on_error!r}, valid: {ON_ERROR}")
@@ -273,7 +278,8 @@ class Sim:
         of a longer record: copied back when not contiguous). refs, ext, ff: (array, stride_t)
         from _per_step (ext and ff may be None)."""
         nj = self.n_joints
-        self.batch._check_refs(refs[0].reshape(-1, nj, 2), "refs")
+        arr = refs[0] if refs[1] == 0 else np.moveaxis(refs[0], 1, 0)  # (steps, N, J, 2)
+        self.batch._check_refs(arr, "refs")
         self.batch._check_dt(self.dt)
         buf = out if out.flags.c_contiguous else np.empty(out.shape)
         idx = np.array([FIELDS.index(f) for f in record] or [0], dtype=np.intc)

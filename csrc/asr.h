@@ -311,8 +311,10 @@ typedef struct asr_series {
  * step1 -> link state of the actuated joints -> actuator step with refs, tau_ext and tau_ff
  * (as in asr_batch_step) -> joint torques written into qfrc[dof_adr] (the other entries are
  * left to the caller) -> step2. refs must not be NULL. Fields record_fields[nrecord] are copied
- * after every step into record[((r * n_inst + i) * nstep + t) * n_joint + j]. Each thread runs
- * whole instances over all steps, so results do not depend on the thread count. */
+ * after every step into record[((r * n_inst + i) * nstep + t) * n_joint + j]: ASR_F_Q and ASR_F_QD
+ * from the engine after step2 (the link state at the end of the step), the others from the state
+ * (torques applied over the step, motors at its end). Each thread runs whole instances over all
+ * steps, so results do not depend on the thread count. */
 asr_status asr_batch_rollout_engine(asr_batch* b, const asr_engine* engine, int nstep, double dt,
                                     asr_series refs, asr_series tau_ext, asr_series tau_ff,
                                     int nrecord, const int* record_fields, double* record);

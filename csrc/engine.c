@@ -56,13 +56,19 @@ static void write_torques(const engine_job* job, int i) {
     }
 }
 
+/* Recorded after step2: the link angle and velocity as the engine has them after the step (the
+ * state's q, qd hold what the actuators saw at its start), everything else from the state. */
 static void record_instance(const engine_job* job, int i, int t) {
     const asr_batch* b = job->b;
+    const asr_engine* e = job->e;
     for (int r = 0; r < job->nrecord; ++r) {
+        int k = job->record_fields[r];
         double* dst = job->record + (((size_t)r * b->n_inst + i) * job->nstep + t) * b->n_joint;
         for (int j = 0; j < b->n_joint; ++j) {
             size_t x = (size_t)i * (size_t)b->n_joint + (size_t)j;
-            dst[j] = asr_joint_state(b, x)[job->record_fields[r]];
+            dst[j] = k == ASR_F_Q    ? e->qpos[i][e->qpos_adr[j]]
+                     : k == ASR_F_QD ? e->qvel[i][e->dof_adr[j]]
+                                     : asr_joint_state(b, x)[k];
         }
     }
 }

@@ -425,9 +425,12 @@ static void hand_run(hand* h, const sea_case* c, int nstep, int nrec, const int*
                 h->qvel[i][v] += m->h * qdd;
                 *q += m->h * h->qvel[i][v];
             }
-            for (int r = 0; r < nrec; ++r) {
+            for (int r = 0; r < nrec; ++r) { /* q, qd: the engine's after the step */
                 for (int j = 0; j < c->nj; ++j) {
-                    rec[rec_at(r, i, t, j, c->n, nstep, c->nj)] = h->s[i][j][rf[r]];
+                    double v = rf[r] == ASR_F_Q    ? h->qpos[i][QPOS_ADR[j]]
+                               : rf[r] == ASR_F_QD ? h->qvel[i][DOF_ADR[j]]
+                                                   : h->s[i][j][rf[r]];
+                    rec[rec_at(r, i, t, j, c->n, nstep, c->nj)] = v;
                 }
             }
         }
@@ -1170,9 +1173,12 @@ static asr_status m6_step_loop(tbatch* t, rig* r, const m6_inputs* in, double* r
                 r->data[i].qfrc_applied[DOF_ADR[j]] = *field(t, i, j, ASR_F_TAU_JOINT);
             }
             fake_step2(r->model_p[i], r->data_p[i]);
-            for (int k = 0; k < M6_NREC; ++k) {
+            for (int k = 0; k < M6_NREC; ++k) { /* q, qd: the engine's after the step */
                 for (int j = 0; j < M6_NJ; ++j) {
-                    rec[rec_at(k, i, s, j, M6_N, M6_NSTEP, M6_NJ)] = *field(t, i, j, M6_REC[k]);
+                    double v = M6_REC[k] == ASR_F_Q    ? r->data[i].qpos[QPOS_ADR[j]]
+                               : M6_REC[k] == ASR_F_QD ? r->data[i].qvel[DOF_ADR[j]]
+                                                       : *field(t, i, j, M6_REC[k]);
+                    rec[rec_at(k, i, s, j, M6_N, M6_NSTEP, M6_NJ)] = v;
                 }
             }
         }

@@ -1,0 +1,480 @@
+"""Coupled throughput: whole robots (MuJoCo links + asr actuators) against bare MuJoCo and against
+the best a user can write in Python, measured side by side in this process.
+
+Workload: robots/qbmove_arm_2dof (default variant "vertical": gravity loads both joints), two
+qbmove_advanced joints in mode 6 with the robot's parameters, MJCF timestep (1 ms, Euler),
+starting from the robot's [initial] pose. References per instance i and joint j: equilibrium
+eq0_j + 0.3 sin(2 pi t + 2 pi i / N) rad, the robot's preset (0.2 rad). N = 1, 64, 1024
+instances, 1 and 2 threads. Rates are instance-steps per second of the whole batch.
+
+- asr (coupled): one `asr.Sim.rollout(steps, refs (N, steps, J, 2), record=())` per timing: C
+  over native threads, per instance and step mj_step1 -> actuators -> qfrc_applied -> mj_step2.
+  The time includes Sim.rollout's Python-side checks.
+- bare MuJoCo (the floor): `mujoco.rollout` (the Rollout class of mujoco/rollout.py, i.e.
+  `mujoco.rollout.rollout` with a persistent thread pool, one MjData per thread) stepping the
+  same links with no actuator model. It replays, as open-loop qfrc_applied controls
+  (control_spec = mjSTATE_QFRC_APPLIED), the joint torques asr applied in a recorded run of the
+  same steps, so the links follow the same trajectories bit for bit (the benchmark checks this:
+  `bare_replay_max_dq_rad_n*`) and the engine does the same work; only the actuator model is
+  missing. MuJoCo's rollout also writes the full physics state of every step (asr records
+  nothing): preallocated outside the timing.
+- Python loop (the best a user can write in Python): a loop over steps calling the bindings'
+  mujoco.mj_step1 / mj_step2 per instance, the actuators of all instances and joints computed at
+  once in NumPy by benchmarks/numpy_reference.py (QbmoveAdvancedMode6, N x J joints), link
+  state copied from each MjData's qpos/qvel views, torques written into qfrc_applied. One
+  thread. tests/test_bench_coupled.py checks it gives asr.Sim's trajectories.
+- mj_step loop, N = 1 only: `for _ in range(steps): mujoco.mj_step(m, d)` from the same start,
+  no torques (a sanity reference for the bindings' per-call cost).
+- 5-DOF arm with the box (robots/qbmove_arm_5dof, default variant, N = 1, one thread): joint1's
+  equilibrium swept -0.6 -> +0.4 -> -0.6 rad every 4 s (the pusher sweeps into the box), the
+  other joints held at [initial]; real-time factor = simulated seconds per wall second.
+
+Every timing starts from the same reset state (resets are not timed). Each figure is the best of
+`reps` repetitions (time.perf_counter), the repetitions of all configurations of one N
+interleaved so that they see the same background load; a timing lasts about target_s.
+
+Prints a table and writes benchmarks/results/coupled.json, one flat {figure_name: number}
+object. Benchmarks report; they do not assert. Wall-clock figures on a shared machine are noisy.
+"""
+import argparse
+import json
+import math
+import os
+import sys
+import time
+
+import mujoco
+import mujoco.rollout
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
+
+import asr  # noqa: E402
+from numpy_reference import DEFAULTS, QbmoveAdvancedMode6  # noqa: E402
+
+ROBOT = "qbmove_arm_2dof"
+ROBOT_5DOF = "qbmove_arm_5dof"
+EQ_AMPLITUDE = 0.3        # rad
+EQ_FREQUENCY = 1.0        # Hz
+SWEEP_PERIOD_5DOF = 4.0   # s
+MAX_REFS_VALUES = 16_000_000   # cap on the (N, steps, J, 2) reference array: 128 MB of float64
+PILOT_INSTANCE_STEPS = 20_000
+DEFAULT_OUT = os.path.join(HERE, "results", "coupled.json")
+STATE_SPEC = mujoco.mjtState.mjSTATE_FULLPHYSICS
+CONTROL_SPEC = mujoco.mjtState.mjSTATE_QFRC_APPLIED
+
+# Targets of the issue (reported, not asserted).
+TARGET_OVERHEAD_N1024 = 1.25      # coupled time / bare MuJoCo time, N = 1024, one thread (<=)
+TARGET_SPEEDUP_PY_N64 = 5.0       # coupled (1 thread) / Python loop, N = 64 (>=)
+TARGET_THREAD_SPEEDUP = 1.8       # asr 2 threads / 1 thread, N = 1024 (>=)
+
+
+def make_refs(robot, n, steps, dt):
+    """(n, steps, J, 2) references: the robot's initial refs, equilibria plus
+    EQ_AMPLITUDE sin(2 pi f t + 2 pi i / n)."""
+    nj = len(robot.joints)
+    init = np.zeros((nj, 2)) if robot.initial_refs is None else np.array(robot.initial_refs)
+    t = np.arange(steps) * dt
+    phase = 2.0 * np.pi * np.arange(n) / n
+    refs = np.empty((n, steps, nj, 2))
+    refs[...] = init
+    refs[..., 0] += EQ_AMPLITUDE * np.sin(2.0 * np.pi * EQ_FREQUENCY * t[None, :, None]
+                                          + phase[:, None, None])
+    return refs
+
+
+class PythonLoop:
+    """N instances of a robot whose joints are all qbmove_advanced in mode 6, stepped by a Python
+    loop: mj_step1 per instance, the NumPy reference over all N x J joints, qfrc_applied,
+    mj_step2 per instance. Set up and reset as asr.Sim (same start state)."""
+
+    def __init__(self, robot, n, variant=None, max_substep=1e-3):
+        self.robot = robot if isinstance(robot, asr.Robot) else asr.load_robot(robot, variant)
+        for j in self.robot.joints:
+            if j.model != "qbmove_advanced" or j.mode != 6:
+                raise ValueError(f"PythonLoop: joint {j.name} is {j.model} mode {j.mode}; the "
+                                 "NumPy reference covers qbmove_advanced mode 6 only")
+        self.n, self.nj = int(n), len(self.robot.joints)
+        self.model = self.robot.mj_model()
+        self.dt = float(self.model.opt.timestep)
+        self.qpos_adr, self.dof_adr = asr.robot.joint_addresses(self.model,
+                                                                self.robot.joint_names)
+        self.datas = [mujoco.MjData(self.model) for _ in range(self.n)]
+        # per-joint parameters, flattened instance-major (index i * J + j)
+        params = {}
+        for name in {p for j in self.robot.joints for p in j.params}:
+            col = np.array([j.params.get(name, DEFAULTS[name]) for j in self.robot.joints])
+            params[name] = np.tile(col, self.n)
+        self.act = QbmoveAdvancedMode6(self.n * self.nj, max_substep=max_substep, **params)
+        # views into every MjData: the actuated joints' qpos, qvel and qfrc_applied entries
+        self._qpos = [self._view(d.qpos, self.qpos_adr) for d in self.datas]
+        self._qvel = [self._view(d.qvel, self.dof_adr) for d in self.datas]
+        self._qfrc = [self._view(d.qfrc_applied, self.dof_adr) for d in self.datas]
+        self.reset()
+
+    @staticmethod
+    def _view(arr, adr):
+        """A view of arr at the addresses (a slice when they are consecutive), else None."""
+        a0 = adr[0]
+        if list(adr) == list(range(a0, a0 + len(adr))):
+            return arr[a0:a0 + len(adr)]
+        return None
+
+    def reset(self):
+        """As asr.Sim.reset() with the robot's initial q and refs."""
+        q0 = self.robot.initial_q
+        for d in self.datas:
+            mujoco.mj_resetData(self.model, d)
+            if q0 is not None:
+                d.qpos[self.qpos_adr] = q0
+            mujoco.mj_forward(self.model, d)
+        q = np.array([d.qpos[self.qpos_adr] for d in self.datas]).reshape(-1)
+        refs = None if self.robot.initial_refs is None else \
+            np.tile(np.array(self.robot.initial_refs), (self.n, 1))
+        self.act.reset(q, refs)
+
+    def run(self, refs, record=False):
+        """len(refs[0]) steps with refs (N, steps, J, 2). record: return the link angles
+        after every step (N, steps, J) and the applied torques (N, steps, J)."""
+        n, nj, m, dt = self.n, self.nj, self.model, self.dt
+        steps = refs.shape[1]
+        # (steps, N * J, 2), instance-major like the actuators
+        refs_t = np.ascontiguousarray(refs.transpose(1, 0, 2, 3)).reshape(steps, n * nj, 2)
+        datas, act = self.datas, self.act
+        step1, step2 = mujoco.mj_step1, mujoco.mj_step2
+        q = np.empty((n, nj))
+        qd = np.empty((n, nj))
+        qflat, qdflat = q.reshape(-1), qd.reshape(-1)
+        fast = all(v is not None for v in self._qpos + self._qvel + self._qfrc)
+        pairs_in = list(zip(datas, self._qpos, self._qvel, range(n)))
+        pairs_out = list(zip(datas, self._qfrc, range(n)))
+        qpos_adr, dof_adr = self.qpos_adr, self.dof_adr
+        out_q = np.empty((n, steps, nj)) if record else None
+        out_tau = np.empty((n, steps, nj)) if record else None
+        for t in range(steps):
+            if fast:
+                for d, vq, vqd, i in pairs_in:
+                    step1(m, d)
+                    q[i] = vq
+                    qd[i] = vqd
+            else:
+                for i, d in enumerate(datas):
+                    step1(m, d)
+                    q[i] = d.qpos[qpos_adr]
+                    qd[i] = d.qvel[dof_adr]
+            tau = act.step(qflat, qdflat, refs_t[t], dt).reshape(n, nj)
+            if fast:
+                for d, vf, i in pairs_out:
+                    vf[:] = tau[i]
+                    step2(m, d)
+            else:
+                for i, d in enumerate(datas):
+                    d.qfrc_applied[dof_adr] = tau[i]
+                    step2(m, d)
+            if record:
+                out_tau[:, t] = tau
+                for i, d in enumerate(datas):
+                    out_q[i, t] = d.qpos[qpos_adr]
+        return (out_q, out_tau) if record else None
+
+
+# ---------------------------------------------------------------- timings
+
+
+class _Timing:
+    """One configuration: run() -> seconds for `steps` steps of n instances."""
+
+    def __init__(self, n, steps, run):
+        self.n, self.steps, self.run = n, steps, run
+        self.best = math.inf
+
+    def once(self):
+        self.best = min(self.best, self.run())
+
+    @property
+    def rate(self):
+        """Best instance-steps per second so far."""
+        return self.n * self.steps / self.best
+
+
+def _steps_for(rate, n, target_s, cap):
+    return int(min(cap, max(2, round(target_s * rate / n))))
+
+
+def _refs_cap(n, nj):
+    return max(2, MAX_REFS_VALUES // (2 * n * nj))
+
+
+def _sim_run(sim, refs):
+    def run():
+        sim.reset()
+        t0 = time.perf_counter()
+        sim.rollout(refs.shape[1], refs, record=())
+        return time.perf_counter() - t0
+    return run
+
+
+def _initial_states(sim):
+    """(N, nstate) full physics state of every instance of a (reset) Sim."""
+    m = sim.models[0]
+    x0 = np.empty((sim.n_instances, mujoco.mj_stateSize(m, STATE_SPEC)))
+    for i, d in enumerate(sim.datas):
+        mujoco.mj_getState(m, d, x0[i], STATE_SPEC)
+    return x0
+
+
+class _Bare:
+    """mujoco.rollout of the same links replaying recorded joint torques as qfrc_applied."""
+
+    def __init__(self, model, x0, control, threads):
+        self.model, self.x0, self.control = model, x0, control
+        n, steps = control.shape[:2]
+        self.steps = steps
+        nthread = threads if threads > 1 else 0      # 0: on the calling thread
+        self.pool = mujoco.rollout.Rollout(nthread=nthread)
+        self.datas = [mujoco.MjData(model) for _ in range(max(1, nthread))]
+        self.warm = np.zeros((n, model.nv))
+        self.state = np.empty((n, steps, x0.shape[1]))
+        self.sensordata = np.empty((n, steps, model.nsensordata))
+
+    def run(self):
+        t0 = time.perf_counter()
+        self.pool.rollout(self.model, self.datas, self.x0, self.control,
+                          control_spec=CONTROL_SPEC.value, nstep=self.steps,
+                          initial_warmstart=self.warm, state=self.state,
+                          sensordata=self.sensordata)
+        return time.perf_counter() - t0
+
+    def close(self):
+        self.pool.close()
+
+
+def _mj_step_loop(model, x0, steps):
+    d = mujoco.MjData(model)
+
+    def run():
+        mujoco.mj_setState(model, d, x0, STATE_SPEC)
+        step = mujoco.mj_step
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            step(model, d)
+        return time.perf_counter() - t0
+    return run
+
+
+def _python_run(loop, refs):
+    def run():
+        loop.reset()
+        t0 = time.perf_counter()
+        loop.run(refs)
+        return time.perf_counter() - t0
+    return run
+
+
+def bench_size(n, threads, variant, target_s, python_target_s, reps):
+    """All configurations at one N: {key: _Timing} and the bare replay's largest deviation."""
+    sims = {th: asr.Sim(ROBOT, n, threads=th, variant=variant) for th in threads}
+    sim1 = sims[threads[0]]
+    robot, dt, nj = sim1.robot, sim1.dt, sim1.n_joints
+    cap = _refs_cap(n, nj)
+    # asr pilot (also the warm-up), then one length for asr and bare MuJoCo
+    pilot = min(cap, max(2, PILOT_INSTANCE_STEPS // n))
+    refs = make_refs(robot, n, pilot, dt)
+    run = _sim_run(sim1, refs)
+    run()
+    rate = n * pilot / min(run(), run())
+    steps = _steps_for(rate, n, target_s, cap)
+    refs = make_refs(robot, n, steps, dt)
+    # the torques asr applies over those steps, replayed by bare MuJoCo
+    sim1.reset()
+    x0 = _initial_states(sim1)
+    tau = sim1.rollout(steps, refs, record=("tau_joint",))["tau_joint"]
+    q_end = sim1.q
+    model = sim1.models[0]
+    control = np.zeros((n, steps, model.nv))
+    control[:, :, sim1.dof_adr] = tau
+    del tau
+    timings = {}
+    for th in threads:
+        timings[("asr", th)] = _Timing(n, steps, _sim_run(sims[th], refs))
+    bares = {th: _Bare(model, x0, control, th) for th in threads}
+    for th in threads:
+        timings[("bare", th)] = _Timing(n, steps, bares[th].run)
+    # Python loop: its own pilot and length
+    loop = PythonLoop(robot, n)
+    ppilot = min(cap, max(2, 2_000 // n))
+    prun = _python_run(loop, make_refs(robot, n, ppilot, dt))
+    prun()
+    prate = n * ppilot / prun()
+    psteps = _steps_for(prate, n, python_target_s, cap)
+    timings[("python", 1)] = _Timing(n, psteps, _python_run(loop, make_refs(robot, n, psteps,
+                                                                             dt)))
+    if n == 1:
+        timings[("mj_step", 1)] = _Timing(n, steps, _mj_step_loop(model, x0[0], steps))
+    for tm in timings.values():   # warm-up of every configuration, untimed
+        tm.run()
+    for _ in range(reps):
+        for tm in timings.values():
+            tm.once()
+    # the bare replay followed asr's trajectories
+    qpos = bares[threads[0]].state[:, -1, 1 + np.array(sim1.qpos_adr)]
+    dev = float(np.max(np.abs(qpos - q_end)))
+    for b in bares.values():
+        b.close()
+    return timings, dev, nj
+
+
+def realtime_5dof(target_s, reps):
+    """Best simulated seconds per wall second of the 5-DOF arm with the box, N = 1, 1 thread."""
+    sim = asr.Sim(ROBOT_5DOF, 1, threads=1)
+    dt = sim.dt
+    init = np.array(sim.robot.initial_refs)
+
+    def refs_for(steps):
+        t = np.arange(steps) * dt
+        refs = np.empty((1, steps) + init.shape)
+        refs[...] = init
+        refs[0, :, 0, 0] = -0.1 - 0.5 * np.cos(2.0 * np.pi * t / SWEEP_PERIOD_5DOF)
+        return refs
+
+    pilot = 2000
+    run = _sim_run(sim, refs_for(pilot))
+    run()
+    rate = pilot / min(run(), run())
+    steps = _steps_for(rate, 1, target_s, _refs_cap(1, sim.n_joints))
+    tm = _Timing(1, steps, _sim_run(sim, refs_for(steps)))
+    for _ in range(reps):
+        tm.once()
+    return tm.rate * dt, steps, dt
+
+
+def _fmt_rate(x):
+    return f"{x / 1e3:9.1f} k"
+
+
+def main(sizes=(1, 64, 1024), threads=(1, 2), variant=None, target_s=0.4, python_target_s=0.3,
+         realtime_target_s=0.4, reps=3, realtime=True, out=DEFAULT_OUT, write=True, quiet=False):
+    """Run the benchmark; returns the flat {figure_name: number} dict (also written to `out`
+    when `write`). variant: of qbmove_arm_2dof (None: its default, "vertical")."""
+    t_start = time.perf_counter()
+    say = (lambda *a: None) if quiet else print
+    threads = tuple(threads)
+    fig = {}
+    rows = []
+    for n in sizes:
+        tm, dev, nj = bench_size(n, threads, variant, target_s, python_target_s, reps)
+        py = tm[("python", 1)].rate
+        fig[f"python_loop_steps_per_s_n{n}"] = py
+        fig[f"rollout_steps_python_loop_n{n}"] = tm[("python", 1)].steps
+        fig[f"bare_replay_max_dq_rad_n{n}"] = dev
+        if ("mj_step", 1) in tm:
+            fig[f"mj_step_loop_steps_per_s_n{n}"] = tm[("mj_step", 1)].rate
+        # the most any coupling could gain on the Python loop: a free actuator model on top of
+        # bare MuJoCo, one thread (bare time / Python-loop time)
+        fig[f"speedup_ceiling_vs_python_loop_n{n}"] = tm[("bare", threads[0])].rate / py
+        for th in threads:
+            c, b = tm[("asr", th)].rate, tm[("bare", th)].rate
+            fig[f"coupled_steps_per_s_n{n}_t{th}"] = c
+            fig[f"bare_mujoco_steps_per_s_n{n}_t{th}"] = b
+            fig[f"rollout_steps_n{n}_t{th}"] = tm[("asr", th)].steps
+            fig[f"overhead_vs_bare_n{n}_t{th}"] = b / c
+            if th == 1:
+                # what the coupling adds per joint and step (actuator + gather/scatter), ns
+                fig[f"coupling_ns_per_joint_step_n{n}_t1"] = (1.0 / c - 1.0 / b) / nj * 1e9
+            fig[f"speedup_vs_python_loop_n{n}" + ("" if th == 1 else f"_t{th}")] = c / py
+            if th != threads[0]:
+                sfx = "" if th == 2 else f"_t{th}"
+                fig[f"thread_speedup_n{n}{sfx}"] = c / tm[("asr", threads[0])].rate
+                fig[f"bare_thread_speedup_n{n}{sfx}"] = b / tm[("bare", threads[0])].rate
+            rows.append((n, th, c, b, py if th == threads[0] else None, b / c, c / py,
+                         fig.get(f"thread_speedup_n{n}") if th == 2 else None))
+        extra = tm.get(("mj_step", 1))
+        if extra is not None:
+            rows.append((n, "mj_step", None, extra.rate, None, None, None, None))
+    if realtime:
+        rtf, rt_steps, _ = realtime_5dof(realtime_target_s, reps)
+        fig["realtime_factor_5dof_t1"] = rtf
+        fig["rollout_steps_5dof"] = rt_steps
+
+    def met(key, target, at_most=False):
+        if key in fig:
+            fig["target_met_" + key] = int(fig[key] <= target if at_most else fig[key] >= target)
+            fig["target_" + key] = target
+
+    met("overhead_vs_bare_n1024_t1", TARGET_OVERHEAD_N1024, at_most=True)
+    met("speedup_vs_python_loop_n64", TARGET_SPEEDUP_PY_N64)
+    met("thread_speedup_n1024", TARGET_THREAD_SPEEDUP)
+    fig["cpu_count"] = os.cpu_count() or 0
+    fig["dt_s"] = float(mujoco.MjModel.from_xml_path(asr.load_robot(ROBOT, variant).mjcf)
+                        .opt.timestep)
+    fig["bench_wall_s"] = time.perf_counter() - t_start
+
+    robot = asr.load_robot(ROBOT, variant)
+    say(f"asr coupled rollout: {ROBOT} ({robot.variant}), {len(robot.joints)} x qbmove_advanced "
+        f"mode 6, dt = {fig['dt_s']:g} s; best of {reps}; instance-steps/s of the whole batch")
+    say(f"{'N':>5} {'threads':>7} {'asr':>11} {'bare MuJoCo':>11} {'Python':>11} "
+        f"{'asr/bare t':>10} {'asr/Python':>10} {'thread x':>8}")
+    for n, th, c, b, py, ovh, sp, tx in rows:
+        def f(x, fmt):
+            return format(x, fmt) if x is not None else ""
+        if th == "mj_step":
+            say(f"{n:>5} {'':>7} {'':>11} {_fmt_rate(b):>11} {'':>11}   (plain Python loop "
+                "over mujoco.mj_step, no torques)")
+            continue
+        say(f"{n:>5} {th:>7} {_fmt_rate(c):>11} {_fmt_rate(b):>11} "
+            f"{_fmt_rate(py) if py is not None else '':>11} {f(ovh, '10.3f')} {f(sp, '10.1f')} "
+            f"{f(tx, '8.2f')}")
+    say("(asr/bare t: coupled time / bare MuJoCo time, 1.0 = no actuator cost; Python: "
+        "mj_step1/mj_step2 per instance + NumPy actuators, one thread)")
+    for n in sizes:
+        say(f"N = {n:>4}: coupling cost {fig[f'coupling_ns_per_joint_step_n{n}_t1']:7.0f} ns "
+            "per joint-step over bare MuJoCo (1 thread); a free actuator model would be "
+            f"{fig[f'speedup_ceiling_vs_python_loop_n{n}']:.1f}x the Python loop")
+    if "realtime_factor_5dof_t1" in fig:
+        say(f"{ROBOT_5DOF} with the box, N = 1, 1 thread: real-time factor "
+            f"{fig['realtime_factor_5dof_t1']:.1f} (simulated s per wall s)")
+    targets = [
+        ("overhead_vs_bare_n1024_t1", "<= 1.25x bare MuJoCo time at N = 1024, one thread",
+         lambda v: f"{v:.3f}x"),
+        ("speedup_vs_python_loop_n64", ">= 5x the Python loop at N = 64",
+         lambda v: f"{v:.1f}x"),
+        ("thread_speedup_n1024", ">= 1.8x from the second thread at N = 1024",
+         lambda v: f"{v:.2f}x"),
+    ]
+    for key, text, show in targets:
+        if key in fig:
+            say(f"target {text}: {show(fig[key])} -> "
+                f"{'met' if fig['target_met_' + key] else 'NOT met'}")
+    replay = max(v for k, v in fig.items() if k.startswith("bare_replay"))
+    say(f"(bare replay of asr's torques ends {replay:.1e} rad from asr's links; "
+        f"{fig['cpu_count']} CPUs; wall-clock figures, noisy on a shared machine; benchmark "
+        f"took {fig['bench_wall_s']:.1f} s)")
+    if write:
+        os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+        with open(out, "w") as fh:
+            json.dump(fig, fh, indent=1, sort_keys=True)
+            fh.write("\n")
+        say(f"wrote {out}")
+    return fig
+
+
+def _cli(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[1, 64, 1024])
+    ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--variant", default=None, help="qbmove_arm_2dof variant (vertical, "
+                    "horizontal)")
+    ap.add_argument("--target-s", type=float, default=0.4, help="seconds per timing")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--no-realtime", action="store_true", help="skip the 5-DOF figure")
+    ap.add_argument("--out", default=DEFAULT_OUT)
+    a = ap.parse_args(argv)
+    main(sizes=tuple(a.sizes), threads=tuple(a.threads), variant=a.variant,
+         target_s=a.target_s, python_target_s=min(a.target_s, 0.3),
+         realtime_target_s=a.target_s, reps=a.reps, realtime=not a.no_realtime, out=a.out)
+
+
+if __name__ == "__main__":
+    _cli()

@@ -1,0 +1,73 @@
+"""The coupled benchmark compares like with like: its Python-loop baseline (mj_step1 / mj_step2
+per instance + the NumPy actuator reference) gives asr.Sim's link trajectories, and its bare
+MuJoCo floor replays asr's torques onto the same trajectories; and its main function runs and
+writes its figures."""
+import json
+import math
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import asr
+
+BENCH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks")
+sys.path.insert(0, BENCH)
+
+import bench_coupled  # noqa: E402
+
+
+@pytest.mark.parametrize("robot,variant", [("qbmove_arm_2dof", "vertical"),
+                                           ("qbmove_arm_2dof", "horizontal"),
+                                           ("qbmove_arm_5dof", None)])
+def test_python_loop_matches_sim(robot, variant):
+    """Same equations, same order of operations: the trajectories agree to rounding.
+
+    Both record the link state after each step (after mj_step2) and the torque applied over
+    it, so the records line up step for step; the last one is Sim.q after the rollout."""
+    n, steps = 3, 400
+    sim = asr.Sim(robot, n, variant=variant)
+    refs = bench_coupled.make_refs(sim.robot, n, steps, sim.dt)
+    rec = sim.rollout(steps, refs, record=("q", "tau_joint"))
+    loop = bench_coupled.PythonLoop(sim.robot, n)
+    q, tau = loop.run(refs, record=True)
+    assert q.shape == tau.shape == (n, steps, sim.n_joints)
+    assert np.ptp(q, axis=1).max() > 0.05          # the links do move
+    assert np.abs(tau).max() > 0.01                  # under actuator torques
+    np.testing.assert_allclose(q, rec["q"], rtol=0, atol=1e-9)
+    np.testing.assert_allclose(rec["q"][:, -1], sim.q, rtol=0, atol=0)
+    np.testing.assert_allclose(tau, rec["tau_joint"], rtol=0, atol=1e-9)
+
+
+def test_python_loop_reset_repeats():
+    n, steps = 2, 50
+    loop = bench_coupled.PythonLoop("qbmove_arm_2dof", n)
+    refs = bench_coupled.make_refs(loop.robot, n, steps, loop.dt)
+    a = loop.run(refs, record=True)[0]
+    loop.reset()
+    b = loop.run(refs, record=True)[0]
+    np.testing.assert_array_equal(a, b)
+
+
+def test_bench_coupled_smoke(tmp_path):
+    path = tmp_path / "coupled.json"
+    sizes = (1, 4)
+    figures = bench_coupled.main(sizes=sizes, threads=(1, 2), target_s=0.01,
+                                 python_target_s=0.01, realtime_target_s=0.01, reps=1,
+                                 out=str(path), write=True, quiet=True)
+    on_disk = json.loads(path.read_text())
+    assert on_disk == figures
+    assert all(isinstance(v, (int, float)) and math.isfinite(v) for v in figures.values())
+    keys = ["realtime_factor_5dof_t1", "mj_step_loop_steps_per_s_n1"]
+    for n in sizes:
+        keys += [f"python_loop_steps_per_s_n{n}", f"speedup_vs_python_loop_n{n}",
+                 f"speedup_ceiling_vs_python_loop_n{n}", f"thread_speedup_n{n}"]
+        for th in (1, 2):
+            keys += [f"coupled_steps_per_s_n{n}_t{th}", f"bare_mujoco_steps_per_s_n{n}_t{th}",
+                     f"overhead_vs_bare_n{n}_t{th}"]
+    for key in keys:
+        assert key in figures and figures[key] > 0, key
+    # the bare MuJoCo floor, replaying asr's torques, followed asr's links exactly
+    for n in sizes:
+        assert figures[f"bare_replay_max_dq_rad_n{n}"] <= 1e-12
