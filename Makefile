@@ -29,7 +29,7 @@ $(CORE): $(STAMP) $(CSRC) asr/_build.py
 
 build: $(CORE)
 
-# Main job: the seed-000 fig. 7 step responses of the four actuators, soft and stiff.
+# Main job: the seed-000 experiments on their robots (MuJoCo links + asr actuators).
 run: build
 	$(VPY) -m asr.demo --out demo_output
 
