@@ -100,6 +100,17 @@ def positive_float(value, name):
     return value
 
 
+def instance_indices(instances, n):
+    """instances as a C-contiguous int array of indices in [0, n)."""
+    idx = np.asarray(instances)
+    if idx.ndim != 1 or (idx.size and not np.issubdtype(idx.dtype, np.integer)):
+        raise TypeError(f"instances: expected a sequence of ints, got {instances!r}")
+    bad = idx[(idx < 0) | (idx >= n)]
+    if bad.size:
+        raise ValueError(f"instances: got {int(bad[0])}, valid range [0, {n - 1}]")
+    return np.ascontiguousarray(idx, dtype=np.intc)
+
+
 def describe(value):
     """Short text for a value in an error message."""
     return _describe(value)

@@ -279,16 +279,24 @@ class Batch:
                                  f"single-motor joints only; joint {j} ({spec.name}) has "
                                  f"{spec.nmotor} motors")
 
-    def reset(self, q0=0.0, refs=None):
+    def reset(self, q0=0.0, refs=None, *, instances=None):
         """Zero the state and statuses; link angles q0 (N, J), rad; motors where refs
-        (N, J, 2) put them in the joint's mode, else at zero deflection."""
+        (N, J, 2) put them in the joint's mode, else at zero deflection. instances: reset only
+        these (a sequence of indices; q0 and refs still have the whole batch's shape), leaving
+        the others and the step count alone."""
         q = V.broadcast_input(q0, "q0", self._shape())
         r = None
         if refs is not None:
             r = V.broadcast_input(refs, "refs", self._shape(2))
             self._check_refs(r, "refs")
-        st = lib.asr_batch_reset(self._b, ffi.from_buffer("double[]", q),
-                                 ffi.from_buffer("double[]", r) if r is not None else ffi.NULL)
+        qp = ffi.from_buffer("double[]", q)
+        rp = ffi.from_buffer("double[]", r) if r is not None else ffi.NULL
+        if instances is None:
+            st = lib.asr_batch_reset(self._b, qp, rp)
+        else:
+            idx = V.instance_indices(instances, self.n_instances)
+            st = lib.asr_batch_reset_instances(self._b, idx.size, ffi.from_buffer("int[]", idx),
+                                               qp, rp)
         self._raise_python()
         check_status(st, "reset")
 

@@ -176,10 +176,11 @@ class Sim:
 
     # ------------------------------------------------------------ state
 
-    def reset(self, q0=None, refs=None):
+    def reset(self, q0=None, refs=None, *, instances=None):
         """Reset MuJoCo and the actuators. q0: link angles (N, J) or (J,), rad (default: the
         robot's initial q, else the model's qpos0); refs: (N, J, 2) or (J, 2) references that
-        place the motors (default: the robot's initial refs, else zero deflection)."""
+        place the motors (default: the robot's initial refs, else zero deflection).
+        instances: reset only these instances (indices), the others keep running."""
         mujoco = _mujoco()
         shape = (self.n_instances, self.n_joints)
         if q0 is None and self.robot.initial_q is not None:
@@ -187,13 +188,15 @@ class Sim:
         if refs is None and self.robot.initial_refs is not None:
             refs = self.robot.initial_refs
         q = None if q0 is None else V.broadcast_input(q0, "q0", shape)
-        for i, (m, d) in enumerate(zip(self.models, self.datas)):
+        if instances is not None:
+            instances = V.instance_indices(instances, self.n_instances)
+        for i in range(self.n_instances) if instances is None else instances:
+            m, d = self.models[i], self.datas[i]
             mujoco.mj_resetData(m, d)
             if q is not None:
                 d.qpos[self.qpos_adr] = q[i]
             mujoco.mj_forward(m, d)
-        self.batch.reset(self.q, refs)
-        self._warnings = self._bad_qacc()
+        self.batch.reset(self.q, refs, instances=instances)
 
     @property
     def q(self):

@@ -257,6 +257,12 @@ asr_status asr_batch_set_threads(asr_batch* b, int n_threads);
  * put them in the joint's mode (modes 2, 3, 5, 6), else at zero deflection from q0. */
 asr_status asr_batch_reset(asr_batch* b, const double* q0, const double* refs0);
 
+/* Reset only instances[count] (as asr_batch_reset does, with q0 and refs0 laid out for the whole
+ * batch, read at those instances' rows); the others and the step count are untouched (e.g. the
+ * sub-environments of a vector environment that ended). */
+asr_status asr_batch_reset_instances(asr_batch* b, int count, const int* instances,
+                                     const double* q0, const double* refs0);
+
 /* One step of length dt for every instance. q, qd: (n_inst x n_joint); refs: (n_inst x n_joint
  * x 2); tau_ext, tau_ff: (n_inst x n_joint) or NULL (zero). tau_ff is a feed-forward motor torque
  * (gravity compensation, seed 001 eq. 4) used in modes 5 and 6 of single-motor joints.

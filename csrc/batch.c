@@ -257,23 +257,43 @@ static asr_status reset_motors(asr_batch* b, int i, int j, double q0, const doub
     return ASR_OK;
 }
 
+/* Reset instance i: zero its state records and status, place the link and motors. */
+static asr_status reset_instance(asr_batch* b, int i, const double* q0, const double* refs0) {
+    size_t nj = (size_t)b->n_joint, x0 = (size_t)i * nj;
+    for (size_t j = 0; j < nj; ++j) {
+        if (q0 && !isfinite(q0[x0 + j])) return ASR_ERR_INPUT;
+    }
+    memset(asr_joint_state(b, x0), 0, nj * ASR_NFIELD * sizeof(double));
+    b->status.code[i] = ASR_OK;
+    b->status.joint[i] = -1;
+    b->status.step[i] = -1;
+    for (int j = 0; j < b->n_joint; ++j) {
+        asr_status st = reset_motors(b, i, j, q0 ? q0[x0 + (size_t)j] : 0.0, refs0);
+        if (st != ASR_OK) return st;
+    }
+    return ASR_OK;
+}
+
 asr_status asr_batch_reset(asr_batch* b, const double* q0, const double* refs0) {
     if (!b) return ASR_ERR_NULL;
-    size_t n = (size_t)b->n_inst * (size_t)b->n_joint;
-    for (size_t x = 0; x < n; ++x) {
-        if (q0 && !isfinite(q0[x])) return ASR_ERR_INPUT;
-    }
-    memset(b->state, 0, (size_t)ASR_NFIELD * n * sizeof(double));
     b->step_count = 0;
     for (int i = 0; i < b->n_inst; ++i) {
-        b->status.code[i] = ASR_OK;
-        b->status.joint[i] = -1;
-        b->status.step[i] = -1;
-        for (int j = 0; j < b->n_joint; ++j) {
-            size_t x = (size_t)i * (size_t)b->n_joint + (size_t)j;
-            asr_status st = reset_motors(b, i, j, q0 ? q0[x] : 0.0, refs0);
-            if (st != ASR_OK) return st;
-        }
+        asr_status st = reset_instance(b, i, q0, refs0);
+        if (st != ASR_OK) return st;
+    }
+    return ASR_OK;
+}
+
+asr_status asr_batch_reset_instances(asr_batch* b, int count, const int* instances,
+                                     const double* q0, const double* refs0) {
+    if (!b || (count > 0 && !instances)) return ASR_ERR_NULL;
+    if (count < 0) return ASR_ERR_RANGE;
+    for (int c = 0; c < count; ++c) {
+        if (instances[c] < 0 || instances[c] >= b->n_inst) return ASR_ERR_RANGE;
+    }
+    for (int c = 0; c < count; ++c) {
+        asr_status st = reset_instance(b, instances[c], q0, refs0);
+        if (st != ASR_OK) return st;
     }
     return ASR_OK;
 }

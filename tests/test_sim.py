@@ -216,3 +216,23 @@ def test_gravity_compensation_feed_forward_reaches_the_target():
     assert out["q"][0, -1, 0] == pytest.approx(q_d, abs=1e-7)
     assert out["th1"][0, -1, 0] == pytest.approx(q_d + g / 5.0, abs=1e-7)
     assert q_d - out["q"][1, -1, 0] > 0.01  # without it, gravity pulls the link below q_d
+
+
+def test_reset_of_some_instances_leaves_the_others_running():
+    sim = asr.Sim(PENDULUM, 3)
+    ref = asr.Sim(PENDULUM, 3)
+    refs = refs_for([0.2, 0.4, 0.6])
+    sim.rollout(300, refs)
+    ref.rollout(300, refs)
+    sim.reset(instances=[1])
+    assert sim.batch.step_count == 300
+    fresh = asr.Sim(PENDULUM, 3)
+    assert sim.q[1, 0] == fresh.q[1, 0] and sim.batch.th1[1, 0] == fresh.batch.th1[1, 0]
+    a, b = sim.rollout(200, refs), ref.rollout(200, refs)
+    for f in a:  # the untouched instances go on exactly as without the reset
+        assert np.array_equal(a[f][[0, 2]], b[f][[0, 2]]), f
+    c = fresh.rollout(200, refs)
+    for f in a:  # and the reset one as a fresh start
+        assert np.array_equal(a[f][1], c[f][1]), f
+    with pytest.raises(ValueError, match="instances: got 5"):
+        sim.reset(instances=[5])

@@ -743,6 +743,22 @@ static void test_batch_api(void) {
     CHECK_ST(asr_batch_reset(b, NULL, NULL), ASR_OK);
     CHECK(*field(&t, 0, 0, ASR_F_Q) == 0.0);
 
+    /* reset of some instances: the others and the step count untouched */
+    CHECK_ST(asr_batch_step(b, 1e-3, q, qd, refs, NULL, NULL), ASR_OK);
+    double keep0 = *field(&t, 0, 1, ASR_F_TH1), keep2 = *field(&t, 2, 1, ASR_F_TH1);
+    int only1[1] = {1}, bad_idx[1] = {n};
+    CHECK_ST(asr_batch_reset_instances(NULL, 1, only1, q0, refs0), ASR_ERR_NULL);
+    CHECK_ST(asr_batch_reset_instances(b, 1, NULL, q0, refs0), ASR_ERR_NULL);
+    CHECK_ST(asr_batch_reset_instances(b, -1, only1, q0, refs0), ASR_ERR_RANGE);
+    CHECK_ST(asr_batch_reset_instances(b, 1, bad_idx, q0, refs0), ASR_ERR_RANGE);
+    CHECK_ST(asr_batch_reset_instances(b, 0, NULL, q0, refs0), ASR_OK);
+    CHECK_ST(asr_batch_reset_instances(b, 1, only1, q0, refs0), ASR_OK);
+    CHECK(asr_batch_step_count(b) == 1);
+    CHECK(*field(&t, 0, 1, ASR_F_TH1) == keep0 && *field(&t, 2, 1, ASR_F_TH1) == keep2);
+    CHECK(*field(&t, 1, 0, ASR_F_Q) == 0.2 && *field(&t, 1, 0, ASR_F_TAU_JOINT) == 0.0);
+    CHECK(*field(&t, 0, 0, ASR_F_Q) != 0.2);
+    CHECK_ST(asr_batch_reset(b, NULL, NULL), ASR_OK);
+
     /* rollout argument errors */
     int rec_fields[2] = {ASR_F_TAU_JOINT, ASR_F_TH1};
     double rec[2 * 2 * 9];
