@@ -39,6 +39,7 @@ test: build
 bench: build
 	$(VPY) benchmarks/bench_core.py
 	$(VPY) benchmarks/bench_coupled.py
+	$(VPY) benchmarks/bench_learning.py
 
 clean:
 	rm -rf build asr/_core*.so asr/_core.c asr/*.o *.egg-info demo_output

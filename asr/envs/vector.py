@@ -1,0 +1,297 @@
+"""Gymnasium vector environments over one asr.Sim: N sub-environments stepped in one C call.
+
+AsrVectorEnv is the base class: a task (asr.envs.tasks) says which robot it runs, how an action
+becomes joint references (N, J, 2), what the observation and reward are and how a sub-env is
+reset. step() holds the references of every sub-env over `frame_skip` simulation steps with a
+single Sim.rollout (one C call for all N instances).
+
+Autoreset: gymnasium's NEXT_STEP mode (gymnasium.vector.AutoresetMode), as SyncVectorEnv does it:
+a step that ends sub-env i (terminated or truncated) returns its last observation; the next
+step() resets sub-env i only (its action is ignored, reward 0, terminated = truncated = False, its
+info the reset info) and steps the others. Sub-envs are reset one by one (Sim.reset with
+`instances`, or an emulation when asr lacks it), never all at once.
+
+Seeding: reset(seed=s) seeds sub-env i with s + i (a list of seeds is taken as is), each with its
+own numpy Generator, so sub-env i of a vector env equals a single env (AsrEnv) reset with seed
+s + i, and both equal the i-th env of a SyncVectorEnv of single envs, bit for bit.
+"""
+import inspect
+import time
+
+import gymnasium
+import numpy as np
+from gymnasium.utils import seeding
+from gymnasium.vector import AutoresetMode
+from gymnasium.vector.utils import batch_space
+
+import asr
+
+
+class AsrVectorEnv(gymnasium.vector.VectorEnv):
+    """Base class: N sub-envs of one task over one asr.Sim of N instances.
+
+    Subclasses (tasks) set: robot, variant, frame_skip, max_episode_steps, single spaces and
+    implement _refs(actions) -> (N, J, 2), _sample(i, rng) (new episode of sub-env i),
+    _observe() -> (N, obs_dim), _reward() -> (N,), _info(idx) -> dict of per-sub-env arrays.
+    """
+
+    metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
+
+    robot = None
+    variant = None
+    timestep = None          # override of the MJCF timestep (s), None: keep it
+    frame_skip = 20          # simulation steps per env step
+    max_episode_steps = 100  # env steps, then truncated
+
+    def __init__(self, num_envs=1, *, threads=1, render_mode=None, max_episode_steps=None):
+        if render_mode is not None:
+            raise ValueError(f"render_mode: got {render_mode!r}, asr envs do not render (None)")
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) \
+                or num_envs < 1:
+            raise ValueError(f"num_envs: got {num_envs!r}, expected an int >= 1")
+        self.num_envs = int(num_envs)
+        self.render_mode = None
+        if max_episode_steps is not None:
+            self.max_episode_steps = int(max_episode_steps)
+        robot = asr.load_robot(self.robot, self.variant)
+        if self.timestep is not None:
+            robot = _with_timestep(robot, self.timestep)
+        self.sim = asr.Sim(robot, self.num_envs, threads=threads)
+        self.n_joints = self.sim.n_joints
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self.env_dt = self.sim.dt * self.frame_skip
+        n = self.num_envs
+        self._rngs = [None] * n
+        self._seeds = [None] * n
+        self._elapsed = np.zeros(n, dtype=np.int64)
+        self._autoreset = np.zeros(n, dtype=bool)
+        self._held = np.zeros((n, self.n_joints, 2))
+        self._q0 = np.zeros((n, self.n_joints))
+        self.q = np.zeros((n, self.n_joints))   # link state after the last reset / step
+        self.qd = np.zeros((n, self.n_joints))
+        self._refs0 = np.zeros((n, self.n_joints, 2))
+        self._last = {}
+        self._has_instance_reset = "instances" in inspect.signature(asr.Sim.reset).parameters
+
+    # ------------------------------------------------------------ task hooks
+
+    def _sample(self, i, rng):
+        """Start a new episode of sub-env i: set self._q0[i], self._refs0[i] and task state."""
+        raise NotImplementedError
+
+    def _refs(self, actions):
+        raise NotImplementedError
+
+    def _observe(self):
+        raise NotImplementedError
+
+    def _reward(self):
+        raise NotImplementedError
+
+    def _terminated(self):
+        return np.zeros(self.num_envs, dtype=bool)
+
+    def _infos(self):
+        """({key: (N, ...)} of reset and step infos, {key: (N, ...)} of step-only infos)."""
+        return {}, {}
+
+    def _read_state(self, idx=None):
+        """Link state of sub-envs idx (all if None) from MuJoCo into self.q, self.qd."""
+        sim = self.sim
+        for i in range(self.num_envs) if idx is None else idx:
+            self.q[i] = sim.datas[i].qpos[sim.qpos_adr]
+            self.qd[i] = sim.datas[i].qvel[sim.dof_adr]
+
+    def _make_infos(self, mask, with_step):
+        """Infos as gymnasium's vector envs give them: arrays with "_key" masks (entries outside
+        a mask are zero, as SyncVectorEnv leaves them)."""
+        common, step_only = self._infos()
+        infos = {}
+        for key, value in list(common.items()) + (list(step_only.items()) if with_step is not None
+                                                   else []):
+            m = mask if key in common else with_step
+            v = np.array(value)
+            v[~m] = 0
+            infos[key], infos[f"_{key}"] = v, m.copy()
+        return infos
+
+    # ------------------------------------------------------------ gymnasium API
+
+    def reset(self, *, seed=None, options=None):
+        """Reset all sub-envs (or those of options["reset_mask"]); seed: None, an int (sub-env i
+        gets seed + i) or a list of num_envs ints / None."""
+        super().reset(seed=seed if isinstance(seed, (int, np.integer)) else None)
+        n = self.num_envs
+        if seed is None:
+            seeds = [None] * n
+        elif isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+            seeds = [int(seed) + i for i in range(n)]
+        else:
+            seeds = list(seed)
+            if len(seeds) != n:
+                raise ValueError(f"seed: a list of seeds needs num_envs = {n} entries, got "
+                                 f"{len(seeds)}")
+        mask = np.ones(n, dtype=bool)
+        if options is not None and "reset_mask" in options:
+            mask = np.asarray(options["reset_mask"])
+            if mask.shape != (n,) or mask.dtype != np.bool_ or not mask.any():
+                raise ValueError(f"options['reset_mask']: expected a bool array of shape ({n},) "
+                                 f"with at least one True, got {mask!r}")
+        idx = np.flatnonzero(mask)
+        for i in idx:
+            if seeds[i] is not None or self._rngs[i] is None:
+                self._rngs[i], self._seeds[i] = seeding.np_random(seeds[i])
+        self._reset_subenvs(idx, full=mask.all())
+        self._autoreset[idx] = False
+        return self._observe(), self._make_infos(mask, None)
+
+    def step(self, actions):
+        actions = self._check_actions(actions)
+        n = self.num_envs
+        reset_now = np.flatnonzero(self._autoreset)
+        run = ~self._autoreset
+        refs = self._refs(actions)
+        self._held[run] = refs[run]  # sub-envs about to be reset keep their references
+        out = self.sim.rollout(self.frame_skip, self._held, record=("q", "qd"), on_error="flag")
+        self.q[...] = out["q"][:, -1]
+        self.qd[...] = out["qd"][:, -1]
+        self._elapsed[run] += 1
+        if reset_now.size:  # NEXT_STEP: they were stepped with the others, now reset them
+            self._reset_subenvs(reset_now, full=False)
+        failed = self.sim.batch.status != 0
+        rewards = np.where(run, self._reward(), 0.0)
+        terminated = run & (self._terminated() | failed)
+        truncated = run & ~terminated & (self._elapsed >= self.max_episode_steps)
+        obs = self._observe()
+        infos = self._make_infos(np.ones(n, dtype=bool), run)
+        self._autoreset = terminated | truncated
+        return obs, rewards, terminated, truncated, infos
+
+    def close_extras(self, **kwargs):
+        self.sim = None
+
+    # ------------------------------------------------------------ internals
+
+    def _check_actions(self, actions):
+        shape = self.action_space.shape
+        try:
+            a = np.asarray(actions, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"actions: expected a float array of shape {shape}, got "
+                            f"{type(actions).__name__}") from exc
+        if a.shape != shape:
+            raise ValueError(f"actions: expected shape {shape} (num_envs, "
+                             f"{self.single_action_space.shape[0]}), got {a.shape}")
+        if not np.all(np.isfinite(a)):
+            i = np.argwhere(~np.isfinite(a))[0]
+            raise ValueError(f"actions: non-finite value {a[tuple(i)]} at {tuple(int(k) for k in i)}")
+        low, high = self.single_action_space.low, self.single_action_space.high
+        bad = (a < low) | (a > high)
+        if np.any(bad):
+            i, k = (int(x) for x in np.argwhere(bad)[0])
+            raise ValueError(f"actions[{i}, {k}]: got {a[i, k]}, valid range "
+                             f"[{low[k]}, {high[k]}] (clip to the action space)")
+        return a
+
+    def _reset_subenvs(self, idx, full):
+        """New episodes for sub-envs idx: task sample, then MuJoCo + asr reset of those instances."""
+        for i in idx:
+            self._sample(int(i), self._rngs[i])
+        self._elapsed[idx] = 0
+        self._held[idx] = self._refs0[idx]
+        if full:
+            self.sim.reset(self._q0, self._refs0)
+        elif self._has_instance_reset:
+            self.sim.reset(self._q0, self._refs0, instances=np.asarray(idx, dtype=np.intc))
+        else:
+            _emulated_instance_reset(self.sim, idx, self._q0, self._refs0)
+        self._read_state(None if full else idx)
+
+
+def _emulated_instance_reset(sim, idx, q0, refs0):
+    """Per-instance reset for an asr without Sim.reset(instances=): reset MuJoCo's data of those
+    instances, reset the whole asr batch and put back the actuator state and statuses of the
+    others (asr's state lives in caller-owned arrays). The batch's step count restarts at 0."""
+    import mujoco
+
+    b = sim.batch
+    keep = np.ones(sim.n_instances, dtype=bool)
+    keep[idx] = False
+    saved = [a.copy() for a in (b._state, b._code, b._bad_joint, b._bad_step)]
+    for i in idx:
+        m, d = sim.models[i], sim.datas[i]
+        mujoco.mj_resetData(m, d)
+        d.qpos[sim.qpos_adr] = q0[i]
+        mujoco.mj_forward(m, d)
+    b.reset(sim.q, refs0)
+    for a, s in zip((b._state, b._code, b._bad_joint, b._bad_step), saved):
+        a[keep] = s[keep]
+
+
+def _with_timestep(robot, timestep):
+    """The robot with its MJCF timestep replaced."""
+
+    class _Robot(type(robot)):
+        def mj_model(self):
+            m = super().mj_model()
+            m.opt.timestep = timestep
+            return m
+
+    import dataclasses
+    return _Robot(**{f.name: getattr(robot, f.name) for f in dataclasses.fields(robot)})
+
+
+class AsrEnv(gymnasium.Env):
+    """One sub-env as a gymnasium.Env (for gymnasium.make, check_env and SyncVectorEnv): an
+    AsrVectorEnv of one instance. reset(seed=s) equals sub-env i of a vector env reset with
+    seed s - i."""
+
+    metadata = {"render_modes": []}
+
+    def __init__(self, vector_cls, render_mode=None, **kwargs):
+        self._vec = vector_cls(1, render_mode=render_mode, **kwargs)
+        self.observation_space = self._vec.single_observation_space
+        self.action_space = self._vec.single_action_space
+        self.render_mode = None
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self._vec._rngs[0] = self.np_random  # one generator, shared with the vector env
+        self._vec._seeds[0] = self.np_random_seed
+        obs, info = self._vec.reset(options=options)
+        return obs[0], _unbatch(info)
+
+    def step(self, action):
+        a = np.asarray(action, dtype=np.float64)
+        if a.shape != self.action_space.shape:
+            raise ValueError(f"action: expected shape {self.action_space.shape}, got {a.shape}")
+        obs, r, term, trunc, info = self._vec.step(a[None])
+        return obs[0], float(r[0]), bool(term[0]), bool(trunc[0]), _unbatch(info)
+
+
+def _unbatch(info):
+    return {k: v[0] for k, v in info.items() if not k.startswith("_") and info[f"_{k}"][0]}
+
+
+def vecenv_steps_per_s(n, steps=50, env_id="asr/EquilibriumTracking-v0", sync=False, seed=0):
+    """Env steps per second (sub-env steps: n * steps / time) of `env_id` with n sub-envs:
+    asr's vector env (one C call per step), or with sync=True gymnasium's SyncVectorEnv of n
+    single-instance envs. Random actions from the action space; one reset outside the timing."""
+    from asr.envs import register_envs
+    register_envs()
+    mode = "sync" if sync else "vector_entry_point"
+    env = gymnasium.make_vec(env_id, num_envs=n, vectorization_mode=mode)
+    env.reset(seed=seed)
+    env.action_space.seed(seed)
+    acts = [env.action_space.sample() for _ in range(steps)]
+    env.step(acts[0])
+    t = time.perf_counter()
+    for a in acts:
+        env.step(a)
+    dt = time.perf_counter() - t
+    env.close()
+    return n * steps / dt
+
+
+__all__ = ["AsrVectorEnv", "AsrEnv", "vecenv_steps_per_s"]
