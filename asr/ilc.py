@@ -39,6 +39,8 @@ from typing import Any, Callable, Dict, Optional
 
 import numpy as np
 
+from asr import _validate as V
+
 ILC_MODES = (3, 6)      # equilibrium + preset references
 KINDS = ("P", "PD")
 FORMAT = "asr.ilc/1"
@@ -51,8 +53,8 @@ def lowpass(cutoff_hz, dt, order=2):
     a Butterworth filter of `order` run forwards and backwards (scipy.signal.filtfilt), cut-off
     `cutoff_hz` (Hz) at the sample time `dt` (s). Without scipy: a centred moving average over
     one cut-off period (also zero-phase). Each instance and joint is filtered on its own."""
-    cutoff_hz = _positive(cutoff_hz, "lowpass cutoff_hz")
-    dt = _positive(dt, "lowpass dt")
+    cutoff_hz = V.positive_float(cutoff_hz, "lowpass cutoff_hz")
+    dt = V.positive_float(dt, "lowpass dt")
     nyquist = 0.5 / dt
     if cutoff_hz >= nyquist:
         raise ValueError(f"lowpass cutoff_hz: got {cutoff_hz!r} Hz, valid range (0, {nyquist!r}) "
@@ -219,15 +221,6 @@ def _json_float(x):
 
 # ---------------------------------------------------------------- validation helpers
 
-def _positive(x, name):
-    if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name}: expected a number, got {type(x).__name__}")
-    x = float(x)
-    if not (math.isfinite(x) and x > 0):
-        raise ValueError(f"{name}: got {x!r}, valid range (0, inf)")
-    return x
-
-
 def _array(x, name):
     if callable(x) or isinstance(x, (str, bytes, dict)):
         raise TypeError(f"{name}: expected a number or an array, got {type(x).__name__}")
@@ -338,7 +331,7 @@ def ilc(sim, reference, *, gain=None, schedule=None, kind="P", kd=0.0, filter=No
         raise TypeError(f"callback: expected a callable, got {type(callback).__name__}")
     if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
         raise ValueError(f"max_iter: got {max_iter!r}, valid: an integer >= 1")
-    tol = _positive(tol, "tol")
+    tol = V.positive_float(tol, "tol")
     if isinstance(settle_s, bool) or not isinstance(settle_s, (int, float, np.integer,
                                                                np.floating)):
         raise TypeError(f"settle_s: expected a number, got {type(settle_s).__name__}")

@@ -18,7 +18,6 @@ Prints a table and writes benchmarks/results/core.json, one flat {figure_name: n
 Benchmarks report; they do not assert. Wall-clock figures on a shared machine are noisy.
 """
 import argparse
-import json
 import math
 import os
 import sys
@@ -32,6 +31,7 @@ if HERE not in sys.path:
 
 import asr  # noqa: E402
 from numpy_reference import QbmoveAdvancedMode6  # noqa: E402
+from results_file import write_results  # noqa: E402
 
 DT = 1e-3
 PRESET = 0.4
@@ -189,11 +189,7 @@ def main(sizes=(64, 1000, 100000), threads=(1, 2), target_s=0.5, numpy_target_s=
     say(f"({fig['cpu_count']} CPUs; wall-clock figures, noisy on a shared machine; "
         f"benchmark took {fig['bench_wall_s']:.1f} s)")
     if write:
-        os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
-        with open(out, "w") as f:
-            json.dump(fig, f, indent=1, sort_keys=True)
-            f.write("\n")
-        say(f"wrote {out}")
+        write_results(fig, out, say)
     return fig
 
 

@@ -37,7 +37,6 @@ Prints a table and writes benchmarks/results/coupled.json, one flat {figure_name
 object. Benchmarks report; they do not assert. Wall-clock figures on a shared machine are noisy.
 """
 import argparse
-import json
 import math
 import os
 import sys
@@ -53,6 +52,7 @@ if HERE not in sys.path:
 
 import asr  # noqa: E402
 from numpy_reference import DEFAULTS, QbmoveAdvancedMode6  # noqa: E402
+from results_file import write_results  # noqa: E402
 
 ROBOT = "qbmove_arm_2dof"
 ROBOT_5DOF = "qbmove_arm_5dof"
@@ -452,11 +452,7 @@ def main(sizes=(1, 64, 1024), threads=(1, 2), variant=None, target_s=0.4, python
         f"{fig['cpu_count']} CPUs; wall-clock figures, noisy on a shared machine; benchmark "
         f"took {fig['bench_wall_s']:.1f} s)")
     if write:
-        os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
-        with open(out, "w") as fh:
-            json.dump(fig, fh, indent=1, sort_keys=True)
-            fh.write("\n")
-        say(f"wrote {out}")
+        write_results(fig, out, say)
     return fig
 
 

@@ -4,12 +4,12 @@ of asr's Gymnasium vector env at N = 1, 64, 1024, next to a Gymnasium SyncVector
 single-instance envs run in the same process. Writes benchmarks/results/learning.json (one flat
 {figure: number} object)."""
 import argparse
-import json
 import os
 import time
 
 from asr.envs import vecenv_steps_per_s
 from asr.experiments import ilc000
+from results_file import write_results
 
 DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results",
                            "learning.json")
@@ -44,11 +44,7 @@ def main(sizes=(1, 64, 1024), sync_sizes=(1, 64), steps=30, ilc=True, out=DEFAUL
         say(f"{n:>6} {rate:>15.0f} {sync if sync else float('nan'):>15.0f} "
             f"{rate / sync if sync else float('nan'):>7.1f}")
     if write:
-        os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
-        with open(out, "w") as f:
-            json.dump(fig, f, indent=1, sort_keys=True)
-            f.write("\n")
-        say(f"wrote {out}")
+        write_results(fig, out, say)
     return fig
 
 

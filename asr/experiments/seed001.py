@@ -120,6 +120,7 @@ import time
 import numpy as np
 
 import asr
+from asr.experiments import write_html as write_figures
 
 ROBOT = "rrbot_sea"
 VARIANTS = ("k100", "k188", "k500")
@@ -580,11 +581,8 @@ def summary(res):
 def write_html(res, path):
     """Both figures in one self-contained HTML file."""
     figs = res["figures"]
-    body = figs["tv"].to_html(full_html=False, include_plotlyjs=True)
-    body += figs["step"].to_html(full_html=False, include_plotlyjs=False)
-    with open(path, "w") as f:
-        f.write("<!DOCTYPE html><html><head><meta charset='utf-8'><title>asr seed 001 sec. 5.1"
-                f"</title></head><body>{body}</body></html>")
+    write_figures(
+        [figs["tv"], figs["step"]], path, "asr seed 001 sec. 5.1")
 
 
 def main(out_dir="seed001_output", **run_kwargs):

@@ -79,6 +79,7 @@ import time
 import numpy as np
 
 import asr
+from asr.experiments import write_html as write_figures
 
 S_SOFT, S_MEDIUM, S_HIGH = 0.0, 0.3, 0.6        # rad, presets
 PRESETS = (S_SOFT, S_MEDIUM, S_HIGH)
@@ -443,12 +444,9 @@ def summary(res):
 
 
 def write_html(res, path):
+    """Both figures in one self-contained HTML file."""
     figs = res["figures"]
-    body = figs["module"].to_html(full_html=False, include_plotlyjs=True)
-    body += figs["gaits"].to_html(full_html=False, include_plotlyjs=False)
-    with open(path, "w") as f:
-        f.write("<!DOCTYPE html><html><head><meta charset='utf-8'><title>asr seed 002</title>"
-                f"</head><body>{body}</body></html>")
+    write_figures([figs["module"], figs["gaits"]], path, "asr seed 002")
 
 
 def main(out_dir="seed002_output", **run_kwargs):

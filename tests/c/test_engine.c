@@ -30,28 +30,7 @@
 
 /* ---------------------------------------------------------------- checks */
 
-static long n_pass, n_fail;
-
-static void check_(int ok, const char* what, const char* file, int line) {
-    if (ok) {
-        ++n_pass;
-        return;
-    }
-    ++n_fail;
-    if (n_fail <= 200) fprintf(stderr, "%s:%d: FAILED: %s\n", file, line, what);
-}
-
-#define CHECK(cond) check_((cond) != 0, #cond, __FILE__, __LINE__)
-#define CHECK_ST(call, expected)                                                               \
-    do {                                                                                       \
-        int st_ = (int)(call);                                                                 \
-        int ex_ = (int)(expected);                                                             \
-        if (st_ != ex_) {                                                                      \
-            fprintf(stderr, "%s:%d: status %d, expected %d: %s\n", __FILE__, __LINE__, st_,  \
-                    ex_, #call);                                                               \
-        }                                                                                      \
-        check_(st_ == ex_, #call, __FILE__, __LINE__);                                         \
-    } while (0)
+#include "check.h"
 
 /* Bit-identical, or both NaN (a frozen instance's engine data may run into NaN). */
 static int same(double a, double b) {
