@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.deps-installed
 CORE   := build/.core-built
 CSRC   := $(wildcard csrc/*.c csrc/*.h)
 
-.PHONY: all build run test test-c bench clean
+.PHONY: all build browser run experiments test bench clean
 
 all: build
 
@@ -29,11 +29,25 @@ $(CORE): $(STAMP) $(CSRC) asr/_build.py
 
 build: $(CORE)
 
-# Main job: the seed-000 experiments on their robots (MuJoCo links + asr actuators).
+# Main job: the live dashboard on http://127.0.0.1:8000 with the default robot simulating
+# (qbmove_arm_2dof, vertical). HOST / PORT override. The seed experiments: make experiments.
+HOST ?= 127.0.0.1
+PORT ?= 8000
 run: build
+	$(VPY) -m asr.cli dashboard --host $(HOST) --port $(PORT)
+
+experiments: build
 	$(VPY) -m asr.demo --out demo_output
 
-test: build
+# The dashboard's end-to-end tests drive Debian's Chromium (Playwright's own browser download
+# does not work offline); installed here when missing and we may use apt-get.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+	    apt-get install -y -qq chromium; \
+	  else echo "chromium missing: run 'sudo apt-get install chromium'"; fi; }
+
+test: build browser
 	$(VPY) -m pytest -q
 
 bench: build

@@ -1,0 +1,64 @@
+"""The dashboard app: create_app(settings=None). The runner is created and started in the
+lifespan and kept on app.state; the static page is mounted last so it cannot shadow the API."""
+import contextlib
+import os
+
+from fastapi import FastAPI
+from fastapi.responses import FileResponse, PlainTextResponse, Response
+from fastapi.staticfiles import StaticFiles
+
+from dashboard.routes import api, stream
+from dashboard.runner import SimRunner
+from dashboard.settings import Settings, get_settings
+
+STATIC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
+
+
+def _plotly_js_path():
+    import plotly
+
+    return os.path.join(os.path.dirname(plotly.__file__), "package_data", "plotly.min.js")
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or get_settings()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI):
+        runner = SimRunner(settings)
+        runner.start()
+        app.state.runner = runner
+        try:
+            yield
+        finally:
+            runner.stop()
+            app.state.runner = None
+
+    app = FastAPI(title="asr dashboard", lifespan=lifespan,
+                  description="Live asr simulation (MuJoCo links, asr actuators); see "
+                  "dashboard/PROTOCOL.md.")
+    app.state.settings = settings
+    app.state.robots = None  # robot list, read on first use
+    app.dependency_overrides.setdefault(get_settings, lambda: settings)
+    app.include_router(api.router)
+    app.include_router(stream.router)
+
+    @app.get("/static/plotly.min.js", include_in_schema=False)
+    async def plotly_js():
+        path = _plotly_js_path()
+        if os.path.isfile(path):
+            return FileResponse(path, media_type="application/javascript")
+        from plotly.offline import get_plotlyjs
+
+        return Response(get_plotlyjs(), media_type="application/javascript")
+
+    @app.get("/", include_in_schema=False)
+    async def index():
+        page = os.path.join(STATIC_DIR, "index.html")
+        if not os.path.isfile(page):
+            return PlainTextResponse("dashboard/static/index.html is missing", status_code=404)
+        return FileResponse(page, media_type="text/html")
+
+    os.makedirs(STATIC_DIR, exist_ok=True)
+    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")  # last
+    return app

@@ -1,0 +1,100 @@
+"""Request bodies of the dashboard API (pydantic v2, unknown fields rejected, values ranged).
+
+Ranges that depend on the robot (a preset inside its model's range, a parameter name valid for
+the joint's model) are checked by the runner, which answers 422 with asr's message."""
+from typing import Annotated, Dict, List, Literal, Optional, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Speed = Union[Literal["max"], Annotated[float, Field(gt=0, le=100)]]
+JointName = Annotated[str, Field(min_length=1, max_length=100)]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RobotChoice(Strict):
+    robot: str = Field(..., min_length=1, max_length=200, description="robot name (GET /api/robots)")
+    variant: Optional[str] = Field(None, max_length=200, description="variant (default: the robot's)")
+
+
+class Gains(Strict):
+    """Actuator parameters of a joint; the common ones are listed, any other asr parameter of
+    the joint's model may be given too (checked against asr's ranges)."""
+
+    model_config = ConfigDict(extra="allow")
+    kp: Optional[float] = Field(None, ge=0, le=1e6, description="motor PID proportional gain")
+    ki: Optional[float] = Field(None, ge=0, le=1e6, description="motor PID integral gain")
+    kd: Optional[float] = Field(None, ge=0, le=1e6, description="motor PID derivative gain")
+
+
+class Reference(Strict):
+    """Equilibrium reference generator of one joint (rad, Hz, s)."""
+
+    kind: Literal["step", "sine", "chirp", "minjerk", "hold"] = "hold"
+    amplitude: float = Field(0.0, ge=-10, le=10, description="rad")
+    frequency: float = Field(0.5, ge=0, le=50, description="Hz (sine; chirp start)")
+    frequency_end: float = Field(2.0, ge=0, le=50, description="Hz (chirp end)")
+    period: float = Field(5.0, gt=0, le=3600, description="s (chirp sweep / minjerk duration)")
+    offset: float = Field(0.0, ge=-10, le=10, description="rad")
+
+
+class Control(Strict):
+    preset: Optional[Dict[JointName, Annotated[float, Field(ge=0, le=1e4)]]] = None
+    mode: Optional[Dict[JointName, Annotated[int, Field(ge=0, le=6)]]] = None
+    params: Optional[Dict[JointName, Gains]] = None
+    reference: Optional[Dict[JointName, Reference]] = None
+    speed: Optional[Speed] = None
+    paused: Optional[bool] = None
+
+
+class Push(Strict):
+    joint: JointName = Field(..., description="joint name")
+    torque: float = Field(..., ge=-100, le=100, description="N m")
+    duration: float = Field(0.05, gt=0, le=10, description="s")
+
+
+class Compare(Strict):
+    presets: List[Annotated[float, Field(ge=0, le=1e4)]] = Field(
+        ..., max_length=64, description="one preset per instance ([] leaves compare mode); at "
+        "most n_compare_max values")
+
+
+class ILCStart(Strict):
+    iterations: int = Field(10, ge=1, le=50)
+    preset: float = Field(0.2, ge=0, le=1e4, description="held preset (model units)")
+    duration: float = Field(5.0, gt=0, le=60, description="min-jerk 0 -> target duration, s")
+    gain: float = Field(0.5, ge=0, le=10, description="learning gain K")
+    target: float = Field(0.8, ge=-3.2, le=3.2, description="rad, every joint")
+    tol: float = Field(0.001, gt=0, le=10, description="rad, stop when max |e| <= tol")
+    settle_s: float = Field(1.0, ge=0, le=10, description="s held at the start before a trial")
+
+
+class Workspace(Strict):
+    robot: str = Field(..., min_length=1, max_length=200)
+    variant: Optional[str] = Field(None, max_length=200)
+    preset: Optional[Dict[JointName, Annotated[float, Field(ge=0, le=1e4)]]] = None
+    mode: Optional[Dict[JointName, Annotated[int, Field(ge=0, le=6)]]] = None
+    params: Optional[Dict[JointName, Gains]] = None
+    reference: Optional[Dict[JointName, Reference]] = None
+    speed: Speed = 1.0
+    paused: bool = False
+    compare: List[Annotated[float, Field(ge=0, le=1e4)]] = Field(default_factory=list,
+                                                                  max_length=64)
+    version: Literal["asr.dashboard/1"] = "asr.dashboard/1"
+
+
+class WSControl(Control):
+    type: Literal["control"]
+
+
+class WSPush(Push):
+    type: Literal["push"]
+
+
+class WSPing(Strict):
+    type: Literal["ping"]
+
+
+WSMessage = Annotated[Union[WSControl, WSPush, WSPing], Field(discriminator="type")]

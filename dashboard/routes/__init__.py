@@ -1,0 +1,1 @@
+"""Routers of the dashboard: REST under /api, the WebSocket stream under /ws."""

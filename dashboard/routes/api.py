@@ -1,0 +1,136 @@
+"""REST API under /api (see PROTOCOL.md). Handlers never touch the Sim: they queue commands for
+the runner thread and await their result; bad values answer 422, an unknown robot 404, and the
+simulation keeps running either way."""
+import asyncio
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Depends, HTTPException, Request
+from fastapi.responses import Response
+
+from dashboard import models
+from dashboard.runner import Busy, ControlError, NotFound, SimRunner, list_robots
+
+router = APIRouter(prefix="/api", tags=["simulation"],
+                   responses={404: {"description": "unknown robot or variant"},
+                              422: {"description": "invalid value"}})
+
+
+def get_runner(request: Request) -> SimRunner:
+    return request.app.state.runner
+
+
+Runner = Annotated[SimRunner, Depends(get_runner)]
+
+
+async def run_command(runner: SimRunner, fn):
+    """Apply fn(runner) on the runner thread; map its errors to HTTP answers."""
+    try:
+        return await asyncio.wrap_future(runner.submit(fn))
+    except NotFound as exc:
+        raise HTTPException(404, str(exc)) from None
+    except Busy as exc:
+        raise HTTPException(409, str(exc)) from None
+    except (ControlError, ValueError, TypeError) as exc:
+        raise HTTPException(422, str(exc)) from None
+
+
+@router.get("/robots", summary="robots, their variants and joints")
+async def robots(request: Request):
+    cache = request.app.state.robots
+    if cache is None:
+        cache = request.app.state.robots = await asyncio.to_thread(list_robots)
+    return {"robots": cache}
+
+
+@router.get("/state", summary="current configuration")
+async def state(runner: Runner):
+    return await run_command(runner, lambda r: r.state())
+
+
+@router.post("/robot", summary="switch robot (404 for an unknown one)")
+async def robot(body: models.RobotChoice, runner: Runner):
+    return await run_command(runner, lambda r: r.switch_robot(body.robot, body.variant))
+
+
+@router.post("/control", summary="partial update of presets, modes, params, references, speed, "
+             "pause; answers the new state")
+async def control(body: models.Control, runner: Runner):
+    c = body.model_dump(exclude_none=True)
+    if "params" in c:
+        c["params"] = {j: {k: v for k, v in g.items() if v is not None}
+                       for j, g in c["params"].items()}
+    return await run_command(runner, lambda r: r.control(c))
+
+
+@router.post("/stiffness/{which}", summary="every joint to the model's soft / stiff preset")
+async def stiffness(which: Literal["soft", "stiff"], runner: Runner):
+    return await run_command(runner, lambda r: r.set_stiffness(which))
+
+
+@router.post("/push", summary="impulse torque on a joint")
+async def push(body: models.Push, runner: Runner):
+    p = body.model_dump()
+    return await run_command(runner, lambda r: r.do_push(p))
+
+
+@router.post("/reset", summary="restart from the robot's initial state")
+async def reset(runner: Runner):
+    return await run_command(runner, lambda r: r.reset())
+
+
+@router.post("/compare", summary="N instances side by side, one preset each ([] leaves)")
+async def compare(body: models.Compare, runner: Runner):
+    return await run_command(runner, lambda r: r.set_compare(body.presets))
+
+
+@router.post("/ilc/start", summary="start the ILC (min-jerk 0 -> target on every joint)")
+async def ilc_start(body: models.ILCStart, runner: Runner):
+    cfg = body.model_dump()
+    return await run_command(runner, lambda r: r.start_ilc(cfg))
+
+
+@router.post("/ilc/stop", summary="stop the ILC after its current iteration")
+async def ilc_stop(runner: Runner):
+    return runner.stop_ilc()
+
+
+@router.get("/ilc", summary="ILC status: running, iteration, errors per iteration")
+async def ilc_status(runner: Runner):
+    return runner.ilc_status()
+
+
+@router.get("/ilc/result.npz", summary="the learned input of the last ILC run")
+async def ilc_result(runner: Runner):
+    data = await asyncio.to_thread(runner.ilc_result_npz)
+    if data is None:
+        raise HTTPException(404, "no ILC result yet; POST /api/ilc/start first")
+    return Response(data, media_type="application/octet-stream",
+                    headers={"Content-Disposition": 'attachment; filename="asr_ilc.npz"'})
+
+
+@router.get("/workspace", summary="the whole configuration (save)")
+async def workspace_get(runner: Runner):
+    return await run_command(runner, lambda r: r.workspace())
+
+
+@router.post("/workspace", summary="load a saved configuration; answers the new state")
+async def workspace_post(body: models.Workspace, runner: Runner):
+    ws = body.model_dump(exclude_none=True)
+    if "params" in ws:
+        ws["params"] = {j: {k: v for k, v in g.items() if v is not None}
+                        for j, g in ws["params"].items()}
+    return await run_command(runner, lambda r: r.load_workspace(ws))
+
+
+@router.get("/export.npz", summary="plotted history as NumPy arrays")
+async def export_npz(runner: Runner):
+    data = await asyncio.to_thread(runner.export_npz)
+    return Response(data, media_type="application/octet-stream",
+                    headers={"Content-Disposition": 'attachment; filename="asr_history.npz"'})
+
+
+@router.get("/export.html", summary="plotted history as a standalone plotly HTML file")
+async def export_html(runner: Runner):
+    html = await asyncio.to_thread(runner.export_html)
+    return Response(html, media_type="text/html",
+                    headers={"Content-Disposition": 'attachment; filename="asr_history.html"'})

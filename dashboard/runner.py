@@ -1,0 +1,813 @@
+"""The simulation runner: one asr.Sim stepped in its own thread, frames published to subscribers.
+
+Threads: the runner thread owns the Sim; REST and WebSocket handlers never touch it, they queue
+commands (`submit`) that the runner applies before its next rollout and whose result (or
+exception) comes back through a concurrent Future. Frames go to every subscriber through its own
+small buffer filled on the subscriber's event loop with `loop.call_soon_threadsafe`; a slow
+client loses old `extend` frames, never a `figure`, `state`, `ilc` or `error` message. The ILC
+runs on its own Sim in a worker thread (asr's C core releases the GIL).
+"""
+import asyncio
+import collections
+import concurrent.futures
+import io
+import itertools
+import json
+import math
+import os
+import queue
+import threading
+import time
+
+import numpy as np
+
+import asr
+from asr.robot import load_robot, robots_dir
+
+# Preset (stiffness command) per model: "ref" = second reference of modes 3/6 (model units),
+# "param" = a spring parameter set directly (single-motor SEAs have no preset reference).
+PRESETS = {
+    "qbmove_advanced": dict(kind="ref", lo=0.0, hi=0.8, soft=0.2, stiff=0.6, unit="rad"),
+    "qbmove": dict(kind="ref", lo=0.0, hi=1.0, soft=0.2, stiff=0.6, unit="rad"),
+    "bavs": dict(kind="ref", lo=0.0, hi=0.27, soft=0.05, stiff=0.2, unit="rad"),
+    "awas2": dict(kind="ref", lo=0.0, hi=0.045, soft=0.005, stiff=0.04, unit="m"),
+    "sea": dict(kind="param", param="k", lo=0.0, hi=1000.0, soft=200.0, stiff=400.0,
+                unit="N m/rad"),
+    "sea_damped": dict(kind="param", param="Kt", lo=0.0, hi=1000.0, soft=100.0, stiff=400.0,
+                       unit="N m/rad"),
+    "rigid": dict(kind="none", lo=0.0, hi=0.0, soft=0.0, stiff=0.0, unit=""),
+}
+DEFAULT_PRESET = dict(kind="ref", lo=0.0, hi=1.0, soft=0.2, stiff=0.6, unit="")
+
+# plotted series: (field, plot element id suffix, title)
+SERIES = (("q", "q", "link angle q"), ("eq", "q", "equilibrium eq"), ("defl", "defl", "deflection"),
+          ("tau", "tau", "torque"), ("stiffness", "stiffness", "stiffness"),
+          ("th1", "motors", "motor 1"), ("th2", "motors", "motor 2"))
+FRAME_FIELDS = ("q", "eq", "defl", "tau", "stiffness", "th1", "th2")
+RECORD = ("q", "tau_joint", "stiffness", "th1", "th2")
+MAX_BUFFERED_FRAMES = 8
+
+
+class ControlError(ValueError):
+    """A control change that is well-formed but not valid for the current robot (-> 422)."""
+
+
+class NotFound(LookupError):
+    """Unknown robot or variant (-> 404)."""
+
+
+class Busy(RuntimeError):
+    """The ILC is already running (-> 409)."""
+
+
+def preset_spec(model):
+    return dict(PRESETS.get(model, DEFAULT_PRESET))
+
+
+def list_robots():
+    """[{name, variants, joints, default_variant}] of every robot folder."""
+    out = []
+    folder = robots_dir()
+    for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
+        if not os.path.isfile(os.path.join(folder, name, "robot.toml")):
+            continue
+        try:
+            default = load_robot(name)
+            import tomllib
+            with open(os.path.join(folder, name, "robot.toml"), "rb") as f:
+                variants = list(tomllib.load(f).get("variants", {}))
+        except (ValueError, OSError) as exc:  # a broken robot folder is listed with its error
+            out.append({"name": name, "variants": [], "joints": [], "error": str(exc)})
+            continue
+        out.append({"name": name, "variants": variants, "default_variant": default.variant,
+                    "description": default.description,
+                    "joints": [{"name": j.name, "model": j.model, "mode": j.mode}
+                               for j in default.joints]})
+    return out
+
+
+def reference_values(gen, t):
+    """Equilibrium reference (rad) of generator `gen` (dict) at times t (s since it was set)."""
+    kind, a, off = gen["kind"], gen["amplitude"], gen["offset"]
+    t = np.asarray(t, dtype=float)
+    if kind == "hold":
+        return np.full(t.shape, off)
+    if kind == "step":
+        return np.where(t >= 0, off + a, off)
+    if kind == "sine":
+        return off + a * np.sin(2 * np.pi * gen["frequency"] * t)
+    if kind == "chirp":
+        T = gen["period"]
+        tt = np.mod(t, T)
+        f0, f1 = gen["frequency"], gen["frequency_end"]
+        return off + a * np.sin(2 * np.pi * (f0 * tt + (f1 - f0) * tt * tt / (2 * T)))
+    if kind == "minjerk":
+        s = np.clip(t / gen["period"], 0.0, 1.0)
+        return off + a * s ** 3 * (10.0 - 15.0 * s + 6.0 * s * s)
+    raise ControlError(f"reference kind: got {kind!r}, valid: step, sine, chirp, minjerk, hold")
+
+
+def min_jerk(t, q0, q1, duration):
+    s = np.clip(np.asarray(t, dtype=float) / duration, 0.0, 1.0)
+    return q0 + (q1 - q0) * s ** 3 * (10.0 - 15.0 * s + 6.0 * s * s)
+
+
+def _num(x):
+    """JSON-safe float (NaN/inf -> None)."""
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def _dumps(msg):
+    return json.dumps(msg, separators=(",", ":"), allow_nan=False)
+
+
+class Subscriber:
+    """One client's message buffer on its event loop. put() runs on that loop (scheduled with
+    call_soon_threadsafe); old extend frames are dropped when the client falls behind."""
+
+    def __init__(self, loop, max_frames=MAX_BUFFERED_FRAMES):
+        self.loop = loop
+        self.max_frames = max_frames
+        self.items = collections.deque()
+        self.event = asyncio.Event()
+        self.dropped = 0
+        self.closed = False
+
+    def put(self, kind, text):
+        if kind == "figure":  # a new figure supersedes every frame before it
+            self.items = collections.deque(i for i in self.items if i[0] not in ("extend",
+                                                                                 "figure"))
+        elif kind == "extend":
+            n = sum(1 for i in self.items if i[0] == "extend")
+            while n >= self.max_frames:
+                for k, item in enumerate(self.items):
+                    if item[0] == "extend":
+                        del self.items[k]
+                        self.dropped += 1
+                        break
+                n -= 1
+        self.items.append((kind, text))
+        self.event.set()
+
+    def put_threadsafe(self, kind, text):
+        if self.closed:
+            return False
+        try:
+            self.loop.call_soon_threadsafe(self.put, kind, text)
+            return True
+        except RuntimeError:  # loop closed
+            self.closed = True
+            return False
+
+    async def get(self):
+        """Next (kind, text) message."""
+        while not self.items:
+            self.event.clear()
+            await self.event.wait()
+        return self.items.popleft()
+
+
+class SimRunner:
+    """Owns the live asr.Sim and its configuration; see the module doc and PROTOCOL.md."""
+
+    def __init__(self, settings):
+        self.settings = settings
+        self._commands = queue.Queue()
+        self._lock = threading.RLock()        # configuration, history, subscribers
+        self._stop = threading.Event()
+        self._thread = None
+        self._subscribers = set()
+        self._run_ids = itertools.count(1)
+        self._ilc = {"running": False, "iteration": 0, "errors": [], "message": None,
+                     "config": None}
+        self._ilc_result = None
+        self._ilc_thread = None
+        self._ilc_stop = threading.Event()
+        self.frames = 0
+        self.error = None
+        self._load(settings.robot, settings.variant)
+
+    # ------------------------------------------------------------ lifecycle
+
+    def start(self):
+        if self._thread is None:
+            self._stop.clear()
+            self._thread = threading.Thread(target=self._loop, name="asr-dashboard-sim",
+                                            daemon=True)
+            self._thread.start()
+
+    def stop(self, timeout=5.0):
+        self._stop.set()
+        self._ilc_stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None
+        if self._ilc_thread is not None:
+            self._ilc_thread.join(timeout)
+        # fail the commands nobody will apply
+        while True:
+            try:
+                _, fut = self._commands.get_nowait()
+            except queue.Empty:
+                break
+            if not fut.done():
+                fut.set_exception(RuntimeError("the simulation runner has stopped"))
+
+    @property
+    def running(self):
+        return self._thread is not None and self._thread.is_alive()
+
+    # ------------------------------------------------------------ configuration (runner thread)
+
+    def _load(self, robot, variant, *, keep=None):
+        """Load a robot: the configuration (presets, modes, params, references) starts from its
+        robot.toml; `keep` (a workspace dict) is applied after."""
+        try:
+            r = load_robot(robot, variant)
+        except FileNotFoundError as exc:
+            raise NotFound(str(exc)) from None
+        except ValueError as exc:
+            if "unknown variant" in str(exc):
+                raise NotFound(str(exc)) from None
+            raise ControlError(str(exc)) from None
+        init = r.initial_refs
+        self.robot = r
+        self.joint_names = list(r.joint_names)
+        self.models = [j.model for j in r.joints]
+        self.modes = [j.mode for j in r.joints]
+        self.param_overrides = {name: {} for name in self.joint_names}
+        self.presets = {}
+        for k, j in enumerate(r.joints):
+            spec = preset_spec(j.model)
+            if spec["kind"] == "ref":
+                self.presets[j.name] = float(init[k][1]) if init else spec["soft"]
+            elif spec["kind"] == "param":
+                self.presets[j.name] = float(j.params.get(spec["param"], spec["soft"]))
+            else:
+                self.presets[j.name] = 0.0
+        self.eq0 = [float(init[k][0]) if init else 0.0 for k in range(len(r.joints))]
+        self.reference = {name: {"kind": "hold", "amplitude": 0.0, "frequency": 0.5,
+                                 "frequency_end": 2.0, "period": 5.0, "offset": self.eq0[k]}
+                          for k, name in enumerate(self.joint_names)}
+        self.ref_t0 = {name: 0.0 for name in self.joint_names}
+        self.compare = []
+        self.speed = 1.0
+        self.paused = False
+        self._build_sim()
+
+    def _build_sim(self):
+        n = max(1, len(self.compare))
+        self.sim = asr.Sim(self.robot, n, threads=self.settings.threads)
+        for k, name in enumerate(self.joint_names):
+            if self.modes[k] != self.sim.batch.modes[k]:
+                self.sim.batch.set_mode(k, self.modes[k])
+            for p, v in self.param_overrides[name].items():
+                self.sim.batch.set_param(k, p, v)
+        self._apply_presets()
+        self._restart()
+
+    def _restart(self):
+        """Reset the Sim to the robot's initial state (references at their t = 0 values)."""
+        self.sim.reset(refs=self._refs_at(np.zeros(1))[:, 0])
+        self.time = 0.0
+        self.ref_t0 = {name: 0.0 for name in self.joint_names}
+        self.push = None  # (joint index, torque, remaining steps)
+        self.history = collections.deque()
+        self.run_id = next(self._run_ids)
+
+    def _instance_presets(self, k):
+        """(N,) preset of joint k per instance."""
+        n = self.sim.n_instances
+        if self.compare:
+            return np.asarray(self.compare, dtype=float)
+        return np.full(n, self.presets[self.joint_names[k]])
+
+    def _apply_presets(self):
+        """Presets of 'param' kind go into the Sim's parameters (ref kind: into the references)."""
+        for k, model in enumerate(self.models):
+            spec = preset_spec(model)
+            if spec["kind"] == "param":
+                v = self._instance_presets(k)
+                self.sim.batch.set_param(k, spec["param"], v if v.size > 1 else float(v[0]))
+
+    def _check_preset(self, joint, value):
+        spec = preset_spec(self.models[self.joint_names.index(joint)])
+        if spec["kind"] == "none":
+            raise ControlError(f"preset {joint}: model {spec!r} has no stiffness preset")
+        if not spec["lo"] <= value <= spec["hi"]:
+            raise ControlError(f"preset {joint}: got {value:g}, valid range "
+                               f"[{spec['lo']:g}, {spec['hi']:g}] {spec['unit']} for model "
+                               f"{self.models[self.joint_names.index(joint)]}")
+
+    def _joint(self, name):
+        if name not in self.joint_names:
+            raise ControlError(f"unknown joint {name!r}; joints of {self.robot.name}: "
+                               f"{', '.join(self.joint_names)}")
+        return self.joint_names.index(name)
+
+    def _eq(self, t_abs):
+        """(T, J) equilibrium references at absolute sim times t_abs."""
+        cols = [reference_values(self.reference[name], t_abs - self.ref_t0[name])
+                for name in self.joint_names]
+        return np.stack(cols, axis=-1)
+
+    def _refs_at(self, t_abs):
+        """(N, T, J, 2) Sim references at absolute times t_abs, and keeps eq (N, T, J)."""
+        t_abs = np.atleast_1d(np.asarray(t_abs, dtype=float))
+        n, T, nj = self.sim.n_instances, t_abs.size, len(self.joint_names)
+        eq = np.broadcast_to(self._eq(t_abs), (n, T, nj))
+        refs = np.zeros((n, T, nj, 2))
+        for k, model in enumerate(self.models):
+            mode, spec = self.modes[k], preset_spec(model)
+            pre = self._instance_presets(k)[:, None] if spec["kind"] == "ref" else np.zeros((n, 1))
+            e = eq[:, :, k]
+            if mode in (3, 6):
+                refs[:, :, k, 0] = e
+                refs[:, :, k, 1] = pre
+            elif mode in (2, 5):
+                own = {p.name: float(self.sim.batch.get_param(k, p.name)[0])
+                       for p in asr.models()[model].params} if model in asr.models() else {}
+                th1, th2 = asr.reference_map(model, e, np.broadcast_to(pre, e.shape), **own)
+                refs[:, :, k, 0] = th1
+                refs[:, :, k, 1] = th2
+            elif mode == 1:
+                refs[:, :, k, 0] = e
+            # modes 0 and 4: zero torque commands
+        self._last_eq = eq
+        return refs
+
+    # ------------------------------------------------------------ commands
+
+    def submit(self, fn):
+        """Queue fn(self) for the runner thread; a concurrent Future with its result. If the
+        runner is not running, fn is applied at once under the lock."""
+        fut = concurrent.futures.Future()
+        if not self.running:
+            with self._lock:
+                try:
+                    fut.set_result(fn(self))
+                except BaseException as exc:  # noqa: BLE001 - handed to the caller
+                    fut.set_exception(exc)
+            return fut
+        self._commands.put((fn, fut))
+        return fut
+
+    def _apply_commands(self):
+        while True:
+            try:
+                fn, fut = self._commands.get_nowait()
+            except queue.Empty:
+                return
+            if not fut.set_running_or_notify_cancel():
+                continue
+            with self._lock:
+                try:
+                    fut.set_result(fn(self))
+                except BaseException as exc:  # noqa: BLE001 - handed to the caller
+                    fut.set_exception(exc)
+
+    # the operations below run on the runner thread (through submit), under the lock
+
+    def control(self, c):
+        """Apply a partial control update (dict as models.Control.model_dump(exclude_none)).
+        Validated completely before anything changes. Returns the new state."""
+        c = {k: v for k, v in c.items() if v is not None}
+        for joint, value in (c.get("preset") or {}).items():
+            self._joint(joint)
+            self._check_preset(joint, float(value))
+        for joint, mode in (c.get("mode") or {}).items():
+            k = self._joint(joint)
+            asr.batch._check_mode(int(mode), self.sim.batch.specs[k], f"mode {joint}: ")
+        params = {}
+        for joint, values in (c.get("params") or {}).items():
+            k = self._joint(joint)
+            spec = self.sim.batch.specs[k]
+            for p, v in values.items():
+                if v is None:
+                    continue
+                if isinstance(v, bool) or not isinstance(v, (int, float)):
+                    raise ControlError(f"params {joint}.{p}: expected a number, got {v!r}")
+                spec.param(p).check(float(v), f"params {joint}: ")
+                params.setdefault(joint, {})[p] = float(v)
+        for joint in (c.get("reference") or {}):
+            self._joint(joint)
+        # apply
+        for joint, mode in (c.get("mode") or {}).items():
+            k = self._joint(joint)
+            self.sim.batch.set_mode(k, int(mode))
+            self.modes[k] = int(mode)
+        for joint, values in params.items():
+            k = self._joint(joint)
+            for p, v in values.items():
+                self.sim.batch.set_param(k, p, v)
+                self.param_overrides[joint][p] = v
+        if c.get("preset"):
+            for joint, value in c["preset"].items():
+                self.presets[joint] = float(value)
+            if self.compare:  # a single preset leaves compare mode
+                self.compare = []
+                self._rebuild_keep_time()
+            self._apply_presets()
+        for joint, gen in (c.get("reference") or {}).items():
+            self.reference[joint] = dict(gen)
+            self.ref_t0[joint] = self.time
+        if "speed" in c:
+            self.speed = c["speed"] if c["speed"] == "max" else float(c["speed"])
+        if "paused" in c:
+            self.paused = bool(c["paused"])
+        self._publish_state()
+        return self.state()
+
+    def _rebuild_keep_time(self):
+        self._build_sim()
+        self._publish_figure()
+
+    def set_stiffness(self, which):
+        presets = {}
+        for name, model in zip(self.joint_names, self.models):
+            spec = preset_spec(model)
+            if spec["kind"] != "none":
+                presets[name] = spec[which]
+        return self.control({"preset": presets})
+
+    def do_push(self, p):
+        k = self._joint(p["joint"])
+        steps = max(1, int(round(p["duration"] / self.sim.dt)))
+        self.push = (k, float(p["torque"]), steps)
+        return {"joint": p["joint"], "torque": p["torque"], "duration": p["duration"],
+                "steps": steps}
+
+    def reset(self):
+        self._restart()
+        self._publish_figure()
+        self._publish_state()
+        return self.state()
+
+    def switch_robot(self, robot, variant=None):
+        old = (self.robot.name, self.robot.variant)
+        try:
+            self._load(robot, variant)
+        except (NotFound, ControlError):
+            raise
+        except Exception as exc:  # a robot that does not build: back to the old one
+            self._load(*old)
+            raise ControlError(f"robot {robot!r}: {exc}") from None
+        self._publish_figure()
+        self._publish_state()
+        return self.state()
+
+    def set_compare(self, presets):
+        presets = [float(p) for p in presets]
+        if len(presets) > self.settings.n_compare_max:
+            raise ControlError(f"compare: {len(presets)} presets, at most n_compare_max = "
+                               f"{self.settings.n_compare_max}")
+        for p in presets:
+            for name, model in zip(self.joint_names, self.models):
+                if preset_spec(model)["kind"] != "none":
+                    self._check_preset(name, p)
+        self.compare = presets
+        self._build_sim()
+        self._publish_figure()
+        self._publish_state()
+        return self.state()
+
+    def workspace(self):
+        return {"version": "asr.dashboard/1", "robot": self.robot.name,
+                "variant": self.robot.variant, "preset": dict(self.presets),
+                "mode": dict(zip(self.joint_names, self.modes)),
+                "params": {k: dict(v) for k, v in self.param_overrides.items() if v},
+                "reference": {k: dict(v) for k, v in self.reference.items()},
+                "speed": self.speed, "paused": self.paused, "compare": list(self.compare)}
+
+    def load_workspace(self, ws):
+        old = self.workspace()
+        try:
+            self._load(ws["robot"], ws.get("variant"))
+            self.control({k: ws.get(k) for k in ("preset", "mode", "params", "reference",
+                                                 "speed", "paused")})
+            if ws.get("compare"):
+                self.set_compare(ws["compare"])
+        except Exception:
+            self._load(old["robot"], old["variant"])
+            self.control({k: old.get(k) for k in ("preset", "mode", "params", "reference",
+                                                  "speed", "paused")})
+            self._publish_figure()
+            raise
+        self._publish_figure()
+        self._publish_state()
+        return self.state()
+
+    # ------------------------------------------------------------ state, figure, export
+
+    def state(self):
+        batch = self.sim.batch
+        joints = []
+        for k, name in enumerate(self.joint_names):
+            spec = batch.specs[k]
+            joints.append({
+                "name": name, "model": self.models[k], "mode": self.modes[k],
+                "params": {p.name: _num(batch.get_param(k, p.name)[0])
+                           for p in spec.all_params},
+                "preset_range": preset_spec(self.models[k])})
+        return {
+            "robot": self.robot.name, "variant": self.robot.variant,
+            "joints": joints, "presets": dict(self.presets),
+            "reference": {k: dict(v) for k, v in self.reference.items()},
+            "gains": {name: {g: _num(batch.get_param(k, g)[0]) for g in ("kp", "ki", "kd")}
+                      for k, name in enumerate(self.joint_names)},
+            "speed": self.speed, "paused": self.paused, "compare": list(self.compare),
+            "n_instances": self.sim.n_instances, "time": self.time, "dt": self.sim.dt,
+            "run_id": self.run_id, "update_hz": self.settings.update_hz,
+            "window_s": self.settings.window_s, "frames": self.frames,
+            "ilc": self.ilc_status(), "error": self.error}
+
+    def _traces(self):
+        """[(instance, joint index, field, plot, name)] in trace order."""
+        out = []
+        n = self.sim.n_instances
+        for i in range(n):
+            tag = f"preset {self.compare[i]:g} " if self.compare else ""
+            for k, name in enumerate(self.joint_names):
+                for field, plot, title in SERIES:
+                    out.append((i, k, field, plot, f"{tag}{name} {title}"))
+        return out
+
+    def max_points(self):
+        return int(math.ceil(self.settings.window_s * self.settings.update_hz
+                             * self.settings.max_samples))
+
+    def figure(self):
+        """Plain-dict plotly figure of the current configuration, with the history so far.
+        Every trace's meta.plot names the page's plot element (plot-q, plot-defl, ...)."""
+        hist = self._history_arrays()
+        units = {"q": "rad", "defl": "rad", "tau": "N m", "stiffness": "N m/rad",
+                 "motors": "rad"}
+        palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
+                   "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
+        data = []
+        for i, k, field, plot, name in self._traces():
+            color = palette[(i * len(self.joint_names) + k) % len(palette)]
+            dash = {"eq": "dash", "th2": "dot"}.get(field, "solid")
+            x = hist["t"] if hist else []
+            y = hist[field][i, :, k] if hist else []
+            data.append({"type": "scatter", "mode": "lines", "name": name,
+                         "x": [_num(v) for v in x], "y": [_num(v) for v in y],
+                         "line": {"color": color, "dash": dash, "width": 1.5},
+                         "meta": {"plot": f"plot-{plot}", "field": field, "instance": i,
+                                  "joint": self.joint_names[k], "unit": units[plot],
+                                  "preset": self.compare[i] if self.compare else
+                                  self.presets[self.joint_names[k]]}})
+        layout = {"uirevision": f"run-{self.run_id}",
+                  "title": {"text": f"{self.robot.name} ({self.robot.variant})"},
+                  "xaxis": {"title": {"text": "t (s)"}},
+                  "yaxis": {"title": {"text": "rad"}},
+                  "showlegend": True, "margin": {"l": 50, "r": 10, "t": 30, "b": 40}}
+        return {"data": data, "layout": layout}
+
+    def _history_arrays(self, max_points=None):
+        """{t: (T,), field: (N, T, J)} of the plotted history, or None if empty."""
+        frames = list(self.history)
+        if not frames:
+            return None
+        out = {"t": np.concatenate([f["t"] for f in frames])}
+        for field in FRAME_FIELDS:
+            out[field] = np.concatenate([f[field] for f in frames], axis=1)
+        if max_points and out["t"].size > max_points:
+            stride = int(math.ceil(out["t"].size / max_points))
+            out = {k: (v[::stride] if k == "t" else v[:, ::stride]) for k, v in out.items()}
+        return out
+
+    def export_npz(self):
+        with self._lock:
+            hist = self._history_arrays()
+            meta = {"robot": self.robot.name, "variant": self.robot.variant,
+                    "joints": self.joint_names, "presets": self.presets,
+                    "compare": self.compare, "dt": self.sim.dt}
+        buf = io.BytesIO()
+        arrays = hist or {"t": np.zeros(0), **{f: np.zeros((self.sim.n_instances, 0,
+                                                            len(self.joint_names)))
+                                               for f in FRAME_FIELDS}}
+        np.savez_compressed(buf, **arrays, joints=np.array(meta["joints"]),
+                            metadata=np.array(json.dumps(meta)))
+        return buf.getvalue()
+
+    def export_html(self):
+        import plotly.graph_objects as go
+        import plotly.io as pio
+
+        with self._lock:
+            fig = self.figure()
+        layout = dict(fig["layout"])
+        layout.pop("uirevision", None)
+        return pio.to_html(go.Figure(data=fig["data"], layout=layout), include_plotlyjs=True,
+                           full_html=True)
+
+    # ------------------------------------------------------------ subscribers
+
+    def subscribe(self, loop):
+        """A Subscriber whose first message is the current figure (with the state)."""
+        sub = Subscriber(loop)
+        with self._lock:
+            sub.put("figure", _dumps({"type": "figure", "figure": self.figure(),
+                                      "state": self.state()}))
+            self._subscribers.add(sub)
+        return sub
+
+    def unsubscribe(self, sub):
+        with self._lock:
+            self._subscribers.discard(sub)
+            sub.closed = True
+
+    @property
+    def n_subscribers(self):
+        return len(self._subscribers)
+
+    def publish(self, kind, msg):
+        text = msg if isinstance(msg, str) else _dumps(msg)
+        with self._lock:
+            for sub in list(self._subscribers):
+                if not sub.put_threadsafe(kind, text):
+                    self._subscribers.discard(sub)
+
+    def _publish_figure(self):
+        self.publish("figure", {"type": "figure", "figure": self.figure(), "state": self.state()})
+
+    def _publish_state(self):
+        self.publish("state", {"type": "state", "state": self.state()})
+
+    # ------------------------------------------------------------ the loop
+
+    def _loop(self):
+        period = 1.0 / self.settings.update_hz
+        next_tick = time.perf_counter()
+        while not self._stop.is_set():
+            self._apply_commands()
+            if not self.paused:
+                try:
+                    self._tick(period)
+                except Exception as exc:  # noqa: BLE001 - reported, the runner goes on
+                    self.error = f"{type(exc).__name__}: {exc}"
+                    self.publish("error", {"type": "error", "message": "simulation: "
+                                           f"{self.error}; restarted from the initial state"})
+                    with self._lock:
+                        self._build_sim()
+                        self._publish_figure()
+            next_tick += period
+            now = time.perf_counter()
+            if next_tick < now - period:  # fell behind: do not try to catch up
+                next_tick = now
+            self._stop.wait(max(0.0, next_tick - now))
+
+    def _tick(self, period):
+        dt = self.sim.dt
+        if self.speed == "max":
+            deadline = time.perf_counter() + 0.8 * period
+            chunk = max(1, int(round(period / dt)))
+            parts = []
+            while True:
+                parts.append(self._advance(chunk))
+                if time.perf_counter() >= deadline or self._stop.is_set():
+                    break
+            frame = {k: (np.concatenate([p[k] for p in parts])) if k == "t" else
+                     np.concatenate([p[k] for p in parts], axis=1) for k in parts[0]}
+        else:
+            steps = max(1, int(round(period * self.speed / dt)))
+            frame = self._advance(steps)
+        self._emit(frame)
+
+    def _advance(self, steps):
+        """One rollout of `steps` steps; the recorded arrays (N, steps, J) and times."""
+        dt, n, nj = self.sim.dt, self.sim.n_instances, len(self.joint_names)
+        t = self.time + dt * np.arange(steps)          # start time of each step
+        with self._lock:
+            refs = self._refs_at(t)
+            eq = np.array(self._last_eq)
+            tau_ext = None
+            if self.push is not None:
+                k, torque, left = self.push
+                m = min(left, steps)
+                tau_ext = np.zeros((n, steps, nj))
+                tau_ext[:, :m, k] = torque
+                self.push = (k, torque, left - m) if left > m else None
+        out = self.sim.rollout(steps, refs, tau_ext=tau_ext, record=RECORD)
+        self.time += steps * dt
+        q = out["q"]
+        return {"t": t + dt, "q": q, "eq": eq, "defl": q - eq, "tau": out["tau_joint"],
+                "stiffness": out["stiffness"], "th1": out["th1"], "th2": out["th2"]}
+
+    def _emit(self, frame):
+        T = frame["t"].size
+        stride = int(math.ceil(T / self.settings.max_samples))
+        # keep the last sample of the frame
+        idx = np.arange(T - 1, -1, -stride)[::-1]
+        f = {k: (v[idx] if k == "t" else v[:, idx]) for k, v in frame.items()}
+        with self._lock:
+            self.history.append(f)
+            keep = self.settings.window_s
+            while self.history and self.history[0]["t"][-1] < f["t"][-1] - keep:
+                self.history.popleft()
+            traces = self._traces()
+            x = [_round(f["t"])] * len(traces)
+            y = [_round(f[field][i, :, k]) for i, k, field, _, _ in traces]
+            self.frames += 1
+            msg = {"type": "extend", "indices": list(range(len(traces))),
+                   "update": {"x": x, "y": y}, "maxPoints": self.max_points(),
+                   "t": self.time, "frame": self.frames, "run_id": self.run_id}
+            self.publish("extend", msg)
+
+    # ------------------------------------------------------------ ILC (worker thread)
+
+    def ilc_status(self):
+        s = dict(self._ilc)
+        s["has_result"] = self._ilc_result is not None
+        return s
+
+    def start_ilc(self, cfg):
+        """Start the seed-000 style ILC (min-jerk 0 -> target on every joint) on a separate Sim
+        of the current robot in a worker thread. Raises Busy if one runs."""
+        with self._lock:
+            if self._ilc["running"]:
+                raise Busy("an ILC run is already in progress; POST /api/ilc/stop first")
+            robot, modes = self.robot, list(self.modes)
+            bad = [n for n, m in zip(self.joint_names, modes) if m not in (3, 6)]
+            if bad:
+                raise ControlError(f"ilc: every joint must be in mode 3 or 6 (equilibrium, "
+                                   f"preset); not: {', '.join(bad)}")
+            for name, model in zip(self.joint_names, self.models):
+                if preset_spec(model)["kind"] == "ref":
+                    self._check_preset(name, cfg["preset"])
+            overrides = {k: dict(v) for k, v in self.param_overrides.items()}
+            self._ilc = {"running": True, "iteration": 0, "errors": [], "message": None,
+                         "config": dict(cfg), "robot": robot.name, "variant": robot.variant}
+            self._ilc_result = None
+            self._ilc_stop.clear()
+            self._ilc_thread = threading.Thread(target=self._run_ilc,
+                                                args=(robot, modes, overrides, dict(cfg)),
+                                                name="asr-dashboard-ilc", daemon=True)
+            self._ilc_thread.start()
+            return self.ilc_status()
+
+    def stop_ilc(self):
+        self._ilc_stop.set()
+        return self.ilc_status()
+
+    def _ilc_event(self, **kw):
+        with self._lock:
+            self._ilc.update(kw)
+            msg = {"type": "ilc", "iteration": self._ilc["iteration"],
+                   "errors": list(self._ilc["errors"]), "running": self._ilc["running"],
+                   "message": self._ilc.get("message")}
+        self.publish("ilc", msg)
+
+    def _run_ilc(self, robot, modes, overrides, cfg):
+        from asr.ilc import ilc
+
+        try:
+            sim = asr.Sim(robot, 1, threads=self.settings.threads)
+            for k, name in enumerate(robot.joint_names):
+                if sim.batch.modes[k] != modes[k]:
+                    sim.batch.set_mode(k, modes[k])
+                for p, v in overrides.get(name, {}).items():
+                    sim.batch.set_param(k, p, v)
+            T = int(round(cfg["duration"] / sim.dt))
+            t = (np.arange(T) + 1) * sim.dt
+            q = min_jerk(t, 0.0, cfg["target"], cfg["duration"])
+            ref = np.repeat(q[:, None], sim.n_joints, axis=1)
+            errors = []
+
+            def callback(n, row, converged):
+                errors.append(_num(row[0]))
+                self._ilc_event(iteration=n, errors=list(errors))
+                return self._ilc_stop.is_set() or self._stop.is_set()
+
+            res = ilc(sim, ref, gain=cfg["gain"], preset=cfg["preset"], tol=cfg["tol"],
+                      max_iter=cfg["iterations"], settle_s=cfg["settle_s"], callback=callback)
+            with self._lock:
+                self._ilc_result = res
+            stopped = self._ilc_stop.is_set()
+            self._ilc_event(running=False, converged=bool(res.converged[0]),
+                            message="stopped" if stopped else
+                            ("converged" if res.converged[0] else "finished"))
+        except Exception as exc:  # noqa: BLE001 - reported to the clients
+            self._ilc_event(running=False, message=f"failed: {type(exc).__name__}: {exc}")
+
+    def ilc_result_npz(self):
+        with self._lock:
+            res = self._ilc_result
+        if res is None:
+            return None
+        buf = io.BytesIO()
+        np.savez_compressed(buf, input=res.input, reference=res.reference, output=res.output,
+                            errors=res.errors, errors_joint=res.errors_joint,
+                            presets=res.presets, dt=np.array(res.dt),
+                            metadata=np.array(json.dumps(res.metadata)))
+        return buf.getvalue()
+
+
+def _round(a, digits=6):
+    """A list of floats for JSON (NaN/inf -> None), rounded to keep messages small."""
+    a = np.round(np.asarray(a, dtype=float), digits)
+    if np.all(np.isfinite(a)):
+        return a.tolist()
+    return [_num(v) for v in a]

@@ -1,0 +1,789 @@
+/* asr dashboard page: live plots over the /ws/stream WebSocket, controls over REST.
+ *
+ * Trace / plot convention (also in dashboard/PROTOCOL.md, "WebSocket"):
+ *
+ *   The server sends ONE figure; the page splits its traces over five plots:
+ *     "q"         #plot-q          link angle q and equilibrium reference eq, per instance and joint
+ *     "defl"      #plot-defl       deflection q - eq
+ *     "tau"       #plot-tau        link torque
+ *     "stiffness" #plot-stiffness  joint stiffness
+ *     "motors"    #plot-motors     motor angles th1, th2
+ *   Trace k of figure.data goes to the plot named by, in this order of precedence:
+ *     1. trace.meta.plot (one of the five names above, or the element id "plot-q", "plot-defl",
+ *        ...; the server sends the id form), or trace.meta.field (q, eq, defl, tau,
+ *        stiffness, th1, th2), or trace.meta itself when it is one of those strings;
+ *     2. a name prefix "<plot>:" or "<plot>/" (e.g. "defl: joint1"), or trace.legendgroup = <plot>;
+ *     3. when every trace has one of exactly five distinct y axes (a make_subplots figure with
+ *        five rows): axes y, y2, ..., y5 in order are q, defl, tau, stiffness, motors;
+ *     4. when every trace name holds a field word (eq/equilibrium, defl, tau/torque, stiff,
+ *        th1/th2/motor, q/link): that word;
+ *     5. otherwise the canonical order: figure.data[k] is field FIELDS[k % 7] of
+ *        FIELDS = [q, eq, defl, tau, stiffness, th1, th2], traces ordered instance-major
+ *        then joint: k = (instance * njoints + joint) * 7 + field.
+ *   An empty figure.data makes the page build the traces itself from the state (joints and
+ *   compare instances) in that canonical order.
+ *   An extend message's indices are indices into figure.data ("trace order as in the figure");
+ *   the page maps each to (plot, trace within plot) and calls Plotly.extendTraces once per plot
+ *   with maxPoints. Plotly.react is called once per figure message, with the figure's
+ *   layout.uirevision on every plot so zoom/pan survive; never Plotly.newPlot per update.
+ *   To stay light in the browser, each frame is decimated to SAMPLES_PER_FRAME samples per trace
+ *   (maxPoints scaled by the same factor, so the plotted time window is the server's) and
+ *   frames are buffered and drawn at most every FLUSH_MS (one extendTraces per plot per draw).
+ *
+ * window.asrStats = {fps, latencyMs, frames, ...}: fps = extend messages per second (2 s window);
+ * latencyMs = time from the last control click to the first extend frame received after the
+ * server acknowledged the change (REST answer or "state" message), i.e. the first frame the
+ * runner computed with the change applied.
+ */
+"use strict";
+
+(function () {
+  const PLOTS = ["q", "defl", "tau", "stiffness", "motors"];
+  const FIELDS = ["q", "eq", "defl", "tau", "stiffness", "th1", "th2"];
+  const FIELD_PLOT = { q: "q", eq: "q", defl: "defl", tau: "tau", stiffness: "stiffness", th1: "motors", th2: "motors" };
+  const PLOT_INFO = {
+    q: { div: "plot-q", title: "link angle q (solid) and equilibrium reference eq (dotted)", unit: "rad" },
+    defl: { div: "plot-defl", title: "deflection q - eq", unit: "rad" },
+    tau: { div: "plot-tau", title: "link torque", unit: "N m" },
+    stiffness: { div: "plot-stiffness", title: "stiffness", unit: "N m/rad" },
+    motors: { div: "plot-motors", title: "motor angles th1, th2", unit: "rad" },
+  };
+  // soft / stiff preset per model when the state does not give the range (PROTOCOL.md)
+  const PRESET_RANGE = { qbmove_advanced: [0.2, 0.6], qbmove: [0.2, 0.6], awas2: [0.005, 0.04], sea: [200, 400] };
+  const SAMPLES_PER_FRAME = 10;  // drawn samples per frame and trace (about 300 per second at 30 fps)
+  const MAX_POINTS = 4000;       // drawn points per trace, at most
+  const FLUSH_MS = 100;
+  const HISTORY_POINTS = 3000;   // points per trace kept from a figure's history          // redraw the plots at most 10 times per second
+  const PLOT_CONFIG = { responsive: true, displaylogo: false, modeBarButtonsToRemove: ["lasso2d", "select2d"] };
+
+  const app = {
+    ws: null,
+    backoff: 500,
+    connected: false,
+    state: null,
+    joints: [],           // [{name, model, mode, params, preset, range}]
+    route: [],            // figure trace index -> {plot, local}
+    plotted: false,       // a figure has been drawn
+    uirevision: "asr",
+    convention: "",
+    frames: 0,
+    lastFrameAt: 0,
+    frameTimes: [],
+    pending: null,        // {t0, acked} of the last control click, for latencyMs
+    buffer: {},           // plot -> local trace index -> {x: [...], y: [...]} not yet drawn
+    maxPoints: 3000,
+    flushTimer: null,
+    lastFlush: 0,
+    ilcPoll: null,
+  };
+  window.asrDebug = app;
+  const stats = (window.asrStats = { fps: 0, latencyMs: null, latencies: [], frames: 0, figures: 0, convention: "" });
+
+  const $ = (id) => document.getElementById(id);
+  const hasPlotly = () => typeof window.Plotly !== "undefined";
+
+  // ------------------------------------------------------------------ errors and status
+
+  let errorTimer = null;
+  function showError(message) {
+    const box = $("error");
+    $("error-text").textContent = String(message);
+    box.hidden = false;
+    clearTimeout(errorTimer);
+    errorTimer = setTimeout(() => { box.hidden = true; }, 10000);
+  }
+  function clearError() { $("error").hidden = true; }
+
+  function setStatus(text, cls) {
+    const el = $("status");
+    if (el.textContent !== text) el.textContent = text;
+    el.className = "status " + (cls || text);
+  }
+
+  function formatDetail(data) {
+    if (data == null) return "";
+    if (typeof data === "string") return data;
+    const d = data.detail !== undefined ? data.detail : data.message !== undefined ? data.message : data;
+    if (typeof d === "string") return d;
+    if (Array.isArray(d)) {
+      return d.map((e) => (e && e.msg ? `${(e.loc || []).filter((x) => x !== "body").join(".")}: ${e.msg}` : JSON.stringify(e))).join("\n");
+    }
+    return JSON.stringify(d);
+  }
+
+  // ------------------------------------------------------------------ REST
+
+  async function api(method, path, body) {
+    const opts = { method, headers: { Accept: "application/json" } };
+    if (body !== undefined) {
+      opts.headers["Content-Type"] = "application/json";
+      opts.body = JSON.stringify(body);
+    }
+    let r;
+    try {
+      r = await fetch(path, opts);
+    } catch (e) {
+      const err = new Error(`${method} ${path}: ${e.message}`);
+      err.network = true;
+      throw err;
+    }
+    const text = await r.text();
+    let data = null;
+    try { data = text ? JSON.parse(text) : null; } catch (e) { data = text; }
+    if (!r.ok) {
+      const err = new Error(`${r.status} ${method} ${path}: ${formatDetail(data) || r.statusText}`);
+      err.status = r.status;
+      throw err;
+    }
+    return data;
+  }
+
+  /* A user action: POST, mark the click time for latencyMs, show 4xx/5xx errors in #error. */
+  async function act(path, body, { control = true } = {}) {
+    if (control) app.pending = { t0: performance.now(), acked: false };
+    try {
+      const data = await api("POST", path, body === undefined ? {} : body);
+      clearError();
+      if (app.pending) app.pending.acked = true;
+      if (looksLikeState(data)) applyState(data);
+      else if (data && looksLikeState(data.state)) applyState(data.state);
+      return data;
+    } catch (e) {
+      app.pending = null;
+      showError(e.message);
+      return null;
+    }
+  }
+
+  function control(body) { return act("/api/control", body); }
+
+  // ------------------------------------------------------------------ state
+
+  function looksLikeState(s) {
+    return !!s && typeof s === "object" && !Array.isArray(s) && !!s.joints && typeof s.joints === "object";
+  }
+
+  function num(v) { return typeof v === "number" && isFinite(v) ? v : null; }
+
+  function pickRange(obj) {
+    if (!obj || typeof obj !== "object") return null;
+    for (const key of ["preset_range", "presetRange", "range"]) {
+      const r = obj[key];
+      if (Array.isArray(r) && r.length === 2 && num(r[0]) !== null && num(r[1]) !== null) return [r[0], r[1]];
+      if (r && num(r.soft) !== null && num(r.stiff) !== null) return [r.soft, r.stiff];
+      if (r && num(r.min) !== null && num(r.max) !== null) return [r.min, r.max];
+    }
+    for (const [a, b] of [["soft", "stiff"], ["preset_soft", "preset_stiff"], ["preset_min", "preset_max"]]) {
+      if (num(obj[a]) !== null && num(obj[b]) !== null) return [obj[a], obj[b]];
+    }
+    return null;
+  }
+
+  function lookup(container, name, index) {
+    if (container == null) return undefined;
+    if (Array.isArray(container)) return container[index];
+    if (typeof container === "object") return container[name];
+    return undefined;
+  }
+
+  /* Normalise state.joints (list of objects or names, or {name: {...}}) to a list of joints. */
+  function normalizeJoints(state) {
+    let raw = state.joints;
+    let list = [];
+    if (Array.isArray(raw)) {
+      list = raw.map((j, i) => (typeof j === "string" ? { name: j } : Object.assign({ name: j.name || `joint${i + 1}` }, j)));
+    } else if (raw && typeof raw === "object") {
+      list = Object.keys(raw).map((name) => Object.assign({ name }, raw[name]));
+    } else if (Array.isArray(state.joint_names)) {
+      list = state.joint_names.map((name) => ({ name }));
+    }
+    return list.map((j, i) => {
+      const preset = num(j.preset) ?? num(lookup(state.presets, j.name, i)) ?? num(lookup(state.preset, j.name, i));
+      const range = pickRange(j) || pickRange(lookup(state.preset_ranges, j.name, i)) ||
+        (Array.isArray(lookup(state.preset_ranges, j.name, i)) ? lookup(state.preset_ranges, j.name, i) : null) ||
+        pickRange(lookup(state.stiffness_presets, j.name, i)) || PRESET_RANGE[j.model] || null;
+      const mode = num(j.mode) ?? num(lookup(state.mode, j.name, i)) ?? num(lookup(state.modes, j.name, i));
+      const params = j.params || lookup(state.params, j.name, i) || {};
+      const reference = j.reference || lookup(state.references, j.name, i) || lookup(state.reference, j.name, i) || null;
+      const presetKind = j.preset_range && typeof j.preset_range === "object" ? j.preset_range.kind : undefined;
+      return { name: j.name, model: j.model, mode, params, preset, range, reference, presetKind };
+    });
+  }
+
+  function targets() {
+    const sel = $("joint").value;
+    const names = app.joints.map((j) => j.name);
+    return sel === "*" || !names.includes(sel) ? names : [sel];
+  }
+  function perJoint(value) {
+    const out = {};
+    for (const name of targets()) out[name] = typeof value === "function" ? value(name) : value;
+    return out;
+  }
+  function firstTarget() {
+    const names = targets();
+    return app.joints.find((j) => j.name === names[0]) || null;
+  }
+  const editing = (el) => document.activeElement === el;
+
+  function applyState(state) {
+    if (!looksLikeState(state)) return;
+    app.state = state;
+    app.joints = normalizeJoints(state);
+    if (app.pending) app.pending.acked = true;
+
+    // joint select
+    const jsel = $("joint");
+    const want = ["*"].concat(app.joints.map((j) => j.name));
+    const have = Array.from(jsel.options).map((o) => o.value);
+    if (want.join("|") !== have.join("|")) {
+      const keep = jsel.value;
+      jsel.innerHTML = "";
+      for (const v of want) jsel.add(new Option(v === "*" ? "all" : v, v));
+      jsel.value = want.includes(keep) ? keep : "*";
+    }
+
+    // robot select and info
+    const robot = state.robot && typeof state.robot === "object" ? state.robot.name : state.robot;
+    const variant = state.variant ?? (state.robot && state.robot.variant) ?? "";
+    if (robot) ensureRobotOption(robot, variant, true);
+    const models = Array.from(new Set(app.joints.map((j) => j.model).filter(Boolean)));
+    $("robot-info").textContent = `${app.joints.length} joint${app.joints.length === 1 ? "" : "s"}` +
+      (models.length ? ` (${models.join(", ")})` : "");
+
+    const j = firstTarget();
+    if (j) {
+      if (j.mode !== null && !editing($("mode"))) $("mode").value = String(j.mode);
+      if (!editing($("gain-kp")) && num(j.params.kp) !== null) $("gain-kp").value = String(j.params.kp);
+      if (!editing($("gain-kd")) && num(j.params.kd) !== null) $("gain-kd").value = String(j.params.kd);
+      const ref = j.reference;
+      if (ref && typeof ref === "object") {
+        if (ref.kind && !editing($("ref-kind"))) $("ref-kind").value = ref.kind;
+        if (num(ref.amplitude) !== null && !editing($("ref-amplitude"))) $("ref-amplitude").value = String(ref.amplitude);
+        if (num(ref.frequency) !== null && !editing($("ref-frequency"))) $("ref-frequency").value = String(ref.frequency);
+      }
+      updatePresetSlider(j);
+    }
+
+    // pause / speed
+    const paused = !!state.paused;
+    $("btn-pause").textContent = paused ? "resume" : "pause";
+    $("btn-pause").classList.toggle("active", paused);
+    if (state.speed !== undefined && !editing($("speed"))) $("speed").value = state.speed === "max" ? "max" : "1";
+    if (Array.isArray(state.compare) && state.compare.length && !editing($("compare-presets"))) {
+      $("compare-presets").value = state.compare.join(", ");
+    }
+    if (num(state.time) !== null) $("sim-time").textContent = `t = ${state.time.toFixed(1)} s`;
+  }
+
+  function presetRange(j) { return (j && j.range) || [0.2, 0.6]; }
+  function hasPreset(j) {
+    if (!j) return false;
+    const r = presetRange(j);
+    return !(j.presetKind === "none" || r[0] === r[1]);
+  }
+
+  function updatePresetSlider(j) {
+    const [lo, hi] = presetRange(j);
+    $("preset-lo").textContent = `soft ${lo}`;
+    $("preset-hi").textContent = `stiff ${hi}`;
+    const slider = $("preset-slider");
+    if (j.preset !== null && !editing(slider)) {
+      const f = hi !== lo ? (j.preset - lo) / (hi - lo) : 0;
+      slider.value = String(Math.min(1, Math.max(0, f)));
+    }
+    showPresetValue();
+  }
+
+  function showPresetValue() {
+    const j = firstTarget();
+    const [lo, hi] = presetRange(j);
+    const v = lo + Number($("preset-slider").value) * (hi - lo);
+    $("preset-value").textContent = `= ${+v.toPrecision(4)}`;
+  }
+
+  // ------------------------------------------------------------------ robots
+
+  function ensureRobotOption(robot, variant, select) {
+    const sel = $("robot");
+    const value = `${robot}|${variant || ""}`;
+    let opt = Array.from(sel.options).find((o) => o.value === value);
+    if (!opt) {
+      opt = new Option(variant ? `${robot} / ${variant}` : robot, value);
+      sel.add(opt);
+    }
+    if (select && !editing(sel)) sel.value = value;
+  }
+
+  async function loadRobots() {
+    let data;
+    try { data = await api("GET", "/api/robots"); } catch (e) { return; }
+    const robots = (data && data.robots) || [];
+    const sel = $("robot");
+    const current = sel.value;
+    sel.innerHTML = "";
+    for (const r of robots) {
+      const name = typeof r === "string" ? r : r.name;
+      const variants = (r && Array.isArray(r.variants) && r.variants.length) ? r.variants : [""];
+      for (const v of variants) {
+        const vname = typeof v === "string" ? v : (v && v.name) || "";
+        sel.add(new Option(vname ? `${name} / ${vname}` : name, `${name}|${vname}`));
+      }
+    }
+    if (current) {
+      if (!Array.from(sel.options).some((o) => o.value === current)) sel.add(new Option(current.replace("|", " / "), current));
+      sel.value = current;
+    }
+    if (app.state) applyState(app.state);
+  }
+
+  // ------------------------------------------------------------------ figure and plots
+
+  function fieldOfName(name) {
+    const tokens = String(name || "").toLowerCase().split(/[^a-z0-9_]+/).filter(Boolean);
+    const has = (...words) => tokens.some((t) => words.includes(t));
+    if (has("eq", "equilibrium", "eq_ref", "reference", "ref")) return "eq";
+    if (has("defl", "deflection")) return "defl";
+    if (has("tau", "torque", "tau_joint")) return "tau";
+    if (has("stiffness", "stiff", "k")) return "stiffness";
+    if (has("th1", "theta1", "motor1")) return "th1";
+    if (has("th2", "theta2", "motor2", "motor", "motors")) return "th2";
+    if (has("q", "link", "angle")) return "q";
+    return null;
+  }
+
+  /* Plot of one trace from its own markers (rules 1 and 2), or null. */
+  function explicitPlot(tr) {
+    const m = tr.meta;
+    const plotName = (v) => (typeof v === "string" ? v.replace(/^plot-/, "") : v);  // "plot-q" or "q"
+    if (typeof m === "string") {
+      if (PLOTS.includes(plotName(m))) return { plot: plotName(m), field: null };
+      if (FIELD_PLOT[m]) return { plot: FIELD_PLOT[m], field: m };
+    } else if (m && typeof m === "object" && !Array.isArray(m)) {
+      if (PLOTS.includes(plotName(m.plot))) return { plot: plotName(m.plot), field: FIELD_PLOT[m.field] ? m.field : null };
+      if (FIELD_PLOT[m.field]) return { plot: FIELD_PLOT[m.field], field: m.field };
+    }
+    const match = /^\s*(q|defl|tau|stiffness|motors)\s*[:/]/.exec(tr.name || "");
+    if (match) return { plot: match[1], field: fieldOfName(String(tr.name).slice(match[0].length)) };
+    if (PLOTS.includes(tr.legendgroup)) return { plot: tr.legendgroup, field: null };
+    return null;
+  }
+
+  /* [{plot, field}] for every trace of figure.data, following the convention at the top. */
+  function classify(data) {
+    const explicit = data.map(explicitPlot);
+    if (explicit.every(Boolean)) return { how: "meta/name prefix", cls: explicit };
+    const axes = data.map((t) => t.yaxis || "y");
+    const distinct = Array.from(new Set(axes)).sort((a, b) => (parseInt(a.slice(1)) || 1) - (parseInt(b.slice(1)) || 1));
+    if (distinct.length === 5) {
+      return { how: "y axes", cls: data.map((t, k) => explicit[k] || { plot: PLOTS[distinct.indexOf(axes[k])], field: fieldOfName(t.name) }) };
+    }
+    const byName = data.map((t) => fieldOfName(t.name));
+    if (byName.every(Boolean)) {
+      return { how: "trace names", cls: data.map((t, k) => explicit[k] || { plot: FIELD_PLOT[byName[k]], field: byName[k] }) };
+    }
+    return { how: "canonical order", cls: data.map((t, k) => explicit[k] || { plot: FIELD_PLOT[FIELDS[k % 7]], field: FIELDS[k % 7] }) };
+  }
+
+  /* Traces in the canonical order from the state, for a figure without data. */
+  function canonicalTraces(state) {
+    const joints = normalizeJoints(state || {});
+    const compare = state && Array.isArray(state.compare) && state.compare.length ? state.compare : [null];
+    const out = [];
+    compare.forEach((preset, i) => {
+      for (const j of joints) {
+        for (const f of FIELDS) {
+          const inst = preset === null ? "" : ` @${preset}`;
+          out.push({ type: "scatter", mode: "lines", x: [], y: [], name: `${j.name}${inst} ${f}`,
+                     meta: { plot: FIELD_PLOT[f], field: f, joint: j.name, instance: i } });
+        }
+      }
+    });
+    return out;
+  }
+
+  function plotLayout(plot, uirevision) {
+    const info = PLOT_INFO[plot];
+    return {
+      uirevision,
+      title: { text: info.title, font: { size: 12 }, x: 0.01, xanchor: "left", y: 0.98 },
+      margin: { l: 52, r: 8, t: 26, b: 30 },
+      font: { size: 10 },
+      xaxis: { title: { text: "t (s)", standoff: 2 }, automargin: true },
+      yaxis: { title: { text: info.unit }, automargin: true, zeroline: true },
+      legend: { orientation: "v", x: 1, xanchor: "right", y: 1, bgcolor: "rgba(255,255,255,0.6)", font: { size: 9 } },
+      showlegend: true,
+      hovermode: "x",
+    };
+  }
+
+  function handleFigure(figure, state) {
+    if (state) applyState(state);
+    figure = figure || {};
+    const layout = figure.layout || {};
+    app.uirevision = layout.uirevision != null ? String(layout.uirevision) : "asr";
+    let data = Array.isArray(figure.data) ? figure.data : [];
+    if (!data.length) data = canonicalTraces(state || app.state);
+    const { how, cls } = classify(data);
+    app.convention = stats.convention = how;
+
+    const perPlot = {};
+    for (const p of PLOTS) perPlot[p] = [];
+    app.route = data.map((tr, k) => {
+      const { plot, field } = cls[k];
+      const copy = Object.assign({}, tr);
+      delete copy.xaxis; delete copy.yaxis;
+      if (!copy.type) copy.type = "scatter";
+      if (!copy.mode) copy.mode = "lines";
+      if (field === "eq" || field === "th2") copy.line = Object.assign({ dash: field === "eq" ? "dot" : "dash" }, copy.line || {});
+      if (copy.x === undefined) copy.x = [];
+      if (copy.y === undefined) copy.y = [];
+      if (Array.isArray(copy.x) && Array.isArray(copy.y) && copy.x.length > HISTORY_POINTS) {
+        const stride = Math.ceil(copy.x.length / HISTORY_POINTS);
+        const keep = (arr) => arr.filter((_, i) => (arr.length - 1 - i) % stride === 0);
+        copy.x = keep(copy.x);
+        copy.y = keep(copy.y);
+      }
+      perPlot[plot].push(copy);
+      return { plot, local: perPlot[plot].length - 1 };
+    });
+    app.buffer = {};
+    if (!hasPlotly()) return;
+    for (const p of PLOTS) Plotly.react($(PLOT_INFO[p].div), perPlot[p], plotLayout(p, app.uirevision), PLOT_CONFIG);
+    app.plotted = true;
+    stats.figures += 1;
+  }
+
+  function handleExtend(msg) {
+    const now = performance.now();
+    app.frames += 1;
+    stats.frames = app.frames;
+    app.lastFrameAt = now;
+    app.frameTimes.push(now);
+    const st = $("status");
+    st.setAttribute("data-frames", String(app.frames));
+    setStatus("live");
+    if (num(msg.t) !== null) $("sim-time").textContent = `t = ${msg.t.toFixed(1)} s`;
+
+    if (app.pending && app.pending.acked) {
+      stats.latencyMs = Math.round(now - app.pending.t0);
+      stats.latencies.push(stats.latencyMs);
+      if (stats.latencies.length > 20) stats.latencies.shift();
+      app.pending = null;
+    }
+
+    if (!app.plotted || !hasPlotly()) return;
+    const indices = Array.isArray(msg.indices) ? msg.indices : [];
+    const update = msg.update || {};
+    const keys = Object.keys(update);
+    if (!keys.length) return;
+    // decimate each frame to at most SAMPLES_PER_FRAME samples (keeping the last one) and scale
+    // maxPoints by the same factor: the plotted window stays the server's, the browser draws less
+    const first = update[keys[0]][0] || [];
+    const n = first.length || 1;
+    const stride = Math.max(1, Math.ceil(n / SAMPLES_PER_FRAME));
+    const pick = (arr) => {
+      if (stride === 1 || !arr || !arr.length) return arr || [];
+      const out = [];
+      for (let i = arr.length - 1; i >= 0; i -= stride) out.push(arr[i]);
+      return out.reverse();
+    };
+    const kept = Math.ceil(n / stride);
+    if (msg.maxPoints != null) {
+      app.maxPoints = Math.min(MAX_POINTS, Math.max(10, Math.ceil((msg.maxPoints * kept) / n)));
+    }
+    indices.forEach((gi, k) => {
+      const r = app.route[gi];
+      if (!r) return;
+      const plotBuf = app.buffer[r.plot] || (app.buffer[r.plot] = {});
+      const tr = plotBuf[r.local] || (plotBuf[r.local] = {});
+      for (const key of keys) {
+        const vals = pick(update[key][k]);
+        const acc = tr[key] || (tr[key] = []);
+        for (let i = 0; i < vals.length; i++) acc.push(vals[i]);
+      }
+    });
+    scheduleFlush();
+  }
+
+  /* Draw the buffered samples: one Plotly.extendTraces per plot, at most every FLUSH_MS. */
+  function scheduleFlush() {
+    if (app.flushTimer) return;
+    const wait = Math.max(0, FLUSH_MS - (performance.now() - app.lastFlush));
+    app.flushTimer = setTimeout(() => requestAnimationFrame(flush), wait);
+  }
+
+  function flush() {
+    app.flushTimer = null;
+    app.lastFlush = performance.now();
+    const buffer = app.buffer;
+    app.buffer = {};
+    if (!app.plotted || !hasPlotly()) return;
+    for (const p of Object.keys(buffer)) {
+      const locals = Object.keys(buffer[p]).map(Number);
+      if (!locals.length) continue;
+      const upd = {};
+      for (const local of locals) {
+        for (const key of Object.keys(buffer[p][local])) (upd[key] || (upd[key] = [])).push(buffer[p][local][key]);
+      }
+      try {
+        Plotly.extendTraces($(PLOT_INFO[p].div), upd, locals, app.maxPoints);
+      } catch (e) {
+        console.warn("extendTraces", p, e);
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------ ILC
+
+  function ilcTraces(errors) {
+    if (!Array.isArray(errors) || !errors.length) return [];
+    const x = errors.map((_, i) => i + 1);
+    const first = errors[0];
+    if (typeof first === "number" || first === null) {
+      return [{ type: "scatter", mode: "lines+markers", x, y: errors, name: "error" }];
+    }
+    if (Array.isArray(first)) {
+      return first.map((_, j) => ({ type: "scatter", mode: "lines+markers", x, y: errors.map((e) => (Array.isArray(e) ? e[j] : null)),
+                                    name: (app.joints[j] && app.joints[j].name) || `joint ${j + 1}` }));
+    }
+    if (first && typeof first === "object") {
+      const keys = Object.keys(first).filter((k) => typeof first[k] === "number");
+      return keys.map((k) => ({ type: "scatter", mode: "lines+markers", x, y: errors.map((e) => (e ? e[k] : null)), name: k }));
+    }
+    return [];
+  }
+
+  function fmt(v) {
+    if (typeof v === "number") return v.toPrecision(3);
+    if (Array.isArray(v)) return v.map(fmt).join(", ");
+    if (v && typeof v === "object") return Object.keys(v).map((k) => `${k} ${fmt(v[k])}`).join(", ");
+    return String(v);
+  }
+
+  function handleIlc(msg) {
+    if (!msg || typeof msg !== "object") return;
+    const errors = Array.isArray(msg.errors) ? msg.errors : [];
+    const n = errors.length;
+    const running = !!msg.running;
+    let text = running ? `running, iteration ${msg.iteration ?? n}` : n ? `done, ${n} iteration${n === 1 ? "" : "s"}` : "idle";
+    if (n) text += `; last error ${fmt(errors[n - 1])}`;
+    if (msg.message) text += ` (${msg.message})`;
+    if (msg.error) text += ` (error: ${msg.error})`;
+    $("ilc-status").textContent = text;
+    $("btn-ilc-start").disabled = running;
+    if (hasPlotly() && n) {
+      Plotly.react($("plot-ilc"), ilcTraces(errors), {
+        uirevision: "ilc",
+        margin: { l: 44, r: 6, t: 6, b: 28 },
+        font: { size: 9 },
+        xaxis: { title: { text: "iteration", standoff: 2 }, dtick: 1 },
+        yaxis: { title: { text: "error (rad)" }, rangemode: "tozero" },
+        showlegend: true,
+        legend: { x: 1, xanchor: "right", y: 1, font: { size: 9 } },
+      }, { displaylogo: false, displayModeBar: false, responsive: true });
+    }
+    if (!running && app.ilcPoll) { clearInterval(app.ilcPoll); app.ilcPoll = null; }
+  }
+
+  /* Backup to the WebSocket ilc events: poll GET /api/ilc while a run is going. */
+  function pollIlc() {
+    if (app.ilcPoll) clearInterval(app.ilcPoll);
+    const started = performance.now();
+    app.ilcPoll = setInterval(async () => {
+      try {
+        const st = await api("GET", "/api/ilc");
+        handleIlc(st);
+        if (st && !st.running && performance.now() - started > 1500) { clearInterval(app.ilcPoll); app.ilcPoll = null; }
+      } catch (e) { /* the stream may still report */ }
+    }, 1000);
+  }
+
+  // ------------------------------------------------------------------ WebSocket
+
+  function connect() {
+    const proto = location.protocol === "https:" ? "wss:" : "ws:";
+    const url = `${proto}//${location.host}/ws/stream`;
+    let ws;
+    try { ws = new WebSocket(url); } catch (e) { scheduleReconnect(); return; }
+    app.ws = ws;
+    if (app.frames === 0) setStatus("connecting");
+    ws.onopen = () => {
+      app.connected = true;
+      app.backoff = 500;
+      setStatus("connected", "idle");
+    };
+    ws.onmessage = (ev) => {
+      let msg;
+      try { msg = JSON.parse(ev.data); } catch (e) { return; }
+      try {
+        switch (msg.type) {
+          case "figure": handleFigure(msg.figure, msg.state); break;
+          case "extend": handleExtend(msg); break;
+          case "state": applyState(msg.state); break;
+          case "ilc": handleIlc(msg); break;
+          case "error": showError(msg.message || JSON.stringify(msg)); break;
+          default: break;
+        }
+      } catch (e) {
+        console.error("message", msg.type, e);
+      }
+    };
+    ws.onclose = () => {
+      if (app.ws !== ws) return;
+      app.connected = false;
+      app.ws = null;
+      scheduleReconnect();
+    };
+    ws.onerror = () => { /* onclose follows */ };
+  }
+
+  function scheduleReconnect() {
+    const delay = app.backoff;
+    app.backoff = Math.min(app.backoff * 2, 10000);
+    setStatus(`reconnecting in ${(delay / 1000).toFixed(1)} s`, "reconnecting");
+    setTimeout(connect, delay);
+  }
+
+  // status watchdog and fps
+  setInterval(() => {
+    const now = performance.now();
+    while (app.frameTimes.length && now - app.frameTimes[0] > 2000) app.frameTimes.shift();
+    stats.fps = Math.round((app.frameTimes.length / 2) * 10) / 10;
+    $("fps").textContent = app.connected ? `${stats.fps} fps` : "";
+    if (app.connected && now - app.lastFrameAt > 2000) {
+      setStatus(app.state && app.state.paused ? "paused" : "waiting for frames", "idle");
+    } else if (!app.connected && !app.ws && $("status").className.indexOf("reconnecting") < 0) {
+      setStatus("disconnected");
+    }
+  }, 500);
+
+  // ------------------------------------------------------------------ controls
+
+  function on(id, ev, fn) { $(id).addEventListener(ev, fn); }
+
+  function bindControls() {
+    $("error-close").addEventListener("click", clearError);
+
+    on("robot", "change", () => {
+      const [robot, variant] = $("robot").value.split("|");
+      const body = { robot };
+      if (variant) body.variant = variant;
+      act("/api/robot", body);
+    });
+    on("joint", "change", () => { if (app.state) applyState(app.state); });
+
+    on("mode", "change", () => control({ mode: perJoint(Number($("mode").value)) }));
+
+    on("btn-soft", "click", () => act("/api/stiffness/soft"));
+    on("btn-stiff", "click", () => act("/api/stiffness/stiff"));
+    on("preset-slider", "input", showPresetValue);
+    on("preset-slider", "change", () => {
+      const f = Number($("preset-slider").value);
+      const preset = {};
+      for (const name of targets()) {
+        const j = app.joints.find((jj) => jj.name === name);
+        if (!hasPreset(j)) continue;
+        const [lo, hi] = presetRange(j);
+        preset[name] = +(lo + f * (hi - lo)).toPrecision(6);
+      }
+      if (!Object.keys(preset).length) { showError("no joint with a stiffness preset selected"); return; }
+      control({ preset });
+    });
+
+    for (const [id, key] of [["gain-kp", "kp"], ["gain-kd", "kd"]]) {
+      on(id, "change", () => {
+        const v = Number($(id).value);
+        if ($(id).value === "" || !isFinite(v)) { showError(`${key}: enter a number`); return; }
+        control({ params: perJoint({ [key]: v }) });
+      });
+    }
+
+    const sendReference = () => {
+      const gen = { kind: $("ref-kind").value };
+      const amp = Number($("ref-amplitude").value);
+      const freq = Number($("ref-frequency").value);
+      if ($("ref-amplitude").value !== "" && isFinite(amp)) gen.amplitude = amp;
+      if ($("ref-frequency").value !== "" && isFinite(freq) && gen.kind !== "step" && gen.kind !== "hold" && gen.kind !== "minjerk") gen.frequency = freq;
+      control({ reference: perJoint(gen) });
+    };
+    on("ref-kind", "change", sendReference);
+    on("ref-amplitude", "change", sendReference);
+    on("ref-frequency", "change", sendReference);
+    on("btn-ref-apply", "click", sendReference);
+
+    on("btn-push", "click", () => {
+      const names = targets();
+      if (!names.length) { showError("no joints yet"); return; }
+      const torque = Number($("push-torque").value);
+      act("/api/push", { joint: names[0], torque: isFinite(torque) ? torque : 1.0, duration: 0.05 });
+    });
+    on("btn-pause", "click", () => control({ paused: !(app.state && app.state.paused) }));
+    on("btn-reset", "click", () => act("/api/reset"));
+    on("speed", "change", () => control({ speed: $("speed").value === "max" ? "max" : Number($("speed").value) }));
+
+    on("btn-compare", "click", () => {
+      const parts = $("compare-presets").value.split(/[,;\s]+/).filter(Boolean);
+      const presets = parts.map(Number);
+      if (!presets.length || presets.some((v) => !isFinite(v))) {
+        showError(`compare: expected comma-separated numbers, got "${$("compare-presets").value}"`);
+        return;
+      }
+      act("/api/compare", { presets });
+    });
+    on("btn-compare-off", "click", () => act("/api/compare", { presets: [] }));
+
+    on("btn-ilc-start", "click", async () => {
+      const n = parseInt($("ilc-iterations").value, 10);
+      if (!(n >= 1)) { showError("ILC: iterations must be a positive integer"); return; }
+      $("ilc-status").textContent = "starting...";
+      const r = await act("/api/ilc/start", { iterations: n }, { control: false });
+      if (r !== null) { if (r && "running" in r) handleIlc(r); pollIlc(); }
+      else $("ilc-status").textContent = "not started";
+    });
+    on("btn-ilc-stop", "click", async () => {
+      const r = await act("/api/ilc/stop", {}, { control: false });
+      if (r && "running" in r) handleIlc(r);
+    });
+
+    on("btn-save-workspace", "click", async () => {
+      try {
+        const ws = await api("GET", "/api/workspace");
+        const blob = new Blob([JSON.stringify(ws, null, 2)], { type: "application/json" });
+        const a = document.createElement("a");
+        const robot = (app.state && (typeof app.state.robot === "string" ? app.state.robot : "")) || "asr";
+        a.href = URL.createObjectURL(blob);
+        a.download = `${robot}-workspace.json`;
+        document.body.appendChild(a);
+        a.click();
+        setTimeout(() => { URL.revokeObjectURL(a.href); a.remove(); }, 1000);
+      } catch (e) { showError(e.message); }
+    });
+    on("workspace-file", "change", async (ev) => {
+      const file = ev.target.files && ev.target.files[0];
+      if (!file) return;
+      let body;
+      try { body = JSON.parse(await file.text()); } catch (e) { showError(`${file.name}: not JSON (${e.message})`); ev.target.value = ""; return; }
+      await act("/api/workspace", body);
+      ev.target.value = "";
+    });
+  }
+
+  // ------------------------------------------------------------------ start
+
+  async function start() {
+    if (!hasPlotly()) showError("plotly.js did not load from /static/plotly.min.js");
+    bindControls();
+    connect();
+    try { applyState(await api("GET", "/api/state")); } catch (e) { /* the figure message carries it too */ }
+    loadRobots();
+    try {
+      const st = await api("GET", "/api/ilc");
+      if (st && Array.isArray(st.errors) && st.errors.length) handleIlc(st);
+      if (st && st.running) pollIlc();
+    } catch (e) { /* no ILC yet */ }
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", () => { start(); });
+  else start();
+})();

@@ -1,0 +1,126 @@
+"""The dashboard in a real browser: Debian's Chromium driven by Playwright against a real server.
+Loads the page, sees live data arrive, presses "stiff" and checks that the plotted deflection
+shrinks, changes a gain, runs two ILC iterations and saves a screenshot. Latency from a control
+change to the first plotted sample reflecting it and the frame rate are printed (measured, not
+asserted)."""
+import json
+import os
+import shutil
+import time
+import urllib.request
+
+import numpy as np
+import pytest
+
+from conftest import IN_CI, require
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+
+
+@pytest.fixture(scope="module")
+def page():
+    sync_api = require("playwright.sync_api")
+    if not os.path.exists(CHROMIUM):
+        if IN_CI:
+            pytest.fail("Debian's chromium is required in CI (make test installs it)")
+        pytest.skip("chromium not installed (a failure when CI is set)")
+    from dashboard_server import running_server
+
+    # the 1-DOF qbmove Advanced rig: symmetric springs, so a stiffer preset visibly shrinks the
+    # deflection under gravity (the 2-DOF arm's identified springs are asymmetric: its
+    # deflection from eq includes a preset-dependent offset)
+    with running_server(robot="pendulum_1dof", variant="qbmove_advanced") as url, \
+            sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        pg = browser.new_page(viewport={"width": 1280, "height": 900})
+        errors = []
+        pg.on("pageerror", lambda e: errors.append(str(e)))
+        pg.goto(url)
+        pg.base_url, pg.js_errors = url, errors
+        yield pg
+        browser.close()
+
+
+def frames(pg):
+    return int(pg.get_attribute("#status", "data-frames") or 0)
+
+
+def wait_frames(pg, more, timeout=20.0):
+    start, deadline = frames(pg), time.monotonic() + timeout
+    while frames(pg) < start + more:
+        assert time.monotonic() < deadline, "no live data"
+        pg.wait_for_timeout(50)
+
+
+def plotted_deflection(pg, last=30):
+    """Mean |deflection| over the last samples of every trace of #plot-defl, rad."""
+    ys = pg.evaluate("""() => document.getElementById('plot-defl').data
+                              .map(t => Array.from(t.y || []))""")
+    tail = [abs(v) for y in ys for v in y[-last:] if v is not None]
+    assert tail, "nothing plotted in #plot-defl"
+    return float(np.mean(tail))
+
+
+def api(pg, path):
+    with urllib.request.urlopen(pg.base_url + path, timeout=10) as r:
+        return json.loads(r.read())
+
+
+def test_live_data_arrives(page):
+    wait_frames(page, 10)
+    assert page.inner_text("#status").strip().lower().startswith("live")
+    assert not page.js_errors, page.js_errors
+
+
+def test_stiff_shrinks_the_deflection(page):
+    page.click("#btn-soft")
+    page.wait_for_timeout(4000)  # the vertical arm sags and settles under gravity
+    soft = plotted_deflection(page)
+    clicked = time.monotonic()
+    page.click("#btn-stiff")
+    page.wait_for_timeout(4000)
+    stiff = plotted_deflection(page)
+    print(f"mean |deflection| soft {soft:.4f} rad, stiff {stiff:.4f} rad")
+    assert stiff < 0.7 * soft
+    stats = page.evaluate("() => window.asrStats || {}")
+    print(f"browser: {stats.get('fps')} frames/s, control-to-plot latency "
+          f"{stats.get('latencyMs')} ms (click at +{time.monotonic() - clicked:.1f} s)")
+
+
+def test_gain_change_reaches_the_simulation(page):
+    page.fill("#gain-kp", "180")
+    page.dispatch_event("#gain-kp", "change")
+    deadline = time.monotonic() + 10
+    while True:
+        state = api(page, "/api/state")
+        kps = json.dumps(state)
+        if "180" in kps:
+            break
+        assert time.monotonic() < deadline, "kp change not applied"
+        page.wait_for_timeout(100)
+    wait_frames(page, 5)  # and the stream stays live
+
+
+def test_two_ilc_iterations(page):
+    page.fill("#ilc-iterations", "2")
+    page.click("#btn-ilc-start")
+    deadline = time.monotonic() + 120
+    while True:
+        st = api(page, "/api/ilc")
+        if not st.get("running") and len(st.get("errors", [])) >= 2:
+            break
+        assert time.monotonic() < deadline, f"ILC did not finish: {st}"
+        page.wait_for_timeout(250)
+    page.wait_for_timeout(500)
+    points = page.evaluate("""() => document.getElementById('plot-ilc').data
+                                   .reduce((n, t) => n + (t.y ? t.y.length : 0), 0)""")
+    assert points >= 2
+    assert page.inner_text("#ilc-status").strip()
+
+
+def test_screenshot(page, tmp_path):
+    out = tmp_path / "dashboard.png"
+    page.screenshot(path=str(out), full_page=True)
+    assert out.stat().st_size > 10000
+    print(f"screenshot: {out}")
+    assert not page.js_errors, page.js_errors
