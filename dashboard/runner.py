@@ -22,7 +22,7 @@ import time
 import numpy as np
 
 import asr
-from asr.robot import load_robot, robots_dir
+from asr.robot import load_robot, robots_dir, tomllib
 
 # Preset (stiffness command) per model: "ref" = second reference of modes 3/6 (model units),
 # "param" = a spring parameter set directly (single-motor SEAs have no preset reference).
@@ -73,7 +73,6 @@ def list_robots():
             continue
         try:
             default = load_robot(name)
-            import tomllib
             with open(os.path.join(folder, name, "robot.toml"), "rb") as f:
                 variants = list(tomllib.load(f).get("variants", {}))
         except (ValueError, OSError) as exc:  # a broken robot folder is listed with its error
