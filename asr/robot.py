@@ -4,6 +4,7 @@ reference toolbox's URDF plugin tags and plugin-manager configuration. See robot
 """
 import dataclasses
 import os
+import sys
 from typing import Dict, List, Optional, Tuple
 
 try:
@@ -18,11 +19,15 @@ ROBOTS_ENV = "ASR_ROBOTS"
 
 
 def robots_dir():
-    """Where robot names are looked up: $ASR_ROBOTS, else the robots/ folder of the source tree."""
+    """Where robot names are looked up: $ASR_ROBOTS, else the robots/ folder of the source tree
+    (editable installs and checkouts), else <prefix>/share/asr/robots (pip install .)."""
     env = os.environ.get(ROBOTS_ENV)
     if env:
         return env
-    return os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "robots")
+    tree = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "robots")
+    if os.path.isdir(tree):
+        return tree
+    return os.path.join(sys.prefix, "share", "asr", "robots")
 
 
 @dataclasses.dataclass(frozen=True)
