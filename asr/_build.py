@@ -23,6 +23,8 @@ SOURCES = [
     "batch.c",
     "threads.c",
     "engine.c",
+    "rod.c",
+    "cpr.c",
 ]
 
 # Python-implemented compliance models are called from C through these trampolines.

@@ -1,0 +1,475 @@
+"""Continuum parallel robots (CPR): static Cosserat-rod legs between a base and a rigid plate.
+
+The model, the reference robots and the benchmark protocol are those of /work/shared/cpr.md
+(paper 003, the ARK CPR simulator, and Till's continuum Stewart-Gough robot). The rods and the
+Levenberg-Marquardt solver run in C (csrc/rod.c, csrc/cpr.c); this module reads robot
+descriptions (robots/cpr/<name>.toml), checks them, and converts between poses and the solver's
+unknown vector.
+
+>>> import asr.cpr
+>>> robot = asr.cpr.load_cpr("stewart_till")
+>>> sol = robot.solve_igm([0.0, 0.0, 0.4])
+>>> sol.converged, sol.q.shape
+(True, (6,))
+"""
+import dataclasses
+import os
+from typing import Optional
+
+import numpy as np
+
+try:
+    import tomllib
+except ImportError:  # Python < 3.11
+    import tomli as tomllib
+
+from asr._ffi import ffi, lib
+from asr._validate import finite_array
+
+__all__ = ["CPRobot", "CPRSolution", "NotConverged", "load_cpr", "integrate_rod",
+           "till_benchmark_poses", "rot_exp", "rot_log"]
+
+CPR_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "robots", "cpr")
+BASE_JOINTS = {"revolute": 0, "prismatic": 1, "extensible": 2}
+TIP_JOINTS = {"fixed": 0, "revolute": 1, "prismatic": 2, "spherical": 3}
+STATUS = {1: "null pointer", 2: "argument out of range", 3: "unsupported model", 5: "non-finite state",
+          6: "non-finite input", 7: "out of memory"}
+
+
+class NotConverged(RuntimeError):
+    """The solver stopped without reaching the tolerance; `solution` holds the last iterate
+    (converged False), for inspection or as a guess, never as an answer."""
+
+    def __init__(self, message, solution):
+        super().__init__(message)
+        self.solution = solution
+
+
+@dataclasses.dataclass
+class CPRSolution:
+    converged: bool
+    q: np.ndarray               # (n_rods,) joint values: rad, m, or rod lengths (m)
+    position: np.ndarray        # (3,) plate position, m, world
+    rotation: np.ndarray        # (3, 3) plate orientation, plate frame -> world
+    base_wrenches: np.ndarray   # (n_rods, 6) internal [n0 (N), m0 (N m)] at each rod base, world
+    centerlines: np.ndarray     # (n_rods, n_grid, 3) rod centerlines, m
+    residual_norm: float
+    iterations: int
+    unknowns: np.ndarray        # solver vector: pass as `guess` to warm-start the next solve
+    # the solver's last Jacobian: a CPRSolution passed as `guess` to a solve of the same problem
+    # hands it on (it only speeds convergence up; the answer never depends on it)
+    jacobian: Optional[np.ndarray] = dataclasses.field(default=None, repr=False, compare=False)
+    problem: str = dataclasses.field(default="", repr=False, compare=False)
+
+
+# ------------------------------------------------------------------ rotations
+
+def rot_exp(w):
+    """Rotation matrix of the rotation vector w (rad)."""
+    w = np.asarray(w, dtype=float)
+    th = np.linalg.norm(w)
+    K = np.array([[0, -w[2], w[1]], [w[2], 0, -w[0]], [-w[1], w[0], 0]])
+    a = np.sin(th) / th if th > 1e-12 else 1.0 - th * th / 6.0
+    b = (1.0 - np.cos(th)) / th ** 2 if th > 1e-6 else 0.5 - th * th / 24.0
+    return np.eye(3) + a * K + b * K @ K
+
+
+def rot_log(R):
+    """Rotation vector (rad) of the rotation matrix R."""
+    R = np.asarray(R, dtype=float)
+    c = np.clip((np.trace(R) - 1.0) / 2.0, -1.0, 1.0)
+    th = np.arccos(c)
+    v = np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
+    if th < 1e-6:
+        return 0.5 * v
+    if th < np.pi - 1e-6:
+        return th / (2.0 * np.sin(th)) * v
+    B = (R + np.eye(3)) / 2.0  # th ~ pi: axis from the largest diagonal of (R + I) / 2
+    k = int(np.argmax(np.diag(B)))
+    axis = B[:, k] / np.sqrt(B[k, k])
+    return th * axis / np.linalg.norm(axis)
+
+
+# ------------------------------------------------------------------ robot descriptions
+
+def _fail(path, what):
+    raise ValueError(f"{path}: {what}")
+
+
+def _vec(path, where, value, n=3, unit=False):
+    arr = np.asarray(value, dtype=float) if isinstance(value, (list, tuple)) else None
+    if arr is None or arr.shape != (n,) or not np.all(np.isfinite(arr)):
+        _fail(path, f"{where}: expected a list of {n} finite numbers, got {value!r}")
+    if unit:
+        nrm = np.linalg.norm(arr)
+        if nrm < 1e-12:
+            _fail(path, f"{where}: must be a non-zero vector")
+        arr = arr / nrm
+    return arr
+
+
+def _num(path, where, value, lo=None, positive=False):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
+        _fail(path, f"{where}: expected a finite number, got {value!r}")
+    if positive and not value > 0:
+        _fail(path, f"{where}: must be > 0, got {value!r}")
+    if lo is not None and value < lo:
+        _fail(path, f"{where}: must be >= {lo}, got {value!r}")
+    return float(value)
+
+
+def _frame(direction, normal=None):
+    """Row-major rod frame whose 3rd column is `direction`; the 1st is `normal` made orthogonal
+    (default world z, or world x when the direction is along z)."""
+    e3 = direction
+    if normal is None:
+        normal = np.array([0.0, 0.0, 1.0]) if abs(e3[2]) < 0.9 else np.array([1.0, 0.0, 0.0])
+    e1 = normal - np.dot(normal, e3) * e3
+    e1 = e1 / np.linalg.norm(e1)
+    return np.column_stack([e1, np.cross(e3, e1), e3])
+
+
+ROD_KEYS = {"E", "G", "poisson", "r", "rho", "L", "u0", "f_ext"}
+LEG_KEYS = ROD_KEYS | {"base", "base_joint", "base_axis", "base_direction", "base_normal", "q",
+                       "free_twist", "tip", "tip_joint", "tip_axis", "tip_direction", "tip_normal"}
+
+
+def _leg(path, k, entry, defaults, gravity):
+    where = f"rods[{k}]"
+    if not isinstance(entry, dict):
+        _fail(path, f"{where}: expected a table")
+    unknown = set(entry) - LEG_KEYS
+    if unknown:
+        _fail(path, f"{where}: unknown keys {sorted(unknown)}; valid: {sorted(LEG_KEYS)}")
+    e = dict(defaults)
+    e.update(entry)
+    for key in ("E", "r", "base", "tip", "base_joint"):
+        if key not in e:
+            _fail(path, f"{where}: missing key {key!r} (in the rod or in [rod_defaults])")
+    leg = {"E": _num(path, f"{where}.E", e["E"], positive=True),
+           "r": _num(path, f"{where}.r", e["r"], positive=True),
+           "rho": _num(path, f"{where}.rho", e.get("rho", 0.0), lo=0.0)}
+    if "G" in e:
+        leg["G"] = _num(path, f"{where}.G", e["G"], positive=True)
+    elif "poisson" in e:
+        nu = _num(path, f"{where}.poisson", e["poisson"])
+        if not -1.0 < nu < 0.5:
+            _fail(path, f"{where}.poisson: must be in (-1, 0.5), got {nu!r}")
+        leg["G"] = leg["E"] / (2.0 * (1.0 + nu))
+    else:
+        _fail(path, f"{where}: missing key 'G' or 'poisson'")
+    leg["u0"] = _vec(path, f"{where}.u0", e.get("u0", [0.0, 0.0, 0.0]))
+    leg["f_ext"] = _vec(path, f"{where}.f_ext", e.get("f_ext", [0.0, 0.0, 0.0]))
+    leg["g"] = gravity
+    bj = e["base_joint"]
+    if bj not in BASE_JOINTS:
+        _fail(path, f"{where}.base_joint: {bj!r} is not one of {sorted(BASE_JOINTS)}")
+    leg["base_joint"] = bj
+    leg["base"] = _vec(path, f"{where}.base", e["base"])
+    leg["base_axis"] = _vec(path, f"{where}.base_axis", e.get("base_axis", [0, 0, 1]), unit=True)
+    d = _vec(path, f"{where}.base_direction", e.get("base_direction", [0, 0, 1]), unit=True)
+    nrm = e.get("base_normal")
+    leg["base_R"] = _frame(d, None if nrm is None else _vec(path, f"{where}.base_normal", nrm))
+    if bj == "extensible":
+        if "L" in entry:
+            _fail(path, f"{where}: an extensible rod's length is its joint value q, not L")
+        leg["L"] = 0.0
+        leg["q"] = _num(path, f"{where}.q", e.get("q", 1.0), positive=True)
+    else:
+        if "L" not in e:
+            _fail(path, f"{where}: missing key 'L' (rod length, m)")
+        leg["L"] = _num(path, f"{where}.L", e["L"], positive=True)
+        leg["q"] = _num(path, f"{where}.q", e.get("q", 0.0))
+    tj = e.get("tip_joint", "fixed")
+    if tj not in TIP_JOINTS:
+        _fail(path, f"{where}.tip_joint: {tj!r} is not one of {sorted(TIP_JOINTS)}")
+    leg["tip_joint"] = tj
+    leg["tip"] = _vec(path, f"{where}.tip", e["tip"])
+    leg["tip_axis"] = _vec(path, f"{where}.tip_axis", e.get("tip_axis", [0, 0, 1]), unit=True)
+    d = _vec(path, f"{where}.tip_direction", e.get("tip_direction", [0, 0, 1]), unit=True)
+    nrm = e.get("tip_normal")
+    leg["tip_R"] = _frame(d, None if nrm is None else _vec(path, f"{where}.tip_normal", nrm))
+    ft = e.get("free_twist", False)
+    if not isinstance(ft, bool):
+        _fail(path, f"{where}.free_twist: expected true or false, got {ft!r}")
+    if ft and tj != "fixed":
+        _fail(path, f"{where}.free_twist: needs tip_joint = 'fixed', got {tj!r}")
+    if ft and np.any(leg["u0"] != 0.0):
+        _fail(path, f"{where}.free_twist: needs a straight rod (u0 = 0)")
+    leg["free_twist"] = ft
+    return leg
+
+
+def _resolve(name_or_path):
+    p = os.fspath(name_or_path)
+    if os.sep in p or p.endswith(".toml") or os.path.exists(p):
+        return p
+    return os.path.join(CPR_DIR, p + ".toml")
+
+
+def load_cpr(name_or_path):
+    """A CPRobot from robots/cpr/<name>.toml or a path to a .toml file; ValueError (naming the
+    file and the key) for a bad description."""
+    path = _resolve(name_or_path)
+    if not os.path.isfile(path):
+        have = sorted(f[:-5] for f in os.listdir(CPR_DIR) if f.endswith(".toml")) \
+            if os.path.isdir(CPR_DIR) else []
+        raise FileNotFoundError(f"{path}: CPR description not found; known robots: {have}")
+    with open(path, "rb") as f:
+        try:
+            doc = tomllib.load(f)
+        except tomllib.TOMLDecodeError as exc:
+            raise ValueError(f"{path}: malformed TOML: {exc}") from None
+    unknown = set(doc) - {"name", "doc", "plate", "rod_defaults", "rods"}
+    if unknown:
+        _fail(path, f"unknown top-level keys {sorted(unknown)}; valid: name, doc, plate, "
+                    "rod_defaults, rods")
+    plate = doc.get("plate", {})
+    if not isinstance(plate, dict):
+        _fail(path, "plate: expected a table")
+    bad = set(plate) - {"mass", "gravity", "wrench", "position", "rotation"}
+    if bad:
+        _fail(path, f"plate: unknown keys {sorted(bad)}; valid: mass, gravity, wrench, position, "
+                    "rotation")
+    mass = _num(path, "plate.mass", plate.get("mass", 0.0), lo=0.0)
+    gravity = _vec(path, "plate.gravity", plate.get("gravity", [0.0, 0.0, 0.0]))
+    wrench = _vec(path, "plate.wrench", plate.get("wrench", [0.0] * 6), n=6)
+    home = _vec(path, "plate.position", plate.get("position", [0.0, 0.0, 0.0]))
+    home_rot = _vec(path, "plate.rotation", plate.get("rotation", [0.0, 0.0, 0.0]))
+    defaults = doc.get("rod_defaults", {})
+    if not isinstance(defaults, dict) or set(defaults) - ROD_KEYS - LEG_KEYS:
+        _fail(path, f"rod_defaults: expected a table with keys among {sorted(LEG_KEYS)}")
+    rods = doc.get("rods")
+    if not isinstance(rods, list) or not rods:
+        _fail(path, "rods: expected at least one [[rods]] table")
+    legs = [_leg(path, k, e, defaults, gravity) for k, e in enumerate(rods)]
+    nw = sum(5 if l["free_twist"] else 6 for l in legs)
+    nres = nw + 6
+    if any(l for l in legs) and nw + len(legs) > nres:
+        _fail(path, f"{len(legs)} rods give {nw + len(legs)} IGM unknowns for {nres} equations: "
+                    "the inverse problem is under-determined")
+    return CPRobot(doc.get("name", os.path.basename(path)[:-5]), legs, mass, gravity, wrench,
+                   home, home_rot, path)
+
+
+# ------------------------------------------------------------------ the robot
+
+def _check(status, what):
+    if status != 0:
+        raise RuntimeError(f"{what}: C core returned status {status} ({STATUS.get(status, '?')})")
+
+
+class CPRobot:
+    """A continuum parallel robot; build it with load_cpr()."""
+
+    def __init__(self, name, legs, plate_mass, gravity, wrench, home, home_rot, path):
+        self.name, self.path = name, path
+        self.legs = legs
+        self.n_rods = len(legs)
+        self.plate_mass = plate_mass
+        self.gravity = gravity
+        self.wrench = wrench
+        self.home_position = home
+        self.home_rotation = rot_exp(home_rot)
+        self._c_legs = ffi.new("asr_cpr_leg[]", self.n_rods)
+        for c, l in zip(self._c_legs, legs):
+            c.rod.E, c.rod.G, c.rod.r, c.rod.rho = l["E"], l["G"], l["r"], l["rho"]
+            for k in range(3):
+                c.rod.g[k], c.rod.u0[k], c.rod.f_ext[k] = l["g"][k], l["u0"][k], l["f_ext"][k]
+                c.base_p[k], c.base_axis[k] = l["base"][k], l["base_axis"][k]
+                c.tip_p[k], c.tip_axis[k] = l["tip"][k], l["tip_axis"][k]
+            for k in range(9):
+                c.base_R[k] = l["base_R"].flat[k]
+                c.tip_R[k] = l["tip_R"].flat[k]
+            c.L = l["L"]
+            c.base_joint = BASE_JOINTS[l["base_joint"]]
+            c.tip_joint = TIP_JOINTS[l["tip_joint"]]
+            c.free_twist = int(l["free_twist"])
+        self._nw = [5 if l["free_twist"] else 6 for l in legs]
+        self._xoff = np.concatenate([[0], np.cumsum([n + 1 for n in self._nw])])
+        self.n_unknowns = int(lib.asr_cpr_nx(self._robot(None)))
+        self.n_residuals = int(lib.asr_cpr_nres(self._robot(None)))
+
+    def __repr__(self):
+        return f"CPRobot({self.name!r}, {self.n_rods} rods, {self.n_unknowns} unknowns)"
+
+    def _robot(self, wrench):
+        r = ffi.new("asr_cpr*")
+        r.n_leg = self.n_rods
+        r.legs = self._c_legs
+        r.plate_mass = self.plate_mass
+        w = self.wrench if wrench is None else finite_array(wrench, "wrench", (6,))
+        for k in range(3):
+            r.g[k] = self.gravity[k]
+        for k in range(6):
+            r.wrench[k] = w[k]
+        return r
+
+    @staticmethod
+    def _options(n_grid, tol, max_iter, threads):
+        if int(n_grid) != n_grid or n_grid < 2:
+            raise ValueError(f"n_grid: must be an integer >= 2, got {n_grid!r}")
+        if not tol > 0:
+            raise ValueError(f"tol: must be > 0, got {tol!r}")
+        if int(max_iter) != max_iter or max_iter < 1:
+            raise ValueError(f"max_iter: must be an integer >= 1, got {max_iter!r}")
+        if int(threads) != threads or threads < 1:
+            raise ValueError(f"threads: must be an integer >= 1, got {threads!r}")
+        o = ffi.new("asr_cpr_options*")
+        o.n_grid, o.tol, o.max_iter, o.threads = int(n_grid), float(tol), int(max_iter), int(threads)
+        return o
+
+    def default_unknowns(self):
+        """Zero base wrenches, the description's joint values and home plate pose."""
+        x = np.zeros(self.n_unknowns)
+        for i, l in enumerate(self.legs):
+            x[self._xoff[i + 1] - 1] = l["q"]
+        x[-6:-3] = self.home_position
+        x[-3:] = rot_log(self.home_rotation)
+        return x
+
+    def _guess(self, guess):
+        if guess is None:
+            return self.default_unknowns()
+        if isinstance(guess, CPRSolution):
+            guess = guess.unknowns
+        return finite_array(guess, "guess", (self.n_unknowns,)).copy()
+
+    def q_of(self, x):
+        return np.array([x[self._xoff[i + 1] - 1] for i in range(self.n_rods)])
+
+    def _solution(self, x, rep, n_grid, wrench):
+        res = np.empty(self.n_residuals)
+        cl = np.empty((self.n_rods, n_grid, 3))
+        _check(lib.asr_cpr_residual(self._robot(wrench), ffi.cast("double*", x.ctypes.data),
+                                    n_grid, ffi.cast("double*", res.ctypes.data),
+                                    ffi.cast("double*", cl.ctypes.data)), "asr_cpr_residual")
+        bw = np.zeros((self.n_rods, 6))
+        for i, l in enumerate(self.legs):
+            xl = x[self._xoff[i]:self._xoff[i + 1]]
+            bw[i, :3] = xl[:3]
+            if l["free_twist"]:
+                R0 = l["base_R"]
+                if l["base_joint"] == "revolute":
+                    R0 = rot_exp(xl[-1] * l["base_axis"]) @ R0
+                bw[i, 3:] = xl[3] * R0[:, 0] + xl[4] * R0[:, 1]
+            else:
+                bw[i, 3:] = xl[3:6]
+        return CPRSolution(bool(rep.converged), self.q_of(x), x[-6:-3].copy(), rot_exp(x[-3:]),
+                           bw, cl, float(rep.residual_norm), int(rep.iterations), x.copy())
+
+    def _solve(self, problem, x, guess, wrench, n_grid, tol, max_iter, threads, what):
+        opt = self._options(n_grid, tol, max_iter, threads)
+        rep = ffi.new("asr_cpr_report*")
+        robot = self._robot(wrench)
+        shape = (int(lib.asr_cpr_nact(robot, problem)), self.n_residuals)  # column-major
+        have = ffi.new("int*", 0)
+        J = np.empty(shape)
+        if (isinstance(guess, CPRSolution) and guess.problem == what and
+                guess.jacobian is not None and guess.jacobian.shape == shape):
+            J[...] = guess.jacobian
+            have[0] = 1
+        _check(lib.asr_cpr_solve_jac(robot, problem, ffi.cast("double*", x.ctypes.data), opt, rep,
+                                     ffi.cast("double*", J.ctypes.data), have), what)
+        sol = self._solution(x, rep, n_grid, wrench)
+        if have[0]:
+            sol.jacobian, sol.problem = J, what
+        if not sol.converged:
+            raise NotConverged(f"{self.name}: {what} did not converge (residual norm "
+                               f"{sol.residual_norm:.3g} after {sol.iterations} iterations)", sol)
+        return sol
+
+    def solve_igm(self, position, rotation=np.eye(3), wrench=None, guess=None, n_grid=40,
+                  tol=1e-10, max_iter=100, threads=1):
+        """Inverse problem: the joint values (and rod shapes) that hold the plate at `position`
+        (3, m) with orientation `rotation` (3x3) under the plate's loads and `wrench` (6: force,
+        moment at the plate origin, world; default the description's)."""
+        p = finite_array(position, "position", (3,))
+        R = finite_array(rotation, "rotation", (3, 3))
+        if not np.allclose(R.T @ R, np.eye(3), atol=1e-9) or np.linalg.det(R) < 0:
+            raise ValueError("rotation: must be a rotation matrix (orthonormal, det +1)")
+        x = self._guess(guess)
+        x[-6:-3] = p
+        x[-3:] = rot_log(R)
+        return self._solve(0, x, guess, wrench, n_grid, tol, max_iter, threads, "solve_igm")
+
+    def solve_dgm(self, q, wrench=None, guess=None, n_grid=40, tol=1e-10, max_iter=100,
+                  threads=1):
+        """Direct problem: the plate pose for joint values q (n_rods: rad, m, or rod lengths)."""
+        q = finite_array(q, "q", (self.n_rods,))
+        x = self._guess(guess)
+        for i in range(self.n_rods):
+            x[self._xoff[i + 1] - 1] = q[i]
+        return self._solve(1, x, guess, wrench, n_grid, tol, max_iter, threads, "solve_dgm")
+
+    def solve_igm_batch(self, positions, rotations=None, wrench=None, guess=None, threads=1,
+                        warm=True, n_grid=40, tol=1e-10, max_iter=100):
+        """IGM at M poses in one C call: positions (M, 3), rotations (M, 3, 3) or None
+        (identity). warm: each pose starts from the previous solution (the first from guess).
+        Returns the list of CPRSolutions; NotConverged (with the first failing pose's last
+        iterate, and `index`) if any pose fails."""
+        P = finite_array(positions, "positions")
+        if P.ndim != 2 or P.shape[1] != 3:
+            raise ValueError(f"positions: expected shape (M, 3), got {P.shape}")
+        M = P.shape[0]
+        if rotations is None:
+            W = np.zeros((M, 3))
+        else:
+            Rs = finite_array(rotations, "rotations", (M, 3, 3))
+            W = np.array([rot_log(R) for R in Rs]).reshape(M, 3)
+        x0 = self._guess(guess)
+        xs = np.empty((M, self.n_unknowns))
+        reps = ffi.new("asr_cpr_report[]", max(M, 1))
+        opt = self._options(n_grid, tol, max_iter, threads)
+        P, W = np.ascontiguousarray(P), np.ascontiguousarray(W)
+        c = lambda a: ffi.cast("double*", a.ctypes.data)  # noqa: E731
+        _check(lib.asr_cpr_igm_batch(self._robot(wrench), M, c(P), c(W), c(x0), int(bool(warm)),
+                                     opt, c(xs), reps), "asr_cpr_igm_batch")
+        sols = []
+        for k in range(M):
+            sol = self._solution(xs[k], reps[k], n_grid, wrench)
+            if not sol.converged:
+                err = NotConverged(f"{self.name}: solve_igm_batch pose {k} did not converge "
+                                   f"(residual norm {sol.residual_norm:.3g})", sol)
+                err.index = k
+                raise err
+            sols.append(sol)
+        return sols
+
+    def residual(self, unknowns, n_grid=40, wrench=None):
+        """The residual vector (n_residuals) at a solver vector."""
+        x = finite_array(unknowns, "unknowns", (self.n_unknowns,)).copy()
+        res = np.empty(self.n_residuals)
+        _check(lib.asr_cpr_residual(self._robot(wrench), ffi.cast("double*", x.ctypes.data),
+                                    n_grid, ffi.cast("double*", res.ctypes.data), ffi.NULL),
+               "asr_cpr_residual")
+        return res
+
+
+# ------------------------------------------------------------------ single rods, benchmark
+
+def integrate_rod(y0, L, E, G, r, rho=0.0, g=(0.0, 0.0, 0.0), u0=(0.0, 0.0, 0.0),
+                  f_ext=(0.0, 0.0, 0.0), n_grid=40):
+    """The states (n_grid, 18) [p, R row-major, n, m] of a rod integrated by the C core's RK4
+    from its base state y0 (18)."""
+    y0 = finite_array(y0, "y0", (18,))
+    rod = ffi.new("asr_rod*")
+    rod.E, rod.G, rod.r, rod.rho = E, G, r, rho
+    for k in range(3):
+        rod.g[k], rod.u0[k], rod.f_ext[k] = g[k], u0[k], f_ext[k]
+    path = np.empty((int(n_grid), 18))
+    tip = np.empty(18)
+    _check(lib.asr_rod_integrate(rod, float(L), ffi.cast("double*", y0.ctypes.data), int(n_grid),
+                                 ffi.cast("double*", tip.ctypes.data),
+                                 ffi.cast("double*", path.ctypes.data)), "asr_rod_integrate")
+    return path
+
+
+def till_benchmark_poses():
+    """Plate positions (202, 3) of the benchmark protocol of cpr.md (orientation identity):
+    (0, 0, 0.4) solved cold, (0, 0.02, 0.48) warm, then 100 warm steps of +1 mm in y and z and
+    100 of -1 mm back."""
+    first = [[0.0, 0.0, 0.4], [0.0, 0.02, 0.48]]
+    up = [[0.0, 0.02 + 0.001 * k, 0.48 + 0.001 * k] for k in range(1, 101)]
+    down = [[0.0, 0.02 + 0.001 * k, 0.48 + 0.001 * k] for k in range(99, -1, -1)]
+    return np.array(first + up + down)

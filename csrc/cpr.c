@@ -1,0 +1,576 @@
+/* cpr.c - continuum parallel robots: residuals of cpr.md and a Levenberg-Marquardt solver whose
+ * forward-difference Jacobian follows the problem's structure.
+ *
+ * Unknowns x: per leg [n0 (3), m0 (3 or 2), q], then the plate [position, rotation vector].
+ * Residuals: per leg the tip constraint reduced by its joint (6 rows, 5 with free twist), then
+ * the plate equilibrium (6). The IGM holds the plate part of x fixed and the DGM holds every q,
+ * so both are square for the usual robots and need no pose / joint error rows.
+ *
+ * Structure: a leg's unknown changes only that leg's tip state, so its Jacobian column costs ONE
+ * rod integration and touches only the leg's rows and the equilibrium rows. A plate unknown
+ * moves every attachment point and frame but no rod: its column re-evaluates the constraints
+ * from the stored tip states, with no integration at all. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "asr.h"
+#include "threads.h"
+
+enum { S = ASR_ROD_NSTATE, MAXW = 7 };
+
+/* ------------------------------------------------------------------ small 3-D helpers */
+
+static void mat_mul(const double* A, const double* B, double* C) { /* C = A B */
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j)
+            C[3 * i + j] = A[3 * i] * B[j] + A[3 * i + 1] * B[3 + j] + A[3 * i + 2] * B[6 + j];
+}
+
+static void mat_vec(const double* A, const double* v, double* w) { /* w = A v */
+    for (int i = 0; i < 3; ++i) w[i] = A[3 * i] * v[0] + A[3 * i + 1] * v[1] + A[3 * i + 2] * v[2];
+}
+
+static void cross(const double* a, const double* b, double* c) {
+    c[0] = a[1] * b[2] - a[2] * b[1];
+    c[1] = a[2] * b[0] - a[0] * b[2];
+    c[2] = a[0] * b[1] - a[1] * b[0];
+}
+
+static double dot(const double* a, const double* b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+
+/* Rotation by angle |w| about w/|w| (Rodrigues), row-major. */
+static void rot_exp(const double* w, double* R) {
+    double th = sqrt(dot(w, w));
+    double a = th > 1e-12 ? sin(th) / th : 1.0 - th * th / 6.0;
+    double b = th > 1e-6 ? (1.0 - cos(th)) / (th * th) : 0.5 - th * th / 24.0;
+    double K[9] = {0, -w[2], w[1], w[2], 0, -w[0], -w[1], w[0], 0}, K2[9];
+    mat_mul(K, K, K2);
+    for (int k = 0; k < 9; ++k) R[k] = (k % 4 == 0) + a * K[k] + b * K2[k];
+}
+
+/* Two unit vectors completing the unit a to an orthonormal basis. */
+static void perp_basis(const double* a, double* b1, double* b2) {
+    double e[3] = {0, 0, 0};
+    e[fabs(a[0]) < 0.6 ? 0 : (fabs(a[1]) < 0.6 ? 1 : 2)] = 1.0;
+    cross(a, e, b1);
+    double nb = sqrt(dot(b1, b1));
+    for (int k = 0; k < 3; ++k) b1[k] /= nb;
+    cross(a, b1, b2);
+}
+
+/* ------------------------------------------------------------------ layout */
+
+static int leg_nw(const asr_cpr_leg* leg) { return leg->free_twist ? 5 : 6; }
+static int leg_nr(const asr_cpr_leg* leg) { return leg->free_twist ? 5 : 6; }
+
+int asr_cpr_nx(const asr_cpr* robot) {
+    if (!robot || !robot->legs || robot->n_leg < 1) return -1;
+    int n = 6;
+    for (int i = 0; i < robot->n_leg; ++i) n += leg_nw(&robot->legs[i]) + 1;
+    return n;
+}
+
+int asr_cpr_nres(const asr_cpr* robot) {
+    if (!robot || !robot->legs || robot->n_leg < 1) return -1;
+    int n = 6;
+    for (int i = 0; i < robot->n_leg; ++i) n += leg_nr(&robot->legs[i]);
+    return n;
+}
+
+/* ------------------------------------------------------------------ one leg */
+
+/* Base state y0 (18) and rod length of a leg from its slice xl = [n0, m0, q] of x. */
+static void leg_base(const asr_cpr_leg* leg, const double* xl, double* y0, double* L) {
+    int nw = leg_nw(leg);
+    double q = xl[nw], R0[9];
+    memcpy(y0, leg->base_p, 3 * sizeof(double));
+    *L = leg->L;
+    if (leg->base_joint == ASR_CPR_BASE_REVOLUTE) {
+        double w[3] = {q * leg->base_axis[0], q * leg->base_axis[1], q * leg->base_axis[2]}, Rq[9];
+        rot_exp(w, Rq);
+        mat_mul(Rq, leg->base_R, R0);
+    } else {
+        memcpy(R0, leg->base_R, sizeof R0);
+        if (leg->base_joint == ASR_CPR_BASE_PRISMATIC)
+            for (int k = 0; k < 3; ++k) y0[k] += q * leg->base_axis[k];
+        else
+            *L = q;
+    }
+    memcpy(y0 + 3, R0, sizeof R0);
+    memcpy(y0 + 12, xl, 3 * sizeof(double));
+    if (nw == 6) {
+        memcpy(y0 + 15, xl + 3, 3 * sizeof(double));
+    } else { /* free twist: no moment about the base tangent (3rd column of R0) */
+        for (int k = 0; k < 3; ++k) y0[15 + k] = xl[3] * R0[3 * k] + xl[4] * R0[3 * k + 1];
+    }
+}
+
+/* Tip constraint rows (leg_nr) of a leg and the wrench (6) its rod puts on the plate about the
+ * plate origin P, from the rod tip state y (18) and the plate pose (P, Rp). */
+static void leg_tip(const asr_cpr_leg* leg, const double* y, const double* P, const double* Rp,
+                    double* rows, double* w) {
+    const double *pL = y, *RL = y + 3, *nL = y + 12, *mL = y + 15;
+    double a[3], ep[3], RJ[9], eo[3], M[9], arm[3], t[3];
+    mat_vec(Rp, leg->tip_p, a);
+    for (int k = 0; k < 3; ++k) ep[k] = pL[k] - P[k] - a[k];
+    mat_mul(Rp, leg->tip_R, RJ);
+    for (int i = 0; i < 3; ++i) /* M = RJ^T RL, orientation error vee(M - M^T) in joint frame */
+        for (int j = 0; j < 3; ++j) M[3 * i + j] = RJ[i] * RL[j] + RJ[3 + i] * RL[3 + j] + RJ[6 + i] * RL[6 + j];
+    eo[0] = M[7] - M[5];
+    eo[1] = M[2] - M[6];
+    eo[2] = M[3] - M[1];
+    switch (leg->tip_joint) {
+    case ASR_CPR_TIP_REVOLUTE: {
+        double aw[3], aj[3], b1[3], b2[3];
+        mat_vec(Rp, leg->tip_axis, aw);
+        for (int k = 0; k < 3; ++k) /* axis in the joint frame: tip_R^T axis */
+            aj[k] = leg->tip_R[k] * leg->tip_axis[0] + leg->tip_R[3 + k] * leg->tip_axis[1] +
+                    leg->tip_R[6 + k] * leg->tip_axis[2];
+        perp_basis(aj, b1, b2);
+        memcpy(rows, ep, sizeof ep);
+        rows[3] = dot(eo, b1);
+        rows[4] = dot(eo, b2);
+        rows[5] = dot(mL, aw);
+        break;
+    }
+    case ASR_CPR_TIP_PRISMATIC: {
+        double aw[3], b1[3], b2[3];
+        mat_vec(Rp, leg->tip_axis, aw);
+        perp_basis(aw, b1, b2);
+        rows[0] = dot(ep, b1);
+        rows[1] = dot(ep, b2);
+        rows[2] = dot(nL, aw);
+        memcpy(rows + 3, eo, sizeof eo);
+        break;
+    }
+    case ASR_CPR_TIP_SPHERICAL:
+        memcpy(rows, ep, sizeof ep);
+        memcpy(rows + 3, mL, 3 * sizeof(double));
+        break;
+    default: /* fixed; free twist drops the twist about the tip tangent (joint z) */
+        memcpy(rows, ep, sizeof ep);
+        memcpy(rows + 3, eo, (leg->free_twist ? 2 : 3) * sizeof(double));
+        break;
+    }
+    /* the rod pushes the plate with -nL, -mL at its tip pL */
+    for (int k = 0; k < 3; ++k) arm[k] = pL[k] - P[k];
+    cross(arm, nL, t);
+    for (int k = 0; k < 3; ++k) {
+        w[k] = -nL[k];
+        w[3 + k] = -mL[k] - t[k];
+    }
+}
+
+/* ------------------------------------------------------------------ solver state */
+
+typedef struct solver {
+    const asr_cpr* robot;
+    int problem, n_grid, nx, nres, nact, threads;
+    int *xoff, *roff;           /* per leg: start of its slice of x, of its rows */
+    int* act;                   /* nact: x index of each active unknown (Jacobian column) */
+    double* x;                  /* current iterate (nx) */
+    double* r;                  /* residual at x (nres) */
+    double* tips;               /* n_leg x 18 tip states at x */
+    double* weq;                /* n_leg x 6 plate wrenches at x */
+    double* J;                  /* nres x nact, column-major */
+    double P[3], Rp[9];         /* plate pose at x */
+    const double* xeval;        /* the x being evaluated by eval_range */
+    double* tips_out;           /* where eval_range stores tips */
+    double* weq_out;
+    double* r_out;
+    double* paths;              /* optional n_leg x n_grid x 18 */
+} solver;
+
+static void plate_pose(const solver* s, const double* x, double* P, double* Rp) {
+    const double* xp = x + s->nx - 6;
+    memcpy(P, xp, 3 * sizeof(double));
+    rot_exp(xp + 3, Rp);
+}
+
+/* Integrate legs [i0, i1) at s->xeval and store tips, rows and plate wrenches. */
+static asr_status eval_range(void* ctx, int i0, int i1) {
+    solver* s = (solver*)ctx;
+    double P[3], Rp[9];
+    plate_pose(s, s->xeval, P, Rp);
+    for (int i = i0; i < i1; ++i) {
+        const asr_cpr_leg* leg = &s->robot->legs[i];
+        double y0[S], L;
+        leg_base(leg, s->xeval + s->xoff[i], y0, &L);
+        double* path = s->paths ? s->paths + (size_t)i * s->n_grid * S : NULL;
+        asr_status st = asr_rod_integrate(&leg->rod, L, y0, s->n_grid, s->tips_out + S * i, path);
+        if (st != ASR_OK) return st;
+        leg_tip(leg, s->tips_out + S * i, P, Rp, s->r_out + s->roff[i], s->weq_out + 6 * i);
+    }
+    return ASR_OK;
+}
+
+/* Equilibrium rows from the legs' plate wrenches. */
+static void equilibrium(const solver* s, const double* weq, double* r) {
+    const asr_cpr* rb = s->robot;
+    double* e = r + s->nres - 6;
+    for (int k = 0; k < 3; ++k) {
+        e[k] = rb->plate_mass * rb->g[k] + rb->wrench[k];
+        e[3 + k] = rb->wrench[3 + k];
+    }
+    for (int i = 0; i < rb->n_leg; ++i)
+        for (int k = 0; k < 6; ++k) e[k] += weq[6 * i + k];
+}
+
+/* Residual at x into r, tips and weq (all legs, threads over legs). */
+static asr_status evaluate(solver* s, const double* x, double* r, double* tips, double* weq) {
+    s->xeval = x;
+    s->tips_out = tips;
+    s->weq_out = weq;
+    s->r_out = r;
+    int nt = asr_thread_count(s->threads, s->robot->n_leg, s->n_grid * 4);
+    asr_status st = asr_parallel_for(nt, s->robot->n_leg, eval_range, s);
+    if (st != ASR_OK) return st;
+    equilibrium(s, weq, r);
+    return ASR_OK;
+}
+
+static double norm(const double* v, int n) {
+    double a = 0.0;
+    for (int k = 0; k < n; ++k) a += v[k] * v[k];
+    return sqrt(a);
+}
+
+/* Forward-difference step: about sqrt(eps) relative, with an absolute floor for zero unknowns. */
+static double fd_step(double x) { return 1e-7 * (1.0 + fabs(x)); }
+
+/* Jacobian columns of legs [i0, i1): one rod integration per unknown of the leg. */
+static asr_status jac_legs(void* ctx, int i0, int i1) {
+    solver* s = (solver*)ctx;
+    for (int i = i0; i < i1; ++i) {
+        const asr_cpr_leg* leg = &s->robot->legs[i];
+        int nw = leg_nw(leg), nr = leg_nr(leg), nu = nw + (s->problem == ASR_CPR_IGM);
+        double xl[MAXW], y0[S], tip[S], rows[6], w[6], L;
+        for (int j = 0; j < nu; ++j) {
+            memcpy(xl, s->x + s->xoff[i], (size_t)(nw + 1) * sizeof(double));
+            double h = fd_step(xl[j]);
+            xl[j] += h;
+            leg_base(leg, xl, y0, &L);
+            asr_status st = asr_rod_integrate(&leg->rod, L, y0, s->n_grid, tip, NULL);
+            if (st != ASR_OK) return st;
+            leg_tip(leg, tip, s->P, s->Rp, rows, w);
+            /* column of x index xoff + j: find it among the active ones */
+            int col = -1;
+            for (int c = 0; c < s->nact; ++c)
+                if (s->act[c] == s->xoff[i] + j) { col = c; break; }
+            double* Jc = s->J + (size_t)col * s->nres;
+            memset(Jc, 0, (size_t)s->nres * sizeof(double));
+            for (int k = 0; k < nr; ++k) Jc[s->roff[i] + k] = (rows[k] - s->r[s->roff[i] + k]) / h;
+            for (int k = 0; k < 6; ++k) Jc[s->nres - 6 + k] = (w[k] - s->weq[6 * i + k]) / h;
+        }
+    }
+    return ASR_OK;
+}
+
+/* Jacobian columns of the plate unknowns (DGM): constraints re-evaluated at the stored tips. */
+static void jac_plate(solver* s, double* scratch_r, double* scratch_w) {
+    int n_leg = s->robot->n_leg, px = s->nx - 6;
+    for (int j = 0; j < 6; ++j) {
+        double xp[6], P[3], Rp[9];
+        memcpy(xp, s->x + px, sizeof xp);
+        double h = fd_step(xp[j]);
+        xp[j] += h;
+        memcpy(P, xp, sizeof P);
+        rot_exp(xp + 3, Rp);
+        for (int i = 0; i < n_leg; ++i)
+            leg_tip(&s->robot->legs[i], s->tips + S * i, P, Rp, scratch_r + s->roff[i], scratch_w + 6 * i);
+        equilibrium(s, scratch_w, scratch_r);
+        int col = -1;
+        for (int c = 0; c < s->nact; ++c)
+            if (s->act[c] == px + j) { col = c; break; }
+        double* Jc = s->J + (size_t)col * s->nres;
+        for (int k = 0; k < s->nres; ++k) Jc[k] = (scratch_r[k] - s->r[k]) / h;
+    }
+}
+
+/* ------------------------------------------------------------------ linear least squares */
+
+/* Minimise |A d - b| by Householder QR; A is m x n column-major (m >= n), overwritten, as is b.
+ * Returns 0, or -1 when A is rank deficient. */
+static int lstsq(double* A, double* b, int m, int n, double* d) {
+    for (int k = 0; k < n; ++k) {
+        double* ak = A + (size_t)k * m;
+        double a = norm(ak + k, m - k);
+        if (a == 0.0) return -1;
+        if (ak[k] > 0) a = -a;
+        ak[k] -= a; /* v = x - a e1, with a of opposite sign to x_k */
+        double vv = 0.0;
+        for (int i = k; i < m; ++i) vv += ak[i] * ak[i];
+        for (int j = k + 1; j < n; ++j) {
+            double* aj = A + (size_t)j * m;
+            double t = 0.0;
+            for (int i = k; i < m; ++i) t += ak[i] * aj[i];
+            t = 2.0 * t / vv;
+            for (int i = k; i < m; ++i) aj[i] -= t * ak[i];
+        }
+        double t = 0.0;
+        for (int i = k; i < m; ++i) t += ak[i] * b[i];
+        t = 2.0 * t / vv;
+        for (int i = k; i < m; ++i) b[i] -= t * ak[i];
+        ak[k] = a; /* R's diagonal */
+    }
+    for (int k = n - 1; k >= 0; --k) {
+        double t = b[k];
+        for (int j = k + 1; j < n; ++j) t -= A[(size_t)j * m + k] * d[j];
+        if (A[(size_t)k * m + k] == 0.0) return -1;
+        d[k] = t / A[(size_t)k * m + k];
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ Levenberg-Marquardt */
+
+static asr_status check_options(const asr_cpr_options* o) {
+    if (!o) return ASR_ERR_NULL;
+    if (o->n_grid < 2 || !(o->tol > 0.0) || o->max_iter < 1 || o->threads < 1) return ASR_ERR_RANGE;
+    return ASR_OK;
+}
+
+static asr_status check_robot(const asr_cpr* rb) {
+    if (!rb || !rb->legs) return ASR_ERR_NULL;
+    if (rb->n_leg < 1) return ASR_ERR_RANGE;
+    for (int i = 0; i < rb->n_leg; ++i) {
+        const asr_cpr_leg* l = &rb->legs[i];
+        if (l->base_joint < 0 || l->base_joint > 2 || l->tip_joint < 0 || l->tip_joint > 3)
+            return ASR_ERR_MODEL;
+        if (l->free_twist && l->tip_joint != ASR_CPR_TIP_FIXED) return ASR_ERR_MODEL;
+    }
+    return ASR_OK;
+}
+
+/* Broyden's rank-one update of J (m x n, column-major) after the step d changed r by y. */
+static void broyden(double* J, int m, int n, const double* d, const double* y, double* Jd) {
+    double dd = 0.0;
+    for (int j = 0; j < n; ++j) dd += d[j] * d[j];
+    if (!(dd > 0.0)) return;
+    for (int i = 0; i < m; ++i) Jd[i] = -y[i];
+    for (int j = 0; j < n; ++j)
+        for (int i = 0; i < m; ++i) Jd[i] += J[(size_t)j * m + i] * d[j];
+    for (int j = 0; j < n; ++j) {
+        double c = d[j] / dd;
+        for (int i = 0; i < m; ++i) J[(size_t)j * m + i] -= Jd[i] * c;
+    }
+}
+
+/* Levenberg-Marquardt with a lazily refreshed Jacobian: a forward-difference Jacobian costs a
+ * rod integration per leg unknown, a trial step only one per leg, so after an accepted step J
+ * gets a Broyden update instead, and is recomputed only when a step with an updated J fails or
+ * gains less than a factor 10. The answer never depends on J: convergence is judged on the exact
+ * residual. J_keep (m x nact, or NULL) carries J between solves of a warm-started sequence;
+ * *have_J says whether it holds one. */
+static asr_status lm_solve(solver* s, const asr_cpr_options* opt, asr_cpr_report* rep,
+                           double* J_keep, int* have_J) {
+    const asr_cpr* rb = s->robot;
+    int n_leg = rb->n_leg, m = s->nres, n = s->nact, ma = m + n;
+    /* one block: current and trial residuals, tips and plate wrenches, the Jacobian, and the
+     * augmented least-squares system */
+    size_t need = (size_t)m * 5 + ((size_t)S + 6) * n_leg * 3 + (size_t)s->nx + (size_t)m * n +
+                  (size_t)ma * n + (size_t)ma + (size_t)n * 2;
+    double* mem = (double*)malloc(need * sizeof(double));
+    if (!mem) return ASR_ERR_NOMEM;
+    double* p = mem;
+    s->r = p, p += m;
+    double* r_try = p; p += m;
+    double* scratch_r = p; p += m;
+    double* y = p; p += m;
+    double* Jd = p; p += m;
+    s->tips = p, p += (size_t)S * n_leg;
+    double* tips_try = p; p += (size_t)S * n_leg;
+    p += (size_t)S * n_leg; /* spare */
+    s->weq = p, p += 6 * (size_t)n_leg;
+    double* weq_try = p; p += 6 * (size_t)n_leg;
+    double* scratch_w = p; p += 6 * (size_t)n_leg;
+    double* x_try = p; p += s->nx;
+    double* J = p; p += (size_t)m * n;
+    double* A = p; p += (size_t)ma * n;
+    double* b = p; p += ma;
+    double* d = p; p += n;
+    double* diag = p;
+    int fresh_local = 0, *fresh_J = have_J ? have_J : &fresh_local;
+    if (J_keep) J = J_keep;
+    s->J = J;
+
+    asr_status st = evaluate(s, s->x, s->r, s->tips, s->weq);
+    double rn = st == ASR_OK ? norm(s->r, m) : INFINITY;
+    double lambda = 1e-9;
+    int it = 0;
+    while (st == ASR_OK && rn >= opt->tol && it < opt->max_iter) {
+        ++it;
+        int fresh = !*fresh_J;
+        if (fresh) {
+            plate_pose(s, s->x, s->P, s->Rp);
+            int nt = asr_thread_count(opt->threads, n_leg, s->n_grid * 4 * 7);
+            st = asr_parallel_for(nt, n_leg, jac_legs, s);
+            if (st != ASR_OK) break;
+            if (s->problem == ASR_CPR_DGM) jac_plate(s, scratch_r, scratch_w);
+            *fresh_J = 1;
+        }
+        for (int j = 0; j < n; ++j) diag[j] = norm(J + (size_t)j * m, m) + 1e-300;
+        int improved = 0;
+        double rn_old = rn;
+        while (!improved && lambda < 1e12) {
+            for (int j = 0; j < n; ++j) { /* A = [J; sqrt(lambda) diag], b = [-r; 0] */
+                memcpy(A + (size_t)j * ma, J + (size_t)j * m, (size_t)m * sizeof(double));
+                memset(A + (size_t)j * ma + m, 0, (size_t)n * sizeof(double));
+                A[(size_t)j * ma + m + j] = sqrt(lambda) * diag[j];
+            }
+            for (int k = 0; k < m; ++k) b[k] = -s->r[k];
+            memset(b + m, 0, (size_t)n * sizeof(double));
+            if (lstsq(A, b, ma, n, d) != 0) {
+                lambda = lambda * 10.0 + 1e-12;
+                continue;
+            }
+            memcpy(x_try, s->x, (size_t)s->nx * sizeof(double));
+            for (int j = 0; j < n; ++j) x_try[s->act[j]] += d[j];
+            asr_status se = evaluate(s, x_try, r_try, tips_try, weq_try);
+            double rt = se == ASR_OK ? norm(r_try, m) : INFINITY;
+            if (rt < rn) {
+                improved = 1;
+                rn = rt;
+                for (int k = 0; k < m; ++k) y[k] = r_try[k] - s->r[k];
+                memcpy(s->x, x_try, (size_t)s->nx * sizeof(double));
+                memcpy(s->r, r_try, (size_t)m * sizeof(double));
+                memcpy(s->tips, tips_try, (size_t)S * n_leg * sizeof(double));
+                memcpy(s->weq, weq_try, 6 * (size_t)n_leg * sizeof(double));
+                lambda = fmax(lambda * 0.1, 1e-12);
+            } else if (!fresh) {
+                break; /* an updated J that fails: recompute it before raising lambda */
+            } else {
+                lambda *= 10.0;
+            }
+        }
+        if (!improved && fresh) break; /* stuck: a local minimum of |r| that is not a root */
+        if (!improved || rn > 0.1 * rn_old) *fresh_J = 0; /* stale: recompute next time */
+        else if (rn >= opt->tol) broyden(J, m, n, d, y, Jd);
+    }
+    if (rep) {
+        rep->converged = st == ASR_OK && rn < opt->tol;
+        rep->iterations = it;
+        rep->residual_norm = rn;
+    }
+    free(mem);
+    return st;
+}
+
+/* Set up the solver's layout (legs' offsets and active unknowns); returns its allocation. */
+static int* solver_layout(solver* s, const asr_cpr* rb, int problem) {
+    int n_leg = rb->n_leg;
+    s->robot = rb;
+    s->problem = problem;
+    s->nx = asr_cpr_nx(rb);
+    s->nres = asr_cpr_nres(rb);
+    int* mem = (int*)malloc(((size_t)2 * n_leg + (size_t)s->nx) * sizeof(int));
+    if (!mem) return NULL;
+    s->xoff = mem;
+    s->roff = mem + n_leg;
+    s->act = mem + 2 * n_leg;
+    int xo = 0, ro = 0, na = 0;
+    for (int i = 0; i < n_leg; ++i) {
+        int nw = leg_nw(&rb->legs[i]);
+        s->xoff[i] = xo;
+        s->roff[i] = ro;
+        for (int j = 0; j < nw; ++j) s->act[na++] = xo + j;
+        if (problem == ASR_CPR_IGM) s->act[na++] = xo + nw;
+        xo += nw + 1;
+        ro += leg_nr(&rb->legs[i]);
+    }
+    if (problem == ASR_CPR_DGM)
+        for (int j = 0; j < 6; ++j) s->act[na++] = xo + j;
+    s->nact = na;
+    s->paths = NULL;
+    return mem;
+}
+
+asr_status asr_cpr_solve_jac(const asr_cpr* robot, int problem, double* x,
+                             const asr_cpr_options* opt, asr_cpr_report* report, double* J,
+                             int* have_J) {
+    asr_status st = check_robot(robot);
+    if (st == ASR_OK) st = check_options(opt);
+    if (st != ASR_OK) return st;
+    if (!x) return ASR_ERR_NULL;
+    if (problem != ASR_CPR_IGM && problem != ASR_CPR_DGM) return ASR_ERR_RANGE;
+    solver s;
+    memset(&s, 0, sizeof s);
+    int* mem = solver_layout(&s, robot, problem);
+    if (!mem) return ASR_ERR_NOMEM;
+    if (s.nact > s.nres) { /* fewer equations than unknowns: not a well-posed model */
+        free(mem);
+        return ASR_ERR_MODEL;
+    }
+    for (int k = 0; k < s.nx; ++k)
+        if (!isfinite(x[k])) {
+            free(mem);
+            return ASR_ERR_INPUT;
+        }
+    s.n_grid = opt->n_grid;
+    s.threads = opt->threads;
+    s.x = x;
+    st = lm_solve(&s, opt, report, J, J ? have_J : NULL);
+    free(mem);
+    return st;
+}
+
+asr_status asr_cpr_solve(const asr_cpr* robot, int problem, double* x,
+                         const asr_cpr_options* opt, asr_cpr_report* report) {
+    return asr_cpr_solve_jac(robot, problem, x, opt, report, NULL, NULL);
+}
+
+asr_status asr_cpr_igm_batch(const asr_cpr* robot, int n_pose, const double* positions,
+                             const double* rotvecs, const double* x0, int warm,
+                             const asr_cpr_options* opt, double* xs, asr_cpr_report* reports) {
+    if (!positions || !rotvecs || !x0 || !xs || !reports) return ASR_ERR_NULL;
+    if (n_pose < 0) return ASR_ERR_RANGE;
+    int nx = asr_cpr_nx(robot);
+    if (nx < 0) return ASR_ERR_NULL;
+    /* a warm-started sequence also carries the Jacobian from pose to pose */
+    int m = asr_cpr_nres(robot), have_J = 0;
+    double* J = warm ? (double*)malloc((size_t)m * nx * sizeof(double)) : NULL;
+    if (warm && !J) return ASR_ERR_NOMEM;
+    asr_status st = ASR_OK;
+    for (int k = 0; k < n_pose && st == ASR_OK; ++k) {
+        double* x = xs + (size_t)k * nx;
+        const double* from = (warm && k > 0) ? xs + (size_t)(k - 1) * nx : x0;
+        memcpy(x, from, (size_t)nx * sizeof(double));
+        memcpy(x + nx - 6, positions + 3 * k, 3 * sizeof(double));
+        memcpy(x + nx - 3, rotvecs + 3 * k, 3 * sizeof(double));
+        st = asr_cpr_solve_jac(robot, ASR_CPR_IGM, x, opt, reports + k, J, &have_J);
+    }
+    free(J);
+    return st;
+}
+
+asr_status asr_cpr_residual(const asr_cpr* robot, const double* x, int n_grid, double* res,
+                            double* centerlines) {
+    asr_status st = check_robot(robot);
+    if (st != ASR_OK) return st;
+    if (!x || !res) return ASR_ERR_NULL;
+    if (n_grid < 2) return ASR_ERR_RANGE;
+    solver s;
+    memset(&s, 0, sizeof s);
+    int* mem = solver_layout(&s, robot, ASR_CPR_IGM);
+    int n_leg = robot->n_leg;
+    double* buf = (double*)malloc(((size_t)(S + 6) * n_leg + (size_t)n_leg * n_grid * S) * sizeof(double));
+    if (!mem || !buf) {
+        free(mem), free(buf);
+        return ASR_ERR_NOMEM;
+    }
+    s.n_grid = n_grid;
+    s.threads = 1;
+    s.paths = centerlines ? buf + (size_t)(S + 6) * n_leg : NULL;
+    st = evaluate(&s, x, res, buf, buf + (size_t)S * n_leg);
+    if (st == ASR_OK && centerlines)
+        for (int i = 0; i < n_leg * n_grid; ++i) memcpy(centerlines + 3 * i, s.paths + (size_t)S * i, 3 * sizeof(double));
+    free(mem), free(buf);
+    return st;
+}
+
+int asr_cpr_nact(const asr_cpr* robot, int problem) {
+    int nx = asr_cpr_nx(robot);
+    if (nx < 0) return -1;
+    return problem == ASR_CPR_DGM ? nx - robot->n_leg : nx - 6;
+}
