@@ -29,7 +29,11 @@ from asr._validate import finite_array
 __all__ = ["CPRobot", "CPRSolution", "NotConverged", "load_cpr", "integrate_rod",
            "till_benchmark_poses", "rot_exp", "rot_log"]
 
-CPR_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "robots", "cpr")
+def cpr_dir():
+    """Where CPR robot names are looked up: the cpr/ folder of asr.robot.robots_dir()."""
+    from asr.robot import robots_dir
+
+    return os.path.join(robots_dir(), "cpr")
 BASE_JOINTS = {"revolute": 0, "prismatic": 1, "extensible": 2}
 TIP_JOINTS = {"fixed": 0, "revolute": 1, "prismatic": 2, "spherical": 3}
 STATUS = {1: "null pointer", 2: "argument out of range", 3: "unsupported model", 5: "non-finite state",
@@ -204,7 +208,7 @@ def _resolve(name_or_path):
     p = os.fspath(name_or_path)
     if os.sep in p or p.endswith(".toml") or os.path.exists(p):
         return p
-    return os.path.join(CPR_DIR, p + ".toml")
+    return os.path.join(cpr_dir(), p + ".toml")
 
 
 def load_cpr(name_or_path):
@@ -212,8 +216,9 @@ def load_cpr(name_or_path):
     file and the key) for a bad description."""
     path = _resolve(name_or_path)
     if not os.path.isfile(path):
-        have = sorted(f[:-5] for f in os.listdir(CPR_DIR) if f.endswith(".toml")) \
-            if os.path.isdir(CPR_DIR) else []
+        folder = cpr_dir()
+        have = sorted(f[:-5] for f in os.listdir(folder) if f.endswith(".toml")) \
+            if os.path.isdir(folder) else []
         raise FileNotFoundError(f"{path}: CPR description not found; known robots: {have}")
     with open(path, "rb") as f:
         try:
