@@ -54,6 +54,7 @@ bench: build
 	$(VPY) benchmarks/bench_core.py
 	$(VPY) benchmarks/bench_coupled.py
 	$(VPY) benchmarks/bench_learning.py
+	$(VPY) benchmarks/bench_cpr.py
 
 clean:
 	rm -rf build asr/_core*.so asr/_core.c asr/*.o *.egg-info demo_output
