@@ -49,3 +49,35 @@ def test_cem_direct_improves():
     _improved(res["curve"])
     assert res["mean"].shape == (4, 9)
     assert np.all(np.isfinite(res["mean"]))
+
+
+def test_cpr_notebook(tmp_path, monkeypatch):
+    """notebooks/cpr.ipynb runs (quick mode), writes its plotly figures as offline HTML and a
+    JSON summary whose workspace sweep converged at some poses, the home pose included."""
+    nbformat = require("nbformat")
+    nbclient = require("nbclient")
+    require("ipykernel")
+    require("plotly")
+    monkeypatch.setenv("ASR_NOTEBOOK_QUICK", "1")
+    monkeypatch.setenv("ASR_NOTEBOOK_OUT_DIR", str(tmp_path))
+    path = os.path.join(os.path.dirname(NOTEBOOK), "cpr.ipynb")
+    nb = nbformat.read(path, as_version=4)
+    nbclient.NotebookClient(nb, timeout=120, kernel_name="python3",
+                            resources={"metadata": {"path": str(tmp_path)}}).execute()
+    summary = json.loads((tmp_path / "cpr_summary.json").read_text())
+    assert summary["quick"] is True
+    names = {"cpr_3rfr_dgm.html", "cpr_3rfr_igm.html", "cpr_stewart_till.html",
+             "cpr_workspace.html", "cpr_workspace_z04.html"}
+    assert names <= set(summary["html"])
+    for name in names:
+        html = (tmp_path / name).read_text()
+        assert "Plotly.newPlot" in html, name            # a plotly figure ...
+        assert len(html) > 1_000_000, name               # ... with plotly.js embedded (offline)
+    assert summary["till"]["home_converged"] and summary["till"]["tilted_converged"]
+    assert max(summary["till"]["home_q"]) > 0.4          # rod lengths for z = 0.4: at least 0.4 m
+    ws = summary["workspace"]
+    assert ws["home_converged"]
+    assert ws["n_poses"] == ws["n_converged"] + ws["n_not_converged"] + ws["n_skipped"]
+    assert 0 < ws["n_converged"] <= ws["n_poses"]
+    assert ws["n_converged"] >= 5                         # the centre and its nearby poses
+    assert len(summary["planar_dgm"]) >= 3
