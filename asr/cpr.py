@@ -64,6 +64,25 @@ class CPRSolution:
     # hands it on (it only speeds convergence up; the answer never depends on it)
     jacobian: Optional[np.ndarray] = dataclasses.field(default=None, repr=False, compare=False)
     problem: str = dataclasses.field(default="", repr=False, compare=False)
+    # computes the centerlines when first read (a rod integration per leg that a warm-started
+    # sequence of solves rarely needs)
+    _centerlines_of: Optional[object] = dataclasses.field(default=None, repr=False,
+                                                          compare=False)
+
+
+def _get_centerlines(self):
+    cl = self.__dict__.get("_centerlines")
+    if cl is None and self._centerlines_of is not None:
+        cl = self._centerlines_of()
+        self.__dict__["_centerlines"] = cl
+    return cl
+
+
+def _set_centerlines(self, value):
+    self.__dict__["_centerlines"] = value
+
+
+CPRSolution.centerlines = property(_get_centerlines, _set_centerlines)
 
 
 # ------------------------------------------------------------------ rotations
@@ -343,12 +362,16 @@ class CPRobot:
     def q_of(self, x):
         return np.array([x[self._xoff[i + 1] - 1] for i in range(self.n_rods)])
 
-    def _solution(self, x, rep, n_grid, wrench):
+    def _centerlines(self, x, n_grid, wrench):
         res = np.empty(self.n_residuals)
         cl = np.empty((self.n_rods, n_grid, 3))
         _check(lib.asr_cpr_residual(self._robot(wrench), ffi.cast("double*", x.ctypes.data),
                                     n_grid, ffi.cast("double*", res.ctypes.data),
                                     ffi.cast("double*", cl.ctypes.data)), "asr_cpr_residual")
+        return cl
+
+    def _solution(self, x, rep, n_grid, wrench):
+        x = x.copy()
         bw = np.zeros((self.n_rods, 6))
         for i, l in enumerate(self.legs):
             xl = x[self._xoff[i]:self._xoff[i + 1]]
@@ -360,8 +383,11 @@ class CPRobot:
                 bw[i, 3:] = xl[3] * R0[:, 0] + xl[4] * R0[:, 1]
             else:
                 bw[i, 3:] = xl[3:6]
+        if wrench is not None:
+            wrench = finite_array(wrench, "wrench", (6,)).copy()
         return CPRSolution(bool(rep.converged), self.q_of(x), x[-6:-3].copy(), rot_exp(x[-3:]),
-                           bw, cl, float(rep.residual_norm), int(rep.iterations), x.copy())
+                           bw, None, float(rep.residual_norm), int(rep.iterations), x,
+                           _centerlines_of=lambda: self._centerlines(x, n_grid, wrench))
 
     def _solve(self, problem, x, guess, wrench, n_grid, tol, max_iter, threads, what):
         opt = self._options(n_grid, tol, max_iter, threads)

@@ -11,7 +11,8 @@ Figures:
 - cold_solve_ms: asr's cold solve of the first pose (best of `reps`).
 - igm_solves_per_s_t1 / _t2: asr's warm-started solves per second over the 200-step sequence
   with 1 and 2 threads. When asr's `solve_igm` takes `threads`, the sequence is a loop of
-  `solve_igm(..., guess=previous.unknowns, threads=t)` (the threads share the work of one
+  `solve_igm(..., guess=previous, threads=t)` (previous: the last CPRSolution, which hands on
+  its unknowns and its Jacobian; the threads share the work of one
   solve); otherwise, `solve_igm` is timed in a Python loop for t1 and
   `solve_igm_batch(positions, threads=t, warm=True)` over the same 200 poses gives
   igm_batch_solves_per_s_t1 / _t2 (a warm-started batch is a chain: each solve starts from
@@ -88,7 +89,7 @@ def _time_asr(load_cpr, positions, rotations, reps, say):
             t0 = time.perf_counter()
             for k in range(2, len(positions)):
                 s = robot.solve_igm(positions[k], rotations[k], guess=g, **kw)
-                g = s.unknowns
+                g = s  # the previous CPRSolution: its unknowns and its Jacobian
                 fails += not s.converged
             best = min(best, time.perf_counter() - t0)
         return n_seq / best, fails

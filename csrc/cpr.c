@@ -290,35 +290,55 @@ static void jac_plate(solver* s, double* scratch_r, double* scratch_w) {
 
 /* ------------------------------------------------------------------ linear least squares */
 
-/* Minimise |A d - b| by Householder QR; A is m x n column-major (m >= n), overwritten, as is b.
- * Returns 0, or -1 when A is rank deficient. */
-static int lstsq(double* A, double* b, int m, int n, double* d) {
-    for (int k = 0; k < n; ++k) {
-        double* ak = A + (size_t)k * m;
-        double a = norm(ak + k, m - k);
-        if (a == 0.0) return -1;
-        if (ak[k] > 0) a = -a;
-        ak[k] -= a; /* v = x - a e1, with a of opposite sign to x_k */
-        double vv = 0.0;
-        for (int i = k; i < m; ++i) vv += ak[i] * ak[i];
-        for (int j = k + 1; j < n; ++j) {
-            double* aj = A + (size_t)j * m;
-            double t = 0.0;
-            for (int i = k; i < m; ++i) t += ak[i] * aj[i];
-            t = 2.0 * t / vv;
-            for (int i = k; i < m; ++i) aj[i] -= t * ak[i];
-        }
+/* Normal equations of min |J d + r|: G = J^T J (lower triangle, n x n column-major) and
+ * g = -J^T r, with J m x n column-major. */
+static void normal_eq(const double* J, const double* r, int m, int n, double* G, double* g) {
+    for (int j = 0; j < n; ++j) {
+        const double* cj = J + (size_t)j * m;
         double t = 0.0;
-        for (int i = k; i < m; ++i) t += ak[i] * b[i];
-        t = 2.0 * t / vv;
-        for (int i = k; i < m; ++i) b[i] -= t * ak[i];
-        ak[k] = a; /* R's diagonal */
+        for (int k = 0; k < m; ++k) t += cj[k] * r[k];
+        g[j] = -t;
+        for (int i = j; i < n; ++i) {
+            const double* ci = J + (size_t)i * m;
+            double a = 0.0;
+            for (int k = 0; k < m; ++k) a += ci[k] * cj[k];
+            G[(size_t)j * n + i] = a;
+        }
     }
-    for (int k = n - 1; k >= 0; --k) {
-        double t = b[k];
-        for (int j = k + 1; j < n; ++j) t -= A[(size_t)j * m + k] * d[j];
-        if (A[(size_t)k * m + k] == 0.0) return -1;
-        d[k] = t / A[(size_t)k * m + k];
+}
+
+/* Solve (G + lambda diag(G)) d = g by Cholesky (G's lower triangle, column-major n x n; A is
+ * n x n scratch). Returns 0, or -1 when the damped matrix is not numerically positive definite. */
+static int damped_solve(const double* G, const double* g, int n, double lambda, double* A,
+                        double* d) {
+    for (int j = 0; j < n; ++j) {
+        for (int i = j; i < n; ++i) A[(size_t)j * n + i] = G[(size_t)j * n + i];
+        double gjj = G[(size_t)j * n + j];
+        A[(size_t)j * n + j] = gjj + lambda * gjj + 1e-300;
+    }
+    for (int j = 0; j < n; ++j) { /* left-looking Cholesky, L in A's lower triangle */
+        double* aj = A + (size_t)j * n;
+        for (int k = 0; k < j; ++k) {
+            const double* ak = A + (size_t)k * n;
+            double l = ak[j];
+            for (int i = j; i < n; ++i) aj[i] -= l * ak[i];
+        }
+        if (!(aj[j] > 0.0) || !isfinite(aj[j])) return -1;
+        double piv = sqrt(aj[j]);
+        aj[j] = piv;
+        double inv = 1.0 / piv;
+        for (int i = j + 1; i < n; ++i) aj[i] *= inv;
+    }
+    for (int i = 0; i < n; ++i) { /* L z = g */
+        double t = g[i];
+        for (int k = 0; k < i; ++k) t -= A[(size_t)k * n + i] * d[k];
+        d[i] = t / A[(size_t)i * n + i];
+    }
+    for (int i = n - 1; i >= 0; --i) { /* L^T d = z */
+        const double* ai = A + (size_t)i * n;
+        double t = d[i];
+        for (int k = i + 1; k < n; ++k) t -= ai[k] * d[k];
+        d[i] = t / ai[i];
     }
     return 0;
 }
@@ -370,7 +390,7 @@ static asr_status lm_solve(solver* s, const asr_cpr_options* opt, asr_cpr_report
     /* one block: current and trial residuals, tips and plate wrenches, the Jacobian, and the
      * augmented least-squares system */
     size_t need = (size_t)m * 5 + ((size_t)S + 6) * n_leg * 3 + (size_t)s->nx + (size_t)m * n +
-                  (size_t)ma * n + (size_t)ma + (size_t)n * 2;
+                  (size_t)ma * n + (size_t)ma + (size_t)n + (size_t)n * n;
     double* mem = (double*)malloc(need * sizeof(double));
     if (!mem) return ASR_ERR_NOMEM;
     double* p = mem;
@@ -410,18 +430,11 @@ static asr_status lm_solve(solver* s, const asr_cpr_options* opt, asr_cpr_report
             if (s->problem == ASR_CPR_DGM) jac_plate(s, scratch_r, scratch_w);
             *fresh_J = 1;
         }
-        for (int j = 0; j < n; ++j) diag[j] = norm(J + (size_t)j * m, m) + 1e-300;
+        normal_eq(J, s->r, m, n, diag, b); /* diag: J^T J (n x n), b: -J^T r */
         int improved = 0;
         double rn_old = rn;
         while (!improved && lambda < 1e12) {
-            for (int j = 0; j < n; ++j) { /* A = [J; sqrt(lambda) diag], b = [-r; 0] */
-                memcpy(A + (size_t)j * ma, J + (size_t)j * m, (size_t)m * sizeof(double));
-                memset(A + (size_t)j * ma + m, 0, (size_t)n * sizeof(double));
-                A[(size_t)j * ma + m + j] = sqrt(lambda) * diag[j];
-            }
-            for (int k = 0; k < m; ++k) b[k] = -s->r[k];
-            memset(b + m, 0, (size_t)n * sizeof(double));
-            if (lstsq(A, b, ma, n, d) != 0) {
+            if (damped_solve(diag, b, n, lambda, A, d) != 0) {
                 lambda = lambda * 10.0 + 1e-12;
                 continue;
             }

@@ -26,30 +26,42 @@ static void rod_consts_init(const asr_rod* rod, rod_consts* c) {
     }
 }
 
-/* dy/ds at y. */
-static void rod_deriv(const rod_consts* c, const double* y, double* dy) {
-    const double* R = y + 3;
-    const double* n = y + 12;
-    double v[3], u[3];
-    for (int k = 0; k < 3; ++k) {  /* R^T n and R^T m: columns of R dotted with n, m */
-        double rn = R[k] * n[0] + R[3 + k] * n[1] + R[6 + k] * n[2];
-        double rm = R[k] * y[15] + R[3 + k] * y[16] + R[6 + k] * y[17];
-        v[k] = c->inv_kse[k] * rn;
-        u[k] = c->inv_kbt[k] * rm + c->u0[k];
-    }
-    v[2] += 1.0;
-    for (int i = 0; i < 3; ++i) {
-        const double* Ri = R + 3 * i;
-        dy[i] = Ri[0] * v[0] + Ri[1] * v[1] + Ri[2] * v[2];       /* p' = R v */
-        dy[3 + 3 * i + 0] = Ri[1] * u[2] - Ri[2] * u[1];          /* R' = R hat(u) */
-        dy[3 + 3 * i + 1] = Ri[2] * u[0] - Ri[0] * u[2];
-        dy[3 + 3 * i + 2] = Ri[0] * u[1] - Ri[1] * u[0];
-        dy[12 + i] = c->dn[i];
-    }
-    /* m' = -p' x n (no distributed moment) */
-    dy[15] = -(dy[1] * n[2] - dy[2] * n[1]);
-    dy[16] = -(dy[2] * n[0] - dy[0] * n[2]);
-    dy[17] = -(dy[0] * n[1] - dy[1] * n[0]);
+/* dy/ds at y, written out in scalars so that the whole RK4 step stays in registers. */
+static inline void rod_deriv(const rod_consts* c, const double* restrict y, double* restrict dy) {
+    const double R0 = y[3], R1 = y[4], R2 = y[5], R3 = y[6], R4 = y[7], R5 = y[8], R6 = y[9],
+                 R7 = y[10], R8 = y[11];
+    const double n0 = y[12], n1 = y[13], n2 = y[14], m0 = y[15], m1 = y[16], m2 = y[17];
+    /* v = Kse^-1 R^T n + e3, u = Kbt^-1 R^T m + u0 */
+    const double v0 = c->inv_kse[0] * (R0 * n0 + R3 * n1 + R6 * n2);
+    const double v1 = c->inv_kse[1] * (R1 * n0 + R4 * n1 + R7 * n2);
+    const double v2 = c->inv_kse[2] * (R2 * n0 + R5 * n1 + R8 * n2) + 1.0;
+    const double u0 = c->inv_kbt[0] * (R0 * m0 + R3 * m1 + R6 * m2) + c->u0[0];
+    const double u1 = c->inv_kbt[1] * (R1 * m0 + R4 * m1 + R7 * m2) + c->u0[1];
+    const double u2 = c->inv_kbt[2] * (R2 * m0 + R5 * m1 + R8 * m2) + c->u0[2];
+    /* p' = R v */
+    const double p0 = R0 * v0 + R1 * v1 + R2 * v2;
+    const double p1 = R3 * v0 + R4 * v1 + R5 * v2;
+    const double p2 = R6 * v0 + R7 * v1 + R8 * v2;
+    dy[0] = p0;
+    dy[1] = p1;
+    dy[2] = p2;
+    /* R' = R hat(u) */
+    dy[3] = R1 * u2 - R2 * u1;
+    dy[4] = R2 * u0 - R0 * u2;
+    dy[5] = R0 * u1 - R1 * u0;
+    dy[6] = R4 * u2 - R5 * u1;
+    dy[7] = R5 * u0 - R3 * u2;
+    dy[8] = R3 * u1 - R4 * u0;
+    dy[9] = R7 * u2 - R8 * u1;
+    dy[10] = R8 * u0 - R6 * u2;
+    dy[11] = R6 * u1 - R7 * u0;
+    /* n' constant; m' = -p' x n (no distributed moment) */
+    dy[12] = c->dn[0];
+    dy[13] = c->dn[1];
+    dy[14] = c->dn[2];
+    dy[15] = -(p1 * n2 - p2 * n1);
+    dy[16] = -(p2 * n0 - p0 * n2);
+    dy[17] = -(p0 * n1 - p1 * n0);
 }
 
 asr_status asr_rod_integrate(const asr_rod* rod, double L, const double* y0, int n_grid,
@@ -61,20 +73,30 @@ asr_status asr_rod_integrate(const asr_rod* rod, double L, const double* y0, int
     enum { S = ASR_ROD_NSTATE };
     rod_consts c;
     rod_consts_init(rod, &c);
-    double y[S], yt[S], k1[S], k2[S], k3[S], k4[S];
+    double y[S], yt[S], k[S], acc[S];
     for (int j = 0; j < S; ++j) y[j] = y0[j];
     if (path)
         for (int j = 0; j < S; ++j) path[j] = y[j];
-    double h = L / (n_grid - 1);
+    const double h = L / (n_grid - 1), h2 = 0.5 * h, h6 = h / 6.0, h3 = h / 3.0;
     for (int step = 1; step < n_grid; ++step) {
-        rod_deriv(&c, y, k1);
-        for (int j = 0; j < S; ++j) yt[j] = y[j] + 0.5 * h * k1[j];
-        rod_deriv(&c, yt, k2);
-        for (int j = 0; j < S; ++j) yt[j] = y[j] + 0.5 * h * k2[j];
-        rod_deriv(&c, yt, k3);
-        for (int j = 0; j < S; ++j) yt[j] = y[j] + h * k3[j];
-        rod_deriv(&c, yt, k4);
-        for (int j = 0; j < S; ++j) y[j] += h / 6.0 * (k1[j] + 2.0 * (k2[j] + k3[j]) + k4[j]);
+        /* RK4 with the weighted sum of the slopes accumulated as they come (no k1..k4) */
+        rod_deriv(&c, y, k);
+        for (int j = 0; j < S; ++j) {
+            acc[j] = y[j] + h6 * k[j];
+            yt[j] = y[j] + h2 * k[j];
+        }
+        rod_deriv(&c, yt, k);
+        for (int j = 0; j < S; ++j) {
+            acc[j] += h3 * k[j];
+            yt[j] = y[j] + h2 * k[j];
+        }
+        rod_deriv(&c, yt, k);
+        for (int j = 0; j < S; ++j) {
+            acc[j] += h3 * k[j];
+            yt[j] = y[j] + h * k[j];
+        }
+        rod_deriv(&c, yt, k);
+        for (int j = 0; j < S; ++j) y[j] = acc[j] + h6 * k[j];
         if (path)
             for (int j = 0; j < S; ++j) path[step * S + j] = y[j];
     }
