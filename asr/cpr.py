@@ -64,6 +64,11 @@ class CPRSolution:
     # hands it on (it only speeds convergence up; the answer never depends on it)
     jacobian: Optional[np.ndarray] = dataclasses.field(default=None, repr=False, compare=False)
     problem: str = dataclasses.field(default="", repr=False, compare=False)
+    # IGM: the rods' tip states at `unknowns` and their n_grid; a solve_igm guess hands them on
+    # (the next pose only moves the plate, so its first residual needs no rod integration)
+    _tips: Optional[np.ndarray] = dataclasses.field(default=None, repr=False, compare=False)
+    _tips_grid: int = dataclasses.field(default=0, repr=False, compare=False)
+    _tips_of: Optional[object] = dataclasses.field(default=None, repr=False, compare=False)
     # computes the centerlines when first read (a rod integration per leg that a warm-started
     # sequence of solves rarely needs)
     _centerlines_of: Optional[object] = dataclasses.field(default=None, repr=False,
@@ -86,6 +91,9 @@ CPRSolution.centerlines = property(_get_centerlines, _set_centerlines)
 
 
 # ------------------------------------------------------------------ rotations
+
+_EYE3 = np.eye(3)
+_ROT_TOL = 1e-9 + 1e-5 * _EYE3  # np.allclose(., eye(3), atol=1e-9) with its default rtol
 
 def rot_exp(w):
     """Rotation matrix of the rotation vector w (rad)."""
@@ -311,13 +319,38 @@ class CPRobot:
             c.free_twist = int(l["free_twist"])
         self._nw = [5 if l["free_twist"] else 6 for l in legs]
         self._xoff = np.concatenate([[0], np.cumsum([n + 1 for n in self._nw])])
-        self.n_unknowns = int(lib.asr_cpr_nx(self._robot(None)))
-        self.n_residuals = int(lib.asr_cpr_nres(self._robot(None)))
+        self._robot_default = None
+        self._robot_default = self._robot(None)  # the C robot struct without a wrench override
+        self.n_unknowns = int(lib.asr_cpr_nx(self._robot_default))
+        self.n_residuals = int(lib.asr_cpr_nres(self._robot_default))
+        self._nact = {p: int(lib.asr_cpr_nact(self._robot_default, p)) for p in (0, 1)}
+        self._opt_cache = {}
+        # index maps that turn a solver vector into q and base wrenches without a Python loop:
+        # bw[:, 3:] = sum_k x[_m_idx[:, k]] * _m_lin[:, k, :]; legs in _m_loop (free twist on a
+        # revolute base: the frame turns with q) are done one by one
+        xo = self._xoff
+        self._q_idx = xo[1:] - 1
+        self._n_idx = xo[:-1, None] + np.arange(3)
+        self._m_idx = np.empty((self.n_rods, 3), dtype=np.intp)
+        self._m_lin = np.zeros((self.n_rods, 3, 3))
+        self._m_loop = []
+        for i, l in enumerate(legs):
+            if l["free_twist"]:
+                self._m_idx[i] = xo[i] + np.array([3, 4, 3])
+                self._m_lin[i, 0] = l["base_R"][:, 0]
+                self._m_lin[i, 1] = l["base_R"][:, 1]
+                if l["base_joint"] == "revolute":
+                    self._m_loop.append(i)
+            else:
+                self._m_idx[i] = xo[i] + np.arange(3, 6)
+                self._m_lin[i] = np.eye(3)
 
     def __repr__(self):
         return f"CPRobot({self.name!r}, {self.n_rods} rods, {self.n_unknowns} unknowns)"
 
     def _robot(self, wrench):
+        if wrench is None and self._robot_default is not None:
+            return self._robot_default
         r = ffi.new("asr_cpr*")
         r.n_leg = self.n_rods
         r.legs = self._c_legs
@@ -329,8 +362,14 @@ class CPRobot:
             r.wrench[k] = w[k]
         return r
 
-    @staticmethod
-    def _options(n_grid, tol, max_iter, threads):
+    def _options(self, n_grid, tol, max_iter, threads):
+        key = (n_grid, tol, max_iter, threads)
+        try:
+            o = self._opt_cache.get(key)
+        except TypeError:  # unhashable: validated below, not cached
+            key, o = None, None
+        if o is not None:
+            return o
         if int(n_grid) != n_grid or n_grid < 2:
             raise ValueError(f"n_grid: must be an integer >= 2, got {n_grid!r}")
         if not tol > 0:
@@ -341,6 +380,8 @@ class CPRobot:
             raise ValueError(f"threads: must be an integer >= 1, got {threads!r}")
         o = ffi.new("asr_cpr_options*")
         o.n_grid, o.tol, o.max_iter, o.threads = int(n_grid), float(tol), int(max_iter), int(threads)
+        if key is not None and len(self._opt_cache) < 64:
+            self._opt_cache[key] = o
         return o
 
     def default_unknowns(self):
@@ -356,11 +397,15 @@ class CPRobot:
         if guess is None:
             return self.default_unknowns()
         if isinstance(guess, CPRSolution):
-            guess = guess.unknowns
+            u = guess.unknowns
+            if (type(u) is np.ndarray and u.dtype == np.float64 and u.shape == (self.n_unknowns,)
+                    and np.isfinite(u).all()):
+                return u.copy()
+            guess = u
         return finite_array(guess, "guess", (self.n_unknowns,)).copy()
 
     def q_of(self, x):
-        return np.array([x[self._xoff[i + 1] - 1] for i in range(self.n_rods)])
+        return np.asarray(x, dtype=float)[self._q_idx]
 
     def _centerlines(self, x, n_grid, wrench):
         res = np.empty(self.n_residuals)
@@ -372,20 +417,17 @@ class CPRobot:
 
     def _solution(self, x, rep, n_grid, wrench):
         x = x.copy()
-        bw = np.zeros((self.n_rods, 6))
-        for i, l in enumerate(self.legs):
+        bw = np.empty((self.n_rods, 6))
+        bw[:, :3] = x[self._n_idx]
+        bw[:, 3:] = (x[self._m_idx][:, :, None] * self._m_lin).sum(axis=1)
+        for i in self._m_loop:  # free twist on a revolute base: the base frame turns with q
+            l = self.legs[i]
             xl = x[self._xoff[i]:self._xoff[i + 1]]
-            bw[i, :3] = xl[:3]
-            if l["free_twist"]:
-                R0 = l["base_R"]
-                if l["base_joint"] == "revolute":
-                    R0 = rot_exp(xl[-1] * l["base_axis"]) @ R0
-                bw[i, 3:] = xl[3] * R0[:, 0] + xl[4] * R0[:, 1]
-            else:
-                bw[i, 3:] = xl[3:6]
+            R0 = rot_exp(xl[-1] * l["base_axis"]) @ l["base_R"]
+            bw[i, 3:] = xl[3] * R0[:, 0] + xl[4] * R0[:, 1]
         if wrench is not None:
             wrench = finite_array(wrench, "wrench", (6,)).copy()
-        return CPRSolution(bool(rep.converged), self.q_of(x), x[-6:-3].copy(), rot_exp(x[-3:]),
+        return CPRSolution(bool(rep.converged), x[self._q_idx], x[-6:-3].copy(), rot_exp(x[-3:]),
                            bw, None, float(rep.residual_norm), int(rep.iterations), x,
                            _centerlines_of=lambda: self._centerlines(x, n_grid, wrench))
 
@@ -393,18 +435,28 @@ class CPRobot:
         opt = self._options(n_grid, tol, max_iter, threads)
         rep = ffi.new("asr_cpr_report*")
         robot = self._robot(wrench)
-        shape = (int(lib.asr_cpr_nact(robot, problem)), self.n_residuals)  # column-major
-        have = ffi.new("int*", 0)
+        shape = (self._nact[problem], self.n_residuals)  # column-major
+        have = ffi.new("int[2]")
         J = np.empty(shape)
-        if (isinstance(guess, CPRSolution) and guess.problem == what and
-                guess.jacobian is not None and guess.jacobian.shape == shape):
-            J[...] = guess.jacobian
-            have[0] = 1
-        _check(lib.asr_cpr_solve_jac(robot, problem, ffi.cast("double*", x.ctypes.data), opt, rep,
-                                     ffi.cast("double*", J.ctypes.data), have), what)
+        tips = np.empty((self.n_rods, 18)) if problem == 0 else None
+        if isinstance(guess, CPRSolution) and guess.problem == what:
+            if guess.jacobian is not None and guess.jacobian.shape == shape:
+                J[...] = guess.jacobian
+                have[0] = 1
+            # the rods at the guess's leg unknowns, which x keeps (the IGM only sets the plate)
+            if (tips is not None and guess._tips is not None and guess._tips_grid == opt.n_grid
+                    and guess._tips_of is self and np.array_equal(guess.unknowns[:-6], x[:-6])):
+                tips[...] = guess._tips
+                have[1] = 1
+        _check(lib.asr_cpr_solve_carry(robot, problem, ffi.cast("double*", x.ctypes.data), opt,
+                                       rep, ffi.cast("double*", J.ctypes.data), have,
+                                       ffi.NULL if tips is None else
+                                       ffi.cast("double*", tips.ctypes.data), have + 1), what)
         sol = self._solution(x, rep, n_grid, wrench)
         if have[0]:
             sol.jacobian, sol.problem = J, what
+        if have[1]:
+            sol._tips, sol._tips_grid, sol._tips_of, sol.problem = tips, opt.n_grid, self, what
         if not sol.converged:
             raise NotConverged(f"{self.name}: {what} did not converge (residual norm "
                                f"{sol.residual_norm:.3g} after {sol.iterations} iterations)", sol)
@@ -417,7 +469,8 @@ class CPRobot:
         moment at the plate origin, world; default the description's)."""
         p = finite_array(position, "position", (3,))
         R = finite_array(rotation, "rotation", (3, 3))
-        if not np.allclose(R.T @ R, np.eye(3), atol=1e-9) or np.linalg.det(R) < 0:
+        # np.allclose(R^T R, I, atol=1e-9) (rtol 1e-5 on the diagonal), written out: cheaper
+        if not (np.abs(R.T @ R - _EYE3) <= _ROT_TOL).all() or np.linalg.det(R) < 0:
             raise ValueError("rotation: must be a rotation matrix (orthonormal, det +1)")
         x = self._guess(guess)
         x[-6:-3] = p

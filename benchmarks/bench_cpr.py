@@ -10,7 +10,12 @@ previous solution). N = 40 RK4 grid points per rod.
 Figures:
 - cold_solve_ms: asr's cold solve of the first pose (best of `reps`).
 - igm_solves_per_s_t1 / _t2: asr's warm-started solves per second over the 200-step sequence
-  with 1 and 2 threads. When asr's `solve_igm` takes `threads`, the sequence is a loop of
+  with 1 and 2 threads. igm_timed_path says which path they time: 2 (when asr has both
+  `solve_igm(threads=)` and `solve_igm_batch`) is one `solve_igm_batch(poses, guess=pose 1's
+  solution, warm=True, threads=t)` call, the same protocol run in C (each pose warm-started from
+  the previous solution, the Jacobian and rod states carried along); the Python loop below is
+  then reported as igm_loop_solves_per_s_t1 / _t2. 1: when asr's `solve_igm` takes `threads`
+  but there is no batch, the sequence is a loop of
   `solve_igm(..., guess=previous, threads=t)` (previous: the last CPRSolution, which hands on
   its unknowns and its Jacobian; the threads share the work of one
   solve); otherwise, `solve_igm` is timed in a Python loop for t1 and
@@ -55,11 +60,15 @@ ANCHOR_PURE_PYTHON_S_PER_SOLVE = 3.8
 
 
 def _load_asr():
+    global NotConverged
     try:
-        from asr.cpr import load_cpr
+        from asr.cpr import NotConverged, load_cpr
     except ImportError:
         return None
     return load_cpr
+
+
+NotConverged = RuntimeError
 
 
 def _time_asr(load_cpr, positions, rotations, reps, say):
@@ -94,8 +103,35 @@ def _time_asr(load_cpr, positions, rotations, reps, say):
             best = min(best, time.perf_counter() - t0)
         return n_seq / best, fails
 
-    if takes_threads:
+    def batch(threads):
+        best, fails = math.inf, 0
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            try:  # pose 2 warm-started from pose 1's solution, each next from the previous
+                out = robot.solve_igm_batch(positions[2:], rotations[2:], guess=s1,
+                                            threads=threads, warm=True)
+                fails = 0
+            except NotConverged:
+                fails = 1
+            best = min(best, time.perf_counter() - t0)
+        return n_seq / best, fails
+
+    if takes_threads and hasattr(robot, "solve_igm_batch"):
+        # the headline igm_solves_per_s_t1/_t2 time the whole warm-started sequence in one
+        # solve_igm_batch call (igm_timed_path 2); the solve_igm loop is igm_loop_solves_per_s_*
+        fig["threads_mode"] = 1   # 1: threads inside one solve (over the rods)
+        fig["igm_timed_path"] = 2
+        for th in (1, 2):
+            rate, fails = loop(th)
+            fig[f"igm_loop_solves_per_s_t{th}"] = rate
+            fig[f"igm_loop_not_converged_t{th}"] = fails
+            rate, fails = batch(th)
+            fig[f"igm_batch_solves_per_s_t{th}"] = rate
+            fig[f"igm_solves_per_s_t{th}"] = rate
+            fig[f"igm_not_converged_t{th}"] = fails  # 1: some pose of the batch failed
+    elif takes_threads:
         fig["threads_mode"] = 1   # 1: threads inside one solve (solve_igm(threads=))
+        fig["igm_timed_path"] = 1  # 1: a Python loop of solve_igm
         for th in (1, 2):
             rate, fails = loop(th)
             fig[f"igm_solves_per_s_t{th}"] = rate
@@ -189,7 +225,17 @@ def main(quick=False, write=True, out=DEFAULT_OUT, scipy_steps=None, reps=None, 
 
     sp = fig["scipy_solves_per_s"]
     if "igm_solves_per_s_t1" in fig:
-        if fig["threads_mode"] == 1:
+        if fig["threads_mode"] == 1 and fig.get("igm_timed_path") == 2:
+            say("headline (igm_solves_per_s_t*): solve_igm_batch(warm=True), the whole sequence "
+                "in one C call")
+            for th in (1, 2):
+                row(f"asr solve_igm_batch(warm), {th} thread(s)",
+                    fig["cold_solve_ms"] if th == 1 else None,
+                    fig[f"igm_solves_per_s_t{th}"], fig[f"igm_solves_per_s_t{th}"] / sp)
+            for th in (1, 2):
+                k = f"igm_loop_solves_per_s_t{th}"
+                row(f"asr solve_igm loop, {th} thread(s)", None, fig[k], fig[k] / sp)
+        elif fig["threads_mode"] == 1:
             row("asr, 1 thread", fig["cold_solve_ms"], fig["igm_solves_per_s_t1"],
                 fig["igm_solves_per_s_t1"] / sp)
             row("asr, 2 threads (inside each solve)", None, fig["igm_solves_per_s_t2"],

@@ -423,6 +423,15 @@ asr_status asr_cpr_solve_jac(const asr_cpr* robot, int problem, double* x,
                              const asr_cpr_options* opt, asr_cpr_report* report, double* J,
                              int* have_J);
 
+/* asr_cpr_solve_jac that also carries the rods' tip states (n_leg x 18, row per leg): *have_tips
+ * = 1 on input says that tips hold the rods integrated (with opt->n_grid) at x's leg unknowns,
+ * as an IGM sequence does, which only moves the plate between solves: the first residual then
+ * needs no rod integration. On output tips hold the rods at the final x (*have_tips = 1) unless
+ * an error stopped the solve. tips NULL: as asr_cpr_solve_jac. */
+asr_status asr_cpr_solve_carry(const asr_cpr* robot, int problem, double* x,
+                               const asr_cpr_options* opt, asr_cpr_report* report, double* J,
+                               int* have_J, double* tips, int* have_tips);
+
 /* Number of unknowns the solver changes: asr_cpr_nx - 6 (IGM) or asr_cpr_nx - n_leg (DGM). */
 int asr_cpr_nact(const asr_cpr* robot, int problem);
 

@@ -380,11 +380,11 @@ static void broyden(double* J, int m, int n, const double* d, const double* y, d
 /* Levenberg-Marquardt with a lazily refreshed Jacobian: a forward-difference Jacobian costs a
  * rod integration per leg unknown, a trial step only one per leg, so after an accepted step J
  * gets a Broyden update instead, and is recomputed only when a step with an updated J fails or
- * gains less than a factor 10. The answer never depends on J: convergence is judged on the exact
- * residual. J_keep (m x nact, or NULL) carries J between solves of a warm-started sequence;
+ * leaves more than 70 % of the residual norm. The answer never depends on J: convergence is
+ * judged on the exact residual. J_keep (m x nact, or NULL) carries J between solves of a warm-started sequence;
  * *have_J says whether it holds one. */
 static asr_status lm_solve(solver* s, const asr_cpr_options* opt, asr_cpr_report* rep,
-                           double* J_keep, int* have_J) {
+                           double* J_keep, int* have_J, double* tips_keep, int* have_tips) {
     const asr_cpr* rb = s->robot;
     int n_leg = rb->n_leg, m = s->nres, n = s->nact, ma = m + n;
     /* one block: current and trial residuals, tips and plate wrenches, the Jacobian, and the
@@ -415,7 +415,16 @@ static asr_status lm_solve(solver* s, const asr_cpr_options* opt, asr_cpr_report
     if (J_keep) J = J_keep;
     s->J = J;
 
-    asr_status st = evaluate(s, s->x, s->r, s->tips, s->weq);
+    asr_status st = ASR_OK;
+    if (tips_keep && *have_tips) { /* the rods at x are known: only the plate pose is new */
+        memcpy(s->tips, tips_keep, (size_t)S * n_leg * sizeof(double));
+        plate_pose(s, s->x, s->P, s->Rp);
+        for (int i = 0; i < n_leg; ++i)
+            leg_tip(&rb->legs[i], s->tips + S * i, s->P, s->Rp, s->r + s->roff[i], s->weq + 6 * i);
+        equilibrium(s, s->weq, s->r);
+    } else {
+        st = evaluate(s, s->x, s->r, s->tips, s->weq);
+    }
     double rn = st == ASR_OK ? norm(s->r, m) : INFINITY;
     double lambda = 1e-9;
     int it = 0;
@@ -458,8 +467,15 @@ static asr_status lm_solve(solver* s, const asr_cpr_options* opt, asr_cpr_report
             }
         }
         if (!improved && fresh) break; /* stuck: a local minimum of |r| that is not a root */
-        if (!improved || rn > 0.1 * rn_old) *fresh_J = 0; /* stale: recompute next time */
+        /* stale: recompute next time. Even an exact Newton step gains only a factor ~3 on the
+         * first step of a warm-started pose (the rods are strongly nonlinear), so a factor 10
+         * would refresh J at nearly every pose; a step that keeps 70 % of |r| is too slow. */
+        if (!improved || rn > 0.7 * rn_old) *fresh_J = 0;
         else if (rn >= opt->tol) broyden(J, m, n, d, y, Jd);
+    }
+    if (tips_keep) {
+        *have_tips = st == ASR_OK;
+        if (st == ASR_OK) memcpy(tips_keep, s->tips, (size_t)S * n_leg * sizeof(double));
     }
     if (rep) {
         rep->converged = st == ASR_OK && rn < opt->tol;
@@ -499,9 +515,9 @@ static int* solver_layout(solver* s, const asr_cpr* rb, int problem) {
     return mem;
 }
 
-asr_status asr_cpr_solve_jac(const asr_cpr* robot, int problem, double* x,
-                             const asr_cpr_options* opt, asr_cpr_report* report, double* J,
-                             int* have_J) {
+asr_status asr_cpr_solve_carry(const asr_cpr* robot, int problem, double* x,
+                               const asr_cpr_options* opt, asr_cpr_report* report, double* J,
+                               int* have_J, double* tips, int* have_tips) {
     asr_status st = check_robot(robot);
     if (st == ASR_OK) st = check_options(opt);
     if (st != ASR_OK) return st;
@@ -523,9 +539,15 @@ asr_status asr_cpr_solve_jac(const asr_cpr* robot, int problem, double* x,
     s.n_grid = opt->n_grid;
     s.threads = opt->threads;
     s.x = x;
-    st = lm_solve(&s, opt, report, J, J ? have_J : NULL);
+    st = lm_solve(&s, opt, report, J, J ? have_J : NULL, tips, tips ? have_tips : NULL);
     free(mem);
     return st;
+}
+
+asr_status asr_cpr_solve_jac(const asr_cpr* robot, int problem, double* x,
+                             const asr_cpr_options* opt, asr_cpr_report* report, double* J,
+                             int* have_J) {
+    return asr_cpr_solve_carry(robot, problem, x, opt, report, J, have_J, NULL, NULL);
 }
 
 asr_status asr_cpr_solve(const asr_cpr* robot, int problem, double* x,
@@ -540,10 +562,13 @@ asr_status asr_cpr_igm_batch(const asr_cpr* robot, int n_pose, const double* pos
     if (n_pose < 0) return ASR_ERR_RANGE;
     int nx = asr_cpr_nx(robot);
     if (nx < 0) return ASR_ERR_NULL;
-    /* a warm-started sequence also carries the Jacobian from pose to pose */
-    int m = asr_cpr_nres(robot), have_J = 0;
-    double* J = warm ? (double*)malloc((size_t)m * nx * sizeof(double)) : NULL;
+    /* a warm-started sequence also carries the Jacobian and the rods' tip states (the leg
+     * unknowns a pose starts from are those the previous pose ended with) from pose to pose */
+    int m = asr_cpr_nres(robot), have_J = 0, have_tips = 0;
+    double* J = warm ? (double*)malloc(((size_t)m * nx + (size_t)S * robot->n_leg) * sizeof(double))
+                     : NULL;
     if (warm && !J) return ASR_ERR_NOMEM;
+    double* tips = warm ? J + (size_t)m * nx : NULL;
     asr_status st = ASR_OK;
     for (int k = 0; k < n_pose && st == ASR_OK; ++k) {
         double* x = xs + (size_t)k * nx;
@@ -551,7 +576,8 @@ asr_status asr_cpr_igm_batch(const asr_cpr* robot, int n_pose, const double* pos
         memcpy(x, from, (size_t)nx * sizeof(double));
         memcpy(x + nx - 6, positions + 3 * k, 3 * sizeof(double));
         memcpy(x + nx - 3, rotvecs + 3 * k, 3 * sizeof(double));
-        st = asr_cpr_solve_jac(robot, ASR_CPR_IGM, x, opt, reports + k, J, &have_J);
+        st = asr_cpr_solve_carry(robot, ASR_CPR_IGM, x, opt, reports + k, J, &have_J, tips,
+                                 &have_tips);
     }
     free(J);
     return st;
