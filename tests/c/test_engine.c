@@ -205,40 +205,7 @@ static int rig_same_instance(const rig* a, int ia, const rig* b, int ib) {
 
 /* ---------------------------------------------------------------- batches */
 
-typedef struct tbatch {
-    asr_batch* b;
-    int n, nj;
-    double* state;
-    int* code;
-    int* joint;
-    long long* step;
-} tbatch;
-
-static asr_status tb_create(tbatch* t, int n, int nj, const asr_model_def* const* defs,
-                            const int* modes) {
-    memset(t, 0, sizeof *t);
-    t->n = n;
-    t->nj = nj;
-    t->state = (double*)xcalloc((size_t)n * (size_t)nj * ASR_NFIELD, sizeof(double));
-    t->code = (int*)xcalloc((size_t)n, sizeof(int));
-    t->joint = (int*)xcalloc((size_t)n, sizeof(int));
-    t->step = (long long*)xcalloc((size_t)n, sizeof(long long));
-    asr_status_arrays s = {t->code, t->joint, t->step};
-    return asr_batch_create(&t->b, n, nj, defs, modes, t->state, s);
-}
-
-static void tb_free(tbatch* t) {
-    asr_batch_destroy(t->b);
-    free(t->state);
-    free(t->code);
-    free(t->joint);
-    free(t->step);
-    memset(t, 0, sizeof *t);
-}
-
-static double* field(const tbatch* t, int i, int j, int k) {
-    return &t->state[((size_t)i * (size_t)t->nj + (size_t)j) * ASR_NFIELD + (size_t)k];
-}
+#include "tbatch.h"
 
 static const asr_model_def* model_named(const char* name) {
     return asr_model_get(asr_model_find(name));
