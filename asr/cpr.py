@@ -165,6 +165,17 @@ LEG_KEYS = ROD_KEYS | {"base", "base_joint", "base_axis", "base_direction", "bas
                        "free_twist", "tip", "tip_joint", "tip_axis", "tip_direction", "tip_normal"}
 
 
+def _rod_end(path, where, e, end, leg):
+    """A rod end ("base" or "tip"): its point, joint axis and frame (direction of the rod there
+    and an optional normal), into leg[end], leg[end + "_axis"], leg[end + "_R"]."""
+    leg[end] = _vec(path, f"{where}.{end}", e[end])
+    leg[f"{end}_axis"] = _vec(path, f"{where}.{end}_axis", e.get(f"{end}_axis", [0, 0, 1]),
+                              unit=True)
+    d = _vec(path, f"{where}.{end}_direction", e.get(f"{end}_direction", [0, 0, 1]), unit=True)
+    nrm = e.get(f"{end}_normal")
+    leg[f"{end}_R"] = _frame(d, None if nrm is None else _vec(path, f"{where}.{end}_normal", nrm))
+
+
 def _leg(path, k, entry, defaults, gravity):
     where = f"rods[{k}]"
     if not isinstance(entry, dict):
@@ -196,11 +207,7 @@ def _leg(path, k, entry, defaults, gravity):
     if bj not in BASE_JOINTS:
         _fail(path, f"{where}.base_joint: {bj!r} is not one of {sorted(BASE_JOINTS)}")
     leg["base_joint"] = bj
-    leg["base"] = _vec(path, f"{where}.base", e["base"])
-    leg["base_axis"] = _vec(path, f"{where}.base_axis", e.get("base_axis", [0, 0, 1]), unit=True)
-    d = _vec(path, f"{where}.base_direction", e.get("base_direction", [0, 0, 1]), unit=True)
-    nrm = e.get("base_normal")
-    leg["base_R"] = _frame(d, None if nrm is None else _vec(path, f"{where}.base_normal", nrm))
+    _rod_end(path, where, e, "base", leg)
     if bj == "extensible":
         if "L" in entry:
             _fail(path, f"{where}: an extensible rod's length is its joint value q, not L")
@@ -215,11 +222,7 @@ def _leg(path, k, entry, defaults, gravity):
     if tj not in TIP_JOINTS:
         _fail(path, f"{where}.tip_joint: {tj!r} is not one of {sorted(TIP_JOINTS)}")
     leg["tip_joint"] = tj
-    leg["tip"] = _vec(path, f"{where}.tip", e["tip"])
-    leg["tip_axis"] = _vec(path, f"{where}.tip_axis", e.get("tip_axis", [0, 0, 1]), unit=True)
-    d = _vec(path, f"{where}.tip_direction", e.get("tip_direction", [0, 0, 1]), unit=True)
-    nrm = e.get("tip_normal")
-    leg["tip_R"] = _frame(d, None if nrm is None else _vec(path, f"{where}.tip_normal", nrm))
+    _rod_end(path, where, e, "tip", leg)
     ft = e.get("free_twist", False)
     if not isinstance(ft, bool):
         _fail(path, f"{where}.free_twist: expected true or false, got {ft!r}")

@@ -47,6 +47,15 @@ async def state(runner: Runner):
     return await run_command(runner, lambda r: r.state())
 
 
+def _set_fields(body):
+    """The request's fields that were given (None: not given), also inside per-joint params."""
+    d = body.model_dump(exclude_none=True)
+    if "params" in d:
+        d["params"] = {j: {k: v for k, v in g.items() if v is not None}
+                       for j, g in d["params"].items()}
+    return d
+
+
 @router.post("/robot", summary="switch robot (404 for an unknown one)")
 async def robot(body: models.RobotChoice, runner: Runner):
     return await run_command(runner, lambda r: r.switch_robot(body.robot, body.variant))
@@ -55,10 +64,7 @@ async def robot(body: models.RobotChoice, runner: Runner):
 @router.post("/control", summary="partial update of presets, modes, params, references, speed, "
              "pause; answers the new state")
 async def control(body: models.Control, runner: Runner):
-    c = body.model_dump(exclude_none=True)
-    if "params" in c:
-        c["params"] = {j: {k: v for k, v in g.items() if v is not None}
-                       for j, g in c["params"].items()}
+    c = _set_fields(body)
     return await run_command(runner, lambda r: r.control(c))
 
 
@@ -115,10 +121,7 @@ async def workspace_get(runner: Runner):
 
 @router.post("/workspace", summary="load a saved configuration; answers the new state")
 async def workspace_post(body: models.Workspace, runner: Runner):
-    ws = body.model_dump(exclude_none=True)
-    if "params" in ws:
-        ws["params"] = {j: {k: v for k, v in g.items() if v is not None}
-                        for j, g in ws["params"].items()}
+    ws = _set_fields(body)
     return await run_command(runner, lambda r: r.load_workspace(ws))
 
 
