@@ -34,9 +34,12 @@ extern "Python" int asr_py_refmap(void*, const double*, double, double, double*,
 """
 
 # -ffp-contract=off: no FMA contraction, so results do not depend on the compiler's choices.
+# -fno-wrapv undoes the -fwrapv that Python's own CFLAGS add: with wrapping int indices GCC
+# cannot prove a loop's addresses affine and leaves it scalar (csrc never relies on wrapping;
+# the sanitizer build of the C tests checks for signed overflow).
 # The strict warning set (-Wall -Wextra -Wpedantic -Werror) is applied to csrc/ by the C tests
 # (tests/c); here it would also fire on cffi's generated wrapper.
-CFLAGS = ["-std=c11", "-O3", "-ffp-contract=off", "-fno-math-errno"]
+CFLAGS = ["-std=c11", "-O3", "-ffp-contract=off", "-fno-math-errno", "-fno-wrapv"]
 
 
 def header_cdef(path):

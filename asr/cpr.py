@@ -492,31 +492,46 @@ class CPRobot:
     def solve_igm_batch(self, positions, rotations=None, wrench=None, guess=None, threads=1,
                         warm=True, n_grid=40, tol=1e-10, max_iter=100):
         """IGM at M poses in one C call: positions (M, 3), rotations (M, 3, 3) or None
-        (identity). warm: each pose starts from the previous solution (the first from guess).
-        Returns the list of CPRSolutions; NotConverged (with the first failing pose's last
-        iterate, and `index`) if any pose fails."""
+        (identity). warm: each pose starts from the previous solution (the first from guess),
+        a chain whose threads share each solve; warm=False: every pose from guess, the threads
+        take whole poses. Returns the list of CPRSolutions; NotConverged (with the first
+        failing pose's last iterate, and `index`) if any pose fails."""
         P = finite_array(positions, "positions")
         if P.ndim != 2 or P.shape[1] != 3:
             raise ValueError(f"positions: expected shape (M, 3), got {P.shape}")
         M = P.shape[0]
-        if rotations is None:
-            W = np.zeros((M, 3))
-        else:
+        targets = np.zeros((M, 6))
+        targets[:, :3] = P
+        if rotations is not None:
             Rs = finite_array(rotations, "rotations", (M, 3, 3))
-            W = np.array([rot_log(R) for R in Rs]).reshape(M, 3)
+            targets[:, 3:] = np.array([rot_log(R) for R in Rs]).reshape(M, 3)
+        return self._batch(0, targets, wrench, guess, threads, warm, n_grid, tol, max_iter,
+                           "solve_igm_batch")
+
+    def solve_dgm_batch(self, qs, wrench=None, guess=None, threads=1, warm=True, n_grid=40,
+                        tol=1e-10, max_iter=100):
+        """DGM at M joint vectors qs (M, n_rods) in one C call; warm, threads and the answer as
+        in solve_igm_batch."""
+        Q = finite_array(qs, "qs")
+        if Q.ndim != 2 or Q.shape[1] != self.n_rods:
+            raise ValueError(f"qs: expected shape (M, {self.n_rods}), got {Q.shape}")
+        return self._batch(1, np.ascontiguousarray(Q), wrench, guess, threads, warm, n_grid, tol,
+                           max_iter, "solve_dgm_batch")
+
+    def _batch(self, problem, targets, wrench, guess, threads, warm, n_grid, tol, max_iter, what):
+        M = targets.shape[0]
         x0 = self._guess(guess)
         xs = np.empty((M, self.n_unknowns))
         reps = ffi.new("asr_cpr_report[]", max(M, 1))
         opt = self._options(n_grid, tol, max_iter, threads)
-        P, W = np.ascontiguousarray(P), np.ascontiguousarray(W)
         c = lambda a: ffi.cast("double*", a.ctypes.data)  # noqa: E731
-        _check(lib.asr_cpr_igm_batch(self._robot(wrench), M, c(P), c(W), c(x0), int(bool(warm)),
-                                     opt, c(xs), reps), "asr_cpr_igm_batch")
+        _check(lib.asr_cpr_solve_batch(self._robot(wrench), problem, M, c(targets), c(x0),
+                                       int(bool(warm)), opt, c(xs), reps), "asr_cpr_solve_batch")
         sols = []
         for k in range(M):
             sol = self._solution(xs[k], reps[k], n_grid, wrench)
             if not sol.converged:
-                err = NotConverged(f"{self.name}: solve_igm_batch pose {k} did not converge "
+                err = NotConverged(f"{self.name}: {what} pose {k} did not converge "
                                    f"(residual norm {sol.residual_norm:.3g})", sol)
                 err.index = k
                 raise err

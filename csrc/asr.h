@@ -435,14 +435,18 @@ asr_status asr_cpr_solve_carry(const asr_cpr* robot, int problem, double* x,
 /* Number of unknowns the solver changes: asr_cpr_nx - 6 (IGM) or asr_cpr_nx - n_leg (DGM). */
 int asr_cpr_nact(const asr_cpr* robot, int problem);
 
-/* IGM at n_pose poses: positions (n_pose x 3, m), rotation vectors (n_pose x 3, rad). Pose k
- * starts from x0 (nx) when warm is 0 or k = 0, else from the solution of pose k-1 (and with its
- * Jacobian: see asr_cpr_solve_jac). Threads (opt->threads) work over legs. xs receives
- * each final iterate (n_pose x nx), reports n_pose reports. Returns the first error status
- * (non-convergence is not an error: see the reports). */
-asr_status asr_cpr_igm_batch(const asr_cpr* robot, int n_pose, const double* positions,
-                             const double* rotvecs, const double* x0, int warm,
-                             const asr_cpr_options* opt, double* xs, asr_cpr_report* reports);
+/* Solve `problem` at n targets: IGM targets are plate poses (n x 6: position, m, and rotation
+ * vector, rad), DGM targets joint values (n x n_leg: rad, m or rod lengths). warm 0: every
+ * target starts from x0 (nx) and they are independent, so opt->threads threads take whole
+ * targets. warm 1: target k > 0 starts from the solution of target k-1, with its Jacobian and
+ * (IGM) rod tip states (asr_cpr_solve_carry), a chain whose threads share each solve's rod
+ * integrations. Results never depend on the thread count. xs (n x nx) receives each final
+ * iterate, reports the n reports (a target never attempted because of an error reports
+ * converged 0, iterations 0, residual_norm inf). Returns the first error status in target
+ * order; non-convergence is not an error (see the reports). */
+asr_status asr_cpr_solve_batch(const asr_cpr* robot, int problem, int n, const double* targets,
+                               const double* x0, int warm, const asr_cpr_options* opt,
+                               double* xs, asr_cpr_report* reports);
 
 /* Residual vector at x (length asr_cpr_nres(robot)) and rod centerlines (n_leg x n_grid x 3,
  * may be NULL). */

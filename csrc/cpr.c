@@ -15,9 +15,11 @@
 #include <string.h>
 
 #include "asr.h"
+#include "rod.h"
+#include "simd.h"
 #include "threads.h"
 
-enum { S = ASR_ROD_NSTATE, MAXW = 7 };
+enum { S = ASR_ROD_NSTATE, MAXW = 7, LANES = ASR_ROD_LANES };
 
 /* ------------------------------------------------------------------ small 3-D helpers */
 
@@ -162,6 +164,52 @@ static void leg_tip(const asr_cpr_leg* leg, const double* y, const double* P, co
     }
 }
 
+/* ------------------------------------------------------------------ rod integrations */
+
+/* A list of independent rod integrations (the legs at one x, or the Jacobian's columns), run in
+ * packs of ASR_ROD_LANES, packs split over threads. */
+typedef struct rod_tasks {
+    int n, cap, n_grid;
+    const asr_rod** rods;       /* cap */
+    double* L;                  /* cap, m */
+    double* y0;                 /* cap x 18 base states */
+    double* tips;               /* cap x 18 tip states (may point elsewhere for a run) */
+    double** paths;             /* NULL, or n pointers to n_grid x 18 states */
+} rod_tasks;
+
+static int tasks_init(rod_tasks* t, int cap, int n_grid) {
+    memset(t, 0, sizeof *t);
+    t->cap = cap;
+    t->n_grid = n_grid;
+    t->rods = (const asr_rod**)malloc((size_t)cap * sizeof(asr_rod*));
+    t->L = (double*)malloc((size_t)cap * (1 + 2 * S) * sizeof(double));
+    if (!t->rods || !t->L) return -1;
+    t->y0 = t->L + cap;
+    t->tips = t->y0 + (size_t)S * cap;
+    return 0;
+}
+
+static void tasks_free(rod_tasks* t) {
+    free(t->rods);
+    free(t->L);
+}
+
+static asr_status tasks_range(void* ctx, int p0, int p1) {
+    rod_tasks* t = (rod_tasks*)ctx;
+    int a = p0 * LANES, b = p1 * LANES < t->n ? p1 * LANES : t->n;
+    return asr_rods_integrate(b - a, t->rods + a, t->L + a, t->y0 + (size_t)S * a, t->n_grid,
+                              t->tips + (size_t)S * a, t->paths ? t->paths + a : NULL);
+}
+
+static asr_status tasks_run(rod_tasks* t, int threads) {
+    int packs = (t->n + LANES - 1) / LANES;
+    /* A pack of N = 40 takes ~9 us here, less than starting and joining a thread: a thread is
+     * only worth it for about six such packs (n_grid * 4 units of ASR_MIN_WORK_PER_THREAD
+     * each); a Jacobian of Till's robot at N = 200 does get two. */
+    int nt = asr_thread_count(threads, packs, t->n_grid * 4);
+    return asr_parallel_for(nt, packs, tasks_range, t);
+}
+
 /* ------------------------------------------------------------------ solver state */
 
 typedef struct solver {
@@ -179,30 +227,14 @@ typedef struct solver {
     double* tips_out;           /* where eval_range stores tips */
     double* weq_out;
     double* r_out;
-    double* paths;              /* optional n_leg x n_grid x 18 */
+    double** paths;             /* NULL, or n_leg pointers to n_grid x 18 centerline states */
+    rod_tasks tasks;            /* capacity: every leg column of the Jacobian, and n_leg */
 } solver;
 
 static void plate_pose(const solver* s, const double* x, double* P, double* Rp) {
     const double* xp = x + s->nx - 6;
     memcpy(P, xp, 3 * sizeof(double));
     rot_exp(xp + 3, Rp);
-}
-
-/* Integrate legs [i0, i1) at s->xeval and store tips, rows and plate wrenches. */
-static asr_status eval_range(void* ctx, int i0, int i1) {
-    solver* s = (solver*)ctx;
-    double P[3], Rp[9];
-    plate_pose(s, s->xeval, P, Rp);
-    for (int i = i0; i < i1; ++i) {
-        const asr_cpr_leg* leg = &s->robot->legs[i];
-        double y0[S], L;
-        leg_base(leg, s->xeval + s->xoff[i], y0, &L);
-        double* path = s->paths ? s->paths + (size_t)i * s->n_grid * S : NULL;
-        asr_status st = asr_rod_integrate(&leg->rod, L, y0, s->n_grid, s->tips_out + S * i, path);
-        if (st != ASR_OK) return st;
-        leg_tip(leg, s->tips_out + S * i, P, Rp, s->r_out + s->roff[i], s->weq_out + 6 * i);
-    }
-    return ASR_OK;
 }
 
 /* Equilibrium rows from the legs' plate wrenches. */
@@ -217,15 +249,26 @@ static void equilibrium(const solver* s, const double* weq, double* r) {
         for (int k = 0; k < 6; ++k) e[k] += weq[6 * i + k];
 }
 
-/* Residual at x into r, tips and weq (all legs, threads over legs). */
+/* Residual at x into r, tips and weq (all legs integrated side by side). */
 static asr_status evaluate(solver* s, const double* x, double* r, double* tips, double* weq) {
-    s->xeval = x;
-    s->tips_out = tips;
-    s->weq_out = weq;
-    s->r_out = r;
-    int nt = asr_thread_count(s->threads, s->robot->n_leg, s->n_grid * 4);
-    asr_status st = asr_parallel_for(nt, s->robot->n_leg, eval_range, s);
+    const asr_cpr* rb = s->robot;
+    rod_tasks* t = &s->tasks;
+    double* own_tips = t->tips;
+    double P[3], Rp[9];
+    for (int i = 0; i < rb->n_leg; ++i) {
+        t->rods[i] = &rb->legs[i].rod;
+        leg_base(&rb->legs[i], x + s->xoff[i], t->y0 + S * i, &t->L[i]);
+    }
+    t->n = rb->n_leg;
+    t->tips = tips;
+    t->paths = s->paths;
+    asr_status st = tasks_run(t, s->threads);
+    t->tips = own_tips;
+    t->paths = NULL;
     if (st != ASR_OK) return st;
+    plate_pose(s, x, P, Rp);
+    for (int i = 0; i < rb->n_leg; ++i)
+        leg_tip(&rb->legs[i], tips + S * i, P, Rp, r + s->roff[i], weq + 6 * i);
     equilibrium(s, weq, r);
     return ASR_OK;
 }
@@ -239,26 +282,34 @@ static double norm(const double* v, int n) {
 /* Forward-difference step: about sqrt(eps) relative, with an absolute floor for zero unknowns. */
 static double fd_step(double x) { return 1e-7 * (1.0 + fabs(x)); }
 
-/* Jacobian columns of legs [i0, i1): one rod integration per unknown of the leg. */
-static asr_status jac_legs(void* ctx, int i0, int i1) {
-    solver* s = (solver*)ctx;
-    for (int i = i0; i < i1; ++i) {
-        const asr_cpr_leg* leg = &s->robot->legs[i];
-        int nw = leg_nw(leg), nr = leg_nr(leg), nu = nw + (s->problem == ASR_CPR_IGM);
-        double xl[MAXW], y0[S], tip[S], rows[6], w[6], L;
-        for (int j = 0; j < nu; ++j) {
+/* Jacobian columns of the leg unknowns: one rod integration each, all of them side by side.
+ * The leg columns come first among the active unknowns, leg by leg (solver_layout). */
+static asr_status jac_legs(solver* s) {
+    const asr_cpr* rb = s->robot;
+    rod_tasks* t = &s->tasks;
+    int c = 0;
+    for (int i = 0; i < rb->n_leg; ++i) {
+        const asr_cpr_leg* leg = &rb->legs[i];
+        int nw = leg_nw(leg), nu = nw + (s->problem == ASR_CPR_IGM);
+        for (int j = 0; j < nu; ++j, ++c) {
+            double xl[MAXW];
             memcpy(xl, s->x + s->xoff[i], (size_t)(nw + 1) * sizeof(double));
-            double h = fd_step(xl[j]);
-            xl[j] += h;
-            leg_base(leg, xl, y0, &L);
-            asr_status st = asr_rod_integrate(&leg->rod, L, y0, s->n_grid, tip, NULL);
-            if (st != ASR_OK) return st;
-            leg_tip(leg, tip, s->P, s->Rp, rows, w);
-            /* column of x index xoff + j: find it among the active ones */
-            int col = -1;
-            for (int c = 0; c < s->nact; ++c)
-                if (s->act[c] == s->xoff[i] + j) { col = c; break; }
-            double* Jc = s->J + (size_t)col * s->nres;
+            xl[j] += fd_step(xl[j]);
+            t->rods[c] = &leg->rod;
+            leg_base(leg, xl, t->y0 + S * c, &t->L[c]);
+        }
+    }
+    t->n = c;
+    asr_status st = tasks_run(t, s->threads);
+    if (st != ASR_OK) return st;
+    c = 0;
+    for (int i = 0; i < rb->n_leg; ++i) {
+        const asr_cpr_leg* leg = &rb->legs[i];
+        int nw = leg_nw(leg), nr = leg_nr(leg), nu = nw + (s->problem == ASR_CPR_IGM);
+        for (int j = 0; j < nu; ++j, ++c) {
+            double rows[6], w[6], h = fd_step(s->x[s->xoff[i] + j]);
+            leg_tip(leg, t->tips + S * c, s->P, s->Rp, rows, w);
+            double* Jc = s->J + (size_t)c * s->nres;
             memset(Jc, 0, (size_t)s->nres * sizeof(double));
             for (int k = 0; k < nr; ++k) Jc[s->roff[i] + k] = (rows[k] - s->r[s->roff[i] + k]) / h;
             for (int k = 0; k < 6; ++k) Jc[s->nres - 6 + k] = (w[k] - s->weq[6 * i + k]) / h;
@@ -291,18 +342,23 @@ static void jac_plate(solver* s, double* scratch_r, double* scratch_w) {
 /* ------------------------------------------------------------------ linear least squares */
 
 /* Normal equations of min |J d + r|: G = J^T J (lower triangle, n x n column-major) and
- * g = -J^T r, with J m x n column-major. */
-static void normal_eq(const double* J, const double* r, int m, int n, double* G, double* g) {
-    for (int j = 0; j < n; ++j) {
-        const double* cj = J + (size_t)j * m;
-        double t = 0.0;
-        for (int k = 0; k < m; ++k) t += cj[k] * r[k];
-        g[j] = -t;
-        for (int i = j; i < n; ++i) {
-            const double* ci = J + (size_t)i * m;
-            double a = 0.0;
-            for (int k = 0; k < m; ++k) a += ci[k] * cj[k];
-            G[(size_t)j * n + i] = a;
+ * g = -J^T r, with J m x n column-major; Jt (m x n) is scratch. Every entry is summed over the
+ * rows in order, as a dot product would, but row by row (J transposed first) so that the inner
+ * loops run along contiguous memory and vectorise without reassociating any sum. */
+ASR_CLONED static void normal_eq(const double* restrict J, const double* restrict r, int m,
+                                 int n, double* restrict G, double* restrict g,
+                                 double* restrict Jt) {
+    for (int j = 0; j < n; ++j)
+        for (int k = 0; k < m; ++k) Jt[(size_t)k * n + j] = J[(size_t)j * m + k];
+    memset(G, 0, (size_t)n * n * sizeof(double));
+    memset(g, 0, (size_t)n * sizeof(double));
+    for (int k = 0; k < m; ++k) {
+        const double* restrict row = Jt + (size_t)k * n;
+        for (int j = 0; j < n; ++j) {
+            double* restrict Gj = G + (size_t)j * n;
+            const double rj = row[j];
+            for (int i = j; i < n; ++i) Gj[i] += row[i] * rj;
+            g[j] -= rj * r[k];
         }
     }
 }
@@ -433,13 +489,12 @@ static asr_status lm_solve(solver* s, const asr_cpr_options* opt, asr_cpr_report
         int fresh = !*fresh_J;
         if (fresh) {
             plate_pose(s, s->x, s->P, s->Rp);
-            int nt = asr_thread_count(opt->threads, n_leg, s->n_grid * 4 * 7);
-            st = asr_parallel_for(nt, n_leg, jac_legs, s);
+            st = jac_legs(s);
             if (st != ASR_OK) break;
             if (s->problem == ASR_CPR_DGM) jac_plate(s, scratch_r, scratch_w);
             *fresh_J = 1;
         }
-        normal_eq(J, s->r, m, n, diag, b); /* diag: J^T J (n x n), b: -J^T r */
+        normal_eq(J, s->r, m, n, diag, b, A); /* diag: J^T J (n x n), b: -J^T r */
         int improved = 0;
         double rn_old = rn;
         while (!improved && lambda < 1e12) {
@@ -486,15 +541,22 @@ static asr_status lm_solve(solver* s, const asr_cpr_options* opt, asr_cpr_report
     return st;
 }
 
-/* Set up the solver's layout (legs' offsets and active unknowns); returns its allocation. */
-static int* solver_layout(solver* s, const asr_cpr* rb, int problem) {
+/* Set up the solver (legs' offsets, active unknowns, rod integration lists); 0, or -1 when out
+ * of memory. solver_free releases it either way. */
+static int solver_init(solver* s, const asr_cpr* rb, int problem, int n_grid, int threads) {
     int n_leg = rb->n_leg;
+    memset(s, 0, sizeof *s);
     s->robot = rb;
     s->problem = problem;
+    s->n_grid = n_grid;
+    s->threads = threads;
     s->nx = asr_cpr_nx(rb);
     s->nres = asr_cpr_nres(rb);
     int* mem = (int*)malloc(((size_t)2 * n_leg + (size_t)s->nx) * sizeof(int));
-    if (!mem) return NULL;
+    if (!mem || tasks_init(&s->tasks, s->nx + n_leg, n_grid) != 0) {
+        free(mem);
+        return -1;
+    }
     s->xoff = mem;
     s->roff = mem + n_leg;
     s->act = mem + 2 * n_leg;
@@ -511,8 +573,12 @@ static int* solver_layout(solver* s, const asr_cpr* rb, int problem) {
     if (problem == ASR_CPR_DGM)
         for (int j = 0; j < 6; ++j) s->act[na++] = xo + j;
     s->nact = na;
-    s->paths = NULL;
-    return mem;
+    return 0;
+}
+
+static void solver_free(solver* s) {
+    free(s->xoff);
+    tasks_free(&s->tasks);
 }
 
 asr_status asr_cpr_solve_carry(const asr_cpr* robot, int problem, double* x,
@@ -523,24 +589,20 @@ asr_status asr_cpr_solve_carry(const asr_cpr* robot, int problem, double* x,
     if (st != ASR_OK) return st;
     if (!x) return ASR_ERR_NULL;
     if (problem != ASR_CPR_IGM && problem != ASR_CPR_DGM) return ASR_ERR_RANGE;
+    for (int k = 0; k < asr_cpr_nx(robot); ++k)
+        if (!isfinite(x[k])) return ASR_ERR_INPUT;
     solver s;
-    memset(&s, 0, sizeof s);
-    int* mem = solver_layout(&s, robot, problem);
-    if (!mem) return ASR_ERR_NOMEM;
+    if (solver_init(&s, robot, problem, opt->n_grid, opt->threads) != 0) {
+        solver_free(&s);
+        return ASR_ERR_NOMEM;
+    }
     if (s.nact > s.nres) { /* fewer equations than unknowns: not a well-posed model */
-        free(mem);
+        solver_free(&s);
         return ASR_ERR_MODEL;
     }
-    for (int k = 0; k < s.nx; ++k)
-        if (!isfinite(x[k])) {
-            free(mem);
-            return ASR_ERR_INPUT;
-        }
-    s.n_grid = opt->n_grid;
-    s.threads = opt->threads;
     s.x = x;
     st = lm_solve(&s, opt, report, J, J ? have_J : NULL, tips, tips ? have_tips : NULL);
-    free(mem);
+    solver_free(&s);
     return st;
 }
 
@@ -555,32 +617,79 @@ asr_status asr_cpr_solve(const asr_cpr* robot, int problem, double* x,
     return asr_cpr_solve_jac(robot, problem, x, opt, report, NULL, NULL);
 }
 
-asr_status asr_cpr_igm_batch(const asr_cpr* robot, int n_pose, const double* positions,
-                             const double* rotvecs, const double* x0, int warm,
-                             const asr_cpr_options* opt, double* xs, asr_cpr_report* reports) {
-    if (!positions || !rotvecs || !x0 || !xs || !reports) return ASR_ERR_NULL;
-    if (n_pose < 0) return ASR_ERR_RANGE;
-    int nx = asr_cpr_nx(robot);
-    if (nx < 0) return ASR_ERR_NULL;
-    /* a warm-started sequence also carries the Jacobian and the rods' tip states (the leg
-     * unknowns a pose starts from are those the previous pose ended with) from pose to pose */
-    int m = asr_cpr_nres(robot), have_J = 0, have_tips = 0;
-    double* J = warm ? (double*)malloc(((size_t)m * nx + (size_t)S * robot->n_leg) * sizeof(double))
-                     : NULL;
-    if (warm && !J) return ASR_ERR_NOMEM;
-    double* tips = warm ? J + (size_t)m * nx : NULL;
+/* One target of a batch: x = the start point with the target written into it. */
+static void set_target(const asr_cpr* rb, int problem, const double* target, double* x) {
+    int nx = asr_cpr_nx(rb);
+    if (problem == ASR_CPR_IGM) {
+        memcpy(x + nx - 6, target, 6 * sizeof(double));
+        return;
+    }
+    for (int i = 0, xo = 0; i < rb->n_leg; ++i) { /* q is the last unknown of each leg */
+        xo += leg_nw(&rb->legs[i]) + 1;
+        x[xo - 1] = target[i];
+    }
+}
+
+typedef struct batch_job {
+    const asr_cpr* robot;
+    int problem, nx, width, n;
+    const double* targets;
+    const double* x0;
+    asr_cpr_options opt;        /* threads 1: the batch's threads take whole targets */
+    double* xs;
+    asr_cpr_report* reports;
+} batch_job;
+
+/* Independent targets [k0, k1), each from x0. */
+static asr_status solve_range(void* ctx, int k0, int k1) {
+    batch_job* b = (batch_job*)ctx;
+    for (int k = k0; k < k1; ++k) {
+        double* x = b->xs + (size_t)k * b->nx;
+        memcpy(x, b->x0, (size_t)b->nx * sizeof(double));
+        set_target(b->robot, b->problem, b->targets + (size_t)k * b->width, x);
+        asr_status st = asr_cpr_solve(b->robot, b->problem, x, &b->opt, b->reports + k);
+        if (st != ASR_OK) return st;
+    }
+    return ASR_OK;
+}
+
+/* A warm-started chain: each target from the previous solution, carrying the Jacobian and (IGM:
+ * the leg unknowns a target starts from are those the previous one ended with) the rod tips. */
+static asr_status solve_chain(const batch_job* b, const asr_cpr_options* opt) {
+    int n_leg = b->robot->n_leg, m = asr_cpr_nres(b->robot), have_J = 0, have_tips = 0;
+    double* J = (double*)malloc(((size_t)m * b->nx + (size_t)S * n_leg) * sizeof(double));
+    if (!J) return ASR_ERR_NOMEM;
+    double* tips = b->problem == ASR_CPR_IGM ? J + (size_t)m * b->nx : NULL;
     asr_status st = ASR_OK;
-    for (int k = 0; k < n_pose && st == ASR_OK; ++k) {
-        double* x = xs + (size_t)k * nx;
-        const double* from = (warm && k > 0) ? xs + (size_t)(k - 1) * nx : x0;
-        memcpy(x, from, (size_t)nx * sizeof(double));
-        memcpy(x + nx - 6, positions + 3 * k, 3 * sizeof(double));
-        memcpy(x + nx - 3, rotvecs + 3 * k, 3 * sizeof(double));
-        st = asr_cpr_solve_carry(robot, ASR_CPR_IGM, x, opt, reports + k, J, &have_J, tips,
-                                 &have_tips);
+    for (int k = 0; k < b->n && st == ASR_OK; ++k) {
+        double* x = b->xs + (size_t)k * b->nx;
+        memcpy(x, k ? x - b->nx : b->x0, (size_t)b->nx * sizeof(double));
+        set_target(b->robot, b->problem, b->targets + (size_t)k * b->width, x);
+        st = asr_cpr_solve_carry(b->robot, b->problem, x, opt, b->reports + k, J, &have_J, tips,
+                                 tips ? &have_tips : NULL);
     }
     free(J);
     return st;
+}
+
+asr_status asr_cpr_solve_batch(const asr_cpr* robot, int problem, int n, const double* targets,
+                               const double* x0, int warm, const asr_cpr_options* opt,
+                               double* xs, asr_cpr_report* reports) {
+    asr_status st = check_robot(robot);
+    if (st == ASR_OK) st = check_options(opt);
+    if (st != ASR_OK) return st;
+    if (!targets || !x0 || !xs || !reports) return ASR_ERR_NULL;
+    if (n < 0 || (problem != ASR_CPR_IGM && problem != ASR_CPR_DGM)) return ASR_ERR_RANGE;
+    batch_job b = {robot, problem, asr_cpr_nx(robot), problem == ASR_CPR_IGM ? 6 : robot->n_leg,
+                   n, targets, x0, *opt, xs, reports};
+    for (int k = 0; k < n; ++k) { /* what a target never attempted (after an error) reports */
+        reports[k].converged = 0;
+        reports[k].iterations = 0;
+        reports[k].residual_norm = INFINITY;
+    }
+    if (warm) return solve_chain(&b, opt);
+    b.opt.threads = 1;
+    return asr_parallel_for(opt->threads < n ? opt->threads : (n > 0 ? n : 1), n, solve_range, &b);
 }
 
 asr_status asr_cpr_residual(const asr_cpr* robot, const double* x, int n_grid, double* res,
@@ -589,22 +698,21 @@ asr_status asr_cpr_residual(const asr_cpr* robot, const double* x, int n_grid, d
     if (st != ASR_OK) return st;
     if (!x || !res) return ASR_ERR_NULL;
     if (n_grid < 2) return ASR_ERR_RANGE;
-    solver s;
-    memset(&s, 0, sizeof s);
-    int* mem = solver_layout(&s, robot, ASR_CPR_IGM);
     int n_leg = robot->n_leg;
+    solver s;
     double* buf = (double*)malloc(((size_t)(S + 6) * n_leg + (size_t)n_leg * n_grid * S) * sizeof(double));
-    if (!mem || !buf) {
-        free(mem), free(buf);
+    double** paths = (double**)malloc((size_t)n_leg * sizeof(double*));
+    if (solver_init(&s, robot, ASR_CPR_IGM, n_grid, 1) != 0 || !buf || !paths) {
+        solver_free(&s), free(buf), free(paths);
         return ASR_ERR_NOMEM;
     }
-    s.n_grid = n_grid;
-    s.threads = 1;
-    s.paths = centerlines ? buf + (size_t)(S + 6) * n_leg : NULL;
+    double* states = buf + (size_t)(S + 6) * n_leg; /* n_leg x n_grid x 18 */
+    for (int i = 0; i < n_leg; ++i) paths[i] = states + (size_t)i * n_grid * S;
+    s.paths = centerlines ? paths : NULL;
     st = evaluate(&s, x, res, buf, buf + (size_t)S * n_leg);
     if (st == ASR_OK && centerlines)
-        for (int i = 0; i < n_leg * n_grid; ++i) memcpy(centerlines + 3 * i, s.paths + (size_t)S * i, 3 * sizeof(double));
-    free(mem), free(buf);
+        for (int i = 0; i < n_leg * n_grid; ++i) memcpy(centerlines + 3 * i, states + (size_t)S * i, 3 * sizeof(double));
+    solver_free(&s), free(buf), free(paths);
     return st;
 }
 

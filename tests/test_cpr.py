@@ -160,6 +160,40 @@ def test_batch_matches_sequential_and_threads(till, home):
         assert np.array_equal(b.unknowns, t.unknowns)  # threads over legs: same arithmetic
 
 
+def test_independent_batch_is_one_solve_per_pose_on_any_thread_count(till, home):
+    """warm=False: every pose from the guess, threads over poses, each exactly solve_igm."""
+    rng = np.random.default_rng(3)
+    P = np.array([0.0, 0.0, 0.42]) + rng.uniform(-0.02, 0.02, (5, 3))
+    Rs = np.array([cpr.rot_exp(w) for w in rng.uniform(-0.05, 0.05, (5, 3))])
+    one = till.solve_igm_batch(P, Rs, guess=home.unknowns, warm=False)
+    two = till.solve_igm_batch(P, Rs, guess=home.unknowns, warm=False, threads=2)
+    for k in range(5):
+        alone = till.solve_igm(P[k], Rs[k], guess=home.unknowns)
+        assert np.array_equal(one[k].unknowns, alone.unknowns)
+        assert np.array_equal(two[k].unknowns, alone.unknowns)
+        assert np.allclose(one[k].position, P[k], atol=1e-12)
+        assert np.allclose(one[k].rotation, Rs[k], atol=1e-12)
+
+
+@pytest.mark.parametrize("warm", [True, False])
+def test_dgm_batch_returns_the_poses_of_an_igm_batch(till, home, warm):
+    poses = cpr.till_benchmark_poses()[1:9]
+    ig = till.solve_igm_batch(poses, guess=home)
+    qs = np.array([s.q for s in ig])
+    dg = till.solve_dgm_batch(qs, guess=home.unknowns, warm=warm, threads=2)
+    for s, p in zip(dg, poses):
+        assert s.converged and s.residual_norm < 1e-10
+        assert np.allclose(s.position, p, atol=1e-9)
+        assert np.allclose(s.rotation, np.eye(3), atol=1e-9)
+    if warm:  # the chain's threads share each solve: the same arithmetic as one thread
+        one = till.solve_dgm_batch(qs, guess=home.unknowns, warm=True)
+        assert all(np.array_equal(a.unknowns, b.unknowns) for a, b in zip(one, dg))
+    with pytest.raises(ValueError, match=r"qs: expected shape \(M, 6\)"):
+        till.solve_dgm_batch(qs[:, :5])
+    with pytest.raises(ValueError, match="qs"):
+        till.solve_dgm_batch(np.full((2, 6), np.nan))
+
+
 def test_not_converged_carries_the_last_iterate(till):
     with pytest.raises(cpr.NotConverged) as exc:
         till.solve_igm([0.0, 0.02, 0.48], max_iter=1)
