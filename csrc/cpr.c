@@ -433,47 +433,191 @@ static void broyden(double* J, int m, int n, const double* d, const double* y, d
     }
 }
 
+/* H = J^-1 for a square J (n x n, column-major) by Gauss-Jordan elimination with partial
+ * pivoting; A (n x n) is scratch. Column-major J read as row-major is J^T, and the inverse of
+ * J^T read back column-major is J^-1, so the row operations run along contiguous memory.
+ * Returns 0, or -1 when J is numerically singular. */
+ASR_CLONED static int invert(const double* restrict J, int n, double* restrict H,
+                             double* restrict A) {
+    memcpy(A, J, (size_t)n * n * sizeof(double));
+    memset(H, 0, (size_t)n * n * sizeof(double));
+    for (int i = 0; i < n; ++i) H[(size_t)i * n + i] = 1.0;
+    for (int k = 0; k < n; ++k) {
+        int p = k;
+        for (int i = k + 1; i < n; ++i)
+            if (fabs(A[(size_t)i * n + k]) > fabs(A[(size_t)p * n + k])) p = i;
+        double piv = A[(size_t)p * n + k];
+        if (!(fabs(piv) > 0.0) || !isfinite(piv)) return -1;
+        double* restrict ak = A + (size_t)k * n;
+        double* restrict hk = H + (size_t)k * n;
+        if (p != k)
+            for (int j = 0; j < n; ++j) {
+                double t = ak[j];
+                ak[j] = A[(size_t)p * n + j], A[(size_t)p * n + j] = t;
+                t = hk[j];
+                hk[j] = H[(size_t)p * n + j], H[(size_t)p * n + j] = t;
+            }
+        double inv = 1.0 / piv;
+        for (int j = 0; j < n; ++j) ak[j] *= inv, hk[j] *= inv;
+        for (int i = 0; i < n; ++i) {
+            double f = A[(size_t)i * n + k];
+            if (i == k || f == 0.0) continue;
+            double* restrict ai = A + (size_t)i * n;
+            double* restrict hi = H + (size_t)i * n;
+            for (int j = 0; j < n; ++j) ai[j] -= f * ak[j];
+            for (int j = 0; j < n; ++j) hi[j] -= f * hk[j];
+        }
+    }
+    for (int i = 0; i < n * n; ++i)
+        if (!isfinite(H[i])) return -1;
+    return 0;
+}
+
+/* d = -H r (H n x n column-major). */
+static void newton_step(const double* H, const double* r, int n, double* d) {
+    memset(d, 0, (size_t)n * sizeof(double));
+    for (int j = 0; j < n; ++j)
+        for (int i = 0; i < n; ++i) d[i] -= H[(size_t)j * n + i] * r[j];
+}
+
+/* The Broyden update of J seen through its inverse (Sherman-Morrison): after the step d changed
+ * r by y, H += (d - H y)(d^T H) / (d^T H y); Hy and dH are n scratch. Returns -1 when the
+ * update is singular (then H must be recomputed). */
+static int broyden_inverse(double* H, int n, const double* d, const double* y, double* Hy,
+                           double* dH) {
+    memset(Hy, 0, (size_t)n * sizeof(double));
+    for (int j = 0; j < n; ++j)
+        for (int i = 0; i < n; ++i) Hy[i] += H[(size_t)j * n + i] * y[j];
+    double den = 0.0, dn = 0.0, hn = 0.0;
+    for (int i = 0; i < n; ++i) den += d[i] * Hy[i], dn += d[i] * d[i], hn += Hy[i] * Hy[i];
+    if (!(fabs(den) > 1e-12 * sqrt(dn * hn))) return -1;
+    for (int j = 0; j < n; ++j) {
+        double t = 0.0;
+        for (int i = 0; i < n; ++i) t += d[i] * H[(size_t)j * n + i];
+        dH[j] = t / den;
+    }
+    for (int i = 0; i < n; ++i) Hy[i] = d[i] - Hy[i];
+    for (int j = 0; j < n; ++j)
+        for (int i = 0; i < n; ++i) H[(size_t)j * n + i] += Hy[i] * dH[j];
+    return 0;
+}
+
+/* What a solve may take from the previous one and hand to the next (each pointer NULL: not
+ * carried; each flag says whether its buffer holds a valid value). */
+typedef struct lm_carry {
+    double* J;                  /* m x n Jacobian */
+    int* have_J;
+    double* H;                  /* n x n its inverse (square systems) */
+    int* have_H;
+    double* tips;               /* n_leg x 18 rod tips at x's leg unknowns */
+    int* have_tips;
+} lm_carry;
+
+/* Work space of one solve. */
+typedef struct lm_work {
+    int m, n, square, have_H;
+    double *r_try, *y, *Jd, *tips_try, *weq_try, *scratch_r, *scratch_w, *x_try;
+    double *H, *G, *g, *A, *d;
+} lm_work;
+
+/* One block for the whole work space (and the Jacobian unless carried); NULL when out of
+ * memory. */
+static double* lm_alloc(solver* s, lm_work* w, const lm_carry* c) {
+    int n_leg = s->robot->n_leg, m = s->nres, n = s->nact;
+    size_t need = (size_t)m * 6 + ((size_t)S + 6) * n_leg * 3 + (size_t)s->nx + (size_t)m * n * 2 +
+                  (size_t)n * n * 2 + (size_t)n * 2;
+    double* mem = (double*)malloc(need * sizeof(double));
+    if (!mem) return NULL;
+    double* p = mem;
+    w->m = m, w->n = n, w->square = m == n, w->have_H = 0;
+    s->r = p, p += m;
+    w->r_try = p, p += m;
+    w->y = p, p += m;
+    w->Jd = p, p += m;
+    w->scratch_r = p, p += m;
+    w->g = p, p += m;
+    s->tips = p, p += (size_t)S * n_leg;
+    w->tips_try = p, p += (size_t)S * n_leg;
+    s->weq = p, p += 6 * (size_t)n_leg;
+    w->weq_try = p, p += 6 * (size_t)n_leg;
+    w->scratch_w = p, p += 6 * (size_t)n_leg;
+    p += ((size_t)S + 6) * n_leg; /* spare */
+    w->x_try = p, p += s->nx;
+    s->J = (c && c->J) ? c->J : p;
+    p += (size_t)m * n;
+    w->A = p, p += (size_t)m * n; /* m >= n: also J^T for the normal equations */
+    w->H = (c && c->H) ? c->H : p;
+    p += (size_t)n * n;
+    w->G = p, p += (size_t)n * n;
+    w->d = p;
+    return mem;
+}
+
+/* Evaluate x + d (d on the active unknowns) and keep it when it lowers |r| (*rn): 1 if kept. */
+static int try_step(solver* s, lm_work* w, double* rn) {
+    memcpy(w->x_try, s->x, (size_t)s->nx * sizeof(double));
+    for (int j = 0; j < s->nact; ++j) w->x_try[s->act[j]] += w->d[j];
+    asr_status se = evaluate(s, w->x_try, w->r_try, w->tips_try, w->weq_try);
+    double rt = se == ASR_OK ? norm(w->r_try, w->m) : INFINITY;
+    if (!(rt < *rn)) return 0;
+    *rn = rt;
+    for (int k = 0; k < w->m; ++k) w->y[k] = w->r_try[k] - s->r[k];
+    memcpy(s->x, w->x_try, (size_t)s->nx * sizeof(double));
+    memcpy(s->r, w->r_try, (size_t)w->m * sizeof(double));
+    memcpy(s->tips, w->tips_try, (size_t)S * s->robot->n_leg * sizeof(double));
+    memcpy(s->weq, w->weq_try, 6 * (size_t)s->robot->n_leg * sizeof(double));
+    return 1;
+}
+
+/* A fresh forward-difference Jacobian at x (and its inverse for a square system). */
+static asr_status fresh_jacobian(solver* s, lm_work* w) {
+    plate_pose(s, s->x, s->P, s->Rp);
+    asr_status st = jac_legs(s);
+    if (st != ASR_OK) return st;
+    if (s->problem == ASR_CPR_DGM) jac_plate(s, w->scratch_r, w->scratch_w);
+    w->have_H = w->square && invert(s->J, w->n, w->H, w->A) == 0;
+    return ASR_OK;
+}
+
+/* Damped steps (G + lambda diag G) d = -J^T r with lambda raised until one lowers |r|; an
+ * updated (not fresh) J gets one try only. Returns 1 if a step was kept. */
+static int lm_steps(solver* s, lm_work* w, int fresh, double* lambda, double* rn) {
+    normal_eq(s->J, s->r, w->m, w->n, w->G, w->g, w->A);
+    while (*lambda < 1e12) {
+        if (damped_solve(w->G, w->g, w->n, *lambda, w->A, w->d) != 0) {
+            *lambda = *lambda * 10.0 + 1e-12;
+            continue;
+        }
+        if (try_step(s, w, rn)) return 1;
+        if (!fresh) return 0; /* an updated J that fails: recompute it before raising lambda */
+        *lambda *= 10.0;
+    }
+    return 0;
+}
+
+/* Below this damping LM's step is Newton's to round-off; a square system then takes
+ * -J^-1 r from the carried inverse (O(n^2)) instead of forming and factoring J^T J (O(n^3)). */
+#define LAMBDA_NEWTON 1e-9
+
 /* Levenberg-Marquardt with a lazily refreshed Jacobian: a forward-difference Jacobian costs a
  * rod integration per leg unknown, a trial step only one per leg, so after an accepted step J
- * gets a Broyden update instead, and is recomputed only when a step with an updated J fails or
- * leaves more than 70 % of the residual norm. The answer never depends on J: convergence is
- * judged on the exact residual. J_keep (m x nact, or NULL) carries J between solves of a warm-started sequence;
- * *have_J says whether it holds one. */
+ * (and its inverse) gets a Broyden update instead, and is recomputed only when a step with an
+ * updated J fails or leaves more than 70 % of the residual norm. The answer never depends on J:
+ * convergence is judged on the exact residual. */
 static asr_status lm_solve(solver* s, const asr_cpr_options* opt, asr_cpr_report* rep,
-                           double* J_keep, int* have_J, double* tips_keep, int* have_tips) {
+                           const lm_carry* c) {
     const asr_cpr* rb = s->robot;
-    int n_leg = rb->n_leg, m = s->nres, n = s->nact, ma = m + n;
-    /* one block: current and trial residuals, tips and plate wrenches, the Jacobian, and the
-     * augmented least-squares system */
-    size_t need = (size_t)m * 5 + ((size_t)S + 6) * n_leg * 3 + (size_t)s->nx + (size_t)m * n +
-                  (size_t)ma * n + (size_t)ma + (size_t)n + (size_t)n * n;
-    double* mem = (double*)malloc(need * sizeof(double));
+    int n_leg = rb->n_leg;
+    lm_work w;
+    double* mem = lm_alloc(s, &w, c);
     if (!mem) return ASR_ERR_NOMEM;
-    double* p = mem;
-    s->r = p, p += m;
-    double* r_try = p; p += m;
-    double* scratch_r = p; p += m;
-    double* y = p; p += m;
-    double* Jd = p; p += m;
-    s->tips = p, p += (size_t)S * n_leg;
-    double* tips_try = p; p += (size_t)S * n_leg;
-    p += (size_t)S * n_leg; /* spare */
-    s->weq = p, p += 6 * (size_t)n_leg;
-    double* weq_try = p; p += 6 * (size_t)n_leg;
-    double* scratch_w = p; p += 6 * (size_t)n_leg;
-    double* x_try = p; p += s->nx;
-    double* J = p; p += (size_t)m * n;
-    double* A = p; p += (size_t)ma * n;
-    double* b = p; p += ma;
-    double* d = p; p += n;
-    double* diag = p;
-    int fresh_local = 0, *fresh_J = have_J ? have_J : &fresh_local;
-    if (J_keep) J = J_keep;
-    s->J = J;
+    int fresh_local = 0, *have_J = (c && c->J) ? c->have_J : &fresh_local;
+    if (*have_J && w.square) /* a carried J: its carried inverse, or a new one */
+        w.have_H = (c->H && *c->have_H) || invert(s->J, w.n, w.H, w.A) == 0;
 
     asr_status st = ASR_OK;
-    if (tips_keep && *have_tips) { /* the rods at x are known: only the plate pose is new */
-        memcpy(s->tips, tips_keep, (size_t)S * n_leg * sizeof(double));
+    if (c && c->tips && *c->have_tips) { /* the rods at x are known: only the plate is new */
+        memcpy(s->tips, c->tips, (size_t)S * n_leg * sizeof(double));
         plate_pose(s, s->x, s->P, s->Rp);
         for (int i = 0; i < n_leg; ++i)
             leg_tip(&rb->legs[i], s->tips + S * i, s->P, s->Rp, s->r + s->roff[i], s->weq + 6 * i);
@@ -481,56 +625,41 @@ static asr_status lm_solve(solver* s, const asr_cpr_options* opt, asr_cpr_report
     } else {
         st = evaluate(s, s->x, s->r, s->tips, s->weq);
     }
-    double rn = st == ASR_OK ? norm(s->r, m) : INFINITY;
-    double lambda = 1e-9;
+    double rn = st == ASR_OK ? norm(s->r, w.m) : INFINITY;
+    double lambda = LAMBDA_NEWTON;
     int it = 0;
     while (st == ASR_OK && rn >= opt->tol && it < opt->max_iter) {
         ++it;
-        int fresh = !*fresh_J;
+        int fresh = !*have_J;
         if (fresh) {
-            plate_pose(s, s->x, s->P, s->Rp);
-            st = jac_legs(s);
+            st = fresh_jacobian(s, &w);
             if (st != ASR_OK) break;
-            if (s->problem == ASR_CPR_DGM) jac_plate(s, scratch_r, scratch_w);
-            *fresh_J = 1;
+            *have_J = 1;
         }
-        normal_eq(J, s->r, m, n, diag, b, A); /* diag: J^T J (n x n), b: -J^T r */
-        int improved = 0;
         double rn_old = rn;
-        while (!improved && lambda < 1e12) {
-            if (damped_solve(diag, b, n, lambda, A, d) != 0) {
-                lambda = lambda * 10.0 + 1e-12;
-                continue;
-            }
-            memcpy(x_try, s->x, (size_t)s->nx * sizeof(double));
-            for (int j = 0; j < n; ++j) x_try[s->act[j]] += d[j];
-            asr_status se = evaluate(s, x_try, r_try, tips_try, weq_try);
-            double rt = se == ASR_OK ? norm(r_try, m) : INFINITY;
-            if (rt < rn) {
-                improved = 1;
-                rn = rt;
-                for (int k = 0; k < m; ++k) y[k] = r_try[k] - s->r[k];
-                memcpy(s->x, x_try, (size_t)s->nx * sizeof(double));
-                memcpy(s->r, r_try, (size_t)m * sizeof(double));
-                memcpy(s->tips, tips_try, (size_t)S * n_leg * sizeof(double));
-                memcpy(s->weq, weq_try, 6 * (size_t)n_leg * sizeof(double));
-                lambda = fmax(lambda * 0.1, 1e-12);
-            } else if (!fresh) {
-                break; /* an updated J that fails: recompute it before raising lambda */
-            } else {
-                lambda *= 10.0;
-            }
+        int improved = 0, newton = w.have_H && lambda <= LAMBDA_NEWTON;
+        if (newton) {
+            newton_step(w.H, s->r, w.n, w.d);
+            improved = try_step(s, &w, &rn);
+            if (!improved && fresh) lambda *= 10.0; /* LM's first try would be the same step */
         }
+        if (!improved && (fresh || !newton)) improved = lm_steps(s, &w, fresh, &lambda, &rn);
+        if (improved) lambda = fmax(lambda * 0.1, 1e-12);
         if (!improved && fresh) break; /* stuck: a local minimum of |r| that is not a root */
         /* stale: recompute next time. Even an exact Newton step gains only a factor ~3 on the
          * first step of a warm-started pose (the rods are strongly nonlinear), so a factor 10
          * would refresh J at nearly every pose; a step that keeps 70 % of |r| is too slow. */
-        if (!improved || rn > 0.7 * rn_old) *fresh_J = 0;
-        else if (rn >= opt->tol) broyden(J, m, n, d, y, Jd);
+        if (!improved || rn > 0.7 * rn_old) {
+            *have_J = 0;
+        } else if (rn >= opt->tol) {
+            broyden(s->J, w.m, w.n, w.d, w.y, w.Jd);
+            if (w.have_H) w.have_H = broyden_inverse(w.H, w.n, w.d, w.y, w.Jd, w.g) == 0;
+        }
     }
-    if (tips_keep) {
-        *have_tips = st == ASR_OK;
-        if (st == ASR_OK) memcpy(tips_keep, s->tips, (size_t)S * n_leg * sizeof(double));
+    if (c && c->H) *c->have_H = *have_J && w.have_H;
+    if (c && c->tips) {
+        *c->have_tips = st == ASR_OK;
+        if (st == ASR_OK) memcpy(c->tips, s->tips, (size_t)S * n_leg * sizeof(double));
     }
     if (rep) {
         rep->converged = st == ASR_OK && rn < opt->tol;
@@ -581,9 +710,10 @@ static void solver_free(solver* s) {
     tasks_free(&s->tasks);
 }
 
-asr_status asr_cpr_solve_carry(const asr_cpr* robot, int problem, double* x,
-                               const asr_cpr_options* opt, asr_cpr_report* report, double* J,
-                               int* have_J, double* tips, int* have_tips) {
+/* One solve of x in place, carrying what c holds (NULL: nothing). */
+static asr_status solve_with(const asr_cpr* robot, int problem, double* x,
+                             const asr_cpr_options* opt, asr_cpr_report* report,
+                             const lm_carry* c) {
     asr_status st = check_robot(robot);
     if (st == ASR_OK) st = check_options(opt);
     if (st != ASR_OK) return st;
@@ -601,9 +731,17 @@ asr_status asr_cpr_solve_carry(const asr_cpr* robot, int problem, double* x,
         return ASR_ERR_MODEL;
     }
     s.x = x;
-    st = lm_solve(&s, opt, report, J, J ? have_J : NULL, tips, tips ? have_tips : NULL);
+    st = lm_solve(&s, opt, report, c);
     solver_free(&s);
     return st;
+}
+
+asr_status asr_cpr_solve_carry(const asr_cpr* robot, int problem, double* x,
+                               const asr_cpr_options* opt, asr_cpr_report* report, double* J,
+                               int* have_J, double* tips, int* have_tips) {
+    if ((J && !have_J) || (tips && !have_tips)) return ASR_ERR_NULL;
+    lm_carry c = {J, have_J, NULL, NULL, tips, have_tips};
+    return solve_with(robot, problem, x, opt, report, &c);
 }
 
 asr_status asr_cpr_solve_jac(const asr_cpr* robot, int problem, double* x,
@@ -656,17 +794,18 @@ static asr_status solve_range(void* ctx, int k0, int k1) {
 /* A warm-started chain: each target from the previous solution, carrying the Jacobian and (IGM:
  * the leg unknowns a target starts from are those the previous one ended with) the rod tips. */
 static asr_status solve_chain(const batch_job* b, const asr_cpr_options* opt) {
-    int n_leg = b->robot->n_leg, m = asr_cpr_nres(b->robot), have_J = 0, have_tips = 0;
-    double* J = (double*)malloc(((size_t)m * b->nx + (size_t)S * n_leg) * sizeof(double));
+    int n_leg = b->robot->n_leg, m = asr_cpr_nres(b->robot), n = asr_cpr_nact(b->robot, b->problem);
+    int have_J = 0, have_H = 0, have_tips = 0;
+    double* J = (double*)malloc(((size_t)m * n + (size_t)n * n + (size_t)S * n_leg) * sizeof(double));
     if (!J) return ASR_ERR_NOMEM;
-    double* tips = b->problem == ASR_CPR_IGM ? J + (size_t)m * b->nx : NULL;
+    lm_carry c = {J, &have_J, J + (size_t)m * n, &have_H, NULL, &have_tips};
+    if (b->problem == ASR_CPR_IGM) c.tips = c.H + (size_t)n * n;
     asr_status st = ASR_OK;
     for (int k = 0; k < b->n && st == ASR_OK; ++k) {
         double* x = b->xs + (size_t)k * b->nx;
         memcpy(x, k ? x - b->nx : b->x0, (size_t)b->nx * sizeof(double));
         set_target(b->robot, b->problem, b->targets + (size_t)k * b->width, x);
-        st = asr_cpr_solve_carry(b->robot, b->problem, x, opt, b->reports + k, J, &have_J, tips,
-                                 tips ? &have_tips : NULL);
+        st = solve_with(b->robot, b->problem, x, opt, b->reports + k, &c);
     }
     free(J);
     return st;
