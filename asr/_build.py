@@ -24,6 +24,7 @@ SOURCES = [
     "threads.c",
     "engine.c",
     "rod.c",
+    "rotation.c",
     "cpr.c",
 ]
 

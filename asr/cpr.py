@@ -13,6 +13,7 @@ unknown vector.
 (True, (6,))
 """
 import dataclasses
+import functools
 import os
 from typing import Optional
 
@@ -60,15 +61,16 @@ class CPRSolution:
     residual_norm: float
     iterations: int
     unknowns: np.ndarray        # solver vector: pass as `guess` to warm-start the next solve
-    # the solver's last Jacobian: a CPRSolution passed as `guess` to a solve of the same problem
-    # hands it on (it only speeds convergence up; the answer never depends on it)
+    # the solver's last Jacobian (n_residuals x n_active, column-major: shape (n_active,
+    # n_residuals)); a CPRSolution passed as `guess` to a solve of the same problem hands it on,
+    # with its inverse and the rods' tip states (asr_cpr_solve_warm): they only speed
+    # convergence up, the answer never depends on them
     jacobian: Optional[np.ndarray] = dataclasses.field(default=None, repr=False, compare=False)
     problem: str = dataclasses.field(default="", repr=False, compare=False)
-    # IGM: the rods' tip states at `unknowns` and their n_grid; a solve_igm guess hands them on
-    # (the next pose only moves the plate, so its first residual needs no rod integration)
-    _tips: Optional[np.ndarray] = dataclasses.field(default=None, repr=False, compare=False)
-    _tips_grid: int = dataclasses.field(default=0, repr=False, compare=False)
-    _tips_of: Optional[object] = dataclasses.field(default=None, repr=False, compare=False)
+    _carry: Optional[np.ndarray] = dataclasses.field(default=None, repr=False, compare=False)
+    _carry_flags: int = dataclasses.field(default=0, repr=False, compare=False)
+    _carry_grid: int = dataclasses.field(default=0, repr=False, compare=False)
+    _carry_of: Optional[object] = dataclasses.field(default=None, repr=False, compare=False)
     # computes the centerlines when first read (a rod integration per leg that a warm-started
     # sequence of solves rarely needs)
     _centerlines_of: Optional[object] = dataclasses.field(default=None, repr=False,
@@ -92,33 +94,32 @@ CPRSolution.centerlines = property(_get_centerlines, _set_centerlines)
 
 # ------------------------------------------------------------------ rotations
 
-_EYE3 = np.eye(3)
-_ROT_TOL = 1e-9 + 1e-5 * _EYE3  # np.allclose(., eye(3), atol=1e-9) with its default rtol
+# max |R^T R - I| accepted for a rotation matrix
+ROTATION_TOL = 1e-9
+
+
+def _ptr(a):
+    """A C double* to the float64 C-contiguous array a (its owner keeps it alive)."""
+    return ffi.from_buffer("double[]", a)
+
 
 def rot_exp(w):
-    """Rotation matrix of the rotation vector w (rad)."""
-    w = np.asarray(w, dtype=float)
-    th = np.linalg.norm(w)
-    K = np.array([[0, -w[2], w[1]], [w[2], 0, -w[0]], [-w[1], w[0], 0]])
-    a = np.sin(th) / th if th > 1e-12 else 1.0 - th * th / 6.0
-    b = (1.0 - np.cos(th)) / th ** 2 if th > 1e-6 else 0.5 - th * th / 24.0
-    return np.eye(3) + a * K + b * K @ K
+    """Rotation matrix (3, 3) of the rotation vector w (3, rad)."""
+    w = finite_array(w, "w", (3,))
+    R = np.empty((3, 3))
+    _check(lib.asr_rot_exp(_ptr(w), _ptr(R)), "asr_rot_exp")
+    return R
 
 
-def rot_log(R):
-    """Rotation vector (rad) of the rotation matrix R."""
-    R = np.asarray(R, dtype=float)
-    c = np.clip((np.trace(R) - 1.0) / 2.0, -1.0, 1.0)
-    th = np.arccos(c)
-    v = np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
-    if th < 1e-6:
-        return 0.5 * v
-    if th < np.pi - 1e-6:
-        return th / (2.0 * np.sin(th)) * v
-    B = (R + np.eye(3)) / 2.0  # th ~ pi: axis from the largest diagonal of (R + I) / 2
-    k = int(np.argmax(np.diag(B)))
-    axis = B[:, k] / np.sqrt(B[k, k])
-    return th * axis / np.linalg.norm(axis)
+def rot_log(R, name="R"):
+    """Rotation vector (3, rad, angle in [0, pi]) of the rotation matrix R (3, 3); ValueError
+    naming `name` when R is not a rotation (max |R^T R - I| > ROTATION_TOL or det R < 0)."""
+    R = finite_array(R, name, (3, 3))
+    w = np.empty(3)
+    if lib.asr_rot_log(_ptr(R), ROTATION_TOL, _ptr(w)) != 0:
+        raise ValueError(f"{name}: must be a rotation matrix (orthonormal to {ROTATION_TOL:g}, "
+                         f"det +1), got {R.tolist()!r}")
+    return w
 
 
 # ------------------------------------------------------------------ robot descriptions
@@ -327,6 +328,7 @@ class CPRobot:
         self.n_unknowns = int(lib.asr_cpr_nx(self._robot_default))
         self.n_residuals = int(lib.asr_cpr_nres(self._robot_default))
         self._nact = {p: int(lib.asr_cpr_nact(self._robot_default, p)) for p in (0, 1)}
+        self._carry_size = {p: int(lib.asr_cpr_carry_size(self._robot_default, p)) for p in (0, 1)}
         self._opt_cache = {}
         # index maps that turn a solver vector into q and base wrenches without a Python loop:
         # bw[:, 3:] = sum_k x[_m_idx[:, k]] * _m_lin[:, k, :]; legs in _m_loop (free twist on a
@@ -413,53 +415,49 @@ class CPRobot:
     def _centerlines(self, x, n_grid, wrench):
         res = np.empty(self.n_residuals)
         cl = np.empty((self.n_rods, n_grid, 3))
-        _check(lib.asr_cpr_residual(self._robot(wrench), ffi.cast("double*", x.ctypes.data),
-                                    n_grid, ffi.cast("double*", res.ctypes.data),
-                                    ffi.cast("double*", cl.ctypes.data)), "asr_cpr_residual")
+        _check(lib.asr_cpr_residual(self._robot(wrench), _ptr(x),
+                                    n_grid, _ptr(res),
+                                    _ptr(cl)), "asr_cpr_residual")
         return cl
 
-    def _solution(self, x, rep, n_grid, wrench):
-        x = x.copy()
-        bw = np.empty((self.n_rods, 6))
-        bw[:, :3] = x[self._n_idx]
-        bw[:, 3:] = (x[self._m_idx][:, :, None] * self._m_lin).sum(axis=1)
-        for i in self._m_loop:  # free twist on a revolute base: the base frame turns with q
-            l = self.legs[i]
-            xl = x[self._xoff[i]:self._xoff[i + 1]]
-            R0 = rot_exp(xl[-1] * l["base_axis"]) @ l["base_R"]
-            bw[i, 3:] = xl[3] * R0[:, 0] + xl[4] * R0[:, 1]
+    def _solutions(self, xs, reps, n_grid, wrench):
+        """CPRSolutions of the solver vectors xs (M, n_unknowns) and their C reports."""
+        M = xs.shape[0]
+        q, pos = np.empty((M, self.n_rods)), np.empty((M, 3))
+        rot, bw = np.empty((M, 3, 3)), np.empty((M, self.n_rods, 6))
+        _check(lib.asr_cpr_unpack(self._robot_default, M, _ptr(xs), _ptr(q), _ptr(pos), _ptr(rot),
+                                  _ptr(bw)), "asr_cpr_unpack")
         if wrench is not None:
             wrench = finite_array(wrench, "wrench", (6,)).copy()
-        return CPRSolution(bool(rep.converged), x[self._q_idx], x[-6:-3].copy(), rot_exp(x[-3:]),
-                           bw, None, float(rep.residual_norm), int(rep.iterations), x,
-                           _centerlines_of=lambda: self._centerlines(x, n_grid, wrench))
+        return [CPRSolution(bool(reps[k].converged), q[k], pos[k], rot[k], bw[k], None,
+                            float(reps[k].residual_norm), int(reps[k].iterations), xs[k],
+                            _centerlines_of=functools.partial(self._centerlines, xs[k], n_grid,
+                                                              wrench))
+                for k in range(M)]
 
     def _solve(self, problem, x, guess, wrench, n_grid, tol, max_iter, threads, what):
         opt = self._options(n_grid, tol, max_iter, threads)
         rep = ffi.new("asr_cpr_report*")
-        robot = self._robot(wrench)
-        shape = (self._nact[problem], self.n_residuals)  # column-major
-        have = ffi.new("int[2]")
-        J = np.empty(shape)
-        tips = np.empty((self.n_rods, 18)) if problem == 0 else None
-        if isinstance(guess, CPRSolution) and guess.problem == what:
-            if guess.jacobian is not None and guess.jacobian.shape == shape:
-                J[...] = guess.jacobian
-                have[0] = 1
-            # the rods at the guess's leg unknowns, which x keeps (the IGM only sets the plate)
-            if (tips is not None and guess._tips is not None and guess._tips_grid == opt.n_grid
-                    and guess._tips_of is self and np.array_equal(guess.unknowns[:-6], x[:-6])):
-                tips[...] = guess._tips
-                have[1] = 1
-        _check(lib.asr_cpr_solve_carry(robot, problem, ffi.cast("double*", x.ctypes.data), opt,
-                                       rep, ffi.cast("double*", J.ctypes.data), have,
-                                       ffi.NULL if tips is None else
-                                       ffi.cast("double*", tips.ctypes.data), have + 1), what)
-        sol = self._solution(x, rep, n_grid, wrench)
-        if have[0]:
-            sol.jacobian, sol.problem = J, what
-        if have[1]:
-            sol._tips, sol._tips_grid, sol._tips_of, sol.problem = tips, opt.n_grid, self, what
+        carry = np.empty(self._carry_size[problem])
+        flags = ffi.new("int*")
+        if (isinstance(guess, CPRSolution) and guess.problem == what and guess._carry_of is self
+                and guess._carry is not None):
+            carry[...] = guess._carry
+            f = guess._carry_flags
+            # tips: the rods on the guess's grid at its leg unknowns, which x keeps unless the
+            # joint values changed (the IGM only sets the plate)
+            if guess._carry_grid != opt.n_grid or not np.array_equal(guess.unknowns[:-6], x[:-6]):
+                f &= ~lib.ASR_CPR_CARRY_TIPS
+            flags[0] = f
+        _check(lib.asr_cpr_solve_warm(self._robot(wrench), problem, _ptr(x), opt, rep,
+                                      _ptr(carry), flags), what)
+        sol = self._solutions(x[None], [rep], n_grid, wrench)[0]
+        if flags[0]:
+            sol._carry, sol._carry_flags, sol._carry_grid = carry, flags[0], opt.n_grid
+            sol._carry_of, sol.problem = self, what
+        if flags[0] & lib.ASR_CPR_CARRY_J:
+            m, n = self.n_residuals, self._nact[problem]
+            sol.jacobian = carry[:m * n].reshape(n, m)  # column-major (m, n)
         if not sol.converged:
             raise NotConverged(f"{self.name}: {what} did not converge (residual norm "
                                f"{sol.residual_norm:.3g} after {sol.iterations} iterations)", sol)
@@ -471,13 +469,10 @@ class CPRobot:
         (3, m) with orientation `rotation` (3x3) under the plate's loads and `wrench` (6: force,
         moment at the plate origin, world; default the description's)."""
         p = finite_array(position, "position", (3,))
-        R = finite_array(rotation, "rotation", (3, 3))
-        # np.allclose(R^T R, I, atol=1e-9) (rtol 1e-5 on the diagonal), written out: cheaper
-        if not (np.abs(R.T @ R - _EYE3) <= _ROT_TOL).all() or np.linalg.det(R) < 0:
-            raise ValueError("rotation: must be a rotation matrix (orthonormal, det +1)")
+        w = rot_log(rotation, "rotation")
         x = self._guess(guess)
         x[-6:-3] = p
-        x[-3:] = rot_log(R)
+        x[-3:] = w
         return self._solve(0, x, guess, wrench, n_grid, tol, max_iter, threads, "solve_igm")
 
     def solve_dgm(self, q, wrench=None, guess=None, n_grid=40, tol=1e-10, max_iter=100,
@@ -504,7 +499,8 @@ class CPRobot:
         targets[:, :3] = P
         if rotations is not None:
             Rs = finite_array(rotations, "rotations", (M, 3, 3))
-            targets[:, 3:] = np.array([rot_log(R) for R in Rs]).reshape(M, 3)
+            for k in range(M):
+                targets[k, 3:] = rot_log(Rs[k], f"rotations[{k}]")
         return self._batch(0, targets, wrench, guess, threads, warm, n_grid, tol, max_iter,
                            "solve_igm_batch")
 
@@ -524,26 +520,23 @@ class CPRobot:
         xs = np.empty((M, self.n_unknowns))
         reps = ffi.new("asr_cpr_report[]", max(M, 1))
         opt = self._options(n_grid, tol, max_iter, threads)
-        c = lambda a: ffi.cast("double*", a.ctypes.data)  # noqa: E731
-        _check(lib.asr_cpr_solve_batch(self._robot(wrench), problem, M, c(targets), c(x0),
-                                       int(bool(warm)), opt, c(xs), reps), "asr_cpr_solve_batch")
-        sols = []
-        for k in range(M):
-            sol = self._solution(xs[k], reps[k], n_grid, wrench)
+        _check(lib.asr_cpr_solve_batch(self._robot(wrench), problem, M, _ptr(targets), _ptr(x0),
+                                       int(bool(warm)), opt, _ptr(xs), reps), "asr_cpr_solve_batch")
+        sols = self._solutions(xs, reps, n_grid, wrench)
+        for k, sol in enumerate(sols):
             if not sol.converged:
                 err = NotConverged(f"{self.name}: {what} pose {k} did not converge "
                                    f"(residual norm {sol.residual_norm:.3g})", sol)
                 err.index = k
                 raise err
-            sols.append(sol)
         return sols
 
     def residual(self, unknowns, n_grid=40, wrench=None):
         """The residual vector (n_residuals) at a solver vector."""
         x = finite_array(unknowns, "unknowns", (self.n_unknowns,)).copy()
         res = np.empty(self.n_residuals)
-        _check(lib.asr_cpr_residual(self._robot(wrench), ffi.cast("double*", x.ctypes.data),
-                                    n_grid, ffi.cast("double*", res.ctypes.data), ffi.NULL),
+        _check(lib.asr_cpr_residual(self._robot(wrench), _ptr(x),
+                                    n_grid, _ptr(res), ffi.NULL),
                "asr_cpr_residual")
         return res
 
@@ -561,9 +554,9 @@ def integrate_rod(y0, L, E, G, r, rho=0.0, g=(0.0, 0.0, 0.0), u0=(0.0, 0.0, 0.0)
         rod.g[k], rod.u0[k], rod.f_ext[k] = g[k], u0[k], f_ext[k]
     path = np.empty((int(n_grid), 18))
     tip = np.empty(18)
-    _check(lib.asr_rod_integrate(rod, float(L), ffi.cast("double*", y0.ctypes.data), int(n_grid),
-                                 ffi.cast("double*", tip.ctypes.data),
-                                 ffi.cast("double*", path.ctypes.data)), "asr_rod_integrate")
+    _check(lib.asr_rod_integrate(rod, float(L), _ptr(y0), int(n_grid),
+                                 _ptr(tip),
+                                 _ptr(path)), "asr_rod_integrate")
     return path
 
 

@@ -9,20 +9,17 @@ previous solution). N = 40 RK4 grid points per rod.
 
 Figures:
 - cold_solve_ms: asr's cold solve of the first pose (best of `reps`).
-- igm_solves_per_s_t1 / _t2: asr's warm-started solves per second over the 200-step sequence
-  with 1 and 2 threads. igm_timed_path says which path they time: 2 (when asr has both
-  `solve_igm(threads=)` and `solve_igm_batch`) is one `solve_igm_batch(poses, guess=pose 1's
-  solution, warm=True, threads=t)` call, the same protocol run in C (each pose warm-started from
-  the previous solution, the Jacobian and rod states carried along); the Python loop below is
-  then reported as igm_loop_solves_per_s_t1 / _t2. 1: when asr's `solve_igm` takes `threads`
-  but there is no batch, the sequence is a loop of
-  `solve_igm(..., guess=previous, threads=t)` (previous: the last CPRSolution, which hands on
-  its unknowns and its Jacobian; the threads share the work of one
-  solve); otherwise, `solve_igm` is timed in a Python loop for t1 and
-  `solve_igm_batch(positions, threads=t, warm=True)` over the same 200 poses gives
-  igm_batch_solves_per_s_t1 / _t2 (a warm-started batch is a chain: each solve starts from
-  the previous one, so what the threads can do depends on asr's batch; see the printout), and
-  igm_solves_per_s_t2 is the batch figure on 2 threads.
+- igm_solves_per_s_t1 / _t2: asr's warm-started solves per second over the 200-step sequence,
+  one `solve_igm_batch(poses, guess=pose 1's solution, warm=True, threads=t)` call: Till's
+  protocol run in C (each pose starts from the previous solution, whose Jacobian, inverse and
+  rod tip states come along). A warm chain is sequential: its threads can only share the rod
+  integrations of each solve, which at N = 40 are too short to be worth a thread (see
+  csrc/cpr.c, tasks_run), so t2 ~ t1.
+- igm_loop_solves_per_s_t1 / _t2: the same sequence as a Python loop of
+  `solve_igm(..., guess=previous CPRSolution)` (what a control loop in Python sees).
+- igm_independent_solves_per_s_t1 / _t2: the same 200 poses with warm=False, every pose from
+  pose 1's solution (up to 10 cm away, so more iterations each): independent solves, which the
+  threads share pose by pose (the thread scaling figure).
 - scipy_solves_per_s: the SciPy reference over the first `scipy_steps` warm steps of the same
   sequence (it is a per-solve cost; the full 200 would take minutes), scipy_cold_solve_ms.
 - ratio_vs_scipy = igm_solves_per_s_t1 / scipy_solves_per_s (warm against warm);
@@ -39,7 +36,6 @@ figures are written; tests/test_cpr_reference.py requires asr.cpr. Benchmarks re
 not assert. Wall-clock figures on a shared machine are noisy.
 """
 import argparse
-import inspect
 import math
 import os
 import sys
@@ -87,71 +83,39 @@ def _time_asr(load_cpr, positions, rotations, reps, say):
     s1 = robot.solve_igm(positions[1], rotations[1], guess=s0.unknowns)
     lengths = (np.array(s0.q, dtype=float), np.array(s1.q, dtype=float))
 
-    takes_threads = "threads" in inspect.signature(robot.solve_igm).parameters
-
     def loop(threads):
-        kw = {"threads": threads} if takes_threads else {}
         best, fails = math.inf, 0
         for _ in range(reps):
-            g = s1.unknowns
+            g = s1
             fails = 0
             t0 = time.perf_counter()
             for k in range(2, len(positions)):
-                s = robot.solve_igm(positions[k], rotations[k], guess=g, **kw)
-                g = s  # the previous CPRSolution: its unknowns and its Jacobian
-                fails += not s.converged
+                # the previous CPRSolution: its unknowns, Jacobian, inverse and rod tips
+                g = robot.solve_igm(positions[k], rotations[k], guess=g, threads=threads)
+                fails += not g.converged
             best = min(best, time.perf_counter() - t0)
         return n_seq / best, fails
 
-    def batch(threads):
+    def batch(threads, warm):
         best, fails = math.inf, 0
         for _ in range(reps):
             t0 = time.perf_counter()
-            try:  # pose 2 warm-started from pose 1's solution, each next from the previous
-                out = robot.solve_igm_batch(positions[2:], rotations[2:], guess=s1,
-                                            threads=threads, warm=True)
+            try:  # warm: pose 2 from pose 1's solution, each next from the previous one
+                robot.solve_igm_batch(positions[2:], rotations[2:], guess=s1, threads=threads,
+                                      warm=warm)
                 fails = 0
             except NotConverged:
                 fails = 1
             best = min(best, time.perf_counter() - t0)
         return n_seq / best, fails
 
-    if takes_threads and hasattr(robot, "solve_igm_batch"):
-        # the headline igm_solves_per_s_t1/_t2 time the whole warm-started sequence in one
-        # solve_igm_batch call (igm_timed_path 2); the solve_igm loop is igm_loop_solves_per_s_*
-        fig["threads_mode"] = 1   # 1: threads inside one solve (over the rods)
-        fig["igm_timed_path"] = 2
-        for th in (1, 2):
-            rate, fails = loop(th)
-            fig[f"igm_loop_solves_per_s_t{th}"] = rate
-            fig[f"igm_loop_not_converged_t{th}"] = fails
-            rate, fails = batch(th)
-            fig[f"igm_batch_solves_per_s_t{th}"] = rate
-            fig[f"igm_solves_per_s_t{th}"] = rate
-            fig[f"igm_not_converged_t{th}"] = fails  # 1: some pose of the batch failed
-    elif takes_threads:
-        fig["threads_mode"] = 1   # 1: threads inside one solve (solve_igm(threads=))
-        fig["igm_timed_path"] = 1  # 1: a Python loop of solve_igm
-        for th in (1, 2):
-            rate, fails = loop(th)
-            fig[f"igm_solves_per_s_t{th}"] = rate
-            fig[f"igm_not_converged_t{th}"] = fails
-    else:
-        fig["threads_mode"] = 2   # 2: threads only in solve_igm_batch
-        rate, fails = loop(1)
-        fig["igm_solves_per_s_t1"] = rate
-        fig["igm_not_converged_t1"] = fails
-        if hasattr(robot, "solve_igm_batch"):
-            for th in (1, 2):
-                best = math.inf
-                for _ in range(reps):
-                    t0 = time.perf_counter()
-                    out = robot.solve_igm_batch(positions[2:], rotations[2:], threads=th,
-                                                warm=True)
-                    best = min(best, time.perf_counter() - t0)
-                fig[f"igm_batch_solves_per_s_t{th}"] = n_seq / best
-            fig["igm_solves_per_s_t2"] = fig["igm_batch_solves_per_s_t2"]
-            del out
+    for th in (1, 2):
+        fig[f"igm_solves_per_s_t{th}"], fig[f"igm_not_converged_t{th}"] = batch(th, True)
+        rate, fails = loop(th)
+        fig[f"igm_loop_solves_per_s_t{th}"], fig[f"igm_loop_not_converged_t{th}"] = rate, fails
+        rate, fails = batch(th, False)
+        fig[f"igm_independent_solves_per_s_t{th}"] = rate
+        fig[f"igm_independent_not_converged_t{th}"] = fails
     return fig, lengths
 
 
@@ -225,29 +189,18 @@ def main(quick=False, write=True, out=DEFAULT_OUT, scipy_steps=None, reps=None, 
 
     sp = fig["scipy_solves_per_s"]
     if "igm_solves_per_s_t1" in fig:
-        if fig["threads_mode"] == 1 and fig.get("igm_timed_path") == 2:
-            say("headline (igm_solves_per_s_t*): solve_igm_batch(warm=True), the whole sequence "
-                "in one C call")
-            for th in (1, 2):
-                row(f"asr solve_igm_batch(warm), {th} thread(s)",
-                    fig["cold_solve_ms"] if th == 1 else None,
-                    fig[f"igm_solves_per_s_t{th}"], fig[f"igm_solves_per_s_t{th}"] / sp)
-            for th in (1, 2):
-                k = f"igm_loop_solves_per_s_t{th}"
-                row(f"asr solve_igm loop, {th} thread(s)", None, fig[k], fig[k] / sp)
-        elif fig["threads_mode"] == 1:
-            row("asr, 1 thread", fig["cold_solve_ms"], fig["igm_solves_per_s_t1"],
-                fig["igm_solves_per_s_t1"] / sp)
-            row("asr, 2 threads (inside each solve)", None, fig["igm_solves_per_s_t2"],
-                fig["igm_solves_per_s_t2"] / sp)
-        else:
-            row("asr solve_igm loop, 1 thread", fig["cold_solve_ms"],
-                fig["igm_solves_per_s_t1"], fig["igm_solves_per_s_t1"] / sp)
-            for th in (1, 2):
-                k = f"igm_batch_solves_per_s_t{th}"
-                if k in fig:
-                    row(f"asr solve_igm_batch(warm), {th} thread(s)", None, fig[k],
-                        fig[k] / sp)
+        say("headline (igm_solves_per_s_t*): solve_igm_batch(warm=True), the whole sequence "
+            "in one C call")
+        for th in (1, 2):
+            row(f"asr solve_igm_batch(warm), {th} thread(s)",
+                fig["cold_solve_ms"] if th == 1 else None,
+                fig[f"igm_solves_per_s_t{th}"], fig[f"igm_solves_per_s_t{th}"] / sp)
+        for th in (1, 2):
+            k = f"igm_loop_solves_per_s_t{th}"
+            row(f"asr solve_igm loop, {th} thread(s)", None, fig[k], fig[k] / sp)
+        for th in (1, 2):
+            k = f"igm_independent_solves_per_s_t{th}"
+            row(f"asr solve_igm_batch(warm=False), {th} thread(s)", None, fig[k], fig[k] / sp)
     else:
         say("(asr.cpr not importable: asr figures left out)")
     row(f"SciPy reference (least_squares lm, {scipy_steps} steps)",

@@ -415,22 +415,22 @@ int asr_cpr_nx(const asr_cpr* robot);
 asr_status asr_cpr_solve(const asr_cpr* robot, int problem, double* x,
                          const asr_cpr_options* opt, asr_cpr_report* report);
 
-/* asr_cpr_solve that carries its Jacobian J (asr_cpr_nres x asr_cpr_nact(robot, problem),
- * column-major) to the next solve of a warm-started sequence: *have_J = 1 on input uses J as the
- * first Jacobian (it is refreshed when it stops helping; the answer never depends on it), and on
- * output says whether J holds one. J NULL: as asr_cpr_solve. */
-asr_status asr_cpr_solve_jac(const asr_cpr* robot, int problem, double* x,
-                             const asr_cpr_options* opt, asr_cpr_report* report, double* J,
-                             int* have_J);
+/* What a solve hands on to the next solve of a warm-started sequence, in one buffer of
+ * asr_cpr_carry_size(robot, problem) doubles: the last Jacobian J (asr_cpr_nres x asr_cpr_nact,
+ * column-major), then its inverse when the system is square (nact x nact, column-major), then
+ * the rods' tip states at x (n_leg x 18, row per leg). Flags say which parts hold values. */
+enum { ASR_CPR_CARRY_J = 1, ASR_CPR_CARRY_INV = 2, ASR_CPR_CARRY_TIPS = 4 };
+int asr_cpr_carry_size(const asr_cpr* robot, int problem);
 
-/* asr_cpr_solve_jac that also carries the rods' tip states (n_leg x 18, row per leg): *have_tips
- * = 1 on input says that tips hold the rods integrated (with opt->n_grid) at x's leg unknowns,
- * as an IGM sequence does, which only moves the plate between solves: the first residual then
- * needs no rod integration. On output tips hold the rods at the final x (*have_tips = 1) unless
- * an error stopped the solve. tips NULL: as asr_cpr_solve_jac. */
-asr_status asr_cpr_solve_carry(const asr_cpr* robot, int problem, double* x,
-                               const asr_cpr_options* opt, asr_cpr_report* report, double* J,
-                               int* have_J, double* tips, int* have_tips);
+/* asr_cpr_solve with a carry buffer (see asr_cpr_carry_size). On input *flags says which parts
+ * hold the previous solve's values: J and its inverse start the iteration (they are refreshed
+ * when they stop helping; the answer never depends on them); tips must be the rods integrated
+ * with opt->n_grid at x's leg unknowns, as in an IGM sequence, which only moves the plate, so the
+ * first residual needs no rod integration. On output *flags says which parts hold this solve's
+ * values. carry NULL: as asr_cpr_solve. */
+asr_status asr_cpr_solve_warm(const asr_cpr* robot, int problem, double* x,
+                              const asr_cpr_options* opt, asr_cpr_report* report, double* carry,
+                              int* flags);
 
 /* Number of unknowns the solver changes: asr_cpr_nx - 6 (IGM) or asr_cpr_nx - n_leg (DGM). */
 int asr_cpr_nact(const asr_cpr* robot, int problem);
@@ -438,15 +438,29 @@ int asr_cpr_nact(const asr_cpr* robot, int problem);
 /* Solve `problem` at n targets: IGM targets are plate poses (n x 6: position, m, and rotation
  * vector, rad), DGM targets joint values (n x n_leg: rad, m or rod lengths). warm 0: every
  * target starts from x0 (nx) and they are independent, so opt->threads threads take whole
- * targets. warm 1: target k > 0 starts from the solution of target k-1, with its Jacobian and
- * (IGM) rod tip states (asr_cpr_solve_carry), a chain whose threads share each solve's rod
+ * targets. warm 1: target k > 0 starts from the solution of target k-1, with its carry (see
+ * asr_cpr_solve_warm; tips for the IGM only), a chain whose threads share each solve's rod
  * integrations. Results never depend on the thread count. xs (n x nx) receives each final
- * iterate, reports the n reports (a target never attempted because of an error reports
- * converged 0, iterations 0, residual_norm inf). Returns the first error status in target
- * order; non-convergence is not an error (see the reports). */
+ * iterate, reports the n reports. Returns the first error status in target order;
+ * non-convergence is not an error (see the reports). After an error, targets that were never
+ * attempted report converged 0, iterations 0, residual_norm inf (with warm 0 and threads, which
+ * ones depends on how the targets were split). */
 asr_status asr_cpr_solve_batch(const asr_cpr* robot, int problem, int n, const double* targets,
                                const double* x0, int warm, const asr_cpr_options* opt,
                                double* xs, asr_cpr_report* reports);
+
+/* The named quantities of n solver vectors xs (n x nx): joint values q (n x n_leg: rad, m or
+ * rod lengths), plate position (n x 3, m), plate rotation (n x 9, row-major, plate -> world) and
+ * base wrenches (n x n_leg x 6: n0, N, and m0, N m, world). Any output may be NULL. */
+asr_status asr_cpr_unpack(const asr_cpr* robot, int n, const double* xs, double* q,
+                          double* position, double* rotation, double* base_wrenches);
+
+/* Rotation matrix R (9, row-major) of the rotation vector w (3, rad). */
+asr_status asr_rot_exp(const double* w, double* R);
+
+/* Rotation vector w (3, rad, angle in [0, pi]) of the rotation matrix R (9, row-major);
+ * ASR_ERR_RANGE when R is not a rotation: max |R^T R - I| > tol, or det R < 0. */
+asr_status asr_rot_log(const double* R, double tol, double* w);
 
 /* Residual vector at x (length asr_cpr_nres(robot)) and rod centerlines (n_leg x n_grid x 3,
  * may be NULL). */

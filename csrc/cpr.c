@@ -9,57 +9,24 @@
  * Structure: a leg's unknown changes only that leg's tip state, so its Jacobian column costs ONE
  * rod integration and touches only the leg's rows and the equilibrium rows. A plate unknown
  * moves every attachment point and frame but no rod: its column re-evaluates the constraints
- * from the stored tip states, with no integration at all. */
+ * from the stored tip states, with no integration at all. The rod integrations of a Jacobian
+ * (or of one residual) are independent and run ASR_ROD_LANES at a time (rod.h).
+ *
+ * Steps: a square system takes Newton's step from the inverse Jacobian, kept up to date by
+ * Sherman-Morrison with each Broyden update (O(n^2) per step); Levenberg-Marquardt on the normal
+ * equations (Nielsen's damping rule) takes over when that step fails, and for least-squares
+ * systems. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "asr.h"
 #include "rod.h"
+#include "rot3.h"
 #include "simd.h"
 #include "threads.h"
 
 enum { S = ASR_ROD_NSTATE, MAXW = 7, LANES = ASR_ROD_LANES };
-
-/* ------------------------------------------------------------------ small 3-D helpers */
-
-static void mat_mul(const double* A, const double* B, double* C) { /* C = A B */
-    for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j)
-            C[3 * i + j] = A[3 * i] * B[j] + A[3 * i + 1] * B[3 + j] + A[3 * i + 2] * B[6 + j];
-}
-
-static void mat_vec(const double* A, const double* v, double* w) { /* w = A v */
-    for (int i = 0; i < 3; ++i) w[i] = A[3 * i] * v[0] + A[3 * i + 1] * v[1] + A[3 * i + 2] * v[2];
-}
-
-static void cross(const double* a, const double* b, double* c) {
-    c[0] = a[1] * b[2] - a[2] * b[1];
-    c[1] = a[2] * b[0] - a[0] * b[2];
-    c[2] = a[0] * b[1] - a[1] * b[0];
-}
-
-static double dot(const double* a, const double* b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
-
-/* Rotation by angle |w| about w/|w| (Rodrigues), row-major. */
-static void rot_exp(const double* w, double* R) {
-    double th = sqrt(dot(w, w));
-    double a = th > 1e-12 ? sin(th) / th : 1.0 - th * th / 6.0;
-    double b = th > 1e-6 ? (1.0 - cos(th)) / (th * th) : 0.5 - th * th / 24.0;
-    double K[9] = {0, -w[2], w[1], w[2], 0, -w[0], -w[1], w[0], 0}, K2[9];
-    mat_mul(K, K, K2);
-    for (int k = 0; k < 9; ++k) R[k] = (k % 4 == 0) + a * K[k] + b * K2[k];
-}
-
-/* Two unit vectors completing the unit a to an orthonormal basis. */
-static void perp_basis(const double* a, double* b1, double* b2) {
-    double e[3] = {0, 0, 0};
-    e[fabs(a[0]) < 0.6 ? 0 : (fabs(a[1]) < 0.6 ? 1 : 2)] = 1.0;
-    cross(a, e, b1);
-    double nb = sqrt(dot(b1, b1));
-    for (int k = 0; k < 3; ++k) b1[k] /= nb;
-    cross(a, b1, b2);
-}
 
 /* ------------------------------------------------------------------ layout */
 
@@ -579,18 +546,30 @@ static asr_status fresh_jacobian(solver* s, lm_work* w) {
     return ASR_OK;
 }
 
-/* Damped steps (G + lambda diag G) d = -J^T r with lambda raised until one lowers |r|; an
- * updated (not fresh) J gets one try only. Returns 1 if a step was kept. */
-static int lm_steps(solver* s, lm_work* w, int fresh, double* lambda, double* rn) {
+/* Damped steps (G + lambda diag G) d = -J^T r, lambda raised until one lowers |r| (*rn); an
+ * updated (not fresh) J gets one try only. Nielsen's rule moves lambda by the gain ratio rho
+ * (actual over predicted decrease of |r|^2): down by up to 3 after a good step, up by a
+ * doubling factor nu after each failure. Returns 1 if a step was kept. */
+static int lm_steps(solver* s, lm_work* w, int fresh, double* lambda, double* nu, double* rn) {
     normal_eq(s->J, s->r, w->m, w->n, w->G, w->g, w->A);
     while (*lambda < 1e12) {
         if (damped_solve(w->G, w->g, w->n, *lambda, w->A, w->d) != 0) {
-            *lambda = *lambda * 10.0 + 1e-12;
+            *lambda = *lambda * *nu + 1e-12;
+            *nu *= 2.0;
             continue;
         }
-        if (try_step(s, w, rn)) return 1;
+        double rn0 = *rn, pred = 0.0; /* predicted decrease of |r|^2: d^T (g + lambda D d) */
+        for (int j = 0; j < w->n; ++j)
+            pred += w->d[j] * (w->g[j] + *lambda * w->G[(size_t)j * w->n + j] * w->d[j]);
+        if (try_step(s, w, rn)) {
+            double rho = pred > 0.0 ? (rn0 * rn0 - *rn * *rn) / pred : 1.0, t = 2.0 * rho - 1.0;
+            *lambda = fmax(*lambda * fmax(1.0 / 3.0, 1.0 - t * t * t), 1e-12);
+            *nu = 2.0;
+            return 1;
+        }
         if (!fresh) return 0; /* an updated J that fails: recompute it before raising lambda */
-        *lambda *= 10.0;
+        *lambda *= *nu;
+        *nu *= 2.0;
     }
     return 0;
 }
@@ -626,7 +605,7 @@ static asr_status lm_solve(solver* s, const asr_cpr_options* opt, asr_cpr_report
         st = evaluate(s, s->x, s->r, s->tips, s->weq);
     }
     double rn = st == ASR_OK ? norm(s->r, w.m) : INFINITY;
-    double lambda = LAMBDA_NEWTON;
+    double lambda = LAMBDA_NEWTON, nu = 2.0;
     int it = 0;
     while (st == ASR_OK && rn >= opt->tol && it < opt->max_iter) {
         ++it;
@@ -641,10 +620,13 @@ static asr_status lm_solve(solver* s, const asr_cpr_options* opt, asr_cpr_report
         if (newton) {
             newton_step(w.H, s->r, w.n, w.d);
             improved = try_step(s, &w, &rn);
-            if (!improved && fresh) lambda *= 10.0; /* LM's first try would be the same step */
+            if (!improved && fresh) { /* LM's first try would be the same step */
+                lambda *= nu;
+                nu *= 2.0;
+            }
         }
-        if (!improved && (fresh || !newton)) improved = lm_steps(s, &w, fresh, &lambda, &rn);
-        if (improved) lambda = fmax(lambda * 0.1, 1e-12);
+        if (newton && improved) lambda = fmax(lambda * 0.1, 1e-12);
+        if (!improved && (fresh || !newton)) improved = lm_steps(s, &w, fresh, &lambda, &nu, &rn);
         if (!improved && fresh) break; /* stuck: a local minimum of |r| that is not a root */
         /* stale: recompute next time. Even an exact Newton step gains only a factor ~3 on the
          * first step of a warm-started pose (the rods are strongly nonlinear), so a factor 10
@@ -736,23 +718,36 @@ static asr_status solve_with(const asr_cpr* robot, int problem, double* x,
     return st;
 }
 
-asr_status asr_cpr_solve_carry(const asr_cpr* robot, int problem, double* x,
-                               const asr_cpr_options* opt, asr_cpr_report* report, double* J,
-                               int* have_J, double* tips, int* have_tips) {
-    if ((J && !have_J) || (tips && !have_tips)) return ASR_ERR_NULL;
-    lm_carry c = {J, have_J, NULL, NULL, tips, have_tips};
-    return solve_with(robot, problem, x, opt, report, &c);
+int asr_cpr_carry_size(const asr_cpr* robot, int problem) {
+    int m = asr_cpr_nres(robot), n = asr_cpr_nact(robot, problem);
+    if (m < 0 || n < 0) return -1;
+    return m * n + n * n + S * robot->n_leg;
 }
 
-asr_status asr_cpr_solve_jac(const asr_cpr* robot, int problem, double* x,
-                             const asr_cpr_options* opt, asr_cpr_report* report, double* J,
-                             int* have_J) {
-    return asr_cpr_solve_carry(robot, problem, x, opt, report, J, have_J, NULL, NULL);
+asr_status asr_cpr_solve_warm(const asr_cpr* robot, int problem, double* x,
+                              const asr_cpr_options* opt, asr_cpr_report* report, double* carry,
+                              int* flags) {
+    if (!carry) return solve_with(robot, problem, x, opt, report, NULL);
+    if (!flags) return ASR_ERR_NULL;
+    asr_status st = check_robot(robot);
+    if (st != ASR_OK) return st;
+    if (problem != ASR_CPR_IGM && problem != ASR_CPR_DGM) return ASR_ERR_RANGE;
+    int m = asr_cpr_nres(robot), n = asr_cpr_nact(robot, problem);
+    int have_J = (*flags & ASR_CPR_CARRY_J) != 0;
+    int have_H = have_J && (*flags & ASR_CPR_CARRY_INV) != 0;
+    int have_tips = (*flags & ASR_CPR_CARRY_TIPS) != 0;
+    lm_carry c = {carry, &have_J, carry + (size_t)m * n, &have_H,
+                  carry + (size_t)m * n + (size_t)n * n, &have_tips};
+    st = solve_with(robot, problem, x, opt, report, &c);
+    if (st == ASR_OK || st == ASR_ERR_NONFINITE) /* the solve ran: its carry is what it says */
+        *flags = (have_J ? ASR_CPR_CARRY_J : 0) | (have_H ? ASR_CPR_CARRY_INV : 0) |
+                 (have_tips ? ASR_CPR_CARRY_TIPS : 0);
+    return st;
 }
 
 asr_status asr_cpr_solve(const asr_cpr* robot, int problem, double* x,
                          const asr_cpr_options* opt, asr_cpr_report* report) {
-    return asr_cpr_solve_jac(robot, problem, x, opt, report, NULL, NULL);
+    return solve_with(robot, problem, x, opt, report, NULL);
 }
 
 /* One target of a batch: x = the start point with the target written into it. */
@@ -794,20 +789,18 @@ static asr_status solve_range(void* ctx, int k0, int k1) {
 /* A warm-started chain: each target from the previous solution, carrying the Jacobian and (IGM:
  * the leg unknowns a target starts from are those the previous one ended with) the rod tips. */
 static asr_status solve_chain(const batch_job* b, const asr_cpr_options* opt) {
-    int n_leg = b->robot->n_leg, m = asr_cpr_nres(b->robot), n = asr_cpr_nact(b->robot, b->problem);
-    int have_J = 0, have_H = 0, have_tips = 0;
-    double* J = (double*)malloc(((size_t)m * n + (size_t)n * n + (size_t)S * n_leg) * sizeof(double));
-    if (!J) return ASR_ERR_NOMEM;
-    lm_carry c = {J, &have_J, J + (size_t)m * n, &have_H, NULL, &have_tips};
-    if (b->problem == ASR_CPR_IGM) c.tips = c.H + (size_t)n * n;
+    double* carry = (double*)malloc((size_t)asr_cpr_carry_size(b->robot, b->problem) * sizeof(double));
+    if (!carry) return ASR_ERR_NOMEM;
+    int flags = 0, keep = b->problem == ASR_CPR_IGM ? ~0 : ~ASR_CPR_CARRY_TIPS;
     asr_status st = ASR_OK;
     for (int k = 0; k < b->n && st == ASR_OK; ++k) {
         double* x = b->xs + (size_t)k * b->nx;
         memcpy(x, k ? x - b->nx : b->x0, (size_t)b->nx * sizeof(double));
         set_target(b->robot, b->problem, b->targets + (size_t)k * b->width, x);
-        st = solve_with(b->robot, b->problem, x, opt, b->reports + k, &c);
+        flags &= keep; /* the DGM moves the legs' q: the rods must be integrated again */
+        st = asr_cpr_solve_warm(b->robot, b->problem, x, opt, b->reports + k, carry, &flags);
     }
-    free(J);
+    free(carry);
     return st;
 }
 
@@ -859,4 +852,30 @@ int asr_cpr_nact(const asr_cpr* robot, int problem) {
     int nx = asr_cpr_nx(robot);
     if (nx < 0) return -1;
     return problem == ASR_CPR_DGM ? nx - robot->n_leg : nx - 6;
+}
+
+asr_status asr_cpr_unpack(const asr_cpr* robot, int n, const double* xs, double* q,
+                          double* position, double* rotation, double* base_wrenches) {
+    asr_status st = check_robot(robot);
+    if (st != ASR_OK) return st;
+    if (!xs) return ASR_ERR_NULL;
+    if (n < 0) return ASR_ERR_RANGE;
+    int nx = asr_cpr_nx(robot), n_leg = robot->n_leg;
+    for (int k = 0; k < n; ++k) {
+        const double* x = xs + (size_t)k * nx;
+        for (int i = 0, xo = 0; i < n_leg; ++i) {
+            const asr_cpr_leg* leg = &robot->legs[i];
+            double y0[S], L;
+            int nw = leg_nw(leg);
+            if (q) q[(size_t)k * n_leg + i] = x[xo + nw];
+            if (base_wrenches) { /* the base state holds n0, m0 in the world frame */
+                leg_base(leg, x + xo, y0, &L);
+                memcpy(base_wrenches + ((size_t)k * n_leg + i) * 6, y0 + 12, 6 * sizeof(double));
+            }
+            xo += nw + 1;
+        }
+        if (position) memcpy(position + 3 * (size_t)k, x + nx - 6, 3 * sizeof(double));
+        if (rotation) rot_exp(x + nx - 3, rotation + 9 * (size_t)k);
+    }
+    return ASR_OK;
 }

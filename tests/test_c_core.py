@@ -1,6 +1,7 @@
 """Build the C core with each plain C test program (tests/c/test_core.c: the public API;
 tests/c/test_engine.c: the rigid-body engine coupling against a fake engine; tests/c/test_rod.c:
-the rod packs of the CPR solver) twice, with the
+the rod packs of the CPR solver; tests/c/test_cpr.c: the CPR solver on Till's Stewart-Gough robot
+and the planar 3RFR, checked against rods integrated independently) twice, with the
 strict warning set and with AddressSanitizer + UndefinedBehaviorSanitizer, and run every build."""
 import os
 import re
@@ -16,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CSRC = ROOT / "csrc"
 TEST_DIR = ROOT / "tests" / "c"
 # program name -> fewer checks than this means the program did not run its tests
-PROGRAMS = {"test_core": 1000, "test_engine": 1000, "test_rod": 90}
+PROGRAMS = {"test_core": 1000, "test_engine": 1000, "test_rod": 90, "test_cpr": 180}
 
 STRICT = ["-std=c11", "-Wall", "-Wextra", "-Wpedantic", "-Wmissing-prototypes", "-Werror",
           "-ffp-contract=off"]

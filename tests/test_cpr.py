@@ -194,6 +194,47 @@ def test_dgm_batch_returns_the_poses_of_an_igm_batch(till, home, warm):
         till.solve_dgm_batch(np.full((2, 6), np.nan))
 
 
+def test_far_poses_converge_from_a_cold_start(till):
+    """The end of Till's sequence, 12 cm sideways (SciPy's MINPACK LM needs ~2000 residual
+    evaluations there), solved from straight rods, and checked by the DGM."""
+    far = cpr.till_benchmark_poses()[101]
+    ig = till.solve_igm(far)
+    assert ig.converged and ig.residual_norm < 1e-10 and ig.iterations < 100
+    dg = till.solve_dgm(ig.q, guess=ig.unknowns + 1e-3)
+    assert np.allclose(dg.position, far, atol=1e-9)
+
+
+def test_rotation_vectors_match_scipy_at_every_angle():
+    """rot_exp / rot_log against SciPy's Rotation, from 1e-9 rad to pi (where v = vee(R - R^T)
+    vanishes and the axis comes from the symmetric part)."""
+    from scipy.spatial.transform import Rotation
+    rng = np.random.default_rng(7)
+    for angle in [0.0, 1e-9, 1e-5, 1e-3, 0.3, 2.0, np.pi - 1e-2, np.pi - 1e-4, np.pi - 1e-7]:
+        for _ in range(5):
+            axis = rng.normal(size=3)
+            w = angle * axis / np.linalg.norm(axis)
+            R = cpr.rot_exp(w)
+            np.testing.assert_allclose(R, Rotation.from_rotvec(w).as_matrix(), atol=1e-15)
+            np.testing.assert_allclose(cpr.rot_log(R), w, atol=1e-11)
+    R = cpr.rot_exp([0.0, np.pi, 0.0])  # exactly pi: either sign is the same rotation
+    np.testing.assert_allclose(cpr.rot_exp(cpr.rot_log(R)), R, atol=1e-15)
+    assert np.linalg.norm(cpr.rot_log(R)) == pytest.approx(np.pi, abs=1e-15)
+    with pytest.raises(ValueError, match="R: must be a rotation matrix"):
+        cpr.rot_log(np.diag([1.0, 1.0, -1.0]))  # orthonormal, det -1
+    with pytest.raises(ValueError, match="R: must be a rotation matrix"):
+        cpr.rot_log(np.eye(3) * 1.001)
+
+
+def test_poses_with_bad_rotations_are_refused(till):
+    with pytest.raises(ValueError, match="rotation: must be a rotation matrix"):
+        till.solve_igm([0, 0, 0.4], np.diag([1.0, -1.0, 1.0]))
+    Rs = np.array([np.eye(3), np.eye(3) + 1e-6])
+    with pytest.raises(ValueError, match=r"rotations\[1\]: must be a rotation matrix"):
+        till.solve_igm_batch([[0, 0, 0.4], [0, 0, 0.41]], Rs)
+    with pytest.raises(ValueError, match="w: must be finite"):
+        cpr.rot_exp([0.0, np.nan, 0.0])
+
+
 def test_not_converged_carries_the_last_iterate(till):
     with pytest.raises(cpr.NotConverged) as exc:
         till.solve_igm([0.0, 0.02, 0.48], max_iter=1)
