@@ -290,6 +290,12 @@ def load_cpr(name_or_path):
 
 # ------------------------------------------------------------------ the robot
 
+def _check_grid(n_grid):
+    if int(n_grid) != n_grid or n_grid < 2:
+        raise ValueError(f"n_grid: must be an integer >= 2, got {n_grid!r}")
+    return int(n_grid)
+
+
 def _check(status, what):
     if status != 0:
         raise RuntimeError(f"{what}: C core returned status {status} ({STATUS.get(status, '?')})")
@@ -330,25 +336,7 @@ class CPRobot:
         self._nact = {p: int(lib.asr_cpr_nact(self._robot_default, p)) for p in (0, 1)}
         self._carry_size = {p: int(lib.asr_cpr_carry_size(self._robot_default, p)) for p in (0, 1)}
         self._opt_cache = {}
-        # index maps that turn a solver vector into q and base wrenches without a Python loop:
-        # bw[:, 3:] = sum_k x[_m_idx[:, k]] * _m_lin[:, k, :]; legs in _m_loop (free twist on a
-        # revolute base: the frame turns with q) are done one by one
-        xo = self._xoff
-        self._q_idx = xo[1:] - 1
-        self._n_idx = xo[:-1, None] + np.arange(3)
-        self._m_idx = np.empty((self.n_rods, 3), dtype=np.intp)
-        self._m_lin = np.zeros((self.n_rods, 3, 3))
-        self._m_loop = []
-        for i, l in enumerate(legs):
-            if l["free_twist"]:
-                self._m_idx[i] = xo[i] + np.array([3, 4, 3])
-                self._m_lin[i, 0] = l["base_R"][:, 0]
-                self._m_lin[i, 1] = l["base_R"][:, 1]
-                if l["base_joint"] == "revolute":
-                    self._m_loop.append(i)
-            else:
-                self._m_idx[i] = xo[i] + np.arange(3, 6)
-                self._m_lin[i] = np.eye(3)
+        self._q_idx = self._xoff[1:] - 1  # q: the last unknown of each leg
 
     def __repr__(self):
         return f"CPRobot({self.name!r}, {self.n_rods} rods, {self.n_unknowns} unknowns)"
@@ -375,8 +363,7 @@ class CPRobot:
             key, o = None, None
         if o is not None:
             return o
-        if int(n_grid) != n_grid or n_grid < 2:
-            raise ValueError(f"n_grid: must be an integer >= 2, got {n_grid!r}")
+        _check_grid(n_grid)
         if not tol > 0:
             raise ValueError(f"tol: must be > 0, got {tol!r}")
         if int(max_iter) != max_iter or max_iter < 1:
@@ -415,9 +402,8 @@ class CPRobot:
     def _centerlines(self, x, n_grid, wrench):
         res = np.empty(self.n_residuals)
         cl = np.empty((self.n_rods, n_grid, 3))
-        _check(lib.asr_cpr_residual(self._robot(wrench), _ptr(x),
-                                    n_grid, _ptr(res),
-                                    _ptr(cl)), "asr_cpr_residual")
+        _check(lib.asr_cpr_residual(self._robot(wrench), _ptr(x), n_grid, _ptr(res), _ptr(cl)),
+               "asr_cpr_residual")
         return cl
 
     def _solutions(self, xs, reps, n_grid, wrench):
@@ -534,9 +520,9 @@ class CPRobot:
     def residual(self, unknowns, n_grid=40, wrench=None):
         """The residual vector (n_residuals) at a solver vector."""
         x = finite_array(unknowns, "unknowns", (self.n_unknowns,)).copy()
+        n_grid = _check_grid(n_grid)
         res = np.empty(self.n_residuals)
-        _check(lib.asr_cpr_residual(self._robot(wrench), _ptr(x),
-                                    n_grid, _ptr(res), ffi.NULL),
+        _check(lib.asr_cpr_residual(self._robot(wrench), _ptr(x), n_grid, _ptr(res), ffi.NULL),
                "asr_cpr_residual")
         return res
 

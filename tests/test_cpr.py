@@ -235,6 +235,13 @@ def test_poses_with_bad_rotations_are_refused(till):
         cpr.rot_exp([0.0, np.nan, 0.0])
 
 
+def test_residual_refuses_a_bad_grid(till, home):
+    with pytest.raises(ValueError, match="n_grid: must be an integer >= 2, got 1"):
+        till.residual(home.unknowns, n_grid=1)
+    assert np.linalg.norm(till.residual(home.unknowns)) == pytest.approx(home.residual_norm,
+                                                                         rel=1e-9, abs=1e-15)
+
+
 def test_not_converged_carries_the_last_iterate(till):
     with pytest.raises(cpr.NotConverged) as exc:
         till.solve_igm([0.0, 0.02, 0.48], max_iter=1)
