@@ -190,10 +190,6 @@ typedef struct solver {
     double* weq;                /* n_leg x 6 plate wrenches at x */
     double* J;                  /* nres x nact, column-major */
     double P[3], Rp[9];         /* plate pose at x */
-    const double* xeval;        /* the x being evaluated by eval_range */
-    double* tips_out;           /* where eval_range stores tips */
-    double* weq_out;
-    double* r_out;
     double** paths;             /* NULL, or n_leg pointers to n_grid x 18 centerline states */
     rod_tasks tasks;            /* capacity: every leg column of the Jacobian, and n_leg */
 } solver;
@@ -250,7 +246,7 @@ static double norm(const double* v, int n) {
 static double fd_step(double x) { return 1e-7 * (1.0 + fabs(x)); }
 
 /* Jacobian columns of the leg unknowns: one rod integration each, all of them side by side.
- * The leg columns come first among the active unknowns, leg by leg (solver_layout). */
+ * The leg columns come first among the active unknowns, leg by leg (solver_init). */
 static asr_status jac_legs(solver* s) {
     const asr_cpr* rb = s->robot;
     rod_tasks* t = &s->tasks;
