@@ -2,11 +2,15 @@
 #ifndef ASR_SIMD_H
 #define ASR_SIMD_H
 
-/* On x86-64 Linux with GCC a function marked ASR_CLONED is compiled for AVX-512, AVX2 and the
- * baseline, and the loader picks one per machine (ifunc); elsewhere it is the baseline build.
+#include <limits.h> /* defines __GLIBC__ where glibc is the C library */
+
+/* On x86-64 Linux with GCC and glibc, a function marked ASR_CLONED is compiled for AVX-512,
+ * AVX2 and the baseline, and the loader picks one per machine (an ifunc; musl has none);
+ * elsewhere it is the baseline build.
  * No FMA is enabled (and -ffp-contract=off is set), so every clone rounds exactly like the
  * baseline: the choice changes the speed, never a result. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && \
+    defined(__GLIBC__)
 #define ASR_CLONED __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define ASR_CLONED
