@@ -487,8 +487,9 @@ typedef struct lm_work {
  * memory. */
 static double* lm_alloc(solver* s, lm_work* w, const lm_carry* c) {
     int n_leg = s->robot->n_leg, m = s->nres, n = s->nact;
-    size_t need = (size_t)m * 6 + ((size_t)S + 6) * n_leg * 3 + (size_t)s->nx + (size_t)m * n * 2 +
-                  (size_t)n * n * 2 + (size_t)n * 2;
+    /* 6 residual-sized, 2 tip sets, 3 plate-wrench sets, x_try, J and A, H and G, d */
+    size_t need = (size_t)m * 6 + ((size_t)S * 2 + 6 * 3) * n_leg + (size_t)s->nx +
+                  (size_t)m * n * 2 + (size_t)n * n * 2 + (size_t)n;
     double* mem = (double*)malloc(need * sizeof(double));
     if (!mem) return NULL;
     double* p = mem;
@@ -504,7 +505,6 @@ static double* lm_alloc(solver* s, lm_work* w, const lm_carry* c) {
     s->weq = p, p += 6 * (size_t)n_leg;
     w->weq_try = p, p += 6 * (size_t)n_leg;
     w->scratch_w = p, p += 6 * (size_t)n_leg;
-    p += ((size_t)S + 6) * n_leg; /* spare */
     w->x_try = p, p += s->nx;
     s->J = (c && c->J) ? c->J : p;
     p += (size_t)m * n;
@@ -697,7 +697,7 @@ static asr_status solve_with(const asr_cpr* robot, int problem, double* x,
     if (st != ASR_OK) return st;
     if (!x) return ASR_ERR_NULL;
     if (problem != ASR_CPR_IGM && problem != ASR_CPR_DGM) return ASR_ERR_RANGE;
-    for (int k = 0; k < asr_cpr_nx(robot); ++k)
+    for (int k = 0, nx = asr_cpr_nx(robot); k < nx; ++k)
         if (!isfinite(x[k])) return ASR_ERR_INPUT;
     solver s;
     if (solver_init(&s, robot, problem, opt->n_grid, opt->threads) != 0) {

@@ -157,7 +157,6 @@ asr_status asr_rods_integrate(int n, const asr_rod* const* rods, const double* L
 
 asr_status asr_rod_integrate(const asr_rod* rod, double L, const double* y0, int n_grid,
                              double* y_tip, double* path) {
-    if (!rod || !y0 || !y_tip) return ASR_ERR_NULL;
-    if (n_grid < 2 || !rod_ok(rod, L)) return ASR_ERR_RANGE;
+    if (!rod) return ASR_ERR_NULL; /* the rest is checked by asr_rods_integrate */
     return asr_rods_integrate(1, &rod, &L, y0, n_grid, y_tip, path ? &path : NULL);
 }

@@ -23,6 +23,8 @@
  *   equations): the inverse problem at (0.05, 0, 0) stays in its plane, meets the revolute
  *   joints (no moment about z at the tips), and the direct problem gives the pose back; at home
  *   the three joint angles are equal (3-fold symmetry).
+ * - Eight straight free-twist legs: the DGM finds the closed-form pose (and the sanitizer build
+ *   checks the solver's work space for a robot unlike Till's).
  *
  * Build: see tests/test_c_core.py (strict warnings; again under ASan + UBSan). */
 #include <math.h>
@@ -774,6 +776,49 @@ static void test_3rfr(void) {
     CHECK(norm_n(xd + RFR_NX - 3, 3) < 1e-9);
 }
 
+/* Eight free-twist legs on one circle, base and plate holes at the same angles: with every
+ * length 0.4 m the rods stand straight and the plate sits at (0, 0, 0.4), unrotated (closed
+ * form). The DGM from a displaced plate must find it; with more legs than Till's six its
+ * work space has other proportions (5 unknowns per leg + 6 < 6 per leg), which the sanitizer
+ * build checks for out-of-bounds use. */
+static void test_eight_legs_dgm(void) {
+    enum { NL = 8, NX = NL * 6 + 6 };
+    asr_cpr_leg legs[NL];
+    asr_cpr robot;
+    memset(legs, 0, sizeof legs);
+    for (int i = 0; i < NL; ++i) {
+        asr_cpr_leg* l = &legs[i];
+        double a = 2.0 * PI * i / NL;
+        l->rod.E = 207e9;
+        l->rod.G = 207e9 / 2.61;
+        l->rod.r = 0.65e-3;
+        l->base_joint = ASR_CPR_BASE_EXTENSIBLE;
+        l->base_p[0] = l->tip_p[0] = 0.087 * cos(a);
+        l->base_p[1] = l->tip_p[1] = 0.087 * sin(a);
+        l->base_R[0] = l->base_R[4] = l->base_R[8] = 1.0;
+        l->tip_R[0] = l->tip_R[4] = l->tip_R[8] = 1.0;
+        l->base_axis[2] = l->tip_axis[2] = 1.0;
+        l->free_twist = 1;
+        l->tip_joint = ASR_CPR_TIP_FIXED;
+    }
+    memset(&robot, 0, sizeof robot);
+    robot.n_leg = NL;
+    robot.legs = legs;
+    CHECK(asr_cpr_nx(&robot) == NX);
+    CHECK(asr_cpr_nact(&robot, ASR_CPR_DGM) == asr_cpr_nres(&robot)); /* square: 46 */
+    double x[NX];
+    memset(x, 0, sizeof x);
+    for (int i = 0; i < NL; ++i) x[6 * i + 5] = 0.4;
+    x[NX - 6] = 0.01, x[NX - 5] = -0.005, x[NX - 4] = 0.41, x[NX - 1] = 0.02;
+    asr_cpr_options opt = options(GRID, 1e-10, 100, 1);
+    asr_cpr_report rep = {-1, -1, NAN};
+    CHECK_ST(asr_cpr_solve(&robot, ASR_CPR_DGM, x, &opt, &rep), ASR_OK);
+    CHECK(rep.converged == 1 && rep.residual_norm < opt.tol);
+    double pose_err = fabs(x[NX - 6]) + fabs(x[NX - 5]) + fabs(x[NX - 4] - 0.4);
+    double rot_err = fabs(x[NX - 3]) + fabs(x[NX - 2]) + fabs(x[NX - 1]);
+    CHECK(pose_err < 1e-9 && rot_err < 1e-9);
+}
+
 int main(void) {
     test_till_sizes();
     test_till_igm();
@@ -786,6 +831,7 @@ int main(void) {
     }
     test_unreachable();
     test_3rfr();
+    test_eight_legs_dgm();
     printf("%ld passed, %ld failed\n", n_pass, n_fail);
     return n_fail ? 1 : 0;
 }
