@@ -3,6 +3,7 @@
 The cdef is csrc/asr.h itself with its preprocessor lines removed, so the compiler checks the
 declarations cffi sees against the real header.
 """
+import glob
 import os
 import re
 
@@ -57,6 +58,8 @@ ffibuilder.set_source(
     '#include "asr.h"',
     sources=[os.path.relpath(os.path.join(CSRC, s)) for s in SOURCES],
     include_dirs=[os.path.relpath(CSRC)],
+    # headers as dependencies: a change to an inlined helper (motor.h, ...) rebuilds the module
+    depends=sorted(os.path.relpath(h) for h in glob.glob(os.path.join(CSRC, "*.h"))),
     extra_compile_args=CFLAGS,
     libraries=["m", "pthread"],
 )

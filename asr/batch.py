@@ -29,6 +29,10 @@ MODES = {
     6: "equilibrium and preset references, mapped, PID per motor, motor dynamics",
 }
 ON_ERROR = ("raise", "flag")
+# Motor sub-step schemes (csrc/motor.h): "euler" first order, L-stable (damps stiff modes and,
+# numerically, an undamped motor oscillation by a damping ratio of about h w / 2); "trapezoid"
+# second order, A-stable, no numerical damping (stiff modes ring instead of dying out).
+MOTOR_SCHEMES = {"euler": 0, "trapezoid": 1}
 
 
 @dataclasses.dataclass
@@ -71,10 +75,11 @@ class Batch:
     n_instances: N. threads: native worker threads (results do not depend on it).
     max_substep: longest motor integration sub-step, s (each step is split into
         ceil(dt / max_substep) sub-steps; the update is stable for any sub-step).
+    motor_scheme: "euler" (default) or "trapezoid", see MOTOR_SCHEMES.
     """
 
     def __init__(self, joints: Sequence, n_instances: int = 1, *, threads: int = 1,
-                 max_substep: float = 1e-3):
+                 max_substep: float = 1e-3, motor_scheme: str = "euler"):
         if isinstance(joints, (str, Joint, dict)):
             joints = [joints]
         joints = [_as_joint(j, k) for k, j in enumerate(joints)]
@@ -117,6 +122,7 @@ class Batch:
             self.set_params(k, **j.params)
         self.threads = threads
         self.max_substep = max_substep
+        self.motor_scheme = motor_scheme
 
     # ------------------------------------------------------------ configuration
 
@@ -143,6 +149,19 @@ class Batch:
         h = V.positive_float(h, "max_substep")
         check_status(lib.asr_batch_set_max_substep(self._b, h), "max_substep")
         self._max_substep = h
+
+    @property
+    def motor_scheme(self):
+        """Motor sub-step scheme: "euler" or "trapezoid" (see MOTOR_SCHEMES)."""
+        return self._motor_scheme
+
+    @motor_scheme.setter
+    def motor_scheme(self, name):
+        if not isinstance(name, str) or name not in MOTOR_SCHEMES:
+            raise ValueError(f"motor_scheme: got {name!r}, valid: {', '.join(MOTOR_SCHEMES)}")
+        check_status(lib.asr_batch_set_motor_scheme(self._b, MOTOR_SCHEMES[name]),
+                     "motor_scheme")
+        self._motor_scheme = name
 
     @property
     def modes(self):

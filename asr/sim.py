@@ -71,11 +71,11 @@ class Sim:
     mujoco_params: {field: {object name: scalar or (N,) array}} for the MuJoCo model fields in
         MUJOCO_FIELDS (body_mass kg, dof_damping N m s/rad, dof_frictionloss N m, geom_friction
         (3,) or (N, 3)); instances then get their own model copies.
-    threads, max_substep: as for asr.Batch.
+    threads, max_substep, motor_scheme: as for asr.Batch.
     """
 
     def __init__(self, robot, n_instances=1, *, params=None, mujoco_params=None, threads=1,
-                 max_substep=1e-3, variant=None):
+                 max_substep=1e-3, motor_scheme="euler", variant=None):
         mujoco = _mujoco()
         self.robot = robot if isinstance(robot, Robot) else load_robot(robot, variant)
         self.n_instances = V.positive_int(n_instances, "n_instances", hi=2**31 - 1)
@@ -90,7 +90,7 @@ class Sim:
         self.models = self._models(base, mujoco_params or {})
         self.datas = [mujoco.MjData(m) for m in self.models]
         self.batch = Batch([j.joint() for j in self.robot.joints], self.n_instances,
-                           threads=threads, max_substep=max_substep)
+                           threads=threads, max_substep=max_substep, motor_scheme=motor_scheme)
         for joint, values in (params or {}).items():
             self.batch.set_params(self._joint_index(joint), **values)
         self._engine = self._engine_struct()

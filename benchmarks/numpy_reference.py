@@ -19,8 +19,10 @@ One step of length dt, per joint (N joints, the two motors stacked on a leading 
                   u' = kp e + ki I' - kd v; I <- I' unless |u'| > tau_max and e u' > 0,
                   u = kp e + ki I - kd v
     drive         tau = sat(u, tau_max), gain = 1 if |u| < tau_max else 0
-    motor         F = tau + load - D v, k = gain kp + kload, c = D + gain kd; one linearly
-                  implicit Euler step  E(F, k):  v+ = v + h (F - h k v) / (J + h c + h^2 k),
+    motor         F = tau + load - D v, k = gain kp + kload, c = D + gain kd, r = kload qd (the
+                  spring acts on the deflection: the link's motion over the sub-step); one
+                  linearly implicit Euler step  E(F, k):
+                  v+ = v + h (F + h r - h k v) / (J + h c + h^2 k),
                   v+ = sat(v+, vel_max), th+ = clamp(th + h v+, pos_min, pos_max), at a stop
                   only the velocity that leaves the stop is kept
     friction      implicit Dahl stick point (tau_fs static friction, K presliding stiffness,
@@ -70,9 +72,10 @@ def _friction(w, th, K, z):
     return w, K * (th - w)
 
 
-def _implicit_euler(th, v, h, J, F, k, c, vel_max, pos_min, pos_max):
-    """asr_implicit_euler: one linearly implicit Euler step with velocity and position limits."""
-    vn = v + h * (F - h * k * v) / (J + h * c + h * h * k)
+def _implicit_euler(th, v, h, J, F, k, c, r, vel_max, pos_min, pos_max):
+    """asr_motor_update (Euler scheme): one linearly implicit Euler step with velocity and
+    position limits; r is the rate of change of F from the link's motion."""
+    vn = v + h * (F + h * r - h * k * v) / (J + h * c + h * h * k)
     vn = _sat(vn, vel_max)
     tn = th + h * vn
     tc = np.minimum(np.maximum(tn, pos_min), pos_max)
@@ -162,7 +165,7 @@ class QbmoveAdvancedMode6:
         kload += p["kc"]
         return tau, load, kload, stiffness, phi
 
-    def _motor_substep(self, target, load, kload, h):
+    def _motor_substep(self, target, load, kload, qd, h):
         """motor_substep for both motors of every joint (mode 6, torque drive, controller every
         sub-step)."""
         p = self.p
@@ -187,11 +190,12 @@ class QbmoveAdvancedMode6:
         F = tau + load - D * v
         k = gain * kp + kload
         c = D + gain * kd
-        th_s, v_s = _implicit_euler(th, v, h, J, F - K * (th - w), k + K, c, *lim)
+        r = kload * qd
+        th_s, v_s = _implicit_euler(th, v, h, J, F - K * (th - w), k + K, c, r, *lim)
         has_band = z > 0.0
         stick = has_band & (np.abs(th_s - w) <= z)
         slip = np.sign(np.where(has_band, th_s, th) - w)
-        th_l, v_l = _implicit_euler(th, v, h, J, F - fs * slip, k, c, *lim)
+        th_l, v_l = _implicit_euler(th, v, h, J, F - fs * slip, k, c, r, *lim)
         w_l = th_l - _sat(th_l - w, z)
         self.th = np.where(stick, th_s, th_l)
         self.v = np.where(stick, v_s, v_l)
@@ -216,7 +220,7 @@ class QbmoveAdvancedMode6:
         for s in range(nsub):
             if s > 0:
                 load, kload = self._springs(q + qd * (s * h))[1:3]
-            self._motor_substep(target, load, kload, h)
+            self._motor_substep(target, load, kload, qd, h)
         # output-shaft friction (0 with the default link_friction = 0)
         self.wq, self.tau_fq = _friction(self.wq, q, self.p["link_friction_K"], self._zq)
         self.tau_link = tau_link - self.tau_fq

@@ -247,8 +247,18 @@ asr_status asr_batch_get_param(const asr_batch* b, int joint, int k, double* out
 asr_status asr_batch_set_mode(asr_batch* b, int joint, int mode);
 
 /* Integration: each step of length dt is split into ceil(dt / max_substep) equal motor sub-steps
- * (linearly implicit Euler, stable for any sub-step). Default max_substep = 1e-3 s. */
+ * (linearly implicit, stable for any sub-step). Default max_substep = 1e-3 s. */
 asr_status asr_batch_set_max_substep(asr_batch* b, double max_substep);
+
+/* Motor sub-step scheme. EULER: linearly implicit (backward) Euler, first order, L-stable; it
+ * damps an undamped motor oscillation of frequency w with a damping ratio of about h w / 2.
+ * TRAPEZOID: linearly implicit trapezoidal rule, second order, A-stable, no numerical damping
+ * of a linear oscillator (stiff modes ring instead of dying out). Default EULER. */
+typedef enum asr_motor_scheme {
+    ASR_MOTOR_EULER = 0,
+    ASR_MOTOR_TRAPEZOID = 1
+} asr_motor_scheme;
+asr_status asr_batch_set_motor_scheme(asr_batch* b, int scheme);
 /* Worker threads for step and rollout (>= 1). Results do not depend on it. */
 asr_status asr_batch_set_threads(asr_batch* b, int n_threads);
 

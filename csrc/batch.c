@@ -217,6 +217,13 @@ asr_status asr_batch_set_max_substep(asr_batch* b, double max_substep) {
     return ASR_OK;
 }
 
+asr_status asr_batch_set_motor_scheme(asr_batch* b, int scheme) {
+    if (!b) return ASR_ERR_NULL;
+    if (scheme != ASR_MOTOR_EULER && scheme != ASR_MOTOR_TRAPEZOID) return ASR_ERR_RANGE;
+    b->motor_scheme = scheme;
+    return ASR_OK;
+}
+
 asr_status asr_batch_set_threads(asr_batch* b, int n_threads) {
     if (!b) return ASR_ERR_NULL;
     if (n_threads < 1 || n_threads > 1024) return ASR_ERR_RANGE;

@@ -23,6 +23,7 @@ struct asr_batch {
     double* state;                 /* ASR_NFIELD x n_inst x n_joint, caller-owned */
     asr_status_arrays status;      /* n_inst each, caller-owned */
     double max_substep;            /* s */
+    int motor_scheme;              /* asr_motor_scheme */
     int n_threads;
     long long step_count;
 };

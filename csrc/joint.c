@@ -22,6 +22,20 @@ static int elastic_at(const asr_model_def* m, const double* p, double q, double 
     return m->elastic(m->user, p + ASR_NCOMMON, &in, out);
 }
 
+/* Step length, its motor sub-steps and their scheme (asr_motor_scheme). */
+typedef struct step_timing {
+    double dt;
+    int nsub;
+    int scheme;
+} step_timing;
+
+/* What the mechanism does to one motor: load torque, its local stiffness and damping, and the
+ * rate at which the link's motion changes it (the spring acts on the deflection th - q: the
+ * whole local stiffness is taken to act on it, so the rate is k qd). */
+typedef struct motor_load {
+    double load, k, c, rate;
+} motor_load;
+
 static asr_status callback_status(int rc) {
     return rc == ASR_ERR_RANGE ? ASR_ERR_RANGE : ASR_ERR_CALLBACK;
 }
@@ -58,7 +72,7 @@ static inline double drive_torque(const double* p, double u, double* gain, doubl
 /* One sub-step of motor m toward target (a torque in mode 4, a position in modes 5-6), under
  * the mechanism's load and its local stiffness kload and damping cload. */
 static void motor_substep(const double* p, double* s, int m, int mode, int tick, double target,
-                          double ff, double load, double kload, double cload, double h) {
+                          double ff, const motor_load* ld, double h, int scheme) {
     int position_loop = mode != ASR_MODE_MOTOR_TORQUE;
     int continuous = p[ASR_P_CTRL_PERIOD] == 0.0;
     double* th = &s[ASR_F_TH1 + m];
@@ -76,12 +90,14 @@ static void motor_substep(const double* p, double* s, int m, int mode, int tick,
     /* a controller evaluated every sub-step is part of the implicit linearisation */
     double implicit = (position_loop && continuous) ? gain : 0.0;
     asr_motor_step ms = {
-        p[ASR_P_MOTOR_J],
-        tau + load - (p[ASR_P_MOTOR_D] + c_bemf) * *v,
-        implicit * p[ASR_P_KP] + kload,
-        p[ASR_P_MOTOR_D] + c_bemf + implicit * p[ASR_P_KD] + cload,
-        p[ASR_P_VEL_MAX], p[ASR_P_POS_MIN], p[ASR_P_POS_MAX],
-        p[ASR_P_FRICTION], p[ASR_P_FRICTION_K],
+        .J = p[ASR_P_MOTOR_J],
+        .F = tau + ld->load - (p[ASR_P_MOTOR_D] + c_bemf) * *v,
+        .k = implicit * p[ASR_P_KP] + ld->k,
+        .c = p[ASR_P_MOTOR_D] + c_bemf + implicit * p[ASR_P_KD] + ld->c,
+        .r = ld->rate,
+        .vel_max = p[ASR_P_VEL_MAX], .pos_min = p[ASR_P_POS_MIN], .pos_max = p[ASR_P_POS_MAX],
+        .tau_fs = p[ASR_P_FRICTION], .K = p[ASR_P_FRICTION_K],
+        .scheme = scheme,
     };
     double tau_f = asr_motor_substep(th, v, &s[ASR_F_W1 + m], h, &ms);
     s[ASR_F_TAU_M1 + m] = tau;
@@ -91,8 +107,9 @@ static void motor_substep(const double* p, double* s, int m, int mode, int tick,
 /* Modes 4-6: advance the motors over dt in nsub sub-steps; el holds the model at the start. */
 static int advance_motors(const asr_model_def* model, int mode, const double* p, double* s,
                           double q, double qd, const double target[2], const double ff[2],
-                          double dt, int nsub, asr_elastic_out* el) {
-    double h = dt / nsub;
+                          const step_timing* tm, asr_elastic_out* el) {
+    int nsub = tm->nsub;
+    double h = tm->dt / nsub;
     double period = p[ASR_P_CTRL_PERIOD];
     for (int k = 0; k < nsub; ++k) {
         if (k > 0) {
@@ -100,10 +117,11 @@ static int advance_motors(const asr_model_def* model, int mode, const double* p,
             if (rc) return rc;
         }
         int tick = period == 0.0 || s[ASR_F_CTRL_TIMER] <= 1e-9 * h;
-        motor_substep(p, s, 0, mode, tick, target[0], ff[0], el->load1, el->kload1, el->cload1, h);
+        motor_load l1 = {el->load1, el->kload1, el->cload1, el->kload1 * qd};
+        motor_substep(p, s, 0, mode, tick, target[0], ff[0], &l1, h, tm->scheme);
         if (model->nmotor == 2) {
-            motor_substep(p, s, 1, mode, tick, target[1], ff[1], el->load2, el->kload2,
-                          el->cload2, h);
+            motor_load l2 = {el->load2, el->kload2, el->cload2, el->kload2 * qd};
+            motor_substep(p, s, 1, mode, tick, target[1], ff[1], &l2, h, tm->scheme);
         }
         if (period > 0.0) {
             if (tick) {
@@ -141,8 +159,9 @@ static void store_elastic(double* s, const asr_elastic_out* el) {
 
 /* Compliant modes 2-6: returns the elastic link torque, or sets *rc. */
 static double compliant_step(const asr_model_def* model, int mode, const double* p, double* s,
-                             double q, double qd, double r1, double r2, double tff, double dt,
-                             int nsub, int* rc) {
+                             double q, double qd, double r1, double r2, double tff,
+                             const step_timing* tm, int* rc) {
+    double dt = tm->dt;
     double target[2];
     asr_elastic_out el;
     if ((*rc = step_targets(model, mode, p, r1, r2, target))) return 0.0;
@@ -166,7 +185,7 @@ static double compliant_step(const asr_model_def* model, int mode, const double*
             target[0] += el.kload1 > 0.0 ? tff / el.kload1 : 0.0;
             ff[0] = tff;
         }
-        *rc = advance_motors(model, mode, p, s, q, qd, target, ff, dt, nsub, &el);
+        *rc = advance_motors(model, mode, p, s, q, qd, target, ff, tm, &el);
     }
     return tau;
 }
@@ -181,7 +200,7 @@ static double link_pid(const double* p, double* s, double q, double qd, double r
 
 /* One step of the joint with state record s; in = {q, qd, ref1, ref2, tau_ext}. */
 static asr_status joint_step(const asr_model_def* model, int mode, const double* p, double* s,
-                             const double in[5], double tff, double dt, int nsub) {
+                             const double in[5], double tff, const step_timing* tm) {
     double q = in[0], qd = in[1], r1 = in[2], r2 = in[3];
     int rc = 0;
     double tau_link;
@@ -193,9 +212,9 @@ static asr_status joint_step(const asr_model_def* model, int mode, const double*
     if (mode == ASR_MODE_LINK_TORQUE) {
         tau_link = r1;
     } else if (mode == ASR_MODE_LINK_PID) {
-        tau_link = link_pid(p, s, q, qd, r1, dt);
+        tau_link = link_pid(p, s, q, qd, r1, tm->dt);
     } else {
-        tau_link = compliant_step(model, mode, p, s, q, qd, r1, r2, tff, dt, nsub, &rc);
+        tau_link = compliant_step(model, mode, p, s, q, qd, r1, r2, tff, tm, &rc);
         if (rc) return callback_status(rc);
     }
     double tau_fq = asr_friction(&s[ASR_F_WQ], q, p[ASR_P_LINK_FRICTION], p[ASR_P_LINK_FRICTION_K]);
@@ -224,7 +243,7 @@ static void freeze(asr_batch* b, int i, int j, asr_status st, long long step_ind
  * loop joints outside so the shared parameters are loaded once per joint and range. */
 asr_status asr_step_instances(asr_batch* b, int i0, int i1, const asr_step_inputs* in,
                               long long step_index) {
-    int nsub = (int)ceil(in->dt / b->max_substep);
+    step_timing tm = {in->dt, (int)ceil(in->dt / b->max_substep), b->motor_scheme};
     asr_status first = ASR_OK;
     for (int j = 0; j < b->n_joint; ++j) {
         const asr_joint_params* jp = &b->params[j];
@@ -240,8 +259,7 @@ asr_status asr_step_instances(asr_batch* b, int i0, int i1, const asr_step_input
                            in->tau_ext ? in->tau_ext[x] : 0.0};
             double tff = in->tau_ff ? in->tau_ff[x] : 0.0;
             int ok = asr_all_finite(v, 5) && isfinite(tff);
-            asr_status st = ok ? joint_step(model, mode, p, asr_joint_state(b, x), v, tff,
-                                            in->dt, nsub)
+            asr_status st = ok ? joint_step(model, mode, p, asr_joint_state(b, x), v, tff, &tm)
                                : ASR_ERR_INPUT;
             if (st != ASR_OK) {
                 freeze(b, i, j, st, step_index);

@@ -23,12 +23,13 @@ RTOL, ATOL = 1e-10, 1e-12
 # ---------------------------------------------------------------------------- helpers
 
 
-def sea(mode, n=1, max_substep=1e-3, **params):
+def sea(mode, n=1, max_substep=1e-3, scheme="euler", **params):
     """A batch of n linear-SEA joints; friction off and no deflection clamp unless given, so
     that the spring load on the motor is exactly k (q - th)."""
     p = {"friction": 0.0, "max_def": 100.0}
     p.update(params)
-    return asr.Batch([asr.Joint("sea", mode, p)], n, max_substep=max_substep)
+    return asr.Batch([asr.Joint("sea", mode, p)], n, max_substep=max_substep,
+                     motor_scheme=scheme)
 
 
 def refs(r1, r2=0.0):
@@ -217,9 +218,10 @@ def _kick(b, v0, dt):
     b.step(0.0, 0.0, np.stack([v0 * dt, np.zeros(n)], -1)[:, None, :], dt)
 
 
+@pytest.mark.parametrize("scheme", ["euler", "trapezoid"])
 @pytest.mark.parametrize("h", [1e-3, 25e-3], ids=["h1ms", "h25ms_no_substeps"])
 @pytest.mark.parametrize("drive_mode", [4, 5])
-def test_friction_never_creates_energy(h, drive_mode):
+def test_friction_never_creates_energy(h, drive_mode, scheme):
     """No input (mode 4 with zero torque, or mode 5 with kp = ki = kd = 0), random initial
     motor velocities, a spring to a fixed link and no viscous damping: the only dissipation is
     friction. The total energy 1/2 J v^2 + 1/2 k th^2 + 1/2 K (th - w)^2 (presliding spring)
@@ -229,7 +231,7 @@ def test_friction_never_creates_energy(h, drive_mode):
     n, J, k, fs, K = 64, J0, 10.0, FS0, KF0
     z = fs / K
     rng = np.random.default_rng(12)
-    b = sea(2, n=n, max_substep=h, k=k, motor_D=0.0, friction=fs, friction_K=K,
+    b = sea(2, n=n, max_substep=h, scheme=scheme, k=k, motor_D=0.0, friction=fs, friction_K=K,
             kp=0.0, ki=0.0, kd=0.0)
     b.reset()
     v0 = rng.uniform(-3.0, 3.0, n)
@@ -329,12 +331,13 @@ def test_toolbox_semi_implicit_euler_is_unstable_at_25ms():
     assert np.ptp(cycling[-40:]) > 0.1  # a limit cycle of tenths of a radian
 
 
+@pytest.mark.parametrize("scheme", ["euler", "trapezoid"])
 @pytest.mark.parametrize("tau_max", [TAU_MAX0, 1e9])
-def test_asr_is_stable_at_25ms_without_substeps(tau_max):
+def test_asr_is_stable_at_25ms_without_substeps(tau_max, scheme):
     """Same loop in asr at dt = 25 ms with max_substep = 25 ms (one sub-step per step): bounded
-    and settled at the PD/spring steady state within the friction band."""
+    and settled at the PD/spring steady state within the friction band, with either scheme."""
     k, r = 10.0, 0.5
-    b = sea(5, max_substep=25e-3, k=k, friction=FS0, tau_max=tau_max)
+    b = sea(5, max_substep=25e-3, scheme=scheme, k=k, friction=FS0, tau_max=tau_max)
     b.reset()
     out = b.rollout(200, 25e-3, refs(r), record=("th1",))
     th = out["th1"][:, 0, 0]

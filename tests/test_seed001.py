@@ -7,9 +7,9 @@ samples, so with the reported max error of 1.2e-3 rad and a 1.5 rad range it wou
 n >= (1.2e-3 / (4.5e-7 * 1.5))^2 = 3.2e6 samples, 53 min at 1 kHz. The figures fit a normalised
 squared error, NMSE = sum e^2 / sum (x_ref - mean x_ref)^2 (Matlab goodnessOfFit's 'NMSE'): 4.5e-7
 is then a fit of 99.93 %, the paper's "99.9 % matching". The tests therefore hold the fine
-configuration to the paper's figures as NMSE (and to its max errors, which need no reading),
-and bound our NRMSE = RMSE / range separately by what the first-order scheme gives (ten times
-less than the coarse configuration's), stated as our bound, not the paper's.
+configurations (1 ms, the paper's rate, and 0.1 ms) to the paper's figures as NMSE (and to its
+max errors, which need no reading), and bound our NRMSE = RMSE / range separately by what the
+first-order scheme gives, stated as our bound, not the paper's.
 """
 import numpy as np
 import pytest
@@ -53,35 +53,39 @@ def test_reference_converged():
     assert np.abs(a["tau_m"] - b["tau_m"]).max() < 1e-6
 
 
-def test_fine_configuration_meets_paper(res):
-    """MuJoCo 0.1 ms, controller 1 kHz: max errors and NMSE within the paper's figures."""
-    m = res["tv"]["metrics"]["fine"]
+@pytest.mark.parametrize("config", ["coarse", "fine"])
+def test_configuration_meets_paper(res, config):
+    """MuJoCo at the paper's 1 ms (coarse) and at 0.1 ms (fine), controller 1 kHz: max errors and
+    NMSE within the paper's figures."""
+    m = res["tv"]["metrics"][config]
     for sig, (max_err, nrmse_paper) in s1.PAPER.items():
         assert m[sig]["max"] <= max_err, (sig, m[sig])
         assert m[sig]["nmse"] <= nrmse_paper, (sig, m[sig])
-    for sig, ok in res["tv"]["meets"]["fine"].items():
+    for sig, ok in res["tv"]["meets"][config].items():
         assert ok["max"] and ok["nmse"], sig
     # our NRMSE (RMSE / range of the reference signal): bounded by the first-order scheme's
     # error, not by the paper's 4.5e-7 (see the module docstring)
-    assert m["q"]["nrmse"] < 1e-4
-    assert m["tau_t"]["nrmse"] < 1e-3 and m["tau_m"]["nrmse"] < 1e-3
+    scale = 10.0 if config == "coarse" else 1.0
+    assert m["q"]["nrmse"] < 1e-5 * scale
+    assert m["tau_t"]["nrmse"] < 1e-4 * scale and m["tau_m"]["nrmse"] < 1e-4 * scale
+
+
+def test_coarse_link_error_is_a_fifth_of_the_papers(res):
+    """At 1 ms the link angle errs by 2.5e-4 rad; a motor step that drags on the moving link
+    (the spring's far end taken as fixed during the motor update) gave 7.5e-3 rad here."""
+    assert res["tv"]["metrics"]["coarse"]["q"]["max"] < 0.25 * s1.PAPER["q"][0]
 
 
 def test_errors_are_first_order_in_the_timestep(res):
-    """The coarse configuration (1 ms, the paper's Gazebo rate) misses the paper's figures by the
-    coupling error of an explicit first-order scheme: ten times the timestep, ten times the
-    error, for every signal (so the error is discretisation, not a modelling difference)."""
+    """What remains is the coupling error of an explicit first-order scheme: ten times the
+    timestep, ten times the error, for every signal (so the error is discretisation, not a
+    modelling difference)."""
     coarse, fine = res["tv"]["metrics"]["coarse"], res["tv"]["metrics"]["fine"]
     for sig in s1.SIGNALS:
         ratio = coarse[sig]["max"] / fine[sig]["max"]
         assert 8.0 < ratio < 12.0, (sig, ratio)
         rms_ratio = coarse[sig]["rmse"] / fine[sig]["rmse"]
         assert 8.0 < rms_ratio < 12.0, (sig, rms_ratio)
-    assert coarse["q"]["max"] < 1e-2
-    # the coarse error is concentrated after the -1 rad step: in the ramp it is within 1.2e-3
-    t, ref = res["t_tv"], res["tv"]["ref"]["q"][1:]
-    ramp = t < res["segments"][1]
-    assert np.abs(res["tv"]["coarse"]["q"][ramp] - ref[ramp]).max() < s1.PAPER["q"][0]
 
 
 def test_step_settles_for_the_three_sets(res):

@@ -65,47 +65,40 @@ N m) with our NMSE, and report our NRMSE (RMSE / range) beside them: it is of or
 1e-3, and over our 35 000 samples a max error of 7.5e-4 rad already bounds it below by
 7.5e-4 / (1.5 sqrt(35 000)) = 2.7e-6.
 
-Results (`python -m asr.experiments.seed001`, 2-core shared development machine, about 13 s
-in all, of which 8 s are the reference's 35 000 solver calls of the time-varying test; asr
-itself takes 0.1 s coarse, 1 s fine). Time-varying test, medium set, asr vs reference:
+Results (`python -m asr.experiments.seed001`, 2-core shared development machine, about 7 s in
+all, most of it the reference's 35 000 solver calls of the time-varying test; asr itself takes
+0.06 s coarse, 0.6 s fine). Time-varying test, medium set, asr vs reference:
 
 | configuration | signal | max error | paper max | NMSE | paper "NRMSE" | NRMSE (RMSE/range) |
 | --- | --- | --- | --- | --- | --- | --- |
-| coarse, 1 ms | q | 7.51e-3 rad | 1.2e-3 | 4.33e-6 | 4.5e-7 | 4.92e-4 |
-| coarse, 1 ms | tau_t | 0.861 N m | 0.12 | 1.20e-3 | 3.6e-5 | 3.06e-3 |
-| coarse, 1 ms | tau_m | 6.94 N m | 2.11 | 8.59e-4 | 5.3e-4 | 4.08e-3 |
-| fine, 0.1 ms | q | 7.54e-4 rad | 1.2e-3 | 4.36e-8 | 4.5e-7 | 4.93e-5 |
-| fine, 0.1 ms | tau_t | 0.0866 N m | 0.12 | 1.21e-5 | 3.6e-5 | 3.08e-4 |
-| fine, 0.1 ms | tau_m | 0.730 N m | 2.11 | 9.06e-6 | 5.3e-4 | 4.19e-4 |
+| coarse, 1 ms | q | 2.52e-4 rad | 1.2e-3 | 4.33e-9 | 4.5e-7 | 1.56e-5 |
+| coarse, 1 ms | tau_t | 0.0317 N m | 0.12 | 5.57e-6 | 3.6e-5 | 2.09e-4 |
+| coarse, 1 ms | tau_m | 0.0689 N m | 2.11 | 5.51e-7 | 5.3e-4 | 1.03e-4 |
+| fine, 0.1 ms | q | 2.43e-5 rad | 1.2e-3 | 4.06e-11 | 4.5e-7 | 1.51e-6 |
+| fine, 0.1 ms | tau_t | 3.16e-3 N m | 0.12 | 5.47e-8 | 3.6e-5 | 2.07e-5 |
+| fine, 0.1 ms | tau_m | 6.91e-3 N m | 2.11 | 5.31e-9 | 5.3e-4 | 1.02e-5 |
 
-The fine configuration meets every figure of the paper (max errors and NMSE; fits 99.979 %,
-99.65 %, 99.70 %); the coarse one meets none. Neither comes near 4.5e-7 as RMSE / range (see
-above: no trajectory with a max error of about 1e-3 rad over 35 s could). Step test: final q
-1.00064 / 1.00002 / 1.00000 rad at 3 s, peaks 1.061 / 1.046 / 1.025 rad, transmission
-displacement th - q settling at -0.0377 / -0.0198 / -0.0074 rad (= -m g l_c sin(q) / Kt) with
-peaks |th - q| 0.093 / 0.060 / 0.027 rad for Kt 100 / 188 / 500: the stiffer the set, the
-smaller the displacement (fig. 6 left). Max link-angle errors of the step (not part of the
-paper's comparison), fine: 4.0e-4 / 7.4e-4 / 2.0e-3 rad (the stiffest set needs 0.05 ms for
-9.8e-4 rad); coarse ten times more.
+Both configurations meet every figure of the paper (max errors and NMSE; coarse fits 99.993 %,
+99.76 %, 99.93 %): at the paper's own 1 kHz, asr's link angle is within a fifth of the error the
+paper reports for its Gazebo plugin. Neither comes near 4.5e-7 as RMSE / range (see above: no
+trajectory with a max error of about 1e-3 rad over 35 s could), and neither needs to. Step
+test: final q 1.00064 / 1.00002 / 1.00000 rad at 3 s, peaks 1.061 / 1.046 / 1.025 rad,
+transmission displacement th - q settling at -0.0377 / -0.0198 / -0.0074 rad
+(= -m g l_c sin(q) / Kt) with peaks |th - q| 0.093 / 0.060 / 0.027 rad for Kt 100 / 188 / 500:
+the stiffer the set, the smaller the displacement (fig. 6 left). Max link-angle errors of the
+step (not part of the paper's comparison): coarse 2.5e-4 / 2.6e-4 / 3.2e-4 rad, fine ten times
+less.
 
-Why the coarse configuration misses the paper's figures: the coupling error. Every step of
-asr.Sim evaluates the transmission torque tau_t = Kt (th - q) + Dt (thd - qd) from the state at
-the start of the step and holds it over the step while MuJoCo's Euler integrator advances the
-link (gravity explicit too); asr advances the motor with a linearly implicit Euler step against
-the link angle extrapolated as q + qd t. The scheme is first order in the MuJoCo timestep h and
-the measurements show it exactly: every error shrinks by a factor of 10.0 from h = 1 ms to
-0.1 ms (q 7.51e-3 -> 7.54e-4 rad, tau_t 0.861 -> 0.0866 N m, tau_m 6.94 -> 0.730 N m) and by
-another 2 at 0.05 ms. The largest errors come 0.8 s after the -1 rad step at t = 10 s, while the
-motor, saturated at -33 N m, swings the link back through the spring: the torque held over a
-step is then off by about Kt |thd - qd| h / 2 from its mean along the step, and the phase error
-this leaves accumulates over the swing. Away from the step the coarse link-angle error is far
-within the paper's bound (3.5e-5 rad during the ramp, 5.4e-5 rad during the chirp). The motor
-torque error is Kp = 1000 N m/rad times the motor-angle error wherever the PD is not saturated
-(the motor angle errs by at most 7.3e-3 rad coarse, 7.3e-4 rad fine), so it is the most
-sensitive signal. The paper's Gazebo at 1 kHz probably met 1.2e-3 rad because its Matlab
-reference was itself a fixed-step 1 kHz solution, which shares much of the O(h) error; our
-reference is the converged solution. Choose the MJCF timestep for the accuracy
-wanted (asr.sim's docstring): 0.1 ms here, with the controller still at 1 kHz.
+What is left is the coupling error, first order in the MuJoCo timestep h: every error shrinks
+by a factor of about 10 from h = 1 ms to 0.1 ms. Each step of asr.Sim evaluates the
+transmission torque tau_t = Kt (th - q) + Dt (thd - qd) from the state at the start of the step
+and holds it over the step while MuJoCo's Euler integrator advances the link; asr advances the
+motor with a linearly implicit step in which the spring acts on the deflection, the link's
+motion over the step included (csrc/motor.h). An earlier version of that step treated the
+link as fixed during the motor update: the motor then lagged the moving link by h qd and
+dragged on it, which made the coarse errors thirty times larger (7.5e-3 rad, 0.86 N m, 6.9 N m)
+and was wrongly explained here as the unavoidable cost of the explicit coupling. Choose the MJCF timestep for the accuracy wanted
+(asr.sim's docstring); the paper's 1 ms is enough for this robot.
 """
 import argparse
 import dataclasses

@@ -514,6 +514,7 @@ static void test_batch_create_errors(void) {
     CHECK_ST(asr_batch_set_mode(NULL, 0, 5), ASR_ERR_NULL);
     CHECK_ST(asr_batch_set_max_substep(NULL, 1e-3), ASR_ERR_NULL);
     CHECK_ST(asr_batch_set_threads(NULL, 2), ASR_ERR_NULL);
+    CHECK_ST(asr_batch_set_motor_scheme(NULL, ASR_MOTOR_EULER), ASR_ERR_NULL);
     CHECK_ST(asr_batch_reset(NULL, NULL, NULL), ASR_ERR_NULL);
     CHECK_ST(asr_batch_step(NULL, 1e-3, out, out, out, NULL, NULL), ASR_ERR_NULL);
     CHECK_ST(asr_batch_rollout(NULL, 1, 1e-3, out, out, 0, out, 0, NULL, 0, 0, NULL, NULL),
@@ -604,6 +605,10 @@ static void test_batch_api(void) {
     CHECK_ST(asr_batch_set_max_substep(b, NAN), ASR_ERR_RANGE);
     CHECK_ST(asr_batch_set_max_substep(b, HUGE_VAL), ASR_ERR_RANGE);
     CHECK_ST(asr_batch_set_max_substep(b, 1e-3), ASR_OK);
+    CHECK_ST(asr_batch_set_motor_scheme(b, -1), ASR_ERR_RANGE);
+    CHECK_ST(asr_batch_set_motor_scheme(b, 2), ASR_ERR_RANGE);
+    CHECK_ST(asr_batch_set_motor_scheme(b, ASR_MOTOR_TRAPEZOID), ASR_OK);
+    CHECK_ST(asr_batch_set_motor_scheme(b, ASR_MOTOR_EULER), ASR_OK);
     CHECK_ST(asr_batch_set_threads(b, 0), ASR_ERR_RANGE);
     CHECK_ST(asr_batch_set_threads(b, -3), ASR_ERR_RANGE);
     CHECK_ST(asr_batch_set_threads(b, 1025), ASR_ERR_RANGE);
