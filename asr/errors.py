@@ -12,6 +12,9 @@ STATUS_TEXT = {
     lib.ASR_ERR_INPUT: "non-finite input (NaN or inf)",
     lib.ASR_ERR_NOMEM: "out of memory",
     lib.ASR_ERR_CALLBACK: "a user-defined model failed",
+    lib.ASR_ERR_DIVERGED: "the simulation diverged: the link turned faster than link_vel_max; "
+    "the usual cause is a spring too stiff for the time step (the explicit coupling needs "
+    "omega dt < 2, omega = sqrt(stiffness / link inertia)): lower the timestep or the stiffness",
 }
 
 
@@ -27,11 +30,13 @@ class SimulationError(RuntimeError):
     instance is frozen (applies zero torque) until the batch is reset.
     """
 
-    def __init__(self, instance, joint, step, code, more=0):
+    def __init__(self, instance, joint, step, code, more=0, hint=""):
         self.instance, self.joint, self.step, self.code = instance, joint, step, int(code)
+        self.hint = hint
         extra = f" ({more} more instance(s) stopped; see Batch.errors())" if more else ""
+        cause = f"; {hint}" if hint else ""
         super().__init__(
-            f"instance {instance}, joint {joint}, step {step}: {status_text(code)}{extra}"
+            f"instance {instance}, joint {joint}, step {step}: {status_text(code)}{cause}{extra}"
         )
 
 

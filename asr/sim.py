@@ -23,6 +23,7 @@ from asr import _validate as V
 from asr._ffi import ffi, lib
 from asr.batch import FIELDS, ON_ERROR, Batch
 from asr.errors import SimulationError
+from asr.models import compliance
 from asr.robot import Robot, joint_addresses, load_robot
 
 DEFAULT_RECORD = ("q", "qd", "th1", "th2", "tau_joint", "stiffness")
@@ -294,8 +295,42 @@ class Sim:
             ffi.from_buffer("double[]", buf, require_writable=True) if record else ffi.NULL)
         if buf is not out:
             out[...] = buf
-        self.batch._after_run(st, on_error)
+        try:
+            self.batch._after_run(st, on_error)
+        except SimulationError as exc:
+            if exc.code != lib.ASR_ERR_DIVERGED:
+                raise
+            raise SimulationError(exc.instance, exc.joint, exc.step, exc.code,
+                                  more=len(self.batch.errors()) - 1,
+                                  hint=self.coupling_limit(exc.instance, exc.joint)) from None
         self._check_mujoco(before, steps, on_error)
+
+    def coupling_limit(self, instance, joint):
+        """Why an instance may have diverged: its spring's stiffness at zero load (the motors
+        where they are now) against the link's inertia about the joint, as omega dt, which the
+        explicit coupling needs below 2. Returns a sentence naming the joint and the fix."""
+        mujoco = _mujoco()
+        spec, j, i = self.batch.specs[joint], joint, instance
+        name = self.robot.joint_names[j]
+        if spec.nmotor == 0:
+            return f"joint {name!r} is rigid: check its link PID gains and torques"
+        th1, th2 = self.batch.th1[i, j], self.batch.th2[i, j]
+        q0 = th1 if spec.nmotor == 1 else 0.5 * (th1 + th2)
+        params = {p.name: self.batch.get_param(j, p.name)[i] for p in spec.params}
+        k = float(compliance(spec.name, q0, th1, th2, **params).stiffness)
+        unit = np.zeros(self.models[i].nv)
+        unit[self.dof_adr[j]] = 1.0
+        minv = np.zeros_like(unit)         # column of M^-1 at the current configuration
+        mujoco.mj_solveM(self.models[i], self.datas[i], minv.reshape(1, -1),
+                         unit.reshape(1, -1))
+        inertia = 1.0 / minv[self.dof_adr[j]]
+        if not k > 0:
+            return f"joint {name!r} has no stiffness at zero load: check its parameters"
+        w = np.sqrt(k / inertia)
+        return (f"joint {name!r}: stiffness {k:.4g} N m/rad on a link inertia of "
+                f"{inertia:.4g} kg m^2 gives omega dt = {w * self.dt:.3g} (the explicit "
+                f"coupling is stable below 2): lower the MJCF timestep below {2 / w:.3g} s "
+                "or the stiffness")
 
     def _check_mujoco(self, before, steps, on_error):
         """MuJoCo resets an instance whose accelerations blow up (and warns): report it."""

@@ -28,7 +28,8 @@ typedef enum asr_status {
     ASR_ERR_NONFINITE = 5,      /* NaN or inf in the state after a step (instance frozen) */
     ASR_ERR_INPUT = 6,          /* NaN or inf in an input (q, qd, refs, external torques) */
     ASR_ERR_NOMEM = 7,          /* allocation failed */
-    ASR_ERR_CALLBACK = 8        /* a user model callback returned non-zero */
+    ASR_ERR_CALLBACK = 8,       /* a user model callback returned non-zero */
+    ASR_ERR_DIVERGED = 9        /* a link turned faster than link_vel_max (instance frozen) */
 } asr_status;
 
 /* More motor sub-steps per step than this is a configuration error (ASR_ERR_RANGE). */
@@ -88,6 +89,7 @@ typedef enum asr_common_param {
     ASR_P_DEAD_ZONE,            /* PWM dead zone as a fraction of full command (voltage drive) */
     ASR_P_LINK_FRICTION,        /* output-shaft static friction, N m, >= 0 */
     ASR_P_LINK_FRICTION_K,      /* output-shaft presliding stiffness, N m/rad, > 0 */
+    ASR_P_LINK_VEL_MAX,         /* link speed taken as divergence, rad/s, > 0 */
     ASR_NCOMMON
 } asr_common_param;
 

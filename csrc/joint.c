@@ -198,7 +198,10 @@ static double link_pid(const double* p, double* s, double q, double qd, double r
                    lim);
 }
 
-/* One step of the joint with state record s; in = {q, qd, ref1, ref2, tau_ext}. */
+/* One step of the joint with state record s; in = {q, qd, ref1, ref2, tau_ext}.
+ * A link faster than link_vel_max is taken as a blow-up: past the explicit coupling's limit
+ * (omega dt > 2) the deflection clamp keeps every torque finite while the link runs away, so
+ * the non-finite check alone would never fire. */
 static asr_status joint_step(const asr_model_def* model, int mode, const double* p, double* s,
                              const double in[5], double tff, const step_timing* tm) {
     double q = in[0], qd = in[1], r1 = in[2], r2 = in[3];
@@ -209,6 +212,7 @@ static asr_status joint_step(const asr_model_def* model, int mode, const double*
     s[ASR_F_REF1] = r1;
     s[ASR_F_REF2] = r2;
     s[ASR_F_TAU_EXT] = in[4];
+    if (!(fabs(qd) <= p[ASR_P_LINK_VEL_MAX])) return ASR_ERR_DIVERGED;
     if (mode == ASR_MODE_LINK_TORQUE) {
         tau_link = r1;
     } else if (mode == ASR_MODE_LINK_PID) {

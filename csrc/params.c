@@ -41,6 +41,8 @@ static const asr_param_spec common_specs[ASR_NCOMMON] = {
     {"link_friction", 0.0, 0, INF, 0, 1, 0, "N m", "link", "output-shaft static friction torque"},
     {"link_friction_K", 1e3, 0, INF, 1, 1, 0, "N m/rad", "link",
      "output-shaft presliding stiffness"},
+    {"link_vel_max", 1e4, 0, INF, 1, 0, 0, "rad/s", "link",
+     "link speed beyond which the instance is stopped as diverged (inf: never)"},
 };
 
 const asr_param_spec* asr_common_param_spec(int k) {

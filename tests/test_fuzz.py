@@ -21,7 +21,8 @@ except ImportError:  # pragma: no cover - reported by test_hypothesis_is_availab
 ALLOWED = (ValueError, TypeError, asr.SimulationError)
 MODELS = ("rigid", "sea", "sea_damped", "awas2", "bavs", "qbmove_advanced", "qbmove")
 SPECS = asr.models()
-STATUS_CODES = {0, 2, 5, 6, 8}  # running, range (model callback), non-finite, input, callback
+STATUS_CODES = {0, 2, 5, 6, 8, 9}  # running, range (model callback), non-finite, input, callback,
+# diverged (a link faster than link_vel_max)
 COMPLIANCE_FIELDS = ("tau_link", "tau1", "tau2", "stiffness", "damping", "load1", "load2",
                      "defl1", "defl2", "clamped")
 SPECIAL = [0.0, -0.0, 1.0, -1.0, 0.5, 0.05, 0.8, 5e-324, -5e-324, 2.2250738585072014e-308,

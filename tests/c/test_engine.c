@@ -238,11 +238,15 @@ static const int SEA_FIELDS[] = {ASR_F_TAU_JOINT, ASR_F_TAU_LINK, ASR_F_STIFFNES
                                  ASR_F_REF2, ASR_F_TAU_EXT};
 enum { NSEA_FIELDS = (int)(sizeof SEA_FIELDS / sizeof SEA_FIELDS[0]) };
 
+/* The default link_vel_max, rad/s: a faster link is a divergence. */
+#define LINK_VEL_MAX 1e4
+
 /* A batch of sea joints in mode 3 coupled to the fake engine. */
 typedef struct sea_case {
     int n, nj;
     int orig[MAXN];                    /* original instance of each instance */
     double k[MAXN][MAXJ], md[MAXN][MAXJ]; /* spring stiffness and deflection limit */
+    double vmax;                       /* link_vel_max of every joint, rad/s */
     asr_series refs, ext, ff;
 } sea_case;
 
@@ -250,6 +254,7 @@ static void sea_case_init(sea_case* c, int n, int nj, const int* orig) {
     memset(c, 0, sizeof *c);
     c->n = n;
     c->nj = nj;
+    c->vmax = LINK_VEL_MAX;
     for (int i = 0; i < n; ++i) {
         int o = orig ? orig[i] : i;
         c->orig[i] = o;
@@ -278,6 +283,7 @@ static void sea_batch(tbatch* t, const sea_case* c, const rig* r, int threads) {
         }
         CHECK_ST(asr_batch_set_param(t->b, j, pk, k, c->n, NULL), ASR_OK);
         CHECK_ST(asr_batch_set_param(t->b, j, pmd, md, c->n, NULL), ASR_OK);
+        CHECK_ST(asr_batch_set_param(t->b, j, ASR_P_LINK_VEL_MAX, &c->vmax, 1, NULL), ASR_OK);
     }
     CHECK_ST(asr_batch_set_threads(t->b, threads), ASR_OK);
     double q0[MAXN * MAXJ];
@@ -336,16 +342,22 @@ static void hand_run(hand* h, const sea_case* c, int nstep, int nrec, const int*
                     h->step[i] = h->step_count + t;
                     break;
                 }
-                /* mode 3: the motor is an ideal position source at the equilibrium reference;
-                 * the spring torque -k (q - th) with the deflection clamped at max_def */
-                double phi = sat(q - r1, c->md[i][j]);
-                double tau_el = -c->k[i][j] * phi;
-                double tau_link = (tau_el + 0.0) - 0.0; /* + spring 2 (none) - shaft friction */
                 s[ASR_F_Q] = q;
                 s[ASR_F_QD] = qd;
                 s[ASR_F_REF1] = r1;
                 s[ASR_F_REF2] = r2;
                 s[ASR_F_TAU_EXT] = ext;
+                if (!(fabs(qd) <= c->vmax)) { /* a runaway link: nothing else stored */
+                    h->code[i] = ASR_ERR_DIVERGED;
+                    h->joint[i] = j;
+                    h->step[i] = h->step_count + t;
+                    break;
+                }
+                /* mode 3: the motor is an ideal position source at the equilibrium reference;
+                 * the spring torque -k (q - th) with the deflection clamped at max_def */
+                double phi = sat(q - r1, c->md[i][j]);
+                double tau_el = -c->k[i][j] * phi;
+                double tau_link = (tau_el + 0.0) - 0.0; /* + spring 2 (none) - shaft friction */
                 s[ASR_F_TH1] = r1;
                 s[ASR_F_STIFFNESS] = c->k[i][j];
                 s[ASR_F_TAU_EL1] = tau_el;
@@ -732,6 +744,7 @@ static const int DV_NSTEPS[3] = {DV_NSTEP1, DV_NSTEP2, DV_NSTEP3};
  * whether or not the diverging instance DV_BAD is among them. */
 static void dv_run_all(dv_run* d, int n, const int* orig) {
     sea_case_init(&d->c, n, DV_NJ, orig);
+    d->c.vmax = HUGE_VAL; /* the speed bound off: the state itself overflows */
     for (int i = 0; i < n; ++i) {
         if (orig[i] == DV_BAD) { /* joint 1: explicit coupling unstable, h^2 k / I >> 4 */
             d->c.k[i][1] = 1e20;
