@@ -100,6 +100,22 @@ def test_seed_metadata_and_save_load(seed, tmp_path):
         ILCResult.load(tmp_path / "x")
 
 
+def test_seed_experiment_rests_on_its_chosen_masses_and_settled_start():
+    """The sensitivity the experiment's docstring states: with the chosen link masses (x 1) or
+    lighter ones and a 3 s settled start it converges; heavier links, or a 0.5 s start, make the
+    error grow again after its best trial. Joint 1 sits on its clamp for most of the last
+    trial."""
+    rows = {(r["mass_scale"], r["settle_s"]): r for r in ilc000.sensitivity(threads=2)}
+    assert rows[(0.8, 3.0)]["converged"] and rows[(0.8, 3.0)]["iterations"] == 7
+    assert rows[(1.0, 3.0)]["converged"] and rows[(1.0, 3.0)]["iterations"] == 8
+    for key in [(1.25, 3.0), (0.8, 0.5), (1.0, 0.5), (1.25, 0.5)]:
+        r = rows[key]
+        assert not r["converged"] and r["iterations"] == 20, key
+        assert r["best_error"] > ilc000.TOL and r["final_error"] > 1.5 * r["best_error"], key
+    assert rows[(1.0, 3.0)]["clamp_fraction_joint1"] > 0.5
+    assert "converged" in ilc000.sensitivity_table(list(rows.values()))
+
+
 def test_batched_equals_one_by_one():
     """Two ILC problems (preset 0.2 / 0.3, link-2 mass 0.45 / 0.40 kg) in one Sim on 2 threads
     equal each run alone: the first converges after 8 trials and is no longer updated while the
