@@ -66,7 +66,8 @@ class Robot:
         import mujoco
 
         model = mujoco.MjModel.from_xml_path(self.mjcf)
-        joint_addresses(model, self.joint_names, self.mjcf)
+        joint_addresses(model, self.joint_names,
+                        f"robot {self.name!r} ({self.variant}): {os.path.basename(self.mjcf)}")
         return model
 
 
@@ -74,15 +75,15 @@ def _fail(path, what):
     raise ValueError(f"{path}: {what}")
 
 
-def _read_toml(path):
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"{path}: robot description not found (a robot folder needs a "
+def _read_toml(file, label):
+    if not os.path.isfile(file):
+        raise FileNotFoundError(f"{label}: robot description not found (a robot folder needs a "
                                 "robot.toml and its MJCF file; see robots/README.md)")
-    with open(path, "rb") as f:
+    with open(file, "rb") as f:
         try:
             return tomllib.load(f)
         except tomllib.TOMLDecodeError as exc:
-            raise ValueError(f"{path}: malformed TOML: {exc}") from None
+            raise ValueError(f"{label}: malformed TOML: {exc}") from None
 
 
 def _joint_entry(path, variant, k, entry):
@@ -107,18 +108,49 @@ def _joint_entry(path, variant, k, entry):
                       {k: float(v) for k, v in params.items()})
 
 
-def load_robot(name, variant=None):
-    """Load robot `name` (a folder under robots_dir(), or a path to a robot folder) in `variant`
-    (default: its default_variant). Errors name the file and the offending entry."""
-    folder = name if os.path.isdir(name) else os.path.join(robots_dir(), name)
+def robot_names():
+    """The robot names under robots_dir(): its sub-folders that hold a robot.toml, sorted."""
+    folder = robots_dir()
     if not os.path.isdir(folder):
-        have = sorted(d for d in os.listdir(robots_dir())
-                      if os.path.isfile(os.path.join(robots_dir(), d, "robot.toml"))) \
-            if os.path.isdir(robots_dir()) else []
-        raise FileNotFoundError(f"robot {name!r}: no folder {folder}; available: "
+        return []
+    return sorted(d for d in os.listdir(folder)
+                  if os.path.isfile(os.path.join(folder, d, "robot.toml")))
+
+
+def _robot_folder(name, allow_path):
+    """(folder, label) of robot `name`. The label names the robot description in errors: the
+    robot's name for names, the path as given for paths (never the robots folder's own path, so
+    that servers do not reveal their file layout)."""
+    if not isinstance(name, (str, os.PathLike)):
+        raise TypeError(f"robot: expected a name or a folder path, got {type(name).__name__}")
+    name = os.fspath(name)
+    if allow_path and os.path.isdir(name):
+        return name, os.path.join(name, "robot.toml")
+    have = robot_names()
+    if not allow_path and (name in (".", "..") or any(c in name for c in "/\\")):
+        raise FileNotFoundError(f"robot: expected a robot name, not a path; available: "
                                 f"{', '.join(have) or 'none'}")
-    path = os.path.join(folder, "robot.toml")
-    doc = _read_toml(path)
+    # a name is one entry of robot_names(): no separators, no '..', nothing outside the folder
+    if name in have:
+        return os.path.join(robots_dir(), name), f"robot {name!r} (robot.toml)"
+    where = " in the robots folder" + ("" if not allow_path else " and no folder at that path")
+    raise FileNotFoundError(f"robot {name!r}: no folder {name!r}{where}; available: "
+                            f"{', '.join(have) or 'none'}")
+
+
+def _inside(folder, path):
+    """True when `path` resolves (links followed) inside `folder`."""
+    folder, path = os.path.realpath(folder), os.path.realpath(path)
+    return os.path.commonpath([folder, path]) == folder
+
+
+def load_robot(name, variant=None, *, allow_path=True):
+    """Load robot `name` (a folder under robots_dir(), or, unless allow_path=False, a path to a
+    robot folder) in `variant` (default: its default_variant). Errors name the robot (or the
+    path given) and the offending entry; the variant's MJCF file must lie inside the robot's
+    folder. Servers pass allow_path=False: then only the names of robot_names() load."""
+    folder, path = _robot_folder(name, allow_path)
+    doc = _read_toml(os.path.join(folder, "robot.toml"), path)
     variants = doc.get("variants")
     if not isinstance(variants, dict) or not variants:
         _fail(path, "needs at least one [variants.<name>] table")
@@ -128,9 +160,15 @@ def load_robot(name, variant=None):
     v = variants[variant]
     if "mjcf" not in v:
         _fail(path, f"variants.{variant}: missing key 'mjcf'")
+    if not isinstance(v["mjcf"], str) or not v["mjcf"]:
+        _fail(path, f"variants.{variant}.mjcf: expected a file name, got {v['mjcf']!r}")
     mjcf = os.path.join(folder, v["mjcf"])
+    if not _inside(folder, mjcf):
+        _fail(path, f"variants.{variant}.mjcf: {v['mjcf']!r} is outside the robot's folder; the "
+                    "MJCF file must lie in it")
     if not os.path.isfile(mjcf):
-        raise FileNotFoundError(f"{path}: variants.{variant}.mjcf: no file {mjcf}")
+        raise FileNotFoundError(f"{path}: variants.{variant}.mjcf: no file {v['mjcf']!r} in the "
+                                "robot's folder")
     entries = v.get("joints")
     if not isinstance(entries, list) or not entries:
         _fail(path, f"variants.{variant}: needs at least one [[variants.{variant}.joints]]")
@@ -166,4 +204,5 @@ def joint_addresses(model, names, where="model") -> Tuple[List[int], List[int]]:
     return qpos_adr, dof_adr
 
 
-__all__ = ["Robot", "RobotJoint", "load_robot", "robots_dir", "joint_addresses"]
+__all__ = ["Robot", "RobotJoint", "load_robot", "robot_names", "robots_dir",
+           "joint_addresses"]
