@@ -40,6 +40,7 @@ from typing import Any, Callable, Dict, Optional
 import numpy as np
 
 from asr import _validate as V
+from asr._files import atomic_write, sha256_file
 
 ILC_MODES = (3, 6)      # equilibrium + preset references
 KINDS = ("P", "PD")
@@ -168,11 +169,13 @@ class ILCResult:
 
     def save(self, path):
         """Write path.npz (every array above, plus dt, wall_s, tol) and path.json (metadata,
-        units, per-trial errors, per-instance summary; human-readable). Returns the two paths."""
+        units, per-trial errors, per-instance summary, the SHA-256 of the .npz; human-readable),
+        each atomically (asr._files.atomic_write), the .npz first. Returns the two paths."""
         stem = self._stem(path)
         arrays = {k: getattr(self, k) for k in self.ARRAYS if getattr(self, k) is not None}
-        np.savez(stem + ".npz", dt=np.float64(self.dt), wall_s=np.float64(self.wall_s),
-                 tol=np.float64(self.tol), **arrays)
+        with atomic_write(stem + ".npz") as f:
+            np.savez(f, dt=np.float64(self.dt), wall_s=np.float64(self.wall_s),
+                     tol=np.float64(self.tol), **arrays)
         n_inst = self.input.shape[0]
         doc = {
             "format": FORMAT,
@@ -185,6 +188,7 @@ class ILCResult:
                       "joints": int(self.input.shape[2])},
             "dt": self.dt, "wall_s": self.wall_s, "tol": self.tol,
             "arrays": os.path.basename(stem + ".npz"),
+            "arrays_sha256": sha256_file(stem + ".npz"),
             "instances": [{"index": i, "iterations": int(self.iterations[i]),
                            "converged": bool(self.converged[i]),
                            "final_error": _json_float(self.final_error[i]),
@@ -193,20 +197,28 @@ class ILCResult:
                           for i in range(n_inst)],
             "metadata": self.metadata,
         }
-        with open(stem + ".json", "w") as f:
+        with atomic_write(stem + ".json", "w") as f:
             json.dump(doc, f, indent=1)
             f.write("\n")
         return stem + ".npz", stem + ".json"
 
     @classmethod
     def load(cls, path):
-        """Read what `save(path)` wrote."""
+        """Read what `save(path)` wrote. A truncated or corrupted file, or an .npz that is not
+        the one its .json was written with, raises ValueError saying so."""
         stem = cls._stem(path)
-        with open(stem + ".json") as f:
-            doc = json.load(f)
-        if doc.get("format") != FORMAT:
-            raise ValueError(f"{stem}.json: not an asr ILC result (format {doc.get('format')!r}, "
+        try:
+            with open(stem + ".json") as f:
+                doc = json.load(f)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{stem}.json: truncated or corrupted ({exc})") from None
+        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+            raise ValueError(f"{stem}.json: not an asr ILC result (format "
+                             f"{doc.get('format') if isinstance(doc, dict) else None!r}, "
                              f"expected {FORMAT!r})")
+        if "arrays_sha256" in doc and sha256_file(stem + ".npz") != doc["arrays_sha256"]:
+            raise ValueError(f"{stem}.npz: truncated, corrupted or not the file {stem}.json was "
+                             "saved with (its SHA-256 differs)")
         with np.load(stem + ".npz") as z:
             arrays = {k: z[k] for k in z.files}
         kw = {k: arrays.get(k) for k in cls.ARRAYS}

@@ -45,10 +45,13 @@ Results: SweepResult.params (S, D), .metrics {name: (S,)} (NaN where a batch has
 .save(path) / SweepResult.load(path): an .npz with the arrays and the metadata as a JSON string
 (key "meta"), plus the same metadata in a human-readable <path stem>.json next to it.
 
-Resuming: with results="path.npz" the file is rewritten (atomically) after every completed batch;
-a KeyboardInterrupt (or any error) leaves the completed batches in it and is re-raised. Calling
-sweep again with the same path continues from the completed batches; the robot, space, method,
-samples, seed, batch_size, steps, references and record must be the same, else ValueError.
+Resuming: with results="path.npz" the file is rewritten after every completed batch, atomically
+(a temporary file in the same folder, fsync, rename): a KeyboardInterrupt, any error or even a
+SIGKILL leaves the completed batches in it, and a file is never half-written. Calling sweep again
+with the same path continues from the completed batches and ends with exactly the results of an
+uninterrupted run; the robot, space, method, samples, seed, batch_size, steps, references and
+record must be the same, else ValueError. A truncated, corrupted or inconsistent results file
+raises ValueError saying so; it is never merged or silently started over.
 
 Distributed: executor= a dask.distributed.Client (or any concurrent.futures.Executor). Each batch
 is one task; the task gets the robot description (an asr.Robot, a small frozen dataclass with
@@ -72,9 +75,12 @@ import itertools
 import json
 import math
 import os
+import zipfile
+import zlib
 
 import numpy as np
 
+from asr._files import atomic_write
 from asr.models import models as _models
 from asr.robot import Robot, load_robot
 from asr.sim import DEFAULT_RECORD, MUJOCO_FIELDS, Sim
@@ -352,33 +358,63 @@ class SweepResult:
         return pandas.DataFrame(self.rows(), columns=["sample", *self.names, *self.metrics])
 
     def save(self, path):
-        """Write the .npz (arrays + JSON metadata, atomically) and <stem>.json (metadata)."""
+        """Write the .npz (arrays + JSON metadata) and <stem>.json (metadata), each atomically
+        (asr._files.atomic_write: a kill leaves the previous file or the new one)."""
         path = os.fspath(path)
         meta = dict(self.meta, names=list(self.names), metrics=list(self.metrics))
         text = json.dumps(meta, indent=1, sort_keys=True)
         arrays = {"params": self.params, "done": self.done, "meta": np.array(text)}
         arrays.update({f"metric:{k}": v for k, v in self.metrics.items()})
-        tmp = path + ".tmp.npz"
-        try:
-            with open(tmp, "wb") as f:
-                np.savez(f, **arrays)
-            os.replace(tmp, path)
-        finally:
-            if os.path.exists(tmp):
-                os.remove(tmp)
-        side = os.path.splitext(path)[0] + ".json"
-        with open(side + ".tmp", "w") as f:
+        with atomic_write(path) as f:
+            np.savez(f, **arrays)
+        with atomic_write(os.path.splitext(path)[0] + ".json", "w") as f:
             f.write(text + "\n")
-        os.replace(side + ".tmp", side)
 
     @classmethod
     def load(cls, path):
-        with np.load(os.fspath(path), allow_pickle=False) as z:
-            meta = json.loads(str(z["meta"]))
-            if meta.get("format") != FORMAT:
-                raise ValueError(f"{path}: not an asr sweep file (format {meta.get('format')!r})")
-            metrics = {k: z[f"metric:{k}"] for k in meta["metrics"]}
-            return cls(meta["names"], z["params"], metrics, z["done"], meta)
+        """Read what save(path) wrote. A truncated, corrupted or inconsistent file raises
+        ValueError saying so (every array is read: the zip's CRC-32 checks catch changed bytes)."""
+        try:
+            with np.load(os.fspath(path), allow_pickle=False) as z:
+                arrays = {k: z[k] for k in z.files}
+            meta = json.loads(str(arrays["meta"]))
+        except FileNotFoundError:
+            raise
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
+            raise ValueError(f"{path}: truncated or corrupted asr sweep results file "
+                             f"({type(exc).__name__}: {exc}); delete it to start over") from None
+        if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+            raise ValueError(f"{path}: not an asr sweep file (format "
+                             f"{meta.get('format') if isinstance(meta, dict) else None!r})")
+        try:
+            metrics = {k: arrays[f"metric:{k}"] for k in meta["metrics"]}
+            res = cls(meta["names"], arrays["params"], metrics, arrays["done"], meta)
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"{path}: inconsistent asr sweep results file: missing {exc}; "
+                             "delete it to start over") from None
+        res._check_consistent(path)
+        return res
+
+    def _check_consistent(self, path):
+        """ValueError unless the arrays agree with each other and with the metadata."""
+        S, D = self.meta.get("samples"), len(self.names)
+        batch = self.meta.get("batch_size")
+        problems = []
+        if self.params.dtype != np.float64 or self.params.shape != (S, D):
+            problems.append(f"params {self.params.dtype} {self.params.shape}, expected ({S}, {D})")
+        if self.done.dtype != bool or self.done.shape != (S,):
+            problems.append(f"done {self.done.dtype} {self.done.shape}, expected bool ({S},)")
+        for k, v in self.metrics.items():
+            if v.dtype != np.float64 or v.shape != (S,):
+                problems.append(f"metric {k!r} {v.dtype} {v.shape}, expected ({S},)")
+        if not problems and isinstance(batch, int) and batch > 0:
+            # a batch is stored whole or not at all
+            split = [self.done[s:s + batch] for s in range(0, S, batch)]
+            if any(b.any() and not b.all() for b in split):
+                problems.append("a batch is partly done")
+        if problems:
+            raise ValueError(f"{path}: inconsistent asr sweep results file: "
+                             f"{'; '.join(problems)}; delete it to start over")
 
     def __repr__(self):
         return (f"SweepResult({len(self)} samples, {int(self.done.sum())} done, "
@@ -535,7 +571,7 @@ def _distributed(executor, todo, args, store, bar, bounds):
 def _resume(path, meta, names, pts):
     try:
         old = SweepResult.load(path)
-    except (OSError, ValueError, KeyError) as exc:
+    except (OSError, ValueError) as exc:  # never started over silently: the user decides
         raise ValueError(f"results: cannot resume from {path}: {exc}") from None
     keys = ["robot", "variant", "space", "method", "samples", "seed", "batch_size", "steps",
             "record", "refs_sha256", "actuators"]
