@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.deps-installed
 CORE   := build/.core-built
 CSRC   := $(wildcard csrc/*.c csrc/*.h)
 
-.PHONY: all build browser run experiments test bench clean
+.PHONY: all build browser valgrind run experiments test bench clean
 
 all: build
 
@@ -39,15 +39,25 @@ run: build
 experiments: build
 	$(VPY) -m asr.demo --out demo_output
 
-# The dashboard's end-to-end tests drive Debian's Chromium (Playwright's own browser download
-# does not work offline); installed here when missing and we may use apt-get.
-browser:
-	@command -v chromium >/dev/null 2>&1 || { \
+# Installs Debian package $(2) when command $(1) is missing and we may use apt-get.
+define apt_install
+	@command -v $(1) >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
-	    apt-get install -y -qq chromium; \
-	  else echo "chromium missing: run 'sudo apt-get install chromium'"; fi; }
+	    apt-get install -y -qq $(2); \
+	  else echo "$(1) missing: run 'sudo apt-get install $(2)'"; fi; }
+endef
 
-test: build browser
+# The dashboard's end-to-end tests drive Debian's Chromium (Playwright's own browser download
+# does not work offline).
+browser:
+	$(call apt_install,chromium,chromium)
+
+# tests/test_valgrind.py runs a Sim rollout and a CPR solve of the built extension under Debian's
+# valgrind.
+valgrind:
+	$(call apt_install,valgrind,valgrind)
+
+test: build browser valgrind
 	$(VPY) -m pytest -q
 
 bench: build
