@@ -1,14 +1,20 @@
 """The dashboard app: create_app(settings=None). The runner is created and started in the
-lifespan and kept on app.state; the static page is mounted last so it cannot shadow the API."""
+lifespan and kept on app.state; the static page is mounted last so it cannot shadow the API.
+Every request passes the access checks (dashboard/security.py) and the body limits
+(dashboard/limits.py) first; 422 answers echo only a trimmed piece of the input."""
 import contextlib
 import os
 
 from fastapi import FastAPI
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
 
+from dashboard.errors import validation_error_handler
+from dashboard.limits import BodyLimit
 from dashboard.routes import api, stream
 from dashboard.runner import SimRunner
+from dashboard.security import AccessGuard, AccessPolicy
 from dashboard.settings import Settings, get_settings
 
 STATIC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
@@ -40,6 +46,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.robots = None  # robot list, read on first use
     app.dependency_overrides.setdefault(get_settings, lambda: settings)
+    app.add_exception_handler(RequestValidationError, validation_error_handler)
+    # added last = runs first: access checks before anything reads the body
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes,
+                       max_depth=settings.max_json_depth)
+    app.add_middleware(AccessGuard, policy=AccessPolicy(settings))
     app.include_router(api.router)
     app.include_router(stream.router)
 

@@ -4,7 +4,7 @@ Ranges that depend on the robot (a preset inside its model's range, a parameter 
 the joint's model) are checked by the runner, which answers 422 with asr's message."""
 from typing import Annotated, Dict, List, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 Speed = Union[Literal["max"], Annotated[float, Field(gt=0, le=100)]]
 JointName = Annotated[str, Field(min_length=1, max_length=100)]
@@ -27,6 +27,14 @@ class Gains(Strict):
     kp: Optional[float] = Field(None, ge=0, le=1e6, description="motor PID proportional gain")
     ki: Optional[float] = Field(None, ge=0, le=1e6, description="motor PID integral gain")
     kd: Optional[float] = Field(None, ge=0, le=1e6, description="motor PID derivative gain")
+
+    @model_validator(mode="after")
+    def _short_names(self):
+        # the other names are checked by asr, whose message repeats them: keep them short
+        for name in self.model_extra or {}:
+            if len(name) > 100:
+                raise ValueError(f"parameter name of {len(name)} characters; at most 100")
+        return self
 
 
 class Reference(Strict):

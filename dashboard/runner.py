@@ -3,13 +3,15 @@
 Threads: the runner thread owns the Sim; REST and WebSocket handlers never touch it, they queue
 commands (`submit`) that the runner applies before its next rollout and whose result (or
 exception) comes back through a concurrent Future. Frames go to every subscriber through its own
-small buffer filled on the subscriber's event loop with `loop.call_soon_threadsafe`; a slow
-client loses old `extend` frames, never a `figure`, `state`, `ilc` or `error` message. The ILC
-runs on its own Sim in a worker thread (asr's C core releases the GIL).
+bounded buffer filled on the subscriber's event loop with `loop.call_soon_threadsafe`; a slow
+client loses old `extend` frames first, and waiting `figure` / `state` messages are replaced by
+newer ones (see Subscriber). The ILC runs on its own Sim in a worker thread (asr's C core
+releases the GIL). Robots are loaded by name only (asr.load_robot(..., allow_path=False)).
 """
 import asyncio
 import collections
 import concurrent.futures
+import dataclasses
 import io
 import itertools
 import json
@@ -22,7 +24,8 @@ import time
 import numpy as np
 
 import asr
-from asr.robot import load_robot, robots_dir, tomllib
+from asr.robot import load_robot, robot_names, tomllib
+from dashboard.errors import public_message, short
 
 # Preset (stiffness command) per model: "ref" = second reference of modes 3/6 (model units),
 # "param" = a spring parameter set directly (single-motor SEAs have no preset reference).
@@ -45,7 +48,7 @@ SERIES = (("q", "q", "link angle q"), ("eq", "q", "equilibrium eq"), ("defl", "d
           ("th1", "motors", "motor 1"), ("th2", "motors", "motor 2"))
 FRAME_FIELDS = ("q", "eq", "defl", "tau", "stiffness", "th1", "th2")
 RECORD = ("q", "tau_joint", "stiffness", "th1", "th2")
-MAX_BUFFERED_FRAMES = 8
+MAX_BUFFERED_MESSAGES = 16  # per client (Settings.client_queue)
 
 
 class ControlError(ValueError):
@@ -65,18 +68,16 @@ def preset_spec(model):
 
 
 def list_robots():
-    """[{name, variants, joints, default_variant}] of every robot folder."""
+    """[{name, variants, joints, default_variant}] of every robot folder (asr.robot_names())."""
     out = []
-    folder = robots_dir()
-    for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
-        if not os.path.isfile(os.path.join(folder, name, "robot.toml")):
-            continue
+    for name in robot_names():
         try:
-            default = load_robot(name)
-            with open(os.path.join(folder, name, "robot.toml"), "rb") as f:
+            default = load_robot(name, allow_path=False)
+            with open(os.path.join(default.folder, "robot.toml"), "rb") as f:
                 variants = list(tomllib.load(f).get("variants", {}))
         except (ValueError, OSError) as exc:  # a broken robot folder is listed with its error
-            out.append({"name": name, "variants": [], "joints": [], "error": str(exc)})
+            out.append({"name": name, "variants": [], "joints": [],
+                        "error": public_message(exc)})
             continue
         out.append({"name": name, "variants": variants, "default_variant": default.variant,
                     "description": default.description,
@@ -123,31 +124,38 @@ def _dumps(msg):
 
 class Subscriber:
     """One client's message buffer on its event loop. put() runs on that loop (scheduled with
-    call_soon_threadsafe); old extend frames are dropped when the client falls behind."""
+    call_soon_threadsafe). Bounded, so a client that does not read costs no more memory than
+    one that does: a figure or state message replaces the one of its kind still waiting (a
+    figure also drops the frames before it), and beyond `max_items` the oldest extend frames (or
+    else the oldest other message, never the figure) are dropped."""
 
-    def __init__(self, loop, max_frames=MAX_BUFFERED_FRAMES):
+    COALESCED = ("figure", "state")
+
+    def __init__(self, loop, max_items=MAX_BUFFERED_MESSAGES):
         self.loop = loop
-        self.max_frames = max_frames
+        self.max_items = max_items
         self.items = collections.deque()
         self.event = asyncio.Event()
         self.dropped = 0
         self.closed = False
 
     def put(self, kind, text):
-        if kind == "figure":  # a new figure supersedes every frame before it
-            self.items = collections.deque(i for i in self.items if i[0] not in ("extend",
-                                                                                 "figure"))
-        elif kind == "extend":
-            n = sum(1 for i in self.items if i[0] == "extend")
-            while n >= self.max_frames:
-                for k, item in enumerate(self.items):
-                    if item[0] == "extend":
-                        del self.items[k]
-                        self.dropped += 1
-                        break
-                n -= 1
+        if kind in self.COALESCED:
+            stale = ("extend", "figure") if kind == "figure" else (kind,)
+            kept = collections.deque(i for i in self.items if i[0] not in stale)
+            self.dropped += len(self.items) - len(kept)
+            self.items = kept
         self.items.append((kind, text))
+        while len(self.items) > self.max_items:
+            self._drop_oldest()
         self.event.set()
+
+    def _drop_oldest(self):
+        kinds = [i[0] for i in self.items]
+        victim = kinds.index("extend") if "extend" in kinds else \
+            next(k for k, kind in enumerate(kinds) if kind != "figure")
+        del self.items[victim]
+        self.dropped += 1
 
     def put_threadsafe(self, kind, text):
         if self.closed:
@@ -221,9 +229,11 @@ class SimRunner:
 
     def _load(self, robot, variant, *, keep=None):
         """Load a robot: the configuration (presets, modes, params, references) starts from its
-        robot.toml; `keep` (a workspace dict) is applied after."""
+        robot.toml; `keep` (a workspace dict) is applied after. Clients name robots: only the
+        names of GET /api/robots load, never a path."""
         try:
-            r = load_robot(robot, variant)
+            # the robot is known by the name it was asked for (the one that loads it again)
+            r = dataclasses.replace(load_robot(robot, variant, allow_path=False), name=robot)
         except FileNotFoundError as exc:
             raise NotFound(str(exc)) from None
         except ValueError as exc:
@@ -386,7 +396,7 @@ class SimRunner:
                 if v is None:
                     continue
                 if isinstance(v, bool) or not isinstance(v, (int, float)):
-                    raise ControlError(f"params {joint}.{p}: expected a number, got {v!r}")
+                    raise ControlError(f"params {joint}.{p}: expected a number, got {short(v)}")
                 spec.param(p).check(float(v), f"params {joint}: ")
                 params.setdefault(joint, {})[p] = float(v)
         for joint in (c.get("reference") or {}):
@@ -519,6 +529,7 @@ class SimRunner:
             "n_instances": self.sim.n_instances, "time": self.time, "dt": self.sim.dt,
             "run_id": self.run_id, "update_hz": self.settings.update_hz,
             "window_s": self.settings.window_s, "frames": self.frames,
+            "clients": self.n_subscribers,
             "ilc": self.ilc_status(), "error": self.error}
 
     def _traces(self):
@@ -606,7 +617,7 @@ class SimRunner:
 
     def subscribe(self, loop):
         """A Subscriber whose first message is the current figure (with the state)."""
-        sub = Subscriber(loop)
+        sub = Subscriber(loop, self.settings.client_queue)
         with self._lock:
             sub.put("figure", _dumps({"type": "figure", "figure": self.figure(),
                                       "state": self.state()}))
@@ -646,7 +657,7 @@ class SimRunner:
                 try:
                     self._tick(period)
                 except Exception as exc:  # noqa: BLE001 - reported, the runner goes on
-                    self.error = f"{type(exc).__name__}: {exc}"
+                    self.error = public_message(f"{type(exc).__name__}: {exc}")
                     self.publish("error", {"type": "error", "message": "simulation: "
                                            f"{self.error}; restarted from the initial state"})
                     with self._lock:
@@ -789,7 +800,8 @@ class SimRunner:
                             message="stopped" if stopped else
                             ("converged" if res.converged[0] else "finished"))
         except Exception as exc:  # noqa: BLE001 - reported to the clients
-            self._ilc_event(running=False, message=f"failed: {type(exc).__name__}: {exc}")
+            self._ilc_event(running=False,
+                            message=public_message(f"failed: {type(exc).__name__}: {exc}"))
 
     def ilc_result_npz(self):
         with self._lock:

@@ -3,8 +3,11 @@ get_settings() (cached) and overridable in tests (create_app(settings) or
 app.dependency_overrides[get_settings])."""
 import functools
 import os
+from typing import Optional, Tuple
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from dashboard.security import normalize_origin
 
 ENV_PREFIX = "ASR_DASHBOARD_"
 
@@ -19,14 +22,44 @@ class Settings(BaseModel):
     n_compare_max: int = Field(8, ge=1, le=64, description="most instances in compare mode")
     max_samples: int = Field(50, ge=1, le=1000, description="most samples per frame")
     threads: int = Field(1, ge=1, le=64, description="asr threads of the simulation")
+    # who may drive the simulation (dashboard/security.py)
+    host: str = Field("127.0.0.1", min_length=1, description="address the server listens on; "
+                      "its name is a valid Host header besides the loopback names")
+    allow_origins: Tuple[str, ...] = Field((), description="extra page origins allowed to use "
+                                           "the WebSocket and the state-changing routes, e.g. "
+                                           "'http://mybox.lan:8000'")
+    token: Optional[str] = Field(None, min_length=16, description="if set, required on every "
+                                 "request and the WebSocket (?token=, cookie or Authorization)")
+    # limits (dashboard/limits.py, dashboard/server.py)
+    max_body_bytes: int = Field(1 << 20, ge=1024, le=1 << 30, description="largest HTTP "
+                                "request body, bytes")
+    max_message_bytes: int = Field(64 << 10, ge=1024, le=1 << 30, description="largest "
+                                   "WebSocket message from a client, bytes")
+    max_json_depth: int = Field(32, ge=4, le=1000, description="deepest JSON nesting accepted")
+    client_queue: int = Field(16, ge=4, le=1024, description="most messages buffered per "
+                              "WebSocket client (older frames are dropped)")
+    client_stall_s: float = Field(10.0, gt=0, le=3600, description="a WebSocket client whose "
+                                  "connection takes no data for this long is disconnected, s")
+
+    @field_validator("allow_origins")
+    @classmethod
+    def _origins(cls, value):
+        return tuple(normalize_origin(o) for o in value)
 
 
-@functools.lru_cache
-def get_settings() -> Settings:
-    """Settings from the environment (ASR_DASHBOARD_ROBOT, ..._UPDATE_HZ, ...), cached."""
+def settings_from_env(**overrides) -> Settings:
+    """Settings from the environment (ASR_DASHBOARD_ROBOT, ..._UPDATE_HZ, ...) with `overrides`
+    (e.g. command-line options) on top."""
     values = {}
     for name in Settings.model_fields:
         raw = os.environ.get(ENV_PREFIX + name.upper())
         if raw is not None:
-            values[name] = raw
+            values[name] = raw.split(",") if name == "allow_origins" else raw
+    values.update(overrides)
     return Settings.model_validate(values)
+
+
+@functools.lru_cache
+def get_settings() -> Settings:
+    """Settings from the environment, cached."""
+    return settings_from_env()

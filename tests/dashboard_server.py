@@ -1,14 +1,25 @@
 """A real dashboard server for the browser and load tests: uvicorn on 127.0.0.1 and a free
-port, in a background thread, stopped at the end."""
+port, in a background thread (running_server) or in its own process (server_process, for
+figures of the server alone: memory, threads, open files), stopped at the end."""
 import contextlib
+import json
+import os
+import shutil
 import socket
+import subprocess
+import sys
 import threading
 import time
+import urllib.request
 
+import pytest
 import uvicorn
 
-from dashboard.app import create_app
+from conftest import IN_CI
+from dashboard.server import uvicorn_config
 from dashboard.settings import Settings
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def free_port():
@@ -17,13 +28,24 @@ def free_port():
         return s.getsockname()[1]
 
 
+def chromium_path():
+    """Debian's Chromium (make test installs it): a failure when CI is set and it is missing,
+    else a skip."""
+    path = shutil.which("chromium") or "/usr/bin/chromium"
+    if not os.path.exists(path):
+        if IN_CI:
+            pytest.fail("Debian's chromium is required in CI (make test installs it)")
+        pytest.skip("chromium not installed (a failure when CI is set)")
+    return path
+
+
 @contextlib.contextmanager
 def running_server(**settings):
     """Yield the base URL of a dashboard serving Settings(**settings)."""
     port = free_port()
-    app = create_app(Settings(**settings))
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port,
-                                           log_level="warning", ws_ping_interval=None))
+    config = uvicorn_config(Settings(**settings), port, log_level="warning")
+    config.ws_ping_interval = None
+    server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 60
@@ -36,3 +58,45 @@ def running_server(**settings):
     finally:
         server.should_exit = True
         thread.join(timeout=30)
+
+
+def get_json(url, timeout=10):
+    with urllib.request.urlopen(url, timeout=timeout) as r:
+        return json.loads(r.read())
+
+
+@contextlib.contextmanager
+def server_process(*args, env=None):
+    """Yield (base URL, Popen) of `asr dashboard --port <free> *args` in its own process."""
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "asr.cli", "dashboard", "--port", str(port),
+                             "--log-level", "warning", *args], cwd=ROOT,
+                            env=dict(os.environ, **(env or {})))
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                get_json(url + "/api/state", timeout=2)
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("dashboard server process did not start") from None
+                time.sleep(0.2)
+        yield url, proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def proc_status(pid):
+    """{'rss_mb', 'threads', 'fds'} of a process, from /proc."""
+    with open(f"/proc/{pid}/status") as f:
+        fields = dict(line.split(":", 1) for line in f if ":" in line)
+    return {"rss_mb": int(fields["VmRSS"].split()[0]) / 1024,
+            "threads": int(fields["Threads"]),
+            "fds": len(os.listdir(f"/proc/{pid}/fd"))}

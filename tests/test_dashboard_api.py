@@ -17,11 +17,14 @@ from dashboard.settings import Settings  # noqa: E402
 
 ROBOT = {"robot": "qbmove_arm_2dof", "variant": "vertical"}
 N_SERIES = 7  # q, eq, defl, tau, stiffness, th1, th2 per instance and joint
+# the server answers loopback Host names only (dashboard/security.py), not TestClient's default
+BASE = "http://127.0.0.1"
+STREAM = "ws://127.0.0.1/ws/stream"
 
 
 @pytest.fixture(scope="module")
 def shared_client():
-    with TestClient(create_app(Settings(update_hz=30))) as c:
+    with TestClient(create_app(Settings(update_hz=30)), base_url=BASE) as c:
         yield c
 
 
@@ -151,7 +154,7 @@ def test_switch_robot(client):
 
 
 def test_stream_figure_frames_and_control(client):
-    with client.websocket_connect("/ws/stream") as ws:
+    with client.websocket_connect(STREAM) as ws:
         first = ws.receive_json()
         assert first["type"] == "figure"
         data = first["figure"]["data"]
@@ -188,7 +191,7 @@ def test_stream_figure_frames_and_control(client):
 
 
 def test_stream_garbage(client):
-    with client.websocket_connect("/ws/stream") as ws:
+    with client.websocket_connect(STREAM) as ws:
         assert ws.receive_json()["type"] == "figure"
         for bad, words in [("not json", "not JSON"), ("[1, 2]", "'type'"),
                            ('{"type": "dance"}', "dance"),
@@ -209,7 +212,7 @@ def test_stream_garbage(client):
 
 
 def test_compare_one_trace_set_per_preset(client):
-    with client.websocket_connect("/ws/stream") as ws:
+    with client.websocket_connect(STREAM) as ws:
         assert ws.receive_json()["type"] == "figure"
         s = client.post("/api/compare", json={"presets": [0.2, 0.4, 0.6]}).json()
         assert s["compare"] == [0.2, 0.4, 0.6] and s["n_instances"] == 3
@@ -225,7 +228,7 @@ def test_compare_one_trace_set_per_preset(client):
 
 
 def test_ilc(client):
-    with client.websocket_connect("/ws/stream") as ws:
+    with client.websocket_connect(STREAM) as ws:
         assert ws.receive_json()["type"] == "figure"
         r = client.post("/api/ilc/start", json={"iterations": 2, "preset": 0.2, "duration": 1.0,
                                                 "gain": 0.5, "settle_s": 0.5})

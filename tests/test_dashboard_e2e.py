@@ -4,34 +4,28 @@ shrinks, changes a gain, runs two ILC iterations and saves a screenshot. Latency
 change to the first plotted sample reflecting it and the frame rate are printed (measured, not
 asserted)."""
 import json
-import os
-import shutil
 import time
 import urllib.request
 
 import numpy as np
 import pytest
 
-from conftest import IN_CI, require
-
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+from conftest import require
 
 
 @pytest.fixture(scope="module")
 def page():
     sync_api = require("playwright.sync_api")
-    if not os.path.exists(CHROMIUM):
-        if IN_CI:
-            pytest.fail("Debian's chromium is required in CI (make test installs it)")
-        pytest.skip("chromium not installed (a failure when CI is set)")
-    from dashboard_server import running_server
+    from dashboard_server import chromium_path, running_server
+
+    chromium = chromium_path()
 
     # the 1-DOF qbmove Advanced rig: symmetric springs, so a stiffer preset visibly shrinks the
     # deflection under gravity (the 2-DOF arm's identified springs are asymmetric: its
     # deflection from eq includes a preset-dependent offset)
     with running_server(robot="pendulum_1dof", variant="qbmove_advanced") as url, \
             sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
         pg = browser.new_page(viewport={"width": 1280, "height": 900})
         errors = []
         pg.on("pageerror", lambda e: errors.append(str(e)))

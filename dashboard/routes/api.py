@@ -1,6 +1,7 @@
 """REST API under /api (see PROTOCOL.md). Handlers never touch the Sim: they queue commands for
 the runner thread and await their result; bad values answer 422, an unknown robot 404, and the
-simulation keeps running either way."""
+simulation keeps running either way. Error texts pass dashboard.errors.public_message (no server
+paths, no long echoes)."""
 import asyncio
 from typing import Annotated, Literal
 
@@ -8,6 +9,7 @@ from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import Response
 
 from dashboard import models
+from dashboard.errors import public_message
 from dashboard.runner import Busy, ControlError, NotFound, SimRunner, list_robots
 
 router = APIRouter(prefix="/api", tags=["simulation"],
@@ -27,11 +29,11 @@ async def run_command(runner: SimRunner, fn):
     try:
         return await asyncio.wrap_future(runner.submit(fn))
     except NotFound as exc:
-        raise HTTPException(404, str(exc)) from None
+        raise HTTPException(404, public_message(exc)) from None
     except Busy as exc:
-        raise HTTPException(409, str(exc)) from None
+        raise HTTPException(409, public_message(exc)) from None
     except (ControlError, ValueError, TypeError) as exc:
-        raise HTTPException(422, str(exc)) from None
+        raise HTTPException(422, public_message(exc)) from None
 
 
 @router.get("/robots", summary="robots, their variants and joints")

@@ -1,6 +1,9 @@
 """WebSocket /ws/stream: a figure on connect, then extend frames at update_hz, state / ilc /
 error messages. Client messages (control, push, ping) are answered; garbage gets an error
-message and the stream goes on."""
+message and the stream goes on. Only pages that pass dashboard/security.py get here. A message
+larger than Settings.max_message_bytes closes the connection (1009); JSON nested deeper than
+max_json_depth gets an error unparsed. Each client has its own bounded queue (runner.Subscriber)
+and its own sender task, so a slow client loses frames but never holds up the others."""
 import asyncio
 import json
 
@@ -8,22 +11,21 @@ from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 from pydantic import TypeAdapter, ValidationError
 
 from dashboard import models
+from dashboard.errors import public_message, short, validation_text
+from dashboard.limits import json_depth_problem, size_problem
+from dashboard.routes.api import _set_fields
 from dashboard.runner import Busy, ControlError, NotFound
 
 router = APIRouter(tags=["stream"])
 _message = TypeAdapter(models.WSMessage)
+WS_MESSAGE_TOO_BIG = 1009
 
 
-def _validation_text(exc):
-    parts = []
-    for e in exc.errors():
-        loc = ".".join(str(x) for x in e.get("loc", ()))
-        parts.append(f"{loc}: {e.get('msg')}" if loc else e.get("msg", ""))
-    return "; ".join(parts)
-
-
-async def _handle(websocket, runner, text):
+async def _handle(runner, settings, text):
     """The reply to one client message (a dict) or None."""
+    problem = json_depth_problem(text.encode(), settings.max_json_depth)
+    if problem:
+        return {"type": "error", "message": f"message: {problem}"}
     try:
         raw = json.loads(text)
     except (json.JSONDecodeError, TypeError) as exc:
@@ -34,27 +36,26 @@ async def _handle(websocket, runner, text):
     try:
         msg = _message.validate_python(raw)
     except ValidationError as exc:
-        return {"type": "error", "message": f"bad {raw.get('type')!r} message: "
-                f"{_validation_text(exc)}"}
+        return {"type": "error", "message": f"bad {short(raw.get('type'))} message: "
+                f"{validation_text(exc.errors())}"}
     if isinstance(msg, models.WSPing):
         return {"type": "pong"}
-    body = msg.model_dump(exclude_none=True, exclude={"type"})
     try:
         if isinstance(msg, models.WSPush):
+            body = msg.model_dump(exclude={"type"})
             await asyncio.wrap_future(runner.submit(lambda r: r.do_push(body)))
             return None
-        if "params" in body:
-            body["params"] = {j: {k: v for k, v in g.items() if v is not None}
-                              for j, g in body["params"].items()}
+        body = _set_fields(msg)
+        body.pop("type")
         await asyncio.wrap_future(runner.submit(lambda r: r.control(body)))
     except (ControlError, NotFound, Busy, ValueError, TypeError) as exc:
-        return {"type": "error", "message": str(exc)}
+        return {"type": "error", "message": public_message(exc)}
     return None  # the runner broadcasts the new state
 
 
 @router.websocket("/ws/stream")
 async def stream(websocket: WebSocket):
-    runner = websocket.app.state.runner
+    runner, settings = websocket.app.state.runner, websocket.app.state.settings
     await websocket.accept()
     sub = runner.subscribe(asyncio.get_running_loop())
 
@@ -63,7 +64,7 @@ async def stream(websocket: WebSocket):
             while True:
                 _, text = await sub.get()
                 await websocket.send_text(text)
-        except (WebSocketDisconnect, RuntimeError):  # closed while sending
+        except (WebSocketDisconnect, RuntimeError, OSError):  # closed while sending
             pass
 
     sender = asyncio.ensure_future(send())
@@ -73,12 +74,17 @@ async def stream(websocket: WebSocket):
             message = await websocket.receive()
             if message["type"] == "websocket.disconnect":
                 break
-            text = message.get("text")
-            if text is None and message.get("bytes") is not None:
+            text, data = message.get("text"), message.get("bytes")
+            too_big = size_problem(len(text if text is not None else data or b""),
+                                   settings.max_message_bytes, "message")
+            if too_big:  # normally refused by the server before it gets here
+                await websocket.close(WS_MESSAGE_TOO_BIG, too_big)
+                break
+            if text is None and data is not None:
                 reply = {"type": "error", "message": "binary messages are not supported; send "
                          "JSON text"}
             else:
-                reply = await _handle(websocket, runner, text)
+                reply = await _handle(runner, settings, text)
             if reply is not None:
                 sub.put(reply["type"], json.dumps(reply))
     except (WebSocketDisconnect, asyncio.CancelledError):

@@ -1,0 +1,61 @@
+"""Error texts the dashboard sends to clients: they name the parameter and the valid range, echo
+at most a short piece of what was sent (a 1 MB value is not sent back) and never a server path
+(a client must not learn the server's file layout from error messages)."""
+import json
+import re
+
+from fastapi.encoders import jsonable_encoder
+from fastapi.responses import JSONResponse
+
+MAX_ECHO = 80          # characters of a client's value repeated in an error
+MAX_MESSAGE = 1000     # characters of one error message
+
+# an absolute POSIX path of two or more parts (not an API route): replaced by its last part
+_ABS_PATH = re.compile(r"(?<![\w.:/~-])/(?!api/|ws/|static/)[^\s'\"(),;:]*/([^\s'\"(),;:/]*)")
+
+
+def short(value, limit=MAX_ECHO):
+    """repr(value), cut to `limit` characters."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
+def public_message(text, limit=MAX_MESSAGE):
+    """`text` (an exception or a string) without server paths, cut to `limit` characters."""
+    text = _ABS_PATH.sub(lambda m: m.group(1) or "<path>", str(text))
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
+def _trim(value, limit=MAX_ECHO):
+    """A JSON-able value, replaced by a cut string when its JSON is longer than `limit`."""
+    value = str(value) if isinstance(value, Exception) else jsonable_encoder(value)
+    text = json.dumps(value)
+    return value if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
+def trimmed_errors(errors):
+    """pydantic / FastAPI validation errors with the echoed input, context and location cut."""
+    out = []
+    for e in errors:
+        item = {"type": e.get("type"), "msg": public_message(e.get("msg", "")),
+                "loc": [x if isinstance(x, int) else _trim(str(x), 40) for x in e.get("loc", ())]}
+        if "input" in e:
+            item["input"] = _trim(e["input"])
+        if e.get("ctx"):
+            item["ctx"] = {k: _trim(v) for k, v in e["ctx"].items()}
+        out.append(item)
+    return out
+
+
+def validation_text(errors):
+    """One line per validation error: 'loc: message'."""
+    parts = []
+    for e in trimmed_errors(errors):
+        loc = ".".join(str(x) for x in e["loc"])
+        parts.append(f"{loc}: {e['msg']}" if loc else e["msg"])
+    return "; ".join(parts)
+
+
+async def validation_error_handler(request, exc):
+    """422 like FastAPI's own, with what the client sent trimmed (RequestValidationError)."""
+    return JSONResponse(status_code=422, content={"detail": trimmed_errors(exc.errors())})
