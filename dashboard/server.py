@@ -15,7 +15,7 @@ import uvicorn
 
 from dashboard.app import create_app
 
-try:  # uvicorn's default WebSocket protocol since 0.35
+try:  # uvicorn's default WebSocket protocol when the websockets package is installed
     from uvicorn.protocols.websockets.websockets_sansio_impl import \
         WebSocketsSansIOProtocol as _WebSocketProtocol
 except ImportError:  # pragma: no cover - older uvicorn: its own protocol, without the stall limit
