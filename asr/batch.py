@@ -7,12 +7,14 @@ strided views, never copies.
 """
 import dataclasses
 import math
+import threading
 from typing import Dict, Optional, Sequence
 
 import numpy as np
 
 from asr import _validate as V
 from asr._ffi import ffi, lib
+from asr._serial import serialised
 from asr.errors import SimulationError, check_status, status_text
 from asr.models import get_model
 
@@ -76,6 +78,10 @@ class Batch:
     max_substep: longest motor integration sub-step, s (each step is split into
         ceil(dt / max_substep) sub-steps; the update is stable for any sub-step).
     motor_scheme: "euler" (default) or "trapezoid", see MOTOR_SCHEMES.
+
+    Threads: calls on one batch are serialised by its lock (see `lock`), so any number of
+    Python threads may share it; the state views (batch.q, ...) are live and change under a
+    reader while another thread steps.
     """
 
     def __init__(self, joints: Sequence, n_instances: int = 1, *, threads: int = 1,
@@ -85,10 +91,11 @@ class Batch:
         joints = [_as_joint(j, k) for k, j in enumerate(joints)]
         if not joints:
             raise ValueError("joints: need at least one joint")
-        self.n_instances = V.positive_int(n_instances, "n_instances", hi=2**31 - 1)
-        self.n_joints = len(joints)
+        self._lock = threading.RLock()  # reentrant: a locked method may call another
+        self._n_instances = V.positive_int(n_instances, "n_instances", hi=2**31 - 1)
+        self._n_joints = len(joints)
         self._models = [get_model(j.model) for j in joints]
-        self.specs = tuple(m.spec for m in self._models)
+        self._specs = tuple(m.spec for m in self._models)
         modes = [
             _check_mode(6 if j.mode is None and s.nmotor else 0 if j.mode is None else j.mode,
                         s, f"joints[{k}].")
@@ -127,11 +134,33 @@ class Batch:
     # ------------------------------------------------------------ configuration
 
     @property
+    def n_instances(self):
+        """N, the number of instances (fixed)."""
+        return self._n_instances
+
+    @property
+    def n_joints(self):
+        """J, the number of joints (fixed)."""
+        return self._n_joints
+
+    @property
+    def specs(self):
+        """The compliance model of each joint, a (J,) tuple of asr.ModelSpec."""
+        return self._specs
+
+    @property
+    def lock(self):
+        """The batch's reentrant lock. Every call takes it; hold it (`with batch.lock:`) to make
+        several calls one unit that no other thread's call comes between."""
+        return self._lock
+
+    @property
     def threads(self):
         """Native worker threads used by step and rollout."""
         return self._threads
 
     @threads.setter
+    @serialised
     def threads(self, n):
         n = V.positive_int(n, "threads", hi=1024)
         # Python-implemented models hold the GIL; extra threads would only wait for it.
@@ -145,6 +174,7 @@ class Batch:
         return self._max_substep
 
     @max_substep.setter
+    @serialised
     def max_substep(self, h):
         h = V.positive_float(h, "max_substep")
         check_status(lib.asr_batch_set_max_substep(self._b, h), "max_substep")
@@ -156,6 +186,7 @@ class Batch:
         return self._motor_scheme
 
     @motor_scheme.setter
+    @serialised
     def motor_scheme(self, name):
         if not isinstance(name, str) or name not in MOTOR_SCHEMES:
             raise ValueError(f"motor_scheme: got {name!r}, valid: {', '.join(MOTOR_SCHEMES)}")
@@ -168,6 +199,7 @@ class Batch:
         """Operation mode of each joint, (J,) int (a copy; use set_mode to change)."""
         return self._modes.copy()
 
+    @serialised
     def set_mode(self, joint, mode):
         """Change the operation mode of `joint` (0-6, see asr.batch.MODES)."""
         j = self._joint_index(joint)
@@ -185,6 +217,7 @@ class Batch:
                              f"valid: {', '.join(names)}")
         return names.index(name)
 
+    @serialised
     def set_param(self, joint, name, value):
         """Set parameter `name` of `joint`: a scalar shared by every instance or an (N,) array,
         one value per instance. Takes effect at the next step."""
@@ -202,11 +235,23 @@ class Batch:
         st = lib.asr_batch_set_param(self._b, j, k, ffi.from_buffer("double[]", v), v.size, bad)
         check_status(st, f"joint {j} {name}")
 
+    @serialised
     def set_params(self, joint, **params):
-        """Set several parameters of `joint` (see set_param)."""
-        for name, value in params.items():
-            self.set_param(joint, name, value)
+        """Set several parameters of `joint` (see set_param), all or none: when one is refused,
+        those set before it get their previous values back (set again in reverse order, so
+        every intermediate state is one that was already valid) and the error is raised."""
+        done = []
+        try:
+            for name, value in params.items():
+                old = self.get_param(joint, name)
+                self.set_param(joint, name, value)
+                done.append((name, old))
+        except BaseException:
+            for name, old in reversed(done):
+                self.set_param(joint, name, old[0] if np.all(old == old[0]) else old)
+            raise
 
+    @serialised
     def get_param(self, joint, name):
         """Parameter `name` of `joint` for every instance, (N,) array (a copy)."""
         j = self._joint_index(joint)
@@ -252,6 +297,7 @@ class Batch:
         v.flags.writeable = False
         return v
 
+    @serialised
     def errors(self):
         """One dict per frozen instance: instance, joint, step, code and reason."""
         return [
@@ -260,6 +306,7 @@ class Batch:
             for i in np.flatnonzero(self._code)
         ]
 
+    @serialised
     def check(self):
         """Raise SimulationError for the first frozen instance, if any."""
         bad = np.flatnonzero(self._code)
@@ -269,6 +316,7 @@ class Batch:
                                   self._code[i], more=bad.size - 1)
 
     @property
+    @serialised
     def step_count(self):
         """Steps taken since the last reset."""
         return int(lib.asr_batch_step_count(self._b))
@@ -298,6 +346,7 @@ class Batch:
                                  f"single-motor joints only; joint {j} ({spec.name}) has "
                                  f"{spec.nmotor} motors")
 
+    @serialised
     def reset(self, q0=0.0, refs=None, *, instances=None):
         """Zero the state and statuses; link angles q0 (N, J), rad; motors where refs
         (N, J, 2) put them in the joint's mode, else at zero deflection. instances: reset only
@@ -323,6 +372,7 @@ class Batch:
         for m in self._python_models:
             m.raise_pending()
 
+    @serialised
     def step(self, q, qd, refs, dt, *, tau_ext=None, tau_ff=None, on_error="raise"):
         """Advance every instance by dt (s) given link angles q and velocities qd (N, J), rad and
         rad/s, references refs (N, J, 2) (units per mode), optional external link torques
@@ -367,6 +417,7 @@ class Batch:
         if st != lib.ASR_OK and on_error == "raise":
             self.check()
 
+    @serialised
     def rollout(self, steps, dt, refs, q=0.0, qd=0.0, *, tau_ext=None, record=("tau_joint",),
                 out=None, on_error="raise"):
         """Run `steps` steps in one C call (threads started once), the link fixed at q, qd or

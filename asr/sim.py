@@ -21,6 +21,7 @@ import numpy as np
 
 from asr import _validate as V
 from asr._ffi import ffi, lib
+from asr._serial import serialised
 from asr.batch import FIELDS, ON_ERROR, Batch
 from asr.errors import SimulationError
 from asr.models import compliance
@@ -73,35 +74,88 @@ class Sim:
         MUJOCO_FIELDS (body_mass kg, dof_damping N m s/rad, dof_frictionloss N m, geom_friction
         (3,) or (N, 3)); instances then get their own model copies.
     threads, max_substep, motor_scheme: as for asr.Batch.
+
+    Threads: a Sim shares its batch's lock (see `lock`): calls from several Python threads run
+    one at a time, each whole. Its structure (robot, models, datas, addresses, batch) is fixed
+    at construction and exposed read-only; the MjModel / MjData objects themselves may be read
+    and edited between calls (hold `sim.lock` when other threads use the Sim).
     """
 
     def __init__(self, robot, n_instances=1, *, params=None, mujoco_params=None, threads=1,
                  max_substep=1e-3, motor_scheme="euler", variant=None):
         mujoco = _mujoco()
-        self.robot = robot if isinstance(robot, Robot) else load_robot(robot, variant)
-        self.n_instances = V.positive_int(n_instances, "n_instances", hi=2**31 - 1)
+        self._robot = robot if isinstance(robot, Robot) else load_robot(robot, variant)
+        self._n_instances = V.positive_int(n_instances, "n_instances", hi=2**31 - 1)
         base = self.robot.mj_model()
-        self.dt = float(base.opt.timestep)
+        self._dt = float(base.opt.timestep)
         if int(base.opt.integrator) not in (int(mujoco.mjtIntegrator.mjINT_EULER),
                                             int(mujoco.mjtIntegrator.mjINT_IMPLICITFAST)):
             raise ValueError(f"{self.robot.mjcf}: integrator must be Euler or implicitfast (the "
                              "mj_step1/mj_step2 split integrates with those only)")
-        self.qpos_adr, self.dof_adr = joint_addresses(base, self.robot.joint_names,
-                                                      self.robot.mjcf)
-        self.models = self._models(base, mujoco_params or {})
-        self.datas = [mujoco.MjData(m) for m in self.models]
-        self.batch = Batch([j.joint() for j in self.robot.joints], self.n_instances,
-                           threads=threads, max_substep=max_substep, motor_scheme=motor_scheme)
+        qpos_adr, dof_adr = joint_addresses(base, self.robot.joint_names, self.robot.mjcf)
+        self._qpos_adr, self._dof_adr = _read_only(qpos_adr), _read_only(dof_adr)
+        self._mj_models = tuple(self._models(base, mujoco_params or {}))
+        self._datas = tuple(mujoco.MjData(m) for m in self.models)
+        self._batch = Batch([j.joint() for j in self.robot.joints], self.n_instances,
+                            threads=threads, max_substep=max_substep, motor_scheme=motor_scheme)
+        self._lock = self._batch.lock
         for joint, values in (params or {}).items():
             self.batch.set_params(self._joint_index(joint), **values)
         self._engine = self._engine_struct()
         self.reset()
 
-    # ------------------------------------------------------------ set-up
+    # ------------------------------------------------------------ set-up (read-only)
+
+    @property
+    def robot(self):
+        """The asr.Robot simulated."""
+        return self._robot
+
+    @property
+    def n_instances(self):
+        """N, the number of instances."""
+        return self._n_instances
 
     @property
     def n_joints(self):
+        """J, the number of actuated joints."""
         return len(self.robot.joints)
+
+    @property
+    def dt(self):
+        """The MJCF timestep, s: the length of one step."""
+        return self._dt
+
+    @property
+    def qpos_adr(self):
+        """(J,) int, read-only: each actuated joint's address in MjData.qpos."""
+        return self._qpos_adr
+
+    @property
+    def dof_adr(self):
+        """(J,) int, read-only: each actuated joint's address in MjData.qvel / qfrc_applied."""
+        return self._dof_adr
+
+    @property
+    def models(self):
+        """(N,) tuple of mujoco.MjModel, one per instance (the same object when shared)."""
+        return self._mj_models
+
+    @property
+    def datas(self):
+        """(N,) tuple of mujoco.MjData, one per instance."""
+        return self._datas
+
+    @property
+    def batch(self):
+        """The asr.Batch of the actuators (N instances x J joints)."""
+        return self._batch
+
+    @property
+    def lock(self):
+        """The lock every call takes (the batch's); hold it (`with sim.lock:`) to make several
+        calls, or direct edits of models and datas, one unit no other thread comes between."""
+        return self._lock
 
     def _joint_index(self, joint):
         names = self.robot.joint_names
@@ -170,13 +224,14 @@ class Sim:
         e.qvel = table("double*", [ffi.cast("double*", d.qvel.ctypes.data) for d in self.datas])
         e.qfrc = table("double*", [ffi.cast("double*", d.qfrc_applied.ctypes.data)
                                    for d in self.datas])
-        e.qpos_adr = table("int", self.qpos_adr)
-        e.dof_adr = table("int", self.dof_adr)
+        e.qpos_adr = table("int", self.qpos_adr.tolist())
+        e.dof_adr = table("int", self.dof_adr.tolist())
         assert n == len(self.datas)
         return e
 
     # ------------------------------------------------------------ state
 
+    @serialised
     def reset(self, q0=None, refs=None, *, instances=None):
         """Reset MuJoCo and the actuators. q0: link angles (N, J) or (J,), rad (default: the
         robot's initial q, else the model's qpos0); refs: (N, J, 2) or (J, 2) references that
@@ -200,16 +255,19 @@ class Sim:
         self.batch.reset(self.q, refs, instances=instances)
 
     @property
+    @serialised
     def q(self):
         """Link angles of the actuated joints, (N, J), rad (a copy)."""
         return np.array([d.qpos[self.qpos_adr] for d in self.datas])
 
     @property
+    @serialised
     def qd(self):
         """Link velocities of the actuated joints, (N, J), rad/s (a copy)."""
         return np.array([d.qvel[self.dof_adr] for d in self.datas])
 
     @property
+    @serialised
     def time(self):
         """Simulated time of instance 0, s."""
         return float(self.datas[0].time)
@@ -224,6 +282,7 @@ class Sim:
 
     # ------------------------------------------------------------ stepping
 
+    @serialised
     def rollout(self, steps, refs, *, tau_ext=None, tau_ff=None, every=1,
                 record=DEFAULT_RECORD, on_error="raise"):
         """Simulate `steps` steps of the MJCF timestep.
@@ -305,6 +364,7 @@ class Sim:
                                   hint=self.coupling_limit(exc.instance, exc.joint)) from None
         self._check_mujoco(before, steps, on_error)
 
+    @serialised
     def coupling_limit(self, instance, joint):
         """Why an instance may have diverged: its spring's stiffness at zero load (the motors
         where they are now) against the link's inertia about the joint, as omega dt, which the
@@ -342,6 +402,12 @@ class Sim:
                 from RuntimeError(f"MuJoCo reported unstable accelerations for instance {i} "
                                   f"within steps {end - steps}..{end - 1} and reset it; lower "
                                   "the timestep or the stiffness")
+
+
+def _read_only(values):
+    a = np.array(values, dtype=np.intp)
+    a.flags.writeable = False
+    return a
 
 
 def _window(series, t0):

@@ -229,7 +229,10 @@ typedef struct asr_batch asr_batch;
 /* Create a batch of n_inst instances of n_joint joints. model_defs[j] is the model of joint j
  * (kept by pointer: it must outlive the batch), modes[j] its operation mode. state is the
  * caller-owned block of n_inst * n_joint * ASR_NFIELD doubles; status the caller-owned status
- * arrays. Parameters start at their model defaults. */
+ * arrays. Parameters start at their model defaults.
+ * Threads: a batch takes no locks. Use each batch from one caller thread at a time (its calls
+ * run its own worker threads; asr_batch_set_param may reallocate arrays they read, so it must
+ * not overlap a step). Separate batches share no mutable state and may run at once. */
 asr_status asr_batch_create(asr_batch** out, int n_inst, int n_joint,
                             const asr_model_def* const* model_defs, const int* modes,
                             double* state, asr_status_arrays status);

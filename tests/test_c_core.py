@@ -1,8 +1,10 @@
 """Build the C core with each plain C test program (tests/c/test_core.c: the public API;
 tests/c/test_engine.c: the rigid-body engine coupling against a fake engine; tests/c/test_rod.c:
 the rod packs of the CPR solver; tests/c/test_cpr.c: the CPR solver on Till's Stewart-Gough robot
-and the planar 3RFR, checked against rods integrated independently) twice, with the
-strict warning set and with AddressSanitizer + UndefinedBehaviorSanitizer, and run every build."""
+and the planar 3RFR, checked against rods integrated independently) three times, with the
+strict warning set, with AddressSanitizer + UndefinedBehaviorSanitizer and with ThreadSanitizer
+(batches on worker threads, several batches on application threads, threaded CPR batches), and
+run every build."""
 import os
 import re
 import shutil
@@ -27,6 +29,9 @@ SANITIZER_ENV = {"ASAN_OPTIONS": "detect_leaks=1",
                  "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1"}
 SANITIZER_REPORT = re.compile(r"ERROR: (Address|Leak)Sanitizer|runtime error:|"
                               r"UndefinedBehaviorSanitizer")
+THREAD_SANITIZE = ["-fsanitize=thread", "-fno-omit-frame-pointer", "-g", "-O1"]
+THREAD_SANITIZER_ENV = {"TSAN_OPTIONS": "halt_on_error=1:exitcode=66"}
+THREAD_SANITIZER_REPORT = re.compile(r"(WARNING|ERROR): ThreadSanitizer")
 SUMMARY = re.compile(r"^(\d+) passed, (\d+) failed$", re.MULTILINE)
 
 
@@ -73,6 +78,12 @@ def sanitized_build(tmp_path_factory, program):
                   f"{program}_asan", SANITIZE)
 
 
+@pytest.fixture(scope="module")
+def thread_sanitized_build(tmp_path_factory, program):
+    return _build(tmp_path_factory.mktemp(f"c_tsan_{program}"), program, f"{program}_tsan",
+                  THREAD_SANITIZE)
+
+
 def _assert_passed(proc, program):
     m = SUMMARY.search(proc.stdout)
     assert m is not None, f"no summary line; stdout:\n{_tail(proc.stdout)}\nstderr:\n" \
@@ -101,4 +112,15 @@ def test_core_program_passes_under_sanitizers(sanitized_build, program):
     run = _run(exe, SANITIZER_ENV)
     report = SANITIZER_REPORT.search(run.stderr)
     assert report is None, f"sanitizer report:\n{_tail(run.stderr[report.start():])}"
+    _assert_passed(run, program)
+
+
+def test_core_program_passes_under_thread_sanitizer(thread_sanitized_build, program):
+    exe, proc = thread_sanitized_build
+    if proc.returncode != 0 and "tsan" in proc.stderr and not IN_CI:
+        pytest.skip("this gcc has no ThreadSanitizer runtime (libtsan; a failure when CI is set)")
+    assert proc.returncode == 0, f"ThreadSanitizer build failed:\n{_tail(proc.stderr)}"
+    run = _run(exe, THREAD_SANITIZER_ENV)
+    report = THREAD_SANITIZER_REPORT.search(run.stderr)
+    assert report is None, f"ThreadSanitizer report:\n{_tail(run.stderr[report.start():])}"
     _assert_passed(run, program)

@@ -8,6 +8,7 @@
  * Build (see tests/test_c_core.py): gcc -std=c11 -Wall -Wextra -Wpedantic -Wmissing-prototypes
  * -Werror -ffp-contract=off -Icsrc, csrc/ sources plus this file, -lm -lpthread. */
 #include <math.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -986,6 +987,81 @@ static void test_threads_bit_identical(void) {
     tb_free(&t[1]);
 }
 
+/* Independent batches stepped at once from application threads (each with its own workers),
+ * as separate Python objects are: the same records as one after the other. Under
+ * ThreadSanitizer this shows that batches share no unsynchronised state (model table,
+ * parameter specs). Checks run on the main thread only (check.h's counters are plain). */
+enum { APP_THREADS = 3, APP_N = 1500, APP_NJ = 2, APP_NSTEP = 12 };
+
+typedef struct app_job {
+    const double *q, *qd, *refs, *ext;
+    double kp;
+    double* rec;
+    asr_status st;
+} app_job;
+
+static void* app_rollout(void* arg) {
+    app_job* job = (app_job*)arg;
+    const asr_model_def* defs[APP_NJ] = {model("qbmove_advanced"), model("sea")};
+    int modes[APP_NJ] = {6, 5};
+    int rf[2] = {ASR_F_TAU_JOINT, ASR_F_TH1};
+    long long per = (long long)APP_N * APP_NJ;
+    tbatch t;
+    job->st = tb_create(&t, APP_N, APP_NJ, defs, modes);
+    if (job->st == ASR_OK) job->st = asr_batch_set_threads(t.b, 2);
+    if (job->st == ASR_OK) job->st = asr_batch_set_param(t.b, 0, ASR_P_KP, &job->kp, 1, NULL);
+    if (job->st == ASR_OK) {
+        job->st = asr_batch_rollout(t.b, APP_NSTEP, 2e-3, job->q, job->qd, per, job->refs,
+                                    2 * per, job->ext, per, 2, rf, job->rec);
+    }
+    tb_free(&t);
+    return NULL;
+}
+
+static void test_batches_on_application_threads(void) {
+    size_t per = (size_t)APP_N * APP_NJ, nrec = (size_t)APP_NSTEP * 2 * per;
+    double* q = (double*)malloc(APP_NSTEP * per * sizeof(double));
+    double* qd = (double*)malloc(APP_NSTEP * per * sizeof(double));
+    double* refs = (double*)malloc(APP_NSTEP * per * 2 * sizeof(double));
+    double* ext = (double*)malloc(APP_NSTEP * per * sizeof(double));
+    double* rec = (double*)calloc(2 * APP_THREADS * nrec, sizeof(double));
+    if (!q || !qd || !refs || !ext || !rec) {
+        CHECK(!"out of memory");
+        return;
+    }
+    fill_inputs(APP_NSTEP, APP_N, APP_NJ, q, qd, refs, ext);
+    app_job jobs[2][APP_THREADS];
+    for (int pass = 0; pass < 2; ++pass) { /* pass 0: one after the other; pass 1: at once */
+        pthread_t th[APP_THREADS];
+        int started[APP_THREADS] = {0};
+        for (int k = 0; k < APP_THREADS; ++k) {
+            app_job job = {q, qd, refs, ext, 50.0 + 20.0 * k,
+                           rec + (size_t)(pass * APP_THREADS + k) * nrec, ASR_OK};
+            jobs[pass][k] = job;
+            if (pass == 0) {
+                app_rollout(&jobs[pass][k]);
+            } else {
+                started[k] = pthread_create(&th[k], NULL, app_rollout, &jobs[pass][k]) == 0;
+                CHECK(started[k]);
+            }
+        }
+        for (int k = 0; k < APP_THREADS; ++k) {
+            if (started[k]) pthread_join(th[k], NULL);
+        }
+    }
+    for (int k = 0; k < APP_THREADS; ++k) {
+        CHECK_ST(jobs[0][k].st, ASR_OK);
+        CHECK_ST(jobs[1][k].st, ASR_OK);
+        CHECK(memcmp(jobs[0][k].rec, jobs[1][k].rec, nrec * sizeof(double)) == 0);
+    }
+    CHECK(memcmp(jobs[0][0].rec, jobs[0][1].rec, nrec * sizeof(double)) != 0);
+    free(q);
+    free(qd);
+    free(refs);
+    free(ext);
+    free(rec);
+}
+
 /* ---------------------------------------------------------------- fuzz */
 
 enum { FZ_N = 3, FZ_MAXP = 64 };
@@ -1294,6 +1370,7 @@ int main(int argc, char** argv) {
     test_huge_finite_inputs();
     test_rollout_equals_steps();
     test_threads_bit_identical();
+    test_batches_on_application_threads();
     test_fuzz(iterations);
     printf("%ld passed, %ld failed\n", n_pass, n_fail);
     return n_fail ? 1 : 0;
