@@ -1,8 +1,14 @@
 """Robot descriptions: a folder with an MJCF model and a robot.toml that gives, per variant, the
 asr actuator of every actuated joint (model, operation mode, parameters), the equivalent of the
 reference toolbox's URDF plugin tags and plugin-manager configuration. See robots/README.md.
+
+load_robot() checks every entry of robot.toml (and that MuJoCo reads each variant's MJCF file)
+before anything runs; a broken description raises RobotFileError (a ValueError) naming the robot,
+the file, the entry and what is valid.
 """
 import dataclasses
+import math
+import numbers
 import os
 import sys
 from typing import Dict, List, Optional, Tuple
@@ -13,7 +19,7 @@ except ImportError:  # Python < 3.11
     import tomli as tomllib
 
 from asr.batch import Joint, _check_mode
-from asr.models import get_model
+from asr.models import get_model, model_names
 
 ROBOTS_ENV = "ASR_ROBOTS"
 
@@ -71,8 +77,244 @@ class Robot:
         return model
 
 
-def _fail(path, what):
-    raise ValueError(f"{path}: {what}")
+class RobotFileError(ValueError):
+    """A robot description that cannot be used. `file` names the robot and the file (robot.toml
+    or an MJCF file, relative to the robot's folder; for robots loaded by path, the path given),
+    `entry` the TOML entry (e.g. '[variants.vertical] mjcf', '' for the file as a whole) and
+    `problem` what is wrong and what is valid. str(): '<file>: <entry>: <problem>'."""
+
+    def __init__(self, file, entry, problem):
+        self.file, self.entry, self.problem = file, entry, problem
+        super().__init__(f"{file}: {entry}: {problem}" if entry else f"{file}: {problem}")
+
+    def __reduce__(self):
+        return RobotFileError, (self.file, self.entry, self.problem)
+
+
+# ---------------------------------------------------------------- one validator per kind of value
+# Each takes a value read from TOML and returns it converted, or raises _Invalid saying what is
+# wrong; _entries() adds the file and the entry.
+
+
+class _Invalid(Exception):
+    """What is wrong with one value."""
+
+
+def _shown(value):
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _string_of(what):
+    """A validator of non-empty strings described as `what` in errors."""
+    def check(value):
+        if not isinstance(value, str) or not value.strip() or "\0" in value:
+            raise _Invalid(f"expected {what} (string), got {_shown(value)}")
+        return value
+    return check
+
+
+_name = _string_of("a name")
+_file_name = _string_of("a file name")
+
+
+def _text(value):
+    if not isinstance(value, str):
+        raise _Invalid(f"expected a string, got {_shown(value)}")
+    return value
+
+
+def _table(value):
+    if not isinstance(value, dict):
+        raise _Invalid(f"expected a table, got {_shown(value)}")
+    return value
+
+
+def _tables(value):
+    """A non-empty array of tables ([[...]] entries)."""
+    if not isinstance(value, list) or not value or not all(isinstance(v, dict) for v in value):
+        raise _Invalid(f"expected one or more tables ([[...]] entries), got {_shown(value)}")
+    return value
+
+
+def _number(value, allow_inf=False):
+    """A real number (booleans are not numbers); NaN never, inf only where allowed."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise _Invalid(f"expected a number, got {_shown(value)}")
+    value = float(value)
+    if math.isnan(value):
+        raise _Invalid("got nan (not a number)")
+    if math.isinf(value) and not allow_inf:
+        raise _Invalid(f"expected a finite number, got {value!r}")
+    return value
+
+
+def _numbers(value, length=None):
+    """An array of finite numbers (of `length` entries when given), as a tuple."""
+    if not isinstance(value, list) or (length is not None and len(value) != length):
+        size = "" if length is None else f" {length}"
+        raise _Invalid(f"expected an array of{size} numbers, got {_shown(value)}")
+    out = []
+    for k, x in enumerate(value):
+        try:
+            out.append(_number(x))
+        except _Invalid as exc:
+            raise _Invalid(f"entry {k}: {exc}") from None
+    return tuple(out)
+
+
+def _pairs(value):
+    """An array of [a, b] pairs of finite numbers, as a tuple of tuples."""
+    if not isinstance(value, list):
+        raise _Invalid(f"expected an array of [a, b] pairs, got {_shown(value)}")
+    out = []
+    for k, pair in enumerate(value):
+        try:
+            out.append(_numbers(pair, 2))
+        except _Invalid as exc:
+            raise _Invalid(f"row {k}: {exc}") from None
+    return tuple(out)
+
+
+def _model(value):
+    if not isinstance(value, str) or value not in model_names():
+        raise _Invalid(f"unknown model {_shown(value)}; valid: {', '.join(model_names())}")
+    return value
+
+
+def _mode(value):
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _Invalid(f"expected an operation mode (integer 0-6), got {_shown(value)}")
+    if not 0 <= value <= 6:
+        raise _Invalid(f"got {value}, valid modes 0-6")
+    return value
+
+
+def _params(value):
+    """{asr parameter name: number}; names and ranges are the model's (checked by _joint)."""
+    for name, x in _table(value).items():
+        try:
+            _number(x, allow_inf=True)  # inf: e.g. i_max = inf, no current limit
+        except _Invalid as exc:
+            raise _Invalid(f"{name}: {exc}") from None
+    return {name: float(x) for name, x in value.items()}
+
+
+# ---------------------------------------------------------------- the tables of robot.toml
+# {key: (validator, required)} of each kind of table.
+
+_TOP = {"name": (_name, False), "description": (_text, False),
+        "default_variant": (_name, False), "variants": (_table, True)}
+_VARIANT = {"mjcf": (_file_name, True), "joints": (_tables, True), "initial": (_table, False)}
+_JOINT = {"name": (_name, True), "model": (_model, True), "mode": (_mode, True),
+          "params": (_params, False)}
+_INITIAL = {"q": (_numbers, False), "refs": (_pairs, False)}
+
+
+class _File:
+    """Names one file of a robot in errors and raises RobotFileError about it."""
+
+    def __init__(self, label, file):
+        self.label, self.file = label, file
+
+    def fail(self, entry, problem):
+        raise RobotFileError(self.label(self.file), entry, problem) from None
+
+
+def _entries(table, schema, toml, section):
+    """The entries of `table` checked and converted by `schema`: no unknown keys, the required
+    ones present. `section` names the table in errors ('' for the top level)."""
+    unknown = [k for k in table if k not in schema]
+    if unknown:
+        toml.fail(section, f"unknown keys: {', '.join(map(repr, unknown))}; allowed: "
+                           f"{', '.join(schema)}")
+    for key, (_, required) in schema.items():
+        if required and key not in table:
+            toml.fail(section, f"missing key {key!r}")
+    out = {}
+    for key, value in table.items():
+        try:
+            out[key] = schema[key][0](value)
+        except _Invalid as exc:
+            toml.fail(f"{section} {key}".strip(), str(exc))
+    return out
+
+
+def _joint(toml, where, table):
+    """A RobotJoint from one [[variants.<v>.joints]] table: mode and parameters valid for its
+    model (asr's ParamSpec ranges)."""
+    e = _entries(table, _JOINT, toml, where)
+    spec = get_model(e["model"]).spec
+    try:
+        mode = _check_mode(e["mode"], spec, "")
+    except ValueError as exc:
+        toml.fail(f"{where} mode", str(exc).removeprefix("mode: "))
+    params = e.get("params", {})
+    for pname, value in params.items():
+        try:
+            spec.param(pname).check(value)
+        except ValueError as exc:
+            toml.fail(f"{where} params", str(exc))
+    return RobotJoint(e["name"], e["model"], mode, params)
+
+
+def _mjcf_model(folder, toml, entry, file):
+    """(absolute path, mujoco.MjModel) of a variant's MJCF file: inside the robot's folder and
+    read by MuJoCo (its errors without the folder's path)."""
+    import mujoco
+
+    path = os.path.join(folder, file)
+    if not _inside(folder, path):
+        toml.fail(entry, f"{file!r} is outside the robot's folder; the MJCF file must lie in it")
+    if not os.path.isfile(path):
+        toml.fail(entry, f"no file {file!r} in the robot's folder")
+    try:
+        return path, mujoco.MjModel.from_xml_path(path)
+    except (ValueError, RuntimeError, OSError) as exc:
+        text = " ".join(str(exc).split())
+        for prefix in {os.path.realpath(folder), os.path.abspath(folder), folder}:
+            text = text.replace(prefix + os.sep, "")
+        toml.fail(entry, f"MuJoCo cannot load {file!r}: {text}")
+
+
+def _one_dof_joints(model):
+    """Names of the hinge and slide joints of a mujoco.MjModel."""
+    import mujoco
+
+    one_dof = (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))
+    return [model.joint(k).name for k in range(model.njnt) if int(model.jnt_type[k]) in one_dof]
+
+
+def _variant(folder, toml, name, table, models):
+    """(Robot fields) of one [variants.<name>] table, checked in full; `models` caches the
+    parsed MJCF files by name."""
+    section = f"[variants.{name}]"
+    if not isinstance(table, dict):
+        toml.fail(f"[variants] {name}", f"expected a table ([variants.{name}]), got "
+                                        f"{_shown(table)}")
+    e = _entries(table, _VARIANT, toml, section)
+    if e["mjcf"] not in models:
+        models[e["mjcf"]] = _mjcf_model(folder, toml, f"{section} mjcf", e["mjcf"])
+    mjcf, model = models[e["mjcf"]]
+    hinges = _one_dof_joints(model)
+    joints = []
+    for k, entry in enumerate(e["joints"]):
+        where = f"[[variants.{name}.joints]] #{k + 1}"
+        joint = _joint(toml, where, entry)
+        if joint.name in (j.name for j in joints):
+            toml.fail(f"{where} name", f"joint {joint.name!r} is listed twice")
+        if joint.name not in hinges:
+            toml.fail(f"{where} name", f"{joint.name!r} is not a hinge or slide joint of "
+                                       f"{e['mjcf']}; its 1-dof joints are: "
+                                       f"{', '.join(hinges) or 'none'}")
+        joints.append(joint)
+    initial = _entries(e.get("initial", {}), _INITIAL, toml, f"[variants.{name}.initial]")
+    for key, value in initial.items():
+        if len(value) != len(joints):
+            toml.fail(f"[variants.{name}.initial] {key}", f"expected one entry per joint "
+                                                          f"({len(joints)}), got {len(value)}")
+    return dict(mjcf=mjcf, joints=tuple(joints), initial_q=initial.get("q"),
+                initial_refs=initial.get("refs"))
 
 
 def _read_toml(file, label):
@@ -82,30 +324,8 @@ def _read_toml(file, label):
     with open(file, "rb") as f:
         try:
             return tomllib.load(f)
-        except tomllib.TOMLDecodeError as exc:
-            raise ValueError(f"{label}: malformed TOML: {exc}") from None
-
-
-def _joint_entry(path, variant, k, entry):
-    where = f"variants.{variant}.joints[{k}]"
-    if not isinstance(entry, dict):
-        _fail(path, f"{where}: expected a table with name, model, mode and params")
-    unknown = set(entry) - {"name", "model", "mode", "params"}
-    if unknown:
-        _fail(path, f"{where}: unknown keys {sorted(unknown)}; valid: name, model, mode, params")
-    for key in ("name", "model", "mode"):
-        if key not in entry:
-            _fail(path, f"{where}: missing key {key!r}")
-    try:
-        spec = get_model(entry["model"]).spec
-        mode = _check_mode(entry["mode"], spec, f"{where}.")
-        params = dict(entry.get("params", {}))
-        for pname, value in params.items():
-            spec.param(pname).check(value, f"{where}.params.")
-    except (ValueError, TypeError) as exc:
-        raise ValueError(f"{path}: {exc}") from None
-    return RobotJoint(str(entry["name"]), entry["model"], mode,
-                      {k: float(v) for k, v in params.items()})
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise RobotFileError(label, "", f"malformed TOML: {exc}") from None
 
 
 def robot_names():
@@ -118,21 +338,21 @@ def robot_names():
 
 
 def _robot_folder(name, allow_path):
-    """(folder, label) of robot `name`. The label names the robot description in errors: the
-    robot's name for names, the path as given for paths (never the robots folder's own path, so
-    that servers do not reveal their file layout)."""
+    """(folder, label) of robot `name`; label(file) names one of its files in errors: the robot's
+    name and the file for names, the path as given for paths (never the robots folder's own
+    path, so that servers do not reveal their file layout)."""
     if not isinstance(name, (str, os.PathLike)):
         raise TypeError(f"robot: expected a name or a folder path, got {type(name).__name__}")
     name = os.fspath(name)
     if allow_path and os.path.isdir(name):
-        return name, os.path.join(name, "robot.toml")
+        return name, lambda file: os.path.join(name, file)
     have = robot_names()
     if not allow_path and (name in (".", "..") or any(c in name for c in "/\\")):
         raise FileNotFoundError(f"robot: expected a robot name, not a path; available: "
                                 f"{', '.join(have) or 'none'}")
     # a name is one entry of robot_names(): no separators, no '..', nothing outside the folder
     if name in have:
-        return os.path.join(robots_dir(), name), f"robot {name!r} (robot.toml)"
+        return os.path.join(robots_dir(), name), lambda file: f"robot {name!r} ({file})"
     where = " in the robots folder" + ("" if not allow_path else " and no folder at that path")
     raise FileNotFoundError(f"robot {name!r}: no folder {name!r}{where}; available: "
                             f"{', '.join(have) or 'none'}")
@@ -146,45 +366,31 @@ def _inside(folder, path):
 
 def load_robot(name, variant=None, *, allow_path=True):
     """Load robot `name` (a folder under robots_dir(), or, unless allow_path=False, a path to a
-    robot folder) in `variant` (default: its default_variant). Errors name the robot (or the
-    path given) and the offending entry; the variant's MJCF file must lie inside the robot's
-    folder. Servers pass allow_path=False: then only the names of robot_names() load."""
-    folder, path = _robot_folder(name, allow_path)
-    doc = _read_toml(os.path.join(folder, "robot.toml"), path)
-    variants = doc.get("variants")
-    if not isinstance(variants, dict) or not variants:
-        _fail(path, "needs at least one [variants.<name>] table")
-    variant = variant or doc.get("default_variant") or next(iter(variants))
+    robot folder) in `variant` (default: its default_variant). Every entry of robot.toml and
+    every variant is checked (robots/README.md lists what): a broken description raises
+    RobotFileError (a ValueError) naming the robot (or the path given), the file and the entry;
+    an unknown variant a ValueError. The variants' MJCF files must lie inside the robot's folder.
+    Servers pass allow_path=False: then only the names of robot_names() load."""
+    if variant is not None and not isinstance(variant, str):
+        raise TypeError(f"variant: expected a variant name (str), got {type(variant).__name__}")
+    folder, label = _robot_folder(name, allow_path)
+    toml = _File(label, "robot.toml")
+    top = _entries(_read_toml(os.path.join(folder, "robot.toml"), toml.label(toml.file)),
+                   _TOP, toml, "")
+    if not top["variants"]:
+        toml.fail("variants", "needs at least one [variants.<name>] table")
+    models = {}
+    variants = {v: _variant(folder, toml, v, table, models)
+                for v, table in top["variants"].items()}
+    default = top.get("default_variant", next(iter(variants)))
+    if default not in variants:
+        toml.fail("default_variant", f"no variant {default!r}; variants: {', '.join(variants)}")
+    variant = variant or default
     if variant not in variants:
-        raise ValueError(f"{path}: unknown variant {variant!r}; valid: {', '.join(variants)}")
-    v = variants[variant]
-    if "mjcf" not in v:
-        _fail(path, f"variants.{variant}: missing key 'mjcf'")
-    if not isinstance(v["mjcf"], str) or not v["mjcf"]:
-        _fail(path, f"variants.{variant}.mjcf: expected a file name, got {v['mjcf']!r}")
-    mjcf = os.path.join(folder, v["mjcf"])
-    if not _inside(folder, mjcf):
-        _fail(path, f"variants.{variant}.mjcf: {v['mjcf']!r} is outside the robot's folder; the "
-                    "MJCF file must lie in it")
-    if not os.path.isfile(mjcf):
-        raise FileNotFoundError(f"{path}: variants.{variant}.mjcf: no file {v['mjcf']!r} in the "
-                                "robot's folder")
-    entries = v.get("joints")
-    if not isinstance(entries, list) or not entries:
-        _fail(path, f"variants.{variant}: needs at least one [[variants.{variant}.joints]]")
-    joints = tuple(_joint_entry(path, variant, k, e) for k, e in enumerate(entries))
-    names = [j.name for j in joints]
-    if len(set(names)) != len(names):
-        _fail(path, f"variants.{variant}: a joint is listed twice: {names}")
-    initial = v.get("initial", {})
-    q0 = tuple(float(x) for x in initial["q"]) if "q" in initial else None
-    refs0 = tuple((float(a), float(b)) for a, b in initial["refs"]) if "refs" in initial else None
-    for what, value in (("q", q0), ("refs", refs0)):
-        if value is not None and len(value) != len(joints):
-            _fail(path, f"variants.{variant}.initial.{what}: {len(value)} entries for "
-                        f"{len(joints)} joints")
-    return Robot(doc.get("name", os.path.basename(folder)), variant,
-                 doc.get("description", ""), folder, mjcf, joints, q0, refs0)
+        raise ValueError(f"{toml.label(toml.file)}: unknown variant {variant!r}; valid: "
+                         f"{', '.join(variants)}")
+    return Robot(top.get("name", os.path.basename(os.path.abspath(folder))), variant,
+                 top.get("description", ""), folder, **variants[variant])
 
 
 def joint_addresses(model, names, where="model") -> Tuple[List[int], List[int]]:
@@ -192,8 +398,7 @@ def joint_addresses(model, names, where="model") -> Tuple[List[int], List[int]]:
     import mujoco
 
     qpos_adr, dof_adr = [], []
-    one_dof = (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))
-    hinges = [model.joint(k).name for k in range(model.njnt) if int(model.jnt_type[k]) in one_dof]
+    hinges = _one_dof_joints(model)
     for name in names:
         k = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, name)
         if k < 0 or name not in hinges:
@@ -204,5 +409,5 @@ def joint_addresses(model, names, where="model") -> Tuple[List[int], List[int]]:
     return qpos_adr, dof_adr
 
 
-__all__ = ["Robot", "RobotJoint", "load_robot", "robot_names", "robots_dir",
+__all__ = ["Robot", "RobotJoint", "RobotFileError", "load_robot", "robot_names", "robots_dir",
            "joint_addresses"]
