@@ -1,7 +1,12 @@
 """The `asr` command line. `asr dashboard` serves the web dashboard (dashboard/PROTOCOL.md)."""
 import argparse
+import os
 import secrets
 import sys
+
+DEFAULT_ROBOT = "qbmove_arm_2dof"
+# the environment variables of Settings.robot and .variant (dashboard/settings.py)
+ENV_ROBOT, ENV_VARIANT = "ASR_DASHBOARD_ROBOT", "ASR_DASHBOARD_VARIANT"
 
 NETWORK_WARNING = ("WARNING: the dashboard listens on {host}, beyond this machine's loopback "
                    "interface: anyone on the network who has the token can drive the "
@@ -16,9 +21,12 @@ def _parser():
     d.add_argument("--host", default="127.0.0.1",
                    help="interface (default 127.0.0.1; anything else requires a token)")
     d.add_argument("--port", type=int, default=8000, help="port (default 8000)")
-    d.add_argument("--robot", default="qbmove_arm_2dof", help="robot (default qbmove_arm_2dof)")
-    d.add_argument("--variant", default="vertical",
-                   help="variant (default vertical; '' for the robot's default)")
+    d.add_argument("--robot", default=None,
+                   help=f"robot name (default ${ENV_ROBOT}, else {DEFAULT_ROBOT}, else the first "
+                   "robot in the robots folder that loads)")
+    d.add_argument("--variant", default=None,
+                   help="variant (default: the robot's own default variant, or "
+                   f"${ENV_VARIANT} when no --robot is given)")
     d.add_argument("--update-hz", type=float, default=30.0, help="frames per second (30)")
     d.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
                    help="also accept pages from ORIGIN (e.g. http://mybox.lan:8000) on the "
@@ -30,28 +38,61 @@ def _parser():
     return p
 
 
+def start_robot(robot=None, variant=None):
+    """(name, asr.Robot, note) of the robot the dashboard starts with. A named robot loads by
+    name (load_robot's errors). None: DEFAULT_ROBOT, else the first of robot_names() that loads
+    in `variant` (None: each robot's default), with a note saying which and why; ValueError when
+    no robot of the robots folder loads."""
+    from asr.robot import load_robot, robot_names, robots_dir
+
+    if robot:
+        return robot, load_robot(robot, variant, allow_path=False), None
+    names = robot_names()
+    errors = []
+    for name in sorted(names, key=lambda n: n != DEFAULT_ROBOT):  # the default robot first
+        try:
+            loaded = load_robot(name, variant, allow_path=False)
+        except (OSError, ValueError) as exc:
+            errors.append(str(exc))
+            continue
+        if name == DEFAULT_ROBOT:
+            return name, loaded, None
+        why = "does not load" if DEFAULT_ROBOT in names else "is not in the robots folder"
+        return name, loaded, (f"asr dashboard: robot {DEFAULT_ROBOT!r} {why}; starting with "
+                              f"{name!r}, the first robot that loads")
+    where = f"the robots folder {robots_dir()}"
+    if not names:
+        raise ValueError(f"no robot in {where} (a robot is a folder with a robot.toml, see "
+                         f"robots/README.md); set ASR_ROBOTS to a folder of robots")
+    raise ValueError(f"no robot in {where} loads" + (f" in variant {variant!r}" if variant else "")
+                     + ": " + "; ".join(errors))
+
+
 def dashboard_settings(args):
-    """(Settings, lines to print) for the parsed `asr dashboard` arguments. Beyond loopback a
-    token is always required (a random one unless --token gives it). Raises ValueError /
-    OSError with a clear message for a bad robot, origin or token."""
-    from asr.robot import load_robot
+    """(Settings, lines to print) for the parsed `asr dashboard` arguments. Without --robot
+    $ASR_DASHBOARD_ROBOT, else the default robot, else the first one that loads (start_robot);
+    without --variant the robot's own default variant ($ASR_DASHBOARD_VARIANT without --robot). Beyond loopback a token is always required (a random one unless --token
+    gives it). Raises ValueError / OSError with a clear message for a bad robot, origin or
+    token."""
     from dashboard.security import is_loopback, is_wildcard
     from dashboard.settings import settings_from_env
 
-    variant = args.variant or None
-    load_robot(args.robot, variant, allow_path=False)  # the dashboard takes robot names only
+    env_variant = None if args.robot else os.environ.get(ENV_VARIANT)
+    name, robot, note = start_robot(args.robot or os.environ.get(ENV_ROBOT),
+                                    args.variant or env_variant or None)
     local = is_loopback(args.host)
     token = args.token if args.token is not None or local else secrets.token_urlsafe(24)
-    settings = settings_from_env(robot=args.robot, variant=variant, update_hz=args.update_hz,
+    settings = settings_from_env(robot=name, variant=robot.variant, update_hz=args.update_hz,
                                  host=args.host, allow_origins=tuple(args.allow_origin),
                                  token=token)
     shown = "<this machine's address>" if is_wildcard(args.host) else args.host
     shown = f"[{shown}]" if ":" in shown else shown
     query = f"?token={token}" if token else ""
-    lines = [f"asr dashboard: http://{shown}:{args.port}/{query} ({args.robot}, "
-             f"{variant or 'default variant'})"]
+    lines = [f"asr dashboard: http://{shown}:{args.port}/{query} ({name}, {robot.variant})"]
     if not local:
         lines.insert(0, NETWORK_WARNING.format(host=args.host))
+    if note:
+        lines.append(note)
     return settings, lines
 
 
