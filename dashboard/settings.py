@@ -16,7 +16,7 @@ class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     robot: str = Field("qbmove_arm_2dof", description="robot simulated at start")
-    variant: str | None = Field("vertical", description="its variant (None: the default one)")
+    variant: str | None = Field(None, description="its variant (None: the robot's own default)")
     update_hz: float = Field(30.0, gt=0, le=240, description="frames per second sent to clients")
     window_s: float = Field(10.0, gt=0, le=600, description="plotted history, s")
     n_compare_max: int = Field(8, ge=1, le=64, description="most instances in compare mode")

@@ -122,3 +122,19 @@ def test_dashboard_process_serves_the_robot_in_its_default_variant():
         state = get_json(url + "/api/state")
         assert (state["robot"], state["variant"]) == ("pendulum_1dof", "qbmove_advanced")
         assert proc.poll() is None
+
+
+def test_server_settings_default_to_the_robots_own_variant(monkeypatch):
+    """The server without the command line (settings from ASR_DASHBOARD_* only)."""
+    require("httpx")
+    from fastapi.testclient import TestClient
+
+    from dashboard.app import create_app
+    from dashboard.settings import settings_from_env
+
+    monkeypatch.setenv("ASR_DASHBOARD_ROBOT", "pendulum_1dof")
+    settings = settings_from_env()
+    assert settings.variant is None
+    with TestClient(create_app(settings), base_url="http://127.0.0.1") as c:
+        state = c.get("/api/state").json()
+    assert (state["robot"], state["variant"]) == ("pendulum_1dof", "qbmove_advanced")
