@@ -71,9 +71,9 @@ def start_robot(robot=None, variant=None):
 def dashboard_settings(args):
     """(Settings, lines to print) for the parsed `asr dashboard` arguments. Without --robot
     $ASR_DASHBOARD_ROBOT, else the default robot, else the first one that loads (start_robot);
-    without --variant the robot's own default variant ($ASR_DASHBOARD_VARIANT without --robot). Beyond loopback a token is always required (a random one unless --token
-    gives it). Raises ValueError / OSError with a clear message for a bad robot, origin or
-    token."""
+    without --variant the robot's own default variant ($ASR_DASHBOARD_VARIANT without --robot).
+    Beyond loopback a token is always required (a random one unless --token gives it). Raises
+    ValueError / OSError with a clear message for a bad robot, origin or token."""
     from dashboard.security import is_loopback, is_wildcard
     from dashboard.settings import settings_from_env
 

@@ -78,10 +78,11 @@ class Robot:
 
 
 class RobotFileError(ValueError):
-    """A robot description that cannot be used. `file` names the robot and the file (robot.toml
-    or an MJCF file, relative to the robot's folder; for robots loaded by path, the path given),
-    `entry` the TOML entry (e.g. '[variants.vertical] mjcf', '' for the file as a whole) and
-    `problem` what is wrong and what is valid. str(): '<file>: <entry>: <problem>'."""
+    """A robot description that cannot be used. `file` names the robot and its robot.toml
+    ("robot '<name>' (robot.toml)" for robots loaded by name, the path given otherwise), `entry`
+    the TOML entry (e.g. '[variants.vertical] mjcf', '' for the file as a whole) and `problem`
+    what is wrong and what is valid (an MJCF file MuJoCo cannot read is named there, relative to
+    the robot's folder). str(): '<file>: <entry>: <problem>'."""
 
     def __init__(self, file, entry, problem):
         self.file, self.entry, self.problem = file, entry, problem

@@ -1,6 +1,6 @@
-"""Broken robot descriptions (asr/robot.py, robots/README.md "What load_robot checks"): every
-malformed robot.toml or MJCF file raises a ValueError (RobotFileError) that names the file and
-the entry, and every robot of robots/ loads in all its variants and steps."""
+"""Broken robot descriptions (asr/robot.py; robots/README.md, "What asr.load_robot checks"):
+every malformed robot.toml or MJCF file raises a ValueError (RobotFileError) that names the file
+and the entry, and every robot of robots/ loads in all its variants and steps."""
 import os
 import pickle
 import shutil
@@ -154,7 +154,8 @@ CASES = {
                     "[variants.sea.initial] refs", "expected an array of [a, b] pairs"),
     "refs-too-many": (ARM, [("refs = [[0.0, 0.2], [0.0, 0.2]]",
                              "refs = [[0.0, 0.2], [0.0, 0.2], [0.0, 0.2]]")], {},
-                      "[variants.vertical.initial] refs", "expected one entry per joint (2), got 3"),
+                      "[variants.vertical.initial] refs",
+                      "expected one entry per joint (2), got 3"),
 }
 
 
