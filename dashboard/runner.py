@@ -25,7 +25,9 @@ import numpy as np
 
 import asr
 from asr.robot import load_robot, robot_names, tomllib
+from dashboard import figure as fig
 from dashboard.errors import public_message, short
+from dashboard.figure import FRAME_FIELDS, SERIES  # noqa: F401 - part of this module's API
 
 # Preset (stiffness command) per model: "ref" = second reference of modes 3/6 (model units),
 # "param" = a spring parameter set directly (single-motor SEAs have no preset reference).
@@ -42,11 +44,6 @@ PRESETS = {
 }
 DEFAULT_PRESET = dict(kind="ref", lo=0.0, hi=1.0, soft=0.2, stiff=0.6, unit="")
 
-# plotted series: (field, plot element id suffix, title)
-SERIES = (("q", "q", "link angle q"), ("eq", "q", "equilibrium eq"), ("defl", "defl", "deflection"),
-          ("tau", "tau", "torque"), ("stiffness", "stiffness", "stiffness"),
-          ("th1", "motors", "motor 1"), ("th2", "motors", "motor 2"))
-FRAME_FIELDS = ("q", "eq", "defl", "tau", "stiffness", "th1", "th2")
 RECORD = ("q", "tau_joint", "stiffness", "th1", "th2")
 MAX_BUFFERED_MESSAGES = 16  # per client (Settings.client_queue)
 
@@ -118,8 +115,7 @@ def _num(x):
     return x if math.isfinite(x) else None
 
 
-def _dumps(msg):
-    return json.dumps(msg, separators=(",", ":"), allow_nan=False)
+_dumps = fig.dumps
 
 
 class Subscriber:
@@ -127,19 +123,38 @@ class Subscriber:
     call_soon_threadsafe). Bounded, so a client that does not read costs no more memory than
     one that does: a figure or state message replaces the one of its kind still waiting (a
     figure also drops the frames before it), and beyond `max_items` the oldest extend frames (or
-    else the oldest other message, never the figure) are dropped."""
+    else the oldest other message, never the figure) are dropped. A new client's subscriber
+    `awaits_figure`: its first view is built elsewhere (figure.FirstViews) while the frames
+    after it queue up; get() hands out nothing before it, and put_first() puts it in front
+    (unless a newer figure came first)."""
 
     COALESCED = ("figure", "state")
 
-    def __init__(self, loop, max_items=MAX_BUFFERED_MESSAGES):
+    def __init__(self, loop, max_items=MAX_BUFFERED_MESSAGES, awaits_figure=False):
         self.loop = loop
         self.max_items = max_items
         self.items = collections.deque()
         self.event = asyncio.Event()
         self.dropped = 0
         self.closed = False
+        self.awaits_figure = awaits_figure
+
+    def put_first(self, text):
+        if self.awaits_figure:
+            self.awaits_figure = False
+            self.items.appendleft(("figure", text))
+            self.event.set()
+
+    def put_first_threadsafe(self, text):
+        if not self.closed:
+            try:
+                self.loop.call_soon_threadsafe(self.put_first, text)
+            except RuntimeError:  # loop closed
+                self.closed = True
 
     def put(self, kind, text):
+        if kind == "figure":
+            self.awaits_figure = False
         if kind in self.COALESCED:
             stale = ("extend", "figure") if kind == "figure" else (kind,)
             kept = collections.deque(i for i in self.items if i[0] not in stale)
@@ -169,7 +184,7 @@ class Subscriber:
 
     async def get(self):
         """Next (kind, text) message."""
-        while not self.items:
+        while self.awaits_figure or not self.items:
             self.event.clear()
             await self.event.wait()
         return self.items.popleft()
@@ -193,6 +208,8 @@ class SimRunner:
         self._ilc_stop = threading.Event()
         self.frames = 0
         self.error = None
+        self._skeletons = fig.SkeletonCache()
+        self._first_views = fig.FirstViews(self._take_first_view, settings)
         self._load(settings.robot, settings.variant)
 
     # ------------------------------------------------------------ lifecycle
@@ -203,10 +220,12 @@ class SimRunner:
             self._thread = threading.Thread(target=self._loop, name="asr-dashboard-sim",
                                             daemon=True)
             self._thread.start()
+            self._first_views.start()
 
     def stop(self, timeout=5.0):
         self._stop.set()
         self._ilc_stop.set()
+        self._first_views.stop(timeout)
         if self._thread is not None:
             self._thread.join(timeout)
             self._thread = None
@@ -532,65 +551,31 @@ class SimRunner:
             "clients": self.n_subscribers,
             "ilc": self.ilc_status(), "error": self.error}
 
-    def _traces(self):
-        """[(instance, joint index, field, plot, name)] in trace order."""
-        out = []
-        n = self.sim.n_instances
-        for i in range(n):
-            tag = f"preset {self.compare[i]:g} " if self.compare else ""
-            for k, name in enumerate(self.joint_names):
-                for field, plot, title in SERIES:
-                    out.append((i, k, field, plot, f"{tag}{name} {title}"))
-        return out
+    def _view(self):
+        return fig.View(self.robot.name, self.robot.variant, tuple(self.joint_names),
+                        tuple(self.compare), tuple(self.presets.items()), self.run_id)
+
+    def _skeleton(self):
+        """The figure's trace styles and layout, built once per configuration change."""
+        return self._skeletons.get(self._view())
 
     def max_points(self):
         return int(math.ceil(self.settings.window_s * self.settings.update_hz
                              * self.settings.max_samples))
 
-    def figure(self):
-        """Plain-dict plotly figure of the current configuration, with the history so far.
-        Every trace's meta.plot names the page's plot element (plot-q, plot-defl, ...)."""
-        hist = self._history_arrays()
-        units = {"q": "rad", "defl": "rad", "tau": "N m", "stiffness": "N m/rad",
-                 "motors": "rad"}
-        palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
-                   "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
-        data = []
-        for i, k, field, plot, name in self._traces():
-            color = palette[(i * len(self.joint_names) + k) % len(palette)]
-            dash = {"eq": "dash", "th2": "dot"}.get(field, "solid")
-            x = hist["t"] if hist else []
-            y = hist[field][i, :, k] if hist else []
-            data.append({"type": "scatter", "mode": "lines", "name": name,
-                         "x": [_num(v) for v in x], "y": [_num(v) for v in y],
-                         "line": {"color": color, "dash": dash, "width": 1.5},
-                         "meta": {"plot": f"plot-{plot}", "field": field, "instance": i,
-                                  "joint": self.joint_names[k], "unit": units[plot],
-                                  "preset": self.compare[i] if self.compare else
-                                  self.presets[self.joint_names[k]]}})
-        layout = {"uirevision": f"run-{self.run_id}",
-                  "title": {"text": f"{self.robot.name} ({self.robot.variant})"},
-                  "xaxis": {"title": {"text": "t (s)"}},
-                  "yaxis": {"title": {"text": "rad"}},
-                  "showlegend": True, "margin": {"l": 50, "r": 10, "t": 30, "b": 40}}
-        return {"data": data, "layout": layout}
+    def _figure_snapshot(self):
+        """figure.Snapshot of the current configuration and history (call under the lock)."""
+        return fig.Snapshot(list(self.history), self._skeleton(), _dumps(self.state()))
 
-    def _history_arrays(self, max_points=None):
-        """{t: (T,), field: (N, T, J)} of the plotted history, or None if empty."""
-        frames = list(self.history)
-        if not frames:
-            return None
-        out = {"t": np.concatenate([f["t"] for f in frames])}
-        for field in FRAME_FIELDS:
-            out[field] = np.concatenate([f[field] for f in frames], axis=1)
-        if max_points and out["t"].size > max_points:
-            stride = int(math.ceil(out["t"].size / max_points))
-            out = {k: (v[::stride] if k == "t" else v[:, ::stride]) for k, v in out.items()}
-        return out
+    def _history_arrays(self):
+        """{t: (T,), field: (N, T, J)} of the plotted history at full resolution, or None."""
+        with self._lock:
+            frames = list(self.history)
+        return fig.history_arrays(frames)
 
     def export_npz(self):
+        hist = self._history_arrays()  # a copy: frames are never modified once kept
         with self._lock:
-            hist = self._history_arrays()
             meta = {"robot": self.robot.name, "variant": self.robot.variant,
                     "joints": self.joint_names, "presets": self.presets,
                     "compare": self.compare, "dt": self.sim.dt}
@@ -603,26 +588,33 @@ class SimRunner:
         return buf.getvalue()
 
     def export_html(self):
+        """A standalone plotly HTML file of the history, decimated as a first view (the .npz
+        export holds every sample)."""
         import plotly.graph_objects as go
         import plotly.io as pio
 
         with self._lock:
-            fig = self.figure()
-        layout = dict(fig["layout"])
-        layout.pop("uirevision", None)
-        return pio.to_html(go.Figure(data=fig["data"], layout=layout), include_plotlyjs=True,
-                           full_html=True)
+            snap = self._figure_snapshot()
+        points = fig.points_per_trace(len(snap.skeleton.data), self.settings)
+        f = fig.export_figure(snap.skeleton, fig.decimated_history(snap.frames, points))
+        return pio.to_html(go.Figure(f), include_plotlyjs=True, full_html=True)
 
     # ------------------------------------------------------------ subscribers
 
     def subscribe(self, loop):
-        """A Subscriber whose first message is the current figure (with the state)."""
-        sub = Subscriber(loop, self.settings.client_queue)
-        with self._lock:
-            sub.put("figure", _dumps({"type": "figure", "figure": self.figure(),
-                                      "state": self.state()}))
-            self._subscribers.add(sub)
+        """A Subscriber whose first message is the current figure with the history (and the
+        state), built by the first-view thread (figure.FirstViews), not on the event loop
+        and not under the lock; the frames that follow it come after."""
+        sub = Subscriber(loop, self.settings.client_queue, awaits_figure=True)
+        self._first_views.request(sub)
         return sub
+
+    def _take_first_view(self, subs):
+        """(Snapshot, subscribers still open), registering them: called by FirstViews."""
+        with self._lock:
+            subs = [s for s in subs if not s.closed]
+            self._subscribers.update(subs)
+            return self._figure_snapshot(), subs
 
     def unsubscribe(self, sub):
         with self._lock:
@@ -641,7 +633,11 @@ class SimRunner:
                     self._subscribers.discard(sub)
 
     def _publish_figure(self):
-        self.publish("figure", {"type": "figure", "figure": self.figure(), "state": self.state()})
+        """The figure again, after a configuration change (history decimated as a first view;
+        usually empty, the Sim having restarted)."""
+        with self._lock:
+            snap = self._figure_snapshot()
+        self.publish("figure", fig.build_first_view(snap, self.settings))
 
     def _publish_state(self):
         self.publish("state", {"type": "state", "state": self.state()})
@@ -717,14 +713,11 @@ class SimRunner:
             keep = self.settings.window_s
             while self.history and self.history[0]["t"][-1] < f["t"][-1] - keep:
                 self.history.popleft()
-            traces = self._traces()
-            x = [_round(f["t"])] * len(traces)
-            y = [_round(f[field][i, :, k]) for i, k, field, _, _ in traces]
             self.frames += 1
-            msg = {"type": "extend", "indices": list(range(len(traces))),
-                   "update": {"x": x, "y": y}, "maxPoints": self.max_points(),
-                   "t": self.time, "frame": self.frames, "run_id": self.run_id}
-            self.publish("extend", msg)
+            msg = fig.extend_message(f, self._view().n_traces)
+            msg.update(maxPoints=self.max_points(), t=self.time, frame=self.frames,
+                       run_id=self.run_id)
+        self.publish("extend", msg)
 
     # ------------------------------------------------------------ ILC (worker thread)
 
@@ -814,11 +807,3 @@ class SimRunner:
                             presets=res.presets, dt=np.array(res.dt),
                             metadata=np.array(json.dumps(res.metadata)))
         return buf.getvalue()
-
-
-def _round(a, digits=6):
-    """A list of floats for JSON (NaN/inf -> None), rounded to keep messages small."""
-    a = np.round(np.asarray(a, dtype=float), digits)
-    if np.all(np.isfinite(a)):
-        return a.tolist()
-    return [_num(v) for v in a]

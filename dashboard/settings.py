@@ -21,6 +21,13 @@ class Settings(BaseModel):
     window_s: float = Field(10.0, gt=0, le=600, description="plotted history, s")
     n_compare_max: int = Field(8, ge=1, le=64, description="most instances in compare mode")
     max_samples: int = Field(50, ge=1, le=1000, description="most samples per frame")
+    # a new client's first view (dashboard/figure.py, PROTOCOL.md "First view")
+    figure_points: int = Field(1000, ge=10, le=100_000, description="most history points per "
+                               "trace in a client's first figure (min/max decimated)")
+    figure_max_values: int = Field(300_000, ge=1000, le=50_000_000, description="most history "
+                                   "numbers in a client's first figure, all traces and the "
+                                   "shared time axis together (fewer points per trace when "
+                                   "there are many traces)")
     threads: int = Field(1, ge=1, le=64, description="asr threads of the simulation")
     # who may drive the simulation (dashboard/security.py)
     host: str = Field("127.0.0.1", min_length=1, description="address the server listens on; "

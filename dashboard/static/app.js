@@ -21,11 +21,14 @@
  *        FIELDS = [q, eq, defl, tau, stiffness, th1, th2], traces ordered instance-major
  *        then joint: k = (instance * njoints + joint) * 7 + field.
  *   An empty figure.data makes the page build the traces itself from the state (joints and
- *   compare instances) in that canonical order.
+ *   compare instances) in that canonical order. A trace without x takes figure.x (the server
+ *   sends the decimated history's time axis once, PROTOCOL.md "First view").
  *   An extend message's indices are indices into figure.data ("trace order as in the figure");
- *   the page maps each to (plot, trace within plot) and calls Plotly.extendTraces once per plot
- *   with maxPoints. Plotly.react is called once per figure message, with the figure's
- *   layout.uirevision on every plot so zoom/pan survive; never Plotly.newPlot per update.
+ *   the page maps each to (plot, trace within plot) and calls Plotly.extendTraces once per plot,
+ *   keeping per trace the points within state.window_s of its newest sample (at most
+ *   maxPoints): by time, since the first view's history is sparser than the frames.
+ *   Plotly.react is called once per figure message, with the figure's layout.uirevision on
+ *   every plot so zoom/pan survive; never Plotly.newPlot per update.
  *   To stay light in the browser, each frame is decimated to SAMPLES_PER_FRAME samples per trace
  *   (maxPoints scaled by the same factor, so the plotted time window is the server's) and
  *   frames are buffered and drawn at most every FLUSH_MS (one extendTraces per plot per draw).
@@ -52,8 +55,8 @@
   const PRESET_RANGE = { qbmove_advanced: [0.2, 0.6], qbmove: [0.2, 0.6], awas2: [0.005, 0.04], sea: [200, 400] };
   const SAMPLES_PER_FRAME = 10;  // drawn samples per frame and trace (about 300 per second at 30 fps)
   const MAX_POINTS = 4000;       // drawn points per trace, at most
-  const FLUSH_MS = 100;
-  const HISTORY_POINTS = 3000;   // points per trace kept from a figure's history          // redraw the plots at most 10 times per second
+  const FLUSH_MS = 100;          // redraw the plots at most 10 times per second
+  const HISTORY_POINTS = 3000;   // points per trace kept from a figure's history
   const PLOT_CONFIG = { responsive: true, displaylogo: false, modeBarButtonsToRemove: ["lasso2d", "select2d"] };
 
   const app = {
@@ -424,6 +427,7 @@
     app.uirevision = layout.uirevision != null ? String(layout.uirevision) : "asr";
     let data = Array.isArray(figure.data) ? figure.data : [];
     if (!data.length) data = canonicalTraces(state || app.state);
+    const sharedX = Array.isArray(figure.x) ? figure.x : null;  // time axis of traces without x
     const { how, cls } = classify(data);
     app.convention = stats.convention = how;
 
@@ -436,7 +440,7 @@
       if (!copy.type) copy.type = "scatter";
       if (!copy.mode) copy.mode = "lines";
       if (field === "eq" || field === "th2") copy.line = Object.assign({ dash: field === "eq" ? "dot" : "dash" }, copy.line || {});
-      if (copy.x === undefined) copy.x = [];
+      if (copy.x === undefined) copy.x = sharedX && Array.isArray(copy.y) ? sharedX.slice(0, copy.y.length) : [];
       if (copy.y === undefined) copy.y = [];
       if (Array.isArray(copy.x) && Array.isArray(copy.y) && copy.x.length > HISTORY_POINTS) {
         const stride = Math.ceil(copy.x.length / HISTORY_POINTS);
@@ -513,6 +517,23 @@
     app.flushTimer = setTimeout(() => requestAnimationFrame(flush), wait);
   }
 
+  /* Points trace `local` of plot div `gd` keeps after adding `add` ({x, y}): those within the
+     server's window_s of the newest sample, at most app.maxPoints. By time, not by count: the
+     history of a first view is decimated, sparser than the frames that follow it. */
+  function keepPoints(gd, local, add) {
+    const windowS = app.state ? num(app.state.window_s) : null;
+    const ax = Array.isArray(add.x) ? add.x : [];
+    if (!windowS || !ax.length) return app.maxPoints;
+    const tMin = ax[ax.length - 1] - windowS;
+    const newer = (arr) => {  // points >= tMin of a sorted array
+      let lo = 0, hi = arr.length;
+      while (lo < hi) { const mid = (lo + hi) >> 1; if (arr[mid] < tMin) lo = mid + 1; else hi = mid; }
+      return arr.length - lo;
+    };
+    const cur = gd.data && gd.data[local] && Array.isArray(gd.data[local].x) ? gd.data[local].x : [];
+    return Math.max(1, Math.min(app.maxPoints, newer(cur) + newer(ax)));
+  }
+
   function flush() {
     app.flushTimer = null;
     app.lastFlush = performance.now();
@@ -522,12 +543,17 @@
     for (const p of Object.keys(buffer)) {
       const locals = Object.keys(buffer[p]).map(Number);
       if (!locals.length) continue;
-      const upd = {};
+      const gd = $(PLOT_INFO[p].div);
+      const upd = {}, maxPoints = {};
       for (const local of locals) {
-        for (const key of Object.keys(buffer[p][local])) (upd[key] || (upd[key] = [])).push(buffer[p][local][key]);
+        const keep = keepPoints(gd, local, buffer[p][local]);
+        for (const key of Object.keys(buffer[p][local])) {
+          (upd[key] || (upd[key] = [])).push(buffer[p][local][key]);
+          (maxPoints[key] || (maxPoints[key] = [])).push(keep);
+        }
       }
       try {
-        Plotly.extendTraces($(PLOT_INFO[p].div), upd, locals, app.maxPoints);
+        Plotly.extendTraces(gd, upd, locals, maxPoints);
       } catch (e) {
         console.warn("extendTraces", p, e);
       }

@@ -1,0 +1,174 @@
+"""A new client's first view stays small and quick for the largest robot in the largest compare
+view (qbmove_snake, 12 joints, n_compare_max = 8 presets: 672 traces), and building it does not
+stall the stream of the clients already connected (dashboard/figure.py; PROTOCOL.md, "First
+view"). The server runs in its own process (its memory read from /proc); sizes, times, frame
+gaps and memory are printed. Before the first view was decimated, this view's first message
+was 250 MB, took 15 to 26 s and stalled the other clients' frames for 14 s."""
+import asyncio
+import io
+import json
+import time
+import urllib.request
+
+import numpy as np
+
+from conftest import require
+from dashboard import figure as fig
+from dashboard.settings import Settings
+from dashboard_server import get_json, proc_status, server_process
+
+ROBOT = ("--robot", "qbmove_snake", "--variant", "floor")
+WINDOW_S = 3.0     # a short plotted window fills fast; a first view's size does not depend on it
+MAX_MESSAGE_BYTES = 4 << 20
+CONNECTIONS = 5
+
+
+def post_json(url, body):
+    req = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=60) as r:
+        return json.loads(r.read())
+
+
+def test_decimation_keeps_every_bucket_extreme_and_the_bound():
+    rng = np.random.default_rng(0)
+    T, points = 10_007, 400
+    t = np.arange(1, T + 1) * 1e-3
+    y = rng.standard_normal((2, T, 3))
+    y[1, 5000, 2] = 50.0  # a spike survives
+    b = fig.bucket_size(T, points)
+    x, d = fig.decimate_time(t, b), fig.decimate_values(y, b)
+    assert x.size == d.shape[1] <= points and d.shape[::2] == (2, 3)
+    assert x[-1] == t[-1] and np.all(np.diff(x) >= 0)
+    np.testing.assert_array_equal(d.max(axis=1), y.max(axis=1))
+    np.testing.assert_array_equal(d.min(axis=1), y.min(axis=1))
+    assert d[1, :, 2].max() == 50.0
+    # two samples a bucket: exactly the original series
+    np.testing.assert_array_equal(fig.decimate_values(y[:, :10], 2), y[:, :10])
+    np.testing.assert_array_equal(fig.decimate_time(t[:10], 2), t[:10])
+    # few samples: untouched
+    assert fig.bucket_size(points, points) == 1
+    # rounding: 5 significant digits, at most 6 decimals, non-finite -> None
+    assert fig.rounded_rows(np.array([[1.23456789, -0.5, np.nan], [2.345678e-4, 1e-9, 0]])) == \
+        [[1.2346, -0.5, None], [0.000235, 0.0, 0.0]]
+
+
+def test_points_per_trace_bound_the_message():
+    s = Settings()
+    n_traces = s.n_compare_max * 12 * len(fig.SERIES)     # qbmove_snake in compare view
+    p = fig.points_per_trace(n_traces, s)
+    assert (n_traces + 1) * p <= s.figure_max_values and p % 2 == 0
+    assert fig.points_per_trace(14, s) == s.figure_points   # a 2-joint arm: the full width
+    # whatever the window: window_s * update_hz * max_samples samples become at most p points
+    T = int(s.window_s * s.update_hz * s.max_samples)
+    assert 2 * -(-T // fig.bucket_size(T, p)) <= p
+
+
+async def _reader(url, frames, stop):
+    """A client already connected: the arrival time of every extend frame."""
+    websockets = require("websockets")
+    async with websockets.connect(url, max_size=None, ping_interval=None) as ws:
+        first = await asyncio.wait_for(ws.recv(), 30)
+        assert first.startswith('{"type":"figure"')
+        while not stop.is_set():
+            try:
+                text = await asyncio.wait_for(ws.recv(), 0.5)
+            except asyncio.TimeoutError:
+                continue
+            if text.startswith('{"type":"extend"'):
+                frames.append(time.monotonic())
+
+
+def test_largest_view_first_message_is_small_quick_and_stalls_nobody():
+    websockets = require("websockets")
+    s = Settings()
+    presets = [round(0.1 * (k + 1), 1) for k in range(s.n_compare_max)]
+    with server_process(*ROBOT, env={"ASR_DASHBOARD_WINDOW_S": str(WINDOW_S)}) as (url, proc):
+        state = post_json(url + "/api/compare", {"presets": presets})
+        n_traces = state["n_instances"] * len(state["joints"]) * len(fig.SERIES)
+        assert n_traces == s.n_compare_max * 12 * 7
+        deadline = time.monotonic() + 30
+        while get_json(url + "/api/state")["time"] < WINDOW_S + 0.5:  # the window is full
+            assert time.monotonic() < deadline, "the simulation does not advance"
+            time.sleep(0.25)
+        ws_url = url.replace("http://", "ws://") + "/ws/stream"
+        firsts = []
+
+        async def main():
+            frames, stop = [], asyncio.Event()
+            other = asyncio.create_task(_reader(ws_url, frames, stop))
+            while len(frames) < 10:  # the other client is live
+                await asyncio.sleep(0.05)
+            rss0 = proc_status(proc.pid)["rss_mb"]
+            t_start = time.monotonic()
+            for _ in range(CONNECTIONS):
+                t0 = time.monotonic()
+                async with websockets.connect(ws_url, max_size=None, ping_interval=None,
+                                              open_timeout=30) as ws:
+                    text = await asyncio.wait_for(ws.recv(), 10)  # hang guard, not a timing
+                    firsts.append((time.monotonic() - t0, text))
+                    assert (await asyncio.wait_for(ws.recv(), 10)).startswith('{"type":')
+            t_end = time.monotonic()
+            await asyncio.sleep(0.5)
+            rss1 = proc_status(proc.pid)["rss_mb"]
+            stop.set()
+            await other
+            during = [t for t in frames if t_start <= t <= t_end + 0.5]
+            gaps = np.diff([t_start] + during + [t_end])
+            return rss0, rss1, gaps, len(during)
+
+        rss0, rss1, gaps, n_during = asyncio.run(main())
+        npz = urllib.request.urlopen(url + "/api/export.npz", timeout=60).read()
+        html = urllib.request.urlopen(url + "/api/export.html", timeout=60).read()
+
+    sizes = [len(text.encode()) for _, text in firsts]
+    times = [dt for dt, _ in firsts]
+    print(f"qbmove_snake x {s.n_compare_max} ({n_traces} traces), window {WINDOW_S:g} s: first "
+          f"message {max(sizes) / 1e6:.2f} MB, received in {min(times):.2f}-{max(times):.2f} s "
+          f"({CONNECTIONS} connections); the connected client got {n_during} frames meanwhile, "
+          f"largest gap {gaps.max():.2f} s; server RSS {rss0:.0f} -> {rss1:.0f} MB; exports: "
+          f"npz {len(npz) / 1e6:.1f} MB, html {len(html) / 1e6:.1f} MB")
+
+    msg = json.loads(firsts[-1][1])
+    assert msg["type"] == "figure" and msg["state"]["compare"] == presets
+    figure = msg["figure"]
+    p = fig.points_per_trace(n_traces, s)
+    x = figure["x"]
+    assert len(figure["data"]) == n_traces
+    assert 10 < len(x) <= p and np.all(np.diff(x) >= 0)
+    assert x[-1] - x[0] > 0.8 * WINDOW_S  # the whole window, decimated
+    assert all(len(tr["y"]) == len(x) and "x" not in tr for tr in figure["data"])
+    assert {tr["meta"]["plot"] for tr in figure["data"]} == \
+        {"plot-q", "plot-defl", "plot-tau", "plot-stiffness", "plot-motors"}
+    assert max(sizes) <= MAX_MESSAGE_BYTES
+    assert max(times) < 10.0
+    assert gaps.max() < 2.0, "building a first view stalled the other client's frames"
+    assert rss1 - rss0 < 40.0
+    # exports: the .npz has every sample, the HTML the decimated view
+    z = np.load(io.BytesIO(npz))
+    assert z["q"].shape[0] == s.n_compare_max and z["q"].shape[2] == 12 and z["t"].size > p
+    assert len(html) < 40e6 and b"preset 0.8 joint12 deflection" in html
+
+
+def test_default_window_bound():
+    """The bound at the default window (10 s), from the frames a full window of the view above
+    holds: the same points per trace as the short window, so the same message size."""
+    s = Settings()
+    window_s = s.window_s
+    frames_in_window = int(window_s * s.update_hz)
+    samples = int(round(1 / s.update_hz / 1e-3))  # qbmove_snake: dt = 1 ms, speed 1
+    n, J = s.n_compare_max, 12
+    rng = np.random.default_rng(1)
+    frames = [{"t": (k * samples + np.arange(1, samples + 1)) * 1e-3,
+               **{f: rng.standard_normal((n, samples, J)) for f in fig.FRAME_FIELDS}}
+              for k in range(frames_in_window)]
+    view = fig.View("qbmove_snake", "floor", tuple(f"joint{k + 1}" for k in range(J)),
+                    tuple(0.1 * (k + 1) for k in range(n)),
+                    tuple((f"joint{k + 1}", 0.2) for k in range(J)), 1)
+    snap = fig.Snapshot(frames, fig.skeleton(view), "{}")
+    text = fig.build_first_view(snap, s)  # random data: the longest numbers
+    msg = json.loads(text)
+    print(f"default window {window_s:g} s: {frames_in_window * samples} samples per trace -> "
+          f"{len(msg['figure']['x'])} points, first message {len(text) / 1e6:.2f} MB")
+    assert len(msg["figure"]["x"]) <= fig.points_per_trace(view.n_traces, s)
+    assert len(text.encode()) <= MAX_MESSAGE_BYTES
