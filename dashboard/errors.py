@@ -14,23 +14,29 @@ MAX_MESSAGE = 1000     # characters of one error message
 _ABS_PATH = re.compile(r"(?<![\w.:/~-])/(?!api/|ws/|static/)[^\s'\"(),;:]*/([^\s'\"(),;:/]*)")
 
 
+def _cut(text, limit):
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
 def short(value, limit=MAX_ECHO):
     """repr(value), cut to `limit` characters."""
-    text = repr(value)
-    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+    return _cut(repr(value), limit)
 
 
 def public_message(text, limit=MAX_MESSAGE):
     """`text` (an exception or a string) without server paths, cut to `limit` characters."""
-    text = _ABS_PATH.sub(lambda m: m.group(1) or "<path>", str(text))
-    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+    return _cut(_ABS_PATH.sub(lambda m: m.group(1) or "<path>", str(text)), limit)
 
 
 def _trim(value, limit=MAX_ECHO):
-    """A JSON-able value, replaced by a cut string when its JSON is longer than `limit`."""
+    """A JSON-able value, replaced by its JSON text (cut to `limit` characters) when that is
+    longer than `limit` or holds NaN or an infinity, which a JSON answer cannot hold."""
     value = str(value) if isinstance(value, Exception) else jsonable_encoder(value)
-    text = json.dumps(value)
-    return value if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+    try:
+        text = json.dumps(value, allow_nan=False)
+    except ValueError:  # NaN, Infinity: echoed as the text Python's json reads them from
+        return _cut(json.dumps(value), limit)
+    return value if len(text) <= limit else _cut(text, limit)
 
 
 def trimmed_errors(errors):

@@ -1,28 +1,47 @@
 """Size and nesting limits on what clients send, checked before anything is parsed: a 50 MB body
 or WebSocket message is refused without being read whole, JSON nested deeper than
-Settings.max_json_depth is refused without being parsed (Python's json recurses per level).
+Settings.max_json_depth is refused without being parsed (Python's json recurses per level), and
+so is a number longer than Python parses (sys.get_int_max_str_digits(), 4300 digits: its json
+raises ValueError, not a JSON error). The scan is linear in the size of the text.
 
 HTTP: a body larger than Settings.max_body_bytes answers 413 (at once when Content-Length says
 so, else as soon as the received bytes pass the limit); too deep JSON answers 422. WebSocket:
 uvicorn closes a connection whose message exceeds max_message_bytes with code 1009 (the limit
 is its ws_max_size, dashboard/server.py); dashboard/routes/stream.py checks it again for other
-servers and answers too deep JSON with an error message."""
+servers and answers too deep JSON or too long numbers with an error message."""
 import re
+import sys
 
 from dashboard.security import refuse
 
-# JSON strings (whose brackets do not nest) and the brackets outside them
-_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+# JSON strings (whose brackets do not nest) and the brackets outside them. A string is matched
+# from its opening quote to its closing one, or to the end of the text when unterminated, so the
+# scan never starts over inside it (linear time, also for 1 MiB of escaped quotes).
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"?', re.DOTALL)
 _BRACKET = re.compile(rb"[\[\]{}]")
 
 
-def json_depth_problem(data, limit):
-    """An error text if the JSON text `data` (bytes) nests deeper than `limit`, else None."""
+def _max_digits():
+    """The longest number Python's json parses (0: no limit, as sys reports it)."""
+    get = getattr(sys, "get_int_max_str_digits", None)
+    return get() if get else 0
+
+
+def json_problem(data, max_depth):
+    """An error text if the JSON text `data` (bytes) nests deeper than `max_depth` or holds a
+    number of more digits than Python's int() takes (it would raise ValueError), else None."""
+    outside = _STRING.sub(b"", data)
     depth = 0
-    for m in _BRACKET.finditer(_STRING.sub(b"", data)):
+    for m in _BRACKET.finditer(outside):
         depth += 1 if m.group() in (b"[", b"{") else -1
-        if depth > limit:
-            return f"JSON nested more than {limit} levels deep (limit {limit})"
+        if depth > max_depth:
+            return f"JSON nested more than {max_depth} levels deep (limit {max_depth})"
+    digits = _max_digits()
+    if digits:
+        # a run of digits counted from its first one (a search from every digit is quadratic)
+        m = re.search(rb"(?<![0-9])[0-9]{%d}[0-9]*" % (digits + 1), outside)
+        if m:
+            return f"a number of {m.end() - m.start()} digits (limit {digits} digits)"
     return None
 
 
@@ -62,7 +81,7 @@ class BodyLimit:
             if not message.get("more_body"):
                 break
         body = b"".join(chunks)
-        problem = json_depth_problem(body, self.max_depth)
+        problem = json_problem(body, self.max_depth)
         if problem:
             return await refuse(scope, receive, send, 422, f"request body: {problem}")
         return await self.app(scope, _replay(body, receive), send)

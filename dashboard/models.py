@@ -1,4 +1,5 @@
-"""Request bodies of the dashboard API (pydantic v2, unknown fields rejected, values ranged).
+"""Request bodies of the dashboard API (pydantic v2, unknown fields rejected, values ranged,
+NaN and infinities refused: Python's json reads NaN, Infinity and -Infinity).
 
 Ranges that depend on the robot (a preset inside its model's range, a parameter name valid for
 the joint's model) are checked by the runner, which answers 422 with asr's message."""
@@ -11,7 +12,7 @@ JointName = Annotated[str, Field(min_length=1, max_length=100)]
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 class RobotChoice(Strict):

@@ -32,15 +32,19 @@ async def run_command(runner: SimRunner, fn):
         raise HTTPException(404, public_message(exc)) from None
     except Busy as exc:
         raise HTTPException(409, public_message(exc)) from None
-    except (ControlError, ValueError, TypeError) as exc:
+    except (ControlError, ValueError, TypeError, ArithmeticError) as exc:
         raise HTTPException(422, public_message(exc)) from None
 
 
-@router.get("/robots", summary="robots, their variants and joints")
+@router.get("/robots", summary="robots, their variants and joints; broken ones with their error")
 async def robots(request: Request):
     cache = request.app.state.robots
     if cache is None:
-        cache = request.app.state.robots = await asyncio.to_thread(list_robots)
+        try:
+            cache = await asyncio.to_thread(list_robots)
+        except OSError as exc:  # the robots folder itself cannot be read (not kept: try again)
+            return {"robots": [], "error": public_message(f"robots folder: {exc}")}
+        request.app.state.robots = cache
     return {"robots": cache}
 
 

@@ -1,21 +1,25 @@
 """WebSocket /ws/stream: a figure on connect, then extend frames at update_hz, state / ilc /
 error messages. Client messages (control, push, ping) are answered; garbage gets an error
-message and the stream goes on. Only pages that pass dashboard/security.py get here. A message
-larger than Settings.max_message_bytes closes the connection (1009); JSON nested deeper than
-max_json_depth gets an error unparsed. Each client has its own bounded queue (runner.Subscriber)
+message and the stream goes on, whatever it holds (NaN, Infinity, a 5000-digit number, deep
+nesting: an error naming what is wrong, never a closed stream). Only pages that pass
+dashboard/security.py get here. A message larger than Settings.max_message_bytes closes the
+connection (1009); JSON nested deeper than max_json_depth or with numbers longer than Python
+parses gets an error unparsed. Each client has its own bounded queue (runner.Subscriber)
 and its own sender task, so a slow client loses frames but never holds up the others."""
 import asyncio
 import json
+import logging
 
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 from pydantic import TypeAdapter, ValidationError
 
 from dashboard import models
 from dashboard.errors import public_message, short, validation_text
-from dashboard.limits import json_depth_problem, size_problem
+from dashboard.limits import json_problem, size_problem
 from dashboard.routes.api import _set_fields
 from dashboard.runner import Busy, ControlError, NotFound
 
+log = logging.getLogger(__name__)
 router = APIRouter(tags=["stream"])
 _message = TypeAdapter(models.WSMessage)
 WS_MESSAGE_TOO_BIG = 1009
@@ -23,13 +27,13 @@ WS_MESSAGE_TOO_BIG = 1009
 
 async def _handle(runner, settings, text):
     """The reply to one client message (a dict) or None."""
-    problem = json_depth_problem(text.encode(), settings.max_json_depth)
+    problem = json_problem(text.encode(), settings.max_json_depth)
     if problem:
         return {"type": "error", "message": f"message: {problem}"}
     try:
         raw = json.loads(text)
-    except (json.JSONDecodeError, TypeError) as exc:
-        return {"type": "error", "message": f"not JSON: {exc}"}
+    except (ValueError, TypeError, RecursionError) as exc:  # JSONDecodeError is a ValueError
+        return {"type": "error", "message": public_message(f"not JSON: {exc}")}
     if not isinstance(raw, dict) or "type" not in raw:
         return {"type": "error", "message": "expected a JSON object with a 'type' "
                 "(control, push, ping)"}
@@ -48,9 +52,20 @@ async def _handle(runner, settings, text):
         body = _set_fields(msg)
         body.pop("type")
         await asyncio.wrap_future(runner.submit(lambda r: r.control(body)))
-    except (ControlError, NotFound, Busy, ValueError, TypeError) as exc:
+    except (ControlError, NotFound, Busy, ValueError, TypeError, ArithmeticError) as exc:
         return {"type": "error", "message": public_message(exc)}
     return None  # the runner broadcasts the new state
+
+
+async def _reply(runner, settings, text):
+    """_handle's reply; an unexpected failure is an error message too (logged), so that no
+    message a client sends ends its stream."""
+    try:
+        return await _handle(runner, settings, text)
+    except Exception as exc:  # noqa: BLE001 - answered, the stream goes on
+        log.exception("stream message failed")
+        return {"type": "error", "message": public_message(f"message failed: "
+                                                           f"{type(exc).__name__}: {exc}")}
 
 
 @router.websocket("/ws/stream")
@@ -84,7 +99,7 @@ async def stream(websocket: WebSocket):
                 reply = {"type": "error", "message": "binary messages are not supported; send "
                          "JSON text"}
             else:
-                reply = await _handle(runner, settings, text)
+                reply = await _reply(runner, settings, text)
             if reply is not None:
                 sub.put(reply["type"], json.dumps(reply))
     except (WebSocketDisconnect, asyncio.CancelledError):
