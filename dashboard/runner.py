@@ -11,6 +11,8 @@ releases the GIL). Robots are loaded by name only (asr.load_robot(..., allow_pat
 import asyncio
 import collections
 import concurrent.futures
+import contextlib
+import copy
 import dataclasses
 import io
 import itertools
@@ -65,22 +67,48 @@ def preset_spec(model):
 
 
 def list_robots():
-    """[{name, variants, joints, default_variant}] of every robot folder (asr.robot_names())."""
+    """[{name, variants, joints, default_variant, description}] of every robot folder
+    (asr.robot_names()). A robot whose robot.toml or default variant does not load (its MJCF
+    compiled too) is listed as {name, variants: [], joints: [], error}; a good robot's variants
+    that do not load are left out of its variants and named in variant_errors. Errors name the
+    robot, never a server path."""
     out = []
     for name in robot_names():
         try:
-            default = load_robot(name, allow_path=False)
-            with open(os.path.join(default.folder, "robot.toml"), "rb") as f:
-                variants = list(tomllib.load(f).get("variants", {}))
-        except (ValueError, OSError) as exc:  # a broken robot folder is listed with its error
+            out.append(_robot_entry(name))
+        except Exception as exc:  # noqa: BLE001 - a broken robot folder is listed with its error
             out.append({"name": name, "variants": [], "joints": [],
-                        "error": public_message(exc)})
-            continue
-        out.append({"name": name, "variants": variants, "default_variant": default.variant,
-                    "description": default.description,
-                    "joints": [{"name": j.name, "model": j.model, "mode": j.mode}
-                               for j in default.joints]})
+                        "error": _robot_error(name, exc)})
     return out
+
+
+def _robot_entry(name):
+    default = load_robot(name, allow_path=False)
+    default.mj_model()
+    with open(os.path.join(default.folder, "robot.toml"), "rb") as f:
+        names = list(tomllib.load(f).get("variants", {}))
+    variants, broken = [], {}
+    for variant in names:
+        try:
+            if variant != default.variant:
+                load_robot(name, variant, allow_path=False).mj_model()
+            variants.append(variant)
+        except Exception as exc:  # noqa: BLE001 - listed with its error
+            broken[variant] = _robot_error(name, exc)
+    entry = {"name": name, "variants": variants, "default_variant": default.variant,
+             "description": default.description,
+             "joints": [{"name": j.name, "model": j.model, "mode": j.mode}
+                        for j in default.joints]}
+    if broken:
+        entry["variant_errors"] = broken
+    return entry
+
+
+def _robot_error(name, exc):
+    """The error of a robot that does not load, naming the robot (not its folder's path)."""
+    text = public_message(exc)
+    return text if text.startswith(f"robot {name!r}") else public_message(f"robot {name!r}: "
+                                                                             f"{text}")
 
 
 def reference_values(gen, t):
@@ -113,6 +141,12 @@ def _num(x):
     """JSON-safe float (NaN/inf -> None)."""
     x = float(x)
     return x if math.isfinite(x) else None
+
+
+def _compact(values):
+    """A parameter's (N,) values as one float when they are all equal."""
+    values = np.asarray(values, dtype=float)
+    return float(values.flat[0]) if np.all(values == values.flat[0]) else values
 
 
 _dumps = fig.dumps
@@ -282,6 +316,7 @@ class SimRunner:
         self.compare = []
         self.speed = 1.0
         self.paused = False
+        self._last_change = None  # {joint: {param: (old, new)}} of the latest params change
         self._build_sim()
 
     def _build_sim(self):
@@ -303,6 +338,7 @@ class SimRunner:
         self.push = None  # (joint index, torque, remaining steps)
         self.history = collections.deque()
         self.run_id = next(self._run_ids)
+        self._failed = False  # a rollout failed: the Sim restarts when it runs again
 
     def _instance_presets(self, k):
         """(N,) preset of joint k per instance."""
@@ -397,16 +433,62 @@ class SimRunner:
 
     # the operations below run on the runner thread (through submit), under the lock
 
-    def control(self, c):
-        """Apply a partial control update (dict as models.Control.model_dump(exclude_none)).
-        Validated completely before anything changes. Returns the new state."""
-        c = {k: v for k, v in c.items() if v is not None}
-        for joint, value in (c.get("preset") or {}).items():
-            self._joint(joint)
-            self._check_preset(joint, float(value))
-        for joint, mode in (c.get("mode") or {}).items():
-            k = self._joint(joint)
-            asr.batch._check_mode(int(mode), self.sim.batch.specs[k], f"mode {joint}: ")
+    # the runner's configuration: what a command that fails half-way puts back (_snapshot)
+    _CONFIG = ("robot", "joint_names", "models", "modes", "param_overrides", "presets", "eq0",
+               "reference", "ref_t0", "compare", "speed", "paused", "sim", "time", "push",
+               "history", "run_id", "_last_eq", "_last_change", "_failed")
+
+    def _snapshot(self):
+        """The configuration (containers copied; a new Sim replaces the old one, never edits it)
+        and the live Sim's modes and parameters, which commands change in place."""
+        attrs = {a: copy.deepcopy(v) if isinstance(v, (dict, list)) else v
+                 for a, v in ((a, getattr(self, a, None)) for a in self._CONFIG)}
+        batch = self.sim.batch
+        params = [{p.name: batch.get_param(k, p.name) for p in spec.all_params}
+                  for k, spec in enumerate(batch.specs)]
+        return attrs, np.array(batch.modes), params
+
+    def _restore(self, snap):
+        """Back to a _snapshot exactly (commands publish nothing before they succeed)."""
+        attrs, modes, params = snap
+        for a, v in attrs.items():
+            setattr(self, a, v)
+        batch = self.sim.batch
+        for k, mode in enumerate(modes):
+            if batch.modes[k] != mode:
+                batch.set_mode(k, int(mode))
+        for k, old in enumerate(params):
+            self._set_params(k, {p: _compact(v) for p, v in old.items()
+                                 if not np.array_equal(batch.get_param(k, p), v)})
+
+    @contextlib.contextmanager
+    def _all_or_nothing(self):
+        """A change made inside is kept whole or not at all: on any exception everything is put
+        back as it was (_restore) and the exception is raised."""
+        snap = self._snapshot()
+        try:
+            yield
+        except BaseException:
+            self._restore(snap)
+            raise
+
+    def _set_params(self, k, values):
+        """Set joint k's parameters {name: value}. The motor limits go in an order whose every
+        intermediate state is valid (pos_min < pos_max), given that the old and the new pair
+        both are: pos_min first to the lower of old and new, then pos_max, then pos_min."""
+        batch = self.sim.batch
+        values = dict(values)
+        if "pos_min" in values and "pos_max" in values:
+            batch.set_param(k, "pos_min", _compact(np.minimum(batch.get_param(k, "pos_min"),
+                                                              values["pos_min"])))
+            batch.set_param(k, "pos_max", values.pop("pos_max"))
+        for p, v in values.items():
+            batch.set_param(k, p, v)
+
+    def _check_params(self, c):
+        """{joint: {param: float}} of a control's params, each checked against its model's
+        range, and the cross-parameter rule asr checks too (pos_min < pos_max, with the other
+        bound as it will be)."""
         params = {}
         for joint, values in (c.get("params") or {}).items():
             k = self._joint(joint)
@@ -416,8 +498,46 @@ class SimRunner:
                     continue
                 if isinstance(v, bool) or not isinstance(v, (int, float)):
                     raise ControlError(f"params {joint}.{p}: expected a number, got {short(v)}")
-                spec.param(p).check(float(v), f"params {joint}: ")
-                params.setdefault(joint, {})[p] = float(v)
+                try:
+                    v = float(v)
+                except OverflowError:
+                    raise ControlError(f"params {joint}.{p}: got {short(v)}, too large for a "
+                                       "float") from None
+                spec.param(p).check(v, f"params {joint}: ")
+                params.setdefault(joint, {})[p] = v
+            new = params.get(joint, {})
+            if "pos_min" in new or "pos_max" in new:
+                lo = new.get("pos_min", self.sim.batch.get_param(k, "pos_min"))
+                hi = new.get("pos_max", self.sim.batch.get_param(k, "pos_max"))
+                if not np.all(np.less(lo, hi)):
+                    p = "pos_max" if "pos_max" in new else "pos_min"
+                    raise ControlError(f"params {joint}.{p}: got {new[p]:g}, valid range: "
+                                       f"pos_min < pos_max (they would be {np.max(lo):g} and "
+                                       f"{np.min(hi):g})")
+        return params
+
+    def control(self, c):
+        """Apply a partial control update (dict as models.Control.model_dump(exclude_none)),
+        whole or not at all: validated completely (ranges, joints, modes, presets, the limit
+        order) before anything changes, and put back exactly if applying it fails anyway.
+        Returns the new state."""
+        sim = self.sim
+        with self._all_or_nothing():
+            self._control(c)
+        if self.sim is not sim:
+            self._publish_figure()
+        self._publish_state()
+        return self.state()
+
+    def _control(self, c):
+        c = {k: v for k, v in c.items() if v is not None}
+        for joint, value in (c.get("preset") or {}).items():
+            self._joint(joint)
+            self._check_preset(joint, float(value))
+        for joint, mode in (c.get("mode") or {}).items():
+            k = self._joint(joint)
+            asr.batch._check_mode(int(mode), self.sim.batch.specs[k], f"mode {joint}: ")
+        params = self._check_params(c)
         for joint in (c.get("reference") or {}):
             self._joint(joint)
         # apply
@@ -425,17 +545,20 @@ class SimRunner:
             k = self._joint(joint)
             self.sim.batch.set_mode(k, int(mode))
             self.modes[k] = int(mode)
+        if params:  # the latest parameter change: named if the simulation fails after it
+            self._last_change = {}
         for joint, values in params.items():
             k = self._joint(joint)
-            for p, v in values.items():
-                self.sim.batch.set_param(k, p, v)
-                self.param_overrides[joint][p] = v
+            self._last_change[joint] = {p: (float(self.sim.batch.get_param(k, p)[0]), v)
+                                        for p, v in values.items()}
+            self._set_params(k, values)
+            self.param_overrides[joint].update(values)
         if c.get("preset"):
             for joint, value in c["preset"].items():
                 self.presets[joint] = float(value)
             if self.compare:  # a single preset leaves compare mode
                 self.compare = []
-                self._rebuild_keep_time()
+                self._build_sim()
             self._apply_presets()
         for joint, gen in (c.get("reference") or {}).items():
             self.reference[joint] = dict(gen)
@@ -444,12 +567,6 @@ class SimRunner:
             self.speed = c["speed"] if c["speed"] == "max" else float(c["speed"])
         if "paused" in c:
             self.paused = bool(c["paused"])
-        self._publish_state()
-        return self.state()
-
-    def _rebuild_keep_time(self):
-        self._build_sim()
-        self._publish_figure()
 
     def set_stiffness(self, which):
         presets = {}
@@ -473,19 +590,28 @@ class SimRunner:
         return self.state()
 
     def switch_robot(self, robot, variant=None):
-        old = (self.robot.name, self.robot.variant)
-        try:
-            self._load(robot, variant)
-        except (NotFound, ControlError):
-            raise
-        except Exception as exc:  # a robot that does not build: back to the old one
-            self._load(*old)
-            raise ControlError(f"robot {robot!r}: {exc}") from None
+        with self._all_or_nothing():
+            self._load_robot(robot, variant)
         self._publish_figure()
         self._publish_state()
         return self.state()
 
+    def _load_robot(self, robot, variant):
+        try:
+            self._load(robot, variant)
+        except (NotFound, ControlError):
+            raise
+        except Exception as exc:  # a robot that does not build (the old one is put back)
+            raise ControlError(f"robot {robot!r}: {exc}") from None
+
     def set_compare(self, presets):
+        with self._all_or_nothing():
+            self._set_compare(presets)
+        self._publish_figure()
+        self._publish_state()
+        return self.state()
+
+    def _set_compare(self, presets):
         presets = [float(p) for p in presets]
         if len(presets) > self.settings.n_compare_max:
             raise ControlError(f"compare: {len(presets)} presets, at most n_compare_max = "
@@ -496,9 +622,6 @@ class SimRunner:
                     self._check_preset(name, p)
         self.compare = presets
         self._build_sim()
-        self._publish_figure()
-        self._publish_state()
-        return self.state()
 
     def workspace(self):
         return {"version": "asr.dashboard/1", "robot": self.robot.name,
@@ -509,19 +632,14 @@ class SimRunner:
                 "speed": self.speed, "paused": self.paused, "compare": list(self.compare)}
 
     def load_workspace(self, ws):
-        old = self.workspace()
-        try:
-            self._load(ws["robot"], ws.get("variant"))
-            self.control({k: ws.get(k) for k in ("preset", "mode", "params", "reference",
-                                                 "speed", "paused")})
-            if ws.get("compare"):
-                self.set_compare(ws["compare"])
-        except Exception:
-            self._load(old["robot"], old["variant"])
-            self.control({k: old.get(k) for k in ("preset", "mode", "params", "reference",
+        """Load a saved configuration whole, or keep the current one exactly (robot, variant,
+        presets, modes, params, references, speed, pause, compare and the running Sim)."""
+        with self._all_or_nothing():
+            self._load_robot(ws["robot"], ws.get("variant"))
+            self._control({k: ws.get(k) for k in ("preset", "mode", "params", "reference",
                                                   "speed", "paused")})
-            self._publish_figure()
-            raise
+            if ws.get("compare"):
+                self._set_compare(ws["compare"])
         self._publish_figure()
         self._publish_state()
         return self.state()
@@ -651,19 +769,47 @@ class SimRunner:
             self._apply_commands()
             if not self.paused:
                 try:
+                    if self._failed:  # resumed after a failure: from the initial state
+                        with self._lock:
+                            self._restart()
+                            self._publish_figure()
                     self._tick(period)
-                except Exception as exc:  # noqa: BLE001 - reported, the runner goes on
-                    self.error = public_message(f"{type(exc).__name__}: {exc}")
-                    self.publish("error", {"type": "error", "message": "simulation: "
-                                           f"{self.error}; restarted from the initial state"})
+                except Exception as exc:  # noqa: BLE001 - reported once, the simulation pauses
                     with self._lock:
-                        self._build_sim()
-                        self._publish_figure()
+                        self._halt(exc)
+                else:
+                    if self.error is not None:  # running again
+                        with self._lock:
+                            self.error = None
+                            self._publish_state()
             next_tick += period
             now = time.perf_counter()
             if next_tick < now - period:  # fell behind: do not try to catch up
                 next_tick = now
             self._stop.wait(max(0.0, next_tick - now))
+
+    def _halt(self, exc):
+        """A rollout failed: pause (the Sim restarts from the initial state when it runs again),
+        keep the error in the state and tell the clients once what failed, its likely cause
+        and how to recover."""
+        self.paused = True
+        self._failed = True
+        joint = getattr(exc, "joint", None)
+        where = f" on {self.joint_names[joint]}" if isinstance(joint, int) and \
+            0 <= joint < len(self.joint_names) else ""
+        if self._last_change:
+            changes = ", ".join(f"{j}.{p} {old:g} -> {new:g}"
+                                for j, ps in self._last_change.items()
+                                for p, (old, new) in ps.items())
+            cause = (f"likely cause: the latest parameter change ({changes}); set it back and "
+                     "resume, or reset")
+        else:
+            cause = "check the robot's parameters, then resume or reset"
+        self.error = public_message(
+            f"paused at t = {self.time:.3f} s{where}: {type(exc).__name__}: {exc}; {cause} "
+            "(it restarts from the initial state)")
+        self.publish("error", {"type": "error", "message": f"simulation {self.error}"})
+        self._publish_state()
 
     def _tick(self, period):
         dt = self.sim.dt

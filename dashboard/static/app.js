@@ -326,7 +326,15 @@
     const current = sel.value;
     sel.innerHTML = "";
     for (const r of robots) {
-      const name = typeof r === "string" ? r : r.name;
+      const name = typeof r === "string" ? r : r && r.name;
+      if (!name) continue;
+      if (r.error) {  // a broken robot folder: shown, not selectable, its error as the tooltip
+        const opt = new Option(`${name} (broken)`, `${name}|`);
+        opt.disabled = true;
+        opt.title = String(r.error);
+        sel.add(opt);
+        continue;
+      }
       const variants = (r && Array.isArray(r.variants) && r.variants.length) ? r.variants : [""];
       for (const v of variants) {
         const vname = typeof v === "string" ? v : (v && v.name) || "";
