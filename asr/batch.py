@@ -6,7 +6,6 @@ written by C, one contiguous record per joint; its fields are exposed as read-on
 strided views, never copies.
 """
 import dataclasses
-import math
 import threading
 from typing import Dict, Optional, Sequence
 
@@ -402,11 +401,11 @@ class Batch:
 
     def _check_dt(self, dt):
         dt = V.positive_float(dt, "dt")
-        nsub = math.ceil(dt / self._max_substep)
-        if nsub > lib.ASR_MAX_SUBSTEPS:
-            raise ValueError(f"dt: {dt!r} s with max_substep {self._max_substep!r} s needs {nsub} "
-                             f"motor sub-steps per step, valid range [1, {lib.ASR_MAX_SUBSTEPS}]; "
-                             "raise max_substep or lower dt")
+        ratio = dt / self._max_substep  # inf for a subnormal max_substep: no integer to round
+        if not ratio <= lib.ASR_MAX_SUBSTEPS:
+            raise ValueError(f"dt: {dt!r} s with max_substep {self._max_substep!r} s needs "
+                             f"{ratio:.3g} motor sub-steps per step, valid range "
+                             f"[1, {lib.ASR_MAX_SUBSTEPS}]; raise max_substep or lower dt")
         return dt
 
     def _after_run(self, st, on_error):

@@ -25,7 +25,7 @@ except ImportError:  # Python < 3.11
     import tomli as tomllib
 
 from asr._ffi import ffi, lib
-from asr._validate import finite_array
+from asr._validate import finite_array, positive_float
 
 __all__ = ["CPRobot", "CPRSolution", "NotConverged", "load_cpr", "integrate_rod",
            "till_benchmark_poses", "rot_exp", "rot_log"]
@@ -37,8 +37,22 @@ def cpr_dir():
     return os.path.join(robots_dir(), "cpr")
 BASE_JOINTS = {"revolute": 0, "prismatic": 1, "extensible": 2}
 TIP_JOINTS = {"fixed": 0, "revolute": 1, "prismatic": 2, "spherical": 3}
-STATUS = {1: "null pointer", 2: "argument out of range", 3: "unsupported model", 5: "non-finite state",
-          6: "non-finite input", 7: "out of memory"}
+# What a failed C call of the solver means, and what to try.
+STATUS = {
+    lib.ASR_ERR_NULL: "a required array was missing (a bug in asr: please report it)",
+    lib.ASR_ERR_RANGE: "an argument is outside its valid range: n_grid in [2, {MAX_GRID}], tol "
+    "> 0, max_iter >= 1, threads >= 1, rod lengths, E, G and r > 0",
+    lib.ASR_ERR_MODEL: "a leg combines joints the solver does not support (a free twist needs a "
+    "fixed tip): check the robot file",
+    lib.ASR_ERR_NONFINITE: "the rods' integration became non-finite: the pose or load is far "
+    "outside what the rods can reach; solve from a guess nearer it (a neighbouring pose's "
+    "solution), in smaller steps, or with a smaller load",
+    lib.ASR_ERR_INPUT: "an input holds NaN or inf (target, guess, wrench or joint values)",
+    lib.ASR_ERR_NOMEM: "out of memory: lower n_grid or the number of poses",
+}
+MAX_GRID = 100_000       # grid points per rod (an (n_rods, n_grid, 3) centerline per solution)
+MAX_ITER = 1_000_000
+MAX_THREADS = 1024
 
 
 class NotConverged(RuntimeError):
@@ -104,10 +118,13 @@ def _ptr(a):
 
 
 def rot_exp(w):
-    """Rotation matrix (3, 3) of the rotation vector w (3, rad)."""
+    """Rotation matrix (3, 3) of the rotation vector w (3, rad): the rotation by the angle |w|
+    about w / |w|, for every finite w whose length is finite."""
     w = finite_array(w, "w", (3,))
     R = np.empty((3, 3))
-    _check(lib.asr_rot_exp(_ptr(w), _ptr(R)), "asr_rot_exp")
+    if lib.asr_rot_exp(_ptr(w), _ptr(R)) == lib.ASR_ERR_RANGE:
+        raise ValueError(f"w: the rotation angle |w| of {w.tolist()!r} overflows a double; "
+                         "valid: |w| <= 1.8e308 rad (reduce the angle modulo 2 pi)")
     return R
 
 
@@ -290,15 +307,24 @@ def load_cpr(name_or_path):
 
 # ------------------------------------------------------------------ the robot
 
+def _check_int(value, name, lo, hi):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer, float)) or \
+            value != value or int(value) != value or not lo <= value <= hi:
+        raise ValueError(f"{name}: expected an integer in [{lo}, {hi}], got {value!r}")
+    return int(value)
+
+
 def _check_grid(n_grid):
-    if int(n_grid) != n_grid or n_grid < 2:
-        raise ValueError(f"n_grid: must be an integer >= 2, got {n_grid!r}")
-    return int(n_grid)
+    return _check_int(n_grid, "n_grid", 2, MAX_GRID)
 
 
 def _check(status, what):
-    if status != 0:
-        raise RuntimeError(f"{what}: C core returned status {status} ({STATUS.get(status, '?')})")
+    """Raise for a failed C call: ValueError when the input is at fault, else RuntimeError."""
+    if status == 0:
+        return
+    text = STATUS.get(status, f"unknown status {status}").format(MAX_GRID=MAX_GRID)
+    bad_input = status in (lib.ASR_ERR_RANGE, lib.ASR_ERR_INPUT, lib.ASR_ERR_MODEL)
+    raise (ValueError if bad_input else RuntimeError)(f"{what}: {text}")
 
 
 class CPRobot:
@@ -364,12 +390,11 @@ class CPRobot:
         if o is not None:
             return o
         _check_grid(n_grid)
-        if not tol > 0:
-            raise ValueError(f"tol: must be > 0, got {tol!r}")
-        if int(max_iter) != max_iter or max_iter < 1:
-            raise ValueError(f"max_iter: must be an integer >= 1, got {max_iter!r}")
-        if int(threads) != threads or threads < 1:
-            raise ValueError(f"threads: must be an integer >= 1, got {threads!r}")
+        if isinstance(tol, bool) or not isinstance(tol, (int, float, np.floating)) or \
+                not 0 < tol < np.inf:
+            raise ValueError(f"tol: expected a finite number > 0, got {tol!r}")
+        _check_int(max_iter, "max_iter", 1, MAX_ITER)
+        _check_int(threads, "threads", 1, MAX_THREADS)
         o = ffi.new("asr_cpr_options*")
         o.n_grid, o.tol, o.max_iter, o.threads = int(n_grid), float(tol), int(max_iter), int(threads)
         if key is not None and len(self._opt_cache) < 64:
@@ -403,7 +428,7 @@ class CPRobot:
         res = np.empty(self.n_residuals)
         cl = np.empty((self.n_rods, n_grid, 3))
         _check(lib.asr_cpr_residual(self._robot(wrench), _ptr(x), n_grid, _ptr(res), _ptr(cl)),
-               "asr_cpr_residual")
+               "centerlines")
         return cl
 
     def _solutions(self, xs, reps, n_grid, wrench):
@@ -412,7 +437,7 @@ class CPRobot:
         q, pos = np.empty((M, self.n_rods)), np.empty((M, 3))
         rot, bw = np.empty((M, 3, 3)), np.empty((M, self.n_rods, 6))
         _check(lib.asr_cpr_unpack(self._robot_default, M, _ptr(xs), _ptr(q), _ptr(pos), _ptr(rot),
-                                  _ptr(bw)), "asr_cpr_unpack")
+                                  _ptr(bw)), "unpack")
         if wrench is not None:
             wrench = finite_array(wrench, "wrench", (6,)).copy()
         return [CPRSolution(bool(reps[k].converged), q[k], pos[k], rot[k], bw[k], None,
@@ -507,7 +532,7 @@ class CPRobot:
         reps = ffi.new("asr_cpr_report[]", max(M, 1))
         opt = self._options(n_grid, tol, max_iter, threads)
         _check(lib.asr_cpr_solve_batch(self._robot(wrench), problem, M, _ptr(targets), _ptr(x0),
-                                       int(bool(warm)), opt, _ptr(xs), reps), "asr_cpr_solve_batch")
+                                       int(bool(warm)), opt, _ptr(xs), reps), what)
         sols = self._solutions(xs, reps, n_grid, wrench)
         for k, sol in enumerate(sols):
             if not sol.converged:
@@ -523,7 +548,7 @@ class CPRobot:
         n_grid = _check_grid(n_grid)
         res = np.empty(self.n_residuals)
         _check(lib.asr_cpr_residual(self._robot(wrench), _ptr(x), n_grid, _ptr(res), ffi.NULL),
-               "asr_cpr_residual")
+               "residual")
         return res
 
 
@@ -534,6 +559,12 @@ def integrate_rod(y0, L, E, G, r, rho=0.0, g=(0.0, 0.0, 0.0), u0=(0.0, 0.0, 0.0)
     """The states (n_grid, 18) [p, R row-major, n, m] of a rod integrated by the C core's RK4
     from its base state y0 (18)."""
     y0 = finite_array(y0, "y0", (18,))
+    L, E, G, r = (positive_float(v, name) for v, name in ((L, "L"), (E, "E"), (G, "G"), (r, "r")))
+    if not 0 <= float(rho) < np.inf:
+        raise ValueError(f"rho: expected a finite density >= 0 kg/m^3, got {rho!r}")
+    g, u0, f_ext = (finite_array(v, name, (3,)) for v, name in
+                    ((g, "g"), (u0, "u0"), (f_ext, "f_ext")))
+    n_grid = _check_grid(n_grid)
     rod = ffi.new("asr_rod*")
     rod.E, rod.G, rod.r, rod.rho = E, G, r, rho
     for k in range(3):
@@ -542,7 +573,7 @@ def integrate_rod(y0, L, E, G, r, rho=0.0, g=(0.0, 0.0, 0.0), u0=(0.0, 0.0, 0.0)
     tip = np.empty(18)
     _check(lib.asr_rod_integrate(rod, float(L), _ptr(y0), int(n_grid),
                                  _ptr(tip),
-                                 _ptr(path)), "asr_rod_integrate")
+                                 _ptr(path)), "integrate_rod")
     return path
 
 

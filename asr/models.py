@@ -5,6 +5,7 @@ a C function pointer (fast path, e.g. from their own cffi module) or as a Python
 path, called once per joint and sub-step while the GIL is held; exceptions propagate).
 """
 import dataclasses
+import numbers
 from typing import Dict, Mapping, Optional, Tuple
 
 import numpy as np
@@ -30,6 +31,23 @@ class ParamSpec:
     unit: str = ""
     group: str = "spring"
     doc: str = ""
+
+    def __post_init__(self):
+        where = f"ParamSpec {self.name!r}" if isinstance(self.name, str) else "ParamSpec"
+        if not isinstance(self.name, str) or not self.name.isidentifier():
+            raise ValueError(f"{where}: name must be a Python identifier (it is passed as a "
+                             f"keyword argument), got {self.name!r}")
+        for field in ("unit", "group", "doc"):
+            c_text(getattr(self, field), f"{where}: {field}")
+        for field in ("default", "lo", "hi"):
+            value = getattr(self, field)
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) or value != value:
+                raise ValueError(f"{where}: {field} must be a real number, got {value!r}")
+        if not self.lo <= self.hi:
+            raise ValueError(f"{where}: lo = {self.lo!r} > hi = {self.hi!r}; valid: lo <= hi")
+        if not self.valid(self.default):
+            raise ValueError(f"{where}: default {self.default!r} outside its valid range "
+                             f"{self.range_text}")
 
     @property
     def range_text(self):
@@ -60,6 +78,16 @@ class ParamSpec:
                 f"{where}{self.name}: got {V.num(bad)}, valid range {self.range_text}{unit}"
             )
         return v
+
+
+def c_text(text, where):
+    """text, a str that C can hold: no NUL character (C would cut the string there)."""
+    if not isinstance(text, str):
+        raise TypeError(f"{where}: expected a str, got {type(text).__name__}")
+    if "\0" in text:
+        raise ValueError(f"{where}: contains a NUL character at index {text.index(chr(0))} "
+                         f"(C strings end there), got {text[:40]!r}")
+    return text
 
 
 def _fmt(x):
@@ -224,9 +252,20 @@ def _store_elastic(result, out):
     unknown = set(result) - set(_OUT_FIELDS) - {"clamped"}
     if unknown:
         raise ValueError(f"unknown compliance outputs {sorted(unknown)}; valid: {_OUT_FIELDS}")
+    missing = [k for k in ("tau1", "stiffness") if k not in result]
+    if missing:
+        raise ValueError(f"a Python compliance model must return 'tau1' and 'stiffness'; "
+                         f"{missing[0]!r} is missing (got {sorted(result)})")
     values = {"tau2": 0.0, "damping": 0.0, "kload1": 0.0, "kload2": 0.0, "cload1": 0.0,
               "cload2": 0.0, "defl1": 0.0, "defl2": 0.0}
-    values.update({k: float(v) for k, v in result.items() if k != "clamped"})
+    for k, v in result.items():
+        if k == "clamped":
+            continue
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (numbers.Real, np.ndarray)) \
+                or np.ndim(v) != 0:
+            raise TypeError(f"compliance output {k!r}: expected a real number, got "
+                            f"{type(v).__name__} {str(v)[:40]}")
+        values[k] = float(v)
     values.setdefault("load1", -values["tau1"])
     values.setdefault("load2", -values["tau2"])
     for k in _OUT_FIELDS:
@@ -316,6 +355,8 @@ def register_model(name, elastic, refmap=None, *, params=(), nmotor=2, kinematic
     """
     if not isinstance(name, str) or not name:
         raise TypeError(f"name: expected a non-empty str, got {name!r}")
+    c_text(name, "name")
+    c_text(doc, "doc")
     if name in _REGISTRY:
         raise ValueError(f"name: model {name!r} is already registered")
     if nmotor not in (1, 2):

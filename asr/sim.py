@@ -244,6 +244,11 @@ class Sim:
         if refs is None and self.robot.initial_refs is not None:
             refs = self.robot.initial_refs
         q = None if q0 is None else V.broadcast_input(q0, "q0", shape)
+        if q is not None and np.any(np.abs(q) > mujoco.mjMAXVAL):
+            bad = q[np.abs(q) > mujoco.mjMAXVAL][0]
+            raise ValueError(f"q0: got {V.num(bad)} rad, valid range [-{mujoco.mjMAXVAL:g}, "
+                             f"{mujoco.mjMAXVAL:g}] (MuJoCo resets larger joint positions as a "
+                             "blow-up)")
         if instances is not None:
             instances = V.instance_indices(instances, self.n_instances)
         for i in range(self.n_instances) if instances is None else instances:

@@ -180,7 +180,17 @@ def _as_values(dim, spec, method):
     return arr
 
 
-def _space(robot, space, method, samples, seed):
+def _check_size(S, D, max_samples, what):
+    """Refuse, before allocating anything, a sweep larger than max_samples; say its size."""
+    if S > max_samples:
+        mb = S * (D + len(BUILTIN_METRICS) + 1) * 8 / 1e6
+        raise ValueError(f"{what}: {S:,} samples (about {mb:,.0f} MB for the parameters and "
+                         f"metrics alone, each sample one simulated robot), more than "
+                         f"max_samples = {max_samples:,}; use fewer values, method='random' "
+                         "with fewer samples, or raise max_samples")
+
+
+def _space(robot, space, method, samples, seed, max_samples):
     """(dims, (S, D) sample matrix, JSON-able description of the space)."""
     if not isinstance(space, dict):
         raise TypeError(f"space: expected a dict {{name: values}}, got {type(space).__name__}")
@@ -198,13 +208,16 @@ def _space(robot, space, method, samples, seed):
             if v.size == 0:
                 raise ValueError(f"space[{d.key!r}]: no values")
             _check_values(robot, d, v, "value")
-        grid = np.array(list(itertools.product(*entries)), dtype=np.float64)
+        _check_size(math.prod(v.size for v in entries), len(dims), max_samples, "space (grid)")
+        # the last key varies fastest, like itertools.product
+        grid = np.stack(np.meshgrid(*entries, indexing="ij"), axis=-1)
         desc = {d.key: v.tolist() for d, v in zip(dims, entries)}
-        return dims, grid.reshape(-1, len(dims)), desc
+        return dims, grid.reshape(-1, len(dims)).astype(np.float64), desc
     if method != "random":
         raise ValueError(f"method: got {method!r}, valid: 'grid', 'random'")
     if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 1:
         raise ValueError(f"samples: method='random' needs a positive integer, got {samples!r}")
+    _check_size(int(samples), len(dims), max_samples, "samples")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed: expected a non-negative integer, got {seed!r}")
     for d, v in zip(dims, entries):
@@ -463,7 +476,7 @@ def _positive(value, name):
 
 def sweep(robot, space, *, steps, refs, metrics=DEFAULT_METRICS, method="grid", samples=None,
           seed=0, batch_size=256, variant=None, threads=1, record=None, results=None,
-          executor=None, progress=True):
+          executor=None, progress=True, max_samples=10_000_000):
     """Run a parameter sweep of `robot` (name, folder or asr.Robot) over `space`; see the module
     docstring for the naming scheme, sampling, metrics, resuming and executors.
 
@@ -471,14 +484,17 @@ def sweep(robot, space, *, steps, refs, metrics=DEFAULT_METRICS, method="grid", 
     references shared by all samples (None: the robot's initial refs); 'refs.*' keys override a
     column per sample. record: fields passed to a metrics callable (default
     asr.sim.DEFAULT_RECORD). results: path of an .npz to save to and resume from. executor: a
-    dask.distributed.Client or concurrent.futures.Executor. progress: tqdm bar.
+    dask.distributed.Client or concurrent.futures.Executor. progress: tqdm bar. max_samples:
+    the largest sweep accepted (a grid's size is the product of its value counts; larger ones
+    raise ValueError with their size before anything is allocated).
     Returns a SweepResult.
     """
     robot = _robot(robot, variant)
     steps = _positive(steps, "steps")
     batch_size = _positive(batch_size, "batch_size")
     threads = _positive(threads, "threads")
-    dims, pts, desc = _space(robot, space, method, samples, seed)
+    max_samples = _positive(max_samples, "max_samples")
+    dims, pts, desc = _space(robot, space, method, samples, seed, max_samples)
     r = _refs(robot, refs, steps)
     items = _metric_items(metrics)
     if any(not callable(m) and m in ("final_q_error", "rms_q_error") for m in items):

@@ -470,7 +470,8 @@ asr_status asr_cpr_solve_batch(const asr_cpr* robot, int problem, int n, const d
 asr_status asr_cpr_unpack(const asr_cpr* robot, int n, const double* xs, double* q,
                           double* position, double* rotation, double* base_wrenches);
 
-/* Rotation matrix R (9, row-major) of the rotation vector w (3, rad). */
+/* Rotation matrix R (9, row-major) of the rotation vector w (3, rad); any finite w whose
+ * length |w| is finite (ASR_ERR_RANGE when |w| overflows, ASR_ERR_INPUT for NaN or inf). */
 asr_status asr_rot_exp(const double* w, double* R);
 
 /* Rotation vector w (3, rad, angle in [0, pi]) of the rotation matrix R (9, row-major);
