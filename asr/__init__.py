@@ -13,7 +13,7 @@ from asr.batch import FIELD_DOCS, FIELDS, MODES, Batch, Joint
 from asr.errors import SimulationError
 from asr.models import (Compliance, ModelSpec, ParamSpec, compliance, models, reference_map,
                         register_model, unregister_model)
-from asr.robot import Robot, RobotJoint, load_robot
+from asr.robot import Robot, RobotFileError, RobotJoint, load_robot
 from asr.sim import Sim
 # the functions shadow their modules as attributes; `from asr.ilc import lowpass` still works
 from asr.ilc import ILCResult, ilc
@@ -24,6 +24,6 @@ __version__ = "0.1.0"
 __all__ = [
     "Batch", "Joint", "FIELDS", "FIELD_DOCS", "MODES", "SimulationError", "Compliance",
     "ModelSpec", "ParamSpec", "compliance", "models", "reference_map", "register_model",
-    "unregister_model", "Robot", "RobotJoint", "load_robot", "Sim", "ilc", "ILCResult", "sweep",
-    "SweepResult", "__version__",
+    "unregister_model", "Robot", "RobotFileError", "RobotJoint", "load_robot", "Sim", "ilc",
+    "ILCResult", "sweep", "SweepResult", "__version__",
 ]

@@ -327,6 +327,8 @@ def _read_toml(file, label):
             return tomllib.load(f)
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise RobotFileError(label, "", f"malformed TOML: {exc}") from None
+        except RecursionError:  # the parser recurses once per nesting level
+            raise RobotFileError(label, "", "malformed TOML: nested too deeply") from None
 
 
 def robot_names():

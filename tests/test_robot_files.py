@@ -44,6 +44,8 @@ CASES = {
                           "expected a table"),
     "malformed-toml": (PEND, [("[variants.sea]\n", "[variants.sea\n")], {}, "malformed TOML",
                        "line"),
+    "nested-too-deeply": (PEND, [(WHOLE, "x = " + "[" * 5000 + "]" * 5000 + "\n")], {},
+                          "malformed TOML", "nested too deeply"),
     # ---- [variants.<v>]
     "mjcf-int": (PEND, [('mjcf = "pendulum.xml"', "mjcf = 5")], {}, "[variants.sea] mjcf",
                  "expected a file name (string), got 5"),
