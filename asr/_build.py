@@ -1,11 +1,14 @@
 """cffi build script (out-of-line API mode): compiles csrc/ into the extension ``asr._core``.
 
-The cdef is csrc/asr.h itself with its preprocessor lines removed, so the compiler checks the
-declarations cffi sees against the real header.
+The cdef is csrc/asr.h itself run through the C preprocessor (cdef cannot parse macros, and the
+state fields are an X-macro list, csrc/asr_fields.h), so the compiler checks the declarations
+cffi sees against the real header.
 """
 import glob
 import os
-import re
+import shlex
+import subprocess
+import sysconfig
 
 from cffi import FFI
 
@@ -45,10 +48,15 @@ CFLAGS = ["-std=c11", "-O3", "-ffp-contract=off", "-fno-math-errno", "-fno-wrapv
 
 
 def header_cdef(path):
-    """The header's declarations, without preprocessor lines (cdef cannot parse them)."""
-    with open(path) as f:
-        text = f.read()
-    return "\n".join(line for line in text.splitlines() if not re.match(r"\s*#", line))
+    """The header's declarations with its macros expanded by the C compiler's preprocessor."""
+    cc = shlex.split(os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc")
+    cmd = [*cc, "-E", "-P", "-std=c11", "-x", "c", "-I", os.path.dirname(path), path]
+    try:
+        return subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    except (OSError, subprocess.CalledProcessError) as exc:
+        detail = getattr(exc, "stderr", "") or exc
+        raise RuntimeError(f"preprocessing {path} for the cffi cdef failed ({shlex.join(cmd)}): "
+                           f"{detail}") from None
 
 
 ffibuilder = FFI()

@@ -17,8 +17,14 @@ from asr._serial import serialised
 from asr.errors import SimulationError, check_status, status_text
 from asr.models import get_model
 
+# The state fields, listed once in csrc/asr_fields.h: names in record order, SI units ("" for
+# counts, flags and the per-mode references) and docs ending in the unit.
 FIELDS = tuple(ffi.string(lib.asr_state_field_name(k)).decode() for k in range(lib.ASR_NFIELD))
-FIELD_DOCS = {f: ffi.string(lib.asr_state_field_doc(k)).decode() for k, f in enumerate(FIELDS)}
+FIELD_UNITS = {f: ffi.string(lib.asr_state_field_unit(k)).decode() for k, f in enumerate(FIELDS)}
+FIELD_DOCS = {
+    f: ", ".join(filter(None, (ffi.string(lib.asr_state_field_doc(k)).decode(), FIELD_UNITS[f])))
+    for k, f in enumerate(FIELDS)
+}
 
 MODES = {
     0: "link torque (rigid joint)",

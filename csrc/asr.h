@@ -1,8 +1,9 @@
 /* asr.h - public C API of the asr compliant-actuator core.
  *
- * This header is also the cffi cdef: asr/_build.py strips the preprocessor lines and hands the
- * rest to cdef(), so keep it to plain typedefs, enums and prototypes (no macros with bodies, no
- * static inline functions, no includes needed by the declarations).
+ * This header is also the cffi cdef: asr/_build.py runs it through the C preprocessor (the state
+ * fields are an X-macro list, asr_fields.h) and hands the result to cdef(), so keep it to plain
+ * typedefs, enums, prototypes and macros that expand to them (no system includes, no static
+ * inline functions).
  *
  * Naming
  *   asr_<thing>            types (structs, enums, function pointer types)
@@ -16,6 +17,8 @@
  */
 #ifndef ASR_H
 #define ASR_H
+
+#include "asr_fields.h"
 
 /* ------------------------------------------------------------------ status codes */
 
@@ -174,47 +177,23 @@ asr_status asr_reference_map_eval(const asr_model_def* model, int n, const doubl
 
 /* State fields. The caller-owned state block is (n_inst x n_joint x ASR_NFIELD) doubles: field k of
  * instance i, joint j at state[(i*n_joint + j)*ASR_NFIELD + k], so one joint's state is one
- * contiguous record. asr_state_field_name/_doc give the names and docs. */
+ * contiguous record. The fields are listed once, in asr_fields.h. */
+#define ASR_FIELD_ENUM_(id, name, unit, doc) ASR_F_##id,
+#define ASR_FIELD_COUNT_(id, name, unit, doc) +1
 typedef enum asr_field {
-    /* computed by the step: checked for NaN/inf after every step */
-    ASR_F_TAU_JOINT = 0,        /* tau_link + tau_ext: what the rigid-body engine applies, N m */
-    ASR_F_TAU_LINK,             /* actuator torque on the link, N m */
-    ASR_F_STIFFNESS,            /* -d tau_link / dq, N m/rad */
-    ASR_F_TAU_EL1,              /* elastic torque of spring 1 on the link, N m */
-    ASR_F_TAU_EL2,              /* elastic torque of spring 2 on the link, N m */
-    ASR_F_DEFL1,                /* deflection of spring 1 (clamped), rad */
-    ASR_F_DEFL2,                /* deflection of spring 2 (clamped), rad */
-    ASR_F_TH1,                  /* motor 1 angle, rad */
-    ASR_F_TH2,                  /* motor 2 angle (adjuster models: stiffness input), rad or m */
-    ASR_F_TH1D,                 /* motor 1 velocity, rad/s */
-    ASR_F_TH2D,                 /* motor 2 velocity, rad/s */
-    ASR_F_TAU_M1,               /* motor 1 drive torque after limits, N m */
-    ASR_F_TAU_M2,               /* motor 2 drive torque after limits, N m */
-    ASR_F_TAU_F1,               /* motor 1 friction torque, N m */
-    ASR_F_TAU_F2,               /* motor 2 friction torque, N m */
-    ASR_F_TAU_FQ,               /* output-shaft friction torque (included in tau_link), N m */
-    ASR_F_W1,                   /* motor 1 friction stick point, rad */
-    ASR_F_W2,                   /* motor 2 friction stick point, rad */
-    ASR_F_WQ,                   /* output-shaft friction stick point, rad */
-    ASR_F_INT1,                 /* motor 1 PID error integral, rad s */
-    ASR_F_INT2,                 /* motor 2 PID error integral, rad s */
-    ASR_F_INTQ,                 /* link PID error integral, rad s */
-    ASR_F_CMD1,                 /* motor 1 controller output held between ticks */
-    ASR_F_CMD2,                 /* motor 2 controller output held between ticks */
-    ASR_F_CTRL_TIMER,           /* time until the next controller tick, s */
-    ASR_NCHECKED,               /* number of checked fields; the rest are copies of checked
-                                 * inputs and counters */
-    ASR_F_Q = ASR_NCHECKED,     /* link angle seen by the last step, rad */
-    ASR_F_QD,                   /* link velocity seen by the last step, rad/s */
-    ASR_F_REF1,                 /* first reference of the last step (unit per mode) */
-    ASR_F_REF2,                 /* second reference of the last step (unit per mode) */
-    ASR_F_TAU_EXT,              /* external link torque of the last step, N m */
-    ASR_F_CLAMPED,              /* springs at their deflection limit in the last step (0, 1, 2) */
-    ASR_F_CLAMP_STEPS,          /* steps since reset with at least one spring clamped */
-    ASR_NFIELD
+    ASR_STATE_FIELDS(ASR_FIELD_ENUM_)   /* ASR_F_TAU_JOINT = 0, ... (asr_fields.h) */
+    ASR_NFIELD,
+    /* the first ASR_NCHECKED fields are computed by the step and checked for NaN/inf after
+     * every step; the rest are copies of checked inputs and counters */
+    ASR_NCHECKED = 0 ASR_STATE_FIELDS_CHECKED(ASR_FIELD_COUNT_)
 } asr_field;
+#undef ASR_FIELD_ENUM_
+#undef ASR_FIELD_COUNT_
 
+/* Name, SI unit ("" when none or per mode) and description (without the unit) of field k; NULL
+ * when k is not a field. */
 const char* asr_state_field_name(int k);
+const char* asr_state_field_unit(int k);
 const char* asr_state_field_doc(int k);
 
 /* Per-instance status, caller-owned (n_inst each). */

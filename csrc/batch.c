@@ -6,47 +6,23 @@
 #include "batch.h"
 #include "threads.h"
 
-/* Field names and docs (with units), indexed by asr_field. */
+/* Field names, units and docs, indexed by asr_field (generated from asr_fields.h). */
 static const struct {
     const char* name;
+    const char* unit;
     const char* doc;
 } fields[ASR_NFIELD] = {
-    [ASR_F_Q] = {"q", "link angle seen by the last step, rad"},
-    [ASR_F_QD] = {"qd", "link velocity seen by the last step, rad/s"},
-    [ASR_F_REF1] = {"ref1", "first reference of the last step (unit per mode)"},
-    [ASR_F_REF2] = {"ref2", "second reference of the last step (unit per mode)"},
-    [ASR_F_TAU_LINK] = {"tau_link", "actuator torque on the link (elastic torque minus shaft friction, or rigid-mode torque), N m"},
-    [ASR_F_TAU_EXT] = {"tau_ext", "external link torque of the last step, N m"},
-    [ASR_F_TAU_JOINT] = {"tau_joint", "tau_link + tau_ext: the torque the rigid-body engine applies, N m"},
-    [ASR_F_STIFFNESS] = {"stiffness", "link stiffness -d tau_link/dq, N m/rad"},
-    [ASR_F_TAU_EL1] = {"tau_el1", "elastic torque of spring 1 on the link, N m"},
-    [ASR_F_TAU_EL2] = {"tau_el2", "elastic torque of spring 2 on the link, N m"},
-    [ASR_F_DEFL1] = {"defl1", "deflection of spring 1 after clamping, rad"},
-    [ASR_F_DEFL2] = {"defl2", "deflection of spring 2 after clamping, rad"},
-    [ASR_F_CLAMPED] = {"clamped", "springs at their deflection limit in the last step (0, 1 or 2)"},
-    [ASR_F_CLAMP_STEPS] = {"clamp_steps", "steps since reset with at least one spring at its deflection limit"},
-    [ASR_F_TH1] = {"th1", "motor 1 angle, rad"},
-    [ASR_F_TH2] = {"th2", "motor 2 angle, rad (adjuster models: the stiffness input)"},
-    [ASR_F_TH1D] = {"th1d", "motor 1 velocity, rad/s"},
-    [ASR_F_TH2D] = {"th2d", "motor 2 velocity, rad/s"},
-    [ASR_F_TAU_M1] = {"tau_m1", "motor 1 drive torque after limits, N m"},
-    [ASR_F_TAU_M2] = {"tau_m2", "motor 2 drive torque after limits, N m"},
-    [ASR_F_TAU_F1] = {"tau_f1", "motor 1 friction torque, N m"},
-    [ASR_F_TAU_F2] = {"tau_f2", "motor 2 friction torque, N m"},
-    [ASR_F_TAU_FQ] = {"tau_fq", "output-shaft friction torque, N m"},
-    [ASR_F_W1] = {"w1", "motor 1 friction stick point, rad"},
-    [ASR_F_W2] = {"w2", "motor 2 friction stick point, rad"},
-    [ASR_F_WQ] = {"wq", "output-shaft friction stick point, rad"},
-    [ASR_F_INT1] = {"int1", "motor 1 PID error integral, rad s"},
-    [ASR_F_INT2] = {"int2", "motor 2 PID error integral, rad s"},
-    [ASR_F_INTQ] = {"intq", "link PID error integral, rad s"},
-    [ASR_F_CMD1] = {"cmd1", "motor 1 controller output held between ticks"},
-    [ASR_F_CMD2] = {"cmd2", "motor 2 controller output held between ticks"},
-    [ASR_F_CTRL_TIMER] = {"ctrl_timer", "time until the next controller tick, s"},
+#define ASR_FIELD_ENTRY_(id, name, unit, doc) [ASR_F_##id] = {#name, unit, doc},
+    ASR_STATE_FIELDS(ASR_FIELD_ENTRY_)
+#undef ASR_FIELD_ENTRY_
 };
 
 const char* asr_state_field_name(int k) {
     return (k >= 0 && k < ASR_NFIELD) ? fields[k].name : NULL;
+}
+
+const char* asr_state_field_unit(int k) {
+    return (k >= 0 && k < ASR_NFIELD) ? fields[k].unit : NULL;
 }
 
 const char* asr_state_field_doc(int k) {

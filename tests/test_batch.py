@@ -608,3 +608,13 @@ def test_get_param_round_trips():
     for p in spec.all_params:
         if p.name not in ("ke", "a", "max_def"):
             assert np.array_equal(b.get_param(1, p.name), np.full(n, p.default)), p.name
+
+
+def test_field_units_and_docs_come_from_one_list():
+    from asr.batch import FIELD_DOCS, FIELD_UNITS
+    assert set(FIELD_UNITS) == set(FIELD_DOCS) == set(asr.FIELDS)
+    assert FIELD_UNITS["q"] == "rad" and FIELD_UNITS["stiffness"] == "N m/rad"
+    assert FIELD_UNITS["clamp_steps"] == ""
+    assert all(FIELD_DOCS[f].endswith(f", {u}") for f, u in FIELD_UNITS.items() if u)
+    assert asr.FIELDS.index("tau_joint") == 0 and asr.FIELDS.index("q") == 25
+    assert len(asr.FIELDS) == 32

@@ -205,11 +205,14 @@ static void test_model_table(void) {
 
     for (int k = 0; k < ASR_NFIELD; ++k) {
         const char* n = asr_state_field_name(k);
-        CHECK(n != NULL && asr_state_field_doc(k) != NULL);
+        CHECK(n != NULL && asr_state_field_doc(k) != NULL && asr_state_field_unit(k) != NULL);
         for (int l = 0; n && l < k; ++l) CHECK(strcmp(n, asr_state_field_name(l)) != 0);
     }
     CHECK(asr_state_field_name(-1) == NULL && asr_state_field_doc(-1) == NULL);
     CHECK(asr_state_field_name(ASR_NFIELD) == NULL && asr_state_field_doc(ASR_NFIELD) == NULL);
+    CHECK(asr_state_field_unit(-1) == NULL && asr_state_field_unit(ASR_NFIELD) == NULL);
+    CHECK(strcmp(asr_state_field_unit(ASR_F_STIFFNESS), "N m/rad") == 0);
+    CHECK(ASR_NCHECKED == ASR_F_Q && ASR_F_CTRL_TIMER == ASR_NCHECKED - 1);
     CHECK(strcmp(asr_state_field_name(ASR_F_Q), "q") == 0);
     CHECK(strcmp(asr_state_field_name(ASR_F_TAU_JOINT), "tau_joint") == 0);
     CHECK(strcmp(asr_state_field_name(ASR_F_TH2D), "th2d") == 0);
