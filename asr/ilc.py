@@ -1,6 +1,6 @@
 """Iterative learning control (ILC) of the equilibrium reference of articulated soft robots.
 
-Seed 000 sec. 4.3 (after Angelini et al. 2018): the feed-forward input is the time profile of
+[Mengacci2021] sec. 4.3 (after [Angelini2018]): the feed-forward input is the time profile of
 the link equilibrium reference eq(t) of joints in mode 3 or 6 (the preset, the second reference,
 is held fixed); after every trial it is corrected with the tracking error of the link angles,
 
@@ -21,7 +21,7 @@ held over step k (from t = k dt to (k + 1) dt); output sample k is the link angl
 end of that step, t = (k + 1) dt, and is compared with reference[k].
 
 Initial condition: every trial starts from the same state, as the real robot does between
-hardware trials (seed 000 fig. 15: the arm starts at rest in its start pose). The Sim is reset
+hardware trials ([Mengacci2021] fig. 15: the arm starts at rest in its start pose). The Sim is reset
 (link angles q0, default the robot's [initial] q; motors placed by the references) and then run
 for `settle_s` seconds with the references held at the learned first sample (eq[0], preset), so
 that the links, motors and friction states come to rest where the learned input holds them. The

@@ -1,6 +1,6 @@
 """Continuum parallel robots (asr.cpr): the C rod integrator against closed forms and SciPy, and
 the robot solver against independent re-integration, symmetry, DGM/IGM round trips and grid
-convergence (model and robots: /work/shared/cpr.md)."""
+convergence (model and robots: docs/cpr.md)."""
 import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
@@ -17,7 +17,7 @@ def base_state(n0, m0, R0=np.eye(3), p0=(0.0, 0.0, 0.0)):
 
 
 def rhs(E, G, r, rho=0.0, g=(0, 0, 0), u0=(0, 0, 0), f=(0, 0, 0)):
-    """The rod ODE of cpr.md written independently, for solve_ivp."""
+    """The rod ODE of docs/cpr.md written independently, for solve_ivp."""
     A, I = np.pi * r ** 2, np.pi * r ** 4 / 4
     kse, kbt = np.array([G * A, G * A, E * A]), np.array([E * I, E * I, 2 * G * I])
     g, u0, f = map(np.asarray, (g, u0, f))

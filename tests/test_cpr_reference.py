@@ -1,5 +1,5 @@
 """asr's continuum-parallel-robot IGM against an independent SciPy reference
-(benchmarks/cpr_scipy.py) on Till's continuum Stewart-Gough robot (shared/cpr.md).
+(benchmarks/cpr_scipy.py) on Till's continuum Stewart-Gough robot (docs/cpr.md).
 
 Both integrate the same Cosserat rod equations with fixed-step RK4 over N = 40 grid points, so
 at converged solutions they solve the same discrete equations and should agree to the solvers'

@@ -1,8 +1,8 @@
-"""Built-in compliance models against the specification (/work/shared/models.md, section 1).
+"""Built-in compliance models against the specification (docs/models.md, section 1).
 
 Every expected value below is computed independently in this file: the closed forms of
-models.md re-implemented in NumPy, central finite differences, or the numbers printed in the
-papers / models.md. Nothing is compared against an earlier output of asr itself.
+docs/models.md re-implemented in NumPy, central finite differences, or the numbers printed in the
+papers / docs/models.md. Nothing is compared against an earlier output of asr itself.
 """
 import math
 
@@ -48,7 +48,7 @@ def ref_sea(q, th1, th2, qd=0.0, th1d=0.0, th2d=0.0, k=10.0, max_def=0.8):
 
 def ref_sea_damped(q, th1, th2, qd=0.0, th1d=0.0, th2d=0.0, Kt=188.0, Dt=0.5,
                    max_def=np.inf):
-    # seed 001 eq. 3: tau_t = Kt (th - q) + Dt (thd - qd) on the link, -tau_t on the motor
+    # [Kamedula2016] eq. 3: tau_t = Kt (th - q) + Dt (thd - qd) on the link, -tau_t on the motor
     raw = q - th1 + 0.0 * th2
     phi = _sat(raw, max_def)
     tau_t = Kt * (-phi) + Dt * (th1d - qd)
@@ -101,7 +101,7 @@ def ref_qbmove_advanced(q, th1, th2, qd=0.0, th1d=0.0, th2d=0.0, k1=0.0019, a1=8
 
 
 def ref_qbmove(q, th1, th2, qd=0.0, th1d=0.0, th2d=0.0, k=0.022, a=6.85, th_max=3.1497):
-    # seed 002: tau_i = k sinh(a (q - th_i)) act on the link with a minus sign; no clamp
+    # [Parnenzini2015]: tau_i = k sinh(a (q - th_i)) act on the link with a minus sign; no clamp
     raw1, raw2 = q - th1, q - th2
     tau1 = -k * np.sinh(a * raw1)
     tau2 = -k * np.sinh(a * raw2)
@@ -118,7 +118,7 @@ REF = {"rigid": ref_rigid, "sea": ref_sea, "sea_damped": ref_sea_damped, "awas2"
 
 
 def refmap_closed(model, eq, preset, **p):
-    """Reference maps of models.md section 1."""
+    """Reference maps of docs/models.md section 1."""
     eq, preset = np.asarray(eq, float), np.asarray(preset, float)
     if model in ("sea", "sea_damped"):
         return eq, None  # th1 = eq; preset unused
@@ -514,7 +514,7 @@ def test_published_awas2_soft_vs_stiff():
 
 
 ILC = {
-    # models.md: the paper's printed names are swapped; in the formula's terms
+    # docs/models.md: the paper's printed names are swapped; in the formula's terms
     1: {"k1": 0.01038, "a1": 6.257, "k2": 0.08918, "a2": 3.9},
     2: {"k1": 0.1015, "a1": 3.383, "k2": 0.05944, "a2": 7.011},
 }
@@ -812,7 +812,7 @@ def test_batch_mode3_maps_then_closed_form(model, preset):
 
 def test_batch_sea_damped_position_source_velocity():
     """Mode 2: a motor that jumps from r0 to r1 over dt moves at (r1 - r0)/dt, which enters the
-    damper of seed 001 eq. 3."""
+    damper of [Kamedula2016] eq. 3."""
     n, dt = 5, 1e-3
     r0 = np.linspace(-0.2, 0.2, n)
     r1 = r0 + np.linspace(-0.01, 0.02, n)

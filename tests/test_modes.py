@@ -1,10 +1,10 @@
-"""The seven operation modes (models.md sec. 4, seed 000 sec. 3.1), the external link torque and
-the feed-forward motor torque (seed 001 eq. 4).
+"""The seven operation modes (docs/models.md sec. 4, [Mengacci2021] sec. 3.1), the external link torque and
+the feed-forward motor torque ([Kamedula2016] eq. 4).
 
-Expected values are computed here from the formulas of models.md (compliance models written
+Expected values are computed here from the formulas of docs/models.md (compliance models written
 out again in NumPy, reference maps, PID by hand), from closed-form steady states and from SciPy
 solve_ivp of the continuous motor equations (rtol 1e-10, atol 1e-12); never from asr itself.
-Motor sign convention (models.md): each motor feels the reaction of its own spring, i.e. minus
+Motor sign convention (docs/models.md): each motor feels the reaction of its own spring, i.e. minus
 the spring's torque on the link.
 """
 import numpy as np
@@ -25,7 +25,7 @@ def sat(x, m):
 
 
 def spring_torques(model, p, q, th1, th2, qd=0.0, th1d=0.0):
-    """(tau1, tau2, stiffness) of the springs on the link, models.md sec. 1."""
+    """(tau1, tau2, stiffness) of the springs on the link, docs/models.md sec. 1."""
     if model == "sea":
         phi = sat(q - th1, p.get("max_def", 0.8))
         k = p.get("k", 10.0)
@@ -64,7 +64,7 @@ def spring_torques(model, p, q, th1, th2, qd=0.0, th1d=0.0):
 
 
 def ref_map(model, p, eq, preset):
-    """(th1, th2) from (equilibrium, preset), models.md sec. 1."""
+    """(th1, th2) from (equilibrium, preset), docs/models.md sec. 1."""
     if model in ("sea", "sea_damped"):
         return eq, 0.0 * eq
     if model == "awas2":
@@ -341,7 +341,7 @@ def test_mode6_with_friction_settles_within_the_friction_band():
 
 
 def test_mode6_qbmove_voltage_drive_with_held_1khz_controller():
-    """The 2015 qbmove (seed 002) in mode 6 with its defaults: map th = eq +/- s, PD on each
+    """The 2015 qbmove ([Parnenzini2015]) in mode 6 with its defaults: map th = eq +/- s, PD on each
     motor at 1 kHz held between ticks, normalised command through the PWM dead zone and
     saturation, back-EMF, sinh springs to a fixed link (friction off). Reference: at every tick
     u_i = kp (th_i_ref - th_i) - kd th_i', V_i held; between ticks solve_ivp of
@@ -402,7 +402,7 @@ def _link_torque_expected(mode, p, q, qd, r, th1_start):
 
 
 def test_external_torque_is_applied_in_every_mode():
-    """tau_joint = tau_link + tau_ext in all modes (models.md sec. 4: the toolbox subscribes to
+    """tau_joint = tau_link + tau_ext in all modes (docs/models.md sec. 4: the toolbox subscribes to
     the external torque but never uses it), with tau_link itself the mode's torque."""
     modes = list(range(7))
     p = {"k": 50.0, "max_def": 0.8}
@@ -441,7 +441,7 @@ def test_external_torque_is_applied_in_every_mode():
 
 
 def test_feedforward_torque_seed001_eq4():
-    """Seed 001 eq. 4: tau_m = g(q_d) + Kp (th_d - th) - Kd th', th_d = q_d + g(q_d)/K.
+    """[Kamedula2016] eq. 4: tau_m = g(q_d) + Kp (th_d - th) - Kd th', th_d = q_d + g(q_d)/K.
     With the link fixed at q_d and tau_ff = g(q_d), the motor settles at th = q_d + tau_ff/K
     (kp (th_d - th) = 0 and the spring load K (q_d - th) = -tau_ff balances tau_ff), so the
     spring delivers tau_link = K (th - q_d) = +tau_ff exactly, independently of kp: that needs

@@ -1,5 +1,5 @@
 """Motor dynamics, friction, limits, low-level controllers and numerical stability
-(models.md sections 2 and 3, seed 000 eq. 7-11, seed 001 eq. 4 and 7, seed 002).
+(docs/models.md sections 2 and 3, [Mengacci2021] eq. 7-11, [Kamedula2016] eq. 4 and 7, [Parnenzini2015]).
 
 Every expected value is computed here independently of the C core: closed-form solutions of
 linear ODEs, SciPy solve_ivp of the continuous equations (rtol 1e-10, atol 1e-12), hand
@@ -15,7 +15,7 @@ from scipy.integrate import solve_ivp
 
 import asr
 
-# Toolbox defaults (models.md sec. 2 and 3).
+# Toolbox defaults (docs/models.md sec. 2 and 3).
 J0, D0, KP0, KD0, FS0, KF0, TAU_MAX0 = 0.0233, 0.2698, 125.0, 4.5, 0.02, 1e3, 6.0
 RTOL, ATOL = 1e-10, 1e-12
 
@@ -62,7 +62,7 @@ def dahl_rhs(fs, K):
 
 
 def voltage(u, dz=0.3, vs=8.0):
-    """Hand computation of the PWM / H-bridge map of seed 002 (models.md, qbmove): dead zone,
+    """Hand computation of the PWM / H-bridge map of [Parnenzini2015] (docs/models.md, qbmove): dead zone,
     saturation at |u| = 1, sign of u kept (the published plugin's sign bug is not copied)."""
     u = np.asarray(u, dtype=float)
     us = np.clip(u, -1.0, 1.0)
@@ -158,7 +158,7 @@ def test_torque_limit_holds_and_saturated_response_matches_solve_ivp():
     # h = 1e-5; bound 2e-4 rad
     assert np.max(np.abs(out["th1"][:, 0, 0] - sol.y[0])) < 2e-4
 
-    # mode 4: the commanded motor torque is saturated too (models.md: sat(tau_m, tau_max))
+    # mode 4: the commanded motor torque is saturated too (docs/models.md: sat(tau_m, tau_max))
     b = sea(4, n=3, k=k)
     b.reset()
     b.step(0.0, 0.0, np.array([[10.0, 0.0], [-10.0, 0.0], [5.0, 0.0]])[:, None, :], dt)
@@ -166,7 +166,7 @@ def test_torque_limit_holds_and_saturated_response_matches_solve_ivp():
 
 
 def test_velocity_limit_is_applied():
-    """models.md sec. 2: the toolbox declares a velocity limit but never applies it; asr must."""
+    """docs/models.md sec. 2: the toolbox declares a velocity limit but never applies it; asr must."""
     vmax, dt, n, k = 0.5, 1e-3, 3000, 2.0
     b = sea(5, n=2, k=k, vel_max=np.array([vmax, np.inf]))
     b.reset()
@@ -225,7 +225,7 @@ def test_friction_never_creates_energy(h, drive_mode, scheme):
     """No input (mode 4 with zero torque, or mode 5 with kp = ki = kd = 0), random initial
     motor velocities, a spring to a fixed link and no viscous damping: the only dissipation is
     friction. The total energy 1/2 J v^2 + 1/2 k th^2 + 1/2 K (th - w)^2 (presliding spring)
-    must never increase beyond round-off, and |tau_f| <= friction always. models.md sec. 2:
+    must never increase beyond round-off, and |tau_f| <= friction always. docs/models.md sec. 2:
     the friction model 'is passive and independent of the time step' (so also without
     sub-stepping at the toolbox's 25 ms world step)."""
     n, J, k, fs, K = 64, J0, 10.0, FS0, KF0
@@ -289,7 +289,7 @@ def test_friction_holds_a_motor_below_the_breakaway_torque(h):
 
 
 def _toolbox_semi_implicit_euler(h, T, r, k, tau_max=np.inf):
-    """The toolbox's integration (seed 000 eq. 10, models.md sec. 2): PD computed every step,
+    """The toolbox's integration ([Mengacci2021] eq. 10, docs/models.md sec. 2): PD computed every step,
     velocity first, then position with the new velocity; Dahl friction; spring to q = 0."""
     th = v = w = 0.0
     z = FS0 / KF0
@@ -307,7 +307,7 @@ def _toolbox_semi_implicit_euler(h, T, r, k, tau_max=np.inf):
 
 
 def _critical_step(J, c, kstiff):
-    """Largest h with h c/J < 2 and h^2 k/J + 2 h c/J < 4 (models.md sec. 2)."""
+    """Largest h with h c/J < 2 and h^2 k/J + 2 h c/J < 4 (docs/models.md sec. 2)."""
     a, bb = kstiff / J, 2 * c / J
     h2 = (-bb + np.sqrt(bb * bb + 16 * a)) / (2 * a)
     return min(2 * J / c, h2)
@@ -318,7 +318,7 @@ def test_toolbox_semi_implicit_euler_is_unstable_at_25ms():
     defaults; at its shipped 25 ms world step it diverges (linear loop) or, with the torque
     limit, never settles."""
     hc_pd = _critical_step(J0, D0 + KD0, KP0)
-    assert 8.7e-3 < hc_pd < 8.8e-3  # "h < 8.8 ms" of models.md
+    assert 8.7e-3 < hc_pd < 8.8e-3  # "h < 8.8 ms" of docs/models.md
     k, r = 10.0, 0.5
     hc = _critical_step(J0, D0 + KD0, KP0 + k)  # with the spring of the SEA: 8.70 ms
     th_ss = KP0 * r / (KP0 + k)
@@ -377,7 +377,7 @@ def test_asr_at_25ms_with_substeps_matches_solve_ivp_with_friction():
 
 
 def test_held_controller_matches_zero_order_hold_reference():
-    """Seed 001 eq. 7 and sec. 5.1: f_c = 1 kHz controller, f_s = 2 kHz simulation. The PD
+    """[Kamedula2016] eq. 7 and sec. 5.1: f_c = 1 kHz controller, f_s = 2 kHz simulation. The PD
     command is computed at the 1 kHz ticks from the state at the tick and held (zero-order
     hold); between ticks the motor of the visco-elastic SEA (fixed link) is integrated by
     solve_ivp. asr with ctrl_period = 1 ms and dt = 0.5 ms must follow it and differ measurably

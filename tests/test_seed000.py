@@ -1,5 +1,5 @@
-"""Seed 000 figs. 7, 11-14 (asr.experiments.seed000) against independent references and the
-paper's claims: closed-form static equilibria (brentq, shared/models.md sec. 1, masses from the
+"""[Mengacci2021] figs. 7, 11-14 (asr.experiments.seed000) against independent references and the
+paper's claims: closed-form static equilibria (brentq, docs/models.md sec. 1, masses from the
 MJCF) for fig. 7, the linearised closed-form joint for fig. 11, the closed-form static-friction
 band for fig. 12, and the qualitative results of sec. 4.1-4.2."""
 import math

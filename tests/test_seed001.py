@@ -1,4 +1,4 @@
-"""Seed 001 sec. 5.1 (asr.experiments.seed001): asr + MuJoCo against an independent scipy
+"""[Kamedula2016] sec. 5.1 (asr.experiments.seed001): asr + MuJoCo against an independent scipy
 reference of the same equations, the paper's Gazebo-vs-Matlab figures, and fig. 6 left.
 
 About the paper's "NRMSE" (4.5e-7 rad for the link position, 3.6e-5 / 5.3e-4 N m for the

@@ -1,4 +1,4 @@
-"""Seed 002 (asr.experiments.seed002): one 2015 qbmove module tracking a sine and stepping at
+"""[Parnenzini2015] (asr.experiments.seed002): one 2015 qbmove module tracking a sine and stepping at
 three presets (figs. 2, 3), and the 3R arm and 12-module snake running the published gait
 (fig. 4)."""
 import numpy as np

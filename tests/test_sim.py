@@ -16,7 +16,7 @@ M, L, G = 0.2, 0.04, 9.81  # fixture: 0.2 kg at 0.04 m, q = 0 horizontal
 
 
 def qbmove_tau(q, th1, th2, k=0.0019, a=8.9992):
-    """qbmove_advanced link torque of models.md (no clamp reached here)."""
+    """qbmove_advanced link torque of docs/models.md (no clamp reached here)."""
     return -k * np.sinh(a * (q - th1)) - k * np.sinh(a * (q - th2))
 
 
@@ -37,7 +37,7 @@ def test_static_equilibrium_matches_closed_form():
     for i, p in enumerate(presets):
         # damping 0.01 N m s/rad on 3.2e-4 kg m^2: the oscillation has decayed by e^-60 at 4 s
         assert out["q"][i, -1, 0] == pytest.approx(static_q(0.8, p), abs=1e-6)
-    # soft sags under gravity, stiff reaches the reference (seed 000 fig. 7)
+    # soft sags under gravity, stiff reaches the reference ([Mengacci2021] fig. 7)
     assert 0.8 - out["q"][0, -1, 0] > 0.2 and 0.8 - out["q"][2, -1, 0] < 0.02
     assert out["q"].shape == (3, 4000, 1) and set(out) == set(asr.sim.DEFAULT_RECORD)
 
@@ -206,7 +206,7 @@ def test_bad_inputs():
 
 
 def test_gravity_compensation_feed_forward_reaches_the_target():
-    """Seed 001 eq. 4 with the exact gravity torque g(q_d) = m g l cos(q_d): the link settles at
+    """[Kamedula2016] eq. 4 with the exact gravity torque g(q_d) = m g l cos(q_d): the link settles at
     q_d itself (spring k (th - q) = g, motor at th_d = q_d + g/k, PD term zero)."""
     q_d = 0.5
     g = M * G * L * np.cos(q_d)

@@ -1,9 +1,9 @@
-"""User-defined compliance models (models.md, "user-defined models"): a Python callable
+"""User-defined compliance models (docs/models.md, "user-defined models"): a Python callable
 (convenience path) and a C function pointer from the user's own cffi module (fast path), both
 registered without recompiling asr.
 
 References are independent: the closed form of the user's own spring written here in NumPy,
-and, for the C model (a linear SEA), the closed form of models.md and the built-in `sea`.
+and, for the C model (a linear SEA), the closed form of docs/models.md and the built-in `sea`.
 """
 import importlib
 import math
@@ -407,7 +407,7 @@ def test_c_model_matches_builtin_sea_compliance(c_sea):
             np.testing.assert_allclose(getattr(mine, f), getattr(ref, f), rtol=1e-12, atol=1e-13,
                                        err_msg=f)
         np.testing.assert_array_equal(mine.clamped, ref.clamped)
-        # and the closed form of models.md
+        # and the closed form of docs/models.md
         np.testing.assert_allclose(mine.tau_link, -k * phi, rtol=1e-12, atol=1e-13)
         np.testing.assert_array_equal(mine.clamped, (np.abs(q - th1) > m).astype(int))
     th1, th2 = asr.reference_map(c_sea, np.array([0.1, -0.4]), 0.7)
@@ -436,7 +436,7 @@ def test_c_model_matches_builtin_sea_in_batch(c_sea, mode):
     for f in rec:
         np.testing.assert_allclose(res[c_sea][f], res["sea"][f], rtol=1e-12, atol=1e-12,
                                    err_msg=f)
-    # closed form of models.md on the recorded states (motor angle at the start of each step)
+    # closed form of docs/models.md on the recorded states (motor angle at the start of each step)
     th_start = np.concatenate([np.zeros((1, n, 1)), res[c_sea]["th1"][:-1]])
     if mode in (2, 3):
         th_start = refs[..., 0]

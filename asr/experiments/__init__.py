@@ -1,4 +1,4 @@
-"""Reproductions of the seed papers' published experiments (shared/papers), one module per paper:
+"""Reproductions of the source papers' published experiments (docs/references.md), one module per paper:
 seedNNN.py, each with run() and main(out_dir), runnable as python -m asr.experiments.seedNNN."""
 
 

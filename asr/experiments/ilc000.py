@@ -1,4 +1,4 @@
-"""Seed 000 (Mengacci et al. 2021) sec. 4.3, fig. 15 (simulation side): iterative learning of
+"""[Mengacci2021] sec. 4.3, fig. 15 (simulation side): iterative learning of
 the equilibrium reference of the vertical 2-DOF qbmove Advanced arm with asr.ilc.
 
     python -m asr.experiments.ilc000 --out DIR

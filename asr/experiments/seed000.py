@@ -1,4 +1,4 @@
-"""Seed 000 (Mengacci et al. 2021, the NMMI ROS-Gazebo toolbox) sec. 4.1-4.2: figs. 7, 11, 12, 13
+"""[Mengacci2021] (Mengacci et al. 2021, the NMMI ROS-Gazebo toolbox) sec. 4.1-4.2: figs. 7, 11, 12, 13
 and 14 reproduced with asr.Sim (MuJoCo links, asr actuators).
 
     python -m asr.experiments.seed000 --out DIR
@@ -9,7 +9,7 @@ writes one plotly HTML per figure (fig7.html ... fig14.html) and prints a summar
   (sea k 200 / 400 N m/rad via params; awas2 pivot 0.005 / 0.04 m, bavs 0.001 / 0.22 rad,
   qbmove_advanced 0.2 / 0.6 rad via refs), mode 3, a 0.8 rad equilibrium step. Independent
   reference: the static equilibrium tau_elastic(q) = gravity torque, solved with brentq from the
-  closed forms of shared/models.md sec. 1 written here, with the mass, its distance from the axis
+  closed forms of docs/models.md sec. 1 written here, with the mass, its distance from the axis
   and gravity read from the MJCF by mujoco's compiler.
 - fig11: the same rig with qbmove_advanced in mode 6 (motor PID and dynamics with the toolbox
   defaults; robot.toml says mode 3, so a copy of the asr.Robot with mode 6 is given to asr.Sim),
@@ -79,7 +79,7 @@ SINE = dict(amplitude=0.8, omega=0.8)
 TOOLBOX_SPRINGS = dict(k1=0.0019, a1=8.9992, k2=0.0019, a2=8.9992, max_def=0.8)
 SWEEP = dict(start=-0.6, end=0.4, duration=3.0)
 
-# toolbox defaults of the spring parameters (shared/models.md sec. 1), overridden by robot.toml
+# toolbox defaults of the spring parameters (docs/models.md sec. 1), overridden by robot.toml
 SPRING_DEFAULTS = {
     "sea": dict(k=10.0, max_def=0.8),
     "awas2": dict(Ks=10.0, L=0.05, r_t=0.015, max_def=0.3),
@@ -88,26 +88,26 @@ SPRING_DEFAULTS = {
 }
 
 
-# ---------------------------------------------------------------- closed forms (models.md sec. 1)
+# ---------------------------------------------------------------- closed forms (docs/models.md sec. 1)
 
 def _sat(x, m):
     return np.clip(x, -m, m)
 
 
 def tau_sea(q, eq, preset, k, max_def):
-    """Walkman SEA (seed 000 eq. 3): th1 = eq, tau = -k sat(q - th1)."""
+    """Walkman SEA ([Mengacci2021] eq. 3): th1 = eq, tau = -k sat(q - th1)."""
     return -k * _sat(q - eq, max_def)
 
 
 def tau_awas2(q, eq, preset, Ks, L, r_t, max_def):
-    """AwAS-II (seed 000 eq. 4): th1 = eq, pivot s = preset, G = (L/r_t) s/(L - s),
+    """AwAS-II ([Mengacci2021] eq. 4): th1 = eq, pivot s = preset, G = (L/r_t) s/(L - s),
     tau = -Ks G^2 sin(2 phi)."""
     G = (L / r_t) * preset / (L - preset)
     return -Ks * G ** 2 * np.sin(2.0 * _sat(q - eq, max_def))
 
 
 def tau_bavs(q, eq, preset, a, b, k, ke, max_def):
-    """BAVS (seed 000 eq. 5-6): th = eq +/- preset, phi_i = sat(th_i - q)."""
+    """BAVS ([Mengacci2021] eq. 5-6): th = eq +/- preset, phi_i = sat(th_i - q)."""
     p1 = _sat(eq + preset - q, max_def)
     p2 = _sat(eq - preset - q, max_def)
     return (k * (b * np.exp(ke * p1) - a * np.exp(-ke * p1))

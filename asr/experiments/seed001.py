@@ -1,16 +1,16 @@
-"""Seed 001 sec. 5.1: the CENTAURO visco-elastic SEA on rrbot's last link, asr vs an independent
+"""[Kamedula2016] sec. 5.1: the CENTAURO visco-elastic SEA on rrbot's last link, asr vs an independent
 reference (the paper's Gazebo-vs-Matlab comparison).
 
     python -m asr.experiments.seed001 --out DIR
 
 Robot: robots/rrbot_sea (1 kg, 1 m link, joint damping 0.7 N m s/rad, q = 0 straight up), asr
-model `sea_damped` in mode 5. Controller (seed 001 eq. 4): PD with gravity compensation,
+model `sea_damped` in mode 5. Controller ([Kamedula2016] eq. 4): PD with gravity compensation,
 tau_m = sat(g(q_d) + Kp (th_d - th) - Kd thd, 33 N m), th_d = q_d + g(q_d)/Kt, Kp 1000, Kd 0,
 where g(q_d) = -m g l_c sin(q_d) is the torque that holds the link at q_d (passed to asr as
 `tau_ff`, refs[0] = q_d, see robots/rrbot_sea/robot.toml). The controller runs at 1 kHz
-(`ctrl_period` 1e-3 s) and its command is held between ticks (seed 001 eq. 7).
+(`ctrl_period` 1e-3 s) and its command is held between ticks ([Kamedula2016] eq. 7).
 
-Tests (seed 001 sec. 5.1, fig. 6):
+Tests ([Kamedula2016] sec. 5.1, fig. 6):
 
 - step: a 1 rad step of q_d at t = 0 from rest at q = 0, for the three transmission sets
   Kt / Dt = 100 / 0.3, 188 / 0.5, 500 / 1.5 N m/rad, N m s/rad (variants k100, k188, k500),
@@ -128,7 +128,7 @@ HOLD_DURATION = 5.0         # s, after the -1 rad step
 CHIRP_DURATION = 20.0       # s
 RTOL, ATOL = 1e-10, 1e-12
 SIGNALS = ("q", "tau_t", "tau_m")
-# Seed 001 sec. 5.1, time-varying test with the medium set: (max error, "NRMSE") per signal.
+# [Kamedula2016] sec. 5.1, time-varying test with the medium set: (max error, "NRMSE") per signal.
 # The max torque errors are the "differences up to 0.12 and 2.11 N m".
 PAPER = {"q": (1.2e-3, 4.5e-7), "tau_t": (0.12, 3.6e-5), "tau_m": (2.11, 5.3e-4)}
 
@@ -195,7 +195,7 @@ def plant(robot):
 
 
 def holding_torque(p, q_d):
-    """g(q_d): the torque that holds the link at q_d against gravity (tau_ff, seed 001 eq. 4)."""
+    """g(q_d): the torque that holds the link at q_d against gravity (tau_ff, [Kamedula2016] eq. 4)."""
     return -p.gravity * np.sin(q_d)
 
 

@@ -1,10 +1,10 @@
-"""Seed 002 (Parnenzini et al., the 2015 qbmove Gazebo plugin): one qbmove module tracking a sine
+"""[Parnenzini2015] (Parnenzini et al., the 2015 qbmove Gazebo plugin): one qbmove module tracking a sine
 and stepping at several stiffness presets (figs. 2, 3), and the assemblies of fig. 4, a 3R arm and
 a 12-module snake, running the published snake gait.
 
     python -m asr.experiments.seed002 --out DIR
 
-Actuator: asr model `qbmove` (shared/models.md sec. 1) in mode 6: references (equilibrium q_e,
+Actuator: asr model `qbmove` (docs/models.md sec. 1) in mode 6: references (equilibrium q_e,
 preset s), motors commanded to q_e +/- s (clamped at 3.1497 rad), each driven by the PD at 1 kHz
 through the voltage drive (PWM dead zone 0.3, saturation, 8 V, Kt 0.8, Kb 0.3, R 2.3), with the
 motors' static friction (0.8 N m) and the output shaft's (0.01 N m); springs k sinh(a phi) with

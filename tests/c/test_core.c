@@ -306,7 +306,7 @@ static void test_compliance_closed_forms(void) {
     CHECK_ST(asr_compliance_eval(model("awas2"), 1, aw_p, 0, in, o), ASR_ERR_INPUT);
 
     /* bavs defaults at zero deflection: pretension k (b - a) = 0.1872 N m per spring,
-     * sigma = 2 k ke (a + b) = 10.006 N m/rad (models.md) */
+     * sigma = 2 k ke (a + b) = 10.006 N m/rad (docs/models.md) */
     const asr_model_def* bavs = model("bavs");
     double bv_p[5];
     for (int k = 0; k < 5; ++k) bv_p[k] = bavs->params[k].def;
@@ -319,7 +319,7 @@ static void test_compliance_closed_forms(void) {
     CHECK(close_to(o[1].tau1, 1.6e5 * (2.38e-6 * e1 - 1.21e-6 / e1), 1e-12, 0));
     CHECK(close_to(o[1].tau2, 1.6e5 * (1.21e-6 * e2 - 2.38e-6 / e2), 1e-12, 0));
 
-    /* qbmove_advanced defaults: sigma = 2 a k cosh(a preset) at equilibrium (models.md:
+    /* qbmove_advanced defaults: sigma = 2 a k cosh(a preset) at equilibrium (docs/models.md:
      * 0.0342 / 0.106 / 0.626 / 3.78 N m/rad for preset 0 / 0.2 / 0.4 / 0.6) */
     const asr_model_def* qa = model("qbmove_advanced");
     double qa_p[6];

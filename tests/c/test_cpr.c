@@ -1,7 +1,7 @@
 /* test_cpr.c - the continuum parallel robot solver of csrc/cpr.c through its public API (asr.h,
  * "continuum parallel robots"), against facts that do not come from the solver itself.
  *
- * - Till's continuum Stewart-Gough robot (cpr.md; robots/cpr/stewart_till.toml), built here:
+ * - Till's continuum Stewart-Gough robot (docs/cpr.md; robots/cpr/stewart_till.toml), built here:
  *   the inverse problem at (0, 0, 0.4) from straight rods converges, and the rods integrated
  *   here with asr_rod_integrate from the solved base states end at the plate holes, tangent to
  *   the plate normal, with the plate in equilibrium (sum of the rods' tip wrenches ~0); the

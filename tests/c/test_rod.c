@@ -17,7 +17,7 @@
 
 enum { S = ASR_ROD_NSTATE, NROD = 2 * ASR_ROD_LANES + 3, NGRID = 25 };
 
-/* Textbook derivative of cpr.md: v = Kse^-1 R^T n + e3, u = Kbt^-1 R^T m + u0, p' = R v,
+/* Textbook derivative of docs/cpr.md: v = Kse^-1 R^T n + e3, u = Kbt^-1 R^T m + u0, p' = R v,
  * R' = R hat(u), n' = -(rho A g + f), m' = -p' x n. */
 static void ref_deriv(const asr_rod* rod, const double* y, double* dy) {
     const double pi = 3.14159265358979323846;
