@@ -295,7 +295,7 @@ class Sim:
         refs: (N, steps, J, 2) per step, (N, J, 2) or (J, 2) held, or a callable
             refs(sim, t) -> (N, J, 2) evaluated in Python every `every` steps (t: step index).
         tau_ext: external link torques, tau_ff: feed-forward motor torques (gravity compensation
-            of single-motor joints in modes 5-6, seed 001 eq. 4); each None, (N, J) held or
+            of single-motor joints in modes 5-6, [Kamedula2016] eq. 4); each None, (N, J) held or
             (N, steps, J), N m.
         record: state fields recorded after every step: q and qd are the link state at the end of
             the step, torques (tau_joint, tau_link, ...) those applied over it, motor fields at

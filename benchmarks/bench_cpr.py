@@ -1,4 +1,4 @@
-"""CPR inverse-problem speed: Till's continuum Stewart-Gough benchmark (shared/cpr.md), asr's C
+"""CPR inverse-problem speed: Till's continuum Stewart-Gough benchmark (docs/cpr.md), asr's C
 solver against a plain SciPy/NumPy solver of the same equations (benchmarks/cpr_scipy.py),
 measured side by side in this process (`make bench`).
 

@@ -1,5 +1,5 @@
 """Independent SciPy/NumPy reference for the inverse problem (IGM) of Till's continuum
-Stewart-Gough robot (shared/cpr.md): the straightforward implementation a user would write.
+Stewart-Gough robot (docs/cpr.md): the straightforward implementation a user would write.
 
 Robot: 6 extensible rods (the rod lengths L are the actuation), E = 207 GPa,
 G = E / (2 (1 + 0.305)), r = 0.65 mm, no gravity, no distributed load, straight rods
@@ -19,7 +19,7 @@ Residuals, formulation "till" (default, 36): per rod the tip position error pL -
 (3) and the two bending components (x, y) of the orientation error e = vee(RE^T RL - RL^T RE)
 (2), then the plate equilibrium: F_ext - sum_i nL_i (3) and
 M_ext - sum_i (mL_i + (RE r_i) x nL_i) (3). This is Till's published formulation of this
-benchmark and the general one of cpr.md (tip constraint reduced by the free directions, plate
+benchmark and the general one of docs/cpr.md (tip constraint reduced by the free directions, plate
 equilibrium): a rod free to twist in its base hole cannot hold a twist error at its tip (for
 an isotropic straight rod a base twist angle only turns the material frame about the
 centreline), so the twist component of the tip orientation error is not a constraint, and the
@@ -31,7 +31,7 @@ is singular where a rod bends in a plane (the home pose): its length is then fre
 reached by axial stretch) and only the guess fixes it. Kept for comparison, not the reference.
 
 For RE = I (every pose of the protocol) vee(RE^T RL - RL^T RE) = vee(RL - RL^T), the same as
-cpr.md's vee(Rd^T R - Rd R^T).
+docs/cpr.md's vee(Rd^T R - Rd R^T).
 
 Solver: scipy.optimize.least_squares(method="lm") (MINPACK lmdif: forward-difference Jacobian
 over the whole robot, 36 residual evaluations per Jacobian). No analytic or structured

@@ -45,7 +45,7 @@ import numpy as np
 
 INF = math.inf
 
-# Toolbox defaults of qbmove_advanced (shared/models.md; csrc/params.c, csrc/model_qbmove.c).
+# Toolbox defaults of qbmove_advanced (docs/models.md; csrc/params.c, csrc/model_qbmove.c).
 DEFAULTS = {
     # compliance model
     "k1": 0.0019, "a1": 8.9992, "k2": 0.0019, "a2": 8.9992, "max_def": 0.8, "kc": 0.0,

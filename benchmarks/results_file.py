@@ -1,5 +1,5 @@
 """Writing a benchmark's figures: one flat {figure_name: number} JSON object per benchmark in
-benchmarks/results/ (shared/design.md), so results can be compared across commits."""
+benchmarks/results/ (see README.md, Benchmarks), so results can be compared across commits."""
 import json
 import os
 

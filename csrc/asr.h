@@ -40,7 +40,7 @@ enum { ASR_MAX_SUBSTEPS = 1000000 };
 
 /* ------------------------------------------------------------------ operation modes */
 
-/* The seven operation modes of the reference toolbox (seed 000 sec. 3.1), same numbers. */
+/* The seven operation modes of the reference toolbox ([Mengacci2021] sec. 3.1), same numbers. */
 typedef enum asr_mode {
     ASR_MODE_LINK_TORQUE = 0,   /* ref1 = link torque (rigid joint) */
     ASR_MODE_LINK_PID = 1,      /* ref1 = link position, PID on the link (rigid joint) */
@@ -259,7 +259,7 @@ asr_status asr_batch_reset_instances(asr_batch* b, int count, const int* instanc
 
 /* One step of length dt for every instance. q, qd: (n_inst x n_joint); refs: (n_inst x n_joint
  * x 2); tau_ext, tau_ff: (n_inst x n_joint) or NULL (zero). tau_ff is a feed-forward motor torque
- * (gravity compensation, seed 001 eq. 4) used in modes 5 and 6 of single-motor joints.
+ * (gravity compensation, [Kamedula2016] eq. 4) used in modes 5 and 6 of single-motor joints.
  * The joint torques to apply are in the state field ASR_F_TAU_JOINT afterwards. Returns ASR_OK
  * or the first non-zero instance status newly raised during this step. */
 asr_status asr_batch_step(asr_batch* b, double dt, const double* q, const double* qd,
@@ -321,7 +321,7 @@ asr_status asr_batch_rollout_engine(asr_batch* b, const asr_engine* engine, int 
 
 /* ------------------------------------------------------------------ continuum parallel robots */
 
-/* A Cosserat rod (static, Till's convention; /work/shared/cpr.md). State y (ASR_ROD_NSTATE
+/* A Cosserat rod (static, Till's convention; docs/cpr.md). State y (ASR_ROD_NSTATE
  * doubles) along the arc length: p (3, m), R (9, row-major, rod frame -> world), n (3, N),
  * m (3, N m); n and m are the internal force and moment in the world frame, exerted by the
  * material beyond s on the material before it. Circular cross-section of radius r. */
@@ -349,7 +349,7 @@ typedef enum asr_cpr_base {
     ASR_CPR_BASE_EXTENSIBLE = 2 /* q: the rod length, m (fed through the base) */
 } asr_cpr_base;
 
-/* Joint between a rod tip and the plate (paper 003, Table 1). */
+/* Joint between a rod tip and the plate ([Gotelli2022], Table 1). */
 typedef enum asr_cpr_tip {
     ASR_CPR_TIP_FIXED = 0,      /* clamped: position and orientation */
     ASR_CPR_TIP_REVOLUTE = 1,   /* free rotation about tip_axis, zero moment about it */

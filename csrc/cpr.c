@@ -1,4 +1,4 @@
-/* cpr.c - continuum parallel robots: residuals of cpr.md and a Levenberg-Marquardt solver whose
+/* cpr.c - continuum parallel robots: residuals of docs/cpr.md and a Levenberg-Marquardt solver whose
  * forward-difference Jacobian follows the problem's structure.
  *
  * Unknowns x: per leg [n0 (3), m0 (3 or 2), q], then the plate [position, rotation vector].

@@ -1,5 +1,5 @@
-/* joint.c - one step of one joint of one instance: the seven operation modes (seed 000 sec. 3.1),
- * the PID controllers (seed 000 eq. 11, seed 001 eq. 4 and 7) and the motor sub-steps.
+/* joint.c - one step of one joint of one instance: the seven operation modes ([Mengacci2021] sec. 3.1),
+ * the PID controllers ([Mengacci2021] eq. 11, [Kamedula2016] eq. 4 and 7) and the motor sub-steps.
  *
  * Timing convention (explicit coupling with the rigid-body engine): the link torque returned by a
  * step is evaluated from the link state given to the step and the motor state at its start; the
@@ -180,7 +180,7 @@ static double compliant_step(const asr_model_def* model, int mode, const double*
     if (mode >= ASR_MODE_MOTOR_TORQUE) {
         double ff[2] = {0.0, 0.0};
         if (model->nmotor == 1 && mode != ASR_MODE_MOTOR_TORQUE) {
-            /* seed 001 eq. 4: th_d = q_d + g(q_d)/K, tau_m = g(q_d) + PD; a spring without
+            /* [Kamedula2016] eq. 4: th_d = q_d + g(q_d)/K, tau_m = g(q_d) + PD; a spring without
              * stiffness (AwAS-II at pivot 0) cannot deliver it by deflection: no offset */
             target[0] += el.kload1 > 0.0 ? tff / el.kload1 : 0.0;
             ff[0] = tff;

@@ -1,4 +1,4 @@
-/* model_awas2.c - AwAS-II, a VSA with adjuster (seed 000 eq. 4). The second "motor" is the pivot
+/* model_awas2.c - AwAS-II, a VSA with adjuster ([Mengacci2021] eq. 4). The second "motor" is the pivot
  * position s, a kinematic stiffness input in [0, L): lever gain G = (L/r_t) s/(L - s). */
 #include <math.h>
 
@@ -44,7 +44,7 @@ static int awas2_refmap(void* user, const double* p, double eq, double preset, d
 }
 
 const asr_model_def asr_model_awas2 = {
-    "awas2", "AwAS-II variable stiffness actuator with adjuster (seed 000 eq. 4); map th1 = eq, "
+    "awas2", "AwAS-II variable stiffness actuator with adjuster ([Mengacci2021] eq. 4); map th1 = eq, "
     "pivot s = preset in [0, L)",
     1, 1, 4, awas2_params, 0, NULL, awas2_elastic, awas2_refmap, NULL,
 };

@@ -1,4 +1,4 @@
-/* model_bavs.c - DLR bidirectional antagonistic VSA (seed 000 eq. 5-6). Deflection sign is
+/* model_bavs.c - DLR bidirectional antagonistic VSA ([Mengacci2021] eq. 5-6). Deflection sign is
  * opposite to the other models: phi_i = th_i - q. Each spring carries a pretension k (b - a). */
 #include <math.h>
 
@@ -39,6 +39,6 @@ static int bavs_elastic(void* user, const double* p, const asr_elastic_in* in,
 }
 
 const asr_model_def asr_model_bavs = {
-    "bavs", "DLR bidirectional antagonistic VSA (seed 000 eq. 5-6); map th = eq +/- preset",
+    "bavs", "DLR bidirectional antagonistic VSA ([Mengacci2021] eq. 5-6); map th = eq +/- preset",
     2, 0, 5, bavs_params, 0, NULL, bavs_elastic, asr_refmap_antagonistic, NULL,
 };

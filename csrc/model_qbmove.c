@@ -1,5 +1,5 @@
 /* model_qbmove.c - agonistic-antagonistic VSAs with two sinh springs: the qbmove Advanced of the
- * 2021 toolbox (seed 000) and the 2015 qbmove plugin (seed 002), the latter with its voltage
+ * 2021 toolbox ([Mengacci2021]) and the 2015 qbmove plugin ([Parnenzini2015]), the latter with its voltage
  * drive, friction and command clamp, and without the published plugin's sign and scale bugs. */
 #include <math.h>
 
@@ -54,7 +54,7 @@ static int qbmove_advanced_elastic(void* user, const double* p, const asr_elasti
 
 const asr_model_def asr_model_qbmove_advanced = {
     "qbmove_advanced",
-    "qbmove Advanced agonistic-antagonistic VSA (seed 000); map th = eq +/- preset",
+    "qbmove Advanced agonistic-antagonistic VSA ([Mengacci2021]); map th = eq +/- preset",
     2, 0, 6, qbmove_advanced_params, 0, NULL, qbmove_advanced_elastic, asr_refmap_antagonistic,
     NULL,
 };
@@ -86,7 +86,7 @@ static int qbmove_refmap(void* user, const double* p, double eq, double preset, 
     return 0;
 }
 
-/* Seed 002: J, b, voltage drive (Kt, Kb of the paper, R, 8 V, dead zone 0.3), static friction
+/* [Parnenzini2015]: J, b, voltage drive (Kt, Kb of the paper, R, 8 V, dead zone 0.3), static friction
  * 0.8 N m on the motors and 0.01 N m on the shaft with presliding width 0.03 rad, PD at 1 kHz.
  * Gains are given per encoder tick (65536 ticks per turn) on a normalised command; in SI:
  * kp = 0.001 * 65536/(2 pi) per rad, and the derivative, a difference of ticks per 1 ms sample,
@@ -102,7 +102,7 @@ static const asr_param_default qbmove_defaults[] = {
 
 const asr_model_def asr_model_qbmove = {
     "qbmove",
-    "2015 qbmove plugin (seed 002): sinh springs without clamp, voltage drive, Dahl friction; "
+    "2015 qbmove plugin ([Parnenzini2015]): sinh springs without clamp, voltage drive, Dahl friction; "
     "map th = eq +/- preset clamped to th_max",
     2, 0, 3, qbmove_params, 16, qbmove_defaults, qbmove_elastic, qbmove_refmap, NULL,
 };

@@ -1,5 +1,5 @@
-/* model_sea.c - the rigid joint, the linear SEA (seed 000 eq. 3) and the visco-elastic SEA of
- * CENTAURO (seed 001 eq. 3). Link torques are restoring: they drive q toward the motor. */
+/* model_sea.c - the rigid joint, the linear SEA ([Mengacci2021] eq. 3) and the visco-elastic SEA of
+ * CENTAURO ([Kamedula2016] eq. 3). Link torques are restoring: they drive q toward the motor. */
 #include <math.h>
 
 #include "internal.h"
@@ -62,7 +62,7 @@ static int single_refmap(void* user, const double* p, double eq, double preset, 
 }
 
 const asr_model_def asr_model_sea = {
-    "sea", "linear series elastic actuator (seed 000 eq. 3); map th1 = eq, preset unused",
+    "sea", "linear series elastic actuator ([Mengacci2021] eq. 3); map th1 = eq, preset unused",
     1, 0, 2, sea_params, 0, NULL, sea_elastic, single_refmap, NULL,
 };
 
@@ -82,7 +82,7 @@ static int sea_damped_elastic(void* user, const double* p, const asr_elastic_in*
     double raw = in->q - in->th1;
     double phi = asr_sat(raw, p[SEAD_MAX_DEF]);
     asr_elastic_out_zero(out);
-    /* tau_t = Kt (th - q) + Dt (thd - qd) on the link, -tau_t on the motor (seed 001 eq. 3) */
+    /* tau_t = Kt (th - q) + Dt (thd - qd) on the link, -tau_t on the motor ([Kamedula2016] eq. 3) */
     out->tau1 = -p[SEAD_KT] * phi + p[SEAD_DT] * (in->th1d - in->qd);
     out->stiffness = p[SEAD_KT];
     out->damping = p[SEAD_DT];
@@ -94,7 +94,7 @@ static int sea_damped_elastic(void* user, const double* p, const asr_elastic_in*
     return 0;
 }
 
-/* Seed 001 sec. 5.1: Bm, Dm (with back-EMF), PD Kp 1000 Kd 0, 33 N m, no friction. */
+/* [Kamedula2016] sec. 5.1: Bm, Dm (with back-EMF), PD Kp 1000 Kd 0, 33 N m, no friction. */
 static const asr_param_default sea_damped_defaults[] = {
     {ASR_P_MOTOR_J, 0.0742}, {ASR_P_MOTOR_D, 24.768}, {ASR_P_TAU_MAX, 33.0},
     {ASR_P_FRICTION, 0.0}, {ASR_P_KP, 1000.0}, {ASR_P_KD, 0.0},
@@ -102,6 +102,6 @@ static const asr_param_default sea_damped_defaults[] = {
 
 const asr_model_def asr_model_sea_damped = {
     "sea_damped",
-    "visco-elastic SEA of CENTAURO (seed 001 eq. 3); motor defaults of its validation joint",
+    "visco-elastic SEA of CENTAURO ([Kamedula2016] eq. 3); motor defaults of its validation joint",
     1, 0, 3, sea_damped_params, 6, sea_damped_defaults, sea_damped_elastic, single_refmap, NULL,
 };

@@ -1,7 +1,7 @@
 /* motor.h - DC motor sub-step, stick-point friction and the voltage drive (private, inlined into
  * the per-joint loop so the hot path has no calls).
  *
- * Motor dynamics (seed 000 eq. 7, docs/integration.md), per motor:
+ * Motor dynamics ([Mengacci2021] eq. 7, docs/integration.md), per motor:
  *     J thdd = tau_drive + load(th - q, thd - qd) - tau_f(th) - D thd
  * integrated over a sub-step of length h by a linearly implicit method: the torque is linearised
  * about the current state, F(t + s) ~ F - k (dth - dq) - c (dthd - dqd), where k = -dF/dth and
@@ -38,7 +38,7 @@ static inline double asr_friction(double* w, double th, double tau_fs, double K)
     return K * (th - *w);
 }
 
-/* Voltage drive (seed 002): normalised command u -> dead zone and saturation -> voltage
+/* Voltage drive ([Parnenzini2015]): normalised command u -> dead zone and saturation -> voltage
  * V = Vs (sat(u, 1) - dz sign(u)) / (1 - dz) for |u| > dz, else 0. *gain receives dV/du. */
 static inline double asr_drive_voltage(double u, double dz, double vs, double* gain) {
     double us = asr_sat(u, 1.0);

@@ -1,4 +1,4 @@
-/* rod.c - static Cosserat rod (Till's convention, cpr.md): fixed-step RK4 of the state
+/* rod.c - static Cosserat rod (Till's convention, docs/cpr.md): fixed-step RK4 of the state
  * y = [p (3), R (9 row-major), n (3), m (3)] over the arc length.
  *
  * The solver needs many independent integrations of the same size (a Jacobian column each), so

@@ -8,7 +8,7 @@ from gymnasium import spaces
 
 from asr.envs.vector import AsrVectorEnv
 
-PRESET_SOFT, PRESET_STIFF = 0.2, 0.6  # qbmove Advanced presets of seed 000 (rad)
+PRESET_SOFT, PRESET_STIFF = 0.2, 0.6  # qbmove Advanced presets of [Mengacci2021] (rad)
 
 
 class EquilibriumTracking(AsrVectorEnv):
