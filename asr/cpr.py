@@ -1,7 +1,7 @@
 """Continuum parallel robots (CPR): static Cosserat-rod legs between a base and a rigid plate.
 
-The model, the reference robots and the benchmark protocol are those of /work/shared/cpr.md
-(paper 003, the ARK CPR simulator, and Till's continuum Stewart-Gough robot). The rods and the
+The model, the reference robots and the benchmark protocol are those of docs/cpr.md
+([Gotelli2022], the ARK CPR simulator, and Till's continuum Stewart-Gough robot). The rods and the
 Levenberg-Marquardt solver run in C (csrc/rod.c, csrc/cpr.c); this module reads robot
 descriptions (robots/cpr/<name>.toml), checks them, and converts between poses and the solver's
 unknown vector.
@@ -578,7 +578,7 @@ def integrate_rod(y0, L, E, G, r, rho=0.0, g=(0.0, 0.0, 0.0), u0=(0.0, 0.0, 0.0)
 
 
 def till_benchmark_poses():
-    """Plate positions (202, 3) of the benchmark protocol of cpr.md (orientation identity):
+    """Plate positions (202, 3) of the benchmark protocol of docs/cpr.md (orientation identity):
     (0, 0, 0.4) solved cold, (0, 0.02, 0.48) warm, then 100 warm steps of +1 mm in y and z and
     100 of -1 mm back."""
     first = [[0.0, 0.0, 0.4], [0.0, 0.02, 0.48]]

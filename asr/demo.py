@@ -1,4 +1,4 @@
-"""`make run`: the seed-000 experiments on their robots, MuJoCo links and asr actuators.
+"""`make run`: the [Mengacci2021] experiments on their robots, MuJoCo links and asr actuators.
 
     python -m asr.demo --out demo_output
 
