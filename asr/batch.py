@@ -14,7 +14,7 @@ import numpy as np
 from asr import _validate as V
 from asr._ffi import ffi, lib
 from asr._serial import serialised
-from asr.errors import SimulationError, check_status, status_text
+from asr.errors import SimulationError, raise_for_status, status_text
 from asr.models import get_model
 
 # The state fields, listed once in csrc/asr_fields.h: names in record order, SI units ("" for
@@ -122,7 +122,7 @@ class Batch:
         st = lib.asr_batch_create(out, n, nj, defs, ffi.from_buffer("int[]", self._modes),
                                   ffi.from_buffer("double[]", self._state, require_writable=True),
                                   status[0])
-        check_status(st, "Batch")
+        raise_for_status(st, "Batch")
         self._b = ffi.gc(out[0], lib.asr_batch_destroy)
         self._python_models = [m.python for m in self._models if m.python is not None]
         self._views = {}
@@ -170,7 +170,7 @@ class Batch:
         n = V.positive_int(n, "threads", hi=1024)
         # Python-implemented models hold the GIL; extra threads would only wait for it.
         effective = 1 if self._python_models else n
-        check_status(lib.asr_batch_set_threads(self._b, effective), "threads")
+        raise_for_status(lib.asr_batch_set_threads(self._b, effective), "threads")
         self._threads = n
 
     @property
@@ -182,7 +182,7 @@ class Batch:
     @serialised
     def max_substep(self, h):
         h = V.positive_float(h, "max_substep")
-        check_status(lib.asr_batch_set_max_substep(self._b, h), "max_substep")
+        raise_for_status(lib.asr_batch_set_max_substep(self._b, h), "max_substep")
         self._max_substep = h
 
     @property
@@ -195,7 +195,7 @@ class Batch:
     def motor_scheme(self, name):
         if not isinstance(name, str) or name not in MOTOR_SCHEMES:
             raise ValueError(f"motor_scheme: got {name!r}, valid: {', '.join(MOTOR_SCHEMES)}")
-        check_status(lib.asr_batch_set_motor_scheme(self._b, MOTOR_SCHEMES[name]),
+        raise_for_status(lib.asr_batch_set_motor_scheme(self._b, MOTOR_SCHEMES[name]),
                      "motor_scheme")
         self._motor_scheme = name
 
@@ -209,7 +209,7 @@ class Batch:
         """Change the operation mode of `joint` (0-6, see asr.batch.MODES)."""
         j = self._joint_index(joint)
         mode = _check_mode(mode, self.specs[j], f"joint {j}: ")
-        check_status(lib.asr_batch_set_mode(self._b, j, mode), "set_mode")
+        raise_for_status(lib.asr_batch_set_mode(self._b, j, mode), "set_mode")
         self._modes[j] = mode
 
     def _joint_index(self, joint):
@@ -238,7 +238,7 @@ class Batch:
         self._check_limits(j, name, v)
         bad = ffi.new("int*", -1)
         st = lib.asr_batch_set_param(self._b, j, k, ffi.from_buffer("double[]", v), v.size, bad)
-        check_status(st, f"joint {j} {name}")
+        raise_for_status(st, f"joint {j} {name}")
 
     @serialised
     def set_params(self, joint, **params):
@@ -262,7 +262,7 @@ class Batch:
         j = self._joint_index(joint)
         k = self._param_index(j, name)
         out = np.empty(self.n_instances)
-        check_status(lib.asr_batch_get_param(self._b, j, k, ffi.from_buffer("double[]", out,
+        raise_for_status(lib.asr_batch_get_param(self._b, j, k, ffi.from_buffer("double[]", out,
                                                                           require_writable=True)),
                      "get_param")
         return out
@@ -371,7 +371,7 @@ class Batch:
             st = lib.asr_batch_reset_instances(self._b, idx.size, ffi.from_buffer("int[]", idx),
                                                qp, rp)
         self._raise_python()
-        check_status(st, "reset")
+        raise_for_status(st, "reset")
 
     def _raise_python(self):
         for m in self._python_models:
@@ -418,7 +418,7 @@ class Batch:
         self._raise_python()
         if st in (lib.ASR_ERR_NULL, lib.ASR_ERR_NOMEM) or (
                 st == lib.ASR_ERR_RANGE and not self._code.any()):
-            check_status(st, "step")
+            raise_for_status(st, "step")
         if st != lib.ASR_OK and on_error == "raise":
             self.check()
 

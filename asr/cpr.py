@@ -26,6 +26,7 @@ except ImportError:  # Python < 3.11
 
 from asr._ffi import ffi, lib
 from asr._validate import finite_array, positive_float
+from asr.errors import raise_for_status
 
 __all__ = ["CPRobot", "CPRSolution", "NotConverged", "load_cpr", "integrate_rod",
            "till_benchmark_poses", "rot_exp", "rot_log"]
@@ -319,12 +320,9 @@ def _check_grid(n_grid):
 
 
 def _check(status, what):
-    """Raise for a failed C call: ValueError when the input is at fault, else RuntimeError."""
-    if status == 0:
-        return
-    text = STATUS.get(status, f"unknown status {status}").format(MAX_GRID=MAX_GRID)
-    bad_input = status in (lib.ASR_ERR_RANGE, lib.ASR_ERR_INPUT, lib.ASR_ERR_MODEL)
-    raise (ValueError if bad_input else RuntimeError)(f"{what}: {text}")
+    """Raise for a failed C call (asr.errors.raise_for_status) with the solver's own hints."""
+    if status != lib.ASR_OK:
+        raise_for_status(status, what, {k: t.format(MAX_GRID=MAX_GRID) for k, t in STATUS.items()})
 
 
 class CPRobot:

@@ -1,4 +1,16 @@
-"""Errors raised by asr, and the meaning of the C core's status codes."""
+"""Errors raised by asr, and the meaning of the C core's status codes.
+
+Every failed C call is translated here, by raise_for_status, with one rule: an input error
+(INPUT_ERRORS: a value out of range, a non-finite input, a mode or parameter the model does not
+have) raises ValueError, ASR_ERR_NOMEM MemoryError, anything else RuntimeError.
+
+User callbacks (a Python compliance model's elastic and refmap functions, called from C): a
+non-zero return aborts the evaluation of that point or instance. ASR_ERR_RANGE is reported as a
+range error, any other value as ASR_ERR_CALLBACK (a batch freezes the instance). A Python
+callback that raises returns ASR_ERR_CALLBACK after storing its exception (the first one of the
+call); every caller re-raises that exception, unchanged, as soon as the C call returns and before
+translating the status (Batch.step / rollout / reset, Sim, compliance, reference_map).
+"""
 from asr._ffi import lib
 
 STATUS_TEXT = {
@@ -40,9 +52,21 @@ class SimulationError(RuntimeError):
         )
 
 
-def check_status(code, what):
-    """Raise for a non-OK status of a C call that validation should have prevented."""
+INPUT_ERRORS = frozenset({lib.ASR_ERR_RANGE, lib.ASR_ERR_INPUT, lib.ASR_ERR_MODEL,
+                          lib.ASR_ERR_PARAM})
+
+
+def raise_for_status(code, what, hints=None, detail=""):
+    """Raise for a non-OK status of a C call: ``"{what}: {text}{detail}"``, the text from
+    ``hints`` (a dict status -> text, for what the caller knows about its failures) or else
+    status_text. ValueError for INPUT_ERRORS, MemoryError for ASR_ERR_NOMEM, RuntimeError
+    otherwise."""
+    code = int(code)
+    if code == lib.ASR_OK:
+        return
+    text = (hints or {}).get(code) or status_text(code)
     if code == lib.ASR_ERR_NOMEM:
-        raise MemoryError(f"{what}: out of memory")
-    if code != lib.ASR_OK:
-        raise ValueError(f"{what}: {status_text(code)}")
+        error = MemoryError
+    else:
+        error = ValueError if code in INPUT_ERRORS else RuntimeError
+    raise error(f"{what}: {text}{detail}")

@@ -118,11 +118,17 @@ typedef struct asr_elastic_out {
 } asr_elastic_out;
 
 /* Compliance function: p points at the model's own parameters (after the common ones).
- * Returns 0 on success; non-zero aborts the step for this instance with ASR_ERR_CALLBACK. */
+ * Returns 0 on success. Callback rule (this and asr_refmap_fn, in a batch step and in
+ * asr_compliance_eval / asr_reference_map_eval alike): a non-zero return aborts that instance's
+ * step (the instance is frozen) or that point's evaluation; ASR_ERR_RANGE is reported as
+ * ASR_ERR_RANGE (a parameter or input outside the model's range), any other value as
+ * ASR_ERR_CALLBACK. The Python bindings return ASR_ERR_CALLBACK from a Python model that raised,
+ * keep its exception and re-raise it when the C call returns. */
 typedef int (*asr_elastic_fn)(void* user, const double* p, const asr_elastic_in* in,
                               asr_elastic_out* out);
 
-/* Reference map (equilibrium, preset) -> (th1, th2). Returns 0 on success. */
+/* Reference map (equilibrium, preset) -> (th1, th2). Returns 0 on success; non-zero as for
+ * asr_elastic_fn. */
 typedef int (*asr_refmap_fn)(void* user, const double* p, double eq, double preset,
                              double* th1, double* th2);
 

@@ -120,13 +120,28 @@ def test_cpr_solver_options_are_checked_with_their_ranges(kwargs, message):
     (lib.ASR_ERR_INPUT, ValueError, "NaN or inf"),
     (lib.ASR_ERR_MODEL, ValueError, "check the robot file"),
     (lib.ASR_ERR_NONFINITE, RuntimeError, "solve from a guess nearer it"),
-    (lib.ASR_ERR_NOMEM, RuntimeError, "lower n_grid or the number of poses"),
+    (lib.ASR_ERR_NOMEM, MemoryError, "lower n_grid or the number of poses"),
 ])
 def test_cpr_failures_say_what_failed_and_what_to_try(status, error, words):
     with pytest.raises(error) as info:
         cpr._check(status, "solve_igm")
     text = str(info.value)
     assert text.startswith("solve_igm: ") and words in text and "status" not in text
+
+
+def test_one_rule_turns_a_status_into_an_exception():
+    from asr.errors import raise_for_status
+    raise_for_status(lib.ASR_OK, "x")
+    for code in (lib.ASR_ERR_RANGE, lib.ASR_ERR_INPUT, lib.ASR_ERR_MODEL, lib.ASR_ERR_PARAM):
+        with pytest.raises(ValueError, match="^what: "):
+            raise_for_status(code, "what")
+    with pytest.raises(MemoryError, match="^what: out of memory$"):
+        raise_for_status(lib.ASR_ERR_NOMEM, "what")
+    for code in (lib.ASR_ERR_NULL, lib.ASR_ERR_NONFINITE, lib.ASR_ERR_CALLBACK, 99):
+        with pytest.raises(RuntimeError, match="^what: "):
+            raise_for_status(code, "what")
+    with pytest.raises(ValueError, match="^what: a hint; more$"):
+        raise_for_status(lib.ASR_ERR_RANGE, "what", {lib.ASR_ERR_RANGE: "a hint"}, "; more")
 
 
 def test_a_huge_sweep_grid_is_refused_with_its_size_before_allocating():
