@@ -360,7 +360,6 @@ class CPRobot:
         self._nact = {p: int(lib.asr_cpr_nact(self._robot_default, p)) for p in (0, 1)}
         self._carry_size = {p: int(lib.asr_cpr_carry_size(self._robot_default, p)) for p in (0, 1)}
         self._opt_cache = {}
-        self._q_idx = self._xoff[1:] - 1  # q: the last unknown of each leg
 
     def __repr__(self):
         return f"CPRobot({self.name!r}, {self.n_rods} rods, {self.n_unknowns} unknowns)"
@@ -418,9 +417,6 @@ class CPRobot:
                 return u.copy()
             guess = u
         return finite_array(guess, "guess", (self.n_unknowns,)).copy()
-
-    def q_of(self, x):
-        return np.asarray(x, dtype=float)[self._q_idx]
 
     def _centerlines(self, x, n_grid, wrench):
         res = np.empty(self.n_residuals)
