@@ -42,6 +42,21 @@ ON_ERROR = ("raise", "flag")
 MOTOR_SCHEMES = {"euler": 0, "trapezoid": 1}
 
 
+def check_on_error(on_error):
+    """Check an on_error argument (Batch.step / rollout, Sim)."""
+    if on_error not in ON_ERROR:
+        raise ValueError(f"on_error: got {on_error!r}, valid: {ON_ERROR}")
+
+
+def check_record(record):
+    """A record argument (a field name or names) as a tuple of known state field names."""
+    record = (record,) if isinstance(record, str) else tuple(record)
+    for f in record:
+        if f not in FIELDS:
+            raise ValueError(f"record: unknown state field {f!r}; valid: {', '.join(FIELDS)}")
+    return record
+
+
 @dataclasses.dataclass
 class Joint:
     """One joint of a batch: compliance model name, operation mode (0-6) and parameter values
@@ -384,8 +399,7 @@ class Batch:
         tau_ext and feed-forward motor torques tau_ff (N, J), N m. Inputs broadcast.
         Returns the joint torques to apply, a read-only (N, J) view of field tau_joint, N m.
         on_error: 'raise' (SimulationError when an instance stops) or 'flag' (see status)."""
-        if on_error not in ON_ERROR:
-            raise ValueError(f"on_error: got {on_error!r}, valid: {ON_ERROR}")
+        check_on_error(on_error)
         dt = self._check_dt(dt)
         qa = V.broadcast_input(q, "q", self._shape())
         qda = V.broadcast_input(qd, "qd", self._shape())
@@ -432,14 +446,10 @@ class Batch:
         rad/s. tau_ext: None, (N, J) or (steps, N, J), N m. record: state field names copied
         after every step. out: optional float64 C-contiguous (steps, len(record), N, J) array.
         Returns {field: (steps, N, J) array} (views into out)."""
-        if on_error not in ON_ERROR:
-            raise ValueError(f"on_error: got {on_error!r}, valid: {ON_ERROR}")
+        check_on_error(on_error)
         steps = V.positive_int(steps, "steps", hi=2**31 - 1)
         dt = self._check_dt(dt)
-        record = (record,) if isinstance(record, str) else tuple(record)
-        for f in record:
-            if f not in FIELDS:
-                raise ValueError(f"record: unknown state field {f!r}; valid: {', '.join(FIELDS)}")
+        record = check_record(record)
         ra, stride_r = self._timed(refs, "refs", steps, self._shape(2))
         self._check_refs(ra, "refs")
         qa, stride_q = self._timed(q, "q", steps, self._shape())

@@ -22,7 +22,7 @@ import numpy as np
 from asr import _validate as V
 from asr._ffi import ffi, lib
 from asr._serial import serialised
-from asr.batch import FIELDS, ON_ERROR, Batch
+from asr.batch import FIELDS, Batch, check_on_error, check_record
 from asr.errors import SimulationError
 from asr.models import compliance
 from asr.robot import Robot, joint_addresses, load_robot
@@ -301,13 +301,9 @@ class Sim:
             the step, torques (tau_joint, tau_link, ...) those applied over it, motor fields at
             its end. Returns {field: (N, steps, J)}.
         """
-        if on_error not in ON_ERROR:
-            raise ValueError(f"on_error: got {on_error!r}, valid: {ON_ERROR}")
+        check_on_error(on_error)
         steps = V.positive_int(steps, "steps", hi=2**31 - 1)
-        record = (record,) if isinstance(record, str) else tuple(record)
-        for f in record:
-            if f not in FIELDS:
-                raise ValueError(f"record: unknown state field {f!r}; valid: {', '.join(FIELDS)}")
+        record = check_record(record)
         n, nj = self.n_instances, self.n_joints
         out = np.empty((len(record), n, steps, nj))
         ext = None if tau_ext is None else self._per_step(tau_ext, "tau_ext", steps, ())
