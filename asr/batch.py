@@ -94,7 +94,8 @@ class Batch:
 
     joints: a sequence of asr.Joint (or model names, or dicts with 'model', 'mode' and
         parameter keys); joints may use different models and modes.
-    n_instances: N. threads: native worker threads (results do not depend on it).
+    n_instances: N. threads: native worker threads (results do not depend on it; 1 with a
+        Python-implemented model, see `threads`).
     max_substep: longest motor integration sub-step, s (each step is split into
         ceil(dt / max_substep) sub-steps; the update is stable for any sub-step).
     motor_scheme: "euler" (default) or "trapezoid", see MOTOR_SCHEMES.
@@ -176,17 +177,18 @@ class Batch:
 
     @property
     def threads(self):
-        """Native worker threads used by step and rollout."""
+        """Native worker threads step and rollout use: the count set (1 to 1024), except 1 in a
+        batch with a Python-implemented model (it holds the GIL; extra threads would only wait
+        for it), whatever was asked for."""
         return self._threads
 
     @threads.setter
     @serialised
     def threads(self, n):
         n = V.positive_int(n, "threads", hi=1024)
-        # Python-implemented models hold the GIL; extra threads would only wait for it.
         effective = 1 if self._python_models else n
         raise_for_status(lib.asr_batch_set_threads(self._b, effective), "threads")
-        self._threads = n
+        self._threads = effective
 
     @property
     def max_substep(self):

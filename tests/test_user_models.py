@@ -524,3 +524,11 @@ def test_builtins_cannot_be_unregistered(builtin):
     assert builtin in asr.models()
     r = asr.compliance(builtin, 0.0, 0.0, 0.01 if builtin == "awas2" else 0.0)
     assert np.all(np.isfinite(r.tau_link))
+
+
+def test_threads_reports_the_count_used_with_a_python_model(cubic):
+    b = asr.Batch([cubic[0]], 4, threads=3)
+    assert b.threads == 1
+    b.threads = 8
+    assert b.threads == 1
+    assert asr.Batch(["sea"], 4, threads=3).threads == 3
