@@ -18,6 +18,11 @@ from asr.sim import Sim
 # the functions shadow their modules as attributes; `from asr.ilc import lowpass` still works
 from asr.ilc import ILCResult, ilc
 from asr.sweep import SweepResult, sweep
+from asr._gymnasium_envs import register_when_imported
+
+# gymnasium.make_vec("asr/<Task>-v0") after `import asr`, without importing gymnasium here
+register_when_imported()
+del register_when_imported
 
 __version__ = "0.1.0"
 

@@ -1,5 +1,7 @@
 """asr.envs: gymnasium vector environments over one asr.Sim (spaces, seeding, NEXT_STEP autoreset,
 batched step == sub-envs stepped one by one, make_vec, bad actions)."""
+import subprocess
+import sys
 import warnings
 
 import gymnasium
@@ -52,6 +54,28 @@ def test_spaces_and_containment(cls):
         for k, v in info.items():
             if not k.startswith("_"):
                 assert info[f"_{k}"].shape == (n,) and v.shape[0] == n
+
+
+@pytest.mark.parametrize("order", ["import asr, gymnasium", "import gymnasium, asr"])
+def test_import_asr_then_make_vec_fresh_process(order):
+    """The README's usage in a new interpreter: `import asr` alone registers the ids (Gymnasium
+    1.x loads no plugin entry points), whether gymnasium is imported before or after asr; and
+    `import asr` does not import gymnasium itself."""
+    code = (f"import sys; {order}\n"
+            "for env_id in ('asr/EquilibriumTracking-v0', 'asr/Reach2DOF-v0'):\n"
+            "    env = gymnasium.make_vec(env_id, num_envs=2)\n"
+            "    env.reset(seed=0)\n"
+            "    env.step(env.action_space.sample())\n"
+            "    env.close()\n"
+            "print('ok')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
+    lazy = subprocess.run(
+        [sys.executable, "-c", "import sys, asr; print('gymnasium' in sys.modules)"],
+        capture_output=True, text=True, timeout=120)
+    assert lazy.returncode == 0, lazy.stderr
+    assert lazy.stdout.strip() == "False"
 
 
 def test_seeding_reproducible():

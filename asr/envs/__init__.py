@@ -5,26 +5,12 @@ sub-env as a gymnasium.Env.
 Tasks (asr.envs.tasks): asr/EquilibriumTracking-v0 (1-DOF qbmove Advanced pendulum, mode 3),
 asr/Reach2DOF-v0 (2-DOF qbmove Advanced arm, horizontal, mode 6). Trainer: asr.envs.cem.
 
-register_envs() is gymnasium's plugin entry point (group "gymnasium.envs", see setup.cfg) and
-runs when asr.envs is imported; it is idempotent.
+`import asr` registers the ids (asr._gymnasium_envs: at once, or right after gymnasium's import
+when gymnasium is not imported yet); register_envs() does it by hand and is idempotent. It is
+also gymnasium's plugin entry point (group "gymnasium.envs", see setup.cfg), which Gymnasium
+before 1.0 loaded.
 """
-import gymnasium
-
-ENVS = {
-    "asr/EquilibriumTracking-v0": ("asr.envs.tasks:EquilibriumTrackingEnv",
-                                   "asr.envs.tasks:EquilibriumTracking"),
-    "asr/Reach2DOF-v0": ("asr.envs.tasks:Reach2DOFEnv", "asr.envs.tasks:Reach2DOF"),
-}
-
-
-def register_envs():
-    """Register asr's environments with gymnasium (again: no-op)."""
-    for env_id, (entry, vector_entry) in ENVS.items():
-        if env_id in gymnasium.registry:
-            continue
-        gymnasium.register(id=env_id, entry_point=entry, vector_entry_point=vector_entry,
-                           disable_env_checker=False)
-
+from asr._gymnasium_envs import ENVS, register_envs
 
 register_envs()
 
