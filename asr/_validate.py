@@ -11,13 +11,6 @@ def num(x):
     return repr(int(x)) if x.is_integer() and abs(x) < 1e16 else repr(x)
 
 
-def _describe(value):
-    arr = np.asarray(value) if not isinstance(value, np.ndarray) else value
-    if arr.ndim == 0:
-        return repr(arr.item()) if arr.dtype != object else repr(value)
-    return f"array of shape {arr.shape}"
-
-
 def real_array(value, name):
     """value as a float64 array (a copy only when needed); TypeError for non-real data."""
     if isinstance(value, (bool, np.bool_)):
@@ -109,8 +102,3 @@ def instance_indices(instances, n):
     if bad.size:
         raise ValueError(f"instances: got {int(bad[0])}, valid range [0, {n - 1}]")
     return np.ascontiguousarray(idx, dtype=np.intc)
-
-
-def describe(value):
-    """Short text for a value in an error message."""
-    return _describe(value)

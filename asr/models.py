@@ -548,15 +548,5 @@ def reference_map(model, equilibrium, preset, **params):
     return th1.reshape(shape), th2.reshape(shape)
 
 
-def model_names():
-    """Names of the registered models."""
-    return tuple(_REGISTRY)
-
-
-def is_python_model(name):
-    """True if the model (or its reference map) runs Python code."""
-    return get_model(name).python is not None
-
-
 __all__ = ["ParamSpec", "ModelSpec", "Compliance", "models", "compliance", "reference_map",
            "register_model", "unregister_model"]

@@ -19,7 +19,7 @@ except ImportError:  # Python < 3.11
     import tomli as tomllib
 
 from asr.batch import Joint, _check_mode
-from asr.models import get_model, model_names
+from asr.models import get_model, models as model_specs
 
 ROBOTS_ENV = "ASR_ROBOTS"
 
@@ -178,8 +178,8 @@ def _pairs(value):
 
 
 def _model(value):
-    if not isinstance(value, str) or value not in model_names():
-        raise _Invalid(f"unknown model {_shown(value)}; valid: {', '.join(model_names())}")
+    if not isinstance(value, str) or value not in model_specs():
+        raise _Invalid(f"unknown model {_shown(value)}; valid: {', '.join(model_specs())}")
     return value
 
 

@@ -666,7 +666,7 @@ class SimRunner:
             "n_instances": self.sim.n_instances, "time": self.time, "dt": self.sim.dt,
             "run_id": self.run_id, "update_hz": self.settings.update_hz,
             "window_s": self.settings.window_s, "frames": self.frames,
-            "clients": self.n_subscribers,
+            "clients": len(self._subscribers),
             "ilc": self.ilc_status(), "error": self.error}
 
     def _view(self):
@@ -738,10 +738,6 @@ class SimRunner:
         with self._lock:
             self._subscribers.discard(sub)
             sub.closed = True
-
-    @property
-    def n_subscribers(self):
-        return len(self._subscribers)
 
     def publish(self, kind, msg):
         text = msg if isinstance(msg, str) else _dumps(msg)

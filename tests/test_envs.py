@@ -110,16 +110,13 @@ def _assert_same(a, b, what):
         np.testing.assert_array_equal(ia[k], ib[k], err_msg=f"{what}: info {k}")
 
 
-@pytest.mark.parametrize("emulated", [False, True])
 @pytest.mark.parametrize("vec_cls, single_cls", TASKS)
-def test_batched_equals_sync_vector_env(vec_cls, single_cls, emulated):
+def test_batched_equals_sync_vector_env(vec_cls, single_cls):
     """One C call for N sub-envs == gymnasium's SyncVectorEnv of N single-instance envs, bit for
     bit, across NEXT_STEP autoresets and a partial reset (reset_mask), with asr's per-instance
-    reset or the emulation used when asr lacks it."""
+    reset."""
     n, length = 3, 4
     vec = vec_cls(n, max_episode_steps=length)
-    if emulated:
-        vec._has_instance_reset = False
     sync = SyncVectorEnv([lambda: single_cls(max_episode_steps=length) for _ in range(n)],
                          autoreset_mode=AutoresetMode.NEXT_STEP)
     rng = np.random.default_rng(3)

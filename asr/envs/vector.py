@@ -9,13 +9,12 @@ Autoreset: gymnasium's NEXT_STEP mode (gymnasium.vector.AutoresetMode), as SyncV
 a step that ends sub-env i (terminated or truncated) returns its last observation; the next
 step() resets sub-env i only (its action is ignored, reward 0, terminated = truncated = False, its
 info the reset info) and steps the others. Sub-envs are reset one by one (Sim.reset with
-`instances`, or an emulation when asr lacks it), never all at once.
+`instances`), never all at once.
 
 Seeding: reset(seed=s) seeds sub-env i with s + i (a list of seeds is taken as is), each with its
 own numpy Generator, so sub-env i of a vector env equals a single env (AsrEnv) reset with seed
 s + i, and both equal the i-th env of a SyncVectorEnv of single envs, bit for bit.
 """
-import inspect
 import time
 
 import gymnasium
@@ -72,7 +71,6 @@ class AsrVectorEnv(gymnasium.vector.VectorEnv):
         self.qd = np.zeros((n, self.n_joints))
         self._refs0 = np.zeros((n, self.n_joints, 2))
         self._last = {}
-        self._has_instance_reset = "instances" in inspect.signature(asr.Sim.reset).parameters
 
     # ------------------------------------------------------------ task hooks
 
@@ -202,31 +200,9 @@ class AsrVectorEnv(gymnasium.vector.VectorEnv):
         self._held[idx] = self._refs0[idx]
         if full:
             self.sim.reset(self._q0, self._refs0)
-        elif self._has_instance_reset:
-            self.sim.reset(self._q0, self._refs0, instances=np.asarray(idx, dtype=np.intc))
         else:
-            _emulated_instance_reset(self.sim, idx, self._q0, self._refs0)
+            self.sim.reset(self._q0, self._refs0, instances=np.asarray(idx, dtype=np.intc))
         self._read_state(None if full else idx)
-
-
-def _emulated_instance_reset(sim, idx, q0, refs0):
-    """Per-instance reset for an asr without Sim.reset(instances=): reset MuJoCo's data of those
-    instances, reset the whole asr batch and put back the actuator state and statuses of the
-    others (asr's state lives in caller-owned arrays). The batch's step count restarts at 0."""
-    import mujoco
-
-    b = sim.batch
-    keep = np.ones(sim.n_instances, dtype=bool)
-    keep[idx] = False
-    saved = [a.copy() for a in (b._state, b._code, b._bad_joint, b._bad_step)]
-    for i in idx:
-        m, d = sim.models[i], sim.datas[i]
-        mujoco.mj_resetData(m, d)
-        d.qpos[sim.qpos_adr] = q0[i]
-        mujoco.mj_forward(m, d)
-    b.reset(sim.q, refs0)
-    for a, s in zip((b._state, b._code, b._bad_joint, b._bad_step), saved):
-        a[keep] = s[keep]
 
 
 def _with_timestep(robot, timestep):
