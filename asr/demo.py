@@ -1,12 +1,14 @@
-"""`make run`: the [Mengacci2021] experiments on their robots, MuJoCo links and asr actuators.
+"""`make experiments`: the [Mengacci2021] experiments on their robots, MuJoCo links, asr actuators.
 
     python -m asr.demo --out demo_output
 
 Runs asr.experiments.seed000 (fig. 7: step responses of the four actuators on the 1-DOF rig,
 soft and stiff, against the static equilibria; fig. 11: chirp response of the qbmove Advanced;
 figs. 12-13: the 2-DOF arm, horizontal steps and vertical sine tracking; fig. 14: the 5-DOF arm
-pushing a 2 kg box), writes one plotly HTML figure each into the output folder and prints the
-summary. Until the dashboard exists, this is the project's main job.
+pushing a 2 kg box), writes one plotly HTML figure each into the output folder (fig7.html ...
+fig14.html) and prints the summary table and the wall time of each figure. The same as
+`python -m asr.experiments.seed000` with demo_output as the default folder. `make run` serves the
+live dashboard instead (`asr dashboard`, dashboard/PROTOCOL.md).
 """
 import argparse
 

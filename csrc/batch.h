@@ -20,7 +20,7 @@ struct asr_batch {
     const asr_model_def** model;   /* n_joint */
     int* mode;                     /* n_joint */
     asr_joint_params* params;      /* n_joint */
-    double* state;                 /* ASR_NFIELD x n_inst x n_joint, caller-owned */
+    double* state;                 /* n_inst x n_joint x ASR_NFIELD, caller-owned */
     asr_status_arrays status;      /* n_inst each, caller-owned */
     double max_substep;            /* s */
     int motor_scheme;              /* asr_motor_scheme */
