@@ -94,7 +94,8 @@ BUILTIN_METRICS = {
 DEFAULT_METRICS = ("final_q_error", "rms_q_error", "max_tau", "max_deflection")
 _EQ_MODES = (1, 3, 5, 6)  # modes whose first reference is a link-position target
 _REF_COLUMNS = {"equilibrium": 0, "preset": 1}
-FORMAT = "asr-sweep-1"
+FORMAT = "asr.sweep/1"  # the "asr.<what>/<integer>" tag of asr.ilc and the dashboard's workspace
+_READ_FORMATS = (FORMAT, "asr-sweep-1")  # files saved before the tag took that style load too
 
 
 # ---------------------------------------------------------------- the space
@@ -374,7 +375,7 @@ class SweepResult:
         """Write the .npz (arrays + JSON metadata) and <stem>.json (metadata), each atomically
         (asr._files.atomic_write: a kill leaves the previous file or the new one)."""
         path = os.fspath(path)
-        meta = dict(self.meta, names=list(self.names), metrics=list(self.metrics))
+        meta = dict(self.meta, format=FORMAT, names=list(self.names), metrics=list(self.metrics))
         text = json.dumps(meta, indent=1, sort_keys=True)
         arrays = {"params": self.params, "done": self.done, "meta": np.array(text)}
         arrays.update({f"metric:{k}": v for k, v in self.metrics.items()})
@@ -396,7 +397,7 @@ class SweepResult:
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
             raise ValueError(f"{path}: truncated or corrupted asr sweep results file "
                              f"({type(exc).__name__}: {exc}); delete it to start over") from None
-        if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        if not isinstance(meta, dict) or meta.get("format") not in _READ_FORMATS:
             raise ValueError(f"{path}: not an asr sweep file (format "
                              f"{meta.get('format') if isinstance(meta, dict) else None!r})")
         try:

@@ -161,6 +161,32 @@ def test_interrupt_then_resume_equals_uninterrupted(tmp_path):
         sweep(PENDULUM, {"joint.k1": (0.001, 0.003)}, seed=2, **rkw)
 
 
+def test_results_file_with_the_old_format_tag_loads_and_resumes(tmp_path):
+    """Files saved with the former tag "asr-sweep-1" still load and resume; saving writes the
+    current "asr.sweep/1"."""
+    path = str(tmp_path / "old.npz")
+    kw = dict(steps=STEPS, refs=REFS, batch_size=3, progress=False, results=path)
+    full = sweep(PENDULUM, GRID, metrics="final_q_error", **kw)
+    assert full.meta["format"] == "asr.sweep/1"
+    with np.load(path) as z:
+        arrays = {k: z[k] for k in z.files}
+    meta = json.loads(str(arrays["meta"]))
+    meta["format"] = "asr-sweep-1"
+    arrays["meta"] = np.array(json.dumps(meta))
+    np.savez(path, **arrays)
+    old = SweepResult.load(path)
+    assert old.meta["format"] == "asr-sweep-1"
+    assert np.array_equal(old.metrics["final_q_error"], full.metrics["final_q_error"])
+    resumed = sweep(PENDULUM, GRID, metrics="final_q_error", **kw)
+    assert np.array_equal(resumed.metrics["final_q_error"], full.metrics["final_q_error"])
+    assert SweepResult.load(path).meta["format"] == "asr.sweep/1"
+    meta["format"] = "asr-sweep-2"
+    arrays["meta"] = np.array(json.dumps(meta))
+    np.savez(path, **arrays)
+    with pytest.raises(ValueError, match="not an asr sweep file"):
+        SweepResult.load(path)
+
+
 @pytest.fixture(scope="module")
 def dask_client():
     require("dask")
