@@ -41,13 +41,13 @@ law. Max error over 20 trials at most (best trial, then the last):
   at masses x 1.0, 42 % at x 0.8): the learned motion relies on the clamp, a stand-in for the
   mechanical stop, to transmit torque the spring alone could not.
 """
-import argparse
 import os
 import time
 
 import numpy as np
 
 import asr
+from asr.experiments import command_line
 from asr.ilc import ilc
 
 ROBOT, VARIANT = "qbmove_arm_2dof", "vertical"
@@ -207,10 +207,7 @@ def main(out_dir="ilc000_output"):
 
 
 def _cli(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m asr.experiments.ilc000",
-                                 description="Seed 000 sec. 4.3 ILC with asr.ilc")
-    ap.add_argument("--out", default="ilc000_output", help="output folder")
-    main(ap.parse_args(argv).out)
+    command_line("ilc000", "Seed 000 sec. 4.3 ILC with asr.ilc", main, argv)
 
 
 if __name__ == "__main__":

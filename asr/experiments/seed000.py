@@ -53,7 +53,6 @@ What the runs show (python -m asr.experiments.seed000 prints the numbers):
 - fig14: soft, the box stops the arm (joint 1 at 0.01 rad, box moved 0.4 mm); stiff, the arm
   pushes it 5.4 cm.
 """
-import argparse
 import dataclasses
 import math
 import os
@@ -63,6 +62,7 @@ import numpy as np
 from scipy.optimize import brentq, least_squares
 
 import asr
+from asr.experiments import command_line
 
 # ---------------------------------------------------------------- constants (paper sec. 4.1-4.2)
 
@@ -752,10 +752,8 @@ def main(out_dir="seed000_output"):
 
 
 def _cli(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m asr.experiments.seed000",
-                                 description="Seed 000 figs. 7, 11-14 with asr.Sim")
-    ap.add_argument("--out", default="seed000_output", help="output folder for the HTML figures")
-    main(ap.parse_args(argv).out)
+    command_line("seed000", "Seed 000 figs. 7, 11-14 with asr.Sim", main, argv,
+                 out_help="output folder for the HTML figures")
 
 
 if __name__ == "__main__":

@@ -100,7 +100,6 @@ dragged on it, which made the coarse errors thirty times larger (7.5e-3 rad, 0.8
 and was wrongly explained here as the unavoidable cost of the explicit coupling. Choose the MJCF timestep for the accuracy wanted
 (asr.sim's docstring); the paper's 1 ms is enough for this robot.
 """
-import argparse
 import dataclasses
 import math
 import os
@@ -113,6 +112,7 @@ import time
 import numpy as np
 
 import asr
+from asr.experiments import command_line, run_and_report
 from asr.experiments import write_html as write_figures
 
 ROBOT = "rrbot_sea"
@@ -581,23 +581,11 @@ def write_html(res, path):
 def main(out_dir="seed001_output", **run_kwargs):
     """Run the experiment, write out_dir/seed001.html, print the table; returns run()'s dict
     with 'html' and 'total_s' added."""
-    t0 = time.perf_counter()
-    res = run(**run_kwargs)
-    os.makedirs(out_dir, exist_ok=True)
-    path = os.path.join(out_dir, "seed001.html")
-    write_html(res, path)
-    res["html"], res["total_s"] = path, time.perf_counter() - t0
-    print(summary(res))
-    print(f"figure: {path}  (total {res['total_s']:.1f} s)")
-    return res
+    return run_and_report("seed001", run, write_html, summary, out_dir, run_kwargs)
 
 
 def _cli(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m asr.experiments.seed001",
-                                 description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default="seed001_output", help="output folder")
-    a = ap.parse_args(argv)
-    main(a.out)
+    command_line("seed001", __doc__.splitlines()[0], main, argv)
 
 
 if __name__ == "__main__":

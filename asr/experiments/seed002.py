@@ -69,7 +69,6 @@ warnings, max |q| 1.33 / 0.52 / 0.98 rad, max |qd| 13.0 / 3.6 / 11.5 rad/s, max 
 of mass moves 0.219 m (dx = -0.219 m, towards the head: head first; dy = 0.006 m; path
 0.37 m), its height staying between 0.033 and 0.076 m.
 """
-import argparse
 import os
 import shutil
 import sys
@@ -79,6 +78,7 @@ import time
 import numpy as np
 
 import asr
+from asr.experiments import command_line, run_and_report
 from asr.experiments import write_html as write_figures
 
 S_SOFT, S_MEDIUM, S_HIGH = 0.0, 0.3, 0.6        # rad, presets
@@ -452,22 +452,11 @@ def write_html(res, path):
 def main(out_dir="seed002_output", **run_kwargs):
     """Run, write out_dir/seed002.html, print the table; returns run()'s dict with 'html' and
     'total_s'; run_kwargs go to run() (shorter runs)."""
-    t0 = time.perf_counter()
-    res = run(**run_kwargs)
-    os.makedirs(out_dir, exist_ok=True)
-    path = os.path.join(out_dir, "seed002.html")
-    write_html(res, path)
-    res["html"], res["total_s"] = path, time.perf_counter() - t0
-    print(summary(res))
-    print(f"figure: {path}  (total {res['total_s']:.1f} s)")
-    return res
+    return run_and_report("seed002", run, write_html, summary, out_dir, run_kwargs)
 
 
 def _cli(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m asr.experiments.seed002",
-                                 description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default="seed002_output", help="output folder")
-    main(ap.parse_args(argv).out)
+    command_line("seed002", __doc__.splitlines()[0], main, argv)
 
 
 if __name__ == "__main__":
