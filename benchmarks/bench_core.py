@@ -31,7 +31,7 @@ if HERE not in sys.path:
 
 import asr  # noqa: E402
 from numpy_reference import QbmoveAdvancedMode6  # noqa: E402
-from results_file import write_results  # noqa: E402
+from results_file import report_and_write  # noqa: E402
 
 DT = 1e-3
 PRESET = 0.4
@@ -182,14 +182,7 @@ def main(sizes=(64, 1000, 100000), threads=(1, 2), target_s=0.5, numpy_target_s=
         ("thread_speedup_n100000", ">= 1.8x from the second thread at N = 100000",
          lambda v: f"{v:.2f}x"),
     ]
-    for key, text, show in targets:
-        if key in fig:
-            say(f"target {text}: {show(fig[key])} -> "
-                f"{'met' if fig['target_met_' + key] else 'NOT met'}")
-    say(f"({fig['cpu_count']} CPUs; wall-clock figures, noisy on a shared machine; "
-        f"benchmark took {fig['bench_wall_s']:.1f} s)")
-    if write:
-        write_results(fig, out, say)
+    report_and_write(fig, out, say, write, targets)
     return fig
 
 

@@ -52,7 +52,7 @@ if HERE not in sys.path:
 
 import asr  # noqa: E402
 from numpy_reference import DEFAULTS, QbmoveAdvancedMode6  # noqa: E402
-from results_file import write_results  # noqa: E402
+from results_file import report_and_write  # noqa: E402
 
 ROBOT = "qbmove_arm_2dof"
 ROBOT_5DOF = "qbmove_arm_5dof"
@@ -443,16 +443,9 @@ def main(sizes=(1, 64, 1024), threads=(1, 2), variant=None, target_s=0.4, python
         ("thread_speedup_n1024", ">= 1.8x from the second thread at N = 1024",
          lambda v: f"{v:.2f}x"),
     ]
-    for key, text, show in targets:
-        if key in fig:
-            say(f"target {text}: {show(fig[key])} -> "
-                f"{'met' if fig['target_met_' + key] else 'NOT met'}")
     replay = max(v for k, v in fig.items() if k.startswith("bare_replay"))
-    say(f"(bare replay of asr's torques ends {replay:.1e} rad from asr's links; "
-        f"{fig['cpu_count']} CPUs; wall-clock figures, noisy on a shared machine; benchmark "
-        f"took {fig['bench_wall_s']:.1f} s)")
-    if write:
-        write_results(fig, out, say)
+    report_and_write(fig, out, say, write, targets,
+                     note=f"bare replay of asr's torques ends {replay:.1e} rad from asr's links; ")
     return fig
 
 

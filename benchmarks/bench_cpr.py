@@ -48,7 +48,7 @@ if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
 import cpr_scipy  # noqa: E402
-from results_file import write_results  # noqa: E402
+from results_file import report_and_write  # noqa: E402
 
 DEFAULT_OUT = os.path.join(HERE, "results", "cpr.json")
 ANCHOR_TILL_CPP_SOLVES_PER_S = 4200.0
@@ -213,10 +213,7 @@ def main(quick=False, write=True, out=DEFAULT_OUT, scipy_steps=None, reps=None, 
             f"{fig['igm_max_length_diff_vs_scipy_m']:.2e} m")
     say(f"SciPy: {fig['scipy_residual_evals_per_solve']:.0f} residual evaluations (6 rods each) "
         f"per warm solve; worst residual {fig['scipy_worst_residual_norm']:.1e}")
-    say(f"({fig['cpu_count']} CPUs; wall-clock figures, noisy on a shared machine; "
-        f"benchmark took {fig['bench_wall_s']:.1f} s)")
-    if write:
-        write_results(fig, out, say)
+    report_and_write(fig, out, say, write)
     return fig
 
 

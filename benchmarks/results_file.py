@@ -11,3 +11,17 @@ def write_results(fig, out, say=print):
         json.dump(fig, f, indent=1, sort_keys=True)
         f.write("\n")
     say(f"wrote {out}")
+
+
+def report_and_write(fig, out, say, write, targets=(), note=""):
+    """The closing block of a benchmark: each target of `targets` ((figure name, text, format
+    function)) that was measured with met / NOT met, the machine line (`note` first) and, if
+    `write`, the figures written to `out`."""
+    for key, text, show in targets:
+        if key in fig:
+            say(f"target {text}: {show(fig[key])} -> "
+                f"{'met' if fig['target_met_' + key] else 'NOT met'}")
+    say(f"({note}{fig['cpu_count']} CPUs; wall-clock figures, noisy on a shared machine; "
+        f"benchmark took {fig['bench_wall_s']:.1f} s)")
+    if write:
+        write_results(fig, out, say)
