@@ -57,8 +57,8 @@ static void leg_base(const asr_cpr_leg* leg, const double* xl, double* y0, doubl
     *L = leg->L;
     if (leg->base_joint == ASR_CPR_BASE_REVOLUTE) {
         double w[3] = {q * leg->base_axis[0], q * leg->base_axis[1], q * leg->base_axis[2]}, Rq[9];
-        rot_exp(w, Rq);
-        mat_mul(Rq, leg->base_R, R0);
+        r3_rot_exp(w, Rq);
+        r3_mat_mul(Rq, leg->base_R, R0);
     } else {
         memcpy(R0, leg->base_R, sizeof R0);
         if (leg->base_joint == ASR_CPR_BASE_PRISMATIC)
@@ -81,9 +81,9 @@ static void leg_tip(const asr_cpr_leg* leg, const double* y, const double* P, co
                     double* rows, double* w) {
     const double *pL = y, *RL = y + 3, *nL = y + 12, *mL = y + 15;
     double a[3], ep[3], RJ[9], eo[3], M[9], arm[3], t[3];
-    mat_vec(Rp, leg->tip_p, a);
+    r3_mat_vec(Rp, leg->tip_p, a);
     for (int k = 0; k < 3; ++k) ep[k] = pL[k] - P[k] - a[k];
-    mat_mul(Rp, leg->tip_R, RJ);
+    r3_mat_mul(Rp, leg->tip_R, RJ);
     for (int i = 0; i < 3; ++i) /* M = RJ^T RL, orientation error vee(M - M^T) in joint frame */
         for (int j = 0; j < 3; ++j) M[3 * i + j] = RJ[i] * RL[j] + RJ[3 + i] * RL[3 + j] + RJ[6 + i] * RL[6 + j];
     eo[0] = M[7] - M[5];
@@ -92,24 +92,24 @@ static void leg_tip(const asr_cpr_leg* leg, const double* y, const double* P, co
     switch (leg->tip_joint) {
     case ASR_CPR_TIP_REVOLUTE: {
         double aw[3], aj[3], b1[3], b2[3];
-        mat_vec(Rp, leg->tip_axis, aw);
+        r3_mat_vec(Rp, leg->tip_axis, aw);
         for (int k = 0; k < 3; ++k) /* axis in the joint frame: tip_R^T axis */
             aj[k] = leg->tip_R[k] * leg->tip_axis[0] + leg->tip_R[3 + k] * leg->tip_axis[1] +
                     leg->tip_R[6 + k] * leg->tip_axis[2];
-        perp_basis(aj, b1, b2);
+        r3_perp_basis(aj, b1, b2);
         memcpy(rows, ep, sizeof ep);
-        rows[3] = dot(eo, b1);
-        rows[4] = dot(eo, b2);
-        rows[5] = dot(mL, aw);
+        rows[3] = r3_dot(eo, b1);
+        rows[4] = r3_dot(eo, b2);
+        rows[5] = r3_dot(mL, aw);
         break;
     }
     case ASR_CPR_TIP_PRISMATIC: {
         double aw[3], b1[3], b2[3];
-        mat_vec(Rp, leg->tip_axis, aw);
-        perp_basis(aw, b1, b2);
-        rows[0] = dot(ep, b1);
-        rows[1] = dot(ep, b2);
-        rows[2] = dot(nL, aw);
+        r3_mat_vec(Rp, leg->tip_axis, aw);
+        r3_perp_basis(aw, b1, b2);
+        rows[0] = r3_dot(ep, b1);
+        rows[1] = r3_dot(ep, b2);
+        rows[2] = r3_dot(nL, aw);
         memcpy(rows + 3, eo, sizeof eo);
         break;
     }
@@ -124,7 +124,7 @@ static void leg_tip(const asr_cpr_leg* leg, const double* y, const double* P, co
     }
     /* the rod pushes the plate with -nL, -mL at its tip pL */
     for (int k = 0; k < 3; ++k) arm[k] = pL[k] - P[k];
-    cross(arm, nL, t);
+    r3_cross(arm, nL, t);
     for (int k = 0; k < 3; ++k) {
         w[k] = -nL[k];
         w[3 + k] = -mL[k] - t[k];
@@ -197,7 +197,7 @@ typedef struct solver {
 static void plate_pose(const solver* s, const double* x, double* P, double* Rp) {
     const double* xp = x + s->nx - 6;
     memcpy(P, xp, 3 * sizeof(double));
-    rot_exp(xp + 3, Rp);
+    r3_rot_exp(xp + 3, Rp);
 }
 
 /* Equilibrium rows from the legs' plate wrenches. */
@@ -290,7 +290,7 @@ static void jac_plate(solver* s, double* scratch_r, double* scratch_w) {
         double h = fd_step(xp[j]);
         xp[j] += h;
         memcpy(P, xp, sizeof P);
-        rot_exp(xp + 3, Rp);
+        r3_rot_exp(xp + 3, Rp);
         for (int i = 0; i < n_leg; ++i)
             leg_tip(&s->robot->legs[i], s->tips + S * i, P, Rp, scratch_r + s->roff[i], scratch_w + 6 * i);
         equilibrium(s, scratch_w, scratch_r);
@@ -871,7 +871,7 @@ asr_status asr_cpr_unpack(const asr_cpr* robot, int n, const double* xs, double*
             xo += nw + 1;
         }
         if (position) memcpy(position + 3 * (size_t)k, x + nx - 6, 3 * sizeof(double));
-        if (rotation) rot_exp(x + nx - 3, rotation + 9 * (size_t)k);
+        if (rotation) r3_rot_exp(x + nx - 3, rotation + 9 * (size_t)k);
     }
     return ASR_OK;
 }
