@@ -29,7 +29,9 @@ SOURCES = [
     "engine.c",
     "rod.c",
     "rotation.c",
+    "cpr_legs.c",
     "cpr.c",
+    "linalg.c",
 ]
 
 # Python-implemented compliance models are called from C through these trampolines.
