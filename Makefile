@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.deps-installed
 CORE   := build/.core-built
 CSRC   := $(wildcard csrc/*.c csrc/*.h)
 
-.PHONY: all build browser valgrind run experiments test bench clean
+.PHONY: all build browser valgrind run experiments test ctest bench clean
 
 all: build
 
@@ -59,6 +59,23 @@ valgrind:
 
 test: build browser valgrind
 	$(VPY) -m pytest -q
+
+# The C test programs (tests/c) built with csrc/ under AddressSanitizer + UndefinedBehaviorSanitizer
+# and run, without Python: the flags and settings of tests/test_c_core.py's sanitizer build.
+CTEST_CC  ?= gcc
+CTESTS    := test_core test_engine test_rod test_cpr
+CSTRICT   := -std=c11 -Wall -Wextra -Wpedantic -Wmissing-prototypes -Werror -ffp-contract=off
+CSANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all -g -O1
+ctest:
+	@mkdir -p build/ctest
+	@set -e; for p in $(CTESTS); do \
+	  echo "== $$p"; \
+	  $(CTEST_CC) $(CSTRICT) $(CSANITIZE) -I csrc $(sort $(wildcard csrc/*.c)) tests/c/$$p.c \
+	    -o build/ctest/$$p -lm -lpthread; \
+	  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	    build/ctest/$$p >build/ctest/$$p.log 2>&1 || { tail -n 40 build/ctest/$$p.log; exit 1; }; \
+	  tail -n 1 build/ctest/$$p.log; \
+	done
 
 bench: build
 	$(VPY) benchmarks/bench_core.py
