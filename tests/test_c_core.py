@@ -19,7 +19,8 @@ ROOT = Path(__file__).resolve().parent.parent
 CSRC = ROOT / "csrc"
 TEST_DIR = ROOT / "tests" / "c"
 # program name -> fewer checks than this means the program did not run its tests
-PROGRAMS = {"test_core": 1000, "test_engine": 1000, "test_rod": 90, "test_cpr": 180}
+PROGRAMS = {"test_core": 1000, "test_engine": 1000, "test_rod": 90, "test_cpr": 180,
+            "test_linalg": 120}
 
 STRICT = ["-std=c11", "-Wall", "-Wextra", "-Wpedantic", "-Wmissing-prototypes", "-Werror",
           "-ffp-contract=off"]
