@@ -1,7 +1,8 @@
 """Build the C core with each plain C test program (tests/c/test_core.c: the public API;
 tests/c/test_engine.c: the rigid-body engine coupling against a fake engine; tests/c/test_rod.c:
 the rod packs of the CPR solver; tests/c/test_cpr.c: the CPR solver on Till's Stewart-Gough robot
-and the planar 3RFR, checked against rods integrated independently) three times, with the
+and the planar 3RFR, checked against rods integrated independently; tests/c/test_linalg.c: its
+linear algebra) three times, with the
 strict warning set, with AddressSanitizer + UndefinedBehaviorSanitizer and with ThreadSanitizer
 (batches on worker threads, several batches on application threads, threaded CPR batches), and
 run every build."""
