@@ -11,8 +11,8 @@ the reference toolbox, in C, stepped in batches from NumPy with the GIL released
 """
 from asr.batch import FIELD_DOCS, FIELDS, MODES, Batch, Joint
 from asr.errors import SimulationError
-from asr.models import (Compliance, ModelSpec, ParamSpec, compliance, models, reference_map,
-                        register_model, unregister_model)
+from asr.models import (Compliance, ModelSpec, ParamSpec, PresetSpec, compliance, models,
+                        reference_map, register_model, unregister_model)
 from asr.robot import Robot, RobotFileError, RobotJoint, load_robot
 from asr.sim import Sim
 # the functions shadow their modules as attributes; `from asr.ilc import lowpass` still works
@@ -28,7 +28,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Batch", "Joint", "FIELDS", "FIELD_DOCS", "MODES", "SimulationError", "Compliance",
-    "ModelSpec", "ParamSpec", "compliance", "models", "reference_map", "register_model",
-    "unregister_model", "Robot", "RobotFileError", "RobotJoint", "load_robot", "Sim", "ilc",
-    "ILCResult", "sweep", "SweepResult", "__version__",
+    "ModelSpec", "ParamSpec", "PresetSpec", "compliance", "models", "reference_map",
+    "register_model", "unregister_model", "Robot", "RobotFileError", "RobotJoint", "load_robot",
+    "Sim", "ilc", "ILCResult", "sweep", "SweepResult", "__version__",
 ]

@@ -15,7 +15,7 @@ from asr import _validate as V
 from asr._ffi import ffi, lib
 from asr._serial import serialised
 from asr.errors import SimulationError, raise_for_status, status_text
-from asr.models import get_model
+from asr.models import check_ref2, get_model
 
 # The state fields, listed once in csrc/asr_fields.h: names in record order, SI units ("" for
 # counts, flags and the per-mode references) and docs ending in the unit.
@@ -349,17 +349,13 @@ class Batch:
         return (self.n_instances, self.n_joints) + tail
 
     def _check_refs(self, refs, name):
-        """AwAS-II joints: the second reference is the pivot position, valid in [0, L)."""
+        """Second references bounded by a parameter (AwAS-II: the pivot position, valid in
+        [0, L)), in the modes that use them."""
         for j, spec in enumerate(self.specs):
-            if spec.name != "awas2" or self._modes[j] < 2:
+            if spec.preset.below_param is None or self._modes[j] < 2:
                 continue
-            s = refs[..., j, 1]
-            L = self.get_param(j, "L")
-            bad = ~((s >= 0) & (s < L))
-            if np.any(bad):
-                raise ValueError(f"{name}[..., {j}, 1]: AwAS-II pivot position s = "
-                                 f"{V.num(s[bad].flat[0])} m, valid range [0, L) with "
-                                 f"L = {V.num(np.broadcast_to(L, bad.shape)[bad].flat[0])} m")
+            check_ref2(spec, refs[..., j, 1], self.get_param(j, spec.preset.below_param),
+                       f"{name}[..., {j}, 1]")
 
     def _check_ff(self, tau_ff):
         for j, spec in enumerate(self.specs):

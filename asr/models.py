@@ -109,6 +109,85 @@ def _spec_from_c(c):
     )
 
 
+_PRESET_KINDS = {"none": lib.ASR_PRESET_NONE, "ref": lib.ASR_PRESET_REF,
+                 "param": lib.ASR_PRESET_PARAM}  # asr_preset_kind
+
+
+@dataclasses.dataclass(frozen=True)
+class PresetSpec:
+    """What a model's second reference (preset) means and its stiffness preset.
+
+    kind: "ref" (the second reference of modes 3 and 6), "param" (a spring parameter, `param`,
+    set directly: single-motor SEAs) or "none" (no stiffness command).
+    lo, hi: the preset range offered; soft, stiff: the soft and stiff presets, in `unit`.
+    below_param: a model parameter bounding the second reference from above, open: the reference
+    must lie in [lo, that parameter) (AwAS-II: pivot s in [0, L)).
+    """
+
+    kind: str = "ref"
+    lo: float = 0.0
+    hi: float = 1.0
+    soft: float = 0.2
+    stiff: float = 0.6
+    unit: str = ""
+    meaning: str = "preset"
+    param: Optional[str] = None
+    below_param: Optional[str] = None
+
+    def __post_init__(self):
+        if self.kind not in _PRESET_KINDS:
+            raise ValueError(f"preset kind: got {self.kind!r}, valid: {', '.join(_PRESET_KINDS)}")
+        for field in ("lo", "hi", "soft", "stiff"):
+            value = getattr(self, field)
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) or \
+                    not np.isfinite(value):
+                raise ValueError(f"preset {field}: must be a finite real number, got {value!r}")
+        if not self.lo <= min(self.soft, self.stiff) <= max(self.soft, self.stiff) <= self.hi:
+            raise ValueError(f"preset: soft {self.soft!r} and stiff {self.stiff!r} must lie in "
+                             f"[lo, hi] = [{self.lo!r}, {self.hi!r}]")
+        c_text(self.unit, "preset unit")
+        c_text(self.meaning, "preset meaning")
+        if (self.kind == "param") != (self.param is not None):
+            raise ValueError("preset param: name the spring parameter for kind 'param' (and "
+                             f"only then), got kind {self.kind!r}, param {self.param!r}")
+
+    def as_dict(self):
+        """The JSON form: kind, lo, hi, soft, stiff, unit, meaning (and param for kind 'param')."""
+        d = dict(kind=self.kind, lo=self.lo, hi=self.hi, soft=self.soft, stiff=self.stiff,
+                 unit=self.unit, meaning=self.meaning)
+        if self.param is not None:
+            d["param"] = self.param
+        return d
+
+
+def preset_table(specs=None):
+    """Markdown table of the second reference and stiffness preset of every model in `specs`
+    ({name: ModelSpec}, default asr.models()); docs/models.md holds this table."""
+    lines = ["| model | second reference | preset kind | preset range | soft / stiff | unit | "
+             "reference valid in |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    for name, spec in (specs or models()).items():
+        p = spec.preset
+        kind = f"param `{p.param}`" if p.kind == "param" else p.kind
+        none = p.kind == "none"
+        rng = "" if none else f"[{_fmt(p.lo)}, {_fmt(p.hi)}]"
+        soft_stiff = "" if none else f"{_fmt(p.soft)} / {_fmt(p.stiff)}"
+        valid = f"[{_fmt(p.lo)}, {p.below_param})" if p.below_param else ""
+        lines.append(f"| `{name}` | {p.meaning} | {kind} | {rng} | {soft_stiff} | {p.unit} | "
+                     f"{valid} |")
+    return "\n".join(lines)
+
+
+def _c_str(p):
+    return ffi.string(p).decode() if p != ffi.NULL else None
+
+
+def _preset_from_c(c):
+    kinds = {v: k for k, v in _PRESET_KINDS.items()}
+    return PresetSpec(kind=kinds[c.kind], lo=c.lo, hi=c.hi, soft=c.soft, stiff=c.stiff,
+                      unit=_c_str(c.unit) or "", meaning=_c_str(c.meaning) or "",
+                      param=_c_str(c.param), below_param=_c_str(c.below_param))
+
+
 @dataclasses.dataclass(frozen=True)
 class ModelSpec:
     """A compliance model: its own parameters, and the common joint parameters (motor, friction,
@@ -120,6 +199,7 @@ class ModelSpec:
     kinematic_th2: bool
     params: Tuple[ParamSpec, ...]
     common: Tuple[ParamSpec, ...]
+    preset: PresetSpec = PresetSpec()
 
     @property
     def all_params(self):
@@ -168,6 +248,7 @@ def _spec_of(cdef):
         kinematic_th2=bool(cdef.kinematic_th2),
         params=tuple(_spec_from_c(cdef.params[k]) for k in range(cdef.nparam)),
         common=_common_specs(cdef),
+        preset=_preset_from_c(cdef.ref2),
     )
 
 
@@ -305,13 +386,22 @@ def _default_refmap(eq, preset, **params):
     return eq + preset, eq - preset
 
 
-def _build_cdef(name, doc, nmotor, kinematic_th2, params, defaults, keep):
+def _build_cdef(name, doc, nmotor, kinematic_th2, params, defaults, preset, keep):
     cdef = ffi.new("asr_model_def*")
     keep.append(cdef)
     for field, text in (("name", name), ("doc", doc)):
         s = ffi.new("char[]", text.encode())
         keep.append(s)
         setattr(cdef, field, s)
+    r = cdef.ref2
+    r.kind = _PRESET_KINDS[preset.kind]
+    r.lo, r.hi, r.soft, r.stiff = preset.lo, preset.hi, preset.soft, preset.stiff
+    for field in ("meaning", "unit", "param", "below_param"):
+        text = getattr(preset, field)
+        if text is not None:
+            s = ffi.new("char[]", text.encode())
+            keep.append(s)
+            setattr(r, field, s)
     cdef.nmotor = nmotor
     cdef.kinematic_th2 = int(kinematic_th2)
     cdef.nparam = len(params)
@@ -337,7 +427,7 @@ def _build_cdef(name, doc, nmotor, kinematic_th2, params, defaults, keep):
 
 
 def register_model(name, elastic, refmap=None, *, params=(), nmotor=2, kinematic_th2=False,
-                   defaults=None, doc=""):
+                   defaults=None, doc="", preset=None):
     """Register a user-defined compliance model under `name` (the toolbox's tauElastic,
     eqPres2Refs and InitParams, without recompiling asr).
 
@@ -351,6 +441,9 @@ def register_model(name, elastic, refmap=None, *, params=(), nmotor=2, kinematic
         (th1, th2)``; default th = eq +/- preset.
     params: ParamSpec of the model's own parameters, in the order C sees them.
     nmotor: 1 or 2 dynamic motors. defaults: {common parameter name: default}.
+    preset: a PresetSpec (or a dict of its fields): what the second reference means, its unit,
+        the stiffness preset's kind and soft / stiff range (the dashboard's controls); default
+        PresetSpec(): kind "ref", range [0, 1], soft 0.2, stiff 0.6, no unit.
     Exceptions raised by Python callables propagate out of the call that evaluated them.
     """
     if not isinstance(name, str) or not name:
@@ -372,6 +465,17 @@ def register_model(name, elastic, refmap=None, *, params=(), nmotor=2, kinematic
     if clash:
         raise ValueError(f"params: parameter name(s) {clash} repeat a common joint parameter "
                          "or each other; choose distinct names")
+    if preset is None:
+        preset = PresetSpec()
+    elif isinstance(preset, Mapping):
+        preset = PresetSpec(**preset)
+    elif not isinstance(preset, PresetSpec):
+        raise TypeError(f"preset: expected a PresetSpec or a dict, got {type(preset).__name__}")
+    for field in ("param", "below_param"):
+        pname = getattr(preset, field)
+        if pname is not None and pname not in names:
+            raise ValueError(f"preset {field}: {pname!r} is not a parameter of the model; "
+                             f"valid: {names}")
     overrides = []
     for pname, value in (defaults or {}).items():
         if pname not in index:
@@ -394,7 +498,7 @@ def register_model(name, elastic, refmap=None, *, params=(), nmotor=2, kinematic
             if refmap is not None and not callable(refmap):
                 raise TypeError("refmap: expected a C asr_refmap_fn pointer or a Python callable")
             c_refmap = lib.asr_py_refmap
-    cdef = _build_cdef(name, doc, nmotor, kinematic_th2, params, overrides, keep)
+    cdef = _build_cdef(name, doc, nmotor, kinematic_th2, params, overrides, preset, keep)
     cdef.elastic = ffi.cast("asr_elastic_fn", c_elastic)
     cdef.refmap = ffi.cast("asr_refmap_fn", c_refmap)
     cdef.user = keep[0] if python is not None else ffi.NULL
@@ -486,7 +590,7 @@ def compliance(model, q, theta1, theta2=0.0, *, qd=0.0, theta1_d=0.0, theta2_d=0
     except ValueError:
         raise ValueError("q, theta1, theta2, velocities and parameters do not broadcast "
                          "against each other") from None
-    _check_pivot(m, arrays["theta2"], params, "theta2")
+    _check_ref2_params(m.spec, arrays["theta2"], params, "theta2")
     n = int(np.prod(shape))
     table, pstride = _model_params(m, params, shape)
     inp = np.zeros(n, dtype=_IN_DTYPE)
@@ -510,16 +614,30 @@ def _first_bad(out, shape):
     return tuple(int(i) for i in np.unravel_index(idx, shape)) if shape else ()
 
 
-def _check_pivot(m, pivot, params, name):
-    """AwAS-II's pivot (stiffness input) must lie in [0, L): at L the lever gain is singular."""
-    if m.spec.name != "awas2":
+def check_ref2(spec, ref2, bound, name):
+    """Check second references `ref2` of model `spec` against its rule: with
+    spec.preset.below_param set (AwAS-II: the pivot s, singular at L), every value must lie in
+    [lo, bound), bound the values of that parameter (broadcast against ref2). ValueError naming
+    `name`, the first bad value and the bound there; no rule: nothing to check."""
+    pre = spec.preset
+    if pre.below_param is None:
         return
-    L = m.spec.param("L").check(params.get("L", m.spec.param("L").default), "awas2.")
-    bad = ~((pivot >= 0) & (pivot < L))
+    bad = ~((ref2 >= pre.lo) & (ref2 < bound))
     if np.any(bad):
-        value = np.broadcast_to(pivot, bad.shape)[bad].flat[0]
-        raise ValueError(f"{name}: AwAS-II pivot position s = {V.num(value)} m, valid range "
-                         f"[0, L) with L = {V.num(np.broadcast_to(L, bad.shape)[bad].flat[0])} m")
+        value = np.broadcast_to(ref2, bad.shape)[bad].flat[0]
+        at = np.broadcast_to(bound, bad.shape)[bad].flat[0]
+        unit = f" {pre.unit}" if pre.unit else ""
+        raise ValueError(f"{name}: {pre.meaning} = {V.num(value)}{unit}, valid range "
+                         f"[{_fmt(pre.lo)}, {pre.below_param}) with {pre.below_param} = "
+                         f"{V.num(at)}{unit}")
+
+
+def _check_ref2_params(spec, ref2, params, name):
+    """check_ref2 with the bounding parameter from keyword `params` or its default."""
+    if spec.preset.below_param is None:
+        return
+    p = spec.param(spec.preset.below_param)
+    check_ref2(spec, ref2, p.check(params.get(p.name, p.default), f"{spec.name}."), name)
 
 
 def reference_map(model, equilibrium, preset, **params):
@@ -533,7 +651,7 @@ def reference_map(model, equilibrium, preset, **params):
         shape = np.broadcast_shapes(eq.shape, pre.shape, *(a.shape for a in param_arrays))
     except ValueError:
         raise ValueError("equilibrium, preset and parameters do not broadcast") from None
-    _check_pivot(m, pre, params, "preset")
+    _check_ref2_params(m.spec, pre, params, "preset")
     n = int(np.prod(shape))
     table, pstride = _model_params(m, params, shape)
     eqb = np.ascontiguousarray(np.broadcast_to(eq, shape)).reshape(-1)
@@ -548,5 +666,5 @@ def reference_map(model, equilibrium, preset, **params):
     return th1.reshape(shape), th2.reshape(shape)
 
 
-__all__ = ["ParamSpec", "ModelSpec", "Compliance", "models", "compliance", "reference_map",
-           "register_model", "unregister_model"]
+__all__ = ["ParamSpec", "ModelSpec", "PresetSpec", "Compliance", "models", "compliance",
+           "reference_map", "register_model", "unregister_model", "check_ref2", "preset_table"]

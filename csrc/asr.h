@@ -138,6 +138,26 @@ typedef struct asr_param_default {
     double value;
 } asr_param_default;
 
+/* Kinds of stiffness preset (the dashboard's soft / stiff command). */
+typedef enum asr_preset_kind {
+    ASR_PRESET_NONE = 0,        /* no stiffness command (rigid joint) */
+    ASR_PRESET_REF = 1,         /* the second reference of modes 3 and 6 */
+    ASR_PRESET_PARAM = 2        /* a spring parameter set directly (single-motor SEAs) */
+} asr_preset_kind;
+
+/* What a model's second reference (preset) means and its stiffness preset: the one place these
+ * are defined (the package, the dashboard and the docs read them from here). */
+typedef struct asr_ref2_spec {
+    const char* meaning;        /* what the second reference / preset is, e.g. "preset angle" */
+    const char* unit;           /* unit of the preset (PARAM kind: the parameter's unit) */
+    int kind;                   /* asr_preset_kind */
+    const char* param;          /* PARAM kind: name of the spring parameter the preset sets */
+    double lo, hi;              /* preset range offered (soft .. stiff lie inside) */
+    double soft, stiff;         /* the soft and stiff presets */
+    const char* below_param;    /* non-NULL: the second reference must lie in [lo, p) with p this
+                                   model parameter (AwAS-II: pivot s in [0, L)) */
+} asr_ref2_spec;
+
 typedef struct asr_model_def {
     const char* name;
     const char* doc;
@@ -150,6 +170,7 @@ typedef struct asr_model_def {
     asr_elastic_fn elastic;
     asr_refmap_fn refmap;
     void* user;                 /* passed to elastic and refmap (NULL for built-in models) */
+    asr_ref2_spec ref2;         /* the second reference and the stiffness preset */
 } asr_model_def;
 
 /* Built-in models, in a fixed order: rigid, sea, sea_damped, awas2, bavs, qbmove_advanced, qbmove. */

@@ -44,7 +44,15 @@ static int awas2_refmap(void* user, const double* p, double eq, double preset, d
 }
 
 const asr_model_def asr_model_awas2 = {
-    "awas2", "AwAS-II variable stiffness actuator with adjuster ([Mengacci2021] eq. 4); map th1 = eq, "
-    "pivot s = preset in [0, L)",
-    1, 1, 4, awas2_params, 0, NULL, awas2_elastic, awas2_refmap, NULL,
+    .name = "awas2",
+    .doc = "AwAS-II variable stiffness actuator with adjuster ([Mengacci2021] eq. 4); map "
+           "th1 = eq, pivot s = preset in [0, L)",
+    .nmotor = 1,
+    .kinematic_th2 = 1,
+    .nparam = 4,
+    .params = awas2_params,
+    .elastic = awas2_elastic,
+    .refmap = awas2_refmap,
+    .ref2 = {.meaning = "AwAS-II pivot position s", .unit = "m", .kind = ASR_PRESET_REF,
+             .lo = 0.0, .hi = 0.045, .soft = 0.005, .stiff = 0.04, .below_param = "L"},
 };

@@ -39,6 +39,13 @@ static int bavs_elastic(void* user, const double* p, const asr_elastic_in* in,
 }
 
 const asr_model_def asr_model_bavs = {
-    "bavs", "DLR bidirectional antagonistic VSA ([Mengacci2021] eq. 5-6); map th = eq +/- preset",
-    2, 0, 5, bavs_params, 0, NULL, bavs_elastic, asr_refmap_antagonistic, NULL,
+    .name = "bavs",
+    .doc = "DLR bidirectional antagonistic VSA ([Mengacci2021] eq. 5-6); map th = eq +/- preset",
+    .nmotor = 2,
+    .nparam = 5,
+    .params = bavs_params,
+    .elastic = bavs_elastic,
+    .refmap = asr_refmap_antagonistic,
+    .ref2 = {.meaning = "preset angle: motors at eq +/- preset", .unit = "rad",
+             .kind = ASR_PRESET_REF, .lo = 0.0, .hi = 0.27, .soft = 0.05, .stiff = 0.2},
 };

@@ -53,10 +53,15 @@ static int qbmove_advanced_elastic(void* user, const double* p, const asr_elasti
 }
 
 const asr_model_def asr_model_qbmove_advanced = {
-    "qbmove_advanced",
-    "qbmove Advanced agonistic-antagonistic VSA ([Mengacci2021]); map th = eq +/- preset",
-    2, 0, 6, qbmove_advanced_params, 0, NULL, qbmove_advanced_elastic, asr_refmap_antagonistic,
-    NULL,
+    .name = "qbmove_advanced",
+    .doc = "qbmove Advanced agonistic-antagonistic VSA ([Mengacci2021]); map th = eq +/- preset",
+    .nmotor = 2,
+    .nparam = 6,
+    .params = qbmove_advanced_params,
+    .elastic = qbmove_advanced_elastic,
+    .refmap = asr_refmap_antagonistic,
+    .ref2 = {.meaning = "preset angle: motors at eq +/- preset", .unit = "rad",
+             .kind = ASR_PRESET_REF, .lo = 0.0, .hi = 0.8, .soft = 0.2, .stiff = 0.6},
 };
 
 /* ---------------------------------------------------------------- qbmove (2015 plugin) */
@@ -101,8 +106,16 @@ static const asr_param_default qbmove_defaults[] = {
 };
 
 const asr_model_def asr_model_qbmove = {
-    "qbmove",
-    "2015 qbmove plugin ([Parnenzini2015]): sinh springs without clamp, voltage drive, Dahl friction; "
-    "map th = eq +/- preset clamped to th_max",
-    2, 0, 3, qbmove_params, 16, qbmove_defaults, qbmove_elastic, qbmove_refmap, NULL,
+    .name = "qbmove",
+    .doc = "2015 qbmove plugin ([Parnenzini2015]): sinh springs without clamp, voltage drive, Dahl "
+           "friction; map th = eq +/- preset clamped to th_max",
+    .nmotor = 2,
+    .nparam = 3,
+    .params = qbmove_params,
+    .ndefault = 16,
+    .defaults = qbmove_defaults,
+    .elastic = qbmove_elastic,
+    .refmap = qbmove_refmap,
+    .ref2 = {.meaning = "preset angle: motors at eq +/- preset, clamped to th_max", .unit = "rad",
+             .kind = ASR_PRESET_REF, .lo = 0.0, .hi = 1.0, .soft = 0.2, .stiff = 0.6},
 };

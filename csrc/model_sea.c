@@ -24,8 +24,12 @@ static int rigid_refmap(void* user, const double* p, double eq, double preset, d
 }
 
 const asr_model_def asr_model_rigid = {
-    "rigid", "rigid joint without spring; modes 0 (link torque) and 1 (link PID) only",
-    0, 0, 0, NULL, 0, NULL, rigid_elastic, rigid_refmap, NULL,
+    .name = "rigid",
+    .doc = "rigid joint without spring; modes 0 (link torque) and 1 (link PID) only",
+    .nmotor = 0,
+    .elastic = rigid_elastic,
+    .refmap = rigid_refmap,
+    .ref2 = {.meaning = "unused (no spring)", .unit = "", .kind = ASR_PRESET_NONE},
 };
 
 /* ---------------------------------------------------------------- sea */
@@ -62,8 +66,16 @@ static int single_refmap(void* user, const double* p, double eq, double preset, 
 }
 
 const asr_model_def asr_model_sea = {
-    "sea", "linear series elastic actuator ([Mengacci2021] eq. 3); map th1 = eq, preset unused",
-    1, 0, 2, sea_params, 0, NULL, sea_elastic, single_refmap, NULL,
+    .name = "sea",
+    .doc = "linear series elastic actuator ([Mengacci2021] eq. 3); map th1 = eq, preset unused",
+    .nmotor = 1,
+    .nparam = 2,
+    .params = sea_params,
+    .elastic = sea_elastic,
+    .refmap = single_refmap,
+    .ref2 = {.meaning = "unused; the stiffness preset is the spring stiffness k",
+             .unit = "N m/rad", .kind = ASR_PRESET_PARAM, .param = "k",
+             .lo = 0.0, .hi = 1000.0, .soft = 200.0, .stiff = 400.0},
 };
 
 /* ---------------------------------------------------------------- sea_damped */
@@ -101,7 +113,17 @@ static const asr_param_default sea_damped_defaults[] = {
 };
 
 const asr_model_def asr_model_sea_damped = {
-    "sea_damped",
-    "visco-elastic SEA of CENTAURO ([Kamedula2016] eq. 3); motor defaults of its validation joint",
-    1, 0, 3, sea_damped_params, 6, sea_damped_defaults, sea_damped_elastic, single_refmap, NULL,
+    .name = "sea_damped",
+    .doc = "visco-elastic SEA of CENTAURO ([Kamedula2016] eq. 3); motor defaults of its validation "
+           "joint",
+    .nmotor = 1,
+    .nparam = 3,
+    .params = sea_damped_params,
+    .ndefault = 6,
+    .defaults = sea_damped_defaults,
+    .elastic = sea_damped_elastic,
+    .refmap = single_refmap,
+    .ref2 = {.meaning = "unused; the stiffness preset is the transmission stiffness Kt",
+             .unit = "N m/rad", .kind = ASR_PRESET_PARAM, .param = "Kt",
+             .lo = 0.0, .hi = 1000.0, .soft = 100.0, .stiff = 400.0},
 };

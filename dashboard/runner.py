@@ -31,20 +31,6 @@ from dashboard import figure as fig
 from dashboard.errors import public_message, short
 from dashboard.figure import FRAME_FIELDS, SERIES  # noqa: F401 - part of this module's API
 
-# Preset (stiffness command) per model: "ref" = second reference of modes 3/6 (model units),
-# "param" = a spring parameter set directly (single-motor SEAs have no preset reference).
-PRESETS = {
-    "qbmove_advanced": dict(kind="ref", lo=0.0, hi=0.8, soft=0.2, stiff=0.6, unit="rad"),
-    "qbmove": dict(kind="ref", lo=0.0, hi=1.0, soft=0.2, stiff=0.6, unit="rad"),
-    "bavs": dict(kind="ref", lo=0.0, hi=0.27, soft=0.05, stiff=0.2, unit="rad"),
-    "awas2": dict(kind="ref", lo=0.0, hi=0.045, soft=0.005, stiff=0.04, unit="m"),
-    "sea": dict(kind="param", param="k", lo=0.0, hi=1000.0, soft=200.0, stiff=400.0,
-                unit="N m/rad"),
-    "sea_damped": dict(kind="param", param="Kt", lo=0.0, hi=1000.0, soft=100.0, stiff=400.0,
-                       unit="N m/rad"),
-    "rigid": dict(kind="none", lo=0.0, hi=0.0, soft=0.0, stiff=0.0, unit=""),
-}
-DEFAULT_PRESET = dict(kind="ref", lo=0.0, hi=1.0, soft=0.2, stiff=0.6, unit="")
 
 RECORD = ("q", "tau_joint", "stiffness", "th1", "th2")
 MAX_BUFFERED_MESSAGES = 16  # per client (Settings.client_queue)
@@ -63,7 +49,11 @@ class Busy(RuntimeError):
 
 
 def preset_spec(model):
-    return dict(PRESETS.get(model, DEFAULT_PRESET))
+    """Stiffness preset of `model` as the package defines it (asr.models()[model].preset): kind
+    ("ref": second reference of modes 3/6, in model units; "param": the spring parameter `param`
+    set directly; "none"), lo, hi, soft, stiff, unit, meaning."""
+    spec = asr.models().get(model)
+    return (spec.preset if spec is not None else asr.PresetSpec()).as_dict()
 
 
 def list_robots():
@@ -97,8 +87,8 @@ def _robot_entry(name):
             broken[variant] = _robot_error(name, exc)
     entry = {"name": name, "variants": variants, "default_variant": default.variant,
              "description": default.description,
-             "joints": [{"name": j.name, "model": j.model, "mode": j.mode}
-                        for j in default.joints]}
+             "joints": [{"name": j.name, "model": j.model, "mode": j.mode,
+                         "preset_range": preset_spec(j.model)} for j in default.joints]}
     if broken:
         entry["variant_errors"] = broken
     return entry

@@ -324,3 +324,33 @@ def test_a_foreign_host_gets_403_on_every_export(client):
     for path in ("/api/export.html", "/api/ilc/result.npz", "/api/workspace", "/api/robots"):
         r = client.get(path, headers={"host": "evil.example"})
         assert r.status_code == 403 and "Host header" in r.text, (path, r.status_code)
+
+
+def test_a_user_model_gets_its_preset_controls(tmp_path, monkeypatch):
+    """A user-registered model's preset spec reaches GET /api/robots, the state and the soft /
+    stiff buttons without a dashboard table."""
+    import asr
+    shutil.copytree(os.path.join(ROOT, "robots", "pendulum_1dof"), tmp_path / "user")
+    (tmp_path / "user" / "robot.toml").write_text(
+        'name = "user"\ndefault_variant = "cubic"\n[variants.cubic]\nmjcf = "pendulum.xml"\n'
+        '[[variants.cubic.joints]]\nname = "joint"\nmodel = "test_dash_cubic"\nmode = 3\n')
+    preset = asr.PresetSpec(lo=0.0, hi=0.9, soft=0.15, stiff=0.7, unit="rad",
+                            meaning="pretension angle")
+    asr.register_model(
+        "test_dash_cubic",
+        lambda q, qd, th1, th2, th1d, th2d, k: {"tau1": -k * (q - th1), "stiffness": k},
+        params=(asr.ParamSpec("k", 50.0, 0.0, float("inf"), lo_open=True),), preset=preset)
+    monkeypatch.setenv("ASR_ROBOTS", str(tmp_path))
+    expected = dict(kind="ref", lo=0.0, hi=0.9, soft=0.15, stiff=0.7, unit="rad",
+                    meaning="pretension angle")
+    try:
+        with TestClient(create_app(Settings(robot="user", variant=None)), base_url=BASE) as c:
+            robots = {e["name"]: e for e in c.get("/api/robots").json()["robots"]}
+            assert robots["user"]["joints"][0]["preset_range"] == expected
+            assert c.get("/api/state").json()["joints"][0]["preset_range"] == expected
+            r = c.post("/api/stiffness/stiff")
+            assert r.status_code == 200 and r.json()["presets"]["joint"] == 0.7, r.text
+            r = c.post("/api/control", json={"preset": {"joint": 0.95}})
+            assert r.status_code == 422 and "[0, 0.9] rad" in r.text, r.text
+    finally:
+        asr.unregister_model("test_dash_cubic")

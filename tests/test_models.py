@@ -839,3 +839,139 @@ def test_batch_qbmove_shaft_friction():
     np.testing.assert_allclose(b.tau_fq[:, 0], tau_f, rtol=1e-12)
     np.testing.assert_allclose(b.tau_link[:, 0], elastic - tau_f, rtol=1e-12, atol=1e-15)
     assert np.all(np.abs(b.tau_fq) <= 0.01 + 1e-15)
+
+
+# ---------------------------------------------------------------- second reference and preset
+
+# The dashboard's table before the presets moved into the model definitions (written out here
+# as the independent expected values): kind, lo, hi, soft, stiff, unit (and the parameter).
+PRESETS_BEFORE = {
+    "qbmove_advanced": dict(kind="ref", lo=0.0, hi=0.8, soft=0.2, stiff=0.6, unit="rad"),
+    "qbmove": dict(kind="ref", lo=0.0, hi=1.0, soft=0.2, stiff=0.6, unit="rad"),
+    "bavs": dict(kind="ref", lo=0.0, hi=0.27, soft=0.05, stiff=0.2, unit="rad"),
+    "awas2": dict(kind="ref", lo=0.0, hi=0.045, soft=0.005, stiff=0.04, unit="m"),
+    "sea": dict(kind="param", param="k", lo=0.0, hi=1000.0, soft=200.0, stiff=400.0,
+                unit="N m/rad"),
+    "sea_damped": dict(kind="param", param="Kt", lo=0.0, hi=1000.0, soft=100.0, stiff=400.0,
+                       unit="N m/rad"),
+    "rigid": dict(kind="none", lo=0.0, hi=0.0, soft=0.0, stiff=0.0, unit=""),
+}
+
+
+@pytest.mark.parametrize("model", BUILTIN)
+def test_builtin_preset_metadata(model):
+    p = asr.models()[model].preset
+    d = p.as_dict()
+    assert d.pop("meaning") == p.meaning and p.meaning
+    assert d == PRESETS_BEFORE[model]
+    # only AwAS-II bounds its second reference by a parameter: the pivot s in [0, L)
+    assert p.below_param == ("L" if model == "awas2" else None)
+
+
+def test_dashboard_preset_spec_is_the_package_one():
+    pytest.importorskip("fastapi")
+    from dashboard import runner
+    for model in BUILTIN:
+        assert runner.preset_spec(model) == asr.models()[model].preset.as_dict()
+
+
+def test_docs_preset_table_is_the_model_definitions():
+    import os
+    path = os.path.join(os.path.dirname(__file__), os.pardir, "docs", "models.md")
+    with open(path, encoding="utf-8") as f:
+        docs = f.read()
+    from asr.models import preset_table
+    specs = asr.models()
+    assert preset_table({n: specs[n] for n in BUILTIN}) in docs
+
+
+PIVOT_CASES = [(0.05, {}, "0.05", None), (-0.001, {}, "-0.001", None),
+               (0.03, {"L": 0.02}, "0.03", "0.02"), (0.07, {}, "0.07", None)]
+
+
+@pytest.mark.parametrize("pivot,params,shown,bound", PIVOT_CASES)
+def test_awas2_pivot_rule_is_the_same_everywhere(pivot, params, shown, bound):
+    """Batch.step, asr.compliance and asr.reference_map reject the same pivots with the same
+    message (but for the argument's name)."""
+    b = asr.Batch([asr.Joint("awas2", mode=3, params=params)], n_instances=1)
+    refs = np.array([[[0.0, pivot]]])
+    messages = []
+    for name, call in (("refs[..., 0, 1]", lambda: b.step(0.0, 0.0, refs, 1e-3)),
+                       ("theta2", lambda: asr.compliance("awas2", 0.1, 0.0, pivot, **params)),
+                       ("preset", lambda: asr.reference_map("awas2", 0.1, pivot, **params))):
+        with pytest.raises(ValueError) as exc:
+            call()
+        text = str(exc.value)
+        assert text.startswith(name + ": AwAS-II pivot position s = " + shown + " m"), text
+        assert "valid range [0, L)" in text and (bound is None or bound in text)
+        messages.append(text[len(name):])
+    assert messages[0] == messages[1] == messages[2]
+    # inside [0, L) all three accept it
+    ok = 0.01
+    b.step(0.0, 0.0, np.array([[[0.0, ok]]]), 1e-3)
+    asr.compliance("awas2", 0.1, 0.0, ok, **params)
+    asr.reference_map("awas2", 0.1, ok, **params)
+
+
+def _cubic(q, qd, th1, th2, th1d, th2d, k3, **_):
+    d = q - th1
+    return {"tau1": -k3 * d ** 3, "stiffness": 3 * k3 * d ** 2}
+
+
+def test_user_model_preset_spec():
+    p = asr.PresetSpec(kind="ref", lo=0.0, hi=2.0, soft=0.5, stiff=1.5, unit="rad",
+                       meaning="spring pretension angle")
+    params = (asr.ParamSpec("k3", 1.0, 0.0, float("inf"), lo_open=True),)
+    spec = asr.register_model("test_preset_user", _cubic, params=params, preset=p)
+    try:
+        assert spec.preset == p and asr.models()["test_preset_user"].preset == p
+        spec2 = asr.register_model("test_preset_user2", _cubic, params=params,
+                                   preset=dict(kind="param", param="k3", lo=0.0, hi=10.0,
+                                               soft=1.0, stiff=5.0, unit="N m/rad^3"))
+        assert spec2.preset.kind == "param" and spec2.preset.param == "k3"
+        default = asr.register_model("test_preset_user3", _cubic, params=params)
+        assert default.preset == asr.PresetSpec()
+        assert default.preset.as_dict() == dict(kind="ref", lo=0.0, hi=1.0, soft=0.2,
+                                                stiff=0.6, unit="", meaning="preset")
+    finally:
+        for n in ("test_preset_user", "test_preset_user2", "test_preset_user3"):
+            if n in asr.models():
+                asr.unregister_model(n)
+
+
+@pytest.mark.parametrize("preset,match", [
+    (dict(kind="spring"), "kind"),
+    (dict(soft=2.0), "soft"),
+    (dict(kind="param"), "param"),
+    (dict(kind="param", param="nope"), "nope"),
+    (dict(below_param="nope"), "nope"),
+    (dict(lo=float("nan")), "lo"),
+])
+def test_user_model_bad_preset_spec(preset, match):
+    params = (asr.ParamSpec("k3", 1.0, 0.0, float("inf"), lo_open=True),)
+    with pytest.raises(ValueError, match=match):
+        asr.register_model("test_preset_bad", _cubic, params=params, preset=preset)
+    assert "test_preset_bad" not in asr.models()
+
+
+def test_user_model_below_param_rule():
+    """A user model bounding its second reference by a parameter gets the AwAS-II style check
+    in Batch.step, compliance and reference_map."""
+    params = (asr.ParamSpec("k3", 1.0, 0.0, float("inf"), lo_open=True),
+              asr.ParamSpec("smax", 0.5, 0.0, float("inf"), lo_open=True, unit="m"))
+    p = asr.PresetSpec(lo=0.0, hi=0.4, soft=0.1, stiff=0.3, unit="m", meaning="slider position x",
+                       below_param="smax")
+    asr.register_model("test_preset_below", _cubic, lambda eq, pre, k3, smax: (eq, pre),
+                       params=params, nmotor=1, kinematic_th2=True, preset=p)
+    try:
+        with pytest.raises(ValueError, match=r"theta2: slider position x = 0\.6 m, valid range "
+                                             r"\[0, smax\) with smax = 0\.5 m"):
+            asr.compliance("test_preset_below", 0.0, 0.0, 0.6)
+        with pytest.raises(ValueError, match=r"preset: slider position x = 0\.5 m"):
+            asr.reference_map("test_preset_below", 0.0, 0.5)
+        b = asr.Batch([asr.Joint("test_preset_below", mode=3)], n_instances=1)
+        with pytest.raises(ValueError, match=r"refs\[\.\.\., 0, 1\]: slider position x = -0\.1 m"):
+            b.step(0.0, 0.0, np.array([[[0.0, -0.1]]]), 1e-3)
+        b.step(0.0, 0.0, np.array([[[0.0, 0.2]]]), 1e-3)
+    finally:
+        asr.unregister_model("test_preset_below")

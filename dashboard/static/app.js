@@ -51,8 +51,6 @@
     stiffness: { div: "plot-stiffness", title: "stiffness", unit: "N m/rad" },
     motors: { div: "plot-motors", title: "motor angles th1, th2", unit: "rad" },
   };
-  // soft / stiff preset per model when the state does not give the range (PROTOCOL.md)
-  const PRESET_RANGE = { qbmove_advanced: [0.2, 0.6], qbmove: [0.2, 0.6], awas2: [0.005, 0.04], sea: [200, 400] };
   const SAMPLES_PER_FRAME = 10;  // drawn samples per frame and trace (about 300 per second at 30 fps)
   const MAX_POINTS = 4000;       // drawn points per trace, at most
   const FLUSH_MS = 100;          // redraw the plots at most 10 times per second
@@ -204,12 +202,15 @@
       const preset = num(j.preset) ?? num(lookup(state.presets, j.name, i)) ?? num(lookup(state.preset, j.name, i));
       const range = pickRange(j) || pickRange(lookup(state.preset_ranges, j.name, i)) ||
         (Array.isArray(lookup(state.preset_ranges, j.name, i)) ? lookup(state.preset_ranges, j.name, i) : null) ||
-        pickRange(lookup(state.stiffness_presets, j.name, i)) || PRESET_RANGE[j.model] || null;
+        pickRange(lookup(state.stiffness_presets, j.name, i)) || null;
       const mode = num(j.mode) ?? num(lookup(state.mode, j.name, i)) ?? num(lookup(state.modes, j.name, i));
       const params = j.params || lookup(state.params, j.name, i) || {};
       const reference = j.reference || lookup(state.references, j.name, i) || lookup(state.reference, j.name, i) || null;
-      const presetKind = j.preset_range && typeof j.preset_range === "object" ? j.preset_range.kind : undefined;
-      return { name: j.name, model: j.model, mode, params, preset, range, reference, presetKind };
+      const spec = j.preset_range && typeof j.preset_range === "object" ? j.preset_range : {};
+      const presetKind = spec.kind;
+      // what the preset is and its unit, as the package defines them (asr.models()[model].preset)
+      const presetInfo = [spec.meaning, spec.unit].filter((s) => typeof s === "string" && s).join(", ");
+      return { name: j.name, model: j.model, mode, params, preset, range, reference, presetKind, presetInfo };
     });
   }
 
@@ -291,6 +292,7 @@
     $("preset-lo").textContent = `soft ${lo}`;
     $("preset-hi").textContent = `stiff ${hi}`;
     const slider = $("preset-slider");
+    slider.title = j.presetInfo || "";
     if (j.preset !== null && !editing(slider)) {
       const f = hi !== lo ? (j.preset - lo) / (hi - lo) : 0;
       slider.value = String(Math.min(1, Math.max(0, f)));
