@@ -81,12 +81,17 @@ def _as_joint(j, index):
                     f"got {type(j).__name__}")
 
 
-def _check_mode(mode, spec, where):
+def check_mode(mode, spec, where):
+    """Check an operation mode (0-6) for a joint of model `spec`; `where` prefixes the message.
+    Internal: for asr.Batch, asr.load_robot and the dashboard."""
     mode = V.positive_int(mode, f"{where}mode", lo=0, hi=6)
     if spec.nmotor == 0 and mode > 1:
         raise ValueError(f"{where}mode: model {spec.name!r} has no spring; got mode {mode}, "
                          "valid modes 0 (link torque) and 1 (link PID)")
     return mode
+
+
+_check_mode = check_mode  # the old name, until dashboard/runner.py moves to check_mode
 
 
 class Batch:
@@ -118,7 +123,7 @@ class Batch:
         self._models = [get_model(j.model) for j in joints]
         self._specs = tuple(m.spec for m in self._models)
         modes = [
-            _check_mode(6 if j.mode is None and s.nmotor else 0 if j.mode is None else j.mode,
+            check_mode(6 if j.mode is None and s.nmotor else 0 if j.mode is None else j.mode,
                         s, f"joints[{k}].")
             for k, (j, s) in enumerate(zip(joints, self.specs))
         ]
@@ -225,7 +230,7 @@ class Batch:
     def set_mode(self, joint, mode):
         """Change the operation mode of `joint` (0-6, see asr.batch.MODES)."""
         j = self._joint_index(joint)
-        mode = _check_mode(mode, self.specs[j], f"joint {j}: ")
+        mode = check_mode(mode, self.specs[j], f"joint {j}: ")
         raise_for_status(lib.asr_batch_set_mode(self._b, j, mode), "set_mode")
         self._modes[j] = mode
 
@@ -348,22 +353,6 @@ class Batch:
     def _shape(self, *tail):
         return (self.n_instances, self.n_joints) + tail
 
-    def _check_refs(self, refs, name):
-        """Second references bounded by a parameter (AwAS-II: the pivot position, valid in
-        [0, L)), in the modes that use them."""
-        for j, spec in enumerate(self.specs):
-            if spec.preset.below_param is None or self._modes[j] < 2:
-                continue
-            check_ref2(spec, refs[..., j, 1], self.get_param(j, spec.preset.below_param),
-                       f"{name}[..., {j}, 1]")
-
-    def _check_ff(self, tau_ff):
-        for j, spec in enumerate(self.specs):
-            if spec.nmotor != 1 and np.any(tau_ff[:, j] != 0):
-                raise ValueError(f"tau_ff[:, {j}]: feed-forward torque is defined for "
-                                 f"single-motor joints only; joint {j} ({spec.name}) has "
-                                 f"{spec.nmotor} motors")
-
     @serialised
     def reset(self, q0=0.0, refs=None, *, instances=None):
         """Zero the state and statuses; link angles q0 (N, J), rad; motors where refs
@@ -374,7 +363,7 @@ class Batch:
         r = None
         if refs is not None:
             r = V.broadcast_input(refs, "refs", self._shape(2))
-            self._check_refs(r, "refs")
+            self.check_refs(r, "refs")
         qp = ffi.from_buffer("double[]", q)
         rp = ffi.from_buffer("double[]", r) if r is not None else ffi.NULL
         if instances is None:
@@ -398,41 +387,24 @@ class Batch:
         Returns the joint torques to apply, a read-only (N, J) view of field tau_joint, N m.
         on_error: 'raise' (SimulationError when an instance stops) or 'flag' (see status)."""
         check_on_error(on_error)
-        dt = self._check_dt(dt)
+        dt = self.check_dt(dt)
         qa = V.broadcast_input(q, "q", self._shape())
         qda = V.broadcast_input(qd, "qd", self._shape())
         ra = V.broadcast_input(refs, "refs", self._shape(2))
-        self._check_refs(ra, "refs")
+        self.check_refs(ra, "refs")
         ext = ff = ffi.NULL
         if tau_ext is not None:
             ext_a = V.broadcast_input(tau_ext, "tau_ext", self._shape())
             ext = ffi.from_buffer("double[]", ext_a)
         if tau_ff is not None:
             ff_a = V.broadcast_input(tau_ff, "tau_ff", self._shape())
-            self._check_ff(ff_a)
+            self.check_ff(ff_a)
             ff = ffi.from_buffer("double[]", ff_a)
         st = lib.asr_batch_step(self._b, dt, ffi.from_buffer("double[]", qa),
                                 ffi.from_buffer("double[]", qda), ffi.from_buffer("double[]", ra),
                                 ext, ff)
-        self._after_run(st, on_error)
+        self.finish_run(st, on_error)
         return self._views["tau_joint"]
-
-    def _check_dt(self, dt):
-        dt = V.positive_float(dt, "dt")
-        ratio = dt / self._max_substep  # inf for a subnormal max_substep: no integer to round
-        if not ratio <= lib.ASR_MAX_SUBSTEPS:
-            raise ValueError(f"dt: {dt!r} s with max_substep {self._max_substep!r} s needs "
-                             f"{ratio:.3g} motor sub-steps per step, valid range "
-                             f"[1, {lib.ASR_MAX_SUBSTEPS}]; raise max_substep or lower dt")
-        return dt
-
-    def _after_run(self, st, on_error):
-        self._raise_python()
-        if st in (lib.ASR_ERR_NULL, lib.ASR_ERR_NOMEM) or (
-                st == lib.ASR_ERR_RANGE and not self._code.any()):
-            raise_for_status(st, "step")
-        if st != lib.ASR_OK and on_error == "raise":
-            self.check()
 
     @serialised
     def rollout(self, steps, dt, refs, q=0.0, qd=0.0, *, tau_ext=None, record=("tau_joint",),
@@ -446,10 +418,10 @@ class Batch:
         Returns {field: (steps, N, J) array} (views into out)."""
         check_on_error(on_error)
         steps = V.positive_int(steps, "steps", hi=2**31 - 1)
-        dt = self._check_dt(dt)
+        dt = self.check_dt(dt)
         record = check_record(record)
         ra, stride_r = self._timed(refs, "refs", steps, self._shape(2))
-        self._check_refs(ra, "refs")
+        self.check_refs(ra, "refs")
         qa, stride_q = self._timed(q, "q", steps, self._shape())
         qda, stride_qd = self._timed(qd, "qd", steps, self._shape())
         if stride_q != stride_qd:  # C takes one time stride for both: repeat the held one
@@ -470,7 +442,7 @@ class Batch:
             stride_q, ffi.from_buffer("double[]", ra), stride_r, ext, stride_e, len(record),
             ffi.from_buffer("int[]", idx),
             ffi.from_buffer("double[]", out, require_writable=True) if record else ffi.NULL)
-        self._after_run(st, on_error)
+        self.finish_run(st, on_error)
         return {f: out[:, r] for r, f in enumerate(record)}
 
     def _timed(self, value, name, steps, shape):
@@ -479,6 +451,62 @@ class Batch:
         if arr.ndim == len(shape) + 1:
             return V.finite_array(arr, name, (steps,) + shape), int(np.prod(shape))
         return V.broadcast_input(arr, name, shape), 0
+
+    # ------------------------------------------------------------ engine interface
+    # Internal: for asr.Sim and other engines that step this batch's actuators inside their own
+    # loop. They hold `lock` across a call sequence (a Sim shares it), validate their inputs with
+    # the check_* methods, run the C rollout with rollout_engine, and never touch the C handle.
+
+    @serialised
+    def check_refs(self, refs, name):
+        """Second references bounded by a parameter (AwAS-II: the pivot position, valid in
+        [0, L)), in the modes that use them. refs: (..., J, 2); name: for the message."""
+        for j, spec in enumerate(self.specs):
+            if spec.preset.below_param is None or self._modes[j] < 2:
+                continue
+            check_ref2(spec, refs[..., j, 1], self.get_param(j, spec.preset.below_param),
+                       f"{name}[..., {j}, 1]")
+
+    def check_ff(self, tau_ff):
+        """Feed-forward motor torques (M, J), N m: nonzero only on single-motor joints."""
+        for j, spec in enumerate(self.specs):
+            if spec.nmotor != 1 and np.any(tau_ff[:, j] != 0):
+                raise ValueError(f"tau_ff[:, {j}]: feed-forward torque is defined for "
+                                 f"single-motor joints only; joint {j} ({spec.name}) has "
+                                 f"{spec.nmotor} motors")
+
+    def check_dt(self, dt):
+        """A step length dt, s, that max_substep splits into at most ASR_MAX_SUBSTEPS motor
+        sub-steps; returns it as a float."""
+        dt = V.positive_float(dt, "dt")
+        ratio = dt / self._max_substep  # inf for a subnormal max_substep: no integer to round
+        if not ratio <= lib.ASR_MAX_SUBSTEPS:
+            raise ValueError(f"dt: {dt!r} s with max_substep {self._max_substep!r} s needs "
+                             f"{ratio:.3g} motor sub-steps per step, valid range "
+                             f"[1, {lib.ASR_MAX_SUBSTEPS}]; raise max_substep or lower dt")
+        return dt
+
+    @serialised
+    def rollout_engine(self, engine, steps, dt, refs, ext, ff, record, out):
+        """One C rollout of `steps` steps of `dt` s coupled to a link engine (an asr_engine*, see
+        csrc/asr_engine.h). refs, ext, ff: asr_series; record: state field names; out: writable
+        C-contiguous float64 array the recorded fields go into (ignored when record is empty).
+        Returns the C status: pass it to finish_run."""
+        idx = np.array([FIELDS.index(f) for f in record] or [0], dtype=np.intc)
+        return lib.asr_batch_rollout_engine(
+            self._b, engine, steps, dt, refs, ext, ff, len(record), ffi.from_buffer("int[]", idx),
+            ffi.from_buffer("double[]", out, require_writable=True) if record else ffi.NULL)
+
+    @serialised
+    def finish_run(self, st, on_error):
+        """After a C step or rollout with status st: raise a Python model's pending error, a
+        batch-wide failure, and with on_error 'raise' the first frozen instance's."""
+        self._raise_python()
+        if st in (lib.ASR_ERR_NULL, lib.ASR_ERR_NOMEM) or (
+                st == lib.ASR_ERR_RANGE and not self._code.any()):
+            raise_for_status(st, "step")
+        if st != lib.ASR_OK and on_error == "raise":
+            self.check()
 
     def __repr__(self):
         joints = ", ".join(f"{s.name}/mode {m}" for s, m in zip(self.specs, self._modes))

@@ -18,7 +18,7 @@ try:
 except ImportError:  # Python < 3.11
     import tomli as tomllib
 
-from asr.batch import Joint, _check_mode
+from asr.batch import Joint, check_mode
 from asr.models import get_model, models as model_specs
 
 ROBOTS_ENV = "ASR_ROBOTS"
@@ -247,7 +247,7 @@ def _joint(toml, where, table):
     e = _entries(table, _JOINT, toml, where)
     spec = get_model(e["model"]).spec
     try:
-        mode = _check_mode(e["mode"], spec, "")
+        mode = check_mode(e["mode"], spec, "")
     except ValueError as exc:
         toml.fail(f"{where} mode", str(exc).removeprefix("mode: "))
     params = e.get("params", {})

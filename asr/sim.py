@@ -22,7 +22,7 @@ import numpy as np
 from asr import _validate as V
 from asr._ffi import ffi, lib
 from asr._serial import serialised
-from asr.batch import FIELDS, Batch, check_on_error, check_record
+from asr.batch import Batch, check_on_error, check_record
 from asr.errors import SimulationError
 from asr.models import compliance
 from asr.robot import Robot, joint_addresses, load_robot
@@ -309,7 +309,7 @@ class Sim:
         ext = None if tau_ext is None else self._per_step(tau_ext, "tau_ext", steps, ())
         ff = None if tau_ff is None else self._per_step(tau_ff, "tau_ff", steps, ())
         if ff is not None:
-            self.batch._check_ff(ff[0].reshape(-1, nj))
+            self.batch.check_ff(ff[0].reshape(-1, nj))
         if callable(refs):
             every = V.positive_int(every, "every")
             for t0 in range(0, steps, every):
@@ -343,20 +343,17 @@ class Sim:
         from _per_step (ext and ff may be None)."""
         nj = self.n_joints
         arr = refs[0] if refs[1] == 0 else np.moveaxis(refs[0], 1, 0)  # (steps, N, J, 2)
-        self.batch._check_refs(arr, "refs")
-        self.batch._check_dt(self.dt)
+        self.batch.check_refs(arr, "refs")
+        self.batch.check_dt(self.dt)
         buf = out if out.flags.c_contiguous else np.empty(out.shape)
-        idx = np.array([FIELDS.index(f) for f in record] or [0], dtype=np.intc)
         keep = []
         before = self._bad_qacc()
-        st = lib.asr_batch_rollout_engine(
-            self.batch._b, self._engine, steps, self.dt, _series(refs, keep),
-            _series(ext, keep), _series(ff, keep), len(record), ffi.from_buffer("int[]", idx),
-            ffi.from_buffer("double[]", buf, require_writable=True) if record else ffi.NULL)
+        st = self.batch.rollout_engine(self._engine, steps, self.dt, _series(refs, keep),
+                                       _series(ext, keep), _series(ff, keep), record, buf)
         if buf is not out:
             out[...] = buf
         try:
-            self.batch._after_run(st, on_error)
+            self.batch.finish_run(st, on_error)
         except SimulationError as exc:
             if exc.code != lib.ASR_ERR_DIVERGED:
                 raise

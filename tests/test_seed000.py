@@ -108,7 +108,7 @@ def test_fig7_soft_awas2_and_qbmove_sag_stiff_reach(r7):
 def test_per_step_refs_of_an_awas2_batch():
     """Sim.rollout with per-step references (N, steps, J, 2) and N > 1 on an AwAS-II joint: the
     pivot check must accept valid pivots (asr bug: Sim._run passes refs[0].reshape(-1, J, 2),
-    N * steps rows, to Batch._check_refs, which broadcasts them against L of shape (N,))."""
+    N * steps rows, to Batch.check_refs, which broadcasts them against L of shape (N,))."""
     sim = asr.Sim("pendulum_1dof", 2, variant="awas2")
     refs = np.zeros((2, 5, 1, 2))
     refs[0, :, 0, 1], refs[1, :, 0, 1] = 0.005, 0.04
