@@ -1,14 +1,15 @@
 /* asr_fields.h - the joint state fields, listed once.
  *
  * X(ID, name, unit, doc) for every field, in state-record order: ID makes the enumerator
- * ASR_F_<ID> (asr.h), name the field's name (asr_state_field_name, Python's asr.FIELDS), unit
+ * ASR_F_<ID> (asr_batch.h), name the field's name (asr_state_field_name, Python's asr.FIELDS), unit
  * its SI unit ("" for counts, flags and fields whose unit depends on the mode; doc says it) and
  * doc its description without the unit. The order is the record layout: indices are stored in
  * records, so a new field goes at the end of its block.
  *
  * ASR_STATE_FIELDS_CHECKED: computed by the step and checked for NaN/inf after every step.
  * ASR_STATE_FIELDS_COPIED: copies of checked inputs, and counters.
- * Included by asr.h, which is also the cffi cdef (asr/_build.py preprocesses it): macros only.
+ * Included by asr_batch.h, part of asr.h, which is also the cffi cdef (asr/_build.py preprocesses
+ * it): macros only.
  */
 #ifndef ASR_FIELDS_H
 #define ASR_FIELDS_H

@@ -1,0 +1,52 @@
+/* asr_engine.h - coupling a batch to a rigid-body engine (asr_engine, asr_series,
+ * asr_batch_rollout_engine).
+ * Part of the public C API: included by asr.h, whose conventions (naming, SI units, layouts,
+ * no system includes: this is also the cffi cdef) apply here.
+ */
+#ifndef ASR_API_ENGINE_H
+#define ASR_API_ENGINE_H
+
+#include "asr_status.h"
+#include "asr_batch.h"
+
+/* ------------------------------------------------------------------ rigid-body engine coupling */
+
+/* One of the engine's step halves, e.g. MuJoCo's mj_step1 and mj_step2 (model, data). The core
+ * needs only these two functions and pointers into the engine's arrays, so it does not compile
+ * against any engine version. */
+typedef void (*asr_engine_fn)(const void* model, void* data);
+
+/* An engine with one model and one data per instance (several instances may share a model). */
+typedef struct asr_engine {
+    asr_engine_fn step1;        /* positions and velocities ready; applied forces may change */
+    asr_engine_fn step2;        /* integrates with the applied forces */
+    const void* const* model;   /* n_inst engine models */
+    void* const* data;          /* n_inst engine data, one per instance */
+    double* const* qpos;        /* n_inst pointers to each data's generalized positions */
+    double* const* qvel;        /* n_inst pointers to each data's generalized velocities */
+    double* const* qfrc;        /* n_inst pointers to each data's applied generalized forces */
+    const int* qpos_adr;        /* n_joint: index of joint j's angle in qpos, rad */
+    const int* dof_adr;         /* n_joint: index of joint j's velocity / force in qvel, qfrc */
+} asr_engine;
+
+/* A per-instance, per-step input: the values of instance i at step t start at
+ * data + i*stride_i + t*stride_t (doubles, >= 0; stride 0: the same for every instance or step),
+ * one value per joint (two for references). data NULL: zero. */
+typedef struct asr_series {
+    const double* data;
+    long long stride_i, stride_t;
+} asr_series;
+
+/* nstep coupled steps of length dt (the engine's own time step): for every instance and step,
+ * step1 -> link state of the actuated joints -> actuator step with refs, tau_ext and tau_ff
+ * (as in asr_batch_step) -> joint torques written into qfrc[dof_adr] (the other entries are
+ * left to the caller) -> step2. refs must not be NULL. Fields record_fields[nrecord] are copied
+ * after every step into record[((r * n_inst + i) * nstep + t) * n_joint + j]: ASR_F_Q and ASR_F_QD
+ * from the engine after step2 (the link state at the end of the step), the others from the state
+ * (torques applied over the step, motors at its end). Each thread runs whole instances over all
+ * steps, so results do not depend on the thread count. */
+asr_status asr_batch_rollout_engine(asr_batch* b, const asr_engine* engine, int nstep, double dt,
+                                    asr_series refs, asr_series tau_ext, asr_series tau_ff,
+                                    int nrecord, const int* record_fields, double* record);
+
+#endif
