@@ -15,9 +15,10 @@ from asr.models import (Compliance, ModelSpec, ParamSpec, PresetSpec, compliance
                         reference_map, register_model, unregister_model)
 from asr.robot import Robot, RobotFileError, RobotJoint, load_robot
 from asr.sim import Sim
-# the functions shadow their modules as attributes; `from asr.ilc import lowpass` still works
-from asr.ilc import ILCResult, ilc
-from asr.sweep import SweepResult, sweep
+# asr.ilc and asr.sweep are functions; their modules are asr.iterative_learning and
+# asr.parameter_sweep (names that no function shadows)
+from asr.iterative_learning import ILCResult, ilc
+from asr.parameter_sweep import SweepResult, sweep
 from asr._gymnasium_envs import register_when_imported
 
 # gymnasium.make_vec("asr/<Task>-v0") after `import asr`, without importing gymnasium here

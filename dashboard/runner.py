@@ -896,7 +896,7 @@ class SimRunner:
         self.publish("ilc", msg)
 
     def _run_ilc(self, robot, modes, overrides, cfg):
-        from asr.ilc import ilc
+        from asr.iterative_learning import ilc
 
         try:
             sim = asr.Sim(robot, 1, threads=self.settings.threads)

@@ -7,7 +7,7 @@ import pytest
 import asr
 from asr import cpr
 from asr._ffi import lib
-from asr.sweep import sweep
+from asr.parameter_sweep import sweep
 
 
 def test_a_subnormal_max_substep_is_a_value_error_not_an_overflow():

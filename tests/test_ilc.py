@@ -10,7 +10,7 @@ import pytest
 
 import asr
 from asr.experiments import ilc000
-from asr.ilc import ILCResult, ilc, lowpass, moving_average
+from asr.iterative_learning import ILCResult, ilc, lowpass, moving_average
 
 PENDULUM = os.path.join(os.path.dirname(__file__), "robots", "pendulum")
 

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from asr._files import atomic_write
-from asr.ilc import ILCResult
-from asr.sweep import SweepResult, sweep
+from asr.iterative_learning import ILCResult
+from asr.parameter_sweep import SweepResult, sweep
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PENDULUM = os.path.join(HERE, "robots", "pendulum")  # 1 DOF, dt 1 ms
@@ -21,7 +21,7 @@ GRID = {"joint.k1": [0.0019, 0.003, 0.005], "mujoco.body_mass.link": [0.1, 0.3],
         "refs.preset.joint": [0.2, 0.5]}
 KW = dict(steps=150_000, refs=[[0.8, 0.3]], batch_size=2, progress=False)  # 6 batches, ~0.4 s each
 CHILD = """import json, sys
-from asr.sweep import sweep
+from asr.parameter_sweep import sweep
 sweep(sys.argv[1], json.loads(sys.argv[2]), results=sys.argv[3], **json.loads(sys.argv[4]))
 """
 

@@ -48,7 +48,7 @@ import numpy as np
 
 import asr
 from asr.experiments import command_line
-from asr.ilc import ilc
+from asr.iterative_learning import ilc
 
 ROBOT, VARIANT = "qbmove_arm_2dof", "vertical"
 PRESET = 0.2            # rad, soft
@@ -84,7 +84,7 @@ def reference(dt):
 
 
 def run(max_iter=MAX_ITER, settle_s=SETTLE_S, progress=False, threads=1):
-    """The sec. 4.3 ILC; returns the asr.ilc.ILCResult."""
+    """The sec. 4.3 ILC; returns the asr.ILCResult."""
     sim = asr.Sim(ROBOT, 1, variant=VARIANT, threads=threads)
     return ilc(sim, reference(sim.dt), schedule=k_off, preset=PRESET, tol=TOL,
                max_iter=max_iter, settle_s=settle_s, progress=progress)

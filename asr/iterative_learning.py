@@ -10,7 +10,7 @@ filtered, if asked, by a zero-phase filter. `ilc` runs N independent ILC problem
 instances of one asr.Sim, which may differ in preset, gains, actuator parameters (Sim params) or
 link masses (Sim mujoco_params)): every trial of every instance is one `sim.rollout` call.
 
-    from asr.ilc import ilc, lowpass
+    from asr.iterative_learning import ilc, lowpass
     sim = asr.Sim("qbmove_arm_2dof", 1)
     res = ilc(sim, q_ref, schedule=lambda n: 0.5 * np.exp(-n / 10), preset=0.2, tol=0.08)
     res.iterations, res.errors, res.input      # trials, max |e| per trial (rad), eq(t) (rad)
