@@ -5,10 +5,10 @@ commands (`submit`) that the runner applies before its next rollout and whose re
 exception) comes back through a concurrent Future. Frames go to every subscriber through its own
 bounded buffer filled on the subscriber's event loop with `loop.call_soon_threadsafe`; a slow
 client loses old `extend` frames first, and waiting `figure` / `state` messages are replaced by
-newer ones (see Subscriber). The ILC runs on its own Sim in a worker thread (asr's C core
+newer ones (dashboard/subscribers.py). Reference generators and stiffness presets are in
+dashboard/references.py. The ILC runs on its own Sim in a worker thread (asr's C core
 releases the GIL). Robots are loaded by name only (asr.load_robot(..., allow_path=False)).
 """
-import asyncio
 import collections
 import concurrent.futures
 import contextlib
@@ -26,18 +26,16 @@ import time
 import numpy as np
 
 import asr
+from asr.references import min_jerk
 from asr.robot import load_robot, robot_names, tomllib
 from dashboard import figure as fig
 from dashboard.errors import public_message, short
 from dashboard.figure import FRAME_FIELDS, SERIES  # noqa: F401 - part of this module's API
+from dashboard.references import ControlError, check_preset, preset_spec, reference_values
+from dashboard.subscribers import Subscriber
 
 
 RECORD = ("q", "tau_joint", "stiffness", "th1", "th2")
-MAX_BUFFERED_MESSAGES = 16  # per client (Settings.client_queue)
-
-
-class ControlError(ValueError):
-    """A control change that is well-formed but not valid for the current robot (-> 422)."""
 
 
 class NotFound(LookupError):
@@ -46,14 +44,6 @@ class NotFound(LookupError):
 
 class Busy(RuntimeError):
     """The ILC is already running (-> 409)."""
-
-
-def preset_spec(model):
-    """Stiffness preset of `model` as the package defines it (asr.models()[model].preset): kind
-    ("ref": second reference of modes 3/6, in model units; "param": the spring parameter `param`
-    set directly; "none"), lo, hi, soft, stiff, unit, meaning."""
-    spec = asr.models().get(model)
-    return (spec.preset if spec is not None else asr.PresetSpec()).as_dict()
 
 
 def list_robots():
@@ -101,32 +91,6 @@ def _robot_error(name, exc):
                                                                              f"{text}")
 
 
-def reference_values(gen, t):
-    """Equilibrium reference (rad) of generator `gen` (dict) at times t (s since it was set)."""
-    kind, a, off = gen["kind"], gen["amplitude"], gen["offset"]
-    t = np.asarray(t, dtype=float)
-    if kind == "hold":
-        return np.full(t.shape, off)
-    if kind == "step":
-        return np.where(t >= 0, off + a, off)
-    if kind == "sine":
-        return off + a * np.sin(2 * np.pi * gen["frequency"] * t)
-    if kind == "chirp":
-        T = gen["period"]
-        tt = np.mod(t, T)
-        f0, f1 = gen["frequency"], gen["frequency_end"]
-        return off + a * np.sin(2 * np.pi * (f0 * tt + (f1 - f0) * tt * tt / (2 * T)))
-    if kind == "minjerk":
-        s = np.clip(t / gen["period"], 0.0, 1.0)
-        return off + a * s ** 3 * (10.0 - 15.0 * s + 6.0 * s * s)
-    raise ControlError(f"reference kind: got {kind!r}, valid: step, sine, chirp, minjerk, hold")
-
-
-def min_jerk(t, q0, q1, duration):
-    s = np.clip(np.asarray(t, dtype=float) / duration, 0.0, 1.0)
-    return q0 + (q1 - q0) * s ** 3 * (10.0 - 15.0 * s + 6.0 * s * s)
-
-
 def _num(x):
     """JSON-safe float (NaN/inf -> None)."""
     x = float(x)
@@ -140,78 +104,6 @@ def _compact(values):
 
 
 _dumps = fig.dumps
-
-
-class Subscriber:
-    """One client's message buffer on its event loop. put() runs on that loop (scheduled with
-    call_soon_threadsafe). Bounded, so a client that does not read costs no more memory than
-    one that does: a figure or state message replaces the one of its kind still waiting (a
-    figure also drops the frames before it), and beyond `max_items` the oldest extend frames (or
-    else the oldest other message, never the figure) are dropped. A new client's subscriber
-    `awaits_figure`: its first view is built elsewhere (figure.FirstViews) while the frames
-    after it queue up; get() hands out nothing before it, and put_first() puts it in front
-    (unless a newer figure came first)."""
-
-    COALESCED = ("figure", "state")
-
-    def __init__(self, loop, max_items=MAX_BUFFERED_MESSAGES, awaits_figure=False):
-        self.loop = loop
-        self.max_items = max_items
-        self.items = collections.deque()
-        self.event = asyncio.Event()
-        self.dropped = 0
-        self.closed = False
-        self.awaits_figure = awaits_figure
-
-    def put_first(self, text):
-        if self.awaits_figure:
-            self.awaits_figure = False
-            self.items.appendleft(("figure", text))
-            self.event.set()
-
-    def put_first_threadsafe(self, text):
-        if not self.closed:
-            try:
-                self.loop.call_soon_threadsafe(self.put_first, text)
-            except RuntimeError:  # loop closed
-                self.closed = True
-
-    def put(self, kind, text):
-        if kind == "figure":
-            self.awaits_figure = False
-        if kind in self.COALESCED:
-            stale = ("extend", "figure") if kind == "figure" else (kind,)
-            kept = collections.deque(i for i in self.items if i[0] not in stale)
-            self.dropped += len(self.items) - len(kept)
-            self.items = kept
-        self.items.append((kind, text))
-        while len(self.items) > self.max_items:
-            self._drop_oldest()
-        self.event.set()
-
-    def _drop_oldest(self):
-        kinds = [i[0] for i in self.items]
-        victim = kinds.index("extend") if "extend" in kinds else \
-            next(k for k, kind in enumerate(kinds) if kind != "figure")
-        del self.items[victim]
-        self.dropped += 1
-
-    def put_threadsafe(self, kind, text):
-        if self.closed:
-            return False
-        try:
-            self.loop.call_soon_threadsafe(self.put, kind, text)
-            return True
-        except RuntimeError:  # loop closed
-            self.closed = True
-            return False
-
-    async def get(self):
-        """Next (kind, text) message."""
-        while self.awaits_figure or not self.items:
-            self.event.clear()
-            await self.event.wait()
-        return self.items.popleft()
 
 
 class SimRunner:
@@ -346,13 +238,7 @@ class SimRunner:
                 self.sim.batch.set_param(k, spec["param"], v if v.size > 1 else float(v[0]))
 
     def _check_preset(self, joint, value):
-        spec = preset_spec(self.models[self.joint_names.index(joint)])
-        if spec["kind"] == "none":
-            raise ControlError(f"preset {joint}: model {spec!r} has no stiffness preset")
-        if not spec["lo"] <= value <= spec["hi"]:
-            raise ControlError(f"preset {joint}: got {value:g}, valid range "
-                               f"[{spec['lo']:g}, {spec['hi']:g}] {spec['unit']} for model "
-                               f"{self.models[self.joint_names.index(joint)]}")
+        check_preset(joint, self.models[self.joint_names.index(joint)], value)
 
     def _joint(self, name):
         if name not in self.joint_names:

@@ -5,7 +5,7 @@ the server can apply them:
   with code 1009 before they are read whole (uvicorn's ws_max_size);
 - a WebSocket client whose connection takes no data for Settings.client_stall_s seconds once
   its buffers are full (it stopped reading) is disconnected. The app stops queueing for it long
-  before (its queue is bounded, dashboard/runner.py), but only the server can drop the
+  before (its queue is bounded, dashboard/subscribers.py), but only the server can drop the
   connection: asyncio's close() would wait forever for such a client to take the data already
   written.
 """

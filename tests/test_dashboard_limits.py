@@ -203,7 +203,7 @@ def test_422_answers_echo_little(client, body, words):
 def test_a_clients_queue_is_bounded():
     """A client that reads nothing holds at most client_queue messages: the figure and the
     latest state stay, old frames go first."""
-    from dashboard.runner import Subscriber
+    from dashboard.subscribers import Subscriber
 
     sub = Subscriber(loop=None, max_items=LIMITS.client_queue)
     sub.put("figure", "F1")

@@ -49,6 +49,7 @@ import numpy as np
 import asr
 from asr.experiments import command_line
 from asr.iterative_learning import ilc
+from asr.references import min_jerk
 
 ROBOT, VARIANT = "qbmove_arm_2dof", "vertical"
 PRESET = 0.2            # rad, soft
@@ -59,12 +60,6 @@ TOL = 0.08              # rad
 SETTLE_S = 3.0          # s
 MAX_ITER = 50
 PAPER_ITERATIONS = 11
-
-
-def min_jerk(t, q0, q1, duration):
-    """Fifth-order minimum-jerk profile q0 -> q1 over [0, duration] (held after), rad."""
-    s = np.clip(np.asarray(t, dtype=float) / duration, 0.0, 1.0)
-    return q0 + (q1 - q0) * s ** 3 * (10.0 - 15.0 * s + 6.0 * s * s)
 
 
 def k_off(n):

@@ -63,6 +63,7 @@ from scipy.optimize import brentq, least_squares
 
 import asr
 from asr.experiments import command_line
+from asr.references import min_jerk
 
 # ---------------------------------------------------------------- constants (paper sec. 4.1-4.2)
 
@@ -224,11 +225,6 @@ def with_mode(robot, mode):
     """A copy of an asr.Robot with every joint in `mode` (robot.toml is left unchanged)."""
     return dataclasses.replace(robot, joints=tuple(dataclasses.replace(j, mode=mode)
                                                    for j in robot.joints))
-
-
-def minimum_jerk(t, start, end, duration):
-    s = np.clip(np.asarray(t, float) / duration, 0.0, 1.0)
-    return start + (end - start) * (10 * s ** 3 - 15 * s ** 4 + 6 * s ** 5)
 
 
 def step_metrics(t, q, q0, target, band=0.05, small=0.01):
@@ -527,7 +523,7 @@ def fig14(duration=6.0, start=SWEEP["start"], end=SWEEP["end"], sweep=SWEEP["dur
         n = int(round(duration / sim.dt))
         t = np.arange(n) * sim.dt          # time at the start of each step
         refs = np.repeat(r0[:, None], n, axis=1)
-        refs[0, :, 0, 0] = minimum_jerk(t, start, end, sweep)
+        refs[0, :, 0, 0] = min_jerk(t, start, end, sweep)
         log_t, log_box, q1, tau1 = [], [], [], []
         for k in range(0, n, every):       # chunks of `every` steps, box position after each
             out = sim.rollout(min(every, n - k), refs[:, k:k + every], record=("q", "tau_link"))
@@ -707,7 +703,7 @@ def figures(r7, r11, r12, r13, r14):
                                                       "box displacement (cm)"))
     for v, r in r14["variants"].items():
         c = _COLORS[v]
-        eq = minimum_jerk(r["t"], r14["start"], r14["end"], r14["sweep"])
+        eq = min_jerk(r["t"], r14["start"], r14["end"], r14["sweep"])
         f.add_trace(go.Scatter(x=r["t"], y=eq, name="eq ref", showlegend=v == "soft",
                                line=dict(color="black", dash="dot")), row=1, col=1)
         f.add_trace(go.Scatter(x=r["t"], y=r["q1"], name=f"q1 {v}",

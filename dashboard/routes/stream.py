@@ -4,7 +4,7 @@ message and the stream goes on, whatever it holds (NaN, Infinity, a 5000-digit n
 nesting: an error naming what is wrong, never a closed stream). Only pages that pass
 dashboard/security.py get here. A message larger than Settings.max_message_bytes closes the
 connection (1009); JSON nested deeper than max_json_depth or with numbers longer than Python
-parses gets an error unparsed. Each client has its own bounded queue (runner.Subscriber)
+parses gets an error unparsed. Each client has its own bounded queue (subscribers.Subscriber)
 and its own sender task, so a slow client loses frames but never holds up the others."""
 import asyncio
 import json
