@@ -8,21 +8,10 @@
  *     "tau"       #plot-tau        link torque
  *     "stiffness" #plot-stiffness  joint stiffness
  *     "motors"    #plot-motors     motor angles th1, th2
- *   Trace k of figure.data goes to the plot named by, in this order of precedence:
- *     1. trace.meta.plot (one of the five names above, or the element id "plot-q", "plot-defl",
- *        ...; the server sends the id form), or trace.meta.field (q, eq, defl, tau,
- *        stiffness, th1, th2), or trace.meta itself when it is one of those strings;
- *     2. a name prefix "<plot>:" or "<plot>/" (e.g. "defl: joint1"), or trace.legendgroup = <plot>;
- *     3. when every trace has one of exactly five distinct y axes (a make_subplots figure with
- *        five rows): axes y, y2, ..., y5 in order are q, defl, tau, stiffness, motors;
- *     4. when every trace name holds a field word (eq/equilibrium, defl, tau/torque, stiff,
- *        th1/th2/motor, q/link): that word;
- *     5. otherwise the canonical order: figure.data[k] is field FIELDS[k % 7] of
- *        FIELDS = [q, eq, defl, tau, stiffness, th1, th2], traces ordered instance-major
- *        then joint: k = (instance * njoints + joint) * 7 + field.
- *   An empty figure.data makes the page build the traces itself from the state (joints and
- *   compare instances) in that canonical order. A trace without x takes figure.x (the server
- *   sends the decimated history's time axis once, PROTOCOL.md "First view").
+ *   Trace k of figure.data goes to the plot named by trace.meta.plot (the element id
+ *   "plot-q", "plot-defl", ...), and trace.meta.field (q, eq, defl, tau, stiffness, th1, th2)
+ *   sets its line style. A trace without x takes figure.x (the server sends the decimated
+ *   history's time axis once, PROTOCOL.md "First view").
  *   An extend message's indices are indices into figure.data ("trace order as in the figure");
  *   the page maps each to (plot, trace within plot) and calls Plotly.extendTraces once per plot,
  *   keeping per trace the points within state.window_s of its newest sample (at most
@@ -42,8 +31,6 @@
 
 (function () {
   const PLOTS = ["q", "defl", "tau", "stiffness", "motors"];
-  const FIELDS = ["q", "eq", "defl", "tau", "stiffness", "th1", "th2"];
-  const FIELD_PLOT = { q: "q", eq: "q", defl: "defl", tau: "tau", stiffness: "stiffness", th1: "motors", th2: "motors" };
   const PLOT_INFO = {
     q: { div: "plot-q", title: "link angle q (solid) and equilibrium reference eq (dotted)", unit: "rad" },
     defl: { div: "plot-defl", title: "deflection q - eq", unit: "rad" },
@@ -66,7 +53,6 @@
     route: [],            // figure trace index -> {plot, local}
     plotted: false,       // a figure has been drawn
     uirevision: "asr",
-    convention: "",
     frames: 0,
     lastFrameAt: 0,
     frameTimes: [],
@@ -78,7 +64,7 @@
     ilcPoll: null,
   };
   window.asrDebug = app;
-  const stats = (window.asrStats = { fps: 0, latencyMs: null, latencies: [], frames: 0, figures: 0, convention: "" });
+  const stats = (window.asrStats = { fps: 0, latencyMs: null, latencies: [], frames: 0, figures: 0 });
 
   const $ = (id) => document.getElementById(id);
   const hasPlotly = () => typeof window.Plotly !== "undefined";
@@ -104,7 +90,7 @@
   function formatDetail(data) {
     if (data == null) return "";
     if (typeof data === "string") return data;
-    const d = data.detail !== undefined ? data.detail : data.message !== undefined ? data.message : data;
+    const d = data.detail !== undefined ? data.detail : data;
     if (typeof d === "string") return d;
     if (Array.isArray(d)) {
       return d.map((e) => (e && e.msg ? `${(e.loc || []).filter((x) => x !== "body").join(".")}: ${e.msg}` : JSON.stringify(e))).join("\n");
@@ -147,7 +133,6 @@
       clearError();
       if (app.pending) app.pending.acked = true;
       if (looksLikeState(data)) applyState(data);
-      else if (data && looksLikeState(data.state)) applyState(data.state);
       return data;
     } catch (e) {
       app.pending = null;
@@ -161,56 +146,20 @@
   // ------------------------------------------------------------------ state
 
   function looksLikeState(s) {
-    return !!s && typeof s === "object" && !Array.isArray(s) && !!s.joints && typeof s.joints === "object";
+    return !!s && typeof s === "object" && Array.isArray(s.joints);
   }
 
   function num(v) { return typeof v === "number" && isFinite(v) ? v : null; }
 
-  function pickRange(obj) {
-    if (!obj || typeof obj !== "object") return null;
-    for (const key of ["preset_range", "presetRange", "range"]) {
-      const r = obj[key];
-      if (Array.isArray(r) && r.length === 2 && num(r[0]) !== null && num(r[1]) !== null) return [r[0], r[1]];
-      if (r && num(r.soft) !== null && num(r.stiff) !== null) return [r.soft, r.stiff];
-      if (r && num(r.min) !== null && num(r.max) !== null) return [r.min, r.max];
-    }
-    for (const [a, b] of [["soft", "stiff"], ["preset_soft", "preset_stiff"], ["preset_min", "preset_max"]]) {
-      if (num(obj[a]) !== null && num(obj[b]) !== null) return [obj[a], obj[b]];
-    }
-    return null;
-  }
-
-  function lookup(container, name, index) {
-    if (container == null) return undefined;
-    if (Array.isArray(container)) return container[index];
-    if (typeof container === "object") return container[name];
-    return undefined;
-  }
-
-  /* Normalise state.joints (list of objects or names, or {name: {...}}) to a list of joints. */
+  /* state.joints with each joint's preset (state.presets) and reference (state.reference). */
   function normalizeJoints(state) {
-    let raw = state.joints;
-    let list = [];
-    if (Array.isArray(raw)) {
-      list = raw.map((j, i) => (typeof j === "string" ? { name: j } : Object.assign({ name: j.name || `joint${i + 1}` }, j)));
-    } else if (raw && typeof raw === "object") {
-      list = Object.keys(raw).map((name) => Object.assign({ name }, raw[name]));
-    } else if (Array.isArray(state.joint_names)) {
-      list = state.joint_names.map((name) => ({ name }));
-    }
-    return list.map((j, i) => {
-      const preset = num(j.preset) ?? num(lookup(state.presets, j.name, i)) ?? num(lookup(state.preset, j.name, i));
-      const range = pickRange(j) || pickRange(lookup(state.preset_ranges, j.name, i)) ||
-        (Array.isArray(lookup(state.preset_ranges, j.name, i)) ? lookup(state.preset_ranges, j.name, i) : null) ||
-        pickRange(lookup(state.stiffness_presets, j.name, i)) || null;
-      const mode = num(j.mode) ?? num(lookup(state.mode, j.name, i)) ?? num(lookup(state.modes, j.name, i));
-      const params = j.params || lookup(state.params, j.name, i) || {};
-      const reference = j.reference || lookup(state.references, j.name, i) || lookup(state.reference, j.name, i) || null;
-      const spec = j.preset_range && typeof j.preset_range === "object" ? j.preset_range : {};
-      const presetKind = spec.kind;
-      // what the preset is and its unit, as the package defines them (asr.models()[model].preset)
+    return state.joints.map((j) => {
+      const spec = j.preset_range;  // asr.models()[model].preset: kind, soft, stiff, unit, meaning
+      // what the preset is and its unit, as the package defines them
       const presetInfo = [spec.meaning, spec.unit].filter((s) => typeof s === "string" && s).join(", ");
-      return { name: j.name, model: j.model, mode, params, preset, range, reference, presetKind, presetInfo };
+      return { name: j.name, model: j.model, mode: j.mode, params: j.params,
+               preset: num(state.presets[j.name]), range: [spec.soft, spec.stiff],
+               reference: state.reference[j.name] || null, presetKind: spec.kind, presetInfo };
     });
   }
 
@@ -248,9 +197,7 @@
     }
 
     // robot select and info
-    const robot = state.robot && typeof state.robot === "object" ? state.robot.name : state.robot;
-    const variant = state.variant ?? (state.robot && state.robot.variant) ?? "";
-    if (robot) ensureRobotOption(robot, variant, true);
+    ensureRobotOption(state.robot, state.variant || "", true);
     const models = Array.from(new Set(app.joints.map((j) => j.model).filter(Boolean)));
     $("robot-info").textContent = `${app.joints.length} joint${app.joints.length === 1 ? "" : "s"}` +
       (models.length ? ` (${models.join(", ")})` : "");
@@ -280,15 +227,12 @@
     if (num(state.time) !== null) $("sim-time").textContent = `t = ${state.time.toFixed(1)} s`;
   }
 
-  function presetRange(j) { return (j && j.range) || [0.2, 0.6]; }
   function hasPreset(j) {
-    if (!j) return false;
-    const r = presetRange(j);
-    return !(j.presetKind === "none" || r[0] === r[1]);
+    return !!j && j.presetKind !== "none" && j.range[0] !== j.range[1];
   }
 
   function updatePresetSlider(j) {
-    const [lo, hi] = presetRange(j);
+    const [lo, hi] = j.range;
     $("preset-lo").textContent = `soft ${lo}`;
     $("preset-hi").textContent = `stiff ${hi}`;
     const slider = $("preset-slider");
@@ -302,7 +246,8 @@
 
   function showPresetValue() {
     const j = firstTarget();
-    const [lo, hi] = presetRange(j);
+    if (!j) return;
+    const [lo, hi] = j.range;
     const v = lo + Number($("preset-slider").value) * (hi - lo);
     $("preset-value").textContent = `= ${+v.toPrecision(4)}`;
   }
@@ -328,8 +273,7 @@
     const current = sel.value;
     sel.innerHTML = "";
     for (const r of robots) {
-      const name = typeof r === "string" ? r : r && r.name;
-      if (!name) continue;
+      const name = r.name;
       if (r.error) {  // a broken robot folder: shown, not selectable, its error as the tooltip
         const opt = new Option(`${name} (broken)`, `${name}|`);
         opt.disabled = true;
@@ -337,11 +281,8 @@
         sel.add(opt);
         continue;
       }
-      const variants = (r && Array.isArray(r.variants) && r.variants.length) ? r.variants : [""];
-      for (const v of variants) {
-        const vname = typeof v === "string" ? v : (v && v.name) || "";
-        sel.add(new Option(vname ? `${name} / ${vname}` : name, `${name}|${vname}`));
-      }
+      const variants = r.variants.length ? r.variants : [""];
+      for (const v of variants) sel.add(new Option(v ? `${name} / ${v}` : name, `${name}|${v}`));
     }
     if (current) {
       if (!Array.from(sel.options).some((o) => o.value === current)) sel.add(new Option(current.replace("|", " / "), current));
@@ -352,67 +293,9 @@
 
   // ------------------------------------------------------------------ figure and plots
 
-  function fieldOfName(name) {
-    const tokens = String(name || "").toLowerCase().split(/[^a-z0-9_]+/).filter(Boolean);
-    const has = (...words) => tokens.some((t) => words.includes(t));
-    if (has("eq", "equilibrium", "eq_ref", "reference", "ref")) return "eq";
-    if (has("defl", "deflection")) return "defl";
-    if (has("tau", "torque", "tau_joint")) return "tau";
-    if (has("stiffness", "stiff", "k")) return "stiffness";
-    if (has("th1", "theta1", "motor1")) return "th1";
-    if (has("th2", "theta2", "motor2", "motor", "motors")) return "th2";
-    if (has("q", "link", "angle")) return "q";
-    return null;
-  }
-
-  /* Plot of one trace from its own markers (rules 1 and 2), or null. */
-  function explicitPlot(tr) {
-    const m = tr.meta;
-    const plotName = (v) => (typeof v === "string" ? v.replace(/^plot-/, "") : v);  // "plot-q" or "q"
-    if (typeof m === "string") {
-      if (PLOTS.includes(plotName(m))) return { plot: plotName(m), field: null };
-      if (FIELD_PLOT[m]) return { plot: FIELD_PLOT[m], field: m };
-    } else if (m && typeof m === "object" && !Array.isArray(m)) {
-      if (PLOTS.includes(plotName(m.plot))) return { plot: plotName(m.plot), field: FIELD_PLOT[m.field] ? m.field : null };
-      if (FIELD_PLOT[m.field]) return { plot: FIELD_PLOT[m.field], field: m.field };
-    }
-    const match = /^\s*(q|defl|tau|stiffness|motors)\s*[:/]/.exec(tr.name || "");
-    if (match) return { plot: match[1], field: fieldOfName(String(tr.name).slice(match[0].length)) };
-    if (PLOTS.includes(tr.legendgroup)) return { plot: tr.legendgroup, field: null };
-    return null;
-  }
-
-  /* [{plot, field}] for every trace of figure.data, following the convention at the top. */
+  /* {plot, field} of every trace of figure.data, from its meta (the convention at the top). */
   function classify(data) {
-    const explicit = data.map(explicitPlot);
-    if (explicit.every(Boolean)) return { how: "meta/name prefix", cls: explicit };
-    const axes = data.map((t) => t.yaxis || "y");
-    const distinct = Array.from(new Set(axes)).sort((a, b) => (parseInt(a.slice(1)) || 1) - (parseInt(b.slice(1)) || 1));
-    if (distinct.length === 5) {
-      return { how: "y axes", cls: data.map((t, k) => explicit[k] || { plot: PLOTS[distinct.indexOf(axes[k])], field: fieldOfName(t.name) }) };
-    }
-    const byName = data.map((t) => fieldOfName(t.name));
-    if (byName.every(Boolean)) {
-      return { how: "trace names", cls: data.map((t, k) => explicit[k] || { plot: FIELD_PLOT[byName[k]], field: byName[k] }) };
-    }
-    return { how: "canonical order", cls: data.map((t, k) => explicit[k] || { plot: FIELD_PLOT[FIELDS[k % 7]], field: FIELDS[k % 7] }) };
-  }
-
-  /* Traces in the canonical order from the state, for a figure without data. */
-  function canonicalTraces(state) {
-    const joints = normalizeJoints(state || {});
-    const compare = state && Array.isArray(state.compare) && state.compare.length ? state.compare : [null];
-    const out = [];
-    compare.forEach((preset, i) => {
-      for (const j of joints) {
-        for (const f of FIELDS) {
-          const inst = preset === null ? "" : ` @${preset}`;
-          out.push({ type: "scatter", mode: "lines", x: [], y: [], name: `${j.name}${inst} ${f}`,
-                     meta: { plot: FIELD_PLOT[f], field: f, joint: j.name, instance: i } });
-        }
-      }
-    });
-    return out;
+    return data.map((tr) => ({ plot: tr.meta.plot.replace(/^plot-/, ""), field: tr.meta.field }));
   }
 
   function plotLayout(plot, uirevision) {
@@ -435,11 +318,9 @@
     figure = figure || {};
     const layout = figure.layout || {};
     app.uirevision = layout.uirevision != null ? String(layout.uirevision) : "asr";
-    let data = Array.isArray(figure.data) ? figure.data : [];
-    if (!data.length) data = canonicalTraces(state || app.state);
+    const data = figure.data;
     const sharedX = Array.isArray(figure.x) ? figure.x : null;  // time axis of traces without x
-    const { how, cls } = classify(data);
-    app.convention = stats.convention = how;
+    const cls = classify(data);
 
     const perPlot = {};
     for (const p of PLOTS) perPlot[p] = [];
@@ -575,26 +456,11 @@
   function ilcTraces(errors) {
     if (!Array.isArray(errors) || !errors.length) return [];
     const x = errors.map((_, i) => i + 1);
-    const first = errors[0];
-    if (typeof first === "number" || first === null) {
-      return [{ type: "scatter", mode: "lines+markers", x, y: errors, name: "error" }];
-    }
-    if (Array.isArray(first)) {
-      return first.map((_, j) => ({ type: "scatter", mode: "lines+markers", x, y: errors.map((e) => (Array.isArray(e) ? e[j] : null)),
-                                    name: (app.joints[j] && app.joints[j].name) || `joint ${j + 1}` }));
-    }
-    if (first && typeof first === "object") {
-      const keys = Object.keys(first).filter((k) => typeof first[k] === "number");
-      return keys.map((k) => ({ type: "scatter", mode: "lines+markers", x, y: errors.map((e) => (e ? e[k] : null)), name: k }));
-    }
-    return [];
+    return [{ type: "scatter", mode: "lines+markers", x, y: errors, name: "error" }];
   }
 
   function fmt(v) {
-    if (typeof v === "number") return v.toPrecision(3);
-    if (Array.isArray(v)) return v.map(fmt).join(", ");
-    if (v && typeof v === "object") return Object.keys(v).map((k) => `${k} ${fmt(v[k])}`).join(", ");
-    return String(v);
+    return typeof v === "number" ? v.toPrecision(3) : String(v);
   }
 
   function handleIlc(msg) {
@@ -605,7 +471,6 @@
     let text = running ? `running, iteration ${msg.iteration ?? n}` : n ? `done, ${n} iteration${n === 1 ? "" : "s"}` : "idle";
     if (n) text += `; last error ${fmt(errors[n - 1])}`;
     if (msg.message) text += ` (${msg.message})`;
-    if (msg.error) text += ` (error: ${msg.error})`;
     $("ilc-status").textContent = text;
     $("btn-ilc-start").disabled = running;
     if (hasPlotly() && n) {
@@ -720,7 +585,7 @@
       for (const name of targets()) {
         const j = app.joints.find((jj) => jj.name === name);
         if (!hasPreset(j)) continue;
-        const [lo, hi] = presetRange(j);
+        const [lo, hi] = j.range;
         preset[name] = +(lo + f * (hi - lo)).toPrecision(6);
       }
       if (!Object.keys(preset).length) { showError("no joint with a stiffness preset selected"); return; }
@@ -787,7 +652,7 @@
         const ws = await api("GET", "/api/workspace");
         const blob = new Blob([JSON.stringify(ws, null, 2)], { type: "application/json" });
         const a = document.createElement("a");
-        const robot = (app.state && (typeof app.state.robot === "string" ? app.state.robot : "")) || "asr";
+        const robot = (app.state && app.state.robot) || "asr";
         a.href = URL.createObjectURL(blob);
         a.download = `${robot}-workspace.json`;
         document.body.appendChild(a);
