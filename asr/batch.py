@@ -91,9 +91,6 @@ def check_mode(mode, spec, where):
     return mode
 
 
-_check_mode = check_mode  # the old name, until dashboard/runner.py moves to check_mode
-
-
 class Batch:
     """N instances x J joints of compliant actuators.
 

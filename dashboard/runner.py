@@ -412,7 +412,7 @@ class SimRunner:
             self._check_preset(joint, float(value))
         for joint, mode in (c.get("mode") or {}).items():
             k = self._joint(joint)
-            asr.batch._check_mode(int(mode), self.sim.batch.specs[k], f"mode {joint}: ")
+            asr.batch.check_mode(int(mode), self.sim.batch.specs[k], f"mode {joint}: ")
         params = self._check_params(c)
         for joint in (c.get("reference") or {}):
             self._joint(joint)
