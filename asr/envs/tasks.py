@@ -7,8 +7,11 @@ import numpy as np
 from gymnasium import spaces
 
 from asr.envs.vector import AsrVectorEnv
+from asr.models import get_model
 
-PRESET_SOFT, PRESET_STIFF = 0.2, 0.6  # qbmove Advanced presets of [Mengacci2021] (rad)
+# the qbmove Advanced soft / stiff presets (rad), from the model's own definition
+_PRESET = get_model("qbmove_advanced").spec.preset
+PRESET_SOFT, PRESET_STIFF = _PRESET.soft, _PRESET.stiff
 
 
 class EquilibriumTracking(AsrVectorEnv):
