@@ -67,6 +67,37 @@ class Joint:
     params: Dict[str, object] = dataclasses.field(default_factory=dict)
 
 
+def per_step(value, name, n, steps, nj, tail=()):
+    """A rollout input in the layout Batch.rollout and Sim.rollout share, as (array, time stride
+    in doubles): per step (N, steps, J, *tail), or held (N, J, *tail) (broadcast; stride 0)."""
+    arr = V.real_array(value, name)
+    full = (n, steps, nj) + tail
+    if arr.ndim == len(full):
+        return V.finite_array(arr, name, full), nj * int(np.prod(tail, dtype=int))
+    return V.broadcast_input(arr, name, (n, nj) + tail), 0
+
+
+def window(series, t0):
+    """A per_step series from step t0 on (held series and None unchanged)."""
+    if series is None or series[1] == 0:
+        return series
+    return np.ascontiguousarray(series[0][:, t0:]), series[1]
+
+
+def as_series(series, keep):
+    """An asr_series for a per_step (array, stride_t), or a zero one for None; keeps the buffer
+    alive in `keep`."""
+    s = ffi.new("asr_series*")
+    if series is not None:
+        arr, stride_t = series
+        buf = ffi.from_buffer("double[]", arr)
+        keep.append(buf)
+        s.data = buf
+        s.stride_i = arr[0].size
+        s.stride_t = stride_t
+    return s[0]
+
+
 def _as_joint(j, index):
     if isinstance(j, Joint):
         return j
@@ -409,45 +440,33 @@ class Batch:
         """Run `steps` steps in one C call (threads started once), the link fixed at q, qd or
         following a prescribed trajectory.
 
-        refs: (N, J, 2) held, or (steps, N, J, 2). q, qd: (N, J) held or (steps, N, J), rad and
-        rad/s. tau_ext: None, (N, J) or (steps, N, J), N m. record: state field names copied
-        after every step. out: optional float64 C-contiguous (steps, len(record), N, J) array.
-        Returns {field: (steps, N, J) array} (views into out)."""
+        Layout, instance first (shared with Sim.rollout): every input is held over the rollout
+        or given per step, refs: (N, J, 2) or (N, steps, J, 2); q, qd: (N, J) or (N, steps, J),
+        rad and rad/s; tau_ext: None, (N, J) or (N, steps, J), N m. record: state field names
+        copied after every step. out: optional float64 C-contiguous (len(record), N, steps, J)
+        array. Returns {field: (N, steps, J) array} (views into out)."""
         check_on_error(on_error)
         steps = V.positive_int(steps, "steps", hi=2**31 - 1)
         dt = self.check_dt(dt)
         record = check_record(record)
-        ra, stride_r = self._timed(refs, "refs", steps, self._shape(2))
-        self.check_refs(ra, "refs")
-        qa, stride_q = self._timed(q, "q", steps, self._shape())
-        qda, stride_qd = self._timed(qd, "qd", steps, self._shape())
-        if stride_q != stride_qd:  # C takes one time stride for both: repeat the held one
-            qa = np.ascontiguousarray(np.broadcast_to(qa, (steps,) + self._shape()))
-            qda = np.ascontiguousarray(np.broadcast_to(qda, (steps,) + self._shape()))
-            stride_q = qa[0].size
-        ext, stride_e = ffi.NULL, 0
-        if tau_ext is not None:
-            ea, stride_e = self._timed(tau_ext, "tau_ext", steps, self._shape())
-            ext = ffi.from_buffer("double[]", ea)
-        shape = (steps, len(record)) + self._shape()
+        n, nj = self.n_instances, self.n_joints
+        rs = per_step(refs, "refs", n, steps, nj, (2,))
+        self.check_refs_per_step(rs, "refs")
+        qs = per_step(q, "q", n, steps, nj)
+        qds = per_step(qd, "qd", n, steps, nj)
+        ext = None if tau_ext is None else per_step(tau_ext, "tau_ext", n, steps, nj)
+        shape = (len(record), n, steps, nj)
         if out is None:
             out = np.empty(shape)
         V.output_array(out, "out", shape)
         idx = np.array([FIELDS.index(f) for f in record] or [0], dtype=np.intc)
+        keep = []
         st = lib.asr_batch_rollout(
-            self._b, steps, dt, ffi.from_buffer("double[]", qa), ffi.from_buffer("double[]", qda),
-            stride_q, ffi.from_buffer("double[]", ra), stride_r, ext, stride_e, len(record),
-            ffi.from_buffer("int[]", idx),
+            self._b, steps, dt, as_series(qs, keep), as_series(qds, keep), as_series(rs, keep),
+            as_series(ext, keep), len(record), ffi.from_buffer("int[]", idx),
             ffi.from_buffer("double[]", out, require_writable=True) if record else ffi.NULL)
         self.finish_run(st, on_error)
-        return {f: out[:, r] for r, f in enumerate(record)}
-
-    def _timed(self, value, name, steps, shape):
-        """An input held over the rollout (stride 0) or given per step (stride one frame)."""
-        arr = V.real_array(value, name)
-        if arr.ndim == len(shape) + 1:
-            return V.finite_array(arr, name, (steps,) + shape), int(np.prod(shape))
-        return V.broadcast_input(arr, name, shape), 0
+        return {f: out[r] for r, f in enumerate(record)}
 
     # ------------------------------------------------------------ engine interface
     # Internal: for asr.Sim and other engines that step this batch's actuators inside their own
@@ -463,6 +482,11 @@ class Batch:
                 continue
             check_ref2(spec, refs[..., j, 1], self.get_param(j, spec.preset.below_param),
                        f"{name}[..., {j}, 1]")
+
+    def check_refs_per_step(self, series, name):
+        """check_refs for a per_step (array, stride_t): (N, J, 2) held or (N, steps, J, 2)."""
+        arr, stride_t = series
+        self.check_refs(arr if stride_t == 0 else np.moveaxis(arr, 1, 0), name)
 
     def check_ff(self, tau_ff):
         """Feed-forward motor torques (M, J), N m: nonzero only on single-motor joints."""

@@ -22,7 +22,7 @@ import numpy as np
 from asr import _validate as V
 from asr._ffi import ffi, lib
 from asr._serial import serialised
-from asr.batch import Batch, check_on_error, check_record
+from asr.batch import Batch, as_series, check_on_error, check_record, per_step, window
 from asr.errors import SimulationError
 from asr.models import compliance
 from asr.robot import Robot, joint_addresses, load_robot
@@ -315,7 +315,7 @@ class Sim:
             for t0 in range(0, steps, every):
                 k = min(every, steps - t0)
                 r = V.broadcast_input(refs(self, t0), "refs(sim, t)", (n, nj, 2))
-                self._run(k, (r, 0), _window(ext, t0), _window(ff, t0), record,
+                self._run(k, (r, 0), window(ext, t0), window(ff, t0), record,
                           out[:, :, t0:t0 + k], on_error)
         else:
             self._run(steps, self._per_step(refs, "refs", steps, (2,)), ext, ff, record, out,
@@ -330,26 +330,19 @@ class Sim:
 
     def _per_step(self, value, name, steps, tail):
         """(array, time stride in doubles): (N, steps, J, *tail) per step or held (N, J, *tail)."""
-        n, nj = self.n_instances, self.n_joints
-        arr = V.real_array(value, name)
-        full = (n, steps, nj) + tail
-        if arr.ndim == len(full):
-            return V.finite_array(arr, name, full), nj * int(np.prod(tail, dtype=int))
-        return V.broadcast_input(arr, name, (n, nj) + tail), 0
+        return per_step(value, name, self.n_instances, steps, self.n_joints, tail)
 
     def _run(self, steps, refs, ext, ff, record, out, on_error):
         """One C rollout of `steps` steps writing into out (nrecord, N, steps, J) (maybe a view
         of a longer record: copied back when not contiguous). refs, ext, ff: (array, stride_t)
         from _per_step (ext and ff may be None)."""
-        nj = self.n_joints
-        arr = refs[0] if refs[1] == 0 else np.moveaxis(refs[0], 1, 0)  # (steps, N, J, 2)
-        self.batch.check_refs(arr, "refs")
+        self.batch.check_refs_per_step(refs, "refs")
         self.batch.check_dt(self.dt)
         buf = out if out.flags.c_contiguous else np.empty(out.shape)
         keep = []
         before = self._bad_qacc()
-        st = self.batch.rollout_engine(self._engine, steps, self.dt, _series(refs, keep),
-                                       _series(ext, keep), _series(ff, keep), record, buf)
+        st = self.batch.rollout_engine(self._engine, steps, self.dt, as_series(refs, keep),
+                                       as_series(ext, keep), as_series(ff, keep), record, buf)
         if buf is not out:
             out[...] = buf
         try:
@@ -406,26 +399,6 @@ def _read_only(values):
     a = np.array(values, dtype=np.intp)
     a.flags.writeable = False
     return a
-
-
-def _window(series, t0):
-    """A per-step series from step t0 on (held series unchanged)."""
-    if series is None or series[1] == 0:
-        return series
-    return np.ascontiguousarray(series[0][:, t0:]), series[1]
-
-
-def _series(series, keep):
-    """An asr_series for (array, stride_t) or None; keeps the buffer alive in `keep`."""
-    s = ffi.new("asr_series*")
-    if series is not None:
-        arr, stride_t = series
-        buf = ffi.from_buffer("double[]", arr)
-        keep.append(buf)
-        s.data = buf
-        s.stride_i = arr[0].size
-        s.stride_t = stride_t
-    return s[0]
 
 
 __all__ = ["Sim", "MUJOCO_FIELDS"]

@@ -6,7 +6,7 @@ motor -> motor dynamics with Dahl friction), toolbox defaults, preset 0.4 rad, a
 equilibrium reference eq_i(t) = 0.5 sin(2 pi t + 2 pi i / N) rad, the link held at q = 0,
 dt = 1 ms (one motor sub-step per step). N instances x 1 joint, N = 64, 1000, 100000.
 
-C: one `asr.Batch.rollout(steps, dt, refs=(steps, N, 1, 2), record=())` call per timing (the
+C: one `asr.Batch.rollout(steps, dt, refs=(N, steps, 1, 2), record=())` call per timing (the
 time includes rollout's Python-side checks of the inputs), threads 1 and 2, steps chosen so a
 timing takes about `target_s`. NumPy: benchmarks/numpy_reference.py, a Python loop over steps,
 NumPy over all joints (tests/test_numpy_reference.py checks it agrees with the core to 1e-12).
@@ -37,7 +37,7 @@ DT = 1e-3
 PRESET = 0.4
 EQ_AMPLITUDE = 0.5      # rad
 EQ_FREQUENCY = 1.0      # Hz
-MAX_REFS_VALUES = 16_000_000   # cap on the (steps, N, 1, 2) reference array: 128 MB of float64
+MAX_REFS_VALUES = 16_000_000   # cap on the (N, steps, 1, 2) reference array: 128 MB of float64
 DEFAULT_OUT = os.path.join(HERE, "results", "core.json")
 
 # Targets of the issue (reported, not asserted).
@@ -48,11 +48,11 @@ TARGET_THREAD_SPEEDUP = 1.8
 
 
 def make_refs(steps, n):
-    """(steps, n, 1, 2) references: equilibrium 0.5 sin(2 pi f t + 2 pi i/n), preset 0.4."""
+    """(n, steps, 1, 2) references: equilibrium 0.5 sin(2 pi f t + 2 pi i/n), preset 0.4."""
     t = np.arange(steps) * DT
     phase = 2.0 * np.pi * np.arange(n) / n
-    refs = np.empty((steps, n, 1, 2))
-    refs[:, :, 0, 0] = EQ_AMPLITUDE * np.sin(2.0 * np.pi * EQ_FREQUENCY * t[:, None] + phase)
+    refs = np.empty((n, steps, 1, 2))
+    refs[:, :, 0, 0] = EQ_AMPLITUDE * np.sin(2.0 * np.pi * EQ_FREQUENCY * t + phase[:, None])
     refs[:, :, 0, 1] = PRESET
     return refs
 
@@ -62,7 +62,7 @@ def _steps_for(rate, n, target_s, cap):
 
 
 class _Timing:
-    """One configuration: run(refs) -> seconds for refs.shape[0] steps over n joints."""
+    """One configuration: run(refs) -> seconds for refs.shape[1] steps over n joints."""
 
     def __init__(self, n, run, pilot):
         self.n, self.run, self.pilot = n, run, pilot
@@ -93,9 +93,9 @@ def c_timing(n, threads):
     b = asr.Batch([asr.Joint("qbmove_advanced", mode=6)], n, threads=threads)
 
     def run(refs):
-        b.reset(0.0, refs[0])
+        b.reset(0.0, refs[:, 0])
         t0 = time.perf_counter()
-        b.rollout(refs.shape[0], DT, refs, record=())
+        b.rollout(refs.shape[1], DT, refs, record=())
         return time.perf_counter() - t0
 
     return _Timing(n, run, 20_000 // n)
@@ -106,7 +106,7 @@ def numpy_timing(n):
     ref = QbmoveAdvancedMode6(n)
 
     def run(refs):
-        r2 = refs[:, :, 0, :]
+        r2 = np.ascontiguousarray(refs[:, :, 0, :].transpose(1, 0, 2))  # its (steps, n, 2)
         ref.reset(0.0, r2[0])
         t0 = time.perf_counter()
         for t in range(r2.shape[0]):

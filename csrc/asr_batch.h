@@ -1,5 +1,5 @@
 /* asr_batch.h - the batch: state fields, per-instance statuses, create, parameters,
- * reset, step and rollout.
+ * reset, step and rollout (asr_series and the rollout layout shared with asr_engine.h).
  * Part of the public C API: included by asr.h, whose conventions (naming, SI units, layouts,
  * no system includes: this is also the cffi cdef) apply here.
  */
@@ -102,15 +102,26 @@ asr_status asr_batch_reset_instances(asr_batch* b, int count, const int* instanc
 asr_status asr_batch_step(asr_batch* b, double dt, const double* q, const double* qd,
                           const double* refs, const double* tau_ext, const double* tau_ff);
 
-/* nstep steps with a fixed-link or prescribed link trajectory. Each time-varying input is given
- * with a time stride in doubles (0: the same array every step): q and qd (stride_q),
- * refs (stride_refs), tau_ext (stride_ext, may be NULL). Fields listed in record_fields[nrecord]
- * are copied after every step into record[((t * nrecord + r) * n_inst + i) * n_joint + j]
- * (record may be NULL when nrecord == 0). Threads are started once for the whole rollout. */
-asr_status asr_batch_rollout(asr_batch* b, int nstep, double dt,
-                             const double* q, const double* qd, long long stride_q,
-                             const double* refs, long long stride_refs,
-                             const double* tau_ext, long long stride_ext,
+/* A per-instance, per-step input: the values of instance i at step t start at
+ * data + i*stride_i + t*stride_t (doubles, >= 0; stride 0: the same for every instance or step),
+ * one value per joint (two for references). data NULL: zero. */
+typedef struct asr_series {
+    const double* data;
+    long long stride_i, stride_t;
+} asr_series;
+
+/* Rollout layout (asr_batch_rollout and asr_batch_rollout_engine, and asr.Batch.rollout and
+ * asr.Sim.rollout in Python): instance first. Time-varying inputs are asr_series (per step:
+ * (n_inst x nstep x n_joint[ x 2]), stride_i = nstep * n_joint[ * 2], stride_t = n_joint[ * 2];
+ * held: (n_inst x n_joint[ x 2]), stride_t = 0). Fields listed in record_fields[nrecord] are
+ * copied after every step into record[((r * n_inst + i) * nstep + t) * n_joint + j]
+ * (record may be NULL when nrecord == 0). */
+
+/* nstep steps with a fixed-link or prescribed link trajectory: q, qd, refs (data not NULL),
+ * tau_ext (data may be NULL), in the rollout layout above. Threads are started once for the
+ * whole rollout. */
+asr_status asr_batch_rollout(asr_batch* b, int nstep, double dt, asr_series q, asr_series qd,
+                             asr_series refs, asr_series tau_ext,
                              int nrecord, const int* record_fields, double* record);
 
 /* Number of steps taken since the last reset. */

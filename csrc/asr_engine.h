@@ -1,4 +1,4 @@
-/* asr_engine.h - coupling a batch to a rigid-body engine (asr_engine, asr_series,
+/* asr_engine.h - coupling a batch to a rigid-body engine (asr_engine,
  * asr_batch_rollout_engine).
  * Part of the public C API: included by asr.h, whose conventions (naming, SI units, layouts,
  * no system includes: this is also the cffi cdef) apply here.
@@ -29,19 +29,11 @@ typedef struct asr_engine {
     const int* dof_adr;         /* n_joint: index of joint j's velocity / force in qvel, qfrc */
 } asr_engine;
 
-/* A per-instance, per-step input: the values of instance i at step t start at
- * data + i*stride_i + t*stride_t (doubles, >= 0; stride 0: the same for every instance or step),
- * one value per joint (two for references). data NULL: zero. */
-typedef struct asr_series {
-    const double* data;
-    long long stride_i, stride_t;
-} asr_series;
-
 /* nstep coupled steps of length dt (the engine's own time step): for every instance and step,
  * step1 -> link state of the actuated joints -> actuator step with refs, tau_ext and tau_ff
  * (as in asr_batch_step) -> joint torques written into qfrc[dof_adr] (the other entries are
- * left to the caller) -> step2. refs must not be NULL. Fields record_fields[nrecord] are copied
- * after every step into record[((r * n_inst + i) * nstep + t) * n_joint + j]: ASR_F_Q and ASR_F_QD
+ * left to the caller) -> step2. refs, tau_ext, tau_ff and record are in the rollout layout (see
+ * asr_batch.h; refs data must not be NULL). Recorded ASR_F_Q and ASR_F_QD are
  * from the engine after step2 (the link state at the end of the step), the others from the state
  * (torques applied over the step, motors at its end). Each thread runs whole instances over all
  * steps, so results do not depend on the thread count. */

@@ -311,7 +311,8 @@ asr_status asr_batch_step(asr_batch* b, double dt, const double* q, const double
     asr_status st = check_step(b, dt);
     if (st != ASR_OK) return st;
     if (!q || !qd || !refs) return ASR_ERR_NULL;
-    step_job job = {b, {dt, q, qd, refs, tau_ext, tau_ff}};
+    long long nj = b->n_joint;
+    step_job job = {b, {dt, q, qd, refs, tau_ext, tau_ff, nj, nj, 2 * nj, nj, nj}};
     st = asr_parallel_for(batch_threads(b, 1), b->n_inst, step_range, &job);
     b->step_count += 1;
     return st;
@@ -321,8 +322,7 @@ typedef struct rollout_job {
     asr_batch* b;
     int nstep;
     double dt;
-    const double *q, *qd, *refs, *tau_ext;
-    long long stride_q, stride_refs, stride_ext;
+    asr_series q, qd, refs, tau_ext;
     int nrecord;
     const int* record_fields;
     double* record;
@@ -330,12 +330,15 @@ typedef struct rollout_job {
 
 static void record_range(const rollout_job* job, int t, int i0, int i1) {
     const asr_batch* b = job->b;
-    size_t n = (size_t)b->n_inst * (size_t)b->n_joint;
-    size_t x0 = (size_t)i0 * (size_t)b->n_joint, x1 = (size_t)i1 * (size_t)b->n_joint;
+    size_t nj = (size_t)b->n_joint;
     for (int r = 0; r < job->nrecord; ++r) {
-        double* dst = job->record + ((size_t)t * (size_t)job->nrecord + (size_t)r) * n;
         int k = job->record_fields[r];
-        for (size_t x = x0; x < x1; ++x) dst[x] = asr_joint_state(b, x)[k];
+        for (int i = i0; i < i1; ++i) {
+            double* dst = job->record +
+                          (((size_t)r * (size_t)b->n_inst + (size_t)i) * (size_t)job->nstep +
+                           (size_t)t) * nj;
+            for (size_t j = 0; j < nj; ++j) dst[j] = asr_joint_state(b, (size_t)i * nj + j)[k];
+        }
     }
 }
 
@@ -343,9 +346,17 @@ static asr_status rollout_range(void* ctx, int i0, int i1) {
     rollout_job* job = (rollout_job*)ctx;
     asr_status first = ASR_OK;
     for (int t = 0; t < job->nstep; ++t) {
-        asr_step_inputs in = {job->dt, job->q + t * job->stride_q, job->qd + t * job->stride_q,
-                              job->refs + t * job->stride_refs,
-                              job->tau_ext ? job->tau_ext + t * job->stride_ext : NULL, NULL};
+        asr_step_inputs in = {job->dt,
+                              asr_series_at(job->q, 0, t),
+                              asr_series_at(job->qd, 0, t),
+                              asr_series_at(job->refs, 0, t),
+                              asr_series_at(job->tau_ext, 0, t),
+                              NULL,
+                              job->q.stride_i,
+                              job->qd.stride_i,
+                              job->refs.stride_i,
+                              job->tau_ext.stride_i,
+                              0};
         asr_status st = asr_step_instances(job->b, i0, i1, &in, job->b->step_count + t);
         if (first == ASR_OK) first = st;
         record_range(job, t, i0, i1);
@@ -353,21 +364,23 @@ static asr_status rollout_range(void* ctx, int i0, int i1) {
     return first;
 }
 
-asr_status asr_batch_rollout(asr_batch* b, int nstep, double dt, const double* q,
-                             const double* qd, long long stride_q, const double* refs,
-                             long long stride_refs, const double* tau_ext, long long stride_ext,
+asr_status asr_batch_rollout(asr_batch* b, int nstep, double dt, asr_series q, asr_series qd,
+                             asr_series refs, asr_series tau_ext,
                              int nrecord, const int* record_fields, double* record) {
     asr_status st = check_step(b, dt);
     if (st != ASR_OK) return st;
-    if (!q || !qd || !refs || (nrecord > 0 && (!record_fields || !record))) return ASR_ERR_NULL;
-    if (nstep < 0 || nrecord < 0 || stride_q < 0 || stride_refs < 0 || stride_ext < 0) {
-        return ASR_ERR_RANGE;
+    if (!q.data || !qd.data || !refs.data || (nrecord > 0 && (!record_fields || !record))) {
+        return ASR_ERR_NULL;
+    }
+    if (nstep < 0 || nrecord < 0) return ASR_ERR_RANGE;
+    const asr_series series[4] = {q, qd, refs, tau_ext};
+    for (int k = 0; k < 4; ++k) {
+        if (series[k].stride_i < 0 || series[k].stride_t < 0) return ASR_ERR_RANGE;
     }
     for (int r = 0; r < nrecord; ++r) {
         if (record_fields[r] < 0 || record_fields[r] >= ASR_NFIELD) return ASR_ERR_RANGE;
     }
-    rollout_job job = {b, nstep, dt, q, qd, refs, tau_ext, stride_q, stride_refs, stride_ext,
-                       nrecord, record_fields, record};
+    rollout_job job = {b, nstep, dt, q, qd, refs, tau_ext, nrecord, record_fields, record};
     st = asr_parallel_for(batch_threads(b, nstep), b->n_inst, rollout_range, &job);
     b->step_count += nstep;
     return st;

@@ -28,15 +28,22 @@ struct asr_batch {
     long long step_count;
 };
 
-/* Inputs of one step for the whole batch (pointers into caller arrays, NULL: zero). */
+/* Inputs of one step for the whole batch (pointers into caller arrays, NULL: zero): instance i's
+ * values start at pointer + i * its stride (doubles), one per joint (two for refs). */
 typedef struct asr_step_inputs {
     double dt;
-    const double* q;               /* n_inst x n_joint */
+    const double* q;
     const double* qd;
-    const double* refs;            /* n_inst x n_joint x 2 */
-    const double* tau_ext;         /* n_inst x n_joint or NULL */
-    const double* tau_ff;          /* n_inst x n_joint or NULL */
+    const double* refs;
+    const double* tau_ext;         /* or NULL */
+    const double* tau_ff;          /* or NULL */
+    long long stride_q, stride_qd, stride_refs, stride_ext, stride_ff;
 } asr_step_inputs;
+
+/* Values of a series for instance i at step t, or NULL. */
+static inline const double* asr_series_at(asr_series s, int i, int t) {
+    return s.data ? s.data + i * s.stride_i + t * s.stride_t : NULL;
+}
 
 /* Step instances [i0, i1) (joint.c). Returns the first status newly raised, or ASR_OK. */
 asr_status asr_step_instances(asr_batch* b, int i0, int i1, const asr_step_inputs* in,

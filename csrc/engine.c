@@ -25,19 +25,14 @@ typedef struct engine_job {
     double *q, *qd, *refs_now, *ext_now, *ff_now; /* n_inst x n_joint (refs_now: x 2) */
 } engine_job;
 
-/* Values of a series for instance i at step t, or NULL. */
-static const double* series_at(asr_series s, int i, int t) {
-    return s.data ? s.data + i * s.stride_i + t * s.stride_t : NULL;
-}
-
 /* Step inputs of instance i at step t: the link state of its actuated joints from the engine,
  * its references and external torques. */
 static void gather_inputs(const engine_job* job, int i, int t) {
     const asr_engine* e = job->e;
     size_t nj = (size_t)job->b->n_joint, x0 = (size_t)i * nj;
-    const double* refs = series_at(job->refs, i, t);
-    const double* ext = series_at(job->tau_ext, i, t);
-    const double* ff = series_at(job->tau_ff, i, t);
+    const double* refs = asr_series_at(job->refs, i, t);
+    const double* ext = asr_series_at(job->tau_ext, i, t);
+    const double* ff = asr_series_at(job->tau_ff, i, t);
     for (size_t j = 0; j < nj; ++j) {
         job->q[x0 + j] = e->qpos[i][e->qpos_adr[j]];
         job->qd[x0 + j] = e->qvel[i][e->dof_adr[j]];
@@ -78,7 +73,9 @@ static asr_status engine_range(void* ctx, int i0, int i1) {
     engine_job* job = (engine_job*)ctx;
     asr_batch* b = job->b;
     const asr_engine* e = job->e;
-    asr_step_inputs in = {job->dt, job->q, job->qd, job->refs_now, job->ext_now, job->ff_now};
+    long long nj = b->n_joint;
+    asr_step_inputs in = {job->dt, job->q, job->qd, job->refs_now, job->ext_now, job->ff_now,
+                          nj, nj, 2 * nj, nj, nj};
     asr_status first = ASR_OK;
     for (int i = i0; i < i1; ++i) {
         for (int t = 0; t < job->nstep; ++t) { /* a frozen instance goes on with zero torque */

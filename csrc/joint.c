@@ -259,9 +259,10 @@ asr_status asr_step_instances(asr_batch* b, int i0, int i1, const asr_step_input
             size_t x = (size_t)i * (size_t)b->n_joint + (size_t)j;
             if (b->status.code[i] != ASR_OK) continue;
             gather_instance_params(jp, i, p);
-            double v[5] = {in->q[x], in->qd[x], in->refs[2 * x], in->refs[2 * x + 1],
-                           in->tau_ext ? in->tau_ext[x] : 0.0};
-            double tff = in->tau_ff ? in->tau_ff[x] : 0.0;
+            const double* r = in->refs + i * in->stride_refs + 2 * j;
+            double v[5] = {in->q[i * in->stride_q + j], in->qd[i * in->stride_qd + j], r[0], r[1],
+                           in->tau_ext ? in->tau_ext[i * in->stride_ext + j] : 0.0};
+            double tff = in->tau_ff ? in->tau_ff[i * in->stride_ff + j] : 0.0;
             int ok = asr_all_finite(v, 5) && isfinite(tff);
             asr_status st = ok ? joint_step(model, mode, p, asr_joint_state(b, x), v, tff, &tm)
                                : ASR_ERR_INPUT;

@@ -125,18 +125,18 @@ def test_batch_of_n_equals_n_single_runs_step():
 def test_batch_of_n_equals_n_single_runs_rollout():
     steps = 200
     inputs = sweep_inputs(steps)
-    refs = np.stack([kw["refs"] for kw in inputs])
-    q = np.stack([kw["q"] for kw in inputs])
-    qd = np.stack([kw["qd"] for kw in inputs])
-    ext = np.stack([kw["tau_ext"] for kw in inputs])
+    refs = np.stack([kw["refs"] for kw in inputs], axis=1)
+    q = np.stack([kw["q"] for kw in inputs], axis=1)
+    qd = np.stack([kw["qd"] for kw in inputs], axis=1)
+    ext = np.stack([kw["tau_ext"] for kw in inputs], axis=1)
     b = asr.Batch(sweep_joints(), N_SWEEP)
     res = b.rollout(steps, DT, refs, q, qd, tau_ext=ext, record=asr.FIELDS)
     for i in range(N_SWEEP):
         s = asr.Batch(sweep_joints(i), 1)
-        rs = s.rollout(steps, DT, refs[:, i:i + 1], q[:, i:i + 1], qd[:, i:i + 1],
-                       tau_ext=ext[:, i:i + 1], record=asr.FIELDS)
+        rs = s.rollout(steps, DT, refs[i:i + 1], q[i:i + 1], qd[i:i + 1],
+                       tau_ext=ext[i:i + 1], record=asr.FIELDS)
         for f in asr.FIELDS:
-            assert np.array_equal(res[f][:, i:i + 1], rs[f]), f"instance {i}, field {f}"
+            assert np.array_equal(res[f][i:i + 1], rs[f]), f"instance {i}, field {f}"
 
 
 def test_per_instance_params_at_construction_equal_set_param():
@@ -203,7 +203,7 @@ def test_thread_count_does_not_change_results_step():
 
 def test_thread_count_does_not_change_results_rollout():
     steps = 25
-    q, qd, refs = threaded_inputs(steps)
+    q, qd, refs = (np.moveaxis(x, 0, 1) for x in threaded_inputs(steps))  # instance first
     record = ("tau_joint", "th1", "th2", "th1d", "stiffness", "cmd1", "int1")
     results = {}
     for threads in (1, 2, 3):
@@ -235,21 +235,22 @@ def test_threads_setter_changes_nothing_mid_run():
 def test_rollout_equals_steps_with_trajectories_and_out():
     steps = 150
     inputs = sweep_inputs(steps)
-    refs = np.stack([kw["refs"] for kw in inputs])
-    q = np.stack([kw["q"] for kw in inputs])
-    qd = np.stack([kw["qd"] for kw in inputs])
-    ext = np.stack([kw["tau_ext"] for kw in inputs])
+    refs = np.stack([kw["refs"] for kw in inputs], axis=1)
+    q = np.stack([kw["q"] for kw in inputs], axis=1)
+    qd = np.stack([kw["qd"] for kw in inputs], axis=1)
+    ext = np.stack([kw["tau_ext"] for kw in inputs], axis=1)
     a = asr.Batch(sweep_joints(), N_SWEEP)
     stepped = run_steps(a, [dict(kw, tau_ff=None) for kw in inputs])
     b = asr.Batch(sweep_joints(), N_SWEEP)
     record = asr.FIELDS
-    out = np.full((steps, len(record), N_SWEEP, len(SWEEP_JOINTS)), np.nan)
+    out = np.full((len(record), N_SWEEP, steps, len(SWEEP_JOINTS)), np.nan)
     res = b.rollout(steps, DT, refs, q, qd, tau_ext=ext, record=record, out=out)
     assert set(res) == set(record)
     for r, f in enumerate(record):
+        stepped_f = np.moveaxis(stepped[f], 0, 1)  # (N, steps, J)
         assert np.shares_memory(res[f], out), f"{f} is not a view into out"
-        assert np.array_equal(out[:, r], stepped[f]), f"out[:, {r}] ({f})"
-        assert np.array_equal(res[f], stepped[f]), f
+        assert np.array_equal(out[r], stepped_f), f"out[{r}] ({f})"
+        assert np.array_equal(res[f], stepped_f), f
     assert not np.isnan(out).any()
     assert b.step_count == a.step_count == steps
     assert_states_equal(state_of(a), state_of(b), "final state")
@@ -265,20 +266,20 @@ def test_rollout_with_held_inputs_equals_steps():
         a.step(q, 0.0, refs, DT, tau_ext=0.02)
     b = asr.Batch(sweep_joints(), n)
     res = b.rollout(steps, DT, refs, q, 0.0, tau_ext=0.02, record=("tau_joint", "th1"))
-    assert res["tau_joint"].shape == (steps, n, len(SWEEP_JOINTS))
-    assert np.array_equal(res["tau_joint"][-1], a.tau_joint)
+    assert res["tau_joint"].shape == (n, steps, len(SWEEP_JOINTS))
+    assert np.array_equal(res["tau_joint"][:, -1], a.tau_joint)
     assert_states_equal(state_of(a), state_of(b), "held inputs")
 
 
 def test_rollout_q_per_step_qd_held_equals_steps():
-    """q given per step with qd held (different time strides in Python, one in C)."""
+    """q given per step with qd held (each input has its own time stride)."""
     steps = 80
     inputs = sweep_inputs(steps)
-    q = np.stack([kw["q"] for kw in inputs])
-    refs = np.stack([kw["refs"] for kw in inputs])
+    q = np.stack([kw["q"] for kw in inputs], axis=1)
+    refs = np.stack([kw["refs"] for kw in inputs], axis=1)
     a = asr.Batch(sweep_joints(), N_SWEEP)
     for k in range(steps):
-        a.step(q[k], 0.1, refs[k], DT)
+        a.step(q[:, k], 0.1, refs[:, k], DT)
     b = asr.Batch(sweep_joints(), N_SWEEP)
     b.rollout(steps, DT, refs, q, 0.1, record=())
     assert_states_equal(state_of(a), state_of(b), "q per step, qd held")
@@ -287,16 +288,17 @@ def test_rollout_q_per_step_qd_held_equals_steps():
 def test_consecutive_rollouts_equal_one_rollout():
     steps = 60
     inputs = sweep_inputs(steps)
-    refs = np.stack([kw["refs"] for kw in inputs])
-    q = np.stack([kw["q"] for kw in inputs])
-    qd = np.stack([kw["qd"] for kw in inputs])
+    refs = np.stack([kw["refs"] for kw in inputs], axis=1)
+    q = np.stack([kw["q"] for kw in inputs], axis=1)
+    qd = np.stack([kw["qd"] for kw in inputs], axis=1)
     a = asr.Batch(sweep_joints(), N_SWEEP)
     ra = a.rollout(steps, DT, refs, q, qd)
     b = asr.Batch(sweep_joints(), N_SWEEP)
     h = steps // 2
-    r1 = b.rollout(h, DT, refs[:h], q[:h], qd[:h])
-    r2 = b.rollout(steps - h, DT, refs[h:], q[h:], qd[h:])
-    assert np.array_equal(ra["tau_joint"], np.concatenate([r1["tau_joint"], r2["tau_joint"]]))
+    r1 = b.rollout(h, DT, refs[:, :h], q[:, :h], qd[:, :h])
+    r2 = b.rollout(steps - h, DT, refs[:, h:], q[:, h:], qd[:, h:])
+    assert np.array_equal(ra["tau_joint"],
+                          np.concatenate([r1["tau_joint"], r2["tau_joint"]], axis=1))
     assert b.step_count == steps
     assert_states_equal(state_of(a), state_of(b), "split rollout")
 
@@ -428,21 +430,21 @@ def test_nonfinite_raises_simulation_error_once_in_raise_mode():
 def test_nonfinite_in_rollout_flag_and_raise():
     steps = 100
     inputs = blow_inputs(BLOW_N, steps)
-    q = np.stack([kw["q"] for kw in inputs])
-    refs = np.stack([kw["refs"] for kw in inputs])
+    q = np.stack([kw["q"] for kw in inputs], axis=1)
+    refs = np.stack([kw["refs"] for kw in inputs], axis=1)
     b = asr.Batch(blow_joints(), BLOW_N)
     res = b.rollout(steps, DT, refs, q, 0.0, tau_ext=0.1, on_error="flag")
     assert b.errors()[0]["step"] == BLOW_STEP
     assert b.errors()[0]["instance"] == BLOW_I
-    assert np.all(res["tau_joint"][BLOW_STEP:, BLOW_I] == 0.0)
+    assert np.all(res["tau_joint"][BLOW_I, BLOW_STEP:] == 0.0)
     assert np.all(np.isfinite(res["tau_joint"]))
     c = asr.Batch(blow_joints(), BLOW_N)
-    out = np.zeros((steps, 1, BLOW_N, 2))
+    out = np.zeros((1, BLOW_N, steps, 2))
     with pytest.raises(asr.SimulationError) as ei:
         c.rollout(steps, DT, refs, q, 0.0, tau_ext=0.1, out=out)
     assert (ei.value.instance, ei.value.joint, ei.value.step) == (BLOW_I, 1, BLOW_STEP)
     # the whole rollout ran and was recorded even though it raised at the end
-    assert np.array_equal(out[:, 0], res["tau_joint"])
+    assert np.array_equal(out[0], res["tau_joint"])
 
 
 def test_tiny_inertia_huge_torque_is_frozen_not_propagated():

@@ -121,7 +121,7 @@ def test_mode1_link_pid_by_hand():
     r = np.array([2.0, -2.0, 0.25])
     out = b.rollout(400, dt, np.stack([r, 0 * r], -1)[:, None, :], q=q[:, None],
                     record=("tau_link", "intq"))
-    tau = out["tau_link"][:, :, 0]
+    tau = out["tau_link"][..., 0].T  # (steps, N)
     assert np.all(tau[:, 0] == 0.3) and np.all(tau[:, 1] == -0.3)
     assert np.max(np.abs(ki * out["intq"])) <= 0.3 * (1 + 1e-12)
     # unsaturated instance: kp 0.05 + ki I grows by ki e dt per step until it saturates
@@ -250,17 +250,17 @@ def test_mode4_motor_torques_drive_the_motor_dynamics(model, params, q, tau):
     b = asr.Batch([asr.Joint(model, 4, p)], 1, max_substep=1e-5)
     b.reset(q0=q)
     out = b.rollout(n, dt, np.array(tau), q=q, record=("th1", "th2", "th1d", "tau_link"))
-    th1 = out["th1"][:, 0, 0]
+    th1 = out["th1"][0, :, 0]
     scale = np.max(np.abs(sol.y[0] - q)) + 1e-3
     # first order, h = 1e-5: relative error ~ 1e-4 of the excursion
     assert np.max(np.abs(th1 - sol.y[0])) < 1e-3 * scale
-    assert np.max(np.abs(out["th1d"][:, 0, 0] - sol.y[2])) < 1e-3 * np.max(np.abs(sol.y[2]))
+    assert np.max(np.abs(out["th1d"][0, :, 0] - sol.y[2])) < 1e-3 * np.max(np.abs(sol.y[2]))
     if nm == 2:
-        assert np.max(np.abs(out["th2"][:, 0, 0] - sol.y[1])) < 1e-3 * scale
+        assert np.max(np.abs(out["th2"][0, :, 0] - sol.y[1])) < 1e-3 * scale
     # link torque of step s+1 from the motor state after step s (start of step s+1)
-    th2_prev = out["th2"][:-1, 0, 0] if nm == 2 else 0.0
+    th2_prev = out["th2"][0, :-1, 0] if nm == 2 else 0.0
     t1, t2, _ = spring_torques(model, p, q, th1[:-1], th2_prev)
-    assert np.allclose(out["tau_link"][1:, 0, 0], t1 + t2, rtol=1e-11, atol=1e-13)
+    assert np.allclose(out["tau_link"][0, 1:, 0], t1 + t2, rtol=1e-11, atol=1e-13)
     # the motors really moved
     assert np.max(np.abs(th1 - q)) > 0.01
 
@@ -296,7 +296,7 @@ def test_modes5_6_motors_settle_at_the_pd_spring_equilibrium(model, mode, params
     targets = ref_map(model, p, *r) if mode == 6 else r
     b.reset(q0=q)
     out = b.rollout(3000, 1e-3, np.array(r), q=q, record=("th1", "th2"))
-    th1 = out["th1"][-1, 0, 0]
+    th1 = out["th1"][0, -1, 0]
 
     th2_fixed = targets[1] if model == "awas2" else 0.0  # awas2: th2 is the pivot position
     load1 = lambda th: -spring_torques(model, p, q, th, th2_fixed)[0]  # noqa: E731
@@ -306,13 +306,13 @@ def test_modes5_6_motors_settle_at_the_pd_spring_equilibrium(model, mode, params
     assert th1 == pytest.approx(th1_ss, abs=1e-9)
     assert kp * abs(targets[0] - th1_ss) == pytest.approx(abs(load1(th1_ss)), rel=1e-9)
     if model == "awas2":
-        assert out["th2"][-1, 0, 0] == targets[1]
+        assert out["th2"][0, -1, 0] == targets[1]
     if nm == 2:
         load2 = lambda th: -spring_torques(model, p, q, 0.0, th)[1]  # noqa: E731
         th2_ss = _static_motor(kp, targets[1], load2, -2.0, 2.0)
-        assert out["th2"][-1, 0, 0] == pytest.approx(th2_ss, abs=1e-9)
+        assert out["th2"][0, -1, 0] == pytest.approx(th2_ss, abs=1e-9)
     # the link torque is then the spring torque at the settled motors
-    t1, t2, _ = spring_torques(model, p, q, th1, out["th2"][-1, 0, 0])
+    t1, t2, _ = spring_torques(model, p, q, th1, out["th2"][0, -1, 0])
     assert b.tau_link[0, 0] == pytest.approx(t1 + t2, abs=1e-9)
 
 
@@ -379,7 +379,7 @@ def test_mode6_qbmove_voltage_drive_with_held_1khz_controller():
     ref = np.array(ref)
     b.reset(q0=q)
     out = b.rollout(ref.shape[0], dt, np.array([eq, s]), q=q, record=("th1", "th2"))
-    th = np.stack([out["th1"][:, 0, 0], out["th2"][:, 0, 0]], -1)
+    th = np.stack([out["th1"][0, :, 0], out["th2"][0, :, 0]], -1)
     # both motors travel a few tenths of a radian; first-order error at h = 1e-5 s (measured
     # 4.4e-5 rad, and 4.4e-4 at h = 1e-4: linear in h), bound 1e-4 rad
     assert np.max(np.abs(ref[-1] - q)) > 0.05
@@ -430,10 +430,11 @@ def test_external_torque_is_applied_in_every_mode():
 
     # the same through rollout with a per-step external torque
     b.reset(q0=q[0], refs=r[0])
-    out = b.rollout(steps, dt, r, q=q, qd=qd, tau_ext=ext,
+    ri, qi, qdi, exti = (np.moveaxis(x, 0, 1) for x in (r, q, qd, ext))  # instance first
+    out = b.rollout(steps, dt, ri, q=qi, qd=qdi, tau_ext=exti,
                     record=("tau_joint", "tau_link", "tau_ext"))
-    assert np.array_equal(out["tau_ext"], ext)
-    assert np.array_equal(out["tau_joint"], out["tau_link"] + ext)
+    assert np.array_equal(out["tau_ext"], exti)
+    assert np.array_equal(out["tau_joint"], out["tau_link"] + exti)
     assert np.all(np.abs(out["tau_joint"] - out["tau_link"]) > 0)
 
 
@@ -514,7 +515,7 @@ def test_mode_changes_at_run_time():
     A = (0.0 - l2 * (0.5 - xss)) / (l1 - l2)
     t = dt * np.arange(1, 301)
     x = xss + A * np.exp(l1 * t) + ((0.5 - xss) - A) * np.exp(l2 * t)
-    assert np.max(np.abs(out["th1"][:, 0, 0] - x)) < 1e-4  # first order at h = 1e-5
+    assert np.max(np.abs(out["th1"][0, :, 0] - x)) < 1e-4  # first order at h = 1e-5
     b.set_mode(0, 3)
     tau = b.step(0.1, 0.0, np.array([-0.3, 0.0]), dt)
     assert b.th1[0, 0] == -0.3 and tau[0, 0] == pytest.approx(-k * 0.4, rel=1e-14)

@@ -89,11 +89,11 @@ def test_motor_loop_step_response_matches_closed_form(kd, label):
         b = sea(5, max_substep=h, k=k, kd=kd, tau_max=1e3)  # tau_max: no saturation
         b.reset()
         out = b.rollout(n, dt, refs(r), record=("th1", "th1d"))
-        errs.append(np.max(np.abs(out["th1"][:, 0, 0] - x_ref)))
+        errs.append(np.max(np.abs(out["th1"][0, :, 0] - x_ref)))
         if h == 1e-5:
             # velocity, also first order: measured 9e-4 (underdamped) and 5e-4 (overdamped) of
             # its peak at h = 1e-5; bound 3e-3
-            assert np.max(np.abs(out["th1d"][:, 0, 0] - v_ref)) < 3e-3 * np.max(np.abs(v_ref))
+            assert np.max(np.abs(out["th1d"][0, :, 0] - v_ref)) < 3e-3 * np.max(np.abs(v_ref))
     # first order: the error falls ~10x per decade of h (allow 7..14 for the O(h^2) remainder)
     for e_big, e_small in zip(errs[:-1], errs[1:]):
         assert 7.0 < e_big / e_small < 14.0, errs
@@ -122,9 +122,9 @@ def test_motor_loop_with_moving_link_matches_solve_ivp():
     for h in (1e-4, 1e-5):
         b = sea(5, max_substep=h, k=k, tau_max=1e3)  # no saturation
         b.reset()
-        out = b.rollout(n, dt, refs(r), q=q[:, None, None], qd=qd[:, None, None],
+        out = b.rollout(n, dt, refs(r), q=q[None, :, None], qd=qd[None, :, None],
                         record=("th1",))
-        errs.append(np.max(np.abs(out["th1"][:, 0, 0] - sol.y[0])))
+        errs.append(np.max(np.abs(out["th1"][0, :, 0] - sol.y[0])))
     # O(h) from the motor update plus O(dt^2 |q''|) from the linear extrapolation of the link
     # inside a step (A w^2 dt^2 / 2 ~ 6e-6 rad): bounded by 1e-4 rad at h = 1e-5 on a 0.3 rad
     # response (measured 3.2e-4 at h = 1e-4, 3.2e-5 at 1e-5), and the error must shrink with h
@@ -143,7 +143,7 @@ def test_torque_limit_holds_and_saturated_response_matches_solve_ivp():
     b = sea(5, max_substep=1e-5, k=k)
     b.reset()
     out = b.rollout(n, dt, refs(r), record=("th1", "tau_m1"))
-    tau = out["tau_m1"][:, 0, 0]
+    tau = out["tau_m1"][0, :, 0]
     assert np.all(np.abs(tau) <= tm * (1 + 1e-12))
     # kp r = 125 >> 6: the first 50 ms are saturated at +tau_max exactly
     assert np.all(tau[:50] == tm)
@@ -156,7 +156,7 @@ def test_torque_limit_holds_and_saturated_response_matches_solve_ivp():
                     t_eval=dt * np.arange(1, n + 1))
     # first order on a 0.93 rad response: measured 8.4e-4 rad at h = 1e-4 and 8.4e-5 rad at
     # h = 1e-5; bound 2e-4 rad
-    assert np.max(np.abs(out["th1"][:, 0, 0] - sol.y[0])) < 2e-4
+    assert np.max(np.abs(out["th1"][0, :, 0] - sol.y[0])) < 2e-4
 
     # mode 4: the commanded motor torque is saturated too (docs/models.md: sat(tau_m, tau_max))
     b = sea(4, n=3, k=k)
@@ -171,7 +171,7 @@ def test_velocity_limit_is_applied():
     b = sea(5, n=2, k=k, vel_max=np.array([vmax, np.inf]))
     b.reset()
     out = b.rollout(n, dt, refs(1.0), record=("th1", "th1d"))
-    th, v = out["th1"][:, :, 0], out["th1d"][:, :, 0]
+    th, v = out["th1"][..., 0].T, out["th1d"][..., 0].T  # (steps, N)
     assert np.max(np.abs(v[:, 0])) <= vmax * (1 + 1e-12)
     assert np.max(np.abs(v[:, 0])) >= vmax * (1 - 1e-12)  # reached: the limit is active
     assert np.max(np.abs(v[:, 1])) > 4 * vmax  # without the limit the motor is much faster
@@ -184,7 +184,7 @@ def test_velocity_limit_is_applied():
     b = sea(4, k=1e-9, vel_max=1.0)
     b.reset()
     out = b.rollout(1000, dt, refs(3.0), record=("th1d",))
-    v = out["th1d"][:, 0, 0]
+    v = out["th1d"][0, :, 0]
     assert np.max(np.abs(v)) <= 1.0 * (1 + 1e-12)
     assert v[-1] == pytest.approx(1.0, rel=1e-12)
 
@@ -194,18 +194,18 @@ def test_position_limits_stop_the_motor():
     b = sea(5, k=10.0, pos_min=lo, pos_max=hi)
     b.reset()
     out = b.rollout(1000, dt, refs(1.0), record=("th1", "th1d"))
-    th, v = out["th1"][:, 0, 0], out["th1d"][:, 0, 0]
+    th, v = out["th1"][0, :, 0], out["th1d"][0, :, 0]
     assert np.all(th <= hi) and np.all(th >= lo)
     assert th[-1] == hi and v[-1] == 0.0  # at the stop, at rest
     out = b.rollout(1000, dt, refs(-1.0), record=("th1", "th1d"))
-    th, v = out["th1"][:, 0, 0], out["th1d"][:, 0, 0]
+    th, v = out["th1"][0, :, 0], out["th1d"][0, :, 0]
     assert np.all(th <= hi) and np.all(th >= lo)
     assert th[-1] == lo and v[-1] == 0.0
     # mode 4: a torque pushing into the stop does not move the motor past it
     b = sea(4, k=1e-9, pos_max=hi)
     b.reset()
     out = b.rollout(500, dt, refs(2.0), record=("th1", "th1d"))
-    assert np.max(out["th1"]) == hi and out["th1d"][-1, 0, 0] == 0.0
+    assert np.max(out["th1"]) == hi and out["th1d"][0, -1, 0] == 0.0
 
 
 # ---------------------------------------------------------------------------- friction
@@ -245,7 +245,7 @@ def test_friction_never_creates_energy(h, drive_mode, scheme):
     E0 = energy(b.th1[:, 0].copy(), b.th1d[:, 0].copy(), b.w1[:, 0].copy())
     steps = int(round(10.0 / h))
     out = b.rollout(steps, h, refs(0.0), record=("th1", "th1d", "w1", "tau_f1"))
-    E = np.vstack([E0[None], energy(out["th1"][..., 0], out["th1d"][..., 0], out["w1"][..., 0])])
+    E = np.vstack([E0[None], energy(out["th1"][..., 0], out["th1d"][..., 0], out["w1"][..., 0]).T])
     dE = np.diff(E, axis=0)
     # round-off: energies ~0.1 J, a few ulps each
     worst = np.max(dE / E0)
@@ -269,16 +269,16 @@ def test_friction_holds_a_motor_below_the_breakaway_torque(h):
     b.reset()
     steps = int(round(3.0 / dt))
     t = dt * np.arange(steps)
-    tau = np.zeros((steps, 3, 1, 2))
-    tau[:, 0, 0, 0] = 0.45 * fs                               # step below fs/2
-    tau[:, 1, 0, 0] = 0.9 * fs * np.minimum(t / 1.0, 1.0)     # slow ramp to 0.9 fs
-    tau[:, 2, 0, 0] = 1.25 * fs                               # step above fs
+    tau = np.zeros((3, steps, 1, 2))
+    tau[0, :, 0, 0] = 0.45 * fs                               # step below fs/2
+    tau[1, :, 0, 0] = 0.9 * fs * np.minimum(t / 1.0, 1.0)     # slow ramp to 0.9 fs
+    tau[2, :, 0, 0] = 1.25 * fs                               # step above fs
     out = b.rollout(steps, dt, tau, record=("th1", "th1d", "w1"))
-    th, v, w = out["th1"][..., 0], out["th1d"][..., 0], out["w1"][..., 0]
+    th, v, w = (out[f][..., 0].T for f in ("th1", "th1d", "w1"))  # (steps, N)
     for i in (0, 1):
         assert np.all(w[:, i] == 0.0)  # never slides
         assert np.max(np.abs(th[:, i])) <= fs / K * (1 + 1e-9)
-        assert th[-1, i] == pytest.approx(tau[-1, i, 0, 0] / K, rel=1e-4)
+        assert th[-1, i] == pytest.approx(tau[i, -1, 0, 0] / K, rel=1e-4)
         assert abs(v[-1, i]) < 1e-6
     # above breakaway: slides at (tau - fs)/D after the transient, 0.0185 rad/s
     assert v[-1, 2] == pytest.approx(0.25 * fs / D0, rel=1e-6)
@@ -340,7 +340,7 @@ def test_asr_is_stable_at_25ms_without_substeps(tau_max, scheme):
     b = sea(5, max_substep=25e-3, scheme=scheme, k=k, friction=FS0, tau_max=tau_max)
     b.reset()
     out = b.rollout(200, 25e-3, refs(r), record=("th1",))
-    th = out["th1"][:, 0, 0]
+    th = out["th1"][0, :, 0]
     th_ss, band = KP0 * r / (KP0 + k), FS0 / (KP0 + k)
     assert np.all(np.abs(th) < 2 * r)
     assert np.all(np.abs(th[-40:] - th_ss) <= band * (1 + 1e-6))
@@ -367,7 +367,7 @@ def test_asr_at_25ms_with_substeps_matches_solve_ivp_with_friction():
         b = sea(5, max_substep=h, k=k, friction=FS0)
         b.reset()
         out = b.rollout(n, dt, refs(r), record=("th1",))
-        errs.append(np.max(np.abs(out["th1"][:, 0, 0] - sol.y[0])))
+        errs.append(np.max(np.abs(out["th1"][0, :, 0] - sol.y[0])))
     # default 1 ms sub-step: O(h) error of a few 1e-3 rad on a 0.46 rad response (0.4 %)
     assert errs[0] < 4e-3, errs
     assert errs[1] < 0.2 * errs[0], errs
@@ -404,15 +404,15 @@ def test_held_controller_matches_zero_order_hold_reference():
                       max_substep=1e-5)
         b.reset()
         res[period] = b.rollout(n, dt, refs(r), record=("th1", "cmd1", "tau_m1"))
-    held = res[Tc]["th1"][:, 0, 0]
+    held = res[Tc]["th1"][0, :, 0]
     err_held = np.max(np.abs(held - ref))
-    err_cont = np.max(np.abs(res[0.0]["th1"][:, 0, 0] - ref))
+    err_cont = np.max(np.abs(res[0.0]["th1"][0, :, 0] - ref))
     # O(h) with h = 1e-5 s on a 17 mrad response: measured ~1.4e-6 rad; bound 1e-5 rad
     assert err_held < 1e-5, err_held
     # the hold changes the response by ~1.4e-4 rad: far beyond the integration error
     assert err_cont > 20 * err_held, (err_cont, err_held)
     # the command is really held over the two simulation steps of each controller period
-    cmd = res[Tc]["cmd1"][:, 0, 0]
+    cmd = res[Tc]["cmd1"][0, :, 0]
     assert np.all(cmd[0::2] == cmd[1::2])
     assert np.all(cmd[2:200:2] != cmd[1:199:2])  # and changes at every tick (first 0.1 s)
     # and it is the PD of the state at the tick (the state after steps 2m-1, 2m, ...)
@@ -446,7 +446,7 @@ def test_anti_windup_bounds_overshoot_and_integral():
     b = sea(5, n=2, max_substep=1e-4, k=k, ki=ki, i_max=i_max)
     b.reset()
     out = b.rollout(n, dt, refs(r), record=("th1", "int1", "tau_m1"))
-    th, integ, tau = out["th1"][..., 0], out["int1"][..., 0], out["tau_m1"][..., 0]
+    th, integ, tau = (out[f][..., 0].T for f in ("th1", "int1", "tau_m1"))  # (steps, N)
     sat = np.abs(tau[:, 0]) >= tm * (1 - 1e-12)
     assert sat[:20].all()  # a saturated phase exists
     # integral frozen while saturated: far below what the plain integrator accumulates there
@@ -503,7 +503,7 @@ def test_voltage_drive_back_emf_damps_the_motor(Kb):
     v_ref = v_ss * (1 - np.exp(-t * c / J))
     # first order, h = 1e-5, time constant J/c >= 2.2 ms: relative error ~ h c/J < 0.5 %
     # (measured 1.8e-5, 2.1e-4, 8.5e-4 for Kb = 0, 0.3, 1.3); bound 5e-3
-    assert np.max(np.abs(out["th1d"][:, 0, 0] - v_ref)) < 5e-3 * v_ss
+    assert np.max(np.abs(out["th1d"][0, :, 0] - v_ref)) < 5e-3 * v_ss
 
 
 def test_voltage_drive_position_loop_matches_solve_ivp():
@@ -526,7 +526,7 @@ def test_voltage_drive_position_loop_matches_solve_ivp():
                 motor_R=R, kp=kp, kd=kd)
         b.reset()
         out = b.rollout(n, dt, refs(r), record=("th1",))
-        errs.append(np.max(np.abs(out["th1"][:, 0, 0] - sol.y[0])))
+        errs.append(np.max(np.abs(out["th1"][0, :, 0] - sol.y[0])))
     # the reference ends (nearly, 1e-4) at rest where the drive torque balances the spring,
     # having crossed the saturated (u > 1) and linear ranges of the drive
     u_ref = kp * (r - sol.y[0]) - kd * sol.y[1]
@@ -545,5 +545,5 @@ def test_voltage_drive_dead_zone_holds_the_motor():
     b.reset()
     r = np.array([[0.25, 0.0], [0.5, 0.0]])[:, None, :]  # u = 0.25 (dead) and 0.5 (live)
     out = b.rollout(200, 1e-3, r, record=("th1", "tau_m1"))
-    assert np.all(out["th1"][:, 0, 0] == 0.0) and np.all(out["tau_m1"][:, 0, 0] == 0.0)
-    assert out["th1"][-1, 1, 0] > 0.01
+    assert np.all(out["th1"][0, :, 0] == 0.0) and np.all(out["tau_m1"][0, :, 0] == 0.0)
+    assert out["th1"][1, -1, 0] > 0.01

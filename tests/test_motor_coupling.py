@@ -48,9 +48,9 @@ def test_free_motor_follows_a_link_at_constant_speed(scheme):
     q, qd = smooth_start(t0, speed, t_ramp)
     b = free_sea(k, scheme=scheme)
     b.reset()
-    out = b.rollout(n, dt, np.zeros(2), q=q[:, None, None], qd=qd[:, None, None],
+    out = b.rollout(n, dt, np.zeros(2), q=q[None, :, None], qd=qd[None, :, None],
                     record=("th1", "th1d"))
-    th = out["th1"][:, 0, 0]              # motor angle at the end of step k, t = (k + 1) dt
+    th = out["th1"][0, :, 0]              # motor angle at the end of step k, t = (k + 1) dt
     q_end, _ = smooth_start(t0 + dt, speed, t_ramp)
     cruise = t0 + dt > t_ramp + 1.0
     defl = th[cruise] - q_end[cruise]
@@ -129,7 +129,7 @@ def _oscillation(scheme, h, T, amp=0.1, k=10.0):
     out = b.rollout(n, h, np.zeros(2), record=("th1", "th1d"))
     t = h * np.arange(1, n + 1)
     w = np.sqrt(k / J0)
-    return t, out["th1"][:, 0, 0], out["th1d"][:, 0, 0], w
+    return t, out["th1"][0, :, 0], out["th1d"][0, :, 0], w
 
 
 def test_backward_euler_damps_an_undamped_motor_by_h_omega_over_two():

@@ -55,9 +55,10 @@ def _both(dt, max_substep, steps=400):
     ref.reset(0.05, refs[0])
     fields = ("tau_link", "th1", "th2", "th1d", "th2d", "tau_m1", "tau_m2", "tau_f1", "tau_f2",
               "stiffness", "int1", "int2")
-    c = b.rollout(steps, dt, refs[:, :, None, :], q=q[:, :, None], qd=qd[:, :, None],
-                  record=fields)
-    c = {k: v[:, :, 0] for k, v in c.items()}
+    # Batch.rollout is instance first (N, steps, J); the reference is step first (steps, N)
+    c = b.rollout(steps, dt, refs.transpose(1, 0, 2)[:, :, None, :], q=q.T[:, :, None],
+                  qd=qd.T[:, :, None], record=fields)
+    c = {k: v[:, :, 0].T for k, v in c.items()}
     r = ref.rollout(steps, dt, refs, q=q, qd=qd,
                     record=("tau_link", "th", "v", "tau_m", "tau_f", "stiffness", "integral"))
     pairs = {

@@ -202,9 +202,9 @@ def test_python_linear_model_reproduces_builtin_sea_in_mode6(register):
     name, _ = register("pysea", cubic_elastic, cubic_refmap, params=CUBIC_PARAMS, nmotor=1)
     n, steps = 3, 60
     t = np.arange(steps) * 2e-3
-    eq = (0.3 * np.sin(5 * t)[:, None] * np.array([1.0, -0.5, 2.0])[None, :])[:, :, None, None]
-    refs = np.concatenate([eq, np.zeros_like(eq)], axis=-1)  # (steps, n, 1, 2)
-    q = 0.05 * np.cos(3 * t)[:, None, None] * np.ones((1, n, 1))
+    eq = (0.3 * np.sin(5 * t)[None, :] * np.array([1.0, -0.5, 2.0])[:, None])[:, :, None, None]
+    refs = np.concatenate([eq, np.zeros_like(eq)], axis=-1)  # (n, steps, 1, 2)
+    q = 0.05 * np.cos(3 * t)[None, :, None] * np.ones((n, 1, 1))
     res = {}
     for model, params in ((name, {"k": 10.0, "c": 0.0}), ("sea", {"k": 10.0})):
         b = asr.Batch([asr.Joint(model, 6, params)], n)
@@ -275,7 +275,7 @@ def test_exception_propagates_from_batch_step(exploding, mode):
         b.step(-1.7, 0.0, refs, 1e-3)
     b.reset(0.0, refs)
     with pytest.raises(ModelBoom):
-        b.rollout(5, 1e-3, refs, q=np.linspace(0.9, 1.3, 5)[:, None, None] * np.ones((1, 2, 1)))
+        b.rollout(5, 1e-3, refs, q=np.linspace(0.9, 1.3, 5)[None, :, None] * np.ones((2, 1, 1)))
     # the refmap's exception too (mode 3 and 6 map the references)
     b.reset(0.0, refs)
     with pytest.raises(KeyError, match="no such equilibrium"):
@@ -421,10 +421,10 @@ def test_c_model_matches_builtin_sea_in_batch(c_sea, mode):
     n, steps, dt = 4, 150, 2e-3
     t = np.arange(steps) * dt
     amp = np.array([0.2, -0.5, 0.9, 0.05])
-    eq = (amp[None, :] * np.sin(4 * t)[:, None])[:, :, None, None]
-    refs = np.concatenate([eq, np.zeros_like(eq)], axis=-1)  # (steps, n, 1, 2)
-    q = (0.3 * np.cos(2 * t)[:, None] * np.ones((1, n)))[:, :, None]
-    qd = (-0.6 * np.sin(2 * t)[:, None] * np.ones((1, n)))[:, :, None]
+    eq = (amp[:, None] * np.sin(4 * t)[None, :])[:, :, None, None]
+    refs = np.concatenate([eq, np.zeros_like(eq)], axis=-1)  # (n, steps, 1, 2)
+    q = (0.3 * np.cos(2 * t)[None, :] * np.ones((n, 1)))[:, :, None]
+    qd = (-0.6 * np.sin(2 * t)[None, :] * np.ones((n, 1)))[:, :, None]
     params = {"k": np.array([10.0, 50.0, 200.0, 400.0]), "max_def": 0.5}
     rec = ("tau_link", "tau_el1", "stiffness", "th1", "th1d", "defl1", "clamped", "tau_m1")
     res = {}
@@ -437,11 +437,11 @@ def test_c_model_matches_builtin_sea_in_batch(c_sea, mode):
         np.testing.assert_allclose(res[c_sea][f], res["sea"][f], rtol=1e-12, atol=1e-12,
                                    err_msg=f)
     # closed form of docs/models.md on the recorded states (motor angle at the start of each step)
-    th_start = np.concatenate([np.zeros((1, n, 1)), res[c_sea]["th1"][:-1]])
+    th_start = np.concatenate([np.zeros((n, 1, 1)), res[c_sea]["th1"][:, :-1]], axis=1)
     if mode in (2, 3):
         th_start = refs[..., 0]
     phi = np.clip(q - th_start, -0.5, 0.5)
-    np.testing.assert_allclose(res[c_sea]["tau_el1"], -params["k"][None, :, None] * phi,
+    np.testing.assert_allclose(res[c_sea]["tau_el1"], -params["k"][:, None, None] * phi,
                                rtol=1e-12, atol=1e-12)
     assert np.any(res[c_sea]["clamped"] > 0) or mode >= 5  # big steps clamp in modes 2 and 3
 

@@ -25,6 +25,12 @@ static int close_to(double a, double b, double rel, double abs_tol) {
     return fabs(a - b) <= abs_tol + rel * fabs(b);
 }
 
+/* An asr_series: instance i's values at step t start at data + i * stride_i + t * stride_t. */
+static asr_series S(const double* data, long long stride_i, long long stride_t) {
+    asr_series s = {data, stride_i, stride_t};
+    return s;
+}
+
 static int valid_status(int st) { return st >= ASR_OK && st <= ASR_ERR_DIVERGED; }
 
 /* A named class of fuzz failure: counted, the first one described. */
@@ -521,7 +527,8 @@ static void test_batch_create_errors(void) {
     CHECK_ST(asr_batch_set_motor_scheme(NULL, ASR_MOTOR_EULER), ASR_ERR_NULL);
     CHECK_ST(asr_batch_reset(NULL, NULL, NULL), ASR_ERR_NULL);
     CHECK_ST(asr_batch_step(NULL, 1e-3, out, out, out, NULL, NULL), ASR_ERR_NULL);
-    CHECK_ST(asr_batch_rollout(NULL, 1, 1e-3, out, out, 0, out, 0, NULL, 0, 0, NULL, NULL),
+    CHECK_ST(asr_batch_rollout(NULL, 1, 1e-3, S(out, 0, 0), S(out, 0, 0), S(out, 0, 0),
+                               S(NULL, 0, 0), 0, NULL, NULL),
              ASR_ERR_NULL);
     CHECK(asr_batch_step_count(NULL) == -1);
     asr_batch_destroy(NULL); /* no crash */
@@ -715,44 +722,46 @@ static void test_batch_api(void) {
     /* rollout argument errors */
     int rec_fields[2] = {ASR_F_TAU_JOINT, ASR_F_TH1};
     double rec[2 * 2 * 9];
-    CHECK_ST(asr_batch_rollout(b, 2, 1e-3, NULL, qd, 0, refs, 0, NULL, 0, 2, rec_fields, rec),
+    asr_series sq = S(q, nj, 0), sqd = S(qd, nj, 0), sr = S(refs, 2 * nj, 0), none = S(NULL, 0, 0);
+    CHECK_ST(asr_batch_rollout(b, 2, 1e-3, none, sqd, sr, none, 2, rec_fields, rec),
              ASR_ERR_NULL);
-    CHECK_ST(asr_batch_rollout(b, 2, 1e-3, q, NULL, 0, refs, 0, NULL, 0, 2, rec_fields, rec),
+    CHECK_ST(asr_batch_rollout(b, 2, 1e-3, sq, none, sr, none, 2, rec_fields, rec),
              ASR_ERR_NULL);
-    CHECK_ST(asr_batch_rollout(b, 2, 1e-3, q, qd, 0, NULL, 0, NULL, 0, 2, rec_fields, rec),
+    CHECK_ST(asr_batch_rollout(b, 2, 1e-3, sq, sqd, none, none, 2, rec_fields, rec),
              ASR_ERR_NULL);
-    CHECK_ST(asr_batch_rollout(b, 2, 1e-3, q, qd, 0, refs, 0, NULL, 0, 2, NULL, rec),
+    CHECK_ST(asr_batch_rollout(b, 2, 1e-3, sq, sqd, sr, none, 2, NULL, rec),
              ASR_ERR_NULL);
-    CHECK_ST(asr_batch_rollout(b, 2, 1e-3, q, qd, 0, refs, 0, NULL, 0, 2, rec_fields, NULL),
+    CHECK_ST(asr_batch_rollout(b, 2, 1e-3, sq, sqd, sr, none, 2, rec_fields, NULL),
              ASR_ERR_NULL);
-    CHECK_ST(asr_batch_rollout(b, -1, 1e-3, q, qd, 0, refs, 0, NULL, 0, 2, rec_fields, rec),
+    CHECK_ST(asr_batch_rollout(b, -1, 1e-3, sq, sqd, sr, none, 2, rec_fields, rec),
              ASR_ERR_RANGE);
-    CHECK_ST(asr_batch_rollout(b, 2, 0.0, q, qd, 0, refs, 0, NULL, 0, 2, rec_fields, rec),
+    CHECK_ST(asr_batch_rollout(b, 2, 0.0, sq, sqd, sr, none, 2, rec_fields, rec),
              ASR_ERR_RANGE);
-    CHECK_ST(asr_batch_rollout(b, 2, NAN, q, qd, 0, refs, 0, NULL, 0, 2, rec_fields, rec),
+    CHECK_ST(asr_batch_rollout(b, 2, NAN, sq, sqd, sr, none, 2, rec_fields, rec),
              ASR_ERR_RANGE);
-    CHECK_ST(asr_batch_rollout(b, 2, 1e-3, q, qd, -9, refs, 0, NULL, 0, 2, rec_fields, rec),
+    CHECK_ST(asr_batch_rollout(b, 2, 1e-3, S(q, nj, -9), sqd, sr, none, 2, rec_fields, rec),
              ASR_ERR_RANGE);
-    CHECK_ST(asr_batch_rollout(b, 2, 1e-3, q, qd, 0, refs, -18, NULL, 0, 2, rec_fields, rec),
+    CHECK_ST(asr_batch_rollout(b, 2, 1e-3, sq, sqd, S(refs, -18, 0), none, 2, rec_fields, rec),
              ASR_ERR_RANGE);
-    CHECK_ST(asr_batch_rollout(b, 2, 1e-3, q, qd, 0, refs, 0, ext, -9, 2, rec_fields, rec),
+    CHECK_ST(asr_batch_rollout(b, 2, 1e-3, sq, sqd, sr, S(ext, -9, 0), 2, rec_fields, rec),
              ASR_ERR_RANGE);
-    CHECK_ST(asr_batch_rollout(b, 2, 1e-3, q, qd, 0, refs, 0, NULL, 0, -1, rec_fields, rec),
+    CHECK_ST(asr_batch_rollout(b, 2, 1e-3, sq, sqd, sr, none, -1, rec_fields, rec),
              ASR_ERR_RANGE);
     int bad_fields[2] = {ASR_F_TH1, ASR_NFIELD};
-    CHECK_ST(asr_batch_rollout(b, 2, 1e-3, q, qd, 0, refs, 0, NULL, 0, 2, bad_fields, rec),
+    CHECK_ST(asr_batch_rollout(b, 2, 1e-3, sq, sqd, sr, none, 2, bad_fields, rec),
              ASR_ERR_RANGE);
     bad_fields[1] = -1;
-    CHECK_ST(asr_batch_rollout(b, 2, 1e-3, q, qd, 0, refs, 0, NULL, 0, 2, bad_fields, rec),
+    CHECK_ST(asr_batch_rollout(b, 2, 1e-3, sq, sqd, sr, none, 2, bad_fields, rec),
              ASR_ERR_RANGE);
     CHECK(asr_batch_step_count(b) == 0);
-    CHECK_ST(asr_batch_rollout(b, 0, 1e-3, q, qd, 0, refs, 0, NULL, 0, 0, NULL, NULL), ASR_OK);
+    CHECK_ST(asr_batch_rollout(b, 0, 1e-3, sq, sqd, sr, none, 0, NULL, NULL), ASR_OK);
     CHECK(asr_batch_step_count(b) == 0);
-    CHECK_ST(asr_batch_rollout(b, 2, 1e-3, q, qd, 0, refs, 0, ext, 0, 2, rec_fields, rec), ASR_OK);
+    CHECK_ST(asr_batch_rollout(b, 2, 1e-3, sq, sqd, sr, S(ext, nj, 0), 2, rec_fields, rec),
+             ASR_OK);
     CHECK(asr_batch_step_count(b) == 2);
-    /* record layout: ((t * nrecord + r) * n_inst + i) * n_joint + j */
-    CHECK(close_to(rec[((1 * 2 + 0) * n + 1) * nj + 0], -18.5, 1e-14, 0));
-    CHECK(rec[((1 * 2 + 1) * n + 2) * nj + 1] == *field(&t, 2, 1, ASR_F_TH1));
+    /* record layout: ((r * n_inst + i) * nstep + t) * n_joint + j */
+    CHECK(close_to(rec[((0 * n + 1) * 2 + 1) * nj + 0], -18.5, 1e-14, 0));
+    CHECK(rec[((1 * n + 2) * 2 + 1) * nj + 1] == *field(&t, 2, 1, ASR_F_TH1));
     tb_free(&t);
 }
 
@@ -870,13 +879,16 @@ static void test_rollout_equals_steps(void) {
                  ASR_OK);
         for (int k = 0; k < ASR_NFIELD; ++k) {
             for (size_t x = 0; x < per; ++x) {
-                mine[((size_t)s * ASR_NFIELD + (size_t)k) * per + x] =
+                size_t i = x / NJ, j = x % NJ; /* record: (field, instance, step, joint) */
+                mine[(((size_t)k * N + i) * NSTEP + (size_t)s) * NJ + j] =
                     a.state[x * ASR_NFIELD + (size_t)k];
             }
         }
     }
-    CHECK_ST(asr_batch_rollout(b.b, NSTEP, 2e-3, q, qd, (long long)per, refs,
-                               (long long)(2 * per), ext, (long long)per, ASR_NFIELD, rf, rec),
+    /* the step-major inputs as series: instance stride one row, step stride one frame */
+    long long lp = (long long)per;
+    CHECK_ST(asr_batch_rollout(b.b, NSTEP, 2e-3, S(q, NJ, lp), S(qd, NJ, lp),
+                               S(refs, 2 * NJ, 2 * lp), S(ext, NJ, lp), ASR_NFIELD, rf, rec),
              ASR_OK);
     CHECK(memcmp(a.state, b.state, per * ASR_NFIELD * sizeof(double)) == 0);
     CHECK(memcmp(rec, mine, (size_t)NSTEP * ASR_NFIELD * per * sizeof(double)) == 0);
@@ -888,7 +900,8 @@ static void test_rollout_equals_steps(void) {
     for (int s = 0; s < 10; ++s) {
         CHECK_ST(asr_batch_step(a.b, 2e-3, q, qd, refs, NULL, NULL), ASR_OK);
     }
-    CHECK_ST(asr_batch_rollout(b.b, 10, 2e-3, q, qd, 0, refs, 0, NULL, 0, 0, NULL, NULL), ASR_OK);
+    CHECK_ST(asr_batch_rollout(b.b, 10, 2e-3, S(q, NJ, 0), S(qd, NJ, 0), S(refs, 2 * NJ, 0),
+                               S(NULL, 0, 0), 0, NULL, NULL), ASR_OK);
     CHECK(memcmp(a.state, b.state, per * ASR_NFIELD * sizeof(double)) == 0);
     free(q);
     free(qd);
@@ -956,8 +969,9 @@ static void test_threads_bit_identical(void) {
                                     ext + s * per, NULL),
                      ASR_OK);
         }
-        CHECK_ST(asr_batch_rollout(t[k].b, NSTEP, 2e-3, q, qd, (long long)per, refs,
-                                   (long long)(2 * per), ext, (long long)per, 3, rf, rec[k]),
+        long long lp = (long long)per;
+        CHECK_ST(asr_batch_rollout(t[k].b, NSTEP, 2e-3, S(q, NJ, lp), S(qd, NJ, lp),
+                                   S(refs, 2 * NJ, 2 * lp), S(ext, NJ, lp), 3, rf, rec[k]),
                  ASR_OK);
     }
     CHECK(memcmp(t[0].state, t[1].state, per * ASR_NFIELD * sizeof(double)) == 0);
@@ -1014,8 +1028,9 @@ static void* app_rollout(void* arg) {
     if (job->st == ASR_OK) job->st = asr_batch_set_threads(t.b, 2);
     if (job->st == ASR_OK) job->st = asr_batch_set_param(t.b, 0, ASR_P_KP, &job->kp, 1, NULL);
     if (job->st == ASR_OK) {
-        job->st = asr_batch_rollout(t.b, APP_NSTEP, 2e-3, job->q, job->qd, per, job->refs,
-                                    2 * per, job->ext, per, 2, rf, job->rec);
+        job->st = asr_batch_rollout(t.b, APP_NSTEP, 2e-3, S(job->q, APP_NJ, per),
+                                    S(job->qd, APP_NJ, per), S(job->refs, 2 * APP_NJ, 2 * per),
+                                    S(job->ext, APP_NJ, per), 2, rf, job->rec);
     }
     tb_free(&t);
     return NULL;
@@ -1280,8 +1295,9 @@ static void test_fuzz(long iterations) {
         memcpy(code_before, t.code, sizeof code_before);
         st = below(8) ? asr_batch_step(t.b, dt, q, qd, refs, use_ext ? ext : NULL,
                                        use_ff ? ff : NULL)
-                      : asr_batch_rollout(t.b, below(3), dt, q, qd, 0, refs, 0,
-                                          use_ext ? ext : NULL, 0, 0, NULL, NULL);
+                      : asr_batch_rollout(t.b, below(3), dt, S(q, NJ, 0), S(qd, NJ, 0),
+                                          S(refs, 2 * NJ, 0), S(use_ext ? ext : NULL, NJ, 0),
+                                          0, NULL, NULL);
         if (!valid_status(st)) {
             snprintf(msg, sizeof msg, "step -> %d", st);
             fuzz_fail(&bad_status, msg);
@@ -1323,14 +1339,15 @@ static void test_fuzz(long iterations) {
         if (below(50) == 0) {
             int rf[2] = {ASR_F_TAU_JOINT, ASR_F_TH1};
             double rec[3 * 2 * FZ_N * NJ];
-            st = asr_batch_rollout(t.b, 3, 1e-3, q, qd, 0, refs, 0, NULL, 0, 2, rf, rec);
+            st = asr_batch_rollout(t.b, 3, 1e-3, S(q, NJ, 0), S(qd, NJ, 0), S(refs, 2 * NJ, 0),
+                                   S(NULL, 0, 0), 2, rf, rec);
             if (!valid_status(st)) fuzz_fail(&bad_status, "rollout");
             if (st == ASR_OK) {
                 for (int i = 0; i < FZ_N; ++i) {
                     if (t.code[i] != ASR_OK) continue;
                     for (int s = 0; s < 3; ++s) {
                         for (int j = 0; j < NJ; ++j) {
-                            double v = rec[((size_t)(s * 2) * FZ_N + (size_t)i) * NJ + (size_t)j];
+                            double v = rec[((size_t)i * 3 + (size_t)s) * NJ + (size_t)j];
                             if (!isfinite(v)) fuzz_fail(&rollout_nonfinite, defs[j]->name);
                         }
                     }
