@@ -11,6 +11,8 @@ import pytest
 
 import asr
 
+from conftest import require
+
 BUILTIN = ("rigid", "sea", "sea_damped", "awas2", "bavs", "qbmove_advanced", "qbmove")
 COMPLIANT = BUILTIN[1:]
 TWO_PI = 2.0 * math.pi
@@ -869,7 +871,7 @@ def test_builtin_preset_metadata(model):
 
 
 def test_dashboard_preset_spec_is_the_package_one():
-    pytest.importorskip("fastapi")
+    require("fastapi")
     from dashboard import runner
     for model in BUILTIN:
         assert runner.preset_spec(model) == asr.models()[model].preset.as_dict()
