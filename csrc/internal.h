@@ -30,6 +30,13 @@ static inline int asr_all_finite(const double* v, int n) {
     return (a[0] + a[1]) + (a[2] + a[3]) == 0.0;
 }
 
+/* The status of a user callback's return: 0 is ASR_OK; a non-zero return aborts with
+ * ASR_ERR_RANGE if the callback said so, else ASR_ERR_CALLBACK (see asr_elastic_fn). */
+static inline asr_status asr_callback_status(int rc) {
+    if (rc == 0) return ASR_OK;
+    return rc == ASR_ERR_RANGE ? ASR_ERR_RANGE : ASR_ERR_CALLBACK;
+}
+
 /* Equilibrium-point map of agonistic-antagonistic models: th1 = eq + preset, th2 = eq - preset. */
 int asr_refmap_antagonistic(void* user, const double* p, double eq, double preset, double* th1,
                             double* th2);

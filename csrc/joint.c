@@ -36,10 +36,6 @@ typedef struct motor_load {
     double load, k, c, rate;
 } motor_load;
 
-static asr_status callback_status(int rc) {
-    return rc == ASR_ERR_RANGE ? ASR_ERR_RANGE : ASR_ERR_CALLBACK;
-}
-
 /* PID with the derivative on the measured velocity v, the integral bounded by |ki I| <= i_max and
  * frozen while the output saturates in the direction of the error (conditional integration). */
 static double pid(double kp, double ki, double kd, double i_max, double u_max, double e, double v,
@@ -219,7 +215,7 @@ static asr_status joint_step(const asr_model_def* model, int mode, const double*
         tau_link = link_pid(p, s, q, qd, r1, tm->dt);
     } else {
         tau_link = compliant_step(model, mode, p, s, q, qd, r1, r2, tff, tm, &rc);
-        if (rc) return callback_status(rc);
+        if (rc) return asr_callback_status(rc);
     }
     double tau_fq = asr_friction(&s[ASR_F_WQ], q, p[ASR_P_LINK_FRICTION], p[ASR_P_LINK_FRICTION_K]);
     tau_link -= tau_fq;

@@ -34,12 +34,6 @@ int asr_model_find(const char* name) {
     return -1;
 }
 
-/* A callback's non-zero return becomes ASR_ERR_RANGE if it said so, else ASR_ERR_CALLBACK. */
-static asr_status callback_status(int rc) {
-    if (rc == 0) return ASR_OK;
-    return rc == ASR_ERR_RANGE ? ASR_ERR_RANGE : ASR_ERR_CALLBACK;
-}
-
 static int params_valid(const asr_model_def* model, const double* p) {
     for (int k = 0; k < model->nparam; ++k) {
         if (!asr_param_valid(&model->params[k], p[k])) return 0;
@@ -68,7 +62,7 @@ asr_status asr_compliance_eval(const asr_model_def* model, int n, const double* 
         const double x[] = {in[m].q, in[m].qd, in[m].th1, in[m].th2, in[m].th1d, in[m].th2d};
         asr_status st = !asr_all_finite(x, 6)             ? ASR_ERR_INPUT
                         : !params_valid(model, p)      ? ASR_ERR_RANGE
-                        : callback_status(model->elastic(model->user, p, &in[m], &out[m]));
+                        : asr_callback_status(model->elastic(model->user, p, &in[m], &out[m]));
         if (st == ASR_OK && !elastic_out_finite(&out[m])) st = ASR_ERR_NONFINITE;
         if (st != ASR_OK) {
             asr_elastic_out_zero(&out[m]);
@@ -94,7 +88,8 @@ asr_status asr_reference_map_eval(const asr_model_def* model, int n, const doubl
         asr_status st =
             !asr_all_finite(x, 2)          ? ASR_ERR_INPUT
             : !params_valid(model, p)   ? ASR_ERR_RANGE
-            : callback_status(model->refmap(model->user, p, eq[m], preset[m], &th1[m], &th2[m]));
+            : asr_callback_status(
+                  model->refmap(model->user, p, eq[m], preset[m], &th1[m], &th2[m]));
         if (st == ASR_OK && !(isfinite(th1[m]) && isfinite(th2[m]))) st = ASR_ERR_NONFINITE;
         if (st != ASR_OK) {
             th1[m] = th2[m] = 0.0;
