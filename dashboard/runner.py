@@ -31,8 +31,9 @@ from asr.robot import load_robot, robot_names, tomllib
 from dashboard import figure as fig
 from dashboard.errors import public_message, short
 from dashboard.figure import FRAME_FIELDS, SERIES  # noqa: F401 - part of this module's API
+from dashboard.pacing import Pacer
 from dashboard.references import ControlError, check_preset, preset_spec, reference_values
-from dashboard.subscribers import Subscriber
+from dashboard.subscribers import Subscriber, publish_threadsafe
 
 
 RECORD = ("q", "tau_joint", "stiffness", "th1", "th2")
@@ -124,6 +125,7 @@ class SimRunner:
         self._ilc_stop = threading.Event()
         self.frames = 0
         self.error = None
+        self._pacer = Pacer()
         self._skeletons = fig.SkeletonCache()
         self._first_views = fig.FirstViews(self._take_first_view, settings)
         self._load(settings.robot, settings.variant)
@@ -618,9 +620,7 @@ class SimRunner:
     def publish(self, kind, msg):
         text = msg if isinstance(msg, str) else _dumps(msg)
         with self._lock:
-            for sub in list(self._subscribers):
-                if not sub.put_threadsafe(kind, text):
-                    self._subscribers.discard(sub)
+            self._subscribers.difference_update(publish_threadsafe(self._subscribers, kind, text))
 
     def _publish_figure(self):
         """The figure again, after a configuration change (history decimated as a first view;
@@ -639,7 +639,9 @@ class SimRunner:
         next_tick = time.perf_counter()
         while not self._stop.is_set():
             self._apply_commands()
-            if not self.paused:
+            if self.paused:
+                self._pacer.reset()
+            else:
                 try:
                     if self._failed:  # resumed after a failure: from the initial state
                         with self._lock:
@@ -686,6 +688,7 @@ class SimRunner:
     def _tick(self, period):
         dt = self.sim.dt
         if self.speed == "max":
+            self._pacer.reset()
             deadline = time.perf_counter() + 0.8 * period
             chunk = max(1, int(round(period / dt)))
             parts = []
@@ -696,7 +699,9 @@ class SimRunner:
             frame = {k: (np.concatenate([p[k] for p in parts])) if k == "t" else
                      np.concatenate([p[k] for p in parts], axis=1) for k in parts[0]}
         else:
-            steps = max(1, int(round(period * self.speed / dt)))
+            steps = self._pacer.steps(time.perf_counter(), period, self.speed, dt)
+            if steps == 0:  # a slow speed: less than a step due yet
+                return
             frame = self._advance(steps)
         self._emit(frame)
 
