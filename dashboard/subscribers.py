@@ -62,15 +62,6 @@ class Subscriber:
         del self.items[victim]
         self.dropped += 1
 
-    def put_threadsafe(self, kind, text):
-        if self.closed:
-            return False
-        try:
-            self.loop.call_soon_threadsafe(self.put, kind, text)
-            return True
-        except RuntimeError:  # loop closed
-            self.closed = True
-            return False
 
     async def get(self):
         """Next (kind, text) message."""
@@ -78,3 +69,27 @@ class Subscriber:
             self.event.clear()
             await self.event.wait()
         return self.items.popleft()
+
+
+def publish_threadsafe(subscribers, kind, text):
+    """Put (kind, text) into every open subscriber from another thread, with one wake-up of
+    each event loop for all of its subscribers (fifty clients on one loop cost one cross-thread
+    call per frame, not fifty). Returns the subscribers to forget: those closed already and
+    those whose loop is closed (marked closed)."""
+    dead, by_loop = [], {}
+    for s in subscribers:
+        (dead if s.closed else by_loop.setdefault(id(s.loop), [])).append(s)
+    for group in by_loop.values():
+        try:
+            group[0].loop.call_soon_threadsafe(_put_all, group, kind, text)
+        except RuntimeError:  # loop closed
+            for s in group:
+                s.closed = True
+            dead += group
+    return dead
+
+
+def _put_all(subscribers, kind, text):
+    for s in subscribers:
+        if not s.closed:
+            s.put(kind, text)

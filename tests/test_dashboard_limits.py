@@ -222,3 +222,34 @@ def test_a_clients_queue_is_bounded():
     for k in range(100):
         sub.put("error", f"Y{k}")  # no frames left to drop: the oldest others go, the figure stays
     assert len(sub.items) == LIMITS.client_queue and sub.items[0][1] == "F2"
+
+
+def test_publishing_wakes_each_loop_once():
+    """A message for many clients on one event loop is one cross-thread call on that loop (not
+    one per client), reaches every open client in order, and skips closed ones; a closed loop's
+    clients are marked closed and handed back to be forgotten."""
+    import asyncio
+    import threading
+
+    from dashboard.subscribers import Subscriber, publish_threadsafe
+
+    loop, other = asyncio.new_event_loop(), asyncio.new_event_loop()
+    other.close()
+    calls = []
+    real = loop.call_soon_threadsafe
+    loop.call_soon_threadsafe = lambda *a: (calls.append(a), real(*a))[1]
+    subs = [Subscriber(loop) for _ in range(50)]
+    subs[3].closed = True
+    gone = [Subscriber(other) for _ in range(2)]
+    dead = []
+    t = threading.Thread(target=lambda: [dead.extend(publish_threadsafe(subs + gone, "extend",
+                                                                        f"E{k}"))
+                                         for k in range(3)])
+    t.start()
+    t.join()
+    loop.run_until_complete(asyncio.sleep(0))
+    loop.close()
+    assert len(calls) == 3
+    assert all([t for _, t in s.items] == ["E0", "E1", "E2"] for s in subs if s is not subs[3])
+    assert not subs[3].items
+    assert set(map(id, dead)) == {id(subs[3]), *map(id, gone)} and all(s.closed for s in gone)
