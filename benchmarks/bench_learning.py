@@ -1,8 +1,8 @@
-"""Learning-loop benchmark (`make bench`): the seed-000 ILC (iterations and wall time; the paper
-spent about 220 s of hardware time on its 11 iterations) and the environment steps per second
-of asr's Gymnasium vector env at N = 1, 64, 1024, next to a Gymnasium SyncVectorEnv of
-single-instance envs run in the same process. Writes benchmarks/results/learning.json (one flat
-{figure: number} object)."""
+"""Learning-loop benchmark (`make bench`): the ILC of Mengacci et al. 2021 sec. 4.3 (iterations
+and wall time; the paper spent about 220 s of hardware time on its 11 iterations) and the
+environment steps per second of asr's Gymnasium vector env at N = 1, 64, 1024, next to a
+Gymnasium SyncVectorEnv of single-instance envs run in the same process. Writes
+benchmarks/results/learning.json (one flat {figure: number} object)."""
 import argparse
 import os
 import time
@@ -27,7 +27,7 @@ def main(sizes=(1, 64, 1024), sync_sizes=(1, 64), steps=30, ilc=True, out=DEFAUL
         fig["ilc_wall_s"] = time.perf_counter() - t0
         fig["ilc_final_max_error_rad"] = float(res.errors[int(res.iterations[0]) - 1, 0])
         fig["ilc_paper_hardware_s"] = 220.0
-        say(f"ILC (seed 000 sec. 4.3): {fig['ilc_iterations']} iterations, "
+        say(f"ILC (Mengacci et al. 2021 sec. 4.3): {fig['ilc_iterations']} iterations, "
             f"{fig['ilc_wall_s']:.2f} s wall, final max error "
             f"{fig['ilc_final_max_error_rad']:.4f} rad (paper: 11 iterations, ~220 s hardware)")
     say(f"vector env {ENV}: env steps per second (one env step = 20 ms of simulation)")

@@ -67,7 +67,7 @@ def k_off(n):
     return K_Q * np.exp(-n / 10.0)
 
 
-k_off.description = "K_off(n) = 0.5 exp(-n/10) (seed 000 sec. 4.3)"
+k_off.description = "K_off(n) = 0.5 exp(-n/10) (Mengacci et al. 2021 sec. 4.3)"
 
 
 def reference(dt):
@@ -138,8 +138,9 @@ def sensitivity_table(rows):
 
 
 def summary(res):
-    lines = [f"seed 000 sec. 4.3 ILC, {ROBOT} {VARIANT}, preset {PRESET} rad, min-jerk 0 -> "
-             f"{TARGET} rad in {DURATION:g} s, K_off(n) = {K_Q} exp(-n/10), tol {TOL} rad",
+    lines = [f"Mengacci et al. 2021 sec. 4.3 ILC, {ROBOT} {VARIANT}, preset {PRESET} rad, "
+             f"min-jerk 0 -> {TARGET} rad in {DURATION:g} s, K_off(n) = {K_Q} exp(-n/10), "
+             f"tol {TOL} rad",
              f"{'trial':>5}  {'max|e| (rad)':>12}  {'joint 1':>8}  {'joint 2':>8}"]
     for n in range(res.iterations[0]):
         j1, j2 = res.errors_joint[n, 0]
@@ -180,7 +181,8 @@ def figure(res):
     for r in (2, 3):
         fig.update_xaxes(title_text="t (s)", row=r, col=1)
         fig.update_yaxes(title_text="rad", row=r, col=1)
-    fig.update_layout(height=1000, title="Seed 000 sec. 4.3: ILC on the vertical 2-DOF arm (asr)")
+    fig.update_layout(height=1000, title="Mengacci et al. 2021 sec. 4.3: ILC on the vertical "
+                                         "2-DOF arm (asr)")
     return fig
 
 
@@ -202,7 +204,7 @@ def main(out_dir="ilc000_output"):
 
 
 def _cli(argv=None):
-    command_line("ilc000", "Seed 000 sec. 4.3 ILC with asr.ilc", main, argv)
+    command_line("ilc000", "Mengacci et al. 2021 sec. 4.3 ILC with asr.ilc", main, argv)
 
 
 if __name__ == "__main__":

@@ -546,7 +546,7 @@ def _fmt(x, spec=".3f"):
 
 
 def summary(r7, r11, r12, r13, r14, r12_id=None, r13_id=None):
-    lines = ["Seed 000 sec. 4.1-4.2 with asr (MuJoCo links, asr actuators)", ""]
+    lines = ["Mengacci et al. 2021 sec. 4.1-4.2 with asr (MuJoCo links, asr actuators)", ""]
     lines.append(f"Fig. 7  1-DOF rig, mode 3, equilibrium step 0 -> {r7['step']} rad "
                  "(static: closed form + brentq)")
     lines.append(f"  {'actuator':16s} {'case':5s} {'preset':>7s} {'final':>8s} {'static':>8s} "
@@ -637,8 +637,8 @@ def figures(r7, r11, r12, r13, r14):
                                    line=dict(color=c, dash="dash", width=1)), row=row, col=col)
     f.update_xaxes(title_text="t (s)")
     f.update_yaxes(title_text="q (rad)")
-    f.update_layout(title="Seed 000 fig. 7: 1-DOF rig, 0.8 rad step, mode 3 (dashed: static "
-                    "equilibrium from the closed form)")
+    f.update_layout(title="Mengacci et al. 2021 fig. 7: 1-DOF rig, 0.8 rad step, mode 3 "
+                    "(dashed: static equilibrium from the closed form)")
     figs["fig7"] = f
 
     f = make_subplots(rows=3, cols=1, subplot_titles=(
@@ -661,8 +661,8 @@ def figures(r7, r11, r12, r13, r14):
     f.update_xaxes(title_text="t (s)", row=1, col=1)
     f.update_xaxes(title_text="f (Hz)", row=2, col=1)
     f.update_xaxes(title_text="f (Hz)", row=3, col=1)
-    f.update_layout(title=f"Seed 000 fig. 11: chirp {r11['amplitude']} rad, {r11['f0']}-"
-                    f"{r11['f1']} Hz, mode {r11['mode']}", height=900)
+    f.update_layout(title=f"Mengacci et al. 2021 fig. 11: chirp {r11['amplitude']} rad, "
+                    f"{r11['f0']}-{r11['f1']} Hz, mode {r11['mode']}", height=900)
     figs["fig11"] = f
 
     f = make_subplots(rows=2, cols=1, subplot_titles=("joint 1", "joint 2"))
@@ -676,8 +676,8 @@ def figures(r7, r11, r12, r13, r14):
                         row=j + 1, col=1)
     f.update_xaxes(title_text="t (s)")
     f.update_yaxes(title_text="q (rad)")
-    f.update_layout(title=f"Seed 000 fig. 12: 2-DOF horizontal arm, 0.8 rad steps, mode 6, "
-                    f"springs {r12['springs']}")
+    f.update_layout(title=f"Mengacci et al. 2021 fig. 12: 2-DOF horizontal arm, 0.8 rad steps, "
+                    f"mode 6, springs {r12['springs']}")
     figs["fig12"] = f
 
     f = make_subplots(rows=2, cols=1, subplot_titles=("joint 1", "joint 2"))
@@ -695,8 +695,8 @@ def figures(r7, r11, r12, r13, r14):
                         row=j + 1, col=1)
     f.update_xaxes(title_text="t (s)")
     f.update_yaxes(title_text="q (rad)")
-    f.update_layout(title=f"Seed 000 fig. 13: 2-DOF vertical arm, eq = 0.8 sin(0.8 t), mode 6, "
-                    f"springs {r13['springs']}")
+    f.update_layout(title=f"Mengacci et al. 2021 fig. 13: 2-DOF vertical arm, eq = 0.8 sin(0.8 t), "
+                    f"mode 6, springs {r13['springs']}")
     figs["fig13"] = f
 
     f = make_subplots(rows=2, cols=1, subplot_titles=("joint 1 (base yaw)",
@@ -712,7 +712,8 @@ def figures(r7, r11, r12, r13, r14):
             f.add_trace(go.Scatter(x=r["t"], y=100 * r["box"][:, k], name=f"box {axis} {v}",
                                    line=dict(color=c, dash=dash)), row=2, col=1)
     f.update_xaxes(title_text="t (s)")
-    f.update_layout(title="Seed 000 fig. 14: 5-DOF arm pushing a 2 kg box by a base-yaw sweep")
+    f.update_layout(title="Mengacci et al. 2021 fig. 14: 5-DOF arm pushing a 2 kg box by a "
+                    "base-yaw sweep")
     figs["fig14"] = f
     return figs
 
@@ -748,7 +749,7 @@ def main(out_dir="seed000_output"):
 
 
 def _cli(argv=None):
-    command_line("seed000", "Seed 000 figs. 7, 11-14 with asr.Sim", main, argv,
+    command_line("seed000", "Mengacci et al. 2021 figs. 7, 11-14 with asr.Sim", main, argv,
                  out_help="output folder for the HTML figures")
 
 

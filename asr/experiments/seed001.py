@@ -481,9 +481,9 @@ def step_figure(res, every=2):
             fig.add_trace(go.Scatter(x=te, y=ee, name=f"{name} error {c}", showlegend=False,
                                      line=dict(color=COLOURS[v], dash=_dash(c))), 3, 1)
     fig.update_xaxes(title_text="time (s)", row=3, col=1)
-    fig.update_layout(title="Seed 001 fig. 6 left: 1 rad step, three transmission sets; asr "
-                            "(dashed: 1 ms MuJoCo step, dotted: 0.1 ms) vs reference (solid, "
-                            "scipy DOP853); controller 1 kHz", height=900, width=1200)
+    fig.update_layout(title="Kamedula et al. 2016 fig. 6 left: 1 rad step, three transmission "
+                            "sets; asr (dashed: 1 ms MuJoCo step, dotted: 0.1 ms) vs reference "
+                            "(solid, scipy DOP853); controller 1 kHz", height=900, width=1200)
     return fig
 
 
@@ -519,8 +519,8 @@ def tv_figure(res, every=10):
             fig.add_trace(go.Scatter(x=te, y=ee, name=f"error {c}", showlegend=False,
                                      legendgroup=c, line=dict(color=COLOURS[c])), 2 * k + 2, 1)
     fig.update_xaxes(title_text="time (s)", row=6, col=1)
-    fig.update_layout(title="Seed 001 fig. 6 right: ramp, -1 rad step, chirp (Kt 188, Dt 0.5); "
-                            "asr vs reference; errors are the largest per 10 ms bin",
+    fig.update_layout(title="Kamedula et al. 2016 fig. 6 right: ramp, -1 rad step, chirp (Kt 188, "
+                            "Dt 0.5); asr vs reference; errors are the largest per 10 ms bin",
                       height=1400, width=1200)
     return fig
 
@@ -530,9 +530,9 @@ def summary(res):
     lines = []
     tv = res["tv"]
     seg = res["segments"]
-    lines.append(f"Seed 001 sec. 5.1, time-varying input (k188): ramp 0.1 rad/s from 0 s, -1 rad "
-                 f"step at {seg[1]:g} s, chirp from {seg[2]:g} s to {res['t_tv'][-1] + 1e-3:g} s;"
-                 " controller 1 kHz")
+    lines.append(f"Kamedula et al. 2016 sec. 5.1, time-varying input (k188): ramp 0.1 rad/s "
+                 f"from 0 s, -1 rad step at {seg[1]:g} s, chirp from {seg[2]:g} s to "
+                 f"{res['t_tv'][-1] + 1e-3:g} s; controller 1 kHz")
     head = (f"{'config':<22} {'signal':<7} {'max err':>10} {'paper max':>10} {'NMSE':>10} "
             f"{'paper':>9} {'NRMSE':>10} {'fit %':>9}  meets paper (max, NMSE)")
     lines += [head, "-" * len(head)]
@@ -575,7 +575,7 @@ def write_html(res, path):
     """Both figures in one self-contained HTML file."""
     figs = res["figures"]
     write_figures(
-        [figs["tv"], figs["step"]], path, "asr seed 001 sec. 5.1")
+        [figs["tv"], figs["step"]], path, "asr: Kamedula et al. 2016 sec. 5.1")
 
 
 def main(out_dir="seed001_output", **run_kwargs):

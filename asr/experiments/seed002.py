@@ -122,7 +122,7 @@ RIG_XML = """<!-- qbmove_1dof (asr.experiments.seed002): one 2015 qbmove module,
 
 RIG_TOML = """# Written by asr.experiments.seed002: one 2015 qbmove module (mode 6), a small load.
 name = "qbmove_1dof"
-description = "one 2015 qbmove module with a small load, horizontal plane (seed 002 figs. 2-3)"
+description = "one 2015 qbmove module, small load, horizontal (Parnenzini et al. 2015 figs. 2-3)"
 default_variant = "rig"
 
 [variants.rig]
@@ -367,8 +367,8 @@ def module_figure(res, every=2):
     for r, cc in ((1, 1), (1, 2), (2, 1), (2, 2)):
         fig.update_xaxes(title_text="time (s)", row=r, col=cc)
         fig.update_yaxes(title_text="rad", row=r, col=cc)
-    fig.update_layout(title="Seed 002: one qbmove module (mode 6, voltage drive, friction), "
-                            "0.1 kg at 0.089 m, horizontal", height=850, width=1300)
+    fig.update_layout(title="Parnenzini et al. 2015: one qbmove module (mode 6, voltage drive, "
+                            "friction), 0.1 kg at 0.089 m, horizontal", height=850, width=1300)
     return fig
 
 
@@ -401,13 +401,14 @@ def gait_figure(res, every=5):
                              marker=dict(size=3), line=dict(color="black")), 2, 2)
     fig.update_xaxes(title_text="x (m)", row=2, col=2)
     fig.update_yaxes(title_text="y (m)", scaleanchor="x4", row=2, col=2)
-    fig.update_layout(title="Seed 002 fig. 4: gait A sin(4.71 t + i pi/3), 60 deg pitch / 20 deg "
-                            "yaw, s = 0.3 rad", height=900, width=1300)
+    fig.update_layout(title="Parnenzini et al. 2015 fig. 4: gait A sin(4.71 t + i pi/3), 60 deg "
+                            "pitch / 20 deg yaw, s = 0.3 rad", height=900, width=1300)
     return fig
 
 
 def summary(res):
-    lines = ["Seed 002 (i): one qbmove module, 0.1 kg at 0.089 m, horizontal, mode 6",
+    lines = ["Parnenzini et al. 2015 (i): one qbmove module, 0.1 kg at 0.089 m, horizontal, "
+             "mode 6",
              f"tracking q_e = {TRACK_A:g} sin({TRACK_W:.4g} t), error from t = {TRACK_SKIP:g} s",
              f"{'s (rad)':>8} {'stiffness':>10} {'RMS err':>9} {'max err':>9} {'amplitude':>10} "
              f"{'lag (deg)':>10}"]
@@ -423,8 +424,8 @@ def summary(res):
                      f"{m['overshoot']:10.4f} {m['settle']:11.3f} {m['final']:9.4f} "
                      f"{m['error']:9.4f}")
     lines.append("")
-    lines.append(f"Seed 002 (ii): gait A_i sin({GAIT_W:g} t + i {GAIT_PHI:.4f}), pitch "
-                 f"{np.degrees(GAIT_PITCH):g} deg, yaw {np.degrees(GAIT_YAW):g} deg, s = "
+    lines.append(f"Parnenzini et al. 2015 (ii): gait A_i sin({GAIT_W:g} t + i {GAIT_PHI:.4f}), "
+                 f"pitch {np.degrees(GAIT_PITCH):g} deg, yaw {np.degrees(GAIT_YAW):g} deg, s = "
                  f"{GAIT_PRESET:g}, {res['gaits']['snake']['t'][-1]:g} s")
     lines.append(f"{'robot':<18} {'status':>6} {'warnings':>9} {'max|q|':>8} {'max|qd|':>8} "
                  f"{'max|th|':>8} {'max|tau|':>9} {'RMS track':>10} {'stable':>7}")
@@ -446,7 +447,7 @@ def summary(res):
 def write_html(res, path):
     """Both figures in one self-contained HTML file."""
     figs = res["figures"]
-    write_figures([figs["module"], figs["gaits"]], path, "asr seed 002")
+    write_figures([figs["module"], figs["gaits"]], path, "asr: Parnenzini et al. 2015")
 
 
 def main(out_dir="seed002_output", **run_kwargs):
