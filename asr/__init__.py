@@ -9,7 +9,7 @@ the reference toolbox, in C, stepped in batches from NumPy with the GIL released
 >>> float(r.tau_link), float(r.stiffness)
 (-20.0, 200.0)
 """
-from asr.batch import FIELD_DOCS, FIELDS, MODES, Batch, Joint
+from asr.batch import FIELD_DOCS, FIELD_UNITS, FIELDS, MODES, Batch, Joint
 from asr.errors import SimulationError
 from asr.models import (Compliance, ModelSpec, ParamSpec, PresetSpec, compliance, models,
                         reference_map, register_model, unregister_model)
@@ -28,8 +28,8 @@ del register_when_imported
 __version__ = "0.1.0"
 
 __all__ = [
-    "Batch", "Joint", "FIELDS", "FIELD_DOCS", "MODES", "SimulationError", "Compliance",
-    "ModelSpec", "ParamSpec", "PresetSpec", "compliance", "models", "reference_map",
+    "Batch", "Joint", "FIELDS", "FIELD_DOCS", "FIELD_UNITS", "MODES", "SimulationError",
+    "Compliance", "ModelSpec", "ParamSpec", "PresetSpec", "compliance", "models", "reference_map",
     "register_model", "unregister_model", "Robot", "RobotFileError", "RobotJoint", "load_robot",
     "Sim", "ilc", "ILCResult", "sweep", "SweepResult", "__version__",
 ]
