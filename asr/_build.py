@@ -46,7 +46,11 @@ extern "Python" int asr_py_refmap(void*, const double*, double, double, double*,
 # the sanitizer build of the C tests checks for signed overflow).
 # The strict warning set (-Wall -Wextra -Wpedantic -Werror) is applied to csrc/ by the C tests
 # (tests/c); here it would also fire on cffi's generated wrapper.
-CFLAGS = ["-std=c11", "-O3", "-ffp-contract=off", "-fno-math-errno", "-fno-wrapv"]
+# -fvisibility=hidden: the module's only exported symbol is its PyInit function; the C core's
+# functions (public asr_* and the private helpers) are reached through cffi, never by name from
+# outside, so they cannot clash with another library's symbols.
+CFLAGS = ["-std=c11", "-O3", "-ffp-contract=off", "-fno-math-errno", "-fno-wrapv",
+          "-fvisibility=hidden"]
 
 
 def header_cdef(path):

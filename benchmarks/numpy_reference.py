@@ -1,7 +1,7 @@
 """Vectorised NumPy reference of the C core for `qbmove_advanced` joints in mode 6.
 
 The same equations as csrc/joint.c (compliant_step, advance_motors, motor_substep, pid,
-drive_torque), csrc/motor.h (asr_friction, asr_motor_substep) and csrc/model_qbmove.c
+drive_torque), csrc/motor.h (motor_friction, motor_advance) and csrc/model_qbmove.c
 (sinh_pair, antagonistic_refmap), written as a Python loop over steps with NumPy over all joints
 at once. It is the baseline of benchmarks/bench_core.py and is checked against the C core by
 tests/test_numpy_reference.py, so the benchmark compares like with like.
@@ -62,18 +62,18 @@ DEFAULTS = {
 
 
 def _sat(x, m):
-    """sat(x, m) = min(max(x, -m), m), as asr_sat."""
+    """sat(x, m) = min(max(x, -m), m), as num_sat."""
     return np.minimum(np.maximum(x, -m), m)
 
 
 def _friction(w, th, K, z):
-    """Stick point on a coordinate given from outside (asr_friction): returns (w, tau_f)."""
+    """Stick point on a coordinate given from outside (motor_friction): returns (w, tau_f)."""
     w = th - _sat(th - w, z)
     return w, K * (th - w)
 
 
 def _implicit_euler(th, v, h, J, F, k, c, r, vel_max, pos_min, pos_max):
-    """asr_motor_update (Euler scheme): one linearly implicit Euler step with velocity and
+    """motor_update (Euler scheme): one linearly implicit Euler step with velocity and
     position limits; r is the rate of change of F from the link's motion."""
     vn = v + h * (F + h * r - h * k * v) / (J + h * c + h * h * k)
     vn = _sat(vn, vel_max)
@@ -182,7 +182,7 @@ class QbmoveAdvancedMode6:
         # drive_torque(): torque drive saturated at tau_max
         gain = (np.abs(u) < tau_max).astype(np.float64)
         tau = _sat(u, tau_max)
-        # asr_motor_substep(): linearly implicit Euler, the PID part of the linearisation, the
+        # motor_advance(): linearly implicit Euler, the PID part of the linearisation, the
         # stick-point friction implicit (stick trial, else slide at the friction limit)
         D, J, K, fs, z = p["motor_D"], p["motor_J"], p["friction_K"], p["friction"], self._z
         lim = (p["vel_max"], p["pos_min"], p["pos_max"])

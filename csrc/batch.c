@@ -39,14 +39,14 @@ static double param_default(const asr_model_def* m, int k) {
     return k < ASR_NCOMMON ? asr_common_param_default(m, k) : m->params[k - ASR_NCOMMON].def;
 }
 
-static void update_varying(asr_joint_params* jp) {
+static void update_varying(joint_params* jp) {
     jp->nvarying = 0;
     for (int k = 0; k < jp->nparam; ++k) {
         if (jp->count[k] > 1) jp->varying[jp->nvarying++] = k;
     }
 }
 
-static asr_status init_joint_params(asr_joint_params* jp, const asr_model_def* m) {
+static asr_status init_joint_params(joint_params* jp, const asr_model_def* m) {
     jp->nparam = ASR_NCOMMON + m->nparam;
     for (int k = 0; k < jp->nparam; ++k) {
         jp->values[k] = (double*)malloc(sizeof(double));
@@ -93,7 +93,7 @@ asr_status asr_batch_create(asr_batch** out, int n_inst, int n_joint,
     b->n_threads = 1;
     b->model = (const asr_model_def**)calloc((size_t)n_joint, sizeof(*b->model));
     b->mode = (int*)calloc((size_t)n_joint, sizeof(int));
-    b->params = (asr_joint_params*)calloc((size_t)n_joint, sizeof(asr_joint_params));
+    b->params = (joint_params*)calloc((size_t)n_joint, sizeof(joint_params));
     asr_status st = (b->model && b->mode && b->params) ? ASR_OK : ASR_ERR_NOMEM;
     for (int j = 0; j < n_joint && st == ASR_OK; ++j) {
         b->model[j] = model_defs[j];
@@ -147,11 +147,11 @@ asr_status asr_batch_set_param(asr_batch* b, int joint, int k, const double* val
             return ASR_ERR_RANGE;
         }
     }
-    asr_joint_params* jp = &b->params[joint];
+    joint_params* jp = &b->params[joint];
     if (k == ASR_P_POS_MIN || k == ASR_P_POS_MAX) { /* the limits must stay ordered */
         int other = k == ASR_P_POS_MIN ? ASR_P_POS_MAX : ASR_P_POS_MIN;
         for (int i = 0; i < b->n_inst; ++i) {
-            double v = values[count > 1 ? i : 0], o = asr_param_at(jp, other, i);
+            double v = values[count > 1 ? i : 0], o = param_at(jp, other, i);
             if (!(k == ASR_P_POS_MIN ? v < o : o < v)) {
                 if (bad_index) *bad_index = count > 1 ? i : 0;
                 return ASR_ERR_RANGE;
@@ -173,8 +173,8 @@ asr_status asr_batch_get_param(const asr_batch* b, int joint, int k, double* out
     asr_status st = check_joint_param(b, joint, k);
     if (st != ASR_OK) return st;
     if (!out) return ASR_ERR_NULL;
-    const asr_joint_params* jp = &b->params[joint];
-    for (int i = 0; i < b->n_inst; ++i) out[i] = asr_param_at(jp, k, i);
+    const joint_params* jp = &b->params[joint];
+    for (int i = 0; i < b->n_inst; ++i) out[i] = param_at(jp, k, i);
     return ASR_OK;
 }
 
@@ -215,10 +215,10 @@ long long asr_batch_step_count(const asr_batch* b) { return b ? b->step_count : 
  * with motors, else at zero deflection from the link. */
 static asr_status reset_motors(asr_batch* b, int i, int j, double q0, const double* refs0) {
     const asr_model_def* m = b->model[j];
-    const asr_joint_params* jp = &b->params[j];
+    const joint_params* jp = &b->params[j];
     size_t x = (size_t)i * (size_t)b->n_joint + (size_t)j;
     double p[ASR_MAX_PARAM];
-    asr_gather_params(jp, i, p);
+    gather_params(jp, i, p);
     double th1 = q0, th2 = m->nmotor == 2 ? q0 : 0.0;
     int mode = b->mode[j];
     if (refs0 && mode >= ASR_MODE_MOTOR_POS && mode != ASR_MODE_MOTOR_TORQUE) {
@@ -230,7 +230,7 @@ static asr_status reset_motors(asr_batch* b, int i, int j, double q0, const doub
             if (m->refmap(m->user, p + ASR_NCOMMON, r1, r2, &th1, &th2)) return ASR_ERR_RANGE;
         }
     }
-    double* s = asr_joint_state(b, x);
+    double* s = joint_state(b, x);
     s[ASR_F_TH1] = th1;
     s[ASR_F_TH2] = th2;
     s[ASR_F_W1] = th1;
@@ -246,7 +246,7 @@ static asr_status reset_instance(asr_batch* b, int i, const double* q0, const do
     for (size_t j = 0; j < nj; ++j) {
         if (q0 && !isfinite(q0[x0 + j])) return ASR_ERR_INPUT;
     }
-    memset(asr_joint_state(b, x0), 0, nj * ASR_NFIELD * sizeof(double));
+    memset(joint_state(b, x0), 0, nj * ASR_NFIELD * sizeof(double));
     b->status.code[i] = ASR_OK;
     b->status.joint[i] = -1;
     b->status.step[i] = -1;
@@ -292,18 +292,18 @@ static asr_status check_step(const asr_batch* b, double dt) {
 
 typedef struct step_job {
     asr_batch* b;
-    asr_step_inputs in;
+    step_inputs in;
 } step_job;
 
 static asr_status step_range(void* ctx, int i0, int i1) {
     step_job* job = (step_job*)ctx;
-    return asr_step_instances(job->b, i0, i1, &job->in, job->b->step_count);
+    return step_instances(job->b, i0, i1, &job->in, job->b->step_count);
 }
 
 /* Threads for nstep steps started once: the work per instance is n_joint * nstep joint-steps. */
 static int batch_threads(const asr_batch* b, int nstep) {
     long long per_inst = (long long)b->n_joint * nstep;
-    return asr_thread_count(b->n_threads, b->n_inst, per_inst > 1 << 20 ? 1 << 20 : (int)per_inst);
+    return thread_count(b->n_threads, b->n_inst, per_inst > 1 << 20 ? 1 << 20 : (int)per_inst);
 }
 
 asr_status asr_batch_step(asr_batch* b, double dt, const double* q, const double* qd,
@@ -313,7 +313,7 @@ asr_status asr_batch_step(asr_batch* b, double dt, const double* q, const double
     if (!q || !qd || !refs) return ASR_ERR_NULL;
     long long nj = b->n_joint;
     step_job job = {b, {dt, q, qd, refs, tau_ext, tau_ff, nj, nj, 2 * nj, nj, nj}};
-    st = asr_parallel_for(batch_threads(b, 1), b->n_inst, step_range, &job);
+    st = parallel_for(batch_threads(b, 1), b->n_inst, step_range, &job);
     b->step_count += 1;
     return st;
 }
@@ -337,7 +337,7 @@ static void record_range(const rollout_job* job, int t, int i0, int i1) {
             double* dst = job->record +
                           (((size_t)r * (size_t)b->n_inst + (size_t)i) * (size_t)job->nstep +
                            (size_t)t) * nj;
-            for (size_t j = 0; j < nj; ++j) dst[j] = asr_joint_state(b, (size_t)i * nj + j)[k];
+            for (size_t j = 0; j < nj; ++j) dst[j] = joint_state(b, (size_t)i * nj + j)[k];
         }
     }
 }
@@ -346,18 +346,18 @@ static asr_status rollout_range(void* ctx, int i0, int i1) {
     rollout_job* job = (rollout_job*)ctx;
     asr_status first = ASR_OK;
     for (int t = 0; t < job->nstep; ++t) {
-        asr_step_inputs in = {job->dt,
-                              asr_series_at(job->q, 0, t),
-                              asr_series_at(job->qd, 0, t),
-                              asr_series_at(job->refs, 0, t),
-                              asr_series_at(job->tau_ext, 0, t),
-                              NULL,
-                              job->q.stride_i,
-                              job->qd.stride_i,
-                              job->refs.stride_i,
-                              job->tau_ext.stride_i,
-                              0};
-        asr_status st = asr_step_instances(job->b, i0, i1, &in, job->b->step_count + t);
+        step_inputs in = {job->dt,
+                          series_at(job->q, 0, t),
+                          series_at(job->qd, 0, t),
+                          series_at(job->refs, 0, t),
+                          series_at(job->tau_ext, 0, t),
+                          NULL,
+                          job->q.stride_i,
+                          job->qd.stride_i,
+                          job->refs.stride_i,
+                          job->tau_ext.stride_i,
+                          0};
+        asr_status st = step_instances(job->b, i0, i1, &in, job->b->step_count + t);
         if (first == ASR_OK) first = st;
         record_range(job, t, i0, i1);
     }
@@ -381,7 +381,7 @@ asr_status asr_batch_rollout(asr_batch* b, int nstep, double dt, asr_series q, a
         if (record_fields[r] < 0 || record_fields[r] >= ASR_NFIELD) return ASR_ERR_RANGE;
     }
     rollout_job job = {b, nstep, dt, q, qd, refs, tau_ext, nrecord, record_fields, record};
-    st = asr_parallel_for(batch_threads(b, nstep), b->n_inst, rollout_range, &job);
+    st = parallel_for(batch_threads(b, nstep), b->n_inst, rollout_range, &job);
     b->step_count += nstep;
     return st;
 }

@@ -337,5 +337,5 @@ asr_status asr_cpr_solve_batch(const asr_cpr* robot, int problem, int n, const d
     }
     if (warm) return solve_chain(&b, opt);
     b.opt.threads = 1;
-    return asr_parallel_for(opt->threads < n ? opt->threads : (n > 0 ? n : 1), n, solve_range, &b);
+    return parallel_for(opt->threads < n ? opt->threads : (n > 0 ? n : 1), n, solve_range, &b);
 }

@@ -147,8 +147,8 @@ static void tasks_free(cpr_rod_tasks* t) {
 static asr_status tasks_range(void* ctx, int p0, int p1) {
     cpr_rod_tasks* t = (cpr_rod_tasks*)ctx;
     int a = p0 * LANES, b = p1 * LANES < t->n ? p1 * LANES : t->n;
-    return asr_rods_integrate(b - a, t->rods + a, t->L + a, t->y0 + (size_t)S * a, t->n_grid,
-                              t->tips + (size_t)S * a, t->paths ? t->paths + a : NULL);
+    return rods_integrate(b - a, t->rods + a, t->L + a, t->y0 + (size_t)S * a, t->n_grid,
+                          t->tips + (size_t)S * a, t->paths ? t->paths + a : NULL);
 }
 
 static asr_status tasks_run(cpr_rod_tasks* t, int threads) {
@@ -156,8 +156,8 @@ static asr_status tasks_run(cpr_rod_tasks* t, int threads) {
     /* A pack of N = 40 takes ~9 us here, less than starting and joining a thread: a thread is
      * only worth it for about six such packs (n_grid * 4 units of ASR_MIN_WORK_PER_THREAD
      * each); a Jacobian of Till's robot at N = 200 does get two. */
-    int nt = asr_thread_count(threads, packs, t->n_grid * 4);
-    return asr_parallel_for(nt, packs, tasks_range, t);
+    int nt = thread_count(threads, packs, t->n_grid * 4);
+    return parallel_for(nt, packs, tasks_range, t);
 }
 
 void cpr_plate_pose(const cpr_solver* s, const double* x, double* P, double* Rp) {

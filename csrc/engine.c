@@ -30,9 +30,9 @@ typedef struct engine_job {
 static void gather_inputs(const engine_job* job, int i, int t) {
     const asr_engine* e = job->e;
     size_t nj = (size_t)job->b->n_joint, x0 = (size_t)i * nj;
-    const double* refs = asr_series_at(job->refs, i, t);
-    const double* ext = asr_series_at(job->tau_ext, i, t);
-    const double* ff = asr_series_at(job->tau_ff, i, t);
+    const double* refs = series_at(job->refs, i, t);
+    const double* ext = series_at(job->tau_ext, i, t);
+    const double* ff = series_at(job->tau_ff, i, t);
     for (size_t j = 0; j < nj; ++j) {
         job->q[x0 + j] = e->qpos[i][e->qpos_adr[j]];
         job->qd[x0 + j] = e->qvel[i][e->dof_adr[j]];
@@ -47,7 +47,7 @@ static void write_torques(const engine_job* job, int i) {
     const asr_batch* b = job->b;
     for (int j = 0; j < b->n_joint; ++j) {
         size_t x = (size_t)i * (size_t)b->n_joint + (size_t)j;
-        job->e->qfrc[i][job->e->dof_adr[j]] = asr_joint_state(b, x)[ASR_F_TAU_JOINT];
+        job->e->qfrc[i][job->e->dof_adr[j]] = joint_state(b, x)[ASR_F_TAU_JOINT];
     }
 }
 
@@ -63,7 +63,7 @@ static void record_instance(const engine_job* job, int i, int t) {
             size_t x = (size_t)i * (size_t)b->n_joint + (size_t)j;
             dst[j] = k == ASR_F_Q    ? e->qpos[i][e->qpos_adr[j]]
                      : k == ASR_F_QD ? e->qvel[i][e->dof_adr[j]]
-                                     : asr_joint_state(b, x)[k];
+                                     : joint_state(b, x)[k];
         }
     }
 }
@@ -74,14 +74,14 @@ static asr_status engine_range(void* ctx, int i0, int i1) {
     asr_batch* b = job->b;
     const asr_engine* e = job->e;
     long long nj = b->n_joint;
-    asr_step_inputs in = {job->dt, job->q, job->qd, job->refs_now, job->ext_now, job->ff_now,
-                          nj, nj, 2 * nj, nj, nj};
+    step_inputs in = {job->dt, job->q, job->qd, job->refs_now, job->ext_now, job->ff_now,
+                      nj, nj, 2 * nj, nj, nj};
     asr_status first = ASR_OK;
     for (int i = i0; i < i1; ++i) {
         for (int t = 0; t < job->nstep; ++t) { /* a frozen instance goes on with zero torque */
             e->step1(e->model[i], e->data[i]);
             gather_inputs(job, i, t);
-            asr_status st = asr_step_instances(b, i, i + 1, &in, b->step_count + t);
+            asr_status st = step_instances(b, i, i + 1, &in, b->step_count + t);
             if (first == ASR_OK) first = st;
             write_torques(job, i);
             e->step2(e->model[i], e->data[i]);
@@ -131,7 +131,7 @@ asr_status asr_batch_rollout_engine(asr_batch* b, const asr_engine* engine, int 
                       scratch + 5 * n};
     /* every instance is a whole engine simulation: worth a thread from two instances on */
     int threads = b->n_threads < b->n_inst ? b->n_threads : b->n_inst;
-    st = asr_parallel_for(threads, b->n_inst, engine_range, &job);
+    st = parallel_for(threads, b->n_inst, engine_range, &job);
     free(scratch);
     b->step_count += nstep;
     return st;

@@ -42,7 +42,7 @@ static double pid(double kp, double ki, double kd, double i_max, double u_max, d
                   double ff, double dt, double* integral) {
     if (ki == 0.0) return kp * e - kd * v + ff; /* no integral action: nothing to wind up */
     double i_lim = (ki > 0.0) ? i_max / ki : 0.0;
-    double i_new = asr_sat(*integral + e * dt, i_lim);
+    double i_new = num_sat(*integral + e * dt, i_lim);
     double u = kp * e + ki * i_new - kd * v + ff;
     int winding = fabs(u) > u_max && e * u > 0.0;
     if (!winding) *integral = i_new;
@@ -56,10 +56,10 @@ static inline double drive_torque(const double* p, double u, double* gain, doubl
     if (p[ASR_P_DRIVE] == 0.0) {
         *gain = (fabs(u) < p[ASR_P_TAU_MAX]) ? 1.0 : 0.0;
         *c_bemf = 0.0;
-        return asr_sat(u, p[ASR_P_TAU_MAX]);
+        return num_sat(u, p[ASR_P_TAU_MAX]);
     }
     double kr = p[ASR_P_KT] / p[ASR_P_R];
-    double v = asr_drive_voltage(u, p[ASR_P_DEAD_ZONE], p[ASR_P_V_SUPPLY], gain);
+    double v = motor_drive_voltage(u, p[ASR_P_DEAD_ZONE], p[ASR_P_V_SUPPLY], gain);
     *gain *= kr;
     *c_bemf = kr * p[ASR_P_KB];
     return kr * v;
@@ -85,7 +85,7 @@ static void motor_substep(const double* p, double* s, int m, int mode, int tick,
     double tau = drive_torque(p, *cmd, &gain, &c_bemf);
     /* a controller evaluated every sub-step is part of the implicit linearisation */
     double implicit = (position_loop && continuous) ? gain : 0.0;
-    asr_motor_step ms = {
+    motor_step ms = {
         .J = p[ASR_P_MOTOR_J],
         .F = tau + ld->load - (p[ASR_P_MOTOR_D] + c_bemf) * *v,
         .k = implicit * p[ASR_P_KP] + ld->k,
@@ -95,7 +95,7 @@ static void motor_substep(const double* p, double* s, int m, int mode, int tick,
         .tau_fs = p[ASR_P_FRICTION], .K = p[ASR_P_FRICTION_K],
         .scheme = scheme,
     };
-    double tau_f = asr_motor_substep(th, v, &s[ASR_F_W1 + m], h, &ms);
+    double tau_f = motor_advance(th, v, &s[ASR_F_W1 + m], h, &ms);
     s[ASR_F_TAU_M1 + m] = tau;
     s[ASR_F_TAU_F1 + m] = tau_f;
 }
@@ -189,7 +189,7 @@ static double compliant_step(const asr_model_def* model, int mode, const double*
 /* Link PID of mode 1 (rigid joint). */
 static double link_pid(const double* p, double* s, double q, double qd, double r1, double dt) {
     double lim = p[ASR_P_LINK_TAU_MAX];
-    return asr_sat(pid(p[ASR_P_LINK_KP], p[ASR_P_LINK_KI], p[ASR_P_LINK_KD], lim, lim, r1 - q, qd,
+    return num_sat(pid(p[ASR_P_LINK_KP], p[ASR_P_LINK_KI], p[ASR_P_LINK_KD], lim, lim, r1 - q, qd,
                        0.0, dt, &s[ASR_F_INTQ]),
                    lim);
 }
@@ -215,18 +215,18 @@ static asr_status joint_step(const asr_model_def* model, int mode, const double*
         tau_link = link_pid(p, s, q, qd, r1, tm->dt);
     } else {
         tau_link = compliant_step(model, mode, p, s, q, qd, r1, r2, tff, tm, &rc);
-        if (rc) return asr_callback_status(rc);
+        if (rc) return callback_status(rc);
     }
-    double tau_fq = asr_friction(&s[ASR_F_WQ], q, p[ASR_P_LINK_FRICTION], p[ASR_P_LINK_FRICTION_K]);
+    double tau_fq = motor_friction(&s[ASR_F_WQ], q, p[ASR_P_LINK_FRICTION], p[ASR_P_LINK_FRICTION_K]);
     tau_link -= tau_fq;
     s[ASR_F_TAU_FQ] = tau_fq;
     s[ASR_F_TAU_LINK] = tau_link;
     s[ASR_F_TAU_JOINT] = tau_link + in[4];
-    return asr_all_finite(s, ASR_NCHECKED) ? ASR_OK : ASR_ERR_NONFINITE;
+    return num_all_finite(s, ASR_NCHECKED) ? ASR_OK : ASR_ERR_NONFINITE;
 }
 
 /* Gather the parameters of joint j that differ per instance into p (the shared ones are set). */
-static void gather_instance_params(const asr_joint_params* jp, int i, double* p) {
+static void gather_instance_params(const joint_params* jp, int i, double* p) {
     for (int v = 0; v < jp->nvarying; ++v) {
         int k = jp->varying[v];
         p[k] = jp->values[k][i];
@@ -241,16 +241,16 @@ static void freeze(asr_batch* b, int i, int j, asr_status st, long long step_ind
 
 /* Joint-major within an instance is what the state layout wants, but parameters are per joint:
  * loop joints outside so the shared parameters are loaded once per joint and range. */
-asr_status asr_step_instances(asr_batch* b, int i0, int i1, const asr_step_inputs* in,
-                              long long step_index) {
+asr_status step_instances(asr_batch* b, int i0, int i1, const step_inputs* in,
+                          long long step_index) {
     step_timing tm = {in->dt, (int)ceil(in->dt / b->max_substep), b->motor_scheme};
     asr_status first = ASR_OK;
     for (int j = 0; j < b->n_joint; ++j) {
-        const asr_joint_params* jp = &b->params[j];
+        const joint_params* jp = &b->params[j];
         const asr_model_def* model = b->model[j];
         int mode = b->mode[j];
         double p[ASR_MAX_PARAM];
-        asr_gather_params(jp, i0, p);
+        gather_params(jp, i0, p);
         for (int i = i0; i < i1; ++i) {
             size_t x = (size_t)i * (size_t)b->n_joint + (size_t)j;
             if (b->status.code[i] != ASR_OK) continue;
@@ -259,8 +259,8 @@ asr_status asr_step_instances(asr_batch* b, int i0, int i1, const asr_step_input
             double v[5] = {in->q[i * in->stride_q + j], in->qd[i * in->stride_qd + j], r[0], r[1],
                            in->tau_ext ? in->tau_ext[i * in->stride_ext + j] : 0.0};
             double tff = in->tau_ff ? in->tau_ff[i * in->stride_ff + j] : 0.0;
-            int ok = asr_all_finite(v, 5) && isfinite(tff);
-            asr_status st = ok ? joint_step(model, mode, p, asr_joint_state(b, x), v, tff, &tm)
+            int ok = num_all_finite(v, 5) && isfinite(tff);
+            asr_status st = ok ? joint_step(model, mode, p, joint_state(b, x), v, tff, &tm)
                                : ASR_ERR_INPUT;
             if (st != ASR_OK) {
                 freeze(b, i, j, st, step_index);
@@ -272,7 +272,7 @@ asr_status asr_step_instances(asr_batch* b, int i0, int i1, const asr_step_input
     for (int i = i0; i < i1; ++i) {
         if (b->status.code[i] == ASR_OK) continue;
         for (int j = 0; j < b->n_joint; ++j) {
-            double* s = asr_joint_state(b, (size_t)i * (size_t)b->n_joint + (size_t)j);
+            double* s = joint_state(b, (size_t)i * (size_t)b->n_joint + (size_t)j);
             s[ASR_F_TAU_JOINT] = 0.0;
             s[ASR_F_TAU_LINK] = 0.0;
         }

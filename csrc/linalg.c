@@ -19,8 +19,11 @@ double la_norm(const double* v, int n) {
  * g = -J^T r, with J m x n column-major; Jt (m x n) is scratch. Every entry is summed over the
  * rows in order, as a dot product would, but row by row (J transposed first) so that the inner
  * loops run along contiguous memory and vectorise without reassociating any sum. */
-ASR_CLONED void la_normal_eq(const double* restrict J, const double* restrict r, int m, int n,
-                             double* restrict G, double* restrict g, double* restrict Jt) {
+/* The cloned kernels are static and reached through plain wrappers: GCC exports a cloned
+ * function's dispatcher whatever the symbol visibility, and these names are private. */
+ASR_CLONED static void normal_eq(const double* restrict J, const double* restrict r, int m,
+                                 int n, double* restrict G, double* restrict g,
+                                 double* restrict Jt) {
     for (int j = 0; j < n; ++j)
         for (int k = 0; k < m; ++k) Jt[(size_t)k * n + j] = J[(size_t)j * m + k];
     memset(G, 0, (size_t)n * n * sizeof(double));
@@ -89,7 +92,8 @@ void la_broyden(double* J, int m, int n, const double* d, const double* y, doubl
  * pivoting; A (n x n) is scratch. Column-major J read as row-major is J^T, and the inverse of
  * J^T read back column-major is J^-1, so the row operations run along contiguous memory.
  * Returns 0, or -1 when J is numerically singular. */
-ASR_CLONED int la_invert(const double* restrict J, int n, double* restrict H, double* restrict A) {
+ASR_CLONED static int invert(const double* restrict J, int n, double* restrict H,
+                              double* restrict A) {
     memcpy(A, J, (size_t)n * n * sizeof(double));
     memset(H, 0, (size_t)n * n * sizeof(double));
     for (int i = 0; i < n; ++i) H[(size_t)i * n + i] = 1.0;
@@ -151,4 +155,13 @@ int la_broyden_inverse(double* H, int n, const double* d, const double* y, doubl
     for (int j = 0; j < n; ++j)
         for (int i = 0; i < n; ++i) H[(size_t)j * n + i] += Hy[i] * dH[j];
     return 0;
+}
+
+void la_normal_eq(const double* restrict J, const double* restrict r, int m, int n,
+                  double* restrict G, double* restrict g, double* restrict Jt) {
+    normal_eq(J, r, m, n, G, g, Jt);
+}
+
+int la_invert(const double* restrict J, int n, double* restrict H, double* restrict A) {
+    return invert(J, n, H, A);
 }

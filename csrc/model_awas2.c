@@ -20,10 +20,10 @@ static int awas2_elastic(void* user, const double* p, const asr_elastic_in* in,
                          asr_elastic_out* out) {
     (void)user;
     double s = in->th2, L = p[AW_L];
-    asr_elastic_out_zero(out);
+    elastic_out_zero(out);
     if (!(s >= 0.0 && s < L)) return ASR_ERR_RANGE; /* singular lever: rejected, not computed */
     double raw = in->q - in->th1;
-    double phi = asr_sat(raw, p[AW_MAX_DEF]);
+    double phi = num_sat(raw, p[AW_MAX_DEF]);
     double G = (L / p[AW_RT]) * s / (L - s);
     double kg = p[AW_KS] * G * G;
     out->tau1 = -kg * sin(2.0 * phi);
@@ -43,7 +43,7 @@ static int awas2_refmap(void* user, const double* p, double eq, double preset, d
     return (preset >= 0.0 && preset < p[AW_L]) ? 0 : ASR_ERR_RANGE;
 }
 
-const asr_model_def asr_model_awas2 = {
+const asr_model_def model_awas2 = {
     .name = "awas2",
     .doc = "AwAS-II variable stiffness actuator with adjuster ([Mengacci2021] eq. 4); map "
            "th1 = eq, pivot s = preset in [0, L)",

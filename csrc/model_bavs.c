@@ -21,10 +21,10 @@ static int bavs_elastic(void* user, const double* p, const asr_elastic_in* in,
     (void)user;
     double m = p[BV_MAX_DEF], k = p[BV_K], ke = p[BV_KE], a = p[BV_A], b = p[BV_B];
     double raw1 = in->th1 - in->q, raw2 = in->th2 - in->q;
-    double phi1 = asr_sat(raw1, m), phi2 = asr_sat(raw2, m);
+    double phi1 = num_sat(raw1, m), phi2 = num_sat(raw2, m);
     double e1 = exp(ke * phi1), e2 = exp(ke * phi2);
     double r1 = 1.0 / e1, r2 = 1.0 / e2;
-    asr_elastic_out_zero(out);
+    elastic_out_zero(out);
     out->tau1 = k * (b * e1 - a * r1);
     out->tau2 = k * (a * e2 - b * r2);
     out->kload1 = k * ke * (b * e1 + a * r1);
@@ -38,14 +38,14 @@ static int bavs_elastic(void* user, const double* p, const asr_elastic_in* in,
     return 0;
 }
 
-const asr_model_def asr_model_bavs = {
+const asr_model_def model_bavs = {
     .name = "bavs",
     .doc = "DLR bidirectional antagonistic VSA ([Mengacci2021] eq. 5-6); map th = eq +/- preset",
     .nmotor = 2,
     .nparam = 5,
     .params = bavs_params,
     .elastic = bavs_elastic,
-    .refmap = asr_refmap_antagonistic,
+    .refmap = refmap_antagonistic,
     .ref2 = {.meaning = "preset angle: motors at eq +/- preset", .unit = "rad",
              .kind = ASR_PRESET_REF, .lo = 0.0, .hi = 0.27, .soft = 0.05, .stiff = 0.2},
 };

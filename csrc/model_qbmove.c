@@ -12,11 +12,11 @@
 static void sinh_pair(double k1, double a1, double k2, double a2, double max_def, double kc,
                       const asr_elastic_in* in, asr_elastic_out* out) {
     double raw1 = in->q - in->th1, raw2 = in->q - in->th2;
-    double phi1 = asr_sat(raw1, max_def), phi2 = asr_sat(raw2, max_def);
+    double phi1 = num_sat(raw1, max_def), phi2 = num_sat(raw2, max_def);
     double e1 = exp(a1 * phi1), e2 = exp(a2 * phi2);
     double r1 = 1.0 / e1, r2 = 1.0 / e2;
     double coupling = kc * (in->th1 - in->th2); /* linear motor-coupling spring g(th1, th2) */
-    asr_elastic_out_zero(out);
+    elastic_out_zero(out);
     out->tau1 = -k1 * 0.5 * (e1 - r1);
     out->tau2 = -k2 * 0.5 * (e2 - r2);
     out->kload1 = a1 * k1 * 0.5 * (e1 + r1);
@@ -52,14 +52,14 @@ static int qbmove_advanced_elastic(void* user, const double* p, const asr_elasti
     return 0;
 }
 
-const asr_model_def asr_model_qbmove_advanced = {
+const asr_model_def model_qbmove_advanced = {
     .name = "qbmove_advanced",
     .doc = "qbmove Advanced agonistic-antagonistic VSA ([Mengacci2021]); map th = eq +/- preset",
     .nmotor = 2,
     .nparam = 6,
     .params = qbmove_advanced_params,
     .elastic = qbmove_advanced_elastic,
-    .refmap = asr_refmap_antagonistic,
+    .refmap = refmap_antagonistic,
     .ref2 = {.meaning = "preset angle: motors at eq +/- preset", .unit = "rad",
              .kind = ASR_PRESET_REF, .lo = 0.0, .hi = 0.8, .soft = 0.2, .stiff = 0.6},
 };
@@ -86,8 +86,8 @@ static int qbmove_elastic(void* user, const double* p, const asr_elastic_in* in,
 static int qbmove_refmap(void* user, const double* p, double eq, double preset, double* th1,
                          double* th2) {
     (void)user;
-    *th1 = asr_sat(eq + preset, p[QB_TH_MAX]);
-    *th2 = asr_sat(eq - preset, p[QB_TH_MAX]);
+    *th1 = num_sat(eq + preset, p[QB_TH_MAX]);
+    *th2 = num_sat(eq - preset, p[QB_TH_MAX]);
     return 0;
 }
 
@@ -105,7 +105,7 @@ static const asr_param_default qbmove_defaults[] = {
     {ASR_P_DEAD_ZONE, 0.3}, {ASR_P_LINK_FRICTION, 0.01}, {ASR_P_LINK_FRICTION_K, 0.01 / 0.03},
 };
 
-const asr_model_def asr_model_qbmove = {
+const asr_model_def model_qbmove = {
     .name = "qbmove",
     .doc = "2015 qbmove plugin ([Parnenzini2015]): sinh springs without clamp, voltage drive, Dahl "
            "friction; map th = eq +/- preset clamped to th_max",

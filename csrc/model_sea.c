@@ -11,7 +11,7 @@
 static int rigid_elastic(void* user, const double* p, const asr_elastic_in* in,
                          asr_elastic_out* out) {
     (void)user; (void)p; (void)in;
-    asr_elastic_out_zero(out);
+    elastic_out_zero(out);
     return 0;
 }
 
@@ -23,7 +23,7 @@ static int rigid_refmap(void* user, const double* p, double eq, double preset, d
     return 0;
 }
 
-const asr_model_def asr_model_rigid = {
+const asr_model_def model_rigid = {
     .name = "rigid",
     .doc = "rigid joint without spring; modes 0 (link torque) and 1 (link PID) only",
     .nmotor = 0,
@@ -45,8 +45,8 @@ static int sea_elastic(void* user, const double* p, const asr_elastic_in* in,
                        asr_elastic_out* out) {
     (void)user;
     double raw = in->q - in->th1;
-    double phi = asr_sat(raw, p[SEA_MAX_DEF]);
-    asr_elastic_out_zero(out);
+    double phi = num_sat(raw, p[SEA_MAX_DEF]);
+    elastic_out_zero(out);
     out->tau1 = -p[SEA_K] * phi;
     out->stiffness = p[SEA_K];
     out->load1 = -out->tau1;
@@ -65,7 +65,7 @@ static int single_refmap(void* user, const double* p, double eq, double preset, 
     return 0;
 }
 
-const asr_model_def asr_model_sea = {
+const asr_model_def model_sea = {
     .name = "sea",
     .doc = "linear series elastic actuator ([Mengacci2021] eq. 3); map th1 = eq, preset unused",
     .nmotor = 1,
@@ -92,8 +92,8 @@ static int sea_damped_elastic(void* user, const double* p, const asr_elastic_in*
                               asr_elastic_out* out) {
     (void)user;
     double raw = in->q - in->th1;
-    double phi = asr_sat(raw, p[SEAD_MAX_DEF]);
-    asr_elastic_out_zero(out);
+    double phi = num_sat(raw, p[SEAD_MAX_DEF]);
+    elastic_out_zero(out);
     /* tau_t = Kt (th - q) + Dt (thd - qd) on the link, -tau_t on the motor ([Kamedula2016] eq. 3) */
     out->tau1 = -p[SEAD_KT] * phi + p[SEAD_DT] * (in->th1d - in->qd);
     out->stiffness = p[SEAD_KT];
@@ -112,7 +112,7 @@ static const asr_param_default sea_damped_defaults[] = {
     {ASR_P_FRICTION, 0.0}, {ASR_P_KP, 1000.0}, {ASR_P_KD, 0.0},
 };
 
-const asr_model_def asr_model_sea_damped = {
+const asr_model_def model_sea_damped = {
     .name = "sea_damped",
     .doc = "visco-elastic SEA of CENTAURO ([Kamedula2016] eq. 3); motor defaults of its validation "
            "joint",

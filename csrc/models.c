@@ -6,16 +6,16 @@
 #include "internal.h"
 
 static const asr_model_def* const builtin[] = {
-    &asr_model_rigid, &asr_model_sea, &asr_model_sea_damped, &asr_model_awas2,
-    &asr_model_bavs, &asr_model_qbmove_advanced, &asr_model_qbmove,
+    &model_rigid, &model_sea, &model_sea_damped, &model_awas2,
+    &model_bavs, &model_qbmove_advanced, &model_qbmove,
 };
 
 #define NBUILTIN ((int)(sizeof(builtin) / sizeof(builtin[0])))
 
 int asr_model_count(void) { return NBUILTIN; }
 
-int asr_refmap_antagonistic(void* user, const double* p, double eq, double preset, double* th1,
-                            double* th2) {
+int refmap_antagonistic(void* user, const double* p, double eq, double preset, double* th1,
+                        double* th2) {
     (void)user; (void)p;
     *th1 = eq + preset;
     *th2 = eq - preset;
@@ -44,7 +44,7 @@ static int params_valid(const asr_model_def* model, const double* p) {
 static int elastic_out_finite(const asr_elastic_out* o) {
     const double v[] = {o->tau1, o->tau2, o->stiffness, o->damping, o->load1, o->load2,
                         o->kload1, o->kload2, o->cload1, o->cload2, o->defl1, o->defl2};
-    return asr_all_finite(v, (int)(sizeof(v) / sizeof(v[0])));
+    return num_all_finite(v, (int)(sizeof(v) / sizeof(v[0])));
 }
 
 /* Every point is evaluated; a bad point (non-finite input, parameter out of range, failed or
@@ -60,12 +60,12 @@ asr_status asr_compliance_eval(const asr_model_def* model, int n, const double* 
     for (int m = 0; m < n; ++m) {
         const double* p = params ? params + (size_t)m * (size_t)pstride : NULL;
         const double x[] = {in[m].q, in[m].qd, in[m].th1, in[m].th2, in[m].th1d, in[m].th2d};
-        asr_status st = !asr_all_finite(x, 6)             ? ASR_ERR_INPUT
+        asr_status st = !num_all_finite(x, 6)             ? ASR_ERR_INPUT
                         : !params_valid(model, p)      ? ASR_ERR_RANGE
-                        : asr_callback_status(model->elastic(model->user, p, &in[m], &out[m]));
+                        : callback_status(model->elastic(model->user, p, &in[m], &out[m]));
         if (st == ASR_OK && !elastic_out_finite(&out[m])) st = ASR_ERR_NONFINITE;
         if (st != ASR_OK) {
-            asr_elastic_out_zero(&out[m]);
+            elastic_out_zero(&out[m]);
             out[m].clamped = -1;
             if (first == ASR_OK) first = st;
         }
@@ -86,9 +86,9 @@ asr_status asr_reference_map_eval(const asr_model_def* model, int n, const doubl
         const double* p = params ? params + (size_t)m * (size_t)pstride : NULL;
         const double x[] = {eq[m], preset[m]};
         asr_status st =
-            !asr_all_finite(x, 2)          ? ASR_ERR_INPUT
+            !num_all_finite(x, 2)          ? ASR_ERR_INPUT
             : !params_valid(model, p)   ? ASR_ERR_RANGE
-            : asr_callback_status(
+            : callback_status(
                   model->refmap(model->user, p, eq[m], preset[m], &th1[m], &th2[m]));
         if (st == ASR_OK && !(isfinite(th1[m]) && isfinite(th2[m]))) st = ASR_ERR_NONFINITE;
         if (st != ASR_OK) {

@@ -33,22 +33,22 @@
 /* Dahl / Hayward-Armstrong friction on a coordinate given from outside (the output shaft, whose
  * angle the rigid-body engine integrates): the stick point w follows th at distance tau_fs/K at
  * most; tau_f = K (th - w), so |tau_f| <= tau_fs whatever the step. */
-static inline double asr_friction(double* w, double th, double tau_fs, double K) {
-    *w = th - asr_sat(th - *w, tau_fs / K);
+static inline double motor_friction(double* w, double th, double tau_fs, double K) {
+    *w = th - num_sat(th - *w, tau_fs / K);
     return K * (th - *w);
 }
 
 /* Voltage drive ([Parnenzini2015]): normalised command u -> dead zone and saturation -> voltage
  * V = Vs (sat(u, 1) - dz sign(u)) / (1 - dz) for |u| > dz, else 0. *gain receives dV/du. */
-static inline double asr_drive_voltage(double u, double dz, double vs, double* gain) {
-    double us = asr_sat(u, 1.0);
+static inline double motor_drive_voltage(double u, double dz, double vs, double* gain) {
+    double us = num_sat(u, 1.0);
     double live = (fabs(u) > dz) ? 1.0 : 0.0;
     *gain = (fabs(u) < 1.0) ? live * vs / (1.0 - dz) : 0.0;
-    return live * vs * (us - dz * asr_sign(u)) / (1.0 - dz);
+    return live * vs * (us - dz * num_sign(u)) / (1.0 - dz);
 }
 
 /* Motor data of one sub-step: inertia, forces without friction, limits, scheme. */
-typedef struct asr_motor_step {
+typedef struct motor_step {
     double J;                   /* inertia, kg m^2 */
     double F;                   /* drive + load - damping torques at the current state, N m */
     double k, c;                /* their local stiffness (N m/rad) and damping (N m s/rad) */
@@ -56,27 +56,27 @@ typedef struct asr_motor_step {
     double vel_max, pos_min, pos_max;
     double tau_fs, K;           /* static friction, N m; presliding stiffness, N m/rad */
     int scheme;                 /* asr_motor_scheme */
-} asr_motor_step;
+} motor_step;
 
 /* One linearly implicit sub-step of one motor under the torque m->F + dF, with the scheme given
  * (dF: friction at the start; kf: its stiffness, always taken at the end of the step). Applies
  * the velocity and position limits. */
-static inline void asr_motor_update(double* th, double* v, double h, const asr_motor_step* m,
-                                    double dF, double kf, int scheme) {
+static inline void motor_update(double* th, double* v, double h, const motor_step* m,
+                                double dF, double kf, int scheme) {
     double F = m->F + dF, vn, tn;
     if (scheme == ASR_MOTOR_TRAPEZOID) {
         double kt = 0.5 * m->k + kf;
         vn = *v + h * (F + 0.5 * h * m->r - h * kt * *v) /
                       (m->J + 0.5 * h * m->c + 0.5 * h * h * kt);
-        vn = asr_sat(vn, m->vel_max);
+        vn = num_sat(vn, m->vel_max);
         tn = *th + 0.5 * h * (*v + vn);
     } else {
         double kt = m->k + kf;
         vn = *v + h * (F + h * m->r - h * kt * *v) / (m->J + h * m->c + h * h * kt);
-        vn = asr_sat(vn, m->vel_max);
+        vn = num_sat(vn, m->vel_max);
         tn = *th + h * vn;
     }
-    double tc = asr_clamp(tn, m->pos_min, m->pos_max);
+    double tc = num_clamp(tn, m->pos_min, m->pos_max);
     /* at a stop the motor keeps only the velocity that leaves the stop */
     vn = (tc > tn && vn < 0.0) || (tc < tn && vn > 0.0) ? 0.0 : vn;
     *th = tc;
@@ -95,15 +95,15 @@ static inline void asr_motor_update(double* th, double* v, double h, const asr_m
  * sliding; every other sub-step (sticking, or a change between sticking and sliding) takes
  * the Euler step, which also damps the stiff presliding spring. Returns tau_f,
  * |tau_f| <= tau_fs. */
-static inline double asr_motor_substep(double* th, double* v, double* w, double h,
-                                       const asr_motor_step* m) {
+static inline double motor_advance(double* th, double* v, double* w, double h,
+                                   const motor_step* m) {
     double th0 = *th, v0 = *v;
     double z = m->tau_fs / m->K;
     double d0 = th0 - *w;
-    double s = asr_sign(d0);
+    double s = num_sign(d0);
     int sliding = fabs(d0) >= z;
     if (sliding) {
-        asr_motor_update(th, v, h, m, -m->tau_fs * s, 0.0, m->scheme);
+        motor_update(th, v, h, m, -m->tau_fs * s, 0.0, m->scheme);
         if (s * (*th - *w) > z || z == 0.0) {
             *w = *th - s * z;
             return m->K * (*th - *w);
@@ -111,15 +111,15 @@ static inline double asr_motor_substep(double* th, double* v, double* w, double 
         *th = th0;
         *v = v0;
     }
-    asr_motor_update(th, v, h, m, -m->K * d0, m->K, ASR_MOTOR_EULER);
+    motor_update(th, v, h, m, -m->K * d0, m->K, ASR_MOTOR_EULER);
     double d = *th - *w;
     if (fabs(d) <= z) return m->K * d;
     /* slides after all (it was sticking, or reversed within one sub-step) */
-    s = asr_sign(d);
+    s = num_sign(d);
     *th = th0;
     *v = v0;
-    asr_motor_update(th, v, h, m, -m->tau_fs * s, 0.0, ASR_MOTOR_EULER);
-    *w = *th - asr_sat(*th - *w, z);
+    motor_update(th, v, h, m, -m->tau_fs * s, 0.0, ASR_MOTOR_EULER);
+    *w = *th - num_sat(*th - *w, z);
     return m->K * (*th - *w);
 }
 

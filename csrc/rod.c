@@ -139,8 +139,8 @@ static asr_status integrate_pack(int n, const asr_rod* const* rods, const double
     return st;
 }
 
-asr_status asr_rods_integrate(int n, const asr_rod* const* rods, const double* L,
-                              const double* y0, int n_grid, double* tips, double* const* paths) {
+asr_status rods_integrate(int n, const asr_rod* const* rods, const double* L,
+                          const double* y0, int n_grid, double* tips, double* const* paths) {
     if (!rods || !L || !y0 || !tips) return ASR_ERR_NULL;
     if (n < 0 || n_grid < 2) return ASR_ERR_RANGE;
     for (int k = 0; k < n; ++k)
@@ -157,6 +157,6 @@ asr_status asr_rods_integrate(int n, const asr_rod* const* rods, const double* L
 
 asr_status asr_rod_integrate(const asr_rod* rod, double L, const double* y0, int n_grid,
                              double* y_tip, double* path) {
-    if (!rod) return ASR_ERR_NULL; /* the rest is checked by asr_rods_integrate */
-    return asr_rods_integrate(1, &rod, &L, y0, n_grid, y_tip, path ? &path : NULL);
+    if (!rod) return ASR_ERR_NULL; /* the rest is checked by rods_integrate */
+    return rods_integrate(1, &rod, &L, y0, n_grid, y_tip, path ? &path : NULL);
 }

@@ -126,3 +126,24 @@ def test_core_program_passes_under_thread_sanitizer(thread_sanitized_build, prog
     report = THREAD_SANITIZER_REPORT.search(run.stderr)
     assert report is None, f"ThreadSanitizer report:\n{_tail(run.stderr[report.start():])}"
     _assert_passed(run, program)
+
+
+def test_private_names_and_exports():
+    """The naming scheme of csrc/asr.h: everything named asr_ is declared in the public headers
+    (asr.h and the asr_*.h it includes), and the private headers declare nothing named asr_
+    beyond the public types they use; the built extension exports only its PyInit function."""
+    public = "".join(p.read_text() for p in CSRC.glob("asr*.h"))
+    public_names = set(re.findall(r"\basr_\w+", public))
+    for header in ("internal.h", "batch.h", "motor.h", "threads.h", "rod.h", "cpr_internal.h",
+                   "linalg.h", "rot3.h", "simd.h"):
+        declared = set(re.findall(r"\basr_\w+", (CSRC / header).read_text()))
+        assert declared <= public_names, f"{header} declares {sorted(declared - public_names)}"
+    import asr._core
+    nm = shutil.which("nm")
+    if nm is None:
+        assert not IN_CI, "nm (binutils) is needed to read the extension's symbols"
+        pytest.skip("nm not found")
+    out = subprocess.run([nm, "-D", "--defined-only", asr._core.__file__], capture_output=True,
+                         text=True, check=True).stdout
+    exported = {line.split()[-1] for line in out.splitlines() if line.split()}
+    assert exported == {"PyInit__core"}, sorted(exported)

@@ -95,7 +95,7 @@ static void test_packs_match_single_rods_and_the_textbook(void) {
         make_rod(k, &rods[k], &L[k], y0 + S * k);
         ptr[k] = &rods[k];
     }
-    CHECK_ST(asr_rods_integrate(NROD, ptr, L, y0, NGRID, tips, NULL), ASR_OK);
+    CHECK_ST(rods_integrate(NROD, ptr, L, y0, NGRID, tips, NULL), ASR_OK);
     for (int k = 0; k < NROD; ++k) {
         CHECK_ST(asr_rod_integrate(&rods[k], L[k], y0 + S * k, NGRID, alone, NULL), ASR_OK);
         CHECK(memcmp(alone, tips + S * k, sizeof alone) == 0);
@@ -119,7 +119,7 @@ static void test_paths(void) {
         ptr[k] = &rods[k];
     }
     double* paths[3] = {NULL, path1, NULL};
-    CHECK_ST(asr_rods_integrate(3, ptr, L, y0, NGRID, tips, paths), ASR_OK);
+    CHECK_ST(rods_integrate(3, ptr, L, y0, NGRID, tips, paths), ASR_OK);
     CHECK_ST(asr_rod_integrate(&rods[1], L[1], y0 + S, NGRID, tip, single), ASR_OK);
     CHECK(memcmp(path1, single, sizeof single) == 0);
     CHECK(memcmp(path1, y0 + S, S * sizeof(double)) == 0);
@@ -132,20 +132,20 @@ static void test_errors(void) {
     double L[2], y0[2 * S], tips[2 * S];
     make_rod(1, &rods[0], &L[0], y0);
     make_rod(2, &rods[1], &L[1], y0 + S);
-    CHECK_ST(asr_rods_integrate(2, NULL, L, y0, NGRID, tips, NULL), ASR_ERR_NULL);
-    CHECK_ST(asr_rods_integrate(2, ptr, L, y0, 1, tips, NULL), ASR_ERR_RANGE);
-    CHECK_ST(asr_rods_integrate(-1, ptr, L, y0, NGRID, tips, NULL), ASR_ERR_RANGE);
-    CHECK_ST(asr_rods_integrate(0, ptr, L, y0, NGRID, tips, NULL), ASR_OK);
+    CHECK_ST(rods_integrate(2, NULL, L, y0, NGRID, tips, NULL), ASR_ERR_NULL);
+    CHECK_ST(rods_integrate(2, ptr, L, y0, 1, tips, NULL), ASR_ERR_RANGE);
+    CHECK_ST(rods_integrate(-1, ptr, L, y0, NGRID, tips, NULL), ASR_ERR_RANGE);
+    CHECK_ST(rods_integrate(0, ptr, L, y0, NGRID, tips, NULL), ASR_OK);
     const asr_rod* with_null[2] = {&rods[0], NULL};
-    CHECK_ST(asr_rods_integrate(2, with_null, L, y0, NGRID, tips, NULL), ASR_ERR_NULL);
+    CHECK_ST(rods_integrate(2, with_null, L, y0, NGRID, tips, NULL), ASR_ERR_NULL);
     double bad_L[2] = {L[0], -1.0};
-    CHECK_ST(asr_rods_integrate(2, ptr, bad_L, y0, NGRID, tips, NULL), ASR_ERR_RANGE);
+    CHECK_ST(rods_integrate(2, ptr, bad_L, y0, NGRID, tips, NULL), ASR_ERR_RANGE);
     bad_L[1] = NAN;
-    CHECK_ST(asr_rods_integrate(2, ptr, bad_L, y0, NGRID, tips, NULL), ASR_ERR_RANGE);
+    CHECK_ST(rods_integrate(2, ptr, bad_L, y0, NGRID, tips, NULL), ASR_ERR_RANGE);
     /* a huge moment on rod 1 overflows; rod 0, in the same pack, is still right */
     double alone[S];
     y0[S + 16] = 1e300;
-    CHECK_ST(asr_rods_integrate(2, ptr, L, y0, NGRID, tips, NULL), ASR_ERR_NONFINITE);
+    CHECK_ST(rods_integrate(2, ptr, L, y0, NGRID, tips, NULL), ASR_ERR_NONFINITE);
     CHECK_ST(asr_rod_integrate(&rods[0], L[0], y0, NGRID, alone, NULL), ASR_OK);
     CHECK(memcmp(alone, tips, sizeof alone) == 0);
 }
