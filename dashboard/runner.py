@@ -750,8 +750,8 @@ class SimRunner:
         return s
 
     def start_ilc(self, cfg):
-        """Start the seed-000 style ILC (min-jerk 0 -> target on every joint) on a separate Sim
-        of the current robot in a worker thread. Raises Busy if one runs."""
+        """Start the ILC of [Mengacci2021] sec. 4.3 (min-jerk 0 -> target on every joint) on a
+        separate Sim of the current robot in a worker thread. Raises Busy if one runs."""
         with self._lock:
             if self._ilc["running"]:
                 raise Busy("an ILC run is already in progress; POST /api/ilc/stop first")

@@ -1,5 +1,5 @@
-"""asr.ilc: the seed-000 sec. 4.3 ILC checked by an independent re-simulation, batched vs one by
-one, P / PD / filtered updates on the pendulum fixture, save/load, bad arguments."""
+"""asr.ilc: the ILC of [Mengacci2021] sec. 4.3 checked by an independent re-simulation, batched
+vs one by one, P / PD / filtered updates on the pendulum fixture, save/load, bad arguments."""
 import dataclasses
 import json
 import os
