@@ -278,16 +278,16 @@ class Batch:
         one value per instance. Takes effect at the next step."""
         j = self._joint_index(joint)
         k = self._param_index(j, name)
-        spec = self.specs[j].all_params[k]
-        v = spec.check(value, f"joint {j} ({self.specs[j].name}) ")
+        v = V.real_array(value, name)
         if v.ndim == 0 or v.size == 1:
             v = v.reshape(1)
         elif v.shape != (self.n_instances,):
             raise ValueError(f"joint {j} {name}: expected a scalar or shape "
                              f"({self.n_instances},), got {v.shape}")
-        self._check_limits(j, name, v)
         bad = ffi.new("int*", -1)
         st = lib.asr_batch_set_param(self._b, j, k, ffi.from_buffer("double[]", v), v.size, bad)
+        if st == lib.ASR_ERR_RANGE and bad[0] >= 0:
+            raise ValueError(self._refusal(j, k, v, bad[0]))
         raise_for_status(st, f"joint {j} {name}")
 
     @serialised
@@ -317,18 +317,19 @@ class Batch:
                      "get_param")
         return out
 
-    def _check_limits(self, j, name, v):
-        """Cross-parameter rule: pos_min < pos_max for every instance."""
-        other = {"pos_min": "pos_max", "pos_max": "pos_min"}.get(name)
-        if other is None:
-            return
+    def _refusal(self, j, k, v, i):
+        """Why C refused value v[i] for parameter k of joint j (asr_batch_set_param checks the
+        range and keeps pos_min < pos_max; the message says which, with the valid range)."""
+        spec = self.specs[j].all_params[k]
+        where = f"joint {j} ({self.specs[j].name}) {spec.name}: got {V.num(v[i])}"
+        if not spec.valid(v[i]):
+            unit = f" {spec.unit}" if spec.unit else ""
+            return f"{where}, valid range {spec.range_text}{unit}"
+        other = "pos_max" if spec.name == "pos_min" else "pos_min"
         o = self.get_param(j, other)
-        lo, hi = (v, o) if name == "pos_min" else (o, v)
-        bad = ~(lo < hi)
-        if np.any(bad):
-            i = int(np.argmax(bad))
-            raise ValueError(f"joint {j} {name}: got {V.num(v[i % v.size])}, valid range: "
-                             f"pos_min < pos_max (the other bound, {other}, is {V.num(o[i])})")
+        bound = V.num(o[i]) if v.size > 1 or np.all(o == o[0]) else \
+            f"{V.num(o.min())} to {V.num(o.max())} across the instances"
+        return f"{where}, valid range: pos_min < pos_max (the other bound, {other}, is {bound})"
 
     # ------------------------------------------------------------ state
 

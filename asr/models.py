@@ -12,7 +12,7 @@ import numpy as np
 
 from asr import _validate as V
 from asr._ffi import ffi, lib
-from asr.errors import status_text
+from asr.errors import raise_for_status, status_text
 
 _INF = float("inf")
 
@@ -58,14 +58,13 @@ class ParamSpec:
         return text + (" (integer)" if self.integer else "")
 
     def valid(self, values):
-        """Boolean mask of the values inside the range."""
+        """Boolean mask of the values inside the range: the C core's rule (asr_param_valid),
+        the one the batch applies, so Python never disagrees with it."""
         v = np.asarray(values, dtype=np.float64)
-        ok = ~np.isnan(v)
-        ok &= (v > self.lo) if self.lo_open else (v >= self.lo)
-        ok &= (v < self.hi) if self.hi_open else (v <= self.hi)
-        if self.integer:
-            ok &= v == np.floor(v)
-        return ok
+        c = ffi.new("asr_param_spec*", {"lo": self.lo, "hi": self.hi, "lo_open": self.lo_open,
+                                         "hi_open": self.hi_open, "integer": self.integer})
+        return np.array([bool(lib.asr_param_valid(c, x)) for x in v.flat],
+                        dtype=bool).reshape(v.shape)
 
     def check(self, values, where=""):
         """values as float64 if all are valid, else ValueError naming parameter, value, range."""
@@ -601,7 +600,7 @@ def compliance(model, q, theta1, theta2=0.0, *, qd=0.0, theta1_d=0.0, theta2_d=0
                pstride, ffi.cast("asr_elastic_in*", ffi.from_buffer(inp)),
                ffi.cast("asr_elastic_out*", ffi.from_buffer(out, require_writable=True)))
     if st != lib.ASR_OK:
-        raise ValueError(f"compliance({model!r}): {status_text(st)} at point "
+        raise_for_status(st, f"compliance({model!r})", detail=f" at point "
                          f"{_first_bad(out, shape)} (q, theta1, theta2 and parameters there)")
     res = {k: np.ascontiguousarray(out[k]).reshape(shape) for k in
            ("tau1", "tau2", "stiffness", "damping", "load1", "load2", "defl1", "defl2", "clamped")}
@@ -660,9 +659,8 @@ def reference_map(model, equilibrium, preset, **params):
     st = _call(m, lib.asr_reference_map_eval, m.cdef, n, ffi.from_buffer("double[]", table),
                pstride, ffi.from_buffer("double[]", eqb), ffi.from_buffer("double[]", prb),
                ffi.from_buffer("double[]", th1), ffi.from_buffer("double[]", th2))
-    if st != lib.ASR_OK:
-        raise ValueError(f"reference_map({model!r}): {status_text(st)}; equilibrium and preset "
-                         "must give finite motor angles")
+    raise_for_status(st, f"reference_map({model!r})",
+                     detail="; equilibrium and preset must give finite motor angles")
     return th1.reshape(shape), th2.reshape(shape)
 
 

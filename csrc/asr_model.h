@@ -159,8 +159,9 @@ int asr_param_valid(const asr_param_spec* spec, double value);
  * no common ones) of point m at params + m*pstride (pstride 0: one set shared by every point,
  * pstride = model->nparam: one row per point). in[n], out[n]. Every point is evaluated; a point
  * with a non-finite input (ASR_ERR_INPUT), a parameter out of range (ASR_ERR_RANGE), a failed
- * callback or a non-finite result gets zero outputs and clamped = -1; the first such status is
- * returned. */
+ * callback (its status) or a non-finite result (ASR_ERR_RANGE: finite inputs outside the range
+ * where the model's result is finite) gets zero outputs and clamped = -1; the first such status
+ * is returned. */
 asr_status asr_compliance_eval(const asr_model_def* model, int n, const double* params,
                                int pstride, const asr_elastic_in* in, asr_elastic_out* out);
 

@@ -60,10 +60,10 @@ asr_status asr_compliance_eval(const asr_model_def* model, int n, const double* 
     for (int m = 0; m < n; ++m) {
         const double* p = params ? params + (size_t)m * (size_t)pstride : NULL;
         const double x[] = {in[m].q, in[m].qd, in[m].th1, in[m].th2, in[m].th1d, in[m].th2d};
-        asr_status st = !num_all_finite(x, 6)             ? ASR_ERR_INPUT
-                        : !params_valid(model, p)      ? ASR_ERR_RANGE
+        asr_status st = !num_all_finite(x, 6)        ? ASR_ERR_INPUT
+                        : !params_valid(model, p) ? ASR_ERR_RANGE
                         : callback_status(model->elastic(model->user, p, &in[m], &out[m]));
-        if (st == ASR_OK && !elastic_out_finite(&out[m])) st = ASR_ERR_NONFINITE;
+        if (st == ASR_OK && !elastic_out_finite(&out[m])) st = ASR_ERR_RANGE;
         if (st != ASR_OK) {
             elastic_out_zero(&out[m]);
             out[m].clamped = -1;
@@ -86,11 +86,11 @@ asr_status asr_reference_map_eval(const asr_model_def* model, int n, const doubl
         const double* p = params ? params + (size_t)m * (size_t)pstride : NULL;
         const double x[] = {eq[m], preset[m]};
         asr_status st =
-            !num_all_finite(x, 2)          ? ASR_ERR_INPUT
-            : !params_valid(model, p)   ? ASR_ERR_RANGE
+            !num_all_finite(x, 2)        ? ASR_ERR_INPUT
+            : !params_valid(model, p) ? ASR_ERR_RANGE
             : callback_status(
                   model->refmap(model->user, p, eq[m], preset[m], &th1[m], &th2[m]));
-        if (st == ASR_OK && !(isfinite(th1[m]) && isfinite(th2[m]))) st = ASR_ERR_NONFINITE;
+        if (st == ASR_OK && !(isfinite(th1[m]) && isfinite(th2[m]))) st = ASR_ERR_RANGE;
         if (st != ASR_OK) {
             th1[m] = th2[m] = 0.0;
             if (first == ASR_OK) first = st;

@@ -621,3 +621,23 @@ def test_field_units_and_docs_come_from_one_list():
     assert all(FIELD_DOCS[f].endswith(f", {u}") for f, u in FIELD_UNITS.items() if u)
     assert asr.FIELDS.index("tau_joint") == 0 and asr.FIELDS.index("q") == 25
     assert len(asr.FIELDS) == 32
+
+
+def test_parameter_rules_are_the_c_cores():
+    """Range and ordering checks live in C (asr_batch_set_param, asr_param_valid); Python's
+    ParamSpec.valid calls the same rule and set_param only explains C's refusal: the value, the
+    valid range (or the pos_min < pos_max rule with the other bound) and nothing is changed."""
+    spec = asr.ParamSpec("x", 1.0, lo=0.0, hi=2.0, lo_open=True, integer=True)
+    values = [np.nan, -np.inf, 0.0, 1e-300, 1.0, 1.5, 2.0, 2.0 + 1e-15, np.inf]
+    assert spec.valid(values).tolist() == [False, False, False, False, True, False, True,
+                                           False, False]
+    b = asr.Batch(["sea"], 3)
+    b.set_param(0, "pos_min", np.array([-1.0, 0.0, 1.0]))
+    with pytest.raises(ValueError, match=r"joint 0 \(sea\) pos_max: got 0.5, valid range: "
+                                         r"pos_min < pos_max \(the other bound, pos_min, is 1\)"):
+        b.set_param(0, "pos_max", np.array([2.0, 2.0, 0.5]))
+    with pytest.raises(ValueError, match=r"pos_max: got 0.5, .*pos_min, is -1 to 1 across"):
+        b.set_param(0, "pos_max", 0.5)
+    with pytest.raises(ValueError, match=r"kp: got -1, valid range \[0, inf\) N m/rad"):
+        b.set_param(0, "kp", np.array([1.0, -1.0, 2.0]))
+    assert b.get_param(0, "pos_max").tolist() == [np.inf] * 3
