@@ -5,22 +5,20 @@ through its own bounded Subscriber, filled on the client's event loop with
 import asyncio
 import collections
 
-MAX_BUFFERED_MESSAGES = 16  # per client (Settings.client_queue)
-
 
 class Subscriber:
     """One client's message buffer on its event loop. put() runs on that loop (scheduled with
-    call_soon_threadsafe). Bounded, so a client that does not read costs no more memory than
-    one that does: a figure or state message replaces the one of its kind still waiting (a
-    figure also drops the frames before it), and beyond `max_items` the oldest extend frames (or
-    else the oldest other message, never the figure) are dropped. A new client's subscriber
-    `awaits_figure`: its first view is built elsewhere (figure.FirstViews) while the frames
-    after it queue up; get() hands out nothing before it, and put_first() puts it in front
-    (unless a newer figure came first)."""
+    call_soon_threadsafe). Bounded (max_items: Settings.client_queue), so a client that does
+    not read costs no more memory than one that does: a figure or state message replaces the
+    one of its kind still waiting (a figure also drops the frames before it), and beyond
+    `max_items` the oldest extend frames (or else the oldest other message, never the figure)
+    are dropped. A new client's subscriber `awaits_figure`: its first view is built elsewhere
+    (figure.FirstViews) while the frames after it queue up; get() hands out nothing before it,
+    and put_first() puts it in front (unless a newer figure came first)."""
 
     COALESCED = ("figure", "state")
 
-    def __init__(self, loop, max_items=MAX_BUFFERED_MESSAGES, awaits_figure=False):
+    def __init__(self, loop, max_items, awaits_figure=False):
         self.loop = loop
         self.max_items = max_items
         self.items = collections.deque()

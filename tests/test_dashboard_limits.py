@@ -238,9 +238,9 @@ def test_publishing_wakes_each_loop_once():
     calls = []
     real = loop.call_soon_threadsafe
     loop.call_soon_threadsafe = lambda *a: (calls.append(a), real(*a))[1]
-    subs = [Subscriber(loop) for _ in range(50)]
+    subs = [Subscriber(loop, LIMITS.client_queue) for _ in range(50)]
     subs[3].closed = True
-    gone = [Subscriber(other) for _ in range(2)]
+    gone = [Subscriber(other, LIMITS.client_queue) for _ in range(2)]
     dead = []
     t = threading.Thread(target=lambda: [dead.extend(publish_threadsafe(subs + gone, "extend",
                                                                         f"E{k}"))
