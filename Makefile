@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.deps-installed
 CORE   := build/.core-built
 CSRC   := $(wildcard csrc/*.c csrc/*.h)
 
-.PHONY: all build browser valgrind run experiments test ctest bench clean
+.PHONY: all build browser valgrind ros run experiments test ctest bench clean
 
 all: build
 
@@ -57,7 +57,17 @@ browser:
 valgrind:
 	$(call apt_install,valgrind,valgrind)
 
-test: build browser valgrind
+# ROS 1 from Debian for asr.ros and its tests (roscore, rospy, rosbag, rostopic, message
+# packages, genpy, check_urdf): installed when one of them is missing.
+ROS_DEBS := ros-core python3-rospy python3-rosbag python3-rostopic python3-std-msgs \
+            python3-sensor-msgs python3-genpy liburdfdom-tools
+ros:
+	@dpkg -s $(ROS_DEBS) >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+	    apt-get install -y -qq $(ROS_DEBS); \
+	  else echo "ROS 1 missing: run 'sudo apt-get install $(ROS_DEBS)'"; fi; }
+
+test: build browser valgrind ros
 	$(VPY) -m pytest -q
 
 # The C test programs (tests/c) built with csrc/ under AddressSanitizer + UndefinedBehaviorSanitizer

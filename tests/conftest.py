@@ -15,3 +15,42 @@ def require(module_name):
         if IN_CI:
             pytest.fail(f"required test dependency {module_name!r} is missing in CI")
         pytest.skip(f"{module_name} not installed (a failure when CI is set)")
+
+
+def require_ros1(module="rospy"):
+    """A ROS 1 Python module from the system's packages (asr.ros.environment.ros1); fail in
+    CI, skip elsewhere, when ROS 1 is not installed (`make ros` installs it)."""
+    from asr.ros.environment import ros1
+
+    try:
+        return ros1(module)
+    except ImportError as exc:
+        if IN_CI:
+            pytest.fail(f"ROS 1 is missing in CI: {exc}")
+        pytest.skip(str(exc))
+
+
+@pytest.fixture(scope="module")
+def ros_master():
+    """A real roscore on a free loopback port for the module's tests: yields its
+    ROS_MASTER_URI (also set in os.environ while the module runs) and stops it after."""
+    import shutil
+
+    from asr.ros.master import roscore
+
+    require_ros1()
+    if shutil.which("roscore", path="/usr/bin:/bin") is None:
+        if IN_CI:
+            pytest.fail("roscore is missing in CI (make ros)")
+        pytest.skip("roscore not installed")
+    old = {k: os.environ.get(k) for k in ("ROS_MASTER_URI", "ROS_IP")}
+    with roscore() as uri:
+        os.environ["ROS_MASTER_URI"], os.environ["ROS_IP"] = uri, "127.0.0.1"
+        try:
+            yield uri
+        finally:
+            for k, v in old.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
