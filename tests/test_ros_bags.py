@@ -269,6 +269,12 @@ def test_bad_input(run, tmp_path):
         read_bag(tmp_path / "a.bag", topics=["/nope"])
     with pytest.raises(ValueError, match=r"path: .*missing\.bag.* does not exist"):
         read_bag(tmp_path / "missing.bag")
+    with pytest.raises(ValueError, match=r"instance namespaces \['/instance_1'\] are not 0"):
+        as_rollout({"/instance_1/joint_states": {}})
+    with pytest.raises(ValueError, match=r"topics: no /joint_states"):
+        as_rollout({"/chatter": {}})
+    with pytest.raises(TypeError, match=r"topics: got str"):
+        as_rollout("a.bag")
     assert not (tmp_path / "nowhere").exists() and not (tmp_path / "a.db3").exists()
 
 

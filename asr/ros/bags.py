@@ -411,7 +411,8 @@ def as_rollout(topics, joint_names=None):
         if "/joint_states" not in topics:
             raise ValueError("topics: no /joint_states or /instance_<k>/joint_states topic")
         prefixes = [""]
-    if prefixes != [""] and [int(p.rsplit("_", 1)[1]) for p in prefixes] != list(range(len(prefixes))):
+    indices = [int(p.rsplit("_", 1)[1]) for p in prefixes if p]
+    if indices and indices != list(range(len(prefixes))):
         raise ValueError(f"topics: instance namespaces {prefixes} are not 0 .. N-1")
     js0 = topics[prefixes[0] + "/joint_states"]
     names = tuple(js0["name"]) if joint_names is None else tuple(joint_names)
