@@ -143,3 +143,18 @@ async def export_html(runner: Runner):
     html = await asyncio.to_thread(runner.export_html)
     return Response(html, media_type="text/html",
                     headers={"Content-Disposition": 'attachment; filename="asr_history.html"'})
+
+
+@router.get("/export.ros.zip", summary="the current presets and references as a ROS 1 package "
+            "(asr.ros.export) for the toolbox interface")
+async def export_ros(runner: Runner):
+    from asr.ros.export import export_zip
+
+    ws = await run_command(runner, lambda r: r.workspace())
+    try:
+        data = await asyncio.to_thread(export_zip, ws, ws["robot"], variant=ws["variant"])
+    except (ValueError, TypeError) as exc:
+        raise HTTPException(422, public_message(exc)) from None
+    name = f"asr_{ws['robot']}_policy.zip"
+    return Response(data, media_type="application/zip",
+                    headers={"Content-Disposition": f'attachment; filename="{name}"'})

@@ -81,6 +81,15 @@
   }
   function clearError() { $("error").hidden = true; }
 
+  function download(blob, name) {
+    const a = document.createElement("a");
+    a.href = URL.createObjectURL(blob);
+    a.download = name;
+    document.body.appendChild(a);
+    a.click();
+    setTimeout(() => { URL.revokeObjectURL(a.href); a.remove(); }, 1000);
+  }
+
   function setStatus(text, cls) {
     const el = $("status");
     if (el.textContent !== text) el.textContent = text;
@@ -651,14 +660,25 @@
       try {
         const ws = await api("GET", "/api/workspace");
         const blob = new Blob([JSON.stringify(ws, null, 2)], { type: "application/json" });
-        const a = document.createElement("a");
         const robot = (app.state && app.state.robot) || "asr";
-        a.href = URL.createObjectURL(blob);
-        a.download = `${robot}-workspace.json`;
-        document.body.appendChild(a);
-        a.click();
-        setTimeout(() => { URL.revokeObjectURL(a.href); a.remove(); }, 1000);
+        download(blob, `${robot}-workspace.json`);
       } catch (e) { showError(e.message); }
+    });
+    // export to ROS: fetched first, so that a workspace the package cannot express (a time-varying
+    // reference: 422) shows its reason instead of downloading an error
+    on("btn-export-ros", "click", async (ev) => {
+      ev.preventDefault();
+      try {
+        const r = await fetch("/api/export.ros.zip", { credentials: "same-origin" });
+        if (!r.ok) {
+          let detail;
+          try { detail = formatDetail(await r.json()); } catch (e) { detail = r.statusText; }
+          showError(`export to ROS: ${detail}`);
+          return;
+        }
+        const name = (/filename="([^"]+)"/.exec(r.headers.get("content-disposition") || "") || [])[1] || "asr_policy.zip";
+        download(await r.blob(), name);
+      } catch (e) { showError(`export to ROS: ${e.message}`); }
     });
     on("workspace-file", "change", async (ev) => {
       const file = ev.target.files && ev.target.files[0];

@@ -1,0 +1,435 @@
+"""Export a learned or configured policy as a ROS 1 (catkin) package that runs on a robot
+without asr: a rospy node that reads the robot's `<ns>/joint_states` and publishes the command
+topics of the toolbox interface [Mengacci2021] (the interface `asr ros` serves, so the same
+package drives the simulated and the real robot).
+
+    from asr.ros.export import export_policy
+    export_policy(ilc_result, "qbmove_arm_2dof", "ws/src")  # ws/src/asr_qbmove_arm_2dof_policy
+
+What is exported (the package's data file scripts/<node>.json; JSON floats round-trip exactly):
+
+- an ILCResult (asr.iterative_learning): a time table. Sample k of the learned equilibrium
+  reference is held from t = settle_s + k dt to settle_s + (k + 1) dt after the first joint state
+  (zero-order hold, as `ilc` applied it to the Sim: one sample per step, after `settle_s`
+  seconds held at sample 0), the preset (second reference) held throughout, the last sample held
+  after the end. Published as the robot-level `<ns>/<robot>/reference_1` (equilibria) and
+  `reference_2` (presets), std_msgs/Float64MultiArray, one value per joint (modes 3 / 6).
+- a linear policy of asr.envs.cem (the dict `cem.train` returns, its "mean" W, or W itself,
+  shape (2 J, 4 J + 1)) for a task of asr.envs.tasks (found from the robot and variant, or given
+  with `task=`): every env step (frame_skip * dt s of joint-state time) the node builds the
+  task's observation [q (J), dq (J), target (J), q - target (J)] from the JointState (rad,
+  rad/s; target: the private parameter ~target, rad) and publishes the action
+  a = low + (high - low) (1 + tanh(W [obs, 1])) / 2 = [equilibria (J), presets (J)] as
+  reference_1 / reference_2 above, held until the next env step, as the env holds it.
+- a dashboard workspace dict (GET /api/workspace): constant per-joint
+  `<ns>/<joint>/equilibrium_position` (the joint's "hold" offset, or offset + amplitude of a
+  "step") and `<ns>/<joint>/stiffness_preset` (std_msgs/Float64, latched, republished at every
+  joint state). Time-varying references (sine, chirp, minjerk) are refused: export an ILC result
+  for a trajectory. The toolbox interface has no topic for control gains, operation modes or
+  spring parameters: the package records them (data file, and the node's private parameters
+  ~gains, ~modes, ~params) for the robot's own configuration; they are not sent.
+
+Time base: the header stamp of the JointState (the robot's, or the simulation's, time; the node
+falls back to rospy time when a stamp is zero), counted from the first state received.
+"""
+import json
+import os
+import re
+import shutil
+import stat
+import tempfile
+import xml.etree.ElementTree as ET
+
+import numpy as np
+
+FORMAT = "asr.ros_policy/1"
+KINDS = ("table", "linear", "constant")
+_NAME = re.compile(r"^[a-z][a-z0-9_]*$")          # ROS package names (REP 144)
+_TOPIC_PART = re.compile(r"^[A-Za-z][A-Za-z0-9_/]*$")
+MAX_TABLE_SAMPLES = 2_000_000
+
+NODE_TEMPLATE = r'''#!/usr/bin/env python3
+"""@PACKAGE@: an asr policy exported for the toolbox ROS interface [Mengacci2021].
+
+Reads <ns>/joint_states (sensor_msgs/JointState) and publishes the commands of the policy in
+@DATA@ (written by asr.ros.export, kind "@KIND@"); see that module's documentation. Needs only
+rospy, std_msgs and sensor_msgs (plain Python arithmetic: no numpy). Private parameters:
+~namespace (topic prefix, default from the data file), ~target (rad, per joint, linear
+policies), ~settle_s (s, time tables).
+"""
+import json
+import math
+import os
+
+import rospy
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64, Float64MultiArray, MultiArrayDimension
+
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "@DATA@")
+
+
+def topic(*parts):
+    """Absolute topic name from a namespace and names ('' parts are left out)."""
+    return "/" + "/".join(p.strip("/") for p in parts if p and p.strip("/"))
+
+
+class Policy:
+    """Commands (ref_1, ref_2), per joint, from the time since the first state and the state."""
+
+    def __init__(self, d, target=None, settle_s=None):
+        self.d, self.kind, self.nj = d, d["kind"], len(d["joints"])
+        self.last_step, self.held = None, None
+        if self.kind == "table":
+            self.values_1 = [[float(v) for v in row] for row in d["values_1"]]
+            self.ref_2 = [float(v) for v in d["ref_2"]]
+            self.dt = float(d["dt"])
+            self.start_s = float(d["start_s"] if settle_s is None else settle_s)
+        elif self.kind == "linear":
+            self.W = [[float(v) for v in row] for row in d["W"]]
+            self.low, self.high = list(map(float, d["low"])), list(map(float, d["high"]))
+            self.target = [float(v) for v in (d["target"] if target is None else target)]
+            if len(self.target) != self.nj:
+                raise ValueError("~target: expected %d values (rad), got %r"
+                                 % (self.nj, target))
+            self.env_dt = float(d["env_dt"])
+        else:
+            self.held = (list(map(float, d["ref_1"])), list(map(float, d["ref_2"])))
+
+    def command(self, t, q, dq):
+        if self.kind == "table":
+            k = int(math.floor((t - self.start_s) / self.dt + 1e-6))
+            k = min(max(k, 0), len(self.values_1) - 1)
+            return self.values_1[k], self.ref_2
+        if self.kind == "linear":
+            step = int(math.floor(t / self.env_dt + 1e-6))   # env step since the first state
+            if step != self.last_step:
+                obs = (list(q) + list(dq) + self.target
+                       + [a - b for a, b in zip(q, self.target)] + [1.0])
+                z = [math.fsum(w * x for w, x in zip(row, obs)) for row in self.W]
+                a = [lo + (hi - lo) * 0.5 * (1.0 + math.tanh(v))
+                     for lo, hi, v in zip(self.low, self.high, z)]
+                self.held = (a[:self.nj], a[self.nj:])
+                self.last_step = step
+        return self.held
+
+
+def array_msg(values, label):
+    m = Float64MultiArray(data=values)
+    m.layout.dim = [MultiArrayDimension(label=label, size=len(values), stride=len(values))]
+    return m
+
+
+def main():
+    with open(DATA) as f:
+        d = json.load(f)
+    rospy.init_node(d["node"], anonymous=False)
+    ns = rospy.get_param("~namespace", d["namespace"])
+    policy = Policy(d, rospy.get_param("~target", None), rospy.get_param("~settle_s", None))
+    joints = d["joints"]
+    if d["topics"] == "robot":
+        pubs = [rospy.Publisher(topic(ns, d["robot"], "reference_%d" % i), Float64MultiArray,
+                                queue_size=10) for i in (1, 2)]
+
+        def publish(r1, r2):
+            pubs[0].publish(array_msg(r1, "joints"))
+            pubs[1].publish(array_msg(r2, "joints"))
+    else:
+        pubs = [[rospy.Publisher(topic(ns, j, name), Float64, queue_size=10, latch=True)
+                 for j in joints] for name in ("equilibrium_position", "stiffness_preset")]
+
+        def publish(r1, r2):
+            for p, v in zip(pubs[0] + pubs[1], list(r1) + list(r2)):
+                p.publish(Float64(v))
+
+        publish(*policy.held)
+    state = {"t0": None}
+
+    def on_state(msg):
+        t = msg.header.stamp.to_sec() or rospy.get_time()
+        if state["t0"] is None:
+            state["t0"] = t
+        index = {n: i for i, n in enumerate(msg.name)}
+        try:
+            idx = [index[j] for j in joints] if msg.name else list(range(len(joints)))
+            q = [float(msg.position[i]) for i in idx]
+            dq = ([float(msg.velocity[i]) for i in idx] if msg.velocity
+                  else [0.0] * len(joints))
+        except (KeyError, IndexError):
+            rospy.logwarn_throttle(5.0, "joint_states without the joints %s" % joints)
+            return
+        publish(*policy.command(t - state["t0"], q, dq))
+
+    rospy.Subscriber(topic(ns, "joint_states"), JointState, on_state, queue_size=10)
+    rospy.spin()
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def _check_robot(robot):
+    if not isinstance(robot, str) or not _NAME.match(robot):
+        raise ValueError(f"robot: got {robot!r}, valid: a robot name of robots/ (lower-case "
+                         "letters, digits, '_')")
+
+
+def _package_name(package, robot):
+    _check_robot(robot)
+    name = f"asr_{robot}_policy" if package is None else package
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise ValueError(f"package: got {name!r}, valid: a ROS package name (lower-case letters, "
+                         "digits and '_', starting with a letter)")
+    return name
+
+
+def _finite(arr, name):
+    arr = np.asarray(arr, dtype=float)
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name}: contains NaN or inf")
+    return arr
+
+
+def _from_ilc(res, robot, variant, instance):
+    meta = res.metadata or {}
+    if meta.get("robot") not in (None, robot):
+        raise ValueError(f"robot: got {robot!r}, the ILC result was learned on "
+                         f"{meta.get('robot')!r}")
+    n = res.input.shape[0]
+    if isinstance(instance, bool) or not isinstance(instance, (int, np.integer)) \
+            or not 0 <= instance < n:
+        raise ValueError(f"instance: got {instance!r}, valid range [0, {n - 1}] (the result's "
+                         "instances)")
+    values = _finite(res.input[instance], "obj.input")
+    if values.shape[0] > MAX_TABLE_SAMPLES:
+        raise ValueError(f"obj.input: {values.shape[0]} samples, at most {MAX_TABLE_SAMPLES}")
+    joints = list(meta.get("joints") or [])
+    return {"kind": "table", "topics": "robot", "joints": joints,
+            "variant": meta.get("variant", variant), "dt": float(res.dt),
+            "start_s": float(meta.get("settle_s", 0.0)), "values_1": values.tolist(),
+            "ref_2": _finite(res.presets[instance], "obj.presets").tolist(),
+            "modes": meta.get("modes"), "source": "asr.ilc"}
+
+
+def find_task(robot, variant):
+    """The asr.envs task class running `robot` (and `variant`, when given)."""
+    from asr.envs import tasks
+    from asr.envs.vector import AsrVectorEnv
+
+    found = [c for c in (getattr(tasks, n) for n in tasks.__all__)
+             if isinstance(c, type) and issubclass(c, AsrVectorEnv) and c.robot == robot
+             and variant in (None, c.variant)]
+    if len(found) != 1:
+        raise ValueError(f"robot: no single asr.envs task runs {robot!r} (variant {variant!r}); "
+                         "give task=")
+    return found[0]
+
+
+def _from_linear(W, robot, variant, task, target):
+    from asr.envs.vector import AsrVectorEnv
+
+    if task is None:
+        task = find_task(robot, variant)
+    if not (isinstance(task, type) and issubclass(task, AsrVectorEnv)):
+        raise TypeError(f"task: expected an asr.envs task class, got {task!r}")
+    if task.robot != robot:
+        raise ValueError(f"robot: got {robot!r}, task {task.__name__} runs {task.robot!r}")
+    import asr
+
+    r = asr.load_robot(task.robot, task.variant)
+    nj = len(r.joint_names)
+    obs_dim = task.single_observation_space.shape[0]
+    act_dim = task.single_action_space.shape[0]
+    if obs_dim != 4 * nj or act_dim != 2 * nj:
+        raise ValueError(f"task: {task.__name__} has observation {obs_dim} and action {act_dim}; "
+                         f"exported policies need [q, dq, target, q - target] ({4 * nj}) and "
+                         f"[equilibria, presets] ({2 * nj})")
+    W = _finite(W, "obj (W)")
+    if W.shape != (act_dim, obs_dim + 1):
+        raise ValueError(f"obj: W of shape {W.shape}, expected (act_dim, obs_dim + 1) = "
+                         f"({act_dim}, {obs_dim + 1}) for {task.__name__}")
+    target = _finite(np.zeros(nj) if target is None else target, "target")
+    target = np.broadcast_to(target, (nj,)) if target.ndim == 0 else target
+    if target.shape != (nj,):
+        raise ValueError(f"target: expected {nj} values (rad), got shape {target.shape}")
+    dt = task.timestep if task.timestep is not None else r.mj_model().opt.timestep
+    return {"kind": "linear", "topics": "robot", "joints": list(r.joint_names),
+            "variant": task.variant, "task": task.__name__, "W": W.tolist(),
+            "low": task.single_action_space.low.tolist(),
+            "high": task.single_action_space.high.tolist(), "target": target.tolist(),
+            "dt": float(dt), "frame_skip": int(task.frame_skip),
+            "env_dt": float(dt) * int(task.frame_skip),
+            "modes": [j.mode for j in r.joints], "source": "asr.envs.cem"}
+
+
+def _from_workspace(ws, robot, variant):
+    if ws.get("robot") not in (None, robot):
+        raise ValueError(f"robot: got {robot!r}, the workspace is of {ws.get('robot')!r}")
+    import asr
+
+    r = asr.load_robot(robot, variant if variant is not None else ws.get("variant"),
+                       allow_path=False)
+    joints = list(r.joint_names)
+    presets, refs = ws.get("preset") or {}, ws.get("reference") or {}
+    init = r.initial_refs
+    eq, pre = [], []
+    for k, name in enumerate(joints):
+        gen = refs.get(name, {"kind": "hold", "offset": float(init[k][0]) if init else 0.0})
+        kind = gen.get("kind")
+        if kind not in ("hold", "step"):
+            raise ValueError(f"workspace reference of {name!r}: kind {kind!r} varies in time; "
+                             "valid for export: hold, step (export an ILC result for a "
+                             "trajectory)")
+        eq.append(float(gen.get("offset", 0.0)) + (float(gen.get("amplitude", 0.0))
+                                                   if kind == "step" else 0.0))
+        pre.append(float(presets.get(name, init[k][1] if init else 0.0)))
+    _finite(eq + pre, "workspace reference / preset")
+    params = ws.get("params") or {}
+    gains = {j: {g: v for g, v in p.items() if g in ("kp", "ki", "kd")} for j, p in params.items()}
+    return {"kind": "constant", "topics": "joint", "joints": joints, "variant": r.variant,
+            "ref_1": eq, "ref_2": pre, "modes": ws.get("mode"),
+            "gains": {j: g for j, g in gains.items() if g}, "params": params,
+            "source": "dashboard workspace"}
+
+
+def policy_data(obj, robot, *, variant=None, namespace="", instance=0, task=None, target=None):
+    """The JSON-able data of the exported node (see the module doc) for `obj`."""
+    from asr.iterative_learning import ILCResult
+
+    _check_robot(robot)
+    if not isinstance(namespace, str) or (namespace.strip("/") and
+                                          not _TOPIC_PART.match(namespace.strip("/"))):
+        raise ValueError(f"namespace: got {namespace!r}, valid: '' or a ROS name like 'robot1'")
+    if variant is not None and not isinstance(variant, str):
+        raise TypeError(f"variant: expected a string or None, got {type(variant).__name__}")
+    if isinstance(obj, ILCResult):
+        d = _from_ilc(obj, robot, variant, instance)
+    elif isinstance(obj, dict) and "mean" in obj and "curve" in obj:
+        d = _from_linear(obj["mean"], robot, variant, task, target)
+    elif isinstance(obj, dict) and str(obj.get("version", "")).startswith("asr.dashboard/"):
+        d = _from_workspace(obj, robot, variant)
+    elif isinstance(obj, np.ndarray):
+        d = _from_linear(obj, robot, variant, task, target)
+    else:
+        raise TypeError(f"obj: expected an asr ILCResult, a cem.train result (dict with 'mean'), "
+                        f"a linear policy W (ndarray) or a dashboard workspace dict, got "
+                        f"{type(obj).__name__}")
+    if not d["joints"]:
+        import asr
+
+        d["joints"] = list(asr.load_robot(robot, d.get("variant")).joint_names)
+    for key in ("values_1",):
+        if key in d and len(d[key][0]) != len(d["joints"]):
+            raise ValueError(f"obj: {len(d[key][0])} joints, robot {robot!r} has "
+                             f"{len(d['joints'])}")
+    d.update(format=FORMAT, robot=robot, namespace=namespace.strip("/"))
+    return d
+
+
+def _package_xml(name, robot, kind):
+    return f"""<?xml version="1.0"?>
+<package format="2">
+  <name>{name}</name>
+  <version>0.1.0</version>
+  <description>asr policy ({kind}) for the robot {robot}, exported by asr.ros.export for the
+    toolbox ROS interface [Mengacci2021].</description>
+  <maintainer email="asr@example.com">asr</maintainer>
+  <license>MIT</license>
+  <buildtool_depend>catkin</buildtool_depend>
+  <depend>rospy</depend>
+  <depend>std_msgs</depend>
+  <depend>sensor_msgs</depend>
+</package>
+"""
+
+
+def _cmakelists(name, node):
+    return f"""cmake_minimum_required(VERSION 3.0.2)
+project({name})
+find_package(catkin REQUIRED COMPONENTS rospy std_msgs sensor_msgs)
+catkin_package(CATKIN_DEPENDS rospy std_msgs sensor_msgs)
+catkin_install_python(PROGRAMS scripts/{node}.py
+  DESTINATION ${{CATKIN_PACKAGE_BIN_DESTINATION}})
+install(FILES scripts/{node}.json DESTINATION ${{CATKIN_PACKAGE_BIN_DESTINATION}})
+install(DIRECTORY launch DESTINATION ${{CATKIN_PACKAGE_SHARE_DESTINATION}})
+"""
+
+
+def _launch(name, node, d):
+    root = ET.Element("launch")
+    ET.SubElement(root, "arg", name="namespace", default=d["namespace"])
+    n = ET.SubElement(root, "node", pkg=name, type=f"{node}.py", name=node, output="screen")
+    ET.SubElement(n, "param", name="namespace", value="$(arg namespace)")
+    for key in ("target", "gains", "modes", "params"):
+        if d.get(key):
+            ET.SubElement(n, "rosparam", param=key).text = json.dumps(d[key])
+    ET.indent(root)
+    return '<?xml version="1.0"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def export_policy(obj, robot, out_dir, *, variant=None, namespace="", package=None, instance=0,
+                  task=None, target=None):
+    """Write the catkin package `package` (default asr_<robot>_policy) for `obj` into out_dir
+    (see the module doc): package.xml (format 2), CMakeLists.txt, launch/<node>.launch,
+    scripts/<node>.py (the rospy node, executable) and scripts/<node>.json (its data). An
+    existing package folder of that name is replaced. instance: which instance of an ILCResult;
+    task: the asr.envs task class of a linear policy (default: the one running `robot`);
+    target: its ~target default, rad per joint. Returns the package's path."""
+    name = _package_name(package, robot)
+    d = policy_data(obj, robot, variant=variant, namespace=namespace, instance=instance,
+                    task=task, target=target)
+    node = "policy_node"
+    d["node"] = node
+    d["package"] = name
+    out_dir = os.fspath(out_dir)
+    os.makedirs(out_dir, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix=f".{name}-", dir=out_dir)
+    try:
+        os.makedirs(os.path.join(tmp, "scripts"))
+        os.makedirs(os.path.join(tmp, "launch"))
+        files = {"package.xml": _package_xml(name, robot, d["kind"]),
+                 "CMakeLists.txt": _cmakelists(name, node),
+                 f"launch/{node}.launch": _launch(name, node, d),
+                 f"scripts/{node}.json": json.dumps(d, indent=None if d["kind"] == "table"
+                                                    else 1) + "\n",
+                 f"scripts/{node}.py": NODE_TEMPLATE.replace("@PACKAGE@", name)
+                 .replace("@DATA@", f"{node}.json").replace("@KIND@", d["kind"])}
+        for rel, text in files.items():
+            with open(os.path.join(tmp, rel), "w") as f:
+                f.write(text)
+        script = os.path.join(tmp, "scripts", f"{node}.py")
+        os.chmod(script, os.stat(script).st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+        for rel in ("package.xml", f"launch/{node}.launch"):
+            ET.parse(os.path.join(tmp, rel))  # well-formed, or ParseError
+        final = os.path.join(out_dir, name)
+        if os.path.isdir(final):
+            shutil.rmtree(final)
+        os.replace(tmp, final)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return final
+
+
+def export_zip(obj, robot, **kwargs):
+    """The package export_policy writes, as the bytes of a zip archive (folder <package>/)."""
+    import io
+    import zipfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = export_policy(obj, robot, tmp, **kwargs)
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+            for root, _, names in os.walk(path):
+                for n in sorted(names):
+                    full = os.path.join(root, n)
+                    rel = os.path.relpath(full, tmp)
+                    info = zipfile.ZipInfo(rel.replace(os.sep, "/"))
+                    info.external_attr = (os.stat(full).st_mode & 0o777) << 16
+                    info.compress_type = zipfile.ZIP_DEFLATED
+                    with open(full, "rb") as f:
+                        z.writestr(info, f.read())
+        return buf.getvalue()
+
+
+__all__ = ["export_policy", "export_zip", "policy_data", "find_task", "FORMAT"]
