@@ -1,4 +1,5 @@
-"""The `asr` command line. `asr dashboard` serves the web dashboard (dashboard/PROTOCOL.md)."""
+"""The `asr` command line. `asr dashboard` serves the web dashboard (dashboard/PROTOCOL.md);
+`asr ros` runs a robot as a live ROS 1 node (docs/ros.md)."""
 import argparse
 import os
 import secrets
@@ -35,7 +36,50 @@ def _parser():
                    help="require this token (16 characters or more) on every request; default: "
                    "none on loopback, a random one printed at start otherwise")
     d.add_argument("--log-level", default="info", help="uvicorn log level (info)")
+    r = sub.add_parser("ros", help="run a robot as a live ROS 1 node",
+                       description="Run a robot as a ROS 1 node with the topics of the "
+                       "compliant-actuator toolbox (docs/ros.md). Needs a running roscore "
+                       "at ROS_MASTER_URI.")
+    r.add_argument("--robot", default=DEFAULT_ROBOT, help=f"robot name ({DEFAULT_ROBOT})")
+    r.add_argument("--variant", default=None, help="variant (the robot's default)")
+    r.add_argument("--rate", type=float, default=100.0,
+                   help="publishing rate, Hz: the simulation advances one period per message "
+                   "(100)")
+    r.add_argument("--namespace", default="", help="topic namespace (none)")
+    r.add_argument("--lockstep", action="store_true",
+                   help="advance one period per message on <ns>/step instead of in real time")
+    r.add_argument("--clock-topic", default="/clock",
+                   help="where simulated time is published (rosgraph_msgs/Clock; '' for none)")
+    r.add_argument("--master-timeout", type=float, default=5.0,
+                   help="seconds to wait for the ROS master at start (5)")
+    r.add_argument("--duration", type=float, default=None,
+                   help="stop after this many wall seconds (default: run until Ctrl-C)")
     return p
+
+
+def ros_main(args):
+    """`asr ros`: the exit code (0 done, 1 no ROS master / no ROS 1 / simulation failed, 2 bad
+    arguments)."""
+    try:
+        from asr.ros.node import RosNode
+        node = RosNode(args.robot, args.variant, rate=args.rate, namespace=args.namespace,
+                       lockstep=args.lockstep, clock_topic=args.clock_topic,
+                       master_timeout=args.master_timeout)
+    except (OSError, ValueError, TypeError) as exc:
+        print(f"asr ros: {exc}", file=sys.stderr)
+        return 2
+    try:
+        node.start()
+    except (RuntimeError, ImportError) as exc:
+        print(f"asr ros: {exc}", file=sys.stderr)
+        return 1
+    mode = "lockstep on " + node.topic("step") if node.lockstep else "real time"
+    print(f"asr ros: {node.robot.name} ({node.robot.variant}) under '{node.namespace or '/'}', "
+          f"{1 / node.period:g} Hz, {mode}", flush=True)
+    try:
+        return node.spin(args.duration)
+    finally:
+        node.shutdown()
 
 
 def start_robot(robot=None, variant=None):
@@ -100,6 +144,8 @@ def main(argv=None):
     """Run the command line; returns the exit code."""
     parser = _parser()
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    if args.command == "ros":
+        return ros_main(args)
     if args.command != "dashboard":
         parser.print_help()
         return 2
