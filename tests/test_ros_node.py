@@ -425,3 +425,34 @@ def test_held_commands_without_ros():
     L = awas.sim.batch.get_param(0, "L")[0]
     assert not awas.set_command(0, "ref2", L) and awas.rejected == 1
     assert awas.set_command(0, "ref2", 0.5 * L)
+
+
+def test_master_dying_mid_run_leaves_the_node_running(ros_master):
+    """A node whose roscore stops keeps simulating, then stops cleanly on SIGTERM (exit 0, no
+    traceback). Its own roscore, not the module's."""
+    from asr.ros.master import roscore
+
+    log = tempfile.TemporaryFile()
+    proc = None
+    try:
+        with roscore() as uri:
+            env = dict(os.environ, ROS_MASTER_URI=uri, ROS_IP="127.0.0.1")
+            proc = subprocess.Popen([sys.executable, "-m", "asr.cli", "ros", "--robot", ROBOT,
+                                     "--variant", VARIANT, "--clock-topic", ""], cwd=ROOT,
+                                    env=env, stdout=log, stderr=subprocess.STDOUT)
+            deadline = time.monotonic() + START_TIMEOUT_S
+            while b"asr ros: " not in (log.seek(0) or log.read()):   # printed once connected
+                assert proc.poll() is None and time.monotonic() < deadline
+                time.sleep(0.05)
+        time.sleep(2.0)
+        assert proc.poll() is None
+        proc.terminate()
+        assert proc.wait(10) == 0
+    finally:
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait(5)
+        log.seek(0)
+        out = log.read().decode(errors="replace")
+        log.close()
+    assert "Traceback" not in out, out[-2000:]
