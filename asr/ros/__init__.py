@@ -6,3 +6,25 @@ python3-rostopic, python3-std-msgs, python3-sensor-msgs, python3-genpy, liburdfd
 asr.ros.environment); bags are written with `rosbags` (PyPI). Everything here imports ROS lazily,
 so `import asr` never needs it. See docs/ros.md.
 """
+import importlib
+
+# public name -> defining module (imported on first use: none of them imports ROS at import time,
+# and the node, bags and export modules pull in rospy, rosbags or MuJoCo only when called)
+_EXPORTS = {"run_node": "node", "RosNode": "node",
+            "write_bag": "bags", "read_bag": "bags", "as_rollout": "bags",
+            "export_robot": "urdf", "import_robot": "urdf",
+            "export_policy": "export", "roscore": "master"}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(f"asr.ros.{_EXPORTS[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'asr.ros' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_EXPORTS))
