@@ -8,6 +8,8 @@ import io
 import os
 import queue
 import subprocess
+import sys
+import threading
 import time
 import zipfile
 
@@ -20,6 +22,7 @@ from tests.conftest import require, require_ros1
 
 NODE_IMPORTS = {"json", "math", "os", "rospy", "sensor_msgs.msg", "std_msgs.msg"}
 WAIT_S = 10.0
+ASR_CLI = os.path.join(os.path.dirname(sys.executable), "asr")
 
 
 def fake_ilc(T=40, joints=("joint1", "joint2"), dt=1e-3, settle_s=0.05, seed=0):
@@ -125,6 +128,8 @@ def test_exported_values(tmp_path):
     (lambda p: export_policy(dict(workspace(), reference={
         "joint1": {"kind": "sine", "offset": 0.0, "amplitude": 0.2}}), "qbmove_arm_2dof", p),
      ValueError, "kind 'sine' varies in time"),
+    (lambda p: export_policy(dict(workspace(), mode={"joint1": 5}), "qbmove_arm_2dof", p),
+     ValueError, "'joint1' in mode 5"),
     (lambda p: export_policy(fake_ilc(), "qbmove_arm_2dof", p, namespace="a b"), ValueError,
      "namespace: got 'a b'"),
     (lambda p: export_policy(fake_ilc(), "../etc", p), ValueError, "robot: got '../etc'"),
@@ -148,13 +153,14 @@ def ros_node(ros_master, tmp_path_factory):
     return rospy
 
 
-def start_node(path, master, log, name):
+def start_node(path, master, log, name, remap=()):
+    """The exported node as a ROS user runs it: Debian's python3, ROS tools' environment."""
     from asr.ros.environment import tool_env
 
     env = tool_env(master)
     env["ROS_HOME"] = str(log.parent)
     return subprocess.Popen(["/usr/bin/python3", os.path.join(path, "scripts", "policy_node.py"),
-                             f"__name:={name}"], env=env, stdout=log.open("w"),
+                             f"__name:={name}", *remap], env=env, stdout=log.open("w"),
                             stderr=subprocess.STDOUT, start_new_session=True)
 
 
@@ -358,3 +364,172 @@ def test_export_zip_roundtrip():
     data = export_zip(fake_ilc(), "qbmove_arm_2dof", package="my_policy")
     z = zipfile.ZipFile(io.BytesIO(data))
     assert "my_policy/launch/policy_node.launch" in z.namelist()
+
+
+# ---------------------------------------------------------------- closed loop with `asr ros`
+#
+# The exported node drives the live node (asr/ros/node.py) in lockstep: the live node advances
+# one period per <ns>/step message. The harness forwards the exported node's references inside
+# each step message (the node's references are remapped to the harness), so every period runs
+# with the references computed from the state at its start, as in the offline rollout, and no
+# message race can reorder them. The loop is then deterministic and is compared with the
+# offline asr rollout of the same policy at 1e-9 rad: what may differ is the node's plain-Python
+# arithmetic (math.fsum, math.tanh) against NumPy's, a few ulp per action (the ILC table is
+# played exactly: measured 0 rad for the table, 7e-15 rad for the linear policy). In real time (no --lockstep) the same loop is not reproducible: the policy
+# sees states at the wall-clock times they arrive and the commands reach the simulation a
+# period or more late, so only a loose comparison would hold there.
+
+
+class Loop:
+    """Live node (`asr ros --lockstep`) + exported node + this process forwarding steps."""
+
+    def __init__(self, rospy, tmp_path, master, robot, variant, rate, package, ns):
+        from sensor_msgs.msg import JointState
+        from std_msgs.msg import Float64MultiArray
+
+        self.rospy, self.JointState, self.Array = rospy, JointState, Float64MultiArray
+        self.procs, self.subs, self.pubs = [], [], []
+        self.live_log, self.node_log = tmp_path / "live.log", tmp_path / "node.log"
+        self.refs, self.states = queue.Queue(), queue.Queue()
+        try:
+            env = dict(os.environ, ROS_MASTER_URI=master, ROS_HOME=str(tmp_path))
+            self.procs.append(subprocess.Popen(
+                [ASR_CLI, "ros", "--robot", robot, "--variant", variant, "--namespace", ns,
+                 "--lockstep", "--rate", repr(rate), "--clock-topic", ""],
+                env=env, stdout=self.live_log.open("w"), stderr=subprocess.STDOUT,
+                start_new_session=True))
+            remap = [f"/{ns}/{robot}/reference_{i}:=/{ns}/harness/reference_{i}"
+                     for i in (1, 2)]
+            self.procs.append(start_node(package, master, self.node_log, "policy_loop", remap))
+            got, lock = {}, threading.Lock()
+
+            def on_ref(m, i):
+                with lock:
+                    got[i] = list(m.data)
+                    if len(got) == 2:
+                        self.refs.put((got.pop(1), got.pop(2)))
+            self.subs = [rospy.Subscriber(f"/{ns}/harness/reference_{i}", Float64MultiArray,
+                                          lambda m, i=i: on_ref(m, i), queue_size=1000)
+                         for i in (1, 2)]
+            self.subs.append(rospy.Subscriber(f"/{ns}/joint_states", JointState,
+                                              self.states.put, queue_size=1000))
+            self.step = rospy.Publisher(f"/{ns}/step", Float64MultiArray, queue_size=1000)
+            self.pubs = [self.step]
+        except BaseException:
+            self.close()
+            raise
+
+    def wait_connected(self):
+        deadline = time.monotonic() + 30
+        while not (self.step.get_num_connections() > 0
+                   and all(s.get_num_connections() > 0 for s in self.subs)):
+            for p, log in zip(self.procs, (self.live_log, self.node_log)):
+                if p.poll() is not None:
+                    raise AssertionError(f"exited ({p.returncode}): {log.read_text()[-2000:]}")
+            assert time.monotonic() < deadline, (self.live_log.read_text(),
+                                                 self.node_log.read_text())
+            time.sleep(0.05)
+
+    def get(self, q, what):
+        try:
+            return q.get(timeout=WAIT_S)
+        except queue.Empty:
+            raise AssertionError(f"no {what} within {WAIT_S} s; live: "
+                                 f"{self.live_log.read_text()[-1000:]} node: "
+                                 f"{self.node_log.read_text()[-1000:]}") from None
+
+    def run(self, names, periods):
+        """`periods` lockstep periods from the live node's start state (latched: the exported
+        node answers it on connecting, and its latched answer reaches this harness); the link
+        angles at the end of each period (periods, J) and the references sent (periods, J, 2)."""
+        self.wait_connected()
+        r = self.get(self.refs, "the answer to the start state")
+        time.sleep(0.3)
+        assert self.refs.empty(), "more than one answer to the start state"
+        s = self.get(self.states, "the live node's start state")
+        assert s.header.stamp.to_sec() == 0.0 and self.states.empty()
+        qs, sent = [], []
+        for _ in range(periods):
+            refs = np.stack([r[0], r[1]], axis=-1)
+            self.step.publish(self.Array(data=refs.ravel().tolist()))
+            s = self.get(self.states, "state")
+            qs.append([s.position[s.name.index(n)] for n in names])
+            sent.append(refs)
+            r = self.get(self.refs, "references")
+        return np.array(qs), np.array(sent)
+
+    def close(self):
+        for x in self.subs + self.pubs:
+            x.unregister()
+        for p in self.procs:
+            stop(p)
+
+
+def live_node():
+    """asr.ros.node (the live node) or a skip / CI failure when it is not there."""
+    return require("asr.ros.node")
+
+
+def test_closed_loop_ilc_table(ros_node, ros_master, tmp_path):
+    import asr
+
+    live_node()
+    robot, variant = "qbmove_arm_2dof", "vertical"
+    sim = asr.Sim(robot, 1)            # a fresh Sim: the live node's start state (the table
+                                       # starts there)
+    q0, dt = sim.q[0].copy(), sim.dt
+    names = list(sim.robot.joint_names)
+    T, settle_s = 150, 0.05
+    s = np.linspace(0, 1, T)[:, None]
+    u = q0[None, :] + np.array([0.6, -0.4]) * (10 * s**3 - 15 * s**4 + 6 * s**5)
+    res = fake_ilc(T=T, joints=names, dt=dt, settle_s=settle_s)
+    res.input[0] = u
+    package = export_policy(res, robot, tmp_path / "src", namespace="loop_ilc")
+    settle = int(round(settle_s / dt))
+    periods = settle + T + 20                # past the end: the last sample held
+    loop = Loop(ros_node, tmp_path, ros_master, robot, variant, 1 / dt, package, "loop_ilc")
+    try:
+        q_live, refs = loop.run(names, periods)
+    finally:
+        loop.close()
+    # offline: the table as ilc applies it (settle at sample 0, one sample per step, then held)
+    k = np.clip(np.arange(periods) - settle, 0, T - 1)
+    table = np.stack([u[k], np.broadcast_to(res.presets[0], (periods, 2))], axis=-1)
+    assert np.array_equal(refs, table)    # the node played the table exactly
+    q_off = asr.Sim(robot, 1).rollout(periods, table[None], record=("q",))["q"][0]
+    assert np.max(np.abs(q_live - q_off)) <= 1e-9, np.max(np.abs(q_live - q_off))
+    assert np.ptp(q_off[:, 0]) > 0.1       # the arm moved: the comparison means something
+
+
+def test_closed_loop_linear_policy(ros_node, ros_master, tmp_path):
+    from asr.envs.cem import linear_policy
+    from asr.envs.tasks import Reach2DOF
+
+    live_node()
+    env = Reach2DOF(1)
+    obs, _ = env.reset(seed=4)
+    target = env.target[0].copy()
+    W = np.random.default_rng(5).normal(0, 0.5, (4, 9))
+    low, high = env.single_action_space.low, env.single_action_space.high
+    package = export_policy({"mean": W, "curve": []}, "qbmove_arm_2dof", tmp_path / "src",
+                            namespace="loop_cem", target=target)
+    periods = 40                             # env steps of 20 ms
+    q_off, acts = [], []
+    for _ in range(periods):
+        a = linear_policy(W[None], obs, low, high)
+        obs, *_ = env.step(a)
+        acts.append(a[0])
+        q_off.append(env.q[0].copy())
+    names, env_dt = list(env.sim.robot.joint_names), env.env_dt
+    env.close()
+    loop = Loop(ros_node, tmp_path, ros_master, "qbmove_arm_2dof", "horizontal",
+                1 / env_dt, package, "loop_cem")
+    try:
+        q_live, refs = loop.run(names, periods)
+    finally:
+        loop.close()
+    acts = np.array(acts)
+    np.testing.assert_allclose(refs, np.stack([acts[:, :2], acts[:, 2:]], axis=-1), rtol=0,
+                               atol=1e-9)
+    err = np.max(np.abs(q_live - np.array(q_off)))
+    assert err <= 1e-9, err

@@ -13,7 +13,8 @@ What is exported (the package's data file scripts/<node>.json; JSON floats round
   (zero-order hold, as `ilc` applied it to the Sim: one sample per step, after `settle_s`
   seconds held at sample 0), the preset (second reference) held throughout, the last sample held
   after the end. Published as the robot-level `<ns>/<robot>/reference_1` (equilibria) and
-  `reference_2` (presets), std_msgs/Float64MultiArray, one value per joint (modes 3 / 6).
+  `reference_2` (presets), std_msgs/Float64MultiArray, one value per joint (modes 3 / 6),
+  at every joint state, latched (a node that connects late gets the current command).
 - a linear policy of asr.envs.cem (the dict `cem.train` returns, its "mean" W, or W itself,
   shape (2 J, 4 J + 1)) for a task of asr.envs.tasks (found from the robot and variant, or given
   with `task=`): every env step (frame_skip * dt s of joint-state time) the node builds the
@@ -24,13 +25,15 @@ What is exported (the package's data file scripts/<node>.json; JSON floats round
 - a dashboard workspace dict (GET /api/workspace): constant per-joint
   `<ns>/<joint>/equilibrium_position` (the joint's "hold" offset, or offset + amplitude of a
   "step") and `<ns>/<joint>/stiffness_preset` (std_msgs/Float64, latched, republished at every
-  joint state). Time-varying references (sine, chirp, minjerk) are refused: export an ILC result
-  for a trajectory. The toolbox interface has no topic for control gains, operation modes or
+  joint state), which the toolbox offers in modes 3 and 6 only (other modes are refused).
+  Time-varying references (sine, chirp, minjerk) are refused: export an ILC result for a
+  trajectory. The toolbox interface has no topic for control gains, operation modes or
   spring parameters: the package records them (data file, and the node's private parameters
   ~gains, ~modes, ~params) for the robot's own configuration; they are not sent.
 
-Time base: the header stamp of the JointState (the robot's, or the simulation's, time; the node
-falls back to rospy time when a stamp is zero), counted from the first state received.
+Time base: the header stamp of the JointState (the robot's, or the simulation's, time), counted
+from the first state received; with the node's private parameter ~use_stamps false, rospy time
+instead (for a robot whose joint states carry no stamps).
 """
 import json
 import os
@@ -55,7 +58,8 @@ Reads <ns>/joint_states (sensor_msgs/JointState) and publishes the commands of t
 @DATA@ (written by asr.ros.export, kind "@KIND@"); see that module's documentation. Needs only
 rospy, std_msgs and sensor_msgs (plain Python arithmetic: no numpy). Private parameters:
 ~namespace (topic prefix, default from the data file), ~target (rad, per joint, linear
-policies), ~settle_s (s, time tables).
+policies), ~settle_s (s, time tables), ~use_stamps (default true: time is the JointState header
+stamp; false: rospy time, which follows /clock under /use_sim_time).
 """
 import json
 import math
@@ -125,10 +129,11 @@ def main():
     rospy.init_node(d["node"], anonymous=False)
     ns = rospy.get_param("~namespace", d["namespace"])
     policy = Policy(d, rospy.get_param("~target", None), rospy.get_param("~settle_s", None))
+    use_stamps = bool(rospy.get_param("~use_stamps", True))
     joints = d["joints"]
     if d["topics"] == "robot":
         pubs = [rospy.Publisher(topic(ns, d["robot"], "reference_%d" % i), Float64MultiArray,
-                                queue_size=10) for i in (1, 2)]
+                                queue_size=10, latch=True) for i in (1, 2)]
 
         def publish(r1, r2):
             pubs[0].publish(array_msg(r1, "joints"))
@@ -145,7 +150,7 @@ def main():
     state = {"t0": None}
 
     def on_state(msg):
-        t = msg.header.stamp.to_sec() or rospy.get_time()
+        t = msg.header.stamp.to_sec() if use_stamps else rospy.get_time()
         if state["t0"] is None:
             state["t0"] = t
         index = {n: i for i, n in enumerate(msg.name)}
@@ -270,6 +275,13 @@ def _from_workspace(ws, robot, variant):
     r = asr.load_robot(robot, variant if variant is not None else ws.get("variant"),
                        allow_path=False)
     joints = list(r.joint_names)
+    modes = {j.name: j.mode for j in r.joints}
+    modes.update(ws.get("mode") or {})
+    bad = [f"{name!r} in mode {modes[name]}" for name in joints if modes[name] not in (3, 6)]
+    if bad:
+        raise ValueError(f"workspace mode: {', '.join(bad)}; the exported node sends "
+                         "equilibrium_position / stiffness_preset, which the toolbox interface "
+                         "offers in modes 3 and 6 (valid: 3, 6)")
     presets, refs = ws.get("preset") or {}, ws.get("reference") or {}
     init = r.initial_refs
     eq, pre = [], []
@@ -287,7 +299,7 @@ def _from_workspace(ws, robot, variant):
     params = ws.get("params") or {}
     gains = {j: {g: v for g, v in p.items() if g in ("kp", "ki", "kd")} for j, p in params.items()}
     return {"kind": "constant", "topics": "joint", "joints": joints, "variant": r.variant,
-            "ref_1": eq, "ref_2": pre, "modes": ws.get("mode"),
+            "ref_1": eq, "ref_2": pre, "modes": [modes[name] for name in joints],
             "gains": {j: g for j, g in gains.items() if g}, "params": params,
             "source": "dashboard workspace"}
 
