@@ -20,19 +20,30 @@ def free_port():
         return s.getsockname()[1]
 
 
-def master_is_up(uri, timeout=1.0, node="/rosout"):
-    """True when a ROS master answers at `uri` and knows `node` (roscore's rosout: a roscore
-    stopped before its rosout registered does not shut down promptly)."""
+def master_is_up(uri, timeout=1.0, node=None):
+    """True when a ROS master answers at `uri` within `timeout` s (and, with `node`, knows that
+    node: roscore's "/rosout", since a roscore stopped before its rosout registered does not
+    shut down promptly)."""
     proxy = xmlrpc.client.ServerProxy(uri)
     old = socket.getdefaulttimeout()
     socket.setdefaulttimeout(timeout)
     try:
-        code, _, _ = proxy.lookupNode("/asr_probe", node)
+        code, _, _ = proxy.lookupNode("/asr_probe", node) if node else proxy.getPid("/asr_probe")
         return code == 1
-    except (OSError, xmlrpc.client.Error):
+    except (OSError, xmlrpc.client.Error, ValueError):
         return False
     finally:
         socket.setdefaulttimeout(old)
+
+
+def wait_for_master(uri, timeout, node=None):
+    """True when master_is_up(uri, node=node) within `timeout` s (polled every 0.2 s)."""
+    deadline = time.monotonic() + timeout
+    while not master_is_up(uri, max(0.1, min(1.0, deadline - time.monotonic())), node):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.2)
+    return True
 
 
 @contextlib.contextmanager
@@ -52,7 +63,7 @@ def roscore(port=None, timeout=30.0):
                             stderr=subprocess.PIPE, start_new_session=True)
     try:
         deadline = time.monotonic() + timeout
-        while not master_is_up(uri):
+        while not master_is_up(uri, node="/rosout"):
             if proc.poll() is not None:
                 raise RuntimeError(f"roscore exited with {proc.returncode}: "
                                    f"{proc.stderr.read().decode(errors='replace')[-500:]}")

@@ -20,11 +20,11 @@ import math
 import queue
 import threading
 import time
-import xmlrpc.client
 
 import numpy as np
 
 from asr.errors import SimulationError
+from asr.ros.master import wait_for_master
 
 DEFAULT_ROBOT = "qbmove_arm_2dof"
 DEFAULT_RATE_HZ = 100.0
@@ -95,27 +95,6 @@ def master_uri():
     """ROS_MASTER_URI as rospy resolves it (the environment, else http://localhost:11311)."""
     import os
     return os.environ.get("ROS_MASTER_URI") or "http://localhost:11311"
-
-
-def wait_for_master(uri, timeout):
-    """True when a ROS master answers getPid at `uri` within `timeout` s (polled, bounded)."""
-    import socket
-
-    deadline = time.monotonic() + timeout
-    while True:
-        old = socket.getdefaulttimeout()
-        socket.setdefaulttimeout(max(0.1, min(1.0, deadline - time.monotonic())))
-        try:
-            code, _, _ = xmlrpc.client.ServerProxy(uri).getPid("/asr_probe")
-            if code == 1:
-                return True
-        except (OSError, xmlrpc.client.Error, ValueError):
-            pass
-        finally:
-            socket.setdefaulttimeout(old)
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.2)
 
 
 def _namespace(ns):
