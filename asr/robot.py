@@ -52,7 +52,8 @@ class RobotJoint:
 
 @dataclasses.dataclass(frozen=True)
 class Robot:
-    """One variant of a robot: its MJCF file and actuated joints (in order)."""
+    """One variant of a robot: its MJCF file and actuated joints (in order); `sdf` is the
+    absolute path of its SDF file for Gazebo (robot.toml's optional `sdf` key), else None."""
 
     name: str
     variant: str
@@ -62,6 +63,7 @@ class Robot:
     joints: Tuple[RobotJoint, ...]
     initial_q: Optional[Tuple[float, ...]] = None
     initial_refs: Optional[Tuple[Tuple[float, float], ...]] = None
+    sdf: Optional[str] = None  # absolute path of the variant's SDF file (Gazebo), or None
 
     @property
     def joint_names(self):
@@ -206,7 +208,8 @@ def _params(value):
 
 _TOP = {"name": (_name, False), "description": (_text, False),
         "default_variant": (_name, False), "variants": (_table, True)}
-_VARIANT = {"mjcf": (_file_name, True), "joints": (_tables, True), "initial": (_table, False)}
+_VARIANT = {"mjcf": (_file_name, True), "joints": (_tables, True), "initial": (_table, False),
+            "sdf": (_file_name, False)}
 _JOINT = {"name": (_name, True), "model": (_model, True), "mode": (_mode, True),
           "params": (_params, False)}
 _INITIAL = {"q": (_numbers, False), "refs": (_pairs, False)}
@@ -259,16 +262,22 @@ def _joint(toml, where, table):
     return RobotJoint(e["name"], e["model"], mode, params)
 
 
+def _file_in(folder, toml, entry, file, kind):
+    """folder/file, a file that lies inside the robot's folder (links followed)."""
+    path = os.path.join(folder, file)
+    if not _inside(folder, path):
+        toml.fail(entry, f"{file!r} is outside the robot's folder; the {kind} file must lie in it")
+    if not os.path.isfile(path):
+        toml.fail(entry, f"no file {file!r} in the robot's folder")
+    return path
+
+
 def _mjcf_model(folder, toml, entry, file):
     """(absolute path, mujoco.MjModel) of a variant's MJCF file: inside the robot's folder and
     read by MuJoCo (its errors without the folder's path)."""
     import mujoco
 
-    path = os.path.join(folder, file)
-    if not _inside(folder, path):
-        toml.fail(entry, f"{file!r} is outside the robot's folder; the MJCF file must lie in it")
-    if not os.path.isfile(path):
-        toml.fail(entry, f"no file {file!r} in the robot's folder")
+    path = _file_in(folder, toml, entry, file, "MJCF")
     try:
         return path, mujoco.MjModel.from_xml_path(path)
     except (ValueError, RuntimeError, OSError) as exc:
@@ -276,6 +285,31 @@ def _mjcf_model(folder, toml, entry, file):
         for prefix in {os.path.realpath(folder), os.path.abspath(folder), folder}:
             text = text.replace(prefix + os.sep, "")
         toml.fail(entry, f"MuJoCo cannot load {file!r}: {text}")
+
+
+def _sdf_joints(folder, toml, entry, file):
+    """(absolute path, {joint name: type}) of a variant's SDF file: inside the robot's folder,
+    well-formed XML with an <sdf> root holding exactly one <world> with exactly one <model>
+    (robots/README.md, "SDF files for Gazebo"); the types of that model's own <joint>s."""
+    import xml.etree.ElementTree as ET
+
+    path = _file_in(folder, toml, entry, file, "SDF")
+    try:
+        root = ET.parse(path).getroot()
+    except (ET.ParseError, OSError, UnicodeDecodeError) as exc:
+        toml.fail(entry, f"{file!r} is not well-formed XML: {exc}")
+    if root.tag != "sdf":
+        toml.fail(entry, f"{file!r}: the root element is <{root.tag}>, expected <sdf>")
+    worlds, models = root.findall("world"), root.findall("model")
+    if len(worlds) != 1 or models:
+        toml.fail(entry, f"{file!r}: expected <sdf> to hold exactly one <world> (with gravity) and "
+                         f"no top-level <model>, got {len(worlds)} <world> and {len(models)} "
+                         "<model>")
+    models = worlds[0].findall("model")
+    if len(models) != 1:
+        toml.fail(entry, f"{file!r}: expected exactly one <model> in its <world>, got "
+                         f"{len(models)}")
+    return path, {j.get("name"): j.get("type") for j in models[0].findall("joint")}
 
 
 def _one_dof_joints(model):
@@ -309,13 +343,39 @@ def _variant(folder, toml, name, table, models):
                                        f"{e['mjcf']}; its 1-dof joints are: "
                                        f"{', '.join(hinges) or 'none'}")
         joints.append(joint)
+    sdf = None
+    if "sdf" in e:
+        key = ("sdf", e["sdf"])
+        if key not in models:
+            models[key] = _sdf_joints(folder, toml, f"{section} sdf", e["sdf"])
+        sdf, sdf_joints = models[key]
+        sdf_types = {"hinge": "revolute", "slide": "prismatic"}
+        for k, joint in enumerate(joints):
+            jtype = sdf_types[_joint_type(model, joint.name)]
+            if sdf_joints.get(joint.name) != jtype:
+                have = [n for n, t in sdf_joints.items() if t in sdf_types.values()]
+                found = (f"is a {sdf_joints[joint.name]!r} joint there"
+                         if joint.name in sdf_joints else "is missing")
+                toml.fail(f"{section} sdf", f"{e['sdf']!r}: joint {joint.name!r} ([[variants."
+                                            f"{name}.joints]] #{k + 1}) {found}; expected <joint "
+                                            f"name={joint.name!r} type={jtype!r}> in its model; "
+                                            f"its revolute / prismatic joints are: "
+                                            f"{', '.join(have) or 'none'}")
     initial = _entries(e.get("initial", {}), _INITIAL, toml, f"[variants.{name}.initial]")
     for key, value in initial.items():
         if len(value) != len(joints):
             toml.fail(f"[variants.{name}.initial] {key}", f"expected one entry per joint "
                                                           f"({len(joints)}), got {len(value)}")
     return dict(mjcf=mjcf, joints=tuple(joints), initial_q=initial.get("q"),
-                initial_refs=initial.get("refs"))
+                initial_refs=initial.get("refs"), sdf=os.path.abspath(sdf) if sdf else None)
+
+
+def _joint_type(model, name):
+    """'hinge' or 'slide': the type of 1-dof joint `name` of a mujoco.MjModel."""
+    import mujoco
+
+    k = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, name)
+    return "hinge" if int(model.jnt_type[k]) == int(mujoco.mjtJoint.mjJNT_HINGE) else "slide"
 
 
 def _read_toml(file, label):
