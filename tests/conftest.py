@@ -30,10 +30,12 @@ def require_ros1(module="rospy"):
         pytest.skip(str(exc))
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def ros_master():
-    """A real roscore on a free loopback port for the module's tests: yields its
-    ROS_MASTER_URI (also set in os.environ while the module runs) and stops it after."""
+    """A real roscore on a free loopback port for the test session: yields its ROS_MASTER_URI
+    (also set in os.environ while the session runs) and stops it after. One for the whole
+    session because rospy.init_node binds this process to one master for good (see
+    rospy_node)."""
     import shutil
 
     from asr.ros.master import roscore
@@ -54,3 +56,14 @@ def ros_master():
                     os.environ.pop(k, None)
                 else:
                     os.environ[k] = v
+
+
+@pytest.fixture(scope="session")
+def rospy_node(ros_master, tmp_path_factory):
+    """rospy with this test process initialised as a node on the session's master (rospy
+    allows one init_node per process, for one master: every test module shares this one)."""
+    rospy = require_ros1("rospy")
+    os.environ.setdefault("ROS_HOME", str(tmp_path_factory.mktemp("ros_home")))
+    if not rospy.core.is_initialized():
+        rospy.init_node("asr_tests", anonymous=True, disable_signals=True)
+    return rospy

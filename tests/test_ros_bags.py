@@ -15,7 +15,7 @@ from asr.parameter_sweep import SweepResult
 from asr.ros.bags import as_rollout, read_bag, write_bag
 from asr.ros.environment import tool_env
 from asr.ros.messages import STATE_INFO_DEFINITION, STATE_INFO_FIELDS
-from tests.conftest import require, require_ros1
+from conftest import require, require_ros1
 
 STEPS = 200
 RECORD = asr.sim.DEFAULT_RECORD + ("ref1", "ref2", "th1d", "th2d", "tau_m1", "tau_m2",

@@ -18,7 +18,7 @@ import pytest
 
 from asr.iterative_learning import ILCResult
 from asr.ros.export import FORMAT, export_policy, export_zip, policy_data
-from tests.conftest import require, require_ros1
+from conftest import require, require_ros1
 
 NODE_IMPORTS = {"json", "math", "os", "rospy", "sensor_msgs.msg", "std_msgs.msg"}
 WAIT_S = 10.0
@@ -145,12 +145,9 @@ def test_bad_input(tmp_path, call, exc, words):
 
 
 @pytest.fixture(scope="module")
-def ros_node(ros_master, tmp_path_factory):
-    """This test process as a rospy node (one per process)."""
-    rospy = require_ros1("rospy")
-    os.environ.setdefault("ROS_HOME", str(tmp_path_factory.mktemp("ros_home")))
-    rospy.init_node("asr_export_test", anonymous=True, disable_signals=True)
-    return rospy
+def ros_node(rospy_node):
+    """This test process as a rospy node (conftest's, shared by every module)."""
+    return rospy_node
 
 
 def start_node(path, master, log, name, remap=()):

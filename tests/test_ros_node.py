@@ -13,7 +13,7 @@ import time
 import numpy as np
 import pytest
 
-from tests.conftest import require_ros1
+from conftest import require_ros1
 
 import asr
 
@@ -80,16 +80,13 @@ class Recorder:
 
 
 @pytest.fixture(scope="module")
-def ros(ros_master):
+def ros(rospy_node):
     """(rospy, std_msgs.msg, sensor_msgs.msg, state_info class) with this process's node."""
-    rospy = require_ros1("rospy")
     std = require_ros1("std_msgs.msg")
     sensor = require_ros1("sensor_msgs.msg")
     from asr.ros.messages import state_info_class
 
-    if not rospy.core.is_initialized():
-        rospy.init_node("asr_test_ros_node", anonymous=True, disable_signals=True)
-    return rospy, std, sensor, state_info_class()
+    return rospy_node, std, sensor, state_info_class()
 
 
 @contextlib.contextmanager
