@@ -453,3 +453,39 @@ def test_master_dying_mid_run_leaves_the_node_running(ros_master):
         out = log.read().decode(errors="replace")
         log.close()
     assert "Traceback" not in out, out[-2000:]
+
+
+def test_a_bag_recorded_from_the_live_node_reads_back(ros_master, live, tmp_path):
+    """Debian's `rosbag record` on the live node's topics for about 1.5 s; asr.ros.read_bag
+    reads the bag: the robot-level JointState and joint1's link_state carry the same link angle
+    for every period (one state, published twice), and the JointState stamps (simulated time)
+    advance by exactly one period."""
+    import signal
+
+    from asr.ros import read_bag
+    from asr.ros.environment import tool_env
+
+    out = tmp_path / "live.bag"
+    rec = subprocess.Popen(["rosbag", "record", "-O", str(out), "/arm_a/joint_states",
+                            "/arm_a/joint1/link_state", "__name:=asr_test_record_live"],
+                           env=tool_env(ros_master), cwd=tmp_path, start_new_session=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(1.5)
+    finally:
+        os.killpg(rec.pid, signal.SIGINT)
+        try:
+            rec.wait(15)
+        except subprocess.TimeoutExpired:
+            os.killpg(rec.pid, signal.SIGKILL)
+            rec.wait(5)
+    topics = read_bag(out)
+    js, ls = topics["/arm_a/joint_states"], topics["/arm_a/joint1/link_state"]
+    n = len(js["t"])
+    print(f"recorded {n} JointState and {len(ls['t'])} link_state messages in 1.5 s")
+    assert n >= 20 and abs(len(ls["t"]) - n) <= 2
+    assert js["name"] == ("joint1", "joint2")
+    steps = np.round(js["t"] / (1.0 / RATE_HZ))
+    assert np.all(np.diff(steps) == 1), np.diff(steps)   # every period, in order
+    # the same angles on both topics (the recording may start between the two publishes)
+    assert np.isin(js["position"][1:-1, 0], ls["q"]).all()
