@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.deps-installed
 CORE   := build/.core-built
 CSRC   := $(wildcard csrc/*.c csrc/*.h)
 
-.PHONY: all build browser valgrind ros run experiments test ctest bench clean
+.PHONY: all build gz-shim gazebo browser valgrind ros run experiments test ctest bench clean
 
 all: build
 
@@ -27,7 +27,21 @@ $(CORE): $(STAMP) $(CSRC) asr/_build.py
 	$(VPY) setup.py -q build_ext --inplace
 	@mkdir -p build && touch $@
 
-build: $(CORE)
+build: $(CORE) gz-shim
+
+# The Gazebo engine shim asr/_asr_gz.so (csrc/gz, C++ over gz-physics 5 with DART and SDFormat 12;
+# asr.Sim(..., engine="gazebo")): built when pkg-config finds Gazebo's libraries (make gazebo).
+GZ_PKGS := ignition-physics5 ignition-physics5-sdf ignition-plugin1-loader sdformat12
+GZ_SO   := asr/_asr_gz.so
+gz-shim:
+	@if ! pkg-config --exists $(GZ_PKGS) 2>/dev/null; then \
+	  echo "Gazebo libraries missing: $(GZ_SO) not built (make gazebo installs them)"; \
+	elif [ ! -f $(GZ_SO) ] || [ -n "$$(find csrc/gz -newer $(GZ_SO))" ]; then \
+	  echo "g++ csrc/gz/asr_gz.cc -> $(GZ_SO)"; \
+	  g++ -std=c++17 -O2 -fPIC -shared -Wall -Wextra \
+	    -DASR_GZ_DARTSIM_PLUGIN="\"$$(pkg-config --variable=libdir ignition-physics5-dartsim-plugin)/ign-physics-5/engine-plugins/libignition-physics5-dartsim-plugin.so.5\"" \
+	    $$(pkg-config --cflags $(GZ_PKGS)) csrc/gz/asr_gz.cc -o $(GZ_SO) $$(pkg-config --libs $(GZ_PKGS)); \
+	fi
 
 # Main job: the live dashboard on http://127.0.0.1:8000 with the default robot simulating
 # (qbmove_arm_2dof, vertical). HOST / PORT override. The seed experiments: make experiments.
@@ -67,7 +81,17 @@ ros:
 	    apt-get install -y -qq $(ROS_DEBS); \
 	  else echo "ROS 1 missing: run 'sudo apt-get install $(ROS_DEBS)'"; fi; }
 
-test: build browser valgrind ros
+# Gazebo's libraries from Debian (gz-physics 5 with its DART plugin, SDFormat 12) for
+# asr.Sim(..., engine="gazebo") and tests/test_gazebo.py: installed when one is missing.
+GZ_DEBS := libignition-physics-dev libignition-physics5-dartsim-plugin5 libsdformat-dev \
+           libignition-math-dev libignition-plugin-dev
+gazebo:
+	@dpkg -s $(GZ_DEBS) >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+	    apt-get install -y -qq $(GZ_DEBS); \
+	  else echo "Gazebo libraries missing: run 'sudo apt-get install $(GZ_DEBS)'"; fi; }
+
+test: gazebo build browser valgrind ros
 	$(VPY) -m pytest -q
 
 # The C test programs (tests/c) built with csrc/ under AddressSanitizer + UndefinedBehaviorSanitizer

@@ -1,5 +1,29 @@
 """Shim: setuptools reads everything from setup.cfg except cffi's `cffi_modules` keyword, which
-it accepts only as a setup() argument."""
-from setuptools import setup
+it accepts only as a setup() argument. The Gazebo engine shim (csrc/gz, C++) is an optional
+extension, built when pkg-config finds Gazebo's libraries: asr/_asr_gz.<suffix>.so, a plain C
+library that asr.gazebo loads like the Makefile's asr/_asr_gz.so."""
+import subprocess
 
-setup(cffi_modules=["asr/_build.py:ffibuilder"])
+from setuptools import Extension, setup
+
+GZ_PKGS = ["ignition-physics5", "ignition-physics5-sdf", "ignition-plugin1-loader", "sdformat12"]
+
+
+def _pkg_config(*args):
+    return subprocess.run(["pkg-config", *args], check=True, capture_output=True,
+                          text=True).stdout.split()
+
+
+def _gazebo_shim():
+    try:
+        cflags, libs = _pkg_config("--cflags", *GZ_PKGS), _pkg_config("--libs", *GZ_PKGS)
+        libdir = _pkg_config("--variable=libdir", "ignition-physics5-dartsim-plugin")[0]
+    except (OSError, subprocess.CalledProcessError, IndexError):
+        return []  # no Gazebo libraries: asr works with MuJoCo only
+    plugin = f"{libdir}/ign-physics-5/engine-plugins/libignition-physics5-dartsim-plugin.so.5"
+    return [Extension("asr._asr_gz", ["csrc/gz/asr_gz.cc"], language="c++", optional=True,
+                      extra_compile_args=cflags + ["-O2", f'-DASR_GZ_DARTSIM_PLUGIN="{plugin}"'],
+                      extra_link_args=libs)]
+
+
+setup(cffi_modules=["asr/_build.py:ffibuilder"], ext_modules=_gazebo_shim())

@@ -29,6 +29,9 @@ from asr.robot import Robot, joint_addresses, load_robot
 
 DEFAULT_RECORD = ("q", "qd", "th1", "th2", "tau_joint", "stiffness")
 
+# Link engines: MuJoCo (the robot's MJCF) or Gazebo's physics with DART (its SDF; asr.gazebo).
+ENGINES = ("mujoco", "gazebo")
+
 # MuJoCo model fields a sweep may vary per instance: {field: the object kind it is indexed by}.
 MUJOCO_FIELDS = {
     "body_mass": "body",
@@ -74,6 +77,9 @@ class Sim:
         MUJOCO_FIELDS (body_mass kg, dof_damping N m s/rad, dof_frictionloss N m, geom_friction
         (3,) or (N, 3)); instances then get their own model copies.
     threads, max_substep, motor_scheme: as for asr.Batch.
+    engine: "mujoco" (default) or "gazebo": gz-physics with DART on the robot's SDF file
+        (Robot.sdf; see asr.gazebo), one DART world per instance, the time step the SDF's
+        max_step_size; models and datas are then empty and mujoco_params is refused.
 
     Threads: a Sim shares its batch's lock (see `lock`): calls from several Python threads run
     one at a time, each whole. Its structure (robot, models, datas, addresses, batch) is fixed
@@ -82,10 +88,43 @@ class Sim:
     """
 
     def __init__(self, robot, n_instances=1, *, params=None, mujoco_params=None, threads=1,
-                 max_substep=1e-3, motor_scheme="euler", variant=None):
-        mujoco = _mujoco()
+                 max_substep=1e-3, motor_scheme="euler", variant=None, engine="mujoco"):
+        if not isinstance(engine, str) or engine not in ENGINES:
+            raise ValueError(f"engine: got {engine!r}, valid: {', '.join(map(repr, ENGINES))}")
         self._robot = robot if isinstance(robot, Robot) else load_robot(robot, variant)
         self._n_instances = V.positive_int(n_instances, "n_instances", hi=2**31 - 1)
+        self._gz = None
+        if engine == "gazebo":
+            self._init_gazebo(mujoco_params)
+        else:
+            self._init_mujoco(mujoco_params)
+        self._batch = Batch([j.joint() for j in self.robot.joints], self.n_instances,
+                            threads=threads, max_substep=max_substep, motor_scheme=motor_scheme)
+        self._lock = self._batch.lock
+        for joint, values in (params or {}).items():
+            self.batch.set_params(self._joint_index(joint), **values)
+        self._engine = self._gz.engine if self._gz else self._engine_struct()
+        self.reset()
+
+    def _init_gazebo(self, mujoco_params):
+        from asr.gazebo import GazeboWorlds
+
+        if mujoco_params:
+            raise ValueError("mujoco_params: MuJoCo model fields, not available with "
+                             "engine='gazebo' (set masses, damping and friction in the SDF file)")
+        sdf = getattr(self.robot, "sdf", None)
+        if sdf is None:
+            raise ValueError(f"engine='gazebo': robot {self.robot.name!r} ({self.robot.variant}) "
+                             "has no SDF file (the 'sdf' entry of its robot.toml variant)")
+        self._gz = GazeboWorlds(sdf, self.robot.joint_names, self.n_instances,
+                                label=f"robot {self.robot.name!r} ({self.robot.variant})")
+        self._gz_q0 = self._gz.q()
+        self._dt = self._gz.dt
+        self._qpos_adr = self._dof_adr = _read_only(range(self.n_joints))
+        self._mj_models, self._datas = (), ()
+
+    def _init_mujoco(self, mujoco_params):
+        mujoco = _mujoco()
         base = self.robot.mj_model()
         self._dt = float(base.opt.timestep)
         if int(base.opt.integrator) not in (int(mujoco.mjtIntegrator.mjINT_EULER),
@@ -96,13 +135,6 @@ class Sim:
         self._qpos_adr, self._dof_adr = _read_only(qpos_adr), _read_only(dof_adr)
         self._mj_models = tuple(self._models(base, mujoco_params or {}))
         self._datas = tuple(mujoco.MjData(m) for m in self.models)
-        self._batch = Batch([j.joint() for j in self.robot.joints], self.n_instances,
-                            threads=threads, max_substep=max_substep, motor_scheme=motor_scheme)
-        self._lock = self._batch.lock
-        for joint, values in (params or {}).items():
-            self.batch.set_params(self._joint_index(joint), **values)
-        self._engine = self._engine_struct()
-        self.reset()
 
     # ------------------------------------------------------------ set-up (read-only)
 
@@ -122,8 +154,13 @@ class Sim:
         return len(self.robot.joints)
 
     @property
+    def engine(self):
+        """The link engine: "mujoco" or "gazebo"."""
+        return "gazebo" if self._gz else "mujoco"
+
+    @property
     def dt(self):
-        """The MJCF timestep, s: the length of one step."""
+        """The MJCF timestep (Gazebo: the SDF's max_step_size), s: the length of one step."""
         return self._dt
 
     @property
@@ -138,12 +175,13 @@ class Sim:
 
     @property
     def models(self):
-        """(N,) tuple of mujoco.MjModel, one per instance (the same object when shared)."""
+        """(N,) tuple of mujoco.MjModel, one per instance (the same object when shared); empty
+        with engine='gazebo'."""
         return self._mj_models
 
     @property
     def datas(self):
-        """(N,) tuple of mujoco.MjData, one per instance."""
+        """(N,) tuple of mujoco.MjData, one per instance; empty with engine='gazebo'."""
         return self._datas
 
     @property
@@ -236,7 +274,10 @@ class Sim:
         """Reset MuJoCo and the actuators. q0: link angles (N, J) or (J,), rad (default: the
         robot's initial q, else the model's qpos0); refs: (N, J, 2) or (J, 2) references that
         place the motors (default: the robot's initial refs, else zero deflection).
-        instances: reset only these instances (indices), the others keep running."""
+        instances: reset only these instances (indices), the others keep running.
+        With engine='gazebo' the default q0 is the SDF's joint positions, velocities are zeroed."""
+        if self._gz:
+            return self._reset_gazebo(q0, refs, instances)
         mujoco = _mujoco()
         shape = (self.n_instances, self.n_joints)
         if q0 is None and self.robot.initial_q is not None:
@@ -259,26 +300,47 @@ class Sim:
             mujoco.mj_forward(m, d)
         self.batch.reset(self.q, refs, instances=instances)
 
+    def _reset_gazebo(self, q0, refs, instances):
+        if q0 is None and self.robot.initial_q is not None:
+            q0 = self.robot.initial_q
+        if refs is None and self.robot.initial_refs is not None:
+            refs = self.robot.initial_refs
+        shape = (self.n_instances, self.n_joints)
+        q = self._gz_q0 if q0 is None else V.broadcast_input(q0, "q0", shape)
+        if instances is not None:
+            instances = V.instance_indices(instances, self.n_instances)
+        for i in range(self.n_instances) if instances is None else instances:
+            self._gz.set_state(i, q[i], np.zeros(self.n_joints))
+        self.batch.reset(self.q, refs, instances=instances)
+
     @property
     @serialised
     def q(self):
         """Link angles of the actuated joints, (N, J), rad (a copy)."""
+        if self._gz:
+            return self._gz.q()
         return np.array([d.qpos[self.qpos_adr] for d in self.datas])
 
     @property
     @serialised
     def qd(self):
         """Link velocities of the actuated joints, (N, J), rad/s (a copy)."""
+        if self._gz:
+            return self._gz.qd()
         return np.array([d.qvel[self.dof_adr] for d in self.datas])
 
     @property
     @serialised
     def time(self):
         """Simulated time of instance 0, s."""
+        if self._gz:
+            return self._gz.time(0)
         return float(self.datas[0].time)
 
     def _bad_qacc(self):
-        """MuJoCo's count of unstable-acceleration resets, per instance."""
+        """MuJoCo's count of unstable-acceleration resets, per instance (none with Gazebo)."""
+        if self._gz:
+            return np.zeros(self.n_instances, dtype=np.int64)
         if not hasattr(self, "_qacc_warnings"):  # live views into each MjData, built once
             k = int(_mujoco().mjtWarning.mjWARN_BADQACC)
             self._qacc_warnings = [d.warning[k] for d in self.datas]
@@ -369,6 +431,10 @@ class Sim:
         q0 = th1 if spec.nmotor == 1 else 0.5 * (th1 + th2)
         params = {p.name: self.batch.get_param(j, p.name)[i] for p in spec.params}
         k = float(compliance(spec.name, q0, th1, th2, **params).stiffness)
+        if self._gz:
+            return (f"joint {name!r}: stiffness {k:.4g} N m/rad; the explicit coupling is stable "
+                    "while dt < 2 sqrt(I / k) for the link inertia I about the joint: lower the "
+                    f"SDF's max_step_size (now {self.dt:g} s) or the stiffness")
         unit = np.zeros(self.models[i].nv)
         unit[self.dof_adr[j]] = 1.0
         minv = np.zeros_like(unit)         # column of M^-1 at the current configuration

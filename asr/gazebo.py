@@ -1,0 +1,182 @@
+"""Gazebo's physics as asr's link engine: gz-physics 5 with its DART plugin, from SDF worlds.
+
+asr.Sim(robot, n, engine="gazebo") couples the unchanged C core to DART through the shim
+asr/_asr_gz.so (csrc/gz, C++, built when Gazebo's libraries are installed: `make gazebo`, then
+`make build`): one DART world (its own gz-physics plugin instance) per instance, loaded from the
+robot's SDF file (Robot.sdf) with SDFormat, gravity, joint damping and friction taken from it.
+The shim's step halves match asr_engine_fn, so the batch's engine rollout (native threads, GIL
+released) runs them exactly as it runs mj_step1 / mj_step2.
+
+DART's integrator is semi-implicit Euler with implicit joint damping, as MuJoCo's Euler
+integrator; joint Coulomb friction is a constraint in DART (MuJoCo: frictionloss). Contacts are
+whatever DART makes of the SDF's collision elements; asr checks none of them.
+"""
+import glob
+import os
+import threading
+
+import numpy as np
+
+from asr._ffi import ffi as core_ffi
+
+# The declarations of csrc/gz/asr_gz.h (checked against it by tests/test_gazebo.py).
+_CDEF = """
+typedef struct asr_gz_world asr_gz_world;
+asr_gz_world* asr_gz_create(const char* sdf_path, const char* model_name,
+                            const char* const* joint_names, int n_joint, double dt, char* err,
+                            int err_len);
+void asr_gz_step1(const void* model, void* world);
+void asr_gz_step2(const void* model, void* world);
+double* asr_gz_qpos(asr_gz_world* world);
+double* asr_gz_qvel(asr_gz_world* world);
+double* asr_gz_qfrc(asr_gz_world* world);
+int asr_gz_n_joint(const asr_gz_world* world);
+double asr_gz_dt(const asr_gz_world* world);
+double asr_gz_time(const asr_gz_world* world);
+int asr_gz_set_state(asr_gz_world* world, const double* q, const double* qd, char* err,
+                     int err_len);
+void asr_gz_destroy(asr_gz_world* world);
+"""
+
+_ERR_LEN = 1024
+_lock = threading.Lock()
+_shim = {}
+
+
+def shim_path():
+    """The shim's path (asr/_asr_gz.so, or setuptools' build of it), or None when not built."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    found = [os.path.join(here, "_asr_gz.so")] + sorted(glob.glob(os.path.join(here,
+                                                                              "_asr_gz.*.so")))
+    return next((p for p in found if os.path.isfile(p)), None)
+
+
+def load_shim():
+    """(ffi, lib) of the shim, loaded once (cffi ABI mode). ImportError when it is not built or
+    Gazebo's libraries are missing, saying how to get them."""
+    with _lock:
+        if not _shim:
+            import cffi
+
+            path = shim_path()
+            if path is None:
+                raise ImportError("asr's Gazebo engine shim (asr/_asr_gz.so) is not built: install "
+                                  "Gazebo's libraries (`make gazebo`, Debian packages "
+                                  "libignition-physics-dev libignition-physics5-dartsim-plugin5 "
+                                  "libsdformat-dev) and run `make build`")
+            ffi = cffi.FFI()
+            ffi.cdef(_CDEF)
+            try:
+                lib = ffi.dlopen(path)
+            except OSError as exc:
+                raise ImportError(f"cannot load asr's Gazebo engine shim {path}: {exc} (are "
+                                  "Gazebo's libraries installed? `make gazebo`)") from exc
+            _shim.update(ffi=ffi, lib=lib)
+    return _shim["ffi"], _shim["lib"]
+
+
+def available():
+    """True when the Gazebo engine can be used (the shim built and loadable)."""
+    try:
+        load_shim()
+    except ImportError:
+        return False
+    return True
+
+
+class GazeboWorlds:
+    """n DART worlds of one SDF file with the named 1-DOF joints actuated, and the asr_engine
+    struct (core ffi) that drives them. dt: step length, s (None: the SDF's max_step_size)."""
+
+    def __init__(self, sdf, joint_names, n, dt=None, model=None, label=None):
+        gffi, glib = load_shim()
+        self._ffi, self._lib = gffi, glib
+        if not isinstance(sdf, (str, os.PathLike)):
+            raise TypeError(f"sdf: expected the path of an SDF file (str), got {type(sdf).__name__}")
+        self.sdf = os.fspath(sdf)
+        self.joint_names = tuple(joint_names)
+        names = [gffi.new("char[]", j.encode()) for j in self.joint_names]
+        c_names = gffi.new("char*[]", names) if names else gffi.NULL
+        err = gffi.new("char[]", _ERR_LEN)
+        self._worlds = []
+        try:
+            for _ in range(n):
+                w = glib.asr_gz_create(self.sdf.encode(), model.encode() if model else gffi.NULL,
+                                       c_names, len(names), 0.0 if dt is None else float(dt),
+                                       err, _ERR_LEN)
+                if w == gffi.NULL:
+                    msg = gffi.string(err).decode(errors="replace")
+                    raise ValueError(f"{label}: {msg}" if label else msg)
+                self._worlds.append(w)
+        except BaseException:
+            self.close()
+            raise
+        self.dt = float(glib.asr_gz_dt(self._worlds[0])) if n else None
+        j = len(self.joint_names)
+        self._q = [gffi.buffer(glib.asr_gz_qpos(w), 8 * j) for w in self._worlds]
+        self._qd = [gffi.buffer(glib.asr_gz_qvel(w), 8 * j) for w in self._worlds]
+        self.engine = self._engine_struct()
+
+    def _addr(self, cdata):
+        return int(self._ffi.cast("uintptr_t", cdata))
+
+    def _engine_struct(self):
+        keep = self._keep = []
+
+        def table(ctype, values):
+            arr = core_ffi.new(f"{ctype}[]", values)
+            keep.append(arr)
+            return arr
+
+        g = self._lib
+        e = core_ffi.new("asr_engine*")
+        keep.append(e)
+        e.step1 = core_ffi.cast("asr_engine_fn", self._addr(g.asr_gz_step1))
+        e.step2 = core_ffi.cast("asr_engine_fn", self._addr(g.asr_gz_step2))
+        worlds = [core_ffi.cast("void*", self._addr(w)) for w in self._worlds]
+        e.model = table("void*", worlds)
+        e.data = table("void*", worlds)
+        for field, fn in (("qpos", g.asr_gz_qpos), ("qvel", g.asr_gz_qvel),
+                          ("qfrc", g.asr_gz_qfrc)):
+            setattr(e, field, table("double*", [core_ffi.cast("double*", self._addr(fn(w)))
+                                                for w in self._worlds]))
+        idx = list(range(len(self.joint_names)))
+        e.qpos_adr, e.dof_adr = table("int", idx), table("int", idx)
+        return e
+
+    def set_state(self, i, q=None, qd=None):
+        """Reset world i: joint angles q and velocities qd ((J,), None: keep), time 0."""
+        gffi = self._ffi
+        err = gffi.new("char[]", _ERR_LEN)
+        arrays = [gffi.NULL if v is None else gffi.new("double[]", [float(x) for x in v])
+                  for v in (q, qd)]
+        if self._lib.asr_gz_set_state(self._worlds[i], arrays[0], arrays[1], err, _ERR_LEN):
+            raise ValueError(f"{self.sdf}: {gffi.string(err).decode(errors='replace')}")
+
+    def q(self):
+        """(N, J) joint angles, rad."""
+        return np.array([np.frombuffer(b, dtype=np.float64) for b in self._q]).reshape(
+            len(self._worlds), len(self.joint_names))
+
+    def qd(self):
+        """(N, J) joint velocities, rad/s."""
+        return np.array([np.frombuffer(b, dtype=np.float64) for b in self._qd]).reshape(
+            len(self._worlds), len(self.joint_names))
+
+    def time(self, i=0):
+        return float(self._lib.asr_gz_time(self._worlds[i]))
+
+    def close(self):
+        """Destroy the worlds (also when garbage-collected)."""
+        worlds, self._worlds = getattr(self, "_worlds", []), []
+        for w in worlds:
+            self._lib.asr_gz_destroy(w)
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # pragma: no cover - interpreter shutdown
+            pass
+
+
+__all__ = ["GazeboWorlds", "available", "load_shim", "shim_path"]

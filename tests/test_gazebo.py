@@ -1,0 +1,216 @@
+"""asr.Sim(engine="gazebo"): the asr core on Gazebo's physics (gz-physics 5 with DART) through
+the shim csrc/gz (asr/_asr_gz.so), on the fixture tests/robots/gz_pendulum (the 1-DOF rig of
+[Mengacci2021] fig. 7 as MJCF and as SDF, qbmove_advanced in mode 3). References: MuJoCo on the
+MJCF twin, the closed-form static equilibrium (brentq) and the pendulum's ODE (solve_ivp).
+With CI set, a missing shim or missing Gazebo libraries fail these tests instead of skipping."""
+import dataclasses
+import os
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+from scipy.integrate import solve_ivp
+from scipy.optimize import brentq
+
+import asr
+from asr import gazebo
+from conftest import IN_CI
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+FIXTURE = os.path.join(HERE, "robots", "gz_pendulum")
+M, L, G, DAMPING = 0.2, 0.04, 9.81, 0.01   # 0.2 kg at 0.04 m, q = 0 horizontal
+INERTIA = M * L**2 + 1e-7                   # about the joint axis, kg m^2
+GZ_PKGS = ["ignition-physics5", "ignition-physics5-sdf", "ignition-plugin1-loader", "sdformat12"]
+
+
+def need_gazebo():
+    """The shim loaded; fail in CI, skip elsewhere, when it or Gazebo's libraries are missing."""
+    try:
+        return gazebo.load_shim()
+    except ImportError as exc:
+        if IN_CI:
+            pytest.fail(f"the Gazebo engine is missing in CI: {exc}")
+        pytest.skip(f"{exc} (a failure when CI is set)")
+
+
+def qbmove_tau(q, th1, th2, k=0.0019, a=8.9992):
+    """qbmove_advanced link torque of docs/models.md (no clamp reached here)."""
+    return -k * np.sinh(a * (q - th1)) - k * np.sinh(a * (q - th2))
+
+
+def static_q(eq, preset):
+    """Closed form: tau_elastic(q) - m g l cos(q) = 0 near the reference."""
+    f = lambda q: qbmove_tau(q, eq + preset, eq - preset) - M * G * L * np.cos(q)
+    return brentq(f, eq - 1.2, eq + 0.3, xtol=1e-14)
+
+
+def robot(folder=FIXTURE):
+    return asr.load_robot(folder)
+
+
+def rig_with_step(tmp_path, dt):
+    """A copy of the fixture with both time steps (MJCF and SDF) set to dt."""
+    folder = tmp_path / f"gz_pendulum_{dt:g}"
+    shutil.copytree(FIXTURE, folder)
+    for name, old, new in (("pendulum.xml", 'timestep="0.0001"', f'timestep="{dt!r}"'),
+                           ("pendulum.sdf", "<max_step_size>0.0001<", f"<max_step_size>{dt!r}<")):
+        text = (folder / name).read_text()
+        assert old in text
+        (folder / name).write_text(text.replace(old, new))
+    return robot(str(folder))
+
+
+def test_shim_builds_and_loads(tmp_path):
+    need_gazebo()
+    if shutil.which("g++") is None or subprocess.run(["pkg-config", "--exists", *GZ_PKGS]).returncode:
+        pytest.fail("g++ or Gazebo's development files missing although the shim is installed")
+    flags = subprocess.run(["pkg-config", "--cflags", "--libs", *GZ_PKGS], check=True,
+                           capture_output=True, text=True).stdout.split()
+    out = tmp_path / "asr_gz.so"
+    subprocess.run(["g++", "-std=c++17", "-O0", "-fPIC", "-shared", "-Wall", "-Wextra", "-Werror",
+                    os.path.join(ROOT, "csrc", "gz", "asr_gz.cc"), "-o", str(out), *flags],
+                   check=True)
+    assert out.stat().st_size > 0
+    ffi, lib = gazebo.load_shim()
+    sim = asr.Sim(robot(), 1, engine="gazebo")
+    assert sim.engine == "gazebo" and sim.dt == 1e-4 and sim.models == () and sim.datas == ()
+    assert list(sim.qpos_adr) == [0] and list(sim.dof_adr) == [0]
+
+
+@pytest.mark.parametrize("case", ["missing", "malformed", "joint", "no_sdf"])
+def test_bad_sdf_is_a_clear_value_error(tmp_path, case):
+    need_gazebo()
+    r = robot()
+    if case == "missing":
+        r, match = dataclasses.replace(r, sdf=str(tmp_path / "absent.sdf")), r"absent\.sdf.*no such"
+    elif case == "malformed":
+        (tmp_path / "broken.sdf").write_text("<sdf version='1.9'><world name='w'><model")
+        r, match = dataclasses.replace(r, sdf=str(tmp_path / "broken.sdf")), r"broken\.sdf"
+    elif case == "joint":
+        text = open(r.sdf).read().replace('<joint name="joint"', '<joint name="hinge"')
+        (tmp_path / "renamed.sdf").write_text(text)
+        r = dataclasses.replace(r, sdf=str(tmp_path / "renamed.sdf"))
+        match = r"renamed\.sdf.*no joint named 'joint'"
+    else:
+        r, match = dataclasses.replace(r, sdf=None), "no SDF file"
+    with pytest.raises(ValueError, match=match):
+        asr.Sim(r, 2, engine="gazebo")
+
+
+def test_engine_choice_and_mujoco_only_features():
+    need_gazebo()
+    with pytest.raises(ValueError, match="engine: got 'bullet', valid: 'mujoco', 'gazebo'"):
+        asr.Sim(robot(), 1, engine="bullet")
+    with pytest.raises(ValueError, match="mujoco_params.*engine='gazebo'"):
+        asr.Sim(robot(), 1, engine="gazebo", mujoco_params={"body_mass": {"link": 0.3}})
+
+
+def test_static_equilibrium_equals_mujoco_and_closed_form():
+    need_gazebo()
+    presets = [0.2, 0.4, 0.6]
+    refs = np.array([[[0.8, p]] for p in presets])
+    final = {}
+    for engine in ("mujoco", "gazebo"):
+        sim = asr.Sim(robot(), 3, engine=engine)
+        sim.reset(q0=0.0, refs=[[0.0, 0.2]])
+        # damping 0.01 N m s/rad on 3.2e-4 kg m^2: the step response decays as e^(-15.6 t)
+        final[engine] = sim.rollout(25000, refs, record=("q",))["q"][:, -1, 0]
+    closed = np.array([static_q(0.8, p) for p in presets])
+    print(f"\nstatic q (rad): DART {final['gazebo']}, MuJoCo {final['mujoco']}, closed form {closed}; "
+          f"|DART - MuJoCo| {np.abs(final['gazebo'] - final['mujoco']).max():.2e}, "
+          f"|DART - closed form| {np.abs(final['gazebo'] - closed).max():.2e}")
+    assert np.abs(final["gazebo"] - final["mujoco"]).max() < 1e-9
+    assert np.abs(final["gazebo"] - closed).max() < 1e-9
+    assert 0.8 - final["gazebo"][0] > 0.2 and 0.8 - final["gazebo"][2] < 0.02  # soft sags
+
+
+def ode_reference(t_end, q0, eq, preset, n):
+    """The pendulum's equation of motion, integrated to 1e-12: q at n equal times up to t_end."""
+    def rhs(_, y):
+        tau = qbmove_tau(y[0], eq + preset, eq - preset) - M * G * L * np.cos(y[0]) - DAMPING * y[1]
+        return [y[1], tau / INERTIA]
+    t = np.linspace(0.0, t_end, n + 1)[1:]
+    sol = solve_ivp(rhs, (0.0, t_end), [q0, 0.0], t_eval=t, rtol=1e-12, atol=1e-13,
+                    method="DOP853")
+    return sol.y[0]
+
+
+def test_free_oscillation_matches_mujoco_and_converges_first_order(tmp_path):
+    need_gazebo()
+    t_end, q0, eq, preset = 0.2, 0.3, 0.0, 0.3  # deflections stay below max_def
+    errors, gaps = [], []
+    for dt in (1e-4, 5e-5):
+        r = rig_with_step(tmp_path, dt)
+        steps = int(round(t_end / dt))
+        q = {}
+        for engine in ("mujoco", "gazebo"):
+            sim = asr.Sim(r, 1, engine=engine)
+            sim.reset(q0=q0, refs=[[eq, preset]])
+            q[engine] = sim.rollout(steps, [[eq, preset]], record=("q",))["q"][0, :, 0]
+        ref = ode_reference(t_end, q0, eq, preset, steps)
+        errors.append(np.abs(q["gazebo"] - ref).max())
+        gaps.append(np.abs(q["gazebo"] - q["mujoco"]).max())
+        assert np.ptp(q["gazebo"]) > 0.3  # it does oscillate
+    print(f"\nfree oscillation over {t_end} s: max |DART - ODE| {errors[0]:.3e} rad at dt 1e-4, "
+          f"{errors[1]:.3e} at 5e-5 (ratio {errors[0] / errors[1]:.3f}); max |DART - MuJoCo| "
+          f"{gaps[0]:.2e}, {gaps[1]:.2e} rad")
+    assert 1.7 < errors[0] / errors[1] < 2.3          # first order
+    assert max(gaps) < 1e-3 * min(errors)              # same scheme: far below the integrator error
+
+
+def test_threads_do_not_change_results():
+    need_gazebo()
+    refs = np.array([[[0.5, p]] for p in (0.1, 0.2, 0.4, 0.6)])
+    outs = []
+    for threads in (1, 2, 4):
+        sim = asr.Sim(robot(), 4, engine="gazebo", threads=threads)
+        outs.append(sim.rollout(3000, refs))
+    for out in outs[1:]:
+        for f in outs[0]:
+            np.testing.assert_array_equal(out[f], outs[0][f])
+
+
+def test_records_match_mujoco_fields_and_shapes():
+    need_gazebo()
+    fields = asr.batch.FIELDS
+    res = {}
+    for engine in ("mujoco", "gazebo"):
+        sim = asr.Sim(robot(), 2, engine=engine)
+        res[engine] = (sim.rollout(500, [[0.3, 0.4]], record=fields), sim.rollout(7, [[0.3, 0.4]]),
+                       sim.step([[0.3, 0.4]]), sim.q.shape, sim.qd.shape, sim.time)
+    for a, b in zip(res["mujoco"][:3], res["gazebo"][:3]):
+        assert list(a) == list(b) and all(a[f].shape == b[f].shape for f in a)
+        for f in ("q", "qd", "tau_joint", "th1", "th2"):
+            np.testing.assert_allclose(b[f], a[f], rtol=0, atol=1e-9)
+    assert res["mujoco"][3:5] == res["gazebo"][3:5] == ((2, 1), (2, 1))
+    assert res["gazebo"][5] == pytest.approx(res["mujoco"][5], abs=1e-12)
+
+
+def test_reset_of_some_instances():
+    need_gazebo()
+    sim = asr.Sim(robot(), 2, engine="gazebo")
+    sim.rollout(100, [[0.5, 0.2]])
+    moved = sim.q.copy()
+    sim.reset(q0=[[0.1], [0.2]], instances=[1])
+    assert sim.q[0, 0] == moved[0, 0] and sim.q[1, 0] == 0.2 and sim.qd[1, 0] == 0.0
+
+
+def test_python_cdef_matches_the_header():
+    """asr.gazebo's ABI-mode cdef repeats csrc/gz/asr_gz.h's declarations: they must agree."""
+    import cffi
+
+    need_gazebo()
+    text = open(os.path.join(ROOT, "csrc", "gz", "asr_gz.h")).read()
+    decls = text.split('extern "C" {\n#endif', 1)[1].split("#ifdef __cplusplus\n}", 1)[0]
+    libs = []
+    for cdef in (decls, gazebo._CDEF):
+        ffi = cffi.FFI()
+        ffi.cdef(cdef)
+        libs.append((ffi, ffi.dlopen(gazebo.shim_path())))
+    (fa, la), (fb, lb) = libs
+    names = [n for n in dir(la) if n.startswith("asr_gz_")]
+    assert sorted(names) == sorted(n for n in dir(lb) if n.startswith("asr_gz_"))
+    for n in names:
+        assert fa.typeof(getattr(la, n)).cname == fb.typeof(getattr(lb, n)).cname, n
