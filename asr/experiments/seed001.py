@@ -1,7 +1,7 @@
 """[Kamedula2016] sec. 5.1: the CENTAURO visco-elastic SEA on rrbot's last link, asr vs an independent
 reference (the paper's Gazebo-vs-Matlab comparison).
 
-    python -m asr.experiments.seed001 --out DIR
+    python -m asr.experiments.seed001 --out DIR [--engine mujoco|gazebo]
 
 Robot: robots/rrbot_sea (1 kg, 1 m link, joint damping 0.7 N m s/rad, q = 0 straight up), asr
 model `sea_damped` in mode 5. Controller ([Kamedula2016] eq. 4): PD with gravity compensation,
@@ -99,6 +99,13 @@ link as fixed during the motor update: the motor then lagged the moving link by 
 dragged on it, which made the coarse errors thirty times larger (7.5e-3 rad, 0.86 N m, 6.9 N m)
 and was wrongly explained here as the unavoidable cost of the explicit coupling. Choose the MJCF timestep for the accuracy wanted
 (asr.sim's docstring); the paper's 1 ms is enough for this robot.
+
+Link engines (`engine=` of run() and simulate(), `--engine mujoco|gazebo`, default mujoco):
+with engine="gazebo" the link is Gazebo's physics (gz-physics with DART) on the robot's SDF twin,
+its `max_step_size` set like the MJCF timestep. DART's semi-implicit Euler with implicit joint
+damping takes the same steps as MuJoCo's Euler on the same inertia: the time-varying test's
+figures above are DART's too, to the digits shown (largest DART - MuJoCo difference 2.8e-16
+rad, 5.7e-14 N m at 1 ms; tests/test_seed001_gazebo.py).
 """
 import dataclasses
 import math
@@ -112,7 +119,7 @@ import time
 import numpy as np
 
 import asr
-from asr.experiments import command_line, run_and_report
+from asr.experiments import run_and_report
 from asr.experiments import write_html as write_figures
 
 ROBOT = "rrbot_sea"
@@ -128,6 +135,7 @@ HOLD_DURATION = 5.0         # s, after the -1 rad step
 CHIRP_DURATION = 20.0       # s
 RTOL, ATOL = 1e-10, 1e-12
 SIGNALS = ("q", "tau_t", "tau_m")
+ENGINE_NAMES = {"mujoco": "MuJoCo", "gazebo": "Gazebo DART"}   # asr.Sim's link engines
 # [Kamedula2016] sec. 5.1, time-varying test with the medium set: (max error, "NRMSE") per signal.
 # The max torque errors are the "differences up to 0.12 and 2.11 N m".
 PAPER = {"q": (1.2e-3, 4.5e-7), "tau_t": (0.12, 3.6e-5), "tau_m": (2.11, 5.3e-4)}
@@ -291,30 +299,38 @@ def reference(plants, q_d, period=CTRL_PERIOD, rtol=RTOL, atol=ATOL, method="DOP
 
 def robot_with_timestep(variant, timestep, folder):
     """The rrbot_sea `variant` as an asr.Robot loaded from a copy of its folder written under
-    `folder`, whose MJCF differs only in the MuJoCo timestep."""
+    `folder`, whose MJCF and SDF differ only in the time step (MJCF `timestep`, SDF
+    `max_step_size`)."""
     src = asr.load_robot(ROBOT, variant)
     dst = os.path.join(folder, f"{ROBOT}_{timestep:g}")
     if not os.path.isdir(dst):
         os.makedirs(dst)
         shutil.copy(os.path.join(src.folder, "robot.toml"), dst)
-        with open(src.mjcf) as f:
-            xml = f.read()
-        xml, n = re.subn(r'timestep="[^"]*"', f'timestep="{timestep!r}"', xml)
-        if n != 1:
-            raise RuntimeError(f"{src.mjcf}: expected one timestep attribute, found {n}")
-        with open(os.path.join(dst, os.path.basename(src.mjcf)), "w") as f:
-            f.write(xml)
+        edits = [(src.mjcf, r'timestep="[^"]*"', f'timestep="{timestep!r}"')]
+        if src.sdf is not None:
+            edits.append((src.sdf, r"<max_step_size>[^<]*<",
+                          f"<max_step_size>{timestep!r}<"))
+        for path, pattern, repl in edits:
+            with open(path) as f:
+                text = f.read()
+            text, n = re.subn(pattern, repl, text)
+            if n != 1:
+                raise RuntimeError(f"{path}: expected one time step entry, found {n}")
+            with open(os.path.join(dst, os.path.basename(path)), "w") as f:
+                f.write(text)
     return asr.load_robot(dst, variant)
 
 
-def simulate(robot, q_d, period=CTRL_PERIOD):
-    """asr + MuJoCo from rest at q = 0 with q_d (n,) held over each controller tick and the
-    gravity compensation as tau_ff. Returns the 1 kHz samples aligned with reference():
+def simulate(robot, q_d, period=CTRL_PERIOD, engine="mujoco"):
+    """asr + the link engine ("mujoco": MuJoCo on the MJCF, "gazebo": Gazebo's DART on the SDF)
+    from rest at q = 0 with q_d (n,) held over each controller tick and the gravity compensation
+    as tau_ff. Returns the 1 kHz samples aligned with reference():
     {q, th: (n,) at the end of each tick, tau_t, tau_m: (n,) of each tick, timestep, wall_s}."""
-    sim = asr.Sim(robot, 1, params={0: {"ctrl_period": period}})
+    sim = asr.Sim(robot, 1, params={0: {"ctrl_period": period}}, engine=engine)
     r = int(round(period / sim.dt))
     if abs(r * sim.dt - period) > 1e-12 * period:
-        raise ValueError(f"MuJoCo timestep {sim.dt} does not divide the controller period")
+        raise ValueError(f"{ENGINE_NAMES[engine]} time step {sim.dt} does not divide the "
+                         "controller period")
     p = plant(robot)
     qd_steps = np.repeat(np.asarray(q_d, float), r)
     n = qd_steps.size
@@ -360,10 +376,11 @@ def meets_paper(m):
 # ---------------------------------------------------------------- experiment
 
 def run(step_duration=STEP_DURATION, ramp=RAMP_DURATION, hold=HOLD_DURATION,
-        chirp=CHIRP_DURATION, configs=None, figures=True, check=True):
+        chirp=CHIRP_DURATION, configs=None, figures=True, check=True, engine="mujoco"):
     """Both tests in every configuration, and their references.
 
-    configs: {name: MuJoCo timestep} (default CONFIGS). Returns a dict:
+    configs: {name: link engine time step} (default CONFIGS); engine: asr.Sim's link engine,
+    "mujoco" (the MJCF) or "gazebo" (Gazebo's DART on the SDF twin). Returns a dict: engine;
     t_step, t_tv: (n,) tick start times, s; qd_step, qd_tv: (n,) q_d;
     step: {variant: {'ref': reference arrays (q (n + 1,) ...), config: asr arrays,
            'metrics': {config: {signal: metrics}}}};
@@ -373,7 +390,9 @@ def run(step_duration=STEP_DURATION, ramp=RAMP_DURATION, hold=HOLD_DURATION,
     wall_s {part: s}; figures {'step', 'tv'} plotly figures (if figures)."""
     configs = dict(CONFIGS if configs is None else configs)
     wall = {}
-    res = {"configs": configs, "plants": {}, "step": {}, "wall_s": wall}
+    if engine not in ENGINE_NAMES:
+        raise ValueError(f"engine: got {engine!r}, valid: {', '.join(map(repr, ENGINE_NAMES))}")
+    res = {"configs": configs, "plants": {}, "step": {}, "wall_s": wall, "engine": engine}
     tmp = tempfile.mkdtemp(prefix="asr_seed001_")
     try:
         robots = {(v, c): robot_with_timestep(v, dt, tmp) for v in VARIANTS
@@ -391,7 +410,7 @@ def run(step_duration=STEP_DURATION, ramp=RAMP_DURATION, hold=HOLD_DURATION,
                                               ("q", "qd", "th", "thd", "tau_t", "tau_m")},
                                       "metrics": {}}
             for c in configs:
-                out = entry[c] = simulate(robots[v, c], q_d)
+                out = entry[c] = simulate(robots[v, c], q_d, engine=engine)
                 wall[f"asr_step_{v}_{c}"] = out["wall_s"]
                 entry["metrics"][c] = _compare(out, entry["ref"])
 
@@ -405,7 +424,7 @@ def run(step_duration=STEP_DURATION, ramp=RAMP_DURATION, hold=HOLD_DURATION,
                                   ("q", "qd", "th", "thd", "tau_t", "tau_m")},
                           "metrics": {}, "meets": {}}
         for c in configs:
-            out = tv[c] = simulate(robots[MEDIUM, c], q_d)
+            out = tv[c] = simulate(robots[MEDIUM, c], q_d, engine=engine)
             wall[f"asr_tv_{c}"] = out["wall_s"]
             tv["metrics"][c] = _compare(out, tv["ref"])
             tv["meets"][c] = meets_paper(tv["metrics"][c])
@@ -482,7 +501,8 @@ def step_figure(res, every=2):
                                      line=dict(color=COLOURS[v], dash=_dash(c))), 3, 1)
     fig.update_xaxes(title_text="time (s)", row=3, col=1)
     fig.update_layout(title="Kamedula et al. 2016 fig. 6 left: 1 rad step, three transmission "
-                            "sets; asr (dashed: 1 ms MuJoCo step, dotted: 0.1 ms) vs reference "
+                            f"sets; asr on {ENGINE_NAMES[res.get('engine', 'mujoco')]} (dashed: "
+                            "1 ms step, dotted: 0.1 ms) vs reference "
                             "(solid, scipy DOP853); controller 1 kHz", height=900, width=1200)
     return fig
 
@@ -530,16 +550,17 @@ def summary(res):
     lines = []
     tv = res["tv"]
     seg = res["segments"]
-    lines.append(f"Kamedula et al. 2016 sec. 5.1, time-varying input (k188): ramp 0.1 rad/s "
-                 f"from 0 s, -1 rad step at {seg[1]:g} s, chirp from {seg[2]:g} s to "
-                 f"{res['t_tv'][-1] + 1e-3:g} s; controller 1 kHz")
-    head = (f"{'config':<22} {'signal':<7} {'max err':>10} {'paper max':>10} {'NMSE':>10} "
+    eng = ENGINE_NAMES[res.get("engine", "mujoco")]
+    lines.append(f"Kamedula et al. 2016 sec. 5.1, link engine {eng}, time-varying input (k188): "
+                 f"ramp 0.1 rad/s from 0 s, -1 rad step at {seg[1]:g} s, chirp from {seg[2]:g} s "
+                 f"to {res['t_tv'][-1] + 1e-3:g} s; controller 1 kHz")
+    head = (f"{'config':<28} {'signal':<7} {'max err':>10} {'paper max':>10} {'NMSE':>10} "
             f"{'paper':>9} {'NRMSE':>10} {'fit %':>9}  meets paper (max, NMSE)")
     lines += [head, "-" * len(head)]
     for c, dt in res["configs"].items():
         for s in SIGNALS:
             m, ok = tv["metrics"][c][s], tv["meets"][c][s]
-            lines.append(f"{c + f' (MuJoCo {dt * 1e3:g} ms)':<22} {s:<7} {m['max']:10.3e} "
+            lines.append(f"{c + f' ({eng} {dt * 1e3:g} ms)':<28} {s:<7} {m['max']:10.3e} "
                          f"{PAPER[s][0]:10.2e} {m['nmse']:10.3e} {PAPER[s][1]:9.1e} "
                          f"{m['nrmse']:10.3e} {m['fit']:9.5f}  "
                          f"{'yes' if ok['max'] else 'NO'}, {'yes' if ok['nmse'] else 'NO'}")
@@ -579,13 +600,24 @@ def write_html(res, path):
 
 
 def main(out_dir="seed001_output", **run_kwargs):
-    """Run the experiment, write out_dir/seed001.html, print the table; returns run()'s dict
-    with 'html' and 'total_s' added."""
+    """Run the experiment (run_kwargs: run()'s, e.g. engine="gazebo"), write
+    out_dir/seed001.html, print the table; returns run()'s dict with 'html' and 'total_s'
+    added."""
     return run_and_report("seed001", run, write_html, summary, out_dir, run_kwargs)
 
 
 def _cli(argv=None):
-    command_line("seed001", __doc__.splitlines()[0], main, argv)
+    """`python -m asr.experiments.seed001 [--out DIR] [--engine mujoco|gazebo]`."""
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m asr.experiments.seed001",
+                                 description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default="seed001_output", help="output folder")
+    ap.add_argument("--engine", choices=tuple(ENGINE_NAMES), default="mujoco",
+                    help="asr.Sim's link engine: MuJoCo on the MJCF (default) or Gazebo's DART "
+                         "on the SDF twin")
+    a = ap.parse_args(argv)
+    main(a.out, engine=a.engine)
 
 
 if __name__ == "__main__":
