@@ -214,3 +214,102 @@ def test_python_cdef_matches_the_header():
     assert sorted(names) == sorted(n for n in dir(lb) if n.startswith("asr_gz_"))
     for n in names:
         assert fa.typeof(getattr(la, n)).cname == fb.typeof(getattr(lb, n)).cname, n
+
+
+# ------------------------------------------------ [Mengacci2021] fig. 7 step, both engines
+
+PENDULUM_1DOF = os.path.join(ROOT, "robots", "pendulum_1dof")
+FIG7_STEP_T = 0.15   # s after the 0.8 rad equilibrium step
+# time steps dt, dt/2 per variant: the stiff AwAS-II (3.6e3 N m/rad on 3.2e-4 kg m^2, 3.3e3
+# rad/s) at 0.1 ms has omega dt = 0.33, outside the asymptotic range (errors 0.17 -> 0.049 rad,
+# ratio 3.5, the Euler phase drift); at 20 us it is first order like the others
+FIG7_DTS = {"sea": (1e-4, 5e-5), "awas2": (2e-5, 1e-5), "bavs": (1e-4, 5e-5),
+            "qbmove_advanced": (1e-4, 5e-5)}
+
+
+def pendulum_1dof_with_step(tmp_path, variant, dt):
+    """robots/pendulum_1dof `variant` from a copy whose MJCF timestep and SDF max_step_size
+    are dt."""
+    folder = tmp_path / f"pendulum_1dof_{dt:g}"
+    if not folder.exists():
+        shutil.copytree(PENDULUM_1DOF, folder)
+        for name, old, new in (("pendulum.xml", 'timestep="0.0001"', f'timestep="{dt!r}"'),
+                               ("pendulum.sdf", "<max_step_size>0.0001<",
+                                f"<max_step_size>{dt!r}<")):
+            text = (folder / name).read_text()
+            assert old in text
+            (folder / name).write_text(text.replace(old, new))
+    return asr.load_robot(str(folder), variant)
+
+
+def fig7_step_reference(tau_el, q0, eq, preset, n, dt):
+    """The rig's equation of motion I qdd = tau_el(q) - m g l cos q - c qd with the closed-form
+    spring of docs/models.md (seed000's), integrated to 1e-12: q at the n step ends."""
+    def rhs(_, y):
+        return [y[1], (tau_el(y[0], eq, preset) - M * G * L * np.cos(y[0]) - DAMPING * y[1])
+                / INERTIA]
+    t = np.arange(1, n + 1) * dt
+    sol = solve_ivp(rhs, (0.0, t[-1]), [q0, 0.0], t_eval=t, rtol=1e-12, atol=1e-13,
+                    method="DOP853")
+    return sol.y[0]
+
+
+def test_fig7_step_both_engines_first_order(tmp_path):
+    """[Mengacci2021] fig. 7 rig (robots/pendulum_1dof, four actuators soft and stiff, mode 3),
+    the 0.8 rad equilibrium step from the static equilibrium at eq = 0: DART and MuJoCo take the
+    same steps (difference far below the integration error), and each one's error against the
+    ODE reference halves when the time step does (first order)."""
+    from asr.experiments import seed000 as s0
+
+    need_gazebo()
+    rows = []
+    for variant, cases in s0.FIG7_PRESETS.items():
+        presets = np.array([c[0] for c in cases])
+        errors, gaps = {}, []
+        for dt in FIG7_DTS[variant]:
+            r = pendulum_1dof_with_step(tmp_path, variant, dt)
+            joint = r.joints[0]
+            jparams = [dict(joint.params, **({"k": c[1]} if c[1] is not None else {}))
+                       for c in cases]
+            params = {joint.name: {"k": np.array([c[1] for c in cases])}} \
+                if variant == "sea" else None
+            link = s0.pendulum_link(r.mjcf, joint.name)
+            assert link["inertia"] == pytest.approx(INERTIA, rel=1e-12)
+            q0 = np.array([s0.static_equilibrium(joint.model, jp, 0.0, p, link)
+                           for jp, p in zip(jparams, presets)])
+            refs = np.zeros((2, 1, 2))
+            refs[:, 0, 1] = presets
+            refs[:, 0, 0] = s0.STEP
+            n = int(round(FIG7_STEP_T / dt))
+            q = {}
+            for engine in ("mujoco", "gazebo"):
+                sim = asr.Sim(r, 2, engine=engine, params=params)
+                assert sim.dt == dt
+                sim.reset(q0=q0[:, None], refs=refs)
+                q[engine] = sim.rollout(n, refs, record=("q",))["q"][:, :, 0]
+            ref = np.array([fig7_step_reference(s0.spring(joint.model, jp), q0[i], s0.STEP,
+                                                presets[i], n, dt)
+                            for i, jp in enumerate(jparams)])
+            for engine in q:
+                errors.setdefault(engine, []).append(np.abs(q[engine] - ref).max(axis=1))
+            gaps.append(np.abs(q["gazebo"] - q["mujoco"]).max())
+            assert (q["gazebo"].max(axis=1) > 0.5).all()   # the link does follow the step
+        for engine, (e1, e2) in errors.items():
+            for i, label in enumerate(("soft", "stiff")):
+                rows.append((variant, label, engine, e1[i], e2[i], e1[i] / e2[i],
+                             FIG7_DTS[variant][0]))
+                assert 1.7 < e1[i] / e2[i] < 2.3, (variant, label, engine, e1[i], e2[i])
+        assert max(gaps) < 1e-3 * min(errors["gazebo"][1].min(), errors["mujoco"][1].min()), \
+            (variant, gaps)
+        rows.append((variant, "gap", max(gaps)))
+    lines = [f"\n[Mengacci2021] fig. 7 rig, 0.8 rad step, {FIG7_STEP_T} s: max |q - ODE| (rad)",
+             f"{'variant':<16} {'preset':<6} {'engine':<7} {'dt':>7} {'at dt':>10} {'at dt/2':>10} "
+             f"{'ratio':>6}"]
+    for row in rows:
+        if row[1] == "gap":
+            lines.append(f"{row[0]:<16} max |DART - MuJoCo| over both dt: {row[2]:.2e} rad")
+        else:
+            name = "DART" if row[2] == "gazebo" else "MuJoCo"
+            lines.append(f"{row[0]:<16} {row[1]:<6} {name:<7} {row[6]:7.0e} {row[3]:10.3e} "
+                         f"{row[4]:10.3e} {row[5]:6.3f}")
+    print("\n".join(lines))
