@@ -27,6 +27,7 @@ asr_gz_world* asr_gz_create(const char* sdf_path, const char* model_name,
                             int err_len);
 void asr_gz_step1(const void* model, void* world);
 void asr_gz_step2(const void* model, void* world);
+void asr_gz_step_replay(asr_gz_world* const* worlds, int n, int n_step, const double* qfrc);
 double* asr_gz_qpos(asr_gz_world* world);
 double* asr_gz_qvel(asr_gz_world* world);
 double* asr_gz_qfrc(asr_gz_world* world);

@@ -29,6 +29,23 @@ instances, 1 and 2 threads. Rates are instance-steps per second of the whole bat
   equilibrium swept -0.6 -> +0.4 -> -0.6 rad every 4 s (the pusher sweeps into the box), the
   other joints held at [initial]; real-time factor = simulated seconds per wall second.
 
+- Gazebo engine (`asr.Sim(..., engine="gazebo")`: gz-physics 5 with DART on the robot's SDF
+  twin), one thread, N = 1 and 64, on qbmove_arm_2dof (the variant above) and
+  robots/pendulum_1dof (default variant, qbmove_advanced in mode 3, 0.1 ms), the references
+  above. Measured side by side: asr + DART (`Sim.rollout`), bare DART (the shim's
+  asr_gz_step_replay: the same step1 / step2 calls per world and step, no actuator model,
+  replaying as joint forces the torques asr applied, so the links follow asr's trajectories:
+  `bare_dart_replay_max_dq_rad_*`), asr + MuJoCo (`Sim.rollout`) and bare MuJoCo
+  (`mujoco.rollout` replaying asr + MuJoCo's torques, as above). DART's cost per step depends
+  on the motion (the pendulum held at rest steps about 1.6 times faster than the swinging one),
+  hence the replay rather than zero torques. Ratios are times: `overhead_vs_bare_dart_*` =
+  asr + DART / bare DART, `dart_vs_mujoco_*` = asr + DART / asr + MuJoCo,
+  `bare_dart_vs_bare_mujoco_*` = bare DART / bare MuJoCo. `dart_vs_mujoco_max_dq_rad_*`: how
+  far apart asr + DART and asr + MuJoCo end; rounding on the pendulum, about 1e-3 rad on
+  qbmove_arm_2dof, whose joints' static friction is a soft constraint in MuJoCo
+  (frictionloss) and a hard one in DART (with the friction removed from both files they agree
+  to 4e-16 rad).
+
 Every timing starts from the same reset state (resets are not timed). Each figure is the best of
 `reps` repetitions (time.perf_counter), the repetitions of all configurations of one N
 interleaved so that they see the same background load; a timing lasts about target_s.
@@ -51,6 +68,7 @@ if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
 import asr  # noqa: E402
+import asr.gazebo  # noqa: E402
 from numpy_reference import DEFAULTS, QbmoveAdvancedMode6  # noqa: E402
 from results_file import report_and_write  # noqa: E402
 
@@ -326,6 +344,76 @@ def bench_size(n, threads, variant, target_s, python_target_s, reps):
     return timings, dev, nj
 
 
+GZ_ROBOTS = ("qbmove_arm_2dof", "pendulum_1dof")
+
+
+class _BareDart:
+    """n DART worlds of a robot's SDF stepped by the shim (asr_gz_step_replay) replaying
+    recorded joint torques (N, steps, J), no actuator model."""
+
+    def __init__(self, robot, q0, tau):
+        from asr.gazebo import GazeboWorlds
+
+        self.tau = np.ascontiguousarray(tau, dtype=np.float64)
+        self.n, self.steps = self.tau.shape[:2]
+        self.worlds = GazeboWorlds(robot.sdf, robot.joint_names, self.n)
+        self.q0 = np.array(q0, float)
+        ffi = self.worlds._ffi
+        self.handles = ffi.new("asr_gz_world*[]", self.worlds._worlds)
+        self.c_tau = ffi.cast("const double*", ffi.from_buffer(self.tau))
+
+    def run(self):
+        for i in range(self.n):
+            self.worlds.set_state(i, self.q0[i], np.zeros(self.q0.shape[1]))
+        t0 = time.perf_counter()
+        self.worlds._lib.asr_gz_step_replay(self.handles, self.n, self.steps, self.c_tau)
+        return time.perf_counter() - t0
+
+
+def bench_gazebo(robot_name, n, variant, target_s, reps):
+    """asr + DART, bare DART, asr + MuJoCo and bare MuJoCo on one robot, one thread, the bare
+    engines replaying the torques asr applied on them: ({key: _Timing}, {deviation name: rad})."""
+    variant = variant if robot_name == ROBOT else None
+    engines = ("gazebo", "mujoco")
+    sims = {e: asr.Sim(robot_name, n, threads=1, variant=variant, engine=e) for e in engines}
+    sim = sims["gazebo"]
+    robot, dt, nj = sim.robot, sim.dt, sim.n_joints
+    cap = _refs_cap(n, nj)
+    pilot = min(cap, max(2, PILOT_INSTANCE_STEPS // 10 // n))
+    run = _sim_run(sim, make_refs(robot, n, pilot, dt))
+    run()
+    steps = _steps_for(n * pilot / min(run(), run()), n, target_s, cap)
+    refs = make_refs(robot, n, steps, dt)
+    timings, tau, q_end, x0 = {}, {}, {}, None
+    for e in engines:
+        timings[(e, "asr")] = _Timing(n, steps, _sim_run(sims[e], refs))
+        sims[e].reset()
+        if e == "mujoco":
+            x0 = _initial_states(sims[e])
+        q0 = sims[e].q.copy()
+        tau[e] = sims[e].rollout(steps, refs, record=("tau_joint",))["tau_joint"]
+        q_end[e] = sims[e].q.copy()
+    model = sims["mujoco"].models[0]
+    control = np.zeros((n, steps, model.nv))
+    control[:, :, sims["mujoco"].dof_adr] = tau["mujoco"]
+    bare_mj = _Bare(model, x0, control, 1)
+    bare_dart = _BareDart(robot, q0, tau["gazebo"])
+    timings[("gazebo", "bare")] = _Timing(n, steps, bare_dart.run)
+    timings[("mujoco", "bare")] = _Timing(n, steps, bare_mj.run)
+    for tm in timings.values():   # warm-up, untimed
+        tm.run()
+    for _ in range(reps):
+        for tm in timings.values():
+            tm.once()
+    q_mj = bare_mj.state[:, -1, 1 + np.array(sims["mujoco"].qpos_adr)]
+    dev = {"bare_dart_replay": float(np.max(np.abs(bare_dart.worlds.q() - q_end["gazebo"]))),
+           "bare_mujoco_replay": float(np.max(np.abs(q_mj - q_end["mujoco"]))),
+           "dart_vs_mujoco": float(np.max(np.abs(q_end["gazebo"] - q_end["mujoco"])))}
+    bare_mj.close()
+    bare_dart.worlds.close()
+    return timings, dev
+
+
 def realtime_5dof(target_s, reps):
     """Best simulated seconds per wall second of the 5-DOF arm with the box, N = 1, 1 thread."""
     sim = asr.Sim(ROBOT_5DOF, 1, threads=1)
@@ -355,9 +443,12 @@ def _fmt_rate(x):
 
 
 def main(sizes=(1, 64, 1024), threads=(1, 2), variant=None, target_s=0.4, python_target_s=0.3,
-         realtime_target_s=0.4, reps=3, realtime=True, out=DEFAULT_OUT, write=True, quiet=False):
+         realtime_target_s=0.4, reps=3, realtime=True, out=DEFAULT_OUT, write=True, quiet=False,
+         gazebo_sizes=(1, 64), gazebo_target_s=None):
     """Run the benchmark; returns the flat {figure_name: number} dict (also written to `out`
-    when `write`). variant: of qbmove_arm_2dof (None: its default, "vertical")."""
+    when `write`). variant: of qbmove_arm_2dof (None: its default, "vertical"). gazebo_sizes:
+    N of the Gazebo-engine figures (() or no Gazebo engine built: none); gazebo_target_s:
+    seconds per timing there (None: target_s)."""
     t_start = time.perf_counter()
     say = (lambda *a: None) if quiet else print
     threads = tuple(threads)
@@ -393,6 +484,28 @@ def main(sizes=(1, 64, 1024), threads=(1, 2), variant=None, target_s=0.4, python
         extra = tm.get(("mj_step", 1))
         if extra is not None:
             rows.append((n, "mj_step", None, extra.rate, None, None, None, None))
+    gz_rows = []
+    if gazebo_sizes and not asr.gazebo.available():
+        say("Gazebo engine not built (asr/_asr_gz.so): no DART figures")
+        gazebo_sizes = ()
+    for name in GZ_ROBOTS if gazebo_sizes else ():
+        for n in gazebo_sizes:
+            tm, dev = bench_gazebo(name, n, variant, gazebo_target_s or target_s, reps)
+            sfx = f"{name}_n{n}"
+            c_gz, b_gz = tm[("gazebo", "asr")].rate, tm[("gazebo", "bare")].rate
+            c_mj, b_mj = tm[("mujoco", "asr")].rate, tm[("mujoco", "bare")].rate
+            fig[f"coupled_dart_steps_per_s_{sfx}"] = c_gz
+            fig[f"bare_dart_steps_per_s_{sfx}"] = b_gz
+            fig[f"coupled_mujoco_steps_per_s_{sfx}"] = c_mj
+            fig[f"bare_mujoco_steps_per_s_{sfx}"] = b_mj
+            fig[f"overhead_vs_bare_dart_{sfx}"] = b_gz / c_gz
+            fig[f"overhead_vs_bare_mujoco_{sfx}"] = b_mj / c_mj
+            fig[f"dart_vs_mujoco_{sfx}"] = c_mj / c_gz
+            fig[f"bare_dart_vs_bare_mujoco_{sfx}"] = b_mj / b_gz
+            for k, v in dev.items():
+                fig[f"{k}_max_dq_rad_{sfx}"] = v
+            fig[f"rollout_steps_dart_{sfx}"] = tm[("gazebo", "asr")].steps
+            gz_rows.append((name, n, c_gz, b_gz, c_mj, b_mj, dev))
     if realtime:
         rtf, rt_steps, _ = realtime_5dof(realtime_target_s, reps)
         fig["realtime_factor_5dof_t1"] = rtf
@@ -432,6 +545,23 @@ def main(sizes=(1, 64, 1024), threads=(1, 2), variant=None, target_s=0.4, python
         say(f"N = {n:>4}: coupling cost {fig[f'coupling_ns_per_joint_step_n{n}_t1']:7.0f} ns "
             "per joint-step over bare MuJoCo (1 thread); a free actuator model would be "
             f"{fig[f'speedup_ceiling_vs_python_loop_n{n}']:.1f}x the Python loop")
+    if gz_rows:
+        say("Gazebo engine (DART on the SDF twin) vs MuJoCo, 1 thread, instance-steps/s; "
+            "ratios are times")
+        say(f"{'robot':<16} {'N':>4} {'asr+DART':>11} {'bare DART':>11} {'asr+MuJoCo':>11} "
+            f"{'bare MuJoCo':>11} {'asr/bare DART':>13} {'DART/MuJoCo':>11} {'bare D/M':>8}")
+        for name, n, c_gz, b_gz, c_mj, b_mj, dev in gz_rows:
+            say(f"{name:<16} {n:>4} {_fmt_rate(c_gz):>11} {_fmt_rate(b_gz):>11} "
+                f"{_fmt_rate(c_mj):>11} {_fmt_rate(b_mj):>11} {b_gz / c_gz:13.3f} "
+                f"{c_mj / c_gz:11.2f} {b_mj / b_gz:8.2f}")
+        say("(asr/bare DART: asr + DART time / bare DART time; DART/MuJoCo: asr + DART time / "
+            "asr + MuJoCo time; bare D/M: bare DART time / bare MuJoCo time; the bare engines "
+            "replay asr's torques and end at most "
+            f"{max(max(r[6]['bare_dart_replay'], r[6]['bare_mujoco_replay']) for r in gz_rows):.1e}"
+            " rad from asr's links)")
+        for name, n, *_, dev in gz_rows:
+            say(f"{name}, N = {n}: asr + DART ends {dev['dart_vs_mujoco']:.1e} rad from "
+                "asr + MuJoCo")
     if "realtime_factor_5dof_t1" in fig:
         say(f"{ROBOT_5DOF} with the box, N = 1, 1 thread: real-time factor "
             f"{fig['realtime_factor_5dof_t1']:.1f} (simulated s per wall s)")
@@ -458,11 +588,14 @@ def _cli(argv=None):
     ap.add_argument("--target-s", type=float, default=0.4, help="seconds per timing")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--no-realtime", action="store_true", help="skip the 5-DOF figure")
+    ap.add_argument("--gazebo-sizes", type=int, nargs="*", default=[1, 64],
+                    help="N of the Gazebo-engine (DART) figures; none: skip them")
     ap.add_argument("--out", default=DEFAULT_OUT)
     a = ap.parse_args(argv)
     main(sizes=tuple(a.sizes), threads=tuple(a.threads), variant=a.variant,
          target_s=a.target_s, python_target_s=min(a.target_s, 0.3),
-         realtime_target_s=a.target_s, reps=a.reps, realtime=not a.no_realtime, out=a.out)
+         realtime_target_s=a.target_s, reps=a.reps, realtime=not a.no_realtime, out=a.out,
+         gazebo_sizes=tuple(a.gazebo_sizes))
 
 
 if __name__ == "__main__":

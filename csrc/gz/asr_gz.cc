@@ -1,6 +1,7 @@
 // asr_gz.cc - see asr_gz.h. The only C++ of asr: the C core never links Gazebo.
 #include "asr_gz.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -192,6 +193,21 @@ void asr_gz_step2(const void*, void* world) {
         w->read();
     } catch (...) {
         for (size_t j = 0; j < w->joints.size(); ++j) w->qpos[j] = w->qvel[j] = NAN;
+    }
+}
+
+void asr_gz_step_replay(asr_gz_world* const* worlds, int n, int n_step, const double* qfrc) {
+    for (int i = 0; i < n; ++i) {
+        asr_gz_world* w = worlds[i];
+        const size_t nj = w->qfrc.size();
+        for (int s = 0; s < n_step; ++s) {
+            asr_gz_step1(nullptr, w);
+            if (qfrc)
+                std::copy_n(qfrc + (static_cast<size_t>(i) * n_step + s) * nj, nj, w->qfrc.data());
+            else
+                std::fill(w->qfrc.begin(), w->qfrc.end(), 0.0);
+            asr_gz_step2(nullptr, w);
+        }
     }
 }
 

@@ -32,6 +32,10 @@ asr_gz_world* asr_gz_create(const char* sdf_path, const char* model_name,
 void asr_gz_step1(const void* model, void* world);
 void asr_gz_step2(const void* model, void* world);
 
+/* Bare DART for benchmarks: n_step steps of each of the n worlds (world by world) through
+ * step1 / step2 as the asr core calls them, without any actuator model, the joint forces
+ * replayed from qfrc (n x n_step x n_joint, world-major; NULL: zero forces). */
+void asr_gz_step_replay(asr_gz_world* const* worlds, int n, int n_step, const double* qfrc);
 /* The world's n_joint buffers: joint positions (rad), velocities (rad/s), applied forces (N m). */
 double* asr_gz_qpos(asr_gz_world* world);
 double* asr_gz_qvel(asr_gz_world* world);
