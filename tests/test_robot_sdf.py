@@ -235,7 +235,7 @@ def sdformat_values(probe, sdf):
 
 # ---------------------------------------------------------------- the comparison
 
-WORST = {}  # largest differences seen, printed by the last test
+WORST = {}  # largest differences seen so far per reader (printed with -s after each robot)
 
 
 def compare(values, ref, reader):
@@ -266,6 +266,7 @@ def compare(values, ref, reader):
         assert f2 == pytest.approx(friction, rel=1e-12), (reader, name)
     np.testing.assert_allclose(gravity, rgravity, rtol=1e-12, atol=0)
     assert step == pytest.approx(rstep, rel=1e-12)
+    print(f"{reader}: " + ", ".join(f"max {k} {v:.3g}" for k, v in worst.items()))
 
 
 @pytest.mark.parametrize("robot,variant", VARIANTS)
@@ -279,12 +280,6 @@ def test_sdf_matches_mujoco_xml_reader(robot, variant):
 def test_sdf_matches_mujoco_libsdformat(robot, variant, sdformat_probe):
     r = load_robot(robot, variant)
     compare(sdformat_values(sdformat_probe, r.sdf), mujoco_reference(r.mjcf), "libsdformat")
-
-
-def test_zz_report_worst_differences(capsys):
-    with capsys.disabled():
-        for reader, worst in WORST.items():
-            print(f"\n{reader}: " + ", ".join(f"max {k} {v:.3g}" for k, v in worst.items()))
 
 
 def test_variants_sharing_an_mjcf_share_the_sdf():
