@@ -5,6 +5,9 @@ PYTHON ?= python3
 VENV   ?= .venv
 VPY    := $(VENV)/bin/python
 STAMP  := $(VENV)/.deps-installed
+# torch for asr[rl], installed first so that the extra's `torch>=2.3` is already met: the CPU
+# build (a plain `pip install torch` on Linux pulls the CUDA libraries, several GB, GPU or not).
+TORCH  ?= torch==2.13.0
 CORE   := build/.core-built
 CSRC   := $(wildcard csrc/*.c csrc/*.h)
 
@@ -18,7 +21,8 @@ $(VPY):
 # Dependencies, installed once (and again when the package metadata changes).
 $(STAMP): $(VPY) pyproject.toml setup.cfg setup.py
 	$(VPY) -m pip install -q --upgrade pip setuptools wheel "cffi>=1.17"
-	$(VPY) -m pip install -q --no-build-isolation -e ".[test,demo]"
+	$(VPY) -m pip install -q $(TORCH)
+	$(VPY) -m pip install -q --no-build-isolation -e ".[test,demo,rl]"
 	touch $@
 	@mkdir -p build && touch $(CORE)
 
