@@ -13,6 +13,7 @@ ENVS = {
     "asr/EquilibriumTracking-v0": ("asr.envs.tasks:EquilibriumTrackingEnv",
                                    "asr.envs.tasks:EquilibriumTracking"),
     "asr/Reach2DOF-v0": ("asr.envs.tasks:Reach2DOFEnv", "asr.envs.tasks:Reach2DOF"),
+    "asr/Throw-v0": ("asr.envs.throw:ThrowEnv", "asr.envs.throw:Throw"),
 }
 
 

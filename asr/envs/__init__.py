@@ -3,7 +3,9 @@ gives an AsrVectorEnv whose N sub-envs step in one C call; gymnasium.make("asr/<
 sub-env as a gymnasium.Env.
 
 Tasks (asr.envs.tasks): asr/EquilibriumTracking-v0 (1-DOF qbmove Advanced pendulum, mode 3),
-asr/Reach2DOF-v0 (2-DOF qbmove Advanced arm, horizontal, mode 6). Trainer: asr.envs.cem.
+asr/Reach2DOF-v0 (2-DOF qbmove Advanced arm, horizontal, mode 6). asr.envs.throw: asr/Throw-v0
+(2-DOF qbmove Advanced arm, vertical, mode 6: throw a ball, reward the distance [Braun2012]).
+Trainer: asr.envs.cem.
 
 `import asr` registers the ids (asr._gymnasium_envs: at once, or right after gymnasium's import
 when gymnasium is not imported yet); register_envs() does it by hand and is idempotent. It is
@@ -15,7 +17,8 @@ from asr._gymnasium_envs import ENVS, register_envs
 register_envs()
 
 from asr.envs.tasks import EquilibriumTracking, Reach2DOF  # noqa: E402
+from asr.envs.throw import Throw  # noqa: E402
 from asr.envs.vector import AsrEnv, AsrVectorEnv, vecenv_steps_per_s  # noqa: E402
 
 __all__ = ["register_envs", "ENVS", "AsrVectorEnv", "AsrEnv", "EquilibriumTracking", "Reach2DOF",
-           "vecenv_steps_per_s"]
+           "Throw", "vecenv_steps_per_s"]

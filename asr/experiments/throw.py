@@ -1,0 +1,362 @@
+"""Throwing with variable stiffness ([Braun2012]) on asr's 2-DOF qbmove Advanced arm.
+
+    python -m asr.experiments.throw --out DIR
+
+writes DIR/throw.html (distance per strategy, learned equilibrium and preset profiles, link
+stiffness and spring energy over time) and prints a table. Task: asr/Throw-v0 (asr.envs.throw:
+vertical arm, ball released from the tip, reward the ballistic distance to the ground z = 0).
+
+Policy class (the same for every strategy): open loop, per joint the equilibrium eq_j(t) and the
+preset p_j(t) piecewise linear through N_KNOTS knots evenly spaced over [0, T_KNOTS], constant
+after, plus the release time t_r in [T_RELEASE_MIN, T_MAX] (the ball leaves at the end of the
+first 2 ms env step that ends at or after t_r). Parameters are normalised to [0, 1] and
+optimised by a cross-entropy method over the batch (cem(): diagonal Gaussian, clipped samples,
+elites refit, the best candidate so far kept, so the result never gets worse).
+
+Strategies:
+(b) fixed preset: p_j(t) = P for each P of FIXED_PRESETS across the qbmove Advanced preset range,
+    eq knots and t_r learned; all presets in ONE asr batch (population x presets instances);
+    the best P is reported as "best fixed".
+(a) variable stiffness: eq and preset knots and t_r learned, initialised from the best fixed
+    preset's solution (preset knots at P) and refined with the same CEM in one batch.
+(c) rigid: the links driven directly by their motors (asr.envs.throw.rigid_robot: two motors'
+    torque 12 N m, inertia and damping, PID gains per joint; no spring), eq knots = link position
+    references, t_r learned; its own batch (another actuator model).
+
+Spring energy (docs/models.md, qbmove Advanced): U = sum over joints and springs of
+(k_i / a_i) (cosh(a_i phi_i) - 1) with phi_i the clamped deflections defl1, defl2; replay()
+also computes it from the elastic torques, (k/a)(sqrt(1 + (tau_el/k)^2) - 1), and as the work
+integral -int tau_el d(defl) (trapezoid over the 1 ms steps), as a bookkeeping check.
+
+Result (python -m asr.experiments.throw, defaults: 30 iterations x 32 candidates, about 45 s):
+
+| strategy | distance (m) | peak U (J) | U at release (J) | release speed (m/s) |
+| --- | --- | --- | --- | --- |
+| variable | 3.924 | 1.363 | 1.023 | 6.00 |
+| best fixed (preset 0) | 3.791 | 1.382 | 1.001 | 5.89 |
+| rigid | 3.750 | 0 | 0 | 5.83 |
+| fixed 0.2 / 0.4 / 0.6 / 0.8 | 2.319 / 3.289 / 1.384 / 2.615 | 0.74 / 1.06 / 1.06 / 1.06 | | |
+
+Learned stiffness profile (variable): presets p1 knots 0.04, 0.14, 0.17, 0.03 rad and p2 0.15,
+0.22, 0.04, 0.03 rad at t = 0, 0.2, 0.4, 0.6 s, i.e. soft throughout (mean 0.12 rad, low end of
+[0, 0.8]), a little stiffer in the wind-up (0.2-0.3 s), soft again at the release (0.56 s: 0.06, 0.04 rad); equilibria at
+the +-3 rad bounds (bang-bang wind-up and swing), underhand release at q = (-1.60, 1.16) rad.
+
+Reading it with the energies. Variable stiffness wins, as [Braun2012] found, but by little:
++3.5 % over the best fixed preset (by construction it cannot lose: it starts from it) and
++4.6 % over the rigid arm. The springs store at most 1.36 J, and at the release 1.02 J is
+still stored: only about 0.34 J comes back before the ball leaves, against 6.35 J of link
+kinetic energy at the release. Joint 1's spring pair spends most of the throw at its deflection
+clamp (median stiffness 8.79 N m/rad, the value at the clamp): its sinh springs transmit at
+most k1 sinh(0.8 a1) + k2 sinh(0.8 a2) = 1.78 N m, so the arm is torque-limited by the spring
+and the clamp (a stand-in for the mechanical stop), not by the motors' 6 N m. What the springs
+buy is speed: joint 1 reaches 21.8 rad/s at the release, the rigid arm's 14.8 rad/s (its
+links carry the motors' inertia, 2 motor_J per joint). The fixed presets are not monotonic in
+the preset (0.6 rad: 1.38 m), a sign that 30 x 32 CEM samples do not converge for every preset:
+the per-preset figures rank the optimiser's luck as much as the presets.
+"""
+import os
+import time
+
+import numpy as np
+
+from asr.experiments import command_line, write_html
+from asr.envs.throw import (PRESET_HI, PRESET_LO, EQ_LIMIT, Throw, landing_distance,
+                            spring_energy_from_deflection,
+                            spring_energy_from_torque)
+
+N_KNOTS = 4
+T_KNOTS = 0.6            # s, last knot
+T_MAX = 1.0              # s, episode time limit (Throw: 500 env steps of 2 ms)
+T_RELEASE_MIN = 0.05     # s
+FIXED_PRESETS = (0.0, 0.2, 0.4, 0.6, 0.8)   # rad, across [PRESET_LO, PRESET_HI]
+
+
+class OpenLoop:
+    """The open-loop policy class. theta (P, dim) in [0, 1]: eq knots of both joints
+    (2 N_KNOTS), preset knots (2 N_KNOTS, only when variable), t_r (1). preset: None (variable)
+    or a fixed preset (rad) for every candidate."""
+
+    def __init__(self, preset=None):
+        self.preset = preset
+        self.dim = 2 * N_KNOTS * (2 if preset is None else 1) + 1
+
+    def decode(self, theta):
+        """(eq (P, 2, K) rad, preset (P, 2, K) rad, t_r (P,) s)."""
+        theta = np.clip(np.atleast_2d(theta), 0.0, 1.0)
+        p = theta.shape[0]
+        eq = -EQ_LIMIT + 2 * EQ_LIMIT * theta[:, :2 * N_KNOTS].reshape(p, 2, N_KNOTS)
+        if self.preset is None:
+            pre = PRESET_LO + (PRESET_HI - PRESET_LO) * theta[:, 2 * N_KNOTS:4 * N_KNOTS]
+            pre = pre.reshape(p, 2, N_KNOTS)
+        else:
+            pre = np.full((p, 2, N_KNOTS), float(self.preset))
+        t_r = T_RELEASE_MIN + (T_MAX - T_RELEASE_MIN) * theta[:, -1]
+        return eq, pre, t_r
+
+    def encode_preset(self, theta_fixed, preset):
+        """A variable-policy theta equal to the fixed-preset policy theta_fixed at `preset`."""
+        theta_fixed = np.atleast_2d(theta_fixed)
+        u = (preset - PRESET_LO) / (PRESET_HI - PRESET_LO)
+        pre = np.full((theta_fixed.shape[0], 2 * N_KNOTS), u)
+        return np.concatenate([theta_fixed[:, :-1], pre, theta_fixed[:, -1:]], axis=1)
+
+
+def _interp(knots, t):
+    """Piecewise-linear profiles (P, 2) at times t (P,) from knots (P, 2, K) over [0, T_KNOTS]."""
+    s = np.clip(t / T_KNOTS, 0.0, 1.0) * (N_KNOTS - 1)
+    k = np.minimum(s.astype(int), N_KNOTS - 2)
+    w = (s - k)[:, None]
+    idx = np.arange(knots.shape[0])
+    a = knots[idx, :, k]
+    return a + w * (knots[idx, :, k + 1] - a)   # exact where neighbouring knots are equal
+
+
+def actions(policy, theta, t):
+    """Throw actions (P, 5) at env-step start times t (P,) for candidates theta."""
+    eq, pre, t_r = policy.decode(theta)
+    dt = Throw.frame_skip * 1e-3
+    release = np.where(t + dt >= t_r - 1e-12, 1.0, -1.0)
+    a = np.concatenate([_interp(eq, t), _interp(pre, t), release[:, None]], axis=1)
+    return np.clip(a, Throw.single_action_space.low, Throw.single_action_space.high)
+
+
+def evaluate(env, policy, theta, trace=False):
+    """Distance of each candidate (one sub-env each: env.num_envs == len(theta)); with trace,
+    also per-step stiffness (P, T, 2), spring energy (P, T), eq and preset (P, T, 2) up to
+    each release (NaN after)."""
+    n = env.num_envs
+    if theta.shape[0] != n:
+        raise ValueError(f"theta: {theta.shape[0]} candidates, env has num_envs = {n}")
+    env.reset(seed=0)
+    dist = np.zeros(n)
+    done = np.zeros(n, dtype=bool)
+    tr = {k: [] for k in ("stiffness", "spring_energy", "eq", "preset", "release_pos",
+                          "release_vel")}
+    k = 0
+    while not done.all():
+        a = actions(policy, theta, np.full(n, k * env.env_dt))
+        _, r, term, trunc, info = env.step(a)
+        dist = np.where(done, dist, r + dist)
+        if trace:
+            nan = np.where(done, np.nan, 1.0)
+            tr["stiffness"].append(info["stiffness"] * nan[:, None])
+            tr["spring_energy"].append(info["spring_energy"] * nan)
+            tr["eq"].append(a[:, :2] * nan[:, None])
+            tr["preset"].append(a[:, 2:4] * nan[:, None])
+            tr["release_pos"].append(np.where((term & ~done)[:, None], info["release_pos"], np.nan))
+            tr["release_vel"].append(np.where((term & ~done)[:, None], info["release_vel"], np.nan))
+        done |= term | trunc
+        k += 1
+    if not trace:
+        return dist
+    out = {key: np.stack(v, axis=1) for key, v in tr.items()}
+    out["release_pos"] = np.nanmax(np.nan_to_num(out["release_pos"], nan=-np.inf), axis=1)
+    out["release_vel"] = np.nanmax(np.nan_to_num(out["release_vel"], nan=-np.inf), axis=1)
+    out["t"] = np.arange(k) * env.env_dt
+    out["distance"] = dist
+    return out
+
+
+def cem(evaluate_fn, dim, groups, iterations, population, *, init_mean=None, init_std=0.3,
+        min_std=0.02, elite_frac=0.2, rng=None):
+    """CEM of `groups` independent searches of `population` candidates each, all evaluated in
+    one call evaluate_fn(theta (groups * population, dim)) -> returns. The first candidate of
+    every group at iteration 0 is init_mean itself, and the best candidate so far is kept.
+    Returns (best theta (groups, dim), best return (groups,), curve (iterations, groups) of the
+    best so far)."""
+    rng = np.random.default_rng(0) if rng is None else rng
+    mean = np.full((groups, dim), 0.5) if init_mean is None else np.array(init_mean, float)
+    std = np.broadcast_to(np.asarray(init_std, float), (groups, dim)).copy()
+    n_elite = max(2, int(round(elite_frac * population)))
+    best = np.array(mean)
+    best_r = np.full(groups, -np.inf)
+    curve = []
+    for it in range(int(iterations)):
+        theta = np.clip(mean[:, None] + std[:, None] * rng.standard_normal(
+            (groups, population, dim)), 0.0, 1.0)
+        theta[:, 0] = mean if it == 0 else best
+        r = np.asarray(evaluate_fn(theta.reshape(-1, dim))).reshape(groups, population)
+        for g in range(groups):
+            order = np.argsort(r[g])[::-1]
+            if r[g, order[0]] > best_r[g]:
+                best_r[g], best[g] = r[g, order[0]], theta[g, order[0]]
+            elite = theta[g, order[:n_elite]]
+            mean[g] = elite.mean(axis=0)
+            std[g] = np.maximum(elite.std(axis=0), min_std)
+        curve.append(best_r.copy())
+    return best, best_r, np.array(curve)
+
+
+def replay(policy, theta, actuator="qbmove"):
+    """One candidate replayed on asr.Sim directly at the 1 ms step, recording tau_el1/2 and
+    defl1/2 up to the release: dict with t (s), q, qd, stiffness, energy (closed form from the
+    deflections), energy_from_torque, energy_work (-int tau_el d defl + U(0)), distance (from
+    the env's tip kinematics after the replay), release step."""
+    env = Throw(1, actuator=actuator)
+    env.reset(seed=0)
+    eq, pre, t_r = policy.decode(theta)
+    dt_env = env.env_dt
+    n_env = int(min(np.ceil((t_r[0] - 1e-12) / dt_env - 1), env.max_episode_steps - 1)) + 1
+    n_env = max(n_env, 1)
+    steps = []
+    for k in range(n_env):
+        a = actions(policy, np.atleast_2d(theta), np.array([k * dt_env]))[0]
+        steps += [[[a[0], a[2]], [a[1], a[3]]]] * env.frame_skip
+    refs = np.array(steps)[None]
+    fields = ("q", "qd", "stiffness", "tau_el1", "tau_el2", "defl1", "defl2")
+    out = env.sim.rollout(refs.shape[1], refs, record=fields)
+    out = {f: out[f][0] for f in fields}
+    released = bool(t_r[0] <= n_env * dt_env + 1e-12)
+    p, v = env.tip_state(0)
+    out["distance"] = float(landing_distance(p, v, env.gravity)) if released else 0.0
+    out["release_pos"], out["release_vel"] = p, v
+    out["t"] = (np.arange(refs.shape[1]) + 1) * env.sim.dt
+    if actuator == "qbmove":
+        sp = env._springs
+        out["energy"] = sum(spring_energy_from_deflection(out["defl1"][:, j], out["defl2"][:, j],
+                                                          *sp[j]) for j in range(2))
+        out["energy_from_torque"] = sum(spring_energy_from_torque(
+            out["tau_el1"][:, j], out["tau_el2"][:, j], *sp[j]) for j in range(2))
+        # tau_el = -dU/d(defl): U(t) = U(t0) - int tau_el d(defl), trapezoid between steps
+        work = 0.0
+        for f_tau, f_def in (("tau_el1", "defl1"), ("tau_el2", "defl2")):
+            tau, d = out[f_tau], out[f_def]
+            work = work - np.concatenate([np.zeros((1, 2)), np.cumsum(
+                0.5 * (tau[1:] + tau[:-1]) * np.diff(d, axis=0), axis=0)]).sum(axis=1)
+        out["energy_work"] = out["energy"][0] + work
+    else:
+        out["energy"] = out["energy_from_torque"] = out["energy_work"] = np.zeros(len(out["t"]))
+    out["eq"], out["preset"] = refs[0, :, :, 0], refs[0, :, :, 1]
+    out["release_step"] = refs.shape[1]
+    return out
+
+
+def run(iterations=30, population=32, presets=FIXED_PRESETS, var_iterations=None, seed=0,
+        threads=1):
+    """The comparison. Returns a dict: fixed {preset: distance}, best_preset, rows (strategy,
+    distance, peak spring energy, release speed, ...), theta per strategy, traces (replay()
+    of each strategy's best policy), curves, wall_s."""
+    t0 = time.perf_counter()
+    rng = np.random.default_rng(seed)
+    presets = tuple(float(p) for p in presets)
+    var_iterations = iterations if var_iterations is None else int(var_iterations)
+    # (b) fixed presets: one batch, one CEM group per preset
+    fixed = OpenLoop(preset=0.0)
+    env = Throw(len(presets) * population, threads=threads)
+    pre_of = np.repeat(np.array(presets), population)
+
+    best_f, best_fr, curve_f = cem(lambda th: _evaluate_with_presets(env, fixed, th, pre_of), fixed.dim, len(presets), iterations, population,
+                                   rng=rng)
+    k_best = int(np.argmax(best_fr))
+    p_best = presets[k_best]
+    # (c) rigid: its own batch
+    env_r = Throw(population, actuator="rigid", threads=threads)
+    rigid = OpenLoop(preset=0.0)
+    best_r, best_rr, curve_r = cem(lambda th: evaluate(env_r, rigid, th), rigid.dim, 1,
+                                   iterations, population, rng=rng)
+    # (a) variable: initialised from the best fixed preset's policy
+    var = OpenLoop(preset=None)
+    init = var.encode_preset(best_f[k_best], p_best)
+    std = np.full(var.dim, 0.1)
+    std[2 * N_KNOTS:4 * N_KNOTS] = 0.3
+    env_v = Throw(population, threads=threads)
+    best_v, best_vr, curve_v = cem(lambda th: evaluate(env_v, var, th), var.dim, 1,
+                                   var_iterations, population, init_mean=init, init_std=std,
+                                   rng=rng)
+    strategies = {"variable": (var, best_v[0], "qbmove"),
+                  "best fixed": (OpenLoop(preset=p_best), best_f[k_best], "qbmove"),
+                  "rigid": (rigid, best_r[0], "rigid")}
+    for p, th in zip(presets, best_f):
+        strategies[f"fixed {p:g}"] = (OpenLoop(preset=p), th, "qbmove")
+    traces, rows = {}, []
+    for name, (pol, th, act) in strategies.items():
+        tr = replay(pol, th, act)
+        traces[name] = tr
+        v = tr["release_vel"]
+        rows.append(dict(strategy=name, distance=tr["distance"],
+                         peak_spring_energy=float(np.max(tr["energy"])),
+                         spring_energy_at_release=float(tr["energy"][-1]),
+                         release_speed=float(np.hypot(*v)),
+                         ball_kinetic_energy_per_kg=float(0.5 * (v @ v)),
+                         release_time=float(tr["t"][-1]),
+                         preset_mean=float(np.mean(tr["preset"])) if act == "qbmove" else np.nan,
+                         stiffness_max=float(np.max(tr["stiffness"])) if act == "qbmove"
+                         else np.inf))
+    return dict(fixed={p: float(d) for p, d in zip(presets, best_fr)}, best_preset=p_best,
+                best_fixed=float(best_fr[k_best]), variable=float(best_vr[0]),
+                rigid=float(best_rr[0]), rows=rows, traces=traces,
+                theta={k: v[1] for k, v in strategies.items()},
+                curves=dict(fixed=curve_f, variable=curve_v[:, 0], rigid=curve_r[:, 0]),
+                wall_s=time.perf_counter() - t0, iterations=iterations, population=population)
+
+
+def _evaluate_with_presets(env, policy, theta, presets):
+    """evaluate() for fixed-preset policies whose preset differs per candidate (presets (P,))."""
+    class _PerCandidate(OpenLoop):
+        def decode(self, th):
+            eq, _, t_r = OpenLoop.decode(policy, th)
+            pre = np.broadcast_to(presets[:, None, None], eq.shape).copy()
+            return eq, pre, t_r
+    per = _PerCandidate(preset=0.0)
+    return evaluate(env, per, theta)
+
+
+def summary(res):
+    lines = [f"Throw ([Braun2012] task on asr): qbmove_arm_2dof vertical, CEM {res['iterations']} "
+             f"iterations x {res['population']} candidates per strategy",
+             f"{'strategy':>12}  {'distance (m)':>12}  {'peak U (J)':>10}  {'U at rel. (J)':>13}  "
+             f"{'|v| (m/s)':>9}  {'v^2/2 (J/kg)':>12}  {'t_r (s)':>7}  {'mean preset':>11}  "
+             f"{'max sigma':>9}"]
+    for r in res["rows"]:
+        lines.append(f"{r['strategy']:>12}  {r['distance']:>12.3f}  {r['peak_spring_energy']:>10.4f}"
+                     f"  {r['spring_energy_at_release']:>13.4f}  {r['release_speed']:>9.3f}  "
+                     f"{r['ball_kinetic_energy_per_kg']:>12.3f}  {r['release_time']:>7.3f}  "
+                     f"{r['preset_mean']:>11.3f}  {r['stiffness_max']:>9.3f}")
+    lines.append(f"best fixed preset {res['best_preset']:g} rad; wall time {res['wall_s']:.1f} s")
+    return "\n".join(lines)
+
+
+def figures(res):
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    rows = res["rows"]
+    f1 = go.Figure(go.Bar(x=[r["strategy"] for r in rows], y=[r["distance"] for r in rows]))
+    f1.update_layout(title="Distance thrown per strategy (m)", yaxis_title="m")
+    f2 = make_subplots(rows=4, cols=1, shared_xaxes=True, subplot_titles=(
+        "preset p_j(t) (rad)", "link stiffness sigma_j (N m/rad)", "spring energy U (J)",
+        "equilibrium eq_j(t) (rad)"))
+    for name in ("variable", "best fixed"):
+        tr = res["traces"][name]
+        for j in range(2):
+            f2.add_trace(go.Scatter(x=tr["t"], y=tr["preset"][:, j], name=f"{name} p{j + 1}"),
+                         row=1, col=1)
+            f2.add_trace(go.Scatter(x=tr["t"], y=tr["stiffness"][:, j],
+                                    name=f"{name} sigma{j + 1}"), row=2, col=1)
+            f2.add_trace(go.Scatter(x=tr["t"], y=tr["eq"][:, j], name=f"{name} eq{j + 1}"),
+                         row=4, col=1)
+        f2.add_trace(go.Scatter(x=tr["t"], y=tr["energy"], name=f"{name} U"), row=3, col=1)
+    f2.update_xaxes(title_text="t (s), until the release", row=4, col=1)
+    f2.update_layout(height=1000, title="Learned variable-stiffness throw vs best fixed preset")
+    return [f1, f2]
+
+
+def main(out_dir="throw_output", **run_kwargs):
+    res = run(**run_kwargs)
+    os.makedirs(out_dir, exist_ok=True)
+    path = os.path.join(out_dir, "throw.html")
+    write_html(figures(res), path, "asr: throwing with variable stiffness")
+    res["html"] = path
+    print(summary(res))
+    print(f"figure: {path}")
+    return res
+
+
+def _cli(argv=None):
+    command_line("throw", "Throwing with variable stiffness ([Braun2012]) on the qbmove arm",
+                 main, argv)
+
+
+if __name__ == "__main__":
+    _cli()
