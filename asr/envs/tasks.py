@@ -2,6 +2,9 @@
 
 Actions are flat float64 vectors [equilibrium_1..J (rad), preset_1..J (rad)] in physical units,
 held as the joints' references (mode 3 or 6) over one env step; observations are float64.
+
+Each task names its entries: OBSERVATION and ACTION, tuples of (name, unit), one per entry in
+order (what asr.rl.export_onnx writes into an exported policy's metadata).
 """
 import numpy as np
 from gymnasium import spaces
@@ -36,6 +39,9 @@ class EquilibriumTracking(AsrVectorEnv):
     frame_skip, max_episode_steps = 20, 100
     target_range = 0.8
     stiffness_cost = 0.1
+
+    OBSERVATION = (("q", "rad"), ("qd", "rad/s"), ("target", "rad"), ("q - target", "rad"))
+    ACTION = (("equilibrium", "rad"), ("preset", "rad"))
 
     single_observation_space = spaces.Box(-np.inf, np.inf, (4,), np.float64)
     single_action_space = spaces.Box(np.array([-1.5, PRESET_SOFT]), np.array([1.5, PRESET_STIFF]),
@@ -88,6 +94,12 @@ class Reach2DOF(AsrVectorEnv):
     frame_skip, max_episode_steps = 20, 125
     target_range = 1.0
     stiffness_cost = 0.05
+
+    OBSERVATION = (("q1", "rad"), ("q2", "rad"), ("qd1", "rad/s"), ("qd2", "rad/s"),
+                   ("target1", "rad"), ("target2", "rad"), ("q1 - target1", "rad"),
+                   ("q2 - target2", "rad"))
+    ACTION = (("equilibrium1", "rad"), ("equilibrium2", "rad"), ("preset1", "rad"),
+              ("preset2", "rad"))
 
     single_observation_space = spaces.Box(-np.inf, np.inf, (8,), np.float64)
     single_action_space = spaces.Box(np.array([-1.5, -1.5, PRESET_SOFT, PRESET_SOFT]),

@@ -22,6 +22,12 @@ What is exported (the package's data file scripts/<node>.json; JSON floats round
   rad/s; target: the private parameter ~target, rad) and publishes the action
   a = low + (high - low) (1 + tanh(W [obs, 1])) / 2 = [equilibria (J), presets (J)] as
   reference_1 / reference_2 above, held until the next env step, as the env holds it.
+- an ONNX policy (asr.rl.export_onnx: an asr.rl.OnnxPolicy, a .onnx file, or a training
+  folder, exported on the way) for its task (the file's metadata, or `task=`; its input and
+  output sizes must fit the task): the observation / action mapping of the linear policy above,
+  the action computed by running the file (copied as scripts/<node>.onnx) with onnxruntime,
+  which the node then needs, with numpy, in the Python that runs it (README.md of the package,
+  launch argument python:=...).
 - a dashboard workspace dict (GET /api/workspace): constant per-joint
   `<ns>/<joint>/equilibrium_position` (the joint's "hold" offset, or offset + amplitude of a
   "step") and `<ns>/<joint>/stiffness_preset` (std_msgs/Float64, latched, republished at every
@@ -46,20 +52,43 @@ import xml.etree.ElementTree as ET
 import numpy as np
 
 FORMAT = "asr.ros_policy/1"
-KINDS = ("table", "linear", "constant")
+KINDS = ("table", "linear", "constant", "onnx")
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")          # ROS package names (REP 144)
 _TOPIC_PART = re.compile(r"^[A-Za-z][A-Za-z0-9_/]*$")
 MAX_TABLE_SAMPLES = 2_000_000
+
+ONNX_BLOCK = r'''
+
+def onnx_actor(path):
+    """obs (list, the task's order) -> action (list): the ONNX policy (observation
+    normalisation and action clipping inside) run with onnxruntime, one thread. Needs numpy and
+    onnxruntime in the Python that runs this node (see README.md)."""
+    try:
+        import numpy as np
+        import onnxruntime as ort
+    except ImportError as exc:
+        raise SystemExit("this node runs an ONNX policy and needs numpy and onnxruntime in the "
+                         "Python that runs it (%s): pip install numpy onnxruntime, or run the "
+                         "node with such a Python (launch argument python:=...)" % exc)
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = opts.inter_op_num_threads = 1
+    session = ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
+    name = session.get_inputs()[0].name
+
+    def act(obs):
+        x = np.asarray([obs], dtype=np.float32)
+        return [float(v) for v in session.run(None, {name: x})[0][0]]
+    return act
+'''
 
 NODE_TEMPLATE = r'''#!/usr/bin/env python3
 """@PACKAGE@: an asr policy exported for the toolbox ROS interface [Mengacci2021].
 
 Reads <ns>/joint_states (sensor_msgs/JointState) and publishes the commands of the policy in
-@DATA@ (written by asr.ros.export, kind "@KIND@"); see that module's documentation. Needs only
-rospy, std_msgs and sensor_msgs (plain Python arithmetic: no numpy). Private parameters:
-~namespace (topic prefix, default from the data file), ~target (rad, per joint, linear
-policies), ~settle_s (s, time tables), ~use_stamps (default true: time is the JointState header
-stamp; false: rospy time, which follows /clock under /use_sim_time).
+@DATA@ (written by asr.ros.export, kind "@KIND@"); see that module's documentation. @NEEDS@
+Private parameters: ~namespace (topic prefix, default from the data file), ~target (rad, per
+joint, linear and ONNX policies), ~settle_s (s, time tables), ~use_stamps (default true: time
+is the JointState header stamp; false: rospy time, which follows /clock under /use_sim_time).
 """
 import json
 import math
@@ -70,7 +99,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64, Float64MultiArray, MultiArrayDimension
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "@DATA@")
-
+@ONNX@
 
 def topic(*parts):
     """Absolute topic name from a namespace and names ('' parts are left out)."""
@@ -88,30 +117,38 @@ class Policy:
             self.ref_2 = [float(v) for v in d["ref_2"]]
             self.dt = float(d["dt"])
             self.start_s = float(d["start_s"] if settle_s is None else settle_s)
-        elif self.kind == "linear":
-            self.W = [[float(v) for v in row] for row in d["W"]]
+        elif self.kind in ("linear", "onnx"):
             self.low, self.high = list(map(float, d["low"])), list(map(float, d["high"]))
             self.target = [float(v) for v in (d["target"] if target is None else target)]
             if len(self.target) != self.nj:
                 raise ValueError("~target: expected %d values (rad), got %r"
                                  % (self.nj, target))
             self.env_dt = float(d["env_dt"])
+            if self.kind == "linear":
+                self.W = [[float(v) for v in row] for row in d["W"]]
+                self.act = self.linear
+            else:
+                self.act = onnx_actor(os.path.join(os.path.dirname(DATA), d["onnx"]))
         else:
             self.held = (list(map(float, d["ref_1"])), list(map(float, d["ref_2"])))
+
+    def linear(self, obs):
+        """a = low + (high - low) (1 + tanh(W [obs, 1])) / 2"""
+        z = [math.fsum(w * x for w, x in zip(row, obs + [1.0])) for row in self.W]
+        return [lo + (hi - lo) * 0.5 * (1.0 + math.tanh(v))
+                for lo, hi, v in zip(self.low, self.high, z)]
 
     def command(self, t, q, dq):
         if self.kind == "table":
             k = int(math.floor((t - self.start_s) / self.dt + 1e-6))
             k = min(max(k, 0), len(self.values_1) - 1)
             return self.values_1[k], self.ref_2
-        if self.kind == "linear":
+        if self.kind in ("linear", "onnx"):
             step = int(math.floor(t / self.env_dt + 1e-6))   # env step since the first state
             if step != self.last_step:
                 obs = (list(q) + list(dq) + self.target
-                       + [a - b for a, b in zip(q, self.target)] + [1.0])
-                z = [math.fsum(w * x for w, x in zip(row, obs)) for row in self.W]
-                a = [lo + (hi - lo) * 0.5 * (1.0 + math.tanh(v))
-                     for lo, hi, v in zip(self.low, self.high, z)]
+                       + [a - b for a, b in zip(q, self.target)])
+                a = self.act(obs)
                 self.held = (a[:self.nj], a[self.nj:])
                 self.last_step = step
         return self.held
@@ -230,7 +267,10 @@ def find_task(robot, variant):
     return found[0]
 
 
-def _from_linear(W, robot, variant, task, target):
+def _task_mapping(robot, variant, task, target):
+    """The task's observation / action mapping of the node (linear and ONNX policies): joints,
+    action Box, ~target, env step; the task must observe [q, dq, target, q - target] and act
+    [equilibria, presets]."""
     from asr.envs.vector import AsrVectorEnv
 
     if task is None:
@@ -249,22 +289,61 @@ def _from_linear(W, robot, variant, task, target):
         raise ValueError(f"task: {task.__name__} has observation {obs_dim} and action {act_dim}; "
                          f"exported policies need [q, dq, target, q - target] ({4 * nj}) and "
                          f"[equilibria, presets] ({2 * nj})")
-    W = _finite(W, "obj (W)")
-    if W.shape != (act_dim, obs_dim + 1):
-        raise ValueError(f"obj: W of shape {W.shape}, expected (act_dim, obs_dim + 1) = "
-                         f"({act_dim}, {obs_dim + 1}) for {task.__name__}")
     target = _finite(np.zeros(nj) if target is None else target, "target")
     target = np.broadcast_to(target, (nj,)) if target.ndim == 0 else target
     if target.shape != (nj,):
         raise ValueError(f"target: expected {nj} values (rad), got shape {target.shape}")
     dt = task.timestep if task.timestep is not None else r.mj_model().opt.timestep
-    return {"kind": "linear", "topics": "robot", "joints": list(r.joint_names),
-            "variant": task.variant, "task": task.__name__, "W": W.tolist(),
-            "low": task.single_action_space.low.tolist(),
-            "high": task.single_action_space.high.tolist(), "target": target.tolist(),
-            "dt": float(dt), "frame_skip": int(task.frame_skip),
-            "env_dt": float(dt) * int(task.frame_skip),
-            "modes": [j.mode for j in r.joints], "source": "asr.envs.cem"}
+    return task, {"topics": "robot", "joints": list(r.joint_names), "variant": task.variant,
+                  "task": task.__name__, "low": task.single_action_space.low.tolist(),
+                  "high": task.single_action_space.high.tolist(), "target": target.tolist(),
+                  "dt": float(dt), "frame_skip": int(task.frame_skip),
+                  "env_dt": float(dt) * int(task.frame_skip), "modes": [j.mode for j in r.joints]}
+
+
+def _from_linear(W, robot, variant, task, target):
+    task, d = _task_mapping(robot, variant, task, target)
+    obs_dim = task.single_observation_space.shape[0]
+    act_dim = task.single_action_space.shape[0]
+    W = _finite(W, "obj (W)")
+    if W.shape != (act_dim, obs_dim + 1):
+        raise ValueError(f"obj: W of shape {W.shape}, expected (act_dim, obs_dim + 1) = "
+                         f"({act_dim}, {obs_dim + 1}) for {task.__name__}")
+    return dict(d, kind="linear", W=W.tolist(), source="asr.envs.cem")
+
+
+def _onnx_policy(obj):
+    """(OnnxPolicy, the ONNX file's bytes) for an OnnxPolicy, a .onnx file or a training folder
+    (exported with asr.rl.export_onnx); None for anything else."""
+    if isinstance(obj, (str, os.PathLike)):
+        p = os.fspath(obj)
+        folder = os.path.isdir(p) and os.path.isfile(os.path.join(p, "model.zip"))
+        if not (folder or p.endswith(".onnx")):
+            return None
+        from asr.rl.onnx_policy import OnnxPolicy, export_onnx
+
+        if folder:
+            with tempfile.TemporaryDirectory() as tmp:
+                return _onnx_policy(OnnxPolicy(export_onnx(p, os.path.join(tmp, "policy.onnx"))))
+        obj = OnnxPolicy(p)
+    if type(obj).__name__ != "OnnxPolicy" or not hasattr(obj, "session"):
+        return None
+    with open(obj.path, "rb") as f:
+        return obj, f.read()
+
+
+def _from_onnx(policy, robot, variant, task, target):
+    if task is None and policy.task:
+        from asr.rl.onnx_policy import resolve_task
+
+        task = resolve_task(policy.task)
+    if policy.robot not in (None, robot):
+        raise ValueError(f"robot: got {robot!r}, the ONNX policy {policy.path!r} was exported "
+                         f"for {policy.robot!r}")
+    task, d = _task_mapping(robot, variant, task, target)
+    policy.check_task(task)  # ValueError naming both sizes
+    return dict(d, kind="onnx", onnx="policy_node.onnx", obs_dim=policy.obs_dim,
+                act_dim=policy.act_dim, metadata=policy.metadata, source="asr.rl.export_onnx")
 
 
 def _from_workspace(ws, robot, variant):
@@ -322,9 +401,12 @@ def policy_data(obj, robot, *, variant=None, namespace="", instance=0, task=None
         d = _from_workspace(obj, robot, variant)
     elif isinstance(obj, np.ndarray):
         d = _from_linear(obj, robot, variant, task, target)
+    elif (onnx := _onnx_policy(obj)) is not None:
+        d = _from_onnx(onnx[0], robot, variant, task, target)
     else:
         raise TypeError(f"obj: expected an asr ILCResult, a cem.train result (dict with 'mean'), "
-                        f"a linear policy W (ndarray) or a dashboard workspace dict, got "
+                        f"a linear policy W (ndarray), a dashboard workspace dict or an ONNX "
+                        f"policy (asr.rl.OnnxPolicy, a .onnx file, a training folder), got "
                         f"{type(obj).__name__}")
     if not d["joints"]:
         import asr
@@ -339,6 +421,7 @@ def policy_data(obj, robot, *, variant=None, namespace="", instance=0, task=None
 
 
 def _package_xml(name, robot, kind):
+    numpy = "\n  <exec_depend>python3-numpy</exec_depend>" if kind == "onnx" else ""
     return f"""<?xml version="1.0"?>
 <package format="2">
   <name>{name}</name>
@@ -350,19 +433,20 @@ def _package_xml(name, robot, kind):
   <buildtool_depend>catkin</buildtool_depend>
   <depend>rospy</depend>
   <depend>std_msgs</depend>
-  <depend>sensor_msgs</depend>
+  <depend>sensor_msgs</depend>{numpy}
 </package>
 """
 
 
-def _cmakelists(name, node):
+def _cmakelists(name, node, kind="linear"):
+    onnx = f" scripts/{node}.onnx" if kind == "onnx" else ""
     return f"""cmake_minimum_required(VERSION 3.0.2)
 project({name})
 find_package(catkin REQUIRED COMPONENTS rospy std_msgs sensor_msgs)
 catkin_package(CATKIN_DEPENDS rospy std_msgs sensor_msgs)
 catkin_install_python(PROGRAMS scripts/{node}.py
   DESTINATION ${{CATKIN_PACKAGE_BIN_DESTINATION}})
-install(FILES scripts/{node}.json DESTINATION ${{CATKIN_PACKAGE_BIN_DESTINATION}})
+install(FILES scripts/{node}.json{onnx} DESTINATION ${{CATKIN_PACKAGE_BIN_DESTINATION}})
 install(DIRECTORY launch DESTINATION ${{CATKIN_PACKAGE_SHARE_DESTINATION}})
 """
 
@@ -370,7 +454,12 @@ install(DIRECTORY launch DESTINATION ${{CATKIN_PACKAGE_SHARE_DESTINATION}})
 def _launch(name, node, d):
     root = ET.Element("launch")
     ET.SubElement(root, "arg", name="namespace", default=d["namespace"])
-    n = ET.SubElement(root, "node", pkg=name, type=f"{node}.py", name=node, output="screen")
+    extra = {}
+    if d["kind"] == "onnx":   # the interpreter with rospy, numpy and onnxruntime ('': python3)
+        ET.SubElement(root, "arg", name="python", default="")
+        extra["launch-prefix"] = "$(arg python)"
+    n = ET.SubElement(root, "node", pkg=name, type=f"{node}.py", name=node, output="screen",
+                      **extra)
     ET.SubElement(n, "param", name="namespace", value="$(arg namespace)")
     for key in ("target", "gains", "modes", "params"):
         if d.get(key):
@@ -379,17 +468,36 @@ def _launch(name, node, d):
     return '<?xml version="1.0"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
+def _onnx_readme(name, node, d):
+    return f"""# {name}
+
+An ONNX policy exported by asr (asr.ros.export) for the robot {d["robot"]} (task {d["task"]},
+control period {d["env_dt"]} s): scripts/{node}.py runs scripts/{node}.onnx with onnxruntime every
+env step and publishes `<ns>/{d["robot"]}/reference_1` (equilibria, rad) and `reference_2`
+(presets, rad) from `<ns>/joint_states`; `~target` (rad per joint) sets the task's target.
+
+The node needs rospy, std_msgs and sensor_msgs (ROS) and numpy and onnxruntime in the same
+Python: `pip install numpy onnxruntime` for the ROS Python, or a virtual environment with them
+that also sees the ROS packages (for example one created with `--system-site-packages`), given to
+the launch file:
+
+    roslaunch {name} {node}.launch python:=/path/to/venv/bin/python
+"""
+
+
 def export_policy(obj, robot, out_dir, *, variant=None, namespace="", package=None, instance=0,
                   task=None, target=None):
     """Write the catkin package `package` (default asr_<robot>_policy) for `obj` into out_dir
     (see the module doc): package.xml (format 2), CMakeLists.txt, launch/<node>.launch,
     scripts/<node>.py (the rospy node, executable) and scripts/<node>.json (its data). An
     existing package folder of that name is replaced. instance: which instance of an ILCResult;
-    task: the asr.envs task class of a linear policy (default: the one running `robot`);
+    task: the asr.envs task class of a linear or ONNX policy (default: the ONNX file's task, or
+    the one running `robot`); an ONNX policy also writes scripts/<node>.onnx and README.md;
     target: its ~target default, rad per joint. Returns the package's path."""
     name = _package_name(package, robot)
-    d = policy_data(obj, robot, variant=variant, namespace=namespace, instance=instance,
-                    task=task, target=target)
+    onnx = None if isinstance(obj, (dict, np.ndarray)) else _onnx_policy(obj)
+    d = policy_data(obj if onnx is None else onnx[0], robot, variant=variant,
+                    namespace=namespace, instance=instance, task=task, target=target)
     node = "policy_node"
     d["node"] = node
     d["package"] = name
@@ -399,13 +507,21 @@ def export_policy(obj, robot, out_dir, *, variant=None, namespace="", package=No
     try:
         os.makedirs(os.path.join(tmp, "scripts"))
         os.makedirs(os.path.join(tmp, "launch"))
+        needs = ("Needs rospy, std_msgs, sensor_msgs, and numpy and onnxruntime (ONNX Runtime)."
+                 if onnx else "Needs only\nrospy, std_msgs and sensor_msgs (plain Python "
+                 "arithmetic: no numpy).")
         files = {"package.xml": _package_xml(name, robot, d["kind"]),
-                 "CMakeLists.txt": _cmakelists(name, node),
+                 "CMakeLists.txt": _cmakelists(name, node, d["kind"]),
                  f"launch/{node}.launch": _launch(name, node, d),
                  f"scripts/{node}.json": json.dumps(d, indent=None if d["kind"] == "table"
                                                     else 1) + "\n",
                  f"scripts/{node}.py": NODE_TEMPLATE.replace("@PACKAGE@", name)
-                 .replace("@DATA@", f"{node}.json").replace("@KIND@", d["kind"])}
+                 .replace("@DATA@", f"{node}.json").replace("@KIND@", d["kind"])
+                 .replace("@NEEDS@", needs).replace("@ONNX@", ONNX_BLOCK if onnx else "")}
+        if onnx:
+            files["README.md"] = _onnx_readme(name, node, d)
+            with open(os.path.join(tmp, "scripts", f"{node}.onnx"), "wb") as f:
+                f.write(onnx[1])
         for rel, text in files.items():
             with open(os.path.join(tmp, rel), "w") as f:
                 f.write(text)
