@@ -120,6 +120,7 @@ bench: build
 	$(VPY) benchmarks/bench_coupled.py
 	$(VPY) benchmarks/bench_learning.py
 	$(VPY) benchmarks/bench_cpr.py
+	$(VPY) benchmarks/bench_rl.py
 
 clean:
 	rm -rf build asr/_core*.so asr/_core.c asr/*.o *.egg-info demo_output

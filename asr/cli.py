@@ -1,5 +1,6 @@
 """The `asr` command line. `asr dashboard` serves the web dashboard (dashboard/PROTOCOL.md);
-`asr ros` runs a robot as a live ROS 1 node (docs/ros.md)."""
+`asr ros` runs a robot as a live ROS 1 node (docs/ros.md); `asr train` trains a policy with PPO
+(asr.rl.train, extra asr[rl])."""
 import argparse
 import os
 import secrets
@@ -54,7 +55,86 @@ def _parser():
                    help="seconds to wait for the ROS master at start (5)")
     r.add_argument("--duration", type=float, default=None,
                    help="stop after this many wall seconds (default: run until Ctrl-C)")
+    t = sub.add_parser("train", help="train a policy with PPO (Stable-Baselines3)",
+                       description="Train a policy with PPO on an asr task (asr.rl.train). "
+                       "DIR gets model.zip, vecnormalize.pkl, config.json and curve.json, each "
+                       "rewritten atomically after every PPO update; a run killed at any time "
+                       "continues with --resume.")
+    t.add_argument("--task", default="asr/Reach2DOF-v0", help="task id (asr/Reach2DOF-v0)")
+    t.add_argument("--algo", default="ppo", help="algorithm (ppo)")
+    t.add_argument("--total-steps", type=int, default=500_000,
+                   help="env-steps over all sub-envs (500000)")
+    t.add_argument("--num-envs", type=int, default=64, help="sub-envs of the batch (64)")
+    t.add_argument("--seed", type=int, default=0, help="seed (0)")
+    t.add_argument("--threads", type=int, default=1, help="torch and asr threads (1)")
+    t.add_argument("--out", required=True, metavar="DIR", help="training folder")
+    t.add_argument("--resume", action="store_true", help="continue the training in DIR")
+    t.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="a hyperparameter (asr.rl.training.HYPERPARAMETERS), e.g. "
+                   "learning_rate=3e-4 or net_arch=64,64; repeatable")
+    t.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
+
+
+def parse_set(items):
+    """--set KEY=VALUE items -> {key: value}: numbers as numbers, 'a,b' as a list of numbers."""
+    import json
+
+    out = {}
+    for item in items:
+        key, sep, text = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ValueError(f"--set: got {item!r}, expected KEY=VALUE (e.g. learning_rate=3e-4)")
+        text = text.strip()
+        try:
+            value = json.loads(text)
+        except ValueError:
+            if "," in text:
+                try:
+                    value = [json.loads(x) for x in text.split(",") if x.strip()]
+                except ValueError:
+                    value = text
+            else:
+                value = text
+        out[key] = value
+    return out
+
+
+def train_main(args):
+    """`asr train`: the exit code (0 done, 1 missing dependency / simulation error, 2 bad
+    arguments or a bad training folder)."""
+    try:
+        hp = parse_set(args.set)
+    except ValueError as exc:
+        print(f"asr train: {exc}", file=sys.stderr)
+        return 2
+    try:
+        from asr.rl import train
+    except ImportError as exc:
+        print(f"asr train: {exc}", file=sys.stderr)
+        return 1
+    from asr.errors import SimulationError
+
+    try:
+        res = train(args.task, algo=args.algo, total_steps=args.total_steps,
+                    num_envs=args.num_envs, seed=args.seed, threads=args.threads,
+                    out_dir=args.out, resume=args.resume, progress_bar=not args.no_progress,
+                    **hp)
+    except (ValueError, TypeError) as exc:
+        print(f"asr train: {exc}", file=sys.stderr)
+        return 2
+    except SimulationError as exc:
+        print(f"asr train: simulation error: {exc}", file=sys.stderr)
+        return 1
+    last = res.curve[-1] if res.curve else {}
+    final = "" if res.final_error_rad is None else \
+        f", final joint error {res.final_error_rad:.4f} rad on held-out targets"
+    ret = last.get("return")
+    print(f"asr train: {last.get('steps', 0)} env-steps in {last.get('wall_s', 0.0):.1f} s"
+          + ("" if ret is None else f", mean return {ret:.2f}") + f"{final}; {args.out}",
+          flush=True)
+    return 0
 
 
 def ros_main(args):
@@ -146,6 +226,8 @@ def main(argv=None):
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     if args.command == "ros":
         return ros_main(args)
+    if args.command == "train":
+        return train_main(args)
     if args.command != "dashboard":
         parser.print_help()
         return 2

@@ -1,0 +1,49 @@
+"""Reinforcement learning on asr's batched environments with Stable-Baselines3 (extra `asr[rl]`).
+
+- SB3VecEnv (asr.rl.vec_env): SB3's VecEnv over an asr vector env (one C call per step for all
+  sub-envs), equal bit for bit to DummyVecEnv over single asr envs.
+- train, TrainResult, load_checkpoint (asr.rl.training): PPO with observation normalisation,
+  held-out evaluation, an atomic, resumable training folder (model.zip, vecnormalize.pkl,
+  config.json, curve.json); `asr train` on the command line.
+- export_onnx, OnnxPolicy (asr.rl.onnx_policy): a trained policy as ONNX.
+
+The names load lazily, so `import asr.rl` works without torch; using one without torch raises
+ImportError saying how to install the extra.
+"""
+import importlib
+
+_LAZY = {
+    "SB3VecEnv": "asr.rl.vec_env",
+    "train": "asr.rl.training",
+    "TrainResult": "asr.rl.training",
+    "load_checkpoint": "asr.rl.training",
+    "export_onnx": "asr.rl.onnx_policy",
+    "OnnxPolicy": "asr.rl.onnx_policy",
+}
+
+INSTALL_HINT = 'pip install "asr[rl]"'
+
+
+def __getattr__(name):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'asr.rl' has no attribute {name!r}")
+    try:
+        mod = importlib.import_module(module)
+    except ImportError as exc:
+        missing = getattr(exc, "name", None) or ""
+        if missing.split(".")[0] in ("torch", "stable_baselines3", "onnx", "onnxruntime",
+                                     "onnxscript"):
+            raise ImportError(f"asr.rl.{name} needs the optional dependency {missing!r}: "
+                              f"{INSTALL_HINT}") from exc
+        raise
+    value = getattr(mod, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(list(globals()) + list(_LAZY))
+
+
+__all__ = list(_LAZY)
