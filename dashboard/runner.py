@@ -123,6 +123,8 @@ class SimRunner:
         self._ilc_result = None
         self._ilc_thread = None
         self._ilc_stop = threading.Event()
+        self._watch = None      # a dashboard.rl.PolicyWatcher choosing the references, or None
+        self._watch_state = None
         self.frames = 0
         self.error = None
         self._pacer = Pacer()
@@ -168,6 +170,7 @@ class SimRunner:
         """Load a robot: the configuration (presets, modes, params, references) starts from its
         robot.toml; `keep` (a workspace dict) is applied after. Clients name robots: only the
         names of GET /api/robots load, never a path."""
+        self._watch = None  # another robot: back to manual control
         try:
             # the robot is known by the name it was asked for (the one that loads it again)
             r = dataclasses.replace(load_robot(robot, variant, allow_path=False), name=robot)
@@ -314,7 +317,7 @@ class SimRunner:
     # the runner's configuration: what a command that fails half-way puts back (_snapshot)
     _CONFIG = ("robot", "joint_names", "models", "modes", "param_overrides", "presets", "eq0",
                "reference", "ref_t0", "compare", "speed", "paused", "sim", "time", "push",
-               "history", "run_id", "_last_eq", "_last_change", "_failed")
+               "history", "run_id", "_last_eq", "_last_change", "_failed", "_watch")
 
     def _snapshot(self):
         """The configuration (containers copied; a new Sim replaces the old one, never edits it)
@@ -545,7 +548,8 @@ class SimRunner:
             "run_id": self.run_id, "update_hz": self.settings.update_hz,
             "window_s": self.settings.window_s, "frames": self.frames,
             "clients": len(self._subscribers),
-            "ilc": self.ilc_status(), "error": self.error}
+            "ilc": self.ilc_status(), "error": self.error,
+            "watch": self.watch_info()}
 
     def _view(self):
         return fig.View(self.robot.name, self.robot.variant, tuple(self.joint_names),
@@ -707,6 +711,8 @@ class SimRunner:
 
     def _advance(self, steps):
         """One rollout of `steps` steps; the recorded arrays (N, steps, J) and times."""
+        if self._watch is not None:
+            return self._advance_watch(steps)
         dt, n, nj = self.sim.dt, self.sim.n_instances, len(self.joint_names)
         t = self.time + dt * np.arange(steps)          # start time of each step
         with self._lock:
@@ -741,6 +747,67 @@ class SimRunner:
             msg.update(maxPoints=self.max_points(), t=self.time, frame=self.frames,
                        run_id=self.run_id)
         self.publish("extend", msg)
+
+    # ------------------------------------------------------------ RL watch hook (dashboard/rl.py)
+
+    def start_watch(self, watcher):
+        """Runner thread: load the watcher's task robot (with the task's timestep) and let the
+        policy choose the references from now on (PROTOCOL.md "RL")."""
+        self._load(watcher.robot, watcher.variant)
+        if watcher.timestep is not None and abs(self.sim.dt - watcher.timestep) > 1e-12:
+            from asr.envs.vector import _with_timestep
+
+            self.robot = _with_timestep(self.robot, watcher.timestep)
+            self._build_sim()
+        self._watch, self._watch_state = watcher, None
+        self._publish_figure()
+        self._publish_state()
+        return self.state()
+
+    def watch_info(self):
+        """The watched policy's {task, run, target, env_step}, or None (any thread)."""
+        w = self._watch
+        return w.info() if w is not None else None
+
+    def stop_watch(self):
+        """Back to manual control: every joint holds the policy's last equilibrium."""
+        w, self._watch = self._watch, None
+        if w is not None and w.held is not None:
+            for k, name in enumerate(self.joint_names):
+                self.reference[name] = dict(self.reference[name], kind="hold", offset=float(
+                    np.clip(w.held[0, k, 0], -10, 10)))
+                self.ref_t0[name] = self.time
+        self._publish_state()
+        return self.state()
+
+    def _advance_watch(self, steps):
+        """_advance with the watched policy's references: one rollout per (part of an) env step,
+        each env step's action from the link state at its start (as the task builds it)."""
+        w, sim = self._watch, self.sim
+        n, parts = sim.n_instances, []
+        while sum(p["q"].shape[1] for p in parts) < steps:
+            if w.left == 0 or w.held is None or w.held.shape[0] != n:
+                st = self._watch_state
+                if st is None or st[0].shape[0] != n:
+                    q = np.array([d.qpos[sim.qpos_adr] for d in sim.datas])
+                    qd = np.array([d.qvel[sim.dof_adr] for d in sim.datas])
+                    st = (q, qd)
+                w.act(*st)
+            m = min(w.left, steps - sum(p["q"].shape[1] for p in parts))
+            refs = np.ascontiguousarray(np.broadcast_to(w.held[:, None], (n, m) + w.held.shape[1:]))
+            out = sim.rollout(m, refs, record=RECORD + ("qd",))
+            w.left -= m
+            self._watch_state = (out["q"][:, -1].copy(), out["qd"][:, -1].copy())
+            parts.append(dict(out, eq=refs[..., 0]))
+        dt = sim.dt
+        t = self.time + dt * np.arange(steps)
+        self.time += steps * dt
+        cat = {k: np.concatenate([p[k] for p in parts], axis=1) for k in
+               ("q", "eq", "tau_joint", "stiffness", "th1", "th2")}
+        q = cat["q"]
+        return {"t": t + dt, "q": q, "eq": cat["eq"], "defl": q - cat["eq"],
+                "tau": cat["tau_joint"], "stiffness": cat["stiffness"], "th1": cat["th1"],
+                "th2": cat["th2"]}
 
     # ------------------------------------------------------------ ILC (worker thread)
 

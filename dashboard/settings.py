@@ -47,6 +47,15 @@ class Settings(BaseModel):
                               "WebSocket client (older frames are dropped)")
     client_stall_s: float = Field(10.0, gt=0, le=3600, description="a WebSocket client whose "
                                   "connection takes no data for this long is disconnected, s")
+    # RL trainings (dashboard/rl.py)
+    rl_num_envs_max: int = Field(64, ge=1, le=1024, description="most parallel envs of a "
+                                 "training started from the dashboard")
+    rl_total_steps_max: int = Field(10_000_000, ge=1, le=10**10, description="most env steps "
+                                    "of a training started from the dashboard")
+    rl_curve_points: int = Field(1000, ge=10, le=100_000, description="most learning-curve rows "
+                                 "sent to clients (decimated)")
+    rl_stop_s: float = Field(5.0, gt=0, le=300, description="a training not gone this long "
+                             "after SIGTERM is killed (SIGKILL), s")
 
     @field_validator("allow_origins")
     @classmethod

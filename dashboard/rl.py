@@ -1,0 +1,440 @@
+"""Reinforcement learning from the dashboard: the training-process manager and the policy
+watcher (PROTOCOL.md "RL").
+
+Training runs in its own process, `python -m asr.cli train --task T ... --out <run folder>`
+(asr/rl: Stable-Baselines3 PPO on asr's batched envs), so the simulation thread, the 30 Hz
+stream and the controls stay live whatever the training costs. The run folder is chosen here,
+never by a client: `run-<n>` inside one temporary folder per server (removed at shutdown). The
+process gets its own session (process group): pause = SIGSTOP to the group, resume = SIGCONT
+(the process keeps its memory and its place; nothing is written while stopped), stop = SIGTERM
+then SIGKILL after `Settings.rl_stop_s`. One training at a time (Busy otherwise); the process is
+killed when the server stops.
+
+A watcher thread polls the folder's curve.json (rows {steps, wall_s, return, length, metric},
+rewritten atomically after every PPO update) and the process, and publishes an `rl` message to
+every client when either changed; the curve sent is decimated to at most
+`Settings.rl_curve_points` rows and the file read is bounded (MAX_CURVE_BYTES).
+
+PolicyWatcher ("watch"): the latest checkpoint's SB3 model (model.zip) and observation
+normaliser (vecnormalize.pkl) loaded in the server (torch on one thread); the runner asks it for
+references at every env step of the task (dashboard/runner.py, the watch hook) and the task's
+observation is built from the runner's Sim as the task builds it (asr/envs/tasks.py: q, qd,
+target, q - target; actions [equilibria, presets] held as mode 3 / 6 references for frame_skip
+steps, a new random target every episode).
+"""
+import json
+import math
+import os
+import pickle
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import numpy as np
+
+from asr._gymnasium_envs import ENVS
+from dashboard.errors import public_message
+
+TASKS = tuple(ENVS)                      # the registered asr env ids: the only tasks a client names
+ALGOS = ("PPO",)
+TRAIN_COMMAND = (sys.executable, "-m", "asr.cli", "train")
+MAX_CURVE_BYTES = 16 << 20               # curve.json read at most (larger: the tail rows are lost)
+MAX_LOG_BYTES = 4096                     # tail of the trainer's output kept for a failure message
+POLL_S = 0.25                            # how often the watcher looks at the folder and process
+CURVE_KEYS = ("steps", "wall_s", "return", "length", "metric")
+HYPERPARAMETERS = ("learning_rate", "n_steps", "batch_size", "gamma")
+# held-out evaluation of the task's metric: small, so the curve's updates stay frequent
+FIXED_SETTINGS = {"eval_episodes": 8, "final_eval_episodes": 32}
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class TrainingBusy(RuntimeError):
+    """A training process is already running (-> 409)."""
+
+
+class NoCheckpoint(LookupError):
+    """No training folder with a model yet (-> 404)."""
+
+
+class RLInputError(ValueError):
+    """A value out of the server's RL limits (-> 422, naming the field)."""
+
+
+def _finite(x):
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) else None
+
+
+def read_curve(path, max_bytes=MAX_CURVE_BYTES):
+    """The rows of a curve.json as columns {key: [float | None]}; empty when missing or not
+    (yet) valid. At most max_bytes are read."""
+    cols = {k: [] for k in CURVE_KEYS}
+    try:
+        with open(path, "rb") as f:
+            data = f.read(max_bytes + 1)
+        if len(data) > max_bytes:
+            return cols
+        rows = json.loads(data)
+    except (OSError, ValueError):
+        return cols
+    if isinstance(rows, dict):  # tolerate {"rows": [...]}
+        rows = rows.get("rows", [])
+    if not isinstance(rows, list):
+        return cols
+    for row in rows:
+        if isinstance(row, dict):
+            for k in CURVE_KEYS:
+                cols[k].append(_finite(row.get(k)))
+    return cols
+
+
+def decimate(cols, points):
+    """At most `points` rows, evenly spaced, the first and the last kept."""
+    n = len(cols["steps"])
+    if n <= points:
+        return cols
+    idx = np.unique(np.linspace(0, n - 1, points).round().astype(int))
+    return {k: [v[i] for i in idx] for k, v in cols.items()}
+
+
+class TrainingManager:
+    """One training process at a time; see the module doc. `publish(msg)` sends an `rl`
+    message to the clients (the runner's publish); `command` the trainer's command prefix;
+    `watch_info()` what the runner watches (PolicyWatcher.info()) or None."""
+
+    def __init__(self, settings, publish, command=None, watch_info=None):
+        self.settings = settings
+        self.publish = publish
+        self.command = tuple(command or TRAIN_COMMAND)
+        self._lock = threading.RLock()
+        self._root = None
+        self._runs = 0
+        self._proc = None
+        self._log = None
+        self._run = None          # {"id", "dir", "config", "started", ...} of the latest run
+        self._curve = decimate(read_curve(""), 1)
+        self._curve_mtime = None
+        self._paused = False
+        self._message = None
+        self._returncode = None
+        self._closed = threading.Event()
+        self._thread = None
+        self.watch_info = watch_info or (lambda: None)  # the runner's watched policy, or None
+
+    # ------------------------------------------------------------ status
+
+    def status(self):
+        with self._lock:
+            proc = self._proc
+            running = proc is not None and proc.poll() is None
+            run = self._run
+            return {"running": running, "paused": running and self._paused,
+                    "pid": proc.pid if running else None,
+                    "run": run["id"] if run else None,
+                    "config": dict(run["config"]) if run else None,
+                    "returncode": None if running else self._returncode,
+                    "message": self._message,
+                    "has_checkpoint": self.checkpoint_dir(quiet=True) is not None,
+                    "watching": self.watch_info(),
+                    "curve": {k: list(v) for k, v in self._curve.items()}}
+
+    def message(self):
+        return {"type": "rl", **self.status()}
+
+    def checkpoint_dir(self, quiet=False):
+        """The latest run's folder once it holds a model (model.zip), else None / NoCheckpoint."""
+        with self._lock:
+            run = self._run
+        if run and os.path.isfile(os.path.join(run["dir"], "model.zip")):
+            return run["dir"]
+        if quiet:
+            return None
+        raise NoCheckpoint("no checkpoint yet: start a training (POST /api/rl/start) and wait "
+                           "for its first PPO update")
+
+    # ------------------------------------------------------------ control
+
+    def check(self, cfg):
+        """Server limits beyond the request model's ranges (RLInputError naming the field)."""
+        s = self.settings
+        if cfg["num_envs"] > s.rl_num_envs_max:
+            raise RLInputError(f"num_envs: got {cfg['num_envs']}, valid range [1, "
+                               f"{s.rl_num_envs_max}] (server setting rl_num_envs_max)")
+        if cfg["total_steps"] > s.rl_total_steps_max:
+            raise RLInputError(f"total_steps: got {cfg['total_steps']}, valid range [1, "
+                               f"{s.rl_total_steps_max}] (server setting rl_total_steps_max)")
+        rollout = cfg["n_steps"] * cfg["num_envs"]
+        if cfg["batch_size"] > rollout:
+            raise RLInputError(f"batch_size: got {cfg['batch_size']}, valid range [2, n_steps * "
+                               f"num_envs = {rollout}] (a PPO minibatch comes from one rollout)")
+
+    def start(self, cfg):
+        """Start `asr train` for cfg (RLStart fields) in a new run folder; TrainingBusy if one
+        runs. Answers the status."""
+        self.check(cfg)
+        with self._lock:
+            if self._proc is not None and self._proc.poll() is None:
+                raise TrainingBusy("a training is already running; POST /api/rl/stop first")
+            if self._closed.is_set():
+                raise RuntimeError("the dashboard is stopping")
+            self._close_log()
+            if self._root is None:
+                self._root = tempfile.mkdtemp(prefix="asr-dashboard-rl-")
+            self._runs += 1
+            out = os.path.join(self._root, f"run-{self._runs}")
+            os.makedirs(out)
+            argv = [*self.command, "--task", cfg["task"], "--total-steps",
+                    str(cfg["total_steps"]), "--num-envs", str(cfg["num_envs"]), "--seed",
+                    str(cfg["seed"]), "--out", out, "--no-progress"]
+            for key, value in [(k, cfg[k]) for k in HYPERPARAMETERS] + list(
+                    FIXED_SETTINGS.items()):
+                argv += ["--set", f"{key}={value!r}"]
+            env = dict(os.environ, PYTHONUNBUFFERED="1", OMP_NUM_THREADS="1",
+                       PYTHONPATH=os.pathsep.join(
+                           p for p in (REPO_ROOT, os.environ.get("PYTHONPATH")) if p))
+            self._log = open(os.path.join(out, "train.log"), "wb")
+            try:
+                self._proc = subprocess.Popen(argv, cwd=out, env=env, stdin=subprocess.DEVNULL,
+                                              stdout=self._log, stderr=subprocess.STDOUT,
+                                              start_new_session=True)
+            except OSError as exc:
+                self._close_log()
+                raise RuntimeError(public_message(f"could not start the trainer: {exc}")) \
+                    from None
+            self._run = {"id": self._runs, "dir": out, "config": dict(cfg),
+                         "started": time.time()}
+            self._curve = decimate(read_curve(""), 1)
+            self._curve_mtime = None
+            self._paused = False
+            self._returncode = None
+            self._message = "running"
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._watch_loop, name="asr-dashboard-rl",
+                                                daemon=True)
+                self._thread.start()
+        self._publish()
+        return self.status()
+
+    def _signal(self, sig):
+        proc = self._proc
+        if proc is None or proc.poll() is not None:
+            return False
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return False
+        return True
+
+    def pause(self):
+        """SIGSTOP the trainer (its process group)."""
+        with self._lock:
+            if self._signal(signal.SIGSTOP):
+                self._paused = True
+                self._message = "paused"
+        self._publish()
+        return self.status()
+
+    def resume(self):
+        with self._lock:
+            if self._signal(signal.SIGCONT):
+                self._paused = False
+                self._message = "running"
+        self._publish()
+        return self.status()
+
+    def stop(self, timeout=None):
+        """SIGTERM (and SIGCONT, so a paused trainer sees it), SIGKILL after `timeout`
+        (Settings.rl_stop_s); waits for the process. Answers the status."""
+        timeout = self.settings.rl_stop_s if timeout is None else timeout
+        with self._lock:
+            proc = self._proc
+            if proc is not None and proc.poll() is None:
+                self._signal(signal.SIGTERM)
+                self._signal(signal.SIGCONT)
+                try:
+                    proc.wait(timeout)
+                except subprocess.TimeoutExpired:
+                    self._signal(signal.SIGKILL)
+                    proc.wait(10)
+                self._paused = False
+                self._message = "stopped"
+            self._returncode = proc.returncode if proc is not None else None
+            self._close_log()
+            self._refresh_curve()
+        self._publish()
+        return self.status()
+
+    def shutdown(self):
+        """The server stops: kill the trainer (bounded), stop the watcher, remove the runs."""
+        self._closed.set()
+        self.stop(timeout=min(2.0, self.settings.rl_stop_s))
+        if self._thread is not None:
+            self._thread.join(5)
+        if self._root is not None:
+            shutil.rmtree(self._root, ignore_errors=True)
+
+    def _close_log(self):
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    # ------------------------------------------------------------ watcher thread
+
+    def _refresh_curve(self):
+        """Read curve.json again if it changed; True when it did."""
+        run = self._run
+        if run is None:
+            return False
+        path = os.path.join(run["dir"], "curve.json")
+        try:
+            mtime = os.stat(path).st_mtime_ns
+        except OSError:
+            return False
+        if mtime == self._curve_mtime:
+            return False
+        cols = read_curve(path)
+        self._curve_mtime = mtime
+        if not cols["steps"] and self._curve["steps"]:
+            return False  # a half-written file from a non-atomic writer: keep the last curve
+        self._curve = decimate(cols, self.settings.rl_curve_points)
+        return True
+
+    def _log_tail(self):
+        run = self._run
+        try:
+            with open(os.path.join(run["dir"], "train.log"), "rb") as f:
+                f.seek(0, os.SEEK_END)
+                f.seek(max(0, f.tell() - MAX_LOG_BYTES))
+                text = f.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+        lines = [line for line in text.strip().splitlines() if line.strip()]
+        return lines[-1] if lines else ""
+
+    def _watch_loop(self):
+        while not self._closed.wait(POLL_S):
+            changed = False
+            with self._lock:
+                proc = self._proc
+                if proc is None:
+                    continue
+                changed = self._refresh_curve()
+                if self._returncode is None and proc.poll() is not None:
+                    self._returncode = proc.returncode
+                    self._paused = False
+                    self._close_log()
+                    self._refresh_curve()
+                    if self._message not in ("stopped",):
+                        tail = self._log_tail()
+                        self._message = "finished" if proc.returncode == 0 else public_message(
+                            f"failed (exit {proc.returncode}): {tail}", 300)
+                    changed = True
+            if changed:
+                self._publish()
+
+    def publish_status(self):
+        """Send the status to the clients now (after a watch change)."""
+        self._publish()
+
+    def _publish(self):
+        try:
+            self.publish(self.message())
+        except Exception:  # noqa: BLE001 - a closed event loop: nobody to tell
+            pass
+
+
+# ---------------------------------------------------------------- watching a policy
+
+
+def task_class(task):
+    """The vector env class of a registered task id."""
+    import importlib
+
+    module, _, name = ENVS[task][1].partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def watchable_tasks():
+    out = []
+    for task in TASKS:
+        try:
+            cls = task_class(task)
+        except Exception:  # noqa: BLE001 - a task that does not import cannot be watched
+            continue
+        j = cls.single_action_space.shape[0] // 2
+        if getattr(cls, "target_range", None) is not None and \
+                cls.single_observation_space.shape == (4 * j,):
+            out.append(task)
+    return out
+
+
+class PolicyWatcher:
+    """The SB3 policy of a training folder acting on the runner's Sim as the task's agent.
+    Loaded off the runner thread (torch import, model load); used on the runner thread only."""
+
+    def __init__(self, folder, task, run_id=None, seed=0):
+        import torch
+        from stable_baselines3 import PPO
+
+        torch.set_num_threads(1)
+        self.task = task
+        self.run = run_id
+        cls = task_class(task)
+        self.cls = cls
+        self.robot, self.variant = cls.robot, cls.variant
+        self.timestep = cls.timestep
+        self.frame_skip = int(cls.frame_skip)
+        self.episode_steps = int(cls.max_episode_steps)
+        self.target_range = float(cls.target_range)
+        space = cls.single_action_space
+        self.low, self.high = np.asarray(space.low, float), np.asarray(space.high, float)
+        self.n_joints = self.low.size // 2
+        obs = cls.single_observation_space.shape
+        if getattr(cls, "target_range", None) is None or obs != (4 * self.n_joints,):
+            raise RLInputError(f"task: watching supports the reaching tasks whose observation is "
+                               f"[q, qd, target, q - target] ({', '.join(watchable_tasks())}), "
+                               f"not {task!r}; download its policy.onnx instead")
+        self.model = PPO.load(os.path.join(folder, "model.zip"), device="cpu")
+        self.norm = None
+        path = os.path.join(folder, "vecnormalize.pkl")
+        if os.path.isfile(path):
+            with open(path, "rb") as f:  # written by the server's own trainer, in its folder
+                self.norm = pickle.load(f)
+        self.rng = np.random.default_rng(seed)
+        self.target = None
+        self.left = 0        # simulation steps left in the current env step
+        self.env_step = 0    # env steps in the current episode
+        self.held = None     # (N, J, 2) references of the current env step
+
+    def new_episode(self, n):
+        self.target = self.rng.uniform(-self.target_range, self.target_range, (n, self.n_joints))
+        self.env_step = 0
+
+    def act(self, q, qd):
+        """(N, J, 2) references for the next env step from the link state (N, J)."""
+        n = q.shape[0]
+        if self.target is None or self.target.shape[0] != n \
+                or self.env_step >= self.episode_steps:
+            self.new_episode(n)
+        obs = np.concatenate([q, qd, self.target, q - self.target], axis=1)
+        if self.norm is not None:
+            obs = self.norm.normalize_obs(obs)
+        action, _ = self.model.predict(obs.astype(np.float32), deterministic=True)
+        action = np.clip(np.asarray(action, float).reshape(n, -1), self.low, self.high)
+        j = self.n_joints
+        self.held = np.stack([action[:, :j], action[:, j:]], axis=-1)
+        self.left = self.frame_skip
+        self.env_step += 1
+        return self.held
+
+    def info(self):
+        return {"task": self.task, "run": self.run,
+                "target": None if self.target is None else self.target[0].tolist(),
+                "env_step": self.env_step}

@@ -1,0 +1,182 @@
+"""RL routes under /api/rl (PROTOCOL.md "RL"): start / pause / resume / stop a PPO training in its
+own process (dashboard/rl.py), its status and learning curve, watching its latest checkpoint on
+the live robot, and its exports. Tasks are named from the registered asr env ids (a list, never
+free text); the training folder is the server's own, never a client path. The manager is made in
+this router's lifespan (after the runner's) and kills the training when the server stops."""
+import asyncio
+import contextlib
+import os
+import tempfile
+from typing import Literal
+
+from fastapi import APIRouter, FastAPI, HTTPException, Request
+from fastapi.responses import Response
+from pydantic import Field
+
+from dashboard import rl
+from dashboard.errors import public_message
+from dashboard.models import Strict
+from dashboard.routes.api import Runner, run_command
+
+
+@contextlib.asynccontextmanager
+async def lifespan(app: FastAPI):
+    runner = app.state.runner
+    app.state.rl = rl.TrainingManager(app.state.settings,
+                                      lambda msg: runner.publish("rl", msg),
+                                      watch_info=runner.watch_info)
+    try:
+        yield
+    finally:
+        await asyncio.to_thread(app.state.rl.shutdown)
+
+
+router = APIRouter(prefix="/api/rl", tags=["reinforcement learning"], lifespan=lifespan,
+                   responses={409: {"description": "a training is already running"},
+                              422: {"description": "invalid value"}})
+
+Task = Literal[rl.TASKS]  # type: ignore[valid-type] - the registered asr env ids
+
+
+class RLStart(Strict):
+    task: Task = Field("asr/Reach2DOF-v0", description="registered asr env id")
+    algo: Literal["PPO"] = "PPO"
+    num_envs: int = Field(8, ge=1, le=1024, description="parallel sub-envs (one asr batch)")
+    total_steps: int = Field(100_000, ge=1, le=10**10, description="env-steps over all sub-envs")
+    seed: int = Field(0, ge=0, le=2**31 - 1)
+    learning_rate: float = Field(1e-3, gt=0, le=1, description="Adam step size")
+    n_steps: int = Field(32, ge=1, le=100_000, description="env-steps per sub-env per rollout")
+    batch_size: int = Field(256, ge=2, le=1_000_000, description="PPO minibatch size (at most "
+                            "n_steps * num_envs)")
+    gamma: float = Field(0.95, ge=0, le=1, description="discount factor")
+
+
+def manager(request: Request) -> rl.TrainingManager:
+    return request.app.state.rl
+
+
+def _answer(fn, *args):
+    try:
+        return fn(*args)
+    except rl.TrainingBusy as exc:
+        raise HTTPException(409, public_message(exc)) from None
+    except rl.NoCheckpoint as exc:
+        raise HTTPException(404, public_message(exc)) from None
+    except rl.RLInputError as exc:
+        raise HTTPException(422, public_message(exc)) from None
+
+
+@router.get("/tasks", summary="the tasks, algorithms and default hyperparameters")
+async def tasks(request: Request):
+    s = request.app.state.settings
+    return {"tasks": list(rl.TASKS), "watchable": await asyncio.to_thread(rl.watchable_tasks),
+            "algos": list(rl.ALGOS), "defaults": RLStart().model_dump(),
+            "limits": {"num_envs": [1, s.rl_num_envs_max],
+                       "total_steps": [1, s.rl_total_steps_max]}}
+
+
+@router.get("/status", summary="the training: running, paused, pid, config, learning curve")
+async def status(request: Request):
+    return manager(request).status()
+
+
+@router.post("/start", summary="start a training in its own process (409 while one runs)")
+async def start(body: RLStart, request: Request):
+    cfg = body.model_dump()
+    return await asyncio.to_thread(_answer, manager(request).start, cfg)
+
+
+@router.post("/pause", summary="pause the training process (SIGSTOP)")
+async def pause(request: Request):
+    return manager(request).pause()
+
+
+@router.post("/resume", summary="resume a paused training (SIGCONT)")
+async def resume(request: Request):
+    return manager(request).resume()
+
+
+@router.post("/stop", summary="stop the training (SIGTERM, SIGKILL after rl_stop_s)")
+async def stop(request: Request):
+    return await asyncio.to_thread(manager(request).stop)
+
+
+def _watcher(m):
+    folder = m.checkpoint_dir()
+    st = m.status()
+    return rl.PolicyWatcher(folder, st["config"]["task"], st["run"], seed=st["config"]["seed"])
+
+
+@router.post("/watch", summary="the latest checkpoint's policy drives the live robot")
+async def watch(request: Request, runner: Runner):
+    m = manager(request)
+    w = await asyncio.to_thread(_answer, _watcher, m)
+    state = await run_command(runner, lambda r: r.start_watch(w))
+    m.publish_status()
+    return state
+
+
+@router.post("/manual", summary="back to manual control (the policy stops)")
+async def manual(request: Request, runner: Runner):
+    m = manager(request)
+    state = await run_command(runner, lambda r: r.stop_watch())
+    m.publish_status()
+    return state
+
+
+def _onnx_file(folder, tmp):
+    """The folder's policy exported as tmp/policy.onnx (asr.rl.export_onnx); 501 when the
+    server has no ONNX export, 422 when it fails."""
+    try:
+        from asr.rl import export_onnx
+    except (ImportError, AttributeError) as exc:
+        raise HTTPException(501, public_message(
+            f"ONNX export is not available on this server: {exc}")) from None
+    path = os.path.join(tmp, "policy.onnx")
+    try:
+        export_onnx(folder, path)
+    except (ValueError, TypeError, OSError) as exc:
+        raise HTTPException(422, public_message(exc)) from None
+    return path
+
+
+@router.get("/policy.onnx", summary="the latest checkpoint's policy as ONNX (asr.rl.export_onnx)")
+async def policy_onnx(request: Request):
+    folder = _answer(manager(request).checkpoint_dir)
+
+    def export():
+        with tempfile.TemporaryDirectory(prefix="asr-onnx-") as tmp:
+            with open(_onnx_file(folder, tmp), "rb") as f:
+                return f.read()
+
+    data = await asyncio.to_thread(export)
+    return Response(data, media_type="application/octet-stream",
+                    headers={"Content-Disposition": 'attachment; filename="policy.onnx"'})
+
+
+@router.get("/policy.ros.zip", summary="the latest checkpoint as a ROS 1 package (asr.ros.export)")
+async def policy_ros(request: Request):
+    m = manager(request)
+    folder = _answer(m.checkpoint_dir)
+    task = m.status()["config"]["task"]
+    robot = rl.task_class(task).robot
+
+    def export():
+        from asr.ros.export import export_zip
+
+        # the policy goes to asr.ros.export as an ONNX file (which it runs with onnxruntime)
+        with tempfile.TemporaryDirectory(prefix="asr-ros-") as tmp:
+            path = _onnx_file(folder, tmp)
+            try:
+                return export_zip(path, robot, variant=rl.task_class(task).variant)
+            except TypeError as exc:
+                raise HTTPException(501, public_message(
+                    "the ROS package export (asr.ros.export) does not take ONNX policies on "
+                    f"this server: {exc}; download policy.onnx instead")) from None
+            except (ValueError, OSError) as exc:
+                raise HTTPException(422, public_message(exc)) from None
+
+    data = await asyncio.to_thread(export)
+    name = f"asr_{robot}_policy.zip"
+    return Response(data, media_type="application/zip",
+                    headers={"Content-Disposition": f'attachment; filename="{name}"'})

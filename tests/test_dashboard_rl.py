@@ -1,0 +1,315 @@
+"""The dashboard's RL panel (dashboard/PROTOCOL.md "RL"): a real `asr train` process (PPO, tiny
+budget) started, paused, resumed and stopped over /api/rl, its learning curve growing in
+GET /api/rl/status and in `rl` WebSocket messages, "watch" driving the live robot with the
+checkpoint's policy, the exports, the request checks (422 naming the field, 409 Busy, Origin),
+the process gone after stop and after the server stops; then the page in Debian's Chromium
+(Playwright): start a training, see the curve grow, stop, watch, export, and the stream keeps
+>= 25 updates/s while the trainer runs."""
+import io
+import json
+import os
+import time
+import zipfile
+
+import pytest
+
+from tests.conftest import require
+
+require("fastapi")
+require("httpx")
+require("stable_baselines3")
+require("onnxruntime")
+from fastapi.testclient import TestClient  # noqa: E402
+
+from dashboard.app import create_app  # noqa: E402
+from dashboard.settings import Settings  # noqa: E402
+
+BASE = "http://127.0.0.1"
+STREAM = "ws://127.0.0.1/ws/stream"
+# a tiny PPO: 64 env-steps per update, so rows come every fraction of a second; a budget far
+# beyond the test, which stops it
+TRAIN = {"task": "asr/Reach2DOF-v0", "num_envs": 4, "n_steps": 16, "batch_size": 64,
+         "total_steps": 10**7, "learning_rate": 1e-3, "gamma": 0.95, "seed": 0}
+
+
+def alive(pid):
+    """True while pid is a live (not zombie) process."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def proc_state(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()[0]
+
+
+def wait_for(fn, timeout, what):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = fn()
+        if value:
+            return value
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.2)
+
+
+@pytest.fixture(scope="module")
+def client():
+    with TestClient(create_app(Settings(rl_num_envs_max=16, rl_stop_s=3)), base_url=BASE) as c:
+        yield c
+        c.post("/api/rl/stop")
+
+
+def rows(client):
+    return len(client.get("/api/rl/status").json()["curve"]["steps"])
+
+
+# ------------------------------------------------------------------ validation
+
+
+@pytest.mark.parametrize("change, field, words", [
+    ({"task": "asr/Nope-v0"}, "task", "asr/Reach2DOF-v0"),
+    ({"task": "/etc/passwd"}, "task", "asr/Reach2DOF-v0"),
+    ({"algo": "SAC"}, "algo", "PPO"),
+    ({"learning_rate": 0}, "learning_rate", "greater than 0"),
+    ({"learning_rate": "NaN"}, "learning_rate", "finite"),
+    ({"gamma": 1.5}, "gamma", "less than or equal to 1"),
+    ({"n_steps": 0}, "n_steps", "greater than or equal to 1"),
+    ({"batch_size": 1}, "batch_size", "greater than or equal to 2"),
+    ({"num_envs": 0}, "num_envs", "greater than or equal to 1"),
+    ({"total_steps": -5}, "total_steps", "greater than or equal to 1"),
+    ({"out": "/tmp/x"}, "out", "Extra inputs are not permitted"),
+])
+def test_start_refuses_bad_values(client, change, field, words):
+    r = client.post("/api/rl/start", json={**TRAIN, **change})
+    assert r.status_code == 422, r.text
+    detail = r.json()["detail"]
+    assert any(field in e["loc"] for e in detail), detail
+    assert words in json.dumps(detail), detail
+    assert not client.get("/api/rl/status").json()["running"]
+
+
+@pytest.mark.parametrize("change, field, words", [
+    ({"num_envs": 17}, "num_envs", "[1, 16]"),                  # the server's rl_num_envs_max
+    ({"batch_size": 65}, "batch_size", "n_steps * num_envs = 64"),
+])
+def test_start_refuses_values_beyond_the_server_limits(client, change, field, words):
+    r = client.post("/api/rl/start", json={**TRAIN, **change})
+    assert r.status_code == 422, r.text
+    detail = r.json()["detail"]
+    assert detail.startswith(f"{field}: got ") and words in detail, detail
+    assert not client.get("/api/rl/status").json()["running"]
+
+
+def test_tasks_are_the_registered_env_ids(client):
+    import asr  # noqa: F401 - registers the ids
+    import gymnasium
+
+    t = client.get("/api/rl/tasks").json()
+    assert t["tasks"] and all(x in gymnasium.registry for x in t["tasks"])
+    assert "asr/Reach2DOF-v0" in t["watchable"] and t["algos"] == ["PPO"]
+
+
+def test_state_changing_routes_check_the_origin(client):
+    for path in ("/api/rl/start", "/api/rl/stop", "/api/rl/watch", "/api/rl/pause"):
+        r = client.post(path, json=TRAIN, headers={"Origin": "http://evil.example"})
+        assert r.status_code == 403, (path, r.text)
+    r = client.get("/api/rl/policy.onnx", headers={"Host": "evil.example"})
+    assert r.status_code == 403
+    assert not client.get("/api/rl/status").json()["running"]
+
+
+def test_nothing_to_watch_or_export_before_a_training(client):
+    assert client.post("/api/rl/watch").status_code == 404
+    assert client.get("/api/rl/policy.onnx").status_code == 404
+
+
+# ------------------------------------------------------------------ a training
+
+
+def test_training_lifecycle(client):
+    r = client.post("/api/rl/start", json=TRAIN)
+    assert r.status_code == 200, r.text
+    st = r.json()
+    pid = st["pid"]
+    assert st["running"] and alive(pid) and st["config"]["task"] == TRAIN["task"]
+    assert "/" not in json.dumps(st).replace("asr/", "")  # no server path in the answer
+
+    # Busy while it runs
+    r = client.post("/api/rl/start", json=TRAIN)
+    assert r.status_code == 409 and "already running" in r.text
+
+    # the curve grows, and reaches the clients as rl messages
+    with client.websocket_connect(STREAM) as ws:
+        n1 = wait_for(lambda: rows(client) >= 2 and rows(client), 60, "two curve rows")
+        n2 = wait_for(lambda: rows(client) > n1 and rows(client), 30, "a third row")
+        assert n2 > n1
+        seen = []
+        for _ in range(2000):
+            msg = json.loads(ws.receive_text())
+            if msg["type"] == "rl":
+                seen.append(len(msg["curve"]["steps"]))
+                if len(seen) >= 2 and seen[-1] > seen[0]:
+                    break
+        assert len(seen) >= 2 and seen[-1] > seen[0], seen
+    curve = client.get("/api/rl/status").json()["curve"]
+    assert curve["steps"] == sorted(curve["steps"]) and curve["steps"][0] > 0
+    assert any(m is not None for m in curve["metric"])
+
+    # pause = SIGSTOP: the process is stopped and the curve stands still; resume continues
+    st = client.post("/api/rl/pause").json()
+    assert st["paused"]
+    wait_for(lambda: proc_state(pid) == "T", 10, "the trainer to stop (SIGSTOP)")
+    time.sleep(0.75)  # three polls of the watcher: a row written before the stop is in
+    n = rows(client)
+    time.sleep(1.5)
+    assert rows(client) == n
+    st = client.post("/api/rl/resume").json()
+    assert not st["paused"]
+    wait_for(lambda: proc_state(pid) != "T", 10, "the trainer to continue (SIGCONT)")
+    wait_for(lambda: rows(client) > n, 30, "a row after resume")
+
+    # watch: the checkpoint's policy drives the live robot (the task's robot, references
+    # from the policy), then back to manual control
+    r = client.post("/api/rl/watch")
+    assert r.status_code == 200, r.text
+    state = r.json()
+    assert state["robot"] == "qbmove_arm_2dof" and state["variant"] == "horizontal"
+    assert state["watch"]["task"] == TRAIN["task"]
+    t0 = state["time"]
+    st = wait_for(lambda: (lambda s: s["time"] > t0 + 0.5 and s["watch"]["env_step"] > 0
+                           and s)(client.get("/api/state").json()), 20, "the policy acting")
+    assert st["error"] is None and len(st["watch"]["target"]) == 2
+    assert client.get("/api/rl/status").json()["watching"]["task"] == TRAIN["task"]
+    # another robot ends the watch
+    r = client.post("/api/robot", json={"robot": "pendulum_1dof"})
+    assert r.status_code == 200 and r.json()["watch"] is None, r.text
+    assert client.get("/api/rl/status").json()["watching"] is None
+    assert client.post("/api/rl/watch").json()["watch"]["task"] == TRAIN["task"]
+    state = client.post("/api/rl/manual").json()
+    assert state["watch"] is None and state["reference"]["joint1"]["kind"] == "hold"
+    assert client.get("/api/rl/status").json()["watching"] is None
+
+    # exports of the latest checkpoint
+    r = client.get("/api/rl/policy.onnx")
+    assert r.status_code == 200, r.text
+    import numpy as np
+    import onnxruntime
+
+    sess = onnxruntime.InferenceSession(r.content, providers=["CPUExecutionProvider"])
+    inp = sess.get_inputs()[0]
+    out = sess.run(None, {inp.name: np.zeros((1, 8), dtype=np.float32)})[0]
+    assert out.shape[-1] == 4 and np.all(np.isfinite(out))
+    r = client.get("/api/rl/policy.ros.zip")
+    assert r.status_code == 200, r.text
+    assert r.headers["content-disposition"].endswith('"asr_qbmove_arm_2dof_policy.zip"')
+    names = zipfile.ZipFile(io.BytesIO(r.content)).namelist()
+    assert any(n.endswith("package.xml") for n in names), names
+    assert any(n.endswith(".onnx") for n in names), names
+
+    # stop: SIGTERM, the process is gone
+    st = client.post("/api/rl/stop").json()
+    assert not st["running"] and st["pid"] is None and st["message"] == "stopped"
+    assert not alive(pid)
+    # the curve stays (a page reload sees it), and a new training may start
+    assert len(client.get("/api/rl/status").json()["curve"]["steps"]) >= n2
+
+
+def test_stop_kills_a_paused_training(client):
+    client.post("/api/rl/stop")  # whatever an earlier test left
+    st = client.post("/api/rl/start", json=TRAIN).json()
+    pid = st["pid"]
+    assert client.post("/api/rl/pause").json()["paused"]
+    st = client.post("/api/rl/stop").json()
+    assert not st["running"] and not alive(pid)
+
+
+def test_training_is_killed_when_the_server_stops():
+    with TestClient(create_app(Settings()), base_url=BASE) as c:
+        st = c.post("/api/rl/start", json=TRAIN).json()
+        pid = st["pid"]
+        assert alive(pid)
+    assert not alive(pid)
+
+
+# ------------------------------------------------------------------ the page
+
+
+def test_rl_panel_in_chromium():
+    sync_api = require("playwright.sync_api")
+    from dashboard_server import chromium_path, running_server
+
+    chromium = chromium_path()
+    with running_server(robot="qbmove_arm_2dof", variant="vertical") as url, \
+            sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+        try:
+            pg = browser.new_page(viewport={"width": 1280, "height": 1400},
+                                  accept_downloads=True)
+            errors = []
+            pg.on("pageerror", lambda e: errors.append(str(e)))
+            pg.goto(url)
+            pg.wait_for_function("() => document.querySelectorAll('#rl-task option').length > 0",
+                                 timeout=20000)
+            options = pg.eval_on_selector_all("#rl-task option", "os => os.map(o => o.value)")
+            assert "asr/Reach2DOF-v0" in options
+            pg.select_option("#rl-task", "asr/Reach2DOF-v0")
+            for sel, value in (("#rl-num-envs", "4"), ("#rl-n-steps", "16"),
+                               ("#rl-batch-size", "64"), ("#rl-total-steps", "10000000")):
+                pg.fill(sel, value)
+            pg.click("#btn-rl-start")
+            pg.wait_for_function("() => document.querySelector('#rl-status').dataset.running "
+                                 "=== '1'", timeout=20000)
+
+            # the stream while the trainer runs: extend frames counted over 5 s
+            frames0 = int(pg.get_attribute("#status", "data-frames") or 0)
+            t0 = time.monotonic()
+            pg.wait_for_timeout(5000)
+            rate = (int(pg.get_attribute("#status", "data-frames") or 0) - frames0) / (
+                time.monotonic() - t0)
+            print(f"stream during training: {rate:.1f} updates/s")
+            assert rate >= 25, f"{rate:.1f} updates/s during training"
+
+            # the curve grows on the page
+            pg.wait_for_function("() => +document.querySelector('#rl-status').dataset.rows >= 2",
+                                 timeout=60000)
+            n = int(pg.get_attribute("#rl-status", "data-rows"))
+            pg.wait_for_function(f"() => +document.querySelector('#rl-status').dataset.rows > {n}",
+                                 timeout=30000)
+            points = pg.evaluate("() => document.getElementById('plot-rl').data"
+                                 ".reduce((n, t) => n + (t.x ? t.x.length : 0), 0)")
+            assert points > n
+
+            pg.click("#btn-rl-stop")
+            pg.wait_for_function("() => document.querySelector('#rl-status').dataset.running "
+                                 "=== '0'", timeout=20000)
+            st = json.loads(pg.evaluate("async () => JSON.stringify(await (await fetch("
+                                        "'/api/rl/status')).json())"))
+            assert not st["running"]
+
+            # a reload still shows the curve
+            pg.reload()
+            pg.wait_for_function("() => +document.querySelector('#rl-status').dataset.rows > 0",
+                                 timeout=20000)
+
+            # watch, then manual control
+            pg.wait_for_selector("#btn-rl-watch:not([disabled])", timeout=20000)
+            pg.click("#btn-rl-watch")
+            pg.wait_for_selector("#btn-rl-manual:not([disabled])", timeout=30000)
+            state = json.loads(pg.evaluate("async () => JSON.stringify(await (await fetch("
+                                           "'/api/state')).json())"))
+            assert state["watch"] and state["variant"] == "horizontal"
+            pg.click("#btn-rl-manual")
+            pg.wait_for_selector("#btn-rl-manual[disabled]", timeout=20000)
+
+            # export: policy.onnx downloads
+            with pg.expect_download(timeout=60000) as dl:
+                pg.click("#btn-rl-onnx")
+            path = dl.value.path()
+            assert dl.value.suggested_filename == "policy.onnx" and os.path.getsize(path) > 1000
+            assert not errors, errors
+        finally:
+            browser.close()
