@@ -124,6 +124,7 @@ class TrainingManager:
         self._paused = False
         self._message = None
         self._returncode = None
+        self._exit_published = True
         self._closed = threading.Event()
         self._thread = None
         self.watch_info = watch_info or (lambda: None)  # the runner's watched policy, or None
@@ -132,6 +133,7 @@ class TrainingManager:
 
     def status(self):
         with self._lock:
+            self._reap()
             proc = self._proc
             running = proc is not None and proc.poll() is None
             run = self._run
@@ -214,6 +216,7 @@ class TrainingManager:
             self._curve_mtime = None
             self._paused = False
             self._returncode = None
+            self._exit_published = False
             self._message = "running"
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._watch_loop, name="asr-dashboard-rl",
@@ -265,9 +268,8 @@ class TrainingManager:
                     proc.wait(10)
                 self._paused = False
                 self._message = "stopped"
-            self._returncode = proc.returncode if proc is not None else None
-            self._close_log()
-            self._refresh_curve()
+            self._reap()
+            self._exit_published = True
         self._publish()
         return self.status()
 
@@ -306,6 +308,19 @@ class TrainingManager:
         self._curve = decimate(cols, self.settings.rl_curve_points)
         return True
 
+    def _reap(self):
+        """The process has ended (call under the lock): its exit code and message, once."""
+        proc = self._proc
+        if proc is None or self._returncode is not None or proc.poll() is None:
+            return
+        self._returncode = proc.returncode
+        self._paused = False
+        self._close_log()
+        self._refresh_curve()
+        if self._message != "stopped":
+            self._message = "finished" if proc.returncode == 0 else public_message(
+                f"failed (exit {proc.returncode}): {self._log_tail()}", 300)
+
     def _log_tail(self):
         run = self._run
         try:
@@ -326,16 +341,9 @@ class TrainingManager:
                 if proc is None:
                     continue
                 changed = self._refresh_curve()
-                if self._returncode is None and proc.poll() is not None:
-                    self._returncode = proc.returncode
-                    self._paused = False
-                    self._close_log()
-                    self._refresh_curve()
-                    if self._message not in ("stopped",):
-                        tail = self._log_tail()
-                        self._message = "finished" if proc.returncode == 0 else public_message(
-                            f"failed (exit {proc.returncode}): {tail}", 300)
-                    changed = True
+                self._reap()
+                if not self._exit_published and self._returncode is not None:
+                    self._exit_published = changed = True
             if changed:
                 self._publish()
 

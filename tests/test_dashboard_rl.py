@@ -9,6 +9,7 @@ import io
 import json
 import os
 import time
+import urllib.request
 import zipfile
 
 import pytest
@@ -225,6 +226,31 @@ def test_stop_kills_a_paused_training(client):
     assert client.post("/api/rl/pause").json()["paused"]
     st = client.post("/api/rl/stop").json()
     assert not st["running"] and not alive(pid)
+
+
+def test_a_short_training_finishes(client):
+    client.post("/api/rl/stop")
+    st = client.post("/api/rl/start", json={**TRAIN, "total_steps": 128}).json()
+    assert st["running"]
+    st = wait_for(lambda: (lambda s: not s["running"] and s)(
+        client.get("/api/rl/status").json()), 60, "the training to finish")
+    assert st["message"] == "finished" and st["returncode"] == 0, st
+    assert st["curve"]["steps"][-1] >= 128 and st["has_checkpoint"]
+
+
+def test_training_is_killed_when_the_server_process_stops():
+    from dashboard_server import server_process
+
+    with server_process() as (url, server):
+        req = urllib.request.Request(url + "/api/rl/start", data=json.dumps(TRAIN).encode(),
+                                     headers={"Content-Type": "application/json"},
+                                     method="POST")
+        with urllib.request.urlopen(req, timeout=30) as r:
+            pid = json.loads(r.read())["pid"]
+        assert alive(pid)
+        server.terminate()  # SIGTERM: uvicorn's graceful shutdown runs the lifespan's end
+        server.wait(30)
+    wait_for(lambda: not alive(pid), 10, "the trainer to be gone")
 
 
 def test_training_is_killed_when_the_server_stops():
