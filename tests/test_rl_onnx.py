@@ -246,3 +246,22 @@ def test_export_bad_input(tmp_path, trained):
     with pytest.raises(ValueError, match="its folder does not exist"):
         export_onnx(model, tmp_path / "no" / "x.onnx", vec_normalize=venv)
     assert not os.path.exists(tmp_path / "x.onnx")
+
+
+def test_a_training_folder_exports_as_a_ros_package_zip(trained):
+    """asr.ros.export.export_zip straight from a training folder: the ONNX graph exported on the
+    way (in a temporary folder) is in the zip and equals the folder's own export."""
+    import io
+    import zipfile
+
+    from asr.ros.export import export_zip
+
+    _, _, folder, path = trained
+    from asr.rl.onnx_policy import OnnxPolicy
+
+    robot = OnnxPolicy(path).robot
+    with zipfile.ZipFile(io.BytesIO(export_zip(folder, robot))) as z:
+        names = z.namelist()
+        onnx = next(n for n in names if n.endswith(".onnx"))
+        assert any(n.endswith("package.xml") for n in names)
+        assert z.read(onnx) == open(path, "rb").read()

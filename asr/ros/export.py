@@ -383,8 +383,11 @@ def _from_workspace(ws, robot, variant):
             "source": "dashboard workspace"}
 
 
-def policy_data(obj, robot, *, variant=None, namespace="", instance=0, task=None, target=None):
-    """The JSON-able data of the exported node (see the module doc) for `obj`."""
+def policy_data(obj, robot, *, variant=None, namespace="", instance=0, task=None, target=None,
+                onnx=None):
+    """The JSON-able data of the exported node (see the module doc) for `obj`. onnx: the
+    (OnnxPolicy, bytes) of `obj` when the caller has it already (a policy exported from a
+    training folder lives in a temporary file that is gone by now)."""
     from asr.iterative_learning import ILCResult
 
     _check_robot(robot)
@@ -401,7 +404,7 @@ def policy_data(obj, robot, *, variant=None, namespace="", instance=0, task=None
         d = _from_workspace(obj, robot, variant)
     elif isinstance(obj, np.ndarray):
         d = _from_linear(obj, robot, variant, task, target)
-    elif (onnx := _onnx_policy(obj)) is not None:
+    elif (onnx := onnx or _onnx_policy(obj)) is not None:
         d = _from_onnx(onnx[0], robot, variant, task, target)
     else:
         raise TypeError(f"obj: expected an asr ILCResult, a cem.train result (dict with 'mean'), "
@@ -496,8 +499,8 @@ def export_policy(obj, robot, out_dir, *, variant=None, namespace="", package=No
     target: its ~target default, rad per joint. Returns the package's path."""
     name = _package_name(package, robot)
     onnx = None if isinstance(obj, (dict, np.ndarray)) else _onnx_policy(obj)
-    d = policy_data(obj if onnx is None else onnx[0], robot, variant=variant,
-                    namespace=namespace, instance=instance, task=task, target=target)
+    d = policy_data(obj, robot, variant=variant, namespace=namespace, instance=instance,
+                    task=task, target=target, onnx=onnx)
     node = "policy_node"
     d["node"] = node
     d["package"] = name
