@@ -81,3 +81,25 @@ def test_cpr_notebook(tmp_path, monkeypatch):
     assert 0 < ws["n_converged"] <= ws["n_poses"]
     assert ws["n_converged"] >= 5                         # the centre and its nearby poses
     assert len(summary["planar_dgm"]) >= 3
+
+
+def test_train_ppo_notebook(tmp_path, monkeypatch):
+    """notebooks/train_ppo.ipynb runs (quick mode): PPO's mean episode return rises, the curve
+    is drawn with plotly, and the exported ONNX policy acts like the torch one (float32 graph:
+    within 1e-5)."""
+    nbformat = require("nbformat")
+    nbclient = require("nbclient")
+    require("ipykernel")
+    require("stable_baselines3")
+    require("onnxruntime")
+    out = tmp_path / "summary.json"
+    monkeypatch.setenv("ASR_NOTEBOOK_QUICK", "1")
+    monkeypatch.setenv("ASR_NOTEBOOK_OUT", str(out))
+    path = os.path.join(os.path.dirname(NOTEBOOK), "train_ppo.ipynb")
+    nb = nbformat.read(path, as_version=4)
+    nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
+                            resources={"metadata": {"path": str(tmp_path)}}).execute()
+    summary = json.loads(out.read_text())
+    assert summary["last_return"] > summary["first_return"], summary
+    assert summary["onnx_vs_torch"] <= 1e-5, summary
+    assert any("plotly" in str(o.get("data", {})) for c in nb.cells for o in c.get("outputs", []))
