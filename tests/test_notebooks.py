@@ -14,6 +14,23 @@ NOTEBOOK = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__
                         "notebooks", "train_cem.ipynb")
 
 
+def run_notebook(name, tmp_path, monkeypatch, timeout=120, **env):
+    """Execute notebooks/<name> in quick mode (ASR_NOTEBOOK_QUICK=1, plus `env`) with its
+    working folder in tmp_path; the executed notebook."""
+    nbformat = require("nbformat")
+    nbclient = require("nbclient")
+    require("ipykernel")
+    monkeypatch.setenv("ASR_NOTEBOOK_QUICK", "1")
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    nb = nbformat.read(os.path.join(os.path.dirname(NOTEBOOK), name), as_version=4)
+    # kernel "python3": with ipykernel in this interpreter's environment, jupyter_client resolves
+    # it to this interpreter (the venv with asr), not to a system Python
+    nbclient.NotebookClient(nb, timeout=timeout, kernel_name="python3",
+                            resources={"metadata": {"path": str(tmp_path)}}).execute()
+    return nb
+
+
 def _improved(curve):
     """The population mean return of the first iteration (a random policy around the initial
     mean, std 0.5) is far below that of the last one: CEM has narrowed onto a policy. Require
@@ -24,17 +41,8 @@ def _improved(curve):
 
 
 def test_train_cem_notebook(tmp_path, monkeypatch):
-    nbformat = require("nbformat")
-    nbclient = require("nbclient")
-    require("ipykernel")
     out = tmp_path / "curve.json"
-    monkeypatch.setenv("ASR_NOTEBOOK_QUICK", "1")
-    monkeypatch.setenv("ASR_NOTEBOOK_OUT", str(out))
-    nb = nbformat.read(NOTEBOOK, as_version=4)
-    # kernel "python3": with ipykernel in this interpreter's environment, jupyter_client resolves
-    # it to this interpreter (the venv with asr), not to a system Python
-    nbclient.NotebookClient(nb, timeout=120, kernel_name="python3",
-                            resources={"metadata": {"path": str(tmp_path)}}).execute()
+    nb = run_notebook("train_cem.ipynb", tmp_path, monkeypatch, ASR_NOTEBOOK_OUT=str(out))
     curve = json.loads(out.read_text())["curve"]
     assert len(curve) == 4
     _improved(curve)
@@ -54,16 +62,8 @@ def test_cem_direct_improves():
 def test_cpr_notebook(tmp_path, monkeypatch):
     """notebooks/cpr.ipynb runs (quick mode), writes its plotly figures as offline HTML and a
     JSON summary whose workspace sweep converged at some poses, the home pose included."""
-    nbformat = require("nbformat")
-    nbclient = require("nbclient")
-    require("ipykernel")
     require("plotly")
-    monkeypatch.setenv("ASR_NOTEBOOK_QUICK", "1")
-    monkeypatch.setenv("ASR_NOTEBOOK_OUT_DIR", str(tmp_path))
-    path = os.path.join(os.path.dirname(NOTEBOOK), "cpr.ipynb")
-    nb = nbformat.read(path, as_version=4)
-    nbclient.NotebookClient(nb, timeout=120, kernel_name="python3",
-                            resources={"metadata": {"path": str(tmp_path)}}).execute()
+    run_notebook("cpr.ipynb", tmp_path, monkeypatch, ASR_NOTEBOOK_OUT_DIR=str(tmp_path))
     summary = json.loads((tmp_path / "cpr_summary.json").read_text())
     assert summary["quick"] is True
     names = {"cpr_3rfr_dgm.html", "cpr_3rfr_igm.html", "cpr_stewart_till.html",
@@ -87,18 +87,11 @@ def test_train_ppo_notebook(tmp_path, monkeypatch):
     """notebooks/train_ppo.ipynb runs (quick mode): PPO's mean episode return rises, the curve
     is drawn with plotly, and the exported ONNX policy acts like the torch one (float32 graph:
     within 1e-5)."""
-    nbformat = require("nbformat")
-    nbclient = require("nbclient")
-    require("ipykernel")
     require("stable_baselines3")
     require("onnxruntime")
     out = tmp_path / "summary.json"
-    monkeypatch.setenv("ASR_NOTEBOOK_QUICK", "1")
-    monkeypatch.setenv("ASR_NOTEBOOK_OUT", str(out))
-    path = os.path.join(os.path.dirname(NOTEBOOK), "train_ppo.ipynb")
-    nb = nbformat.read(path, as_version=4)
-    nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
-                            resources={"metadata": {"path": str(tmp_path)}}).execute()
+    nb = run_notebook("train_ppo.ipynb", tmp_path, monkeypatch, timeout=300,
+                      ASR_NOTEBOOK_OUT=str(out))
     summary = json.loads(out.read_text())
     assert summary["last_return"] > summary["first_return"], summary
     assert summary["onnx_vs_torch"] <= 1e-5, summary
