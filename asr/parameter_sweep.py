@@ -68,7 +68,6 @@ same Client API then talks to a multi-machine cluster (dask-scheduler / dask-wor
 job queues, Kubernetes) without changing this code; its futures API (submit / as_completed /
 cancel) is all a sweep of independent batches needs, and it pickles closures with cloudpickle.
 """
-import concurrent.futures
 import dataclasses
 import hashlib
 import itertools
@@ -80,6 +79,7 @@ import zlib
 
 import numpy as np
 
+from asr._executors import completed
 from asr._files import atomic_write
 from asr.models import models as _models
 from asr.robot import Robot, load_robot
@@ -563,26 +563,10 @@ def _bar(progress, total, initial):
 
 
 def _distributed(executor, todo, args, store, bar, bounds):
-    dask = hasattr(executor, "scatter") and hasattr(executor, "gather")
-    if not dask and not isinstance(executor, concurrent.futures.Executor):
-        raise TypeError(f"executor: expected a dask.distributed.Client or a "
-                        f"concurrent.futures.Executor, got {type(executor).__name__}")
-    if dask:
-        from distributed import as_completed
-
-        futures = {executor.submit(_run_batch, *args(b), pure=False): b for b in todo}
-    else:
-        as_completed = concurrent.futures.as_completed
-        futures = {executor.submit(_run_batch, *args(b)): b for b in todo}
-    try:
-        for fut in as_completed(list(futures)):
-            b = futures[fut]
-            store(b, fut.result())
-            bar.update(bounds[b][1] - bounds[b][0])
-    except BaseException:
-        for fut in futures:
-            fut.cancel()
-        raise
+    todo = list(todo)
+    for k, result in completed(executor, _run_batch, [args(b) for b in todo]):
+        store(todo[k], result)
+        bar.update(bounds[todo[k]][1] - bounds[todo[k]][0])
 
 
 def _resume(path, meta, names, pts):

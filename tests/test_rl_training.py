@@ -150,6 +150,31 @@ def test_same_seed_one_thread_same_curve(tmp_path):
     assert cfg["robot"] == "qbmove_arm_2dof" and cfg["hyperparameters"]["n_steps"] == 16
 
 
+def test_train_many_on_an_executor_equals_one_after_another(tmp_path):
+    """asr.rl.train_many: two seeds on a two-process executor give the curves and final errors
+    of the same runs trained one after another (each run on one torch thread: deterministic),
+    in the order of the runs, each in out_root/run-<k>; bad runs are refused before training."""
+    import concurrent.futures
+    import multiprocessing
+
+    from asr.rl import train_many
+
+    runs = [dict(task=TASK, total_steps=1_000, num_envs=8, seed=s, **TINY) for s in (3, 4)]
+    serial = train_many(runs)
+    with concurrent.futures.ProcessPoolExecutor(
+            2, mp_context=multiprocessing.get_context("spawn")) as pool:
+        parallel = train_many(runs, executor=pool, out_root=tmp_path)
+    for a, b in zip(serial, parallel):
+        assert _rows(a["curve"]) == _rows(b["curve"])
+        assert a["final_error_rad"] == b["final_error_rad"]
+    assert [p["config"]["seed"] for p in parallel] == [3, 4]
+    assert [os.path.basename(p["out_dir"]) for p in parallel] == ["run-0", "run-1"]
+    with pytest.raises(ValueError, match=r"runs\[0\]: needs 'task'"):
+        train_many([dict(seed=1)])
+    with pytest.raises(TypeError, match="executor"):
+        train_many(runs[:1], executor=object())
+
+
 def _wait_for(pred, timeout, what, proc=None):
     t_end = time.monotonic() + timeout
     while time.monotonic() < t_end:

@@ -15,6 +15,7 @@ import importlib
 _LAZY = {
     "SB3VecEnv": "asr.rl.vec_env",
     "train": "asr.rl.training",
+    "train_many": "asr.rl.training",
     "TrainResult": "asr.rl.training",
     "load_checkpoint": "asr.rl.training",
     "export_onnx": "asr.rl.onnx_policy",

@@ -40,6 +40,7 @@ import stable_baselines3  # noqa: F401  (the extra asr[rl]: a missing one fails 
 import torch
 
 import asr
+from asr._executors import completed
 from asr.errors import SimulationError
 
 EVAL_SEED_BASE = 1_000_000_000
@@ -461,5 +462,39 @@ def train(task, algo="ppo", total_steps=100_000, num_envs=64, seed=0, threads=1,
     return TrainResult(model, vecnorm, config, curve, final, out_dir)
 
 
-__all__ = ["train", "TrainResult", "load_checkpoint", "validate_hyperparameters",
+def _train_summary(kwargs):
+    """train(**kwargs) as plain data (no torch objects cross the executor)."""
+    res = train(**kwargs)
+    return {"config": res.config, "curve": res.curve, "final_error_rad": res.final_error_rad,
+            "out_dir": res.out_dir}
+
+
+def train_many(runs, executor=None, out_root=None):
+    """Several training runs (seeds, hyperparameters): `runs` is a list of train() keyword
+    dicts; each run writes its folder out_root/run-<k> when out_root is given (else its own
+    out_dir, if any). executor: None (one after another here), a dask.distributed.Client or a
+    concurrent.futures.Executor, as in asr.sweep: processes or dask workers, not threads (runs
+    on threads of one process share its global torch and NumPy random generators, so they are
+    not reproducible). Returns, in the order of `runs`, dicts with the run's config, curve,
+    final_error_rad and out_dir."""
+    if not isinstance(runs, (list, tuple)) or not all(isinstance(r, dict) for r in runs):
+        raise TypeError(f"runs: expected a list of train() keyword dicts, got "
+                        f"{type(runs).__name__}")
+    jobs = []
+    for k, kwargs in enumerate(runs):
+        if "task" not in kwargs:
+            raise ValueError(f"runs[{k}]: needs 'task' (an asr gymnasium id)")
+        kwargs = dict(kwargs)
+        if out_root is not None:
+            kwargs["out_dir"] = os.path.join(os.fspath(out_root), f"run-{k}")
+        jobs.append((kwargs,))
+    if executor is None:
+        return [_train_summary(*job) for job in jobs]
+    out = [None] * len(jobs)
+    for k, summary in completed(executor, _train_summary, jobs):
+        out[k] = summary
+    return out
+
+
+__all__ = ["train", "train_many", "TrainResult", "load_checkpoint", "validate_hyperparameters",
            "evaluate_policy", "curve_figure", "HYPERPARAMETERS", "EVAL_SEED_BASE"]
