@@ -9,7 +9,7 @@ tick (a slow speed advances a step every few ticks instead of one step per tick)
 tick makes up at most `max_catch_up_s` of wall time: a machine too slow for real time falls
 behind steadily rather than spending ever longer ticks catching up.
 """
-MAX_CATCH_UP_S = 0.25
+MAX_CATCH_UP_S = 1.0   # s of wall time one tick may make up (a stall of a second is still recovered)
 
 
 class Pacer:
