@@ -380,7 +380,8 @@ def test_export_zip_roundtrip():
 class Loop:
     """Live node (`asr ros --lockstep`) + exported node + this process forwarding steps."""
 
-    def __init__(self, rospy, tmp_path, master, robot, variant, rate, package, ns):
+    def __init__(self, rospy, tmp_path, master, robot, variant, rate, package, ns,
+                 starter=None):
         from sensor_msgs.msg import JointState
         from std_msgs.msg import Float64MultiArray
 
@@ -397,7 +398,8 @@ class Loop:
                 start_new_session=True))
             remap = [f"/{ns}/{robot}/reference_{i}:=/{ns}/harness/reference_{i}"
                      for i in (1, 2)]
-            self.procs.append(start_node(package, master, self.node_log, "policy_loop", remap))
+            self.procs.append((starter or start_node)(package, master, self.node_log,
+                                                      "policy_loop", remap))
             got, lock = {}, threading.Lock()
 
             def on_ref(m, i):
@@ -467,6 +469,28 @@ def live_node():
     return require("asr.ros.node")
 
 
+def reach_loop(policy_fn, package, ns, ros_node, tmp_path, ros_master, env, obs, starter=None,
+               periods=40):
+    """The Reach2DOF closed loop offline (policy_fn on env for `periods` env steps of 20 ms)
+    and live (the exported `package` against `asr ros --lockstep`): (actions (periods, 4),
+    offline q (periods, 2), live q, the references the node sent (periods, 2, 2))."""
+    q_off, acts = [], []
+    for _ in range(periods):
+        a = policy_fn(obs)
+        obs, *_ = env.step(a)
+        acts.append(np.asarray(a[0], np.float64))
+        q_off.append(env.q[0].copy())
+    names, env_dt = list(env.sim.robot.joint_names), env.env_dt
+    env.close()
+    loop = Loop(ros_node, tmp_path, ros_master, "qbmove_arm_2dof", "horizontal", 1 / env_dt,
+                package, ns, starter)
+    try:
+        q_live, refs = loop.run(names, periods)
+    finally:
+        loop.close()
+    return np.array(acts), np.array(q_off), q_live, refs
+
+
 def test_closed_loop_ilc_table(ros_node, ros_master, tmp_path):
     import asr
 
@@ -510,25 +534,12 @@ def test_closed_loop_linear_policy(ros_node, ros_master, tmp_path):
     low, high = env.single_action_space.low, env.single_action_space.high
     package = export_policy({"mean": W, "curve": []}, "qbmove_arm_2dof", tmp_path / "src",
                             namespace="loop_cem", target=target)
-    periods = 40                             # env steps of 20 ms
-    q_off, acts = [], []
-    for _ in range(periods):
-        a = linear_policy(W[None], obs, low, high)
-        obs, *_ = env.step(a)
-        acts.append(a[0])
-        q_off.append(env.q[0].copy())
-    names, env_dt = list(env.sim.robot.joint_names), env.env_dt
-    env.close()
-    loop = Loop(ros_node, tmp_path, ros_master, "qbmove_arm_2dof", "horizontal",
-                1 / env_dt, package, "loop_cem")
-    try:
-        q_live, refs = loop.run(names, periods)
-    finally:
-        loop.close()
-    acts = np.array(acts)
+    acts, q_off, q_live, refs = reach_loop(lambda o: linear_policy(W[None], o, low, high),
+                                           package, "loop_cem", ros_node, tmp_path, ros_master,
+                                           env, obs)
     np.testing.assert_allclose(refs, np.stack([acts[:, :2], acts[:, 2:]], axis=-1), rtol=0,
                                atol=1e-9)
-    err = np.max(np.abs(q_live - np.array(q_off)))
+    err = np.max(np.abs(q_live - q_off))
     assert err <= 1e-9, err
 
 
@@ -616,7 +627,7 @@ def test_onnx_package(tmp_path):
     assert not os.path.exists(tmp_path / "bad") or not os.listdir(tmp_path / "bad")
 
 
-def test_closed_loop_onnx_policy(ros_node, ros_master, tmp_path, monkeypatch):
+def test_closed_loop_onnx_policy(ros_node, ros_master, tmp_path):
     """The exported ONNX node against `asr ros --lockstep` reproduces the asr rollout of the same
     OnnxPolicy (the Loop harness above; its node started with start_onnx_node)."""
     onnx_deps()
@@ -630,28 +641,14 @@ def test_closed_loop_onnx_policy(ros_node, ros_master, tmp_path, monkeypatch):
     target = env.target[0].copy()
     package = export_policy(policy, "qbmove_arm_2dof", tmp_path / "src", namespace="loop_onnx",
                             target=target)
-    periods = 40                             # env steps of 20 ms
-    q_off, acts = [], []
-    for _ in range(periods):
-        a = policy(obs)
-        obs, *_ = env.step(a)
-        acts.append(np.asarray(a[0], np.float64))
-        q_off.append(env.q[0].copy())
-    names, env_dt = list(env.sim.robot.joint_names), env.env_dt
-    env.close()
-    monkeypatch.setitem(globals(), "start_node", start_onnx_node)   # Loop's node starter
-    loop = Loop(ros_node, tmp_path, ros_master, "qbmove_arm_2dof", "horizontal",
-                1 / env_dt, package, "loop_onnx")
-    try:
-        q_live, refs = loop.run(names, periods)
-    finally:
-        loop.close()
-    acts = np.array(acts)
+    acts, q_off, q_live, refs = reach_loop(policy, package, "loop_onnx", ros_node, tmp_path,
+                                           ros_master, env, obs, starter=start_onnx_node)
+    periods = len(acts)
     da = np.max(np.abs(refs - np.stack([acts[:, :2], acts[:, 2:]], axis=-1)))
-    err = np.max(np.abs(q_live - np.array(q_off)))
+    err = np.max(np.abs(q_live - q_off))
     print(f"\nONNX node in lockstep vs asr rollout, {periods} env steps: references {da:.1e}, "
           f"q {err:.1e} rad")
     assert da <= 1e-9, da
     assert err <= 1e-9, err
-    assert np.ptp(np.array(q_off)) > 0.1      # the arm moved
+    assert np.ptp(q_off) > 0.1                # the arm moved
     assert np.any(acts == np.float32(0.59999996))  # the clip inside the graph is exercised
