@@ -237,18 +237,17 @@ class TrainingManager:
 
     def pause(self):
         """SIGSTOP the trainer (its process group)."""
-        with self._lock:
-            if self._signal(signal.SIGSTOP):
-                self._paused = True
-                self._message = "paused"
-        self._publish()
-        return self.status()
+        return self._set_paused(True)
 
     def resume(self):
+        """SIGCONT the trainer."""
+        return self._set_paused(False)
+
+    def _set_paused(self, paused):
         with self._lock:
-            if self._signal(signal.SIGCONT):
-                self._paused = False
-                self._message = "running"
+            if self._signal(signal.SIGSTOP if paused else signal.SIGCONT):
+                self._paused = paused
+                self._message = "paused" if paused else "running"
         self._publish()
         return self.status()
 
