@@ -176,12 +176,9 @@ asr_gz_world* asr_gz_create(const char* sdf_path, const char* model_name,
     return nullptr;
 }
 
-void asr_gz_step1(const void*, void* world) {
-    try {
-        static_cast<asr_gz_world*>(world)->read();
-    } catch (...) {
-        // the buffers keep their values; the core's non-finite checks see any blow-up
-    }
+void asr_gz_step1(const void*, void*) {
+    // qpos / qvel were read when the state last changed (create, set_state, step2): reading the
+    // joints again here would be the same work twice per step
 }
 
 void asr_gz_step2(const void*, void* world) {

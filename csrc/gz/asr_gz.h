@@ -26,9 +26,10 @@ asr_gz_world* asr_gz_create(const char* sdf_path, const char* model_name,
                             const char* const* joint_names, int n_joint, double dt, char* err,
                             int err_len);
 
-/* asr_engine_fn halves (model and data are both the world): step1 reads the joints' positions
- * and velocities into qpos / qvel; step2 applies qfrc as joint forces, steps DART by dt and reads
- * the positions and velocities back. */
+/* asr_engine_fn halves (model and data are both the world): step1 does nothing, since qpos / qvel
+ * already hold the joints' state (asr_gz_create, asr_gz_set_state and every step2 read it);
+ * step2 applies qfrc as joint forces, steps DART by dt and reads the positions and velocities
+ * back. */
 void asr_gz_step1(const void* model, void* world);
 void asr_gz_step2(const void* model, void* world);
 
