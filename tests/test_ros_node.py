@@ -455,6 +455,15 @@ def test_master_dying_mid_run_leaves_the_node_running(ros_master):
     assert "Traceback" not in out, out[-2000:]
 
 
+def subscribed(uri, node, topics):
+    """True when the ROS master at `uri` lists `node` as a subscriber of every one of `topics`."""
+    import xmlrpc.client
+
+    _, _, (_, subscribers, _) = xmlrpc.client.ServerProxy(uri).getSystemState("/asr_test")
+    nodes = {topic: names for topic, names in subscribers}
+    return all(node in nodes.get(topic, ()) for topic in topics)
+
+
 def test_a_bag_recorded_from_the_live_node_reads_back(ros_master, live, tmp_path):
     """Debian's `rosbag record` on the live node's topics for about 1.5 s; asr.ros.read_bag
     reads the bag: the robot-level JointState and joint1's link_state carry the same link angle
@@ -466,11 +475,19 @@ def test_a_bag_recorded_from_the_live_node_reads_back(ros_master, live, tmp_path
     from asr.ros.environment import tool_env
 
     out = tmp_path / "live.bag"
-    rec = subprocess.Popen(["rosbag", "record", "-O", str(out), "/arm_a/joint_states",
-                            "/arm_a/joint1/link_state", "__name:=asr_test_record_live"],
+    wanted = ("/arm_a/joint_states", "/arm_a/joint1/link_state")
+    rec = subprocess.Popen(["rosbag", "record", "-O", str(out), *wanted,
+                            "__name:=asr_test_record_live"],
                            env=tool_env(ros_master), cwd=tmp_path, start_new_session=True,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
+        # rosbag's Python wrapper and its C++ recorder can take seconds to start on a busy
+        # machine: the 1.5 s of recording start once the recorder is subscribed and its bag open
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while not (subscribed(ros_master, "/asr_test_record_live", wanted)
+                   and out.with_name(out.name + ".active").exists()):
+            assert rec.poll() is None and time.monotonic() < deadline, "rosbag record did not start"
+            time.sleep(0.1)
         time.sleep(1.5)
     finally:
         os.killpg(rec.pid, signal.SIGINT)
