@@ -27,6 +27,7 @@ SOURCES = [
     "batch.c",
     "threads.c",
     "engine.c",
+    "interaction.c",
     "rod.c",
     "rotation.c",
     "cpr_legs.c",

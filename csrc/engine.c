@@ -10,11 +10,13 @@
 #include <string.h>
 
 #include "batch.h"
+#include "interaction.h"
 #include "threads.h"
 
 typedef struct engine_job {
     asr_batch* b;
     const asr_engine* e;
+    const asr_interaction* ic;  /* or NULL */
     int nstep;
     double dt;
     asr_series refs, tau_ext, tau_ff;
@@ -68,26 +70,41 @@ static void record_instance(const engine_job* job, int i, int t) {
     }
 }
 
-/* Instances [i0, i1), each over all steps (its engine data stays in cache). */
+/* Instances [i0, i1), each over all steps (its engine data stays in cache). With an
+ * interaction controller, it writes the first references after step1 and applies the external
+ * wrench before step2. */
 static asr_status engine_range(void* ctx, int i0, int i1) {
     engine_job* job = (engine_job*)ctx;
     asr_batch* b = job->b;
     const asr_engine* e = job->e;
+    const asr_interaction* ic = job->ic;
     long long nj = b->n_joint;
     step_inputs in = {job->dt, job->q, job->qd, job->refs_now, job->ext_now, job->ff_now,
                       nj, nj, 2 * nj, nj, nj};
+    double coef[IC_ZOH_SIZE];
+    double* scratch = NULL;
+    if (ic) {
+        scratch = (double*)malloc(ic_scratch_size(ic, b->n_joint) * sizeof(double));
+        if (!scratch) return ASR_ERR_NOMEM;
+    }
     asr_status first = ASR_OK;
     for (int i = i0; i < i1; ++i) {
+        if (ic) ic_zoh(&ic->config[i], job->dt, coef);
         for (int t = 0; t < job->nstep; ++t) { /* a frozen instance goes on with zero torque */
             e->step1(e->model[i], e->data[i]);
             gather_inputs(job, i, t);
+            if (ic) ic_control(b, e, ic, i, job->dt, coef, scratch, job->refs_now + 2 * i * nj);
             asr_status st = step_instances(b, i, i + 1, &in, b->step_count + t);
             if (first == ASR_OK) first = st;
             write_torques(job, i);
+            if (ic) ic_apply_wrench(ic, i, t);
             e->step2(e->model[i], e->data[i]);
             record_instance(job, i, t);
+            if (ic) ic_record(ic, i, t, job->nstep);
         }
+        if (ic) ic_release_wrench(ic, i);
     }
+    free(scratch);
     return first;
 }
 
@@ -107,11 +124,13 @@ static asr_status check_engine(const asr_batch* b, const asr_engine* e) {
     return ASR_OK;
 }
 
-asr_status asr_batch_rollout_engine(asr_batch* b, const asr_engine* engine, int nstep, double dt,
-                                    asr_series refs, asr_series tau_ext, asr_series tau_ff,
-                                    int nrecord, const int* record_fields, double* record) {
+static asr_status rollout(asr_batch* b, const asr_engine* engine, const asr_interaction* ic,
+                          int nstep, double dt, asr_series refs, asr_series tau_ext,
+                          asr_series tau_ff, int nrecord, const int* record_fields,
+                          double* record) {
     if (!b || !refs.data || (nrecord > 0 && (!record_fields || !record))) return ASR_ERR_NULL;
     asr_status st = check_engine(b, engine);
+    if (st == ASR_OK && ic) st = asr_ic_check(b, engine, ic);
     if (st != ASR_OK) return st;
     if (!(dt > 0.0) || dt / b->max_substep > ASR_MAX_SUBSTEPS || nstep < 0 || nrecord < 0) {
         return ASR_ERR_RANGE;
@@ -126,7 +145,7 @@ asr_status asr_batch_rollout_engine(asr_batch* b, const asr_engine* engine, int 
     size_t n = (size_t)b->n_inst * (size_t)b->n_joint;
     double* scratch = (double*)malloc(6 * n * sizeof(double));
     if (!scratch) return ASR_ERR_NOMEM;
-    engine_job job = {b, engine, nstep, dt, refs, tau_ext, tau_ff, nrecord, record_fields,
+    engine_job job = {b, engine, ic, nstep, dt, refs, tau_ext, tau_ff, nrecord, record_fields,
                       record, scratch, scratch + n, scratch + 2 * n, scratch + 4 * n,
                       scratch + 5 * n};
     /* every instance is a whole engine simulation: worth a thread from two instances on */
@@ -135,4 +154,20 @@ asr_status asr_batch_rollout_engine(asr_batch* b, const asr_engine* engine, int 
     free(scratch);
     b->step_count += nstep;
     return st;
+}
+
+asr_status asr_batch_rollout_engine(asr_batch* b, const asr_engine* engine, int nstep, double dt,
+                                    asr_series refs, asr_series tau_ext, asr_series tau_ff,
+                                    int nrecord, const int* record_fields, double* record) {
+    return rollout(b, engine, NULL, nstep, dt, refs, tau_ext, tau_ff, nrecord, record_fields,
+                   record);
+}
+
+asr_status asr_batch_rollout_interaction(asr_batch* b, const asr_engine* engine,
+                                         const asr_interaction* ic, int nstep, double dt,
+                                         asr_series refs, asr_series tau_ext, asr_series tau_ff,
+                                         int nrecord, const int* record_fields, double* record) {
+    if (!ic) return ASR_ERR_NULL;
+    return rollout(b, engine, ic, nstep, dt, refs, tau_ext, tau_ff, nrecord, record_fields,
+                   record);
 }
