@@ -15,6 +15,7 @@ from asr.models import (Compliance, ModelSpec, ParamSpec, PresetSpec, compliance
                         reference_map, register_model, unregister_model)
 from asr.robot import Robot, RobotFileError, RobotJoint, load_robot
 from asr.sim import Sim
+from asr.interaction import Admittance, DirectForce
 # asr.ilc and asr.sweep are functions; their modules are asr.iterative_learning and
 # asr.parameter_sweep (names that no function shadows)
 from asr.iterative_learning import ILCResult, ilc
@@ -31,5 +32,6 @@ __all__ = [
     "Batch", "Joint", "FIELDS", "FIELD_DOCS", "FIELD_UNITS", "MODES", "SimulationError",
     "Compliance", "ModelSpec", "ParamSpec", "PresetSpec", "compliance", "models", "reference_map",
     "register_model", "unregister_model", "Robot", "RobotFileError", "RobotJoint", "load_robot",
-    "Sim", "ilc", "ILCResult", "sweep", "SweepResult", "__version__",
+    "Sim", "Admittance", "DirectForce", "ilc", "ILCResult", "sweep", "SweepResult",
+    "__version__",
 ]

@@ -84,6 +84,11 @@ def window(series, t0):
     return np.ascontiguousarray(series[0][:, t0:]), series[1]
 
 
+def record_indices(record):
+    """The C field indices of recorded state field names (one placeholder when none)."""
+    return np.array([FIELDS.index(f) for f in record] or [0], dtype=np.intc)
+
+
 def as_series(series, keep):
     """An asr_series for a per_step (array, stride_t), or a zero one for None; keeps the buffer
     alive in `keep`."""
@@ -514,7 +519,7 @@ class Batch:
         csrc/asr_engine.h). refs, ext, ff: asr_series; record: state field names; out: writable
         C-contiguous float64 array the recorded fields go into (ignored when record is empty).
         Returns the C status: pass it to finish_run."""
-        idx = np.array([FIELDS.index(f) for f in record] or [0], dtype=np.intc)
+        idx = record_indices(record)
         return lib.asr_batch_rollout_engine(
             self._b, engine, steps, dt, refs, ext, ff, len(record), ffi.from_buffer("int[]", idx),
             ffi.from_buffer("double[]", out, require_writable=True) if record else ffi.NULL)

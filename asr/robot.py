@@ -64,6 +64,8 @@ class Robot:
     initial_q: Optional[Tuple[float, ...]] = None
     initial_refs: Optional[Tuple[Tuple[float, float], ...]] = None
     sdf: Optional[str] = None  # absolute path of the variant's SDF file (Gazebo), or None
+    # robot.toml's [variants.<v>.interaction]: MJCF names for interaction control (asr.interaction)
+    interaction: Optional[Tuple[Tuple[str, str], ...]] = None
 
     @property
     def joint_names(self):
@@ -209,10 +211,15 @@ def _params(value):
 _TOP = {"name": (_name, False), "description": (_text, False),
         "default_variant": (_name, False), "variants": (_table, True)}
 _VARIANT = {"mjcf": (_file_name, True), "joints": (_tables, True), "initial": (_table, False),
-            "sdf": (_file_name, False)}
+            "sdf": (_file_name, False), "interaction": (_table, False)}
 _JOINT = {"name": (_name, True), "model": (_model, True), "mode": (_mode, True),
           "params": (_params, False)}
 _INITIAL = {"q": (_numbers, False), "refs": (_pairs, False)}
+# MJCF names: the controlled site (the tool frame), the F/T sensor's site and its force and torque
+# sensors, and the site whose frame is the base frame F_b (default: the world frame)
+_INTERACTION = {"site": (_name, True), "sensor_site": (_name, True),
+                "force_sensor": (_name, True), "torque_sensor": (_name, True),
+                "base": (_name, False)}
 
 
 class _File:
@@ -366,8 +373,35 @@ def _variant(folder, toml, name, table, models):
         if len(value) != len(joints):
             toml.fail(f"[variants.{name}.initial] {key}", f"expected one entry per joint "
                                                           f"({len(joints)}), got {len(value)}")
+    interaction = None
+    if "interaction" in e:
+        where = f"[variants.{name}.interaction]"
+        interaction = _entries(e["interaction"], _INTERACTION, toml, where)
+        _check_interaction_names(model, toml, where, interaction)
+        interaction = tuple(sorted(interaction.items()))
     return dict(mjcf=mjcf, joints=tuple(joints), initial_q=initial.get("q"),
-                initial_refs=initial.get("refs"), sdf=os.path.abspath(sdf) if sdf else None)
+                initial_refs=initial.get("refs"), sdf=os.path.abspath(sdf) if sdf else None,
+                interaction=interaction)
+
+
+def _check_interaction_names(model, toml, where, names):
+    """Each name of the interaction block is a site / sensor of the MJCF model."""
+    import mujoco
+
+    kinds = {"site": mujoco.mjtObj.mjOBJ_SITE, "sensor_site": mujoco.mjtObj.mjOBJ_SITE,
+             "base": mujoco.mjtObj.mjOBJ_SITE, "force_sensor": mujoco.mjtObj.mjOBJ_SENSOR,
+             "torque_sensor": mujoco.mjtObj.mjOBJ_SENSOR}
+    for key, value in names.items():
+        if mujoco.mj_name2id(model, kinds[key], value) < 0:
+            kind = "sensor" if key.endswith("_sensor") else "site"
+            toml.fail(f"{where} {key}", f"{value!r} is not a {kind} of the MJCF model")
+    site = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SITE, names["sensor_site"])
+    for key, kind in (("force_sensor", "force"), ("torque_sensor", "torque")):
+        k = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SENSOR, names[key])
+        wanted = getattr(mujoco.mjtSensor, f"mjSENS_{kind.upper()}")
+        if model.sensor_type[k] != wanted or model.sensor_objid[k] != site:
+            toml.fail(f"{where} {key}", f"{names[key]!r} must be a <{kind}> sensor at site "
+                                        f"{names['sensor_site']!r}")
 
 
 def _joint_type(model, name):

@@ -68,6 +68,20 @@ def _step_functions():
     return _STEP_FNS["mj_step1"], _STEP_FNS["mj_step2"]
 
 
+def kinematics_functions():
+    """Addresses of mj_kinematics, mj_comPos and mj_jacSite (the interaction controller's
+    inverse kinematics) in the libmujoco the Python bindings loaded."""
+    _step_functions()
+    if "mj_jacSite" not in _STEP_FNS:
+        handle = _STEP_FNS["handle"]
+        types = {"mj_kinematics": "asr_engine_fn", "mj_comPos": "asr_engine_fn",
+                 "mj_jacSite": "asr_site_jac_fn"}
+        for name, ctype in types.items():
+            _STEP_FNS[name] = ffi.cast(ctype, ctypes.cast(getattr(handle, name),
+                                                          ctypes.c_void_p).value)
+    return _STEP_FNS["mj_kinematics"], _STEP_FNS["mj_comPos"], _STEP_FNS["mj_jacSite"]
+
+
 class Sim:
     """N instances of a robot: MuJoCo links + asr actuators.
 
@@ -77,6 +91,9 @@ class Sim:
         MUJOCO_FIELDS (body_mass kg, dof_damping N m s/rad, dof_frictionloss N m, geom_friction
         (3,) or (N, 3)); instances then get their own model copies.
     threads, max_substep, motor_scheme: as for asr.Batch.
+    controller: asr.Admittance or asr.DirectForce: interaction control ([Storiale2022]) run in C
+        inside every rollout step, writing the joints' first references (see asr.interaction and
+        `controller`); needs the robot's [interaction] block.
     engine: "mujoco" (default) or "gazebo": gz-physics with DART on the robot's SDF file
         (Robot.sdf; see asr.gazebo), one DART world per instance, the time step the SDF's
         max_step_size; models and datas are then empty and mujoco_params is refused.
@@ -88,7 +105,8 @@ class Sim:
     """
 
     def __init__(self, robot, n_instances=1, *, params=None, mujoco_params=None, threads=1,
-                 max_substep=1e-3, motor_scheme="euler", variant=None, engine="mujoco"):
+                 max_substep=1e-3, motor_scheme="euler", variant=None, engine="mujoco",
+                 controller=None):
         if not isinstance(engine, str) or engine not in ENGINES:
             raise ValueError(f"engine: got {engine!r}, valid: {', '.join(map(repr, ENGINES))}")
         self._robot = robot if isinstance(robot, Robot) else load_robot(robot, variant)
@@ -104,6 +122,13 @@ class Sim:
         for joint, values in (params or {}).items():
             self.batch.set_params(self._joint_index(joint), **values)
         self._engine = self._gz.engine if self._gz else self._engine_struct()
+        self._controller = None
+        if controller is not None:
+            if self._gz:
+                raise ValueError("controller: interaction control needs MuJoCo's site Jacobians "
+                                 "and force sensors; not available with engine='gazebo'")
+            from asr.interaction import Interaction
+            self._controller = Interaction(self, controller)
         self.reset()
 
     def _init_gazebo(self, mujoco_params):
@@ -152,6 +177,12 @@ class Sim:
     def n_joints(self):
         """J, the number of actuated joints."""
         return len(self.robot.joints)
+
+    @property
+    def controller(self):
+        """The interaction controller (asr.interaction.Interaction: setpoint, trajectory,
+        set_references, fsm, ...), or None."""
+        return self._controller
 
     @property
     def engine(self):
@@ -299,6 +330,20 @@ class Sim:
                 d.qpos[self.qpos_adr] = q[i]
             mujoco.mj_forward(m, d)
         self.batch.reset(self.q, refs, instances=instances)
+        self._hold_refs(refs, instances)
+        if self._controller is not None:
+            self._controller.init(instances)
+
+    def _hold_refs(self, refs, instances):
+        """The references a controlled rollout without refs uses: those of the last step, or
+        after a reset the reset's (the robot's initial ones; zero without)."""
+        shape = (self.n_instances, self.n_joints, 2)
+        if not hasattr(self, "_held_refs"):
+            self._held_refs = np.zeros(shape)
+        if refs is not None:
+            held = V.broadcast_input(refs, "refs", shape)
+            index = slice(None) if instances is None else list(instances)
+            self._held_refs[index] = held[index]
 
     def _reset_gazebo(self, q0, refs, instances):
         if q0 is None and self.robot.initial_q is not None:
@@ -350,26 +395,42 @@ class Sim:
     # ------------------------------------------------------------ stepping
 
     @serialised
-    def rollout(self, steps, refs, *, tau_ext=None, tau_ff=None, every=1,
-                record=DEFAULT_RECORD, on_error="raise"):
+    def rollout(self, steps, refs=None, *, tau_ext=None, tau_ff=None, every=1,
+                record=DEFAULT_RECORD, on_error="raise", wrench_ext=None):
         """Simulate `steps` steps of the MJCF timestep.
 
         refs: (N, steps, J, 2) per step, (N, J, 2) or (J, 2) held, or a callable
             refs(sim, t) -> (N, J, 2) evaluated in Python every `every` steps (t: step index).
+            With a controller, the controller writes the first references and refs gives the
+            second (e.g. the stiffness preset); default: the references of the last step.
         tau_ext: external link torques, tau_ff: feed-forward motor torques (gravity compensation
             of single-motor joints in modes 5-6, [Kamedula2016] eq. 4); each None, (N, J) held or
             (N, steps, J), N m.
+        wrench_ext (with a controller): an external wrench on the tool's body, (6,) / (N, 6) held
+            or (N, steps, 6): force N and torque N m, world frame, at the body's centre of mass.
         record: state fields recorded after every step: q and qd are the link state at the end of
             the step, torques (tau_joint, tau_link, ...) those applied over it, motor fields at
-            its end. Returns {field: (N, steps, J)}.
+            its end. Returns {field: (N, steps, J)}; with a controller also
+            asr.interaction.RECORD's fields: x_d, x_c, x_m (N, steps, 3) m in the base frame,
+            f_d, f_e (N, steps, 3) N and tau_e (N, steps, 3) N m along the task axes, fsm
+            (N, steps) state index, ik_ok (N, steps) bool.
         """
         check_on_error(on_error)
         steps = V.positive_int(steps, "steps", hi=2**31 - 1)
         record = check_record(record)
+        ctl = self._controller
+        if refs is None:
+            if ctl is None:
+                raise TypeError("refs: required without a controller (N, J, 2 references)")
+            refs = self._held_refs
+        if wrench_ext is not None and ctl is None:
+            raise ValueError("wrench_ext: needs a controller (it names the tool body)")
         n, nj = self.n_instances, self.n_joints
         out = np.empty((len(record), n, steps, nj))
+        ic_out = np.empty((n, steps, lib.ASR_IC_NREC)) if ctl else None
         ext = None if tau_ext is None else self._per_step(tau_ext, "tau_ext", steps, ())
         ff = None if tau_ff is None else self._per_step(tau_ff, "tau_ff", steps, ())
+        wrench = None if wrench_ext is None else ctl.wrench_series(wrench_ext, steps)
         if ff is not None:
             self.batch.check_ff(ff[0].reshape(-1, nj))
         if callable(refs):
@@ -378,33 +439,48 @@ class Sim:
                 k = min(every, steps - t0)
                 r = V.broadcast_input(refs(self, t0), "refs(sim, t)", (n, nj, 2))
                 self._run(k, (r, 0), window(ext, t0), window(ff, t0), record,
-                          out[:, :, t0:t0 + k], on_error)
+                          out[:, :, t0:t0 + k], on_error, window(wrench, t0),
+                          None if ic_out is None else ic_out[:, t0:t0 + k])
         else:
             self._run(steps, self._per_step(refs, "refs", steps, (2,)), ext, ff, record, out,
-                      on_error)
-        return {f: out[k] for k, f in enumerate(record)}
+                      on_error, wrench, ic_out)
+        res = {f: out[k] for k, f in enumerate(record)}
+        self._held_refs = np.stack([self.batch.field("ref1"), self.batch.field("ref2")], axis=-1)
+        if ctl is not None:
+            from asr.interaction import split_record
+            res.update(split_record(ic_out))
+        return res
 
-    def step(self, refs, *, tau_ext=None, tau_ff=None, record=DEFAULT_RECORD, on_error="raise"):
-        """One step; returns {field: (N, J)} after it."""
+    def step(self, refs=None, *, tau_ext=None, tau_ff=None, record=DEFAULT_RECORD,
+             on_error="raise", wrench_ext=None):
+        """One step; returns {field: (N, J)} after it (with a controller also its fields)."""
         res = self.rollout(1, refs, tau_ext=tau_ext, tau_ff=tau_ff, record=record,
-                           on_error=on_error)
+                           on_error=on_error, wrench_ext=wrench_ext)
         return {f: v[:, 0] for f, v in res.items()}
 
     def _per_step(self, value, name, steps, tail):
         """(array, time stride in doubles): (N, steps, J, *tail) per step or held (N, J, *tail)."""
         return per_step(value, name, self.n_instances, steps, self.n_joints, tail)
 
-    def _run(self, steps, refs, ext, ff, record, out, on_error):
-        """One C rollout of `steps` steps writing into out (nrecord, N, steps, J) (maybe a view
-        of a longer record: copied back when not contiguous). refs, ext, ff: (array, stride_t)
-        from _per_step (ext and ff may be None)."""
+    def _run(self, steps, refs, ext, ff, record, out, on_error, wrench=None, ic_out=None):
+        """One C rollout of `steps` steps writing into out (nrecord, N, steps, J) and, with a
+        controller, ic_out (N, steps, ASR_IC_NREC) (either maybe a view of a longer record:
+        copied back when not contiguous). refs, ext, ff, wrench: (array, stride_t) from
+        _per_step (ext, ff and wrench may be None)."""
         self.batch.check_refs_per_step(refs, "refs")
         self.batch.check_dt(self.dt)
         buf = out if out.flags.c_contiguous else np.empty(out.shape)
         keep = []
         before = self._bad_qacc()
-        st = self.batch.rollout_engine(self._engine, steps, self.dt, as_series(refs, keep),
-                                       as_series(ext, keep), as_series(ff, keep), record, buf)
+        series = (as_series(refs, keep), as_series(ext, keep), as_series(ff, keep))
+        if self._controller is None:
+            st = self.batch.rollout_engine(self._engine, steps, self.dt, *series, record, buf)
+        else:
+            ic_buf = ic_out if ic_out.flags.c_contiguous else np.empty(ic_out.shape)
+            st = self._controller.rollout_c(self.batch, self._engine, steps, *series, wrench,
+                                            record, buf, ic_buf)
+            if ic_buf is not ic_out:
+                ic_out[...] = ic_buf
         if buf is not out:
             out[...] = buf
         try:

@@ -1,0 +1,537 @@
+"""Interaction control on a position interface ([Storiale2022]): admittance and direct force
+control, their finite state machine, a force/torque sensor and inverse kinematics, run by the C
+core inside the rollout loop (per instance and step, GIL released).
+
+    ctl = asr.Admittance(mass=(1, 1, 0.001), damping=(900, 900, 5000), stiffness=(1300, 1300, 90))
+    sim = asr.Sim("ur10", 4, controller=ctl)        # the robot's [interaction] names the sites
+    sim.controller.setpoint(q_home)                 # independent joint control, then STATIC
+    sim.rollout(3000)
+    sim.controller.trajectory(times, positions, forces)
+    out = sim.rollout(20000, wrench_ext=...)        # out["f_e"], out["x_c"], out["fsm"], ...
+
+The equations, frames, integration and FSM are in docs/interaction.md. Gains are per task axis,
+(3,) shared or (N, 3) per instance (sweeps). Positions are in the base frame F_b (m), forces in
+the task frame (N): the tool frame at the last setpoint (frame="tool", the paper's F_e) or the
+base frame's axes (frame="base").
+"""
+import dataclasses
+import logging
+
+import numpy as np
+
+from asr import _validate as V
+from asr._ffi import ffi, lib
+
+log = logging.getLogger("asr.interaction")
+
+# The FSM ([Storiale2022] sec. 2.2.1): state names by value, events by name.
+FSM_STATES = ("static", "trajectory", "joint")
+EVENTS = {"init": lib.ASR_EV_INIT, "trajectory_received": lib.ASR_EV_TRAJECTORY_RECEIVED,
+          "setpoint_received": lib.ASR_EV_SETPOINT_RECEIVED,
+          "trajectory_completed": lib.ASR_EV_TRAJECTORY_COMPLETED,
+          "setpoint_reached": lib.ASR_EV_SETPOINT_REACHED}
+
+# What a controlled rollout records besides the joint fields: {name: (columns, unit)}, in the C
+# record's order (ASR_IC_NREC values per instance and step).
+RECORD = {"x_d": (3, "m"), "x_c": (3, "m"), "x_m": (3, "m"), "f_d": (3, "N"), "f_e": (3, "N"),
+          "tau_e": (3, "N m"), "fsm": (1, ""), "ik_ok": (1, "")}
+FRAMES = ("tool", "base")
+
+
+def transition(state, event):
+    """The FSM state after `event` (a name of EVENTS) in `state` (a name of FSM_STATES), or None
+    when the event is rejected there."""
+    if state not in FSM_STATES:
+        raise ValueError(f"state: got {state!r}, valid: {', '.join(FSM_STATES)}")
+    if event not in EVENTS:
+        raise ValueError(f"event: got {event!r}, valid: {', '.join(EVENTS)}")
+    s = lib.asr_ic_transition(FSM_STATES.index(state), EVENTS[event])
+    return None if s < 0 else FSM_STATES[s]
+
+
+class ControllerBusy(RuntimeError):
+    """A setpoint or trajectory was sent while one runs ([Storiale2022]: no other input is
+    accepted then)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Sensor:
+    """The force/torque sensor: sampled at `rate` Hz (None: every step; held between samples),
+    white noise of standard deviation noise_force (N) / noise_torque (N m) per axis from a
+    generator seeded with seed + instance index, then a first-order low-pass of cutoff Hz (0:
+    none)."""
+    rate: float = None
+    cutoff: float = 0.0
+    noise_force: float = 0.0
+    noise_torque: float = 0.0
+    seed: int = 0
+
+
+@dataclasses.dataclass(frozen=True)
+class InverseKinematics:
+    """Damped least squares on the engine's site Jacobian: at most max_iter steps per control
+    step, converged when the position error <= tol_position (m) and the orientation error <=
+    tol_rotation (rad); damping lambda of (J J^T + lambda^2 I). orientation: hold the tool's
+    orientation too (6 equations; False: position only, 3)."""
+    max_iter: int = 20
+    tol_position: float = 1e-6
+    tol_rotation: float = 1e-6
+    damping: float = 1e-3
+    orientation: bool = True
+
+
+class _Controller:
+    """What both laws share: the sensor, IK, frame, offset bound and setpoint tolerances."""
+    law = None
+
+    def __init__(self, *, max_offset, frame, sensor, ik, setpoint_tol, setpoint_vel_tol):
+        if frame not in FRAMES:
+            raise ValueError(f"frame: got {frame!r}, valid: {', '.join(map(repr, FRAMES))}")
+        if not isinstance(sensor, Sensor):
+            raise TypeError(f"sensor: expected asr.interaction.Sensor, got {type(sensor).__name__}")
+        if not isinstance(ik, InverseKinematics):
+            raise TypeError(f"ik: expected asr.interaction.InverseKinematics, got "
+                            f"{type(ik).__name__}")
+        self.max_offset, self.frame, self.sensor, self.ik = max_offset, frame, sensor, ik
+        self.setpoint_tol, self.setpoint_vel_tol = setpoint_tol, setpoint_vel_tol
+
+    def gains(self):
+        """{C config field: per-axis value (3,) or (N, 3)} of this law."""
+        raise NotImplementedError
+
+
+class Admittance(_Controller):
+    """M_d z'' + K_D z' + K_P z = f_d - f_e, x_c = x_d + z (task frame; [Storiale2022] eq. 1 with
+    the sign that makes the contact a restoring spring, see docs/interaction.md).
+    mass M_d kg (> 0), damping K_D N s/m (> 0), stiffness K_P N/m (>= 0): (3,) or (N, 3)."""
+    law = lib.ASR_IC_ADMITTANCE
+
+    def __init__(self, mass, damping, stiffness, *, max_offset=0.5, frame="tool",
+                 sensor=Sensor(), ik=InverseKinematics(), setpoint_tol=1e-3,
+                 setpoint_vel_tol=1e-2):
+        super().__init__(max_offset=max_offset, frame=frame, sensor=sensor, ik=ik,
+                         setpoint_tol=setpoint_tol, setpoint_vel_tol=setpoint_vel_tol)
+        self.mass, self.damping, self.stiffness = mass, damping, stiffness
+
+    @classmethod
+    def from_damping_ratio(cls, mass, zeta, stiffness, **kwargs):
+        """ros2_controllers' admittance parameters: M x'' + D x' + K x = F with D = 2 zeta
+        sqrt(M K) per axis."""
+        m = V.real_array(mass, "mass")
+        k = V.real_array(stiffness, "stiffness")
+        z = V.real_array(zeta, "zeta")
+        return cls(mass, 2.0 * z * np.sqrt(np.abs(m) * np.abs(k)), stiffness, **kwargs)
+
+    def gains(self):
+        return {"mass": (self.mass, "mass", True), "damping": (self.damping, "damping", True),
+                "stiffness": (self.stiffness, "stiffness", False)}
+
+
+class DirectForce(_Controller):
+    """x_c = x_d + K_P f~ + K_I integral(f~) dt along the task axes, f~ = f_d - f_e
+    ([Storiale2022] sec. 2.1.2); kp m/N and ki m/(N s) (>= 0; zero on position-controlled axes),
+    (3,) or (N, 3); the offset bound max_offset (m) stops the integral (anti-windup)."""
+    law = lib.ASR_IC_DIRECT_FORCE
+
+    def __init__(self, kp, ki, *, max_offset=0.1, frame="tool", sensor=Sensor(),
+                 ik=InverseKinematics(), setpoint_tol=1e-3, setpoint_vel_tol=1e-2):
+        super().__init__(max_offset=max_offset, frame=frame, sensor=sensor, ik=ik,
+                         setpoint_tol=setpoint_tol, setpoint_vel_tol=setpoint_vel_tol)
+        self.kp, self.ki = kp, ki
+
+    def gains(self):
+        return {"force_kp": (self.kp, "kp", False), "force_ki": (self.ki, "ki", False)}
+
+
+def _axes(value, name, n, positive):
+    """(N, 3) float array of a per-axis gain: finite, > 0 (positive) or >= 0."""
+    arr = V.broadcast_input(value, name, (n, 3))
+    bad = ~(arr > 0) if positive else ~(arr >= 0)
+    if bad.any():
+        rel = "> 0" if positive else ">= 0"
+        what = "positive definite" if positive else "positive semi-definite"
+        raise ValueError(f"{name}: got {V.num(arr[bad][0])}; the diagonal matrix must be {what} "
+                         f"(every entry {rel})")
+    return arr
+
+
+def _positive(value, name, allow_zero=False, integer=False):
+    if integer:
+        return V.positive_int(value, name)
+    x = V.real_array(value, name)
+    if x.ndim != 0 or not np.isfinite(x) or x < 0 or (x == 0 and not allow_zero):
+        rel = ">= 0" if allow_zero else "> 0"
+        raise ValueError(f"{name}: got {value!r}, valid range: a finite number {rel}")
+    return float(x)
+
+
+class Interaction:
+    """The controller bound to a Sim (sim.controller): the C tables, per-instance state, and the
+    FSM's inputs. Created by asr.Sim(..., controller=...); not by users."""
+
+    def __init__(self, sim, controller):
+        if not isinstance(controller, _Controller):
+            raise TypeError("controller: expected asr.Admittance or asr.DirectForce, got "
+                            f"{type(controller).__name__}")
+        names = dict(sim.robot.interaction or ())
+        if not names:
+            raise ValueError(f"controller: robot {sim.robot.name!r} ({sim.robot.variant}) has no "
+                             "[variants.<v>.interaction] block naming its tool site and F/T "
+                             "sensor (see robots/README.md)")
+        if sim.n_joints > lib.ASR_IC_MAX_JOINTS:
+            raise ValueError(f"controller: the robot has {sim.n_joints} actuated joints, at most "
+                             f"{lib.ASR_IC_MAX_JOINTS} are supported")
+        modes = sim.batch.modes
+        for j, mode in enumerate(modes):
+            if mode not in (1, 3, 6):
+                raise ValueError(f"controller: joint {sim.robot.joint_names[j]!r} is in mode "
+                                 f"{mode}; interaction control commands link positions or "
+                                 "equilibria: modes 1, 3 or 6")
+        self._sim, self.spec, self.names = sim, controller, names
+        self._dt = sim.dt
+        self._keep = []
+        self._traj_keep = [None] * sim.n_instances
+        self._config = ffi.new("asr_ic_config[]", sim.n_instances)
+        self._state = ffi.new("asr_ic_state[]", sim.n_instances)
+        self._fill_config(controller)
+        self._ic = self._tables()
+
+    # ------------------------------------------------------------ set-up
+
+    def _fill_config(self, c):
+        n, s = self._sim.n_instances, c.sensor
+        gains = {k: _axes(v, label, n, pos) for k, (v, label, pos) in c.gains().items()}
+        offset = _axes(c.max_offset, "max_offset", n, True)
+        period = 1
+        if s.rate is not None:
+            rate = _positive(s.rate, "sensor.rate")
+            period = max(1, int(round(1.0 / (rate * self._dt))))
+        cutoff = _positive(s.cutoff, "sensor.cutoff", allow_zero=True)
+        noise = (_positive(s.noise_force, "sensor.noise_force", allow_zero=True),
+                 _positive(s.noise_torque, "sensor.noise_torque", allow_zero=True))
+        tols = (_positive(c.setpoint_tol, "setpoint_tol"),
+                _positive(c.setpoint_vel_tol, "setpoint_vel_tol"))
+        for i in range(n):
+            cfg = self._config[i]
+            cfg.law = c.law
+            for field in ("mass", "damping", "stiffness", "force_kp", "force_ki"):
+                values = gains.get(field)
+                setattr(cfg, field, list(values[i]) if values is not None else [1.0] * 3)
+            cfg.max_offset = list(offset[i])
+            cfg.task_frame_tool = int(c.frame == "tool")
+            cfg.sensor_period = period
+            cfg.cutoff = cutoff
+            cfg.noise_force, cfg.noise_torque = noise
+            cfg.setpoint_tol, cfg.setpoint_vel_tol = tols
+        self._sensor_period_s = period * self._dt
+
+    def _tables(self):
+        import mujoco
+
+        from asr.sim import kinematics_functions
+
+        sim, names, keep = self._sim, self.names, self._keep
+        m0 = sim.models[0]
+
+        def ident(kind, name):
+            return mujoco.mj_name2id(m0, kind, name)
+
+        def table(ctype, values):
+            arr = ffi.new(f"{ctype}[]", values)
+            keep.append(arr)
+            return arr
+
+        def ptr(arr, offset=0):
+            return ffi.cast("double*", arr.ctypes.data) + offset
+
+        site = ident(mujoco.mjtObj.mjOBJ_SITE, names["site"])
+        sensor_site = ident(mujoco.mjtObj.mjOBJ_SITE, names["sensor_site"])
+        f_adr = int(m0.sensor_adr[ident(mujoco.mjtObj.mjOBJ_SENSOR, names["force_sensor"])])
+        t_adr = int(m0.sensor_adr[ident(mujoco.mjtObj.mjOBJ_SENSOR, names["torque_sensor"])])
+        self._body = int(m0.site_bodyid[site])
+        self._site = site
+        self._ik_datas = tuple(mujoco.MjData(m) for m in sim.models)
+        kin, com, jac = kinematics_functions()
+        ic = ffi.new("asr_interaction*")
+        keep.append(ic)
+        ic.kinematics, ic.com_pos, ic.jac_site = kin, com, jac
+        ic.nq, ic.nv, ic.site = m0.nq, m0.nv, site
+        d, ik = sim.datas, self._ik_datas
+        ic.ik_data = table("void*", [ffi.cast("void*", x._address) for x in ik])
+        ic.ik_qpos = table("double*", [ptr(x.qpos) for x in ik])
+        ic.ik_site_pos = table("double*", [ptr(x.site_xpos, 3 * site) for x in ik])
+        ic.ik_site_mat = table("double*", [ptr(x.site_xmat, 9 * site) for x in ik])
+        ic.site_pos = table("double*", [ptr(x.site_xpos, 3 * site) for x in d])
+        ic.site_mat = table("double*", [ptr(x.site_xmat, 9 * site) for x in d])
+        ic.sensor_mat = table("double*", [ptr(x.site_xmat, 9 * sensor_site) for x in d])
+        ic.sensor_force = table("double*", [ptr(x.sensordata, f_adr) for x in d])
+        ic.sensor_torque = table("double*", [ptr(x.sensordata, t_adr) for x in d])
+        ic.wrench_body = table("double*", [ptr(x.xfrc_applied, 6 * self._body) for x in d])
+        base_pos, base_mat = np.zeros(3), np.eye(3).ravel()
+        if "base" in names:
+            mujoco.mj_forward(m0, d[0])
+            b = ident(mujoco.mjtObj.mjOBJ_SITE, names["base"])
+            base_pos, base_mat = d[0].site_xpos[b].copy(), d[0].site_xmat[b].copy()
+        ic.base_pos, ic.base_mat = list(base_pos), list(base_mat)
+        self.base_pos, self.base_mat = base_pos, base_mat.reshape(3, 3)
+        k = self.spec.ik
+        ic.ik_max_iter = V.positive_int(k.max_iter, "ik.max_iter")
+        ic.ik_orientation = int(bool(k.orientation))
+        ic.ik_tol_pos = _positive(k.tol_position, "ik.tol_position")
+        ic.ik_tol_rot = _positive(k.tol_rotation, "ik.tol_rotation")
+        ic.ik_damping = _positive(k.damping, "ik.damping", allow_zero=True)
+        ic.config, ic.state = self._config, self._state
+        self._traj_ptrs = ffi.new("double*[]", sim.n_instances)
+        self._traj_len = ffi.new("long long[]", sim.n_instances)
+        ic.traj, ic.traj_len = self._traj_ptrs, self._traj_len
+        return ic
+
+    # ------------------------------------------------------------ FSM inputs
+
+    def init(self, instances=None):
+        """The INIT event: STATIC at the present pose, the sensor's present reading as its bias
+        (called by Sim.reset)."""
+        import mujoco
+
+        seed = self.spec.sensor.seed
+        for i in self._instances(instances):
+            self._traj_ptrs[i], self._traj_len[i], self._traj_keep[i] = ffi.NULL, 0, None
+            # the bias is the reading at rest: inverse dynamics with zero accelerations (after a
+            # reset's mj_forward the sensors see the arm falling, no joint torque applied yet)
+            m, d = self._sim.models[i], self._sim.datas[i]
+            d.qacc[:] = 0.0
+            mujoco.mj_inverse(m, d)
+            st = lib.asr_ic_init(self._sim.batch._b, self._sim._engine, self._ic, i,
+                                 (int(seed) + i) % 2**64)
+            mujoco.mj_forward(m, d)
+            if st != lib.ASR_OK:
+                from asr.errors import raise_for_status
+                raise_for_status(st, "controller init")
+
+    def _instances(self, instances):
+        n = self._sim.n_instances
+        return range(n) if instances is None else V.instance_indices(instances, n)
+
+    def _accept(self, event, instances):
+        """The instances, after checking every one accepts `event` (else ControllerBusy)."""
+        idx = list(self._instances(instances))
+        busy = [i for i in idx if lib.asr_ic_transition(self._state[i].fsm, EVENTS[event]) < 0]
+        if busy:
+            states = sorted({FSM_STATES[self._state[i].fsm] for i in busy})
+            msg = (f"{event.replace('_', ' ')} rejected: instances {busy[:10]} are in state "
+                   f"{'/'.join(states)} (a setpoint or trajectory is running; no other input is "
+                   "accepted until it ends)")
+            log.warning(msg)
+            raise ControllerBusy(msg)
+        return idx
+
+    def setpoint(self, q=None, *, position=None, orientation=None, duration=None,
+                 speed=0.5, instances=None):
+        """Independent joint control to a setpoint (the SETPOINT_RECEIVED event): joint angles q
+        ((J,) or (N, J), rad), or a tool position (3,) / (N, 3) in F_b (m) with an orientation
+        (3, 3) world rotation (default: the present one) solved by inverse kinematics (an
+        unreachable pose is a ValueError). The references move linearly over `duration` s
+        (default: the largest joint change / speed rad/s); SETPOINT_REACHED follows once every
+        joint is within setpoint_tol and setpoint_vel_tol (after the move), then the static law
+        runs from there with the sensor bias removed and a zero force reference."""
+        idx = self._accept("setpoint_received", instances)
+        n, nj = self._sim.n_instances, self._sim.n_joints
+        if (q is None) == (position is None):
+            raise ValueError("setpoint: give either q (joint angles) or position (a tool pose)")
+        q_now = self._sim.q
+        if q is not None:
+            goal = V.broadcast_input(q, "q", (n, nj))
+        else:
+            goal = self._solve_pose(position, orientation, idx, q_now)
+        speed = _positive(speed, "speed")
+        if duration is not None:
+            duration = _positive(duration, "duration", allow_zero=True)
+        for i in idx:
+            st = self._state[i]
+            move = duration if duration is not None else float(
+                np.max(np.abs(goal[i] - q_now[i])) / speed)
+            st.q_start[0:nj] = list(q_now[i])
+            st.q_goal[0:nj] = list(goal[i])
+            st.move_time, st.k = move, 0
+            st.fsm = lib.asr_ic_transition(st.fsm, EVENTS["setpoint_received"])
+
+    def _solve_pose(self, position, orientation, idx, q_now):
+        n = self._sim.n_instances
+        x = V.broadcast_input(position, "position", (n, 3))
+        goal = q_now.copy()
+        for i in idx:
+            R = (np.array(list(self._state[i].R_d)).reshape(3, 3) if orientation is None else
+                 V.broadcast_input(orientation, "orientation", (3, 3)))
+            q, ok = self.solve_ik(x[i], R, q0=q_now[i], instance=i)
+            if not ok:
+                raise ValueError(f"position: {x[i].tolist()} m (instance {i}) is not reachable "
+                                 "by inverse kinematics with that orientation")
+            goal[i] = q
+        return goal
+
+    def solve_ik(self, position, orientation=None, *, q0=None, instance=0):
+        """Joint angles (J,) putting the tool at position (3,) in F_b with orientation (3, 3)
+        (world; None: position only), from q0 (default: the present angles), and whether the
+        damped least squares converged (with ik.max_iter iterations and its tolerances)."""
+        i = V.instance_indices([instance], self._sim.n_instances)[0]
+        x = V.broadcast_input(position, "position", (3,))
+        q = np.array(self._sim.q[i] if q0 is None else
+                     V.broadcast_input(q0, "q0", (self._sim.n_joints,)), dtype=float)
+        R = None if orientation is None else np.ascontiguousarray(
+            V.broadcast_input(orientation, "orientation", (3, 3)))
+        qbuf = ffi.new("double[]", q.tolist())
+        ok = lib.asr_ic_solve_ik(self._sim.batch._b, self._sim._engine, self._ic, i,
+                                 ffi.new("double[]", x.tolist()),
+                                 ffi.NULL if R is None else ffi.new("double[]", R.ravel().tolist()),
+                                 qbuf)
+        return np.array(list(qbuf)), ok == 1
+
+    def trajectory(self, times, positions, forces=None, *, instances=None):
+        """A workspace trajectory (the TRAJECTORY_RECEIVED event; the paper's
+        FollowWorkspaceTrajectory goal): times (K,) s from now, strictly increasing, the first
+        >= 0; positions (K, 3) or (N, K, 3) in F_b, m; forces (K, 3) or (N, K, 3) along the task
+        axes, N (default zero). Sampled every step by linear interpolation (held before the first
+        time); TRAJECTORY_COMPLETED after the last, then the static law holds its end."""
+        idx = self._accept("trajectory_received", instances)
+        t = V.real_array(times, "times")
+        if t.ndim != 1 or t.size < 1 or not np.all(np.isfinite(t)) or t[0] < 0:
+            raise ValueError("times: expected a 1-D array of finite times >= 0 s, got shape "
+                             f"{t.shape}")
+        if np.any(np.diff(t) <= 0):
+            k = int(np.flatnonzero(np.diff(t) <= 0)[0])
+            raise ValueError(f"times: must increase strictly; times[{k + 1}] = {t[k + 1]!r} s "
+                             f"follows times[{k}] = {t[k]!r} s")
+        x = self._per_instance(positions, "positions", t.size)
+        f = self._per_instance(np.zeros((t.size, 3)) if forces is None else forces, "forces",
+                               t.size)
+        steps = int(np.floor(t[-1] / self._dt + 1e-9)) + 1
+        ts = np.arange(steps) * self._dt
+        for i in idx:
+            samples = np.empty((steps, 6))
+            for a in range(3):
+                samples[:, a] = np.interp(ts, t, x[i, :, a])
+                samples[:, 3 + a] = np.interp(ts, t, f[i, :, a])
+            samples = np.ascontiguousarray(samples)
+            self._traj_keep[i] = samples
+            self._traj_ptrs[i] = ffi.cast("double*", samples.ctypes.data)
+            self._traj_len[i] = steps
+            st = self._state[i]
+            st.k = 0
+            st.fsm = lib.asr_ic_transition(st.fsm, EVENTS["trajectory_received"])
+
+    def _per_instance(self, value, name, k):
+        arr = V.real_array(value, name)
+        n = self._sim.n_instances
+        if arr.ndim == 2:
+            arr = np.broadcast_to(arr, (n,) + arr.shape)
+        return V.finite_array(arr, name, (n, k, 3))
+
+    def set_references(self, position=None, force=None, *, instances=None):
+        """New fixed references of the static law (STATIC only: no event): position (3,) or
+        (N, 3) in F_b, m; force (3,) or (N, 3) along the task axes, N."""
+        idx = list(self._instances(instances))
+        busy = [i for i in idx if self._state[i].fsm != lib.ASR_FSM_STATIC]
+        if busy:
+            msg = (f"set_references rejected: instances {busy[:10]} are not in the static "
+                   "state (a setpoint or trajectory is running)")
+            log.warning(msg)
+            raise ControllerBusy(msg)
+        n = self._sim.n_instances
+        x = None if position is None else V.broadcast_input(position, "position", (n, 3))
+        f = None if force is None else V.broadcast_input(force, "force", (n, 3))
+        for i in idx:
+            if x is not None:
+                self._state[i].x_d = list(x[i])
+            if f is not None:
+                self._state[i].f_d = list(f[i])
+
+    def remove_bias(self, instances=None):
+        """Take the sensor's present filtered reading as its bias (as at a setpoint)."""
+        for i in self._instances(instances):
+            self._state[i].bias = list(self._state[i].filtered)
+
+    # ------------------------------------------------------------ state
+
+    def _field(self, name):
+        return np.array([list(getattr(self._state[i], name))
+                         for i in range(self._sim.n_instances)])
+
+    @property
+    def fsm(self):
+        """FSM state per instance, (N,) names of FSM_STATES."""
+        return tuple(FSM_STATES[self._state[i].fsm] for i in range(self._sim.n_instances))
+
+    @property
+    def ik_failures(self):
+        """Steps whose inverse kinematics did not converge (the command held), (N,)."""
+        return np.array([self._state[i].ik_fail for i in range(self._sim.n_instances)])
+
+    @property
+    def x_d(self):
+        """Position references now, (N, 3), F_b, m."""
+        return self._field("x_d")
+
+    @property
+    def x_m(self):
+        """Tool positions at the last step's start, (N, 3), F_b, m."""
+        return self._field("x_m")
+
+    @property
+    def f_d(self):
+        """Force references now, (N, 3), task frame, N."""
+        return self._field("f_d")
+
+    @property
+    def f_e(self):
+        """Last force on the environment, (N, 3), task frame, N."""
+        return self._field("f_e")
+
+    @property
+    def task_frame(self):
+        """The task frame's axes in the world, (N, 3, 3) (columns)."""
+        return self._field("R_task").reshape(-1, 3, 3)
+
+    # ------------------------------------------------------------ the rollout
+
+    def wrench_series(self, wrench, steps):
+        """(array, time stride) of an external wrench on the tool body ((6,) / (N, 6) held or
+        (N, steps, 6); force N then torque N m, world frame, at the body's centre of mass)."""
+        n = self._sim.n_instances
+        arr = V.real_array(wrench, "wrench_ext")
+        if arr.ndim == 3:
+            return V.finite_array(arr, "wrench_ext", (n, steps, 6)), 6
+        return V.broadcast_input(arr, "wrench_ext", (n, 6)), 0
+
+    def rollout_c(self, batch, engine, steps, refs, ext, ff, wrench, record, out, ic_out):
+        """The C rollout with this controller (record: state field names into out); returns
+        its status."""
+        from asr.batch import as_series, record_indices
+
+        keep = []
+        record_idx = record_indices(record)
+        self._ic.wrench = as_series(wrench, keep)
+        self._ic.record = ffi.cast("double*", ic_out.ctypes.data)
+        try:
+            return lib.asr_batch_rollout_interaction(
+                batch._b, engine, self._ic, steps, self._dt, refs, ext, ff, len(record),
+                ffi.from_buffer("int[]", record_idx),
+                ffi.from_buffer("double[]", out, require_writable=True) if record else ffi.NULL)
+        finally:
+            self._ic.wrench = as_series(None, keep)
+            self._ic.record = ffi.NULL
+
+
+def split_record(ic_out):
+    """{name: array} of a (N, steps, ASR_IC_NREC) controller record (RECORD's layout)."""
+    out, k = {}, 0
+    for name, (cols, _) in RECORD.items():
+        part = ic_out[:, :, k:k + cols]
+        out[name] = part[..., 0].copy() if cols == 1 else part.copy()
+        k += cols
+    out["fsm"] = out["fsm"].astype(np.int8)
+    out["ik_ok"] = out["ik_ok"].astype(bool)
+    return out
+
+
+__all__ = ["Admittance", "DirectForce", "Sensor", "InverseKinematics", "ControllerBusy",
+           "FSM_STATES", "EVENTS", "RECORD", "transition"]
