@@ -96,7 +96,8 @@ class _Controller:
         self.setpoint_tol, self.setpoint_vel_tol = setpoint_tol, setpoint_vel_tol
 
     def gains(self):
-        """{C config field: per-axis value (3,) or (N, 3)} of this law."""
+        """{C config field: (per-axis value (3,) or (N, 3), name in errors, must be > 0 (else
+        >= 0))} of this law."""
         raise NotImplementedError
 
 
@@ -155,9 +156,8 @@ def _axes(value, name, n, positive):
     return arr
 
 
-def _positive(value, name, allow_zero=False, integer=False):
-    if integer:
-        return V.positive_int(value, name)
+def _positive(value, name, allow_zero=False):
+    """A finite scalar > 0 (>= 0 with allow_zero) as float."""
     x = V.real_array(value, name)
     if x.ndim != 0 or not np.isfinite(x) or x < 0 or (x == 0 and not allow_zero):
         rel = ">= 0" if allow_zero else "> 0"
@@ -215,7 +215,7 @@ class Interaction:
             cfg = self._config[i]
             cfg.law = c.law
             for field in ("mass", "damping", "stiffness", "force_kp", "force_ki"):
-                values = gains.get(field)
+                values = gains.get(field)   # the other law's fields: any valid value, unused
                 setattr(cfg, field, list(values[i]) if values is not None else [1.0] * 3)
             cfg.max_offset = list(offset[i])
             cfg.task_frame_tool = int(c.frame == "tool")
@@ -223,7 +223,6 @@ class Interaction:
             cfg.cutoff = cutoff
             cfg.noise_force, cfg.noise_torque = noise
             cfg.setpoint_tol, cfg.setpoint_vel_tol = tols
-        self._sensor_period_s = period * self._dt
 
     def _tables(self):
         import mujoco
@@ -248,8 +247,7 @@ class Interaction:
         sensor_site = ident(mujoco.mjtObj.mjOBJ_SITE, names["sensor_site"])
         f_adr = int(m0.sensor_adr[ident(mujoco.mjtObj.mjOBJ_SENSOR, names["force_sensor"])])
         t_adr = int(m0.sensor_adr[ident(mujoco.mjtObj.mjOBJ_SENSOR, names["torque_sensor"])])
-        self._body = int(m0.site_bodyid[site])
-        self._site = site
+        body = int(m0.site_bodyid[site])
         self._ik_datas = tuple(mujoco.MjData(m) for m in sim.models)
         kin, com, jac = kinematics_functions()
         ic = ffi.new("asr_interaction*")
@@ -266,7 +264,7 @@ class Interaction:
         ic.sensor_mat = table("double*", [ptr(x.site_xmat, 9 * sensor_site) for x in d])
         ic.sensor_force = table("double*", [ptr(x.sensordata, f_adr) for x in d])
         ic.sensor_torque = table("double*", [ptr(x.sensordata, t_adr) for x in d])
-        ic.wrench_body = table("double*", [ptr(x.xfrc_applied, 6 * self._body) for x in d])
+        ic.wrench_body = table("double*", [ptr(x.xfrc_applied, 6 * body) for x in d])
         base_pos, base_mat = np.zeros(3), np.eye(3).ravel()
         if "base" in names:
             mujoco.mj_forward(m0, d[0])
