@@ -29,7 +29,7 @@ from asr.ros.master import wait_for_master
 DEFAULT_ROBOT = "qbmove_arm_2dof"
 DEFAULT_RATE_HZ = 100.0
 MAX_LAG_S = 0.25          # real time: a node further behind its schedule restarts the schedule
-WARN_PERIOD_S = 1.0       # rejections are logged at most once a second per call site
+WARN_PERIOD_S = 1.0       # a rejection is logged at most once a second per topic
 NODE_NAME = "asr"
 
 # Per-joint command topics <ns>/<joint>/<topic> (std_msgs/Float64) -> what they set, by mode
@@ -157,6 +157,7 @@ class RosNode:
         self._params = {}                           # {(joint, param): value} due next chunk
         self._steps = queue.Queue()
         self.rejected = 0                           # commands rejected so far
+        self._warned = {}                           # {topic: time.monotonic() last logged}
         self.overruns = 0                           # real-time schedule restarts
         self.periods = 0                            # periods stepped
         self.last = None                            # {field: (J,)} state after the last chunk
@@ -184,10 +185,17 @@ class RosNode:
         return self.namespace + "".join("/" + p for p in parts)
 
     def _reject(self, what, value, why):
+        """Count a rejected command and log it, at most once per WARN_PERIOD_S for each topic
+        (one shared throttle would hide a NaN on one topic behind a wrong length on another).
+        `what` names one of the node's own topics, so the dict stays bounded."""
         self.rejected += 1
-        if self._rospy is not None:
-            self._rospy.logwarn_throttle(WARN_PERIOD_S, f"asr ros: rejected {what} = {value!r}: "
-                                         f"{why}; the last valid command is kept")
+        if self._rospy is None:
+            return
+        now = time.monotonic()
+        if now - self._warned.get(what, -math.inf) >= WARN_PERIOD_S:
+            self._warned[what] = now
+            self._rospy.logwarn(f"asr ros: rejected {what} = {value!r}: {why}; "
+                                "the last valid command is kept")
 
     def set_command(self, joint, target, value, what=None):
         """Hold a joint command (target as in MODE_COMMANDS); False (and a logged rejection)
