@@ -545,6 +545,7 @@ class SimRunner:
                       for k, name in enumerate(self.joint_names)},
             "speed": self.speed, "paused": self.paused, "compare": list(self.compare),
             "n_instances": self.sim.n_instances, "time": self.time, "dt": self.sim.dt,
+            "lost_s": self._pacer.lost_s,
             "run_id": self.run_id, "update_hz": self.settings.update_hz,
             "window_s": self.settings.window_s, "frames": self.frames,
             "clients": len(self._subscribers),

@@ -39,11 +39,14 @@ def test_slow_speed_carries_fractions():
 
 
 def test_catch_up_is_bounded_and_reset_forgets():
-    """A 5 s stall (a suspended laptop) makes up at most max_catch_up_s; after reset() the next
-    tick advances one period, whatever the time since; a clock going backwards adds nothing."""
+    """A 5 s stall (a suspended laptop) makes up at most max_catch_up_s and the rest is counted
+    in lost_s; after reset() the next tick advances one period, whatever the time since; a
+    clock going backwards adds nothing."""
     p = Pacer(max_catch_up_s=0.25)
     p.steps(0.0, PERIOD, 1.0, DT)
+    assert p.lost_s == 0.0
     assert p.steps(5.0, PERIOD, 1.0, DT) == 250
+    assert p.lost_s == pytest.approx(4.75)
     p.reset()
     assert p.steps(100.0, PERIOD, 1.0, DT) == int(PERIOD / DT)
     assert p.steps(99.0, PERIOD, 1.0, DT) == 0
