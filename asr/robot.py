@@ -490,6 +490,13 @@ def load_robot(name, variant=None, *, allow_path=True):
                  top.get("description", ""), folder, **variants[variant])
 
 
+def variant_names(name, *, allow_path=True):
+    """The variant names of robot `name` in robot.toml order, after load_robot(name) has checked
+    the whole description (so every name listed is a variant that loads)."""
+    folder = load_robot(name, allow_path=allow_path).folder
+    return tuple(_read_toml(os.path.join(folder, "robot.toml"), "robot.toml")["variants"])
+
+
 def joint_addresses(model, names, where="model") -> Tuple[List[int], List[int]]:
     """qpos and dof addresses of the named hinge or slide joints of a mujoco.MjModel."""
     import mujoco
@@ -507,4 +514,4 @@ def joint_addresses(model, names, where="model") -> Tuple[List[int], List[int]]:
 
 
 __all__ = ["Robot", "RobotJoint", "RobotFileError", "load_robot", "robot_names", "robots_dir",
-           "joint_addresses"]
+           "variant_names", "joint_addresses"]

@@ -12,7 +12,7 @@ from fastapi.staticfiles import StaticFiles
 
 from dashboard.errors import validation_error_handler
 from dashboard.limits import BodyLimit
-from dashboard.routes import api, rl, stream
+from dashboard.routes import api, interaction, rl, stream
 from dashboard.runner import SimRunner
 from dashboard.security import AccessGuard, AccessPolicy
 from dashboard.settings import Settings, get_settings
@@ -54,6 +54,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(api.router)
     app.include_router(stream.router)
     app.include_router(rl.router)  # its lifespan: the training manager, after the runner
+    app.include_router(interaction.router)  # its lifespan: the interaction session, likewise
 
     @app.get("/static/plotly.min.js", include_in_schema=False)
     async def plotly_js():

@@ -18,7 +18,6 @@ import io
 import itertools
 import json
 import math
-import os
 import queue
 import threading
 import time
@@ -27,10 +26,11 @@ import numpy as np
 
 import asr
 from asr.references import min_jerk
-from asr.robot import load_robot, robot_names, tomllib
+from asr.robot import load_robot, robot_names, variant_names
 from dashboard import figure as fig
 from dashboard.errors import public_message, short
 from dashboard.figure import FRAME_FIELDS, SERIES  # noqa: F401 - part of this module's API
+from dashboard.commands import apply_pending, fail_pending
 from dashboard.pacing import Pacer
 from dashboard.references import ControlError, check_preset, preset_spec, reference_values
 from dashboard.subscribers import Subscriber, publish_threadsafe
@@ -66,8 +66,7 @@ def list_robots():
 def _robot_entry(name):
     default = load_robot(name, allow_path=False)
     default.mj_model()
-    with open(os.path.join(default.folder, "robot.toml"), "rb") as f:
-        names = list(tomllib.load(f).get("variants", {}))
+    names = variant_names(name, allow_path=False)
     variants, broken = [], {}
     for variant in names:
         try:
@@ -151,14 +150,7 @@ class SimRunner:
             self._thread = None
         if self._ilc_thread is not None:
             self._ilc_thread.join(timeout)
-        # fail the commands nobody will apply
-        while True:
-            try:
-                _, fut = self._commands.get_nowait()
-            except queue.Empty:
-                break
-            if not fut.done():
-                fut.set_exception(RuntimeError("the simulation runner has stopped"))
+        fail_pending(self._commands, RuntimeError("the simulation runner has stopped"))
 
     @property
     def running(self):
@@ -299,18 +291,11 @@ class SimRunner:
         return fut
 
     def _apply_commands(self):
-        while True:
-            try:
-                fn, fut = self._commands.get_nowait()
-            except queue.Empty:
-                return
-            if not fut.set_running_or_notify_cancel():
-                continue
-            with self._lock:
-                try:
-                    fut.set_result(fn(self))
-                except BaseException as exc:  # noqa: BLE001 - handed to the caller
-                    fut.set_exception(exc)
+        apply_pending(self._commands, self._run_locked)
+
+    def _run_locked(self, fn):
+        with self._lock:
+            return fn(self)
 
     # the operations below run on the runner thread (through submit), under the lock
 

@@ -60,6 +60,17 @@ def running_server(**settings):
         thread.join(timeout=30)
 
 
+def wait_for(fn, timeout, what, every=0.1):
+    """fn()'s first truthy value, polled every `every` s; a failure after `timeout` s."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = fn()
+        if value:
+            return value
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(every)
+
+
 def get_json(url, timeout=10):
     with urllib.request.urlopen(url, timeout=timeout) as r:
         return json.loads(r.read())

@@ -24,6 +24,7 @@ from fastapi.testclient import TestClient  # noqa: E402
 
 from dashboard.app import create_app  # noqa: E402
 from dashboard.settings import Settings  # noqa: E402
+from dashboard_server import wait_for  # noqa: E402
 
 BASE = "http://127.0.0.1"
 STREAM = "ws://127.0.0.1/ws/stream"
@@ -45,16 +46,6 @@ def alive(pid):
 def proc_state(pid):
     with open(f"/proc/{pid}/stat") as f:
         return f.read().rsplit(")", 1)[1].split()[0]
-
-
-def wait_for(fn, timeout, what):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = fn()
-        if value:
-            return value
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.2)
 
 
 @pytest.fixture(scope="module")

@@ -644,6 +644,7 @@
           case "state": applyState(msg.state); break;
           case "ilc": handleIlc(msg); break;
           case "rl": handleRl(msg); break;
+          case "interaction": if (window.asrInteraction) window.asrInteraction.handle(msg); break;
           case "error": showError(msg.message || JSON.stringify(msg)); break;
           default: break;
         }

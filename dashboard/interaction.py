@@ -1,0 +1,376 @@
+"""Interaction control from the dashboard (PROTOCOL.md "Interaction control"): one
+InteractionSession at a time owns its own `asr.Sim("ur10", 1, variant=V, controller=...)`
+(asr/interaction.py: admittance or direct force, docs/interaction.md), stepped at real time in its
+own thread (dashboard/pacing.py's Pacer), beside the main runner's Sim.
+
+Start: the Sim is built (asr's constructors check the gains: their ValueError is the 422 text),
+then a setpoint moves the tool over the plate (START_POSITION, START_DURATION_S) and the static
+law holds there. Commands reach the session thread through a bounded queue (COMMAND_QUEUE; full:
+Busy) and answer through a concurrent Future:
+
+- law and gains: asr has no setter for the gains of a running controller, so the session builds
+  a new Sim with the new controller (in the request's thread, so bad gains answer 422 at once),
+  then on the session thread resets it to the present link angles (motors at zero deflection)
+  and sends a setpoint to the present position reference x_d (SWITCH_DURATION_S): the sensor
+  bias is taken there (asr's FSM assumes the tool at rest and free of contact at a setpoint) and
+  the force reference is sent again once the FSM is back in "static". Simulated time goes on.
+- force reference (3,) N along the task axes: set_references(force=...) (static state only).
+- position reference (3,) m in the base frame, inside BOX: a straight trajectory from the present
+  x_d at POSITION_SPEED (m/s, at least MIN_MOVE_S), the force reference held.
+- stop: the thread ends.
+
+A ControllerBusy (an input while a setpoint or trajectory runs) is a Busy with asr's message
+(409), never a crash. Every 1 / update_hz s the session publishes an `interaction` message to every
+client: the state now and the samples since the last message, decimated to at most
+MAX_SAMPLES (time, f_e (3,), f_d (3,) each).
+"""
+import concurrent.futures
+import math
+import queue
+import threading
+import time
+
+import numpy as np
+
+import asr
+from asr.robot import variant_names
+from dashboard.commands import apply_pending, fail_pending
+from dashboard.errors import public_message
+from dashboard.pacing import Pacer
+
+ROBOT = "ur10"
+LAWS = ("admittance", "direct_force")
+# the box the position reference must stay in (m, base frame): over and around the plate
+# (robots/ur10/README.md: top surface z = 0.05 at x 0.35 .. 1.05, y 0.05 .. 0.35; the tcp, the
+# tip sphere's centre, touches it at z = 0.06)
+BOX = {"x": (0.4, 1.0), "y": (-0.3, 0.35), "z": (0.055, 0.3)}
+START_POSITION = (0.6, 0.2, 0.07)    # m: 1 cm above contact, over the plate
+START_DURATION_S = 1.0
+SWITCH_DURATION_S = 0.5              # the setpoint after a law / gains change
+POSITION_SPEED = 0.1                 # m/s of a position reference move
+MIN_MOVE_S = 0.2
+COMMAND_QUEUE = 16
+COMMAND_TIMEOUT_S = 10.0
+MAX_SAMPLES = 10                     # samples per message (decimated)
+DEFAULT_GAINS = {
+    "admittance": {"mass": [1.0, 1.0, 1.0], "damping": [900.0, 900.0, 400.0],
+                   "stiffness": [1300.0, 1300.0, 0.0], "max_offset": 0.5},
+    "direct_force": {"kp": [0.0, 0.0, 0.0], "ki": [0.0, 0.0, 1e-3], "max_offset": 0.1},
+}
+GAIN_FIELDS = {"admittance": ("mass", "damping", "stiffness"), "direct_force": ("kp", "ki")}
+
+
+def robot_variants(name=ROBOT):
+    """The variant names of a robot (its robot.toml), loaded by name only."""
+    return variant_names(name, allow_path=False)
+
+
+VARIANTS = robot_variants()
+
+
+class Busy(RuntimeError):
+    """A session runs already, the command queue is full, or the controller is moving (-> 409)."""
+
+
+class NotRunning(RuntimeError):
+    """No session runs (-> 409)."""
+
+
+class InteractionInputError(ValueError):
+    """A value outside the dashboard's limits (-> 422, naming the field)."""
+
+
+def _vec(x):
+    """JSON-safe list (NaN / inf -> None; 7 decimals: um, uN)."""
+    return [round(v, 7) if math.isfinite(v) else None for v in (float(a) for a in np.ravel(x))]
+
+
+def law_config(law, gains=None):
+    """{"law", gain fields, "max_offset"}: `gains` over the law's defaults (other laws' fields
+    dropped)."""
+    if law not in LAWS:
+        raise InteractionInputError(f"law: got {law!r}, valid: {', '.join(LAWS)}")
+    cfg = {k: (list(v) if isinstance(v, list) else v) for k, v in DEFAULT_GAINS[law].items()}
+    for k, v in (gains or {}).items():
+        if k in cfg and v is not None:
+            cfg[k] = list(v) if isinstance(v, (list, tuple)) else v
+    return {"law": law, **cfg}
+
+
+def make_controller(cfg):
+    """The asr controller of a law_config (asr's constructors)."""
+    if cfg["law"] == "admittance":
+        return asr.Admittance(cfg["mass"], cfg["damping"], cfg["stiffness"],
+                              max_offset=cfg["max_offset"])
+    return asr.DirectForce(cfg["kp"], cfg["ki"], max_offset=cfg["max_offset"])
+
+
+def build_sim(variant, cfg, threads=1):
+    """asr.Sim(ur10, 1, variant, controller) for a law_config; asr's ValueError / TypeError
+    (naming the gain) pass through."""
+    if variant not in VARIANTS:
+        raise InteractionInputError(f"variant: got {variant!r}, valid: {', '.join(VARIANTS)}")
+    return asr.Sim(ROBOT, 1, variant=variant, controller=make_controller(cfg), threads=threads)
+
+
+def check_position(position):
+    """(3,) floats inside BOX, else InteractionInputError naming the axis and the range."""
+    p = [float(v) for v in position]
+    if len(p) != 3 or not all(math.isfinite(v) for v in p):
+        raise InteractionInputError(f"position: expected 3 finite numbers (m), got {p[:3]}")
+    for v, (axis, (lo, hi)) in zip(p, BOX.items()):
+        if not lo <= v <= hi:
+            raise InteractionInputError(f"position: {axis} = {v:g} m is outside [{lo:g}, "
+                                        f"{hi:g}] m (the box around the plate)")
+    return p
+
+
+def decimate_idx(n, points):
+    """At most `points` indices of n samples, evenly spaced, the last kept."""
+    if n <= points:
+        return np.arange(n)
+    return np.unique(np.linspace(0, n - 1, points).round().astype(int))
+
+
+class InteractionSession:
+    """One interaction-control Sim at a time; see the module doc. `publish(msg)` sends an
+    `interaction` message to every client (the runner's publish)."""
+
+    def __init__(self, settings, publish):
+        self.settings = settings
+        self.publish = publish
+        self._lock = threading.RLock()
+        self._switch_lock = threading.Lock()   # one law change built at a time
+        self._thread = None
+        self._stop = threading.Event()
+        self._closed = False
+        self._commands = queue.Queue(COMMAND_QUEUE)
+        self._sim = None
+        self._variant = None
+        self._cfg = None
+        self._time = 0.0
+        self._f_ref = np.zeros(3)
+        self._resend_force = False
+        self._message = None
+        self._await_static = False   # the message says "holding" once the FSM is static again
+        self._last = None        # the last published state
+
+    # ------------------------------------------------------------ status
+
+    @property
+    def running(self):
+        t = self._thread
+        return t is not None and t.is_alive() and not self._stop.is_set()
+
+    def status(self):
+        with self._lock:
+            last = dict(self._last) if self._last else {}
+            cfg = dict(self._cfg) if self._cfg else None
+        return {"running": self.running, "robot": ROBOT, "variant": self._variant,
+                "law": cfg["law"] if cfg else None,
+                "gains": {k: v for k, v in cfg.items() if k != "law"} if cfg else None,
+                "time": last.get("time"), "fsm": last.get("fsm"),
+                "f_e": last.get("f_e"), "f_d": last.get("f_d"), "x_m": last.get("x_m"),
+                "x_d": last.get("x_d"), "force_reference": _vec(self._f_ref),
+                "message": self._message}
+
+    def message(self, samples=None):
+        return {"type": "interaction", **self.status(),
+                "samples": samples or {"t": [], "f_e": [], "f_d": []}}
+
+    @staticmethod
+    def options():
+        return {"robot": ROBOT, "variants": list(VARIANTS), "laws": list(LAWS),
+                "defaults": DEFAULT_GAINS, "gain_fields": {k: list(v) for k, v in
+                                                            GAIN_FIELDS.items()},
+                "box": {k: list(v) for k, v in BOX.items()},
+                "start_position": list(START_POSITION)}
+
+    # ------------------------------------------------------------ control (request threads)
+
+    def start(self, variant, law, gains=None, position=START_POSITION):
+        """Build the Sim (asr checks the gains), move over the plate, hold; Busy if a session
+        runs. Answers the status."""
+        cfg = law_config(law, gains)
+        position = check_position(position)
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the dashboard is stopping")
+            if self._thread is not None and self._thread.is_alive():
+                raise Busy("an interaction session is already running; POST "
+                           "/api/interaction/stop first")
+            sim = build_sim(variant, cfg, self.settings.threads)
+            sim.controller.setpoint(position=position, duration=START_DURATION_S)
+            self._sim, self._variant, self._cfg = sim, variant, cfg
+            self._time, self._f_ref, self._resend_force = 0.0, np.zeros(3), False
+            self._message, self._await_static = "moving to the start pose", True
+            self._last = self._snapshot()
+            self._stop = threading.Event()
+            self._commands = queue.Queue(COMMAND_QUEUE)
+            self._thread = threading.Thread(target=self._loop, args=(self._stop,),
+                                            name="asr-dashboard-interaction", daemon=True)
+            self._thread.start()
+        self._publish()
+        return self.status()
+
+    def stop(self, timeout=5.0):
+        """End the thread (bounded wait); answers the status."""
+        with self._lock:
+            thread = self._thread
+            self._stop.set()
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout)
+        with self._lock:
+            if thread is not None and self._message != "stopped":
+                self._message = "stopped"
+            fail_pending(self._commands, NotRunning("the interaction session stopped"))
+        self._publish()
+        return self.status()
+
+    def shutdown(self):
+        with self._lock:
+            self._closed = True
+        self.stop()
+
+    def set_law(self, law, gains=None):
+        """A new law / gains: a new Sim built here (asr checks the gains), swapped in by the
+        session thread (see the module doc)."""
+        cfg = law_config(law, gains)
+        self._require_running()
+        if not self._switch_lock.acquire(blocking=False):
+            raise Busy("a law change is being applied; try again")
+        try:
+            sim = build_sim(self._variant, cfg, self.settings.threads)
+            return self._submit(lambda: self._swap(sim, cfg))
+        finally:
+            self._switch_lock.release()
+
+    def set_reference(self, force=None, position=None):
+        """New force reference (3,) N and / or position reference (3,) m (inside BOX)."""
+        f = None if force is None else np.array([float(v) for v in force])
+        if f is not None and (f.shape != (3,) or not np.all(np.isfinite(f))):
+            raise InteractionInputError("force: expected 3 finite numbers (N)")
+        p = None if position is None else check_position(position)
+        self._require_running()
+        return self._submit(lambda: self._reference(f, p))
+
+    def _require_running(self):
+        if not self.running:
+            raise NotRunning("no interaction session is running; POST /api/interaction/start "
+                             "first")
+
+    def _submit(self, fn):
+        fut = concurrent.futures.Future()
+        try:
+            self._commands.put_nowait((fn, fut))
+        except queue.Full:
+            raise Busy("too many interaction commands waiting; try again") from None
+        deadline = time.monotonic() + COMMAND_TIMEOUT_S
+        while True:
+            try:
+                return fut.result(0.1)
+            except concurrent.futures.TimeoutError:
+                if not self.running:   # ended after the command was queued
+                    fail_pending(self._commands, NotRunning("the interaction session stopped"))
+                if time.monotonic() > deadline:
+                    raise Busy("the interaction session did not answer in time") from None
+
+    # ------------------------------------------------------------ session thread
+
+    def _swap(self, sim, cfg):
+        old = self._sim
+        q = old.q[0].copy()
+        refs = sim.robot.initial_refs
+        refs = None if refs is None else np.array(refs, float).reshape(sim.n_joints, 2)
+        if refs is not None:
+            refs[:, 0] = q                        # motors at zero deflection at the present pose
+        sim.reset(q0=q, refs=refs)
+        x_d = old.controller.x_d[0].copy()
+        sim.controller.setpoint(position=x_d, duration=SWITCH_DURATION_S)
+        with self._lock:
+            self._sim, self._cfg = sim, cfg
+            self._resend_force = bool(np.any(self._f_ref != 0))
+            self._message = f"{cfg['law']} gains applied; settling at the position reference"
+            self._await_static = True
+        return self.status()
+
+    def _reference(self, f, p):
+        ctl = self._sim.controller
+        try:
+            if p is not None:
+                x0 = ctl.x_d[0]
+                move = max(MIN_MOVE_S, float(np.linalg.norm(np.asarray(p) - x0)) /
+                           POSITION_SPEED)
+                fd = ctl.f_d[0] if f is None else f
+                if ctl.fsm[0] != "static":
+                    raise asr.interaction.ControllerBusy(
+                        f"position reference rejected: the controller is in state "
+                        f"{ctl.fsm[0]!r} (a setpoint or trajectory is running)")
+                ctl.trajectory([0.0, move], [x0, p], [fd, fd])
+            elif f is not None:
+                ctl.set_references(force=f)
+        except asr.interaction.ControllerBusy as exc:
+            raise Busy(public_message(f"{exc}; try again once the state is 'static'")) \
+                from None
+        with self._lock:
+            if f is not None:
+                self._f_ref = f.copy()
+                self._resend_force = False
+            if p is not None:
+                self._message, self._await_static = "moving to the position reference", True
+            else:
+                self._message = "force reference set"
+        return self.status()
+
+    def _snapshot(self):
+        ctl = self._sim.controller
+        cfg = self._cfg
+        return {"time": round(self._time, 6), "fsm": ctl.fsm[0], "f_e": _vec(ctl.f_e[0]),
+                "f_d": _vec(ctl.f_d[0]), "x_m": _vec(ctl.x_m[0]), "x_d": _vec(ctl.x_d[0]),
+                "law": cfg["law"]}
+
+    def _apply_commands(self):
+        apply_pending(self._commands, lambda fn: fn())
+
+    def _loop(self, stop):
+        period = 1.0 / self.settings.update_hz
+        pacer = Pacer()
+        try:
+            while not stop.is_set():
+                t0 = time.monotonic()
+                self._apply_commands()
+                samples = self._advance(pacer.steps(t0, period, 1.0, self._sim.dt))
+                self._publish(samples)
+                stop.wait(max(0.0, period - (time.monotonic() - t0)))
+        except Exception as exc:  # noqa: BLE001 - the session ends with its reason shown
+            with self._lock:
+                self._message = public_message(f"stopped by an error: {exc}", 300)
+            stop.set()
+        finally:
+            fail_pending(self._commands, NotRunning("the interaction session stopped"))
+            self._publish()
+
+    def _advance(self, steps):
+        sim = self._sim
+        if steps <= 0:
+            return None
+        out = sim.rollout(steps)
+        t = self._time + sim.dt * np.arange(1, steps + 1)
+        with self._lock:
+            self._time = float(t[-1])
+            if self._resend_force and sim.controller.fsm[0] == "static":
+                sim.controller.set_references(force=self._f_ref)
+                self._resend_force = False
+            if self._await_static and sim.controller.fsm[0] == "static":
+                self._message, self._await_static = "holding (static law)", False
+            self._last = self._snapshot()
+        idx = decimate_idx(steps, MAX_SAMPLES)
+        return {"t": [round(float(x), 6) for x in t[idx]],
+                "f_e": [_vec(v) for v in out["f_e"][0, idx]],
+                "f_d": [_vec(v) for v in out["f_d"][0, idx]]}
+
+    def _publish(self, samples=None):
+        try:
+            self.publish(self.message(samples))
+        except Exception:  # noqa: BLE001 - a closed event loop: nobody to tell
+            pass

@@ -1,0 +1,112 @@
+"""Interaction-control routes under /api/interaction (PROTOCOL.md "Interaction control"): start /
+stop a session on its own ur10 Sim (dashboard/interaction.py), change the law and gains, the
+force and position references, read its status and options. The variant and the law are named
+from lists, never free text; gains are checked by asr's own constructors (their ValueError is
+the 422 text). The session is made in this router's lifespan (after the runner's) and stopped
+when the server stops. POST routes pass the same access and size checks as every other route
+(dashboard/security.py, dashboard/limits.py: middleware on the whole app)."""
+import asyncio
+import contextlib
+from typing import Annotated, List, Literal, Optional
+
+from fastapi import APIRouter, FastAPI, HTTPException, Request
+from pydantic import Field
+
+from dashboard import interaction as ic
+from dashboard.errors import public_message
+from dashboard.models import Strict
+
+
+@contextlib.asynccontextmanager
+async def lifespan(app: FastAPI):
+    runner = app.state.runner
+    app.state.interaction = ic.InteractionSession(
+        app.state.settings, lambda msg: runner.publish("interaction", msg))
+    try:
+        yield
+    finally:
+        await asyncio.to_thread(app.state.interaction.shutdown)
+
+
+router = APIRouter(prefix="/api/interaction", tags=["interaction control"], lifespan=lifespan,
+                   responses={409: {"description": "a session runs already / none runs / the "
+                                    "controller is moving"},
+                              422: {"description": "invalid value"}})
+
+Variant = Literal[ic.VARIANTS]  # type: ignore[valid-type] - the robot's variants
+Law = Literal[ic.LAWS]          # type: ignore[valid-type]
+Vec3 = Annotated[List[Annotated[float, Field(ge=-1e9, le=1e9)]],
+                 Field(min_length=3, max_length=3, description="one value per task axis")]
+
+
+class LawBody(Strict):
+    law: Law = Field("direct_force", description="admittance or direct_force")
+    mass: Optional[Vec3] = Field(None, description="admittance M_d, kg (> 0)")
+    damping: Optional[Vec3] = Field(None, description="admittance K_D, N s/m (> 0)")
+    stiffness: Optional[Vec3] = Field(None, description="admittance K_P, N/m (>= 0)")
+    kp: Optional[Vec3] = Field(None, description="direct force K_P, m/N (>= 0)")
+    ki: Optional[Vec3] = Field(None, description="direct force K_I, m/(N s) (>= 0)")
+    max_offset: Optional[float] = Field(None, gt=0, le=1, description="offset bound, m")
+
+    def gains(self):
+        return self.model_dump(include={"mass", "damping", "stiffness", "kp", "ki",
+                                        "max_offset"}, exclude_none=True)
+
+
+class StartBody(LawBody):
+    variant: Variant = Field("rigid", description="variant of ur10 (GET "
+                             "/api/interaction/options)")
+    position: Vec3 = Field(list(ic.START_POSITION), description="start pose of the tool, m, "
+                           "inside the box")
+
+
+class ReferenceBody(Strict):
+    force: Optional[Vec3] = Field(None, description="N along the task axes (tool frame)")
+    position: Optional[Vec3] = Field(None, description="m, base frame, inside the box")
+
+
+def session(request: Request) -> ic.InteractionSession:
+    return request.app.state.interaction
+
+
+def _answer(fn, *args, **kwargs):
+    try:
+        return fn(*args, **kwargs)
+    except (ic.Busy, ic.NotRunning) as exc:
+        raise HTTPException(409, public_message(exc)) from None
+    except (ValueError, TypeError) as exc:  # asr's gain checks, InteractionInputError
+        raise HTTPException(422, public_message(exc)) from None
+
+
+@router.get("/options", summary="variants, laws, default gains, the position box")
+async def options():
+    return ic.InteractionSession.options()
+
+
+@router.get("/status", summary="the session: running, FSM state, f_e, f_d, x_m, x_d, law, gains")
+async def status(request: Request):
+    return session(request).status()
+
+
+@router.post("/start", summary="build the Sim, move over the plate, hold (409 while one runs)")
+async def start(body: StartBody, request: Request):
+    return await asyncio.to_thread(_answer, session(request).start, body.variant, body.law,
+                                   body.gains(), body.position)
+
+
+@router.post("/stop", summary="stop the session (its thread ends)")
+async def stop(request: Request):
+    return await asyncio.to_thread(session(request).stop)
+
+
+@router.post("/law", summary="change the law and gains (a new controller from the present pose)")
+async def law(body: LawBody, request: Request):
+    return await asyncio.to_thread(_answer, session(request).set_law, body.law, body.gains())
+
+
+@router.post("/reference", summary="new force (N) and / or position (m) reference")
+async def reference(body: ReferenceBody, request: Request):
+    if body.force is None and body.position is None:
+        raise HTTPException(422, "force, position: give at least one")
+    return await asyncio.to_thread(_answer, session(request).set_reference, body.force,
+                                   body.position)
