@@ -25,6 +25,7 @@ client: the state now and the samples since the last message, decimated to at mo
 MAX_SAMPLES (time, f_e (3,), f_d (3,) each).
 """
 import concurrent.futures
+import functools
 import math
 import queue
 import threading
@@ -60,12 +61,16 @@ DEFAULT_GAINS = {
 GAIN_FIELDS = {"admittance": ("mass", "damping", "stiffness"), "direct_force": ("kp", "ki")}
 
 
+@functools.lru_cache(maxsize=1)
 def robot_variants(name=ROBOT):
-    """The variant names of a robot (its robot.toml), loaded by name only."""
-    return variant_names(name, allow_path=False)
-
-
-VARIANTS = robot_variants()
+    """The variant names of the robot (its robot.toml), loaded by name only, when first asked
+    (not at import: a server whose robots folder lacks it still starts). Not loadable: a
+    ValueError naming the robot (-> 422 at start), never a server path."""
+    try:
+        return variant_names(name, allow_path=False)
+    except Exception as exc:  # noqa: BLE001 - reported as the panel's error
+        raise InteractionInputError(public_message(f"the interaction panel needs robot {name!r}: "
+                                                   f"{exc}")) from None
 
 
 class Busy(RuntimeError):
@@ -108,8 +113,9 @@ def make_controller(cfg):
 def build_sim(variant, cfg, threads=1):
     """asr.Sim(ur10, 1, variant, controller) for a law_config; asr's ValueError / TypeError
     (naming the gain) pass through."""
-    if variant not in VARIANTS:
-        raise InteractionInputError(f"variant: got {variant!r}, valid: {', '.join(VARIANTS)}")
+    variants = robot_variants()
+    if variant not in variants:
+        raise InteractionInputError(f"variant: got {variant!r}, valid: {', '.join(variants)}")
     return asr.Sim(ROBOT, 1, variant=variant, controller=make_controller(cfg), threads=threads)
 
 
@@ -180,7 +186,11 @@ class InteractionSession:
 
     @staticmethod
     def options():
-        return {"robot": ROBOT, "variants": list(VARIANTS), "laws": list(LAWS),
+        try:
+            variants = list(robot_variants())
+        except InteractionInputError:
+            variants = []
+        return {"robot": ROBOT, "variants": variants, "laws": list(LAWS),
                 "defaults": DEFAULT_GAINS, "gain_fields": {k: list(v) for k, v in
                                                             GAIN_FIELDS.items()},
                 "box": {k: list(v) for k, v in BOX.items()},

@@ -33,7 +33,6 @@ router = APIRouter(prefix="/api/interaction", tags=["interaction control"], life
                                     "controller is moving"},
                               422: {"description": "invalid value"}})
 
-Variant = Literal[ic.VARIANTS]  # type: ignore[valid-type] - the robot's variants
 Law = Literal[ic.LAWS]          # type: ignore[valid-type]
 Vec3 = Annotated[List[Annotated[float, Field(ge=-1e9, le=1e9)]],
                  Field(min_length=3, max_length=3, description="one value per task axis")]
@@ -54,8 +53,8 @@ class LawBody(Strict):
 
 
 class StartBody(LawBody):
-    variant: Variant = Field("rigid", description="variant of ur10 (GET "
-                             "/api/interaction/options)")
+    variant: str = Field("rigid", max_length=64, description="variant of ur10, one of GET "
+                         "/api/interaction/options' variants (checked against that list)")
     position: Vec3 = Field(list(ic.START_POSITION), description="start pose of the tool, m, "
                            "inside the box")
 
