@@ -302,6 +302,7 @@ class InteractionSession:
             self._resend_force = bool(np.any(self._f_ref != 0))
             self._message = f"{cfg['law']} gains applied; settling at the position reference"
             self._await_static = True
+            self._last = self._snapshot()
         return self.status()
 
     def _reference(self, f, p):
@@ -312,11 +313,7 @@ class InteractionSession:
                 move = max(MIN_MOVE_S, float(np.linalg.norm(np.asarray(p) - x0)) /
                            POSITION_SPEED)
                 fd = ctl.f_d[0] if f is None else f
-                if ctl.fsm[0] != "static":
-                    raise asr.interaction.ControllerBusy(
-                        f"position reference rejected: the controller is in state "
-                        f"{ctl.fsm[0]!r} (a setpoint or trajectory is running)")
-                ctl.trajectory([0.0, move], [x0, p], [fd, fd])
+                ctl.trajectory([0.0, move], [x0, p], [fd, fd])  # ControllerBusy unless static
             elif f is not None:
                 ctl.set_references(force=f)
         except asr.interaction.ControllerBusy as exc:
@@ -330,6 +327,7 @@ class InteractionSession:
                 self._message, self._await_static = "moving to the position reference", True
             else:
                 self._message = "force reference set"
+            self._last = self._snapshot()   # the answer shows the new references and state
         return self.status()
 
     def _snapshot(self):

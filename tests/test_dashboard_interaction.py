@@ -119,6 +119,10 @@ def test_session_lifecycle(client):
         assert len(msg["samples"]["t"]) <= 10 and len(msg["samples"]["f_e"][0]) == 3
         assert all(f == [0, 0, 10] for f in msg["samples"]["f_d"])
     assert status(client)["f_d"] == [0, 0, 10]
+    # direct force brings the tool down onto the plate and holds 10 N there
+    st = wait_for(lambda: (lambda s: abs(s["f_e"][2] - 10.0) < 0.5 and s)(status(client)), 30,
+                  "f_e z to reach 10 N")
+    assert abs(st["x_m"][2] - 0.06) < 2e-3, st          # the sphere on the plate (tcp z 0.06)
 
     # bad references: non-finite force (pydantic), a position outside the box
     r = client.post("/api/interaction/reference", json={"force": [0, 0, "Infinity"]})
@@ -139,11 +143,13 @@ def test_session_lifecycle(client):
     st = wait_for(lambda: (lambda s: s["fsm"] == "static" and s["f_d"] == [0, 0, 10] and s)(
         status(client)), 15, "static again with the force reference")
     # a position move: a trajectory, during which other inputs are refused (409, asr's text)
-    r = client.post("/api/interaction/reference", json={"position": [0.7, 0.2, 0.07]})
-    assert r.status_code == 200 and r.json()["fsm"] in ("trajectory", "static"), r.text
+    # (0.35 m at 0.1 m/s: 3.5 s, far longer than the next request takes)
+    r = client.post("/api/interaction/reference", json={"position": [0.95, 0.2, 0.07]})
+    assert r.status_code == 200 and r.json()["fsm"] == "trajectory", r.text
     r = client.post("/api/interaction/reference", json={"force": [0, 0, 5]})
-    if r.status_code == 409:
-        assert "not in the static state" in r.text, r.text
+    assert r.status_code == 409 and "not in the static state" in r.text, r.text
+    r = client.post("/api/interaction/reference", json={"position": [0.6, 0.2, 0.07]})
+    assert r.status_code == 409 and "state trajectory" in r.text, r.text
 
     # stop: the thread ends
     st = client.post("/api/interaction/stop").json()
