@@ -496,6 +496,11 @@ def test_a_bag_recorded_from_the_live_node_reads_back(ros_master, live, tmp_path
         except subprocess.TimeoutExpired:
             os.killpg(rec.pid, signal.SIGKILL)
             rec.wait(5)
+    # the Python wrapper exits on SIGINT before its C++ recorder has closed the bag, which
+    # renames live.bag.active to live.bag when done: wait for that rename
+    deadline = time.monotonic() + 15.0
+    while not out.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
     topics = read_bag(out)
     js, ls = topics["/arm_a/joint_states"], topics["/arm_a/joint1/link_state"]
     n = len(js["t"])
