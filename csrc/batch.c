@@ -92,11 +92,13 @@ asr_status asr_batch_create(asr_batch** out, int n_inst, int n_joint,
     b->max_substep = 1e-3;
     b->n_threads = 1;
     b->model = (const asr_model_def**)calloc((size_t)n_joint, sizeof(*b->model));
+    b->kind = (spring_kind*)calloc((size_t)n_joint, sizeof(*b->kind));
     b->mode = (int*)calloc((size_t)n_joint, sizeof(int));
     b->params = (joint_params*)calloc((size_t)n_joint, sizeof(joint_params));
-    asr_status st = (b->model && b->mode && b->params) ? ASR_OK : ASR_ERR_NOMEM;
+    asr_status st = (b->model && b->kind && b->mode && b->params) ? ASR_OK : ASR_ERR_NOMEM;
     for (int j = 0; j < n_joint && st == ASR_OK; ++j) {
         b->model[j] = model_defs[j];
+        b->kind[j] = (spring_kind)spring_kind_of(model_defs[j]);
         b->mode[j] = modes[j];
         st = init_joint_params(&b->params[j], model_defs[j]);
     }
@@ -118,6 +120,7 @@ void asr_batch_destroy(asr_batch* b) {
     }
     free(b->params);
     free(b->mode);
+    free(b->kind);
     free(b->model);
     free(b);
 }
@@ -328,39 +331,52 @@ typedef struct rollout_job {
     double* record;
 } rollout_job;
 
-static void record_range(const rollout_job* job, int t, int i0, int i1) {
+/* The recorded fields of the chunk's instances after step t, from its lanes. */
+static void record_chunk(const rollout_job* job, const lane_chunk* ch, int t) {
     const asr_batch* b = job->b;
     size_t nj = (size_t)b->n_joint;
     for (int r = 0; r < job->nrecord; ++r) {
         int k = job->record_fields[r];
-        for (int i = i0; i < i1; ++i) {
+        for (int l = 0; l < ch->n; ++l) {
+            size_t i = (size_t)(ch->i0 + l);
             double* dst = job->record +
-                          (((size_t)r * (size_t)b->n_inst + (size_t)i) * (size_t)job->nstep +
+                          (((size_t)r * (size_t)b->n_inst + i) * (size_t)job->nstep +
                            (size_t)t) * nj;
-            for (size_t j = 0; j < nj; ++j) dst[j] = joint_state(b, (size_t)i * nj + j)[k];
+            for (size_t j = 0; j < nj; ++j) dst[j] = ch->J[j].s[k][l];
         }
     }
 }
 
+/* Instances are independent over a rollout: each chunk runs all its steps with its state in
+ * its lanes (loaded and stored once), instead of streaming the whole batch's records through
+ * memory every step. */
 static asr_status rollout_range(void* ctx, int i0, int i1) {
     rollout_job* job = (rollout_job*)ctx;
+    lane_chunk ch;
+    if (chunk_alloc(job->b, &ch) != ASR_OK) return ASR_ERR_NOMEM;
     asr_status first = ASR_OK;
-    for (int t = 0; t < job->nstep; ++t) {
-        step_inputs in = {job->dt,
-                          series_at(job->q, 0, t),
-                          series_at(job->qd, 0, t),
-                          series_at(job->refs, 0, t),
-                          series_at(job->tau_ext, 0, t),
-                          NULL,
-                          job->q.stride_i,
-                          job->qd.stride_i,
-                          job->refs.stride_i,
-                          job->tau_ext.stride_i,
-                          0};
-        asr_status st = step_instances(job->b, i0, i1, &in, job->b->step_count + t);
-        if (first == ASR_OK) first = st;
-        record_range(job, t, i0, i1);
+    for (int i = i0; i < i1; i += ASR_LANES) {
+        chunk_at(&ch, i, i1);
+        chunk_load(job->b, &ch);
+        for (int t = 0; t < job->nstep; ++t) {
+            step_inputs in = {job->dt,
+                              series_at(job->q, 0, t),
+                              series_at(job->qd, 0, t),
+                              series_at(job->refs, 0, t),
+                              series_at(job->tau_ext, 0, t),
+                              NULL,
+                              job->q.stride_i,
+                              job->qd.stride_i,
+                              job->refs.stride_i,
+                              job->tau_ext.stride_i,
+                              0};
+            asr_status st = chunk_step(job->b, &ch, &in, job->b->step_count + t);
+            if (first == ASR_OK) first = st;
+            record_chunk(job, &ch, t);
+        }
+        chunk_store(job->b, &ch);
     }
+    chunk_free(&ch);
     return first;
 }
 

@@ -4,6 +4,7 @@
 #define ASR_BATCH_H
 
 #include "internal.h"
+#include "springs.h"
 
 #define ASR_MAX_PARAM 64           /* common + model parameters of one joint */
 
@@ -18,6 +19,7 @@ typedef struct joint_params {
 struct asr_batch {
     int n_inst, n_joint;
     const asr_model_def** model;   /* n_joint */
+    spring_kind* kind;             /* n_joint: the built-in formula, or SPRING_USER */
     int* mode;                     /* n_joint */
     joint_params* params;      /* n_joint */
     double* state;                 /* n_inst x n_joint x ASR_NFIELD, caller-owned */
@@ -45,7 +47,56 @@ static inline const double* series_at(asr_series s, int i, int t) {
     return s.data ? s.data + i * s.stride_i + t * s.stride_t : NULL;
 }
 
-/* Step instances [i0, i1) (joint.c). Returns the first status newly raised, or ASR_OK. */
+/* One joint of a chunk of instances, lane l holding instance i0 + l (lanes.h). */
+typedef struct lane_joint {
+    lane_d s[ASR_NFIELD];          /* the state records' fields */
+    lane_d p[ASR_MAX_PARAM];       /* parameters (the first nparam are set) */
+    /* derived from the parameters when they are loaded, not every step */
+    lane_d z_motor;                /* friction / friction_K: motor presliding band, rad */
+    lane_d z_link;                 /* link_friction / link_friction_K, rad */
+    int torque_drive;              /* 1: drive == 0 in every lane (no voltage drive) */
+    int no_integral;               /* 1: ki == 0 in every lane */
+} lane_joint;
+
+/* Up to ASR_LANES consecutive instances stepped together (joint.c). Lanes past n repeat the last
+ * instance (stepped, never stored). */
+typedef struct lane_chunk {
+    int i0, n;                     /* first instance, instances in the chunk */
+    lane_m live;                   /* lanes in use whose instance is not frozen */
+    lane_joint* J;                 /* n_joint, 32-byte aligned */
+    double dt, max_substep;        /* the step timing below was derived from (s) */
+    double h;                      /* motor sub-step, s */
+    int nsub;                      /* motor sub-steps per step */
+} lane_chunk;
+
+/* A step's inputs of one joint, lane by lane: link angle (rad) and velocity (rad/s), the two
+ * references, external and feed-forward torque (N m). */
+typedef struct lane_step_in {
+    lane_d q, qd, r1, r2, ext, tff;
+} lane_step_in;
+
+static inline int chunk_instance(const lane_chunk* ch, int l) {
+    return ch->i0 + (l < ch->n ? l : ch->n - 1);
+}
+
+/* The chunk of instances [i, min(i + ASR_LANES, i_end)). */
+static inline void chunk_at(lane_chunk* ch, int i, int i_end) {
+    ch->i0 = i;
+    ch->n = i_end - i < ASR_LANES ? i_end - i : ASR_LANES;
+}
+
+asr_status chunk_alloc(const asr_batch* b, lane_chunk* ch);
+void chunk_free(lane_chunk* ch);
+/* The state records and parameters of the chunk's instances into its lanes, and which step. */
+void chunk_load(const asr_batch* b, lane_chunk* ch);
+/* The lanes' state back into the records of the chunk's instances. */
+void chunk_store(asr_batch* b, const lane_chunk* ch);
+/* One step of every joint of the chunk's live instances; freezes those that fail. Returns the
+ * first status newly raised, or ASR_OK. */
+asr_status chunk_step(asr_batch* b, lane_chunk* ch, const step_inputs* in, long long step_index);
+
+/* Step instances [i0, i1) (joint.c): load, step and store chunk by chunk. Returns the first
+ * status newly raised, or ASR_OK. */
 asr_status step_instances(asr_batch* b, int i0, int i1, const step_inputs* in,
                           long long step_index);
 

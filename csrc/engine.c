@@ -70,9 +70,10 @@ static void record_instance(const engine_job* job, int i, int t) {
     }
 }
 
-/* Instances [i0, i1), each over all steps (its engine data stays in cache). With an
- * interaction controller, it writes the first references after step1 and applies the external
- * wrench before step2. */
+/* Instances [i0, i1) in chunks of ASR_LANES, each chunk over all steps (its engine data stays
+ * in cache, its actuator state in lanes): per step, step1 of each instance, the actuators of
+ * the chunk at once, then step2 of each. With an interaction controller, it writes the first
+ * references after step1 and applies the external wrench before step2. */
 static asr_status engine_range(void* ctx, int i0, int i1) {
     engine_job* job = (engine_job*)ctx;
     asr_batch* b = job->b;
@@ -81,30 +82,48 @@ static asr_status engine_range(void* ctx, int i0, int i1) {
     long long nj = b->n_joint;
     step_inputs in = {job->dt, job->q, job->qd, job->refs_now, job->ext_now, job->ff_now,
                       nj, nj, 2 * nj, nj, nj};
-    double coef[IC_ZOH_SIZE];
+    double coef[ASR_LANES][IC_ZOH_SIZE];
     double* scratch = NULL;
+    lane_chunk ch;
+    if (chunk_alloc(b, &ch) != ASR_OK) return ASR_ERR_NOMEM;
     if (ic) {
         scratch = (double*)malloc(ic_scratch_size(ic, b->n_joint) * sizeof(double));
-        if (!scratch) return ASR_ERR_NOMEM;
+        if (!scratch) {
+            chunk_free(&ch);
+            return ASR_ERR_NOMEM;
+        }
     }
     asr_status first = ASR_OK;
-    for (int i = i0; i < i1; ++i) {
-        if (ic) ic_zoh(&ic->config[i], job->dt, coef);
+    for (int c0 = i0; c0 < i1; c0 += ASR_LANES) {
+        chunk_at(&ch, c0, i1);
+        chunk_load(b, &ch);
+        for (int l = 0; l < ch.n && ic; ++l) ic_zoh(&ic->config[c0 + l], job->dt, coef[l]);
         for (int t = 0; t < job->nstep; ++t) { /* a frozen instance goes on with zero torque */
-            e->step1(e->model[i], e->data[i]);
-            gather_inputs(job, i, t);
-            if (ic) ic_control(b, e, ic, i, job->dt, coef, scratch, job->refs_now + 2 * i * nj);
-            asr_status st = step_instances(b, i, i + 1, &in, b->step_count + t);
+            for (int l = 0; l < ch.n; ++l) {
+                int i = c0 + l;
+                e->step1(e->model[i], e->data[i]);
+                gather_inputs(job, i, t);
+                if (ic) {
+                    ic_control(b, e, ic, i, job->dt, coef[l], scratch,
+                               job->refs_now + 2 * i * nj);
+                }
+            }
+            asr_status st = chunk_step(b, &ch, &in, b->step_count + t);
             if (first == ASR_OK) first = st;
-            write_torques(job, i);
-            if (ic) ic_apply_wrench(ic, i, t);
-            e->step2(e->model[i], e->data[i]);
-            record_instance(job, i, t);
-            if (ic) ic_record(ic, i, t, job->nstep);
+            chunk_store(b, &ch);
+            for (int l = 0; l < ch.n; ++l) {
+                int i = c0 + l;
+                write_torques(job, i);
+                if (ic) ic_apply_wrench(ic, i, t);
+                e->step2(e->model[i], e->data[i]);
+                record_instance(job, i, t);
+                if (ic) ic_record(ic, i, t, job->nstep);
+            }
         }
-        if (ic) ic_release_wrench(ic, i);
+        for (int l = 0; l < ch.n && ic; ++l) ic_release_wrench(ic, c0 + l);
     }
     free(scratch);
+    chunk_free(&ch);
     return first;
 }
 

@@ -37,9 +37,32 @@ static inline asr_status callback_status(int rc) {
     return rc == ASR_ERR_RANGE ? ASR_ERR_RANGE : ASR_ERR_CALLBACK;
 }
 
-/* Equilibrium-point map of agonistic-antagonistic models: th1 = eq + preset, th2 = eq - preset. */
-int refmap_antagonistic(void* user, const double* p, double eq, double preset, double* th1,
-                        double* th2);
+/* Most model parameters a built-in model has. */
+#define ASR_MAX_MODEL_PARAM 8
+
+/* The spring_kind (springs.h) of a model: its built-in formula, or SPRING_USER. */
+int spring_kind_of(const asr_model_def* m);
+
+/* A built-in model's compliance and reference map (asr_elastic_fn, asr_refmap_fn without the
+ * user pointer) through its lane formula in springs.h, so that a single evaluation gives the
+ * bits of a batch step's. */
+int builtin_elastic(const asr_model_def* m, const double* p, const asr_elastic_in* in,
+                    asr_elastic_out* out);
+int builtin_refmap(const asr_model_def* m, const double* p, double eq, double preset,
+                   double* th1, double* th2);
+
+/* prefix_elastic and prefix_refmap, the callbacks of built-in model `model`. */
+#define BUILTIN_CALLBACKS(prefix, model)                                                          \
+    static int prefix##_elastic(void* user, const double* p, const asr_elastic_in* in,             \
+                                asr_elastic_out* out) {                                            \
+        (void)user;                                                                                \
+        return builtin_elastic(&model, p, in, out);                                                \
+    }                                                                                              \
+    static int prefix##_refmap(void* user, const double* p, double eq, double preset,             \
+                               double* th1, double* th2) {                                         \
+        (void)user;                                                                                \
+        return builtin_refmap(&model, p, eq, preset, th1, th2);                                    \
+    }
 
 /* Built-in model definitions (one file per family). */
 extern const asr_model_def model_rigid;

@@ -1,12 +1,12 @@
 /* model_awas2.c - AwAS-II, a VSA with adjuster ([Mengacci2021] eq. 4). The second "motor" is the pivot
- * position s, a kinematic stiffness input in [0, L): lever gain G = (L/r_t) s/(L - s). */
+ * position s, a kinematic stiffness input in [0, L): lever gain G = (L/r_t) s/(L - s).
+ * Parameters, defaults and reference ranges are defined here; the formulas, in the parameters'
+ * order, in springs.h (BUILTIN_CALLBACKS makes the model's callbacks from them). */
 #include <math.h>
 
 #include "internal.h"
 
 #define INF HUGE_VAL
-
-enum { AW_KS, AW_L, AW_RT, AW_MAX_DEF };
 
 static const asr_param_spec awas2_params[] = {
     {"Ks", 10.0, 0, INF, 1, 1, 0, "N m", "spring", "spring constant"},
@@ -16,32 +16,7 @@ static const asr_param_spec awas2_params[] = {
      "deflection limit (clamp), at most pi/4 where the stiffness vanishes"},
 };
 
-static int awas2_elastic(void* user, const double* p, const asr_elastic_in* in,
-                         asr_elastic_out* out) {
-    (void)user;
-    double s = in->th2, L = p[AW_L];
-    elastic_out_zero(out);
-    if (!(s >= 0.0 && s < L)) return ASR_ERR_RANGE; /* singular lever: rejected, not computed */
-    double raw = in->q - in->th1;
-    double phi = num_sat(raw, p[AW_MAX_DEF]);
-    double G = (L / p[AW_RT]) * s / (L - s);
-    double kg = p[AW_KS] * G * G;
-    out->tau1 = -kg * sin(2.0 * phi);
-    out->stiffness = 2.0 * kg * cos(2.0 * phi);
-    out->load1 = -out->tau1;
-    out->kload1 = out->stiffness;
-    out->defl1 = phi;
-    out->clamped = fabs(raw) > p[AW_MAX_DEF];
-    return 0;
-}
-
-static int awas2_refmap(void* user, const double* p, double eq, double preset, double* th1,
-                        double* th2) {
-    (void)user;
-    *th1 = eq;
-    *th2 = preset;
-    return (preset >= 0.0 && preset < p[AW_L]) ? 0 : ASR_ERR_RANGE;
-}
+BUILTIN_CALLBACKS(awas2, model_awas2)
 
 const asr_model_def model_awas2 = {
     .name = "awas2",

@@ -1,6 +1,8 @@
 /* model_qbmove.c - agonistic-antagonistic VSAs with two sinh springs: the qbmove Advanced of the
  * 2021 toolbox ([Mengacci2021]) and the 2015 qbmove plugin ([Parnenzini2015]), the latter with its voltage
- * drive, friction and command clamp, and without the published plugin's sign and scale bugs. */
+ * drive, friction and command clamp, and without the published plugin's sign and scale bugs.
+ * Parameters, defaults and reference ranges are defined here; the formulas, in the parameters'
+ * order, in springs.h (BUILTIN_CALLBACKS makes the model's callbacks from them). */
 #include <math.h>
 
 #include "internal.h"
@@ -8,32 +10,7 @@
 #define INF HUGE_VAL
 #define TWO_PI 6.283185307179586
 
-/* Spring pair tau_i = -k_i sinh(a_i phi_i), phi_i = sat(q - th_i, max_def); kc couples motors. */
-static void sinh_pair(double k1, double a1, double k2, double a2, double max_def, double kc,
-                      const asr_elastic_in* in, asr_elastic_out* out) {
-    double raw1 = in->q - in->th1, raw2 = in->q - in->th2;
-    double phi1 = num_sat(raw1, max_def), phi2 = num_sat(raw2, max_def);
-    double e1 = exp(a1 * phi1), e2 = exp(a2 * phi2);
-    double r1 = 1.0 / e1, r2 = 1.0 / e2;
-    double coupling = kc * (in->th1 - in->th2); /* linear motor-coupling spring g(th1, th2) */
-    elastic_out_zero(out);
-    out->tau1 = -k1 * 0.5 * (e1 - r1);
-    out->tau2 = -k2 * 0.5 * (e2 - r2);
-    out->kload1 = a1 * k1 * 0.5 * (e1 + r1);
-    out->kload2 = a2 * k2 * 0.5 * (e2 + r2);
-    out->stiffness = out->kload1 + out->kload2;
-    out->load1 = -out->tau1 - coupling;
-    out->load2 = -out->tau2 + coupling;
-    out->kload1 += kc;
-    out->kload2 += kc;
-    out->defl1 = phi1;
-    out->defl2 = phi2;
-    out->clamped = (fabs(raw1) > max_def) + (fabs(raw2) > max_def);
-}
-
 /* ---------------------------------------------------------------- qbmove_advanced */
-
-enum { QA_K1, QA_A1, QA_K2, QA_A2, QA_MAX_DEF, QA_KC };
 
 static const asr_param_spec qbmove_advanced_params[] = {
     {"k1", 0.0019, 0, INF, 1, 1, 0, "N m", "spring", "spring 1 torque scale"},
@@ -45,12 +22,7 @@ static const asr_param_spec qbmove_advanced_params[] = {
      "motor-coupling spring g = kc (th1 - th2), on motor 1 with minus, motor 2 with plus"},
 };
 
-static int qbmove_advanced_elastic(void* user, const double* p, const asr_elastic_in* in,
-                                   asr_elastic_out* out) {
-    (void)user;
-    sinh_pair(p[QA_K1], p[QA_A1], p[QA_K2], p[QA_A2], p[QA_MAX_DEF], p[QA_KC], in, out);
-    return 0;
-}
+BUILTIN_CALLBACKS(qbmove_advanced, model_qbmove_advanced)
 
 const asr_model_def model_qbmove_advanced = {
     .name = "qbmove_advanced",
@@ -59,14 +31,12 @@ const asr_model_def model_qbmove_advanced = {
     .nparam = 6,
     .params = qbmove_advanced_params,
     .elastic = qbmove_advanced_elastic,
-    .refmap = refmap_antagonistic,
+    .refmap = qbmove_advanced_refmap,
     .ref2 = {.meaning = "preset angle: motors at eq +/- preset", .unit = "rad",
              .kind = ASR_PRESET_REF, .lo = 0.0, .hi = 0.8, .soft = 0.2, .stiff = 0.6},
 };
 
 /* ---------------------------------------------------------------- qbmove (2015 plugin) */
-
-enum { QB_K, QB_A, QB_TH_MAX };
 
 static const asr_param_spec qbmove_params[] = {
     {"k", 0.022, 0, INF, 1, 1, 0, "N m", "spring", "spring torque scale"},
@@ -74,23 +44,10 @@ static const asr_param_spec qbmove_params[] = {
     {"th_max", 3.1497, 0, INF, 1, 1, 0, "rad", "spring", "motor command clamp |th| <= th_max"},
 };
 
-static int qbmove_elastic(void* user, const double* p, const asr_elastic_in* in,
-                          asr_elastic_out* out) {
-    (void)user;
-    sinh_pair(p[QB_K], p[QB_A], p[QB_K], p[QB_A], INF, 0.0, in, out); /* no clamp in the plugin */
-    return 0;
-}
+BUILTIN_CALLBACKS(qbmove, model_qbmove)
 
 /* th1 = eq + s, th2 = eq - s, clamped to |th| <= th_max (the paper's 2(q + s) counts ticks of
  * half resolution; in radians the factor 2 disappears). */
-static int qbmove_refmap(void* user, const double* p, double eq, double preset, double* th1,
-                         double* th2) {
-    (void)user;
-    *th1 = num_sat(eq + preset, p[QB_TH_MAX]);
-    *th2 = num_sat(eq - preset, p[QB_TH_MAX]);
-    return 0;
-}
-
 /* [Parnenzini2015]: J, b, voltage drive (Kt, Kb of the paper, R, 8 V, dead zone 0.3), static friction
  * 0.8 N m on the motors and 0.01 N m on the shaft with presliding width 0.03 rad, PD at 1 kHz.
  * Gains are given per encoder tick (65536 ticks per turn) on a normalised command; in SI:

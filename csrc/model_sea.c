@@ -1,5 +1,7 @@
 /* model_sea.c - the rigid joint, the linear SEA ([Mengacci2021] eq. 3) and the visco-elastic SEA of
- * CENTAURO ([Kamedula2016] eq. 3). Link torques are restoring: they drive q toward the motor. */
+ * CENTAURO ([Kamedula2016] eq. 3). Link torques are restoring: they drive q toward the motor.
+ * Parameters, defaults and reference ranges are defined here; the formulas, in the parameters'
+ * order, in springs.h (BUILTIN_CALLBACKS makes the model's callbacks from them). */
 #include <math.h>
 
 #include "internal.h"
@@ -8,20 +10,7 @@
 
 /* ---------------------------------------------------------------- rigid */
 
-static int rigid_elastic(void* user, const double* p, const asr_elastic_in* in,
-                         asr_elastic_out* out) {
-    (void)user; (void)p; (void)in;
-    elastic_out_zero(out);
-    return 0;
-}
-
-static int rigid_refmap(void* user, const double* p, double eq, double preset, double* th1,
-                        double* th2) {
-    (void)user; (void)p; (void)preset;
-    *th1 = eq;
-    *th2 = 0.0;
-    return 0;
-}
+BUILTIN_CALLBACKS(rigid, model_rigid)
 
 const asr_model_def model_rigid = {
     .name = "rigid",
@@ -34,36 +23,12 @@ const asr_model_def model_rigid = {
 
 /* ---------------------------------------------------------------- sea */
 
-enum { SEA_K, SEA_MAX_DEF };
-
 static const asr_param_spec sea_params[] = {
     {"k", 10.0, 0, INF, 1, 1, 0, "N m/rad", "spring", "spring stiffness"},
     {"max_def", 0.8, 0, INF, 1, 1, 0, "rad", "spring", "deflection limit (clamp)"},
 };
 
-static int sea_elastic(void* user, const double* p, const asr_elastic_in* in,
-                       asr_elastic_out* out) {
-    (void)user;
-    double raw = in->q - in->th1;
-    double phi = num_sat(raw, p[SEA_MAX_DEF]);
-    elastic_out_zero(out);
-    out->tau1 = -p[SEA_K] * phi;
-    out->stiffness = p[SEA_K];
-    out->load1 = -out->tau1;
-    out->kload1 = p[SEA_K];
-    out->defl1 = phi;
-    out->clamped = fabs(raw) > p[SEA_MAX_DEF];
-    return 0;
-}
-
-/* Equilibrium-preset map of single-motor joints: th1 = eq, th2 = preset. */
-static int single_refmap(void* user, const double* p, double eq, double preset, double* th1,
-                         double* th2) {
-    (void)user; (void)p;
-    *th1 = eq;
-    *th2 = preset;
-    return 0;
-}
+BUILTIN_CALLBACKS(sea, model_sea)
 
 const asr_model_def model_sea = {
     .name = "sea",
@@ -72,7 +37,7 @@ const asr_model_def model_sea = {
     .nparam = 2,
     .params = sea_params,
     .elastic = sea_elastic,
-    .refmap = single_refmap,
+    .refmap = sea_refmap,
     .ref2 = {.meaning = "unused; the stiffness preset is the spring stiffness k",
              .unit = "N m/rad", .kind = ASR_PRESET_PARAM, .param = "k",
              .lo = 0.0, .hi = 1000.0, .soft = 200.0, .stiff = 400.0},
@@ -80,31 +45,13 @@ const asr_model_def model_sea = {
 
 /* ---------------------------------------------------------------- sea_damped */
 
-enum { SEAD_KT, SEAD_DT, SEAD_MAX_DEF };
-
 static const asr_param_spec sea_damped_params[] = {
     {"Kt", 188.0, 0, INF, 1, 1, 0, "N m/rad", "spring", "transmission stiffness"},
     {"Dt", 0.5, 0, INF, 0, 1, 0, "N m s/rad", "spring", "transmission damping"},
     {"max_def", INF, 0, INF, 1, 0, 0, "rad", "spring", "deflection limit (inf: none)"},
 };
 
-static int sea_damped_elastic(void* user, const double* p, const asr_elastic_in* in,
-                              asr_elastic_out* out) {
-    (void)user;
-    double raw = in->q - in->th1;
-    double phi = num_sat(raw, p[SEAD_MAX_DEF]);
-    elastic_out_zero(out);
-    /* tau_t = Kt (th - q) + Dt (thd - qd) on the link, -tau_t on the motor ([Kamedula2016] eq. 3) */
-    out->tau1 = -p[SEAD_KT] * phi + p[SEAD_DT] * (in->th1d - in->qd);
-    out->stiffness = p[SEAD_KT];
-    out->damping = p[SEAD_DT];
-    out->load1 = -out->tau1;
-    out->kload1 = p[SEAD_KT];
-    out->cload1 = p[SEAD_DT];
-    out->defl1 = phi;
-    out->clamped = fabs(raw) > p[SEAD_MAX_DEF];
-    return 0;
-}
+BUILTIN_CALLBACKS(sea_damped, model_sea_damped)
 
 /* [Kamedula2016] sec. 5.1: Bm, Dm (with back-EMF), PD Kp 1000 Kd 0, 33 N m, no friction. */
 static const asr_param_default sea_damped_defaults[] = {
@@ -122,7 +69,7 @@ const asr_model_def model_sea_damped = {
     .ndefault = 6,
     .defaults = sea_damped_defaults,
     .elastic = sea_damped_elastic,
-    .refmap = single_refmap,
+    .refmap = sea_damped_refmap,
     .ref2 = {.meaning = "unused; the stiffness preset is the transmission stiffness Kt",
              .unit = "N m/rad", .kind = ASR_PRESET_PARAM, .param = "Kt",
              .lo = 0.0, .hi = 1000.0, .soft = 100.0, .stiff = 400.0},

@@ -4,7 +4,9 @@
 #include <string.h>
 
 #include "internal.h"
+#include "springs.h"
 
+/* In the order of spring_kind, from SPRING_RIGID. */
 static const asr_model_def* const builtin[] = {
     &model_rigid, &model_sea, &model_sea_damped, &model_awas2,
     &model_bavs, &model_qbmove_advanced, &model_qbmove,
@@ -14,12 +16,45 @@ static const asr_model_def* const builtin[] = {
 
 int asr_model_count(void) { return NBUILTIN; }
 
-int refmap_antagonistic(void* user, const double* p, double eq, double preset, double* th1,
-                        double* th2) {
-    (void)user; (void)p;
-    *th1 = eq + preset;
-    *th2 = eq - preset;
+int spring_kind_of(const asr_model_def* m) {
+    for (int k = 0; k < NBUILTIN; ++k) {
+        if (m == builtin[k]) return SPRING_RIGID + k;
+    }
+    return SPRING_USER;
+}
+
+/* The model's parameters broadcast to every lane. */
+static void broadcast_params(const asr_model_def* m, const double* p, lane_d* pl) {
+    for (int k = 0; k < m->nparam; ++k) pl[k] = lane_set(p[k]);
+}
+
+int builtin_elastic(const asr_model_def* m, const double* p, const asr_elastic_in* in,
+                    asr_elastic_out* out) {
+    lane_d pl[ASR_MAX_MODEL_PARAM];
+    broadcast_params(m, p, pl);
+    lane_elastic_in li = {lane_set(in->q), lane_set(in->qd), lane_set(in->th1),
+                          lane_set(in->th2), lane_set(in->th1d), lane_set(in->th2d)};
+    lane_elastic_out lo;
+    int refused = (int)lane_spring((spring_kind)spring_kind_of(m), pl, &li, &lo)[0];
+    elastic_out_zero(out);
+    if (refused) return ASR_ERR_RANGE;
+    out->tau1 = lo.tau1[0], out->tau2 = lo.tau2[0], out->stiffness = lo.stiffness[0];
+    out->damping = lo.damping[0], out->load1 = lo.load1[0], out->load2 = lo.load2[0];
+    out->kload1 = lo.kload1[0], out->kload2 = lo.kload2[0];
+    out->cload1 = lo.cload1[0], out->cload2 = lo.cload2[0];
+    out->defl1 = lo.defl1[0], out->defl2 = lo.defl2[0], out->clamped = (int)lo.clamped[0];
     return 0;
+}
+
+int builtin_refmap(const asr_model_def* m, const double* p, double eq, double preset,
+                   double* th1, double* th2) {
+    lane_d pl[ASR_MAX_MODEL_PARAM], t1, t2;
+    broadcast_params(m, p, pl);
+    lane_m refused = lane_refmap((spring_kind)spring_kind_of(m), pl, lane_set(eq),
+                                 lane_set(preset), &t1, &t2);
+    *th1 = t1[0];
+    *th2 = t2[0];
+    return refused[0] ? ASR_ERR_RANGE : 0;
 }
 
 const asr_model_def* asr_model_get(int index) {

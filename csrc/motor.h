@@ -1,5 +1,6 @@
-/* motor.h - DC motor sub-step, stick-point friction and the voltage drive (private, inlined into
- * the per-joint loop so the hot path has no calls).
+/* motor.h - DC motor sub-step, stick-point friction and the voltage drive, ASR_LANES instances
+ * at a time (private, inlined into the step so the hot path has no calls; lanes.h says how a
+ * lane matches the scalar formula).
  *
  * Motor dynamics ([Mengacci2021] eq. 7, docs/integration.md), per motor:
  *     J thdd = tau_drive + load(th - q, thd - qd) - tau_f(th) - D thd
@@ -26,61 +27,61 @@
 #ifndef ASR_MOTOR_H
 #define ASR_MOTOR_H
 
-#include <math.h>
-
-#include "internal.h"
+#include "asr_model.h"
+#include "lanes.h"
 
 /* Dahl / Hayward-Armstrong friction on a coordinate given from outside (the output shaft, whose
- * angle the rigid-body engine integrates): the stick point w follows th at distance tau_fs/K at
- * most; tau_f = K (th - w), so |tau_f| <= tau_fs whatever the step. */
-static inline double motor_friction(double* w, double th, double tau_fs, double K) {
-    *w = th - num_sat(th - *w, tau_fs / K);
+ * angle the rigid-body engine integrates): the stick point w follows th at distance
+ * z = tau_fs/K at most; tau_f = K (th - w), so |tau_f| <= tau_fs whatever the step. */
+LANE_INLINE lane_d motor_friction(lane_d* w, lane_d th, lane_d z, lane_d K) {
+    *w = th - lane_sat(th - *w, z);
     return K * (th - *w);
 }
 
 /* Voltage drive ([Parnenzini2015]): normalised command u -> dead zone and saturation -> voltage
  * V = Vs (sat(u, 1) - dz sign(u)) / (1 - dz) for |u| > dz, else 0. *gain receives dV/du. */
-static inline double motor_drive_voltage(double u, double dz, double vs, double* gain) {
-    double us = num_sat(u, 1.0);
-    double live = (fabs(u) > dz) ? 1.0 : 0.0;
-    *gain = (fabs(u) < 1.0) ? live * vs / (1.0 - dz) : 0.0;
-    return live * vs * (us - dz * num_sign(u)) / (1.0 - dz);
+LANE_INLINE lane_d motor_drive_voltage(lane_d u, lane_d dz, lane_d vs, lane_d* gain) {
+    lane_d us = lane_sat(u, lane_set(1.0));
+    lane_d live = lane_one_if(lane_abs(u) > dz);
+    *gain = lane_sel(lane_abs(u) < 1.0, live * vs / (1.0 - dz), lane_set(0.0));
+    return live * vs * (us - dz * lane_sign(u)) / (1.0 - dz);
 }
 
 /* Motor data of one sub-step: inertia, forces without friction, limits, scheme. */
 typedef struct motor_step {
-    double J;                   /* inertia, kg m^2 */
-    double F;                   /* drive + load - damping torques at the current state, N m */
-    double k, c;                /* their local stiffness (N m/rad) and damping (N m s/rad) */
-    double r;                   /* dF/dt from the link's motion, k_load qd, N m/s */
-    double vel_max, pos_min, pos_max;
-    double tau_fs, K;           /* static friction, N m; presliding stiffness, N m/rad */
+    lane_d J;                   /* inertia, kg m^2 */
+    lane_d F;                   /* drive + load - damping torques at the current state, N m */
+    lane_d k, c;                /* their local stiffness (N m/rad) and damping (N m s/rad) */
+    lane_d r;                   /* dF/dt from the link's motion, k_load qd, N m/s */
+    lane_d vel_max, pos_min, pos_max;
+    lane_d tau_fs, K;           /* static friction, N m; presliding stiffness, N m/rad */
+    lane_d z;                   /* tau_fs / K, rad */
     int scheme;                 /* asr_motor_scheme */
 } motor_step;
 
 /* One linearly implicit sub-step of one motor under the torque m->F + dF, with the scheme given
  * (dF: friction at the start; kf: its stiffness, always taken at the end of the step). Applies
  * the velocity and position limits. */
-static inline void motor_update(double* th, double* v, double h, const motor_step* m,
-                                double dF, double kf, int scheme) {
-    double F = m->F + dF, vn, tn;
+LANE_INLINE void motor_update(lane_d* th, lane_d* v, double h, const motor_step* m, lane_d dF,
+                              lane_d kf, int scheme) {
+    lane_d F = m->F + dF, vn, tn;
     if (scheme == ASR_MOTOR_TRAPEZOID) {
-        double kt = 0.5 * m->k + kf;
+        lane_d kt = 0.5 * m->k + kf;
         vn = *v + h * (F + 0.5 * h * m->r - h * kt * *v) /
                       (m->J + 0.5 * h * m->c + 0.5 * h * h * kt);
-        vn = num_sat(vn, m->vel_max);
+        vn = lane_sat(vn, m->vel_max);
         tn = *th + 0.5 * h * (*v + vn);
     } else {
-        double kt = m->k + kf;
+        lane_d kt = m->k + kf;
         vn = *v + h * (F + h * m->r - h * kt * *v) / (m->J + h * m->c + h * h * kt);
-        vn = num_sat(vn, m->vel_max);
+        vn = lane_sat(vn, m->vel_max);
         tn = *th + h * vn;
     }
-    double tc = num_clamp(tn, m->pos_min, m->pos_max);
+    lane_d tc = lane_clamp(tn, m->pos_min, m->pos_max);
     /* at a stop the motor keeps only the velocity that leaves the stop */
-    vn = (tc > tn && vn < 0.0) || (tc < tn && vn > 0.0) ? 0.0 : vn;
+    lane_m stopped = ((tc > tn) & (vn < 0.0)) | ((tc < tn) & (vn > 0.0));
     *th = tc;
-    *v = vn;
+    *v = lane_sel(stopped, lane_set(0.0), vn);
 }
 
 /* One sub-step of a motor with stick-point friction treated implicitly, i.e. evaluated at the
@@ -89,38 +90,47 @@ static inline void motor_update(double* th, double* v, double h, const motor_ste
  * band |th+ - w| <= z = tau_fs/K. Sliding: friction is tau_fs against the slip s, valid if the
  * motor ends beyond the band on that side, s (th+ - w) > z; the stick point is dragged behind.
  * The end state is increasing in the friction force, so exactly one case is consistent. A motor
- * that ended the last sub-step at the band edge most likely slides on: that case is tried
- * first, the other only when it turns out inconsistent. The exactly-one argument needs one
- * scheme for every case, so the trapezoidal rule is used only for a sliding motor that goes on
- * sliding; every other sub-step (sticking, or a change between sticking and sliding) takes
- * the Euler step, which also damps the stiff presliding spring. Returns tau_f,
- * |tau_f| <= tau_fs. */
-static inline double motor_advance(double* th, double* v, double* w, double h,
-                                   const motor_step* m) {
-    double th0 = *th, v0 = *v;
-    double z = m->tau_fs / m->K;
-    double d0 = th0 - *w;
-    double s = num_sign(d0);
-    int sliding = fabs(d0) >= z;
-    if (sliding) {
-        motor_update(th, v, h, m, -m->tau_fs * s, 0.0, m->scheme);
-        if (s * (*th - *w) > z || z == 0.0) {
-            *w = *th - s * z;
-            return m->K * (*th - *w);
-        }
-        *th = th0;
-        *v = v0;
+ * that ended the last sub-step at the band edge most likely slides on: that case (a) is taken
+ * where consistent, else sticking (b) where consistent, else sliding the other way (c). The
+ * exactly-one argument needs one scheme for every case, so the trapezoidal rule is used only for
+ * a sliding motor that goes on sliding; every other sub-step (sticking, or a change between
+ * sticking and sliding) takes the Euler step, which also damps the stiff presliding spring.
+ * A case no lane takes is not computed. Returns tau_f, |tau_f| <= tau_fs. */
+LANE_INLINE lane_d motor_advance(lane_d* th, lane_d* v, lane_d* w, double h, const motor_step* m) {
+    const lane_d th0 = *th, v0 = *v, w0 = *w, zero = lane_set(0.0);
+    lane_d z = m->z;
+    lane_d d0 = th0 - w0;
+    lane_d s = lane_sign(d0);
+    lane_m done = lane_abs(d0) >= z; /* sliding: case (a) is tried */
+    lane_d tau_f = zero;
+    if (lane_any(done)) {
+        lane_d ta = th0, va = v0;
+        motor_update(&ta, &va, h, m, -m->tau_fs * s, zero, m->scheme);
+        done &= (s * (ta - w0) > z) | (z == 0.0);
+        lane_d wa = ta - s * z;
+        *th = lane_sel(done, ta, *th);
+        *v = lane_sel(done, va, *v);
+        *w = lane_sel(done, wa, *w);
+        tau_f = lane_sel(done, m->K * (ta - wa), tau_f);
     }
-    motor_update(th, v, h, m, -m->K * d0, m->K, ASR_MOTOR_EULER);
-    double d = *th - *w;
-    if (fabs(d) <= z) return m->K * d;
+    if (lane_all(done)) return tau_f;
+    lane_d tb = th0, vb = v0;
+    motor_update(&tb, &vb, h, m, -m->K * d0, m->K, ASR_MOTOR_EULER);
+    lane_d d = tb - w0;
+    lane_m stick = ~done & (lane_abs(d) <= z);
+    *th = lane_sel(stick, tb, *th);
+    *v = lane_sel(stick, vb, *v);
+    tau_f = lane_sel(stick, m->K * d, tau_f);
+    done |= stick;
+    if (lane_all(done)) return tau_f;
     /* slides after all (it was sticking, or reversed within one sub-step) */
-    s = num_sign(d);
-    *th = th0;
-    *v = v0;
-    motor_update(th, v, h, m, -m->tau_fs * s, 0.0, ASR_MOTOR_EULER);
-    *w = *th - num_sat(*th - *w, z);
-    return m->K * (*th - *w);
+    lane_d tc = th0, vc = v0;
+    motor_update(&tc, &vc, h, m, -m->tau_fs * lane_sign(d), zero, ASR_MOTOR_EULER);
+    lane_d wc = tc - lane_sat(tc - w0, z);
+    *th = lane_sel(done, *th, tc);
+    *v = lane_sel(done, *v, vc);
+    *w = lane_sel(done, *w, wc);
+    return lane_sel(done, tau_f, m->K * (tc - wc));
 }
 
 #endif

@@ -2,7 +2,7 @@
 tests/c/test_engine.c: the rigid-body engine coupling against a fake engine; tests/c/test_rod.c:
 the rod packs of the CPR solver; tests/c/test_cpr.c: the CPR solver on Till's Stewart-Gough robot
 and the planar 3RFR, checked against rods integrated independently; tests/c/test_linalg.c: its
-linear algebra) three times, with the
+linear algebra; tests/c/test_lanes.c: the lane arithmetic and the core's own exp) three times, with the
 strict warning set, with AddressSanitizer + UndefinedBehaviorSanitizer and with ThreadSanitizer
 (batches on worker threads, several batches on application threads, threaded CPR batches), and
 run every build."""
@@ -10,6 +10,7 @@ import os
 import re
 import shutil
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -21,10 +22,10 @@ CSRC = ROOT / "csrc"
 TEST_DIR = ROOT / "tests" / "c"
 # program name -> fewer checks than this means the program did not run its tests
 PROGRAMS = {"test_core": 1000, "test_engine": 1000, "test_rod": 90, "test_cpr": 180,
-            "test_linalg": 120}
+            "test_linalg": 120, "test_lanes": 900}
 
 STRICT = ["-std=c11", "-Wall", "-Wextra", "-Wpedantic", "-Wmissing-prototypes", "-Werror",
-          "-ffp-contract=off"]
+          "-ffp-contract=off", "-Wno-psabi"]
 SANITIZE = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer",
             "-fno-sanitize-recover=all", "-g", "-O1"]
 SANITIZER_ENV = {"ASAN_OPTIONS": "detect_leaks=1",
@@ -46,13 +47,45 @@ def _gcc():
     return gcc
 
 
-def _build(tmp_dir, program, name, extra):
-    sources = sorted(str(p) for p in CSRC.glob("*.c")) + [str(TEST_DIR / f"{program}.c")]
+def _compile_core(out_dir, extra):
+    """csrc/*.c compiled to objects in out_dir, as many compilers at a time as there are CPUs:
+    (objects, stderr of all compiles, 0 if every compile succeeded)."""
+    def compile_one(src):
+        obj = Path(out_dir) / f"{src.stem}.o"
+        cmd = [_gcc(), *STRICT, *extra, "-I", str(CSRC), "-c", str(src), "-o", str(obj)]
+        return obj, subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        done = list(pool.map(compile_one, sorted(CSRC.glob("*.c"))))
+    rc = max(proc.returncode for _, proc in done)
+    return [obj for obj, _ in done], "".join(proc.stderr for _, proc in done), rc
+
+
+@pytest.fixture(scope="module")
+def core_objects(tmp_path_factory):
+    """The core compiled once per set of flags and linked into every test program (compiling
+    it per program made this module the slowest of the suite): flags -> _compile_core."""
+    cache = {}
+
+    def get(extra):
+        key = tuple(extra)
+        if key not in cache:
+            cache[key] = _compile_core(tmp_path_factory.mktemp("c_core"), extra)
+        return cache[key]
+
+    return get
+
+
+def _build(core_objects, tmp_dir, program, name, extra):
+    """The test program linked with the core's objects: (executable, CompletedProcess whose
+    returncode and stderr cover the core's compiles too)."""
+    objects, core_stderr, core_rc = core_objects(extra)
     exe = Path(tmp_dir) / name
-    cmd = [_gcc(), *STRICT, *extra, "-I", str(CSRC), *sources, "-o", str(exe), "-lm",
-           "-lpthread"]
+    cmd = [_gcc(), *STRICT, *extra, "-I", str(CSRC), str(TEST_DIR / f"{program}.c"),
+           *map(str, objects), "-o", str(exe), "-lm", "-lpthread"]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    return exe, proc
+    return exe, subprocess.CompletedProcess(cmd, max(core_rc, proc.returncode), proc.stdout,
+                                            core_stderr + proc.stderr)
 
 
 def _run(exe, env=None):
@@ -70,20 +103,21 @@ def program(request):
 
 
 @pytest.fixture(scope="module")
-def strict_build(tmp_path_factory, program):
-    return _build(tmp_path_factory.mktemp(f"c_strict_{program}"), program, program, ["-O2"])
+def strict_build(tmp_path_factory, core_objects, program):
+    return _build(core_objects, tmp_path_factory.mktemp(f"c_strict_{program}"), program, program,
+                  ["-O2"])
 
 
 @pytest.fixture(scope="module")
-def sanitized_build(tmp_path_factory, program):
-    return _build(tmp_path_factory.mktemp(f"c_sanitized_{program}"), program,
+def sanitized_build(tmp_path_factory, core_objects, program):
+    return _build(core_objects, tmp_path_factory.mktemp(f"c_sanitized_{program}"), program,
                   f"{program}_asan", SANITIZE)
 
 
 @pytest.fixture(scope="module")
-def thread_sanitized_build(tmp_path_factory, program):
-    return _build(tmp_path_factory.mktemp(f"c_tsan_{program}"), program, f"{program}_tsan",
-                  THREAD_SANITIZE)
+def thread_sanitized_build(tmp_path_factory, core_objects, program):
+    return _build(core_objects, tmp_path_factory.mktemp(f"c_tsan_{program}"), program,
+                  f"{program}_tsan", THREAD_SANITIZE)
 
 
 def _assert_passed(proc, program):
@@ -134,8 +168,9 @@ def test_private_names_and_exports():
     beyond the public types they use; the built extension exports only its PyInit function."""
     public = "".join(p.read_text() for p in CSRC.glob("asr*.h"))
     public_names = set(re.findall(r"\basr_\w+", public))
-    for header in ("internal.h", "batch.h", "motor.h", "threads.h", "rod.h", "cpr_internal.h",
-                   "linalg.h", "rot3.h", "simd.h"):
+    private = sorted(p.name for p in CSRC.glob("*.h") if not p.name.startswith("asr"))
+    assert {"internal.h", "batch.h", "lanes.h", "springs.h", "motor.h", "simd.h"} <= set(private)
+    for header in private:
         declared = set(re.findall(r"\basr_\w+", (CSRC / header).read_text()))
         assert declared <= public_names, f"{header} declares {sorted(declared - public_names)}"
     import asr._core
