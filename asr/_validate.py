@@ -30,6 +30,9 @@ def real_array(value, name):
 
 def finite(arr, name):
     """Raise ValueError naming the first NaN or inf in arr."""
+    # min and max propagate NaN and reach inf: no array-sized temporary unless something is bad
+    if arr.size == 0 or (np.isfinite(arr.min()) and np.isfinite(arr.max())):
+        return arr
     bad = ~np.isfinite(arr)
     if bad.any():
         where = tuple(int(i) for i in np.argwhere(bad)[0]) if arr.ndim else ()
