@@ -95,12 +95,13 @@ LANE_INLINE lane_d lane_pow2(lane_d n) {
 
 /* exp(x), the core's own: the same bits on every machine and in every lane, which libm's exp
  * (itself picked at load time by CPU features) does not promise. Reduction x = n ln2 + r,
- * |r| <= ln2 / 2, with ln2 split in two (n ln2_hi exact for |n| < 2^11); exp(r) = (1 + r) + r^2 P(r)
- * with P the Taylor polynomial to r^13 (truncation below 5e-18 relative) and the rounding error
- * of 1 + r carried into the small term; 2^n applied in
- * two exact halves. Measured against a long-double reference (tests/c/test_lanes.c): at most
- * 1 ulp on [-708, 709]; x > 709.79 gives inf, x < -745.2 gives 0, NaN gives NaN; results in
- * the subnormal range (x < -708.4) are rounded twice. */
+ * |r| <= ln2 / 2, with ln2 split in two (n ln2_hi exact for |n| < 2^11);
+ * exp(r) = (1 + r) + r^2 P(r), P the Taylor polynomial to r^13 (truncation below 5e-18
+ * relative), the rounding error of 1 + r carried into the small term; 2^n applied in two exact
+ * halves. Measured against a long-double reference (tests/c/test_lanes.c, 2 million
+ * arguments): at most 0.82 ulp on [-708, 709] (the test allows 0.85); x > 709.79 gives inf,
+ * x < -745.2 gives 0, NaN gives NaN; results in the subnormal range (x < -708.4) are rounded
+ * twice. */
 LANE_INLINE lane_d lane_exp(lane_d x) {
     const double log2e = 1.4426950408889634074, shifter = 0x1.8p52;
     const double ln2_hi = 6.93147180369123816490e-01, ln2_lo = 1.90821492927058770002e-10;
