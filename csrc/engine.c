@@ -45,27 +45,27 @@ static void gather_inputs(const engine_job* job, int i, int t) {
     }
 }
 
-static void write_torques(const engine_job* job, int i) {
-    const asr_batch* b = job->b;
-    for (int j = 0; j < b->n_joint; ++j) {
-        size_t x = (size_t)i * (size_t)b->n_joint + (size_t)j;
-        job->e->qfrc[i][job->e->dof_adr[j]] = joint_state(b, x)[ASR_F_TAU_JOINT];
+/* Instance ch->i0 + l's joint torques, from its lane, into the engine's applied forces. */
+static void write_torques(const engine_job* job, const lane_chunk* ch, int l) {
+    int i = ch->i0 + l;
+    for (int j = 0; j < job->b->n_joint; ++j) {
+        job->e->qfrc[i][job->e->dof_adr[j]] = ch->J[j].s[ASR_F_TAU_JOINT][l];
     }
 }
 
 /* Recorded after step2: the link angle and velocity as the engine has them after the step (the
- * state's q, qd hold what the actuators saw at its start), everything else from the state. */
-static void record_instance(const engine_job* job, int i, int t) {
+ * state's q, qd hold what the actuators saw at its start), everything else from the lane. */
+static void record_instance(const engine_job* job, const lane_chunk* ch, int l, int t) {
     const asr_batch* b = job->b;
     const asr_engine* e = job->e;
+    int i = ch->i0 + l;
     for (int r = 0; r < job->nrecord; ++r) {
         int k = job->record_fields[r];
         double* dst = job->record + (((size_t)r * b->n_inst + i) * job->nstep + t) * b->n_joint;
         for (int j = 0; j < b->n_joint; ++j) {
-            size_t x = (size_t)i * (size_t)b->n_joint + (size_t)j;
             dst[j] = k == ASR_F_Q    ? e->qpos[i][e->qpos_adr[j]]
                      : k == ASR_F_QD ? e->qvel[i][e->dof_adr[j]]
-                                     : joint_state(b, x)[k];
+                                     : ch->J[j].s[k][l];
         }
     }
 }
@@ -110,16 +110,16 @@ static asr_status engine_range(void* ctx, int i0, int i1) {
             }
             asr_status st = chunk_step(b, &ch, &in, b->step_count + t);
             if (first == ASR_OK) first = st;
-            chunk_store(b, &ch);
             for (int l = 0; l < ch.n; ++l) {
                 int i = c0 + l;
-                write_torques(job, i);
+                write_torques(job, &ch, l);
                 if (ic) ic_apply_wrench(ic, i, t);
                 e->step2(e->model[i], e->data[i]);
-                record_instance(job, i, t);
+                record_instance(job, &ch, l, t);
                 if (ic) ic_record(ic, i, t, job->nstep);
             }
         }
+        chunk_store(b, &ch);
         for (int l = 0; l < ch.n && ic; ++l) ic_release_wrench(ic, c0 + l);
     }
     free(scratch);

@@ -413,7 +413,7 @@ LANE_INLINE void load_inputs(const lane_chunk* ch, const step_inputs* in, int j,
                              lane_m* finite) {
     double v[6][ASR_LANES];
     for (int l = 0; l < ASR_LANES; ++l) {
-        long long i = ch->n == ASR_LANES ? ch->i0 + l : chunk_instance(ch, l);
+        long long i = chunk_instance(ch, l);
         const double* r = in->refs + i * in->stride_refs + 2 * j;
         v[0][l] = in->q[i * in->stride_q + j];
         v[1][l] = in->qd[i * in->stride_qd + j];
