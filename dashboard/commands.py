@@ -5,13 +5,18 @@ waiting."""
 import queue
 
 
-def fail_pending(commands, exc):
-    """Fail every Future still waiting in the queue `commands` with `exc`."""
+def _drain(commands):
+    """The queued (callable, Future) pairs, in order, until the queue is empty."""
     while True:
         try:
-            _, fut = commands.get_nowait()
+            yield commands.get_nowait()
         except queue.Empty:
             return
+
+
+def fail_pending(commands, exc):
+    """Fail every Future still waiting in the queue `commands` with `exc`."""
+    for _, fut in _drain(commands):
         if not fut.done():
             fut.set_exception(exc)
 
@@ -19,11 +24,7 @@ def fail_pending(commands, exc):
 def apply_pending(commands, run):
     """Apply the queued commands in order: each Future gets run(fn)'s result or its exception;
     a cancelled one is skipped."""
-    while True:
-        try:
-            fn, fut = commands.get_nowait()
-        except queue.Empty:
-            return
+    for fn, fut in _drain(commands):
         if not fut.set_running_or_notify_cancel():
             continue
         try:
