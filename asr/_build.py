@@ -24,6 +24,8 @@ SOURCES = [
     "model_bavs.c",
     "model_qbmove.c",
     "joint.c",
+    "joint_avx2.c",
+    "joint_avx512.c",
     "batch.c",
     "threads.c",
     "engine.c",

@@ -6,6 +6,7 @@ written by C, one contiguous record per joint; its fields are exposed as read-on
 strided views, never copies.
 """
 import dataclasses
+import os
 import threading
 from typing import Dict, Optional, Sequence
 
@@ -19,6 +20,18 @@ from asr.models import check_ref2, get_model
 
 # The state fields, listed once in csrc/asr_fields.h: names in record order, SI units ("" for
 # counts, flags and the per-mode references) and docs ending in the unit.
+SIMD_KERNELS = ("baseline", "avx2", "avx512")
+
+
+def _check_simd_cap():
+    """The environment variable ASR_SIMD, read by the C core when a batch is created, names a
+    kernel or is unset/empty (a typo would silently cap nothing)."""
+    cap = os.environ.get("ASR_SIMD", "")
+    if cap and cap not in SIMD_KERNELS:
+        raise ValueError(f"ASR_SIMD={cap!r} is not one of the step's instruction sets "
+                         f"{', '.join(SIMD_KERNELS)} (or unset for the widest this CPU runs)")
+
+
 FIELDS = tuple(ffi.string(lib.asr_state_field_name(k)).decode() for k in range(lib.ASR_NFIELD))
 FIELD_UNITS = {f: ffi.string(lib.asr_state_field_unit(k)).decode() for k, f in enumerate(FIELDS)}
 FIELD_DOCS = {
@@ -151,6 +164,7 @@ class Batch:
         if not joints:
             raise ValueError("joints: need at least one joint")
         self._lock = threading.RLock()  # reentrant: a locked method may call another
+        _check_simd_cap()
         self._n_instances = V.positive_int(n_instances, "n_instances", hi=2**31 - 1)
         self._n_joints = len(joints)
         self._models = [get_model(j.model) for j in joints]
@@ -227,6 +241,13 @@ class Batch:
         effective = 1 if self._python_models else n
         raise_for_status(lib.asr_batch_set_threads(self._b, effective), "threads")
         self._threads = effective
+
+    @property
+    def simd(self):
+        """The instruction set the C step runs on: "avx512", "avx2" or "baseline", the widest
+        this CPU has; the environment variable ASR_SIMD (one of those names) caps it for batches
+        created after it is set. Results are the same bits on every one."""
+        return ffi.string(lib.asr_batch_simd(self._b)).decode()
 
     @property
     def max_substep(self):

@@ -1,6 +1,6 @@
 """Vectorised NumPy reference of the C core for `qbmove_advanced` joints in mode 6.
 
-The same equations as csrc/joint.c (compliant_step, advance_motors, motor_substep, pid,
+The same equations as csrc/joint_kernel.h (compliant_step, advance_motors, motor_substep, pid,
 drive_torque), csrc/motor.h (motor_friction, motor_advance) and csrc/model_qbmove.c
 (sinh_pair, antagonistic_refmap), written as a Python loop over steps with NumPy over all joints
 at once. It is the baseline of benchmarks/bench_core.py and is checked against the C core by

@@ -82,6 +82,10 @@ typedef enum asr_motor_scheme {
 asr_status asr_batch_set_motor_scheme(asr_batch* b, int scheme);
 /* Worker threads for step and rollout (>= 1). Results do not depend on it. */
 asr_status asr_batch_set_threads(asr_batch* b, int n_threads);
+/* The instruction set the batch's step was built for: "avx512", "avx2" or "baseline", the
+ * widest this CPU runs (the environment variable ASR_SIMD, one of those names, caps it when
+ * the batch is created). Results do not depend on it. */
+const char* asr_batch_simd(const asr_batch* b);
 
 /* Reset every instance: zero the state, clear statuses, set link state to q0 (n_inst x n_joint,
  * or NULL for zero) and put the motors where the references refs0 (n_inst x n_joint x 2, or NULL)

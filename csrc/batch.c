@@ -91,6 +91,7 @@ asr_status asr_batch_create(asr_batch** out, int n_inst, int n_joint,
     b->status = status;
     b->max_substep = 1e-3;
     b->n_threads = 1;
+    chunk_pick_kernel(b);
     b->model = (const asr_model_def**)calloc((size_t)n_joint, sizeof(*b->model));
     b->kind = (spring_kind*)calloc((size_t)n_joint, sizeof(*b->kind));
     b->mode = (int*)calloc((size_t)n_joint, sizeof(int));
@@ -209,6 +210,8 @@ asr_status asr_batch_set_threads(asr_batch* b, int n_threads) {
     b->n_threads = n_threads;
     return ASR_OK;
 }
+
+const char* asr_batch_simd(const asr_batch* b) { return b ? b->kernel_name : ""; }
 
 long long asr_batch_step_count(const asr_batch* b) { return b ? b->step_count : -1; }
 

@@ -16,6 +16,13 @@ typedef struct joint_params {
     int varying[ASR_MAX_PARAM];    /* ... and their indices, so the step gathers only those */
 } joint_params;
 
+struct lane_chunk;
+struct step_inputs;
+
+/* A build of the joint step (joint_kernel.h) for one instruction set. */
+typedef asr_status (*chunk_kernel)(struct asr_batch* b, struct lane_chunk* ch,
+                                   const struct step_inputs* in, long long step_index);
+
 struct asr_batch {
     int n_inst, n_joint;
     const asr_model_def** model;   /* n_joint */
@@ -28,6 +35,8 @@ struct asr_batch {
     int motor_scheme;              /* asr_motor_scheme */
     int n_threads;
     long long step_count;
+    chunk_kernel kernel;           /* the step built for the widest vector unit here (joint.c) */
+    const char* kernel_name;       /* "baseline", "avx2" or "avx512" */
 };
 
 /* Inputs of one step for the whole batch (pointers into caller arrays, NULL: zero): instance i's
@@ -62,6 +71,7 @@ typedef struct lane_joint {
  * instance (stepped, never stored). */
 typedef struct lane_chunk {
     int i0, n;                     /* first instance, instances in the chunk */
+    int inst[ASR_LANES];           /* lane l's instance: i0 + l, the last one repeated past n */
     lane_m live;                   /* lanes in use whose instance is not frozen */
     lane_joint* J;                 /* n_joint, 32-byte aligned */
     double dt, max_substep;        /* the step timing below was derived from (s) */
@@ -75,14 +85,13 @@ typedef struct lane_step_in {
     lane_d q, qd, r1, r2, ext, tff;
 } lane_step_in;
 
-static inline int chunk_instance(const lane_chunk* ch, int l) {
-    return ch->i0 + (l < ch->n ? l : ch->n - 1);
-}
+static inline int chunk_instance(const lane_chunk* ch, int l) { return ch->inst[l]; }
 
 /* The chunk of instances [i, min(i + ASR_LANES, i_end)). */
 static inline void chunk_at(lane_chunk* ch, int i, int i_end) {
     ch->i0 = i;
     ch->n = i_end - i < ASR_LANES ? i_end - i : ASR_LANES;
+    for (int l = 0; l < ASR_LANES; ++l) ch->inst[l] = i + (l < ch->n ? l : ch->n - 1);
 }
 
 asr_status chunk_alloc(const asr_batch* b, lane_chunk* ch);
@@ -94,6 +103,16 @@ void chunk_store(asr_batch* b, const lane_chunk* ch);
 /* One step of every joint of the chunk's live instances; freezes those that fail. Returns the
  * first status newly raised, or ASR_OK. */
 asr_status chunk_step(asr_batch* b, lane_chunk* ch, const step_inputs* in, long long step_index);
+
+/* The kernels chunk_step runs (joint.c; the last two only on GCC for x86-64), and the choice of
+ * one for a batch: the widest this CPU runs, capped by the environment variable ASR_SIMD. */
+asr_status chunk_step_baseline(asr_batch* b, lane_chunk* ch, const step_inputs* in,
+                               long long step_index);
+asr_status chunk_step_avx2(asr_batch* b, lane_chunk* ch, const step_inputs* in,
+                           long long step_index);
+asr_status chunk_step_avx512(asr_batch* b, lane_chunk* ch, const step_inputs* in,
+                             long long step_index);
+void chunk_pick_kernel(asr_batch* b);
 
 /* Step instances [i0, i1) (joint.c): load, step and store chunk by chunk. Returns the first
  * status newly raised, or ASR_OK. */

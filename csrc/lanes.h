@@ -1,16 +1,18 @@
 /* lanes.h - ASR_LANES instances side by side in GCC's portable vector type (private).
  *
- * The actuator step (joint.c) runs ASR_LANES instances of one joint at once, one per lane. Every
- * operation here acts lane by lane with the IEEE operation of the scalar formula (no FMA: the
- * build sets -ffp-contract=off), so a lane computes exactly what a scalar evaluation would, and
- * neither the vector width nor the instruction set the loader picks (simd.h) changes a bit.
- * Branches of the scalar formulas become selects: both sides are computed, a mask picks one.
+ * The actuator step (joint_kernel.h) runs ASR_LANES instances of one joint at once, one per
+ * lane. Every operation here acts lane by lane with the IEEE operation of the scalar formula (no
+ * FMA: the build sets -ffp-contract=off), so a lane computes exactly what a scalar evaluation
+ * would, and neither the vector width nor the instruction set the step was built for (simd.h)
+ * changes a bit. Branches of the scalar formulas become selects: both sides are computed, a mask
+ * picks one.
  *
  * Masks (lane_m) are 0 (false) or all ones (true) per lane, what GCC's vector comparisons give.
- * Everything is always inlined, so a cloned caller (ASR_CLONED) compiles it for its own target;
- * non-inlined functions take vectors by pointer only, never by value (the build passes
- * -Wno-psabi: GCC would note, at every by-value use, that such arguments once passed
- * differently). */
+ * Everything is always inlined, so a caller built for a wider target (joint_avx2.c, or a
+ * function cloned by ASR_CLONED) compiles it for that target, with AVX's blends and min/max
+ * where __AVX__ is defined; non-inlined functions take vectors by pointer only, never by value
+ * (the build passes -Wno-psabi: GCC would note, at every by-value use, that such arguments once
+ * passed differently). */
 #ifndef ASR_LANES_H
 #define ASR_LANES_H
 
@@ -27,37 +29,32 @@ typedef uint64_t lane_u __attribute__((vector_size(LANE_BYTES), aligned(LANE_BYT
 
 #define LANE_INLINE static inline __attribute__((always_inline))
 
-LANE_INLINE lane_d lane_set(double x) {
-    lane_d v;
-    for (int l = 0; l < ASR_LANES; ++l) v[l] = x;
-    return v;
-}
+_Static_assert(ASR_LANES == 4, "the initialisers below and lane_any are written for four lanes");
 
-_Static_assert(ASR_LANES == 4, "lane_of and lane_any are written for four lanes");
+/* Initialisers, not loops: a loop filling an uninitialised vector draws GCC's maybe-uninitialized
+ * warning in some builds (AVX-512 under ThreadSanitizer). */
+LANE_INLINE lane_d lane_set(double x) { return (lane_d){x, x, x, x}; }
 
-/* A vector of a[0 .. 3], built element by element: a vector load right after the stores that
- * wrote a would stall (store-to-load forwarding fails across sizes). */
-LANE_INLINE lane_d lane_of(const double* a) { return (lane_d){a[0], a[1], a[2], a[3]}; }
+LANE_INLINE lane_m lane_mset(long long x) { return (lane_m){x, x, x, x}; }
 
-LANE_INLINE lane_m lane_mask(int on) {
-    lane_m m;
-    for (int l = 0; l < ASR_LANES; ++l) m[l] = on ? -1 : 0;
-    return m;
-}
+LANE_INLINE lane_m lane_mask(int on) { return lane_mset(on ? -1 : 0); }
 
-LANE_INLINE lane_m lane_mset(long long x) {
-    lane_m m;
-    for (int l = 0; l < ASR_LANES; ++l) m[l] = x;
-    return m;
-}
-
-/* m ? a : b, lane by lane. */
+/* m ? a : b, lane by lane: one blend where the code is built for AVX (joint_avx2.c), three
+ * bitwise operations otherwise (GCC's C has no vector ?:). */
 LANE_INLINE lane_d lane_sel(lane_m m, lane_d a, lane_d b) {
+#ifdef __AVX__
+    return __builtin_ia32_blendvpd256(b, a, (lane_d)m);
+#else
     return (lane_d)((m & (lane_m)a) | (~m & (lane_m)b));
+#endif
 }
 
-/* Some lane true: an OR across lanes by two shuffles, in vector registers. */
+/* Some lane true: the lanes' sign bits at once with AVX, else an OR across lanes by two
+ * shuffles, in vector registers. */
 LANE_INLINE int lane_any(lane_m m) {
+#ifdef __AVX__
+    return __builtin_ia32_movmskpd256((lane_d)m) != 0;
+#endif
     lane_m t = m | __builtin_shuffle(m, (lane_m){2, 3, 0, 1});
     t |= __builtin_shuffle(t, (lane_m){1, 0, 3, 2});
     return t[0] != 0;
@@ -69,10 +66,16 @@ LANE_INLINE lane_d lane_abs(lane_d x) {
     return (lane_d)((lane_u)x & ~(lane_u)lane_set(-0.0));
 }
 
-/* min(max(x, lo), hi) written as num_clamp: a NaN x stays NaN. */
+/* min(max(x, lo), hi) written as num_clamp: a NaN x stays NaN. With AVX, maxpd(lo, x) is
+ * exactly x < lo ? lo : x (it returns its second operand unless the first is greater, NaN and
+ * signed zeros included), and minpd(hi, y) is y > hi ? hi : y. */
 LANE_INLINE lane_d lane_clamp(lane_d x, lane_d lo, lane_d hi) {
+#ifdef __AVX__
+    return __builtin_ia32_minpd256(hi, __builtin_ia32_maxpd256(lo, x));
+#else
     lane_d y = lane_sel(x < lo, lo, x);
     return lane_sel(y > hi, hi, y);
+#endif
 }
 
 LANE_INLINE lane_d lane_sat(lane_d x, lane_d m) { return lane_clamp(x, -m, m); }

@@ -2,7 +2,8 @@
 tests/c/test_engine.c: the rigid-body engine coupling against a fake engine; tests/c/test_rod.c:
 the rod packs of the CPR solver; tests/c/test_cpr.c: the CPR solver on Till's Stewart-Gough robot
 and the planar 3RFR, checked against rods integrated independently; tests/c/test_linalg.c: its
-linear algebra; tests/c/test_lanes.c: the lane arithmetic and the core's own exp) three times, with the
+linear algebra; tests/c/test_lanes.c: the lane arithmetic and the core's own exp, and
+tests/c/test_lanes_avx2.c: the same built for AVX2) three times, with the
 strict warning set, with AddressSanitizer + UndefinedBehaviorSanitizer and with ThreadSanitizer
 (batches on worker threads, several batches on application threads, threaded CPR batches), and
 run every build."""
@@ -22,7 +23,7 @@ CSRC = ROOT / "csrc"
 TEST_DIR = ROOT / "tests" / "c"
 # program name -> fewer checks than this means the program did not run its tests
 PROGRAMS = {"test_core": 1000, "test_engine": 1000, "test_rod": 90, "test_cpr": 180,
-            "test_linalg": 120, "test_lanes": 900}
+            "test_linalg": 120, "test_lanes": 900, "test_lanes_avx2": 900}
 
 STRICT = ["-std=c11", "-Wall", "-Wextra", "-Wpedantic", "-Wmissing-prototypes", "-Werror",
           "-ffp-contract=off", "-Wno-psabi"]

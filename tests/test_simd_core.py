@@ -1,4 +1,5 @@
-"""The lane-parallel actuator step (csrc/joint.c on csrc/lanes.h, docs/integration.md "Lanes").
+"""The lane-parallel actuator step (csrc/joint_kernel.h on csrc/lanes.h, docs/integration.md
+"Lanes"), built per instruction set (baseline, AVX2, AVX-512).
 
 A built-in model runs its lane formula, ASR_LANES instances per vector; a user model's callback
 is called lane by lane (the scalar path). Each lane performs the IEEE operations of the scalar
@@ -7,6 +8,11 @@ instance lands in, the batch size and the thread count. The scalar path is reach
 registering a built-in model's own C callbacks as a user model (its "twin"): the batch then
 calls them one instance at a time.
 """
+import os
+import platform
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -175,3 +181,75 @@ def test_a_frozen_instance_leaves_its_lane_neighbours_unchanged():
                       {f: out["blow-up"][f][others] for f in asr.FIELDS}, "neighbours")
     assert np.all(out["blow-up"]["tau_joint"][2, 40:] == 0.0)
     assert np.array_equal(out["blow-up"]["tau_joint"][2, :40], out["clean"]["tau_joint"][2, :40])
+
+
+# ------------------------------------------------------------------ instruction sets
+
+KERNEL_SCRIPT = """
+import sys
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+import asr
+import test_simd_core as T
+arrays = {}
+for name in T.COMPLIANT:
+    for mode in range(7):
+        b = T.varied_batch(name, mode, 9)
+        out, status = T.run(b, name, mode, 9, steps=120)
+        arrays.update({f"{name}/{mode}/{f}": out[f] for f in asr.FIELDS})
+        arrays[f"{name}/{mode}/status"] = status
+arrays["simd"] = np.array(b.simd)
+np.savez(sys.argv[2], **arrays)
+"""
+
+
+def cpu_kernels():
+    """The step's instruction sets this CPU runs, widest last (from /proc/cpuinfo's flags)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = set(next(line for line in f if line.startswith("flags")).split())
+    except (OSError, StopIteration):
+        flags = set()
+    kernels = ["baseline"]
+    if "avx2" in flags:
+        kernels.append("avx2")
+        if {"avx512f", "avx512vl", "avx512dq"} <= flags:
+            kernels.append("avx512")
+    return kernels
+
+
+def test_every_instruction_set_gives_the_same_bits(tmp_path):
+    """The step built for the baseline, AVX2 and AVX-512 (blends, min/max clamps, mask tests),
+    each chosen through ASR_SIMD in a fresh process: every model and mode, 9 instances with
+    differing controllers, every state field and status, bit for bit; Batch.simd names the
+    kernel that ran (the cap, or the widest below it this CPU runs)."""
+    if platform.machine() not in ("x86_64", "AMD64"):
+        pytest.skip("off x86-64 the step is built for the baseline only")
+    here = os.path.dirname(os.path.abspath(__file__))
+    available = cpu_kernels()
+    assert len(available) >= 2, "no AVX2 on this x86-64 CPU: only one kernel could be compared"
+    results = {}
+    for cap in asr.batch.SIMD_KERNELS:
+        path = tmp_path / f"{cap}.npz"
+        env = dict(os.environ, ASR_SIMD=cap)
+        subprocess.run([sys.executable, "-c", KERNEL_SCRIPT, here, str(path)], env=env,
+                       check=True, timeout=300)
+        with np.load(path) as z:
+            results[cap] = {k: z[k] for k in z.files}
+        expected = [k for k in available if asr.batch.SIMD_KERNELS.index(k)
+                    <= asr.batch.SIMD_KERNELS.index(cap)][-1]
+        assert str(results[cap].pop("simd")) == expected, cap
+    assert asr.Batch("sea", 1).simd == available[-1]   # uncapped: the widest
+    base = results["baseline"]
+    for cap in asr.batch.SIMD_KERNELS[1:]:
+        for key, value in base.items():
+            assert np.array_equal(results[cap][key], value, equal_nan=True), f"{cap}: {key}"
+    assert np.ptp(base["qbmove_advanced/6/tau_joint"]) > 0
+
+
+def test_an_unknown_simd_cap_is_a_clear_error(monkeypatch):
+    monkeypatch.setenv("ASR_SIMD", "avx3")
+    with pytest.raises(ValueError, match=r"ASR_SIMD='avx3'.*baseline, avx2, avx512"):
+        asr.Batch("sea", 2)
+    monkeypatch.setenv("ASR_SIMD", "avx2")
+    assert asr.Batch("sea", 2).simd in ("baseline", "avx2")

@@ -1,7 +1,8 @@
 /* test_lanes.c - the lane arithmetic of the actuator step (csrc/lanes.h): the core's own
  * exponential against a long-double reference (the accuracy its comment states), its special
  * values, and lane independence (a value's result does not depend on its lane or neighbours);
- * the selects, clamps and signs against their scalar definitions (internal.h). */
+ * the selects, clamps and signs against their scalar definitions (internal.h). Built as it is
+ * (portable vector code) and for AVX2 (test_lanes_avx2.c: blends, max/min, movmsk). */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -99,12 +100,38 @@ static void test_select_clamp_sign(void) {
         CHECK(memcmp(&ab, &lab, sizeof ab) == 0 || (isnan(ab) && isnan(lab)));
         lane_m m = x > 0.5;
         CHECK(lane_sel(m, lane_set(1.0), lane_set(2.0))[0] == (vals[a] > 0.5 ? 1.0 : 2.0));
+        /* bounds that are signed zeros: max/min must keep x's zero, as the compares do */
+        static const double bounds[][2] = {{-0.0, 0.0}, {0.0, 0.0}, {-0.0, -0.0}, {-1.0, -0.0}};
+        for (int k = 0; k < 4; ++k) {
+            double cz = num_clamp(vals[a], bounds[k][0], bounds[k][1]);
+            double lz = lane_clamp(x, lane_set(bounds[k][0]), lane_set(bounds[k][1]))[0];
+            CHECK(memcmp(&cz, &lz, sizeof cz) == 0 || (isnan(cz) && isnan(lz)));
+        }
     }
     CHECK(lane_any(lane_mask(1)) && !lane_any(lane_mask(0)));
     CHECK(lane_all(lane_mask(1)) && !lane_all(lane_mask(0)));
+    /* one lane set, the others not: each lane is seen, and selects pick per lane */
+    for (int l = 0; l < ASR_LANES; ++l) {
+        lane_m one = lane_mask(0);
+        one[l] = -1;
+        CHECK(lane_any(one) && !lane_all(one) && lane_all(~(one & lane_mask(0))));
+        lane_d v = lane_sel(one, lane_set(1.0), lane_set(2.0));
+        for (int m = 0; m < ASR_LANES; ++m) CHECK(v[m] == (m == l ? 1.0 : 2.0));
+        lane_d lo = lane_set(-1.0), hi = lane_set(1.0);
+        lo[l] = 0.5;
+        hi[l] = 0.75;
+        lane_d c = lane_clamp(lane_set(0.0), lo, hi);
+        for (int m = 0; m < ASR_LANES; ++m) CHECK(c[m] == (m == l ? 0.5 : 0.0));
+    }
 }
 
 int main(void) {
+#ifdef __AVX2__ /* built for AVX2 (test_lanes_avx2.c) */
+    if (!__builtin_cpu_supports("avx2")) {
+        printf("this CPU has no AVX2: the AVX2 build of the lane tests cannot run\n");
+        return 1;
+    }
+#endif
     test_exp_accuracy();
     test_exp_special_values();
     test_lane_independence();
