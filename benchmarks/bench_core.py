@@ -30,13 +30,24 @@ sea (preset unused: 0), bavs (preset 0.1 rad) and awas2 (preset = pivot position
 [0, L), L = 0.05 m), N = 64 and 100000, the same equilibrium reference, about 0.3 s per timing,
 best of min(reps, 3): c_steps_per_s_{model}_mode{m}_n{N}.
 
+Instruction sets: the C step runs the kernel built for the widest vector unit here (asr.Batch.simd:
+avx512, avx2 or baseline; simd_{name} = 1 in the figures), NumPy its own widest loops, Numba code
+for this CPU. The issue that set the targets measured on an AVX2 machine without AVX-512; where
+this machine has AVX-512, the benchmark also runs itself in a child process with all three capped
+at AVX2 (ASR_SIMD=avx2, NPY_DISABLE_CPU_FEATURES naming NumPy's AVX-512 targets,
+NUMBA_CPU_NAME=haswell), N = 64 and 100000, one thread, and reports those figures with the prefix
+avx2_ (C, NumPy and Numba side by side in that process); --no-avx2-run leaves it out.
+
 Prints a table and writes benchmarks/results/core.json, one flat {figure_name: number} object.
 Benchmarks report; they do not assert. Wall-clock figures on a shared machine are noisy.
 """
 import argparse
+import json
 import math
 import os
+import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -75,6 +86,13 @@ OTHER_MODELS = {"sea": 0.0, "bavs": 0.1, "awas2": 0.02}
 OTHER_MODES = (3, 6)
 OTHER_SIZES = (64, 100000)
 OTHER_TARGET_S = 0.3
+
+# The child run capped at AVX2: environment, and the figures it reports (prefixed avx2_).
+AVX2_ENV = {"ASR_SIMD": "avx2", "NUMBA_CPU_NAME": "haswell",
+            "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR"}
+AVX2_SIZES = (64, 100000)
+AVX2_FIGURES = ("actuator_steps_per_s_n{n}_t1", "numpy_steps_per_s_n{n}", "numba_steps_per_s_n{n}",
+                "ratio_vs_numpy_n{n}", "ratio_vs_numba_n{n}")
 
 
 def make_refs(steps, n, preset=PRESET):
@@ -214,11 +232,53 @@ def _say_other_models(fig, sizes, reps, say):
             say(f"{model:>7} {mode:>4} " + " ".join(cells))
 
 
+def simd_kernel():
+    """The instruction set the C step runs on here (asr.Batch.simd)."""
+    return asr.Batch("sea", 1).simd
+
+
+def numpy_has_avx512():
+    """Whether NumPy dispatches to AVX-512 loops in this process."""
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__ as features
+    except ImportError:      # NumPy 1.x
+        from numpy.core._multiarray_umath import __cpu_features__ as features
+    return bool(features.get("AVX512F") and features.get("AVX512_SKX"))
+
+
+def avx2_run(fig, reps, target_s):
+    """This benchmark in a child process with C, NumPy and Numba capped at AVX2 (AVX2_ENV):
+    its AVX2_FIGURES at AVX2_SIZES, prefixed avx2_, into fig; returns its table's lines."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "core_avx2.json")
+        cmd = [sys.executable, os.path.abspath(__file__), "--sizes", *map(str, AVX2_SIZES),
+               "--threads", "1", "--no-models", "--no-avx2-run", "--reps", str(reps),
+               "--target-s", str(target_s), "--out", out]
+        proc = subprocess.run(cmd, env=dict(os.environ, **AVX2_ENV), capture_output=True,
+                              text=True, timeout=1800)
+        if proc.returncode != 0:
+            raise RuntimeError(f"the AVX2 run failed:\n{proc.stdout}\n{proc.stderr}")
+        with open(out) as f:
+            child = json.load(f)
+    if child.get("simd_avx2") != 1 or child.get("numpy_avx512") != 0:
+        raise RuntimeError("the AVX2 run did not run C and NumPy without AVX-512")
+    for n in AVX2_SIZES:
+        for name in AVX2_FIGURES:
+            key = name.format(n=n)
+            if key in child:
+                fig["avx2_" + key] = child[key]
+    table = [line for line in proc.stdout.splitlines() if line.startswith(" ")]
+    return ["capped at AVX2 (child process: ASR_SIMD=avx2, NumPy without its AVX-512 loops, "
+            "Numba for haswell):", *table]
+
+
 def main(sizes=(64, 1000, 100000), threads=(1, 2), target_s=0.5, numpy_target_s=0.3, reps=5,
-         out=DEFAULT_OUT, write=True, quiet=False, models=True, models_target_s=None):
+         out=DEFAULT_OUT, write=True, quiet=False, models=True, models_target_s=None,
+         avx2=True):
     """Run the benchmark; returns the flat {figure_name: number} dict (also written to `out`
     when `write`). models: also time OTHER_MODELS (C only), about models_target_s per timing
-    (default min(OTHER_TARGET_S, target_s))."""
+    (default min(OTHER_TARGET_S, target_s)). avx2: also the child run capped at AVX2 when the
+    C step runs AVX-512 here."""
     t_start = time.perf_counter()
     say = (lambda *a: None) if quiet else print
     fig = {}
@@ -263,6 +323,9 @@ def main(sizes=(64, 1000, 100000), threads=(1, 2), target_s=0.5, numpy_target_s=
     if models:
         other_models(fig, OTHER_SIZES, min(OTHER_TARGET_S, target_s) if models_target_s is None
                      else models_target_s, min(reps, 3))
+    kernel = simd_kernel()
+    fig[f"simd_{kernel}"] = 1
+    fig["numpy_avx512"] = int(numpy_has_avx512())
 
     def met(key, target):
         if key in fig:
@@ -274,6 +337,13 @@ def main(sizes=(64, 1000, 100000), threads=(1, 2), target_s=0.5, numpy_target_s=
     met("ratio_vs_numpy_n64", TARGET_RATIO_N64)
     met("ratio_vs_numpy_n100000", TARGET_RATIO_N100000)
     met("thread_speedup_n100000", TARGET_THREAD_SPEEDUP)
+    avx2_table = []
+    if avx2 and kernel == "avx512":
+        avx2_table = avx2_run(fig, reps, target_s)
+        met("avx2_actuator_steps_per_s_n100000_t1", TARGET_PER_CORE_N100000)
+        met("avx2_actuator_steps_per_s_n64_t1", TARGET_PER_CORE_N64)
+        met("avx2_ratio_vs_numpy_n64", TARGET_RATIO_N64)
+        met("avx2_ratio_vs_numpy_n100000", TARGET_RATIO_N100000)
     fig["cpu_count"] = os.cpu_count() or 0
     if nb_threads is not None:
         fig["numba_threads"] = nb_threads
@@ -281,7 +351,8 @@ def main(sizes=(64, 1000, 100000), threads=(1, 2), target_s=0.5, numpy_target_s=
     fig["bench_wall_s"] = time.perf_counter() - t_start
 
     say("asr core: qbmove_advanced, mode 6 (PID + motor dynamics + friction), preset 0.4, "
-        f"time-varying equilibrium, dt = {DT:g} s; best of {reps}; actuator-steps/s")
+        f"time-varying equilibrium, dt = {DT:g} s; best of {reps}; actuator-steps/s; C step "
+        f"built for {kernel}, NumPy {'with' if fig['numpy_avx512'] else 'without'} AVX-512")
     say("(Numba: njit on the 1-thread rows, parallel with as many threads on the others)")
     say(f"{'N':>7} {'threads':>7} {'C':>14} {'NumPy':>14} {'Numba':>14} {'C / NumPy':>10} "
         f"{'C / Numba':>10} {'thread x':>9}")
@@ -290,6 +361,8 @@ def main(sizes=(64, 1000, 100000), threads=(1, 2), target_s=0.5, numpy_target_s=
         nb_ratio = rate / nb_rate if nb_rate is not None else None
         say(f"{n:>7} {th:>7} {_fmt_rate(rate):>14} {_fmt_rate(np_rate):>14} {nb_cell:>14} "
             f"{ratio:10.1f} {_fmt_opt(nb_ratio, '10.2f')} {_fmt_opt(speedup, '9.2f')}")
+    for line in avx2_table:
+        say(line)
     if models:
         _say_other_models(fig, OTHER_SIZES, min(reps, 3), say)
     targets = [
@@ -306,6 +379,8 @@ def main(sizes=(64, 1000, 100000), threads=(1, 2), target_s=0.5, numpy_target_s=
          f">= {TARGET_THREAD_SPEEDUP:g}x from the second thread at N = 100000",
          lambda v: f"{v:.2f}x"),
     ]
+    targets += [("avx2_" + key, text + " (capped at AVX2)", show)
+                for key, text, show in targets[:4]]
     report_and_write(fig, out, say, write, targets)
     return fig
 
@@ -319,9 +394,11 @@ def _cli(argv=None):
     ap.add_argument("--out", default=DEFAULT_OUT)
     ap.add_argument("--no-models", action="store_true",
                     help="skip the other models (sea, bavs, awas2 in modes 3 and 6)")
+    ap.add_argument("--no-avx2-run", action="store_true",
+                    help="skip the child run capped at AVX2 (on an AVX-512 machine)")
     a = ap.parse_args(argv)
     main(sizes=tuple(a.sizes), threads=tuple(a.threads), target_s=a.target_s, reps=a.reps,
-         out=a.out, models=not a.no_models)
+         out=a.out, models=not a.no_models, avx2=not a.no_avx2_run)
 
 
 if __name__ == "__main__":
