@@ -5,6 +5,7 @@ a C function pointer (fast path, e.g. from their own cffi module) or as a Python
 path, called once per joint and sub-step while the GIL is held; exceptions propagate).
 """
 import dataclasses
+import html
 import numbers
 from typing import Dict, Mapping, Optional, Tuple
 
@@ -265,9 +266,50 @@ _load_builtins()
 BUILTIN_MODELS = tuple(_REGISTRY)
 
 
+class ModelTable(dict):
+    """{name: ModelSpec}, a plain dict whose repr is a one-row-per-model summary (the full specs,
+    with every common parameter, run to tens of thousands of characters)."""
+
+    _HEAD = ("name", "motors", "params", "preset (kind: range, unit)", "preset meaning")
+
+    def _rows(self):
+        return [(name, str(spec.nmotor), str(len(spec.params)), _preset_summary(spec.preset),
+                 spec.preset.meaning) for name, spec in self.items()]
+
+    def __repr__(self):
+        rows = [self._HEAD] + self._rows()
+        widths = [max(len(r[c]) for r in rows) for c in range(len(self._HEAD) - 1)]
+        lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)) + "  " + r[-1]
+                 for r in rows]
+        example = "qbmove_advanced" if "qbmove_advanced" in self else next(iter(self), "sea")
+        return "\n".join(
+            [f"asr.models(): {len(self)} compliance models (a dict {{name: ModelSpec}})"] + lines
+            + [f"details of one model: asr.models()[{example!r}] (.params: its own parameters "
+               "with defaults, units and ranges; .preset; .common: motor and controller)"])
+
+    __str__ = __repr__
+
+    def _repr_html_(self):
+        def row(cells, tag):
+            return "<tr>" + "".join(f"<{tag}>{html.escape(c)}</{tag}>" for c in cells) + "</tr>"
+        body = "".join(row(r, "td") for r in self._rows())
+        return (f"<table>{row(self._HEAD, 'th')}{body}</table><p>details of one model: "
+                "<code>asr.models()[name]</code></p>")
+
+
+def _preset_summary(p):
+    """A PresetSpec in one cell, e.g. 'ref: [0, 0.045] m, < L' or 'param k: [0, 1000] N m/rad'."""
+    if p.kind == "none":
+        return "none"
+    what = f"param {p.param}" if p.kind == "param" else "ref"
+    below = f", < {p.below_param}" if p.below_param else ""
+    return f"{what}: [{_fmt(p.lo)}, {_fmt(p.hi)}]" + (f" {p.unit}" if p.unit else "") + below
+
+
 def models():
-    """{name: ModelSpec} of every available model, built-in and user-registered."""
-    return {name: m.spec for name, m in _REGISTRY.items()}
+    """{name: ModelSpec} of every available model, built-in and user-registered: a dict whose
+    repr is a compact table (name, motors, number of own parameters, preset)."""
+    return ModelTable((name, m.spec) for name, m in _REGISTRY.items())
 
 
 def get_model(name):
