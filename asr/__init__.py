@@ -20,6 +20,11 @@ from asr.interaction import Admittance, DirectForce
 # asr.parameter_sweep (names that no function shadows)
 from asr.iterative_learning import ILCResult, ilc
 from asr.parameter_sweep import SweepResult, sweep
+# likewise asr.datasheet, asr.identify and asr.frequency_response (modules
+# asr.actuator_datasheet, asr.identification, asr.frequency)
+from asr.actuator_datasheet import Datasheet, datasheet
+from asr.frequency import FrequencyResponse, frequency_response
+from asr.identification import Identification, identify
 from asr._gymnasium_envs import register_when_imported
 
 # gymnasium.make_vec("asr/<Task>-v0") after `import asr`, without importing gymnasium here
@@ -33,5 +38,7 @@ __all__ = [
     "Compliance", "ModelSpec", "ParamSpec", "PresetSpec", "compliance", "models", "reference_map",
     "register_model", "unregister_model", "Robot", "RobotFileError", "RobotJoint", "load_robot",
     "Sim", "Admittance", "DirectForce", "ilc", "ILCResult", "sweep", "SweepResult",
+    "datasheet", "Datasheet", "identify", "Identification", "frequency_response",
+    "FrequencyResponse",
     "__version__",
 ]
