@@ -65,6 +65,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
         return Response(get_plotlyjs(), media_type="application/javascript")
 
+    @app.get("/favicon.ico", include_in_schema=False)
+    async def favicon():  # browsers ask for it on every load: a small SVG, not a 404
+        return FileResponse(os.path.join(STATIC_DIR, "favicon.svg"), media_type="image/svg+xml")
+
     @app.get("/", include_in_schema=False)
     async def index():
         page = os.path.join(STATIC_DIR, "index.html")

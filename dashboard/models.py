@@ -71,12 +71,19 @@ class Compare(Strict):
 
 
 class ILCStart(Strict):
-    iterations: int = Field(10, ge=1, le=50)
+    """An ILC run ([Mengacci2021] sec. 4.3; dashboard/ilc.py): gain schedule K(n) = gain
+    exp(-n / gain_decay), the paper's 0.5 exp(-n/10) by default."""
+
+    iterations: int = Field(20, ge=1, le=50, description="most trials")
     preset: float = Field(0.2, ge=0, le=1e4, description="held preset (model units)")
     duration: float = Field(5.0, gt=0, le=60, description="min-jerk 0 -> target duration, s")
-    gain: float = Field(0.5, ge=0, le=10, description="learning gain K")
+    gain: float = Field(0.5, ge=0, le=10, description="learning gain K(0), rad/rad")
+    gain_decay: Optional[float] = Field(10.0, gt=0, le=1e6, description="K(n) = gain "
+                                        "exp(-n / gain_decay), iterations; null: constant gain")
+    lowpass_hz: Optional[float] = Field(None, gt=0, le=1e4, description="zero-phase low-pass "
+                                        "filter of each update, cut-off in Hz; null: none")
     target: float = Field(0.8, ge=-3.2, le=3.2, description="rad, every joint")
-    tol: float = Field(0.001, gt=0, le=10, description="rad, stop when max |e| <= tol")
+    tol: float = Field(0.08, gt=0, le=10, description="rad, converged when max |e| <= tol")
     settle_s: float = Field(1.0, ge=0, le=10, description="s held at the start before a trial")
 
 

@@ -28,6 +28,7 @@ import asr
 from asr.references import min_jerk
 from asr.robot import load_robot, robot_names, variant_names
 from dashboard import figure as fig
+from dashboard import ilc as ilc_rules
 from dashboard.errors import public_message, short
 from dashboard.figure import FRAME_FIELDS, SERIES  # noqa: F401 - part of this module's API
 from dashboard.commands import apply_pending, fail_pending
@@ -36,7 +37,7 @@ from dashboard.references import ControlError, check_preset, preset_spec, refere
 from dashboard.subscribers import Subscriber, publish_threadsafe
 
 
-RECORD = ("q", "tau_joint", "stiffness", "th1", "th2")
+RECORD = ("q", "tau_joint", "stiffness", "th1", "th2", "clamped")
 
 
 class NotFound(LookupError):
@@ -117,8 +118,8 @@ class SimRunner:
         self._thread = None
         self._subscribers = set()
         self._run_ids = itertools.count(1)
-        self._ilc = {"running": False, "iteration": 0, "errors": [], "message": None,
-                     "config": None}
+        self._ilc = {"running": False, "stopping": False, "iteration": 0, "errors": [],
+                     "message": None, "verdict": None, "seq": 0, "run": 0, "config": None}
         self._ilc_result = None
         self._ilc_thread = None
         self._ilc_stop = threading.Event()
@@ -434,10 +435,17 @@ class SimRunner:
         if "paused" in c:
             self.paused = bool(c["paused"])
 
-    def set_stiffness(self, which):
+    def set_stiffness(self, which, joint=None):
+        """Every joint's preset (or only `joint`'s) to its model's `which` ("soft" / "stiff")
+        preset; a named joint without a preset raises ControlError."""
+        names = self.joint_names if joint is None else [self.joint_names[self._joint(joint)]]
+        if joint is not None:
+            self._check_preset(joint, preset_spec(self.models[self._joint(joint)])[which])
         presets = {}
         for name, model in zip(self.joint_names, self.models):
             spec = preset_spec(model)
+            if name not in names:
+                continue
             if spec["kind"] != "none":
                 presets[name] = spec[which]
         return self.control({"preset": presets})
@@ -715,9 +723,14 @@ class SimRunner:
         self.time += steps * dt
         q = out["q"]
         return {"t": t + dt, "q": q, "eq": eq, "defl": q - eq, "tau": out["tau_joint"],
-                "stiffness": out["stiffness"], "th1": out["th1"], "th2": out["th2"]}
+                "stiffness": out["stiffness"], "th1": out["th1"], "th2": out["th2"],
+                "clamped": out["clamped"]}
 
     def _emit(self, frame):
+        # joints whose spring reached its deflection clamp in any sample of the frame (before
+        # decimation drops samples), any instance: the page shows them in its status line
+        hit = np.any(frame.pop("clamped") > 0, axis=(0, 1))   # (J,)
+        clamped = [name for name, h in zip(self.joint_names, hit) if h]
         T = frame["t"].size
         stride = int(math.ceil(T / self.settings.max_samples))
         # keep the last sample of the frame
@@ -731,7 +744,7 @@ class SimRunner:
             self.frames += 1
             msg = fig.extend_message(f, self._view().n_traces)
             msg.update(maxPoints=self.max_points(), t=self.time, frame=self.frames,
-                       run_id=self.run_id)
+                       run_id=self.run_id, clamped=clamped)
         self.publish("extend", msg)
 
     # ------------------------------------------------------------ RL watch hook (dashboard/rl.py)
@@ -789,16 +802,19 @@ class SimRunner:
         t = self.time + dt * np.arange(steps)
         self.time += steps * dt
         cat = {k: np.concatenate([p[k] for p in parts], axis=1) for k in
-               ("q", "eq", "tau_joint", "stiffness", "th1", "th2")}
+               ("q", "eq", "tau_joint", "stiffness", "th1", "th2", "clamped")}
         q = cat["q"]
         return {"t": t + dt, "q": q, "eq": cat["eq"], "defl": q - cat["eq"],
                 "tau": cat["tau_joint"], "stiffness": cat["stiffness"], "th1": cat["th1"],
-                "th2": cat["th2"]}
+                "th2": cat["th2"], "clamped": cat["clamped"]}
 
     # ------------------------------------------------------------ ILC (worker thread)
 
     def ilc_status(self):
-        s = dict(self._ilc)
+        """The ILC run's status (PROTOCOL.md "ILC"); `seq` grows with every change, so a client
+        keeps the newest of the answers and events it gets (they may cross)."""
+        with self._lock:
+            s = dict(self._ilc, errors=list(self._ilc["errors"]))
         s["has_result"] = self._ilc_result is not None
         return s
 
@@ -816,8 +832,11 @@ class SimRunner:
             for name, model in zip(self.joint_names, self.models):
                 if preset_spec(model)["kind"] == "ref":
                     self._check_preset(name, cfg["preset"])
+            ilc_rules.update_filter(cfg.get("lowpass_hz"), self.sim.dt)  # a bad cut-off: 422
             overrides = {k: dict(v) for k, v in self.param_overrides.items()}
-            self._ilc = {"running": True, "iteration": 0, "errors": [], "message": None,
+            self._ilc = {"running": True, "stopping": False, "iteration": 0, "errors": [],
+                         "message": "running", "verdict": None, "tol": cfg["tol"],
+                         "seq": self._ilc["seq"] + 1, "run": self._ilc["run"] + 1,
                          "config": dict(cfg), "robot": robot.name, "variant": robot.variant}
             self._ilc_result = None
             self._ilc_stop.clear()
@@ -825,23 +844,30 @@ class SimRunner:
                                                 args=(robot, modes, overrides, dict(cfg)),
                                                 name="asr-dashboard-ilc", daemon=True)
             self._ilc_thread.start()
-            return self.ilc_status()
+        return self.ilc_status()
 
     def stop_ilc(self):
+        """Ask the run to stop after its current trial; its final event follows."""
         self._ilc_stop.set()
+        with self._lock:
+            running = self._ilc["running"]
+        if running:
+            self._ilc_event(stopping=True, message="stopping after the current iteration")
         return self.ilc_status()
 
     def _ilc_event(self, **kw):
+        """Update the ILC status and send it to every client as an `ilc` message. A finished
+        run's status is final: nothing changes it until the next start."""
         with self._lock:
-            self._ilc.update(kw)
-            msg = {"type": "ilc", "iteration": self._ilc["iteration"],
-                   "errors": list(self._ilc["errors"]), "running": self._ilc["running"],
-                   "message": self._ilc.get("message")}
-        self.publish("ilc", msg)
+            if not self._ilc["running"]:
+                return
+            self._ilc.update(kw, seq=self._ilc["seq"] + 1)
+        self.publish("ilc", dict(self.ilc_status(), type="ilc"))
 
     def _run_ilc(self, robot, modes, overrides, cfg):
         from asr.iterative_learning import ilc
 
+        errors, diverged = [], [False]
         try:
             sim = asr.Sim(robot, 1, threads=self.settings.threads)
             for k, name in enumerate(robot.joint_names):
@@ -853,23 +879,27 @@ class SimRunner:
             t = (np.arange(T) + 1) * sim.dt
             q = min_jerk(t, 0.0, cfg["target"], cfg["duration"])
             ref = np.repeat(q[:, None], sim.n_joints, axis=1)
-            errors = []
 
             def callback(n, row, converged):
                 errors.append(_num(row[0]))
+                diverged[0] = not converged[0] and ilc_rules.diverging(errors)
                 self._ilc_event(iteration=n, errors=list(errors))
-                return self._ilc_stop.is_set() or self._stop.is_set()
+                return diverged[0] or self._ilc_stop.is_set() or self._stop.is_set()
 
-            res = ilc(sim, ref, gain=cfg["gain"], preset=cfg["preset"], tol=cfg["tol"],
-                      max_iter=cfg["iterations"], settle_s=cfg["settle_s"], callback=callback)
+            res = ilc(sim, ref, schedule=ilc_rules.gain_schedule(cfg["gain"], cfg["gain_decay"]),
+                      filter=ilc_rules.update_filter(cfg["lowpass_hz"], sim.dt),
+                      preset=cfg["preset"], tol=cfg["tol"], max_iter=cfg["iterations"],
+                      settle_s=cfg["settle_s"], callback=callback)
             with self._lock:
                 self._ilc_result = res
-            stopped = self._ilc_stop.is_set()
-            self._ilc_event(running=False, converged=bool(res.converged[0]),
-                            message="stopped" if stopped else
-                            ("converged" if res.converged[0] else "finished"))
+            kind = ilc_rules.verdict(bool(res.converged[0]), diverged[0],
+                                     self._ilc_stop.is_set() or self._stop.is_set(),
+                                     len(errors), cfg["iterations"])
+            message = ilc_rules.final_message(kind, errors, cfg["tol"])
+            self._ilc_event(running=False, stopping=False, converged=bool(res.converged[0]),
+                            verdict=kind, message=message)
         except Exception as exc:  # noqa: BLE001 - reported to the clients
-            self._ilc_event(running=False,
+            self._ilc_event(running=False, stopping=False, verdict="failed",
                             message=public_message(f"failed: {type(exc).__name__}: {exc}"))
 
     def ilc_result_npz(self):

@@ -5,7 +5,7 @@ paths, no long echoes)."""
 import asyncio
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Depends, HTTPException, Request
+from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import Response
 
 from dashboard import models
@@ -74,9 +74,11 @@ async def control(body: models.Control, runner: Runner):
     return await run_command(runner, lambda r: r.control(c))
 
 
-@router.post("/stiffness/{which}", summary="every joint to the model's soft / stiff preset")
-async def stiffness(which: Literal["soft", "stiff"], runner: Runner):
-    return await run_command(runner, lambda r: r.set_stiffness(which))
+@router.post("/stiffness/{which}", summary="every joint (or the one named by ?joint=) to its "
+             "model's soft / stiff preset")
+async def stiffness(which: Literal["soft", "stiff"], runner: Runner,
+                    joint: Annotated[str | None, Query(min_length=1, max_length=100)] = None):
+    return await run_command(runner, lambda r: r.set_stiffness(which, joint))
 
 
 @router.post("/push", summary="impulse torque on a joint")

@@ -368,7 +368,10 @@
     app.frameTimes.push(now);
     const st = $("status");
     st.setAttribute("data-frames", String(app.frames));
-    setStatus("live");
+    // a spring on its deflection clamp (the stand-in for the mechanical stop): said in the status
+    const clamped = Array.isArray(msg.clamped) ? msg.clamped : [];
+    st.dataset.clamped = clamped.join(",");
+    setStatus(clamped.length ? `live; on the deflection clamp: ${clamped.join(", ")}` : "live", "live");
     if (num(msg.t) !== null) $("sim-time").textContent = `t = ${msg.t.toFixed(1)} s`;
 
     if (app.pending && app.pending.acked) {
@@ -464,35 +467,55 @@
 
   // ------------------------------------------------------------------ ILC
 
-  function ilcTraces(errors) {
+  function ilcTraces(errors, tol) {
     if (!Array.isArray(errors) || !errors.length) return [];
     const x = errors.map((_, i) => i + 1);
-    return [{ type: "scatter", mode: "lines+markers", x, y: errors, name: "error" }];
+    const out = [{ type: "scatter", mode: "lines+markers", x, y: errors, name: "max |e|" }];
+    if (num(tol) !== null) {
+      out.push({ type: "scatter", mode: "lines", x: [1, Math.max(2, x.length)], y: [tol, tol],
+                 name: "tol", line: { dash: "dash", color: "gray" } });
+    }
+    return out;
   }
 
   function fmt(v) {
     return typeof v === "number" ? v.toPrecision(3) : String(v);
   }
 
+  /* The ILC status (an `ilc` event, or the answer of GET /api/ilc, start or stop). Events and
+     answers may cross: only a newer one (run, then seq) is shown, so the text never goes back,
+     and a finished run's text is final. */
+  app.ilcSeen = { run: -1, seq: -1 };
   function handleIlc(msg) {
     if (!msg || typeof msg !== "object") return;
+    const run = Number(msg.run) || 0, seq = Number(msg.seq) || 0;
+    const seen = app.ilcSeen;
+    if (run < seen.run || (run === seen.run && seq < seen.seq)) return;
+    app.ilcSeen = { run, seq };
     const errors = Array.isArray(msg.errors) ? msg.errors : [];
     const n = errors.length;
     const running = !!msg.running;
-    let text = running ? `running, iteration ${msg.iteration ?? n}` : n ? `done, ${n} iteration${n === 1 ? "" : "s"}` : "idle";
-    if (n) text += `; last error ${fmt(errors[n - 1])}`;
-    if (msg.message) text += ` (${msg.message})`;
-    $("ilc-status").textContent = text;
+    let text;
+    if (running) {
+      text = `${msg.stopping ? "stopping" : "running"}, iteration ${msg.iteration ?? n}`;
+      if (n) text += `; last max |e| ${fmt(errors[n - 1])} rad`;
+    } else {
+      text = msg.message || (n ? `done, ${n} iteration${n === 1 ? "" : "s"}` : "idle");
+    }
+    const el = $("ilc-status");
+    el.textContent = text;
+    el.dataset.running = running ? "1" : "0";
+    el.dataset.verdict = msg.verdict || "";
     $("btn-ilc-start").disabled = running;
     if (hasPlotly() && n) {
-      Plotly.react($("plot-ilc"), ilcTraces(errors), {
+      Plotly.react($("plot-ilc"), ilcTraces(errors, msg.tol), {
         uirevision: "ilc",
-        margin: { l: 44, r: 6, t: 6, b: 28 },
+        margin: { l: 44, r: 6, t: 24, b: 28 },
         font: { size: 9 },
-        xaxis: { title: { text: "iteration", standoff: 2 }, dtick: 1 },
-        yaxis: { title: { text: "error (rad)" }, rangemode: "tozero" },
+        xaxis: { title: { text: "iteration", standoff: 2 }, dtick: n > 20 ? 5 : 1 },
+        yaxis: { title: { text: "max |e| (rad)" }, rangemode: "tozero" },
         showlegend: true,
-        legend: { x: 1, xanchor: "right", y: 1, font: { size: 9 } },
+        legend: { orientation: "h", x: 0, y: 1.02, yanchor: "bottom", font: { size: 9 } },
       }, { displaylogo: false, displayModeBar: false, responsive: true });
     }
     if (!running && app.ilcPoll) { clearInterval(app.ilcPoll); app.ilcPoll = null; }
@@ -501,12 +524,11 @@
   /* Backup to the WebSocket ilc events: poll GET /api/ilc while a run is going. */
   function pollIlc() {
     if (app.ilcPoll) clearInterval(app.ilcPoll);
-    const started = performance.now();
     app.ilcPoll = setInterval(async () => {
       try {
         const st = await api("GET", "/api/ilc");
         handleIlc(st);
-        if (st && !st.running && performance.now() - started > 1500) { clearInterval(app.ilcPoll); app.ilcPoll = null; }
+        if (st && !st.running) { clearInterval(app.ilcPoll); app.ilcPoll = null; }
       } catch (e) { /* the stream may still report */ }
     }, 1000);
   }
@@ -698,8 +720,13 @@
 
     on("mode", "change", () => control({ mode: perJoint(Number($("mode").value)) }));
 
-    on("btn-soft", "click", () => act("/api/stiffness/soft"));
-    on("btn-stiff", "click", () => act("/api/stiffness/stiff"));
+    // the joint selector: one joint, or every joint when "all"
+    const stiffnessPath = (which) => {
+      const sel = $("joint").value;
+      return sel === "*" ? `/api/stiffness/${which}` : `/api/stiffness/${which}?joint=${encodeURIComponent(sel)}`;
+    };
+    on("btn-soft", "click", () => act(stiffnessPath("soft")));
+    on("btn-stiff", "click", () => act(stiffnessPath("stiff")));
     on("preset-slider", "input", showPresetValue);
     on("preset-slider", "change", () => {
       const f = Number($("preset-slider").value);
@@ -759,14 +786,24 @@
     on("btn-ilc-start", "click", async () => {
       const n = parseInt($("ilc-iterations").value, 10);
       if (!(n >= 1)) { showError("ILC: iterations must be a positive integer"); return; }
+      const body = { iterations: n };
+      // empty decay: a constant gain; empty cut-off: no filter
+      for (const [id, key, optional] of [["ilc-gain", "gain", false], ["ilc-decay", "gain_decay", true],
+                                         ["ilc-lowpass", "lowpass_hz", true], ["ilc-tol", "tol", false]]) {
+        const raw = $(id).value.trim();
+        if (raw === "") { if (optional) body[key] = null; continue; }
+        const v = Number(raw);
+        if (!isFinite(v)) { showError(`ILC ${key}: expected a number, got "${raw}"`); return; }
+        body[key] = v;
+      }
       $("ilc-status").textContent = "starting...";
-      const r = await act("/api/ilc/start", { iterations: n }, { control: false });
+      const r = await act("/api/ilc/start", body, { control: false });
       if (r !== null) { if (r && "running" in r) handleIlc(r); pollIlc(); }
       else $("ilc-status").textContent = "not started";
     });
     on("btn-ilc-stop", "click", async () => {
       const r = await act("/api/ilc/stop", {}, { control: false });
-      if (r && "running" in r) handleIlc(r);
+      if (r && "running" in r) { handleIlc(r); if (r.running) pollIlc(); }
     });
 
     on("btn-save-workspace", "click", async () => {

@@ -1,0 +1,120 @@
+"""The dashboard's ILC panel (dashboard/ilc.py, PROTOCOL.md "ILC"): the paper's gain schedule
+converges on the default arm, a constant gain is stopped early as diverging, a stop is final,
+and the status events only move forward."""
+import math
+
+import numpy as np
+import pytest
+
+from tests.conftest import require
+
+require("fastapi")
+require("httpx")
+from fastapi.testclient import TestClient  # noqa: E402
+
+import asr  # noqa: E402
+from asr.experiments.ilc000 import k_off  # noqa: E402
+from asr.iterative_learning import ilc  # noqa: E402
+from asr.references import min_jerk  # noqa: E402
+from dashboard import ilc as rules  # noqa: E402
+from dashboard.app import create_app  # noqa: E402
+from dashboard.settings import Settings  # noqa: E402
+
+BASE = "http://127.0.0.1"
+STREAM = "ws://127.0.0.1/ws/stream"
+
+
+@pytest.fixture(scope="module")
+def client():
+    with TestClient(create_app(Settings(update_hz=10)), base_url=BASE) as c:
+        yield c
+
+
+def run_to_end(client, body, stop_after=None):
+    """Start an ILC run, collect its `ilc` events until the final one; optionally POST stop
+    after `stop_after` iterations. Returns (events, GET /api/ilc)."""
+    with client.websocket_connect(STREAM) as ws:
+        r = client.post("/api/ilc/start", json=body)
+        assert r.status_code == 200, r.text
+        events = []
+        while not events or events[-1]["running"]:
+            m = ws.receive_json()
+            if m["type"] != "ilc":
+                continue
+            events.append(m)
+            if stop_after is not None and m["iteration"] == stop_after and not m.get("stopping"):
+                assert client.post("/api/ilc/stop").status_code == 200
+    return events, client.get("/api/ilc").json()
+
+
+def test_gain_schedule_is_the_papers():
+    schedule = rules.gain_schedule(0.5, 10.0)
+    for n in (1, 5, 10, 30):
+        assert schedule(n) == pytest.approx(0.5 * math.exp(-n / 10), rel=1e-15)
+    assert rules.gain_schedule(0.5, None)(40) == 0.5
+
+
+@pytest.mark.parametrize("errors, expected", [
+    ([0.8, 0.5, 0.3, 0.2], False),                 # falling
+    ([0.3, 0.1, 0.15, 0.18, 0.21], True),          # grew 3 times, 0.21 > 2 x 0.1
+    ([0.3, 0.1, 0.12, 0.14, 0.16], False),         # grew 3 times, but below 2 x the minimum
+    ([0.1, 0.5, 0.4, 0.6, 0.7], False),            # grew only twice in a row
+    ([0.1, 0.3], False),                           # too few trials
+])
+def test_diverging_rule(errors, expected):
+    assert rules.diverging(errors) is expected
+
+
+def independent_errors(max_iter):
+    """asr.ilc driven directly as asr.experiments.ilc000 does (the paper's K_off), 5 s trial."""
+    sim = asr.Sim("qbmove_arm_2dof", 1, variant="vertical")
+    T = int(round(5.0 / sim.dt))
+    q = min_jerk((np.arange(T) + 1) * sim.dt, 0.0, 0.8, 5.0)
+    res = ilc(sim, np.stack([q, q], axis=1), schedule=k_off, preset=0.2, tol=0.08,
+              max_iter=max_iter, settle_s=1.0)
+    return res.errors[:res.iterations[0], 0]
+
+
+def test_defaults_converge_with_the_papers_schedule(client):
+    events, st = run_to_end(client, {})
+    assert st["running"] is False and st["verdict"] == "converged", st
+    assert st["message"].startswith("converged")
+    errors = np.array(st["errors"])
+    assert errors[-1] <= 0.08 < errors[:-1].min()
+    assert np.all(np.diff(errors) < 0)              # falls at every trial
+    np.testing.assert_allclose(errors, independent_errors(20), rtol=1e-9)
+    seqs = [e["seq"] for e in events]
+    assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+    assert [e["running"] for e in events].count(False) == 1
+
+
+def test_constant_gain_is_stopped_as_diverging(client):
+    events, st = run_to_end(client, {"gain_decay": None, "iterations": 50})
+    assert st["verdict"] == "diverging" and "diverging" in st["message"], st
+    errors = st["errors"]
+    assert len(errors) < 50                          # stopped early
+    assert rules.diverging(errors) and not rules.diverging(errors[:-1])
+    assert np.all(np.diff(errors[-4:]) > 0) and errors[-1] > 2 * min(errors)
+
+
+def test_max_iterations_verdict(client):
+    _, st = run_to_end(client, {"iterations": 3})
+    assert st["verdict"] == "max_iterations" and len(st["errors"]) == 3
+    assert st["message"].startswith("stopped at max iterations")
+
+
+def test_lowpass_filter_option(client):
+    _, st = run_to_end(client, {"iterations": 3, "lowpass_hz": 2.0})
+    assert st["config"]["lowpass_hz"] == 2.0 and len(st["errors"]) == 3
+    r = client.post("/api/ilc/start", json={"lowpass_hz": 600.0})  # Nyquist at dt = 1 ms: 500
+    assert r.status_code == 422 and "lowpass cutoff_hz" in r.text
+
+
+def test_stop_is_final(client):
+    events, st = run_to_end(client, {"iterations": 50, "duration": 20.0, "gain_decay": None,
+                                     "tol": 1e-6}, stop_after=1)
+    assert st["running"] is False and st["verdict"] == "stopped", st
+    assert st["stopping"] is False and len(st["errors"]) < 50
+    assert any(e.get("stopping") for e in events)
+    assert events[-1]["seq"] == st["seq"]            # nothing changed after the final event
+    assert client.post("/api/ilc/stop").json() == st  # a stop after the end changes nothing
