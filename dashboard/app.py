@@ -13,10 +13,14 @@ from fastapi.staticfiles import StaticFiles
 from dashboard.errors import validation_error_handler
 from dashboard.limits import BodyLimit
 from dashboard.routes import api, interaction, rl, stream
+from dashboard.routes import scene as scene_route  # robot3d
 from dashboard.runner import SimRunner
 from dashboard.security import AccessGuard, AccessPolicy
 from dashboard.settings import Settings, get_settings
 
+DOCS_ASSETS = "/docs-assets"  # where swagger-ui's files are served
+DOCS_SCHEMA = "/docs/openapi.json"  # the API document /docs shows
+SWAGGER_UI_OPENAPI = "3.0.3"  # the newest OpenAPI version the bundled swagger-ui reads
 STATIC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
 
 
@@ -24,6 +28,38 @@ def _plotly_js_path():
     import plotly
 
     return os.path.join(os.path.dirname(plotly.__file__), "package_data", "plotly.min.js")
+
+
+def _swagger_ui_dir():
+    """The folder of swagger-ui's dist files (the swagger-ui-bundle package), or None without
+    it (then FastAPI's own /docs, which loads them from a CDN)."""
+    try:
+        import swagger_ui_bundle
+    except ImportError:
+        return None
+    path = swagger_ui_bundle.swagger_ui_path
+    return path if os.path.isfile(os.path.join(path, "swagger-ui-bundle.js")) else None
+
+
+def _serve_docs(app, assets):
+    """/docs: FastAPI's Swagger UI page with its script, style and icon served from `assets`
+    under /docs-assets, so the API reference renders without the internet."""
+    from fastapi.openapi.docs import get_swagger_ui_html
+
+    app.mount(DOCS_ASSETS, StaticFiles(directory=assets), name="docs-assets")
+
+    @app.get(DOCS_SCHEMA, include_in_schema=False)
+    async def docs_schema():
+        # the bundle's swagger-ui (4.x) refuses a document labelled OpenAPI 3.1 (FastAPI's);
+        # it renders this one under a 3.0 label. /openapi.json stays the true 3.1 document.
+        return dict(app.openapi(), openapi=SWAGGER_UI_OPENAPI)
+
+    @app.get("/docs", include_in_schema=False)
+    async def swagger_ui():
+        return get_swagger_ui_html(openapi_url=DOCS_SCHEMA, title=f"{app.title} - API",
+                                   swagger_js_url=f"{DOCS_ASSETS}/swagger-ui-bundle.js",
+                                   swagger_css_url=f"{DOCS_ASSETS}/swagger-ui.css",
+                                   swagger_favicon_url="/favicon.ico")
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -40,7 +76,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             runner.stop()
             app.state.runner = None
 
+    assets = _swagger_ui_dir()
     app = FastAPI(title="asr dashboard", lifespan=lifespan,
+                  # /docs from local files (below), so it works offline; no ReDoc (its script
+                  # would come from a CDN)
+                  docs_url=None if assets else "/docs", redoc_url=None,
                   description="Live asr simulation (MuJoCo links, asr actuators); see "
                   "dashboard/PROTOCOL.md.")
     app.state.settings = settings
@@ -55,6 +95,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(stream.router)
     app.include_router(rl.router)  # its lifespan: the training manager, after the runner
     app.include_router(interaction.router)  # its lifespan: the interaction session, likewise
+    app.include_router(scene_route.router)  # robot3d: GET /api/scene
 
     @app.get("/static/plotly.min.js", include_in_schema=False)
     async def plotly_js():
@@ -75,6 +116,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         if not os.path.isfile(page):
             return PlainTextResponse("dashboard/static/index.html is missing", status_code=404)
         return FileResponse(page, media_type="text/html")
+
+    if assets:
+        _serve_docs(app, assets)
 
     os.makedirs(STATIC_DIR, exist_ok=True)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")  # last

@@ -238,12 +238,57 @@ def extend_message(frame, n_traces):
             "update": {"x": [x] * n_traces, "y": rounded_rows(trace_rows(frame))}}
 
 
-def export_figure(skel, history):
-    """A plotly figure dict (x per trace, NumPy arrays) of the decimated history, for files."""
-    x, rows = history if history is not None else (np.zeros(0), np.zeros((len(skel.data), 0)))
-    data = [dict(trace, x=x, y=row) for trace, row in zip(skel.data, rows)]
-    layout = {k: v for k, v in skel.layout.items() if k != "uirevision"}
-    return {"data": data, "layout": layout}
+# the page's plots, top to bottom: (plot, title); each its own y axis in its unit (UNITS)
+PLOTS = (("q", "link angle q (solid), equilibrium eq (dashed)"), ("defl", "deflection q - eq"),
+         ("tau", "link torque"), ("stiffness", "stiffness"), ("motors", "motor angles th1, th2"))
+PLOT_GAP = 0.03  # vertical gap between the subplots of an exported figure, figure fraction
+
+
+def has_motor(field, motors):
+    """False for th1 / th2 of a motor the joint lacks (`motors`: its motor count): a flat line."""
+    return {"th1": motors >= 1, "th2": motors >= 2}.get(field, True)
+
+
+def _subplot_axes(title_text):
+    """Layout of len(PLOTS) stacked subplots sharing the time axis (the bottom one titled), each
+    y axis titled with its plot's unit."""
+    n = len(PLOTS)
+    height = (1.0 - PLOT_GAP * (n - 1)) / n
+    layout = {"title": {"text": title_text}, "height": 220 * n, "hovermode": "x",
+              "margin": {"l": 60, "r": 10, "t": 60, "b": 40}, "showlegend": True}
+    for r, (plot, title) in enumerate(PLOTS, start=1):
+        top = 1.0 - (r - 1) * (height + PLOT_GAP)
+        suffix = "" if r == 1 else str(r)
+        xaxis = {"anchor": f"y{suffix}", "showticklabels": r == n}
+        if r > 1:
+            xaxis["matches"] = "x"  # one time axis: zooming one subplot zooms all
+        if r == n:
+            xaxis["title"] = {"text": "t (s)"}
+        layout[f"xaxis{suffix}"] = xaxis
+        layout[f"yaxis{suffix}"] = {"anchor": f"x{suffix}", "domain": [top - height, top],
+                                    "title": {"text": f"{title} ({UNITS[plot]})",
+                                              "font": {"size": 11}}}
+    return layout
+
+
+def export_figure(skel, history, motors):
+    """A plotly figure dict of the decimated history (`history`: (x (P,) s, rows (traces, P))
+    or None) as the page shows it: one subplot per quantity sharing the time axis, each y axis
+    titled with its unit; numbers rounded as in the messages; motor traces of motors a joint
+    lacks (`motors`: {joint: motor count}) left out."""
+    x, rows = ([], [[] for _ in skel.data]) if history is None else \
+        (rounded_times(history[0]), rounded_rows(history[1]))
+    row_of = {plot: r for r, (plot, _) in enumerate(PLOTS, start=1)}
+    data = []
+    for trace, y in zip(skel.data, rows):
+        meta = trace["meta"]
+        if not has_motor(meta["field"], motors.get(meta["joint"], 2)):
+            continue
+        r = row_of[meta["plot"][len("plot-"):]]
+        axis = "" if r == 1 else str(r)
+        data.append(dict(trace, x=x, y=y, xaxis=f"x{axis}", yaxis=f"y{axis}",
+                         legendgroup=meta["joint"]))
+    return {"data": data, "layout": _subplot_axes(skel.layout["title"]["text"])}
 
 
 # ---------------------------------------------------------------- first views

@@ -31,6 +31,32 @@ def check_preset(joint, model, value):
                            f"{model}")
 
 
+def sim_references(batch, models, modes, eq, presets):
+    """(N, T, J, 2) Sim references of joints in `modes` (docs/models.md sec. 4) for equilibrium
+    references `eq` (N, T, J) rad and presets `presets` (N, J) in each model's preset unit (used
+    here when of kind "ref"; "param" presets are the Sim's parameters). Modes 3 / 6: (eq,
+    preset); 2 / 5: the model's reference map to the motor angles (rad) with the joint's
+    parameters from `batch`; 1: (eq, 0); 0 / 4: zero torque commands."""
+    n, T, nj = eq.shape
+    refs = np.zeros((n, T, nj, 2))
+    for k, model in enumerate(models):
+        mode, spec = modes[k], preset_spec(model)
+        pre = presets[:, k, None] if spec["kind"] == "ref" else np.zeros((n, 1))
+        e = eq[:, :, k]
+        if mode in (3, 6):
+            refs[:, :, k, 0] = e
+            refs[:, :, k, 1] = pre
+        elif mode in (2, 5):
+            own = {p.name: float(batch.get_param(k, p.name)[0])
+                   for p in asr.models()[model].params} if model in asr.models() else {}
+            th1, th2 = asr.reference_map(model, e, np.broadcast_to(pre, e.shape), **own)
+            refs[:, :, k, 0] = th1
+            refs[:, :, k, 1] = th2
+        elif mode == 1:
+            refs[:, :, k, 0] = e
+    return refs
+
+
 def reference_values(gen, t):
     """Equilibrium reference (rad) of generator `gen` (dict) at times t (s since it was set)."""
     kind, a, off = gen["kind"], gen["amplitude"], gen["offset"]
@@ -49,3 +75,23 @@ def reference_values(gen, t):
     if kind == "minjerk":
         return off + a * min_jerk_fraction(t, gen["period"])
     raise ControlError(f"reference kind: got {kind!r}, valid: step, sine, chirp, minjerk, hold")
+
+
+# the server's first view (robot3d; PROTOCOL.md "First view"): a slow sine on every joint
+FIRST_VIEW_AMPLITUDE = 0.35   # rad, about the initial equilibrium
+FIRST_VIEW_FREQUENCY = 0.3    # Hz: a swing every 3.3 s, visible within a few seconds
+
+
+def first_view_motion(joint_names, offsets, models):
+    """The start configuration of the dashboard: ({joint: sine generator about offsets[k] rad},
+    compare presets). The presets are [soft, stiff] of the joints' stiffness preset when every
+    joint with a preset has the same model preset (the compare view sets one value on all of
+    them), else [] (one instance)."""
+    reference = {name: {"kind": "sine", "amplitude": FIRST_VIEW_AMPLITUDE,
+                        "frequency": FIRST_VIEW_FREQUENCY, "frequency_end": 2.0, "period": 5.0,
+                        "offset": float(offset)}
+                 for name, offset in zip(joint_names, offsets)}
+    specs = [preset_spec(m) for m in models]
+    pairs = {(s["soft"], s["stiff"]) for s in specs if s["kind"] != "none"}
+    presets = [float(v) for v in pairs.pop()] if len(pairs) == 1 else []
+    return reference, presets

@@ -34,6 +34,10 @@ from dashboard.figure import FRAME_FIELDS, SERIES  # noqa: F401 - part of this m
 from dashboard.commands import apply_pending, fail_pending
 from dashboard.pacing import Pacer
 from dashboard.references import ControlError, check_preset, preset_spec, reference_values
+from dashboard.presets import choose_presets
+from dashboard.references import sim_references
+from dashboard.references import first_view_motion  # robot3d: the moving first view
+from dashboard.scene import SceneStream  # robot3d: poses in every frame
 from dashboard.subscribers import Subscriber, publish_threadsafe
 
 
@@ -107,6 +111,13 @@ def _compact(values):
 _dumps = fig.dumps
 
 
+def _motor_count(model):
+    """Motors of a joint model (0 rigid, 1 single-motor SEA, 2 antagonistic); 2 if unknown, so
+    that nothing is hidden by mistake."""
+    spec = asr.models().get(model)
+    return int(spec.nmotor) if spec is not None else 2
+
+
 class SimRunner:
     """Owns the live asr.Sim and its configuration; see the module doc and PROTOCOL.md."""
 
@@ -130,7 +141,9 @@ class SimRunner:
         self._pacer = Pacer()
         self._skeletons = fig.SkeletonCache()
         self._first_views = fig.FirstViews(self._take_first_view, settings)
+        self._scene_ids = itertools.count(1)  # robot3d: a new scene with every Sim
         self._load(settings.robot, settings.variant)
+        self._start_first_view_motion()
 
     # ------------------------------------------------------------ lifecycle
 
@@ -189,6 +202,7 @@ class SimRunner:
             else:
                 self.presets[j.name] = 0.0
         self.eq0 = [float(init[k][0]) if init else 0.0 for k in range(len(r.joints))]
+        self.button_presets = self._choose_presets()
         self.reference = {name: {"kind": "hold", "amplitude": 0.0, "frequency": 0.5,
                                  "frequency_end": 2.0, "period": 5.0, "offset": self.eq0[k]}
                           for k, name in enumerate(self.joint_names)}
@@ -199,9 +213,25 @@ class SimRunner:
         self._last_change = None  # {joint: {param: (old, new)}} of the latest params change
         self._build_sim()
 
+    def _choose_presets(self):
+        """{joint: {soft, stiff, clamp_free}}: the soft / stiff buttons' presets of the robot
+        just loaded (dashboard/presets.py: the stiff one off the deflection clamp in the first
+        view). A robot whose probe fails keeps its models' presets (the error shows when it
+        runs)."""
+        try:
+            return choose_presets(self.robot, self.models, self.modes, self.param_overrides,
+                                  self.eq0, self.settings.threads)
+        except Exception:  # noqa: BLE001 - the live Sim reports its own failure
+            return {name: {"soft": preset_spec(m)["soft"], "stiff": preset_spec(m)["stiff"],
+                           "clamp_free": None}
+                    for name, m in zip(self.joint_names, self.models)
+                    if preset_spec(m)["kind"] != "none"}
+
     def _build_sim(self):
         n = max(1, len(self.compare))
         self.sim = asr.Sim(self.robot, n, threads=self.settings.threads)
+        self._robot3d = SceneStream(self.sim, self.settings.n_compare_max,  # robot3d
+                                    next(self._scene_ids))
         for k, name in enumerate(self.joint_names):
             if self.modes[k] != self.sim.batch.modes[k]:
                 self.sim.batch.set_mode(k, self.modes[k])
@@ -255,25 +285,9 @@ class SimRunner:
         t_abs = np.atleast_1d(np.asarray(t_abs, dtype=float))
         n, T, nj = self.sim.n_instances, t_abs.size, len(self.joint_names)
         eq = np.broadcast_to(self._eq(t_abs), (n, T, nj))
-        refs = np.zeros((n, T, nj, 2))
-        for k, model in enumerate(self.models):
-            mode, spec = self.modes[k], preset_spec(model)
-            pre = self._instance_presets(k)[:, None] if spec["kind"] == "ref" else np.zeros((n, 1))
-            e = eq[:, :, k]
-            if mode in (3, 6):
-                refs[:, :, k, 0] = e
-                refs[:, :, k, 1] = pre
-            elif mode in (2, 5):
-                own = {p.name: float(self.sim.batch.get_param(k, p.name)[0])
-                       for p in asr.models()[model].params} if model in asr.models() else {}
-                th1, th2 = asr.reference_map(model, e, np.broadcast_to(pre, e.shape), **own)
-                refs[:, :, k, 0] = th1
-                refs[:, :, k, 1] = th2
-            elif mode == 1:
-                refs[:, :, k, 0] = e
-            # modes 0 and 4: zero torque commands
+        presets = np.stack([self._instance_presets(k) for k in range(nj)], axis=1)
         self._last_eq = eq
-        return refs
+        return sim_references(self.sim.batch, self.models, self.modes, eq, presets)
 
     # ------------------------------------------------------------ commands
 
@@ -302,8 +316,10 @@ class SimRunner:
 
     # the runner's configuration: what a command that fails half-way puts back (_snapshot)
     _CONFIG = ("robot", "joint_names", "models", "modes", "param_overrides", "presets", "eq0",
+               "button_presets",
                "reference", "ref_t0", "compare", "speed", "paused", "sim", "time", "push",
-               "history", "run_id", "_last_eq", "_last_change", "_failed", "_watch")
+               "history", "run_id", "_last_eq", "_last_change", "_failed", "_watch",
+               "_robot3d")
 
     def _snapshot(self):
         """The configuration (containers copied; a new Sim replaces the old one, never edits it)
@@ -436,18 +452,13 @@ class SimRunner:
             self.paused = bool(c["paused"])
 
     def set_stiffness(self, which, joint=None):
-        """Every joint's preset (or only `joint`'s) to its model's `which` ("soft" / "stiff")
-        preset; a named joint without a preset raises ControlError."""
+        """Every joint's preset (or only `joint`'s) to its `which` ("soft" / "stiff") button
+        preset (self.button_presets); a named joint without a preset raises ControlError."""
         names = self.joint_names if joint is None else [self.joint_names[self._joint(joint)]]
         if joint is not None:
             self._check_preset(joint, preset_spec(self.models[self._joint(joint)])[which])
-        presets = {}
-        for name, model in zip(self.joint_names, self.models):
-            spec = preset_spec(model)
-            if name not in names:
-                continue
-            if spec["kind"] != "none":
-                presets[name] = spec[which]
+        presets = {name: self.button_presets[name][which] for name in names
+                   if name in self.button_presets}
         return self.control({"preset": presets})
 
     def do_push(self, p):
@@ -477,6 +488,21 @@ class SimRunner:
             raise
         except Exception as exc:  # a robot that does not build (the old one is put back)
             raise ControlError(f"robot {robot!r}: {exc}") from None
+
+    def _start_first_view_motion(self):
+        """robot3d / first view: the server starts with every joint on a slow sine about its
+        initial equilibrium and, where the joints share a stiffness preset, two instances, soft
+        and stiff (references.first_view_motion), so the first view moves (PROTOCOL.md)."""
+        reference, presets = first_view_motion(self.joint_names, self.eq0, self.models)
+        self.reference.update(reference)
+        if presets and len(presets) <= self.settings.n_compare_max:
+            self._set_compare(presets)
+        else:
+            self._restart()  # the references at t = 0 of the new generators
+
+    def scene(self):
+        """robot3d: the current robot's scene for GET /api/scene (SceneStream.scene)."""
+        return self._robot3d.scene()
 
     def set_compare(self, presets):
         with self._all_or_nothing():
@@ -529,7 +555,9 @@ class SimRunner:
                 "name": name, "model": self.models[k], "mode": self.modes[k],
                 "params": {p.name: _num(batch.get_param(k, p.name)[0])
                            for p in spec.all_params},
-                "preset_range": preset_spec(self.models[k])})
+                "preset_range": preset_spec(self.models[k]),
+                "motors": _motor_count(self.models[k]),
+                "presets": self.button_presets.get(name)})
         return {
             "robot": self.robot.name, "variant": self.robot.variant,
             "joints": joints, "presets": dict(self.presets),
@@ -582,16 +610,18 @@ class SimRunner:
         return buf.getvalue()
 
     def export_html(self):
-        """A standalone plotly HTML file of the history, decimated as a first view (the .npz
-        export holds every sample)."""
-        import plotly.graph_objects as go
+        """A standalone plotly HTML file of the history, decimated as a first view (at most
+        figure_points points per trace; the .npz export holds every sample), one subplot per
+        quantity with its unit, plotly.js (minified) inline once: it opens offline."""
         import plotly.io as pio
 
         with self._lock:
             snap = self._figure_snapshot()
+            motors = {name: _motor_count(m) for name, m in zip(self.joint_names, self.models)}
         points = fig.points_per_trace(len(snap.skeleton.data), self.settings)
-        f = fig.export_figure(snap.skeleton, fig.decimated_history(snap.frames, points))
-        return pio.to_html(go.Figure(f), include_plotlyjs=True, full_html=True)
+        f = fig.export_figure(snap.skeleton, fig.decimated_history(snap.frames, points), motors)
+        return pio.to_html(f, include_plotlyjs=True, full_html=True, validate=False,
+                           config={"displaylogo": False})
 
     # ------------------------------------------------------------ subscribers
 
@@ -745,6 +775,7 @@ class SimRunner:
             msg = fig.extend_message(f, self._view().n_traces)
             msg.update(maxPoints=self.max_points(), t=self.time, frame=self.frames,
                        run_id=self.run_id, clamped=clamped)
+            msg.update(self._robot3d.frame())  # robot3d: scene_id, geom poses, ghost
         self.publish("extend", msg)
 
     # ------------------------------------------------------------ RL watch hook (dashboard/rl.py)

@@ -172,3 +172,50 @@ def relaxed_poses(m, d, scratch, geoms, qpos_adr, angles):
     scratch.qpos[np.asarray(qpos_adr)] = angles
     mujoco.mj_kinematics(m, scratch)
     return poses(scratch, geoms)
+
+
+GHOST_EVERY = 3         # frames: the relaxed (ghost) poses go out with every 3rd frame only
+
+
+class SceneStream:
+    """The robot3d part of the runner's frames for one asr.Sim `sim` (made anew with every
+    Sim: a robot switch or a compare change): scene_id names the scene GET /api/scene
+    answers, frame() the poses of the first `n_max` instances."""
+
+    def __init__(self, sim, n_max, scene_id):
+        self.sim, self.scene_id = sim, int(scene_id)
+        self.n_shown = max(1, min(int(n_max), sim.n_instances))
+        self.model = sim.models[0]
+        self.geoms = visible_geoms(self.model)
+        self._scratch = mujoco.MjData(self.model)  # the ghost's kinematics, never a live MjData
+        self._scene = None
+        self._frames = 0
+
+    def scene(self):
+        """scene() of the robot (built once) with scene_id, n_instances (shown) and names."""
+        if self._scene is None:
+            s = scene(self.model)
+            self._scene = dict(s, scene_id=self.scene_id, n_instances=self.n_shown,
+                               names=[g["name"] for g in s["geoms"]])
+        return self._scene
+
+    def frame(self):
+        """{"scene_id", "robot3d": {"poses": (n, G, 12), "ghost": (n, G, 12) every
+        GHOST_EVERY-th call}} as nested lists, m and rotation entries rounded to 1e-5."""
+        self._frames += 1
+        shown = range(self.n_shown)
+        out = {"poses": [_rounded_rows(poses(self.sim.datas[i], self.geoms)) for i in shown]}
+        if self._frames % GHOST_EVERY == 1 or GHOST_EVERY == 1:
+            out["ghost"] = [_rounded_rows(self._ghost(i)) for i in shown]
+        return {"scene_id": self.scene_id, "robot3d": out}
+
+    def _ghost(self, instance):
+        return relaxed_poses(self.model, self.sim.datas[instance], self._scratch, self.geoms,
+                             self.sim.qpos_adr, relaxed_angles(self.sim, instance))
+
+
+def _rounded_rows(a):
+    """(G, 12) array as nested lists of floats rounded to 1e-5 (non-finite: 0, never NaN in
+    JSON; a pose is only drawn)."""
+    a = np.round(np.nan_to_num(np.asarray(a, float), nan=0.0, posinf=0.0, neginf=0.0), 5)
+    return a.tolist()

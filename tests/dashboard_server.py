@@ -15,7 +15,7 @@ import urllib.request
 import pytest
 import uvicorn
 
-from conftest import IN_CI
+from conftest import IN_CI, require
 from dashboard.server import uvicorn_config
 from dashboard.settings import Settings
 
@@ -58,6 +58,24 @@ def running_server(**settings):
     finally:
         server.should_exit = True
         thread.join(timeout=30)
+
+
+@contextlib.contextmanager
+def chromium_page(launch_args=(), **settings):
+    """A dashboard serving Settings(**settings) (running_server) and a page of Debian's Chromium
+    (driven by Playwright) open on it; the page carries base_url and js_errors (errors thrown in
+    the page). launch_args: extra Chromium command-line switches."""
+    sync_api = require("playwright.sync_api")
+    chromium = chromium_path()
+    with running_server(**settings) as url, sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox", *launch_args])
+        pg = browser.new_page(viewport={"width": 1280, "height": 900})
+        errors = []
+        pg.on("pageerror", lambda e: errors.append(str(e)))
+        pg.goto(url)
+        pg.base_url, pg.js_errors = url, errors
+        yield pg
+        browser.close()
 
 
 def wait_for(fn, timeout, what, every=0.1):

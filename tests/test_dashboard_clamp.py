@@ -24,12 +24,12 @@ def client():
 
 
 def clamped_joints_directly(preset, seconds=3.0):
-    """Joints of the default arm (vertical, both joints held at eq 0) whose spring is on its
-    deflection clamp at the end of `seconds` s, from a plain asr.Sim rollout."""
+    """Joints of the default arm (vertical, both joints held at eq 0, `preset` (2,) rad) whose
+    spring is on its deflection clamp at the end of `seconds` s, from a plain asr.Sim rollout."""
     sim = asr.Sim("qbmove_arm_2dof", 1, variant="vertical")
     steps = int(round(seconds / sim.dt))
     refs = np.zeros((1, steps, 2, 2))
-    refs[..., 1] = preset
+    refs[..., 1] = preset  # one preset per joint
     sim.reset(refs=refs[:, 0])
     out = sim.rollout(steps, refs, record=("clamped",))["clamped"][0, -100:]
     return [name for k, name in enumerate(sim.robot.joint_names) if np.any(out[:, k] > 0)]
@@ -37,8 +37,12 @@ def clamped_joints_directly(preset, seconds=3.0):
 
 def clamped_in_stream(client, which, seconds=3.0):
     """The `clamped` joints of the extend frames after `seconds` s of simulated time with every
-    joint at its `which` preset, from the default first view (reset, holding eq 0)."""
+    joint at its `which` preset, one instance, from a reset holding eq 0 (not the first view's
+    swing)."""
     with client.websocket_connect(STREAM) as ws:
+        client.post("/api/compare", json={"presets": []})
+        client.post("/api/control", json={"reference": {
+            j: {"kind": "hold", "amplitude": 0.0, "offset": 0.0} for j in ("joint1", "joint2")}})
         client.post(f"/api/stiffness/{which}")
         client.post("/api/reset")
         client.post("/api/control", json={"speed": "max"})
@@ -53,18 +57,24 @@ def clamped_in_stream(client, which, seconds=3.0):
 
 @pytest.mark.parametrize("which", ["soft", "stiff"])
 def test_clamp_reported_as_the_simulator_has_it(client, which):
-    preset = {"soft": 0.2, "stiff": 0.6}[which]  # the qbmove_advanced presets (docs/models.md)
-    expected = clamped_joints_directly(preset)
-    assert clamped_in_stream(client, which) == expected
-    # measured: the soft preset keeps both springs off the clamp; the stiff one puts joint 1's
-    # on it (the vertical arm sags ~0.8 rad at eq 0)
+    # the buttons' presets (PROTOCOL.md "Presets"); both joints get the same one here
+    presets = {j["name"]: j["presets"][which] for j in client.get("/api/state").json()["joints"]}
+    stream = clamped_in_stream(client, which)
+    assert client.get("/api/state").json()["presets"] == presets
+    expected = clamped_joints_directly(list(presets.values()))
+    assert stream == expected
+    # measured: the soft preset keeps both springs off the clamp at rest; stiff puts joint 1's
+    # on it (the vertical arm sags ~0.8 rad at eq 0; joint 1 is on its clamp in the first
+    # view's swing at every preset, so its stiff button keeps the model's 0.6 rad)
     assert expected == ([] if which == "soft" else ["joint1"])
 
 
 def test_stiffness_buttons_for_one_joint(client):
     client.post("/api/stiffness/soft")
     s = client.post("/api/stiffness/stiff", params={"joint": "joint2"}).json()
-    assert s["presets"] == {"joint1": 0.2, "joint2": 0.6}
+    stiff2 = s["joints"][1]["presets"]["stiff"]   # 0.5 rad: the model's 0.6 is on the clamp
+    assert 0.2 < stiff2 < 0.6
+    assert s["presets"] == {"joint1": 0.2, "joint2": stiff2}
     r = client.post("/api/stiffness/stiff", params={"joint": "elbow"})
     assert r.status_code == 422 and "unknown joint 'elbow'" in r.text
     assert client.post("/api/stiffness/soft").json()["presets"] == {"joint1": 0.2, "joint2": 0.2}

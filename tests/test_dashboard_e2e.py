@@ -10,29 +10,17 @@ import urllib.request
 import numpy as np
 import pytest
 
-from conftest import require
 
 
 @pytest.fixture(scope="module")
 def page():
-    sync_api = require("playwright.sync_api")
-    from dashboard_server import chromium_path, running_server
-
-    chromium = chromium_path()
+    from dashboard_server import chromium_page
 
     # the 1-DOF qbmove Advanced rig: symmetric springs, so a stiffer preset visibly shrinks the
     # deflection under gravity (the 2-DOF arm's identified springs are asymmetric: its
     # deflection from eq includes a preset-dependent offset)
-    with running_server(robot="pendulum_1dof", variant="qbmove_advanced") as url, \
-            sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
-        pg = browser.new_page(viewport={"width": 1280, "height": 900})
-        errors = []
-        pg.on("pageerror", lambda e: errors.append(str(e)))
-        pg.goto(url)
-        pg.base_url, pg.js_errors = url, errors
+    with chromium_page(robot="pendulum_1dof", variant="qbmove_advanced") as pg:
         yield pg
-        browser.close()
 
 
 def frames(pg):
@@ -82,6 +70,9 @@ def test_stiff_shrinks_the_deflection(page):
 
 
 def test_gain_change_reaches_the_simulation(page):
+    # the rig runs in mode 3 (no PID: the gains are hidden); mode 6 uses the motor PID
+    page.select_option("#mode", "6")
+    page.wait_for_selector("#gain-kp", state="visible", timeout=10000)
     page.fill("#gain-kp", "180")
     page.dispatch_event("#gain-kp", "change")
     deadline = time.monotonic() + 10

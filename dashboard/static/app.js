@@ -42,6 +42,7 @@
   const MAX_POINTS = 4000;       // drawn points per trace, at most
   const FLUSH_MS = 100;          // redraw the plots at most 10 times per second
   const HISTORY_POINTS = 3000;   // points per trace kept from a figure's history
+  const GAINS = ["kp", "ki", "kd"];  // the PID gain inputs #gain-kp, #gain-ki, #gain-kd
   const PLOT_CONFIG = { responsive: true, displaylogo: false, modeBarButtonsToRemove: ["lasso2d", "select2d"] };
 
   const app = {
@@ -169,7 +170,8 @@
       const presetInfo = [spec.meaning, spec.unit].filter((s) => typeof s === "string" && s).join(", ");
       return { name: j.name, model: j.model, mode: j.mode, params: j.params,
                preset: num(state.presets[j.name]), range: [spec.soft, spec.stiff],
-               reference: state.reference[j.name] || null, presetKind: spec.kind, presetInfo };
+               reference: state.reference[j.name] || null, presetKind: spec.kind, presetInfo,
+               motors: j.motors, buttons: j.presets || null };
     });
   }
 
@@ -216,8 +218,7 @@
     const j = firstTarget();
     if (j) {
       if (j.mode !== null && !editing($("mode"))) $("mode").value = String(j.mode);
-      if (!editing($("gain-kp")) && num(j.params.kp) !== null) $("gain-kp").value = String(j.params.kp);
-      if (!editing($("gain-kd")) && num(j.params.kd) !== null) $("gain-kd").value = String(j.params.kd);
+      showGains(j);
       const ref = j.reference;
       if (ref && typeof ref === "object") {
         if (ref.kind && !editing($("ref-kind"))) $("ref-kind").value = ref.kind;
@@ -225,6 +226,7 @@
         if (num(ref.frequency) !== null && !editing($("ref-frequency"))) $("ref-frequency").value = String(ref.frequency);
       }
       updatePresetSlider(j);
+      showButtonPresets(j);
     }
 
     // pause / speed
@@ -236,6 +238,39 @@
       $("compare-presets").value = state.compare.join(", ");
     }
     if (num(state.time) !== null) $("sim-time").textContent = `t = ${state.time.toFixed(1)} s`;
+  }
+
+  /* The PID a mode uses (docs/models.md sec. 4): the motor PID (kp, ki, kd) in modes 5 and 6, the
+     link PID (link_kp, link_ki, link_kd) in mode 1, none in the others. */
+  const MOTOR_PID_MODES = [5, 6], LINK_PID_MODE = 1;
+  function gainPrefix(mode) {
+    if (MOTOR_PID_MODES.includes(mode)) return "";
+    return mode === LINK_PID_MODE ? "link_" : null;
+  }
+
+  /* The gains section for joint j in `mode` (default: its own): hidden when the mode uses no
+     PID, else titled and filled with that PID's gains. */
+  function showGains(j, mode = j.mode) {
+    const prefix = gainPrefix(mode);
+    const section = $("gains");
+    section.hidden = prefix === null;
+    section.dataset.gains = prefix === null ? "none" : prefix ? "link" : "motor";
+    if (prefix === null) return;
+    $("gains-title").textContent = prefix ? "Link PID gains" : "Motor PID gains";
+    for (const g of GAINS) {
+      const el = $(`gain-${g}`), v = num(j.params[prefix + g]);
+      if (!editing(el) && v !== null) el.value = String(v);
+    }
+  }
+
+  /* The soft / stiff buttons' presets (state.joints[j].presets, PROTOCOL.md "Presets") as
+     their tooltips. */
+  function showButtonPresets(j) {
+    const b = j.buttons;
+    $("btn-soft").title = b ? `${j.name}: preset ${b.soft}` : "";
+    $("btn-stiff").title = !b ? "" : b.clamp_free === false
+      ? `${j.name}: preset ${b.stiff} (its spring reaches the deflection clamp in the first view even when soft)`
+      : `${j.name}: preset ${b.stiff}, the largest off the deflection clamp in the first view`;
   }
 
   function hasPreset(j) {
@@ -318,10 +353,19 @@
       font: { size: 10 },
       xaxis: { title: { text: "t (s)", standoff: 2 }, automargin: true },
       yaxis: { title: { text: info.unit }, automargin: true, zeroline: true },
-      legend: { orientation: "v", x: 1, xanchor: "right", y: 1, bgcolor: "rgba(255,255,255,0.6)", font: { size: 9 } },
+      // outside the plot area, right of it (plotly widens the margin for it): never over a trace
+      legend: { orientation: "v", x: 1.01, xanchor: "left", y: 1, yanchor: "top", font: { size: 9 } },
       showlegend: true,
       hovermode: "x",
     };
+  }
+
+  /* False for a motor trace of a motor the joint does not have (th2 of a single-motor SEA, both
+     of a rigid joint): such a trace would be a flat line. state.joints[j].motors gives the count. */
+  function motorExists(jointName, field) {
+    const j = app.joints.find((jj) => jj.name === jointName);
+    const motors = j && Number.isInteger(j.motors) ? j.motors : 2;
+    return field === "th2" ? motors >= 2 : field === "th1" ? motors >= 1 : true;
   }
 
   function handleFigure(figure, state) {
@@ -337,6 +381,7 @@
     for (const p of PLOTS) perPlot[p] = [];
     app.route = data.map((tr, k) => {
       const { plot, field } = cls[k];
+      if (!motorExists(tr.meta.joint, field)) return null;  // left out: extends skip it
       const copy = Object.assign({}, tr);
       delete copy.xaxis; delete copy.yaxis;
       if (!copy.type) copy.type = "scatter";
@@ -353,6 +398,14 @@
       perPlot[plot].push(copy);
       return { plot, local: perPlot[plot].length - 1 };
     });
+    // deflection traces per joint, and one marker trace of the samples on the deflection clamp
+    app.deflTraces = {};
+    cls.forEach(({ field }, k) => {
+      if (field === "defl" && app.route[k]) (app.deflTraces[data[k].meta.joint] ||= []).push(k);
+    });
+    perPlot.defl.push({ type: "scatter", mode: "markers", name: "on the deflection clamp", x: [], y: [],
+                        meta: { field: "clamped" }, marker: { color: "#d62728", size: 7, symbol: "x" } });
+    app.clampLocal = perPlot.defl.length - 1;
     app.buffer = {};
     if (!hasPlotly()) return;
     for (const p of PLOTS) Plotly.react($(PLOT_INFO[p].div), perPlot[p], plotLayout(p, app.uirevision), PLOT_CONFIG);
@@ -401,6 +454,7 @@
     if (msg.maxPoints != null) {
       app.maxPoints = Math.min(MAX_POINTS, Math.max(10, Math.ceil((msg.maxPoints * kept) / n)));
     }
+    markClamped(clamped, indices, update);
     indices.forEach((gi, k) => {
       const r = app.route[gi];
       if (!r) return;
@@ -413,6 +467,25 @@
       }
     });
     scheduleFlush();
+  }
+
+  /* A red marker on the deflection plot at the frame's last sample of each joint on its clamp
+     (msg.clamped), on the instance trace deflected most: where the spring hit its stop. */
+  function markClamped(clamped, indices, update) {
+    if (!clamped.length || app.clampLocal == null || !update.x || !update.y) return;
+    const pos = new Map(indices.map((gi, k) => [gi, k]));
+    const tr = ((app.buffer.defl ||= {})[app.clampLocal] ||= { x: [], y: [] });
+    for (const name of clamped) {
+      let best = null;
+      for (const gi of app.deflTraces[name] || []) {
+        const k = pos.get(gi);
+        const ys = k === undefined ? null : update.y[k];
+        if (!ys || !ys.length || ys[ys.length - 1] == null) continue;
+        const y = ys[ys.length - 1], x = update.x[k][ys.length - 1];
+        if (best === null || Math.abs(y) > Math.abs(best.y)) best = { x, y };
+      }
+      if (best) { tr.x.push(best.x); tr.y.push(best.y); }
+    }
   }
 
   /* Draw the buffered samples: one Plotly.extendTraces per plot, at most every FLUSH_MS. */
@@ -662,7 +735,10 @@
       try {
         switch (msg.type) {
           case "figure": handleFigure(msg.figure, msg.state); break;
-          case "extend": handleExtend(msg); break;
+          case "extend":
+            handleExtend(msg);
+            if (window.asrRobot3d) window.asrRobot3d.handle(msg); // robot3d: geom poses
+            break;
           case "state": applyState(msg.state); break;
           case "ilc": handleIlc(msg); break;
           case "rl": handleRl(msg); break;
@@ -718,7 +794,12 @@
     });
     on("joint", "change", () => { if (app.state) applyState(app.state); });
 
-    on("mode", "change", () => control({ mode: perJoint(Number($("mode").value)) }));
+    on("mode", "change", () => {
+      const mode = Number($("mode").value);
+      const j = firstTarget();
+      if (j) showGains(j, mode);  // at once, before the server's answer
+      control({ mode: perJoint(mode) });
+    });
 
     // the joint selector: one joint, or every joint when "all"
     const stiffnessPath = (which) => {
@@ -741,9 +822,13 @@
       control({ preset });
     });
 
-    for (const [id, key] of [["gain-kp", "kp"], ["gain-kd", "kd"]]) {
+    for (const g of GAINS) {
+      const id = `gain-${g}`;
       on(id, "change", () => {
-        const v = Number($(id).value);
+        const j = firstTarget();
+        const prefix = j ? gainPrefix(Number($("mode").value)) : null;
+        if (prefix === null) return;  // the section is hidden: no PID in this mode
+        const key = prefix + g, v = Number($(id).value);
         if ($(id).value === "" || !isFinite(v)) { showError(`${key}: enter a number`); return; }
         control({ params: perJoint({ [key]: v }) });
       });
