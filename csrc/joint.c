@@ -85,8 +85,7 @@ enum { NKERNEL = (int)(sizeof kernels / sizeof kernels[0]) };
 
 /* Whether this CPU runs the kernel named so. */
 static int kernel_supported(const char* name) {
-#if ASR_X86_KERNELS
-    __builtin_cpu_init();
+#if ASR_X86_KERNELS /* libgcc's constructor has read the CPU's features by now */
     if (strcmp(name, "avx2") == 0) return __builtin_cpu_supports("avx2");
     if (strcmp(name, "avx512") == 0) {
         return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
