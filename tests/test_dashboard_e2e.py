@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 
 
-
 @pytest.fixture(scope="module")
 def page():
     from dashboard_server import chromium_page
