@@ -325,6 +325,13 @@ def test_dashboard_export_route():
     from dashboard.settings import Settings
 
     with TestClient(create_app(Settings()), base_url="http://127.0.0.1") as c:
+        # the first view swings every joint (a sine: a trajectory, refused by this export, which
+        # says to export an ILC result instead); held references export as a constant policy
+        r = c.get("/api/export.ros.zip")
+        assert r.status_code == 422 and "varies in time" in r.json()["detail"]
+        hold = {"kind": "hold", "amplitude": 0.0, "offset": 0.0}
+        r = c.post("/api/control", json={"reference": {"joint1": hold, "joint2": hold}})
+        assert r.status_code == 200, r.text
         ws = c.get("/api/workspace").json()
         r = c.get("/api/export.ros.zip")
         assert r.status_code == 200, r.text
