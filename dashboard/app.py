@@ -10,6 +10,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
 
+from dashboard.datasheet import DatasheetCache
 from dashboard.errors import validation_error_handler
 from dashboard.limits import BodyLimit
 from dashboard.routes import api, interaction, rl, stream
@@ -85,6 +86,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                   "dashboard/PROTOCOL.md.")
     app.state.settings = settings
     app.state.robots = None  # robot list, read on first use
+    app.state.datasheets = DatasheetCache()  # GET /api/datasheet answers
     app.dependency_overrides.setdefault(get_settings, lambda: settings)
     app.add_exception_handler(RequestValidationError, validation_error_handler)
     # added last = runs first: access checks before anything reads the body

@@ -544,6 +544,23 @@ class SimRunner:
         self._publish_state()
         return self.state()
 
+    def datasheet_inputs(self, joint):
+        """Inputs of GET /api/datasheet for `joint` (a name of this robot; ControlError
+        otherwise): {"robot", "variant", "joint", "model", "params": the model's own parameters
+        as the Sim has them now (robot.toml and the parameter changes, instance 0; a "param"-kind
+        preset left out: the curves are the presets), "buttons": the soft / stiff presets}."""
+        k = self._joint(joint)
+        model = self.models[k]
+        spec = self.sim.batch.specs[k]
+        preset = preset_spec(model)
+        skip = preset.get("param") if preset["kind"] == "param" else None
+        params = {p.name: float(self.sim.batch.get_param(k, p.name)[0])
+                  for p in spec.params if p.name != skip}
+        buttons = self.button_presets.get(joint)
+        return {"robot": self.robot.name, "variant": self.robot.variant, "joint": joint,
+                "model": model, "params": params,
+                "buttons": {b: buttons[b] for b in ("soft", "stiff")} if buttons else None}
+
     # ------------------------------------------------------------ state, figure, export
 
     def state(self):

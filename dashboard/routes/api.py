@@ -122,6 +122,18 @@ async def ilc_result(runner: Runner):
                     headers={"Content-Disposition": 'attachment; filename="asr_ilc.npz"'})
 
 
+@router.get("/datasheet", summary="the actuator datasheet (asr.datasheet) of a joint's model at "
+            "the joint's current parameters; 422 for an unknown joint or one without a spring")
+async def datasheet(request: Request, runner: Runner,
+                    joint: Annotated[str, Query(min_length=1, max_length=100)]):
+    inputs = await run_command(runner, lambda r: r.datasheet_inputs(joint))
+    try:
+        body = await asyncio.to_thread(request.app.state.datasheets.get, inputs)
+    except (ValueError, TypeError) as exc:
+        raise HTTPException(422, public_message(exc)) from None
+    return Response(body, media_type="application/json")
+
+
 @router.get("/workspace", summary="the whole configuration (save)")
 async def workspace_get(runner: Runner):
     return await run_command(runner, lambda r: r.workspace())

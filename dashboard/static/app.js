@@ -228,6 +228,7 @@
       updatePresetSlider(j);
       showButtonPresets(j);
     }
+    if (window.asrDatasheet) window.asrDatasheet.state(state, j ? j.name : null);  // datasheet.js
 
     // pause / speed
     const paused = !!state.paused;
@@ -406,6 +407,7 @@
     perPlot.defl.push({ type: "scatter", mode: "markers", name: "on the deflection clamp", x: [], y: [],
                         meta: { field: "clamped" }, marker: { color: "#d62728", size: 7, symbol: "x" } });
     app.clampLocal = perPlot.defl.length - 1;
+    if (window.asrDatasheet) window.asrDatasheet.figure(data);  // datasheet.js: trace order
     app.buffer = {};
     if (!hasPlotly()) return;
     for (const p of PLOTS) Plotly.react($(PLOT_INFO[p].div), perPlot[p], plotLayout(p, app.uirevision), PLOT_CONFIG);
@@ -580,6 +582,8 @@
     el.dataset.running = running ? "1" : "0";
     el.dataset.verdict = msg.verdict || "";
     $("btn-ilc-start").disabled = running;
+    const iterations = msg.config && Number(msg.config.iterations);
+    showProgress("ilc-progress", n, iterations > 0 ? iterations : null);
     if (hasPlotly() && n) {
       Plotly.react($("plot-ilc"), ilcTraces(errors, msg.tol), {
         uirevision: "ilc",
@@ -592,6 +596,16 @@
       }, { displaylogo: false, displayModeBar: false, responsive: true });
     }
     if (!running && app.ilcPoll) { clearInterval(app.ilcPoll); app.ilcPoll = null; }
+  }
+
+  /* <progress id=...>: value of max (a long computation's iterations / steps done); max null:
+     keep the bar's own max. */
+  function showProgress(id, value, max) {
+    const bar = $(id);
+    if (!bar) return;
+    if (max != null) bar.max = max;
+    bar.value = Math.min(Number(value) || 0, bar.max);
+    bar.title = `${bar.value} of ${bar.max}`;
   }
 
   /* Backup to the WebSocket ilc events: poll GET /api/ilc while a run is going. */
@@ -643,6 +657,8 @@
     $("rl-status").textContent = text;
     $("rl-status").dataset.rows = String(rows);
     $("rl-status").dataset.running = running ? "1" : "0";
+    const total = msg.config && Number(msg.config.total_steps);
+    showProgress("rl-progress", rows ? curve.steps[rows - 1] : 0, total > 0 ? total : null);
     $("btn-rl-start").disabled = running;
     $("btn-rl-pause").disabled = !running;
     $("btn-rl-pause").textContent = msg.paused ? "resume" : "pause";
@@ -738,6 +754,7 @@
           case "extend":
             handleExtend(msg);
             if (window.asrRobot3d) window.asrRobot3d.handle(msg); // robot3d: geom poses
+            if (window.asrDatasheet) window.asrDatasheet.extend(msg); // the operating point
             break;
           case "state": applyState(msg.state); break;
           case "ilc": handleIlc(msg); break;
