@@ -11,6 +11,14 @@ def num(x):
     return repr(int(x)) if x.is_integer() and abs(x) < 1e16 else repr(x)
 
 
+def read_only(values, dtype=np.float64):
+    """A new array of values that cannot be written (results handed out: a caller's edit would
+    not change what they describe)."""
+    a = np.array(values, dtype=dtype)
+    a.flags.writeable = False
+    return a
+
+
 def real_array(value, name):
     """value as a float64 array (a copy only when needed); TypeError for non-real data."""
     if isinstance(value, (bool, np.bool_)):

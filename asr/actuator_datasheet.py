@@ -191,19 +191,14 @@ def datasheet(model, presets=None, *, deflections=None, n=201, **params):
     return Datasheet(
         model=spec.name, params=dict(evaluator.params), preset_kind=pre.kind,
         preset_unit=pre.unit if pre.kind != "none" else "", preset_meaning=pre.meaning,
-        presets=_frozen(presets), deflection=_frozen(phi), torque=_frozen(curves["torque"]),
-        stiffness=_frozen(curves["stiffness"]), preset_grid=_frozen(grid),
-        stiffness_vs_preset=_frozen(at_zero),
+        presets=V.read_only(presets), deflection=V.read_only(phi),
+        torque=V.read_only(curves["torque"]),
+        stiffness=V.read_only(curves["stiffness"]), preset_grid=V.read_only(grid),
+        stiffness_vs_preset=V.read_only(at_zero),
         stiffness_range=(float(at_zero.min()), float(at_zero.max())),
-        max_deflection=float(max_def), max_torque=_frozen(max_torque),
-        motor_torque=_frozen(curves["motor_torque"]),
-        energy=_frozen(evaluator.energy(presets, phi)))
-
-
-def _frozen(arr):
-    arr = np.array(arr, dtype=float)
-    arr.setflags(write=False)
-    return arr
+        max_deflection=float(max_def), max_torque=V.read_only(max_torque),
+        motor_torque=V.read_only(curves["motor_torque"]),
+        energy=V.read_only(evaluator.energy(presets, phi)))
 
 
 def _deflections(deflections, n, max_def):

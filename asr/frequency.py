@@ -181,9 +181,10 @@ def frequency_response(system, joint=0, input="equilibrium", output="q", freqs=N
     _run(run, j, input, output, amplitude, steps, acc, progress)
     ratio = (acc.output / acc.input).reshape(P, F)
     return FrequencyResponse(
-        freqs=_frozen(freqs), presets=_frozen(presets), magnitude=_frozen(np.abs(ratio)),
-        phase=_frozen(np.unwrap(np.angle(ratio), axis=1)),
-        residual=_frozen(acc.residual().reshape(P, F)), input=input, output=output,
+        freqs=V.read_only(freqs), presets=V.read_only(presets),
+        magnitude=V.read_only(np.abs(ratio)),
+        phase=V.read_only(np.unwrap(np.angle(ratio), axis=1)),
+        residual=V.read_only(acc.residual().reshape(P, F)), input=input, output=output,
         joint=rig.joint_names[j], unit=f"{OUTPUTS[output]}/{_unit_text(INPUTS[input])}",
         preset_unit=spec.preset.unit, amplitude=amplitude, dt=rig.dt, cycles=cycles,
         settle_cycles=settle_cycles, steps=steps)
@@ -392,12 +393,6 @@ def _freqs(rig, j, freqs, stiffness, n_freqs):
 
 def _unit_text(unit):
     return f"({unit})" if " " in unit else unit
-
-
-def _frozen(a):
-    a = np.array(a, dtype=np.float64)
-    a.flags.writeable = False
-    return a
 
 
 # ---------------------------------------------------------------- running

@@ -145,7 +145,7 @@ class Sim:
                                 label=f"robot {self.robot.name!r} ({self.robot.variant})")
         self._gz_q0 = self._gz.q()
         self._dt = self._gz.dt
-        self._qpos_adr = self._dof_adr = _read_only(range(self.n_joints))
+        self._qpos_adr = self._dof_adr = V.read_only(range(self.n_joints), np.intp)
         self._mj_models, self._datas = (), ()
 
     def _init_mujoco(self, mujoco_params):
@@ -157,7 +157,8 @@ class Sim:
             raise ValueError(f"{self.robot.mjcf}: integrator must be Euler or implicitfast (the "
                              "mj_step1/mj_step2 split integrates with those only)")
         qpos_adr, dof_adr = joint_addresses(base, self.robot.joint_names, self.robot.mjcf)
-        self._qpos_adr, self._dof_adr = _read_only(qpos_adr), _read_only(dof_adr)
+        self._qpos_adr = V.read_only(qpos_adr, np.intp)
+        self._dof_adr = V.read_only(dof_adr, np.intp)
         self._mj_models = tuple(self._models(base, mujoco_params or {}))
         self._datas = tuple(mujoco.MjData(m) for m in self.models)
 
@@ -535,12 +536,6 @@ class Sim:
                 from RuntimeError(f"MuJoCo reported unstable accelerations for instance {i} "
                                   f"within steps {end - steps}..{end - 1} and reset it; lower "
                                   "the timestep or the stiffness")
-
-
-def _read_only(values):
-    a = np.array(values, dtype=np.intp)
-    a.flags.writeable = False
-    return a
 
 
 __all__ = ["Sim", "MUJOCO_FIELDS"]

@@ -20,6 +20,9 @@ from dashboard.server import uvicorn_config
 from dashboard.settings import Settings
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# the server answers loopback Host names only (dashboard/security.py), not TestClient's default
+BASE = "http://127.0.0.1"
+STREAM = "ws://127.0.0.1/ws/stream"
 
 
 def free_port():
@@ -58,6 +61,18 @@ def running_server(**settings):
     finally:
         server.should_exit = True
         thread.join(timeout=30)
+
+
+@contextlib.contextmanager
+def app_client(**settings):
+    """An in-process client (fastapi's TestClient, lifespan run) of the dashboard serving
+    Settings(**settings), under the loopback BASE URL."""
+    from fastapi.testclient import TestClient
+
+    from dashboard.app import create_app
+
+    with TestClient(create_app(Settings(**settings)), base_url=BASE) as c:
+        yield c
 
 
 @contextlib.contextmanager

@@ -7,19 +7,14 @@ from tests.conftest import require
 
 require("fastapi")
 require("httpx")
-from fastapi.testclient import TestClient  # noqa: E402
 
 import asr  # noqa: E402
-from dashboard.app import create_app  # noqa: E402
-from dashboard.settings import Settings  # noqa: E402
-
-BASE = "http://127.0.0.1"
-STREAM = "ws://127.0.0.1/ws/stream"
+from dashboard_server import STREAM, app_client  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def client():
-    with TestClient(create_app(Settings(update_hz=30)), base_url=BASE) as c:
+    with app_client(update_hz=30) as c:
         yield c
 
 
