@@ -63,6 +63,10 @@ class Robot:
     joints: Tuple[RobotJoint, ...]
     initial_q: Optional[Tuple[float, ...]] = None
     initial_refs: Optional[Tuple[Tuple[float, float], ...]] = None
+    # robot.toml's [variants.<v>.initial] first_view: the equilibria (rad, one per joint) the
+    # dashboard's first view swings about and starts at rest at, where the initial one does not
+    # suit it (e.g. gravity pressing a spring on its clamp); None: the initial equilibria
+    first_view_eq: Optional[Tuple[float, ...]] = None
     sdf: Optional[str] = None  # absolute path of the variant's SDF file (Gazebo), or None
     # robot.toml's [variants.<v>.interaction]: MJCF names for interaction control (asr.interaction)
     interaction: Optional[Tuple[Tuple[str, str], ...]] = None
@@ -214,7 +218,7 @@ _VARIANT = {"mjcf": (_file_name, True), "joints": (_tables, True), "initial": (_
             "sdf": (_file_name, False), "interaction": (_table, False)}
 _JOINT = {"name": (_name, True), "model": (_model, True), "mode": (_mode, True),
           "params": (_params, False)}
-_INITIAL = {"q": (_numbers, False), "refs": (_pairs, False)}
+_INITIAL = {"q": (_numbers, False), "refs": (_pairs, False), "first_view": (_numbers, False)}
 # MJCF names: the controlled site (the tool frame), the F/T sensor's site and its force and torque
 # sensors, and the site whose frame is the base frame F_b (default: the world frame)
 _INTERACTION = {"site": (_name, True), "sensor_site": (_name, True),
@@ -380,7 +384,8 @@ def _variant(folder, toml, name, table, models):
         _check_interaction_names(model, toml, where, interaction)
         interaction = tuple(sorted(interaction.items()))
     return dict(mjcf=mjcf, joints=tuple(joints), initial_q=initial.get("q"),
-                initial_refs=initial.get("refs"), sdf=os.path.abspath(sdf) if sdf else None,
+                initial_refs=initial.get("refs"), first_view_eq=initial.get("first_view"),
+                sdf=os.path.abspath(sdf) if sdf else None,
                 interaction=interaction)
 
 

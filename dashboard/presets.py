@@ -3,7 +3,8 @@
 Soft is the model's soft preset (asr.models()[model].preset). Stiff is the model's stiff preset
 lowered, where needed, to the largest of PROBE_GRID presets evenly spaced from soft to stiff at
 which the joint's spring stays off its deflection clamp in the server's first view (the slow sine
-of references.first_view_motion about the initial equilibrium) for one period of that sine:
+of references.first_view_motion about the first view's equilibria, from its start: the robot's
+initial state, or rest at robot.toml's initial.first_view) for one period of that sine:
 one batched asr.Sim rollout, one instance per candidate preset (every joint of instance i at
 the i-th preset of its own model's grid), when a robot is loaded. A stiff preset that presses a
 spring on its clamp hides what stiffness does (the torque saturates), so the button should not
@@ -38,9 +39,10 @@ def preset_grids(models):
     return np.stack(cols, axis=1)
 
 
-def clamped_per_candidate(robot, models, modes, param_overrides, eq0, threads=1):
+def clamped_per_candidate(robot, models, modes, param_overrides, eq0, threads=1, q0=None):
     """(PROBE_GRID, J) bool: joint j's spring reached its clamp with the j-th column of
-    preset_grids(models) in the first view (one rollout of PROBE_S, an instance per row)."""
+    preset_grids(models) in the first view (one rollout of PROBE_S, an instance per row, from
+    link angles q0 (J,) rad, default the robot's initial q)."""
     grids = preset_grids(models)
     sim = asr.Sim(robot, PROBE_GRID, threads=threads)
     batch = sim.batch
@@ -55,16 +57,16 @@ def clamped_per_candidate(robot, models, modes, param_overrides, eq0, threads=1)
     steps = max(1, int(round(PROBE_S / sim.dt)))
     t = sim.dt * np.arange(steps)
     eq = np.broadcast_to(first_view_eq(t, eq0), (PROBE_GRID, steps, len(models)))
-    sim.reset(refs=sim_references(batch, models, modes, eq[:, :1], grids)[:, 0])
+    sim.reset(q0=q0, refs=sim_references(batch, models, modes, eq[:, :1], grids)[:, 0])
     out = sim.rollout(steps, sim_references(batch, models, modes, eq, grids), record=("clamped",))
     return np.any(out["clamped"] > 0, axis=1)
 
 
-def choose_presets(robot, models, modes, param_overrides, eq0, threads=1):
+def choose_presets(robot, models, modes, param_overrides, eq0, threads=1, q0=None):
     """{joint: {"soft", "stiff", "clamp_free"}} for the joints with a stiffness preset, by the
     rule of the module doc."""
     grids = preset_grids(models)
-    clamped = clamped_per_candidate(robot, models, modes, param_overrides, eq0, threads)
+    clamped = clamped_per_candidate(robot, models, modes, param_overrides, eq0, threads, q0)
     out = {}
     for k, (name, model) in enumerate(zip(robot.joint_names, models)):
         spec = preset_spec(model)

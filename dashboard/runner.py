@@ -201,7 +201,13 @@ class SimRunner:
                 self.presets[j.name] = float(j.params.get(spec["param"], spec["soft"]))
             else:
                 self.presets[j.name] = 0.0
-        self.eq0 = [float(init[k][0]) if init else 0.0 for k in range(len(r.joints))]
+        # the first view's equilibria and start (robot.toml initial.first_view, at rest there),
+        # else the initial ones (q0 None: the robot's initial q)
+        if r.first_view_eq is not None:
+            self.eq0, self.q0 = list(r.first_view_eq), np.array(r.first_view_eq)
+        else:
+            self.eq0 = [float(init[k][0]) if init else 0.0 for k in range(len(r.joints))]
+            self.q0 = None
         self.button_presets = self._choose_presets()
         self.reference = {name: {"kind": "hold", "amplitude": 0.0, "frequency": 0.5,
                                  "frequency_end": 2.0, "period": 5.0, "offset": self.eq0[k]}
@@ -220,7 +226,7 @@ class SimRunner:
         runs)."""
         try:
             return choose_presets(self.robot, self.models, self.modes, self.param_overrides,
-                                  self.eq0, self.settings.threads)
+                                  self.eq0, self.settings.threads, q0=self.q0)
         except Exception:  # noqa: BLE001 - the live Sim reports its own failure
             return {name: {"soft": preset_spec(m)["soft"], "stiff": preset_spec(m)["stiff"],
                            "clamp_free": None}
@@ -241,8 +247,9 @@ class SimRunner:
         self._restart()
 
     def _restart(self):
-        """Reset the Sim to the robot's initial state (references at their t = 0 values)."""
-        self.sim.reset(refs=self._refs_at(np.zeros(1))[:, 0])
+        """Reset the Sim to the start (q0, or the robot's initial q; references at their t = 0
+        values)."""
+        self.sim.reset(q0=self.q0, refs=self._refs_at(np.zeros(1))[:, 0])
         self.time = 0.0
         self.ref_t0 = {name: 0.0 for name in self.joint_names}
         self.push = None  # (joint index, torque, remaining steps)
@@ -316,7 +323,7 @@ class SimRunner:
 
     # the runner's configuration: what a command that fails half-way puts back (_snapshot)
     _CONFIG = ("robot", "joint_names", "models", "modes", "param_overrides", "presets", "eq0",
-               "button_presets",
+               "q0", "button_presets",
                "reference", "ref_t0", "compare", "speed", "paused", "sim", "time", "push",
                "history", "run_id", "_last_eq", "_last_change", "_failed", "_watch",
                "_robot3d")

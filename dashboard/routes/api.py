@@ -87,7 +87,8 @@ async def push(body: models.Push, runner: Runner):
     return await run_command(runner, lambda r: r.do_push(p))
 
 
-@router.post("/reset", summary="restart from the robot's initial state")
+@router.post("/reset", summary="restart from the robot's initial state (or its first view's, "
+                                "robot.toml initial.first_view)")
 async def reset(runner: Runner):
     return await run_command(runner, lambda r: r.reset())
 
