@@ -62,6 +62,7 @@ typedef struct lane_joint {
     lane_d p[ASR_MAX_PARAM];       /* parameters (the first nparam are set) */
     /* derived from the parameters when they are loaded, not every step */
     lane_d z_motor;                /* friction / friction_K: motor presliding band, rad */
+    lane_d z_edge_motor;           /* motor_band_edge(z_motor) (motor.h), rad */
     lane_d z_link;                 /* link_friction / link_friction_K, rad */
     int torque_drive;              /* 1: drive == 0 in every lane (no voltage drive) */
     int no_integral;               /* 1: ki == 0 in every lane */

@@ -37,6 +37,7 @@ static void load_params(const asr_batch* b, const lane_chunk* ch, int j, lane_jo
     }
     const lane_d* p = J->p;
     J->z_motor = p[ASR_P_FRICTION] / p[ASR_P_FRICTION_K];
+    J->z_edge_motor = motor_band_edge(J->z_motor);
     J->z_link = p[ASR_P_LINK_FRICTION] / p[ASR_P_LINK_FRICTION_K];
     J->torque_drive = lane_all(p[ASR_P_DRIVE] == 0.0);
     J->no_integral = lane_all(p[ASR_P_KI] == 0.0);

@@ -214,6 +214,7 @@ LANE_INLINE void motor_substep(const joint_ctx* c, const lane_joint* J, lane_d* 
         .r = ld->rate,
         .vel_max = p[ASR_P_VEL_MAX], .pos_min = p[ASR_P_POS_MIN], .pos_max = p[ASR_P_POS_MAX],
         .tau_fs = p[ASR_P_FRICTION], .K = p[ASR_P_FRICTION_K], .z = J->z_motor,
+        .z_edge = J->z_edge_motor,
         .scheme = c->scheme,
     };
     lane_d tau_f = motor_advance(th, v, &s[ASR_F_W1 + m], c->h, &ms);

@@ -56,6 +56,7 @@ typedef struct motor_step {
     lane_d vel_max, pos_min, pos_max;
     lane_d tau_fs, K;           /* static friction, N m; presliding stiffness, N m/rad */
     lane_d z;                   /* tau_fs / K, rad */
+    lane_d z_edge;              /* motor_band_edge(z), rad */
     int scheme;                 /* asr_motor_scheme */
 } motor_step;
 
@@ -113,9 +114,15 @@ LANE_INLINE void motor_slide_on(lane_d* th, lane_d* v, lane_d* w, double h, cons
     *w = *th - s * m->z;
 }
 
-/* The lanes that ended the last sub-step at the band edge, |th - w| = z less the allowance. */
-LANE_INLINE lane_m motor_at_edge(lane_d d0, lane_d z) {
-    return lane_abs(d0) >= z - z * 0x1p-20;
+/* The band edge less the allowance: the least |th - w| taken as "at the edge" (computed once,
+ * when the parameters are loaded). */
+LANE_INLINE lane_d motor_band_edge(lane_d z) {
+    return z - z * 0x1p-20;
+}
+
+/* The lanes that ended the last sub-step at the band edge. */
+LANE_INLINE lane_m motor_at_edge(lane_d d0, lane_d z_edge) {
+    return lane_abs(d0) >= z_edge;
 }
 
 /* The lanes where (a) is consistent: the motor ends beyond the band on side s (or has none). */
@@ -130,7 +137,7 @@ LANE_INLINE lane_d motor_advance_cases(lane_d* th, lane_d* v, lane_d* w, double 
     lane_d z = m->z;
     lane_d d0 = th0 - w0;
     lane_d s = lane_sign(d0);
-    lane_m done = motor_at_edge(d0, z);
+    lane_m done = motor_at_edge(d0, m->z_edge);
     lane_d tau_f = zero;
     if (lane_any(done)) {
         lane_d ta = th0, va = v0, wa;
@@ -163,7 +170,7 @@ LANE_INLINE lane_d motor_advance_cases(lane_d* th, lane_d* v, lane_d* w, double 
 
 LANE_INLINE lane_d motor_advance(lane_d* th, lane_d* v, lane_d* w, double h, const motor_step* m) {
     lane_d d0 = *th - *w, s = lane_sign(d0);
-    if (lane_all(motor_at_edge(d0, m->z))) {
+    if (lane_all(motor_at_edge(d0, m->z_edge))) {
         lane_d ta = *th, va = *v, wa;
         motor_slide_on(&ta, &va, &wa, h, m, s);
         if (lane_all(motor_slides_on(ta, *w, s, m->z))) {
