@@ -18,8 +18,7 @@ from asr._serial import serialised
 from asr.errors import SimulationError, raise_for_status, status_text
 from asr.models import check_ref2, get_model
 
-# The state fields, listed once in csrc/asr_fields.h: names in record order, SI units ("" for
-# counts, flags and the per-mode references) and docs ending in the unit.
+# the joint step's builds (csrc/joint.c), narrowest first: what ASR_SIMD may name
 SIMD_KERNELS = ("baseline", "avx2", "avx512")
 
 
@@ -32,6 +31,8 @@ def _check_simd_cap():
                          f"{', '.join(SIMD_KERNELS)} (or unset for the widest this CPU runs)")
 
 
+# The state fields, listed once in csrc/asr_fields.h: names in record order, SI units ("" for
+# counts, flags and the per-mode references) and docs ending in the unit.
 FIELDS = tuple(ffi.string(lib.asr_state_field_name(k)).decode() for k in range(lib.ASR_NFIELD))
 FIELD_UNITS = {f: ffi.string(lib.asr_state_field_unit(k)).decode() for k, f in enumerate(FIELDS)}
 FIELD_DOCS = {

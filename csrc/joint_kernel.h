@@ -4,8 +4,8 @@
  *
  * Included once per instruction set: joint.c builds it for the baseline, joint_avx2.c and
  * joint_avx512.c for those vector units (simd.h); each defines JOINT_KERNEL, the name of the
- * kernel it builds, and batch.c picks one per batch (asr_batch.kernel). Every build performs the
- * same IEEE operations (lanes.h), so the pick changes the speed, never a bit.
+ * kernel it builds, and joint.c picks one when a batch is created (asr_batch.kernel). Every
+ * build performs the same IEEE operations (lanes.h), so the pick changes the speed, never a bit.
  *
  * Timing convention (explicit coupling with the rigid-body engine): the link torque returned by a
  * step is evaluated from the link state given to the step and the motor state at its start; the

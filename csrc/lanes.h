@@ -54,10 +54,11 @@ LANE_INLINE lane_d lane_sel(lane_m m, lane_d a, lane_d b) {
 LANE_INLINE int lane_any(lane_m m) {
 #ifdef __AVX__
     return __builtin_ia32_movmskpd256((lane_d)m) != 0;
-#endif
+#else
     lane_m t = m | __builtin_shuffle(m, (lane_m){2, 3, 0, 1});
     t |= __builtin_shuffle(t, (lane_m){1, 0, 3, 2});
     return t[0] != 0;
+#endif
 }
 
 LANE_INLINE int lane_all(lane_m m) { return !lane_any(~m); }

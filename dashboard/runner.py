@@ -33,10 +33,9 @@ from dashboard.errors import public_message, short
 from dashboard.figure import FRAME_FIELDS, SERIES  # noqa: F401 - part of this module's API
 from dashboard.commands import apply_pending, fail_pending
 from dashboard.pacing import Pacer
-from dashboard.references import ControlError, check_preset, preset_spec, reference_values
 from dashboard.presets import choose_presets
-from dashboard.references import sim_references
-from dashboard.references import first_view_motion  # robot3d: the moving first view
+from dashboard.references import (ControlError, check_preset, first_view_motion, preset_spec,
+                                  reference_values, sim_references)
 from dashboard.scene import SceneStream  # robot3d: poses in every frame
 from dashboard.subscribers import Subscriber, publish_threadsafe
 
