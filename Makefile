@@ -35,7 +35,8 @@ build: $(CORE) gz-shim
 
 # The Gazebo engine shim asr/_asr_gz.so (csrc/gz, C++ over gz-physics 5 with DART and SDFormat 12;
 # asr.Sim(..., engine="gazebo")): built when pkg-config finds Gazebo's libraries (make gazebo).
-GZ_PKGS := ignition-physics5 ignition-physics5-sdf ignition-plugin1-loader sdformat12
+GZ_PKGS := ignition-physics5 ignition-physics5-sdf ignition-plugin1-loader sdformat12 \
+           ignition-common4-profiler
 GZ_SO   := asr/_asr_gz.so
 gz-shim:
 	@if ! pkg-config --exists $(GZ_PKGS) 2>/dev/null; then \

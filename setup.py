@@ -6,7 +6,8 @@ import subprocess
 
 from setuptools import Extension, setup
 
-GZ_PKGS = ["ignition-physics5", "ignition-physics5-sdf", "ignition-plugin1-loader", "sdformat12"]
+GZ_PKGS = ["ignition-physics5", "ignition-physics5-sdf", "ignition-plugin1-loader", "sdformat12",
+           "ignition-common4-profiler"]
 
 
 def _pkg_config(*args):

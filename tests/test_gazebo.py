@@ -22,7 +22,8 @@ ROOT = os.path.dirname(HERE)
 FIXTURE = os.path.join(HERE, "robots", "gz_pendulum")
 M, L, G, DAMPING = 0.2, 0.04, 9.81, 0.01   # 0.2 kg at 0.04 m, q = 0 horizontal
 INERTIA = M * L**2 + 1e-7                   # about the joint axis, kg m^2
-GZ_PKGS = ["ignition-physics5", "ignition-physics5-sdf", "ignition-plugin1-loader", "sdformat12"]
+GZ_PKGS = ["ignition-physics5", "ignition-physics5-sdf", "ignition-plugin1-loader", "sdformat12",
+           "ignition-common4-profiler"]  # as the Makefile's
 
 
 def need_gazebo():

@@ -1,6 +1,8 @@
 // asr_gz.cc - see asr_gz.h. The only C++ of asr: the C core never links Gazebo.
 #include "asr_gz.h"
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -12,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include <ignition/common/Profiler.hh>
 #include <ignition/physics/FeatureList.hh>
 #include <ignition/physics/ForwardStep.hh>
 #include <ignition/physics/GetEntities.hh>
@@ -51,9 +54,19 @@ void set_err(char* err, int err_len, const std::string& msg) {
     if (err && err_len > 0) std::snprintf(err, static_cast<size_t>(err_len), "%s", msg.c_str());
 }
 
+// Puts this library in the process's global symbol scope, so that the DART plugin, loaded next
+// with RTLD_LOCAL, binds its calls of ignition::common::Profiler's constructor (through its PLT)
+// to the definition at the end of this file.
+void promote_to_global() {
+    Dl_info info;
+    if (dladdr(reinterpret_cast<void*>(&asr_gz_create), &info) && info.dli_fname)
+        dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL);  // kept: never closed
+}
+
 // The dartsim plugin's name, loading its library on first use (caller holds g_mutex).
 std::string dartsim_plugin() {
     if (!g_plugin_name.empty()) return g_plugin_name;
+    promote_to_global();
     auto loader = std::make_unique<ignition::plugin::Loader>();
     auto names = loader->LoadLib(ASR_GZ_DARTSIM_PLUGIN);
     for (const auto& n : names)
@@ -248,3 +261,12 @@ void asr_gz_destroy(asr_gz_world* w) {
 }
 
 }  // extern "C"
+
+// Debian's ignition-common 4 builds its profiler with Remotery always on: the DART plugin's first
+// profiled call starts a Remotery server listening on 0.0.0.0:17815 in every process that steps
+// a world (a port on all interfaces that asr never needs; a second process prints "Can't bind a
+// socket"). Nothing turns it off at run time (RemoteryProfilerImpl reads only RMT_PORT and queue
+// sizes), so the shim defines the Profiler's constructor itself, without an implementation: the
+// profiler is then disabled (Profiler::BeginSample and the rest do nothing without one) and no
+// socket is opened. promote_to_global() makes the plugin bind to this definition.
+ignition::common::Profiler::Profiler() : impl(nullptr) {}
