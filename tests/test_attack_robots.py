@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 
 import asr
+from asr._gymnasium_envs import ENVS  # the ids only: imports nothing of gymnasium
 from asr.robot import RobotFileError
-from conftest import IN_CI
+from conftest import IN_CI, require
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -81,3 +82,28 @@ print('LISTENING', listening_sockets())
     assert rc == 0, out
     assert "LISTENING []" in out, out
     assert "Can't bind" not in out and "Remotery" not in out, out
+
+
+# ---------------------------------------------------------------- closed Gymnasium envs
+
+@pytest.mark.parametrize("kind", ["single", "vector"])
+@pytest.mark.parametrize("env_id", list(ENVS))
+def test_step_and_reset_after_close_say_closed(env_id, kind):
+    """step / reset after close(): ClosedEnvironmentError "the environment is closed" (before:
+    AttributeError 'NoneType' object has no attribute ... from the vector env; the single env
+    kept stepping, close() released nothing)."""
+    gymnasium = require("gymnasium")
+    from gymnasium.error import ClosedEnvironmentError
+
+    if kind == "single":
+        env = gymnasium.make(env_id)
+    else:
+        env = gymnasium.make_vec(env_id, num_envs=2, vectorization_mode="vector_entry_point")
+    env.reset(seed=0)
+    action = env.action_space.sample()
+    env.close()
+    with pytest.raises(ClosedEnvironmentError, match="the environment is closed"):
+        env.step(action)
+    with pytest.raises(ClosedEnvironmentError, match="the environment is closed"):
+        env.reset(seed=1)
+    env.close()  # closing twice stays harmless

@@ -19,6 +19,7 @@ import time
 
 import gymnasium
 import numpy as np
+from gymnasium.error import ClosedEnvironmentError
 from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
@@ -119,6 +120,7 @@ class AsrVectorEnv(gymnasium.vector.VectorEnv):
     def reset(self, *, seed=None, options=None):
         """Reset all sub-envs (or those of options["reset_mask"]); seed: None, an int (sub-env i
         gets seed + i) or a list of num_envs ints / None."""
+        self.sim  # noqa: B018 - raises once closed, before any state changes
         super().reset(seed=seed if isinstance(seed, (int, np.integer)) else None)
         n = self.num_envs
         if seed is None:
@@ -145,6 +147,7 @@ class AsrVectorEnv(gymnasium.vector.VectorEnv):
         return self._observe(), self._make_infos(mask, None)
 
     def step(self, actions):
+        self.sim  # noqa: B018 - raises once closed, before the actions are checked
         actions = self._check_actions(actions)
         n = self.num_envs
         reset_now = np.flatnonzero(self._autoreset)
@@ -167,7 +170,20 @@ class AsrVectorEnv(gymnasium.vector.VectorEnv):
         return obs, rewards, terminated, truncated, infos
 
     def close_extras(self, **kwargs):
-        self.sim = None
+        self._sim = None
+
+    @property
+    def sim(self):
+        """The asr.Sim of the sub-envs; ClosedEnvironmentError once the env is closed (its
+        simulator released), so that step, reset and the task's readings say so."""
+        if getattr(self, "_sim", None) is None:
+            raise ClosedEnvironmentError(f"{type(self).__name__}: the environment is closed "
+                                         "(close() released its simulator); make a new one")
+        return self._sim
+
+    @sim.setter
+    def sim(self, sim):
+        self._sim = sim
 
     # ------------------------------------------------------------ internals
 
@@ -244,6 +260,10 @@ class AsrEnv(gymnasium.Env):
             raise ValueError(f"action: expected shape {self.action_space.shape}, got {a.shape}")
         obs, r, term, trunc, info = self._vec.step(a[None])
         return obs[0], float(r[0]), bool(term[0]), bool(trunc[0]), _unbatch(info)
+
+    def close(self):
+        """Release the simulator; step and reset then raise ClosedEnvironmentError."""
+        self._vec.close()
 
 
 def _unbatch(info):
