@@ -1,31 +1,90 @@
-"""Results files that a crash or a kill never leaves half-written: each is written to a temporary
-file in the same folder, flushed to the disk (fsync) and renamed over the old one (atomic on
-POSIX: a reader sees the old file or the new one, never a mix), then the folder is synced so
-that the rename itself is on the disk. Used by asr.sweep and asr.ilc."""
+"""Results files that a crash, a kill or a second writer never leaves half-written or mixed.
+
+atomic_write: one file is written to a temporary file of its own (a unique name in the same
+folder, so that two writers never share one), flushed to the disk (fsync) and renamed over the
+old one (atomic on POSIX: a reader sees the old file or the new one, never a mix; of two writers
+the last one wins), then the folder is synced so that the rename itself is on the disk. A writer
+holds an flock on its temporary file until it is renamed; a temporary file that no writer holds
+and that is older than STALE_S (its writer was killed) is removed by the next write to the same
+path. Temporary files are hidden (".<name>.<random>.tmp"); no loader ever reads them.
+
+write_pair / read_pair: a result made of a data file and a JSON manifest. The data file is named
+by its content (<stem>.<first 16 hex of its SHA-256><ext>), written first; the manifest, written
+last and atomically, names it and holds its SHA-256; only then is the data file the old manifest
+named removed. A kill at any moment thus leaves the old manifest with its data file or the new
+manifest with its own: loading follows the manifest and gives the old result or the new one.
+
+Used by asr.parameter_sweep, asr.iterative_learning, asr.identification and asr.rl.training.
+"""
 import contextlib
+import fcntl
 import hashlib
+import io
+import json
 import os
+import re
+import tempfile
+import time
+
+import numpy as np
+
+STALE_S = 60.0  # a temporary file unheld for this long belongs to a killed writer (s)
 
 
-@contextlib.contextmanager
-def atomic_write(path, mode="wb"):
-    """`with atomic_write(path) as f:` write f; path is replaced only if the block completes."""
-    path = os.fspath(path)
-    tmp = path + ".tmp"  # one name: a temporary file left by a kill is overwritten next time
-    try:
-        with open(tmp, mode) as f:
-            yield f
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-    fd = os.open(os.path.dirname(os.path.abspath(path)), os.O_RDONLY)
+def _sync_folder(folder):
+    fd = os.open(folder, os.O_RDONLY)
     try:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def _remove_stale(folder, prefix):
+    """Remove temporaries of killed writers: named prefix*.tmp, older than STALE_S and not
+    locked (a live writer holds its lock until the rename; the age covers the instant between
+    mkstemp and flock)."""
+    try:
+        names = [n for n in os.listdir(folder) if n.startswith(prefix) and n.endswith(".tmp")]
+    except OSError:
+        return
+    for name in names:
+        tmp = os.path.join(folder, name)
+        try:
+            if time.time() - os.stat(tmp).st_mtime < STALE_S:
+                continue
+            fd = os.open(tmp, os.O_RDONLY)
+        except OSError:
+            continue  # renamed or removed meanwhile
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            os.remove(tmp)
+        except OSError:
+            pass  # held by a live writer, or already gone
+        finally:
+            os.close(fd)
+
+
+@contextlib.contextmanager
+def atomic_write(path, mode="wb"):
+    """`with atomic_write(path) as f:` write f; path is replaced only if the block completes
+    (an exception leaves the old file and no temporary file)."""
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    prefix = "." + os.path.basename(path) + "."
+    _remove_stale(folder, prefix)
+    fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=folder)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # held until closed, after the rename: "in use"
+        with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as f:
+            yield f
+            f.flush()
+            os.fsync(f.fileno())
+            os.replace(tmp, path)  # still open and locked: a cleaner never takes it meanwhile
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(tmp)
+        raise
+    _sync_folder(folder)
 
 
 def sha256_file(path):
@@ -35,3 +94,116 @@ def sha256_file(path):
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+@contextlib.contextmanager
+def _folder_lock(folder):
+    """Writers of pairs in one folder take turns, so that one writer's clean-up never removes
+    the data file another one's manifest is about to name. Released by the kernel on a kill."""
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _data_files(folder, base, ext):
+    pattern = re.compile(re.escape(base) + r"\.[0-9a-f]{16}" + re.escape(ext) + "$")
+    return [n for n in os.listdir(folder) if pattern.match(n)]
+
+
+def write_pair(manifest, ext, write_data, doc, name_key="arrays", sha_key="arrays_sha256"):
+    """Write a data file (write_data(f) into a binary file) and the JSON manifest `manifest`
+    (doc plus name_key: the data file's name, sha_key: its SHA-256); see the module docstring.
+    Returns (data path, manifest path)."""
+    manifest = os.fspath(manifest)
+    folder = os.path.dirname(os.path.abspath(manifest))
+    base = os.path.basename(os.path.splitext(manifest)[0])
+    buf = io.BytesIO()
+    write_data(buf)
+    data = buf.getvalue()
+    sha = hashlib.sha256(data).hexdigest()
+    name = f"{base}.{sha[:16]}{ext}"
+    doc = dict(doc, **{name_key: name, sha_key: sha})
+    old = None
+    with _folder_lock(folder):
+        _remove_stale(folder, "." + base + ".")  # content-named temporaries of killed writers
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            with open(manifest, encoding="utf-8") as f:
+                old = json.load(f).get(name_key)  # the data file the manifest names now
+        with atomic_write(os.path.join(folder, name)) as f:
+            f.write(data)
+        with atomic_write(manifest, "w") as f:
+            json.dump(doc, f, indent=1)
+            f.write("\n")
+        # the new manifest is on the disk: the old data file, and those of killed writers
+        # (written, never named), are no longer needed
+        stale = set(_data_files(folder, base, ext))
+        if isinstance(old, str) and old.startswith(base + ".") and old.endswith(ext) \
+                and os.path.basename(old) == old and old != os.path.basename(manifest):
+            stale.add(old)
+        for n in stale - {name}:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(os.path.join(folder, n))
+    return os.path.join(folder, name), manifest
+
+
+def read_pair(manifest, what, name_key="arrays", sha_key="arrays_sha256"):
+    """(doc, data bytes) of what write_pair wrote, the data checked against the manifest's
+    SHA-256. ValueError, naming the file, for a manifest that is not JSON or a data file that
+    is missing or not the one the manifest names. `what` names the result in the errors."""
+    manifest = os.fspath(manifest)
+    folder = os.path.dirname(os.path.abspath(manifest))
+    for attempt in range(3):  # a writer may replace the manifest and remove the data between
+        try:
+            with open(manifest, encoding="utf-8") as f:
+                doc = json.load(f)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise ValueError(f"{manifest}: truncated or corrupted ({exc}); it is not an {what} "
+                             "written by asr: save it afresh or use another path") from None
+        name = doc.get(name_key) if isinstance(doc, dict) else None
+        if not isinstance(name, str) or os.path.basename(name) != name:
+            return doc, None  # not a pair: the caller says what it is not
+        data_path = os.path.join(folder, name)
+        try:
+            with open(data_path, "rb") as f:
+                data = f.read()
+            break
+        except FileNotFoundError:
+            if attempt == 2:
+                raise ValueError(f"{data_path}: missing; {manifest} names it: save the {what} "
+                                 "afresh or use another path") from None
+    if sha_key in doc and hashlib.sha256(data).hexdigest() != doc[sha_key]:
+        raise ValueError(f"{data_path}: truncated, corrupted or not the file {manifest} was "
+                         f"saved with (its SHA-256 differs from {sha_key} there): it was not "
+                         f"written by asr as it is; save the {what} afresh or use another path")
+    return doc, data
+
+
+def sha256_arrays(arrays):
+    """{name: hex SHA-256 of the array's dtype, shape and bytes}: the checksums a results file
+    stores of its own data, so that a file edited or damaged outside asr is told apart."""
+    out = {}
+    for key, a in arrays.items():
+        a = np.ascontiguousarray(a)
+        out[key] = hashlib.sha256(f"{a.dtype.str}{a.shape}".encode() + a.tobytes()).hexdigest()
+    return out
+
+
+def check_sha256(path, arrays, saved, what):
+    """ValueError naming `path` and every array whose checksum differs from `saved` (what
+    sha256_arrays gave when the file was written)."""
+    if not isinstance(saved, dict):
+        raise ValueError(f"{path}: no SHA-256 checksums of its data: not an {what} written by "
+                         "asr; start afresh (delete it) or use another path")
+    now = sha256_arrays(arrays)
+    bad = sorted(k for k in set(now) | set(saved) if now.get(k) != saved.get(k))
+    if bad:
+        raise ValueError(f"{path}: the SHA-256 of {', '.join(bad)} differs from the one saved "
+                         f"with it: the file was edited or damaged after asr wrote it, and its "
+                         f"data cannot be trusted; start afresh (delete it) or use another path")
+
+
+__all__ = ["atomic_write", "sha256_file", "write_pair", "read_pair", "sha256_arrays",
+           "check_sha256"]

@@ -14,7 +14,7 @@ link masses (Sim mujoco_params)): every trial of every instance is one `sim.roll
     sim = asr.Sim("qbmove_arm_2dof", 1)
     res = ilc(sim, q_ref, schedule=lambda n: 0.5 * np.exp(-n / 10), preset=0.2, tol=0.08)
     res.iterations, res.errors, res.input      # trials, max |e| per trial (rad), eq(t) (rad)
-    res.save("arm_ilc")                        # arm_ilc.npz + arm_ilc.json (see ILCResult)
+    res.save("arm_ilc")                        # arm_ilc.json + arm_ilc.<hash>.npz
 
 Time base: the trajectory has T samples at the Sim's time step dt. Input sample k, eq[k], is
 held over step k (from t = k dt to (k + 1) dt); output sample k is the link angle recorded at the
@@ -31,7 +31,7 @@ the reference) and the first samples would carry a transient that no feed-forwar
 """
 import dataclasses
 import datetime
-import json
+import io
 import math
 import os
 import time
@@ -40,7 +40,7 @@ from typing import Any, Callable, Dict, Optional
 import numpy as np
 
 from asr import _validate as V
-from asr._files import atomic_write, sha256_file
+from asr._files import read_pair, write_pair
 
 ILC_MODES = (3, 6)      # equilibrium + preset references
 KINDS = ("P", "PD")
@@ -104,7 +104,7 @@ def moving_average(width):
 
 @dataclasses.dataclass
 class ILCResult:
-    """What `ilc` learned. Arrays (saved to path.npz):
+    """What `ilc` learned. Arrays (saved to path.<hash>.npz):
 
     input       (N, T, J) learned equilibrium reference eq(t), rad: the input of each instance's
                 last trial (the converged one where converged). Sample k is held from t = k dt
@@ -168,14 +168,12 @@ class ILCResult:
         return path
 
     def save(self, path):
-        """Write path.npz (every array above, plus dt, wall_s, tol) and path.json (metadata,
-        units, per-trial errors, per-instance summary, the SHA-256 of the .npz; human-readable),
-        each atomically (asr._files.atomic_write), the .npz first. Returns the two paths."""
+        """Write path.json (metadata, units, per-trial errors, per-instance summary; human-
+        readable) and path.<hash>.npz (every array above, plus dt, wall_s, tol), named in the
+        .json with its SHA-256. The .npz is written first, the .json last (asr._files.write_pair:
+        a kill leaves the old pair or the new one). Returns the two paths."""
         stem = self._stem(path)
         arrays = {k: getattr(self, k) for k in self.ARRAYS if getattr(self, k) is not None}
-        with atomic_write(stem + ".npz") as f:
-            np.savez(f, dt=np.float64(self.dt), wall_s=np.float64(self.wall_s),
-                     tol=np.float64(self.tol), **arrays)
         n_inst = self.input.shape[0]
         doc = {
             "format": FORMAT,
@@ -187,8 +185,6 @@ class ILCResult:
             "shape": {"instances": n_inst, "samples": int(self.input.shape[1]),
                       "joints": int(self.input.shape[2])},
             "dt": self.dt, "wall_s": self.wall_s, "tol": self.tol,
-            "arrays": os.path.basename(stem + ".npz"),
-            "arrays_sha256": sha256_file(stem + ".npz"),
             "instances": [{"index": i, "iterations": int(self.iterations[i]),
                            "converged": bool(self.converged[i]),
                            "final_error": _json_float(self.final_error[i]),
@@ -197,29 +193,24 @@ class ILCResult:
                           for i in range(n_inst)],
             "metadata": self.metadata,
         }
-        with atomic_write(stem + ".json", "w") as f:
-            json.dump(doc, f, indent=1)
-            f.write("\n")
-        return stem + ".npz", stem + ".json"
+
+        def write(f):
+            np.savez(f, dt=np.float64(self.dt), wall_s=np.float64(self.wall_s),
+                     tol=np.float64(self.tol), **arrays)
+        return write_pair(stem + ".json", ".npz", write, doc)
 
     @classmethod
     def load(cls, path):
-        """Read what `save(path)` wrote. A truncated or corrupted file, or an .npz that is not
-        the one its .json was written with, raises ValueError saying so."""
+        """Read what `save(path)` wrote (files of earlier versions, path.json naming path.npz,
+        too). A truncated or corrupted file, or an .npz that is not the one its .json names,
+        raises ValueError saying so."""
         stem = cls._stem(path)
-        try:
-            with open(stem + ".json") as f:
-                doc = json.load(f)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{stem}.json: truncated or corrupted ({exc})") from None
-        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        doc, data = read_pair(stem + ".json", "ILC result")
+        if not isinstance(doc, dict) or doc.get("format") != FORMAT or data is None:
             raise ValueError(f"{stem}.json: not an asr ILC result (format "
                              f"{doc.get('format') if isinstance(doc, dict) else None!r}, "
                              f"expected {FORMAT!r})")
-        if "arrays_sha256" in doc and sha256_file(stem + ".npz") != doc["arrays_sha256"]:
-            raise ValueError(f"{stem}.npz: truncated, corrupted or not the file {stem}.json was "
-                             "saved with (its SHA-256 differs)")
-        with np.load(stem + ".npz") as z:
+        with np.load(io.BytesIO(data)) as z:
             arrays = {k: z[k] for k in z.files}
         kw = {k: arrays.get(k) for k in cls.ARRAYS}
         return cls(dt=float(arrays["dt"]), wall_s=float(arrays["wall_s"]),

@@ -80,7 +80,7 @@ import zlib
 import numpy as np
 
 from asr._executors import completed
-from asr._files import atomic_write
+from asr._files import atomic_write, check_sha256, sha256_arrays
 from asr.models import models as _models
 from asr.robot import Robot, load_robot
 from asr.sim import DEFAULT_RECORD, MUJOCO_FIELDS, Sim
@@ -94,8 +94,9 @@ BUILTIN_METRICS = {
 DEFAULT_METRICS = ("final_q_error", "rms_q_error", "max_tau", "max_deflection")
 _EQ_MODES = (1, 3, 5, 6)  # modes whose first reference is a link-position target
 _REF_COLUMNS = {"equilibrium": 0, "preset": 1}
-FORMAT = "asr.sweep/1"  # the "asr.<what>/<integer>" tag of asr.ilc and the dashboard's workspace
-_READ_FORMATS = (FORMAT, "asr-sweep-1")  # files saved before the tag took that style load too
+FORMAT = "asr.sweep/2"  # the "asr.<what>/<integer>" tag of asr.ilc and the dashboard's workspace
+# files saved before the tag took that style, or before the checksums (/2), load too
+_READ_FORMATS = (FORMAT, "asr.sweep/1", "asr-sweep-1")
 
 
 # ---------------------------------------------------------------- the space
@@ -372,13 +373,19 @@ class SweepResult:
         return pandas.DataFrame(self.rows(), columns=["sample", *self.names, *self.metrics])
 
     def save(self, path):
-        """Write the .npz (arrays + JSON metadata) and <stem>.json (metadata), each atomically
-        (asr._files.atomic_write: a kill leaves the previous file or the new one)."""
+        """Write the .npz (arrays + JSON metadata holding the SHA-256 of every array and of
+        itself, checked on load) atomically (asr._files.atomic_write: a kill leaves the previous
+        file or the new one), then <stem>.json, a readable copy of the metadata (the .npz alone
+        is the results file: a kill between the two leaves the copy one save behind)."""
         path = os.fspath(path)
         meta = dict(self.meta, format=FORMAT, names=list(self.names), metrics=list(self.metrics))
-        text = json.dumps(meta, indent=1, sort_keys=True)
-        arrays = {"params": self.params, "done": self.done, "meta": np.array(text)}
+        meta.pop("sha256", None)
+        arrays = {"params": self.params, "done": self.done}
         arrays.update({f"metric:{k}": v for k, v in self.metrics.items()})
+        arrays["meta"] = np.array(json.dumps(meta, indent=1, sort_keys=True))
+        meta["sha256"] = sha256_arrays(arrays)
+        text = json.dumps(meta, indent=1, sort_keys=True)
+        arrays["meta"] = np.array(text)
         with atomic_write(path) as f:
             np.savez(f, **arrays)
         with atomic_write(os.path.splitext(path)[0] + ".json", "w") as f:
@@ -400,6 +407,10 @@ class SweepResult:
         if not isinstance(meta, dict) or meta.get("format") not in _READ_FORMATS:
             raise ValueError(f"{path}: not an asr sweep file (format "
                              f"{meta.get('format') if isinstance(meta, dict) else None!r})")
+        if meta["format"] == FORMAT:  # earlier formats had no checksums
+            saved = meta.pop("sha256", None)
+            arrays["meta"] = np.array(json.dumps(meta, indent=1, sort_keys=True))
+            check_sha256(path, arrays, saved, "asr sweep results file")
         try:
             metrics = {k: arrays[f"metric:{k}"] for k in meta["metrics"]}
             res = cls(meta["names"], arrays["params"], metrics, arrays["done"], meta)

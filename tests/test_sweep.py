@@ -163,11 +163,11 @@ def test_interrupt_then_resume_equals_uninterrupted(tmp_path):
 
 def test_results_file_with_the_old_format_tag_loads_and_resumes(tmp_path):
     """Files saved with the former tag "asr-sweep-1" still load and resume; saving writes the
-    current "asr.sweep/1"."""
+    current "asr.sweep/2" (with checksums)."""
     path = str(tmp_path / "old.npz")
     kw = dict(steps=STEPS, refs=REFS, batch_size=3, progress=False, results=path)
     full = sweep(PENDULUM, GRID, metrics="final_q_error", **kw)
-    assert full.meta["format"] == "asr.sweep/1"
+    assert full.meta["format"] == "asr.sweep/2"
     with np.load(path) as z:
         arrays = {k: z[k] for k in z.files}
     meta = json.loads(str(arrays["meta"]))
@@ -179,7 +179,7 @@ def test_results_file_with_the_old_format_tag_loads_and_resumes(tmp_path):
     assert np.array_equal(old.metrics["final_q_error"], full.metrics["final_q_error"])
     resumed = sweep(PENDULUM, GRID, metrics="final_q_error", **kw)
     assert np.array_equal(resumed.metrics["final_q_error"], full.metrics["final_q_error"])
-    assert SweepResult.load(path).meta["format"] == "asr.sweep/1"
+    assert SweepResult.load(path).meta["format"] == "asr.sweep/2"
     meta["format"] = "asr-sweep-2"
     arrays["meta"] = np.array(json.dumps(meta))
     np.savez(path, **arrays)

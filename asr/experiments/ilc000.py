@@ -4,7 +4,7 @@ the equilibrium reference of the vertical 2-DOF qbmove Advanced arm with asr.ilc
     python -m asr.experiments.ilc000 --out DIR
 
 writes DIR/ilc000.html (max error per trial, tracking of the last trial against the reference,
-learned input), DIR/ilc000.npz + DIR/ilc000.json (the ILCResult) and prints a summary.
+learned input), DIR/ilc000.json + DIR/ilc000.<hash>.npz (the ILCResult) and prints a summary.
 
 Set-up as in the paper: robots/qbmove_arm_2dof `vertical` with the springs identified on the
 real arm (robot.toml, in the formula's terms, see the robot README), mode 6, preset 0.2 rad on
