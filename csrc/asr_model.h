@@ -154,6 +154,9 @@ const asr_param_spec* asr_common_param_spec(int k);
 double asr_common_param_default(const asr_model_def* model, int k);
 /* 1 if value is inside spec's range (and integral where required), else 0. */
 int asr_param_valid(const asr_param_spec* spec, double value);
+/* The most parameters of its own a model may have in a batch (the common ones take the rest of
+ * a joint's parameter slots); asr_batch_create refuses a model with more. */
+int asr_model_max_params(void);
 
 /* Evaluate a model at n points. params holds the model's own parameters (model->nparam values,
  * no common ones) of point m at params + m*pstride (pstride 0: one set shared by every point,

@@ -60,7 +60,7 @@ static asr_status init_joint_params(joint_params* jp, const asr_model_def* m) {
 
 static asr_status check_model(const asr_model_def* m, int mode) {
     if (!m || !m->elastic || !m->refmap || (m->nparam > 0 && !m->params)) return ASR_ERR_NULL;
-    if (m->nparam < 0 || m->nparam > ASR_MAX_PARAM - ASR_NCOMMON) return ASR_ERR_RANGE;
+    if (m->nparam < 0 || m->nparam > asr_model_max_params()) return ASR_ERR_RANGE;
     if (m->nmotor < 0 || m->nmotor > 2 || (m->ndefault > 0 && !m->defaults)) return ASR_ERR_MODEL;
     for (int d = 0; d < m->ndefault; ++d) {
         if (m->defaults[d].k < 0 || m->defaults[d].k >= ASR_NCOMMON) return ASR_ERR_PARAM;

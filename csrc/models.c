@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "batch.h"
 #include "internal.h"
 #include "springs.h"
 
@@ -15,6 +16,8 @@ static const asr_model_def* const builtin[] = {
 #define NBUILTIN ((int)(sizeof(builtin) / sizeof(builtin[0])))
 
 int asr_model_count(void) { return NBUILTIN; }
+
+int asr_model_max_params(void) { return ASR_MAX_PARAM - ASR_NCOMMON; }
 
 int spring_kind_of(const asr_model_def* m) {
     for (int k = 0; k < NBUILTIN; ++k) {
