@@ -390,6 +390,15 @@ class Batch:
         ]
 
     @serialised
+    def stop(self, instance, step, code):
+        """Freeze `instance` for a failure found outside the core (e.g. by the link engine) as
+        the core freezes one: status `code`, joint -1, `step`; zero torque until it is reset. An
+        instance already frozen keeps its first error."""
+        if not self._code[instance]:
+            self._code[instance], self._bad_joint[instance] = code, -1
+            self._bad_step[instance] = step
+
+    @serialised
     def check(self):
         """Raise SimulationError for the first frozen instance, if any."""
         bad = np.flatnonzero(self._code)

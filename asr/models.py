@@ -13,9 +13,11 @@ import numpy as np
 
 from asr import _validate as V
 from asr._ffi import ffi, lib
+from asr._model_callbacks import OUT_FIELDS, Binding, PythonModel, callbacks
 from asr.errors import raise_for_status, status_text
 
 _INF = float("inf")
+MAX_MODEL_PARAMS = lib.asr_model_max_params()  # own parameters of a model (the core's limit)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -227,8 +229,12 @@ class _Model:
 
     spec: ModelSpec
     cdef: object  # asr_model_def* (built-in: the static C definition)
-    python: Optional["_PythonModel"] = None
+    python: Optional[PythonModel] = None
     keep: list = dataclasses.field(default_factory=list)
+
+    def bind(self):
+        """The C definition for one user of the model: a batch, or one evaluation."""
+        return Binding(self)
 
 
 def _common_specs(cdef):
@@ -327,26 +333,6 @@ def get_model(name):
 # ---------------------------------------------------------------- user-defined models
 
 
-class _PythonModel:
-    """Holds a Python elastic / refmap pair and the exception raised inside a C call."""
-
-    def __init__(self, names, elastic, refmap):
-        self.elastic, self.refmap = elastic, refmap
-        self.names = list(names)  # the model's own parameters, in C order
-        self.error = None
-
-    def kwargs(self, p):
-        return {n: p[k] for k, n in enumerate(self.names)}
-
-    def raise_pending(self):
-        """Re-raise (once) an exception stored during the last C call."""
-        err, self.error = self.error, None
-        if err is not None:
-            raise err
-
-
-_OUT_FIELDS = ("tau1", "tau2", "stiffness", "damping", "load1", "load2", "kload1", "kload2",
-               "cload1", "cload2", "defl1", "defl2")
 _IN_FIELDS = ("q", "qd", "th1", "th2", "th1d", "th2d")
 
 
@@ -361,70 +347,7 @@ def _struct_dtype(ctype, fields):
 
 
 _IN_DTYPE = _struct_dtype("asr_elastic_in", _IN_FIELDS)
-_OUT_DTYPE = _struct_dtype("asr_elastic_out", _OUT_FIELDS + ("clamped",))
-
-
-def _store_elastic(result, out):
-    """Fill a C asr_elastic_out from a Python model's result mapping."""
-    if not isinstance(result, Mapping):
-        raise TypeError(
-            "a Python compliance model must return a mapping with at least 'tau1' and "
-            f"'stiffness', got {type(result).__name__}"
-        )
-    unknown = set(result) - set(_OUT_FIELDS) - {"clamped"}
-    if unknown:
-        raise ValueError(f"unknown compliance outputs {sorted(unknown)}; valid: {_OUT_FIELDS}")
-    missing = [k for k in ("tau1", "stiffness") if k not in result]
-    if missing:
-        raise ValueError(f"a Python compliance model must return 'tau1' and 'stiffness'; "
-                         f"{missing[0]!r} is missing (got {sorted(result)})")
-    values = {"tau2": 0.0, "damping": 0.0, "kload1": 0.0, "kload2": 0.0, "cload1": 0.0,
-              "cload2": 0.0, "defl1": 0.0, "defl2": 0.0}
-    for k, v in result.items():
-        if k == "clamped":
-            continue
-        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (numbers.Real, np.ndarray)) \
-                or np.ndim(v) != 0:
-            raise TypeError(f"compliance output {k!r}: expected a real number, got "
-                            f"{type(v).__name__} {str(v)[:40]}")
-        values[k] = float(v)
-    values.setdefault("load1", -values["tau1"])
-    values.setdefault("load2", -values["tau2"])
-    for k in _OUT_FIELDS:
-        setattr(out, k, values[k])
-    out.clamped = int(result.get("clamped", 0))
-
-
-@ffi.def_extern(error=lib.ASR_ERR_CALLBACK)
-def asr_py_elastic(user, p, inp, out):
-    model = ffi.from_handle(user)
-    try:
-        result = model.elastic(inp.q, inp.qd, inp.th1, inp.th2, inp.th1d, inp.th2d,
-                               **model.kwargs(p))
-        _store_elastic(result, out)
-        return 0
-    except BaseException as exc:  # stored and re-raised by the caller after the C call
-        if model.error is None:
-            model.error = exc
-        return lib.ASR_ERR_CALLBACK
-
-
-@ffi.def_extern(error=lib.ASR_ERR_CALLBACK)
-def asr_py_refmap(user, p, eq, preset, th1, th2):
-    model = ffi.from_handle(user)
-    try:
-        t1, t2 = model.refmap(eq, preset, **model.kwargs(p))
-        th1[0], th2[0] = float(t1), float(t2)
-        return 0
-    except BaseException as exc:
-        if model.error is None:
-            model.error = exc
-        return lib.ASR_ERR_CALLBACK
-
-
-def _default_refmap(eq, preset, **params):
-    """Antagonistic map th = eq +/- preset (the toolbox template's default)."""
-    return eq + preset, eq - preset
+_OUT_DTYPE = _struct_dtype("asr_elastic_out", OUT_FIELDS + ("clamped",))
 
 
 def _build_cdef(name, doc, nmotor, kinematic_th2, params, defaults, preset, keep):
@@ -477,15 +400,19 @@ def register_model(name, elastic, refmap=None, *, params=(), nmotor=2, kinematic
         ``tau1`` (N m on the link) and ``stiffness`` (-d tau_link/dq, N m/rad), optionally
         ``tau2``, ``damping``, ``load1``/``load2`` (torques on the motors, default -tau_i),
         ``kload1``/``kload2`` (their stiffness, used by the implicit motor update),
-        ``cload1``/``cload2``, ``defl1``/``defl2`` and ``clamped``.
+        ``cload1``/``cload2``, ``defl1``/``defl2`` (each a finite real: NaN or inf is a
+        ValueError naming it) and ``clamped`` (int 0, 1 or 2).
     refmap: a C ``asr_refmap_fn`` or a Python callable ``refmap(eq, preset, **params) ->
-        (th1, th2)``; default th = eq +/- preset.
-    params: ParamSpec of the model's own parameters, in the order C sees them.
+        (th1, th2)``, both finite; default th = eq +/- preset. A C pointer of any other type, or
+        NULL, is a TypeError (C would call it blindly).
+    params: ParamSpec of the model's own parameters, in the order C sees them; at most
+        MAX_MODEL_PARAMS.
     nmotor: 1 or 2 dynamic motors. defaults: {common parameter name: default}.
     preset: a PresetSpec (or a dict of its fields): what the second reference means, its unit,
         the stiffness preset's kind and soft / stiff range (the dashboard's controls); default
         PresetSpec(): kind "ref", range [0, 1], soft 0.2, stiff 0.6, no unit.
-    Exceptions raised by Python callables propagate out of the call that evaluated them.
+    Exceptions raised by Python callables propagate out of the call that evaluated them (a
+    batch's step or rollout, one compliance call), never out of another batch or thread's.
     """
     if not isinstance(name, str) or not name:
         raise TypeError(f"name: expected a non-empty str, got {name!r}")
@@ -493,19 +420,15 @@ def register_model(name, elastic, refmap=None, *, params=(), nmotor=2, kinematic
     c_text(doc, "doc")
     if name in _REGISTRY:
         raise ValueError(f"name: model {name!r} is already registered")
-    if nmotor not in (1, 2):
+    if isinstance(nmotor, bool) or not isinstance(nmotor, numbers.Integral) or \
+            nmotor not in (1, 2):
         raise ValueError(f"nmotor: got {nmotor!r}, valid values 1 or 2")
+    if not isinstance(kinematic_th2, (bool, np.bool_)):
+        raise TypeError(f"kinematic_th2: expected True or False, got {kinematic_th2!r}")
     params = tuple(params)
-    for p in params:
-        if not isinstance(p, ParamSpec):
-            raise TypeError(f"params: expected ParamSpec items, got {type(p).__name__}")
     common = _common_specs(ffi.NULL)
     index = {p.name: k for k, p in enumerate(common)}
-    names = [p.name for p in params]
-    clash = sorted(set(names) & set(index)) or sorted({n for n in names if names.count(n) > 1})
-    if clash:
-        raise ValueError(f"params: parameter name(s) {clash} repeat a common joint parameter "
-                         "or each other; choose distinct names")
+    names = _own_param_names(params, index)
     if preset is None:
         preset = PresetSpec()
     elif isinstance(preset, Mapping):
@@ -521,33 +444,36 @@ def register_model(name, elastic, refmap=None, *, params=(), nmotor=2, kinematic
     for pname, value in (defaults or {}).items():
         if pname not in index:
             raise ValueError(f"defaults: unknown common parameter {pname!r}; valid: {list(index)}")
-        overrides.append((index[pname], float(common[index[pname]].check(value))))
-    keep = []
-    python = None
-    c_elastic, c_refmap = elastic, refmap
-    is_c = isinstance(elastic, ffi.CData)
-    if not is_c and not callable(elastic):
-        raise TypeError("elastic: expected a C asr_elastic_fn pointer or a Python callable")
-    if not is_c or not isinstance(refmap, ffi.CData):
-        python = _PythonModel([p.name for p in params], None if is_c else elastic,
-                              refmap or _default_refmap)
-        handle = ffi.new_handle(python)
-        keep.append(handle)
-        if not is_c:
-            c_elastic = lib.asr_py_elastic
-        if not isinstance(refmap, ffi.CData):
-            if refmap is not None and not callable(refmap):
-                raise TypeError("refmap: expected a C asr_refmap_fn pointer or a Python callable")
-            c_refmap = lib.asr_py_refmap
+        v = common[index[pname]].check(value, "defaults: ")
+        if v.ndim:
+            raise ValueError(f"defaults: {pname}: expected one number, got shape {v.shape}")
+        overrides.append((index[pname], float(v)))
+    c_elastic, c_refmap, python = callbacks(elastic, refmap, names)
+    keep = [elastic, refmap]  # a C function's cdata may own what it points into
     cdef = _build_cdef(name, doc, nmotor, kinematic_th2, params, overrides, preset, keep)
-    cdef.elastic = ffi.cast("asr_elastic_fn", c_elastic)
-    cdef.refmap = ffi.cast("asr_refmap_fn", c_refmap)
-    cdef.user = keep[0] if python is not None else ffi.NULL
+    cdef.elastic, cdef.refmap = c_elastic, c_refmap
+    # a Python model's user pointer is set in each Binding's copy; this one stays NULL
     spec = _spec_of(cdef)
-    if is_c:
-        keep.append(elastic)
     _REGISTRY[name] = _Model(spec=spec, cdef=cdef, python=python, keep=keep)
     return spec
+
+
+def _own_param_names(params, index):
+    """The names of a user model's own ParamSpecs, checked: type, count, no clash with each
+    other or with a common parameter (index: {common name: k})."""
+    for p in params:
+        if not isinstance(p, ParamSpec):
+            raise TypeError(f"params: expected ParamSpec items, got {type(p).__name__}")
+    if len(params) > MAX_MODEL_PARAMS:
+        raise ValueError(f"params: {len(params)} parameters given, at most {MAX_MODEL_PARAMS} "
+                         f"(a joint holds {MAX_MODEL_PARAMS + len(index)}: the {len(index)} "
+                         "common ones and the model's own)")
+    names = [p.name for p in params]
+    clash = sorted(set(names) & set(index)) or sorted({n for n in names if names.count(n) > 1})
+    if clash:
+        raise ValueError(f"params: parameter name(s) {clash} repeat a common joint parameter "
+                         "or each other; choose distinct names")
+    return names
 
 
 def unregister_model(name):
@@ -607,11 +533,12 @@ def _model_params(model, params, shape):
     return np.ascontiguousarray(table), len(spec.params)
 
 
-def _call(model, fn, *args):
-    """Run a C evaluation, re-raising a Python model's exception; ValueError on a range error."""
-    st = fn(*args)
-    if model.python is not None:
-        model.python.raise_pending()
+def _evaluate(model, fn, *args):
+    """Run C evaluation fn(cdef, *args) with this call's own binding of `model`, re-raising an
+    exception its Python callbacks raised; returns the C status."""
+    bound = model.bind()
+    st = fn(bound.cdef, *args)
+    bound.raise_pending()
     return st
 
 
@@ -638,7 +565,7 @@ def compliance(model, q, theta1, theta2=0.0, *, qd=0.0, theta1_d=0.0, theta2_d=0
     for field, key in zip(_IN_FIELDS, ("q", "qd", "theta1", "theta2", "theta1_d", "theta2_d")):
         inp[field] = np.broadcast_to(arrays[key], shape).reshape(-1)
     out = np.zeros(n, dtype=_OUT_DTYPE)
-    st = _call(m, lib.asr_compliance_eval, m.cdef, n, ffi.from_buffer("double[]", table),
+    st = _evaluate(m, lib.asr_compliance_eval, n, ffi.from_buffer("double[]", table),
                pstride, ffi.cast("asr_elastic_in*", ffi.from_buffer(inp)),
                ffi.cast("asr_elastic_out*", ffi.from_buffer(out, require_writable=True)))
     if st != lib.ASR_OK:
@@ -698,7 +625,7 @@ def reference_map(model, equilibrium, preset, **params):
     eqb = np.ascontiguousarray(np.broadcast_to(eq, shape)).reshape(-1)
     prb = np.ascontiguousarray(np.broadcast_to(pre, shape)).reshape(-1)
     th1, th2 = np.empty(n), np.empty(n)
-    st = _call(m, lib.asr_reference_map_eval, m.cdef, n, ffi.from_buffer("double[]", table),
+    st = _evaluate(m, lib.asr_reference_map_eval, n, ffi.from_buffer("double[]", table),
                pstride, ffi.from_buffer("double[]", eqb), ffi.from_buffer("double[]", prb),
                ffi.from_buffer("double[]", th1), ffi.from_buffer("double[]", th2))
     raise_for_status(st, f"reference_map({model!r})",

@@ -15,10 +15,11 @@ dt < 2 / sqrt(k / I) and accurately well below it. Choose the MJCF timestep acco
 import ctypes
 import glob
 import os
-
+import warnings
 
 import numpy as np
 
+from asr import _mujoco_warnings as mj_warnings
 from asr import _validate as V
 from asr._ffi import ffi, lib
 from asr._serial import serialised
@@ -383,15 +384,14 @@ class Sim:
             return self._gz.time(0)
         return float(self.datas[0].time)
 
-    def _bad_qacc(self):
-        """MuJoCo's count of unstable-acceleration resets, per instance (none with Gazebo)."""
+    def _warnings_before(self):
+        """MuJoCo's warning counts before a run, per instance (asr._mujoco_warnings.Watch), or
+        None with Gazebo."""
         if self._gz:
-            return np.zeros(self.n_instances, dtype=np.int64)
-        if not hasattr(self, "_qacc_warnings"):  # live views into each MjData, built once
-            k = int(_mujoco().mjtWarning.mjWARN_BADQACC)
-            self._qacc_warnings = [d.warning[k] for d in self.datas]
-        return np.fromiter((w.number for w in self._qacc_warnings), dtype=np.int64,
-                           count=len(self._qacc_warnings))
+            return None
+        if not hasattr(self, "_watch"):  # live views into each MjData, built once
+            self._watch = mj_warnings.Watch(self.datas)
+        return self._watch.start()
 
     # ------------------------------------------------------------ stepping
 
@@ -472,7 +472,7 @@ class Sim:
         self.batch.check_dt(self.dt)
         buf = out if out.flags.c_contiguous else np.empty(out.shape)
         keep = []
-        before = self._bad_qacc()
+        before = self._warnings_before()
         series = (as_series(refs, keep), as_series(ext, keep), as_series(ff, keep))
         if self._controller is None:
             st = self.batch.rollout_engine(self._engine, steps, self.dt, *series, record, buf)
@@ -527,15 +527,32 @@ class Sim:
                 "or the stiffness")
 
     def _check_mujoco(self, before, steps, on_error):
-        """MuJoCo resets an instance whose accelerations blow up (and warns): report it."""
-        bad = np.flatnonzero(self._bad_qacc() > before)
-        if bad.size and on_error == "raise":
-            i = int(bad[0])
-            end = self.batch.step_count
-            raise SimulationError(i, -1, end - steps, lib.ASR_ERR_NONFINITE, more=bad.size - 1) \
-                from RuntimeError(f"MuJoCo reported unstable accelerations for instance {i} "
-                                  f"within steps {end - steps}..{end - 1} and reset it; lower "
-                                  "the timestep or the stiffness")
-
+        """Report MuJoCo's warnings of the run (see asr._mujoco_warnings): each instance MuJoCo
+        reset is frozen as a non-finite state (the first raises SimulationError unless
+        on_error='flag'); incomplete physics is a RuntimeWarning."""
+        if before is None:
+            return
+        counts = self._watch.finish(before)
+        end = self.batch.step_count
+        nreset = len(mj_warnings.RESET)
+        reset = np.flatnonzero(counts[:, :nreset].any(axis=1))
+        for i in reset:
+            self.batch.stop(int(i), end - steps, lib.ASR_ERR_NONFINITE)
+        incomplete = np.flatnonzero(counts[:, nreset:].any(axis=1))
+        if incomplete.size:
+            what = mj_warnings.describe(counts[incomplete, nreset:].sum(axis=0),
+                                        mj_warnings.INCOMPLETE)
+            warnings.warn(f"MuJoCo: {what} in instance(s) {', '.join(map(str, incomplete))} "
+                          f"within steps {end - steps}..{end - 1}; their results are not to be "
+                          "trusted",
+                          RuntimeWarning, stacklevel=4)
+        if reset.size and on_error == "raise":
+            i = int(reset[0])
+            what = mj_warnings.describe(counts[i, :nreset], mj_warnings.RESET)
+            raise SimulationError(i, -1, end - steps, lib.ASR_ERR_NONFINITE, more=reset.size - 1,
+                                  hint=f"MuJoCo reported {what} within steps {end - steps}.."
+                                       f"{end - 1} and reset the instance; check the state "
+                                       "written into its MjData, or lower the timestep or the "
+                                       "stiffness")
 
 __all__ = ["Sim", "MUJOCO_FIELDS"]

@@ -107,3 +107,99 @@ def test_step_and_reset_after_close_say_closed(env_id, kind):
     with pytest.raises(ClosedEnvironmentError, match="the environment is closed"):
         env.reset(seed=1)
     env.close()  # closing twice stays harmless
+
+
+# ---------------------------------------------------------------- MuJoCo's warnings
+
+def pendulum_with_motor(tmp_path):
+    """The pendulum fixture with a MuJoCo motor on its joint (MjData.ctrl: one entry)."""
+    folder = tmp_path / "pendulum_motor"
+    shutil.copytree(PENDULUM, folder)
+    xml = (folder / "pendulum.xml").read_text()
+    (folder / "pendulum.xml").write_text(
+        xml.replace("</mujoco>", '<actuator><motor joint="joint"/></actuator>\n</mujoco>'))
+    return str(folder)
+
+
+def corrupt_qpos(sim, i):
+    sim.datas[i].qpos[:] = np.nan
+
+
+def corrupt_qvel(sim, i):
+    sim.datas[i].qvel[:] = np.inf
+
+
+def corrupt_force(sim, i):  # a force written into the MjData: NaN accelerations
+    sim.datas[i].xfrc_applied[1, 0] = np.nan
+
+
+def corrupt_ctrl(sim, i):
+    sim.datas[i].ctrl[:] = np.nan
+
+
+@pytest.mark.parametrize("corrupt,warning", [(corrupt_qpos, "mjWARN_BADQPOS"),
+                                             (corrupt_qvel, "mjWARN_BADQVEL"),
+                                             (corrupt_force, "mjWARN_BADQACC"),
+                                             (corrupt_ctrl, "mjWARN_BADCTRL")])
+def test_mujoco_warning_stops_exactly_that_instance(tmp_path, corrupt, warning):
+    """MuJoCo resets (or zeroes the controls of) an instance with a bad state and only prints a
+    WARNING; asr freezes exactly that instance with ASR_ERR_NONFINITE (before: status 0, no
+    error, for every warning but BADQACC), the others run on as in a clean run."""
+    robot = asr.load_robot(pendulum_with_motor(tmp_path))
+    refs = np.full((3, 1, 2), 0.3)
+    clean = asr.Sim(robot, 3).rollout(40, refs)["q"]
+    sim = asr.Sim(robot, 3)
+    sim.rollout(20, refs)
+    corrupt(sim, 1)
+    out = sim.rollout(20, refs, on_error="flag")
+    assert list(sim.batch.status) == [0, asr_lib().ASR_ERR_NONFINITE, 0]
+    assert [(e["instance"], e["step"]) for e in sim.batch.errors()] == [(1, 20)]
+    np.testing.assert_array_equal(out["q"][[0, 2]], clean[[0, 2], 20:])
+
+    sim.reset()
+    sim.rollout(5, refs)
+    corrupt(sim, 2)
+    with pytest.raises(asr.SimulationError, match=f"instance 2, .*step 5: .*{warning}") as err:
+        sim.rollout(5, refs)
+    assert err.value.instance == 2
+    assert sim.datas[2].warning[int(getattr(mujoco().mjtWarning, warning))].number >= 1
+
+
+def test_repeated_mujoco_reset_is_reported_each_time():
+    """MuJoCo's reset zeroes its warning counters before counting 1: a second reset of the same
+    instance left the count at 1 and went unreported (before: 'count > count before')."""
+    sim = asr.Sim(asr.load_robot(PENDULUM), 2)
+    refs = np.zeros((2, 1, 2))
+    for _ in range(3):
+        corrupt_qpos(sim, 0)
+        sim.rollout(3, refs, on_error="flag")
+        assert list(sim.batch.status) == [asr_lib().ASR_ERR_NONFINITE, 0]
+        sim.batch.reset(sim.q, instances=[0])  # the actuators only: MjData keeps its counters
+
+
+def test_nonfinite_inputs_are_refused():
+    """NaN in what asr passes to MuJoCo (references, tau_ext, tau_ff) is refused before the run,
+    naming the input."""
+    sim = asr.Sim(asr.load_robot(PENDULUM), 2)
+    refs = np.zeros((2, 1, 2))
+    bad = np.zeros((2, 1))
+    bad[1, 0] = np.nan
+    for kwargs, name in ((dict(tau_ext=bad), "tau_ext"), (dict(tau_ff=bad), "tau_ff")):
+        with pytest.raises(ValueError, match=name):
+            sim.rollout(3, refs, **kwargs)
+    refs_bad = refs.copy()
+    refs_bad[1, 0, 0] = np.nan
+    with pytest.raises(ValueError, match="refs"):
+        sim.rollout(3, refs_bad)
+
+
+def asr_lib():
+    from asr._ffi import lib
+
+    return lib
+
+
+def mujoco():
+    import mujoco as mj
+
+    return mj
