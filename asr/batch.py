@@ -186,14 +186,15 @@ class Batch:
         status.joint = ffi.cast("int*", ffi.from_buffer(self._bad_joint, require_writable=True))
         status.step = ffi.cast("long long*",
                                ffi.from_buffer(self._bad_step, require_writable=True))
-        defs = ffi.new("const asr_model_def*[]", [m.cdef for m in self._models])
+        self._bound = [m.bind() for m in self._models]  # a Python model's errors stay this batch's
+        defs = ffi.new("const asr_model_def*[]", [b.cdef for b in self._bound])
         out = ffi.new("asr_batch**")
         st = lib.asr_batch_create(out, n, nj, defs, ffi.from_buffer("int[]", self._modes),
                                   ffi.from_buffer("double[]", self._state, require_writable=True),
                                   status[0])
         raise_for_status(st, "Batch")
         self._b = ffi.gc(out[0], lib.asr_batch_destroy)
-        self._python_models = [m.python for m in self._models if m.python is not None]
+        self._python_models = [b for b in self._bound if b.python is not None]
         self._views = {}
         for k, f in enumerate(FIELDS):
             v = self._state[..., k]
