@@ -13,10 +13,18 @@ def num(x):
 
 def read_only(values, dtype=np.float64):
     """A new array of values that cannot be written (results handed out: a caller's edit would
-    not change what they describe)."""
-    a = np.array(values, dtype=dtype)
-    a.flags.writeable = False
-    return a
+    not change what they describe). See locked_view: its flag cannot be set back either."""
+    return locked_view(np.array(values, dtype=dtype))
+
+
+def locked_view(arr):
+    """A read-only view of the C-contiguous array arr whose writeable flag cannot be set back.
+
+    A view with the flag merely cleared (arr.flags.writeable = False) can be made writable
+    again by anyone, since its base is. This view's base is a read-only memoryview, so NumPy
+    refuses `flags.writeable = True` on it and on every view taken of it; arr stays writable to
+    its owner (C writes the live state through it)."""
+    return np.asarray(memoryview(arr).toreadonly())
 
 
 def real_array(value, name):

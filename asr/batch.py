@@ -7,14 +7,14 @@ strided views, never copies.
 """
 import dataclasses
 import os
-import threading
+from collections.abc import Mapping
 from typing import Dict, Optional, Sequence
 
 import numpy as np
 
 from asr import _validate as V
 from asr._ffi import ffi, lib
-from asr._serial import serialised
+from asr._serial import BatchLock, serialised
 from asr.errors import SimulationError, raise_for_status, status_text
 from asr.models import check_ref2, get_model
 
@@ -64,9 +64,15 @@ def check_on_error(on_error):
 
 def check_record(record):
     """A record argument (a field name or names) as a tuple of known state field names."""
-    record = (record,) if isinstance(record, str) else tuple(record)
+    if isinstance(record, str):
+        record = (record,)
+    elif isinstance(record, (list, tuple)):
+        record = tuple(record)
+    else:
+        raise TypeError(f"record: expected a state field name or a list of them, got "
+                        f"{type(record).__name__} {record!r}; valid names: {', '.join(FIELDS)}")
     for f in record:
-        if f not in FIELDS:
+        if not isinstance(f, str) or f not in FIELDS:
             raise ValueError(f"record: unknown state field {f!r}; valid: {', '.join(FIELDS)}")
     return record
 
@@ -118,15 +124,18 @@ def as_series(series, keep):
 
 
 def _as_joint(j, index):
-    if isinstance(j, Joint):
-        return j
     if isinstance(j, str):
         return Joint(j)
     if isinstance(j, dict):
         d = dict(j)
         if "model" not in d:
             raise ValueError(f"joints[{index}]: a joint dict needs a 'model' key")
-        return Joint(d.pop("model"), d.pop("mode", None), d.pop("params", d))
+        j = Joint(d.pop("model"), d.pop("mode", None), d.pop("params", d))
+    if isinstance(j, Joint):
+        if not isinstance(j.params, Mapping):
+            raise TypeError(f"joints[{index}].params: expected a mapping {{parameter name: "
+                            f"value}}, got {type(j.params).__name__} {j.params!r}")
+        return j
     raise TypeError(f"joints[{index}]: expected an asr.Joint, a model name or a dict, "
                     f"got {type(j).__name__}")
 
@@ -154,17 +163,23 @@ class Batch:
 
     Threads: calls on one batch are serialised by its lock (see `lock`), so any number of
     Python threads may share it; the state views (batch.q, ...) are live and change under a
-    reader while another thread steps.
+    reader while another thread steps. Calls from inside the batch's own running step (a Python
+    model's callback), and in a child forked mid-call, raise RuntimeError (see asr._serial).
+    A failed instance is frozen (zero torque) until reset(instances=...); meanwhile step and
+    rollout with on_error='raise' refuse to run (SimulationError naming it).
     """
 
     def __init__(self, joints: Sequence, n_instances: int = 1, *, threads: int = 1,
                  max_substep: float = 1e-3, motor_scheme: str = "euler"):
         if isinstance(joints, (str, Joint, dict)):
             joints = [joints]
+        if not isinstance(joints, (list, tuple)):
+            raise TypeError(f"joints: expected a sequence of asr.Joint, model names or dicts, "
+                            f"got {type(joints).__name__} {joints!r}")
         joints = [_as_joint(j, k) for k, j in enumerate(joints)]
         if not joints:
             raise ValueError("joints: need at least one joint")
-        self._lock = threading.RLock()  # reentrant: a locked method may call another
+        self._lock = BatchLock()  # reentrant: a locked method may call another
         _check_simd_cap()
         self._n_instances = V.positive_int(n_instances, "n_instances", hi=2**31 - 1)
         self._n_joints = len(joints)
@@ -195,11 +210,10 @@ class Batch:
         raise_for_status(st, "Batch")
         self._b = ffi.gc(out[0], lib.asr_batch_destroy)
         self._python_models = [b for b in self._bound if b.python is not None]
-        self._views = {}
-        for k, f in enumerate(FIELDS):
-            v = self._state[..., k]
-            v.flags.writeable = False
-            self._views[f] = v
+        # live views that cannot be made writable: only C writes the state and statuses
+        state = V.locked_view(self._state)
+        self._views = {f: state[..., k] for k, f in enumerate(FIELDS)}
+        self._status_view = V.locked_view(self._code)
         for k, j in enumerate(joints):
             self.set_params(k, **j.params)
         self.threads = threads
@@ -370,16 +384,15 @@ class Batch:
 
     def field(self, name):
         """Read-only (N, J) view of state field `name` (see asr.batch.FIELD_DOCS)."""
-        if name not in self._views:
+        if not isinstance(name, str) or name not in self._views:
             raise ValueError(f"field: unknown state field {name!r}; valid: {', '.join(FIELDS)}")
         return self._views[name]
 
     @property
     def status(self):
-        """(N,) int status per instance: 0 running, else the C status that froze it."""
-        v = self._code.view()
-        v.flags.writeable = False
-        return v
+        """(N,) int status per instance, read-only: 0 running, else the C status that froze
+        it."""
+        return self._status_view
 
     @serialised
     def errors(self):
@@ -400,13 +413,25 @@ class Batch:
             self._bad_step[instance] = step
 
     @serialised
-    def check(self):
+    def check(self, hint=""):
         """Raise SimulationError for the first frozen instance, if any."""
         bad = np.flatnonzero(self._code)
         if bad.size:
             i = int(bad[0])
             raise SimulationError(i, int(self._bad_joint[i]), int(self._bad_step[i]),
-                                  self._code[i], more=bad.size - 1)
+                                  self._code[i], more=bad.size - 1, hint=hint)
+
+    @serialised
+    def check_frozen(self, on_error, what):
+        """With on_error 'raise', refuse to run while instances stay frozen from an earlier
+        call: they would silently return zeros. SimulationError names them and the fix."""
+        if on_error != "raise" or not self._code.any():
+            return
+        bad = np.flatnonzero(self._code)
+        shown = ", ".join(map(str, bad[:8])) + (", ..." if bad.size > 8 else "")
+        self.check(hint=f"{what} refused: instance(s) [{shown}] stopped in an earlier call and "
+                   f"stay frozen (zero torque, zero results) until reset(instances=...) clears "
+                   f"them; on_error='flag' runs the others")
 
     @property
     @serialised
@@ -433,11 +458,11 @@ class Batch:
         qp = ffi.from_buffer("double[]", q)
         rp = ffi.from_buffer("double[]", r) if r is not None else ffi.NULL
         if instances is None:
-            st = lib.asr_batch_reset(self._b, qp, rp)
+            st = self._lock.run_c("reset", lib.asr_batch_reset, self._b, qp, rp)
         else:
             idx = V.instance_indices(instances, self.n_instances)
-            st = lib.asr_batch_reset_instances(self._b, idx.size, ffi.from_buffer("int[]", idx),
-                                               qp, rp)
+            st = self._lock.run_c("reset", lib.asr_batch_reset_instances, self._b, idx.size,
+                                  ffi.from_buffer("int[]", idx), qp, rp)
         self._raise_python()
         raise_for_status(st, "reset")
 
@@ -451,7 +476,8 @@ class Batch:
         rad/s, references refs (N, J, 2) (units per mode), optional external link torques
         tau_ext and feed-forward motor torques tau_ff (N, J), N m. Inputs broadcast.
         Returns the joint torques to apply, a read-only (N, J) view of field tau_joint, N m.
-        on_error: 'raise' (SimulationError when an instance stops) or 'flag' (see status)."""
+        on_error: 'raise' (SimulationError when an instance stops, and before stepping while
+        instances stay frozen from an earlier call) or 'flag' (see status)."""
         check_on_error(on_error)
         dt = self.check_dt(dt)
         qa = V.broadcast_input(q, "q", self._shape())
@@ -466,9 +492,10 @@ class Batch:
             ff_a = V.broadcast_input(tau_ff, "tau_ff", self._shape())
             self.check_ff(ff_a)
             ff = ffi.from_buffer("double[]", ff_a)
-        st = lib.asr_batch_step(self._b, dt, ffi.from_buffer("double[]", qa),
-                                ffi.from_buffer("double[]", qda), ffi.from_buffer("double[]", ra),
-                                ext, ff)
+        self.check_frozen(on_error, "step")
+        st = self._lock.run_c("step", lib.asr_batch_step, self._b, dt,
+                              ffi.from_buffer("double[]", qa), ffi.from_buffer("double[]", qda),
+                              ffi.from_buffer("double[]", ra), ext, ff)
         self.finish_run(st, on_error)
         return self._views["tau_joint"]
 
@@ -482,7 +509,7 @@ class Batch:
         or given per step, refs: (N, J, 2) or (N, steps, J, 2); q, qd: (N, J) or (N, steps, J),
         rad and rad/s; tau_ext: None, (N, J) or (N, steps, J), N m. record: state field names
         copied after every step. out: optional float64 C-contiguous (len(record), N, steps, J)
-        array. Returns {field: (N, steps, J) array} (views into out)."""
+        array. Returns {field: (N, steps, J) array} (views into out). on_error: as for step."""
         check_on_error(on_error)
         steps = V.positive_int(steps, "steps", hi=2**31 - 1)
         dt = self.check_dt(dt)
@@ -497,11 +524,12 @@ class Batch:
         if out is None:
             out = np.empty(shape)
         V.output_array(out, "out", shape)
-        idx = np.array([FIELDS.index(f) for f in record] or [0], dtype=np.intc)
+        idx = record_indices(record)
         keep = []
-        st = lib.asr_batch_rollout(
-            self._b, steps, dt, as_series(qs, keep), as_series(qds, keep), as_series(rs, keep),
-            as_series(ext, keep), len(record), ffi.from_buffer("int[]", idx),
+        self.check_frozen(on_error, "rollout")
+        st = self._lock.run_c(
+            "rollout", lib.asr_batch_rollout, self._b, steps, dt, as_series(qs, keep),
+            as_series(qds, keep), as_series(rs, keep), as_series(ext, keep), len(record), ffi.from_buffer("int[]", idx),
             ffi.from_buffer("double[]", out, require_writable=True) if record else ffi.NULL)
         self.finish_run(st, on_error)
         return {f: out[r] for r, f in enumerate(record)}
@@ -552,9 +580,9 @@ class Batch:
         C-contiguous float64 array the recorded fields go into (ignored when record is empty).
         Returns the C status: pass it to finish_run."""
         idx = record_indices(record)
-        return lib.asr_batch_rollout_engine(
-            self._b, engine, steps, dt, refs, ext, ff, len(record), ffi.from_buffer("int[]", idx),
-            ffi.from_buffer("double[]", out, require_writable=True) if record else ffi.NULL)
+        return self._lock.run_c(
+            "rollout", lib.asr_batch_rollout_engine, self._b, engine, steps, dt, refs, ext, ff,
+            len(record), ffi.from_buffer("int[]", idx), ffi.from_buffer("double[]", out, require_writable=True) if record else ffi.NULL)
 
     @serialised
     def finish_run(self, st, on_error):
@@ -566,6 +594,11 @@ class Batch:
             raise_for_status(st, "step")
         if st != lib.ASR_OK and on_error == "raise":
             self.check()
+
+    def __reduce__(self):
+        raise TypeError("a Batch cannot be pickled (C state, a lock of this process). Save what "
+                        "rebuilds it: joints, modes, n_instances, each get_param, and the state "
+                        "fields you need (np.array(batch.field(name))); reset a new one to them")
 
     def __repr__(self):
         joints = ", ".join(f"{s.name}/mode {m}" for s, m in zip(self.specs, self._modes))

@@ -16,6 +16,8 @@ import ctypes
 import glob
 import os
 import warnings
+from collections.abc import Mapping
+
 
 import numpy as np
 
@@ -83,6 +85,16 @@ def kinematics_functions():
     return _STEP_FNS["mj_kinematics"], _STEP_FNS["mj_comPos"], _STEP_FNS["mj_jacSite"]
 
 
+def _mapping(value, name):
+    """value, a mapping (None: empty); TypeError naming the argument otherwise."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{name}: expected a mapping (dict), got {type(value).__name__} "
+                        f"{value!r}")
+    return value
+
+
 class Sim:
     """N instances of a robot: MuJoCo links + asr actuators.
 
@@ -120,8 +132,9 @@ class Sim:
         self._batch = Batch([j.joint() for j in self.robot.joints], self.n_instances,
                             threads=threads, max_substep=max_substep, motor_scheme=motor_scheme)
         self._lock = self._batch.lock
-        for joint, values in (params or {}).items():
-            self.batch.set_params(self._joint_index(joint), **values)
+        for joint, values in _mapping(params, "params").items():
+            self.batch.set_params(self._joint_index(joint),
+                                  **_mapping(values, f"params[{joint!r}]"))
         self._engine = self._gz.engine if self._gz else self._engine_struct()
         self._controller = None
         if controller is not None:
@@ -146,7 +159,7 @@ class Sim:
                                 label=f"robot {self.robot.name!r} ({self.robot.variant})")
         self._gz_q0 = self._gz.q()
         self._dt = self._gz.dt
-        self._qpos_adr = self._dof_adr = V.read_only(range(self.n_joints), np.intp)
+        self._set_addresses(range(self.n_joints), range(self.n_joints))
         self._mj_models, self._datas = (), ()
 
     def _init_mujoco(self, mujoco_params):
@@ -158,10 +171,24 @@ class Sim:
             raise ValueError(f"{self.robot.mjcf}: integrator must be Euler or implicitfast (the "
                              "mj_step1/mj_step2 split integrates with those only)")
         qpos_adr, dof_adr = joint_addresses(base, self.robot.joint_names, self.robot.mjcf)
-        self._qpos_adr = V.read_only(qpos_adr, np.intp)
-        self._dof_adr = V.read_only(dof_adr, np.intp)
+        self._set_addresses(qpos_adr, dof_adr)
         self._mj_models = tuple(self._models(base, mujoco_params or {}))
         self._datas = tuple(mujoco.MjData(m) for m in self.models)
+
+    def _set_addresses(self, qpos_adr, dof_adr):
+        """Private index arrays (used internally, never handed out) and read-only copies of
+        them for the properties: an edited public array cannot redirect an index."""
+        self._qpos_adr = np.array(qpos_adr, dtype=np.intp)
+        self._dof_adr = np.array(dof_adr, dtype=np.intp)
+        self._public_adr = tuple(V.read_only(a, np.intp) for a in (self._qpos_adr, self._dof_adr))
+
+    def __reduce__(self):
+        raise TypeError(
+            "a Sim cannot be pickled: its MuJoCo data and actuator batch live in C and its lock "
+            "belongs to this process. Save what rebuilds it instead: the robot (name, variant), "
+            "n_instances, params and mujoco_params, and the state you need (sim.q, sim.qd, the "
+            "batch's fields); a new Sim reset to the saved q0 and references continues from "
+            "there")
 
     # ------------------------------------------------------------ set-up (read-only)
 
@@ -199,12 +226,12 @@ class Sim:
     @property
     def qpos_adr(self):
         """(J,) int, read-only: each actuated joint's address in MjData.qpos."""
-        return self._qpos_adr
+        return self._public_adr[0]
 
     @property
     def dof_adr(self):
         """(J,) int, read-only: each actuated joint's address in MjData.qvel / qfrc_applied."""
-        return self._dof_adr
+        return self._public_adr[1]
 
     @property
     def models(self):
@@ -241,12 +268,12 @@ class Sim:
         """One shared model, or one copy per instance when a field varies per instance."""
         mujoco = _mujoco()
         per_instance = []
-        for field, values in mujoco_params.items():
+        for field, values in _mapping(mujoco_params, "mujoco_params").items():
             if field not in MUJOCO_FIELDS:
                 raise ValueError(f"mujoco_params: unknown field {field!r}; valid: "
                                  f"{', '.join(MUJOCO_FIELDS)}")
             kind = MUJOCO_FIELDS[field]
-            for obj, value in values.items():
+            for obj, value in _mapping(values, f"mujoco_params[{field!r}]").items():
                 k = mujoco.mj_name2id(base, getattr(mujoco.mjtObj, f"mjOBJ_{kind.upper()}"), obj)
                 if k < 0:
                     raise ValueError(f"mujoco_params[{field!r}]: no {kind} named {obj!r} in "
@@ -295,8 +322,8 @@ class Sim:
         e.qvel = table("double*", [ffi.cast("double*", d.qvel.ctypes.data) for d in self.datas])
         e.qfrc = table("double*", [ffi.cast("double*", d.qfrc_applied.ctypes.data)
                                    for d in self.datas])
-        e.qpos_adr = table("int", self.qpos_adr.tolist())
-        e.dof_adr = table("int", self.dof_adr.tolist())
+        e.qpos_adr = table("int", self._qpos_adr.tolist())
+        e.dof_adr = table("int", self._dof_adr.tolist())
         assert n == len(self.datas)
         return e
 
@@ -329,7 +356,7 @@ class Sim:
             m, d = self.models[i], self.datas[i]
             mujoco.mj_resetData(m, d)
             if q is not None:
-                d.qpos[self.qpos_adr] = q[i]
+                d.qpos[self._qpos_adr] = q[i]
             mujoco.mj_forward(m, d)
         self.batch.reset(self.q, refs, instances=instances)
         self._hold_refs(refs, instances)
@@ -366,7 +393,7 @@ class Sim:
         """Link angles of the actuated joints, (N, J), rad (a copy)."""
         if self._gz:
             return self._gz.q()
-        return np.array([d.qpos[self.qpos_adr] for d in self.datas])
+        return np.array([d.qpos[self._qpos_adr] for d in self.datas])
 
     @property
     @serialised
@@ -374,7 +401,7 @@ class Sim:
         """Link velocities of the actuated joints, (N, J), rad/s (a copy)."""
         if self._gz:
             return self._gz.qd()
-        return np.array([d.qvel[self.dof_adr] for d in self.datas])
+        return np.array([d.qvel[self._dof_adr] for d in self.datas])
 
     @property
     @serialised
@@ -434,6 +461,7 @@ class Sim:
         wrench = None if wrench_ext is None else ctl.wrench_series(wrench_ext, steps)
         if ff is not None:
             self.batch.check_ff(ff[0].reshape(-1, nj))
+        self.batch.check_frozen(on_error, "Sim.rollout")
         if callable(refs):
             every = V.positive_int(every, "every")
             for t0 in range(0, steps, every):
@@ -478,8 +506,8 @@ class Sim:
             st = self.batch.rollout_engine(self._engine, steps, self.dt, *series, record, buf)
         else:
             ic_buf = ic_out if ic_out.flags.c_contiguous else np.empty(ic_out.shape)
-            st = self._controller.rollout_c(self.batch, self._engine, steps, *series, wrench,
-                                            record, buf, ic_buf)
+            st = self._lock.run_c("rollout", self._controller.rollout_c, self.batch,
+                                  self._engine, steps, *series, wrench, record, buf, ic_buf)
             if ic_buf is not ic_out:
                 ic_out[...] = ic_buf
         if buf is not out:
@@ -500,7 +528,9 @@ class Sim:
         where they are now) against the link's inertia about the joint, as omega dt, which the
         explicit coupling needs below 2. Returns a sentence naming the joint and the fix."""
         mujoco = _mujoco()
-        spec, j, i = self.batch.specs[joint], joint, instance
+        i = V.positive_int(instance, "instance", lo=0, hi=self.n_instances - 1)
+        j = V.positive_int(joint, "joint", lo=0, hi=self.n_joints - 1)
+        spec = self.batch.specs[j]
         name = self.robot.joint_names[j]
         if spec.nmotor == 0:
             return f"joint {name!r} is rigid: check its link PID gains and torques"
@@ -513,11 +543,11 @@ class Sim:
                     "while dt < 2 sqrt(I / k) for the link inertia I about the joint: lower the "
                     f"SDF's max_step_size (now {self.dt:g} s) or the stiffness")
         unit = np.zeros(self.models[i].nv)
-        unit[self.dof_adr[j]] = 1.0
+        unit[self._dof_adr[j]] = 1.0
         minv = np.zeros_like(unit)         # column of M^-1 at the current configuration
         mujoco.mj_solveM(self.models[i], self.datas[i], minv.reshape(1, -1),
                          unit.reshape(1, -1))
-        inertia = 1.0 / minv[self.dof_adr[j]]
+        inertia = 1.0 / minv[self._dof_adr[j]]
         if not k > 0:
             return f"joint {name!r} has no stiffness at zero load: check its parameters"
         w = np.sqrt(k / inertia)

@@ -409,11 +409,17 @@ def test_nonfinite_raises_simulation_error_once_in_raise_mode():
             assert err.code == lib.ASR_ERR_NONFINITE
             msg = str(err)
             assert f"instance {BLOW_I}" in msg and "joint 1" in msg and f"step {BLOW_STEP}" in msg
+        elif k < BLOW_STEP:
+            b.step(kw["q"], kw["qd"], kw["refs"], DT, tau_ext=kw["tau_ext"])
         else:
-            # before: nothing wrong; after: the instance is already frozen, nothing new
-            tau = b.step(kw["q"], kw["qd"], kw["refs"], DT, tau_ext=kw["tau_ext"])
-            if k > BLOW_STEP:
-                assert np.all(tau[BLOW_I] == 0.0)
+            # after: the instance stays frozen; 'raise' refuses to step until it is reset (it
+            # would return zeros for it), 'flag' steps the others
+            with pytest.raises(asr.SimulationError, match=rf"instance {BLOW_I}, joint 1, step "
+                               rf"{BLOW_STEP}: .* step refused: instance\(s\) \[{BLOW_I}\]"):
+                b.step(kw["q"], kw["qd"], kw["refs"], DT, tau_ext=kw["tau_ext"])
+            tau = b.step(kw["q"], kw["qd"], kw["refs"], DT, tau_ext=kw["tau_ext"],
+                         on_error="flag")
+            assert np.all(tau[BLOW_I] == 0.0)
     assert b.step_count == len(inputs)
     # reset clears the status, and the instance runs again
     b.reset()
