@@ -14,15 +14,21 @@ last and atomically, names it and holds its SHA-256; only then is the data file 
 named removed. A kill at any moment thus leaves the old manifest with its data file or the new
 manifest with its own: loading follows the manifest and gives the old result or the new one.
 
+write_version / current_version: a folder of several files (a training checkpoint) switched as a
+whole through one symlink.
+
 Used by asr.parameter_sweep, asr.iterative_learning, asr.identification and asr.rl.training.
 """
 import contextlib
+import ctypes
+import errno
 import fcntl
 import hashlib
 import io
 import json
 import os
 import re
+import shutil
 import tempfile
 import time
 
@@ -97,7 +103,7 @@ def sha256_file(path):
 
 
 @contextlib.contextmanager
-def _folder_lock(folder):
+def folder_lock(folder):
     """Writers of pairs in one folder take turns, so that one writer's clean-up never removes
     the data file another one's manifest is about to name. Released by the kernel on a kill."""
     fd = os.open(folder, os.O_RDONLY)
@@ -127,7 +133,7 @@ def write_pair(manifest, ext, write_data, doc, name_key="arrays", sha_key="array
     name = f"{base}.{sha[:16]}{ext}"
     doc = dict(doc, **{name_key: name, sha_key: sha})
     old = None
-    with _folder_lock(folder):
+    with folder_lock(folder):
         _remove_stale(folder, "." + base + ".")  # content-named temporaries of killed writers
         with contextlib.suppress(OSError, ValueError, AttributeError):
             with open(manifest, encoding="utf-8") as f:
@@ -181,6 +187,87 @@ def read_pair(manifest, what, name_key="arrays", sha_key="arrays_sha256"):
     return doc, data
 
 
+def _link(target, path):
+    """Make `path` a symlink to `target`, atomically (a new link renamed over the old entry)."""
+    tmp = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{os.getpid()}.link")
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(tmp)  # left by a killed writer (the folder lock excludes a live one)
+    os.symlink(target, tmp)
+    os.replace(tmp, path)
+
+
+def write_version(folder, items, link="checkpoint"):
+    """A set of files that always changes as a whole. items: [(name, writer(f))]: each written
+    (synced) into a new hidden folder folder/.<link>-<random>/; then the symlink folder/<link>
+    is switched to it (one atomic rename: the old set or the new one, whenever a kill comes);
+    then each folder/<name> is made a symlink to <link>/<name> if it is not one yet (for
+    readers that open the fixed names); then older versions are removed. Readers resolve the
+    link once (current_version) and read every file from that folder."""
+    folder = os.fspath(folder)
+    prefix = f".{link}-"
+    with folder_lock(folder):
+        new = tempfile.mkdtemp(prefix=prefix, dir=folder)
+        try:
+            for name, writer in items:
+                with open(os.path.join(new, name), "wb") as f:
+                    writer(f)
+                    f.flush()
+                    os.fsync(f.fileno())
+            _sync_folder(new)
+            _link(os.path.basename(new), os.path.join(folder, link))
+        except BaseException:
+            shutil.rmtree(new, ignore_errors=True)
+            raise
+        for name, _ in items:
+            path, target = os.path.join(folder, name), os.path.join(link, name)
+            if not (os.path.islink(path) and os.readlink(path) == target):
+                _link(target, path)
+        for n in os.listdir(folder):  # older versions, and those of killed writers
+            if n.startswith(prefix) and n != os.path.basename(new):
+                shutil.rmtree(os.path.join(folder, n), ignore_errors=True)
+        _sync_folder(folder)
+
+
+def current_version(folder, link="checkpoint"):
+    """The folder holding the current set of files write_version wrote (folder itself for a
+    folder written before versions: plain files)."""
+    folder = os.fspath(folder)
+    path = os.path.join(folder, link)
+    return os.path.realpath(path) if os.path.islink(path) else folder
+
+
+def _exchange(a, b):
+    """Swap two paths in one atomic step (Linux renameat2 RENAME_EXCHANGE); False where the
+    C library or the file system has no such call."""
+    rename = getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None)
+    if rename is None:
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    if rename(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
+        return False
+    raise OSError(err, os.strerror(err), b)
+
+
+def replace_folder(new, final):
+    """Put the folder `new` at `final`, replacing a folder there: swapped in one atomic step
+    where the system allows (a kill leaves the old folder or the new one), else the old one is
+    renamed aside first. The old folder is then removed."""
+    if not os.path.isdir(final):
+        os.replace(new, final)
+    elif _exchange(new, final):
+        shutil.rmtree(new)  # now the old folder
+    else:
+        aside = tempfile.mkdtemp(prefix="." + os.path.basename(final) + "-old-",
+                                 dir=os.path.dirname(os.path.abspath(final)))
+        os.replace(final, os.path.join(aside, "old"))
+        os.replace(new, final)
+        shutil.rmtree(aside)
+    _sync_folder(os.path.dirname(os.path.abspath(final)))
+
+
 def sha256_arrays(arrays):
     """{name: hex SHA-256 of the array's dtype, shape and bytes}: the checksums a results file
     stores of its own data, so that a file edited or damaged outside asr is told apart."""
@@ -206,4 +293,4 @@ def check_sha256(path, arrays, saved, what):
 
 
 __all__ = ["atomic_write", "sha256_file", "write_pair", "read_pair", "sha256_arrays",
-           "check_sha256"]
+           "check_sha256", "write_version", "current_version", "replace_folder", "folder_lock"]

@@ -80,6 +80,42 @@ def ident_load(path):
     ks = {float(r.cost), float(r.nfev), float(r.covariance.max()), float(r.estimates["p39"])}
     assert len(ks) == 1, f"a mix of saves: {ks}"
     return int(ks.pop())
+
+RL_FILES = ("model.zip", "vecnormalize.pkl", "config.json", "curve.json")
+
+def rl_save(path, k):  # the writer of asr.rl.train's checkpoints, with files of 200 kB
+    from asr._files import write_version
+    os.makedirs(path, exist_ok=True)
+    body = json.dumps({"k": k, "pad": "x" * 200_000}).encode()
+    write_version(path, [(n, lambda f: f.write(body)) for n in RL_FILES])
+
+def rl_load(path):
+    from asr._files import current_version
+    folder = current_version(path)
+    ks = set()
+    for n in RL_FILES:
+        with open(os.path.join(folder, n), "rb") as f:
+            ks.add(json.loads(f.read())["k"])
+    assert len(ks) == 1, f"a mix of checkpoints: {ks}"
+    return ks.pop()
+
+def ros_save(path, k):  # asr.ros.export_policy of a dashboard workspace; k in an offset
+    from asr.ros.export import export_policy
+    ws = {"version": "asr.dashboard/1", "robot": "qbmove_arm_2dof", "variant": "vertical",
+          "preset": {"joint1": 0.35, "joint2": 0.5}, "mode": {"joint1": 3, "joint2": 6},
+          "reference": {"joint1": {"kind": "hold", "offset": k * 1e-6, "amplitude": 0.0},
+                        "joint2": {"kind": "hold", "offset": 0.1, "amplitude": 0.0}},
+          "speed": 1.0, "paused": False, "compare": []}
+    export_policy(ws, "qbmove_arm_2dof", path, package="pkg")
+
+def ros_load(path):
+    pkg = os.path.join(path, "pkg")
+    with open(os.path.join(pkg, "scripts", "policy_node.json")) as f:
+        k = round(json.load(f)["ref_1"][0] * 1e6)
+    for rel in ("package.xml", "CMakeLists.txt", "launch/policy_node.launch",
+                "scripts/policy_node.py"):
+        assert os.path.getsize(os.path.join(pkg, rel)) > 0, rel
+    return k
 '''
 
 KILL_SERVER = WRITERS + r'''
@@ -119,7 +155,8 @@ for round_ in range(kills):
         save(path, base)  # start the next round from a good file
         last = base
 save(path, 1)  # a save after the kills removes what they left that is not its own
-report["files"] = sorted(os.listdir(os.path.dirname(os.path.abspath(path))))
+folder = path if kind in ("rl", "ros") else os.path.dirname(os.path.abspath(path))
+report["files"] = sorted(os.listdir(folder))
 print(json.dumps(report))
 '''
 
@@ -132,7 +169,7 @@ def _run(script, *args, timeout=TIMEOUT_S):
 
 
 @pytest.mark.parametrize("kind, name", [("ilc", "res"), ("sweep", "res.npz"),
-                                        ("ident", "res.npz")])
+                                        ("ident", "res.npz"), ("rl", "run"), ("ros", "ws")])
 def test_sigkill_while_saving_leaves_the_old_or_the_new_result(tmp_path, kind, name):
     report = _run(KILL_SERVER, kind, tmp_path / name, KILLS)
     print(f"{kind}: {report['lost']} of {report['kills']} kills lost the result; "
@@ -142,7 +179,8 @@ def test_sigkill_while_saving_leaves_the_old_or_the_new_result(tmp_path, kind, n
     # after one more save: the result's files, and hidden temporaries of the killed writers
     # (younger than asr._files.STALE_S, so kept: see test_temporaries_of_killed_writers_...)
     visible = [f for f in report["files"] if not f.startswith(".")]
-    assert len(visible) == (2 if kind in ("ilc", "sweep") else 1), visible
+    assert len(visible) == {"ilc": 2, "sweep": 2, "ident": 1, "rl": 5, "ros": 1}[kind], visible
+    assert len(report["files"]) - len(visible) <= (1 if kind in ("rl", "ros") else 2 * KILLS)
 
 
 CONCURRENT = WRITERS + r'''
@@ -168,7 +206,7 @@ print(json.dumps({"failed": failed, "got": got,
 '''
 
 
-@pytest.mark.parametrize("kind, name", [("ilc", "cc"), ("sweep", "cc.npz")])
+@pytest.mark.parametrize("kind, name", [("ilc", "cc"), ("sweep", "cc.npz"), ("rl", "run")])
 def test_two_writers_of_one_path_never_crash(tmp_path, kind, name):
     for attempt in range(3):
         folder = tmp_path / str(attempt)

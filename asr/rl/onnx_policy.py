@@ -32,9 +32,10 @@ policy(obs) -> actions for (N, obs_dim) -> (N, act_dim) or (obs_dim,) -> (act_di
 import json
 import os
 import pickle
-import tempfile
 
 import numpy as np
+
+from asr._files import atomic_write, current_version
 
 FORMAT = "asr.onnx_policy/1"
 MODEL_FILE, NORMALIZE_FILE, CONFIG_FILE = "model.zip", "vecnormalize.pkl", "config.json"
@@ -118,7 +119,7 @@ def load_training(folder):
     """(model, vec_normalize or None, config dict) of a training folder."""
     from stable_baselines3 import PPO
 
-    folder = os.fspath(folder)
+    folder = current_version(os.fspath(folder))  # the files of one checkpoint
     zip_path = os.path.join(folder, MODEL_FILE)
     if not os.path.isfile(zip_path):
         raise ValueError(f"model: {folder!r} is not a training folder (no {MODEL_FILE})")
@@ -175,21 +176,6 @@ def _actor_module(policy, norm, low, high):
             return torch.minimum(torch.maximum(a, self.low), self.high)
 
     return Actor().eval()
-
-
-def _write_atomic(path, data):
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".onnx-", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def export_onnx(model, path, *, vec_normalize=None, task=None):
@@ -283,7 +269,8 @@ def export_onnx(model, path, *, vec_normalize=None, task=None):
         entry = proto.metadata_props.add()
         entry.key, entry.value = k, v
     proto.producer_name = "asr.rl.export_onnx"
-    _write_atomic(path, proto.SerializeToString())
+    with atomic_write(path) as f:
+        f.write(proto.SerializeToString())
     return path
 
 

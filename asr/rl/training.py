@@ -15,11 +15,11 @@ out_dir holds:
   on held-out targets after the update (mean final joint error, rad: the norm of q - target at
   the end of an episode driven by the deterministic policy; null when not evaluated)}.
 
-Checkpoints: after every update the three files are written to temporary files in out_dir, synced,
-then renamed over the old ones one right after the other (vecnormalize.pkl, model.zip,
-curve.json), so a process killed at any time leaves loadable files of one update (or, inside the
-microseconds between two renames, vecnormalize.pkl one update ahead of model.zip; both carry
-their step count and resume takes the model's). resume=True continues from the folder: the
+Checkpoints: after every update the four files are written, synced, into a new hidden folder
+out_dir/.checkpoint-<random>/, and the symlink out_dir/checkpoint is switched to it in one atomic
+rename (asr._files.write_version); out_dir/model.zip etc. are symlinks into checkpoint/. A
+process killed at any time thus leaves the four files of one update, never a mix. Folders of
+earlier versions (plain files) load and resume too. resume=True continues from the folder: the
 model, its optimiser and the normalisation statistics are restored, the curve is cut at the
 model's steps, and the environments start new episodes (their physics state is not saved).
 
@@ -41,6 +41,7 @@ import torch
 
 import asr
 from asr._executors import completed
+from asr._files import current_version, write_version
 from asr.errors import SimulationError
 
 EVAL_SEED_BASE = 1_000_000_000
@@ -208,41 +209,16 @@ def evaluate_policy(model, vecnormalize, task_cls, episodes, threads=1):
 # ------------------------------------------------------------ files
 
 
-def _write_files(out_dir, items):
-    """items: [(name, writer(f))]: all written to temporary files and synced first, then renamed
-    over the old files one right after the other, then the folder synced."""
-    tmps = []
-    try:
-        for name, writer in items:
-            tmp = os.path.join(out_dir, name + ".tmp")
-            with open(tmp, "wb") as f:
-                writer(f)
-                f.flush()
-                os.fsync(f.fileno())
-            tmps.append((tmp, os.path.join(out_dir, name)))
-        for tmp, path in tmps:
-            os.replace(tmp, path)
-    finally:
-        for tmp, _ in tmps:
-            if os.path.exists(tmp):
-                os.remove(tmp)
-    fd = os.open(out_dir, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def _json_writer(obj):
     return lambda f: f.write((json.dumps(obj, indent=1) + "\n").encode())
 
 
-def _read_json(path, what):
+def _read_json(path, what, shown):
     try:
         with open(path) as f:
             return json.load(f)
     except (OSError, ValueError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{path}: cannot read the {what} ({type(exc).__name__}: {exc}); the "
+        raise ValueError(f"{shown}: cannot read the {what} ({type(exc).__name__}: {exc}); the "
                          "file is missing, truncated or corrupted") from None
 
 
@@ -255,31 +231,37 @@ def load_checkpoint(out_dir, env=None, device="cpu"):
     out_dir = os.fspath(out_dir)
     if not os.path.isdir(out_dir):
         raise ValueError(f"out_dir: {out_dir!r} is not a folder")
-    config = _read_json(os.path.join(out_dir, "config.json"), "training configuration")
+    files = current_version(out_dir)  # every file from one checkpoint
+    # errors name out_dir/<name>: a link into that checkpoint's hidden folder
+    config = _read_json(os.path.join(files, "config.json"), "training configuration",
+                        os.path.join(out_dir, "config.json"))
     if not isinstance(config, dict) or config.get("algo") not in ALGOS or "task" not in config:
         raise ValueError(f"{os.path.join(out_dir, 'config.json')}: not an asr training "
                          "configuration (no task / algo)")
-    curve = _read_json(os.path.join(out_dir, "curve.json"), "learning curve")
+    curve = _read_json(os.path.join(files, "curve.json"), "learning curve",
+                       os.path.join(out_dir, "curve.json"))
     if not isinstance(curve, list) or not all(isinstance(r, dict) and "steps" in r
                                               for r in curve):
         raise ValueError(f"{os.path.join(out_dir, 'curve.json')}: not a list of curve rows")
-    path = os.path.join(out_dir, "vecnormalize.pkl")
+    path = os.path.join(files, "vecnormalize.pkl")
     try:
         with open(path, "rb") as f:
             vecnorm = pickle.load(f)
         vecnorm.obs_rms.mean  # noqa: B018  (an object of the right kind)
     except Exception as exc:  # noqa: BLE001  (any unpickling failure means a bad file)
-        raise ValueError(f"{path}: cannot load the observation normalisation "
+        raise ValueError(f"{os.path.join(out_dir, 'vecnormalize.pkl')}: cannot load the "
+                         "observation normalisation "
                          f"({type(exc).__name__}: {exc}); the file is missing, truncated or "
                          "corrupted") from None
     if env is not None:
         vecnorm.set_venv(env)
     vecnorm.training = False
-    path = os.path.join(out_dir, "model.zip")
+    path = os.path.join(files, "model.zip")
     try:
         model = PPO.load(path, env=vecnorm if env is not None else None, device=device)
     except Exception as exc:  # noqa: BLE001  (SB3 raises many kinds for a bad zip)
-        raise ValueError(f"{path}: cannot load the PPO model ({type(exc).__name__}: {exc}); "
+        raise ValueError(f"{os.path.join(out_dir, 'model.zip')}: cannot load the PPO model "
+                         f"({type(exc).__name__}: {exc}); "
                          "the file is missing, truncated or corrupted") from None
     final = config.get("final_eval", {}).get("final_error_rad")
     return TrainResult(model, vecnorm, config, curve, final, out_dir)
@@ -362,7 +344,8 @@ def train(task, algo="ppo", total_steps=100_000, num_envs=64, seed=0, threads=1,
         vecnorm = prev.vecnormalize
         vecnorm.set_venv(monitor)
         vecnorm.training = True
-        model = PPO.load(os.path.join(out_dir, "model.zip"), env=vecnorm, device="cpu")
+        model = PPO.load(os.path.join(current_version(out_dir), "model.zip"), env=vecnorm,
+                         device="cpu")
         model.set_random_seed(seed + model.num_timesteps)
         curve = [r for r in prev.curve if r["steps"] <= model.num_timesteps]
         wall0 = curve[-1]["wall_s"] if curve else 0.0
@@ -388,7 +371,7 @@ def train(task, algo="ppo", total_steps=100_000, num_envs=64, seed=0, threads=1,
         if out_dir is None:
             return
         vecnorm.asr_num_timesteps = model.num_timesteps  # travels in the pickle
-        _write_files(out_dir, [
+        write_version(out_dir, [
             ("config.json", _json_writer(config)),
             ("vecnormalize.pkl", lambda f: pickle.dump(vecnorm, f)),
             ("model.zip", lambda f: model.save(f)),

@@ -51,6 +51,8 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
+from asr._files import folder_lock, replace_folder
+
 FORMAT = "asr.ros_policy/1"
 KINDS = ("table", "linear", "constant", "onnx")
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")          # ROS package names (REP 144)
@@ -506,6 +508,15 @@ def export_policy(obj, robot, out_dir, *, variant=None, namespace="", package=No
     d["package"] = name
     out_dir = os.fspath(out_dir)
     os.makedirs(out_dir, exist_ok=True)
+    with folder_lock(out_dir):  # exporters of one folder take turns
+        for left in os.listdir(out_dir):  # left by a killed export (none runs now)
+            if left.startswith(f".{name}-"):
+                shutil.rmtree(os.path.join(out_dir, left), ignore_errors=True)
+        return _write_package(name, node, d, onnx, robot, out_dir)
+
+
+def _write_package(name, node, d, onnx, robot, out_dir):
+    """Write the package into a new hidden folder of out_dir, then swap it in whole."""
     tmp = tempfile.mkdtemp(prefix=f".{name}-", dir=out_dir)
     try:
         os.makedirs(os.path.join(tmp, "scripts"))
@@ -533,9 +544,7 @@ def export_policy(obj, robot, out_dir, *, variant=None, namespace="", package=No
         for rel in ("package.xml", f"launch/{node}.launch"):
             ET.parse(os.path.join(tmp, rel))  # well-formed, or ParseError
         final = os.path.join(out_dir, name)
-        if os.path.isdir(final):
-            shutil.rmtree(final)
-        os.replace(tmp, final)
+        replace_folder(tmp, final)  # the old package or the new one, whenever a kill comes
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
