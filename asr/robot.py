@@ -18,6 +18,7 @@ try:
 except ImportError:  # Python < 3.11
     import tomli as tomllib
 
+from asr import _robot_files as files
 from asr.batch import Joint, check_mode
 from asr.models import get_model, models as model_specs
 
@@ -79,6 +80,11 @@ class Robot:
         """A fresh mujoco.MjModel of this variant, checked against the actuated joints."""
         import mujoco
 
+        try:  # checked again: the folder may have changed since load_robot
+            files.mjcf_files(self.folder, self.mjcf, os.path.basename(self.mjcf))
+        except (files.BadFile, FileNotFoundError) as exc:
+            raise RobotFileError(f"robot {self.name!r} ({self.variant})", "mjcf", str(exc)) \
+                from None
         model = mujoco.MjModel.from_xml_path(self.mjcf)
         joint_addresses(model, self.joint_names,
                         f"robot {self.name!r} ({self.variant}): {os.path.basename(self.mjcf)}")
@@ -273,42 +279,61 @@ def _joint(toml, where, table):
     return RobotJoint(e["name"], e["model"], mode, params)
 
 
-def _file_in(folder, toml, entry, file, kind):
-    """folder/file, a file that lies inside the robot's folder (links followed)."""
+def _file_in(folder, toml, entry, file):
+    """folder/file, a robot file (asr._robot_files.check: inside the folder, links followed, a
+    regular file)."""
     path = os.path.join(folder, file)
-    if not _inside(folder, path):
-        toml.fail(entry, f"{file!r} is outside the robot's folder; the {kind} file must lie in it")
-    if not os.path.isfile(path):
-        toml.fail(entry, f"no file {file!r} in the robot's folder")
+    try:
+        files.check(folder, path, file)
+    except (files.BadFile, FileNotFoundError) as exc:
+        toml.fail(entry, str(exc))
     return path
 
 
 def _mjcf_model(folder, toml, entry, file):
-    """(absolute path, mujoco.MjModel) of a variant's MJCF file: inside the robot's folder and
-    read by MuJoCo (its errors without the folder's path)."""
+    """(absolute path, mujoco.MjModel) of a variant's MJCF file: it and every file it names are
+    robot files (asr._robot_files.mjcf_files, checked before MuJoCo opens any), MuJoCo reads it
+    (its errors without the folder's path) and its options are ones asr can step."""
     import mujoco
 
-    path = _file_in(folder, toml, entry, file, "MJCF")
+    path = _file_in(folder, toml, entry, file)
     try:
-        return path, mujoco.MjModel.from_xml_path(path)
+        files.mjcf_files(folder, path, file)
+        model = mujoco.MjModel.from_xml_path(path)
+    except (files.BadFile, FileNotFoundError) as exc:
+        toml.fail(entry, str(exc))
     except (ValueError, RuntimeError, OSError) as exc:
         text = " ".join(str(exc).split())
         for prefix in {os.path.realpath(folder), os.path.abspath(folder), folder}:
             text = text.replace(prefix + os.sep, "")
         toml.fail(entry, f"MuJoCo cannot load {file!r}: {text}")
+    _check_options(model, toml, entry, file)
+    return path, model
+
+
+# MuJoCo <option> values asr steps with: (attribute, valid range, why); timestep: the step of
+# every rollout, at most 1 s (far above any stable coupled step)
+_OPTIONS = (("timestep", 0.0, 1.0, "s, the length of one step"),)
+
+
+def _check_options(model, toml, entry, file):
+    for name, lo, hi, what in _OPTIONS:
+        value = float(getattr(model.opt, name))
+        if not lo < value <= hi:
+            toml.fail(entry, f"{file!r}: option {name} = {value!r} ({what}); valid range "
+                             f"({lo:g}, {hi:g}]")
 
 
 def _sdf_joints(folder, toml, entry, file):
-    """(absolute path, {joint name: type}) of a variant's SDF file: inside the robot's folder,
-    well-formed XML with an <sdf> root holding exactly one <world> with exactly one <model>
-    (robots/README.md, "SDF files for Gazebo"); the types of that model's own <joint>s."""
-    import xml.etree.ElementTree as ET
-
-    path = _file_in(folder, toml, entry, file, "SDF")
+    """(absolute path, {joint name: type}) of a variant's SDF file: a robot file naming only
+    robot files (asr._robot_files.sdf_files), well-formed XML with an <sdf> root holding exactly
+    one <world> with exactly one <model> (robots/README.md, "SDF files for Gazebo"); the types
+    of that model's own <joint>s."""
+    path = _file_in(folder, toml, entry, file)
     try:
-        root = ET.parse(path).getroot()
-    except (ET.ParseError, OSError, UnicodeDecodeError) as exc:
-        toml.fail(entry, f"{file!r} is not well-formed XML: {exc}")
+        root = files.sdf_files(folder, path, file)
+    except (files.BadFile, FileNotFoundError) as exc:
+        toml.fail(entry, str(exc))
     if root.tag != "sdf":
         toml.fail(entry, f"{file!r}: the root element is <{root.tag}>, expected <sdf>")
     worlds, models = root.findall("world"), root.findall("model")
@@ -417,17 +442,21 @@ def _joint_type(model, name):
     return "hinge" if int(model.jnt_type[k]) == int(mujoco.mjtJoint.mjJNT_HINGE) else "slide"
 
 
-def _read_toml(file, label):
-    if not os.path.isfile(file):
+def _read_toml(folder, label):
+    """The parsed robot.toml of `folder` (a robot file: asr._robot_files.read)."""
+    try:
+        data = files.read(folder, os.path.join(folder, "robot.toml"), "robot.toml")
+    except FileNotFoundError:
         raise FileNotFoundError(f"{label}: robot description not found (a robot folder needs a "
-                                "robot.toml and its MJCF file; see robots/README.md)")
-    with open(file, "rb") as f:
-        try:
-            return tomllib.load(f)
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise RobotFileError(label, "", f"malformed TOML: {exc}") from None
-        except RecursionError:  # the parser recurses once per nesting level
-            raise RobotFileError(label, "", "malformed TOML: nested too deeply") from None
+                                "robot.toml and its MJCF file; see robots/README.md)") from None
+    except files.BadFile as exc:
+        raise RobotFileError(label, "", str(exc)) from None
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise RobotFileError(label, "", f"malformed TOML: {exc}") from None
+    except RecursionError:  # the parser recurses once per nesting level
+        raise RobotFileError(label, "", "malformed TOML: nested too deeply") from None
 
 
 def robot_names():
@@ -460,12 +489,6 @@ def _robot_folder(name, allow_path):
                             f"{', '.join(have) or 'none'}")
 
 
-def _inside(folder, path):
-    """True when `path` resolves (links followed) inside `folder`."""
-    folder, path = os.path.realpath(folder), os.path.realpath(path)
-    return os.path.commonpath([folder, path]) == folder
-
-
 def load_robot(name, variant=None, *, allow_path=True):
     """Load robot `name` (a folder under robots_dir(), or, unless allow_path=False, a path to a
     robot folder) in `variant` (default: its default_variant). Every entry of robot.toml and
@@ -477,7 +500,7 @@ def load_robot(name, variant=None, *, allow_path=True):
         raise TypeError(f"variant: expected a variant name (str), got {type(variant).__name__}")
     folder, label = _robot_folder(name, allow_path)
     toml = _File(label, "robot.toml")
-    top = _entries(_read_toml(os.path.join(folder, "robot.toml"), toml.label(toml.file)),
+    top = _entries(_read_toml(folder, toml.label(toml.file)),
                    _TOP, toml, "")
     if not top["variants"]:
         toml.fail("variants", "needs at least one [variants.<name>] table")
@@ -499,7 +522,7 @@ def variant_names(name, *, allow_path=True):
     """The variant names of robot `name` in robot.toml order, after load_robot(name) has checked
     the whole description (so every name listed is a variant that loads)."""
     folder = load_robot(name, allow_path=allow_path).folder
-    return tuple(_read_toml(os.path.join(folder, "robot.toml"), "robot.toml")["variants"])
+    return tuple(_read_toml(folder, "robot.toml")["variants"])
 
 
 def joint_addresses(model, names, where="model") -> Tuple[List[int], List[int]]:

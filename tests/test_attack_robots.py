@@ -35,6 +35,162 @@ def run_python(code, timeout=TIMEOUT_S):
     return res.returncode, res.stdout + res.stderr
 
 
+# ---------------------------------------------------------------- robot files
+
+MESH = """v 0 0 0
+v 0.01 0 0
+v 0 0.01 0
+v 0 0 0.01
+f 1 3 2
+f 1 2 4
+f 1 4 3
+f 2 3 4
+"""  # a tetrahedron (Wavefront OBJ)
+
+
+def load_in_subprocess(folder):
+    """load_robot(folder) in a fresh interpreter: 'OK' or '<exception type>: <message>'. A
+    hang (a FIFO opened for reading) fails the test after TIMEOUT_S."""
+    rc, out = run_python(f"""
+        import asr
+        try:
+            asr.load_robot({str(folder)!r}).mj_model()
+            print('OK')
+        except Exception as exc:
+            print(f'{{type(exc).__name__}}: {{exc}}')
+        """)
+    assert rc == 0, out
+    return out.strip().splitlines()[-1]
+
+
+def robot_with(tmp_path, xml_edit=None, files=None):
+    """A copy of the pendulum fixture; xml_edit: (old, new) in its MJCF; files: {name: text}."""
+    folder = tmp_path / "robot"
+    shutil.copytree(PENDULUM, folder)
+    if xml_edit:
+        xml = (folder / "pendulum.xml").read_text()
+        assert xml_edit[0] in xml
+        (folder / "pendulum.xml").write_text(xml.replace(*xml_edit))
+    for name, text in (files or {}).items():
+        (folder / name).write_text(text)
+    return folder
+
+
+MESH_GEOM = ('</body>', '<geom type="mesh" mesh="m" contype="0" conaffinity="0"/></body>')
+
+
+def with_mesh(file, meshdir=None):
+    compiler = f'<compiler meshdir="{meshdir}"/>' if meshdir else ""
+    return (MESH_GEOM[0], MESH_GEOM[1] + f'</worldbody>{compiler}<asset><mesh name="m" '
+            f'file="{file}"/></asset><worldbody>')
+
+
+def fifo(path):
+    os.mkfifo(path)
+
+
+@pytest.mark.parametrize("case", ["toml-fifo", "toml-dev-null", "toml-loop", "mjcf-fifo",
+                                  "include-fifo", "include-etc-passwd", "include-outside-link",
+                                  "mesh-fifo", "mesh-outside", "meshdir-outside", "mesh-loop"])
+def test_robot_files_must_be_regular_files_inside_the_folder(tmp_path, case):
+    """Every file a robot names is checked before anything opens it (before: a FIFO hung the
+    load forever, /etc/passwd was opened by MuJoCo as an include, a mesh outside the folder was
+    read, a link loop or /dev/null as robot.toml said 'not found')."""
+    include = ("</worldbody>", '</worldbody><include file="part.xml"/>')
+    folder = tmp_path / "robot"
+    setups = {
+        "toml-fifo": (lambda f: (os.remove(f / "robot.toml"), fifo(f / "robot.toml")), None, {},
+                      "'robot.toml' is a FIFO"),
+        "toml-dev-null": (lambda f: (os.remove(f / "robot.toml"),
+                                     os.symlink("/dev/null", f / "robot.toml")), None, {},
+                          "'robot.toml' is outside the robot's folder"),
+        "toml-loop": (lambda f: (os.remove(f / "robot.toml"),
+                                 os.symlink(f / "robot.toml", f / "robot.toml")), None, {},
+                      "'robot.toml' is a symbolic link loop"),
+        "mjcf-fifo": (lambda f: (os.remove(f / "pendulum.xml"), fifo(f / "pendulum.xml")), None,
+                      {}, "'pendulum.xml' is a FIFO"),
+        "include-fifo": (lambda f: fifo(f / "part.xml"), include, {}, "'part.xml' is a FIFO"),
+        "include-etc-passwd": (None, ("</worldbody>", '</worldbody><include file="/etc/passwd"/>'),
+                               {}, "<include> '/etc/passwd' is outside the robot's folder"),
+        "include-outside-link": (lambda f: (shutil.copy(f / "pendulum.xml", tmp_path / "o.xml"),
+                                            os.symlink(tmp_path / "o.xml", f / "part.xml")),
+                                 include, {}, "<include> 'part.xml' is outside"),
+        "mesh-fifo": (lambda f: fifo(f / "m.obj"), with_mesh("m.obj"), {}, "'m.obj' is a FIFO"),
+        "mesh-outside": (lambda f: (tmp_path / "m.obj").write_text(MESH), with_mesh("../m.obj"),
+                         {}, "'../m.obj' is outside the robot's folder"),
+        "meshdir-outside": (lambda f: (tmp_path / "m.obj").write_text(MESH),
+                            with_mesh("m.obj", meshdir=".."), {},
+                            "<compiler> folder '..' is outside the robot's folder"),
+        "mesh-loop": (lambda f: os.symlink(f / "m.obj", f / "m.obj"), with_mesh("m.obj"), {},
+                      "'m.obj' is a symbolic link loop"),
+    }
+    setup, xml_edit, files, expected = setups[case]
+    robot_with(tmp_path, xml_edit, files)
+    if setup:
+        setup(folder)
+    text = load_in_subprocess(folder)
+    assert text.startswith("RobotFileError: ") and expected in text, text
+    assert "regular files inside the robot's folder" in text, text
+    assert str(tmp_path) not in text.split(": ", 2)[-1], text  # the problem: no server path
+
+
+def test_a_mesh_inside_the_folder_still_loads(tmp_path):
+    """The checks let ordinary assets through: a mesh in a meshdir sub-folder, an include."""
+    folder = robot_with(tmp_path, with_mesh("m.obj", meshdir="meshes"))
+    (folder / "meshes").mkdir()
+    (folder / "meshes" / "m.obj").write_text(MESH)
+    assert asr.load_robot(str(folder)).mj_model().nmesh == 1
+
+
+def test_a_robot_folder_with_a_fifo_does_not_hang_the_dashboard_listing(tmp_path):
+    """robot_names() and load_robot(name, allow_path=False), as /api/robots uses them, answer
+    with a FIFO as a robot's robot.toml and as its MJCF."""
+    for name, target in (("a", "robot.toml"), ("b", "pendulum.xml")):
+        shutil.copytree(PENDULUM, tmp_path / name)
+        os.remove(tmp_path / name / target)
+        os.mkfifo(tmp_path / name / target)
+    rc, out = run_python(f"""
+        import os
+        os.environ['ASR_ROBOTS'] = {str(tmp_path)!r}
+        import asr
+        from asr.robot import robot_names
+        print('NAMES', robot_names())
+        try:
+            asr.load_robot('b', allow_path=False)
+        except Exception as exc:
+            print('ERROR', exc)
+        """)
+    assert rc == 0, out
+    assert "NAMES ['b']" in out and "ERROR robot 'b' (robot.toml): [variants." in out, out
+    assert "'pendulum.xml' is a FIFO" in out and str(tmp_path) not in out.split("ERROR")[1], out
+
+
+@pytest.mark.parametrize("timestep", ["-1", "0", "1e9", "nan"])
+def test_mjcf_timestep_is_checked_at_load(tmp_path, timestep):
+    """An MJCF timestep of -1 loaded and failed later as 'steps: got -1' / 'dt: got -1.0'; now
+    load_robot names the file, the option, the value and the valid range."""
+    folder = robot_with(tmp_path, ('timestep="0.001"', f'timestep="{timestep}"'))
+    with pytest.raises(RobotFileError, match=r"'pendulum.xml': option timestep = .* valid range "
+                                             r"\(0, 1\]") as err:
+        asr.load_robot(str(folder))
+    assert err.value.entry.endswith("mjcf")
+
+
+def test_sdf_uris_must_name_robot_files(tmp_path):
+    """An SDF <uri> that SDFormat would look up on SDF_PATH or download (model://, https://)
+    or a file outside the folder is refused before SDFormat reads the file."""
+    folder = tmp_path / "robot"
+    shutil.copytree(GZ_PENDULUM, folder)
+    sdf = (folder / "pendulum.sdf").read_text()
+    for uri, words in (("https://example.invalid/m.dae", "only files inside the robot's folder"),
+                       ("model://m/m.dae", "only files inside the robot's folder"),
+                       ("/etc/passwd", "outside the robot's folder")):
+        (folder / "pendulum.sdf").write_text(sdf.replace(
+            "</model>", f"<include><uri>{uri}</uri></include></model>", 1))
+        with pytest.raises(RobotFileError, match=words):
+            asr.load_robot(str(folder))
+
+
 # ---------------------------------------------------------------- the Gazebo engine's ports
 
 LISTENING = """

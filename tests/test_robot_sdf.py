@@ -361,7 +361,7 @@ def test_sdf_joint_of_the_wrong_type_is_named(tmp_path):
     ('"../pendulum.sdf"', "outside the robot's folder"),
     ('"/etc/hostname"', "outside the robot's folder"),
     ('"missing.sdf"', "no file 'missing.sdf'"),
-    ('"."', "no file '.'"),
+    ('"."', "'.' is a folder"),
     ("5", "expected a file name (string), got 5"),
     ('""', "expected a file name"),
 ])
