@@ -29,10 +29,15 @@ class Binding:
     reference_map call's). A Python model's callbacks reach their binding through the copy's
     user pointer and keep the exception they raise here, so it belongs to the call that ran
     them: no other batch or thread sees it, whichever thread (Python or a C worker) ran the
-    callback. Built-in and C models raise nothing and use the shared definition."""
+    callback. Built-in and C models raise nothing and use the shared definition.
 
-    def __init__(self, model):
+    finite: a non-finite output of a Python callable is a ValueError naming it (a pure
+    evaluation); else it goes to C, which freezes that instance alone (a batch, so on_error
+    'flag' still runs the others)."""
+
+    def __init__(self, model, finite):
         self.model, self.python, self.error = model, model.python, None
+        self.finite = finite
         self.cdef = model.cdef
         if self.python is not None:
             self._handle = ffi.new_handle(self)
@@ -51,15 +56,16 @@ class Binding:
             raise err
 
 
-def _real_output(value, what):
-    """A callback's output `what` as a finite float; TypeError / ValueError naming it."""
+def _real_output(value, what, finite):
+    """A callback's output `what` as a float (finite: a finite one); TypeError / ValueError
+    naming it."""
     if isinstance(value, (bool, np.bool_)) or np.ndim(value) != 0 or not (
             isinstance(value, numbers.Real) or
             (isinstance(value, np.ndarray) and value.dtype.kind in "iuf")):
         raise TypeError(f"{what}: expected a real number, got {type(value).__name__} "
                         f"{str(value)[:40]}")
     x = float(value)
-    if not np.isfinite(x):  # a NaN would flow on into the state unnoticed
+    if finite and not np.isfinite(x):
         raise ValueError(f"{what}: got {x}, must be finite (to refuse a point, raise)")
     return x
 
@@ -75,7 +81,7 @@ def _clamped_output(value):
     return int(value)
 
 
-def _store_elastic(result, out):
+def _store_elastic(result, out, finite):
     """Fill a C asr_elastic_out from a Python model's result mapping, every field checked."""
     if not isinstance(result, Mapping):
         raise TypeError(
@@ -94,7 +100,7 @@ def _store_elastic(result, out):
               "cload2": 0.0, "defl1": 0.0, "defl2": 0.0}
     for k, v in result.items():
         if k != "clamped":
-            values[k] = _real_output(v, f"compliance output {k!r}")
+            values[k] = _real_output(v, f"compliance output {k!r}", finite)
     values.setdefault("load1", -values["tau1"])
     values.setdefault("load2", -values["tau2"])
     for k in OUT_FIELDS:
@@ -102,15 +108,15 @@ def _store_elastic(result, out):
     out.clamped = _clamped_output(result.get("clamped", 0))
 
 
-def _store_refmap(result, th1, th2):
+def _store_refmap(result, th1, th2, finite):
     """Store a Python refmap's (th1, th2), both checked."""
     if isinstance(result, (str, bytes)) or not isinstance(result, (Sequence, np.ndarray)) or \
             len(result) != 2:
         size = f" of length {len(result)}" if isinstance(result, Sized) else ""
         raise TypeError(f"refmap: must return a pair (th1, th2), got {type(result).__name__}"
                         f"{size} {str(result)[:40]}")
-    th1[0] = _real_output(result[0], "refmap output 'th1'")
-    th2[0] = _real_output(result[1], "refmap output 'th2'")
+    th1[0] = _real_output(result[0], "refmap output 'th1'", finite)
+    th2[0] = _real_output(result[1], "refmap output 'th2'", finite)
 
 
 @ffi.def_extern(error=lib.ASR_ERR_CALLBACK)
@@ -120,7 +126,7 @@ def asr_py_elastic(user, p, inp, out):
     try:
         result = model.elastic(inp.q, inp.qd, inp.th1, inp.th2, inp.th1d, inp.th2d,
                                **model.kwargs(p))
-        _store_elastic(result, out)
+        _store_elastic(result, out, bound.finite)
         return 0
     except BaseException as exc:  # kept and re-raised by this call's caller after the C call
         bound.keep_error(exc)
@@ -132,7 +138,7 @@ def asr_py_refmap(user, p, eq, preset, th1, th2):
     bound = ffi.from_handle(user)
     model = bound.python
     try:
-        _store_refmap(model.refmap(eq, preset, **model.kwargs(p)), th1, th2)
+        _store_refmap(model.refmap(eq, preset, **model.kwargs(p)), th1, th2, bound.finite)
         return 0
     except BaseException as exc:
         bound.keep_error(exc)

@@ -232,9 +232,10 @@ class _Model:
     python: Optional[PythonModel] = None
     keep: list = dataclasses.field(default_factory=list)
 
-    def bind(self):
-        """The C definition for one user of the model: a batch, or one evaluation."""
-        return Binding(self)
+    def bind(self, finite=False):
+        """The C definition for one user of the model: a batch, or one evaluation (finite:
+        see Binding)."""
+        return Binding(self, finite)
 
 
 def _common_specs(cdef):
@@ -400,8 +401,9 @@ def register_model(name, elastic, refmap=None, *, params=(), nmotor=2, kinematic
         ``tau1`` (N m on the link) and ``stiffness`` (-d tau_link/dq, N m/rad), optionally
         ``tau2``, ``damping``, ``load1``/``load2`` (torques on the motors, default -tau_i),
         ``kload1``/``kload2`` (their stiffness, used by the implicit motor update),
-        ``cload1``/``cload2``, ``defl1``/``defl2`` (each a finite real: NaN or inf is a
-        ValueError naming it) and ``clamped`` (int 0, 1 or 2).
+        ``cload1``/``cload2``, ``defl1``/``defl2`` (reals: NaN or inf is a ValueError naming
+        it from compliance, and freezes that instance with status ASR_ERR_NONFINITE in a batch)
+        and ``clamped`` (int 0, 1 or 2).
     refmap: a C ``asr_refmap_fn`` or a Python callable ``refmap(eq, preset, **params) ->
         (th1, th2)``, both finite; default th = eq +/- preset. A C pointer of any other type, or
         NULL, is a TypeError (C would call it blindly).
@@ -536,7 +538,7 @@ def _model_params(model, params, shape):
 def _evaluate(model, fn, *args):
     """Run C evaluation fn(cdef, *args) with this call's own binding of `model`, re-raising an
     exception its Python callbacks raised; returns the C status."""
-    bound = model.bind()
+    bound = model.bind(finite=True)
     st = fn(bound.cdef, *args)
     bound.raise_pending()
     return st

@@ -92,8 +92,10 @@ typedef struct asr_elastic_out {
  * asr_compliance_eval / asr_reference_map_eval alike): a non-zero return aborts that instance's
  * step (the instance is frozen) or that point's evaluation; ASR_ERR_RANGE is reported as
  * ASR_ERR_RANGE (a parameter or input outside the model's range), any other value as
- * ASR_ERR_CALLBACK. The Python bindings return ASR_ERR_CALLBACK from a Python model that raised,
- * keep its exception and re-raise it when the C call returns. */
+ * ASR_ERR_CALLBACK. In a batch step, a zero return with a NaN or inf output (any field) freezes
+ * the instance with ASR_ERR_NONFINITE (reset: ASR_ERR_RANGE for such a refmap result). The
+ * Python bindings return ASR_ERR_CALLBACK from a Python model that raised, keep its exception and
+ * re-raise it when the C call returns. */
 typedef int (*asr_elastic_fn)(void* user, const double* p, const asr_elastic_in* in,
                               asr_elastic_out* out);
 

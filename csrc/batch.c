@@ -233,7 +233,10 @@ static asr_status reset_motors(asr_batch* b, int i, int j, double q0, const doub
         th1 = r1;
         th2 = r2;
         if (mode == ASR_MODE_EQ_PRESET || mode == ASR_MODE_EQ_PRESET_PID) {
-            if (m->refmap(m->user, p + ASR_NCOMMON, r1, r2, &th1, &th2)) return ASR_ERR_RANGE;
+            if (m->refmap(m->user, p + ASR_NCOMMON, r1, r2, &th1, &th2) || !isfinite(th1) ||
+                !isfinite(th2)) {
+                return ASR_ERR_RANGE;
+            }
         }
     }
     double* s = joint_state(b, x);

@@ -73,9 +73,9 @@ static void user_elastic(const asr_model_def* m, const lane_joint* J, const lane
                              in->th2d[l]};
         asr_elastic_out eo;
         int rc = m->elastic(m->user, p, &ei, &eo);
-        if (rc) {
+        if (rc || !elastic_out_finite(&eo)) { /* even an output this mode leaves unused */
             (*live)[l] = 0;
-            if (o->code[l] == 0) o->code[l] = callback_status(rc);
+            if (o->code[l] == 0) o->code[l] = rc ? callback_status(rc) : ASR_ERR_NONFINITE;
             continue;
         }
         out->tau1[l] = eo.tau1, out->tau2[l] = eo.tau2, out->stiffness[l] = eo.stiffness;
@@ -95,9 +95,10 @@ static void user_refmap(const asr_model_def* m, const lane_joint* J, lane_m* liv
         double p[ASR_MAX_PARAM], t1 = 0.0, t2 = 0.0;
         user_params(J, m, l, p);
         int rc = m->refmap(m->user, p, (*th1)[l], (*th2)[l], &t1, &t2);
-        if (rc) {
+        if (rc || !isfinite(t1) || !isfinite(t2)) {
             (*live)[l] = 0;
-            if (o->code[l] == 0) o->code[l] = callback_status(rc);
+            if (o->code[l] == 0) o->code[l] = rc ? callback_status(rc) : ASR_ERR_NONFINITE;
+            t1 = t2 = 0.0; /* a frozen lane's state stays finite */
         }
         (*th1)[l] = t1;
         (*th2)[l] = t2;

@@ -79,12 +79,6 @@ static int params_valid(const asr_model_def* model, const double* p) {
     return 1;
 }
 
-static int elastic_out_finite(const asr_elastic_out* o) {
-    const double v[] = {o->tau1, o->tau2, o->stiffness, o->damping, o->load1, o->load2,
-                        o->kload1, o->kload2, o->cload1, o->cload2, o->defl1, o->defl2};
-    return num_all_finite(v, (int)(sizeof(v) / sizeof(v[0])));
-}
-
 /* Every point is evaluated; a bad point (non-finite input, parameter out of range, failed or
  * non-finite evaluation) gets zero outputs with clamped = -1, and the first such status is
  * returned. */

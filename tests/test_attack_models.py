@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import asr
+from asr._ffi import lib
 from asr.models import MAX_MODEL_PARAMS
 
 INF = math.inf
@@ -211,20 +212,31 @@ def test_clamped_counts_are_accepted(register):
         assert int(asr.compliance(name, 0.1, 0.0).clamped) == count
 
 
-@pytest.mark.parametrize("field", ("tau1", "stiffness", "tau2", "load1", "kload1", "defl2"))
+@pytest.mark.parametrize("field", ("tau1", "stiffness", "tau2", "damping", "load1", "kload2",
+                                   "cload1", "defl2"))
 @pytest.mark.parametrize("value", (math.nan, INF, -INF))
-def test_a_non_finite_output_is_a_clear_error(register, field, value):
-    """A callback returning NaN or inf: an error naming the field and the value, from
-    compliance and from a batch rollout alike (before: 'value outside its valid range' blaming
-    the inputs, and a NaN state in a batch)."""
-    name = register("nan", _returning(**{field: value}), nmotor=1)
-    pattern = rf"'{field}'.*{value}.*finite"
-    with pytest.raises(ValueError, match=pattern):
-        asr.compliance(name, 0.1, 0.0)
-    b = asr.Batch([asr.Joint(name, 2)], 1)
-    b.reset(0.0)
-    with pytest.raises(ValueError, match=pattern):
-        b.rollout(2, 1e-3, np.zeros((1, 1, 2)), q=0.01)
+def test_a_non_finite_output_is_a_clear_error_or_frozen_instance(register, field, value):
+    """A callback returning NaN or inf: from compliance a ValueError naming the output and the
+    value (before: 'value outside its valid range' blaming the inputs); in a batch, in every
+    mode, exactly that instance frozen with ASR_ERR_NONFINITE, even for an output the mode
+    leaves unused (before: damping, load2, kload2 and cload silently accepted in mode 2, an
+    infinite cload1 in mode 5)."""
+    def elastic(q, qd, th1, th2, th1d, th2d):
+        out = {"tau1": -q, "stiffness": 1.0}
+        if q > 0.5:  # instance 1 only
+            out[field] = value
+        return out
+
+    name = register("nan", elastic)
+    with pytest.raises(ValueError, match=rf"'{field}': got {value}, must be finite"):
+        asr.compliance(name, 0.6, 0.0)
+    for mode in (2, 5, 6):
+        b = asr.Batch([asr.Joint(name, mode)], 3)
+        b.reset(0.0)
+        b.rollout(2, 1e-3, np.zeros((3, 1, 2)), q=np.array([[0.0], [0.6], [0.1]]),
+                  on_error="flag")
+        assert list(b.status) == [0, lib.ASR_ERR_NONFINITE, 0], (mode, list(b.status))
+        assert np.all(np.isfinite(b.field("tau_joint")))
 
 
 @pytest.mark.parametrize("result, pattern", (
@@ -238,3 +250,20 @@ def test_a_bad_refmap_result_is_a_clear_error(register, result, pattern):
     name = register("map", _returning(), lambda eq, preset: result)
     with pytest.raises((TypeError, ValueError), match=pattern):
         asr.reference_map(name, 0.1, 0.2)
+
+
+def test_a_non_finite_refmap_result_in_a_batch_is_refused(register):
+    """In a batch: a reset to such references is refused, and a step freezes the instance
+    (before: NaN motor angles in the state after reset)."""
+    def refmap(eq, preset):
+        return (math.nan if eq > 0.5 else eq), preset
+
+    name = register("map", _returning(), refmap)
+    b = asr.Batch([asr.Joint(name, 6)], 2)
+    refs = np.array([[[0.6, 0.0]], [[0.1, 0.0]]])
+    with pytest.raises(ValueError, match="reset"):
+        b.reset(0.0, refs)
+    b.reset(0.0)
+    b.rollout(2, 1e-3, refs, q=0.0, on_error="flag")
+    assert list(b.status) == [lib.ASR_ERR_NONFINITE, 0]
+    assert np.all(np.isfinite(b.field("th1")))
