@@ -9,9 +9,10 @@ from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException
 
 from dashboard.datasheet import DatasheetCache
-from dashboard.errors import validation_error_handler
+from dashboard.errors import SafeJSONResponse, http_error_handler, validation_error_handler
 from dashboard.limits import BodyLimit
 from dashboard.routes import api, interaction, rl, stream
 from dashboard.routes import scene as scene_route  # robot3d
@@ -82,13 +83,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                   # /docs from local files (below), so it works offline; no ReDoc (its script
                   # would come from a CDN)
                   docs_url=None if assets else "/docs", redoc_url=None,
+                  default_response_class=SafeJSONResponse,
                   description="Live asr simulation (MuJoCo links, asr actuators); see "
                   "dashboard/PROTOCOL.md.")
     app.state.settings = settings
     app.state.robots = None  # robot list, read on first use
-    app.state.datasheets = DatasheetCache()  # GET /api/datasheet answers
+    app.state.datasheets = DatasheetCache()  # POST /api/datasheet answers
     app.dependency_overrides.setdefault(get_settings, lambda: settings)
     app.add_exception_handler(RequestValidationError, validation_error_handler)
+    app.add_exception_handler(HTTPException, http_error_handler)
     # added last = runs first: access checks before anything reads the body
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes,
                        max_depth=settings.max_json_depth)
