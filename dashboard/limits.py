@@ -8,9 +8,14 @@ HTTP: a body larger than Settings.max_body_bytes answers 413 (at once when Conte
 so, else as soon as the received bytes pass the limit); too deep JSON answers 422. WebSocket:
 uvicorn closes a connection whose message exceeds max_message_bytes with code 1009 (the limit
 is its ws_max_size, dashboard/server.py); dashboard/routes/stream.py checks it again for other
-servers and answers too deep JSON or too long numbers with an error message."""
+servers and answers too deep JSON or too long numbers with an error message.
+
+Rate: each WebSocket client has a MessageBudget (a token bucket, Settings.ws_messages_per_s and
+ws_message_burst): a message beyond it is dropped unread, so a client sending thousands of
+messages cannot take the event loop and the runner thread from the others' streams."""
 import re
 import sys
+import time
 
 from dashboard.security import refuse
 
@@ -95,3 +100,35 @@ def _replay(body, receive):
         return pending.pop() if pending else await receive()
 
     return replayed
+
+
+class MessageBudget:
+    """Token bucket of one client's messages: `burst` at once, `rate` per second on average.
+    take() is True for a message within the budget; `dropped` counts the messages refused since
+    the last one taken (the client is told once per run of drops, and closed after a long one:
+    flooding())."""
+
+    def __init__(self, rate, burst, clock=time.monotonic):
+        self.rate, self.burst, self.clock = rate, burst, clock
+        self.tokens, self.time = float(burst), clock()
+        self.dropped = 0
+
+    def take(self):
+        now = self.clock()
+        self.tokens = min(self.burst, self.tokens + (now - self.time) * self.rate)
+        self.time = now
+        if self.tokens >= 1.0:
+            self.tokens -= 1.0
+            self.dropped = 0
+            return True
+        self.dropped += 1
+        return False
+
+    def flooding(self):
+        """True after 4 bursts' worth of messages dropped in a row: the client is not slowing
+        down after being told, only a flood sends so many."""
+        return self.dropped > 4 * self.burst
+
+    def problem(self):
+        return (f"too many messages: at most {self.rate:g} per second ({self.burst} at once); "
+                "this one and the next ones beyond the rate are dropped")

@@ -8,10 +8,20 @@ the server can apply them:
   before (its queue is bounded, dashboard/subscribers.py), but only the server can drop the
   connection: asyncio's close() would wait forever for such a client to take the data already
   written.
+- an HTTP connection must send a whole request head within Settings.header_timeout_s of its
+  first byte (or of connecting), and the body within body_timeout_s of the head, else it is
+  closed: uvicorn's keep-alive timeout only runs between requests, so without this a client
+  sending half a request line holds its connection for ever (slowloris);
+- at most Settings.max_connections connections are open (HTTP and WebSocket together); one more
+  is closed as soon as it is accepted, before it costs anything;
+- on SIGTERM, requests still running after SHUTDOWN_S are cancelled, so a request waiting on a
+  worker thread that never returns does not keep the server up.
 """
 import socket
 
+import h11
 import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from dashboard.app import create_app
 
@@ -23,6 +33,9 @@ except ImportError:  # pragma: no cover - older uvicorn: its own protocol, witho
 
 SEND_BUFFER_BYTES = 256 << 10  # kernel send buffer of a WebSocket connection
 STALL_CHECK_S = 0.5            # how often a paused connection is checked for progress
+# on SIGTERM / Ctrl-C, requests still running this long are cancelled: without a bound, one
+# waiting on a worker thread that never returns (a blocked read) keeps the server up for ever
+SHUTDOWN_S = 5
 
 
 def _stall_guarded(stall_s, sndbuf=SEND_BUFFER_BYTES):
@@ -77,11 +90,78 @@ def _stall_guarded(stall_s, sndbuf=SEND_BUFFER_BYTES):
     return StallGuardedWebSocket
 
 
+def _deadline_guarded(header_s, body_s, max_connections):
+    """uvicorn's h11 HTTP protocol with the request read deadlines and the connection limit of
+    the module doc. One timer per connection: armed when a request's first byte comes (or the
+    connection opens), re-armed for the body when the head is complete, cancelled when the
+    whole request is in (the app's answer may then take as long as it takes)."""
+
+    class DeadlineH11(H11Protocol):
+        _read_timer = None
+        _phase = None  # "head" or "body" while a request is being read
+
+        def connection_made(self, transport):
+            super().connection_made(transport)
+            if len(self.connections) > max_connections:
+                self.logger.warning("more than %d connections: %s closed", max_connections,
+                                    self.client)
+                transport.abort()
+                return
+            self._arm("head", header_s)
+
+        def data_received(self, data):
+            if self._phase is None and self._between_requests():
+                self._arm("head", header_s)
+            super().data_received(data)
+            self._follow()
+
+        def connection_lost(self, exc):
+            self._disarm()
+            super().connection_lost(exc)
+
+        def _between_requests(self):
+            return self.cycle is None or self.cycle.response_complete
+
+        def _follow(self):
+            """After h11 took data: the head or the whole request may be in now."""
+            if self.transport.get_protocol() is not self:  # upgraded to a WebSocket
+                self._disarm()
+            elif self.conn.their_state is h11.SEND_BODY:
+                if self._phase == "head":
+                    self._arm("body", body_s)
+            elif self.conn.their_state is not h11.IDLE:  # DONE, MUST_CLOSE, ...: all read
+                self._disarm()
+
+        def _arm(self, phase, seconds):
+            self._disarm()
+            self._phase = phase
+            self._read_timer = self.loop.call_later(seconds, self._expired, phase, seconds)
+
+        def _disarm(self):
+            if self._read_timer is not None:
+                self._read_timer.cancel()
+            self._read_timer, self._phase = None, None
+
+        def _expired(self, phase, seconds):
+            self._read_timer, self._phase = None, None
+            if self.transport.is_closing() or self.transport.get_protocol() is not self:
+                return
+            self.logger.info("%s: request %s not received in %g s: connection closed",
+                             self.client, phase, seconds)
+            self.transport.abort()
+
+    return DeadlineH11
+
+
 def uvicorn_config(settings, port, log_level="info"):
     """A uvicorn.Config serving create_app(settings) on settings.host:port."""
     return uvicorn.Config(create_app(settings), host=settings.host, port=port,
                           log_level=log_level, ws=_stall_guarded(settings.client_stall_s),
-                          ws_max_size=settings.max_message_bytes)
+                          ws_max_size=settings.max_message_bytes,
+                          http=_deadline_guarded(settings.header_timeout_s,
+                                                 settings.body_timeout_s,
+                                                 settings.max_connections),
+                          timeout_graceful_shutdown=SHUTDOWN_S)
 
 
 def serve(settings, port, log_level="info"):

@@ -47,6 +47,20 @@ class Settings(BaseModel):
                               "WebSocket client (older frames are dropped)")
     client_stall_s: float = Field(10.0, gt=0, le=3600, description="a WebSocket client whose "
                                   "connection takes no data for this long is disconnected, s")
+    # hostile clients (dashboard/server.py, dashboard/limits.py)
+    header_timeout_s: float = Field(10.0, gt=0, le=3600, description="an HTTP connection that "
+                                    "has not sent a whole request head this long after its "
+                                    "first byte (or after connecting) is closed, s")
+    body_timeout_s: float = Field(30.0, gt=0, le=3600, description="a request body not received "
+                                  "whole this long after its head is cut off, s")
+    max_connections: int = Field(256, ge=2, le=65536, description="most open connections (HTTP "
+                                 "and WebSocket); more are closed at once")
+    ws_messages_per_s: float = Field(20.0, gt=0, le=10_000, description="WebSocket messages a "
+                                     "client may send per second, on average (more are dropped)")
+    ws_message_burst: int = Field(40, ge=1, le=100_000, description="WebSocket messages a "
+                                  "client may send at once before ws_messages_per_s applies")
+    export_timeout_s: float = Field(120.0, gt=0, le=3600, description="a policy export (its "
+                                    "own process) not done this long is killed, s")
     # RL trainings (dashboard/rl.py)
     rl_num_envs_max: int = Field(64, ge=1, le=1024, description="most parallel envs of a "
                                  "training started from the dashboard")

@@ -4,7 +4,9 @@ message and the stream goes on, whatever it holds (NaN, Infinity, a 5000-digit n
 nesting: an error naming what is wrong, never a closed stream). Only pages that pass
 dashboard/security.py get here. A message larger than Settings.max_message_bytes closes the
 connection (1009); JSON nested deeper than max_json_depth or with numbers longer than Python
-parses gets an error unparsed. Each client has its own bounded queue (subscribers.Subscriber)
+parses gets an error unparsed. A client sending more than Settings.ws_messages_per_s messages
+(after a burst of ws_message_burst) has the excess dropped unread and is told once with an error
+message; one that goes on flooding is closed with 1008 (limits.MessageBudget). Each client has its own bounded queue (subscribers.Subscriber)
 and its own sender task, so a slow client loses frames but never holds up the others."""
 import asyncio
 import json
@@ -15,7 +17,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from dashboard import models
 from dashboard.errors import public_message, short, validation_text
-from dashboard.limits import json_problem, size_problem
+from dashboard.limits import MessageBudget, json_problem, size_problem
 from dashboard.routes.api import _set_fields
 from dashboard.runner import Busy, ControlError, NotFound
 
@@ -23,6 +25,7 @@ log = logging.getLogger(__name__)
 router = APIRouter(tags=["stream"])
 _message = TypeAdapter(models.WSMessage)
 WS_MESSAGE_TOO_BIG = 1009
+WS_POLICY_VIOLATION = 1008
 
 
 async def _handle(runner, settings, text):
@@ -83,12 +86,20 @@ async def stream(websocket: WebSocket):
             pass
 
     sender = asyncio.ensure_future(send())
+    budget = MessageBudget(settings.ws_messages_per_s, settings.ws_message_burst)
     try:
         # the handler itself reads client messages, so it returns as soon as the client leaves
         while True:
             message = await websocket.receive()
             if message["type"] == "websocket.disconnect":
                 break
+            if not budget.take():
+                if budget.flooding():
+                    await websocket.close(WS_POLICY_VIOLATION, budget.problem()[:120])
+                    break
+                if budget.dropped == 1:
+                    sub.put("error", json.dumps({"type": "error", "message": budget.problem()}))
+                continue
             text, data = message.get("text"), message.get("bytes")
             too_big = size_problem(len(text if text is not None else data or b""),
                                    settings.max_message_bytes, "message")
