@@ -1,4 +1,4 @@
-"""GET /api/datasheet (PROTOCOL.md "Datasheet"): asr.datasheet of one joint's compliance model at
+"""POST /api/datasheet (PROTOCOL.md "Datasheet"): asr.datasheet of one joint's compliance model at
 the joint's current parameters, as JSON bytes, cached per (robot, variant, joint, parameters,
 presets) so a page that asks again (a reload, another client) costs nothing.
 

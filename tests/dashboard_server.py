@@ -109,6 +109,20 @@ def get_json(url, timeout=10):
         return json.loads(r.read())
 
 
+def wait_serving(url, proc, timeout=60):
+    """Wait until the server process `proc` answers GET url/api/state (RuntimeError if it ends
+    or takes longer than `timeout` s)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            get_json(url + "/api/state", timeout=2)
+            return
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("dashboard server process did not start") from None
+            time.sleep(0.2)
+
+
 @contextlib.contextmanager
 def server_process(*args, env=None):
     """Yield (base URL, Popen) of `asr dashboard --port <free> *args` in its own process."""
@@ -118,15 +132,7 @@ def server_process(*args, env=None):
                             env=dict(os.environ, **(env or {})))
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                get_json(url + "/api/state", timeout=2)
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("dashboard server process did not start") from None
-                time.sleep(0.2)
+        wait_serving(url, proc)
         yield url, proc
     finally:
         proc.terminate()

@@ -249,7 +249,7 @@ def test_ilc(client):
     st = client.get("/api/ilc").json()
     assert st["running"] is False and st["iteration"] == 2 and len(st["errors"]) == 2
     assert all(e > 0 for e in st["errors"]) and st["errors"][1] < st["errors"][0]
-    res = np.load(io.BytesIO(client.get("/api/ilc/result.npz").content))
+    res = np.load(io.BytesIO(client.post("/api/ilc/result.npz").content))
     assert res["input"].shape == (1, 1000, 2)
     assert client.post("/api/ilc/stop").json()["running"] is False
     assert_running(client)
@@ -275,13 +275,13 @@ def test_workspace_round_trip(client):
 
 def test_exports(client):
     time.sleep(0.3)
-    r = client.get("/api/export.npz")
+    r = client.post("/api/export.npz")
     assert r.status_code == 200
     z = np.load(io.BytesIO(r.content))
     T = z["t"].size
     assert T > 5 and z["q"].shape == (1, T, 2) and z["defl"].shape == (1, T, 2)
     np.testing.assert_allclose(z["defl"], z["q"] - z["eq"], atol=1e-5)
     assert np.all(np.diff(z["t"]) > 0)
-    h = client.get("/api/export.html")
+    h = client.post("/api/export.html")
     assert h.status_code == 200 and h.headers["content-type"].startswith("text/html")
     assert "Plotly.newPlot" in h.text and "joint1 deflection" in h.text

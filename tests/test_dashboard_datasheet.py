@@ -1,4 +1,4 @@
-"""GET /api/datasheet and the page's Datasheet panel (dashboard/PROTOCOL.md "Datasheet"): the
+"""POST /api/datasheet and the page's Datasheet panel (dashboard/PROTOCOL.md "Datasheet"): the
 answer is asr.datasheet of the joint's model at the joint's current parameters (the reference
 computed here independently from robot.toml and the parameter change), follows a parameter
 change, refuses unknown joints and foreign Hosts; in Chromium the panel draws its curves, the
@@ -41,7 +41,7 @@ def reference_sheet(answer, model, params):
 
 def test_answer_equals_asr_datasheet(client):
     name, model, params = robot_joint(0)
-    r = client.get("/api/datasheet", params={"joint": name})
+    r = client.post("/api/datasheet", params={"joint": name})
     assert r.status_code == 200, r.text
     answer = r.json()
     assert answer["joint"] == name and answer["model"] == model and answer["robot"] == ROBOT
@@ -60,12 +60,12 @@ def test_answer_equals_asr_datasheet(client):
 
 def test_answer_follows_a_parameter_change(client):
     name, model, params = robot_joint(0)
-    before = client.get("/api/datasheet", params={"joint": name}).json()
+    before = client.post("/api/datasheet", params={"joint": name}).json()
     new_k1 = 2.0 * params["k1"]
     r = client.post("/api/control", json={"params": {name: {"k1": new_k1}}})
     assert r.status_code == 200, r.text
     try:
-        after = client.get("/api/datasheet", params={"joint": name}).json()
+        after = client.post("/api/datasheet", params={"joint": name}).json()
         assert after["params"]["k1"] == pytest.approx(new_k1, rel=1e-12)
         assert after["stiffness_range"][1] > before["stiffness_range"][1]
         ref = reference_sheet(after, model, dict(params, k1=new_k1))
@@ -73,24 +73,24 @@ def test_answer_follows_a_parameter_change(client):
         assert not np.allclose(after["torque"], before["torque"])
     finally:
         client.post("/api/control", json={"params": {name: {"k1": params["k1"]}}})
-    back = client.get("/api/datasheet", params={"joint": name}).json()
+    back = client.post("/api/datasheet", params={"joint": name}).json()
     np.testing.assert_array_equal(back["torque"], before["torque"])
 
 
 @pytest.mark.parametrize("joint", ["no_such_joint", "../robots/qbmove_arm_2dof", "joint1 "])
 def test_unknown_joint_is_422(client, joint):
-    r = client.get("/api/datasheet", params={"joint": joint})
+    r = client.post("/api/datasheet", params={"joint": joint})
     assert r.status_code == 422, r.text
     assert "unknown joint" in r.json()["detail"]
 
 
 def test_missing_joint_is_422(client):
-    assert client.get("/api/datasheet").status_code == 422
+    assert client.post("/api/datasheet").status_code == 422
 
 
 def test_foreign_host_is_403(client):
     name = robot_joint(0)[0]
-    r = client.get("/api/datasheet", params={"joint": name},
+    r = client.post("/api/datasheet", params={"joint": name},
                    headers={"host": "rebind.example:8000"})
     assert r.status_code == 403, r.text
 
@@ -101,7 +101,7 @@ def test_joint_without_a_spring_is_422(client):
     try:
         joint = client.get("/api/state").json()["joints"][0]
         assert joint["model"] == "rigid"
-        r = client.get("/api/datasheet", params={"joint": joint["name"]})
+        r = client.post("/api/datasheet", params={"joint": joint["name"]})
         assert r.status_code == 422, r.text
         assert "no spring" in r.json()["detail"]
     finally:
@@ -138,7 +138,8 @@ def test_panel_shows_the_curves(page):
     shown = wait_for(lambda: (lambda p: p if p["curves"] and p["op"] else None)(panel(page)),
                      30, "the datasheet panel with its operating point")
     answer = page.evaluate("""async () => (await fetch('/api/datasheet?joint=' +
-        encodeURIComponent(document.getElementById('plot-datasheet').dataset.joint))).json()""")
+        encodeURIComponent(document.getElementById('plot-datasheet').dataset.joint),
+        { method: 'POST' })).json()""")
     n = len(answer["presets"])
     assert shown["curves"] == n >= 4
     assert shown["kinds"].count("torque") == n and shown["kinds"].count("stiffness") == n

@@ -118,8 +118,8 @@ def test_largest_view_first_message_is_small_quick_and_stalls_nobody():
             return rss0, rss1, gaps, len(during)
 
         rss0, rss1, gaps, n_during = asyncio.run(main())
-        npz = urllib.request.urlopen(url + "/api/export.npz", timeout=60).read()
-        html = urllib.request.urlopen(url + "/api/export.html", timeout=60).read()
+        npz = urllib.request.urlopen(urllib.request.Request(url + "/api/export.npz", method="POST"), timeout=60).read()
+        html = urllib.request.urlopen(urllib.request.Request(url + "/api/export.html", method="POST"), timeout=60).read()
 
     sizes = [len(text.encode()) for _, text in firsts]
     times = [dt for dt, _ in firsts]

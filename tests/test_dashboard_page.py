@@ -190,7 +190,7 @@ def exported_figure(text):
 
 def test_export_html_one_axis_per_unit(default_server):
     time.sleep(3)  # a few seconds of history
-    text = get(default_server + "/api/export.html").decode()
+    text = get(urllib.request.Request(default_server + "/api/export.html", method="POST")).decode()
     size = len(text.encode())
     data, layout, scripts = exported_figure(text)
     yaxes = {k: v for k, v in layout.items() if re.fullmatch(r"yaxis\d*", k)}

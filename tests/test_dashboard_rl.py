@@ -109,14 +109,14 @@ def test_state_changing_routes_check_the_origin(client):
     for path in ("/api/rl/start", "/api/rl/stop", "/api/rl/watch", "/api/rl/pause"):
         r = client.post(path, json=TRAIN, headers={"Origin": "http://evil.example"})
         assert r.status_code == 403, (path, r.text)
-    r = client.get("/api/rl/policy.onnx", headers={"Host": "evil.example"})
+    r = client.post("/api/rl/policy.onnx", headers={"Host": "evil.example"})
     assert r.status_code == 403
     assert not client.get("/api/rl/status").json()["running"]
 
 
 def test_nothing_to_watch_or_export_before_a_training(client):
     assert client.post("/api/rl/watch").status_code == 404
-    assert client.get("/api/rl/policy.onnx").status_code == 404
+    assert client.post("/api/rl/policy.onnx").status_code == 404
 
 
 # ------------------------------------------------------------------ a training
@@ -186,7 +186,7 @@ def test_training_lifecycle(client):
     assert client.get("/api/rl/status").json()["watching"] is None
 
     # exports of the latest checkpoint
-    r = client.get("/api/rl/policy.onnx")
+    r = client.post("/api/rl/policy.onnx")
     assert r.status_code == 200, r.text
     import numpy as np
     import onnxruntime
@@ -195,7 +195,7 @@ def test_training_lifecycle(client):
     inp = sess.get_inputs()[0]
     out = sess.run(None, {inp.name: np.zeros((1, 8), dtype=np.float32)})[0]
     assert out.shape[-1] == 4 and np.all(np.isfinite(out))
-    r = client.get("/api/rl/policy.ros.zip")
+    r = client.post("/api/rl/policy.ros.zip")
     assert r.status_code == 200, r.text
     assert r.headers["content-disposition"].endswith('"asr_qbmove_arm_2dof_policy.zip"')
     names = zipfile.ZipFile(io.BytesIO(r.content)).namelist()

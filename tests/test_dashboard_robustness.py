@@ -321,8 +321,9 @@ def test_broken_robot_folders_are_listed_with_their_error(tmp_path, monkeypatch)
 def test_a_foreign_host_gets_403_on_every_export(client):
     """test_dashboard_security.py::test_host_header covers /api/state, /api/export.npz and the
     page; the other downloads are refused the same way."""
-    for path in ("/api/export.html", "/api/ilc/result.npz", "/api/workspace", "/api/robots"):
-        r = client.get(path, headers={"host": "evil.example"})
+    for method, path in (("POST", "/api/export.html"), ("POST", "/api/ilc/result.npz"),
+                         ("GET", "/api/workspace"), ("GET", "/api/robots")):
+        r = client.request(method, path, headers={"host": "evil.example"})
         assert r.status_code == 403 and "Host header" in r.text, (path, r.status_code)
 
 

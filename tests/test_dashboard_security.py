@@ -100,8 +100,8 @@ def test_broken_robots_are_reported_without_server_paths(tmp_path, monkeypatch):
     ("rebind.example:8000", False), ("127.0.0.1.nip.io:8000", False), ("", False),
     ("127.0.0.1:bad", False), ("192.168.1.20:8000", False), ("evil.example@127.0.0.1", False)])
 def test_host_header(client, host, ok):
-    for path in ("/api/state", "/api/export.npz", "/"):
-        r = client.get(path, headers={"host": host})
+    for method, path in (("GET", "/api/state"), ("POST", "/api/export.npz"), ("GET", "/")):
+        r = client.request(method, path, headers={"host": host})
         assert (r.status_code == 200) == ok, (path, r.status_code)
         if not ok:
             assert r.status_code == 403 and "Host header" in r.text
@@ -149,8 +149,9 @@ def test_bound_address_and_every_interface():
 
 def test_token():
     with TestClient(create_app(Settings(token=TOKEN)), base_url=BASE) as c:
-        for path in ("/", "/api/state", "/api/export.html", "/static/app.js"):
-            r = c.get(path)
+        for method, path in (("GET", "/"), ("GET", "/api/state"), ("POST", "/api/export.html"),
+                             ("GET", "/static/app.js")):
+            r = c.request(method, path)
             assert r.status_code == 401 and "needs its token" in r.text, path
         assert c.get("/api/state", params={"token": "wrong" + TOKEN}).status_code == 401
         assert c.get("/api/state", headers={"authorization": f"Bearer {TOKEN}"}).status_code \
@@ -302,8 +303,9 @@ def test_cross_origin_page_in_chromium(browser, attack_origin):
         port = url.rsplit(":", 1)[1]
         response = page.goto(f"http://rebind.test:{port}/")
         assert response.status == 403
-        statuses = page.evaluate("""() => Promise.all(['/api/state', '/api/export.npz',
-            '/api/workspace'].map((p) => fetch(p).then((r) => r.status)))""")
+        statuses = page.evaluate("""() => Promise.all([['/api/state', 'GET'],
+            ['/api/export.npz', 'POST'], ['/api/workspace', 'GET']].map(([p, method]) =>
+            fetch(p, { method }).then((r) => r.status)))""")
         assert statuses == [403, 403, 403]
         page.close()
     # the same page, once its origin is allowed, does drive the dashboard: the check above is

@@ -327,13 +327,13 @@ def test_dashboard_export_route():
     with TestClient(create_app(Settings()), base_url="http://127.0.0.1") as c:
         # the first view swings every joint (a sine: a trajectory, refused by this export, which
         # says to export an ILC result instead); held references export as a constant policy
-        r = c.get("/api/export.ros.zip")
+        r = c.post("/api/export.ros.zip")
         assert r.status_code == 422 and "varies in time" in r.json()["detail"]
         hold = {"kind": "hold", "amplitude": 0.0, "offset": 0.0}
         r = c.post("/api/control", json={"reference": {"joint1": hold, "joint2": hold}})
         assert r.status_code == 200, r.text
         ws = c.get("/api/workspace").json()
-        r = c.get("/api/export.ros.zip")
+        r = c.post("/api/export.ros.zip")
         assert r.status_code == 200, r.text
         pkg = f"asr_{ws['robot']}_policy"
         assert f'filename="{pkg}.zip"' in r.headers["content-disposition"]
@@ -348,19 +348,19 @@ def test_dashboard_export_route():
         assert data["kind"] == "constant" and data["ref_2"] == [ws["preset"][j]
                                                                 for j in data["joints"]]
         # refused (or answered) exactly as the other exports: a page under a foreign name
-        # (DNS rebinding) gets 403; a read carries no state change, so Origin is the browser's
-        # same-origin rule's business (dashboard/security.py)
+        # (DNS rebinding) or from a foreign Origin gets 403 (an export is a POST: work only the
+        # dashboard's own page may start, dashboard/security.py)
         for headers in ({"host": "rebind.example:8000"}, {"origin": "http://evil.example"},
                         {"host": "127.0.0.1:8000", "origin": "http://127.0.0.1:8000"}):
-            want = c.get("/api/export.npz", headers=headers).status_code
-            got = c.get("/api/export.ros.zip", headers=headers)
+            want = c.post("/api/export.npz", headers=headers).status_code
+            got = c.post("/api/export.ros.zip", headers=headers)
             assert got.status_code == want, (headers, got.text)
-        assert c.get("/api/export.ros.zip",
+        assert c.post("/api/export.ros.zip",
                      headers={"host": "rebind.example:8000"}).status_code == 403
         # a workspace the interface cannot express answers 422 naming the reason
         c.post("/api/control", json={"reference": {"joint1": {"kind": "sine", "amplitude": 0.1,
                                                               "frequency": 1.0}}})
-        r = c.get("/api/export.ros.zip")
+        r = c.post("/api/export.ros.zip")
         assert r.status_code == 422 and "varies in time" in r.text
 
 

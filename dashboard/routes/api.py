@@ -1,6 +1,9 @@
 """REST API under /api (see PROTOCOL.md). Handlers never touch the Sim: they queue commands for
 the runner thread and await their result; bad values answer 422, an unknown robot 404, and the
-simulation keeps running either way. Error texts pass dashboard.errors.public_message (no server
+simulation keeps running either way. Reads are GET; whatever changes state or makes a file
+(exports, datasheets) is POST, so that only the dashboard's own page can ask for it (the Origin
+check of dashboard/security.py applies to POSTs, and any page can make a browser send a GET).
+Error texts pass dashboard.errors.public_message (no server
 paths, no long echoes)."""
 import asyncio
 from typing import Annotated, Literal
@@ -114,7 +117,7 @@ async def ilc_status(runner: Runner):
     return runner.ilc_status()
 
 
-@router.get("/ilc/result.npz", summary="the learned input of the last ILC run")
+@router.post("/ilc/result.npz", summary="the learned input of the last ILC run")
 async def ilc_result(runner: Runner):
     data = await asyncio.to_thread(runner.ilc_result_npz)
     if data is None:
@@ -123,7 +126,7 @@ async def ilc_result(runner: Runner):
                     headers={"Content-Disposition": 'attachment; filename="asr_ilc.npz"'})
 
 
-@router.get("/datasheet", summary="the actuator datasheet (asr.datasheet) of a joint's model at "
+@router.post("/datasheet", summary="the actuator datasheet (asr.datasheet) of a joint's model at "
             "the joint's current parameters; 422 for an unknown joint or one without a spring")
 async def datasheet(request: Request, runner: Runner,
                     joint: Annotated[str, Query(min_length=1, max_length=100)]):
@@ -146,21 +149,21 @@ async def workspace_post(body: models.Workspace, runner: Runner):
     return await run_command(runner, lambda r: r.load_workspace(ws))
 
 
-@router.get("/export.npz", summary="plotted history as NumPy arrays")
+@router.post("/export.npz", summary="plotted history as NumPy arrays")
 async def export_npz(runner: Runner):
     data = await asyncio.to_thread(runner.export_npz)
     return Response(data, media_type="application/octet-stream",
                     headers={"Content-Disposition": 'attachment; filename="asr_history.npz"'})
 
 
-@router.get("/export.html", summary="plotted history as a standalone plotly HTML file")
+@router.post("/export.html", summary="plotted history as a standalone plotly HTML file")
 async def export_html(runner: Runner):
     html = await asyncio.to_thread(runner.export_html)
     return Response(html, media_type="text/html",
                     headers={"Content-Disposition": 'attachment; filename="asr_history.html"'})
 
 
-@router.get("/export.ros.zip", summary="the current presets and references as a ROS 1 package "
+@router.post("/export.ros.zip", summary="the current presets and references as a ROS 1 package "
             "(asr.ros.export) for the toolbox interface")
 async def export_ros(runner: Runner):
     from asr.ros.export import export_zip

@@ -1,19 +1,18 @@
 """RL routes under /api/rl (PROTOCOL.md "RL"): start / pause / resume / stop a PPO training in its
 own process (dashboard/rl.py), its status and learning curve, watching its latest checkpoint on
-the live robot, and its exports. Tasks are named from the registered asr env ids (a list, never
+the live robot, and its exports (POST: they are work a foreign page must not start; made one at a
+time in a child process, dashboard/exports.py). Tasks are named from the registered asr env ids (a list, never
 free text); the training folder is the server's own, never a client path. The manager is made in
 this router's lifespan (after the runner's) and kills the training when the server stops."""
 import asyncio
 import contextlib
-import os
-import tempfile
 from typing import Literal
 
 from fastapi import APIRouter, FastAPI, HTTPException, Request
 from fastapi.responses import Response
 from pydantic import Field
 
-from dashboard import rl
+from dashboard import exports, rl
 from dashboard.errors import public_message
 from dashboard.models import Strict
 from dashboard.routes.api import Runner, run_command
@@ -25,9 +24,11 @@ async def lifespan(app: FastAPI):
     app.state.rl = rl.TrainingManager(app.state.settings,
                                       lambda msg: runner.publish("rl", msg),
                                       watch_info=runner.watch_info)
+    app.state.exports = exports.ExportGate(app.state.settings.export_timeout_s)
     try:
         yield
     finally:
+        app.state.exports.close()
         await asyncio.to_thread(app.state.rl.shutdown)
 
 
@@ -124,59 +125,30 @@ async def manual(request: Request, runner: Runner):
     return state
 
 
-def _onnx_file(folder, tmp):
-    """The folder's policy exported as tmp/policy.onnx (asr.rl.export_onnx); 501 when the
-    server has no ONNX export, 422 when it fails."""
+async def _export(request, kind, *args):
+    """The bytes of a policy export made in a child process (dashboard/exports.py)."""
     try:
-        from asr.rl import export_onnx
-    except (ImportError, AttributeError) as exc:
-        raise HTTPException(501, public_message(
-            f"ONNX export is not available on this server: {exc}")) from None
-    path = os.path.join(tmp, "policy.onnx")
-    try:
-        export_onnx(folder, path)
-    except (ValueError, TypeError, OSError) as exc:
-        raise HTTPException(422, public_message(exc)) from None
-    return path
+        return await request.app.state.exports.run(kind, *args)
+    except exports.ExportError as exc:
+        raise HTTPException(exc.status, exc.detail) from None
 
 
-@router.get("/policy.onnx", summary="the latest checkpoint's policy as ONNX (asr.rl.export_onnx)")
+@router.post("/policy.onnx", summary="the latest checkpoint's policy as ONNX "
+             "(asr.rl.export_onnx, in a child process; 429 when several wait already)")
 async def policy_onnx(request: Request):
     folder = _answer(manager(request).checkpoint_dir)
-
-    def export():
-        with tempfile.TemporaryDirectory(prefix="asr-onnx-") as tmp:
-            with open(_onnx_file(folder, tmp), "rb") as f:
-                return f.read()
-
-    data = await asyncio.to_thread(export)
+    data = await _export(request, "onnx", folder)
     return Response(data, media_type="application/octet-stream",
                     headers={"Content-Disposition": 'attachment; filename="policy.onnx"'})
 
 
-@router.get("/policy.ros.zip", summary="the latest checkpoint as a ROS 1 package (asr.ros.export)")
+@router.post("/policy.ros.zip", summary="the latest checkpoint as a ROS 1 package "
+             "(asr.ros.export, in a child process)")
 async def policy_ros(request: Request):
     m = manager(request)
     folder = _answer(m.checkpoint_dir)
-    task = m.status()["config"]["task"]
-    robot = rl.task_class(task).robot
-
-    def export():
-        from asr.ros.export import export_zip
-
-        # the policy goes to asr.ros.export as an ONNX file (which it runs with onnxruntime)
-        with tempfile.TemporaryDirectory(prefix="asr-ros-") as tmp:
-            path = _onnx_file(folder, tmp)
-            try:
-                return export_zip(path, robot, variant=rl.task_class(task).variant)
-            except TypeError as exc:
-                raise HTTPException(501, public_message(
-                    "the ROS package export (asr.ros.export) does not take ONNX policies on "
-                    f"this server: {exc}; download policy.onnx instead")) from None
-            except (ValueError, OSError) as exc:
-                raise HTTPException(422, public_message(exc)) from None
-
-    data = await asyncio.to_thread(export)
-    name = f"asr_{robot}_policy.zip"
+    cls = rl.task_class(m.status()["config"]["task"])
+    data = await _export(request, "ros-zip", folder, cls.robot, cls.variant or "")
+    name = f"asr_{cls.robot}_policy.zip"
     return Response(data, media_type="application/zip",
                     headers={"Content-Disposition": f'attachment; filename="{name}"'})

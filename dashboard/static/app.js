@@ -694,9 +694,11 @@
     } catch (e) { /* no RL on this server */ }
   }
 
-  async function rlDownload(path, fallback) {
+  /* A download the server makes on request (exports): a POST (only the dashboard's own page
+     may ask for work, dashboard/security.py), its 4xx reason shown instead of a saved error. */
+  async function postDownload(path, fallback) {
     try {
-      const r = await fetch(path, { credentials: "same-origin" });
+      const r = await fetch(path, { method: "POST", credentials: "same-origin" });
       if (!r.ok) {
         let detail;
         try { detail = formatDetail(await r.json()); } catch (e) { detail = r.statusText; }
@@ -727,8 +729,8 @@
     });
     on("btn-rl-watch", "click", () => act("/api/rl/watch", {}));
     on("btn-rl-manual", "click", () => act("/api/rl/manual", {}));
-    on("btn-rl-onnx", "click", (ev) => { ev.preventDefault(); rlDownload("/api/rl/policy.onnx", "policy.onnx"); });
-    on("btn-rl-ros", "click", (ev) => { ev.preventDefault(); rlDownload("/api/rl/policy.ros.zip", "ROS package"); });
+    on("btn-rl-onnx", "click", () => postDownload("/api/rl/policy.onnx", "policy.onnx"));
+    on("btn-rl-ros", "click", () => postDownload("/api/rl/policy.ros.zip", "ROS package"));
   }
 
   // ------------------------------------------------------------------ WebSocket
@@ -916,22 +918,11 @@
         download(blob, `${robot}-workspace.json`);
       } catch (e) { showError(e.message); }
     });
-    // export to ROS: fetched first, so that a workspace the package cannot express (a time-varying
-    // reference: 422) shows its reason instead of downloading an error
-    on("btn-export-ros", "click", async (ev) => {
-      ev.preventDefault();
-      try {
-        const r = await fetch("/api/export.ros.zip", { credentials: "same-origin" });
-        if (!r.ok) {
-          let detail;
-          try { detail = formatDetail(await r.json()); } catch (e) { detail = r.statusText; }
-          showError(`export to ROS: ${detail}`);
-          return;
-        }
-        const name = (/filename="([^"]+)"/.exec(r.headers.get("content-disposition") || "") || [])[1] || "asr_policy.zip";
-        download(await r.blob(), name);
-      } catch (e) { showError(`export to ROS: ${e.message}`); }
-    });
+    // exports: a workspace the ROS package cannot express (a time-varying reference: 422)
+    // shows its reason instead of downloading an error
+    on("btn-export-npz", "click", () => postDownload("/api/export.npz", "asr_history.npz"));
+    on("btn-export-html", "click", () => postDownload("/api/export.html", "asr_history.html"));
+    on("btn-export-ros", "click", () => postDownload("/api/export.ros.zip", "export to ROS"));
     on("workspace-file", "change", async (ev) => {
       const file = ev.target.files && ev.target.files[0];
       if (!file) return;

@@ -1,6 +1,6 @@
 /* asr dashboard: the Datasheet panel (dashboard/PROTOCOL.md "Datasheet").
  *
- * #plot-datasheet shows GET /api/datasheet?joint=J for the joint selected in #joint (the first
+ * #plot-datasheet shows POST /api/datasheet?joint=J for the joint selected in #joint (the first
  * joint when "all" is selected): torque vs deflection (one curve per preset), stiffness vs
  * deflection (one per preset) and stiffness vs preset at zero deflection, side by side. The
  * last three traces are the OPERATING POINT of the first shown instance: its deflection `defl`
@@ -22,7 +22,7 @@
   const ds = {
     key: null,        // robot, variant, joint and parameters of the datasheet shown or asked for
     seq: 0,           // fetches started: only the answer of the latest is drawn
-    sheet: null,      // the datasheet drawn (GET /api/datasheet's answer)
+    sheet: null,      // the datasheet drawn (POST /api/datasheet's answer)
     joint: null,
     state: null,
     metas: [],        // meta of each figure trace (app.js's figure), to find the deflection trace
@@ -139,7 +139,7 @@
     setStatus(`${joint}: loading...`);
     let r, body;
     try {
-      r = await fetch(`/api/datasheet?joint=${encodeURIComponent(joint)}`, { headers: { Accept: "application/json" } });
+      r = await fetch(`/api/datasheet?joint=${encodeURIComponent(joint)}`, { method: "POST", headers: { Accept: "application/json" } });
       body = await r.json();
     } catch (e) {
       if (seq === ds.seq) { ds.key = null; clear(`${joint}: datasheet not loaded (${e.message})`); }

@@ -1,0 +1,157 @@
+"""Policy exports (POST /api/rl/policy.onnx, /api/rl/policy.ros.zip) in a child process, one at
+a time, each bounded in time (PROTOCOL.md "RL").
+
+Why a child: torch's ONNX exporter is not thread-safe (two exports at once fail, and leave it
+failing for the next ones), it imports torch into the server for good, and it can take long.
+The child, `python -m dashboard.exports KIND FOLDER OUT [ROBOT VARIANT]`, writes OUT or prints
+one JSON line {"status", "detail"} (the HTTP answer: 422 bad checkpoint, 501 export not
+available) and exits 1. The parent (ExportGate.run) lets one child run at a time; requests
+arriving meanwhile wait their turn (at most MAX_WAITING; beyond, 429), and a child running longer
+than Settings.export_timeout_s is killed (504), and so is one running when the server stops.
+"""
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+
+from dashboard.errors import public_message
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MAX_WAITING = 4       # export requests queued behind the running one
+MAX_ERROR_BYTES = 4096
+
+
+class ExportError(Exception):
+    """An export that failed: `status` (HTTP) and `detail` (public text)."""
+
+    def __init__(self, status, detail):
+        super().__init__(detail)
+        self.status, self.detail = status, detail
+
+
+class ExportGate:
+    """Runs export children one at a time (see the module doc)."""
+
+    def __init__(self, timeout_s):
+        self.timeout_s = timeout_s
+        self._lock = asyncio.Lock()
+        self._waiting = 0
+        self._procs = set()  # the running child (a set: _run_child adds and removes it)
+
+    def close(self):
+        """The server stops: kill a running export child (its process group)."""
+        for proc in list(self._procs):
+            _kill(proc)
+
+    async def run(self, kind, *args):
+        """The bytes of export `kind` (main's KINDS) of `args`; ExportError otherwise."""
+        if self._waiting >= MAX_WAITING:
+            raise ExportError(429, f"{self._waiting} exports are waiting already; try again "
+                              "when they are done")
+        self._waiting += 1
+        try:
+            await self._lock.acquire()
+        finally:
+            self._waiting -= 1
+        # the lock is held until the child is done, even when the request is given up
+        # (the client left): the next export never runs beside it
+        job = asyncio.ensure_future(asyncio.to_thread(_run_child, kind, args, self.timeout_s,
+                                                      self._procs))
+        job.add_done_callback(lambda _: self._lock.release())
+        return await asyncio.shield(job)
+
+
+def _kill(proc):
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _run_child(kind, args, timeout_s, running):
+    with tempfile.TemporaryDirectory(prefix="asr-export-") as tmp:
+        out = os.path.join(tmp, "export.bin")
+        env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=os.pathsep.join(
+            p for p in (REPO_ROOT, os.environ.get("PYTHONPATH")) if p))
+        proc = subprocess.Popen([sys.executable, "-m", "dashboard.exports", kind, out, *args],
+                                cwd=tmp, env=env, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                start_new_session=True)  # its own group: killed whole
+        running.add(proc)
+        try:
+            text, _ = proc.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            _kill(proc)
+            proc.communicate()
+            raise ExportError(504, f"the export took longer than {timeout_s:g} s (server "
+                              "setting export_timeout_s) and was stopped") from None
+        finally:
+            running.discard(proc)
+        if proc.returncode == 0 and os.path.isfile(out):
+            with open(out, "rb") as f:
+                return f.read()
+        raise _child_error(proc.returncode, text[-MAX_ERROR_BYTES:])
+
+
+def _child_error(code, output):
+    lines = output.decode("utf-8", "replace").strip().splitlines()
+    for line in reversed(lines):
+        try:
+            answer = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(answer, dict) and "status" in answer:
+            return ExportError(int(answer["status"]), public_message(answer["detail"]))
+    tail = lines[-1] if lines else ""
+    return ExportError(500, public_message(f"the export failed (exit {code}): {tail}", 300))
+
+
+# ---------------------------------------------------------------- the child
+
+
+def _onnx(out, folder):
+    try:
+        from asr.rl import export_onnx
+    except (ImportError, AttributeError) as exc:
+        raise ExportError(501, f"ONNX export is not available on this server: {exc}") from None
+    try:
+        export_onnx(folder, out)
+    except (ValueError, TypeError, OSError) as exc:
+        raise ExportError(422, str(exc)) from None
+
+
+def _ros_zip(out, folder, robot, variant):
+    from asr.ros.export import export_zip
+
+    onnx = out + ".onnx"  # the policy goes to asr.ros.export as an ONNX file
+    _onnx(onnx, folder)
+    try:
+        data = export_zip(onnx, robot, variant=variant or None)
+    except TypeError as exc:
+        raise ExportError(501, "the ROS package export (asr.ros.export) does not take ONNX "
+                          f"policies on this server: {exc}; download policy.onnx "
+                          "instead") from None
+    except (ValueError, OSError) as exc:
+        raise ExportError(422, str(exc)) from None
+    with open(out, "wb") as f:
+        f.write(data)
+
+
+KINDS = {"onnx": _onnx, "ros-zip": _ros_zip}
+
+
+def main(argv):
+    kind, out, *args = argv
+    try:
+        KINDS[kind](out, *args)
+    except ExportError as exc:
+        print(json.dumps({"status": exc.status, "detail": exc.detail}))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
