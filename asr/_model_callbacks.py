@@ -74,10 +74,13 @@ _CLAMPED = (0, 1, 2)  # springs at their deflection limit (-1 is C's mark of a f
 
 
 def _clamped_output(value):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or \
-            int(value) not in _CLAMPED:
+    """The number of springs at their limit; a bool (`abs(defl) > limit`, as C would write it)
+    counts as 0 or 1."""
+    if isinstance(value, np.bool_):
+        value = bool(value)
+    if not isinstance(value, numbers.Integral) or int(value) not in _CLAMPED:
         raise ValueError(f"compliance output 'clamped': got {value!r}; valid: 0, 1 or 2 (an "
-                         "int, the number of springs at their deflection limit)")
+                         "int, the number of springs at their deflection limit, or a bool)")
     return int(value)
 
 

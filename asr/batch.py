@@ -123,6 +123,11 @@ def as_series(series, keep):
     return s[0]
 
 
+def _record_buffer(out, record):
+    """The C pointer recorded fields go into (NULL when nothing is recorded)."""
+    return ffi.from_buffer("double[]", out, require_writable=True) if record else ffi.NULL
+
+
 def _as_joint(j, index):
     if isinstance(j, str):
         return Joint(j)
@@ -529,8 +534,8 @@ class Batch:
         self.check_frozen(on_error, "rollout")
         st = self._lock.run_c(
             "rollout", lib.asr_batch_rollout, self._b, steps, dt, as_series(qs, keep),
-            as_series(qds, keep), as_series(rs, keep), as_series(ext, keep), len(record), ffi.from_buffer("int[]", idx),
-            ffi.from_buffer("double[]", out, require_writable=True) if record else ffi.NULL)
+            as_series(qds, keep), as_series(rs, keep), as_series(ext, keep), len(record),
+            ffi.from_buffer("int[]", idx), _record_buffer(out, record))
         self.finish_run(st, on_error)
         return {f: out[r] for r, f in enumerate(record)}
 
@@ -582,7 +587,7 @@ class Batch:
         idx = record_indices(record)
         return self._lock.run_c(
             "rollout", lib.asr_batch_rollout_engine, self._b, engine, steps, dt, refs, ext, ff,
-            len(record), ffi.from_buffer("int[]", idx), ffi.from_buffer("double[]", out, require_writable=True) if record else ffi.NULL)
+            len(record), ffi.from_buffer("int[]", idx), _record_buffer(out, record))
 
     @serialised
     def finish_run(self, st, on_error):

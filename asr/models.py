@@ -403,7 +403,7 @@ def register_model(name, elastic, refmap=None, *, params=(), nmotor=2, kinematic
         ``kload1``/``kload2`` (their stiffness, used by the implicit motor update),
         ``cload1``/``cload2``, ``defl1``/``defl2`` (reals: NaN or inf is a ValueError naming
         it from compliance, and freezes that instance with status ASR_ERR_NONFINITE in a batch)
-        and ``clamped`` (int 0, 1 or 2).
+        and ``clamped`` (int 0, 1 or 2, or a bool: 0 or 1).
     refmap: a C ``asr_refmap_fn`` or a Python callable ``refmap(eq, preset, **params) ->
         (th1, th2)``, both finite; default th = eq +/- preset. A C pointer of any other type, or
         NULL, is a TypeError (C would call it blindly).

@@ -199,7 +199,7 @@ def _returning(**fields):
     return elastic
 
 
-@pytest.mark.parametrize("clamped", ("yes", 7, -1, 1.5, None, True))
+@pytest.mark.parametrize("clamped", ("yes", 7, -1, 1.5, None, np.int64(3)))
 def test_clamped_must_be_a_spring_count(register, clamped):
     name = register("clamp", _returning(clamped=clamped), nmotor=1)
     with pytest.raises((TypeError, ValueError), match=r"'clamped'.*0, 1 or 2"):
@@ -207,9 +207,9 @@ def test_clamped_must_be_a_spring_count(register, clamped):
 
 
 def test_clamped_counts_are_accepted(register):
-    for count in (0, 1, 2, np.int32(2)):
+    for count in (0, 1, 2, np.int32(2), True, False, np.bool_(True)):
         name = register("clamp", _returning(clamped=count))
-        assert int(asr.compliance(name, 0.1, 0.0).clamped) == count
+        assert int(asr.compliance(name, 0.1, 0.0).clamped) == int(count)
 
 
 @pytest.mark.parametrize("field", ("tau1", "stiffness", "tau2", "damping", "load1", "kload2",

@@ -1,8 +1,8 @@
 """RL routes under /api/rl (PROTOCOL.md "RL"): start / pause / resume / stop a PPO training in its
 own process (dashboard/rl.py), its status and learning curve, watching its latest checkpoint on
 the live robot, and its exports (POST: they are work a foreign page must not start; made one at a
-time in a child process, dashboard/exports.py). Tasks are named from the registered asr env ids (a list, never
-free text); the training folder is the server's own, never a client path. The manager is made in
+time in a child process, dashboard/exports.py). Tasks are named from the registered asr env ids
+(a list, never free text); the training folder is the server's own, never a client path. The manager is made in
 this router's lifespan (after the runner's) and kills the training when the server stops."""
 import asyncio
 import contextlib
