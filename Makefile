@@ -49,7 +49,7 @@ gz-shim:
 	fi
 
 # Main job: the live dashboard on http://127.0.0.1:8000 with the default robot simulating
-# (qbmove_arm_2dof, vertical). HOST / PORT override. The seed experiments: make experiments.
+# (qbmove_arm_2dof, vertical). HOST / PORT override. The papers' experiments: make experiments.
 HOST ?= 127.0.0.1
 PORT ?= 8000
 run: build

@@ -8,7 +8,7 @@ import os
 import time
 
 from asr.envs import vecenv_steps_per_s
-from asr.experiments import ilc000
+from asr.experiments import mengacci2021_ilc
 from results_file import write_results
 
 DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results",
@@ -22,7 +22,7 @@ def main(sizes=(1, 64, 1024), sync_sizes=(1, 64), steps=30, ilc=True, out=DEFAUL
     fig = {}
     if ilc:
         t0 = time.perf_counter()
-        res = ilc000.run()
+        res = mengacci2021_ilc.run()
         fig["ilc_iterations"] = int(res.iterations[0])
         fig["ilc_wall_s"] = time.perf_counter() - t0
         fig["ilc_final_max_error_rad"] = float(res.errors[int(res.iterations[0]) - 1, 0])

@@ -12,7 +12,7 @@ require("fastapi")
 require("httpx")
 
 import asr  # noqa: E402
-from asr.experiments.ilc000 import k_off  # noqa: E402
+from asr.experiments.mengacci2021_ilc import k_off  # noqa: E402
 from asr.iterative_learning import ilc  # noqa: E402
 from asr.references import min_jerk  # noqa: E402
 from dashboard import ilc as rules  # noqa: E402
@@ -61,7 +61,8 @@ def test_diverging_rule(errors, expected):
 
 
 def independent_errors(max_iter):
-    """asr.ilc driven directly as asr.experiments.ilc000 does (the paper's K_off), 5 s trial."""
+    """asr.ilc driven directly as asr.experiments.mengacci2021_ilc does (the paper's K_off), 5 s
+    trial."""
     sim = asr.Sim("qbmove_arm_2dof", 1, variant="vertical")
     T = int(round(5.0 / sim.dt))
     q = min_jerk((np.arange(T) + 1) * sim.dt, 0.0, 0.8, 5.0)

@@ -1,5 +1,5 @@
 """`make run` end to end, as a user runs it: the command succeeds, prints the fig. 7 summary and
-writes the figures (their physics is checked in tests/test_seed000.py)."""
+writes the figures (their physics is checked in tests/test_mengacci2021.py)."""
 import os
 import subprocess
 import sys

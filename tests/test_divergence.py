@@ -3,7 +3,7 @@
 Past the explicit coupling's stability limit omega dt = 2 (omega = sqrt(k / I), the spring's
 stiffness over the link's inertia) the link runs away while the clamp bounds the spring torque,
 so no state ever becomes non-finite. The core stops an instance whose link turns faster than
-`link_vel_max` (rad/s; default 1e4, five times the fastest link of the seed experiments: the
+`link_vel_max` (rad/s; default 1e4, five times the fastest link of the papers' experiments: the
 light fig. 7 rig driven by a kinematic AwAS-II step reaches 2016 rad/s) with the status
 ASR_ERR_DIVERGED, and asr.Sim names the likely cause.
 """

@@ -245,7 +245,7 @@ def pendulum_1dof_with_step(tmp_path, variant, dt):
 
 def fig7_step_reference(tau_el, q0, eq, preset, n, dt):
     """The rig's equation of motion I qdd = tau_el(q) - m g l cos q - c qd with the closed-form
-    spring of docs/models.md (seed000's), integrated to 1e-12: q at the n step ends."""
+    spring of docs/models.md (mengacci2021's), integrated to 1e-12: q at the n step ends."""
     def rhs(_, y):
         return [y[1], (tau_el(y[0], eq, preset) - M * G * L * np.cos(y[0]) - DAMPING * y[1])
                 / INERTIA]
@@ -260,11 +260,11 @@ def test_fig7_step_both_engines_first_order(tmp_path):
     the 0.8 rad equilibrium step from the static equilibrium at eq = 0: DART and MuJoCo take the
     same steps (difference far below the integration error), and each one's error against the
     ODE reference halves when the time step does (first order)."""
-    from asr.experiments import seed000 as s0
+    from asr.experiments import mengacci2021 as paper
 
     need_gazebo()
     rows = []
-    for variant, cases in s0.FIG7_PRESETS.items():
+    for variant, cases in paper.FIG7_PRESETS.items():
         presets = np.array([c[0] for c in cases])
         errors, gaps = {}, []
         for dt in FIG7_DTS[variant]:
@@ -274,13 +274,13 @@ def test_fig7_step_both_engines_first_order(tmp_path):
                        for c in cases]
             params = {joint.name: {"k": np.array([c[1] for c in cases])}} \
                 if variant == "sea" else None
-            link = s0.pendulum_link(r.mjcf, joint.name)
+            link = paper.pendulum_link(r.mjcf, joint.name)
             assert link["inertia"] == pytest.approx(INERTIA, rel=1e-12)
-            q0 = np.array([s0.static_equilibrium(joint.model, jp, 0.0, p, link)
+            q0 = np.array([paper.static_equilibrium(joint.model, jp, 0.0, p, link)
                            for jp, p in zip(jparams, presets)])
             refs = np.zeros((2, 1, 2))
             refs[:, 0, 1] = presets
-            refs[:, 0, 0] = s0.STEP
+            refs[:, 0, 0] = paper.STEP
             n = int(round(FIG7_STEP_T / dt))
             q = {}
             for engine in ("mujoco", "gazebo"):
@@ -288,7 +288,7 @@ def test_fig7_step_both_engines_first_order(tmp_path):
                 assert sim.dt == dt
                 sim.reset(q0=q0[:, None], refs=refs)
                 q[engine] = sim.rollout(n, refs, record=("q",))["q"][:, :, 0]
-            ref = np.array([fig7_step_reference(s0.spring(joint.model, jp), q0[i], s0.STEP,
+            ref = np.array([fig7_step_reference(paper.spring(joint.model, jp), q0[i], paper.STEP,
                                                 presets[i], n, dt)
                             for i, jp in enumerate(jparams)])
             for engine in q:

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import asr
-from asr.experiments import ilc000
+from asr.experiments import mengacci2021_ilc
 from asr.iterative_learning import ILCResult, ilc, lowpass, moving_average
 
 PENDULUM = os.path.join(os.path.dirname(__file__), "robots", "pendulum")
@@ -52,12 +52,12 @@ def replay(robot, eq, preset, settle_s, q0=None):
 
 
 @pytest.fixture(scope="module")
-def seed():
-    return ilc000.run(max_iter=15)
+def paper_run():
+    return mengacci2021_ilc.run(max_iter=15)
 
 
-def test_seed_converges_independent_check(seed):
-    res = seed
+def test_mengacci2021_converges_independent_check(paper_run):
+    res = paper_run
     assert res.converged[0] and res.iterations[0] <= 15
     assert res.final_error[0] <= 0.08
     errs = res.errors[:res.iterations[0], 0]
@@ -73,10 +73,10 @@ def test_seed_converges_independent_check(seed):
     np.testing.assert_allclose(q, res.output[0], rtol=0, atol=1e-12)  # bit-identical in practice
 
 
-def test_seed_metadata_and_save_load(seed, tmp_path):
-    res = seed
-    npz, js = res.save(tmp_path / "seed")
-    assert os.path.basename(npz).startswith("seed.") and os.path.basename(js) == "seed.json"
+def test_mengacci2021_metadata_and_save_load(paper_run, tmp_path):
+    res = paper_run
+    npz, js = res.save(tmp_path / "ilc")
+    assert os.path.basename(npz).startswith("ilc.") and os.path.basename(js) == "ilc.json"
     with open(js) as f:
         doc = json.load(f)
     assert doc["metadata"]["robot"] == "qbmove_arm_2dof"
@@ -84,7 +84,7 @@ def test_seed_metadata_and_save_load(seed, tmp_path):
     assert doc["instances"][0]["iterations"] == int(res.iterations[0])
     assert doc["instances"][0]["presets"] == [0.2, 0.2]
     assert len(doc["instances"][0]["errors"]) == int(res.iterations[0])
-    back = ILCResult.load(str(tmp_path / "seed.json"))
+    back = ILCResult.load(str(tmp_path / "ilc.json"))
     for name in ILCResult.ARRAYS:
         a, b = getattr(res, name), getattr(back, name)
         if a is None:
@@ -100,20 +100,21 @@ def test_seed_metadata_and_save_load(seed, tmp_path):
         ILCResult.load(tmp_path / "x")
 
 
-def test_seed_experiment_rests_on_its_chosen_masses_and_settled_start():
+def test_mengacci2021_experiment_rests_on_its_chosen_masses_and_settled_start():
     """The sensitivity the experiment's docstring states: with the chosen link masses (x 1) or
     lighter ones and a 3 s settled start it converges; heavier links, or a 0.5 s start, make the
     error grow again after its best trial. Joint 1 sits on its clamp for most of the last
     trial."""
-    rows = {(r["mass_scale"], r["settle_s"]): r for r in ilc000.sensitivity(threads=2)}
+    rows = {(r["mass_scale"], r["settle_s"]): r for r in mengacci2021_ilc.sensitivity(threads=2)}
     assert rows[(0.8, 3.0)]["converged"] and rows[(0.8, 3.0)]["iterations"] == 7
     assert rows[(1.0, 3.0)]["converged"] and rows[(1.0, 3.0)]["iterations"] == 8
     for key in [(1.25, 3.0), (0.8, 0.5), (1.0, 0.5), (1.25, 0.5)]:
         r = rows[key]
         assert not r["converged"] and r["iterations"] == 20, key
-        assert r["best_error"] > ilc000.TOL and r["final_error"] > 1.5 * r["best_error"], key
+        assert r["best_error"] > mengacci2021_ilc.TOL, key
+        assert r["final_error"] > 1.5 * r["best_error"], key
     assert rows[(1.0, 3.0)]["clamp_fraction_joint1"] > 0.5
-    assert "converged" in ilc000.sensitivity_table(list(rows.values()))
+    assert "converged" in mengacci2021_ilc.sensitivity_table(list(rows.values()))
 
 
 def test_batched_equals_one_by_one():
@@ -123,7 +124,7 @@ def test_batched_equals_one_by_one():
     ref = min_jerk_ref(20000, 1e-3)
     presets = np.array([[0.2, 0.2], [0.3, 0.3]])
     masses = np.array([0.45, 0.40])
-    kw = dict(schedule=ilc000.k_off, tol=0.08, max_iter=9, settle_s=3.0)
+    kw = dict(schedule=mengacci2021_ilc.k_off, tol=0.08, max_iter=9, settle_s=3.0)
     sim = asr.Sim("qbmove_arm_2dof", 2, threads=2,
                   mujoco_params={"body_mass": {"link2": masses}})
     both = ilc(sim, ref, preset=presets, **kw)

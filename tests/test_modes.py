@@ -441,7 +441,7 @@ def test_external_torque_is_applied_in_every_mode():
 # ---------------------------------------------------------------------------- feed-forward
 
 
-def test_feedforward_torque_seed001_eq4():
+def test_feedforward_torque_kamedula2016_eq4():
     """[Kamedula2016] eq. 4: tau_m = g(q_d) + Kp (th_d - th) - Kd th', th_d = q_d + g(q_d)/K.
     With the link fixed at q_d and tau_ff = g(q_d), the motor settles at th = q_d + tau_ff/K
     (kp (th_d - th) = 0 and the spring load K (q_d - th) = -tau_ff balances tau_ff), so the

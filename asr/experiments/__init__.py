@@ -1,5 +1,6 @@
-"""Reproductions of the source papers' published experiments (docs/references.md), one module per paper:
-seedNNN.py, each with run() and main(out_dir), runnable as python -m asr.experiments.seedNNN."""
+"""Reproductions of the source papers' published experiments, one module per paper named by its
+citation key (mengacci2021.py, kamedula2016.py, ...; docs/references.md), each with run() and
+main(out_dir), runnable as python -m asr.experiments.<name>."""
 import argparse
 import os
 import time

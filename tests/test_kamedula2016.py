@@ -1,5 +1,5 @@
-"""[Kamedula2016] sec. 5.1 (asr.experiments.seed001): asr + MuJoCo against an independent scipy
-reference of the same equations, the paper's Gazebo-vs-Matlab figures, and fig. 6 left.
+"""[Kamedula2016] sec. 5.1 (asr.experiments.kamedula2016): asr + MuJoCo against an independent
+scipy reference of the same equations, the paper's Gazebo-vs-Matlab figures, and fig. 6 left.
 
 About the paper's "NRMSE" (4.5e-7 rad for the link position, 3.6e-5 / 5.3e-4 N m for the
 torques): it cannot be an RMSE divided by the signal's range. RMSE >= max|e| / sqrt(n) for n
@@ -15,18 +15,18 @@ import numpy as np
 import pytest
 
 import asr
-from asr.experiments import seed001 as s1
+from asr.experiments import kamedula2016 as paper
 
 
 @pytest.fixture(scope="module")
 def res():
     """The experiment at its default (the paper's) durations, without figures: ~10 s."""
-    return s1.run(figures=False, check=False)
+    return paper.run(figures=False, check=False)
 
 
 def test_link_parameters_read_from_mjcf():
     robot = asr.load_robot("rrbot_sea")
-    link = s1.link_parameters(robot.mjcf)
+    link = paper.link_parameters(robot.mjcf)
     # rrbot link3: 1 kg, centre of mass 0.45 m from the axis, box inertia m/12 (w^2 + h^2)
     assert link["mass"] == pytest.approx(1.0)
     assert link["l_c"] == pytest.approx(0.45)
@@ -46,9 +46,9 @@ def test_link_parameters_read_from_mjcf():
 def test_reference_converged():
     """DOP853 (rtol 1e-10) against Radau (rtol 1e-12, analytic Jacobian) on the first 0.3 s of
     the step, which includes the saturated phase."""
-    p = s1.plant(asr.load_robot("rrbot_sea", "k188"))
-    a = s1.reference([p], s1.step_input(0.3))
-    b = s1.reference([p], s1.step_input(0.3), rtol=1e-12, atol=1e-14, method="Radau")
+    p = paper.plant(asr.load_robot("rrbot_sea", "k188"))
+    a = paper.reference([p], paper.step_input(0.3))
+    b = paper.reference([p], paper.step_input(0.3), rtol=1e-12, atol=1e-14, method="Radau")
     assert np.abs(a["q"] - b["q"]).max() < 1e-9
     assert np.abs(a["tau_m"] - b["tau_m"]).max() < 1e-6
 
@@ -58,7 +58,7 @@ def test_configuration_meets_paper(res, config):
     """MuJoCo at the paper's 1 ms (coarse) and at 0.1 ms (fine), controller 1 kHz: max errors and
     NMSE within the paper's figures."""
     m = res["tv"]["metrics"][config]
-    for sig, (max_err, nrmse_paper) in s1.PAPER.items():
+    for sig, (max_err, nrmse_paper) in paper.PAPER.items():
         assert m[sig]["max"] <= max_err, (sig, m[sig])
         assert m[sig]["nmse"] <= nrmse_paper, (sig, m[sig])
     for sig, ok in res["tv"]["meets"][config].items():
@@ -73,7 +73,7 @@ def test_configuration_meets_paper(res, config):
 def test_coarse_link_error_is_a_fifth_of_the_papers(res):
     """At 1 ms the link angle errs by 2.5e-4 rad; a motor step that drags on the moving link
     (the spring's far end taken as fixed during the motor update) gave 7.5e-3 rad here."""
-    assert res["tv"]["metrics"]["coarse"]["q"]["max"] < 0.25 * s1.PAPER["q"][0]
+    assert res["tv"]["metrics"]["coarse"]["q"]["max"] < 0.25 * paper.PAPER["q"][0]
 
 
 def test_errors_are_first_order_in_the_timestep(res):
@@ -81,7 +81,7 @@ def test_errors_are_first_order_in_the_timestep(res):
     timestep, ten times the error, for every signal (so the error is discretisation, not a
     modelling difference)."""
     coarse, fine = res["tv"]["metrics"]["coarse"], res["tv"]["metrics"]["fine"]
-    for sig in s1.SIGNALS:
+    for sig in paper.SIGNALS:
         ratio = coarse[sig]["max"] / fine[sig]["max"]
         assert 8.0 < ratio < 12.0, (sig, ratio)
         rms_ratio = coarse[sig]["rmse"] / fine[sig]["rmse"]
@@ -89,7 +89,7 @@ def test_errors_are_first_order_in_the_timestep(res):
 
 
 def test_step_settles_for_the_three_sets(res):
-    for v in s1.VARIANTS:
+    for v in paper.VARIANTS:
         p = res["plants"][v]
         for c in ("ref", "coarse", "fine"):
             out = res["step"][v][c] if c != "ref" else {k: res["step"][v]["ref"][k][1:]
@@ -106,19 +106,19 @@ def test_stiffer_sets_have_smaller_transmission_displacement(res):
     """Fig. 6 left: peak and final |th - q| decrease with Kt, in asr and in the reference."""
     for c in ("coarse", "fine"):
         peak = [np.abs(res["step"][v][c]["th"] - res["step"][v][c]["q"]).max()
-                for v in s1.VARIANTS]
+                for v in paper.VARIANTS]
         final = [abs(res["step"][v][c]["th"][-1] - res["step"][v][c]["q"][-1])
-                 for v in s1.VARIANTS]
+                 for v in paper.VARIANTS]
         assert peak[0] > peak[1] > peak[2] > 0, (c, peak)
         assert final[0] > final[1] > final[2] > 0, (c, final)
     ref_peak = [np.abs(res["step"][v]["ref"]["th"] - res["step"][v]["ref"]["q"]).max()
-                for v in s1.VARIANTS]
+                for v in paper.VARIANTS]
     assert ref_peak[0] > ref_peak[1] > ref_peak[2]
 
 
 def test_main_writes_html_and_table(tmp_path, capsys):
-    out = s1.main(str(tmp_path), step_duration=0.2, ramp=0.2, hold=0.1, chirp=0.2, check=False)
+    out = paper.main(str(tmp_path), step_duration=0.2, ramp=0.2, hold=0.1, chirp=0.2, check=False)
     text = capsys.readouterr().out
-    assert (tmp_path / "seed001.html").stat().st_size > 100_000
+    assert (tmp_path / "kamedula2016.html").stat().st_size > 100_000
     assert "fine (MuJoCo 0.1 ms)" in text and "NMSE" in text
     assert set(out["figures"]) == {"step", "tv"}

@@ -1,7 +1,7 @@
 """[Kamedula2016] sec. 5.1: the CENTAURO visco-elastic SEA on rrbot's last link, asr vs an independent
 reference (the paper's Gazebo-vs-Matlab comparison).
 
-    python -m asr.experiments.seed001 --out DIR [--engine mujoco|gazebo]
+    python -m asr.experiments.kamedula2016 --out DIR [--engine mujoco|gazebo]
 
 Robot: robots/rrbot_sea (1 kg, 1 m link, joint damping 0.7 N m s/rad, q = 0 straight up), asr
 model `sea_damped` in mode 5. Controller ([Kamedula2016] eq. 4): PD with gravity compensation,
@@ -65,7 +65,7 @@ N m) with our NMSE, and report our NRMSE (RMSE / range) beside them: it is of or
 1e-3, and over our 35 000 samples a max error of 7.5e-4 rad already bounds it below by
 7.5e-4 / (1.5 sqrt(35 000)) = 2.7e-6.
 
-Results (`python -m asr.experiments.seed001`, 2-core shared development machine, about 7 s in
+Results (`python -m asr.experiments.kamedula2016`, 2-core shared development machine, about 7 s in
 all, most of it the reference's 35 000 solver calls of the time-varying test; asr itself takes
 0.06 s coarse, 0.6 s fine). Time-varying test, medium set, asr vs reference:
 
@@ -105,7 +105,7 @@ with engine="gazebo" the link is Gazebo's physics (gz-physics with DART) on the 
 its `max_step_size` set like the MJCF timestep. DART's semi-implicit Euler with implicit joint
 damping takes the same steps as MuJoCo's Euler on the same inertia: the time-varying test's
 figures above are DART's too, to the digits shown (largest DART - MuJoCo difference 2.8e-16
-rad, 5.7e-14 N m at 1 ms; tests/test_seed001_gazebo.py).
+rad, 5.7e-14 N m at 1 ms; tests/test_kamedula2016_gazebo.py).
 """
 import dataclasses
 import math
@@ -393,7 +393,7 @@ def run(step_duration=STEP_DURATION, ramp=RAMP_DURATION, hold=HOLD_DURATION,
     if engine not in ENGINE_NAMES:
         raise ValueError(f"engine: got {engine!r}, valid: {', '.join(map(repr, ENGINE_NAMES))}")
     res = {"configs": configs, "plants": {}, "step": {}, "wall_s": wall, "engine": engine}
-    tmp = tempfile.mkdtemp(prefix="asr_seed001_")
+    tmp = tempfile.mkdtemp(prefix="asr_kamedula2016_")
     try:
         robots = {(v, c): robot_with_timestep(v, dt, tmp) for v in VARIANTS
                   for c, dt in configs.items()}
@@ -599,20 +599,20 @@ def write_html(res, path):
         [figs["tv"], figs["step"]], path, "asr: Kamedula et al. 2016 sec. 5.1")
 
 
-def main(out_dir="seed001_output", **run_kwargs):
+def main(out_dir="kamedula2016_output", **run_kwargs):
     """Run the experiment (run_kwargs: run()'s, e.g. engine="gazebo"), write
-    out_dir/seed001.html, print the table; returns run()'s dict with 'html' and 'total_s'
+    out_dir/kamedula2016.html, print the table; returns run()'s dict with 'html' and 'total_s'
     added."""
-    return run_and_report("seed001", run, write_html, summary, out_dir, run_kwargs)
+    return run_and_report("kamedula2016", run, write_html, summary, out_dir, run_kwargs)
 
 
 def _cli(argv=None):
-    """`python -m asr.experiments.seed001 [--out DIR] [--engine mujoco|gazebo]`."""
+    """`python -m asr.experiments.kamedula2016 [--out DIR] [--engine mujoco|gazebo]`."""
     import argparse
 
-    ap = argparse.ArgumentParser(prog="python -m asr.experiments.seed001",
+    ap = argparse.ArgumentParser(prog="python -m asr.experiments.kamedula2016",
                                  description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default="seed001_output", help="output folder")
+    ap.add_argument("--out", default="kamedula2016_output", help="output folder")
     ap.add_argument("--engine", choices=tuple(ENGINE_NAMES), default="mujoco",
                     help="asr.Sim's link engine: MuJoCo on the MJCF (default) or Gazebo's DART "
                          "on the SDF twin")

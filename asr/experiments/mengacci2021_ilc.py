@@ -1,10 +1,11 @@
 """[Mengacci2021] sec. 4.3, fig. 15 (simulation side): iterative learning of
 the equilibrium reference of the vertical 2-DOF qbmove Advanced arm with asr.ilc.
 
-    python -m asr.experiments.ilc000 --out DIR
+    python -m asr.experiments.mengacci2021_ilc --out DIR
 
-writes DIR/ilc000.html (max error per trial, tracking of the last trial against the reference,
-learned input), DIR/ilc000.json + DIR/ilc000.<hash>.npz (the ILCResult) and prints a summary.
+writes DIR/mengacci2021_ilc.html (max error per trial, tracking of the last trial against the
+reference, learned input), DIR/mengacci2021_ilc.json + DIR/mengacci2021_ilc.<hash>.npz (the
+ILCResult) and prints a summary.
 
 Set-up as in the paper: robots/qbmove_arm_2dof `vertical` with the springs identified on the
 real arm (robot.toml, in the formula's terms, see the robot README), mode 6, preset 0.2 rad on
@@ -17,8 +18,8 @@ Choice (not in the paper): each trial starts from rest at the learned eq(0): res
 at (eq(0), 0.2) before the trajectory (asr.ilc module doc), as the real arm starts at rest at its
 start pose.
 
-Result (python -m asr.experiments.ilc000): 8 trials (max errors 0.835, 0.491, 0.331, 0.234,
-0.167, 0.123, 0.092, 0.071 rad, always on joint 1); the paper reports 11.
+Result (python -m asr.experiments.mengacci2021_ilc): 8 trials (max errors 0.835, 0.491, 0.331,
+0.234, 0.167, 0.123, 0.092, 0.071 rad, always on joint 1); the paper reports 11.
 
 What this rests on, and how far it carries (`sensitivity()`, printed by the command and checked
 by tests/test_ilc.py). The paper gives no link masses or geometry: the arm's are our choice
@@ -156,8 +157,8 @@ def figure(res):
         import plotly.graph_objects as go
         from plotly.subplots import make_subplots
     except ImportError:  # pragma: no cover
-        raise SystemExit("asr.experiments.ilc000 needs plotly for its figure (pip install plotly)") \
-            from None
+        raise SystemExit("asr.experiments.mengacci2021_ilc needs plotly for its figure "
+                         "(pip install plotly)") from None
     fig = make_subplots(rows=3, cols=1, subplot_titles=(
         "max |e| per trial (both joints)", "last trial: link angle vs reference",
         "learned equilibrium reference eq(t)"), vertical_spacing=0.08)
@@ -186,15 +187,15 @@ def figure(res):
     return fig
 
 
-def main(out_dir="ilc000_output"):
-    """Run the ILC, write out_dir/ilc000.html, .npz, .json; print the summary."""
+def main(out_dir="mengacci2021_ilc_output"):
+    """Run the ILC, write out_dir/mengacci2021_ilc.html, .npz, .json; print the summary."""
     os.makedirs(out_dir, exist_ok=True)
     t0 = time.perf_counter()
     res = run(progress=False)
     total = time.perf_counter() - t0
-    figure(res).write_html(os.path.join(out_dir, "ilc000.html"), include_plotlyjs=True,
+    figure(res).write_html(os.path.join(out_dir, "mengacci2021_ilc.html"), include_plotlyjs=True,
                            full_html=True)
-    res.save(os.path.join(out_dir, "ilc000"))
+    res.save(os.path.join(out_dir, "mengacci2021_ilc"))
     print(summary(res))
     print("sensitivity to the chosen link masses and the settling hold:")
     print(sensitivity_table(sensitivity()))
@@ -204,7 +205,7 @@ def main(out_dir="ilc000_output"):
 
 
 def _cli(argv=None):
-    command_line("ilc000", "Mengacci et al. 2021 sec. 4.3 ILC with asr.ilc", main, argv)
+    command_line("mengacci2021_ilc", "Mengacci et al. 2021 sec. 4.3 ILC with asr.ilc", main, argv)
 
 
 if __name__ == "__main__":

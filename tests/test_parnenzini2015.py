@@ -1,10 +1,10 @@
-"""[Parnenzini2015] (asr.experiments.seed002): one 2015 qbmove module tracking a sine and stepping at
-three presets (figs. 2, 3), and the 3R arm and 12-module snake running the published gait
-(fig. 4)."""
+"""[Parnenzini2015] (asr.experiments.parnenzini2015): one 2015 qbmove module tracking a sine and
+stepping at three presets (figs. 2, 3), and the 3R arm and 12-module snake running the published
+gait (fig. 4)."""
 import numpy as np
 import pytest
 
-from asr.experiments import seed002 as s2
+from asr.experiments import parnenzini2015 as paper
 
 # A motor stops once its PD command can no longer overcome its static friction and its spring's
 # pull through the PWM dead zone: kp |e| <= dz + (1 - dz) R (tau_fs + |load|) / (Kt V_s), i.e.
@@ -19,7 +19,7 @@ def breakaway(load=0.0):
 
 @pytest.fixture(scope="module")
 def res():
-    return s2.run(figures=False)
+    return paper.run(figures=False)
 
 
 def test_tracking_error_bounded(res):
@@ -28,8 +28,8 @@ def test_tracking_error_bounded(res):
     (RMS) and 60 % (max), keeps the amplitude within 10 % and lags less than 45 deg."""
     for m in res["tracking"]["metrics"]:
         assert np.isfinite([m["rms"], m["max"]]).all()
-        assert m["rms"] < 0.4 * s2.TRACK_A and m["max"] < 0.6 * s2.TRACK_A, m
-        assert abs(m["amp"] - s2.TRACK_A) < 0.1 * s2.TRACK_A, m
+        assert m["rms"] < 0.4 * paper.TRACK_A and m["max"] < 0.6 * paper.TRACK_A, m
+        assert abs(m["amp"] - paper.TRACK_A) < 0.1 * paper.TRACK_A, m
         assert 0.0 < m["lag_deg"] < 45.0, m
     assert (res["tracking"]["status"] == 0).all() and (res["step"]["status"] == 0).all()
 
@@ -37,7 +37,7 @@ def test_tracking_error_bounded(res):
 def test_stiff_tracks_better_and_faster_than_soft(res):
     tr = {m["s"]: m for m in res["tracking"]["metrics"]}
     st = {m["s"]: m for m in res["step"]["metrics"]}
-    soft, mid, high = s2.S_SOFT, s2.S_MEDIUM, s2.S_HIGH
+    soft, mid, high = paper.S_SOFT, paper.S_MEDIUM, paper.S_HIGH
     # the preset sets the stiffness: 2 a k cosh(a s) at rest, 0.30 -> 9.2 N m/rad
     assert tr[soft]["stiffness"] < tr[mid]["stiffness"] < tr[high]["stiffness"]
     assert tr[high]["stiffness"] > 10 * tr[soft]["stiffness"]
@@ -64,7 +64,7 @@ def test_step_ends_short_by_the_dead_zone_and_friction(res):
         for f, sign in (("th1", +1), ("th2", -1)):
             th = st[f][i, -1]
             load = 0.022 * np.sinh(6.85 * (th - q))     # the spring's pull on the motor, N m
-            e = th - (s2.STEP + sign * s)
+            e = th - (paper.STEP + sign * s)
             assert abs(e) <= breakaway(load) + 1e-4, (s, f, e, breakaway(load))
         assert 0.0 < st["metrics"][i]["error"] < breakaway() + 1e-3
 
@@ -74,15 +74,15 @@ def test_assemblies_stay_finite_and_bounded(res, name):
     g = res["gaits"][name]
     c = g["checks"]
     assert c["status"] == 0 and c["mujoco_warnings"] == {} and c["finite"], c
-    assert c["max_abs_q"] < s2.Q_BOUND and c["max_abs_qd"] < s2.QD_BOUND, c
-    assert c["max_abs_th"] < s2.TH_MAX + s2.TH_MARGIN, c
+    assert c["max_abs_q"] < paper.Q_BOUND and c["max_abs_qd"] < paper.QD_BOUND, c
+    assert c["max_abs_th"] < paper.TH_MAX + paper.TH_MARGIN, c
     assert c["bounded"] and c["stable"]
-    assert g["t"][-1] == pytest.approx(s2.GAIT_DURATION)
+    assert g["t"][-1] == pytest.approx(paper.GAIT_DURATION)
     # the joints follow the gait: each RMS error below the largest amplitude (60 deg)
-    assert (g["rms_tracking"] < s2.GAIT_PITCH).all(), g["rms_tracking"]
+    assert (g["rms_tracking"] < paper.GAIT_PITCH).all(), g["rms_tracking"]
     # the amplitudes of the paper: 60 deg on pitch joints, 20 deg on yaw joints
-    expect = {"arm3r_vertical": [s2.GAIT_PITCH] * 3, "arm3r_horizontal": [s2.GAIT_YAW] * 3,
-              "snake": [s2.GAIT_YAW, s2.GAIT_PITCH] * 6}[name]
+    expect = {"arm3r_vertical": [paper.GAIT_PITCH] * 3, "arm3r_horizontal": [paper.GAIT_YAW] * 3,
+              "snake": [paper.GAIT_YAW, paper.GAIT_PITCH] * 6}[name]
     assert np.allclose(g["amps"], expect)
 
 
@@ -99,8 +99,8 @@ def test_snake_moves(res):
 
 
 def test_main_writes_html_and_table(tmp_path, capsys):
-    out = s2.main(str(tmp_path), track_duration=1.5, step_duration=0.3, gait_duration=0.3)
+    out = paper.main(str(tmp_path), track_duration=1.5, step_duration=0.3, gait_duration=0.3)
     text = capsys.readouterr().out
-    assert (tmp_path / "seed002.html").stat().st_size > 100_000
+    assert (tmp_path / "parnenzini2015.html").stat().st_size > 100_000
     assert "snake centre of mass" in text
     assert set(out["figures"]) == {"module", "gaits"}

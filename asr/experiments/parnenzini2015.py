@@ -2,7 +2,7 @@
 and stepping at several stiffness presets (figs. 2, 3), and the assemblies of fig. 4, a 3R arm and
 a 12-module snake, running the published snake gait.
 
-    python -m asr.experiments.seed002 --out DIR
+    python -m asr.experiments.parnenzini2015 --out DIR
 
 Actuator: asr model `qbmove` (docs/models.md sec. 1) in mode 6: references (equilibrium q_e,
 preset s), motors commanded to q_e +/- s (clamped at 3.1497 rad), each driven by the PD at 1 kHz
@@ -44,7 +44,7 @@ mass of the head, sampled every 0.1 s). Horizontal momentum conservation makes t
 displacement a measure of locomotion: without floor friction no internal motion could move the
 centre of mass horizontally.
 
-Results (`python -m asr.experiments.seed002`, about 1-2 s). Single module:
+Results (`python -m asr.experiments.parnenzini2015`, about 1-2 s). Single module:
 
 | s | stiffness | track RMS / max | amplitude | lag | overshoot | settling | 0.7 - q |
 | --- | --- | --- | --- | --- | --- | --- | --- |
@@ -99,10 +99,10 @@ CHUNK = 100                                     # steps between centre-of-mass s
 Q_BOUND, QD_BOUND, TH_MARGIN = np.pi, 50.0, 0.5
 TH_MAX = 3.1497
 
-RIG_XML = """<!-- qbmove_1dof (asr.experiments.seed002): one 2015 qbmove module, housing fixed,
-     output flange (0.05 kg) carrying a {load:g} kg load {arm:g} m from the axis; axis vertical
-     (gravity does not load the joint); damping {damping:g} N m s/rad; torques from asr via
-     qfrc_applied -->
+RIG_XML = """<!-- qbmove_1dof (asr.experiments.parnenzini2015): one 2015 qbmove module, housing
+     fixed, output flange (0.05 kg) carrying a {load:g} kg load {arm:g} m from the axis; axis
+     vertical (gravity does not load the joint); damping {damping:g} N m s/rad; torques from asr
+     via qfrc_applied -->
 <mujoco model="qbmove_1dof">
   <compiler angle="radian" autolimits="true"/>
   <option timestep="0.001" integrator="Euler" gravity="0 0 -9.81"/>
@@ -120,7 +120,8 @@ RIG_XML = """<!-- qbmove_1dof (asr.experiments.seed002): one 2015 qbmove module,
 </mujoco>
 """
 
-RIG_TOML = """# Written by asr.experiments.seed002: one 2015 qbmove module (mode 6), a small load.
+RIG_TOML = """# Written by asr.experiments.parnenzini2015: one 2015 qbmove module (mode 6),
+# a small load.
 name = "qbmove_1dof"
 description = "one 2015 qbmove module, small load, horizontal (Parnenzini et al. 2015 figs. 2-3)"
 default_variant = "rig"
@@ -310,7 +311,7 @@ def run(track_duration=TRACK_DURATION, step_duration=STEP_DURATION, gait_duratio
     """Both parts. Returns {'tracking', 'step': rig results with 'metrics' per preset,
     'gaits': {name: gait()}, 'presets', 'wall_s', 'figures' (if figures)}."""
     wall = {}
-    tmp = tempfile.mkdtemp(prefix="asr_seed002_")
+    tmp = tempfile.mkdtemp(prefix="asr_parnenzini2015_")
     try:
         rig = rig_robot(tmp)
         t0 = time.perf_counter()
@@ -450,14 +451,14 @@ def write_html(res, path):
     write_figures([figs["module"], figs["gaits"]], path, "asr: Parnenzini et al. 2015")
 
 
-def main(out_dir="seed002_output", **run_kwargs):
-    """Run, write out_dir/seed002.html, print the table; returns run()'s dict with 'html' and
-    'total_s'; run_kwargs go to run() (shorter runs)."""
-    return run_and_report("seed002", run, write_html, summary, out_dir, run_kwargs)
+def main(out_dir="parnenzini2015_output", **run_kwargs):
+    """Run, write out_dir/parnenzini2015.html, print the table; returns run()'s dict with 'html'
+    and 'total_s'; run_kwargs go to run() (shorter runs)."""
+    return run_and_report("parnenzini2015", run, write_html, summary, out_dir, run_kwargs)
 
 
 def _cli(argv=None):
-    command_line("seed002", __doc__.splitlines()[0], main, argv)
+    command_line("parnenzini2015", __doc__.splitlines()[0], main, argv)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """[Mengacci2021] (Mengacci et al. 2021, the NMMI ROS-Gazebo toolbox) sec. 4.1-4.2: figs. 7, 11, 12, 13
 and 14 reproduced with asr.Sim (MuJoCo links, asr actuators).
 
-    python -m asr.experiments.seed000 --out DIR
+    python -m asr.experiments.mengacci2021 --out DIR
 
 writes one plotly HTML per figure (fig7.html ... fig14.html) and prints a summary table.
 
@@ -31,7 +31,7 @@ default, as the robot README suggests for these figures. The arm's robot.toml ca
 identified for the ILC of sec. 4.3 (asymmetric: the link rests 0.10 / 0.03 rad off the nominal
 equilibrium); `springs="identified"` runs those (reported as a second row).
 
-What the runs show (python -m asr.experiments.seed000 prints the numbers):
+What the runs show (python -m asr.experiments.mengacci2021 prints the numbers):
 
 - fig7: every steady state equals the closed-form static equilibrium to rounding (~1e-15 rad);
   soft AwAS-II sags 0.020 rad and soft qbmove Advanced 0.272 rad below 0.8, their stiff
@@ -271,7 +271,7 @@ def fig7(duration=3.0, t_step=0.2, step=STEP, trace_every=10):
               for jp, p in zip(jparams, presets)]
         sim.reset(q0=np.array(q0)[:, None], refs=before)
         # two held-reference rollouts (the AwAS-II pivot check of Sim.rollout rejects
-        # per-step references with N > 1, see tests/test_seed000.py)
+        # per-step references with N > 1, see tests/test_mengacci2021.py)
         a = sim.rollout(n0, before, record=("q", "qd"))
         b = sim.rollout(n - n0, after, record=("q", "qd"))
         q = np.concatenate([a["q"], b["q"]], axis=1)[:, :, 0]
@@ -610,7 +610,7 @@ def _plotly():
         import plotly.graph_objects as go
         from plotly.subplots import make_subplots
     except ImportError:  # pragma: no cover
-        raise SystemExit("asr.experiments.seed000 needs plotly for its figures "
+        raise SystemExit("asr.experiments.mengacci2021 needs plotly for its figures "
                          "(pip install plotly)") from None
     return go, make_subplots
 
@@ -732,7 +732,7 @@ def run_all():
     return res
 
 
-def main(out_dir="seed000_output"):
+def main(out_dir="mengacci2021_output"):
     """Run every figure, write out_dir/fig7.html ... fig14.html, print the summary table."""
     os.makedirs(out_dir, exist_ok=True)
     res = run_all()
@@ -749,7 +749,7 @@ def main(out_dir="seed000_output"):
 
 
 def _cli(argv=None):
-    command_line("seed000", "Mengacci et al. 2021 figs. 7, 11-14 with asr.Sim", main, argv,
+    command_line("mengacci2021", "Mengacci et al. 2021 figs. 7, 11-14 with asr.Sim", main, argv,
                  out_help="output folder for the HTML figures")
 
 

@@ -1,5 +1,5 @@
-"""[Mengacci2021] figs. 7, 11-14 (asr.experiments.seed000) against independent references and the
-paper's claims: closed-form static equilibria (brentq, docs/models.md sec. 1, masses from the
+"""[Mengacci2021] figs. 7, 11-14 (asr.experiments.mengacci2021) against independent references and
+the paper's claims: closed-form static equilibria (brentq, docs/models.md sec. 1, masses from the
 MJCF) for fig. 7, the linearised closed-form joint for fig. 11, the closed-form static-friction
 band for fig. 12, and the qualitative results of sec. 4.1-4.2."""
 import math
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import asr
-from asr.experiments import seed000 as S
+from asr.experiments import mengacci2021 as S
 
 from conftest import require
 
