@@ -551,7 +551,7 @@ class SimRunner:
         return self.state()
 
     def datasheet_inputs(self, joint):
-        """Inputs of GET /api/datasheet for `joint` (a name of this robot; ControlError
+        """Inputs of POST /api/datasheet for `joint` (a name of this robot; ControlError
         otherwise): {"robot", "variant", "joint", "model", "params": the model's own parameters
         as the Sim has them now (robot.toml and the parameter changes, instance 0; a "param"-kind
         preset left out: the curves are the presets), "buttons": the soft / stiff presets}."""
