@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 VPY    := $(VENV)/bin/python
 STAMP  := $(VENV)/.deps-installed
-# torch for asr[rl], installed first so that the extra's `torch>=2.3` is already met: the CPU
+# torch for asr-sim[rl], installed first so that the extra's `torch>=2.3` is already met: the CPU
 # build (a plain `pip install torch` on Linux pulls the CUDA libraries, several GB, GPU or not).
 TORCH  ?= torch==2.13.0
 CORE   := build/.core-built
@@ -22,7 +22,7 @@ $(VPY):
 $(STAMP): $(VPY) pyproject.toml setup.cfg setup.py
 	$(VPY) -m pip install -q --upgrade pip setuptools wheel "cffi>=1.17"
 	$(VPY) -m pip install -q $(TORCH)
-	$(VPY) -m pip install -q --no-build-isolation -e ".[test,demo,rl]"
+	$(VPY) -m pip install -q --no-build-isolation -e ".[all,test]"
 	touch $@
 	@mkdir -p build && touch $(CORE)
 

@@ -1,10 +1,14 @@
 """Shim: setuptools reads everything from setup.cfg except cffi's `cffi_modules` keyword, which
 it accepts only as a setup() argument. The Gazebo engine shim (csrc/gz, C++) is an optional
 extension, built when pkg-config finds Gazebo's libraries: asr/_asr_gz.<suffix>.so, a plain C
-library that asr.gazebo loads like the Makefile's asr/_asr_gz.so."""
+library that asr.gazebo loads like the Makefile's asr/_asr_gz.so. The robot descriptions (the
+top-level robots/ folder) are copied into the built package as asr/robots_data (build_py below).
+"""
+import os
 import subprocess
 
 from setuptools import Extension, setup
+from setuptools.command.build_py import build_py
 
 GZ_PKGS = ["ignition-physics5", "ignition-physics5-sdf", "ignition-plugin1-loader", "sdformat12",
            "ignition-common4-profiler"]
@@ -27,4 +31,25 @@ def _gazebo_shim():
                       extra_link_args=libs)]
 
 
-setup(cffi_modules=["asr/_build.py:ffibuilder"], ext_modules=_gazebo_shim())
+class BuildPyWithRobots(build_py):
+    """build_py that also copies robots/ (every robot, every file: robot.toml, MJCF, SDF, meshes,
+    textures, READMEs) to asr/robots_data in the build folder, so that wheels and `pip install .`
+    ship them as package data (asr.robot.robots_dir finds them with importlib.resources). The
+    folder stays at the top of the source tree; editable installs read it there."""
+
+    def run(self):
+        super().run()
+        if self.editable_mode:
+            return
+        target = os.path.join(self.build_lib, "asr", "robots_data")
+        for folder, subfolders, names in os.walk("robots"):
+            subfolders[:] = sorted(d for d in subfolders if d != "__pycache__")
+            for name in sorted(names):
+                source = os.path.join(folder, name)
+                out = os.path.join(target, os.path.relpath(source, "robots"))
+                self.mkpath(os.path.dirname(out))
+                self.copy_file(source, out)
+
+
+setup(cffi_modules=["asr/_build.py:ffibuilder"], ext_modules=_gazebo_shim(),
+      cmdclass={"build_py": BuildPyWithRobots})

@@ -12,6 +12,7 @@ import numpy as np
 
 from asr import _validate as V
 from asr.models import check_ref2, compliance, get_model, reference_map
+from asr._optional import need
 
 # deflection range (rad) of the default grid for models without a deflection limit `max_def`
 UNCLAMPED_RANGE = 0.5
@@ -83,6 +84,7 @@ class Datasheet:
         """A plotly Figure, 2 x 2 panels: torque vs deflection (a trace per preset), stiffness vs
         deflection, stiffness vs preset (phi = 0), energy vs deflection. operating_point:
         (preset, deflection) in (preset_unit, rad) marks that point on every panel."""
+        need("plotly", "plots", "Datasheet.figure")
         from plotly.subplots import make_subplots
 
         fig = make_subplots(rows=2, cols=2, subplot_titles=(

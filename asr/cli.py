@@ -1,12 +1,17 @@
 """The `asr` command line. `asr dashboard` serves the web dashboard (dashboard/PROTOCOL.md);
 `asr ros` runs a robot as a live ROS 1 node (docs/ros.md); `asr train` trains a policy with PPO
-(asr.rl.train, extra asr[rl])."""
+(asr.rl.train, extra asr-sim[rl])."""
 import argparse
 import os
 import secrets
 import sys
 
+from asr._optional import need
+
 DEFAULT_ROBOT = "qbmove_arm_2dof"
+# what `asr dashboard` imports from the extra [dashboard] (setup.cfg), checked first so that a
+# missing one is named with the pip command that installs it
+DASHBOARD_MODULES = ("fastapi", "uvicorn", "websockets", "plotly")
 # the environment variables of Settings.robot and .variant (dashboard/settings.py)
 ENV_ROBOT, ENV_VARIANT = "ASR_DASHBOARD_ROBOT", "ASR_DASHBOARD_VARIANT"
 
@@ -234,10 +239,11 @@ def main(argv=None):
     if not 0 < args.port < 65536:
         parser.error(f"--port: got {args.port}, valid range 1..65535")
     try:
+        for module in DASHBOARD_MODULES:
+            need(module, "dashboard", "the dashboard")
         from dashboard.server import serve
     except ImportError as exc:
-        print(f"asr dashboard: missing dependency ({exc}); install fastapi and uvicorn",
-              file=sys.stderr)
+        print(f"asr dashboard: {exc}", file=sys.stderr)
         return 1
     try:
         settings, lines = dashboard_settings(args)

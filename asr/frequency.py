@@ -18,6 +18,7 @@ from typing import Tuple
 import numpy as np
 
 from asr import _validate as V
+from asr._optional import need
 from asr.batch import Batch, Joint
 from asr.models import compliance, reference_map
 from asr.robot import Robot, load_robot
@@ -99,6 +100,7 @@ class FrequencyResponse:
     def figure(self):
         """A plotly Bode figure: magnitude (log axis, `unit`) and phase (degrees) against
         frequency (Hz, log axis), one trace per preset."""
+        need("plotly", "plots", "FrequencyResponse.figure")
         import plotly.graph_objects as go
         from plotly.subplots import make_subplots
 

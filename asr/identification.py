@@ -37,6 +37,7 @@ import numpy as np
 
 from asr import _validate as V
 from asr._files import atomic_write
+from asr._optional import need
 from asr.batch import Batch, Joint
 from asr.models import compliance, get_model
 
@@ -556,6 +557,7 @@ def identify(model, data, params, *, robot=None, variant=None, joint=0, kind=Non
         a relative step). max_nfev: most residual evaluations. progress: a tqdm bar.
     Returns an Identification.
     """
+    need("scipy", "identify", "asr.identify")
     from scipy.optimize import least_squares
     from scipy.stats import t as student_t
     from tqdm.auto import tqdm

@@ -7,10 +7,10 @@ before anything runs; a broken description raises RobotFileError (a ValueError) 
 the file, the entry and what is valid.
 """
 import dataclasses
+import importlib.resources
 import math
 import numbers
 import os
-import sys
 from typing import Dict, List, Optional, Tuple
 
 try:
@@ -23,18 +23,24 @@ from asr.batch import Joint, check_mode
 from asr.models import get_model, models as model_specs
 
 ROBOTS_ENV = "ASR_ROBOTS"
+PACKAGE_ROBOTS = "robots_data"  # asr/robots_data in wheels (setup.py's build_py)
 
 
 def robots_dir():
     """Where robot names are looked up: $ASR_ROBOTS, else the robots/ folder of the source tree
-    (editable installs and checkouts), else <prefix>/share/asr/robots (pip install .)."""
+    (checkouts and editable installs), else the robots shipped in the package, asr/robots_data
+    (wheels and `pip install .`: setup.py's build_py copies robots/ there)."""
     env = os.environ.get(ROBOTS_ENV)
     if env:
         return env
-    tree = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "robots")
-    if os.path.isdir(tree):
-        return tree
-    return os.path.join(sys.prefix, "share", "asr", "robots")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    # setup.py too: an installed asr's parent is site-packages, where a robots/ may be another
+    # project's package
+    if os.path.isdir(os.path.join(root, "robots")) and os.path.isfile(os.path.join(root,
+                                                                                   "setup.py")):
+        return os.path.join(root, "robots")
+    # a folder on disk: asr is never imported from a zip file (its C extension cannot be)
+    return os.fspath(importlib.resources.files("asr") / PACKAGE_ROBOTS)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -332,4 +332,4 @@ def test_import_without_torch_says_how_to_install():
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                          text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert 'pip install "asr[rl]"' in out.stdout
+    assert "pip install 'asr-sim[rl]'" in out.stdout

@@ -12,7 +12,11 @@ when gymnasium is not imported yet); register_envs() does it by hand and is idem
 also gymnasium's plugin entry point (group "gymnasium.envs", see setup.cfg), which Gymnasium
 before 1.0 loaded.
 """
-from asr._gymnasium_envs import ENVS, register_envs
+from asr._optional import need
+
+need("gymnasium", "rl", "asr.envs")
+
+from asr._gymnasium_envs import ENVS, register_envs  # noqa: E402
 
 register_envs()
 

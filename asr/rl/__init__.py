@@ -1,4 +1,4 @@
-"""Reinforcement learning on asr's batched environments with Stable-Baselines3 (extra `asr[rl]`).
+"""Reinforcement learning on asr's batched environments with Stable-Baselines3 (extra `asr-sim[rl]`).
 
 - SB3VecEnv (asr.rl.vec_env): SB3's VecEnv over an asr vector env (one C call per step for all
   sub-envs), equal bit for bit to DummyVecEnv over single asr envs.
@@ -22,7 +22,9 @@ _LAZY = {
     "OnnxPolicy": "asr.rl.onnx_policy",
 }
 
-INSTALL_HINT = 'pip install "asr[rl]"'
+from asr._optional import install_hint, missing_extra  # noqa: E402
+
+INSTALL_HINT = install_hint("rl")
 
 
 def __getattr__(name):
@@ -33,10 +35,9 @@ def __getattr__(name):
         mod = importlib.import_module(module)
     except ImportError as exc:
         missing = getattr(exc, "name", None) or ""
-        if missing.split(".")[0] in ("torch", "stable_baselines3", "onnx", "onnxruntime",
-                                     "onnxscript"):
-            raise ImportError(f"asr.rl.{name} needs the optional dependency {missing!r}: "
-                              f"{INSTALL_HINT}") from exc
+        if missing.split(".")[0] in ("gymnasium", "torch", "stable_baselines3", "onnx",
+                                     "onnxruntime", "onnxscript"):
+            raise missing_extra(f"asr.rl.{name}", "rl", missing) from exc
         raise
     value = getattr(mod, name)
     globals()[name] = value

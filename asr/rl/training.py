@@ -36,12 +36,13 @@ import pickle
 import time
 
 import numpy as np
-import stable_baselines3  # noqa: F401  (the extra asr[rl]: a missing one fails at import)
+import stable_baselines3  # noqa: F401  (the extra [rl]: asr.rl names it when missing)
 import torch
 
 import asr
 from asr._executors import completed
 from asr._files import current_version, write_version
+from asr._optional import need
 from asr.errors import SimulationError
 
 EVAL_SEED_BASE = 1_000_000_000
@@ -174,6 +175,7 @@ class TrainResult:
 def curve_figure(curve, title="learning curve"):
     """Plotly figure of curve rows: mean episode return (left axis) and the task metric (right
     axis, log scale) against env-steps."""
+    need("plotly", "plots", "the learning curve figure")
     import plotly.graph_objects as go
 
     steps = [r["steps"] for r in curve]

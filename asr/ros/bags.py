@@ -45,6 +45,7 @@ from pathlib import Path
 
 import numpy as np
 
+from asr._optional import need
 from asr.ros.messages import STATE_INFO_DEFINITION
 
 FORMATS = ("ros1", "ros2", "mcap")
@@ -209,6 +210,7 @@ def write_bag(result, path, format="ros1", *, instance=None, dt=None, joint_name
         raise ValueError(f"path: got {str(path)!r}; a ROS 1 bag's name ends in .bag")
     stamps = _stamps_ns(t0, dt, steps)
     if format == "ros1":
+        need("rosbags", "ros", "asr.ros.write_bag")
         _write_ros1(path, fields, names, robot, instances, stamps)
     else:
         _write_ros2(path, format, fields, names, robot, instances, stamps, dt)
@@ -337,6 +339,7 @@ def read_bag(path, topics=None):
     asr.ros.messages.STATE_INFO_FIELDS); std_msgs/Float64: "data" (M,). Other types: their
     numeric scalar fields as (M,) arrays. Use as_rollout for asr.Sim's {field: (N, steps, J)}.
     """
+    need("rosbags", "ros", "asr.ros.read_bag")
     from rosbags.highlevel import AnyReader
 
     path = Path(os.fspath(path))
