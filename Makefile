@@ -11,7 +11,7 @@ TORCH  ?= torch==2.13.0
 CORE   := build/.core-built
 CSRC   := $(wildcard csrc/*.c csrc/*.h)
 
-.PHONY: all build gz-shim gazebo browser valgrind ros run experiments test ctest bench clean
+.PHONY: all build gz-shim gazebo browser valgrind ros run experiments test test-fast ctest bench clean
 
 all: build
 
@@ -98,6 +98,13 @@ gazebo:
 
 test: gazebo build browser valgrind ros
 	$(VPY) -m pytest -q
+
+# The loop while working, under a minute on 2 cores: every test but those marked (setup.cfg)
+# slow or needing ROS, Gazebo, Chromium, a sanitizer build or a notebook kernel. `make test`
+# (and CI) runs them all.
+FAST := not slow and not ros and not gazebo and not browser and not sanitizer and not notebooks
+test-fast: build
+	$(VPY) -m pytest -q -m "$(FAST)"
 
 # The C test programs (tests/c) built with csrc/ under AddressSanitizer + UndefinedBehaviorSanitizer
 # and run, without Python: the flags and settings of tests/test_c_core.py's sanitizer build.
