@@ -87,6 +87,7 @@ HEADER_TIMEOUT_S = 2.0
 CLOSE_BOUND_S = 30.0  # generous: the server closes them after HEADER_TIMEOUT_S
 
 
+@pytest.mark.slow
 def test_half_sent_requests_are_closed_and_others_are_served():
     """100 connections that send half a request line are closed by the server within
     CLOSE_BOUND_S (it closes them after header_timeout_s = 2 s), and a normal client is served
@@ -111,6 +112,7 @@ def test_half_sent_requests_are_closed_and_others_are_served():
                 s.close()
 
 
+@pytest.mark.slow
 def test_a_body_sent_slowly_is_cut_off():
     """Headers complete, a body that never comes: closed after body_timeout_s (2 s here),
     within CLOSE_BOUND_S."""
@@ -129,6 +131,7 @@ def test_a_body_sent_slowly_is_cut_off():
             s.close()
 
 
+@pytest.mark.slow
 def test_connections_beyond_the_limit_are_closed_at_once():
     """max_connections = 20: of 40 idle connections at most 20 stay open; the rest are closed
     by the server straight away (checked within 10 s, generous)."""
@@ -199,6 +202,7 @@ async def flood(url, count, told):
             told.append(f"closed {ws.close_code} {ws.close_reason}")
 
 
+@pytest.mark.slow
 def test_message_flooders_do_not_starve_a_reading_client(server):
     """Five clients sending 2000 messages each: a reading client still gets at least a third of
     the frames it gets alone (measured just before, same server), and each flooder is told
@@ -252,6 +256,7 @@ def torch_loaded(pid):
         return "libtorch" in f.read()
 
 
+@pytest.mark.slow
 def test_concurrent_policy_exports_all_succeed_in_a_child_process(server):
     """Three ONNX and one ROS export at once: each is 200 with a valid file or 429 saying why
     (never a 500), the two after them succeed, and torch never loads into the server (the
@@ -302,6 +307,7 @@ uvicorn.Server(config).run()
 """
 
 
+@pytest.mark.slow
 def test_sigterm_stops_the_server_with_a_blocked_worker():
     """A request stuck in a worker thread: SIGTERM still ends the server, within 60 s
     (generous; it cancels such requests after dashboard.server.SHUTDOWN_S = 5 s)."""
@@ -323,6 +329,8 @@ def test_sigterm_stops_the_server_with_a_blocked_worker():
             proc.wait()
 
 
+@pytest.mark.slow
+@pytest.mark.browser
 def test_the_page_downloads_its_exports_by_post():
     """The page's export buttons still download (their POSTs carry the page's own Origin);
     Chromium, a real server."""

@@ -170,6 +170,7 @@ def _run(script, *args, timeout=TIMEOUT_S):
 
 @pytest.mark.parametrize("kind, name", [("ilc", "res"), ("sweep", "res.npz"),
                                         ("ident", "res.npz"), ("rl", "run"), ("ros", "ws")])
+@pytest.mark.slow
 def test_sigkill_while_saving_leaves_the_old_or_the_new_result(tmp_path, kind, name):
     report = _run(KILL_SERVER, kind, tmp_path / name, KILLS)
     print(f"{kind}: {report['lost']} of {report['kills']} kills lost the result; "
@@ -207,6 +208,7 @@ print(json.dumps({"failed": failed, "got": got,
 
 
 @pytest.mark.parametrize("kind, name", [("ilc", "cc"), ("sweep", "cc.npz"), ("rl", "run")])
+@pytest.mark.slow
 def test_two_writers_of_one_path_never_crash(tmp_path, kind, name):
     for attempt in range(3):
         folder = tmp_path / str(attempt)

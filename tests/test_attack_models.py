@@ -90,6 +90,7 @@ def _entry_points(name):
 
 
 @pytest.mark.parametrize("entry", ("rollout", "compliance", "reference_map"))
+@pytest.mark.slow
 def test_an_error_belongs_to_the_call_that_raised_it(register, entry):
     """X (always raising) in a thread, Y (never raising) 1000 times on the same model: Y never
     raises, and every X call gets its own exception type and message."""

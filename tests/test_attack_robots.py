@@ -92,6 +92,7 @@ def fifo(path):
 @pytest.mark.parametrize("case", ["toml-fifo", "toml-dev-null", "toml-loop", "mjcf-fifo",
                                   "include-fifo", "include-etc-passwd", "include-outside-link",
                                   "mesh-fifo", "mesh-outside", "meshdir-outside", "mesh-loop"])
+@pytest.mark.slow
 def test_robot_files_must_be_regular_files_inside_the_folder(tmp_path, case):
     """Every file a robot names is checked before anything opens it (before: a FIFO hung the
     load forever, /etc/passwd was opened by MuJoCo as an include, a mesh outside the folder was
@@ -142,6 +143,7 @@ def test_a_mesh_inside_the_folder_still_loads(tmp_path):
     assert asr.load_robot(str(folder)).mj_model().nmesh == 1
 
 
+@pytest.mark.slow
 def test_a_robot_folder_with_a_fifo_does_not_hang_the_dashboard_listing(tmp_path):
     """robot_names() and load_robot(name, allow_path=False), as /api/robots uses them, answer
     with a FIFO as a robot's robot.toml and as its MJCF."""
@@ -218,6 +220,8 @@ def listening_sockets():
 """
 
 
+@pytest.mark.slow
+@pytest.mark.gazebo
 def test_gazebo_engine_opens_no_port():
     """Debian's ignition-common starts a Remotery profiler server on 0.0.0.0:17815 at the DART
     plugin's first profiled call; the shim disables the profiler, so stepping Gazebo worlds

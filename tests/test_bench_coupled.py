@@ -52,6 +52,8 @@ def test_python_loop_reset_repeats():
     np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.slow
+@pytest.mark.gazebo
 def test_bench_coupled_smoke(tmp_path):
     path = tmp_path / "coupled.json"
     sizes = (1, 4)

@@ -4,12 +4,15 @@ import json
 import os
 import sys
 
+import pytest
+
 from conftest import require
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 "benchmarks"))
 
 
+@pytest.mark.slow
 def test_bench_rl_writes_its_figures(tmp_path):
     require("torch")
     require("stable_baselines3")

@@ -130,6 +130,7 @@ def _assert_passed(proc, program):
     assert proc.returncode == 0, f"exit code {proc.returncode}\n{_tail(proc.stderr)}"
 
 
+@pytest.mark.slow
 def test_strict_warning_build_succeeds(strict_build):
     exe, proc = strict_build
     assert proc.returncode == 0, f"strict build failed:\n{_tail(proc.stderr)}"
@@ -137,12 +138,14 @@ def test_strict_warning_build_succeeds(strict_build):
     assert exe.exists()
 
 
+@pytest.mark.slow
 def test_core_program_passes(strict_build, program):
     exe, proc = strict_build
     assert proc.returncode == 0, f"strict build failed:\n{_tail(proc.stderr)}"
     _assert_passed(_run(exe), program)
 
 
+@pytest.mark.sanitizer
 def test_core_program_passes_under_sanitizers(sanitized_build, program):
     exe, proc = sanitized_build
     assert proc.returncode == 0, f"sanitizer build failed:\n{_tail(proc.stderr)}"
@@ -152,6 +155,7 @@ def test_core_program_passes_under_sanitizers(sanitized_build, program):
     _assert_passed(run, program)
 
 
+@pytest.mark.sanitizer
 def test_core_program_passes_under_thread_sanitizer(thread_sanitized_build, program):
     exe, proc = thread_sanitized_build
     if proc.returncode != 0 and "tsan" in proc.stderr and not IN_CI:

@@ -107,6 +107,7 @@ def test_no_loadable_robot_exits_2(tmp_path, monkeypatch, capsys, names, broken,
     assert "robot 'pendulum_1dof': no folder" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_empty_robots_folder_process_exits_2_without_traceback(tmp_path):
     env = dict(os.environ, ASR_ROBOTS=str(tmp_path))
     env.pop("ASR_DASHBOARD_ROBOT", None)
@@ -116,6 +117,7 @@ def test_empty_robots_folder_process_exits_2_without_traceback(tmp_path):
     assert "Traceback" not in done.stderr and "no robot in the robots folder" in done.stderr
 
 
+@pytest.mark.slow
 def test_dashboard_process_serves_the_robot_in_its_default_variant():
     env = {"ASR_DASHBOARD_VARIANT": "vertical"}  # ignored: --robot is given
     with server_process("--robot", "pendulum_1dof", env=env) as (url, proc):
@@ -124,6 +126,7 @@ def test_dashboard_process_serves_the_robot_in_its_default_variant():
         assert proc.poll() is None
 
 
+@pytest.mark.slow
 def test_server_settings_default_to_the_robots_own_variant(monkeypatch):
     """The server without the command line (settings from ASR_DASHBOARD_* only)."""
     require("httpx")

@@ -32,6 +32,7 @@ def reference():
     return {"home": (L0, x0, r0), "second": (L1, x1, r1)}
 
 
+@pytest.mark.slow
 def test_reference_home_pose_symmetric(reference):
     L, x, r = reference["home"]
     assert r < 1e-8
@@ -47,6 +48,7 @@ def test_reference_home_pose_symmetric(reference):
     np.testing.assert_allclose(w[:, :3].sum(axis=0), 0.0, atol=1e-9)
 
 
+@pytest.mark.slow
 def test_reference_second_pose(reference):
     L, x, r = reference["second"]
     assert r < 1e-8
@@ -66,6 +68,7 @@ def test_reference_sequence():
     np.testing.assert_allclose(pos[201], SECOND, atol=1e-12)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pose", ["home", "second"])
 def test_asr_matches_reference(reference, pose):
     cpr = require("asr.cpr")
@@ -88,6 +91,7 @@ def test_asr_matches_reference(reference, pose):
     np.testing.assert_allclose(w[:, 5], 0.0, atol=1e-12)     # free twist at the base
 
 
+@pytest.mark.slow
 def test_bench_cpr_smoke():
     if IN_CI:
         require("asr.cpr")

@@ -83,6 +83,7 @@ def test_robots_state_and_static(client):
     assert_running(client)
 
 
+@pytest.mark.slow
 def test_control_stiffness_push_reset_speed_pause(client):
     s = client.post("/api/control", json={
         "params": {"joint1": {"kp": 200, "kd": 5}}, "mode": {"joint2": 6},
@@ -158,6 +159,7 @@ def test_switch_robot(client):
 # ---------------------------------------------------------------- stream
 
 
+@pytest.mark.slow
 def test_stream_figure_frames_and_control(client):
     with client.websocket_connect(STREAM) as ws:
         first = ws.receive_json()

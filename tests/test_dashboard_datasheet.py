@@ -132,6 +132,8 @@ def panel(pg):
     }""")
 
 
+@pytest.mark.slow
+@pytest.mark.browser
 def test_panel_shows_the_curves(page):
     from dashboard_server import wait_for
 
@@ -156,6 +158,8 @@ def test_panel_shows_the_curves(page):
     assert not page.js_errors, page.js_errors
 
 
+@pytest.mark.slow
+@pytest.mark.browser
 def test_operating_point_moves(page):
     from dashboard_server import wait_for
 
@@ -172,6 +176,8 @@ def test_operating_point_moves(page):
     assert abs(deflection) < 1.5  # rad: a deflection, not an angle or a torque
 
 
+@pytest.mark.slow
+@pytest.mark.browser
 def test_panel_follows_a_parameter_change(page):
     from dashboard_server import wait_for
 
@@ -191,6 +197,8 @@ def test_panel_follows_a_parameter_change(page):
     wait_for(lambda: page.inner_text("#datasheet-status") == before, 20, "the datasheet back")
 
 
+@pytest.mark.slow
+@pytest.mark.browser
 def test_ilc_progress_advances(page):
     # every value the bar takes, recorded in the page (a 2-trial run can end within one poll)
     page.evaluate("""() => {

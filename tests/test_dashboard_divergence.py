@@ -28,6 +28,7 @@ def next_error(ws, limit=400):
     raise AssertionError(f"no error message in {limit} messages")
 
 
+@pytest.mark.slow
 def test_diverging_spring_is_reported_on_the_stream():
     with TestClient(create_app(Settings(update_hz=30)), base_url=BASE) as client:
         r = client.post("/api/robot", json={"robot": "pendulum_1dof", "variant": "sea"})

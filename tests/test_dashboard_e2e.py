@@ -10,6 +10,8 @@ import urllib.request
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.browser
+
 
 @pytest.fixture(scope="module")
 def page():

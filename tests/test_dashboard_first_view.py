@@ -11,6 +11,7 @@ import time
 import urllib.request
 
 import numpy as np
+import pytest
 
 from conftest import require
 from dashboard import figure as fig
@@ -79,6 +80,7 @@ async def _reader(url, frames, stop):
                 frames.append(time.monotonic())
 
 
+@pytest.mark.slow
 def test_largest_view_first_message_is_small_quick_and_stalls_nobody():
     websockets = require("websockets")
     s = Settings()

@@ -99,6 +99,7 @@ def test_max_iterations_verdict(client):
     assert st["message"].startswith("stopped at max iterations")
 
 
+@pytest.mark.slow
 def test_lowpass_filter_option(client):
     _, st = run_to_end(client, {"iterations": 3, "lowpass_hz": 2.0})
     assert st["config"]["lowpass_hz"] == 2.0 and len(st["errors"]) == 3

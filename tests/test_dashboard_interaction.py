@@ -96,6 +96,7 @@ def test_options(client):
 # ------------------------------------------------------------------ a session
 
 
+@pytest.mark.slow
 def test_session_lifecycle(client):
     before = set(threading.enumerate())
     r = client.post("/api/interaction/start", json=DIRECT)
@@ -181,6 +182,7 @@ def test_session_is_stopped_when_the_server_stops():
 # ------------------------------------------------------------------ the page
 
 
+@pytest.mark.browser
 def test_interaction_panel_in_chromium():
     sync_api = require("playwright.sync_api")
     from dashboard_server import chromium_path, running_server

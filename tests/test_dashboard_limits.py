@@ -73,6 +73,7 @@ def read_status(sock):
     return r.status, r.read().decode()
 
 
+@pytest.mark.slow
 def test_a_50_mb_body_is_refused_before_it_is_read(server):
     # declared: answered from the headers alone, not one byte of the body sent
     t0 = time.monotonic()

@@ -48,6 +48,7 @@ async def sample_rss(pid, seconds, out, every=5.0):
         await asyncio.sleep(every)
 
 
+@pytest.mark.slow
 def test_fifty_clients_for_sixty_seconds():
     """Every client gets >= 25 updates/s, the simulation keeps real time, memory stays flat."""
     with server_process() as (url, proc):
@@ -95,6 +96,7 @@ def raw_websocket(port, rcvbuf=4096):
     return s
 
 
+@pytest.mark.slow
 def test_a_client_that_never_reads():
     """Bounded: no memory growth, the other clients keep their rate, and the server drops the
     stalled connection after client_stall_s (3 s here)."""
@@ -133,6 +135,7 @@ def test_a_client_that_never_reads():
     assert max(rss) - before < 30.0
 
 
+@pytest.mark.slow
 def test_rapid_connects_and_disconnects_leak_nothing():
     """500 connections, some closed at once, some after reading the figure, some dropped in the
     middle of the handshake: afterwards no subscriber, thread or open file is left over."""

@@ -89,6 +89,8 @@ def select_mode(pg, mode):
 # ---------------------------------------------------------------- 1. gains, motor 2, legends
 
 
+@pytest.mark.slow
+@pytest.mark.browser
 def test_gains_follow_the_mode(browser, default_server):
     pg = open_page(browser, default_server)
     wait_live(pg)
@@ -128,6 +130,8 @@ def overlap(a, b):
                 or a["y"] + a["height"] <= b["y"] or b["y"] + b["height"] <= a["y"])
 
 
+@pytest.mark.slow
+@pytest.mark.browser
 def test_legends_outside_the_plot_areas(browser, default_server):
     pg = open_page(browser, default_server)
     wait_live(pg)
@@ -139,7 +143,9 @@ def test_legends_outside_the_plot_areas(browser, default_server):
     pg.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("robot,motors", [("rrbot_sea", 1), ("qbmove_arm_2dof", 2)])
+@pytest.mark.browser
 def test_motor_traces_per_motor_count(browser, robot, motors):
     """rrbot_sea: one motor per joint (sea), so no flat th2 trace; the 2-motor arm keeps both."""
     from dashboard_server import running_server
@@ -188,6 +194,7 @@ def exported_figure(text):
     return data, layout, p.scripts
 
 
+@pytest.mark.slow
 def test_export_html_one_axis_per_unit(default_server):
     time.sleep(3)  # a few seconds of history
     text = get(urllib.request.Request(default_server + "/api/export.html", method="POST")).decode()
@@ -211,6 +218,8 @@ def test_export_html_one_axis_per_unit(default_server):
 # ---------------------------------------------------------------- 3. /docs offline
 
 
+@pytest.mark.slow
+@pytest.mark.browser
 def test_docs_render_offline(browser, default_server):
     pg = open_page(browser, default_server + "/docs", offline=True)
     pg.wait_for_selector(".opblock", timeout=30000)
@@ -225,6 +234,8 @@ def test_docs_render_offline(browser, default_server):
 # ---------------------------------------------------------------- 4. clamp markers
 
 
+@pytest.mark.slow
+@pytest.mark.browser
 def test_clamp_marked_on_the_deflection_plot(browser, default_server):
     pg = open_page(browser, default_server)
     wait_live(pg)
@@ -284,6 +295,7 @@ def clamped_in_first_view(robot, variant, presets):
 
 @pytest.mark.parametrize("robot,variant", [("qbmove_arm_2dof", "vertical"),
                                            ("pendulum_1dof", "qbmove_advanced")])
+@pytest.mark.slow
 def test_stiff_preset_is_the_largest_off_the_clamp(robot, variant):
     from dashboard.presets import PROBE_GRID
     from dashboard_server import running_server

@@ -122,6 +122,7 @@ def test_nothing_to_watch_or_export_before_a_training(client):
 # ------------------------------------------------------------------ a training
 
 
+@pytest.mark.slow
 def test_training_lifecycle(client):
     r = client.post("/api/rl/start", json=TRAIN)
     assert r.status_code == 200, r.text
@@ -219,6 +220,7 @@ def test_stop_kills_a_paused_training(client):
     assert not st["running"] and not alive(pid)
 
 
+@pytest.mark.slow
 def test_a_short_training_finishes(client):
     client.post("/api/rl/stop")
     st = client.post("/api/rl/start", json={**TRAIN, "total_steps": 128}).json()
@@ -229,6 +231,7 @@ def test_a_short_training_finishes(client):
     assert st["curve"]["steps"][-1] >= 128 and st["has_checkpoint"]
 
 
+@pytest.mark.slow
 def test_training_is_killed_when_the_server_process_stops():
     from dashboard_server import server_process
 
@@ -255,6 +258,7 @@ def test_training_is_killed_when_the_server_stops():
 # ------------------------------------------------------------------ the page
 
 
+@pytest.mark.browser
 def test_rl_panel_in_chromium():
     sync_api = require("playwright.sync_api")
     from dashboard_server import chromium_path, running_server

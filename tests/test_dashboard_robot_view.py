@@ -89,6 +89,8 @@ def decode_png(data):
     return out.reshape(h, w, bpp)[..., :3].astype(np.uint8)
 
 
+@pytest.mark.slow
+@pytest.mark.browser
 def test_first_view_moves_and_its_two_instances_differ(page):
     """Within 3 s of opening the page the plotted link angles of both instances vary (a sine
     reference, not a held one) and the soft instance's differ from the stiff one's."""
@@ -111,6 +113,8 @@ def test_first_view_moves_and_its_two_instances_differ(page):
     assert not page.js_errors, page.js_errors
 
 
+@pytest.mark.slow
+@pytest.mark.browser
 def test_the_3d_view_draws_the_robot_and_it_moves(page):
     wait_drawn(page, 5)
     info = page.evaluate("""() => { const gd = document.getElementById('robot3d');
@@ -134,6 +138,7 @@ def test_the_3d_view_draws_the_robot_and_it_moves(page):
     assert not page.js_errors, page.js_errors
 
 
+@pytest.mark.browser
 def test_frames_carry_poses_that_match_mujoco(page):
     """A frame's robot3d: (instances, geoms, 12) poses whose rotations are rotations, a fixed
     geom where MuJoCo's forward kinematics puts it, and a ghost apart from the robot by the
@@ -164,6 +169,7 @@ def names_of(m, geoms):
     return [mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_GEOM, g) for g in geoms]
 
 
+@pytest.mark.slow
 def test_scene_route_answers_the_robots_geoms_behind_the_access_checks():
     robot = asr.load_robot("qbmove_arm_5dof")
     m = robot.mj_model()

@@ -67,6 +67,7 @@ def answer(ws, limit=1000):
 # ---------------------------------------------------------------- whole or not at all
 
 
+@pytest.mark.slow
 def test_a_control_change_is_applied_whole_or_not_at_all(client):
     r = client.post("/api/control", json={"params": {"joint1": {"pos_min": 0.5,
                                                                  "pos_max": 1.0}}})
@@ -137,6 +138,7 @@ def test_a_control_that_fails_while_applied_is_rolled_back_exactly(monkeypatch):
     assert exact() == before and runner.sim.n_instances == 2
 
 
+@pytest.mark.slow
 def test_a_workspace_is_loaded_whole_or_not_at_all(client):
     for path, body in [
         ("/api/control", {"params": {"joint1": {"kp": 50.0}}, "mode": {"joint2": 5},
@@ -197,6 +199,7 @@ def test_rest_answers_422_naming_the_field(client, path, text, words):
     assert config(client) == before
 
 
+@pytest.mark.slow
 def test_json_scan_is_linear_in_the_size_of_the_body():
     """1 MB of escaped quotes (an unterminated string) is scanned for nesting in one pass; it
     was scanned again from every quote (about an hour on the event loop, every client frozen).
@@ -256,6 +259,7 @@ def test_the_stream_answers_bad_json_with_an_error_and_goes_on(client):
 # ---------------------------------------------------------------- divergence
 
 
+@pytest.mark.slow
 def test_a_diverging_parameter_pauses_once_and_names_itself(client):
     k1 = client.get("/api/state").json()["joints"][0]["params"]["k1"]
     with client.websocket_connect(STREAM) as ws:
@@ -327,6 +331,7 @@ def test_a_foreign_host_gets_403_on_every_export(client):
         assert r.status_code == 403 and "Host header" in r.text, (path, r.status_code)
 
 
+@pytest.mark.slow
 def test_a_user_model_gets_its_preset_controls(tmp_path, monkeypatch):
     """A user-registered model's preset spec reaches GET /api/robots, the state and the soft /
     stiff buttons without a dashboard table."""

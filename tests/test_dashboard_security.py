@@ -53,6 +53,7 @@ def no_server_path(text):
     "../tests/robots/pendulum", os.path.join(HERE, "robots", "pendulum"),
     "qbmove_arm_2dof/../pendulum_1dof", "./pendulum_1dof", "..", ".", "/etc",
     "pendulum_1dof/", "no_such_robot"])
+@pytest.mark.slow
 def test_a_robot_is_a_name_from_the_list(client, name):
     r = client.post("/api/robot", json={"robot": name})
     assert r.status_code == 404, r.text
@@ -111,6 +112,7 @@ def test_host_header(client, host, ok):
     (None, True), ("http://127.0.0.1:8000", True), ("http://mybox.lan:8000", True),
     ("http://127.0.0.1:9000", False), ("http://localhost:8000", False),
     ("http://evil.example", False), ("null", False), ("https://127.0.0.1:8000", True)])
+@pytest.mark.slow
 def test_origin_on_state_changing_routes_and_the_websocket(client, origin, ok):
     headers = {"origin": origin} if origin else {}
     client.post("/api/control", json={"paused": False})
@@ -276,6 +278,7 @@ def attack(browser, attack_origin, url):
     return result
 
 
+@pytest.mark.browser
 def test_cross_origin_page_in_chromium(browser, attack_origin):
     from dashboard_server import get_json, running_server
 
@@ -319,6 +322,7 @@ def test_cross_origin_page_in_chromium(browser, attack_origin):
         assert after["paused"] is True and after["presets"] == stiff
 
 
+@pytest.mark.browser
 def test_token_page_in_chromium(browser):
     from dashboard_server import running_server
 

@@ -4,7 +4,10 @@ import os
 import subprocess
 import sys
 
+import pytest
 
+
+@pytest.mark.slow
 def test_make_run_demo(tmp_path):
     out = tmp_path / "demo"
     proc = subprocess.run([sys.executable, "-m", "asr.demo", "--out", str(out)],

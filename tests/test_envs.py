@@ -56,6 +56,7 @@ def test_spaces_and_containment(cls):
                 assert info[f"_{k}"].shape == (n,) and v.shape[0] == n
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("order", ["import asr, gymnasium", "import gymnasium, asr"])
 def test_import_asr_then_make_vec_fresh_process(order):
     """The README's usage in a new interpreter: `import asr` alone registers the ids (Gymnasium

@@ -53,6 +53,7 @@ def _assert_matches(fr, expected):
     assert np.max(fr.residual) < 1e-3, fr.residual       # settled, linear: pure sines
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", ["sea", "sea_mode2"])
 def test_sea_equilibrium_to_q_closed_form(variant):
     fr = frequency_response(ROBOT, 0, "equilibrium", "q", FREQS, [K_SEA], variant=variant)
@@ -89,6 +90,7 @@ def test_batch_dynamic_stiffness_of_a_sea():
     assert fr.unit == "N m/rad"
 
 
+@pytest.mark.slow
 def test_vsa_presets_bandwidth():
     """qbmove Advanced, soft and stiff presets (0.2 / 0.6 rad): the stiff one has the higher
     -3 dB frequency, by about the square root of the stiffness ratio at the equilibrium
@@ -156,6 +158,8 @@ def test_bad_input_batch_and_type():
         frequency_response(rigid, input="q", output="tau_link")
 
 
+@pytest.mark.slow
+@pytest.mark.notebooks
 def test_notebook(tmp_path, monkeypatch):
     """notebooks/frequency_response.ipynb (quick mode, the pendulum_1dof rig under gravity):
     the stiff preset's bandwidth is higher, by roughly the square root of the stiffness ratio

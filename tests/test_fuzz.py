@@ -8,6 +8,7 @@ and frozen instances report a status and apply zero torque."""
 import math
 
 import numpy as np
+import pytest
 
 import asr
 from conftest import require
@@ -103,6 +104,7 @@ if st is not None:
         shape = broadcast_shape(*args, *(v for v in params.values()))
         return r, shape
 
+    @pytest.mark.slow
     @FUZZ
     @given(compliance_args())
     def test_fuzz_compliance_returns_right_shape_or_raises(a):
@@ -112,6 +114,7 @@ if st is not None:
             for f in COMPLIANCE_FIELDS:
                 assert np.shape(getattr(r, f)) == shape, f
 
+    @pytest.mark.slow
     @FUZZ
     @given(compliance_args())
     # spring overflow with parameters inside their ranges: exp(1000 * 0.8) = inf, and
@@ -206,6 +209,7 @@ if st is not None:
                                   st.sampled_from([0.0, -1e-3, math.nan, math.inf])))
         return joints, n, threads, max_substep
 
+    @pytest.mark.slow
     @settings(FUZZ, max_examples=300)
     @given(batch_config(), st.data())
     def test_fuzz_batch(config, data):

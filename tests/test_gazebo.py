@@ -17,6 +17,8 @@ import asr
 from asr import gazebo
 from conftest import IN_CI
 
+pytestmark = pytest.mark.gazebo
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 FIXTURE = os.path.join(HERE, "robots", "gz_pendulum")

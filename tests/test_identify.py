@@ -157,6 +157,7 @@ def arm_refs(steps=4000):
                       presets=[0.2, 0.2, 0.4, 0.4, 0.6, 0.6, 0.3, 0.5], nj=2)
 
 
+@pytest.mark.slow
 def test_refit_mengacci_arm_from_toolbox_defaults():
     # data: rollouts of the arm with the sec. 4.3 parameters, q noise 1 mrad; start: every
     # spring at the toolbox default (k 0.0019 N m, a 8.9992 1/rad); tolerance 1 %

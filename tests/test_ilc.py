@@ -56,6 +56,7 @@ def paper_run():
     return mengacci2021_ilc.run(max_iter=15)
 
 
+@pytest.mark.slow
 def test_mengacci2021_converges_independent_check(paper_run):
     res = paper_run
     assert res.converged[0] and res.iterations[0] <= 15
@@ -100,6 +101,7 @@ def test_mengacci2021_metadata_and_save_load(paper_run, tmp_path):
         ILCResult.load(tmp_path / "x")
 
 
+@pytest.mark.slow
 def test_mengacci2021_experiment_rests_on_its_chosen_masses_and_settled_start():
     """The sensitivity the experiment's docstring states: with the chosen link masses (x 1) or
     lighter ones and a 3 s settled start it converges; heavier links, or a 0.5 s start, make the
@@ -117,6 +119,7 @@ def test_mengacci2021_experiment_rests_on_its_chosen_masses_and_settled_start():
     assert "converged" in mengacci2021_ilc.sensitivity_table(list(rows.values()))
 
 
+@pytest.mark.slow
 def test_batched_equals_one_by_one():
     """Two ILC problems (preset 0.2 / 0.3, link-2 mass 0.45 / 0.40 kg) in one Sim on 2 threads
     equal each run alone: the first converges after 8 trials and is no longer updated while the

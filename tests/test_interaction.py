@@ -114,6 +114,7 @@ def elastic_wall(sim, steps, k_e, x_e):
     return out
 
 
+@pytest.mark.slow
 def test_steady_state_force_error_matches_the_papers_formula():
     """[Storiale2022] eq. 4: against an elastic environment of stiffness K_e and rest position
     x_e, the admittance's steady-state force error is K_P / (K_P + K_e) (f_d + K_e (x_e - x_d))
@@ -151,6 +152,7 @@ def test_direct_force_lets_a_hand_drag_the_arm():
     assert np.abs(out["x_c"][0, -1] - out["x_c"][0, -500]).max() < 2e-4   # stays
 
 
+@pytest.mark.slow
 def test_ramp_admittance_slides_over_and_recovers():
     """[Storiale2022] sec. 3.1 with the paper's simulation matrices (M_d = diag(1, 1, 0.001),
     K_D = diag(900, 900, 5000), K_P = diag(1300, 1300, 90)): a 20 s line along +x at 0.03 m

@@ -15,9 +15,12 @@ modes):
 import json
 
 import numpy as np
+import pytest
 
 from conftest import require
 from test_notebooks import run_notebook
+
+pytestmark = pytest.mark.notebooks
 
 
 def test_interaction_notebook(tmp_path, monkeypatch):

@@ -54,6 +54,7 @@ def test_reference_converged():
 
 
 @pytest.mark.parametrize("config", ["coarse", "fine"])
+@pytest.mark.slow
 def test_configuration_meets_paper(res, config):
     """MuJoCo at the paper's 1 ms (coarse) and at 0.1 ms (fine), controller 1 kHz: max errors and
     NMSE within the paper's figures."""
@@ -70,12 +71,14 @@ def test_configuration_meets_paper(res, config):
     assert m["tau_t"]["nrmse"] < 1e-4 * scale and m["tau_m"]["nrmse"] < 1e-4 * scale
 
 
+@pytest.mark.slow
 def test_coarse_link_error_is_a_fifth_of_the_papers(res):
     """At 1 ms the link angle errs by 2.5e-4 rad; a motor step that drags on the moving link
     (the spring's far end taken as fixed during the motor update) gave 7.5e-3 rad here."""
     assert res["tv"]["metrics"]["coarse"]["q"]["max"] < 0.25 * paper.PAPER["q"][0]
 
 
+@pytest.mark.slow
 def test_errors_are_first_order_in_the_timestep(res):
     """What remains is the coupling error of an explicit first-order scheme: ten times the
     timestep, ten times the error, for every signal (so the error is discretisation, not a
@@ -88,6 +91,7 @@ def test_errors_are_first_order_in_the_timestep(res):
         assert 8.0 < rms_ratio < 12.0, (sig, rms_ratio)
 
 
+@pytest.mark.slow
 def test_step_settles_for_the_three_sets(res):
     for v in paper.VARIANTS:
         p = res["plants"][v]
@@ -102,6 +106,7 @@ def test_step_settles_for_the_three_sets(res):
             assert out["q"].max() < 1.1, (v, c)
 
 
+@pytest.mark.slow
 def test_stiffer_sets_have_smaller_transmission_displacement(res):
     """Fig. 6 left: peak and final |th - q| decrease with Kt, in asr and in the reference."""
     for c in ("coarse", "fine"):

@@ -14,6 +14,8 @@ import asr
 from asr.experiments import kamedula2016 as paper
 from test_gazebo import need_gazebo
 
+pytestmark = pytest.mark.gazebo
+
 ENGINES = ("mujoco", "gazebo")
 
 

@@ -122,6 +122,7 @@ def test_per_step_refs_of_an_awas2_batch():
 
 # ---------------------------------------------------------------- fig. 11
 
+@pytest.mark.slow
 def test_fig11_stiff_resonance_and_bandwidth_higher(r11):
     assert r11["mode"] == 6
     soft, stiff = r11["presets"][S.SOFT], r11["presets"][S.STIFF]
@@ -131,6 +132,7 @@ def test_fig11_stiff_resonance_and_bandwidth_higher(r11):
     assert soft["peak_deflection"] > 5 * stiff["peak_deflection"]
 
 
+@pytest.mark.slow
 def test_fig11_fitted_joint_matches_the_linearised_closed_form(r11):
     for p, r in r11["presets"].items():
         # 2nd-order fit of link / realised equilibrium vs sqrt(sigma / I), c / (2 sqrt(sigma I))
@@ -186,6 +188,7 @@ def test_fig14_soft_arm_stopped_stiff_arm_pushes_the_box(r14):
 
 # ---------------------------------------------------------------- report
 
+@pytest.mark.slow
 def test_summary_and_figures(r7, r11, r12, r13, r14):
     text = S.summary(r7, r11, r12, r13, r14)
     for word in ("Fig. 7", "Fig. 11", "Fig. 12", "Fig. 13", "Fig. 14", "qbmove_advanced"):

@@ -5,6 +5,7 @@ import os
 
 import gymnasium
 import numpy as np
+import pytest
 
 import asr.envs  # noqa: F401  (registers the environments)
 from asr.envs import cem
@@ -40,6 +41,7 @@ def _improved(curve):
     assert last >= max(curve) - 0.05 * abs(max(curve)), curve
 
 
+@pytest.mark.notebooks
 def test_train_cem_notebook(tmp_path, monkeypatch):
     out = tmp_path / "curve.json"
     nb = run_notebook("train_cem.ipynb", tmp_path, monkeypatch, ASR_NOTEBOOK_OUT=str(out))
@@ -59,6 +61,7 @@ def test_cem_direct_improves():
     assert np.all(np.isfinite(res["mean"]))
 
 
+@pytest.mark.notebooks
 def test_cpr_notebook(tmp_path, monkeypatch):
     """notebooks/cpr.ipynb runs (quick mode), writes its plotly figures as offline HTML and a
     JSON summary whose workspace sweep converged at some poses, the home pose included."""
@@ -83,6 +86,7 @@ def test_cpr_notebook(tmp_path, monkeypatch):
     assert len(summary["planar_dgm"]) >= 3
 
 
+@pytest.mark.notebooks
 def test_train_ppo_notebook(tmp_path, monkeypatch):
     """notebooks/train_ppo.ipynb runs (quick mode): PPO's mean episode return rises, the curve
     is drawn with plotly, and the exported ONNX policy acts like the torch one (float32 graph:

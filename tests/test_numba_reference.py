@@ -54,6 +54,7 @@ def _numba(mod, parallel, dt, max_substep, refs, q, qd):
 
 @pytest.mark.parametrize("parallel", [False, True], ids=["njit", "parallel"])
 @pytest.mark.parametrize("dt,max_substep", [(1e-3, 1e-3), (2.5e-3, 1e-3)])
+@pytest.mark.slow
 def test_numba_reference_matches_core(numba_reference, parallel, dt, max_substep):
     refs, q, qd = _inputs(400, dt)
     c = _core(dt, max_substep, refs, q, qd)
@@ -66,6 +67,7 @@ def test_numba_reference_matches_core(numba_reference, parallel, dt, max_substep
         assert err <= 1e-12 * scale, (name, err, scale)
 
 
+@pytest.mark.slow
 def test_numba_reference_matches_core_when_stepped_and_held(numba_reference):
     """step() per step with held scalar link inputs ends where one rollout of the core does
     (the API the benchmark and the NumPy reference share)."""
@@ -80,6 +82,7 @@ def test_numba_reference_matches_core_when_stepped_and_held(numba_reference):
     assert np.max(np.abs(ref.th[0] - c["th1"][-1])) <= 1e-12 * max(1.0, np.max(np.abs(ref.th)))
 
 
+@pytest.mark.slow
 def test_parallel_variant_is_bitwise_the_serial_one(numba_reference):
     """Splitting the instances over threads changes no result (instances are independent),
     over many instances with different phases."""

@@ -105,6 +105,7 @@ def test_reference_exercises_the_nonlinear_branches():
     assert np.any(c["th1"][:, 4] == 0.9) and np.any(c["th2"][:, 4] == -0.2)  # stops
 
 
+@pytest.mark.slow
 def test_bench_core_smoke(tmp_path):
     path = tmp_path / "core.json"
     figures = bench_core.main(sizes=(8, 40), threads=(1, 2), target_s=0.01,

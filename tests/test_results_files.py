@@ -43,6 +43,7 @@ def done_batches(path):
     return int(SweepResult.load(path).done.sum()) // KW["batch_size"] if path.exists() else 0
 
 
+@pytest.mark.slow
 def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path):
     full = sweep(PENDULUM, GRID, **KW)
     path = tmp_path / "sweep.npz"

@@ -93,6 +93,7 @@ def rollout(env, act, steps, seed):
     return np.array(qs), np.array(acts)
 
 
+@pytest.mark.slow
 def test_rollout_matches_torch(trained):
     from asr.envs.tasks import EquilibriumTracking
     from asr.rl.onnx_policy import OnnxPolicy
@@ -119,6 +120,7 @@ def test_rollout_matches_torch(trained):
     assert np.all(a_onnx >= low) and np.all(a_onnx <= high)
 
 
+@pytest.mark.slow
 def test_batch_with_clipping(trained):
     """Observations far outside the normaliser's clip and actions outside the Box: both clipped
     in the graph as VecNormalize / predict clip them."""
@@ -142,6 +144,7 @@ def test_batch_with_clipping(trained):
     assert np.all(np.any(a == lo, axis=0)) and np.all(np.any(a == hi, axis=0))
 
 
+@pytest.mark.slow
 def test_metadata(trained):
     import onnx
 
@@ -169,6 +172,7 @@ def test_metadata(trained):
     assert not [n for n in os.listdir(os.path.dirname(path)) if n.startswith(".onnx-")]
 
 
+@pytest.mark.slow
 def test_objects_equal_folder_and_reach(tmp_path):
     """(model, vec_normalize) objects export the same graph as the folder; Reach2DOF too (an
     untrained model: its task is found from its spaces)."""
@@ -193,6 +197,7 @@ def test_objects_equal_folder_and_reach(tmp_path):
         env.close()
 
 
+@pytest.mark.slow
 def test_size_mismatch(trained):
     from asr.envs.tasks import Reach2DOF
     from asr.rl.onnx_policy import OnnxPolicy
@@ -213,6 +218,7 @@ def test_size_mismatch(trained):
         OnnxPolicy(path)(np.zeros((3, 8)))
 
 
+@pytest.mark.slow
 def test_bad_files(tmp_path, trained):
     from asr.rl.onnx_policy import OnnxPolicy
 
@@ -229,6 +235,7 @@ def test_bad_files(tmp_path, trained):
         OnnxPolicy(tmp_path / "missing.onnx")
 
 
+@pytest.mark.slow
 def test_export_bad_input(tmp_path, trained):
     from asr.rl.onnx_policy import export_onnx
 
@@ -248,6 +255,7 @@ def test_export_bad_input(tmp_path, trained):
     assert not os.path.exists(tmp_path / "x.onnx")
 
 
+@pytest.mark.slow
 def test_a_training_folder_exports_as_a_ros_package_zip(trained):
     """asr.ros.export.export_zip straight from a training folder: the ONNX graph exported on the
     way (in a temporary folder) is in the zip and equals the folder's own export."""

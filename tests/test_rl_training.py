@@ -110,6 +110,7 @@ def _rows(curve):
     return [{k: v for k, v in r.items() if k != "wall_s"} for r in curve]
 
 
+@pytest.mark.slow
 def test_tiny_training_improves_the_return():
     """PPO on Reach2DOF for 40k env-steps (a few seconds): the mean episode return of the last
     rows is clearly above that of the first rows that have one, and the held-out final error
@@ -129,6 +130,7 @@ def test_tiny_training_improves_the_return():
     assert len(fig.data) == 2 and list(fig.data[0].y) == [r["return"] for r in res.curve]
 
 
+@pytest.mark.slow
 def test_same_seed_one_thread_same_curve(tmp_path):
     from asr.rl import load_checkpoint, train
 
@@ -150,6 +152,7 @@ def test_same_seed_one_thread_same_curve(tmp_path):
     assert cfg["robot"] == "qbmove_arm_2dof" and cfg["hyperparameters"]["n_steps"] == 16
 
 
+@pytest.mark.slow
 def test_train_many_on_an_executor_equals_one_after_another(tmp_path):
     """asr.rl.train_many: two seeds on a two-process executor give the curves and final errors
     of the same runs trained one after another (each run on one torch thread: deterministic),
@@ -194,6 +197,7 @@ def _curve_len(path):
         return 0
 
 
+@pytest.mark.slow
 def test_resume_after_sigkill(tmp_path):
     """`asr train` killed with SIGKILL mid-training leaves a folder that loads (model, statistics
     and curve of one update); --resume continues it to total_steps."""
@@ -287,6 +291,7 @@ def test_bad_types():
         train(TASK, total_steps=100, num_envs=2, learning_rate="fast")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["model.zip", "vecnormalize.pkl", "config.json", "curve.json"])
 def test_corrupted_checkpoint_names_the_file(tmp_path, name):
     from asr.rl import load_checkpoint, train

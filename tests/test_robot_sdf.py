@@ -277,6 +277,7 @@ def test_sdf_matches_mujoco_xml_reader(robot, variant):
 
 
 @pytest.mark.parametrize("robot,variant", VARIANTS)
+@pytest.mark.slow
 def test_sdf_matches_mujoco_libsdformat(robot, variant, sdformat_probe):
     r = load_robot(robot, variant)
     compare(sdformat_values(sdformat_probe, r.sdf), mujoco_reference(r.mjcf), "libsdformat")

@@ -17,6 +17,8 @@ from asr.ros.environment import tool_env
 from asr.ros.messages import STATE_INFO_DEFINITION, STATE_INFO_FIELDS
 from conftest import require, require_ros1
 
+pytestmark = pytest.mark.ros
+
 STEPS = 200
 RECORD = asr.sim.DEFAULT_RECORD + ("ref1", "ref2", "th1d", "th2d", "tau_m1", "tau_m2",
                                    "tau_el1", "tau_el2")

@@ -20,6 +20,8 @@ from asr.iterative_learning import ILCResult
 from asr.ros.export import FORMAT, export_policy, export_zip, policy_data
 from conftest import require, require_ros1
 
+pytestmark = pytest.mark.ros
+
 NODE_IMPORTS = {"json", "math", "os", "rospy", "sensor_msgs.msg", "std_msgs.msg"}
 WAIT_S = 10.0
 ASR_CLI = os.path.join(os.path.dirname(sys.executable), "asr")

@@ -17,6 +17,8 @@ from conftest import require_ros1
 
 import asr
 
+pytestmark = pytest.mark.ros
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ROBOT, VARIANT = "qbmove_arm_2dof", "horizontal"
 RATE_HZ = 100.0               # real-time node: 10 steps of 1 ms per period

@@ -23,6 +23,8 @@ from asr.ros.urdf import (PLUGIN_FILE, export_robot, import_robot, joint_params,
                           param_tags, rpy_mat)
 from conftest import IN_CI, require_ros1
 
+pytestmark = pytest.mark.ros
+
 
 
 NOT_URDF = {"qbmove_arm_5dof": "free joint 'box'", "qbmove_snake": "free joint 'base'"}

@@ -219,6 +219,7 @@ def cpu_kernels():
     return kernels
 
 
+@pytest.mark.slow
 def test_every_instruction_set_gives_the_same_bits(tmp_path):
     """The step built for the baseline, AVX2 and AVX-512 (blends, min/max clamps, mask tests),
     each chosen through ASR_SIMD in a fresh process: every model and mode, 9 instances with

@@ -199,6 +199,7 @@ def dask_client():
     cluster.close()
 
 
+@pytest.mark.slow
 def test_distributed_equals_local(dask_client):
     kw = dict(steps=STEPS, refs=REFS, batch_size=4, progress=False)
     local = sweep(PENDULUM, GRID, **kw)

@@ -22,6 +22,7 @@ N = 4
 
 
 @pytest.mark.parametrize("kind", ["sim", "batch"])
+@pytest.mark.slow
 def test_threads_hammering_one_object_neither_crash_nor_raise(kind):
     """Six threads call rollout, step, set_param (shared <-> per instance), reset, set_mode,
     threads and reads on one object, in a child process so that a crash fails this test."""
@@ -53,6 +54,7 @@ def _batch():
     return asr.Batch(joints, 2500, threads=2)
 
 
+@pytest.mark.slow
 def test_a_batch_rollout_sees_one_parameter_value_while_another_thread_switches_it():
     """kp switches between 60 (one shared value) and 90 (per-instance array) on one thread while
     others run reset + rollout units: each unit's record equals the serial rollout with kp = 60
@@ -105,6 +107,7 @@ def _refs(sim, seed):
     return refs
 
 
+@pytest.mark.slow
 def test_sim_units_from_threads_equal_serial_ones():
     """Four threads each run their own reset + rollout units (own start angles and references)
     on one Sim, one more switches the worker thread count and a stiffness parameter between a

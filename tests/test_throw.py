@@ -139,6 +139,7 @@ def test_rigid_robot_has_the_motor_limits():
                                                    + 2 * qb.batch.get_param(j, "motor_D")[0])
 
 
+@pytest.mark.slow
 def test_comparison_tiny_budget():
     from asr.experiments import throw
     res = throw.run(iterations=2, population=6, presets=(0.2, 0.6))
@@ -171,6 +172,8 @@ def test_comparison_tiny_budget():
     assert "variable" in text and "rigid" in text
 
 
+@pytest.mark.slow
+@pytest.mark.notebooks
 def test_throw_notebook(tmp_path, monkeypatch):
     nbformat = require("nbformat")
     nbclient = require("nbclient")

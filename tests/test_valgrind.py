@@ -14,6 +14,8 @@ import pytest
 import asr._core
 from conftest import IN_CI
 
+pytestmark = pytest.mark.sanitizer
+
 SCRIPT = """
 import numpy as np, asr, asr.cpr
 sim = asr.Sim("pendulum_1dof", 4, threads=2)
