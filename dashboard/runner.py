@@ -808,9 +808,9 @@ class SimRunner:
         policy choose the references from now on (PROTOCOL.md "RL")."""
         self._load(watcher.robot, watcher.variant)
         if watcher.timestep is not None and abs(self.sim.dt - watcher.timestep) > 1e-12:
-            from asr.envs.vector import _with_timestep
+            from asr.envs.vector import with_timestep
 
-            self.robot = _with_timestep(self.robot, watcher.timestep)
+            self.robot = with_timestep(self.robot, watcher.timestep)
             self._build_sim()
         self._watch, self._watch_state = watcher, None
         self._publish_figure()

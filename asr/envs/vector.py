@@ -55,7 +55,7 @@ class AsrVectorEnv(gymnasium.vector.VectorEnv):
             self.max_episode_steps = int(max_episode_steps)
         robot = asr.load_robot(self.robot, self.variant)
         if self.timestep is not None:
-            robot = _with_timestep(robot, self.timestep)
+            robot = with_timestep(robot, self.timestep)
         self.sim = asr.Sim(robot, self.num_envs, threads=threads)
         self.n_joints = self.sim.n_joints
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
@@ -221,8 +221,9 @@ class AsrVectorEnv(gymnasium.vector.VectorEnv):
         self._read_state(None if full else idx)
 
 
-def _with_timestep(robot, timestep):
-    """The robot with its MJCF timestep replaced."""
+def with_timestep(robot, timestep):
+    """The robot with its MJCF timestep replaced (public: the dashboard watches a policy at its
+    task's timestep too)."""
 
     class _Robot(type(robot)):
         def mj_model(self):
