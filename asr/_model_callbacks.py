@@ -9,8 +9,13 @@ import numpy as np
 
 from asr._ffi import ffi, lib
 
-OUT_FIELDS = ("tau1", "tau2", "stiffness", "damping", "load1", "load2", "kload1", "kload2",
-              "cload1", "cload2", "defl1", "defl2")
+# asr_elastic_out's fields in struct order, listed once in C (ASR_ELASTIC_OUTPUTS, asr_model.h):
+# the real outputs, then the int 'clamped'.
+OUT_NAMES = tuple(ffi.string(lib.asr_elastic_out_name(k)).decode()
+                  for k in range(lib.ASR_NELASTIC_OUT))
+OUT_FIELDS = OUT_NAMES[:lib.ASR_NELASTIC_REAL]  # the real outputs
+_REQUIRED = ("tau1", "stiffness")  # a Python model must return these; the rest default to 0,
+_LOAD_OF = {"load1": "tau1", "load2": "tau2"}  # except each load, the minus of its spring torque
 
 
 class PythonModel:
@@ -91,21 +96,21 @@ def _store_elastic(result, out, finite):
             "a Python compliance model must return a mapping with at least 'tau1' and "
             f"'stiffness', got {type(result).__name__}"
         )
-    unknown = set(result) - set(OUT_FIELDS) - {"clamped"}
+    unknown = set(result) - set(OUT_NAMES)
     if unknown:
         raise ValueError(f"unknown compliance outputs {sorted(unknown, key=str)}; valid: "
-                         f"{OUT_FIELDS + ('clamped',)}")
-    missing = [k for k in ("tau1", "stiffness") if k not in result]
+                         f"{OUT_NAMES}")
+    missing = [k for k in _REQUIRED if k not in result]
     if missing:
         raise ValueError(f"a Python compliance model must return 'tau1' and 'stiffness'; "
                          f"{missing[0]!r} is missing (got {sorted(result)})")
-    values = {"tau2": 0.0, "damping": 0.0, "kload1": 0.0, "kload2": 0.0, "cload1": 0.0,
-              "cload2": 0.0, "defl1": 0.0, "defl2": 0.0}
+    values = dict.fromkeys(OUT_FIELDS, 0.0)
     for k, v in result.items():
         if k != "clamped":
             values[k] = _real_output(v, f"compliance output {k!r}", finite)
-    values.setdefault("load1", -values["tau1"])
-    values.setdefault("load2", -values["tau2"])
+    for load, tau in _LOAD_OF.items():
+        if load not in result:
+            values[load] = -values[tau]
     for k in OUT_FIELDS:
         setattr(out, k, values[k])
     out.clamped = _clamped_output(result.get("clamped", 0))

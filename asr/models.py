@@ -13,7 +13,7 @@ import numpy as np
 
 from asr import _validate as V
 from asr._ffi import ffi, lib
-from asr._model_callbacks import OUT_FIELDS, Binding, PythonModel, callbacks
+from asr._model_callbacks import OUT_NAMES, Binding, PythonModel, callbacks
 from asr.errors import raise_for_status, status_text
 
 _INF = float("inf")
@@ -337,18 +337,22 @@ def get_model(name):
 _IN_FIELDS = ("q", "qd", "th1", "th2", "th1d", "th2d")
 
 
+_NUMPY_OF_C = {"double": "f8", "int": "i4"}
+
+
 def _struct_dtype(ctype, fields):
-    """NumPy view of a C struct array, laid out by the compiler's offsets."""
+    """NumPy view of a C struct array, laid out by the compiler's offsets and types."""
+    types = dict(ffi.typeof(ctype).fields)
     return np.dtype({
         "names": list(fields),
-        "formats": ["i4" if f == "clamped" else "f8" for f in fields],
+        "formats": [_NUMPY_OF_C[types[f].type.cname] for f in fields],
         "offsets": [ffi.offsetof(ctype, f) for f in fields],
         "itemsize": ffi.sizeof(ctype),
     })
 
 
 _IN_DTYPE = _struct_dtype("asr_elastic_in", _IN_FIELDS)
-_OUT_DTYPE = _struct_dtype("asr_elastic_out", OUT_FIELDS + ("clamped",))
+_OUT_DTYPE = _struct_dtype("asr_elastic_out", OUT_NAMES)
 
 
 def _build_cdef(name, doc, nmotor, kinematic_th2, params, defaults, preset, keep):

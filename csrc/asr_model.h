@@ -34,37 +34,70 @@ typedef struct asr_param_spec {
     const char* doc;            /* one line */
 } asr_param_spec;
 
-/* Common joint parameters (motor, friction, controllers, electrical interface, link friction).
- * Every joint has them, in this order, before its model's own compliance parameters. */
+/* Common joint parameters (motor, friction, controllers, electrical interface, link friction),
+ * listed once: X(ID, name, default, lo, hi, lo_open, hi_open, integer, unit, group, doc), the
+ * fields of asr_param_spec after ID. Every joint has them, in this order, before its model's own
+ * compliance parameters: ASR_P_<ID> is the index (the enum below), and params.c builds the spec
+ * table from the same list (expanding the values needs <math.h> for HUGE_VAL). */
+#define ASR_COMMON_PARAMS(X)                                                                       \
+    X(MOTOR_J, "motor_J", 0.0233, 0, HUGE_VAL, 1, 1, 0, "kg m^2", "motor",                         \
+      "motor inertia reflected at the output")                                                     \
+    X(MOTOR_D, "motor_D", 0.2698, 0, HUGE_VAL, 0, 1, 0, "N m s/rad", "motor",                      \
+      "motor viscous damping")                                                                     \
+    X(TAU_MAX, "tau_max", 6.0, 0, HUGE_VAL, 1, 1, 0, "N m", "motor", "motor torque limit")         \
+    X(VEL_MAX, "vel_max", HUGE_VAL, 0, HUGE_VAL, 1, 0, 0, "rad/s", "motor",                        \
+      "motor velocity limit (inf: none)")                                                          \
+    X(POS_MIN, "pos_min", -HUGE_VAL, -HUGE_VAL, HUGE_VAL, 0, 0, 0, "rad", "motor",                 \
+      "motor lower position limit")                                                                \
+    X(POS_MAX, "pos_max", HUGE_VAL, -HUGE_VAL, HUGE_VAL, 0, 0, 0, "rad", "motor",                  \
+      "motor upper position limit")                                                                \
+    X(FRICTION, "friction", 0.02, 0, HUGE_VAL, 0, 1, 0, "N m", "friction",                         \
+      "motor static friction torque")                                                              \
+    X(FRICTION_K, "friction_K", 1e3, 0, HUGE_VAL, 1, 1, 0, "N m/rad", "friction",                  \
+      "motor presliding stiffness (Dahl / Hayward-Armstrong stick point)")                         \
+    X(KP, "kp", 125.0, 0, HUGE_VAL, 0, 1, 0, "N m/rad", "controller",                              \
+      "motor PID proportional gain")                                                               \
+    X(KI, "ki", 0.0, 0, HUGE_VAL, 0, 1, 0, "N m/(rad s)", "controller", "motor PID integral gain") \
+    X(KD, "kd", 4.5, 0, HUGE_VAL, 0, 1, 0, "N m s/rad", "controller",                              \
+      "motor PID derivative gain, on the measured velocity")                                       \
+    X(I_MAX, "i_max", HUGE_VAL, 0, HUGE_VAL, 1, 0, 0, "N m", "controller",                         \
+      "anti-windup bound on the integral action ki * integral")                                    \
+    X(CTRL_PERIOD, "ctrl_period", 0.0, 0, HUGE_VAL, 0, 1, 0, "s", "controller",                    \
+      "controller period, command held between ticks (0: every sub-step)")                         \
+    X(LINK_KP, "link_kp", 0.8, 0, HUGE_VAL, 0, 1, 0, "N m/rad", "link",                            \
+      "link PID proportional gain (mode 1)")                                                       \
+    X(LINK_KI, "link_ki", 0.0, 0, HUGE_VAL, 0, 1, 0, "N m/(rad s)", "link",                        \
+      "link PID integral gain (mode 1)")                                                           \
+    X(LINK_KD, "link_kd", 0.2, 0, HUGE_VAL, 0, 1, 0, "N m s/rad", "link",                          \
+      "link PID derivative gain (mode 1)")                                                         \
+    X(LINK_TAU_MAX, "link_tau_max", HUGE_VAL, 0, HUGE_VAL, 1, 0, 0, "N m", "link",                 \
+      "link PID output limit (mode 1)")                                                            \
+    X(DRIVE, "drive", 0.0, 0, 1, 0, 0, 1, "", "electrical",                                        \
+      "0: torque-controlled motor; 1: voltage drive (PWM dead zone, saturation, back-EMF)")        \
+    X(KT, "motor_Kt", 0.8, 0, HUGE_VAL, 1, 1, 0, "N m/A", "electrical",                            \
+      "motor torque constant (drive 1)")                                                           \
+    X(KB, "motor_Kb", 0.3, 0, HUGE_VAL, 0, 1, 0, "V s/rad", "electrical",                          \
+      "back-EMF constant (drive 1)")                                                               \
+    X(R, "motor_R", 2.3, 0, HUGE_VAL, 1, 1, 0, "ohm", "electrical",                                \
+      "winding resistance (drive 1)")                                                              \
+    X(V_SUPPLY, "V_supply", 8.0, 0, HUGE_VAL, 1, 1, 0, "V", "electrical",                          \
+      "H-bridge supply voltage (drive 1)")                                                         \
+    X(DEAD_ZONE, "dead_zone", 0.3, 0, 1, 0, 1, 0, "", "electrical",                                \
+      "PWM dead zone as a fraction of the full command (drive 1)")                                 \
+    X(LINK_FRICTION, "link_friction", 0.0, 0, HUGE_VAL, 0, 1, 0, "N m", "link",                    \
+      "output-shaft static friction torque")                                                       \
+    X(LINK_FRICTION_K, "link_friction_K", 1e3, 0, HUGE_VAL, 1, 1, 0, "N m/rad", "link",            \
+      "output-shaft presliding stiffness")                                                         \
+    X(LINK_VEL_MAX, "link_vel_max", 1e4, 0, HUGE_VAL, 1, 0, 0, "rad/s", "link",                    \
+      "link speed beyond which the instance is stopped as diverged (inf: never)")
+
+#define ASR_COMMON_PARAM_ENUM_(id, name, def, lo, hi, lo_open, hi_open, integer, unit, group, doc) \
+    ASR_P_##id,
 typedef enum asr_common_param {
-    ASR_P_MOTOR_J = 0,          /* motor inertia at the output, kg m^2, > 0 */
-    ASR_P_MOTOR_D,              /* motor viscous damping, N m s/rad, >= 0 */
-    ASR_P_TAU_MAX,              /* motor torque limit, N m, > 0 */
-    ASR_P_VEL_MAX,              /* motor velocity limit, rad/s, > 0 (inf: none) */
-    ASR_P_POS_MIN,              /* motor lower position limit, rad */
-    ASR_P_POS_MAX,              /* motor upper position limit, rad */
-    ASR_P_FRICTION,             /* motor static friction torque, N m, >= 0 */
-    ASR_P_FRICTION_K,           /* motor presliding stiffness, N m/rad, > 0 */
-    ASR_P_KP,                   /* motor PID proportional gain */
-    ASR_P_KI,                   /* motor PID integral gain */
-    ASR_P_KD,                   /* motor PID derivative gain (on measurement) */
-    ASR_P_I_MAX,                /* anti-windup bound on ki * integral, controller units */
-    ASR_P_CTRL_PERIOD,          /* controller period, s (0: every integration sub-step) */
-    ASR_P_LINK_KP,              /* link PID (mode 1) proportional gain, N m/rad */
-    ASR_P_LINK_KI,              /* link PID integral gain, N m/(rad s) */
-    ASR_P_LINK_KD,              /* link PID derivative gain, N m s/rad */
-    ASR_P_LINK_TAU_MAX,         /* link PID output limit, N m */
-    ASR_P_DRIVE,                /* 0: torque-controlled motor, 1: voltage drive (PWM + H-bridge) */
-    ASR_P_KT,                   /* torque constant, N m/A (voltage drive) */
-    ASR_P_KB,                   /* back-EMF constant, V s/rad (voltage drive) */
-    ASR_P_R,                    /* winding resistance, ohm (voltage drive) */
-    ASR_P_V_SUPPLY,             /* supply voltage, V (voltage drive) */
-    ASR_P_DEAD_ZONE,            /* PWM dead zone as a fraction of full command (voltage drive) */
-    ASR_P_LINK_FRICTION,        /* output-shaft static friction, N m, >= 0 */
-    ASR_P_LINK_FRICTION_K,      /* output-shaft presliding stiffness, N m/rad, > 0 */
-    ASR_P_LINK_VEL_MAX,         /* link speed taken as divergence, rad/s, > 0 */
+    ASR_COMMON_PARAMS(ASR_COMMON_PARAM_ENUM_)   /* ASR_P_MOTOR_J = 0, ... */
     ASR_NCOMMON
 } asr_common_param;
+#undef ASR_COMMON_PARAM_ENUM_
 
 /* ------------------------------------------------------------------ compliance models */
 
@@ -75,17 +108,44 @@ typedef struct asr_elastic_in {
     double th1d, th2d;          /* motor 1, 2 velocities, rad/s */
 } asr_elastic_in;
 
-/* Output of a compliance model for one joint. */
+/* The real outputs of a compliance model, listed once: X(name, unit, doc) in struct order. The
+ * struct below, the lane copy of the step (springs.h), the finiteness check and the name table
+ * (asr_elastic_out_name, Python's OUT_FIELDS) are generated from it. */
+#define ASR_ELASTIC_OUTPUTS(X)                                                                    \
+    X(tau1, "N m", "torque of spring 1 on the link")                                              \
+    X(tau2, "N m", "torque of spring 2 on the link")                                              \
+    X(stiffness, "N m/rad", "-d(tau1 + tau2)/dq")                                                 \
+    X(damping, "N m s/rad", "-d(tau1 + tau2)/dqd")                                                \
+    X(load1, "N m", "torque of the mechanism on motor 1")                                         \
+    X(load2, "N m", "torque of the mechanism on motor 2")                                         \
+    X(kload1, "N m/rad", "-d(load1)/d(th1), used by the implicit motor update")                   \
+    X(kload2, "N m/rad", "-d(load2)/d(th2), used by the implicit motor update")                   \
+    X(cload1, "N m s/rad", "-d(load1)/d(th1d)")                                                   \
+    X(cload2, "N m s/rad", "-d(load2)/d(th2d)")                                                   \
+    X(defl1, "rad", "deflection of spring 1 after clamping")                                      \
+    X(defl2, "rad", "deflection of spring 2 after clamping")
+
+/* Output of a compliance model for one joint: the real outputs, then the clamp count. */
+#define ASR_ELASTIC_OUT_FIELD_(name, unit, doc) double name;
 typedef struct asr_elastic_out {
-    double tau1, tau2;          /* torque of spring 1, 2 on the link, N m */
-    double stiffness;           /* -d(tau1 + tau2)/dq, N m/rad */
-    double damping;             /* -d(tau1 + tau2)/dqd, N m s/rad */
-    double load1, load2;        /* torque of the mechanism on motor 1, 2, N m */
-    double kload1, kload2;      /* -d(load_i)/d(th_i), N m/rad (used by the implicit motor update) */
-    double cload1, cload2;      /* -d(load_i)/d(th_i_dot), N m s/rad */
-    double defl1, defl2;        /* spring deflections after clamping, rad */
+    ASR_ELASTIC_OUTPUTS(ASR_ELASTIC_OUT_FIELD_)
     int clamped;                /* number of springs at their deflection limit */
 } asr_elastic_out;
+#undef ASR_ELASTIC_OUT_FIELD_
+
+/* Indices of asr_elastic_out's fields in asr_elastic_out_name's table: ASR_EO_<name> for the
+ * ASR_NELASTIC_REAL real outputs, then ASR_EO_CLAMPED (the int). */
+#define ASR_ELASTIC_OUT_ENUM_(name, unit, doc) ASR_EO_##name,
+typedef enum asr_elastic_out_field {
+    ASR_ELASTIC_OUTPUTS(ASR_ELASTIC_OUT_ENUM_)
+    ASR_NELASTIC_REAL,
+    ASR_EO_CLAMPED = ASR_NELASTIC_REAL,
+    ASR_NELASTIC_OUT
+} asr_elastic_out_field;
+#undef ASR_ELASTIC_OUT_ENUM_
+
+/* Name of asr_elastic_out field k (0 <= k < ASR_NELASTIC_OUT, in struct order), or NULL. */
+const char* asr_elastic_out_name(int k);
 
 /* Compliance function: p points at the model's own parameters (after the common ones).
  * Returns 0 on success. Callback rule (this and asr_refmap_fn, in a batch step and in

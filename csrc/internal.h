@@ -81,9 +81,10 @@ static inline void elastic_out_zero(asr_elastic_out* out) {
 
 /* 1 if every output of a compliance evaluation is finite (a user model's may not be). */
 static inline int elastic_out_finite(const asr_elastic_out* o) {
-    const double v[] = {o->tau1, o->tau2, o->stiffness, o->damping, o->load1, o->load2,
-                        o->kload1, o->kload2, o->cload1, o->cload2, o->defl1, o->defl2};
-    return num_all_finite(v, (int)(sizeof(v) / sizeof(v[0])));
+#define ELASTIC_OUT_VALUE_(name, unit, doc) o->name,
+    const double v[ASR_NELASTIC_REAL] = {ASR_ELASTIC_OUTPUTS(ELASTIC_OUT_VALUE_)};
+#undef ELASTIC_OUT_VALUE_
+    return num_all_finite(v, ASR_NELASTIC_REAL);
 }
 
 #endif

@@ -78,11 +78,7 @@ static void user_elastic(const asr_model_def* m, const lane_joint* J, const lane
             if (o->code[l] == 0) o->code[l] = rc ? callback_status(rc) : ASR_ERR_NONFINITE;
             continue;
         }
-        out->tau1[l] = eo.tau1, out->tau2[l] = eo.tau2, out->stiffness[l] = eo.stiffness;
-        out->damping[l] = eo.damping, out->load1[l] = eo.load1, out->load2[l] = eo.load2;
-        out->kload1[l] = eo.kload1, out->kload2[l] = eo.kload2;
-        out->cload1[l] = eo.cload1, out->cload2[l] = eo.cload2;
-        out->defl1[l] = eo.defl1, out->defl2[l] = eo.defl2, out->clamped[l] = eo.clamped;
+        lane_elastic_put(out, l, &eo);
     }
 }
 

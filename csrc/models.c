@@ -17,6 +17,16 @@ static const asr_model_def* const builtin[] = {
 
 int asr_model_count(void) { return NBUILTIN; }
 
+#define ELASTIC_OUT_NAME_(name, unit, doc) #name,
+static const char* const elastic_out_names[ASR_NELASTIC_OUT] = {
+    ASR_ELASTIC_OUTPUTS(ELASTIC_OUT_NAME_) "clamped",
+};
+#undef ELASTIC_OUT_NAME_
+
+const char* asr_elastic_out_name(int k) {
+    return (k >= 0 && k < ASR_NELASTIC_OUT) ? elastic_out_names[k] : NULL;
+}
+
 int asr_model_max_params(void) { return ASR_MAX_PARAM - ASR_NCOMMON; }
 
 int spring_kind_of(const asr_model_def* m) {
@@ -39,13 +49,11 @@ int builtin_elastic(const asr_model_def* m, const double* p, const asr_elastic_i
                           lane_set(in->th2), lane_set(in->th1d), lane_set(in->th2d)};
     lane_elastic_out lo;
     int refused = (int)lane_spring((spring_kind)spring_kind_of(m), pl, &li, &lo)[0];
-    elastic_out_zero(out);
-    if (refused) return ASR_ERR_RANGE;
-    out->tau1 = lo.tau1[0], out->tau2 = lo.tau2[0], out->stiffness = lo.stiffness[0];
-    out->damping = lo.damping[0], out->load1 = lo.load1[0], out->load2 = lo.load2[0];
-    out->kload1 = lo.kload1[0], out->kload2 = lo.kload2[0];
-    out->cload1 = lo.cload1[0], out->cload2 = lo.cload2[0];
-    out->defl1 = lo.defl1[0], out->defl2 = lo.defl2[0], out->clamped = (int)lo.clamped[0];
+    if (refused) {
+        elastic_out_zero(out);
+        return ASR_ERR_RANGE;
+    }
+    lane_elastic_get(&lo, 0, out);
     return 0;
 }
 

@@ -28,15 +28,35 @@ typedef struct lane_elastic_in {
 } lane_elastic_in;
 
 /* asr_elastic_out lane by lane (clamped as a double). */
+#define LANE_ELASTIC_FIELD_(name, unit, doc) lane_d name;
 typedef struct lane_elastic_out {
-    lane_d tau1, tau2, stiffness, damping, load1, load2, kload1, kload2, cload1, cload2;
-    lane_d defl1, defl2, clamped;
+    ASR_ELASTIC_OUTPUTS(LANE_ELASTIC_FIELD_)
+    lane_d clamped;
 } lane_elastic_out;
+#undef LANE_ELASTIC_FIELD_
 
 LANE_INLINE void lane_elastic_zero(lane_elastic_out* out) {
     lane_d z = lane_set(0.0);
-    lane_elastic_out zero = {z, z, z, z, z, z, z, z, z, z, z, z, z};
-    *out = zero;
+#define LANE_ELASTIC_ZERO_(name, unit, doc) out->name = z;
+    ASR_ELASTIC_OUTPUTS(LANE_ELASTIC_ZERO_)
+#undef LANE_ELASTIC_ZERO_
+    out->clamped = z;
+}
+
+/* Lane l of a lane output into a single one (clamped rounds toward zero, an exact count). */
+LANE_INLINE void lane_elastic_get(const lane_elastic_out* lo, int l, asr_elastic_out* out) {
+#define LANE_ELASTIC_GET_(name, unit, doc) out->name = lo->name[l];
+    ASR_ELASTIC_OUTPUTS(LANE_ELASTIC_GET_)
+#undef LANE_ELASTIC_GET_
+    out->clamped = (int)lo->clamped[l];
+}
+
+/* A single output into lane l of a lane output. */
+LANE_INLINE void lane_elastic_put(lane_elastic_out* lo, int l, const asr_elastic_out* out) {
+#define LANE_ELASTIC_PUT_(name, unit, doc) lo->name[l] = out->name;
+    ASR_ELASTIC_OUTPUTS(LANE_ELASTIC_PUT_)
+#undef LANE_ELASTIC_PUT_
+    lo->clamped[l] = out->clamped;
 }
 
 /* Linear SEA ([Mengacci2021] eq. 3): p = {k, max_def}. */
