@@ -21,8 +21,8 @@
  * Everything named asr_ is public and declared in these headers. Private helpers shared between
  * the core's files carry no asr_ prefix and are declared only in private headers: internal.h
  * (joints and models: num_*, the built-in model_* definitions), batch.h, motor.h (motor_*),
- * threads.h, rod.h, cpr_internal.h (cpr_*), linalg.h (la_*), rot3.h (r3_*), interaction.h
- * (ic_*); helpers used in one file are static. The extension is built with hidden symbol visibility: none is exported.
+ * threads.h, rod.h, cpr_internal.h (cpr_*), linalg.h (la_*), rot3.h (r3_*); helpers used in
+ * one file are static. The extension is built with hidden symbol visibility: none is exported.
  *
  * Units are SI everywhere: rad, rad/s, N m, N m/rad, N m s/rad, kg m^2, s, V, A, ohm.
  * Inputs of the batch are (n_inst x n_joint) row-major: element (i, j) at i*n_joint + j. The batch

@@ -1,5 +1,5 @@
 /* asr_engine.h - coupling a batch to a rigid-body engine (asr_engine,
- * asr_batch_rollout_engine).
+ * asr_batch_rollout_engine), with an optional controller run inside the loop (asr_controller).
  * Part of the public C API: included by asr.h, whose conventions (naming, SI units, layouts,
  * no system includes: this is also the cffi cdef) apply here.
  */
@@ -40,5 +40,37 @@ typedef struct asr_engine {
 asr_status asr_batch_rollout_engine(asr_batch* b, const asr_engine* engine, int nstep, double dt,
                                     asr_series refs, asr_series tau_ext, asr_series tau_ff,
                                     int nrecord, const int* record_fields, double* record);
+
+/* A controller run inside the engine loop through hooks, so the loop knows no particular
+ * controller (the interaction controller of asr_interaction.h registers itself this way). The
+ * loop passes user to check and begin; each thread then gets its own state from begin and hands
+ * it to the per-step hooks. Every hook may be NULL (not called). */
+typedef struct asr_controller {
+    void* user;
+    /* Before the rollout: ASR_OK, or a status the rollout returns unchanged. */
+    asr_status (*check)(void* user, const asr_batch* b, const asr_engine* e);
+    /* Per thread, before its instances [i0, i1) run nstep steps of dt: *local is handed to the
+     * hooks below. ASR_OK, or a status (e.g. ASR_ERR_NOMEM) that stops the thread (begin then
+     * releases what it took itself). */
+    asr_status (*begin)(void* user, const asr_batch* b, const asr_engine* e, double dt, int nstep,
+                        int i0, int i1, void** local);
+    /* Instance i at step t after step1, before its actuators: may rewrite refs (its references,
+     * 2 per joint). */
+    void (*after_step1)(void* local, int i, int t, double* refs);
+    /* Instance i at step t after its joint torques are written, before step2. */
+    void (*before_step2)(void* local, int i, int t);
+    /* Instance i at step t after step2. */
+    void (*after_step2)(void* local, int i, int t);
+    /* Instance i after its last step of the rollout. */
+    void (*finish)(void* local, int i);
+    /* Per thread, at its end after a successful begin: releases local. */
+    void (*end)(void* local);
+} asr_controller;
+
+/* asr_batch_rollout_engine with the controller ctl (NULL: none) run inside the loop. */
+asr_status asr_batch_rollout_controlled(asr_batch* b, const asr_engine* engine,
+                                        const asr_controller* ctl, int nstep, double dt,
+                                        asr_series refs, asr_series tau_ext, asr_series tau_ff,
+                                        int nrecord, const int* record_fields, double* record);
 
 #endif

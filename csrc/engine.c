@@ -5,18 +5,19 @@
  * forces -> step2 (the engine integrates). The actuator torque of a step is computed from the
  * state at its start and held over the step: an explicit coupling, first order in the time step,
  * whose error is that of evaluating the spring torque at the start of the step instead of along
- * it (see README). No global engine callback is used, so several robots can run in one process. */
+ * it (see README). No global engine callback is used, so several robots can run in one process.
+ * A controller (asr_controller) runs through its hooks around the engine's step halves; this file
+ * knows none in particular. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "batch.h"
-#include "interaction.h"
 #include "threads.h"
 
 typedef struct engine_job {
     asr_batch* b;
     const asr_engine* e;
-    const asr_interaction* ic;  /* or NULL */
+    const asr_controller* ctl;  /* or NULL */
     int nstep;
     double dt;
     asr_series refs, tau_ext, tau_ff;
@@ -72,57 +73,51 @@ static void record_instance(const engine_job* job, const lane_chunk* ch, int l, 
 
 /* Instances [i0, i1) in chunks of ASR_LANES, each chunk over all steps (its engine data stays
  * in cache, its actuator state in lanes): per step, step1 of each instance, the actuators of
- * the chunk at once, then step2 of each. With an interaction controller, it writes the first
- * references after step1 and applies the external wrench before step2. */
+ * the chunk at once, then step2 of each. A controller's hooks run around them. */
 static asr_status engine_range(void* ctx, int i0, int i1) {
     engine_job* job = (engine_job*)ctx;
     asr_batch* b = job->b;
     const asr_engine* e = job->e;
-    const asr_interaction* ic = job->ic;
+    const asr_controller* c = job->ctl;
     long long nj = b->n_joint;
     step_inputs in = {job->dt, job->q, job->qd, job->refs_now, job->ext_now, job->ff_now,
                       nj, nj, 2 * nj, nj, nj};
-    double coef[ASR_LANES][IC_ZOH_SIZE];
-    double* scratch = NULL;
+    void* local = NULL;
     lane_chunk ch;
     if (chunk_alloc(b, &ch) != ASR_OK) return ASR_ERR_NOMEM;
-    if (ic) {
-        scratch = (double*)malloc(ic_scratch_size(ic, b->n_joint) * sizeof(double));
-        if (!scratch) {
+    if (c && c->begin) {
+        asr_status st = c->begin(c->user, b, e, job->dt, job->nstep, i0, i1, &local);
+        if (st != ASR_OK) {
             chunk_free(&ch);
-            return ASR_ERR_NOMEM;
+            return st;
         }
     }
     asr_status first = ASR_OK;
     for (int c0 = i0; c0 < i1; c0 += ASR_LANES) {
         chunk_at(&ch, c0, i1);
         chunk_load(b, &ch);
-        for (int l = 0; l < ch.n && ic; ++l) ic_zoh(&ic->config[c0 + l], job->dt, coef[l]);
         for (int t = 0; t < job->nstep; ++t) { /* a frozen instance goes on with zero torque */
             for (int l = 0; l < ch.n; ++l) {
                 int i = c0 + l;
                 e->step1(e->model[i], e->data[i]);
                 gather_inputs(job, i, t);
-                if (ic) {
-                    ic_control(b, e, ic, i, job->dt, coef[l], scratch,
-                               job->refs_now + 2 * i * nj);
-                }
+                if (c && c->after_step1) c->after_step1(local, i, t, job->refs_now + 2 * i * nj);
             }
             asr_status st = chunk_step(b, &ch, &in, b->step_count + t);
             if (first == ASR_OK) first = st;
             for (int l = 0; l < ch.n; ++l) {
                 int i = c0 + l;
                 write_torques(job, &ch, l);
-                if (ic) ic_apply_wrench(ic, i, t);
+                if (c && c->before_step2) c->before_step2(local, i, t);
                 e->step2(e->model[i], e->data[i]);
                 record_instance(job, &ch, l, t);
-                if (ic) ic_record(ic, i, t, job->nstep);
+                if (c && c->after_step2) c->after_step2(local, i, t);
             }
         }
         chunk_store(b, &ch);
-        for (int l = 0; l < ch.n && ic; ++l) ic_release_wrench(ic, c0 + l);
+        for (int l = 0; l < ch.n && c && c->finish; ++l) c->finish(local, c0 + l);
     }
-    free(scratch);
+    if (c && c->begin && c->end) c->end(local);
     chunk_free(&ch);
     return first;
 }
@@ -143,13 +138,13 @@ static asr_status check_engine(const asr_batch* b, const asr_engine* e) {
     return ASR_OK;
 }
 
-static asr_status rollout(asr_batch* b, const asr_engine* engine, const asr_interaction* ic,
-                          int nstep, double dt, asr_series refs, asr_series tau_ext,
-                          asr_series tau_ff, int nrecord, const int* record_fields,
-                          double* record) {
+asr_status asr_batch_rollout_controlled(asr_batch* b, const asr_engine* engine,
+                                        const asr_controller* ctl, int nstep, double dt,
+                                        asr_series refs, asr_series tau_ext, asr_series tau_ff,
+                                        int nrecord, const int* record_fields, double* record) {
     if (!b || !refs.data || (nrecord > 0 && (!record_fields || !record))) return ASR_ERR_NULL;
     asr_status st = check_engine(b, engine);
-    if (st == ASR_OK && ic) st = asr_ic_check(b, engine, ic);
+    if (st == ASR_OK && ctl && ctl->check) st = ctl->check(ctl->user, b, engine);
     if (st != ASR_OK) return st;
     if (!(dt > 0.0) || dt / b->max_substep > ASR_MAX_SUBSTEPS || nstep < 0 || nrecord < 0) {
         return ASR_ERR_RANGE;
@@ -164,7 +159,7 @@ static asr_status rollout(asr_batch* b, const asr_engine* engine, const asr_inte
     size_t n = (size_t)b->n_inst * (size_t)b->n_joint;
     double* scratch = (double*)malloc(6 * n * sizeof(double));
     if (!scratch) return ASR_ERR_NOMEM;
-    engine_job job = {b, engine, ic, nstep, dt, refs, tau_ext, tau_ff, nrecord, record_fields,
+    engine_job job = {b, engine, ctl, nstep, dt, refs, tau_ext, tau_ff, nrecord, record_fields,
                       record, scratch, scratch + n, scratch + 2 * n, scratch + 4 * n,
                       scratch + 5 * n};
     /* every instance is a whole engine simulation: worth a thread from two instances on */
@@ -178,15 +173,6 @@ static asr_status rollout(asr_batch* b, const asr_engine* engine, const asr_inte
 asr_status asr_batch_rollout_engine(asr_batch* b, const asr_engine* engine, int nstep, double dt,
                                     asr_series refs, asr_series tau_ext, asr_series tau_ff,
                                     int nrecord, const int* record_fields, double* record) {
-    return rollout(b, engine, NULL, nstep, dt, refs, tau_ext, tau_ff, nrecord, record_fields,
-                   record);
-}
-
-asr_status asr_batch_rollout_interaction(asr_batch* b, const asr_engine* engine,
-                                         const asr_interaction* ic, int nstep, double dt,
-                                         asr_series refs, asr_series tau_ext, asr_series tau_ff,
-                                         int nrecord, const int* record_fields, double* record) {
-    if (!ic) return ASR_ERR_NULL;
-    return rollout(b, engine, ic, nstep, dt, refs, tau_ext, tau_ff, nrecord, record_fields,
-                   record);
+    return asr_batch_rollout_controlled(b, engine, NULL, nstep, dt, refs, tau_ext, tau_ff, nrecord,
+                                        record_fields, record);
 }

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "interaction.h"
+#include "batch.h"
 
 /* ------------------------------------------------------------------ the FSM */
 
@@ -88,7 +88,11 @@ static void expm3(const double* F, double* E) {
 
 /* Per axis: x' = A x + b u with x = (z, zd), A = [0 1; -K_P/M -K_D/M], b = (0, 1/M); the
  * augmented exponential exp([A b; 0 0] dt) holds Phi and Gamma. */
-void ic_zoh(const asr_ic_config* cfg, double dt, double* coef) {
+/* Exact zero-order-hold discretisation of the admittance law along the three task axes for a
+ * step dt: per axis [z, zd](n+1) = Phi [z, zd](n) + Gamma f~(n), stored as Phi (4, row-major)
+ * then Gamma (2): IC_ZOH_SIZE doubles. */
+enum { IC_ZOH_SIZE = 18 };
+static void ic_zoh(const asr_ic_config* cfg, double dt, double* coef) {
     for (int a = 0; a < 3; ++a) {
         double m = cfg->mass[a], F[9] = {0.0, dt, 0.0,
                                           -cfg->stiffness[a] / m * dt, -cfg->damping[a] / m * dt,
@@ -189,7 +193,8 @@ static int cholesky_solve(double* A, double* y, int m) {
     return 0;
 }
 
-size_t ic_scratch_size(const asr_interaction* ic, int n_joint) {
+/* Doubles of scratch one thread needs for the inverse kinematics. */
+static size_t ic_scratch_size(const asr_interaction* ic, int n_joint) {
     return (size_t)6 * (size_t)ic->nv + (size_t)6 * (size_t)n_joint;
 }
 
@@ -352,8 +357,10 @@ static void joint_move(const asr_batch* b, const asr_engine* e, const asr_intera
     if (reached) setpoint_reached(e, ic, cfg, st, i, nj);
 }
 
-void ic_control(const asr_batch* b, const asr_engine* e, const asr_interaction* ic, int i,
-                double dt, const double* coef, double* scratch, double* refs) {
+/* Instance i's controller for one step, after the engine's step1: sensor, FSM, law, inverse
+ * kinematics; writes the first reference of each actuated joint into refs (2 per joint). */
+static void ic_control(const asr_batch* b, const asr_engine* e, const asr_interaction* ic, int i,
+                       double dt, const double* coef, double* scratch, double* refs) {
     const asr_ic_config* cfg = &ic->config[i];
     asr_ic_state* st = &ic->state[i];
     int nj = b->n_joint;
@@ -384,16 +391,16 @@ void ic_control(const asr_batch* b, const asr_engine* e, const asr_interaction* 
 
 /* ------------------------------------------------------------------ wrench and record */
 
-void ic_apply_wrench(const asr_interaction* ic, int i, int t) {
+static void ic_apply_wrench(const asr_interaction* ic, int i, int t) {
     const double* w = series_at(ic->wrench, i, t);
     if (w && ic->wrench_body) memcpy(ic->wrench_body[i], w, 6 * sizeof(double));
 }
 
-void ic_release_wrench(const asr_interaction* ic, int i) {
+static void ic_release_wrench(const asr_interaction* ic, int i) {
     if (ic->wrench.data && ic->wrench_body) memset(ic->wrench_body[i], 0, 6 * sizeof(double));
 }
 
-void ic_record(const asr_interaction* ic, int i, int t, int nstep) {
+static void ic_record(const asr_interaction* ic, int i, int t, int nstep) {
     if (!ic->record) return;
     const asr_ic_state* st = &ic->state[i];
     double* r = ic->record + ((size_t)i * (size_t)nstep + (size_t)t) * ASR_IC_NREC;
@@ -476,4 +483,85 @@ asr_status asr_ic_init(const asr_batch* b, const asr_engine* e, const asr_intera
         st->filtered[3 + k] = st->bias[3 + k] = ic->sensor_torque[i][k];
     }
     return ASR_OK;
+}
+
+/* ------------------------------------------------------------------ the engine loop's hooks */
+
+/* One thread's controller state over instances [i0, i1): what the hooks need, the ZOH
+ * coefficients of each instance and the inverse kinematics' scratch. */
+typedef struct ic_local {
+    const asr_batch* b;
+    const asr_engine* e;
+    const asr_interaction* ic;
+    double dt;
+    int nstep, i0;
+    double* coef;    /* (i1 - i0) x IC_ZOH_SIZE */
+    double* scratch; /* ic_scratch_size */
+} ic_local;
+
+static asr_status hook_check(void* user, const asr_batch* b, const asr_engine* e) {
+    return asr_ic_check(b, e, (const asr_interaction*)user);
+}
+
+static asr_status hook_begin(void* user, const asr_batch* b, const asr_engine* e, double dt,
+                             int nstep, int i0, int i1, void** local) {
+    const asr_interaction* ic = (const asr_interaction*)user;
+    ic_local* lc = (ic_local*)malloc(sizeof *lc);
+    double* coef = (double*)malloc((size_t)(i1 - i0) * IC_ZOH_SIZE * sizeof(double));
+    double* scratch = (double*)malloc(ic_scratch_size(ic, b->n_joint) * sizeof(double));
+    if (!lc || !coef || !scratch) {
+        free(lc);
+        free(coef);
+        free(scratch);
+        return ASR_ERR_NOMEM;
+    }
+    *lc = (ic_local){b, e, ic, dt, nstep, i0, coef, scratch};
+    for (int i = i0; i < i1; ++i) ic_zoh(&ic->config[i], dt, coef + (size_t)(i - i0) * IC_ZOH_SIZE);
+    *local = lc;
+    return ASR_OK;
+}
+
+static void hook_control(void* local, int i, int t, double* refs) {
+    const ic_local* lc = (const ic_local*)local;
+    (void)t;
+    ic_control(lc->b, lc->e, lc->ic, i, lc->dt, lc->coef + (size_t)(i - lc->i0) * IC_ZOH_SIZE,
+               lc->scratch, refs);
+}
+
+static void hook_wrench(void* local, int i, int t) {
+    ic_apply_wrench(((const ic_local*)local)->ic, i, t);
+}
+
+static void hook_record(void* local, int i, int t) {
+    const ic_local* lc = (const ic_local*)local;
+    ic_record(lc->ic, i, t, lc->nstep);
+}
+
+static void hook_finish(void* local, int i) {
+    ic_release_wrench(((const ic_local*)local)->ic, i);
+}
+
+static void hook_end(void* local) {
+    ic_local* lc = (ic_local*)local;
+    free(lc->coef);
+    free(lc->scratch);
+    free(lc);
+}
+
+asr_status asr_ic_controller(const asr_interaction* ic, asr_controller* ctl) {
+    if (!ic || !ctl) return ASR_ERR_NULL;
+    *ctl = (asr_controller){(void*)ic, hook_check, hook_begin, hook_control, hook_wrench,
+                            hook_record, hook_finish, hook_end};
+    return ASR_OK;
+}
+
+asr_status asr_batch_rollout_interaction(asr_batch* b, const asr_engine* engine,
+                                         const asr_interaction* ic, int nstep, double dt,
+                                         asr_series refs, asr_series tau_ext, asr_series tau_ff,
+                                         int nrecord, const int* record_fields, double* record) {
+    asr_controller ctl;
+    asr_status st = asr_ic_controller(ic, &ctl);
+    if (st != ASR_OK) return st;
+    return asr_batch_rollout_controlled(b, engine, &ctl, nstep, dt, refs, tau_ext, tau_ff, nrecord,
+                                        record_fields, record);
 }
