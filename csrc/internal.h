@@ -64,14 +64,21 @@ int builtin_refmap(const asr_model_def* m, const double* p, double eq, double pr
         return builtin_refmap(&model, p, eq, preset, th1, th2);                                    \
     }
 
-/* Built-in model definitions (one file per family). */
-extern const asr_model_def model_rigid;
-extern const asr_model_def model_sea;
-extern const asr_model_def model_sea_damped;
-extern const asr_model_def model_awas2;
-extern const asr_model_def model_bavs;
-extern const asr_model_def model_qbmove_advanced;
-extern const asr_model_def model_qbmove;
+/* The built-in models, listed once: X(ID, name) in the order of asr_model_get. From it come
+ * their definitions' declarations model_<name> (one file per family, model_*.c), the table of
+ * models.c and the step's formula kinds SPRING_<ID> (springs.h). */
+#define BUILTIN_MODELS(X)                                                                          \
+    X(RIGID, rigid)                                                                                \
+    X(SEA, sea)                                                                                    \
+    X(SEA_DAMPED, sea_damped)                                                                      \
+    X(AWAS2, awas2)                                                                                \
+    X(BAVS, bavs)                                                                                  \
+    X(QBMOVE_ADVANCED, qbmove_advanced)                                                            \
+    X(QBMOVE, qbmove)
+
+#define BUILTIN_MODEL_DECL_(id, name) extern const asr_model_def model_##name;
+BUILTIN_MODELS(BUILTIN_MODEL_DECL_)
+#undef BUILTIN_MODEL_DECL_
 
 /* Clear an elastic output to the "no spring" state. */
 static inline void elastic_out_zero(asr_elastic_out* out) {

@@ -1,26 +1,18 @@
 /* model_qbmove.c - agonistic-antagonistic VSAs with two sinh springs: the qbmove Advanced of the
  * 2021 toolbox ([Mengacci2021]) and the 2015 qbmove plugin ([Parnenzini2015]), the latter with its voltage
  * drive, friction and command clamp, and without the published plugin's sign and scale bugs.
- * Parameters, defaults and reference ranges are defined here; the formulas, in the parameters'
- * order, in springs.h (BUILTIN_CALLBACKS makes the model's callbacks from them). */
+ * Defaults and reference ranges are defined here, the parameters in model_params.h, the formulas
+ * in springs.h (BUILTIN_CALLBACKS makes the model's callbacks from them). */
 #include <math.h>
 
 #include "internal.h"
+#include "model_params.h"
 
-#define INF HUGE_VAL
 #define TWO_PI 6.283185307179586
 
 /* ---------------------------------------------------------------- qbmove_advanced */
 
-static const asr_param_spec qbmove_advanced_params[] = {
-    {"k1", 0.0019, 0, INF, 1, 1, 0, "N m", "spring", "spring 1 torque scale"},
-    {"a1", 8.9992, 0, INF, 1, 1, 0, "1/rad", "spring", "spring 1 sinh rate"},
-    {"k2", 0.0019, 0, INF, 1, 1, 0, "N m", "spring", "spring 2 torque scale"},
-    {"a2", 8.9992, 0, INF, 1, 1, 0, "1/rad", "spring", "spring 2 sinh rate"},
-    {"max_def", 0.8, 0, INF, 1, 1, 0, "rad", "spring", "deflection limit (clamp)"},
-    {"kc", 0.0, 0, INF, 0, 1, 0, "N m/rad", "spring",
-     "motor-coupling spring g = kc (th1 - th2), on motor 1 with minus, motor 2 with plus"},
-};
+static const asr_param_spec qbmove_advanced_params[] = MODEL_PARAM_SPECS(QBMOVE_ADVANCED);
 
 BUILTIN_CALLBACKS(qbmove_advanced, model_qbmove_advanced)
 
@@ -28,7 +20,7 @@ const asr_model_def model_qbmove_advanced = {
     .name = "qbmove_advanced",
     .doc = "qbmove Advanced agonistic-antagonistic VSA ([Mengacci2021]); map th = eq +/- preset",
     .nmotor = 2,
-    .nparam = 6,
+    .nparam = QBMOVE_ADVANCED_NPARAM,
     .params = qbmove_advanced_params,
     .elastic = qbmove_advanced_elastic,
     .refmap = qbmove_advanced_refmap,
@@ -38,11 +30,7 @@ const asr_model_def model_qbmove_advanced = {
 
 /* ---------------------------------------------------------------- qbmove (2015 plugin) */
 
-static const asr_param_spec qbmove_params[] = {
-    {"k", 0.022, 0, INF, 1, 1, 0, "N m", "spring", "spring torque scale"},
-    {"a", 6.85, 0, INF, 1, 1, 0, "1/rad", "spring", "spring sinh rate"},
-    {"th_max", 3.1497, 0, INF, 1, 1, 0, "rad", "spring", "motor command clamp |th| <= th_max"},
-};
+static const asr_param_spec qbmove_params[] = MODEL_PARAM_SPECS(QBMOVE);
 
 BUILTIN_CALLBACKS(qbmove, model_qbmove)
 
@@ -67,7 +55,7 @@ const asr_model_def model_qbmove = {
     .doc = "2015 qbmove plugin ([Parnenzini2015]): sinh springs without clamp, voltage drive, Dahl "
            "friction; map th = eq +/- preset clamped to th_max",
     .nmotor = 2,
-    .nparam = 3,
+    .nparam = QBMOVE_NPARAM,
     .params = qbmove_params,
     .ndefault = 16,
     .defaults = qbmove_defaults,

@@ -1,12 +1,11 @@
 /* model_sea.c - the rigid joint, the linear SEA ([Mengacci2021] eq. 3) and the visco-elastic SEA of
  * CENTAURO ([Kamedula2016] eq. 3). Link torques are restoring: they drive q toward the motor.
- * Parameters, defaults and reference ranges are defined here; the formulas, in the parameters'
- * order, in springs.h (BUILTIN_CALLBACKS makes the model's callbacks from them). */
+ * Defaults and reference ranges are defined here, the parameters in model_params.h, the formulas
+ * in springs.h (BUILTIN_CALLBACKS makes the model's callbacks from them). */
 #include <math.h>
 
 #include "internal.h"
-
-#define INF HUGE_VAL
+#include "model_params.h"
 
 /* ---------------------------------------------------------------- rigid */
 
@@ -23,10 +22,7 @@ const asr_model_def model_rigid = {
 
 /* ---------------------------------------------------------------- sea */
 
-static const asr_param_spec sea_params[] = {
-    {"k", 10.0, 0, INF, 1, 1, 0, "N m/rad", "spring", "spring stiffness"},
-    {"max_def", 0.8, 0, INF, 1, 1, 0, "rad", "spring", "deflection limit (clamp)"},
-};
+static const asr_param_spec sea_params[] = MODEL_PARAM_SPECS(SEA);
 
 BUILTIN_CALLBACKS(sea, model_sea)
 
@@ -34,7 +30,7 @@ const asr_model_def model_sea = {
     .name = "sea",
     .doc = "linear series elastic actuator ([Mengacci2021] eq. 3); map th1 = eq, preset unused",
     .nmotor = 1,
-    .nparam = 2,
+    .nparam = SEA_NPARAM,
     .params = sea_params,
     .elastic = sea_elastic,
     .refmap = sea_refmap,
@@ -45,11 +41,7 @@ const asr_model_def model_sea = {
 
 /* ---------------------------------------------------------------- sea_damped */
 
-static const asr_param_spec sea_damped_params[] = {
-    {"Kt", 188.0, 0, INF, 1, 1, 0, "N m/rad", "spring", "transmission stiffness"},
-    {"Dt", 0.5, 0, INF, 0, 1, 0, "N m s/rad", "spring", "transmission damping"},
-    {"max_def", INF, 0, INF, 1, 0, 0, "rad", "spring", "deflection limit (inf: none)"},
-};
+static const asr_param_spec sea_damped_params[] = MODEL_PARAM_SPECS(SEA_DAMPED);
 
 BUILTIN_CALLBACKS(sea_damped, model_sea_damped)
 
@@ -64,7 +56,7 @@ const asr_model_def model_sea_damped = {
     .doc = "visco-elastic SEA of CENTAURO ([Kamedula2016] eq. 3); motor defaults of its validation "
            "joint",
     .nmotor = 1,
-    .nparam = 3,
+    .nparam = SEA_DAMPED_NPARAM,
     .params = sea_damped_params,
     .ndefault = 6,
     .defaults = sea_damped_defaults,

@@ -7,11 +7,10 @@
 #include "internal.h"
 #include "springs.h"
 
-/* In the order of spring_kind, from SPRING_RIGID. */
-static const asr_model_def* const builtin[] = {
-    &model_rigid, &model_sea, &model_sea_damped, &model_awas2,
-    &model_bavs, &model_qbmove_advanced, &model_qbmove,
-};
+/* In the order of spring_kind, from SPRING_RIGID (both from BUILTIN_MODELS). */
+#define BUILTIN_ENTRY_(id, name) &model_##name,
+static const asr_model_def* const builtin[] = {BUILTIN_MODELS(BUILTIN_ENTRY_)};
+#undef BUILTIN_ENTRY_
 
 #define NBUILTIN ((int)(sizeof(builtin) / sizeof(builtin[0])))
 

@@ -2,26 +2,25 @@
  * (private). The one definition of each formula: the batch step calls these on lanes of
  * instances, the models' C callbacks (model_*.c, asr_compliance_eval) on one broadcast value
  * (models.c, builtin_elastic), so both give the same bits. Parameters p are the model's own
- * (after the common ones), one lane vector each; symbols as in docs/models.md. */
+ * (after the common ones), one lane vector each, indexed by name (model_params.h); symbols as
+ * in docs/models.md. */
 #ifndef ASR_SPRINGS_H
 #define ASR_SPRINGS_H
 
 #include <math.h>
 
-#include "asr_model.h"
+#include "internal.h"
 #include "lanes.h"
+#include "model_params.h"
 
-/* The built-in models the step knows by formula; SPRING_USER: a callback, called lane by lane. */
+/* The built-in models the step knows by formula (BUILTIN_MODELS, internal.h), SPRING_<ID> in
+ * the order of the built-in table; SPRING_USER: a callback, called lane by lane. */
+#define SPRING_KIND_(id, name) SPRING_##id,
 typedef enum spring_kind {
     SPRING_USER = 0,
-    SPRING_RIGID,
-    SPRING_SEA,
-    SPRING_SEA_DAMPED,
-    SPRING_AWAS2,
-    SPRING_BAVS,
-    SPRING_QBMOVE_ADVANCED,
-    SPRING_QBMOVE
+    BUILTIN_MODELS(SPRING_KIND_)
 } spring_kind;
+#undef SPRING_KIND_
 
 typedef struct lane_elastic_in {
     lane_d q, qd, th1, th2, th1d, th2d;
@@ -59,34 +58,36 @@ LANE_INLINE void lane_elastic_put(lane_elastic_out* lo, int l, const asr_elastic
     lo->clamped[l] = out->clamped;
 }
 
-/* Linear SEA ([Mengacci2021] eq. 3): p = {k, max_def}. */
+/* Linear SEA ([Mengacci2021] eq. 3). */
 LANE_INLINE void spring_sea(const lane_d* p, const lane_elastic_in* in, lane_elastic_out* out) {
+    lane_d k = p[SEA_K], max_def = p[SEA_MAX_DEF];
     lane_d raw = in->q - in->th1;
-    lane_d phi = lane_sat(raw, p[1]);
+    lane_d phi = lane_sat(raw, max_def);
     lane_elastic_zero(out);
-    out->tau1 = -p[0] * phi;
-    out->stiffness = p[0];
+    out->tau1 = -k * phi;
+    out->stiffness = k;
     out->load1 = -out->tau1;
-    out->kload1 = p[0];
+    out->kload1 = k;
     out->defl1 = phi;
-    out->clamped = lane_one_if(lane_abs(raw) > p[1]);
+    out->clamped = lane_one_if(lane_abs(raw) > max_def);
 }
 
-/* Visco-elastic SEA ([Kamedula2016] eq. 3): p = {Kt, Dt, max_def}; tau_t = Kt (th - q) +
- * Dt (thd - qd) on the link, -tau_t on the motor. */
+/* Visco-elastic SEA ([Kamedula2016] eq. 3): tau_t = Kt (th - q) + Dt (thd - qd) on the link,
+ * -tau_t on the motor. */
 LANE_INLINE void spring_sea_damped(const lane_d* p, const lane_elastic_in* in,
                                    lane_elastic_out* out) {
+    lane_d Kt = p[SEA_DAMPED_KT], Dt = p[SEA_DAMPED_DT], max_def = p[SEA_DAMPED_MAX_DEF];
     lane_d raw = in->q - in->th1;
-    lane_d phi = lane_sat(raw, p[2]);
+    lane_d phi = lane_sat(raw, max_def);
     lane_elastic_zero(out);
-    out->tau1 = -p[0] * phi + p[1] * (in->th1d - in->qd);
-    out->stiffness = p[0];
-    out->damping = p[1];
+    out->tau1 = -Kt * phi + Dt * (in->th1d - in->qd);
+    out->stiffness = Kt;
+    out->damping = Dt;
     out->load1 = -out->tau1;
-    out->kload1 = p[0];
-    out->cload1 = p[1];
+    out->kload1 = Kt;
+    out->cload1 = Dt;
     out->defl1 = phi;
-    out->clamped = lane_one_if(lane_abs(raw) > p[2]);
+    out->clamped = lane_one_if(lane_abs(raw) > max_def);
 }
 
 /* sin and cos of each lane through libm, the same call for every path. */
@@ -97,17 +98,17 @@ LANE_INLINE void lane_sincos_libm(lane_d x, lane_d* s, lane_d* c) {
     }
 }
 
-/* AwAS-II ([Mengacci2021] eq. 4): p = {Ks, L, r_t, max_def}, pivot s = th2. Returns the lanes
- * whose pivot is outside [0, L) (a singular lever: their output is meaningless). */
+/* AwAS-II ([Mengacci2021] eq. 4), pivot s = th2. Returns the lanes whose pivot is outside
+ * [0, L) (a singular lever: their output is meaningless). */
 LANE_INLINE lane_m spring_awas2(const lane_d* p, const lane_elastic_in* in,
                                 lane_elastic_out* out) {
-    lane_d s = in->th2, L = p[1];
+    lane_d s = in->th2, L = p[AWAS2_L], max_def = p[AWAS2_MAX_DEF];
     lane_elastic_zero(out);
     lane_m bad = ~((s >= 0.0) & (s < L));
     lane_d raw = in->q - in->th1;
-    lane_d phi = lane_sat(raw, p[3]);
-    lane_d G = (L / p[2]) * s / (L - s);
-    lane_d kg = p[0] * G * G;
+    lane_d phi = lane_sat(raw, max_def);
+    lane_d G = (L / p[AWAS2_R_T]) * s / (L - s);
+    lane_d kg = p[AWAS2_KS] * G * G;
     lane_d sn, cs;
     lane_sincos_libm(2.0 * phi, &sn, &cs);
     out->tau1 = -kg * sn;
@@ -115,13 +116,13 @@ LANE_INLINE lane_m spring_awas2(const lane_d* p, const lane_elastic_in* in,
     out->load1 = -out->tau1;
     out->kload1 = out->stiffness;
     out->defl1 = phi;
-    out->clamped = lane_one_if(lane_abs(raw) > p[3]);
+    out->clamped = lane_one_if(lane_abs(raw) > max_def);
     return bad;
 }
 
-/* DLR BAVS ([Mengacci2021] eq. 5-6): p = {a, b, k, ke, max_def}. */
+/* DLR BAVS ([Mengacci2021] eq. 5-6). */
 LANE_INLINE void spring_bavs(const lane_d* p, const lane_elastic_in* in, lane_elastic_out* out) {
-    lane_d a = p[0], b = p[1], k = p[2], ke = p[3], m = p[4];
+    lane_d a = p[BAVS_A], b = p[BAVS_B], k = p[BAVS_K], ke = p[BAVS_KE], m = p[BAVS_MAX_DEF];
     lane_d raw1 = in->th1 - in->q, raw2 = in->th2 - in->q;
     lane_d phi1 = lane_sat(raw1, m), phi2 = lane_sat(raw2, m);
     lane_d e1 = lane_exp(ke * phi1), e2 = lane_exp(ke * phi2);
@@ -171,11 +172,14 @@ LANE_INLINE lane_m lane_spring(spring_kind kind, const lane_d* p, const lane_ela
     case SPRING_SEA_DAMPED: spring_sea_damped(p, in, out); break;
     case SPRING_AWAS2: return spring_awas2(p, in, out);
     case SPRING_BAVS: spring_bavs(p, in, out); break;
-    case SPRING_QBMOVE_ADVANCED: /* p = {k1, a1, k2, a2, max_def, kc} */
-        spring_sinh_pair(p[0], p[1], p[2], p[3], p[4], p[5], in, out);
+    case SPRING_QBMOVE_ADVANCED:
+        spring_sinh_pair(p[QBMOVE_ADVANCED_K1], p[QBMOVE_ADVANCED_A1], p[QBMOVE_ADVANCED_K2],
+                         p[QBMOVE_ADVANCED_A2], p[QBMOVE_ADVANCED_MAX_DEF], p[QBMOVE_ADVANCED_KC],
+                         in, out);
         break;
-    case SPRING_QBMOVE: /* p = {k, a, th_max}: the 2015 plugin has no clamp */
-        spring_sinh_pair(p[0], p[1], p[0], p[1], lane_set(HUGE_VAL), lane_set(0.0), in, out);
+    case SPRING_QBMOVE: /* the 2015 plugin has no clamp and one spring law for both */
+        spring_sinh_pair(p[QBMOVE_K], p[QBMOVE_A], p[QBMOVE_K], p[QBMOVE_A], lane_set(HUGE_VAL),
+                         lane_set(0.0), in, out);
         break;
     default: lane_elastic_zero(out); break; /* rigid: no spring */
     }
@@ -193,8 +197,8 @@ LANE_INLINE lane_m lane_refmap(spring_kind kind, const lane_d* p, lane_d eq, lan
         *th2 = eq - preset;
         return lane_mask(0);
     case SPRING_QBMOVE: /* clamped to |th| <= th_max */
-        *th1 = lane_sat(eq + preset, p[2]);
-        *th2 = lane_sat(eq - preset, p[2]);
+        *th1 = lane_sat(eq + preset, p[QBMOVE_TH_MAX]);
+        *th2 = lane_sat(eq - preset, p[QBMOVE_TH_MAX]);
         return lane_mask(0);
     case SPRING_RIGID:
         *th1 = eq;
@@ -203,7 +207,7 @@ LANE_INLINE lane_m lane_refmap(spring_kind kind, const lane_d* p, lane_d eq, lan
     case SPRING_AWAS2: /* th1 = eq, pivot s = preset in [0, L) */
         *th1 = eq;
         *th2 = preset;
-        return ~((preset >= 0.0) & (preset < p[1]));
+        return ~((preset >= 0.0) & (preset < p[AWAS2_L]));
     default: /* sea, sea_damped: th1 = eq, preset unused */
         *th1 = eq;
         *th2 = preset;
