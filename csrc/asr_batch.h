@@ -75,16 +75,31 @@ asr_status asr_batch_set_max_substep(asr_batch* b, double max_substep);
  * damps an undamped motor oscillation of frequency w with a damping ratio of about h w / 2.
  * TRAPEZOID: linearly implicit trapezoidal rule, second order, A-stable, no numerical damping
  * of a linear oscillator (stiff modes ring instead of dying out). Default EULER. */
+#define ASR_MOTOR_SCHEMES(X) X(EULER, "euler") X(TRAPEZOID, "trapezoid")
+#define ASR_MOTOR_SCHEME_ENUM_(id, name) ASR_MOTOR_##id,
 typedef enum asr_motor_scheme {
-    ASR_MOTOR_EULER = 0,
-    ASR_MOTOR_TRAPEZOID = 1
+    ASR_MOTOR_SCHEMES(ASR_MOTOR_SCHEME_ENUM_)   /* ASR_MOTOR_EULER = 0, ASR_MOTOR_TRAPEZOID = 1 */
+    ASR_NMOTOR_SCHEME
 } asr_motor_scheme;
+#undef ASR_MOTOR_SCHEME_ENUM_
 asr_status asr_batch_set_motor_scheme(asr_batch* b, int scheme);
+/* Name of motor scheme k (0 <= k < ASR_NMOTOR_SCHEME), or NULL. */
+const char* asr_motor_scheme_name(int k);
 /* Worker threads for step and rollout (>= 1). Results do not depend on it. */
 asr_status asr_batch_set_threads(asr_batch* b, int n_threads);
-/* The instruction set the batch's step was built for: "avx512", "avx2" or "baseline", the
- * widest this CPU runs (the environment variable ASR_SIMD, one of those names, caps it when
- * the batch is created). Results do not depend on it. */
+/* The instruction sets the step is built for, narrowest first, listed once: X(ID, name). */
+#define ASR_SIMD_KERNELS(X) X(BASELINE, "baseline") X(AVX2, "avx2") X(AVX512, "avx512")
+#define ASR_SIMD_ENUM_(id, name) ASR_SIMD_##id,
+typedef enum asr_simd_kernel {
+    ASR_SIMD_KERNELS(ASR_SIMD_ENUM_)
+    ASR_NSIMD
+} asr_simd_kernel;
+#undef ASR_SIMD_ENUM_
+/* Name of instruction set k (0 <= k < ASR_NSIMD), or NULL. */
+const char* asr_simd_name(int k);
+/* The instruction set the batch's step was built for: the widest this CPU runs and this build
+ * has (non-x86 builds: "baseline"); the environment variable ASR_SIMD, one of the names, caps
+ * it when the batch is created. Results do not depend on it. */
 const char* asr_batch_simd(const asr_batch* b);
 
 /* Reset every instance: zero the state, clear statuses, set link state to q0 (n_inst x n_joint,

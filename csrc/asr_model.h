@@ -10,16 +10,35 @@
 
 /* ------------------------------------------------------------------ operation modes */
 
-/* The seven operation modes of the reference toolbox ([Mengacci2021] sec. 3.1), same numbers. */
+/* The seven operation modes of the reference toolbox ([Mengacci2021] sec. 3.1), listed once in
+ * the toolbox's numbering (0..6): X(ID, doc). ASR_MODE_<ID> is the number, doc its one-line
+ * description (asr_mode_doc, Python's asr.MODES). */
+#define ASR_MODES(X)                                                                               \
+    /* ref1 = link torque */                                                                       \
+    X(LINK_TORQUE, "link torque (rigid joint)")                                                    \
+    /* ref1 = link position */                                                                     \
+    X(LINK_PID, "PID on the link (rigid joint)")                                                   \
+    /* ref1, ref2 = motor positions */                                                             \
+    X(MOTOR_POS, "motor positions, motors as ideal position sources")                              \
+    /* ref1, ref2 = equilibrium, preset -> map -> as mode 2 */                                     \
+    X(EQ_PRESET, "equilibrium and preset, mapped to motor positions")                              \
+    /* ref1, ref2 = motor torque (or PWM command) */                                               \
+    X(MOTOR_TORQUE, "motor torques, motor dynamics")                                               \
+    /* ref1, ref2 = motor position references */                                                   \
+    X(MOTOR_PID, "motor position references, PID per motor, motor dynamics")                       \
+    /* ref1, ref2 = equilibrium, preset references -> map -> mode 5 */                             \
+    X(EQ_PRESET_PID,                                                                               \
+      "equilibrium and preset references, mapped, PID per motor, motor dynamics")
+
+#define ASR_MODE_ENUM_(id, doc) ASR_MODE_##id,
 typedef enum asr_mode {
-    ASR_MODE_LINK_TORQUE = 0,   /* ref1 = link torque (rigid joint) */
-    ASR_MODE_LINK_PID = 1,      /* ref1 = link position, PID on the link (rigid joint) */
-    ASR_MODE_MOTOR_POS = 2,     /* ref1, ref2 = motor positions, motors ideal position sources */
-    ASR_MODE_EQ_PRESET = 3,     /* ref1, ref2 = equilibrium, preset -> map -> as mode 2 */
-    ASR_MODE_MOTOR_TORQUE = 4,  /* ref1, ref2 = motor torque (or PWM command), motor dynamics */
-    ASR_MODE_MOTOR_PID = 5,     /* ref1, ref2 = motor position references, PID + motor dynamics */
-    ASR_MODE_EQ_PRESET_PID = 6  /* ref1, ref2 = equilibrium, preset references -> map -> mode 5 */
+    ASR_MODES(ASR_MODE_ENUM_)   /* ASR_MODE_LINK_TORQUE = 0, ... */
+    ASR_NMODE
 } asr_mode;
+#undef ASR_MODE_ENUM_
+
+/* Description of operation mode k (0 <= k < ASR_NMODE), or NULL. */
+const char* asr_mode_doc(int k);
 
 /* ------------------------------------------------------------------ parameter specs */
 

@@ -197,9 +197,18 @@ asr_status asr_batch_set_max_substep(asr_batch* b, double max_substep) {
     return ASR_OK;
 }
 
+#define MOTOR_SCHEME_NAME_(id, name) name,
+static const char* const motor_scheme_names[ASR_NMOTOR_SCHEME] = {
+    ASR_MOTOR_SCHEMES(MOTOR_SCHEME_NAME_)};
+#undef MOTOR_SCHEME_NAME_
+
+const char* asr_motor_scheme_name(int k) {
+    return (k >= 0 && k < ASR_NMOTOR_SCHEME) ? motor_scheme_names[k] : NULL;
+}
+
 asr_status asr_batch_set_motor_scheme(asr_batch* b, int scheme) {
     if (!b) return ASR_ERR_NULL;
-    if (scheme != ASR_MOTOR_EULER && scheme != ASR_MOTOR_TRAPEZOID) return ASR_ERR_RANGE;
+    if (!asr_motor_scheme_name(scheme)) return ASR_ERR_RANGE;
     b->motor_scheme = scheme;
     return ASR_OK;
 }

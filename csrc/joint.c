@@ -71,40 +71,44 @@ void chunk_store(asr_batch* b, const lane_chunk* ch) {
 
 /* ---------------------------------------------------------------- kernels */
 
-static const struct {
-    const char* name;
-    chunk_kernel run;
-} kernels[] = {
-    {"baseline", chunk_step_baseline},
+#define SIMD_NAME_(id, name) name,
+static const char* const simd_names[ASR_NSIMD] = {ASR_SIMD_KERNELS(SIMD_NAME_)};
+#undef SIMD_NAME_
+
+const char* asr_simd_name(int k) { return (k >= 0 && k < ASR_NSIMD) ? simd_names[k] : NULL; }
+
+/* The kernels this build has, indexed by asr_simd_kernel (narrowest first). */
+static const chunk_kernel kernels[] = {
+    [ASR_SIMD_BASELINE] = chunk_step_baseline,
 #if ASR_X86_KERNELS
-    {"avx2", chunk_step_avx2},
-    {"avx512", chunk_step_avx512},
+    [ASR_SIMD_AVX2] = chunk_step_avx2,
+    [ASR_SIMD_AVX512] = chunk_step_avx512,
 #endif
 };
 
 enum { NKERNEL = (int)(sizeof kernels / sizeof kernels[0]) };
 
-/* Whether this CPU runs the kernel named so. */
-static int kernel_supported(const char* name) {
+/* Whether this CPU runs kernel k. */
+static int kernel_supported(int k) {
 #if ASR_X86_KERNELS /* libgcc's constructor has read the CPU's features by now */
-    if (strcmp(name, "avx2") == 0) return __builtin_cpu_supports("avx2");
-    if (strcmp(name, "avx512") == 0) {
+    if (k == ASR_SIMD_AVX2) return __builtin_cpu_supports("avx2");
+    if (k == ASR_SIMD_AVX512) {
         return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
                __builtin_cpu_supports("avx512dq");
     }
 #endif
-    return strcmp(name, "baseline") == 0;
+    return k == ASR_SIMD_BASELINE;
 }
 
 void chunk_pick_kernel(asr_batch* b) {
     const char* cap = getenv("ASR_SIMD"); /* an unknown name caps nothing */
     int k = NKERNEL - 1;
     for (int c = 0; cap && c < NKERNEL; ++c) {
-        if (strcmp(kernels[c].name, cap) == 0) k = c;
+        if (strcmp(simd_names[c], cap) == 0) k = c;
     }
-    while (k > 0 && !kernel_supported(kernels[k].name)) --k;
-    b->kernel = kernels[k].run;
-    b->kernel_name = kernels[k].name;
+    while (k > 0 && !kernel_supported(k)) --k;
+    b->kernel = kernels[k];
+    b->kernel_name = simd_names[k];
 }
 
 asr_status chunk_step(asr_batch* b, lane_chunk* ch, const step_inputs* in,

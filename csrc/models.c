@@ -26,6 +26,12 @@ const char* asr_elastic_out_name(int k) {
     return (k >= 0 && k < ASR_NELASTIC_OUT) ? elastic_out_names[k] : NULL;
 }
 
+#define MODE_DOC_(id, doc) doc,
+static const char* const mode_docs[ASR_NMODE] = {ASR_MODES(MODE_DOC_)};
+#undef MODE_DOC_
+
+const char* asr_mode_doc(int k) { return (k >= 0 && k < ASR_NMODE) ? mode_docs[k] : NULL; }
+
 int asr_model_max_params(void) { return ASR_MAX_PARAM - ASR_NCOMMON; }
 
 int spring_kind_of(const asr_model_def* m) {
