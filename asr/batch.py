@@ -18,8 +18,14 @@ from asr._serial import BatchLock, serialised
 from asr.errors import SimulationError, raise_for_status, status_text
 from asr.models import check_ref2, get_model
 
-# the joint step's builds (csrc/joint.c), narrowest first: what ASR_SIMD may name
-SIMD_KERNELS = ("baseline", "avx2", "avx512")
+def _c_names(name_of, count):
+    """A C name table (name_of(k) for k < count) as a tuple of str."""
+    return tuple(ffi.string(name_of(k)).decode() for k in range(count))
+
+
+# the joint step's builds (csrc/asr_batch.h, ASR_SIMD_KERNELS), narrowest first: what ASR_SIMD
+# may name
+SIMD_KERNELS = _c_names(lib.asr_simd_name, lib.ASR_NSIMD)
 
 
 def _check_simd_cap():
@@ -40,20 +46,14 @@ FIELD_DOCS = {
     for k, f in enumerate(FIELDS)
 }
 
-MODES = {
-    0: "link torque (rigid joint)",
-    1: "PID on the link (rigid joint)",
-    2: "motor positions, motors as ideal position sources",
-    3: "equilibrium and preset, mapped to motor positions",
-    4: "motor torques, motor dynamics",
-    5: "motor position references, PID per motor, motor dynamics",
-    6: "equilibrium and preset references, mapped, PID per motor, motor dynamics",
-}
+# The operation modes, listed once in csrc/asr_model.h (ASR_MODES): number -> description.
+MODES = dict(enumerate(_c_names(lib.asr_mode_doc, lib.ASR_NMODE)))
 ON_ERROR = ("raise", "flag")
 # Motor sub-step schemes (csrc/motor.h): "euler" first order, L-stable (damps stiff modes and,
 # numerically, an undamped motor oscillation by a damping ratio of about h w / 2); "trapezoid"
 # second order, A-stable, no numerical damping (stiff modes ring instead of dying out).
-MOTOR_SCHEMES = {"euler": 0, "trapezoid": 1}
+MOTOR_SCHEMES = {n: k for k, n in enumerate(_c_names(lib.asr_motor_scheme_name,
+                                                     lib.ASR_NMOTOR_SCHEME))}
 
 
 def check_on_error(on_error):
