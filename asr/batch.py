@@ -542,7 +542,7 @@ class Batch:
     # ------------------------------------------------------------ engine interface
     # Internal: for asr.Sim and other engines that step this batch's actuators inside their own
     # loop. They hold `lock` across a call sequence (a Sim shares it), validate their inputs with
-    # the check_* methods, run the C rollout with rollout_engine, and never touch the C handle.
+    # the check_* methods, run the C rollout with _rollout_engine, and never touch the C handle.
 
     @serialised
     def check_refs(self, refs, name):
@@ -579,15 +579,16 @@ class Batch:
         return dt
 
     @serialised
-    def rollout_engine(self, engine, steps, dt, refs, ext, ff, record, out):
+    def _rollout_engine(self, engine, steps, dt, refs, ext, ff, record, out, controller=ffi.NULL):
         """One C rollout of `steps` steps of `dt` s coupled to a link engine (an asr_engine*, see
-        csrc/asr_engine.h). refs, ext, ff: asr_series; record: state field names; out: writable
-        C-contiguous float64 array the recorded fields go into (ignored when record is empty).
-        Returns the C status: pass it to finish_run."""
+        csrc/asr_engine.h), with a controller's hooks (an asr_controller*, or NULL) inside it.
+        refs, ext, ff: asr_series; record: state field names; out: writable C-contiguous
+        float64 array the recorded fields go into (ignored when record is empty). Returns the C
+        status: pass it to finish_run."""
         idx = record_indices(record)
         return self._lock.run_c(
-            "rollout", lib.asr_batch_rollout_engine, self._b, engine, steps, dt, refs, ext, ff,
-            len(record), ffi.from_buffer("int[]", idx), _record_buffer(out, record))
+            "rollout", lib.asr_batch_rollout_controlled, self._b, engine, controller, steps, dt,
+            refs, ext, ff, len(record), ffi.from_buffer("int[]", idx), _record_buffer(out, record))
 
     @serialised
     def finish_run(self, st, on_error):

@@ -1,4 +1,5 @@
-"""Gazebo's physics as asr's link engine: gz-physics 5 with its DART plugin, from SDF worlds.
+"""Gazebo's physics for asr's link engine (asr.engines.gazebo): gz-physics 5 with its DART plugin,
+from SDF worlds, through a C++ shim.
 
 asr.Sim(robot, n, engine="gazebo") couples the unchanged C core to DART through the shim
 asr/_asr_gz.so (csrc/gz, C++, built when Gazebo's libraries are installed: `make gazebo`, then
@@ -17,7 +18,6 @@ import threading
 
 import numpy as np
 
-from asr._ffi import ffi as core_ffi
 
 # The declarations of csrc/gz/asr_gz.h (checked against it by tests/test_gazebo.py).
 _CDEF = """
@@ -86,8 +86,8 @@ def available():
 
 
 class GazeboWorlds:
-    """n DART worlds of one SDF file with the named 1-DOF joints actuated, and the asr_engine
-    struct (core ffi) that drives them. dt: step length, s (None: the SDF's max_step_size)."""
+    """n DART worlds of one SDF file with the named 1-DOF joints actuated (driven by asr's link
+    engine asr.engines.gazebo). dt: step length, s (None: the SDF's max_step_size)."""
 
     def __init__(self, sdf, joint_names, n, dt=None, model=None, label=None):
         gffi, glib = load_shim()
@@ -116,34 +116,21 @@ class GazeboWorlds:
         j = len(self.joint_names)
         self._q = [gffi.buffer(glib.asr_gz_qpos(w), 8 * j) for w in self._worlds]
         self._qd = [gffi.buffer(glib.asr_gz_qvel(w), 8 * j) for w in self._worlds]
-        self.engine = self._engine_struct()
 
-    def _addr(self, cdata):
-        return int(self._ffi.cast("uintptr_t", cdata))
-
-    def _engine_struct(self):
-        keep = self._keep = []
-
-        def table(ctype, values):
-            arr = core_ffi.new(f"{ctype}[]", values)
-            keep.append(arr)
-            return arr
-
+    def addresses(self):
+        """{name: addresses (ints)} the link engine's C struct needs: step (the shim's two step
+        halves), and per world: world, qpos, qvel, qfrc."""
         g = self._lib
-        e = core_ffi.new("asr_engine*")
-        keep.append(e)
-        e.step1 = core_ffi.cast("asr_engine_fn", self._addr(g.asr_gz_step1))
-        e.step2 = core_ffi.cast("asr_engine_fn", self._addr(g.asr_gz_step2))
-        worlds = [core_ffi.cast("void*", self._addr(w)) for w in self._worlds]
-        e.model = table("void*", worlds)
-        e.data = table("void*", worlds)
+
+        def addr(cdata):
+            return int(self._ffi.cast("uintptr_t", cdata))
+
+        out = {"step": (addr(g.asr_gz_step1), addr(g.asr_gz_step2)),
+               "world": [addr(w) for w in self._worlds]}
         for field, fn in (("qpos", g.asr_gz_qpos), ("qvel", g.asr_gz_qvel),
                           ("qfrc", g.asr_gz_qfrc)):
-            setattr(e, field, table("double*", [core_ffi.cast("double*", self._addr(fn(w)))
-                                                for w in self._worlds]))
-        idx = list(range(len(self.joint_names)))
-        e.qpos_adr, e.dof_adr = table("int", idx), table("int", idx)
-        return e
+            out[field] = [addr(fn(w)) for w in self._worlds]
+        return out
 
     def set_state(self, i, q=None, qd=None):
         """Reset world i: joint angles q and velocities qd ((J,), None: keep), time 0."""

@@ -14,6 +14,7 @@ The equations, frames, integration and FSM are in docs/interaction.md. Gains are
 the task frame (N): the tool frame at the last setpoint (frame="tool", the paper's F_e) or the
 base frame's axes (frame="base").
 """
+import contextlib
 import dataclasses
 import logging
 
@@ -21,6 +22,8 @@ import numpy as np
 
 from asr import _validate as V
 from asr._ffi import ffi, lib
+from asr.batch import as_series
+from asr.errors import raise_for_status
 
 log = logging.getLogger("asr.interaction")
 
@@ -167,9 +170,11 @@ def _positive(value, name, allow_zero=False):
 
 class Interaction:
     """The controller bound to a Sim (sim.controller): the C tables, per-instance state, and the
-    FSM's inputs. Created by asr.Sim(..., controller=...); not by users."""
+    FSM's inputs. Created by asr.Sim(..., controller=...) with its link engine (an
+    asr.engines.base.LinkEngine: what the controller reads and moves); not by users."""
 
-    def __init__(self, sim, controller):
+    def __init__(self, sim, engine, controller):
+        engine.check_interaction()
         if not isinstance(controller, _Controller):
             raise TypeError("controller: expected asr.Admittance or asr.DirectForce, got "
                             f"{type(controller).__name__}")
@@ -187,7 +192,7 @@ class Interaction:
                 raise ValueError(f"controller: joint {sim.robot.joint_names[j]!r} is in mode "
                                  f"{mode}; interaction control commands link positions or "
                                  "equilibria: modes 1, 3 or 6")
-        self._sim, self.spec, self.names = sim, controller, names
+        self._sim, self._engine, self.spec, self.names = sim, engine, controller, names
         self._dt = sim.dt
         self._keep = []
         self._traj_keep = [None] * sim.n_instances
@@ -225,51 +230,12 @@ class Interaction:
             cfg.setpoint_tol, cfg.setpoint_vel_tol = tols
 
     def _tables(self):
-        import mujoco
-
-        from asr.sim import kinematics_functions
-
-        sim, names, keep = self._sim, self.names, self._keep
-        m0 = sim.models[0]
-
-        def ident(kind, name):
-            return mujoco.mj_name2id(m0, kind, name)
-
-        def table(ctype, values):
-            arr = ffi.new(f"{ctype}[]", values)
-            keep.append(arr)
-            return arr
-
-        def ptr(arr, offset=0):
-            return ffi.cast("double*", arr.ctypes.data) + offset
-
-        site = ident(mujoco.mjtObj.mjOBJ_SITE, names["site"])
-        sensor_site = ident(mujoco.mjtObj.mjOBJ_SITE, names["sensor_site"])
-        f_adr = int(m0.sensor_adr[ident(mujoco.mjtObj.mjOBJ_SENSOR, names["force_sensor"])])
-        t_adr = int(m0.sensor_adr[ident(mujoco.mjtObj.mjOBJ_SENSOR, names["torque_sensor"])])
-        body = int(m0.site_bodyid[site])
-        self._ik_datas = tuple(mujoco.MjData(m) for m in sim.models)
-        kin, com, jac = kinematics_functions()
+        """The asr_interaction struct: the engine's part (asr.engines.<engine>.interaction), the
+        inverse kinematics' settings, the per-instance config, state and trajectories."""
+        sim = self._sim
         ic = ffi.new("asr_interaction*")
-        keep.append(ic)
-        ic.kinematics, ic.com_pos, ic.jac_site = kin, com, jac
-        ic.nq, ic.nv, ic.site = m0.nq, m0.nv, site
-        d, ik = sim.datas, self._ik_datas
-        ic.ik_data = table("void*", [ffi.cast("void*", x._address) for x in ik])
-        ic.ik_qpos = table("double*", [ptr(x.qpos) for x in ik])
-        ic.ik_site_pos = table("double*", [ptr(x.site_xpos, 3 * site) for x in ik])
-        ic.ik_site_mat = table("double*", [ptr(x.site_xmat, 9 * site) for x in ik])
-        ic.site_pos = table("double*", [ptr(x.site_xpos, 3 * site) for x in d])
-        ic.site_mat = table("double*", [ptr(x.site_xmat, 9 * site) for x in d])
-        ic.sensor_mat = table("double*", [ptr(x.site_xmat, 9 * sensor_site) for x in d])
-        ic.sensor_force = table("double*", [ptr(x.sensordata, f_adr) for x in d])
-        ic.sensor_torque = table("double*", [ptr(x.sensordata, t_adr) for x in d])
-        ic.wrench_body = table("double*", [ptr(x.xfrc_applied, 6 * body) for x in d])
-        base_pos, base_mat = np.zeros(3), np.eye(3).ravel()
-        if "base" in names:
-            mujoco.mj_forward(m0, d[0])
-            b = ident(mujoco.mjtObj.mjOBJ_SITE, names["base"])
-            base_pos, base_mat = d[0].site_xpos[b].copy(), d[0].site_xmat[b].copy()
+        self._keep.append(ic)
+        base_pos, base_mat = self._engine.interaction(ic, self.names, self._keep)
         ic.base_pos, ic.base_mat = list(base_pos), list(base_mat)
         self.base_pos, self.base_mat = base_pos, base_mat.reshape(3, 3)
         k = self.spec.ik
@@ -289,21 +255,13 @@ class Interaction:
     def init(self, instances=None):
         """The INIT event: STATIC at the present pose, the sensor's present reading as its bias
         (called by Sim.reset)."""
-        import mujoco
-
         seed = self.spec.sensor.seed
         for i in self._instances(instances):
             self._traj_ptrs[i], self._traj_len[i], self._traj_keep[i] = ffi.NULL, 0, None
-            # the bias is the reading at rest: inverse dynamics with zero accelerations (after a
-            # reset's mj_forward the sensors see the arm falling, no joint torque applied yet)
-            m, d = self._sim.models[i], self._sim.datas[i]
-            d.qacc[:] = 0.0
-            mujoco.mj_inverse(m, d)
-            st = lib.asr_ic_init(self._sim.batch._b, self._sim._engine, self._ic, i,
-                                 (int(seed) + i) % 2**64)
-            mujoco.mj_forward(m, d)
+            with self._engine.sensors_at_rest(i):
+                st = lib.asr_ic_init(self._sim.batch._b, self._engine.c_engine, self._ic, i,
+                                     (int(seed) + i) % 2**64)
             if st != lib.ASR_OK:
-                from asr.errors import raise_for_status
                 raise_for_status(st, "controller init")
 
     def _instances(self, instances):
@@ -378,7 +336,7 @@ class Interaction:
         R = None if orientation is None else np.ascontiguousarray(
             V.broadcast_input(orientation, "orientation", (3, 3)))
         qbuf = ffi.new("double[]", q.tolist())
-        ok = lib.asr_ic_solve_ik(self._sim.batch._b, self._sim._engine, self._ic, i,
+        ok = lib.asr_ic_solve_ik(self._sim.batch._b, self._engine.c_engine, self._ic, i,
                                  ffi.new("double[]", x.tolist()),
                                  ffi.NULL if R is None else ffi.new("double[]", R.ravel().tolist()),
                                  qbuf)
@@ -500,20 +458,18 @@ class Interaction:
             return V.finite_array(arr, "wrench_ext", (n, steps, 6)), 6
         return V.broadcast_input(arr, "wrench_ext", (n, 6)), 0
 
-    def rollout_c(self, batch, engine, steps, refs, ext, ff, wrench, record, out, ic_out):
-        """The C rollout with this controller (record: state field names into out); returns
-        its status."""
-        from asr.batch import as_series, record_indices
-
+    @contextlib.contextmanager
+    def _c_hooks(self, wrench, ic_out):
+        """The controller's hooks for the engine loop (an asr_controller*) over one C rollout
+        with this external wrench ((array, stride_t) or None) recording into ic_out
+        (C-contiguous (N, steps, ASR_IC_NREC))."""
         keep = []
-        record_idx = record_indices(record)
+        hooks = ffi.new("asr_controller*")
+        lib.asr_ic_controller(self._ic, hooks)
         self._ic.wrench = as_series(wrench, keep)
         self._ic.record = ffi.cast("double*", ic_out.ctypes.data)
         try:
-            return lib.asr_batch_rollout_interaction(
-                batch._b, engine, self._ic, steps, self._dt, refs, ext, ff, len(record),
-                ffi.from_buffer("int[]", record_idx),
-                ffi.from_buffer("double[]", out, require_writable=True) if record else ffi.NULL)
+            yield hooks
         finally:
             self._ic.wrench = as_series(None, keep)
             self._ic.record = ffi.NULL

@@ -177,8 +177,8 @@ int asr_ic_solve_ik(const asr_batch* b, const asr_engine* e, const asr_interacti
 asr_status asr_ic_controller(const asr_interaction* ic, asr_controller* ctl);
 
 /* nstep coupled steps as asr_batch_rollout_engine, with the interaction controller writing the
- * first references of the actuated joints (refs gives the second ones): asr_batch_rollout_controlled
- * with asr_ic_controller(ic). */
+ * first references of the actuated joints (refs gives the second ones):
+ * asr_batch_rollout_controlled with asr_ic_controller(ic). */
 asr_status asr_batch_rollout_interaction(asr_batch* b, const asr_engine* engine,
                                          const asr_interaction* ic, int nstep, double dt,
                                          asr_series refs, asr_series tau_ext, asr_series tau_ff,

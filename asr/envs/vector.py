@@ -96,11 +96,11 @@ class AsrVectorEnv(gymnasium.vector.VectorEnv):
         return {}, {}
 
     def _read_state(self, idx=None):
-        """Link state of sub-envs idx (all if None) from MuJoCo into self.q, self.qd."""
-        sim = self.sim
+        """Link state of sub-envs idx (all if None) from the Sim into self.q, self.qd."""
+        q, qd = self.sim.q, self.sim.qd
         for i in range(self.num_envs) if idx is None else idx:
-            self.q[i] = sim.datas[i].qpos[sim.qpos_adr]
-            self.qd[i] = sim.datas[i].qvel[sim.dof_adr]
+            self.q[i] = q[i]
+            self.qd[i] = qd[i]
 
     def _make_infos(self, mask, with_step):
         """Infos as gymnasium's vector envs give them: arrays with "_key" masks (entries outside

@@ -1,0 +1,26 @@
+"""Link engines: what integrates a Sim's links while asr's C core runs the actuators.
+
+One module per engine, each defining `Engine`, a subclass of asr.engines.base.LinkEngine:
+mujoco (the robot's MJCF) and gazebo (gz-physics with DART on its SDF). A new engine is a new
+module listed in ENGINES; asr.Sim and the controllers only use the LinkEngine interface.
+"""
+import importlib
+
+# {name: module}: the engines asr.Sim(engine=...) accepts.
+ENGINES = {"mujoco": "asr.engines.mujoco", "gazebo": "asr.engines.gazebo"}
+
+
+def check(name):
+    """name, when it names an engine; ValueError listing them otherwise."""
+    if not isinstance(name, str) or name not in ENGINES:
+        raise ValueError(f"engine: got {name!r}, valid: {', '.join(map(repr, ENGINES))}")
+    return name
+
+
+def create(name, robot, n_instances, mujoco_params=None):
+    """The link engine `name` for n_instances of robot (an asr.Robot). mujoco_params: MuJoCo
+    model fields per instance (see asr.engines.mujoco.MUJOCO_FIELDS), refused by the others."""
+    return importlib.import_module(ENGINES[check(name)]).Engine(robot, n_instances, mujoco_params)
+
+
+__all__ = ["ENGINES", "check", "create"]

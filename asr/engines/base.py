@@ -1,0 +1,130 @@
+"""The link engine interface asr.Sim composes with its actuator batch.
+
+An engine owns N instances of the robot's links (one per Sim instance) and hands the C core an
+asr_engine struct (csrc/asr_engine.h: its step halves and pointers into its state), so the C
+rollout couples any engine the same way. Everything else about the engine's own data stays in
+its module: the Sim and the controllers go through this interface.
+"""
+from collections.abc import Mapping
+
+import numpy as np
+
+from asr import _validate as V
+from asr._ffi import ffi
+
+
+def mapping(value, name):
+    """value, a mapping (None: empty); TypeError naming the argument otherwise."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{name}: expected a mapping (dict), got {type(value).__name__} "
+                        f"{value!r}")
+    return value
+
+
+def c_table(keep, ctype, values):
+    """A C array ctype[] of values, kept alive by the list keep."""
+    arr = ffi.new(f"{ctype}[]", values)
+    keep.append(arr)
+    return arr
+
+
+def c_engine_struct(keep, steps, models, datas, qpos, qvel, qfrc, qpos_adr, dof_adr):
+    """The asr_engine* the C rollout drives (csrc/asr_engine.h), kept alive by keep: steps, the
+    two step halves (function addresses or pointers); models, datas, qpos, qvel, qfrc, each
+    instance's addresses (ints) of its model, data, generalized positions, velocities and
+    applied forces; qpos_adr, dof_adr the actuated joints' indices in them."""
+    e = ffi.new("asr_engine*")
+    keep.append(e)
+    e.step1, e.step2 = (ffi.cast("asr_engine_fn", f) for f in steps)
+    e.model = c_table(keep, "void*", [ffi.cast("void*", a) for a in models])
+    e.data = c_table(keep, "void*", [ffi.cast("void*", a) for a in datas])
+    for field, addresses in (("qpos", qpos), ("qvel", qvel), ("qfrc", qfrc)):
+        setattr(e, field, c_table(keep, "double*", [ffi.cast("double*", a) for a in addresses]))
+    e.qpos_adr = c_table(keep, "int", [int(k) for k in qpos_adr])
+    e.dof_adr = c_table(keep, "int", [int(k) for k in dof_adr])
+    return e
+
+
+class LinkEngine:
+    """N instances of a robot's links in one engine. Subclasses set, in __init__: name (as
+    asr.Sim's engine=), label (for messages), timestep_name (what sets dt, for hints), dt (s),
+    c_engine (an asr_engine* of asr._ffi, kept alive by the engine) and the joint addresses
+    (_set_addresses), and implement reset, q, qd and time."""
+    name = label = timestep_name = None
+
+    def __init__(self, robot, n_instances):
+        self.robot, self.n_instances = robot, n_instances
+        self.dt = self.c_engine = None
+
+    def _set_addresses(self, qpos_adr, dof_adr):
+        """Private index arrays (used internally, never handed out) and read-only copies of
+        them for the public properties: an edited public array cannot redirect an index."""
+        self._qpos_adr = np.array(qpos_adr, dtype=np.intp)
+        self._dof_adr = np.array(dof_adr, dtype=np.intp)
+        self.public_adr = tuple(V.read_only(a, np.intp) for a in (self._qpos_adr, self._dof_adr))
+
+    @property
+    def models(self):
+        """The engine's per-instance models where it has Python objects for them, else ()."""
+        return ()
+
+    @property
+    def datas(self):
+        """The engine's per-instance data where it has Python objects for them, else ()."""
+        return ()
+
+    def check_q0(self, q):
+        """Refuse initial link angles (N, J) the engine cannot take (ValueError naming q0)."""
+
+    def reset(self, q, instances):
+        """Reset these instances (indices, None: all) at rest, with link angles q (N, J) rad
+        (None: the engine's own initial positions)."""
+        raise NotImplementedError
+
+    def q(self):
+        """(N, J) link angles of the actuated joints, rad (a copy)."""
+        raise NotImplementedError
+
+    def qd(self):
+        """(N, J) link velocities of the actuated joints, rad/s (a copy)."""
+        raise NotImplementedError
+
+    def time(self):
+        """Simulated time of instance 0, s."""
+        raise NotImplementedError
+
+    def link_inertia(self, i, j):
+        """Instance i's link inertia about actuated joint j now, kg m^2, or None when the engine
+        cannot tell."""
+        return None
+
+    def run_start(self):
+        """Before a rollout: what check_run needs to tell the engine's warnings of the run."""
+        return None
+
+    def check_run(self, before, batch, steps, on_error):
+        """After a rollout of `steps` steps: report the engine's own failures (freeze the
+        instances it gave up on in batch, raise or warn as on_error says)."""
+
+    def check_interaction(self):
+        """Refuse the interaction controller (ValueError) unless the engine provides what it
+        needs: site Jacobians, force sensors and an applied wrench (see interaction)."""
+        raise ValueError("controller: interaction control needs MuJoCo's site Jacobians and force "
+                         f"sensors; not available with engine={self.name!r}")
+
+    def interaction(self, ic, names, keep):
+        """Fill the engine's part of the interaction controller's C struct (asr.interaction;
+        see asr.engines.mujoco): refused here."""
+        self.check_interaction()
+        raise NotImplementedError
+
+    def sensors_at_rest(self, i):
+        """A context manager in which instance i's force sensors read at rest (the interaction
+        controller's bias): refused here."""
+        self.check_interaction()
+        raise NotImplementedError
+
+
+__all__ = ["LinkEngine", "c_engine_struct", "c_table", "mapping"]

@@ -1,0 +1,281 @@
+"""MuJoCo as asr's link engine: the robot's MJCF, one MjData per instance.
+
+For every instance and step: mj_step1 -> actuator update from the link state -> joint torques
+into qfrc_applied -> mj_step2, all in C over native threads with the GIL released. The core is
+given only the addresses of mj_step1 / mj_step2 and of each instance's qpos, qvel and
+qfrc_applied, so it does not compile against a MuJoCo version, and no global MuJoCo callback is
+installed (several robots can run in one process).
+"""
+import contextlib
+import ctypes
+import glob
+import os
+import warnings
+
+import numpy as np
+
+from asr import _validate as V
+from asr._ffi import ffi, lib
+from asr.engines import _mujoco_warnings as mj_warnings
+from asr.engines.base import LinkEngine, c_engine_struct, c_table, mapping
+from asr.errors import SimulationError
+from asr.robot import joint_addresses
+
+# MuJoCo model fields a sweep may vary per instance: {field: the object kind it is indexed by}.
+MUJOCO_FIELDS = {
+    "body_mass": "body",
+    "dof_damping": "joint",
+    "dof_frictionloss": "joint",
+    "geom_friction": "geom",
+}
+
+
+def _mujoco():
+    try:
+        import mujoco
+    except ImportError as exc:  # pragma: no cover - mujoco is a dependency
+        raise ImportError("asr.Sim needs the mujoco package (pip install mujoco)") from exc
+    return mujoco
+
+
+_FNS = {}
+
+
+def _function(name, ctype):
+    """The address of libmujoco's `name` (the library the Python bindings loaded) as ctype."""
+    if "handle" not in _FNS:
+        folder = os.path.dirname(_mujoco().__file__)
+        libs = sorted(glob.glob(os.path.join(folder, "libmujoco*")))
+        if not libs:
+            raise ImportError(f"no libmujoco shared library next to the mujoco package in {folder}")
+        _FNS["handle"] = ctypes.CDLL(libs[0])  # already loaded by the bindings: the same library
+    if name not in _FNS:
+        address = ctypes.cast(getattr(_FNS["handle"], name), ctypes.c_void_p).value
+        _FNS[name] = ffi.cast(ctype, address)
+    return _FNS[name]
+
+
+def step_functions():
+    """Addresses of mj_step1 and mj_step2."""
+    return _function("mj_step1", "asr_engine_fn"), _function("mj_step2", "asr_engine_fn")
+
+
+def kinematics_functions():
+    """Addresses of mj_kinematics, mj_comPos and mj_jacSite (the interaction controller's
+    inverse kinematics)."""
+    return (_function("mj_kinematics", "asr_engine_fn"), _function("mj_comPos", "asr_engine_fn"),
+            _function("mj_jacSite", "asr_site_jac_fn"))
+
+
+def _ptr(arr, offset=0):
+    return ffi.cast("double*", arr.ctypes.data) + offset
+
+
+class Engine(LinkEngine):
+    """N MuJoCo instances of the robot's MJCF. mujoco_params: {field: {object name: scalar or
+    (N,) array}} for MUJOCO_FIELDS; instances then get their own model copies."""
+    name, label, timestep_name = "mujoco", "MuJoCo", "the MJCF timestep"
+
+    def __init__(self, robot, n_instances, mujoco_params=None):
+        super().__init__(robot, n_instances)
+        mujoco = _mujoco()
+        base = robot.mj_model()
+        self.dt = float(base.opt.timestep)
+        if int(base.opt.integrator) not in (int(mujoco.mjtIntegrator.mjINT_EULER),
+                                            int(mujoco.mjtIntegrator.mjINT_IMPLICITFAST)):
+            raise ValueError(f"{robot.mjcf}: integrator must be Euler or implicitfast (the "
+                             "mj_step1/mj_step2 split integrates with those only)")
+        self._set_addresses(*joint_addresses(base, robot.joint_names, robot.mjcf))
+        self._models = tuple(self._per_instance_models(base, mujoco_params or {}))
+        self._datas = tuple(mujoco.MjData(m) for m in self._models)
+        self._watch, self._keep = None, []
+        self.c_engine = self._engine_struct()
+
+    @property
+    def models(self):
+        """(N,) tuple of mujoco.MjModel, one per instance (the same object when shared)."""
+        return self._models
+
+    @property
+    def datas(self):
+        """(N,) tuple of mujoco.MjData, one per instance."""
+        return self._datas
+
+    def _per_instance_models(self, base, mujoco_params):
+        """One shared model, or one copy per instance when a field varies per instance."""
+        mujoco, n = _mujoco(), self.n_instances
+        per_instance = []
+        for field, values in mapping(mujoco_params, "mujoco_params").items():
+            if field not in MUJOCO_FIELDS:
+                raise ValueError(f"mujoco_params: unknown field {field!r}; valid: "
+                                 f"{', '.join(MUJOCO_FIELDS)}")
+            kind = MUJOCO_FIELDS[field]
+            for obj, value in mapping(values, f"mujoco_params[{field!r}]").items():
+                k = mujoco.mj_name2id(base, getattr(mujoco.mjtObj, f"mjOBJ_{kind.upper()}"), obj)
+                if k < 0:
+                    raise ValueError(f"mujoco_params[{field!r}]: no {kind} named {obj!r} in "
+                                     f"{self.robot.mjcf}")
+                index = int(base.jnt_dofadr[k]) if kind == "joint" else k
+                arr = V.finite_array(value, f"mujoco_params[{field!r}][{obj!r}]")
+                if np.any(arr < 0):
+                    raise ValueError(f"mujoco_params[{field!r}][{obj!r}]: got {V.num(arr.min())}, "
+                                     "valid range [0, inf)")
+                width = getattr(base, field).shape[1] if getattr(base, field).ndim > 1 else 0
+                shared_shape = (width,) if width else ()
+                if arr.shape == shared_shape:
+                    getattr(base, field)[index] = arr
+                elif arr.shape == (n,) + shared_shape:
+                    per_instance.append((field, index, arr))
+                else:
+                    raise ValueError(f"mujoco_params[{field!r}][{obj!r}]: expected shape "
+                                     f"{shared_shape} or {(n,) + shared_shape}, got {arr.shape}")
+        if not per_instance:
+            return [base] * n
+        models = []
+        for i in range(n):
+            m = base.__copy__()
+            for field, index, arr in per_instance:
+                getattr(m, field)[index] = arr[i]
+            models.append(m)
+        return models
+
+    def _engine_struct(self):
+        d = self._datas
+        return c_engine_struct(
+            self._keep, step_functions(), [m._address for m in self._models],
+            [x._address for x in d], [x.qpos.ctypes.data for x in d],
+            [x.qvel.ctypes.data for x in d], [x.qfrc_applied.ctypes.data for x in d],
+            self._qpos_adr, self._dof_adr)
+
+    # ------------------------------------------------------------ state
+
+    def check_q0(self, q):
+        top = _mujoco().mjMAXVAL
+        if q is not None and np.any(np.abs(q) > top):
+            bad = q[np.abs(q) > top][0]
+            raise ValueError(f"q0: got {V.num(bad)} rad, valid range [-{top:g}, {top:g}] "
+                             "(MuJoCo resets larger joint positions as a blow-up)")
+
+    def reset(self, q, instances):
+        mujoco = _mujoco()
+        for i in range(self.n_instances) if instances is None else instances:
+            m, d = self._models[i], self._datas[i]
+            mujoco.mj_resetData(m, d)
+            if q is not None:
+                d.qpos[self._qpos_adr] = q[i]
+            mujoco.mj_forward(m, d)
+
+    def q(self):
+        return np.array([d.qpos[self._qpos_adr] for d in self._datas])
+
+    def qd(self):
+        return np.array([d.qvel[self._dof_adr] for d in self._datas])
+
+    def time(self):
+        return float(self._datas[0].time)
+
+    def link_inertia(self, i, j):
+        unit = np.zeros(self._models[i].nv)
+        unit[self._dof_adr[j]] = 1.0
+        minv = np.zeros_like(unit)         # column of M^-1 at the current configuration
+        _mujoco().mj_solveM(self._models[i], self._datas[i], minv.reshape(1, -1),
+                            unit.reshape(1, -1))
+        return 1.0 / minv[self._dof_adr[j]]
+
+    # ------------------------------------------------------------ MuJoCo's warnings
+
+    def run_start(self):
+        """MuJoCo's warning counts before a run, per instance (asr.engines._mujoco_warnings)."""
+        if self._watch is None:  # live views into each MjData, built once
+            self._watch = mj_warnings.Watch(self._datas)
+        return self._watch.start()
+
+    def check_run(self, before, batch, steps, on_error):
+        """Report MuJoCo's warnings of the run: each instance MuJoCo reset is frozen as a
+        non-finite state (the first raises SimulationError unless on_error='flag'); incomplete
+        physics is a RuntimeWarning."""
+        counts = self._watch.finish(before)
+        end = batch.step_count
+        nreset = len(mj_warnings.RESET)
+        reset = np.flatnonzero(counts[:, :nreset].any(axis=1))
+        for i in reset:
+            batch.stop(int(i), end - steps, lib.ASR_ERR_NONFINITE)
+        incomplete = np.flatnonzero(counts[:, nreset:].any(axis=1))
+        if incomplete.size:
+            what = mj_warnings.describe(counts[incomplete, nreset:].sum(axis=0),
+                                        mj_warnings.INCOMPLETE)
+            warnings.warn(f"MuJoCo: {what} in instance(s) {', '.join(map(str, incomplete))} "
+                          f"within steps {end - steps}..{end - 1}; their results are not to be "
+                          "trusted",
+                          RuntimeWarning, stacklevel=4)
+        if reset.size and on_error == "raise":
+            i = int(reset[0])
+            what = mj_warnings.describe(counts[i, :nreset], mj_warnings.RESET)
+            raise SimulationError(i, -1, end - steps, lib.ASR_ERR_NONFINITE, more=reset.size - 1,
+                                  hint=f"MuJoCo reported {what} within steps {end - steps}.."
+                                       f"{end - 1} and reset the instance; check the state "
+                                       "written into its MjData, or lower the timestep or the "
+                                       "stiffness")
+
+    # ------------------------------------------------------------ interaction control
+
+    def check_interaction(self):
+        """MuJoCo has what the interaction controller needs."""
+
+    def interaction(self, ic, names, keep):
+        """Fill the engine's part of the interaction controller's asr_interaction ic: the
+        kinematics functions, per-instance scratch data for the inverse kinematics, and pointers
+        to the tool site, the F/T sensor and the tool body's applied wrench named by `names`
+        (the robot's [interaction] block); keep holds the tables alive. Returns the base frame
+        (position (3,), rotation (3, 3)) in the world."""
+        mujoco = _mujoco()
+        m0, d = self._models[0], self._datas
+
+        def ident(kind, name):
+            return mujoco.mj_name2id(m0, kind, name)
+
+        def table(ctype, values):
+            return c_table(keep, ctype, values)
+
+        site = ident(mujoco.mjtObj.mjOBJ_SITE, names["site"])
+        sensor_site = ident(mujoco.mjtObj.mjOBJ_SITE, names["sensor_site"])
+        f_adr = int(m0.sensor_adr[ident(mujoco.mjtObj.mjOBJ_SENSOR, names["force_sensor"])])
+        t_adr = int(m0.sensor_adr[ident(mujoco.mjtObj.mjOBJ_SENSOR, names["torque_sensor"])])
+        body = int(m0.site_bodyid[site])
+        ik = tuple(mujoco.MjData(m) for m in self._models)
+        keep.append(ik)
+        ic.kinematics, ic.com_pos, ic.jac_site = kinematics_functions()
+        ic.nq, ic.nv, ic.site = m0.nq, m0.nv, site
+        ic.ik_data = table("void*", [ffi.cast("void*", x._address) for x in ik])
+        ic.ik_qpos = table("double*", [_ptr(x.qpos) for x in ik])
+        ic.ik_site_pos = table("double*", [_ptr(x.site_xpos, 3 * site) for x in ik])
+        ic.ik_site_mat = table("double*", [_ptr(x.site_xmat, 9 * site) for x in ik])
+        ic.site_pos = table("double*", [_ptr(x.site_xpos, 3 * site) for x in d])
+        ic.site_mat = table("double*", [_ptr(x.site_xmat, 9 * site) for x in d])
+        ic.sensor_mat = table("double*", [_ptr(x.site_xmat, 9 * sensor_site) for x in d])
+        ic.sensor_force = table("double*", [_ptr(x.sensordata, f_adr) for x in d])
+        ic.sensor_torque = table("double*", [_ptr(x.sensordata, t_adr) for x in d])
+        ic.wrench_body = table("double*", [_ptr(x.xfrc_applied, 6 * body) for x in d])
+        base_pos, base_mat = np.zeros(3), np.eye(3).ravel()
+        if "base" in names:
+            mujoco.mj_forward(m0, d[0])
+            b = ident(mujoco.mjtObj.mjOBJ_SITE, names["base"])
+            base_pos, base_mat = d[0].site_xpos[b].copy(), d[0].site_xmat[b].copy()
+        return base_pos, base_mat
+
+    @contextlib.contextmanager
+    def sensors_at_rest(self, i):
+        """Instance i's sensors read at rest inside the block: inverse dynamics with zero
+        accelerations (after a reset's mj_forward the sensors see the arm falling, no joint
+        torque applied yet); its forward state is recomputed after."""
+        mujoco = _mujoco()
+        m, d = self._models[i], self._datas[i]
+        d.qacc[:] = 0.0
+        mujoco.mj_inverse(m, d)
+        try:
+            yield
+        finally:
+            mujoco.mj_forward(m, d)
+
+
+__all__ = ["Engine", "MUJOCO_FIELDS", "kinematics_functions", "step_functions"]
