@@ -2,8 +2,8 @@
 the joint's current parameters, as JSON bytes, cached per (robot, variant, joint, parameters,
 presets) so a page that asks again (a reload, another client) costs nothing.
 
-The runner gives the inputs (SimRunner.datasheet_inputs, on its thread); the datasheet itself is
-computed here, off the runner thread and off the event loop."""
+The inputs are read from the Session on the runner thread (datasheet_inputs); the datasheet
+itself is computed off the runner thread and off the event loop (DatasheetCache.get)."""
 import collections
 import json
 import threading
@@ -15,6 +15,24 @@ from dashboard.references import preset_spec
 
 CACHE_SIZE = 64  # datasheets kept (least recently used dropped): a few robots x joints x edits
 SAME_PRESET = 1e-9  # presets closer than this (relative to the preset span) are one curve
+
+
+def datasheet_inputs(session, joint):
+    """Inputs of POST /api/datasheet for `joint` (a name of the session's robot; ControlError
+    otherwise): {"robot", "variant", "joint", "model", "params": the model's own parameters
+    as the Sim has them now (robot.toml and the parameter changes, instance 0; a "param"-kind
+    preset left out: the curves are the presets), "buttons": the soft / stiff presets}."""
+    k = session.joint(joint)
+    model = session.models[k]
+    batch = session.sim.batch
+    preset = preset_spec(model)
+    skip = preset.get("param") if preset["kind"] == "param" else None
+    params = {p.name: float(batch.get_param(k, p.name)[0])
+              for p in batch.specs[k].params if p.name != skip}
+    buttons = session.button_presets.get(joint)
+    return {"robot": session.robot.name, "variant": session.robot.variant, "joint": joint,
+            "model": model, "params": params,
+            "buttons": {b: buttons[b] for b in ("soft", "stiff")} if buttons else None}
 
 
 def shown_presets(model, params, buttons):
@@ -31,7 +49,7 @@ def shown_presets(model, params, buttons):
 
 
 def datasheet_json(inputs):
-    """JSON bytes of asr.datasheet for `inputs` (SimRunner.datasheet_inputs): the Datasheet's
+    """JSON bytes of asr.datasheet for `inputs` (datasheet_inputs): the Datasheet's
     as_dict() plus "robot", "variant", "joint". ValueError / TypeError (asr's) for a model without
     a spring or a parameter out of range."""
     model, params = inputs["model"], dict(inputs["params"])

@@ -1,5 +1,7 @@
-"""Policy exports (POST /api/rl/policy.onnx, /api/rl/policy.ros.zip) in a child process, one at
-a time, each bounded in time (PROTOCOL.md "RL").
+"""The dashboard's exports: the plotted history (POST /api/export.npz, /api/export.html:
+history_npz, history_html) and the policy exports (POST /api/rl/policy.onnx,
+/api/rl/policy.ros.zip), these in a child process, one at a time, each bounded in time
+(PROTOCOL.md "RL").
 
 Why a child: torch's ONNX exporter is not thread-safe (two exports at once fail, and leave it
 failing for the next ones), it imports torch into the server for good, and it can take long.
@@ -10,6 +12,7 @@ arriving meanwhile wait their turn (at most MAX_WAITING; beyond, 429), and a chi
 than Settings.export_timeout_s is killed (504), and so is one running when the server stops.
 """
 import asyncio
+import io
 import json
 import os
 import signal
@@ -17,11 +20,40 @@ import subprocess
 import sys
 import tempfile
 
+import numpy as np
+
+from dashboard import figure as fig
 from dashboard.errors import public_message
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MAX_WAITING = 4       # export requests queued behind the running one
 MAX_ERROR_BYTES = 4096
+
+
+def history_npz(frames, meta, n_instances):
+    """.npz bytes of the plotted history `frames` at full resolution (t, and every
+    figure.FRAME_FIELDS (N, T, J)), the joints' names and `meta` (robot, variant, joints,
+    presets, compare, dt) as JSON."""
+    arrays = fig.history_arrays(frames) or {
+        "t": np.zeros(0), **{f: np.zeros((n_instances, 0, len(meta["joints"])))
+                             for f in fig.FRAME_FIELDS}}
+    buf = io.BytesIO()
+    np.savez_compressed(buf, **arrays, joints=np.array(meta["joints"]),
+                        metadata=np.array(json.dumps(meta)))
+    return buf.getvalue()
+
+
+def history_html(snap, motors, settings):
+    """A standalone plotly HTML file of a figure.Snapshot's history, decimated as a first view
+    (at most figure_points points per trace; the .npz export holds every sample), one subplot
+    per quantity with its unit, plotly.js (minified) inline once: it opens offline. motors:
+    {joint: motor count}."""
+    import plotly.io as pio
+
+    points = fig.points_per_trace(len(snap.skeleton.data), settings)
+    f = fig.export_figure(snap.skeleton, fig.decimated_history(snap.frames, points), motors)
+    return pio.to_html(f, include_plotlyjs=True, full_html=True, validate=False,
+                       config={"displaylogo": False})
 
 
 class ExportError(Exception):

@@ -1,6 +1,7 @@
-"""The dashboard's ILC run ([Mengacci2021] sec. 4.3 with asr.ilc): its learning-gain schedule,
-update filter, verdict and the early stop of a diverging run (pure functions; the runner's
-worker thread applies them, PROTOCOL.md "ILC").
+"""The dashboard's ILC run ([Mengacci2021] sec. 4.3 with asr.ilc, PROTOCOL.md "ILC"): ILCRun,
+the run on its own Sim in a worker thread (asr's C core releases the GIL), and the pure rules it
+applies: its learning-gain schedule, update filter, verdict and the early stop of a diverging
+run.
 
 - Gain schedule: K(n) = gain exp(-n / gain_decay) for the update producing trial n + 1 (the
   paper's K_off(n) = 0.5 exp(-n/10): gain 0.5, gain_decay 10 iterations); gain_decay null
@@ -10,9 +11,18 @@ worker thread applies them, PROTOCOL.md "ILC").
 - Diverging: the max error grew in DIVERGE_GROWTHS trials in a row and the latest is more than
   DIVERGE_FACTOR times the smallest so far; the run then stops at that trial.
 """
+import io
+import json
 import math
+import threading
 
 import numpy as np
+
+import asr
+from asr.references import min_jerk
+from dashboard.errors import public_message
+from dashboard.references import ControlError, preset_spec
+from dashboard.session import num
 
 DIVERGE_GROWTHS = 3     # trials in a row whose max error grew
 DIVERGE_FACTOR = 2.0    # ... past this multiple of the smallest max error so far
@@ -79,3 +89,137 @@ def final_message(kind, errors, tol):
     best = min(x for x in errors if x is not None) if any(x is not None for x in errors) else None
     best_s = "nan" if best is None else f"{best:.3g}"
     return f"{words} at iteration {n}: max |e| {last_s} rad (best {best_s}, tol {tol:g} rad)"
+
+
+class Busy(RuntimeError):
+    """The ILC is already running (-> 409)."""
+
+
+class ILCRun:
+    """The ILC run of the dashboard: its status (sent to every client as `ilc` messages through
+    `publish(kind, msg)`), its worker thread and its result. `server_stopping()` is true once the
+    server stops (the run then stops after its current trial)."""
+
+    def __init__(self, settings, publish, server_stopping):
+        self.settings = settings
+        self.publish = publish
+        self.server_stopping = server_stopping
+        self._lock = threading.Lock()
+        self._status = {"running": False, "stopping": False, "iteration": 0, "errors": [],
+                        "message": None, "verdict": None, "seq": 0, "run": 0, "config": None}
+        self._result = None
+        self._thread = None
+        self._stop = threading.Event()
+
+    def status(self):
+        """The run's status; `seq` grows with every change, so a client keeps the newest of the
+        answers and events it gets (they may cross)."""
+        with self._lock:
+            s = dict(self._status, errors=list(self._status["errors"]))
+            s["has_result"] = self._result is not None
+        return s
+
+    def start(self, session, cfg):
+        """Start the ILC (min-jerk 0 -> target on every joint) on a separate Sim of the session's
+        robot (runner thread). Raises Busy if one runs, ControlError for a bad configuration."""
+        with self._lock:
+            if self._status["running"]:
+                raise Busy("an ILC run is already in progress; POST /api/ilc/stop first")
+        robot, modes = session.robot, list(session.modes)
+        bad = [n for n, m in zip(session.joint_names, modes) if m not in (3, 6)]
+        if bad:
+            raise ControlError(f"ilc: every joint must be in mode 3 or 6 (equilibrium, "
+                               f"preset); not: {', '.join(bad)}")
+        for name, model in zip(session.joint_names, session.models):
+            if preset_spec(model)["kind"] == "ref":
+                session.check_preset(name, cfg["preset"])
+        update_filter(cfg.get("lowpass_hz"), session.sim.dt)  # a bad cut-off: 422
+        overrides = {k: dict(v) for k, v in session.param_overrides.items()}
+        with self._lock:
+            self._status = {"running": True, "stopping": False, "iteration": 0, "errors": [],
+                            "message": "running", "verdict": None, "tol": cfg["tol"],
+                            "seq": self._status["seq"] + 1, "run": self._status["run"] + 1,
+                            "config": dict(cfg), "robot": robot.name, "variant": robot.variant}
+            self._result = None
+            self._stop.clear()
+            self._thread = threading.Thread(target=self._run,
+                                            args=(robot, modes, overrides, dict(cfg)),
+                                            name="asr-dashboard-ilc", daemon=True)
+            self._thread.start()
+        return self.status()
+
+    def stop(self):
+        """Ask the run to stop after its current trial; its final event follows."""
+        self._stop.set()
+        with self._lock:
+            running = self._status["running"]
+        if running:
+            self._event(stopping=True, message="stopping after the current iteration")
+        return self.status()
+
+    def shutdown(self, timeout):
+        """The server stops: stop the run and wait for its thread (at most timeout s)."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def _event(self, **kw):
+        """Update the status and publish it. A finished run's status is final: nothing changes
+        it until the next start."""
+        with self._lock:
+            if not self._status["running"]:
+                return
+            self._status.update(kw, seq=self._status["seq"] + 1)
+        self.publish("ilc", dict(self.status(), type="ilc"))
+
+    def _stopped(self):
+        return self._stop.is_set() or self.server_stopping()
+
+    def _run(self, robot, modes, overrides, cfg):
+        from asr.iterative_learning import ilc
+
+        errors, diverged = [], [False]
+        try:
+            sim = asr.Sim(robot, 1, threads=self.settings.threads)
+            for k, name in enumerate(robot.joint_names):
+                if sim.batch.modes[k] != modes[k]:
+                    sim.batch.set_mode(k, modes[k])
+                for p, v in overrides.get(name, {}).items():
+                    sim.batch.set_param(k, p, v)
+            T = int(round(cfg["duration"] / sim.dt))
+            t = (np.arange(T) + 1) * sim.dt
+            q = min_jerk(t, 0.0, cfg["target"], cfg["duration"])
+            ref = np.repeat(q[:, None], sim.n_joints, axis=1)
+
+            def callback(n, row, converged):
+                errors.append(num(row[0]))
+                diverged[0] = not converged[0] and diverging(errors)
+                self._event(iteration=n, errors=list(errors))
+                return diverged[0] or self._stopped()
+
+            res = ilc(sim, ref, schedule=gain_schedule(cfg["gain"], cfg["gain_decay"]),
+                      filter=update_filter(cfg["lowpass_hz"], sim.dt),
+                      preset=cfg["preset"], tol=cfg["tol"], max_iter=cfg["iterations"],
+                      settle_s=cfg["settle_s"], callback=callback)
+            with self._lock:
+                self._result = res
+            kind = verdict(bool(res.converged[0]), diverged[0], self._stopped(), len(errors),
+                           cfg["iterations"])
+            self._event(running=False, stopping=False, converged=bool(res.converged[0]),
+                        verdict=kind, message=final_message(kind, errors, cfg["tol"]))
+        except Exception as exc:  # noqa: BLE001 - reported to the clients
+            self._event(running=False, stopping=False, verdict="failed",
+                        message=public_message(f"failed: {type(exc).__name__}: {exc}"))
+
+    def result_npz(self):
+        """The last finished run's arrays as .npz bytes, or None."""
+        with self._lock:
+            res = self._result
+        if res is None:
+            return None
+        buf = io.BytesIO()
+        np.savez_compressed(buf, input=res.input, reference=res.reference, output=res.output,
+                            errors=res.errors, errors_joint=res.errors_joint,
+                            presets=res.presets, dt=np.array(res.dt),
+                            metadata=np.array(json.dumps(res.metadata)))
+        return buf.getvalue()

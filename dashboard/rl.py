@@ -17,7 +17,7 @@ every client when either changed; the curve sent is decimated to at most
 
 PolicyWatcher ("watch"): the latest checkpoint's SB3 model (model.zip) and observation
 normaliser (vecnormalize.pkl) loaded in the server (torch on one thread); the runner asks it for
-references at every env step of the task (dashboard/runner.py, the watch hook) and the task's
+references at every env step of the task (dashboard/watch.py) and the task's
 observation is built from the runner's Sim as the task builds it (asr/envs/tasks.py: q, qd,
 target, q - target; actions [equilibria, presets] held as mode 3 / 6 references for frame_skip
 steps, a new random target every episode).

@@ -103,10 +103,10 @@ def test_a_control_that_fails_while_applied_is_rolled_back_exactly(monkeypatch):
     runner = SimRunner(Settings())  # not started: commands are applied at once
     runner.control({"params": {"joint1": {"kp": 50.0, "pos_min": -1.0, "pos_max": 1.0}},
                     "mode": {"joint2": 5}, "speed": 2.0})
-    batch0 = runner.sim.batch
+    batch0 = runner.session.sim.batch
 
     def exact():
-        b = runner.sim.batch
+        b = runner.session.sim.batch
         return (json.dumps(runner.state(), sort_keys=True), runner.workspace(), b is batch0,
                 [int(m) for m in b.modes],
                 [[b.get_param(k, p.name).tolist() for p in spec.all_params]
@@ -117,7 +117,7 @@ def test_a_control_that_fails_while_applied_is_rolled_back_exactly(monkeypatch):
     def boom():
         raise RuntimeError("preset failed")
 
-    monkeypatch.setattr(runner, "_apply_presets", boom)
+    monkeypatch.setattr(runner.session, "apply_presets", boom)
     change = {"params": {"joint1": {"kp": 78.0, "pos_min": 2.0, "pos_max": 3.0},
                          "joint2": {"k1": 0.02}},
               "mode": {"joint1": 5, "joint2": 6}, "preset": {"joint1": 0.3},
@@ -130,12 +130,12 @@ def test_a_control_that_fails_while_applied_is_rolled_back_exactly(monkeypatch):
     # in a compare view a preset rebuilds the Sim (one instance): the old one comes back
     monkeypatch.undo()
     runner.set_compare([0.2, 0.6])
-    batch0 = runner.sim.batch
+    batch0 = runner.session.sim.batch
     before = exact()
-    monkeypatch.setattr(runner, "_apply_presets", boom)
+    monkeypatch.setattr(runner.session, "apply_presets", boom)
     with pytest.raises(RuntimeError, match="preset failed"):
         runner.control(change)
-    assert exact() == before and runner.sim.n_instances == 2
+    assert exact() == before and runner.session.sim.n_instances == 2
 
 
 @pytest.mark.slow

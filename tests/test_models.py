@@ -872,9 +872,9 @@ def test_builtin_preset_metadata(model):
 
 def test_dashboard_preset_spec_is_the_package_one():
     require("fastapi")
-    from dashboard import runner
+    from dashboard import references
     for model in BUILTIN:
-        assert runner.preset_spec(model) == asr.models()[model].preset.as_dict()
+        assert references.preset_spec(model) == asr.models()[model].preset.as_dict()
 
 
 def test_docs_preset_table_is_the_model_definitions():

@@ -13,7 +13,10 @@ from fastapi.responses import Response
 
 from dashboard import models
 from dashboard.errors import public_message
-from dashboard.runner import Busy, ControlError, NotFound, SimRunner, list_robots
+from dashboard.ilc import Busy
+from dashboard.references import ControlError
+from dashboard.robots import NotFound, list_robots
+from dashboard.runner import SimRunner
 
 router = APIRouter(prefix="/api", tags=["simulation"],
                    responses={404: {"description": "unknown robot or variant"},

@@ -19,7 +19,9 @@ from dashboard import models
 from dashboard.errors import public_message, short, validation_text
 from dashboard.limits import MessageBudget, json_problem, size_problem
 from dashboard.routes.api import _set_fields
-from dashboard.runner import Busy, ControlError, NotFound
+from dashboard.ilc import Busy
+from dashboard.references import ControlError
+from dashboard.robots import NotFound
 
 log = logging.getLogger(__name__)
 router = APIRouter(tags=["stream"])
