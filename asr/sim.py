@@ -121,12 +121,14 @@ class Sim:
 
     @property
     def qpos_adr(self):
-        """(J,) int, read-only: each actuated joint's address in MjData.qpos."""
+        """(J,) int, read-only: each actuated joint's address in the engine's generalized
+        positions (MuJoCo: MjData.qpos)."""
         return self._engine.public_adr[0]
 
     @property
     def dof_adr(self):
-        """(J,) int, read-only: each actuated joint's address in MjData.qvel / qfrc_applied."""
+        """(J,) int, read-only: each actuated joint's address in the engine's generalized
+        velocities and forces (MuJoCo: MjData.qvel / qfrc_applied)."""
         return self._engine.public_adr[1]
 
     @property
