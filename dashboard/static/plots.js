@@ -1,0 +1,221 @@
+/* The five plots (see app.js for the module map, the trace convention at its top): the figure
+ * message (Plotly.react once per figure) and the extend frames (buffered, drawn at most every
+ * FLUSH_MS). */
+import { $, app, hasPlotly, num, setStatus, stats } from "./core.js";
+import { applyState } from "./controls.js";
+
+const PLOTS = ["q", "defl", "tau", "stiffness", "motors"];
+const PLOT_INFO = {
+  q: { div: "plot-q", title: "link angle q (solid) and equilibrium reference eq (dotted)", unit: "rad" },
+  defl: { div: "plot-defl", title: "deflection q - eq", unit: "rad" },
+  tau: { div: "plot-tau", title: "link torque", unit: "N m" },
+  stiffness: { div: "plot-stiffness", title: "stiffness", unit: "N m/rad" },
+  motors: { div: "plot-motors", title: "motor angles th1, th2", unit: "rad" },
+};
+const SAMPLES_PER_FRAME = 10;  // drawn samples per frame and trace (about 300 per second at 30 fps)
+const MAX_POINTS = 4000;       // drawn points per trace, at most
+const FLUSH_MS = 100;          // redraw the plots at most 10 times per second
+const HISTORY_POINTS = 3000;   // points per trace kept from a figure's history
+const PLOT_CONFIG = { responsive: true, displaylogo: false, modeBarButtonsToRemove: ["lasso2d", "select2d"] };
+
+// ------------------------------------------------------------------ figure and plots
+
+/* {plot, field} of every trace of figure.data, from its meta (the convention at the top). */
+function classify(data) {
+  return data.map((tr) => ({ plot: tr.meta.plot.replace(/^plot-/, ""), field: tr.meta.field }));
+}
+
+function plotLayout(plot, uirevision) {
+  const info = PLOT_INFO[plot];
+  return {
+    uirevision,
+    title: { text: info.title, font: { size: 12 }, x: 0.01, xanchor: "left", y: 0.98 },
+    margin: { l: 52, r: 8, t: 26, b: 30 },
+    font: { size: 10 },
+    xaxis: { title: { text: "t (s)", standoff: 2 }, automargin: true },
+    yaxis: { title: { text: info.unit }, automargin: true, zeroline: true },
+    // outside the plot area, right of it (plotly widens the margin for it): never over a trace
+    legend: { orientation: "v", x: 1.01, xanchor: "left", y: 1, yanchor: "top", font: { size: 9 } },
+    showlegend: true,
+    hovermode: "x",
+  };
+}
+
+/* False for a motor trace of a motor the joint does not have (th2 of a single-motor SEA, both
+   of a rigid joint): such a trace would be a flat line. state.joints[j].motors gives the count. */
+function motorExists(jointName, field) {
+  const j = app.joints.find((jj) => jj.name === jointName);
+  const motors = j && Number.isInteger(j.motors) ? j.motors : 2;
+  return field === "th2" ? motors >= 2 : field === "th1" ? motors >= 1 : true;
+}
+
+export function handleFigure(figure, state) {
+  if (state) applyState(state);
+  figure = figure || {};
+  const layout = figure.layout || {};
+  app.uirevision = layout.uirevision != null ? String(layout.uirevision) : "asr";
+  const data = figure.data;
+  const sharedX = Array.isArray(figure.x) ? figure.x : null;  // time axis of traces without x
+  const cls = classify(data);
+
+  const perPlot = {};
+  for (const p of PLOTS) perPlot[p] = [];
+  app.route = data.map((tr, k) => {
+    const { plot, field } = cls[k];
+    if (!motorExists(tr.meta.joint, field)) return null;  // left out: extends skip it
+    const copy = Object.assign({}, tr);
+    delete copy.xaxis; delete copy.yaxis;
+    if (!copy.type) copy.type = "scatter";
+    if (!copy.mode) copy.mode = "lines";
+    if (field === "eq" || field === "th2") copy.line = Object.assign({ dash: field === "eq" ? "dot" : "dash" }, copy.line || {});
+    if (copy.x === undefined) copy.x = sharedX && Array.isArray(copy.y) ? sharedX.slice(0, copy.y.length) : [];
+    if (copy.y === undefined) copy.y = [];
+    if (Array.isArray(copy.x) && Array.isArray(copy.y) && copy.x.length > HISTORY_POINTS) {
+      const stride = Math.ceil(copy.x.length / HISTORY_POINTS);
+      const keep = (arr) => arr.filter((_, i) => (arr.length - 1 - i) % stride === 0);
+      copy.x = keep(copy.x);
+      copy.y = keep(copy.y);
+    }
+    perPlot[plot].push(copy);
+    return { plot, local: perPlot[plot].length - 1 };
+  });
+  // deflection traces per joint, and one marker trace of the samples on the deflection clamp
+  app.deflTraces = {};
+  cls.forEach(({ field }, k) => {
+    if (field === "defl" && app.route[k]) (app.deflTraces[data[k].meta.joint] ||= []).push(k);
+  });
+  perPlot.defl.push({ type: "scatter", mode: "markers", name: "on the deflection clamp", x: [], y: [],
+                      meta: { field: "clamped" }, marker: { color: "#d62728", size: 7, symbol: "x" } });
+  app.clampLocal = perPlot.defl.length - 1;
+  if (window.asrDatasheet) window.asrDatasheet.figure(data);  // datasheet.js: trace order
+  app.buffer = {};
+  if (!hasPlotly()) return;
+  for (const p of PLOTS) Plotly.react($(PLOT_INFO[p].div), perPlot[p], plotLayout(p, app.uirevision), PLOT_CONFIG);
+  app.plotted = true;
+  stats.figures += 1;
+}
+
+export function handleExtend(msg) {
+  const now = performance.now();
+  app.frames += 1;
+  stats.frames = app.frames;
+  app.lastFrameAt = now;
+  app.frameTimes.push(now);
+  const st = $("status");
+  st.setAttribute("data-frames", String(app.frames));
+  // a spring on its deflection clamp (the stand-in for the mechanical stop): said in the status
+  const clamped = Array.isArray(msg.clamped) ? msg.clamped : [];
+  st.dataset.clamped = clamped.join(",");
+  setStatus(clamped.length ? `live; on the deflection clamp: ${clamped.join(", ")}` : "live", "live");
+  if (num(msg.t) !== null) $("sim-time").textContent = `t = ${msg.t.toFixed(1)} s`;
+
+  if (app.pending && app.pending.acked) {
+    stats.latencyMs = Math.round(now - app.pending.t0);
+    stats.latencies.push(stats.latencyMs);
+    if (stats.latencies.length > 20) stats.latencies.shift();
+    app.pending = null;
+  }
+
+  if (!app.plotted || !hasPlotly()) return;
+  const indices = Array.isArray(msg.indices) ? msg.indices : [];
+  const update = msg.update || {};
+  const keys = Object.keys(update);
+  if (!keys.length) return;
+  // decimate each frame to at most SAMPLES_PER_FRAME samples (keeping the last one) and scale
+  // maxPoints by the same factor: the plotted window stays the server's, the browser draws less
+  const first = update[keys[0]][0] || [];
+  const n = first.length || 1;
+  const stride = Math.max(1, Math.ceil(n / SAMPLES_PER_FRAME));
+  const pick = (arr) => {
+    if (stride === 1 || !arr || !arr.length) return arr || [];
+    const out = [];
+    for (let i = arr.length - 1; i >= 0; i -= stride) out.push(arr[i]);
+    return out.reverse();
+  };
+  const kept = Math.ceil(n / stride);
+  if (msg.maxPoints != null) {
+    app.maxPoints = Math.min(MAX_POINTS, Math.max(10, Math.ceil((msg.maxPoints * kept) / n)));
+  }
+  markClamped(clamped, indices, update);
+  indices.forEach((gi, k) => {
+    const r = app.route[gi];
+    if (!r) return;
+    const plotBuf = app.buffer[r.plot] || (app.buffer[r.plot] = {});
+    const tr = plotBuf[r.local] || (plotBuf[r.local] = {});
+    for (const key of keys) {
+      const vals = pick(update[key][k]);
+      const acc = tr[key] || (tr[key] = []);
+      for (let i = 0; i < vals.length; i++) acc.push(vals[i]);
+    }
+  });
+  scheduleFlush();
+}
+
+/* A red marker on the deflection plot at the frame's last sample of each joint on its clamp
+   (msg.clamped), on the instance trace deflected most: where the spring hit its stop. */
+function markClamped(clamped, indices, update) {
+  if (!clamped.length || app.clampLocal == null || !update.x || !update.y) return;
+  const pos = new Map(indices.map((gi, k) => [gi, k]));
+  const tr = ((app.buffer.defl ||= {})[app.clampLocal] ||= { x: [], y: [] });
+  for (const name of clamped) {
+    let best = null;
+    for (const gi of app.deflTraces[name] || []) {
+      const k = pos.get(gi);
+      const ys = k === undefined ? null : update.y[k];
+      if (!ys || !ys.length || ys[ys.length - 1] == null) continue;
+      const y = ys[ys.length - 1], x = update.x[k][ys.length - 1];
+      if (best === null || Math.abs(y) > Math.abs(best.y)) best = { x, y };
+    }
+    if (best) { tr.x.push(best.x); tr.y.push(best.y); }
+  }
+}
+
+/* Draw the buffered samples: one Plotly.extendTraces per plot, at most every FLUSH_MS. */
+function scheduleFlush() {
+  if (app.flushTimer) return;
+  const wait = Math.max(0, FLUSH_MS - (performance.now() - app.lastFlush));
+  app.flushTimer = setTimeout(() => requestAnimationFrame(flush), wait);
+}
+
+/* Points trace `local` of plot div `gd` keeps after adding `add` ({x, y}): those within the
+   server's window_s of the newest sample, at most app.maxPoints. By time, not by count: the
+   history of a first view is decimated, sparser than the frames that follow it. */
+function keepPoints(gd, local, add) {
+  const windowS = app.state ? num(app.state.window_s) : null;
+  const ax = Array.isArray(add.x) ? add.x : [];
+  if (!windowS || !ax.length) return app.maxPoints;
+  const tMin = ax[ax.length - 1] - windowS;
+  const newer = (arr) => {  // points >= tMin of a sorted array
+    let lo = 0, hi = arr.length;
+    while (lo < hi) { const mid = (lo + hi) >> 1; if (arr[mid] < tMin) lo = mid + 1; else hi = mid; }
+    return arr.length - lo;
+  };
+  const cur = gd.data && gd.data[local] && Array.isArray(gd.data[local].x) ? gd.data[local].x : [];
+  return Math.max(1, Math.min(app.maxPoints, newer(cur) + newer(ax)));
+}
+
+function flush() {
+  app.flushTimer = null;
+  app.lastFlush = performance.now();
+  const buffer = app.buffer;
+  app.buffer = {};
+  if (!app.plotted || !hasPlotly()) return;
+  for (const p of Object.keys(buffer)) {
+    const locals = Object.keys(buffer[p]).map(Number);
+    if (!locals.length) continue;
+    const gd = $(PLOT_INFO[p].div);
+    const upd = {}, maxPoints = {};
+    for (const local of locals) {
+      const keep = keepPoints(gd, local, buffer[p][local]);
+      for (const key of Object.keys(buffer[p][local])) {
+        (upd[key] || (upd[key] = [])).push(buffer[p][local][key]);
+        (maxPoints[key] || (maxPoints[key] = [])).push(keep);
+      }
+    }
+    try {
+      Plotly.extendTraces(gd, upd, locals, maxPoints);
+    } catch (e) {
+      console.warn("extendTraces", p, e);
+    }
+  }
+}

@@ -1,0 +1,74 @@
+/* The /ws/stream WebSocket (PROTOCOL.md "WebSocket"; see app.js for the module map): each
+ * message to its panel, reconnection with backoff, the status watchdog. */
+import { $, app, setStatus, showError, stats } from "./core.js";
+import { applyState } from "./controls.js";
+import { handleIlc } from "./ilc.js";
+import { handleExtend, handleFigure } from "./plots.js";
+import { handleRl } from "./rl.js";
+
+// ------------------------------------------------------------------ WebSocket
+
+export function connect() {
+  const proto = location.protocol === "https:" ? "wss:" : "ws:";
+  const url = `${proto}//${location.host}/ws/stream`;
+  let ws;
+  try { ws = new WebSocket(url); } catch (e) { scheduleReconnect(); return; }
+  app.ws = ws;
+  if (app.frames === 0) setStatus("connecting");
+  ws.onopen = () => {
+    app.connected = true;
+    app.backoff = 500;
+    setStatus("connected", "idle");
+  };
+  ws.onmessage = (ev) => {
+    let msg;
+    try { msg = JSON.parse(ev.data); } catch (e) { return; }
+    try {
+      switch (msg.type) {
+        case "figure": handleFigure(msg.figure, msg.state); break;
+        case "extend":
+          handleExtend(msg);
+          if (window.asrRobot3d) window.asrRobot3d.handle(msg); // robot3d: geom poses
+          if (window.asrDatasheet) window.asrDatasheet.extend(msg); // the operating point
+          break;
+        case "state": applyState(msg.state); break;
+        case "ilc": handleIlc(msg); break;
+        case "rl": handleRl(msg); break;
+        case "interaction": if (window.asrInteraction) window.asrInteraction.handle(msg); break;
+        case "error": showError(msg.message || JSON.stringify(msg)); break;
+        default: break;
+      }
+    } catch (e) {
+      console.error("message", msg.type, e);
+    }
+  };
+  ws.onclose = () => {
+    if (app.ws !== ws) return;
+    app.connected = false;
+    app.ws = null;
+    scheduleReconnect();
+  };
+  ws.onerror = () => { /* onclose follows */ };
+}
+
+function scheduleReconnect() {
+  const delay = app.backoff;
+  app.backoff = Math.min(app.backoff * 2, 10000);
+  setStatus(`reconnecting in ${(delay / 1000).toFixed(1)} s`, "reconnecting");
+  setTimeout(connect, delay);
+}
+
+/* The status watchdog and fps. */
+export function startWatchdog() {
+  setInterval(() => {
+    const now = performance.now();
+    while (app.frameTimes.length && now - app.frameTimes[0] > 2000) app.frameTimes.shift();
+    stats.fps = Math.round((app.frameTimes.length / 2) * 10) / 10;
+    $("fps").textContent = app.connected ? `${stats.fps} fps` : "";
+    if (app.connected && now - app.lastFrameAt > 2000) {
+      setStatus(app.state && app.state.paused ? "paused" : "waiting for frames", "idle");
+    } else if (!app.connected && !app.ws && $("status").className.indexOf("reconnecting") < 0) {
+      setStatus("disconnected");
+    }
+  }, 500);
+}
