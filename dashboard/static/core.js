@@ -24,6 +24,9 @@ export const app = {
   lastFlush: 0,
   ilcPoll: null,
   rl: null,             // the latest rl message (PROTOCOL.md "RL")
+  ilcSeen: { run: -1, seq: -1 },  // the newest ILC status shown (ilc.js)
+  deflTraces: {},       // joint -> figure trace indices of its deflection (plots.js)
+  clampLocal: null,     // the deflection plot's trace of the samples on the clamp (plots.js)
 };
 window.asrDebug = app;
 export const stats = (window.asrStats = { fps: 0, latencyMs: null, latencies: [], frames: 0, figures: 0 });

@@ -19,7 +19,6 @@ function ilcTraces(errors, tol) {
 /* The ILC status (an `ilc` event, or the answer of GET /api/ilc, start or stop). Events and
    answers may cross: only a newer one (run, then seq) is shown, so the text never goes back,
    and a finished run's text is final. */
-app.ilcSeen = { run: -1, seq: -1 };
 export function handleIlc(msg) {
   if (!msg || typeof msg !== "object") return;
   const run = Number(msg.run) || 0, seq = Number(msg.seq) || 0;
