@@ -9,7 +9,9 @@ STAMP  := $(VENV)/.deps-installed
 # build (a plain `pip install torch` on Linux pulls the CUDA libraries, several GB, GPU or not).
 TORCH  ?= torch==2.13.0
 CORE   := build/.core-built
-CSRC   := $(wildcard csrc/*.c csrc/*.h)
+# The C core's parts, one folder each under csrc/ (csrc/asr.h); csrc/gz is the Gazebo shim.
+CPARTS := core engine interaction cpr
+CSRC   := $(wildcard csrc/*.h $(foreach p,$(CPARTS),csrc/$(p)/*.c csrc/$(p)/*.h))
 
 .PHONY: all build gz-shim gazebo browser valgrind ros run experiments test test-fast ctest bench clean
 
@@ -117,7 +119,7 @@ ctest:
 	@mkdir -p build/ctest
 	@set -e; for p in $(CTESTS); do \
 	  echo "== $$p"; \
-	  $(CTEST_CC) $(CSTRICT) $(CSANITIZE) -I csrc $(sort $(wildcard csrc/*.c)) tests/c/$$p.c \
+	  $(CTEST_CC) $(CSTRICT) $(CSANITIZE) -I csrc $(sort $(filter %.c,$(CSRC))) tests/c/$$p.c \
 	    -o build/ctest/$$p -lm -lpthread; \
 	  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	    build/ctest/$$p >build/ctest/$$p.log 2>&1 || { tail -n 40 build/ctest/$$p.log; exit 1; }; \

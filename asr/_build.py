@@ -1,8 +1,8 @@
 """cffi build script (out-of-line API mode): compiles csrc/ into the extension ``asr._core``.
 
 The cdef is csrc/asr.h itself run through the C preprocessor (cdef cannot parse macros, and the
-state fields are an X-macro list, csrc/asr_fields.h), so the compiler checks the declarations
-cffi sees against the real header.
+state fields are an X-macro list, csrc/core/asr_fields.h), so the compiler checks the
+declarations cffi sees against the real header.
 """
 import glob
 import os
@@ -15,26 +15,28 @@ from cffi import FFI
 HERE = os.path.dirname(os.path.abspath(__file__))
 CSRC = os.path.join(os.path.dirname(HERE), "csrc")
 
-# Listed explicitly: a new C file is a deliberate change to the build.
+# Listed explicitly, by part (csrc/<part>/, see csrc/asr.h): a new C file is a deliberate change
+# to the build.
+PARTS = ["core", "engine", "interaction", "cpr"]
 SOURCES = [
-    "params.c",
-    "models.c",
-    "model_sea.c",
-    "model_awas2.c",
-    "model_bavs.c",
-    "model_qbmove.c",
-    "joint.c",
-    "joint_avx2.c",
-    "joint_avx512.c",
-    "batch.c",
-    "threads.c",
-    "engine.c",
-    "interaction.c",
-    "rod.c",
-    "rotation.c",
-    "cpr_legs.c",
-    "cpr.c",
-    "linalg.c",
+    "core/params.c",
+    "core/models.c",
+    "core/model_sea.c",
+    "core/model_awas2.c",
+    "core/model_bavs.c",
+    "core/model_qbmove.c",
+    "core/joint.c",
+    "core/joint_avx2.c",
+    "core/joint_avx512.c",
+    "core/batch.c",
+    "core/threads.c",
+    "engine/engine.c",
+    "interaction/interaction.c",
+    "cpr/rod.c",
+    "cpr/rotation.c",
+    "cpr/cpr_legs.c",
+    "cpr/cpr.c",
+    "cpr/linalg.c",
 ]
 
 # Python-implemented compliance models are called from C through these trampolines.
@@ -44,7 +46,7 @@ extern "Python" int asr_py_refmap(void*, const double*, double, double, double*,
 """
 
 # -ffp-contract=off: no FMA contraction, so results do not depend on the compiler's choices.
-# -Wno-psabi: the lane vectors (csrc/lanes.h) are 32-byte aligned on every target, and GCC
+# -Wno-psabi: the lane vectors (csrc/core/lanes.h) are 32-byte aligned on every target, and GCC
 # notes at each by-value use that GCC 4.6 changed how such arguments pass; every function
 # taking them is inlined, and no vector crosses a non-inlined call by value.
 # -fno-wrapv undoes the -fwrapv that Python's own CFLAGS add: with wrapping int indices GCC
@@ -79,8 +81,10 @@ ffibuilder.set_source(
     '#include "asr.h"',
     sources=[os.path.relpath(os.path.join(CSRC, s)) for s in SOURCES],
     include_dirs=[os.path.relpath(CSRC)],
-    # headers as dependencies: a change to an inlined helper (motor.h, ...) rebuilds the module
-    depends=sorted(os.path.relpath(h) for h in glob.glob(os.path.join(CSRC, "*.h"))),
+    # headers as dependencies: a change to an inlined helper (core/motor.h, ...) rebuilds the
+    # module; the parts include each other's headers by path from csrc/ ("core/batch.h")
+    depends=sorted(os.path.relpath(h) for folder in ["", *PARTS]
+                   for h in glob.glob(os.path.join(CSRC, folder, "*.h"))),
     extra_compile_args=CFLAGS,
     libraries=["m", "pthread"],
 )

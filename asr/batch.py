@@ -23,7 +23,7 @@ def _c_names(name_of, count):
     return tuple(ffi.string(name_of(k)).decode() for k in range(count))
 
 
-# the joint step's builds (csrc/asr_batch.h, ASR_SIMD_KERNELS), narrowest first: what ASR_SIMD
+# the joint step's builds (csrc/core/asr_batch.h, ASR_SIMD_KERNELS), narrowest first: what ASR_SIMD
 # may name
 SIMD_KERNELS = _c_names(lib.asr_simd_name, lib.ASR_NSIMD)
 
@@ -37,7 +37,7 @@ def _check_simd_cap():
                          f"{', '.join(SIMD_KERNELS)} (or unset for the widest this CPU runs)")
 
 
-# The state fields, listed once in csrc/asr_fields.h: names in record order, SI units ("" for
+# The state fields, listed once in csrc/core/asr_fields.h: names in record order, SI units ("" for
 # counts, flags and the per-mode references) and docs ending in the unit.
 FIELDS = tuple(ffi.string(lib.asr_state_field_name(k)).decode() for k in range(lib.ASR_NFIELD))
 FIELD_UNITS = {f: ffi.string(lib.asr_state_field_unit(k)).decode() for k, f in enumerate(FIELDS)}
@@ -46,10 +46,10 @@ FIELD_DOCS = {
     for k, f in enumerate(FIELDS)
 }
 
-# The operation modes, listed once in csrc/asr_model.h (ASR_MODES): number -> description.
+# The operation modes, listed once in csrc/core/asr_model.h (ASR_MODES): number -> description.
 MODES = dict(enumerate(_c_names(lib.asr_mode_doc, lib.ASR_NMODE)))
 ON_ERROR = ("raise", "flag")
-# Motor sub-step schemes (csrc/motor.h): "euler" first order, L-stable (damps stiff modes and,
+# Motor sub-step schemes (csrc/core/motor.h): "euler" first order, L-stable (damps stiff modes and,
 # numerically, an undamped motor oscillation by a damping ratio of about h w / 2); "trapezoid"
 # second order, A-stable, no numerical damping (stiff modes ring instead of dying out).
 MOTOR_SCHEMES = {n: k for k, n in enumerate(_c_names(lib.asr_motor_scheme_name,
@@ -581,8 +581,8 @@ class Batch:
     @serialised
     def _rollout_engine(self, engine, steps, dt, refs, ext, ff, record, out, controller=ffi.NULL):
         """One C rollout of `steps` steps of `dt` s coupled to a link engine (an asr_engine*, see
-        csrc/asr_engine.h), with a controller's hooks (an asr_controller*, or NULL) inside it.
-        refs, ext, ff: asr_series; record: state field names; out: writable C-contiguous
+        csrc/engine/asr_engine.h), with a controller's hooks (an asr_controller*, or NULL) inside
+        it. refs, ext, ff: asr_series; record: state field names; out: writable C-contiguous
         float64 array the recorded fields go into (ignored when record is empty). Returns the C
         status: pass it to finish_run."""
         idx = record_indices(record)

@@ -2,9 +2,9 @@
 
 The model, the reference robots and the benchmark protocol are those of docs/cpr.md
 ([Gotelli2022], the ARK CPR simulator, and Till's continuum Stewart-Gough robot). The rods and the
-Levenberg-Marquardt solver run in C (csrc/rod.c, csrc/cpr_legs.c, csrc/cpr.c, csrc/linalg.c);
-this module reads robot descriptions (robots/cpr/<name>.toml), checks them, and converts between
-poses and the solver's unknown vector.
+Levenberg-Marquardt solver run in C (csrc/cpr/: rod.c, cpr_legs.c, cpr.c, linalg.c); this
+module reads robot descriptions (robots/cpr/<name>.toml), checks them, and converts between poses
+and the solver's unknown vector.
 
 >>> import asr.cpr
 >>> robot = asr.cpr.load_cpr("stewart_till")

@@ -1,6 +1,6 @@
 """Compliance models: their parameter specs, pure-function evaluation and user-defined models.
 
-Built-in models live in C (csrc/model_*.c). Users add models without recompiling asr, either as
+Built-in models live in C (csrc/core/model_*.c). Users add models without recompiling asr, either as
 a C function pointer (fast path, e.g. from their own cffi module) or as a Python callable (slow
 path, called once per joint and sub-step while the GIL is held; exceptions propagate).
 """

@@ -14,7 +14,7 @@ Figures:
   protocol run in C (each pose starts from the previous solution, whose Jacobian, inverse and
   rod tip states come along). A warm chain is sequential: its threads can only share the rod
   integrations of each solve, which at N = 40 are too short to be worth a thread (see
-  csrc/cpr_legs.c, tasks_run), so t2 ~ t1.
+  csrc/cpr/cpr_legs.c, tasks_run), so t2 ~ t1.
 - igm_loop_solves_per_s_t1 / _t2: the same sequence as a Python loop of
   `solve_igm(..., guess=previous CPRSolution)` (what a control loop in Python sees).
 - igm_independent_solves_per_s_t1 / _t2: the same 200 poses with warm=False, every pose from

@@ -1,7 +1,7 @@
 """Vectorised NumPy reference of the C core for `qbmove_advanced` joints in mode 6.
 
-The same equations as csrc/joint_kernel.h (compliant_step, advance_motors, motor_substep, pid,
-drive_torque), csrc/motor.h (motor_friction, motor_advance) and csrc/model_qbmove.c
+The same equations as csrc/core/joint_kernel.h (compliant_step, advance_motors, motor_substep, pid,
+drive_torque), csrc/core/motor.h (motor_friction, motor_advance) and csrc/core/model_qbmove.c
 (sinh_pair, antagonistic_refmap), written as a Python loop over steps with NumPy over all joints
 at once. It is the baseline of benchmarks/bench_core.py and is checked against the C core by
 tests/test_numpy_reference.py, so the benchmark compares like with like.
@@ -45,7 +45,7 @@ import numpy as np
 
 INF = math.inf
 
-# Toolbox defaults of qbmove_advanced (docs/models.md; csrc/params.c, csrc/model_qbmove.c).
+# Toolbox defaults of qbmove_advanced (docs/models.md; csrc/core/params.c, model_qbmove.c).
 DEFAULTS = {
     # compliance model
     "k1": 0.0019, "a1": 8.9992, "k2": 0.0019, "a2": 8.9992, "max_def": 0.8, "kc": 0.0,

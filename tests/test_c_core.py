@@ -20,6 +20,8 @@ from conftest import IN_CI
 
 ROOT = Path(__file__).resolve().parent.parent
 CSRC = ROOT / "csrc"
+# The C core's parts, one folder each (csrc/asr.h; csrc/gz, the Gazebo shim, is not one of them).
+PARTS = ("core", "engine", "interaction", "cpr")
 TEST_DIR = ROOT / "tests" / "c"
 # program name -> fewer checks than this means the program did not run its tests
 PROGRAMS = {"test_core": 1000, "test_engine": 1000, "test_rod": 90, "test_cpr": 180,
@@ -49,15 +51,16 @@ def _gcc():
 
 
 def _compile_core(out_dir, extra):
-    """csrc/*.c compiled to objects in out_dir, as many compilers at a time as there are CPUs:
-    (objects, stderr of all compiles, 0 if every compile succeeded)."""
+    """csrc/<part>/*.c compiled to objects in out_dir, as many compilers at a time as there are
+    CPUs: (objects, stderr of all compiles, 0 if every compile succeeded)."""
     def compile_one(src):
-        obj = Path(out_dir) / f"{src.stem}.o"
+        obj = Path(out_dir) / f"{src.parent.name}_{src.stem}.o"
         cmd = [_gcc(), *STRICT, *extra, "-I", str(CSRC), "-c", str(src), "-o", str(obj)]
         return obj, subprocess.run(cmd, capture_output=True, text=True, timeout=600)
 
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        done = list(pool.map(compile_one, sorted(CSRC.glob("*.c"))))
+        done = list(pool.map(compile_one, sorted(p for part in PARTS
+                                                 for p in (CSRC / part).glob("*.c"))))
     rc = max(proc.returncode for _, proc in done)
     return [obj for obj, _ in done], "".join(proc.stderr for _, proc in done), rc
 
@@ -169,12 +172,15 @@ def test_core_program_passes_under_thread_sanitizer(thread_sanitized_build, prog
 
 def test_private_names_and_exports():
     """The naming scheme of csrc/asr.h: everything named asr_ is declared in the public headers
-    (asr.h and the asr_*.h it includes), and the private headers declare nothing named asr_
-    beyond the public types they use; the built extension exports only its PyInit function."""
-    public = "".join(p.read_text() for p in CSRC.glob("asr*.h"))
+    (asr.h and the parts' asr_*.h it includes), and the private headers declare nothing named
+    asr_ beyond the public types they use; the built extension exports only its PyInit
+    function."""
+    headers = [CSRC / "asr.h", *(h for part in PARTS for h in (CSRC / part).glob("*.h"))]
+    public = "".join(p.read_text() for p in headers if p.name.startswith("asr"))
     public_names = set(re.findall(r"\basr_\w+", public))
-    private = sorted(p.name for p in CSRC.glob("*.h") if not p.name.startswith("asr"))
-    assert {"internal.h", "batch.h", "lanes.h", "springs.h", "motor.h", "simd.h"} <= set(private)
+    private = sorted(str(p.relative_to(CSRC)) for p in headers if not p.name.startswith("asr"))
+    assert {"core/internal.h", "core/batch.h", "core/lanes.h", "core/springs.h", "core/motor.h",
+            "core/simd.h", "cpr/rod.h"} <= set(private)
     for header in private:
         declared = set(re.findall(r"\basr_\w+", (CSRC / header).read_text()))
         assert declared <= public_names, f"{header} declares {sorted(declared - public_names)}"

@@ -1,5 +1,5 @@
-"""The C core's records listed once (X-macros in csrc/asr_model.h, asr_batch.h): the name tables
-it exports agree with the structs and enums cffi sees, and the Python constants are read from
+"""The C core's records listed once (X-macros in csrc/core/asr_model.h, asr_batch.h): the name
+tables it exports agree with the structs and enums cffi sees, and the Python constants are read from
 them."""
 from asr import batch
 from asr._ffi import ffi, lib

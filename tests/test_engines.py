@@ -87,7 +87,8 @@ def test_sim_and_interaction_do_not_import_each_other():
 
 
 def test_the_engine_loop_knows_no_controller():
-    """csrc/engine.c runs any controller through asr_controller hooks: no interaction names."""
-    text = open(os.path.join(ROOT, "csrc", "engine.c")).read()
+    """csrc/engine/engine.c runs any controller through asr_controller hooks: no interaction
+    names."""
+    text = open(os.path.join(ROOT, "csrc", "engine", "engine.c")).read()
     assert "interaction" not in text and "ic_" not in text
     assert lib.asr_ic_controller(ffi.NULL, ffi.new("asr_controller*")) == lib.ASR_ERR_NULL

@@ -1,7 +1,7 @@
 """The motor sub-step on a moving link, and the two motor schemes.
 
 The spring acts on the deflection th - q, so the implicit motor update must take the link's
-motion over the sub-step into account (csrc/motor.h). Checked here against references written
+motion over the sub-step into account (csrc/core/motor.h). Checked here against references written
 in this file: SciPy solve_ivp at rtol 1e-10 for a motor riding on a prescribed link motion,
 closed forms of the undamped motor oscillation, and the exact momentum balance of the discrete
 coupling with MuJoCo derived below.

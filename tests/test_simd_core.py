@@ -1,5 +1,5 @@
-"""The lane-parallel actuator step (csrc/joint_kernel.h on csrc/lanes.h, docs/integration.md
-"Lanes"), built per instruction set (baseline, AVX2, AVX-512).
+"""The lane-parallel actuator step (csrc/core/joint_kernel.h on csrc/core/lanes.h,
+docs/integration.md "Lanes"), built per instruction set (baseline, AVX2, AVX-512).
 
 A built-in model runs its lane formula, ASR_LANES instances per vector; a user model's callback
 is called lane by lane (the scalar path). Each lane performs the IEEE operations of the scalar

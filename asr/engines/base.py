@@ -1,7 +1,7 @@
 """The link engine interface asr.Sim composes with its actuator batch.
 
 An engine owns N instances of the robot's links (one per Sim instance) and hands the C core an
-asr_engine struct (csrc/asr_engine.h: its step halves and pointers into its state), so the C
+asr_engine struct (csrc/engine/asr_engine.h: its step halves and pointers into its state), so the C
 rollout couples any engine the same way. Everything else about the engine's own data stays in
 its module: the Sim and the controllers go through this interface.
 """
@@ -31,8 +31,8 @@ def c_table(keep, ctype, values):
 
 
 def c_engine_struct(keep, steps, models, datas, qpos, qvel, qfrc, qpos_adr, dof_adr):
-    """The asr_engine* the C rollout drives (csrc/asr_engine.h), kept alive by keep: steps, the
-    two step halves (function addresses or pointers); models, datas, qpos, qvel, qfrc, each
+    """The asr_engine* the C rollout drives (csrc/engine/asr_engine.h), kept alive by keep: steps,
+    the two step halves (function addresses or pointers); models, datas, qpos, qvel, qfrc, each
     instance's addresses (ints) of its model, data, generalized positions, velocities and
     applied forces; qpos_adr, dof_adr the actuated joints' indices in them."""
     e = ffi.new("asr_engine*")

@@ -94,7 +94,7 @@ by a factor of about 10 from h = 1 ms to 0.1 ms. Each step of asr.Sim evaluates 
 transmission torque tau_t = Kt (th - q) + Dt (thd - qd) from the state at the start of the step
 and holds it over the step while MuJoCo's Euler integrator advances the link; asr advances the
 motor with a linearly implicit step in which the spring acts on the deflection, the link's
-motion over the step included (csrc/motor.h). An earlier version of that step treated the
+motion over the step included (csrc/core/motor.h). An earlier version of that step treated the
 link as fixed during the motor update: the motor then lagged the moving link by h qd and
 dragged on it, which made the coarse errors thirty times larger (7.5e-3 rad, 0.86 N m, 6.9 N m)
 and was wrongly explained here as the unavoidable cost of the explicit coupling. Choose the MJCF timestep for the accuracy wanted

@@ -1,6 +1,6 @@
-/* test_cpr.c - the continuum parallel robot solver (csrc/cpr.c, cpr_legs.c, linalg.c) through its
- * public API (asr.h, "continuum parallel robots"), against facts that do not come from the solver
- * itself.
+/* test_cpr.c - the continuum parallel robot solver (csrc/cpr/: cpr.c, cpr_legs.c, linalg.c) through
+ * its public API (asr.h, "continuum parallel robots"), against facts that do not come from the
+ * solver itself.
  *
  * - Till's continuum Stewart-Gough robot (docs/cpr.md; robots/cpr/stewart_till.toml), built here:
  *   the inverse problem at (0, 0, 0.4) from straight rods converges, and the rods integrated

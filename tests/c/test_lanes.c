@@ -1,4 +1,4 @@
-/* test_lanes.c - the lane arithmetic of the actuator step (csrc/lanes.h): the core's own
+/* test_lanes.c - the lane arithmetic of the actuator step (csrc/core/lanes.h): the core's own
  * exponential against a long-double reference (the accuracy its comment states), its special
  * values, and lane independence (a value's result does not depend on its lane or neighbours);
  * the selects, clamps and signs against their scalar definitions (internal.h). Built as it is
@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "internal.h"
-#include "lanes.h"
+#include "core/internal.h"
+#include "core/lanes.h"
 
 static unsigned long long lcg_state = 2026;
 

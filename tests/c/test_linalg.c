@@ -1,4 +1,4 @@
-/* test_linalg.c - the dense linear algebra of the CPR solver (csrc/linalg.c, linalg.h) against
+/* test_linalg.c - the dense linear algebra of the CPR solver (csrc/cpr/linalg.c, linalg.h) against
  * its definitions: H J = I for the Gauss-Jordan inverse, the normal equations summed as plain
  * dot products, the damped Cholesky solve, Newton's step, Broyden's secant condition and the
  * Sherman-Morrison update agreeing with the inverse of the updated Jacobian. Sizes run past the
@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "linalg.h"
+#include "cpr/linalg.h"
 
 enum { NMAX = 17, MMAX = 23 };
 

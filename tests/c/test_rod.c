@@ -1,4 +1,4 @@
-/* test_rod.c - the rod packs of csrc/rod.c (rods integrated side by side, one per SIMD lane).
+/* test_rod.c - the rod packs of csrc/cpr/rod.c (rods integrated side by side, one per SIMD lane).
  *
  * - Each rod of a mixed pack (different materials, loads, lengths, base states, and a partial
  *   last pack) ends bit for bit where the same rod integrated alone ends: lanes never mix.
@@ -13,7 +13,7 @@
 
 #include "asr.h"
 #include "check.h"
-#include "rod.h"
+#include "cpr/rod.h"
 
 enum { S = ASR_ROD_NSTATE, NROD = 2 * ASR_ROD_LANES + 3, NGRID = 25 };
 

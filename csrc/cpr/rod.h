@@ -2,7 +2,7 @@
 #ifndef ASR_ROD_H
 #define ASR_ROD_H
 
-#include "asr.h"
+#include "asr_cpr.h"
 
 /* Rods integrated side by side: a pack of this many costs about one scalar integration on
  * AVX-512, two on AVX2. */

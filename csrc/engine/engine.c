@@ -11,8 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "batch.h"
-#include "threads.h"
+#include "asr_engine.h"
+#include "core/batch.h"
+#include "core/threads.h"
 
 typedef struct engine_job {
     asr_batch* b;

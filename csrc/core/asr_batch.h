@@ -1,5 +1,5 @@
 /* asr_batch.h - the batch: state fields, per-instance statuses, create, parameters,
- * reset, step and rollout (asr_series and the rollout layout shared with asr_engine.h).
+ * reset, step and rollout (asr_series and the rollout layout shared with engine/asr_engine.h).
  * Part of the public C API: included by asr.h, whose conventions (naming, SI units, layouts,
  * no system includes: this is also the cffi cdef) apply here.
  */

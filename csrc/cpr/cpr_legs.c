@@ -17,11 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "asr.h"
+#include "asr_cpr.h"
 #include "cpr_internal.h"
 #include "rod.h"
 #include "rot3.h"
-#include "threads.h"
+#include "core/threads.h"
 
 enum { S = ASR_ROD_NSTATE, MAXW = 7, LANES = ASR_ROD_LANES };
 

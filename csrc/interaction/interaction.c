@@ -5,7 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "batch.h"
+#include "asr_interaction.h"
+#include "core/batch.h"
 
 /* ------------------------------------------------------------------ the FSM */
 

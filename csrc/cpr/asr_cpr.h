@@ -6,7 +6,7 @@
 #ifndef ASR_API_CPR_H
 #define ASR_API_CPR_H
 
-#include "asr_status.h"
+#include "core/asr_status.h"
 
 /* ------------------------------------------------------------------ continuum parallel robots */
 

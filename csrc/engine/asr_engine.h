@@ -6,8 +6,7 @@
 #ifndef ASR_API_ENGINE_H
 #define ASR_API_ENGINE_H
 
-#include "asr_status.h"
-#include "asr_batch.h"
+#include "core/asr_batch.h"
 
 /* ------------------------------------------------------------------ rigid-body engine coupling */
 
@@ -33,7 +32,7 @@ typedef struct asr_engine {
  * step1 -> link state of the actuated joints -> actuator step with refs, tau_ext and tau_ff
  * (as in asr_batch_step) -> joint torques written into qfrc[dof_adr] (the other entries are
  * left to the caller) -> step2. refs, tau_ext, tau_ff and record are in the rollout layout (see
- * asr_batch.h; refs data must not be NULL). Recorded ASR_F_Q and ASR_F_QD are
+ * core/asr_batch.h; refs data must not be NULL). Recorded ASR_F_Q and ASR_F_QD are
  * from the engine after step2 (the link state at the end of the step), the others from the state
  * (torques applied over the step, motors at its end). Each thread runs whole instances over all
  * steps, so results do not depend on the thread count. */
@@ -42,9 +41,9 @@ asr_status asr_batch_rollout_engine(asr_batch* b, const asr_engine* engine, int 
                                     int nrecord, const int* record_fields, double* record);
 
 /* A controller run inside the engine loop through hooks, so the loop knows no particular
- * controller (the interaction controller of asr_interaction.h registers itself this way). The
- * loop passes user to check and begin; each thread then gets its own state from begin and hands
- * it to the per-step hooks. Every hook may be NULL (not called). */
+ * controller (the interaction controller of interaction/asr_interaction.h registers itself this
+ * way). The loop passes user to check and begin; each thread then gets its own state from begin
+ * and hands it to the per-step hooks. Every hook may be NULL (not called). */
 typedef struct asr_controller {
     void* user;
     /* Before the rollout: ASR_OK, or a status the rollout returns unchanged. */

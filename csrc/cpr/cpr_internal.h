@@ -3,7 +3,7 @@
 #ifndef ASR_CPR_INTERNAL_H
 #define ASR_CPR_INTERNAL_H
 
-#include "asr.h"
+#include "asr_cpr.h"
 
 /* Unknowns of a leg's wrench (n0, m0: 5 with free twist) and its tip constraint rows. */
 static inline int cpr_leg_nw(const asr_cpr_leg* leg) { return leg->free_twist ? 5 : 6; }

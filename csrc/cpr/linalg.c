@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "linalg.h"
-#include "simd.h"
+#include "core/simd.h"
 
 double la_norm(const double* v, int n) {
     double a = 0.0;

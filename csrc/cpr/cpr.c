@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "asr.h"
+#include "asr_cpr.h"
 #include "cpr_internal.h"
 #include "linalg.h"
-#include "threads.h"
+#include "core/threads.h"
 
 enum { S = ASR_ROD_NSTATE };
 

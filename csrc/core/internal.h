@@ -5,7 +5,7 @@
 #include <math.h>
 #include <stddef.h>
 
-#include "asr.h"
+#include "asr_batch.h"
 
 /* sat(x, m) = min(max(x, -m), m). Written with comparisons, not fmin/fmax: without -ffast-math
  * the compiler keeps those as library calls, while these compile to minsd/maxsd. */

@@ -35,9 +35,8 @@
 #ifndef ASR_API_INTERACTION_H
 #define ASR_API_INTERACTION_H
 
-#include "asr_status.h"
-#include "asr_batch.h"
-#include "asr_engine.h"
+#include "core/asr_batch.h"
+#include "engine/asr_engine.h"
 
 /* The controlled chain has at most this many actuated joints. */
 enum { ASR_IC_MAX_JOINTS = 16 };

@@ -2,7 +2,7 @@
  * same formulas the CPR solver uses (rot3.h). */
 #include <math.h>
 
-#include "asr.h"
+#include "asr_cpr.h"
 #include "rot3.h"
 
 /* Rodrigues' formula from the unit axis, for angles past 1e8 rad: r3_rot_exp's (1 - cos)/|w|^2

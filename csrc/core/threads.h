@@ -2,7 +2,7 @@
 #ifndef ASR_THREADS_H
 #define ASR_THREADS_H
 
-#include "asr.h"
+#include "asr_status.h"
 
 /* Below this many joint-steps per thread, another thread costs more than it saves. */
 #define ASR_MIN_WORK_PER_THREAD 1024
