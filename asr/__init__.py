@@ -9,23 +9,31 @@ the reference toolbox, in C, stepped in batches from NumPy with the GIL released
 >>> float(r.tau_link), float(r.stiffness)
 (-20.0, 200.0)
 """
+# asr.ilc, asr.sweep, asr.datasheet, asr.identify and asr.frequency_response are functions; their
+# modules are asr.iterative_learning, asr.parameter_sweep, asr.actuator_datasheet,
+# asr.identification and asr.frequency (names that no function shadows)
+from asr._gymnasium_envs import register_when_imported
+from asr.actuator_datasheet import Datasheet, datasheet
 from asr.batch import FIELD_DOCS, FIELD_UNITS, FIELDS, MODES, Batch, Joint
 from asr.errors import SimulationError
-from asr.models import (Compliance, ModelSpec, ParamSpec, PresetSpec, compliance, models,
-                        reference_map, register_model, unregister_model)
-from asr.robot import Robot, RobotFileError, RobotJoint, load_robot
-from asr.sim import Sim
-from asr.interaction import Admittance, DirectForce
-# asr.ilc and asr.sweep are functions; their modules are asr.iterative_learning and
-# asr.parameter_sweep (names that no function shadows)
-from asr.iterative_learning import ILCResult, ilc
-from asr.parameter_sweep import SweepResult, sweep
-# likewise asr.datasheet, asr.identify and asr.frequency_response (modules
-# asr.actuator_datasheet, asr.identification, asr.frequency)
-from asr.actuator_datasheet import Datasheet, datasheet
 from asr.frequency import FrequencyResponse, frequency_response
 from asr.identification import Identification, identify
-from asr._gymnasium_envs import register_when_imported
+from asr.interaction import Admittance, DirectForce
+from asr.iterative_learning import ILCResult, ilc
+from asr.models import (
+                        Compliance,
+                        ModelSpec,
+                        ParamSpec,
+                        PresetSpec,
+                        compliance,
+                        models,
+                        reference_map,
+                        register_model,
+                        unregister_model,
+)
+from asr.parameter_sweep import SweepResult, sweep
+from asr.robot import Robot, RobotFileError, RobotJoint, load_robot
+from asr.sim import Sim
 
 # gymnasium.make_vec("asr/<Task>-v0") after `import asr`, without importing gymnasium here
 register_when_imported()

@@ -6,13 +6,12 @@ spring physics lives here, so a user model registered with asr.register_model ge
 too.
 """
 import dataclasses
-from typing import Tuple
 
 import numpy as np
 
 from asr import _validate as V
-from asr.models import check_ref2, compliance, get_model, reference_map
 from asr._optional import need
+from asr.models import check_ref2, compliance, get_model, reference_map
 
 # deflection range (rad) of the default grid for models without a deflection limit `max_def`
 UNCLAMPED_RANGE = 0.5
@@ -57,7 +56,7 @@ class Datasheet:
     stiffness: np.ndarray
     preset_grid: np.ndarray
     stiffness_vs_preset: np.ndarray
-    stiffness_range: Tuple[float, float]
+    stiffness_range: tuple[float, float]
     max_deflection: float
     max_torque: np.ndarray
     motor_torque: np.ndarray

@@ -7,8 +7,7 @@ strided views, never copies.
 """
 import dataclasses
 import os
-from collections.abc import Mapping
-from typing import Dict, Optional, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -17,6 +16,7 @@ from asr._ffi import ffi, lib
 from asr._serial import BatchLock, serialised
 from asr.errors import SimulationError, raise_for_status, status_text
 from asr.models import check_ref2, get_model
+
 
 def _c_names(name_of, count):
     """A C name table (name_of(k) for k < count) as a tuple of str."""
@@ -83,8 +83,8 @@ class Joint:
     (scalars or per-instance arrays). mode None: 6 for compliant models, 0 for 'rigid'."""
 
     model: str
-    mode: Optional[int] = None
-    params: Dict[str, object] = dataclasses.field(default_factory=dict)
+    mode: int | None = None
+    params: dict[str, object] = dataclasses.field(default_factory=dict)
 
 
 def per_step(value, name, n, steps, nj, tail=()):

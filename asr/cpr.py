@@ -15,7 +15,6 @@ and the solver's unknown vector.
 import dataclasses
 import functools
 import os
-from typing import Optional
 
 import numpy as np
 
@@ -80,15 +79,15 @@ class CPRSolution:
     # n_residuals)); a CPRSolution passed as `guess` to a solve of the same problem hands it on,
     # with its inverse and the rods' tip states (asr_cpr_solve_warm): they only speed
     # convergence up, the answer never depends on them
-    jacobian: Optional[np.ndarray] = dataclasses.field(default=None, repr=False, compare=False)
+    jacobian: np.ndarray | None = dataclasses.field(default=None, repr=False, compare=False)
     problem: str = dataclasses.field(default="", repr=False, compare=False)
-    _carry: Optional[np.ndarray] = dataclasses.field(default=None, repr=False, compare=False)
+    _carry: np.ndarray | None = dataclasses.field(default=None, repr=False, compare=False)
     _carry_flags: int = dataclasses.field(default=0, repr=False, compare=False)
     _carry_grid: int = dataclasses.field(default=0, repr=False, compare=False)
-    _carry_of: Optional[object] = dataclasses.field(default=None, repr=False, compare=False)
+    _carry_of: object | None = dataclasses.field(default=None, repr=False, compare=False)
     # computes the centerlines when first read (a rod integration per leg that a warm-started
     # sequence of solves rarely needs)
-    _centerlines_of: Optional[object] = dataclasses.field(default=None, repr=False,
+    _centerlines_of: object | None = dataclasses.field(default=None, repr=False,
                                                           compare=False)
 
 
@@ -468,13 +467,13 @@ class CPRobot:
                                f"{sol.residual_norm:.3g} after {sol.iterations} iterations)", sol)
         return sol
 
-    def solve_igm(self, position, rotation=np.eye(3), wrench=None, guess=None, n_grid=40,
+    def solve_igm(self, position, rotation=None, wrench=None, guess=None, n_grid=40,
                   tol=1e-10, max_iter=100, threads=1):
         """Inverse problem: the joint values (and rod shapes) that hold the plate at `position`
-        (3, m) with orientation `rotation` (3x3) under the plate's loads and `wrench` (6: force,
-        moment at the plate origin, world; default the description's)."""
+        (3, m) with orientation `rotation` (3x3, default identity) under the plate's loads and
+        `wrench` (6: force, moment at the plate origin, world; default the description's)."""
         p = finite_array(position, "position", (3,))
-        w = rot_log(rotation, "rotation")
+        w = rot_log(np.eye(3) if rotation is None else rotation, "rotation")
         x = self._guess(guess)
         x[-6:-3] = p
         x[-3:] = w

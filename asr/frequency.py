@@ -13,7 +13,6 @@ that window (at least `settle_cycles` periods, more for the faster frequencies) 
 transients die. Method, timing conventions and accuracy: docs/frequency.md.
 """
 import dataclasses
-from typing import Tuple
 
 import numpy as np
 
@@ -200,14 +199,14 @@ class _Rig:
     """What frequency_response needs of a system: its joints and a builder of the batch."""
 
     kind: str                  # "robot" or "batch"
-    specs: Tuple
+    specs: tuple
     modes: np.ndarray          # (J,)
     params: list               # J dicts {parameter: instance-0 value}
-    joint_names: Tuple[str, ...]
+    joint_names: tuple[str, ...]
     refs0: np.ndarray          # (J, 2) held references
     dt: float
-    inputs: Tuple[str, ...]
-    outputs: Tuple[str, ...]
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
     build: object              # build(n, params) -> asr.Sim or asr.Batch
     robot: object = None
 

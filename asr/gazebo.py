@@ -18,7 +18,6 @@ import threading
 
 import numpy as np
 
-
 # The declarations of csrc/gz/asr_gz.h (checked against it by tests/test_gazebo.py).
 _CDEF = """
 typedef struct asr_gz_world asr_gz_world;

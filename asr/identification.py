@@ -31,7 +31,6 @@ import dataclasses
 import json
 import math
 import os
-from typing import Dict, Tuple
 
 import numpy as np
 
@@ -66,13 +65,13 @@ class Identification:
     kind: "static", "bench" or "robot"; source: the model name or "robot/variant".
     """
 
-    names: Tuple[str, ...]
-    estimates: Dict[str, float]
-    stderr: Dict[str, float]
-    ci95: Dict[str, Tuple[float, float]]
+    names: tuple[str, ...]
+    estimates: dict[str, float]
+    stderr: dict[str, float]
+    ci95: dict[str, tuple[float, float]]
     covariance: np.ndarray
-    initial: Dict[str, float]
-    residual_rms: Dict[str, float]
+    initial: dict[str, float]
+    residual_rms: dict[str, float]
     cost: float
     m: int
     dof: int

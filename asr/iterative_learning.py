@@ -35,7 +35,7 @@ import io
 import math
 import os
 import time
-from typing import Any, Callable, Dict, Optional
+from typing import Any
 
 import numpy as np
 
@@ -135,11 +135,11 @@ class ILCResult:
     wall_s: float
     tol: float
     presets: np.ndarray
-    output: Optional[np.ndarray] = None
-    errors_joint: Optional[np.ndarray] = None
-    gains: Optional[np.ndarray] = None
-    error_traces: Optional[np.ndarray] = None
-    metadata: Dict[str, Any] = dataclasses.field(default_factory=dict)
+    output: np.ndarray | None = None
+    errors_joint: np.ndarray | None = None
+    gains: np.ndarray | None = None
+    error_traces: np.ndarray | None = None
+    metadata: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     ARRAYS = ("input", "errors", "iterations", "converged", "reference", "presets", "output",
               "errors_joint", "gains", "error_traces")

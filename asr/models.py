@@ -7,14 +7,14 @@ path, called once per joint and sub-step while the GIL is held; exceptions propa
 import dataclasses
 import html
 import numbers
-from typing import Dict, Mapping, Optional, Tuple
+from collections.abc import Mapping
 
 import numpy as np
 
 from asr import _validate as V
 from asr._ffi import ffi, lib
 from asr._model_callbacks import OUT_NAMES, Binding, PythonModel, callbacks
-from asr.errors import raise_for_status, status_text
+from asr.errors import raise_for_status
 
 _INF = float("inf")
 MAX_MODEL_PARAMS = lib.asr_model_max_params()  # own parameters of a model (the core's limit)
@@ -133,8 +133,8 @@ class PresetSpec:
     stiff: float = 0.6
     unit: str = ""
     meaning: str = "preset"
-    param: Optional[str] = None
-    below_param: Optional[str] = None
+    param: str | None = None
+    below_param: str | None = None
 
     def __post_init__(self):
         if self.kind not in _PRESET_KINDS:
@@ -199,8 +199,8 @@ class ModelSpec:
     doc: str
     nmotor: int
     kinematic_th2: bool
-    params: Tuple[ParamSpec, ...]
-    common: Tuple[ParamSpec, ...]
+    params: tuple[ParamSpec, ...]
+    common: tuple[ParamSpec, ...]
     preset: PresetSpec = PresetSpec()
 
     @property
@@ -229,7 +229,7 @@ class _Model:
 
     spec: ModelSpec
     cdef: object  # asr_model_def* (built-in: the static C definition)
-    python: Optional[PythonModel] = None
+    python: PythonModel | None = None
     keep: list = dataclasses.field(default_factory=list)
 
     def bind(self, finite=False):
@@ -259,7 +259,7 @@ def _spec_of(cdef):
     )
 
 
-_REGISTRY: Dict[str, _Model] = {}
+_REGISTRY: dict[str, _Model] = {}
 
 
 def _load_builtins():

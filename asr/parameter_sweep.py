@@ -70,7 +70,6 @@ cancel) is all a sweep of independent batches needs, and it pickles closures wit
 """
 import dataclasses
 import hashlib
-import itertools
 import json
 import math
 import os

@@ -11,7 +11,6 @@ import importlib.resources
 import math
 import numbers
 import os
-from typing import Dict, List, Optional, Tuple
 
 try:
     import tomllib
@@ -20,7 +19,8 @@ except ImportError:  # Python < 3.11
 
 from asr import _robot_files as files
 from asr.batch import Joint, check_mode
-from asr.models import get_model, models as model_specs
+from asr.models import get_model
+from asr.models import models as model_specs
 
 ROBOTS_ENV = "ASR_ROBOTS"
 PACKAGE_ROBOTS = "robots_data"  # asr/robots_data in wheels (setup.py's build_py)
@@ -50,7 +50,7 @@ class RobotJoint:
     name: str
     model: str
     mode: int
-    params: Dict[str, float]
+    params: dict[str, float]
 
     def joint(self):
         """The asr.Joint of this actuator."""
@@ -67,16 +67,16 @@ class Robot:
     description: str
     folder: str
     mjcf: str
-    joints: Tuple[RobotJoint, ...]
-    initial_q: Optional[Tuple[float, ...]] = None
-    initial_refs: Optional[Tuple[Tuple[float, float], ...]] = None
+    joints: tuple[RobotJoint, ...]
+    initial_q: tuple[float, ...] | None = None
+    initial_refs: tuple[tuple[float, float], ...] | None = None
     # robot.toml's [variants.<v>.initial] first_view: the equilibria (rad, one per joint) the
     # dashboard's first view swings about and starts at rest at, where the initial one does not
     # suit it (e.g. gravity pressing a spring on its clamp); None: the initial equilibria
-    first_view_eq: Optional[Tuple[float, ...]] = None
-    sdf: Optional[str] = None  # absolute path of the variant's SDF file (Gazebo), or None
+    first_view_eq: tuple[float, ...] | None = None
+    sdf: str | None = None  # absolute path of the variant's SDF file (Gazebo), or None
     # robot.toml's [variants.<v>.interaction]: MJCF names for interaction control (asr.interaction)
-    interaction: Optional[Tuple[Tuple[str, str], ...]] = None
+    interaction: tuple[tuple[str, str], ...] | None = None
 
     @property
     def joint_names(self):
@@ -531,7 +531,7 @@ def variant_names(name, *, allow_path=True):
     return tuple(_read_toml(folder, "robot.toml")["variants"])
 
 
-def joint_addresses(model, names, where="model") -> Tuple[List[int], List[int]]:
+def joint_addresses(model, names, where="model") -> tuple[list[int], list[int]]:
     """qpos and dof addresses of the named hinge or slide joints of a mujoco.MjModel."""
     import mujoco
 

@@ -56,9 +56,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
-import asr  # noqa: E402
 from numpy_reference import QbmoveAdvancedMode6  # noqa: E402
 from results_file import report_and_write  # noqa: E402
+
+import asr  # noqa: E402
 
 try:
     import numba

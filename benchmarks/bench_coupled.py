@@ -67,10 +67,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
-import asr  # noqa: E402
-import asr.gazebo  # noqa: E402
 from numpy_reference import DEFAULTS, QbmoveAdvancedMode6  # noqa: E402
 from results_file import report_and_write  # noqa: E402
+
+import asr  # noqa: E402
+import asr.gazebo  # noqa: E402
 
 ROBOT = "qbmove_arm_2dof"
 ROBOT_5DOF = "qbmove_arm_5dof"
@@ -550,7 +551,7 @@ def main(sizes=(1, 64, 1024), threads=(1, 2), variant=None, target_s=0.4, python
             "ratios are times")
         say(f"{'robot':<16} {'N':>4} {'asr+DART':>11} {'bare DART':>11} {'asr+MuJoCo':>11} "
             f"{'bare MuJoCo':>11} {'asr/bare DART':>13} {'DART/MuJoCo':>11} {'bare D/M':>8}")
-        for name, n, c_gz, b_gz, c_mj, b_mj, dev in gz_rows:
+        for name, n, c_gz, b_gz, c_mj, b_mj, _dev in gz_rows:
             say(f"{name:<16} {n:>4} {_fmt_rate(c_gz):>11} {_fmt_rate(b_gz):>11} "
                 f"{_fmt_rate(c_mj):>11} {_fmt_rate(b_mj):>11} {b_gz / c_gz:13.3f} "
                 f"{c_mj / c_gz:11.2f} {b_mj / b_gz:8.2f}")

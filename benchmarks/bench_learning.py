@@ -7,9 +7,10 @@ import argparse
 import os
 import time
 
+from results_file import write_results
+
 from asr.envs import vecenv_steps_per_s
 from asr.experiments import mengacci2021_ilc
-from results_file import write_results
 
 DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results",
                            "learning.json")

@@ -14,7 +14,6 @@ import time
 
 import numpy as np
 import torch
-
 from results_file import report_and_write
 
 DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "rl.json")

@@ -23,7 +23,6 @@ import math
 import numba
 import numpy as np
 from numba import prange
-
 from numpy_reference import DEFAULTS
 
 # Columns of the per-instance state row, (N, NSTATE) float64. Per-motor fields take two

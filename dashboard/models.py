@@ -3,11 +3,11 @@ NaN and infinities refused: Python's json reads NaN, Infinity and -Infinity).
 
 Ranges that depend on the robot (a preset inside its model's range, a parameter name valid for
 the joint's model) are checked by the runner, which answers 422 with asr's message."""
-from typing import Annotated, Dict, List, Literal, Optional, Union
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-Speed = Union[Literal["max"], Annotated[float, Field(gt=0, le=100)]]
+Speed = Literal["max"] | Annotated[float, Field(gt=0, le=100)]
 JointName = Annotated[str, Field(min_length=1, max_length=100)]
 
 
@@ -17,7 +17,7 @@ class Strict(BaseModel):
 
 class RobotChoice(Strict):
     robot: str = Field(..., min_length=1, max_length=200, description="robot name (GET /api/robots)")
-    variant: Optional[str] = Field(None, max_length=200, description="variant (default: the robot's)")
+    variant: str | None = Field(None, max_length=200, description="variant (default: the robot's)")
 
 
 class Gains(Strict):
@@ -25,9 +25,9 @@ class Gains(Strict):
     the joint's model may be given too (checked against asr's ranges)."""
 
     model_config = ConfigDict(extra="allow")
-    kp: Optional[float] = Field(None, ge=0, le=1e6, description="motor PID proportional gain")
-    ki: Optional[float] = Field(None, ge=0, le=1e6, description="motor PID integral gain")
-    kd: Optional[float] = Field(None, ge=0, le=1e6, description="motor PID derivative gain")
+    kp: float | None = Field(None, ge=0, le=1e6, description="motor PID proportional gain")
+    ki: float | None = Field(None, ge=0, le=1e6, description="motor PID integral gain")
+    kd: float | None = Field(None, ge=0, le=1e6, description="motor PID derivative gain")
 
     @model_validator(mode="after")
     def _short_names(self):
@@ -50,12 +50,12 @@ class Reference(Strict):
 
 
 class Control(Strict):
-    preset: Optional[Dict[JointName, Annotated[float, Field(ge=0, le=1e4)]]] = None
-    mode: Optional[Dict[JointName, Annotated[int, Field(ge=0, le=6)]]] = None
-    params: Optional[Dict[JointName, Gains]] = None
-    reference: Optional[Dict[JointName, Reference]] = None
-    speed: Optional[Speed] = None
-    paused: Optional[bool] = None
+    preset: dict[JointName, Annotated[float, Field(ge=0, le=10000.0)]] | None = None
+    mode: dict[JointName, Annotated[int, Field(ge=0, le=6)]] | None = None
+    params: dict[JointName, Gains] | None = None
+    reference: dict[JointName, Reference] | None = None
+    speed: Speed | None = None
+    paused: bool | None = None
 
 
 class Push(Strict):
@@ -65,7 +65,7 @@ class Push(Strict):
 
 
 class Compare(Strict):
-    presets: List[Annotated[float, Field(ge=0, le=1e4)]] = Field(
+    presets: list[Annotated[float, Field(ge=0, le=1e4)]] = Field(
         ..., max_length=64, description="one preset per instance ([] leaves compare mode); at "
         "most n_compare_max values")
 
@@ -78,9 +78,9 @@ class ILCStart(Strict):
     preset: float = Field(0.2, ge=0, le=1e4, description="held preset (model units)")
     duration: float = Field(5.0, gt=0, le=60, description="min-jerk 0 -> target duration, s")
     gain: float = Field(0.5, ge=0, le=10, description="learning gain K(0), rad/rad")
-    gain_decay: Optional[float] = Field(10.0, gt=0, le=1e6, description="K(n) = gain "
+    gain_decay: float | None = Field(10.0, gt=0, le=1e6, description="K(n) = gain "
                                         "exp(-n / gain_decay), iterations; null: constant gain")
-    lowpass_hz: Optional[float] = Field(None, gt=0, le=1e4, description="zero-phase low-pass "
+    lowpass_hz: float | None = Field(None, gt=0, le=1e4, description="zero-phase low-pass "
                                         "filter of each update, cut-off in Hz; null: none")
     target: float = Field(0.8, ge=-3.2, le=3.2, description="rad, every joint")
     tol: float = Field(0.08, gt=0, le=10, description="rad, converged when max |e| <= tol")
@@ -89,14 +89,14 @@ class ILCStart(Strict):
 
 class Workspace(Strict):
     robot: str = Field(..., min_length=1, max_length=200)
-    variant: Optional[str] = Field(None, max_length=200)
-    preset: Optional[Dict[JointName, Annotated[float, Field(ge=0, le=1e4)]]] = None
-    mode: Optional[Dict[JointName, Annotated[int, Field(ge=0, le=6)]]] = None
-    params: Optional[Dict[JointName, Gains]] = None
-    reference: Optional[Dict[JointName, Reference]] = None
+    variant: str | None = Field(None, max_length=200)
+    preset: dict[JointName, Annotated[float, Field(ge=0, le=10000.0)]] | None = None
+    mode: dict[JointName, Annotated[int, Field(ge=0, le=6)]] | None = None
+    params: dict[JointName, Gains] | None = None
+    reference: dict[JointName, Reference] | None = None
     speed: Speed = 1.0
     paused: bool = False
-    compare: List[Annotated[float, Field(ge=0, le=1e4)]] = Field(default_factory=list,
+    compare: list[Annotated[float, Field(ge=0, le=1e4)]] = Field(default_factory=list,
                                                                   max_length=64)
     version: Literal["asr.dashboard/1"] = "asr.dashboard/1"
 
@@ -113,4 +113,4 @@ class WSPing(Strict):
     type: Literal["ping"]
 
 
-WSMessage = Annotated[Union[WSControl, WSPush, WSPing], Field(discriminator="type")]
+WSMessage = Annotated[WSControl | WSPush | WSPing, Field(discriminator="type")]

@@ -15,8 +15,12 @@ itself presses the spring on it), the model's stiff preset is kept and the joint
 import numpy as np
 
 import asr
-from dashboard.references import (FIRST_VIEW_AMPLITUDE, FIRST_VIEW_FREQUENCY, preset_spec,
-                                  sim_references)
+from dashboard.references import (
+    FIRST_VIEW_AMPLITUDE,
+    FIRST_VIEW_FREQUENCY,
+    preset_spec,
+    sim_references,
+)
 
 PROBE_GRID = 9                           # candidate presets from soft to stiff, both included
 PROBE_S = 1.0 / FIRST_VIEW_FREQUENCY     # one period of the first view's sine, s

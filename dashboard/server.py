@@ -26,8 +26,9 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from dashboard.app import create_app
 
 try:  # uvicorn's default WebSocket protocol when the websockets package is installed
-    from uvicorn.protocols.websockets.websockets_sansio_impl import \
-        WebSocketsSansIOProtocol as _WebSocketProtocol
+    from uvicorn.protocols.websockets.websockets_sansio_impl import (
+        WebSocketsSansIOProtocol as _WebSocketProtocol,
+    )
 except ImportError:  # pragma: no cover - older uvicorn: its own protocol, without the stall limit
     _WebSocketProtocol = None
 

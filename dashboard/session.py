@@ -20,8 +20,14 @@ import asr
 from asr.robot import load_robot
 from dashboard.errors import public_message, short
 from dashboard.presets import choose_presets
-from dashboard.references import (ControlError, check_preset, first_view_motion, preset_spec,
-                                  reference_values, sim_references)
+from dashboard.references import (
+    ControlError,
+    check_preset,
+    first_view_motion,
+    preset_spec,
+    reference_values,
+    sim_references,
+)
 from dashboard.robots import NotFound, motor_count
 from dashboard.scene import SceneStream  # robot3d: poses in every frame
 

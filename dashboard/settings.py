@@ -3,7 +3,6 @@ get_settings() (cached) and overridable in tests (create_app(settings) or
 app.dependency_overrides[get_settings])."""
 import functools
 import os
-from typing import Optional, Tuple
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -32,10 +31,10 @@ class Settings(BaseModel):
     # who may drive the simulation (dashboard/security.py)
     host: str = Field("127.0.0.1", min_length=1, description="address the server listens on; "
                       "its name is a valid Host header besides the loopback names")
-    allow_origins: Tuple[str, ...] = Field((), description="extra page origins allowed to use "
+    allow_origins: tuple[str, ...] = Field((), description="extra page origins allowed to use "
                                            "the WebSocket and the state-changing routes, e.g. "
                                            "'http://mybox.lan:8000'")
-    token: Optional[str] = Field(None, min_length=16, description="if set, required on every "
+    token: str | None = Field(None, min_length=16, description="if set, required on every "
                                  "request and the WebSocket (?token=, cookie or Authorization)")
     # limits (dashboard/limits.py, dashboard/server.py)
     max_body_bytes: int = Field(1 << 20, ge=1024, le=1 << 30, description="largest HTTP "

@@ -14,8 +14,8 @@ import urllib.request
 
 import pytest
 import uvicorn
-
 from conftest import IN_CI, require
+
 from dashboard.server import uvicorn_config
 from dashboard.settings import Settings
 

@@ -15,7 +15,6 @@ import urllib.error
 import urllib.request
 
 import pytest
-
 from conftest import require
 from dashboard_server import free_port, get_json, server_process, wait_serving
 

@@ -11,11 +11,11 @@ import textwrap
 
 import numpy as np
 import pytest
+from conftest import IN_CI, require
 
 import asr
 from asr._gymnasium_envs import ENVS  # the ids only: imports nothing of gymnasium
 from asr.robot import RobotFileError
-from conftest import IN_CI, require
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)

@@ -9,10 +9,10 @@ import sys
 
 import numpy as np
 import pytest
+from conftest import IN_CI
 
 import asr
 import asr.gazebo
-from conftest import IN_CI
 
 BENCH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks")
 sys.path.insert(0, BENCH)

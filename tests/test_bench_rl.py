@@ -5,7 +5,6 @@ import os
 import sys
 
 import pytest
-
 from conftest import require
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),

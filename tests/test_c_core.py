@@ -15,7 +15,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-
 from conftest import IN_CI
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -8,14 +8,14 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import require
 
 require("fastapi")
 require("uvicorn")
+from dashboard_server import ROOT, get_json, server_process  # noqa: E402
+
 from asr.cli import DEFAULT_ROBOT, _parser, dashboard_settings, main  # noqa: E402
 from asr.robot import robot_names, robots_dir, tomllib  # noqa: E402
-from dashboard_server import ROOT, get_json, server_process  # noqa: E402
 
 ROBOTS = robots_dir()
 

@@ -12,7 +12,8 @@ E, G, RAD, L = 200e9, 80e9, 0.001, 1.0
 A, I = np.pi * RAD ** 2, np.pi * RAD ** 4 / 4
 
 
-def base_state(n0, m0, R0=np.eye(3), p0=(0.0, 0.0, 0.0)):
+def base_state(n0, m0, R0=None, p0=(0.0, 0.0, 0.0)):
+    R0 = np.eye(3) if R0 is None else R0
     return np.concatenate([p0, np.asarray(R0).ravel(), n0, m0])
 
 

@@ -8,8 +8,9 @@ from tests.conftest import require
 require("fastapi")
 require("httpx")
 
-import asr  # noqa: E402
 from dashboard_server import STREAM, app_client  # noqa: E402
+
+import asr  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -12,11 +12,11 @@ import urllib.request
 
 import numpy as np
 import pytest
-
 from conftest import require
+from dashboard_server import get_json, proc_status, server_process
+
 from dashboard import figure as fig
 from dashboard.settings import Settings
-from dashboard_server import get_json, proc_status, server_process
 
 ROBOT = ("--robot", "qbmove_snake", "--variant", "floor")
 WINDOW_S = 3.0     # a short plotted window fills fast; a first view's size does not depend on it

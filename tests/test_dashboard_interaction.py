@@ -13,11 +13,11 @@ from tests.conftest import require
 
 require("fastapi")
 require("httpx")
+from dashboard_server import wait_for  # noqa: E402
 from fastapi.testclient import TestClient  # noqa: E402
 
 from dashboard.app import create_app  # noqa: E402
 from dashboard.settings import Settings  # noqa: E402
-from dashboard_server import wait_for  # noqa: E402
 
 BASE = "http://127.0.0.1"
 STREAM = "ws://127.0.0.1/ws/stream"

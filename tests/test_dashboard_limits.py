@@ -9,16 +9,15 @@ import socket
 import time
 
 import pytest
-
 from conftest import require
 
 require("fastapi")
 require("httpx")
+from dashboard_server import get_json, running_server  # noqa: E402
 from fastapi.testclient import TestClient  # noqa: E402
 from starlette.websockets import WebSocketDisconnect  # noqa: E402
 
 from dashboard.app import create_app  # noqa: E402
-from dashboard_server import get_json, running_server  # noqa: E402
 from dashboard.settings import Settings  # noqa: E402
 
 BASE, STREAM = "http://127.0.0.1", "ws://127.0.0.1/ws/stream"
@@ -92,7 +91,7 @@ def test_a_50_mb_body_is_refused_before_it_is_read(server):
             sent += len(chunk)
             if s.recv(1, socket.MSG_PEEK):
                 status = "answered"
-        except (socket.timeout, BlockingIOError):
+        except (TimeoutError, BlockingIOError):
             continue
         except OSError:  # the server closed the connection after answering
             status = "answered"

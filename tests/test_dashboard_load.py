@@ -8,7 +8,6 @@ import socket
 import time
 
 import pytest
-
 from conftest import require
 from dashboard_server import get_json, proc_status, server_process
 

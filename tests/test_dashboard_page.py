@@ -11,7 +11,6 @@ import urllib.request
 
 import numpy as np
 import pytest
-
 from conftest import require
 
 MB = 1 << 20
@@ -297,8 +296,9 @@ def clamped_in_first_view(robot, variant, presets):
                                            ("pendulum_1dof", "qbmove_advanced")])
 @pytest.mark.slow
 def test_stiff_preset_is_the_largest_off_the_clamp(robot, variant):
-    from dashboard.presets import PROBE_GRID
     from dashboard_server import running_server
+
+    from dashboard.presets import PROBE_GRID
 
     with running_server(robot=robot, variant=variant) as url:
         joints = json.loads(get(url + "/api/state"))["joints"]

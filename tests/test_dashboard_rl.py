@@ -20,11 +20,11 @@ require("fastapi")
 require("httpx")
 require("stable_baselines3")
 require("onnxruntime")
+from dashboard_server import wait_for  # noqa: E402
 from fastapi.testclient import TestClient  # noqa: E402
 
 from dashboard.app import create_app  # noqa: E402
 from dashboard.settings import Settings  # noqa: E402
-from dashboard_server import wait_for  # noqa: E402
 
 BASE = "http://127.0.0.1"
 STREAM = "ws://127.0.0.1/ws/stream"
@@ -97,8 +97,9 @@ def test_start_refuses_values_beyond_the_server_limits(client, change, field, wo
 
 
 def test_tasks_are_the_registered_env_ids(client):
-    import asr  # noqa: F401 - registers the ids
     import gymnasium
+
+    import asr  # noqa: F401 - registers the ids
 
     t = client.get("/api/rl/tasks").json()
     assert t["tasks"] and all(x in gymnasium.registry for x in t["tasks"])

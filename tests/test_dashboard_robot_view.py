@@ -12,10 +12,10 @@ import zlib
 import mujoco
 import numpy as np
 import pytest
+from conftest import require
 from fastapi.testclient import TestClient
 
 import asr
-from conftest import require
 from dashboard import scene
 from dashboard.app import create_app
 from dashboard.references import preset_spec

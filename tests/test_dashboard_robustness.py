@@ -11,19 +11,18 @@ import sys
 import time
 
 import pytest
-
 from conftest import require
 
 require("fastapi")
 require("httpx")
 from fastapi.testclient import TestClient  # noqa: E402
 
+# the app at the default robot (fixtures client, shared_client) and its helpers
+from test_dashboard_api import BASE, STREAM, assert_running, client, shared_client  # noqa: E402,F401
+
 from dashboard.app import create_app  # noqa: E402
 from dashboard.runner import SimRunner  # noqa: E402
 from dashboard.settings import Settings  # noqa: E402
-# the app at the default robot (fixtures client, shared_client) and its helpers
-from test_dashboard_api import (BASE, STREAM, assert_running, client,  # noqa: E402,F401
-                                shared_client)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # the configuration a failed command must leave as it was (not time, frames, clients)

@@ -10,7 +10,6 @@ import threading
 import time
 
 import pytest
-
 from conftest import require
 
 require("fastapi")

@@ -4,10 +4,10 @@ import json
 
 import numpy as np
 import pytest
+from conftest import require
 
 import asr
 from asr.actuator_datasheet import Datasheet, datasheet
-from conftest import require
 
 QBA = asr.models()["qbmove_advanced"].defaults()
 K1, A1, K2, A2, QBA_MAX = QBA["k1"], QBA["a1"], QBA["k2"], QBA["a2"], QBA["max_def"]

@@ -8,12 +8,12 @@ import os
 
 import numpy as np
 import pytest
+from conftest import IN_CI
 
 import asr
 from asr import engines, gazebo
 from asr._ffi import ffi, lib
 from asr.engines.base import LinkEngine
-from conftest import IN_CI
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -16,10 +16,10 @@ import os
 
 import numpy as np
 import pytest
+from conftest import require
 
 import asr
 from asr.frequency import FrequencyResponse, frequency_response
-from conftest import require
 
 ROBOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "robots", "link_1dof")
 K_SEA = 0.25                     # N m/rad, the SEA variant's k

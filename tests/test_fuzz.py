@@ -9,9 +9,9 @@ import math
 
 import numpy as np
 import pytest
+from conftest import require
 
 import asr
-from conftest import require
 
 try:
     from hypothesis import HealthCheck, event, example, given, settings

@@ -10,12 +10,12 @@ import subprocess
 
 import numpy as np
 import pytest
+from conftest import IN_CI
 from scipy.integrate import solve_ivp
 from scipy.optimize import brentq
 
 import asr
 from asr import gazebo
-from conftest import IN_CI
 
 pytestmark = pytest.mark.gazebo
 

@@ -5,10 +5,10 @@ import json
 
 import numpy as np
 import pytest
+from conftest import require
 
 import asr
 from asr.identification import Identification, identify
-from conftest import require
 
 # [Mengacci2021] sec. 4.3, identified on the real arm (docs/models.md, robots/qbmove_arm_2dof)
 MENGACCI = {"joint1": dict(k1=0.01038, a1=6.257, k2=0.08918, a2=3.9),

@@ -16,7 +16,6 @@ import json
 
 import numpy as np
 import pytest
-
 from conftest import require
 from test_notebooks import run_notebook
 

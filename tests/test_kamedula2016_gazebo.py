@@ -9,10 +9,10 @@ import tempfile
 
 import numpy as np
 import pytest
+from test_gazebo import need_gazebo
 
 import asr
 from asr.experiments import kamedula2016 as paper
-from test_gazebo import need_gazebo
 
 pytestmark = pytest.mark.gazebo
 

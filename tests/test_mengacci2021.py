@@ -6,11 +6,10 @@ import math
 
 import numpy as np
 import pytest
+from conftest import require
 
 import asr
 from asr.experiments import mengacci2021 as S
-
-from conftest import require
 
 
 @pytest.fixture(scope="module")

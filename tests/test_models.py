@@ -8,10 +8,9 @@ import math
 
 import numpy as np
 import pytest
+from conftest import require
 
 import asr
-
-from conftest import require
 
 BUILTIN = ("rigid", "sea", "sea_damped", "awas2", "bavs", "qbmove_advanced", "qbmove")
 COMPLIANT = BUILTIN[1:]

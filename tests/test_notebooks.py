@@ -6,10 +6,10 @@ import os
 import gymnasium
 import numpy as np
 import pytest
+from conftest import require
 
 import asr.envs  # noqa: F401  (registers the environments)
 from asr.envs import cem
-from conftest import require
 
 NOTEBOOK = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                         "notebooks", "train_cem.ipynb")

@@ -5,16 +5,16 @@ import sys
 
 import numpy as np
 import pytest
+from conftest import require
 
 import asr
-from conftest import require
 
 BENCH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks")
 sys.path.insert(0, BENCH)
 
 # The same instances (parameters exercising every branch) and inputs as the NumPy reference's
 # test, so that both baselines are held to the same comparison.
-from test_numpy_reference import N, PARAMS, _inputs  # noqa: E402
+from test_numpy_reference import PARAMS, N, _inputs  # noqa: E402
 
 FIELDS = ("tau_link", "th1", "th2", "th1d", "th2d", "tau_m1", "tau_m2", "tau_f1", "tau_f2",
           "stiffness", "int1", "int2")

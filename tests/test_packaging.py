@@ -17,7 +17,6 @@ import sys
 import zipfile
 
 import pytest
-
 from conftest import require
 
 pytestmark = pytest.mark.slow

@@ -4,7 +4,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from conftest import IN_CI
 
 ROOT = Path(__file__).resolve().parents[1]

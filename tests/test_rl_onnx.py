@@ -12,7 +12,6 @@ import os
 
 import numpy as np
 import pytest
-
 from conftest import require
 
 TASK_ID = "asr/EquilibriumTracking-v0"
@@ -65,9 +64,9 @@ def save_folder(model, venv, folder, task_id):
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
     _deps()
-    from asr.rl.onnx_policy import export_onnx
-
     import torch
+
+    from asr.rl.onnx_policy import export_onnx
 
     model, venv = make_model(TASK_ID, 128)
     with torch.no_grad():   # a bolder policy: it swings the pendulum and leaves the action Box

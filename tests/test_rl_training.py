@@ -9,7 +9,6 @@ import time
 
 import numpy as np
 import pytest
-
 from conftest import require
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -13,9 +13,9 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
+from conftest import IN_CI, require
 
 from asr.robot import RobotFileError, load_robot, robot_names, robots_dir
-from conftest import IN_CI, require
 
 ROBOTS = robots_dir()
 

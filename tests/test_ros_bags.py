@@ -8,6 +8,7 @@ import subprocess
 
 import numpy as np
 import pytest
+from conftest import require, require_ros1
 
 import asr
 from asr.iterative_learning import ILCResult
@@ -15,7 +16,6 @@ from asr.parameter_sweep import SweepResult
 from asr.ros.bags import as_rollout, read_bag, write_bag
 from asr.ros.environment import tool_env
 from asr.ros.messages import STATE_INFO_DEFINITION, STATE_INFO_FIELDS
-from conftest import require, require_ros1
 
 pytestmark = pytest.mark.ros
 
@@ -213,7 +213,7 @@ def test_mcap_read_by_mcap_package(run, tmp_path):
             assert chans[topic].message_encoding == "cdr"
         assert "float64 stiff" in summary.schemas[
             chans["/instance_0/joint1/link_state"].schema_id].data.decode()
-        for schema, channel, message in reader.iter_messages(log_time_order=True):
+        for _schema, channel, message in reader.iter_messages(log_time_order=True):
             k = counts[channel.topic] = counts.get(channel.topic, -1) + 1
             assert message.log_time == message.publish_time == want_t[k]
             data = message.data

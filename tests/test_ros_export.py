@@ -15,10 +15,10 @@ import zipfile
 
 import numpy as np
 import pytest
+from conftest import require, require_ros1
 
 from asr.iterative_learning import ILCResult
 from asr.ros.export import FORMAT, export_policy, export_zip, policy_data
-from conftest import require, require_ros1
 
 pytestmark = pytest.mark.ros
 
@@ -572,9 +572,9 @@ def reach_onnx(tmp_path):
     """An exported Reach2DOF PPO policy (untrained, its action layer scaled up so that it moves
     the arm and leaves the action Box), as asr.rl.export_onnx writes it."""
     import torch
+    from test_rl_onnx import make_model
 
     from asr.rl.onnx_policy import export_onnx
-    from test_rl_onnx import make_model
 
     model, venv = make_model("asr/Reach2DOF-v0", 0, seed=2)
     with torch.no_grad():

@@ -12,7 +12,6 @@ import time
 
 import numpy as np
 import pytest
-
 from conftest import require_ros1
 
 import asr

@@ -15,13 +15,20 @@ import xml.etree.ElementTree as ET
 import mujoco
 import numpy as np
 import pytest
+from conftest import IN_CI, require_ros1
 
 import asr
 from asr.robot import robot_names
 from asr.ros.environment import tool_env
-from asr.ros.urdf import (PLUGIN_FILE, export_robot, import_robot, joint_params, mat_rpy,
-                          param_tags, rpy_mat)
-from conftest import IN_CI, require_ros1
+from asr.ros.urdf import (
+    PLUGIN_FILE,
+    export_robot,
+    import_robot,
+    joint_params,
+    mat_rpy,
+    param_tags,
+    rpy_mat,
+)
 
 pytestmark = pytest.mark.ros
 

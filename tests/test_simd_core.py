@@ -15,11 +15,11 @@ import sys
 
 import numpy as np
 import pytest
+from conftest import IN_CI
 
 import asr
 from asr._ffi import lib
 from asr.models import get_model
-from conftest import IN_CI
 
 DT = 1e-3
 STEPS = 300

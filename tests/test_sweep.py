@@ -8,10 +8,10 @@ import os
 
 import numpy as np
 import pytest
+from conftest import require
 
 import asr
 from asr.parameter_sweep import SweepResult, sweep
-from conftest import require
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PENDULUM = os.path.join(HERE, "robots", "pendulum")  # 1 DOF, dt 1 ms, mode 3 (qbmove_advanced)

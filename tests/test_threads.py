@@ -139,7 +139,7 @@ def test_sim_units_from_threads_equal_serial_ones():
         sim.batch.threads = 1 if sim.batch.threads == 2 else 2
         sim.batch.set_param(0, "k1", np.full(N, k1))
         sim.batch.set_param(0, "k1", k1)
-        sim.q
+        _ = sim.q  # the getter, racing the workers
 
     _run_threads([_until(deadline, meddle)] + [_until(deadline, worker(t)) for t in range(4)])
     assert not wrong, f"units that differ from the serial run: {wrong}"

@@ -10,12 +10,12 @@ import xml.etree.ElementTree as ET
 import gymnasium
 import numpy as np
 import pytest
+from conftest import require
 from gymnasium.vector import AutoresetMode
 
 import asr
 import asr.envs  # noqa: F401  (registers the environments)
 from asr.envs.throw import PRESET_HI, PRESET_LO, Throw, ThrowEnv, rigid_robot
-from conftest import require
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 G = 9.81

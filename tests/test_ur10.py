@@ -5,10 +5,10 @@ import os
 
 import numpy as np
 import pytest
+from conftest import require
 
 import asr
 from asr.robot import robots_dir, tomllib
-from conftest import require
 
 mujoco = require("mujoco")
 

@@ -159,7 +159,7 @@ def test_python_model_batch_mode3(cubic):
     rng = np.random.default_rng(3)
     eq0 = rng.uniform(-0.5, 0.5, n)
     b.reset(0.0, np.stack([eq0, np.zeros(n)], -1)[:, None, :])
-    for step in range(5):
+    for _step in range(5):
         eq = rng.uniform(-0.5, 0.5, n)
         q = rng.uniform(-0.7, 0.7, n)
         refs = np.stack([eq, np.full(n, 0.1)], -1)[:, None, :]

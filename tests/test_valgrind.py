@@ -10,9 +10,9 @@ import sys
 import xml.etree.ElementTree as ET
 
 import pytest
+from conftest import IN_CI
 
 import asr._core
-from conftest import IN_CI
 
 pytestmark = pytest.mark.sanitizer
 

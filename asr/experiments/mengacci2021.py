@@ -418,7 +418,6 @@ def _arm_springs(springs, robot):
 
 def _arm_sim(variant, springs, presets, settle):
     """2-DOF arm, one instance per preset, settled at rest with equilibrium 0."""
-    import mujoco
 
     robot = asr.load_robot("qbmove_arm_2dof", variant)
     sim = asr.Sim(robot, len(presets), params=_arm_params(springs, robot))

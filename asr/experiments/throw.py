@@ -60,10 +60,16 @@ import time
 
 import numpy as np
 
+from asr.envs.throw import (
+    EQ_LIMIT,
+    PRESET_HI,
+    PRESET_LO,
+    Throw,
+    landing_distance,
+    spring_energy_from_deflection,
+    spring_energy_from_torque,
+)
 from asr.experiments import command_line, write_html
-from asr.envs.throw import (PRESET_HI, PRESET_LO, EQ_LIMIT, Throw, landing_distance,
-                            spring_energy_from_deflection,
-                            spring_energy_from_torque)
 
 N_KNOTS = 4
 T_KNOTS = 0.6            # s, last knot

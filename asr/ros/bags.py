@@ -421,10 +421,10 @@ def as_rollout(topics, joint_names=None):
     names = tuple(js0["name"]) if joint_names is None else tuple(joint_names)
     t = js0["t"]
     per = {}
-    for k, ns in enumerate(prefixes):
+    for ns in prefixes:
         parts = {}
 
-        def take(topic, field, key, j=None):
+        def take(parts, topic, field, key, j=None):
             d = topics.get(topic)
             if d is None or d[key].size == 0:
                 return
@@ -438,7 +438,7 @@ def as_rollout(topics, joint_names=None):
         if tuple(js["name"]) != names:
             raise ValueError(f"{ns}/joint_states: joints {tuple(js['name'])!r}, expected {names!r}")
         for f, key in zip(("q", "qd", "tau_joint"), ("position", "velocity", "effort")):
-            take(ns + "/joint_states", f, key)
+            take(parts, ns + "/joint_states", f, key)
         for j, name in enumerate(names):
             for m, fmap in [(None, _LINK_MAP)] + list(_MOTOR_MAP.items()):
                 topic = f"{ns}/{name}/" + ("link_state" if m is None else f"motor_{m}_state")
@@ -446,9 +446,9 @@ def as_rollout(topics, joint_names=None):
                     if m is None and f in ("q", "qd", "tau_joint") or (
                             m is not None and f in ("ref1", "ref2", "stiffness")):
                         continue
-                    take(topic, f, key, j)
+                    take(parts, topic, f, key, j)
             for e in (1, 2):
-                take(f"{ns}/{name}/torque_el{e}_state", f"tau_el{e}", "data", j)
+                take(parts, f"{ns}/{name}/torque_el{e}_state", f"tau_el{e}", "data", j)
         for f, cols in parts.items():
             if None in cols:
                 per.setdefault(f, []).append(cols[None])

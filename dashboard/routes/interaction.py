@@ -7,7 +7,7 @@ when the server stops. POST routes pass the same access and size checks as every
 (dashboard/security.py, dashboard/limits.py: middleware on the whole app)."""
 import asyncio
 import contextlib
-from typing import Annotated, List, Literal, Optional
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, FastAPI, HTTPException, Request
 from pydantic import Field
@@ -34,18 +34,18 @@ router = APIRouter(prefix="/api/interaction", tags=["interaction control"], life
                               422: {"description": "invalid value"}})
 
 Law = Literal[ic.LAWS]          # type: ignore[valid-type]
-Vec3 = Annotated[List[Annotated[float, Field(ge=-1e9, le=1e9)]],
+Vec3 = Annotated[list[Annotated[float, Field(ge=-1e9, le=1e9)]],
                  Field(min_length=3, max_length=3, description="one value per task axis")]
 
 
 class LawBody(Strict):
     law: Law = Field("direct_force", description="admittance or direct_force")
-    mass: Optional[Vec3] = Field(None, description="admittance M_d, kg (> 0)")
-    damping: Optional[Vec3] = Field(None, description="admittance K_D, N s/m (> 0)")
-    stiffness: Optional[Vec3] = Field(None, description="admittance K_P, N/m (>= 0)")
-    kp: Optional[Vec3] = Field(None, description="direct force K_P, m/N (>= 0)")
-    ki: Optional[Vec3] = Field(None, description="direct force K_I, m/(N s) (>= 0)")
-    max_offset: Optional[float] = Field(None, gt=0, le=1, description="offset bound, m")
+    mass: Vec3 | None = Field(None, description="admittance M_d, kg (> 0)")
+    damping: Vec3 | None = Field(None, description="admittance K_D, N s/m (> 0)")
+    stiffness: Vec3 | None = Field(None, description="admittance K_P, N/m (>= 0)")
+    kp: Vec3 | None = Field(None, description="direct force K_P, m/N (>= 0)")
+    ki: Vec3 | None = Field(None, description="direct force K_I, m/(N s) (>= 0)")
+    max_offset: float | None = Field(None, gt=0, le=1, description="offset bound, m")
 
     def gains(self):
         return self.model_dump(include={"mass", "damping", "stiffness", "kp", "ki",
@@ -60,8 +60,8 @@ class StartBody(LawBody):
 
 
 class ReferenceBody(Strict):
-    force: Optional[Vec3] = Field(None, description="N along the task axes (tool frame)")
-    position: Optional[Vec3] = Field(None, description="m, base frame, inside the box")
+    force: Vec3 | None = Field(None, description="N along the task axes (tool frame)")
+    position: Vec3 | None = Field(None, description="m, base frame, inside the box")
 
 
 def session(request: Request) -> ic.InteractionSession:

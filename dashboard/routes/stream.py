@@ -17,11 +17,11 @@ from pydantic import TypeAdapter, ValidationError
 
 from dashboard import models
 from dashboard.errors import public_message, short, validation_text
-from dashboard.limits import MessageBudget, json_problem, size_problem
-from dashboard.routes.api import _set_fields
 from dashboard.ilc import Busy
+from dashboard.limits import MessageBudget, json_problem, size_problem
 from dashboard.references import ControlError
 from dashboard.robots import NotFound
+from dashboard.routes.api import _set_fields
 
 log = logging.getLogger(__name__)
 router = APIRouter(tags=["stream"])
