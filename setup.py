@@ -4,19 +4,26 @@ extension, built when pkg-config finds Gazebo's libraries: asr/_asr_gz.<suffix>.
 library that asr.gazebo loads like the Makefile's asr/_asr_gz.so. The robot descriptions (the
 top-level robots/ folder) are copied into the built package as asr/robots_data (build_py below).
 """
+
 import os
 import subprocess
 
 from setuptools import Extension, setup
 from setuptools.command.build_py import build_py
 
-GZ_PKGS = ["ignition-physics5", "ignition-physics5-sdf", "ignition-plugin1-loader", "sdformat12",
-           "ignition-common4-profiler"]
+GZ_PKGS = [
+    "ignition-physics5",
+    "ignition-physics5-sdf",
+    "ignition-plugin1-loader",
+    "sdformat12",
+    "ignition-common4-profiler",
+]
 
 
 def _pkg_config(*args):
-    return subprocess.run(["pkg-config", *args], check=True, capture_output=True,
-                          text=True).stdout.split()
+    return subprocess.run(
+        ["pkg-config", *args], check=True, capture_output=True, text=True
+    ).stdout.split()
 
 
 def _gazebo_shim():
@@ -26,9 +33,16 @@ def _gazebo_shim():
     except (OSError, subprocess.CalledProcessError, IndexError):
         return []  # no Gazebo libraries: asr works with MuJoCo only
     plugin = f"{libdir}/ign-physics-5/engine-plugins/libignition-physics5-dartsim-plugin.so.5"
-    return [Extension("asr._asr_gz", ["csrc/gz/asr_gz.cc"], language="c++", optional=True,
-                      extra_compile_args=cflags + ["-O2", f'-DASR_GZ_DARTSIM_PLUGIN="{plugin}"'],
-                      extra_link_args=libs)]
+    return [
+        Extension(
+            "asr._asr_gz",
+            ["csrc/gz/asr_gz.cc"],
+            language="c++",
+            optional=True,
+            extra_compile_args=cflags + ["-O2", f'-DASR_GZ_DARTSIM_PLUGIN="{plugin}"'],
+            extra_link_args=libs,
+        )
+    ]
 
 
 class BuildPyWithRobots(build_py):
@@ -51,5 +65,8 @@ class BuildPyWithRobots(build_py):
                 self.copy_file(source, out)
 
 
-setup(cffi_modules=["asr/_build.py:ffibuilder"], ext_modules=_gazebo_shim(),
-      cmdclass={"build_py": BuildPyWithRobots})
+setup(
+    cffi_modules=["asr/_build.py:ffibuilder"],
+    ext_modules=_gazebo_shim(),
+    cmdclass={"build_py": BuildPyWithRobots},
+)

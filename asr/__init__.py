@@ -9,6 +9,7 @@ the reference toolbox, in C, stepped in batches from NumPy with the GIL released
 >>> float(r.tau_link), float(r.stiffness)
 (-20.0, 200.0)
 """
+
 # asr.ilc, asr.sweep, asr.datasheet, asr.identify and asr.frequency_response are functions; their
 # modules are asr.iterative_learning, asr.parameter_sweep, asr.actuator_datasheet,
 # asr.identification and asr.frequency (names that no function shadows)
@@ -21,15 +22,15 @@ from asr.identification import Identification, identify
 from asr.interaction import Admittance, DirectForce
 from asr.iterative_learning import ILCResult, ilc
 from asr.models import (
-                        Compliance,
-                        ModelSpec,
-                        ParamSpec,
-                        PresetSpec,
-                        compliance,
-                        models,
-                        reference_map,
-                        register_model,
-                        unregister_model,
+    Compliance,
+    ModelSpec,
+    ParamSpec,
+    PresetSpec,
+    compliance,
+    models,
+    reference_map,
+    register_model,
+    unregister_model,
 )
 from asr.parameter_sweep import SweepResult, sweep
 from asr.robot import Robot, RobotFileError, RobotJoint, load_robot
@@ -42,11 +43,38 @@ del register_when_imported
 __version__ = "0.1.0"
 
 __all__ = [
-    "Batch", "Joint", "FIELDS", "FIELD_DOCS", "FIELD_UNITS", "MODES", "SimulationError",
-    "Compliance", "ModelSpec", "ParamSpec", "PresetSpec", "compliance", "models", "reference_map",
-    "register_model", "unregister_model", "Robot", "RobotFileError", "RobotJoint", "load_robot",
-    "Sim", "Admittance", "DirectForce", "ilc", "ILCResult", "sweep", "SweepResult",
-    "datasheet", "Datasheet", "identify", "Identification", "frequency_response",
+    "Batch",
+    "Joint",
+    "FIELDS",
+    "FIELD_DOCS",
+    "FIELD_UNITS",
+    "MODES",
+    "SimulationError",
+    "Compliance",
+    "ModelSpec",
+    "ParamSpec",
+    "PresetSpec",
+    "compliance",
+    "models",
+    "reference_map",
+    "register_model",
+    "unregister_model",
+    "Robot",
+    "RobotFileError",
+    "RobotJoint",
+    "load_robot",
+    "Sim",
+    "Admittance",
+    "DirectForce",
+    "ilc",
+    "ILCResult",
+    "sweep",
+    "SweepResult",
+    "datasheet",
+    "Datasheet",
+    "identify",
+    "Identification",
+    "frequency_response",
     "FrequencyResponse",
     "__version__",
 ]

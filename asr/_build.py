@@ -4,6 +4,7 @@ The cdef is csrc/asr.h itself run through the C preprocessor (cdef cannot parse 
 state fields are an X-macro list, csrc/core/asr_fields.h), so the compiler checks the
 declarations cffi sees against the real header.
 """
+
 import glob
 import os
 import shlex
@@ -57,9 +58,15 @@ extern "Python" int asr_py_refmap(void*, const double*, double, double, double*,
 # -fvisibility=hidden: the module's only exported symbol is its PyInit function; the C core's
 # functions (public asr_* and the private helpers) are reached through cffi, never by name from
 # outside, so they cannot clash with another library's symbols.
-CFLAGS = ["-std=c11", "-O3", "-ffp-contract=off", "-Wno-psabi", "-fno-math-errno",
-          "-fno-wrapv",
-          "-fvisibility=hidden"]
+CFLAGS = [
+    "-std=c11",
+    "-O3",
+    "-ffp-contract=off",
+    "-Wno-psabi",
+    "-fno-math-errno",
+    "-fno-wrapv",
+    "-fvisibility=hidden",
+]
 
 
 def header_cdef(path):
@@ -70,8 +77,9 @@ def header_cdef(path):
         return subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     except (OSError, subprocess.CalledProcessError) as exc:
         detail = getattr(exc, "stderr", "") or exc
-        raise RuntimeError(f"preprocessing {path} for the cffi cdef failed ({shlex.join(cmd)}): "
-                           f"{detail}") from None
+        raise RuntimeError(
+            f"preprocessing {path} for the cffi cdef failed ({shlex.join(cmd)}): {detail}"
+        ) from None
 
 
 ffibuilder = FFI()

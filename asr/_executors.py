@@ -1,6 +1,7 @@
 """Running independent calls on an executor: a dask.distributed.Client (many machines) or any
 concurrent.futures.Executor (threads or processes here). Used by asr.sweep (batches of samples)
 and asr.rl.train_many (training runs)."""
+
 import concurrent.futures
 
 
@@ -10,13 +11,14 @@ def completed(executor, fn, arg_tuples):
     cancelled (also when the caller stops iterating)."""
     dask = hasattr(executor, "scatter") and hasattr(executor, "gather")
     if not dask and not isinstance(executor, concurrent.futures.Executor):
-        raise TypeError(f"executor: expected a dask.distributed.Client or a "
-                        f"concurrent.futures.Executor, got {type(executor).__name__}")
+        raise TypeError(
+            f"executor: expected a dask.distributed.Client or a "
+            f"concurrent.futures.Executor, got {type(executor).__name__}"
+        )
     if dask:
         from distributed import as_completed
 
-        futures = {executor.submit(fn, *args, pure=False): k
-                   for k, args in enumerate(arg_tuples)}
+        futures = {executor.submit(fn, *args, pure=False): k for k, args in enumerate(arg_tuples)}
     else:
         as_completed = concurrent.futures.as_completed
         futures = {executor.submit(fn, *args): k for k, args in enumerate(arg_tuples)}

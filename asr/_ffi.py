@@ -1,4 +1,5 @@
 """The single import point of the compiled core: ``ffi`` and ``lib`` of ``asr._core``."""
+
 try:
     from asr._core import ffi, lib  # noqa: F401
 except ImportError as exc:  # pragma: no cover - only without a build

@@ -19,6 +19,7 @@ whole through one symlink.
 
 Used by asr.parameter_sweep, asr.iterative_learning, asr.identification and asr.rl.training.
 """
+
 import contextlib
 import ctypes
 import errno
@@ -146,8 +147,13 @@ def write_pair(manifest, ext, write_data, doc, name_key="arrays", sha_key="array
         # the new manifest is on the disk: the old data file, and those of killed writers
         # (written, never named), are no longer needed
         stale = set(_data_files(folder, base, ext))
-        if isinstance(old, str) and old.startswith(base + ".") and old.endswith(ext) \
-                and os.path.basename(old) == old and old != os.path.basename(manifest):
+        if (
+            isinstance(old, str)
+            and old.startswith(base + ".")
+            and old.endswith(ext)
+            and os.path.basename(old) == old
+            and old != os.path.basename(manifest)
+        ):
             stale.add(old)
         for n in stale - {name}:
             with contextlib.suppress(FileNotFoundError):
@@ -166,8 +172,10 @@ def read_pair(manifest, what, name_key="arrays", sha_key="arrays_sha256"):
             with open(manifest, encoding="utf-8") as f:
                 doc = json.load(f)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise ValueError(f"{manifest}: truncated or corrupted ({exc}); it is not an {what} "
-                             "written by asr: save it afresh or use another path") from None
+            raise ValueError(
+                f"{manifest}: truncated or corrupted ({exc}); it is not an {what} "
+                "written by asr: save it afresh or use another path"
+            ) from None
         name = doc.get(name_key) if isinstance(doc, dict) else None
         if not isinstance(name, str) or os.path.basename(name) != name:
             return doc, None  # not a pair: the caller says what it is not
@@ -178,12 +186,16 @@ def read_pair(manifest, what, name_key="arrays", sha_key="arrays_sha256"):
             break
         except FileNotFoundError:
             if attempt == 2:
-                raise ValueError(f"{data_path}: missing; {manifest} names it: save the {what} "
-                                 "afresh or use another path") from None
+                raise ValueError(
+                    f"{data_path}: missing; {manifest} names it: save the {what} "
+                    "afresh or use another path"
+                ) from None
     if sha_key in doc and hashlib.sha256(data).hexdigest() != doc[sha_key]:
-        raise ValueError(f"{data_path}: truncated, corrupted or not the file {manifest} was "
-                         f"saved with (its SHA-256 differs from {sha_key} there): it was not "
-                         f"written by asr as it is; save the {what} afresh or use another path")
+        raise ValueError(
+            f"{data_path}: truncated, corrupted or not the file {manifest} was "
+            f"saved with (its SHA-256 differs from {sha_key} there): it was not "
+            f"written by asr as it is; save the {what} afresh or use another path"
+        )
     return doc, data
 
 
@@ -260,8 +272,10 @@ def replace_folder(new, final):
     elif _exchange(new, final):
         shutil.rmtree(new)  # now the old folder
     else:
-        aside = tempfile.mkdtemp(prefix="." + os.path.basename(final) + "-old-",
-                                 dir=os.path.dirname(os.path.abspath(final)))
+        aside = tempfile.mkdtemp(
+            prefix="." + os.path.basename(final) + "-old-",
+            dir=os.path.dirname(os.path.abspath(final)),
+        )
         os.replace(final, os.path.join(aside, "old"))
         os.replace(new, final)
         shutil.rmtree(aside)
@@ -282,15 +296,29 @@ def check_sha256(path, arrays, saved, what):
     """ValueError naming `path` and every array whose checksum differs from `saved` (what
     sha256_arrays gave when the file was written)."""
     if not isinstance(saved, dict):
-        raise ValueError(f"{path}: no SHA-256 checksums of its data: not an {what} written by "
-                         "asr; start afresh (delete it) or use another path")
+        raise ValueError(
+            f"{path}: no SHA-256 checksums of its data: not an {what} written by "
+            "asr; start afresh (delete it) or use another path"
+        )
     now = sha256_arrays(arrays)
     bad = sorted(k for k in set(now) | set(saved) if now.get(k) != saved.get(k))
     if bad:
-        raise ValueError(f"{path}: the SHA-256 of {', '.join(bad)} differs from the one saved "
-                         f"with it: the file was edited or damaged after asr wrote it, and its "
-                         f"data cannot be trusted; start afresh (delete it) or use another path")
+        raise ValueError(
+            f"{path}: the SHA-256 of {', '.join(bad)} differs from the one saved "
+            f"with it: the file was edited or damaged after asr wrote it, and its "
+            f"data cannot be trusted; start afresh (delete it) or use another path"
+        )
 
 
-__all__ = ["atomic_write", "sha256_file", "write_pair", "read_pair", "sha256_arrays",
-           "check_sha256", "write_version", "current_version", "replace_folder", "folder_lock"]
+__all__ = [
+    "atomic_write",
+    "sha256_file",
+    "write_pair",
+    "read_pair",
+    "sha256_arrays",
+    "check_sha256",
+    "write_version",
+    "current_version",
+    "replace_folder",
+    "folder_lock",
+]

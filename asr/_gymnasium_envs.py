@@ -6,12 +6,15 @@ else right after gymnasium's own import finishes (a one-shot import hook), so th
 `import asr; gymnasium.make_vec("asr/EquilibriumTracking-v0", num_envs=N)` works in either
 import order. The entry points are strings: registering imports nothing of asr.envs.
 """
+
 import importlib.abc
 import sys
 
 ENVS = {
-    "asr/EquilibriumTracking-v0": ("asr.envs.tasks:EquilibriumTrackingEnv",
-                                   "asr.envs.tasks:EquilibriumTracking"),
+    "asr/EquilibriumTracking-v0": (
+        "asr.envs.tasks:EquilibriumTrackingEnv",
+        "asr.envs.tasks:EquilibriumTracking",
+    ),
     "asr/Reach2DOF-v0": ("asr.envs.tasks:Reach2DOFEnv", "asr.envs.tasks:Reach2DOF"),
     "asr/Throw-v0": ("asr.envs.throw:ThrowEnv", "asr.envs.throw:Throw"),
 }
@@ -24,8 +27,9 @@ def register_envs():
     for env_id, (entry, vector_entry) in ENVS.items():
         if env_id in gymnasium.registry:
             continue
-        gymnasium.register(id=env_id, entry_point=entry, vector_entry_point=vector_entry,
-                           disable_env_checker=False)
+        gymnasium.register(
+            id=env_id, entry_point=entry, vector_entry_point=vector_entry, disable_env_checker=False
+        )
 
 
 class _AfterGymnasiumImport(importlib.abc.MetaPathFinder):

@@ -2,6 +2,7 @@
 pointers register_model accepts (checked against their exact C type), the trampolines C calls for
 a Python callable (every output checked), and the per-call bindings that keep the exception a
 callable raises with the call that ran it."""
+
 import numbers
 from collections.abc import Mapping, Sequence, Sized
 
@@ -11,9 +12,10 @@ from asr._ffi import ffi, lib
 
 # asr_elastic_out's fields in struct order, listed once in C (ASR_ELASTIC_OUTPUTS, asr_model.h):
 # the real outputs, then the int 'clamped'.
-OUT_NAMES = tuple(ffi.string(lib.asr_elastic_out_name(k)).decode()
-                  for k in range(lib.ASR_NELASTIC_OUT))
-OUT_FIELDS = OUT_NAMES[:lib.ASR_NELASTIC_REAL]  # the real outputs
+OUT_NAMES = tuple(
+    ffi.string(lib.asr_elastic_out_name(k)).decode() for k in range(lib.ASR_NELASTIC_OUT)
+)
+OUT_FIELDS = OUT_NAMES[: lib.ASR_NELASTIC_REAL]  # the real outputs
 _REQUIRED = ("tau1", "stiffness")  # a Python model must return these; the rest default to 0,
 _LOAD_OF = {"load1": "tau1", "load2": "tau2"}  # except each load, the minus of its spring torque
 
@@ -64,11 +66,17 @@ class Binding:
 def _real_output(value, what, finite):
     """A callback's output `what` as a float (finite: a finite one); TypeError / ValueError
     naming it."""
-    if isinstance(value, (bool, np.bool_)) or np.ndim(value) != 0 or not (
-            isinstance(value, numbers.Real) or
-            (isinstance(value, np.ndarray) and value.dtype.kind in "iuf")):
-        raise TypeError(f"{what}: expected a real number, got {type(value).__name__} "
-                        f"{str(value)[:40]}")
+    if (
+        isinstance(value, (bool, np.bool_))
+        or np.ndim(value) != 0
+        or not (
+            isinstance(value, numbers.Real)
+            or (isinstance(value, np.ndarray) and value.dtype.kind in "iuf")
+        )
+    ):
+        raise TypeError(
+            f"{what}: expected a real number, got {type(value).__name__} {str(value)[:40]}"
+        )
     x = float(value)
     if finite and not np.isfinite(x):
         raise ValueError(f"{what}: got {x}, must be finite (to refuse a point, raise)")
@@ -84,8 +92,10 @@ def _clamped_output(value):
     if isinstance(value, np.bool_):
         value = bool(value)
     if not isinstance(value, numbers.Integral) or int(value) not in _CLAMPED:
-        raise ValueError(f"compliance output 'clamped': got {value!r}; valid: 0, 1 or 2 (an "
-                         "int, the number of springs at their deflection limit, or a bool)")
+        raise ValueError(
+            f"compliance output 'clamped': got {value!r}; valid: 0, 1 or 2 (an "
+            "int, the number of springs at their deflection limit, or a bool)"
+        )
     return int(value)
 
 
@@ -98,12 +108,15 @@ def _store_elastic(result, out, finite):
         )
     unknown = set(result) - set(OUT_NAMES)
     if unknown:
-        raise ValueError(f"unknown compliance outputs {sorted(unknown, key=str)}; valid: "
-                         f"{OUT_NAMES}")
+        raise ValueError(
+            f"unknown compliance outputs {sorted(unknown, key=str)}; valid: {OUT_NAMES}"
+        )
     missing = [k for k in _REQUIRED if k not in result]
     if missing:
-        raise ValueError(f"a Python compliance model must return 'tau1' and 'stiffness'; "
-                         f"{missing[0]!r} is missing (got {sorted(result)})")
+        raise ValueError(
+            f"a Python compliance model must return 'tau1' and 'stiffness'; "
+            f"{missing[0]!r} is missing (got {sorted(result)})"
+        )
     values = dict.fromkeys(OUT_FIELDS, 0.0)
     for k, v in result.items():
         if k != "clamped":
@@ -118,11 +131,16 @@ def _store_elastic(result, out, finite):
 
 def _store_refmap(result, th1, th2, finite):
     """Store a Python refmap's (th1, th2), both checked."""
-    if isinstance(result, (str, bytes)) or not isinstance(result, (Sequence, np.ndarray)) or \
-            len(result) != 2:
+    if (
+        isinstance(result, (str, bytes))
+        or not isinstance(result, (Sequence, np.ndarray))
+        or len(result) != 2
+    ):
         size = f" of length {len(result)}" if isinstance(result, Sized) else ""
-        raise TypeError(f"refmap: must return a pair (th1, th2), got {type(result).__name__}"
-                        f"{size} {str(result)[:40]}")
+        raise TypeError(
+            f"refmap: must return a pair (th1, th2), got {type(result).__name__}"
+            f"{size} {str(result)[:40]}"
+        )
     th1[0] = _real_output(result[0], "refmap output 'th1'", finite)
     th2[0] = _real_output(result[1], "refmap output 'th2'", finite)
 
@@ -132,8 +150,9 @@ def asr_py_elastic(user, p, inp, out):
     bound = ffi.from_handle(user)
     model = bound.python
     try:
-        result = model.elastic(inp.q, inp.qd, inp.th1, inp.th2, inp.th1d, inp.th2d,
-                               **model.kwargs(p))
+        result = model.elastic(
+            inp.q, inp.qd, inp.th1, inp.th2, inp.th1d, inp.th2d, **model.kwargs(p)
+        )
         _store_elastic(result, out, bound.finite)
         return 0
     except BaseException as exc:  # kept and re-raised by this call's caller after the C call
@@ -176,11 +195,14 @@ def _c_function(fn, param):
     tname = _FN_TYPES[param]
     expected, given = ffi.typeof(tname), ffi.typeof(fn)
     if _signature(given) != _signature(expected):
-        raise TypeError(f"{param}: expected a C function pointer of type {tname}, "
-                        f"{expected.cname}, got a cdata of type {given.cname}")
+        raise TypeError(
+            f"{param}: expected a C function pointer of type {tname}, "
+            f"{expected.cname}, got a cdata of type {given.cname}"
+        )
     if fn == ffi.NULL:
-        raise TypeError(f"{param}: got a NULL {tname} pointer ({expected.cname}); expected a C "
-                        "function")
+        raise TypeError(
+            f"{param}: got a NULL {tname} pointer ({expected.cname}); expected a C function"
+        )
     return ffi.cast(tname, fn)
 
 
@@ -190,14 +212,24 @@ def callbacks(elastic, refmap, names):
     c_el = _c_function(elastic, "elastic") if isinstance(elastic, ffi.CData) else None
     c_rm = _c_function(refmap, "refmap") if isinstance(refmap, ffi.CData) else None
     if c_el is None and not callable(elastic):
-        raise TypeError("elastic: expected a C asr_elastic_fn pointer or a Python callable, got "
-                        f"{type(elastic).__name__}")
+        raise TypeError(
+            "elastic: expected a C asr_elastic_fn pointer or a Python callable, got "
+            f"{type(elastic).__name__}"
+        )
     if c_rm is None and refmap is not None and not callable(refmap):
-        raise TypeError("refmap: expected a C asr_refmap_fn pointer or a Python callable, got "
-                        f"{type(refmap).__name__}")
+        raise TypeError(
+            "refmap: expected a C asr_refmap_fn pointer or a Python callable, got "
+            f"{type(refmap).__name__}"
+        )
     if c_el is not None and c_rm is not None:
         return c_el, c_rm, None
-    python = PythonModel(names, elastic if c_el is None else None,
-                          (refmap or _default_refmap) if c_rm is None else None)
-    return (c_el if c_el is not None else lib.asr_py_elastic,
-            c_rm if c_rm is not None else lib.asr_py_refmap, python)
+    python = PythonModel(
+        names,
+        elastic if c_el is None else None,
+        (refmap or _default_refmap) if c_rm is None else None,
+    )
+    return (
+        c_el if c_el is not None else lib.asr_py_elastic,
+        c_rm if c_rm is not None else lib.asr_py_refmap,
+        python,
+    )

@@ -1,6 +1,7 @@
 """The optional dependencies: setup.cfg's extras. A feature whose extra is not installed raises one
 ModuleNotFoundError (an ImportError) naming the extra and the pip command that installs it, e.g.
 "asr.identify needs the extra [identify] (no module 'scipy'): pip install 'asr-sim[identify]'"."""
+
 import importlib
 
 DISTRIBUTION = "asr-sim"  # setup.cfg [metadata] name (`asr` on PyPI is another project)
@@ -13,8 +14,10 @@ def install_hint(extra):
 
 def missing_extra(feature, extra, missing):
     """The error for `feature` when module `missing` of extra `extra` is not installed."""
-    return ModuleNotFoundError(f"{feature} needs the extra [{extra}] (no module {missing!r}): "
-                               f"{install_hint(extra)}", name=missing)
+    return ModuleNotFoundError(
+        f"{feature} needs the extra [{extra}] (no module {missing!r}): {install_hint(extra)}",
+        name=missing,
+    )
 
 
 def need(module, extra, feature):

@@ -10,16 +10,21 @@ read on a robot file's say-so, a link loop would read as "not found".
 Checks come before MuJoCo, SDFormat or the TOML reader opens a file; reads of checked files open
 them non-blocking and check the opened file again (it may have been swapped since).
 """
+
 import errno
 import os
 import stat
 import xml.etree.ElementTree as ET
 
-MAX_BYTES = 64 * 1024 * 1024   # a mesh may be large; robot.toml and XML files are far smaller
+MAX_BYTES = 64 * 1024 * 1024  # a mesh may be large; robot.toml and XML files are far smaller
 _ALLOWED = "robot files must be regular files inside the robot's folder"
-_KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
-          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
-          (stat.S_ISDIR, "a folder"))
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISDIR, "a folder"),
+)
 
 
 class BadFile(Exception):
@@ -145,9 +150,11 @@ def sdf_files(folder, sdf, name):
     root = _xml(folder, sdf, name)
     for uri in root.iter("uri"):
         text = (uri.text or "").strip()
-        path = text[len("file://"):] if text.startswith("file://") else text
+        path = text[len("file://") :] if text.startswith("file://") else text
         if "://" in path:
-            raise BadFile(f"{name!r}: <uri> {text!r}: only files inside the robot's folder "
-                          "(a relative path) are allowed")
+            raise BadFile(
+                f"{name!r}: <uri> {text!r}: only files inside the robot's folder "
+                "(a relative path) are allowed"
+            )
         _asset(folder, [os.path.join(os.path.dirname(sdf), path)], text)
     return root

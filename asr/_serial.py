@@ -18,6 +18,7 @@ Two ways into a batch are refused rather than waited for, since waiting could no
 - in a child process forked while another thread was inside a call: that thread does not exist
   in the child, so the lock would never be released, and the state is a copy from mid-call.
 """
+
 import functools
 import os
 import threading
@@ -51,10 +52,14 @@ class BatchLock:
     def run_c(self, what, fn, *args):
         """fn(*args), a C call that may call a Python model back: calls into this batch from
         inside it are refused, naming `what` (the running call)."""
-        before, self.refusal = self.refusal, (
-            f"called from inside a callback (a Python compliance model) of this batch's running "
-            f"{what}: it would change the batch under the call that is using it; make the call "
-            f"after {what} returns")
+        before, self.refusal = (
+            self.refusal,
+            (
+                f"called from inside a callback (a Python compliance model) of this batch's running "
+                f"{what}: it would change the batch under the call that is using it; make the call "
+                f"after {what} returns"
+            ),
+        )
         try:
             return fn(*args)
         finally:
@@ -67,10 +72,12 @@ class BatchLock:
             self._rlock.release()
             return
         self._rlock = threading.RLock()
-        self.refusal = ("this process was forked while another thread was inside a call on this "
-                        "batch: the child's copy of it is from the middle of that call and cannot "
-                        "be used; create a new Batch / Sim in the child (or fork while no thread "
-                        "uses this one)")
+        self.refusal = (
+            "this process was forked while another thread was inside a call on this "
+            "batch: the child's copy of it is from the middle of that call and cannot "
+            "be used; create a new Batch / Sim in the child (or fork while no thread "
+            "uses this one)"
+        )
 
 
 _LOCKS = weakref.WeakSet()
@@ -92,8 +99,9 @@ def serialised(method):
         lock = self._lock
         with lock._rlock:
             if lock.refusal is not None:
-                raise RuntimeError(f"{type(self).__name__}.{method.__name__}: refused, "
-                                   f"{lock.refusal}")
+                raise RuntimeError(
+                    f"{type(self).__name__}.{method.__name__}: refused, {lock.refusal}"
+                )
             return method(self, *args, **kwargs)
 
     return locked

@@ -1,5 +1,6 @@
 """Checks done in Python before any pointer reaches C: dtype, shape, contiguity, writability,
 finiteness and ranges, with errors that name the argument, its value and what is valid."""
+
 import numbers
 
 import numpy as np
@@ -35,8 +36,9 @@ def real_array(value, name):
         arr = np.asarray(value)
     except Exception as exc:  # ragged lists and the like
         raise TypeError(f"{name}: expected a real number or array of reals ({exc})") from None
-    if arr.dtype == np.bool_ or not (np.issubdtype(arr.dtype, np.integer)
-                                     or np.issubdtype(arr.dtype, np.floating)):
+    if arr.dtype == np.bool_ or not (
+        np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
+    ):
         raise TypeError(
             f"{name}: expected real numbers (float64, or a type convertible to it without loss "
             f"of meaning), got dtype {arr.dtype}"
@@ -71,7 +73,9 @@ def broadcast_input(value, name, shape):
     try:
         out = np.broadcast_to(arr, shape)
     except ValueError:
-        raise ValueError(f"{name}: shape {arr.shape} does not broadcast to {tuple(shape)}") from None
+        raise ValueError(
+            f"{name}: shape {arr.shape} does not broadcast to {tuple(shape)}"
+        ) from None
     return finite(np.asarray(out, order="C"), name)
 
 

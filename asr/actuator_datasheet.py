@@ -5,6 +5,7 @@ Everything is evaluated with asr.compliance and asr.reference_map at the model's
 spring physics lives here, so a user model registered with asr.register_model gets a datasheet
 too.
 """
+
 import dataclasses
 
 import numpy as np
@@ -67,17 +68,20 @@ class Datasheet:
         "motor_torque" (2,) N m} at `preset` (preset_unit; ignored for preset kind "none") and
         `deflection` (rad)."""
         evaluator = _Evaluator(self.model, self.params)
-        pre = (np.zeros(1) if self.preset_kind == "none"
-               else evaluator.check_presets(preset, "preset"))
+        pre = (
+            np.zeros(1) if self.preset_kind == "none" else evaluator.check_presets(preset, "preset")
+        )
         phi = V.finite_array(deflection, "deflection")
         if phi.ndim != 0:
             raise ValueError(f"deflection: expected a number, got shape {phi.shape}")
         phi = phi.reshape(1)
         point = evaluator.characteristics(pre, phi)
-        return {"torque": float(point["torque"][0, 0]),
-                "stiffness": float(point["stiffness"][0, 0]),
-                "energy": float(evaluator.energy(pre, phi)[0, 0]),
-                "motor_torque": point["motor_torque"][0, 0].copy()}
+        return {
+            "torque": float(point["torque"][0, 0]),
+            "stiffness": float(point["stiffness"][0, 0]),
+            "energy": float(evaluator.energy(pre, phi)[0, 0]),
+            "motor_torque": point["motor_torque"][0, 0].copy(),
+        }
 
     def figure(self, operating_point=None):
         """A plotly Figure, 2 x 2 panels: torque vs deflection (a trace per preset), stiffness vs
@@ -86,28 +90,58 @@ class Datasheet:
         need("plotly", "plots", "Datasheet.figure")
         from plotly.subplots import make_subplots
 
-        fig = make_subplots(rows=2, cols=2, subplot_titles=(
-            "torque vs deflection", "stiffness vs deflection",
-            "stiffness vs preset (zero deflection)", "stored energy vs deflection"))
+        fig = make_subplots(
+            rows=2,
+            cols=2,
+            subplot_titles=(
+                "torque vs deflection",
+                "stiffness vs deflection",
+                "stiffness vs preset (zero deflection)",
+                "stored energy vs deflection",
+            ),
+        )
         for k, preset in enumerate(self.presets):
             label = f"preset {preset:g} {self.preset_unit}".rstrip()
-            for (row, col), y in (((1, 1), self.torque), ((1, 2), self.stiffness),
-                                  ((2, 2), self.energy)):
-                fig.add_scatter(x=self.deflection, y=y[k], mode="lines", name=label,
-                                legendgroup=label, showlegend=(row, col) == (1, 1),
-                                line=dict(color=_COLORS[k % len(_COLORS)]), row=row, col=col)
-        fig.add_scatter(x=self.preset_grid, y=self.stiffness_vs_preset, mode="lines",
-                        name="stiffness at zero deflection", showlegend=False, row=2, col=1,
-                        line=dict(color="black"))
+            for (row, col), y in (
+                ((1, 1), self.torque),
+                ((1, 2), self.stiffness),
+                ((2, 2), self.energy),
+            ):
+                fig.add_scatter(
+                    x=self.deflection,
+                    y=y[k],
+                    mode="lines",
+                    name=label,
+                    legendgroup=label,
+                    showlegend=(row, col) == (1, 1),
+                    line=dict(color=_COLORS[k % len(_COLORS)]),
+                    row=row,
+                    col=col,
+                )
+        fig.add_scatter(
+            x=self.preset_grid,
+            y=self.stiffness_vs_preset,
+            mode="lines",
+            name="stiffness at zero deflection",
+            showlegend=False,
+            row=2,
+            col=1,
+            line=dict(color="black"),
+        )
         if operating_point is not None:
             self._mark(fig, operating_point)
         unit = f" ({self.preset_unit})" if self.preset_unit else ""
-        preset_title = (f"preset{unit}" if self.preset_kind != "none"
-                        else "preset (unused: no stiffness command)")
-        for row, col, x, y in ((1, 1, "deflection (rad)", "torque (N m)"),
-                               (1, 2, "deflection (rad)", "stiffness (N m/rad)"),
-                               (2, 1, preset_title, "stiffness (N m/rad)"),
-                               (2, 2, "deflection (rad)", "energy (J)")):
+        preset_title = (
+            f"preset{unit}"
+            if self.preset_kind != "none"
+            else "preset (unused: no stiffness command)"
+        )
+        for row, col, x, y in (
+            (1, 1, "deflection (rad)", "torque (N m)"),
+            (1, 2, "deflection (rad)", "stiffness (N m/rad)"),
+            (2, 1, preset_title, "stiffness (N m/rad)"),
+            (2, 2, "deflection (rad)", "energy (J)"),
+        ):
             fig.update_xaxes(title_text=x, row=row, col=col)
             fig.update_yaxes(title_text=y, row=row, col=col)
         fig.update_layout(title=f"{self.model} datasheet", legend_title_text="preset")
@@ -117,19 +151,30 @@ class Datasheet:
         try:
             preset, deflection = operating_point
         except (TypeError, ValueError):
-            raise ValueError("operating_point: expected (preset, deflection), got "
-                             f"{operating_point!r}") from None
+            raise ValueError(
+                f"operating_point: expected (preset, deflection), got {operating_point!r}"
+            ) from None
         if self.preset_kind == "none":  # the single curve's place on the preset axis
             preset = float(self.presets[0])
         point = self.at(preset, deflection)
         marker = dict(symbol="x", size=12, color="red")
-        for (row, col), x, y in (((1, 1), deflection, point["torque"]),
-                                 ((1, 2), deflection, point["stiffness"]),
-                                 ((2, 1), preset, self.at(preset, 0.0)["stiffness"]),
-                                 ((2, 2), deflection, point["energy"])):
-            fig.add_scatter(x=[float(x)], y=[y], mode="markers", marker=marker,
-                            name="operating point", legendgroup="operating point",
-                            showlegend=(row, col) == (1, 1), row=row, col=col)
+        for (row, col), x, y in (
+            ((1, 1), deflection, point["torque"]),
+            ((1, 2), deflection, point["stiffness"]),
+            ((2, 1), preset, self.at(preset, 0.0)["stiffness"]),
+            ((2, 2), deflection, point["energy"]),
+        ):
+            fig.add_scatter(
+                x=[float(x)],
+                y=[y],
+                mode="markers",
+                marker=marker,
+                name="operating point",
+                legendgroup="operating point",
+                showlegend=(row, col) == (1, 1),
+                row=row,
+                col=col,
+            )
 
     def as_dict(self):
         """JSON-able form: arrays as nested lists, non-finite numbers (an absent deflection
@@ -144,8 +189,18 @@ class Datasheet:
         return out
 
 
-_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
-           "#7f7f7f", "#bcbd22", "#17becf")
+_COLORS = (
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+)
 
 
 def _json_numbers(arr):
@@ -177,11 +232,16 @@ def datasheet(model, presets=None, *, deflections=None, n=201, **params):
     pre = spec.preset
     if pre.kind == "param" and pre.param in params:
         if presets is not None:
-            raise ValueError(f"presets and {pre.param}: the preset of {spec.name!r} is the spring "
-                             f"parameter {pre.param}; give one of them, not both")
+            raise ValueError(
+                f"presets and {pre.param}: the preset of {spec.name!r} is the spring "
+                f"parameter {pre.param}; give one of them, not both"
+            )
         presets = params[pre.param]
-    presets = (evaluator.preset_span(DEFAULT_PRESET_COUNT) if presets is None
-               else evaluator.check_presets(presets, "presets"))
+    presets = (
+        evaluator.preset_span(DEFAULT_PRESET_COUNT)
+        if presets is None
+        else evaluator.check_presets(presets, "presets")
+    )
     max_def = evaluator.params.get("max_def", np.inf)
     phi = _deflections(deflections, n, max_def)
     curves = evaluator.characteristics(presets, phi)
@@ -190,16 +250,23 @@ def datasheet(model, presets=None, *, deflections=None, n=201, **params):
     ends = phi[[0, -1]] if not np.isfinite(max_def) else np.array([-max_def, max_def])
     max_torque = np.abs(evaluator.characteristics(presets, ends)["torque"]).max(axis=1)
     return Datasheet(
-        model=spec.name, params=dict(evaluator.params), preset_kind=pre.kind,
-        preset_unit=pre.unit if pre.kind != "none" else "", preset_meaning=pre.meaning,
-        presets=V.read_only(presets), deflection=V.read_only(phi),
+        model=spec.name,
+        params=dict(evaluator.params),
+        preset_kind=pre.kind,
+        preset_unit=pre.unit if pre.kind != "none" else "",
+        preset_meaning=pre.meaning,
+        presets=V.read_only(presets),
+        deflection=V.read_only(phi),
         torque=V.read_only(curves["torque"]),
-        stiffness=V.read_only(curves["stiffness"]), preset_grid=V.read_only(grid),
+        stiffness=V.read_only(curves["stiffness"]),
+        preset_grid=V.read_only(grid),
         stiffness_vs_preset=V.read_only(at_zero),
         stiffness_range=(float(at_zero.min()), float(at_zero.max())),
-        max_deflection=float(max_def), max_torque=V.read_only(max_torque),
+        max_deflection=float(max_def),
+        max_torque=V.read_only(max_torque),
         motor_torque=V.read_only(curves["motor_torque"]),
-        energy=V.read_only(evaluator.energy(presets, phi)))
+        energy=V.read_only(evaluator.energy(presets, phi)),
+    )
 
 
 def _deflections(deflections, n, max_def):
@@ -209,8 +276,9 @@ def _deflections(deflections, n, max_def):
         return np.linspace(-half, half, n)
     phi = V.finite_array(deflections, "deflections")
     if phi.ndim > 1 or phi.size == 0:
-        raise ValueError(f"deflections: expected a non-empty 1-D array (rad), got shape "
-                         f"{phi.shape}")
+        raise ValueError(
+            f"deflections: expected a non-empty 1-D array (rad), got shape {phi.shape}"
+        )
     return phi.reshape(-1)
 
 
@@ -220,8 +288,10 @@ class _Evaluator:
     def __init__(self, model, params):
         self.spec = get_model(model).spec
         if self.spec.nmotor == 0:
-            raise ValueError(f"model: {model!r} has no spring (no motor), so no datasheet; "
-                             "choose a compliant model")
+            raise ValueError(
+                f"model: {model!r} has no spring (no motor), so no datasheet; "
+                "choose a compliant model"
+            )
         self.params = self._checked(params)
 
     def _checked(self, params):
@@ -229,34 +299,46 @@ class _Evaluator:
         own = {p.name: p for p in self.spec.params}
         for name, value in params.items():
             if name not in own:
-                raise ValueError(f"unknown parameter {name!r} for model {self.spec.name!r}; "
-                                 f"valid: {', '.join(own) or 'none'}")
+                raise ValueError(
+                    f"unknown parameter {name!r} for model {self.spec.name!r}; "
+                    f"valid: {', '.join(own) or 'none'}"
+                )
             if np.ndim(value) != 0:
                 raise ValueError(f"{name}: expected a number, got shape {np.shape(value)}")
-        return {name: float(p.check(params.get(name, p.default), f"{self.spec.name}."))
-                for name, p in own.items()}
+        return {
+            name: float(p.check(params.get(name, p.default), f"{self.spec.name}."))
+            for name, p in own.items()
+        }
 
     def check_presets(self, values, name):
         """values as a (P,) float array inside the model's preset range; ValueError otherwise."""
         pre = self.spec.preset
         if pre.kind == "none":
-            raise ValueError(f"{name}: model {self.spec.name!r} has no stiffness preset (kind "
-                             "'none'); leave it out")
+            raise ValueError(
+                f"{name}: model {self.spec.name!r} has no stiffness preset (kind "
+                "'none'); leave it out"
+            )
         arr = V.finite_array(values, name)
         if arr.ndim > 1 or arr.size == 0:
-            raise ValueError(f"{name}: expected a number or a non-empty 1-D array, got shape "
-                             f"{arr.shape}")
+            raise ValueError(
+                f"{name}: expected a number or a non-empty 1-D array, got shape {arr.shape}"
+            )
         arr = arr.reshape(-1)
         unit = f" {pre.unit}" if pre.unit else ""
         outside = (arr < pre.lo) | (arr > pre.hi)
         if pre.kind == "param":
             outside |= ~self.spec.param(pre.param).valid(arr)
         if outside.any():
-            extra = (f" and {pre.param} in {self.spec.param(pre.param).range_text}"
-                     if pre.kind == "param" else "")
-            raise ValueError(f"{name}: got {V.num(arr[outside][0])}{unit}, valid range "
-                             f"[{V.num(pre.lo)}, {V.num(pre.hi)}]{unit}{extra} "
-                             f"({pre.meaning} of {self.spec.name!r})")
+            extra = (
+                f" and {pre.param} in {self.spec.param(pre.param).range_text}"
+                if pre.kind == "param"
+                else ""
+            )
+            raise ValueError(
+                f"{name}: got {V.num(arr[outside][0])}{unit}, valid range "
+                f"[{V.num(pre.lo)}, {V.num(pre.hi)}]{unit}{extra} "
+                f"({pre.meaning} of {self.spec.name!r})"
+            )
         if pre.below_param is not None:
             check_ref2(self.spec, arr, self.params[pre.below_param], name)
         return arr
@@ -270,12 +352,17 @@ class _Evaluator:
         lo, hi = pre.lo, pre.hi
         if pre.below_param is not None:
             hi = min(hi, self.params[pre.below_param])
-        for trial in (np.linspace(lo, hi, count), np.linspace(lo, hi, count + 1)[1:],
-                      np.linspace(lo, hi, count + 1)[:-1], np.linspace(lo, hi, count + 2)[1:-1]):
+        for trial in (
+            np.linspace(lo, hi, count),
+            np.linspace(lo, hi, count + 1)[1:],
+            np.linspace(lo, hi, count + 1)[:-1],
+            np.linspace(lo, hi, count + 2)[1:-1],
+        ):
             if self._valid_presets(trial):
                 return trial
-        raise ValueError(f"presets: no valid preset in [{V.num(lo)}, {V.num(hi)}] for model "
-                         f"{self.spec.name!r}")
+        raise ValueError(
+            f"presets: no valid preset in [{V.num(lo)}, {V.num(hi)}] for model {self.spec.name!r}"
+        )
 
     def _valid_presets(self, arr):
         try:
@@ -307,9 +394,11 @@ class _Evaluator:
         holding = np.stack([-r.load1, -r.load2], axis=-1)
         if self.spec.nmotor < 2:
             holding[..., 1] = 0.0
-        return {"torque": np.broadcast_to(r.tau_link, shape).copy(),
-                "stiffness": np.broadcast_to(r.stiffness, shape).copy(),
-                "motor_torque": np.broadcast_to(holding, shape + (2,)).copy()}
+        return {
+            "torque": np.broadcast_to(r.tau_link, shape).copy(),
+            "stiffness": np.broadcast_to(r.stiffness, shape).copy(),
+            "motor_torque": np.broadcast_to(holding, shape + (2,)).copy(),
+        }
 
     def energy(self, presets, phi):
         """(P, D) J: integral of -torque from 0 to each phi, trapezoid rule on a grid of

@@ -5,6 +5,7 @@ one batch is a parameter sweep. The state is one NumPy block (N, J, n_fields) ow
 written by C, one contiguous record per joint; its fields are exposed as read-only (N, J)
 strided views, never copies.
 """
+
 import dataclasses
 import os
 from collections.abc import Mapping, Sequence
@@ -33,8 +34,10 @@ def _check_simd_cap():
     kernel or is unset/empty (a typo would silently cap nothing)."""
     cap = os.environ.get("ASR_SIMD", "")
     if cap and cap not in SIMD_KERNELS:
-        raise ValueError(f"ASR_SIMD={cap!r} is not one of the step's instruction sets "
-                         f"{', '.join(SIMD_KERNELS)} (or unset for the widest this CPU runs)")
+        raise ValueError(
+            f"ASR_SIMD={cap!r} is not one of the step's instruction sets "
+            f"{', '.join(SIMD_KERNELS)} (or unset for the widest this CPU runs)"
+        )
 
 
 # The state fields, listed once in csrc/core/asr_fields.h: names in record order, SI units ("" for
@@ -52,8 +55,9 @@ ON_ERROR = ("raise", "flag")
 # Motor sub-step schemes (csrc/core/motor.h): "euler" first order, L-stable (damps stiff modes and,
 # numerically, an undamped motor oscillation by a damping ratio of about h w / 2); "trapezoid"
 # second order, A-stable, no numerical damping (stiff modes ring instead of dying out).
-MOTOR_SCHEMES = {n: k for k, n in enumerate(_c_names(lib.asr_motor_scheme_name,
-                                                     lib.ASR_NMOTOR_SCHEME))}
+MOTOR_SCHEMES = {
+    n: k for k, n in enumerate(_c_names(lib.asr_motor_scheme_name, lib.ASR_NMOTOR_SCHEME))
+}
 
 
 def check_on_error(on_error):
@@ -69,8 +73,10 @@ def check_record(record):
     elif isinstance(record, (list, tuple)):
         record = tuple(record)
     else:
-        raise TypeError(f"record: expected a state field name or a list of them, got "
-                        f"{type(record).__name__} {record!r}; valid names: {', '.join(FIELDS)}")
+        raise TypeError(
+            f"record: expected a state field name or a list of them, got "
+            f"{type(record).__name__} {record!r}; valid names: {', '.join(FIELDS)}"
+        )
     for f in record:
         if not isinstance(f, str) or f not in FIELDS:
             raise ValueError(f"record: unknown state field {f!r}; valid: {', '.join(FIELDS)}")
@@ -138,11 +144,14 @@ def _as_joint(j, index):
         j = Joint(d.pop("model"), d.pop("mode", None), d.pop("params", d))
     if isinstance(j, Joint):
         if not isinstance(j.params, Mapping):
-            raise TypeError(f"joints[{index}].params: expected a mapping {{parameter name: "
-                            f"value}}, got {type(j.params).__name__} {j.params!r}")
+            raise TypeError(
+                f"joints[{index}].params: expected a mapping {{parameter name: "
+                f"value}}, got {type(j.params).__name__} {j.params!r}"
+            )
         return j
-    raise TypeError(f"joints[{index}]: expected an asr.Joint, a model name or a dict, "
-                    f"got {type(j).__name__}")
+    raise TypeError(
+        f"joints[{index}]: expected an asr.Joint, a model name or a dict, got {type(j).__name__}"
+    )
 
 
 def check_mode(mode, spec, where):
@@ -150,8 +159,10 @@ def check_mode(mode, spec, where):
     Internal: for asr.Batch, asr.load_robot and the dashboard."""
     mode = V.positive_int(mode, f"{where}mode", lo=0, hi=6)
     if spec.nmotor == 0 and mode > 1:
-        raise ValueError(f"{where}mode: model {spec.name!r} has no spring; got mode {mode}, "
-                         "valid modes 0 (link torque) and 1 (link PID)")
+        raise ValueError(
+            f"{where}mode: model {spec.name!r} has no spring; got mode {mode}, "
+            "valid modes 0 (link torque) and 1 (link PID)"
+        )
     return mode
 
 
@@ -174,13 +185,22 @@ class Batch:
     rollout with on_error='raise' refuse to run (SimulationError naming it).
     """
 
-    def __init__(self, joints: Sequence, n_instances: int = 1, *, threads: int = 1,
-                 max_substep: float = 1e-3, motor_scheme: str = "euler"):
+    def __init__(
+        self,
+        joints: Sequence,
+        n_instances: int = 1,
+        *,
+        threads: int = 1,
+        max_substep: float = 1e-3,
+        motor_scheme: str = "euler",
+    ):
         if isinstance(joints, (str, Joint, dict)):
             joints = [joints]
         if not isinstance(joints, (list, tuple)):
-            raise TypeError(f"joints: expected a sequence of asr.Joint, model names or dicts, "
-                            f"got {type(joints).__name__} {joints!r}")
+            raise TypeError(
+                f"joints: expected a sequence of asr.Joint, model names or dicts, "
+                f"got {type(joints).__name__} {joints!r}"
+            )
         joints = [_as_joint(j, k) for k, j in enumerate(joints)]
         if not joints:
             raise ValueError("joints: need at least one joint")
@@ -191,8 +211,11 @@ class Batch:
         self._models = [get_model(j.model) for j in joints]
         self._specs = tuple(m.spec for m in self._models)
         modes = [
-            check_mode(6 if j.mode is None and s.nmotor else 0 if j.mode is None else j.mode,
-                        s, f"joints[{k}].")
+            check_mode(
+                6 if j.mode is None and s.nmotor else 0 if j.mode is None else j.mode,
+                s,
+                f"joints[{k}].",
+            )
             for k, (j, s) in enumerate(zip(joints, self.specs))
         ]
         self._modes = np.array(modes, dtype=np.int32)
@@ -204,14 +227,19 @@ class Batch:
         status = ffi.new("asr_status_arrays*")
         status.code = ffi.cast("int*", ffi.from_buffer(self._code, require_writable=True))
         status.joint = ffi.cast("int*", ffi.from_buffer(self._bad_joint, require_writable=True))
-        status.step = ffi.cast("long long*",
-                               ffi.from_buffer(self._bad_step, require_writable=True))
+        status.step = ffi.cast("long long*", ffi.from_buffer(self._bad_step, require_writable=True))
         self._bound = [m.bind() for m in self._models]  # a Python model's errors stay this batch's
         defs = ffi.new("const asr_model_def*[]", [b.cdef for b in self._bound])
         out = ffi.new("asr_batch**")
-        st = lib.asr_batch_create(out, n, nj, defs, ffi.from_buffer("int[]", self._modes),
-                                  ffi.from_buffer("double[]", self._state, require_writable=True),
-                                  status[0])
+        st = lib.asr_batch_create(
+            out,
+            n,
+            nj,
+            defs,
+            ffi.from_buffer("int[]", self._modes),
+            ffi.from_buffer("double[]", self._state, require_writable=True),
+            status[0],
+        )
         raise_for_status(st, "Batch")
         self._b = ffi.gc(out[0], lib.asr_batch_destroy)
         self._python_models = [b for b in self._bound if b.python is not None]
@@ -292,8 +320,9 @@ class Batch:
     def motor_scheme(self, name):
         if not isinstance(name, str) or name not in MOTOR_SCHEMES:
             raise ValueError(f"motor_scheme: got {name!r}, valid: {', '.join(MOTOR_SCHEMES)}")
-        raise_for_status(lib.asr_batch_set_motor_scheme(self._b, MOTOR_SCHEMES[name]),
-                     "motor_scheme")
+        raise_for_status(
+            lib.asr_batch_set_motor_scheme(self._b, MOTOR_SCHEMES[name]), "motor_scheme"
+        )
         self._motor_scheme = name
 
     @property
@@ -315,8 +344,10 @@ class Batch:
     def _param_index(self, j, name):
         names = [p.name for p in self.specs[j].all_params]
         if name not in names:
-            raise ValueError(f"joint {j} ({self.specs[j].name}): unknown parameter {name!r}; "
-                             f"valid: {', '.join(names)}")
+            raise ValueError(
+                f"joint {j} ({self.specs[j].name}): unknown parameter {name!r}; "
+                f"valid: {', '.join(names)}"
+            )
         return names.index(name)
 
     @serialised
@@ -329,8 +360,9 @@ class Batch:
         if v.ndim == 0 or v.size == 1:
             v = v.reshape(1)
         elif v.shape != (self.n_instances,):
-            raise ValueError(f"joint {j} {name}: expected a scalar or shape "
-                             f"({self.n_instances},), got {v.shape}")
+            raise ValueError(
+                f"joint {j} {name}: expected a scalar or shape ({self.n_instances},), got {v.shape}"
+            )
         bad = ffi.new("int*", -1)
         st = lib.asr_batch_set_param(self._b, j, k, ffi.from_buffer("double[]", v), v.size, bad)
         if st == lib.ASR_ERR_RANGE and bad[0] >= 0:
@@ -359,9 +391,12 @@ class Batch:
         j = self._joint_index(joint)
         k = self._param_index(j, name)
         out = np.empty(self.n_instances)
-        raise_for_status(lib.asr_batch_get_param(self._b, j, k, ffi.from_buffer("double[]", out,
-                                                                          require_writable=True)),
-                     "get_param")
+        raise_for_status(
+            lib.asr_batch_get_param(
+                self._b, j, k, ffi.from_buffer("double[]", out, require_writable=True)
+            ),
+            "get_param",
+        )
         return out
 
     def _refusal(self, j, k, v, i):
@@ -374,8 +409,11 @@ class Batch:
             return f"{where}, valid range {spec.range_text}{unit}"
         other = "pos_max" if spec.name == "pos_min" else "pos_min"
         o = self.get_param(j, other)
-        bound = V.num(o[i]) if v.size > 1 or np.all(o == o[0]) else \
-            f"{V.num(o.min())} to {V.num(o.max())} across the instances"
+        bound = (
+            V.num(o[i])
+            if v.size > 1 or np.all(o == o[0])
+            else f"{V.num(o.min())} to {V.num(o.max())} across the instances"
+        )
         return f"{where}, valid range: pos_min < pos_max (the other bound, {other}, is {bound})"
 
     # ------------------------------------------------------------ state
@@ -384,8 +422,9 @@ class Batch:
         views = self.__dict__.get("_views")
         if views is not None and name in views:
             return views[name]
-        raise AttributeError(f"{type(self).__name__!s} has no attribute {name!r}; state fields: "
-                             + ", ".join(FIELDS))
+        raise AttributeError(
+            f"{type(self).__name__!s} has no attribute {name!r}; state fields: " + ", ".join(FIELDS)
+        )
 
     def field(self, name):
         """Read-only (N, J) view of state field `name` (see asr.batch.FIELD_DOCS)."""
@@ -403,8 +442,13 @@ class Batch:
     def errors(self):
         """One dict per frozen instance: instance, joint, step, code and reason."""
         return [
-            {"instance": int(i), "joint": int(self._bad_joint[i]), "step": int(self._bad_step[i]),
-             "code": int(self._code[i]), "reason": status_text(self._code[i])}
+            {
+                "instance": int(i),
+                "joint": int(self._bad_joint[i]),
+                "step": int(self._bad_step[i]),
+                "code": int(self._code[i]),
+                "reason": status_text(self._code[i]),
+            }
             for i in np.flatnonzero(self._code)
         ]
 
@@ -423,8 +467,14 @@ class Batch:
         bad = np.flatnonzero(self._code)
         if bad.size:
             i = int(bad[0])
-            raise SimulationError(i, int(self._bad_joint[i]), int(self._bad_step[i]),
-                                  self._code[i], more=bad.size - 1, hint=hint)
+            raise SimulationError(
+                i,
+                int(self._bad_joint[i]),
+                int(self._bad_step[i]),
+                self._code[i],
+                more=bad.size - 1,
+                hint=hint,
+            )
 
     @serialised
     def check_frozen(self, on_error, what):
@@ -434,9 +484,11 @@ class Batch:
             return
         bad = np.flatnonzero(self._code)
         shown = ", ".join(map(str, bad[:8])) + (", ..." if bad.size > 8 else "")
-        self.check(hint=f"{what} refused: instance(s) [{shown}] stopped in an earlier call and "
-                   f"stay frozen (zero torque, zero results) until reset(instances=...) clears "
-                   f"them; on_error='flag' runs the others")
+        self.check(
+            hint=f"{what} refused: instance(s) [{shown}] stopped in an earlier call and "
+            f"stay frozen (zero torque, zero results) until reset(instances=...) clears "
+            f"them; on_error='flag' runs the others"
+        )
 
     @property
     @serialised
@@ -466,8 +518,15 @@ class Batch:
             st = self._lock.run_c("reset", lib.asr_batch_reset, self._b, qp, rp)
         else:
             idx = V.instance_indices(instances, self.n_instances)
-            st = self._lock.run_c("reset", lib.asr_batch_reset_instances, self._b, idx.size,
-                                  ffi.from_buffer("int[]", idx), qp, rp)
+            st = self._lock.run_c(
+                "reset",
+                lib.asr_batch_reset_instances,
+                self._b,
+                idx.size,
+                ffi.from_buffer("int[]", idx),
+                qp,
+                rp,
+            )
         self._raise_python()
         raise_for_status(st, "reset")
 
@@ -498,15 +557,34 @@ class Batch:
             self.check_ff(ff_a)
             ff = ffi.from_buffer("double[]", ff_a)
         self.check_frozen(on_error, "step")
-        st = self._lock.run_c("step", lib.asr_batch_step, self._b, dt,
-                              ffi.from_buffer("double[]", qa), ffi.from_buffer("double[]", qda),
-                              ffi.from_buffer("double[]", ra), ext, ff)
+        st = self._lock.run_c(
+            "step",
+            lib.asr_batch_step,
+            self._b,
+            dt,
+            ffi.from_buffer("double[]", qa),
+            ffi.from_buffer("double[]", qda),
+            ffi.from_buffer("double[]", ra),
+            ext,
+            ff,
+        )
         self.finish_run(st, on_error)
         return self._views["tau_joint"]
 
     @serialised
-    def rollout(self, steps, dt, refs, q=0.0, qd=0.0, *, tau_ext=None, record=("tau_joint",),
-                out=None, on_error="raise"):
+    def rollout(
+        self,
+        steps,
+        dt,
+        refs,
+        q=0.0,
+        qd=0.0,
+        *,
+        tau_ext=None,
+        record=("tau_joint",),
+        out=None,
+        on_error="raise",
+    ):
         """Run `steps` steps in one C call (threads started once), the link fixed at q, qd or
         following a prescribed trajectory.
 
@@ -533,9 +611,19 @@ class Batch:
         keep = []
         self.check_frozen(on_error, "rollout")
         st = self._lock.run_c(
-            "rollout", lib.asr_batch_rollout, self._b, steps, dt, as_series(qs, keep),
-            as_series(qds, keep), as_series(rs, keep), as_series(ext, keep), len(record),
-            ffi.from_buffer("int[]", idx), _record_buffer(out, record))
+            "rollout",
+            lib.asr_batch_rollout,
+            self._b,
+            steps,
+            dt,
+            as_series(qs, keep),
+            as_series(qds, keep),
+            as_series(rs, keep),
+            as_series(ext, keep),
+            len(record),
+            ffi.from_buffer("int[]", idx),
+            _record_buffer(out, record),
+        )
         self.finish_run(st, on_error)
         return {f: out[r] for r, f in enumerate(record)}
 
@@ -551,8 +639,12 @@ class Batch:
         for j, spec in enumerate(self.specs):
             if spec.preset.below_param is None or self._modes[j] < 2:
                 continue
-            check_ref2(spec, refs[..., j, 1], self.get_param(j, spec.preset.below_param),
-                       f"{name}[..., {j}, 1]")
+            check_ref2(
+                spec,
+                refs[..., j, 1],
+                self.get_param(j, spec.preset.below_param),
+                f"{name}[..., {j}, 1]",
+            )
 
     def check_refs_per_step(self, series, name):
         """check_refs for a per_step (array, stride_t): (N, J, 2) held or (N, steps, J, 2)."""
@@ -563,9 +655,11 @@ class Batch:
         """Feed-forward motor torques (M, J), N m: nonzero only on single-motor joints."""
         for j, spec in enumerate(self.specs):
             if spec.nmotor != 1 and np.any(tau_ff[:, j] != 0):
-                raise ValueError(f"tau_ff[:, {j}]: feed-forward torque is defined for "
-                                 f"single-motor joints only; joint {j} ({spec.name}) has "
-                                 f"{spec.nmotor} motors")
+                raise ValueError(
+                    f"tau_ff[:, {j}]: feed-forward torque is defined for "
+                    f"single-motor joints only; joint {j} ({spec.name}) has "
+                    f"{spec.nmotor} motors"
+                )
 
     def check_dt(self, dt):
         """A step length dt, s, that max_substep splits into at most ASR_MAX_SUBSTEPS motor
@@ -573,9 +667,11 @@ class Batch:
         dt = V.positive_float(dt, "dt")
         ratio = dt / self._max_substep  # inf for a subnormal max_substep: no integer to round
         if not ratio <= lib.ASR_MAX_SUBSTEPS:
-            raise ValueError(f"dt: {dt!r} s with max_substep {self._max_substep!r} s needs "
-                             f"{ratio:.3g} motor sub-steps per step, valid range "
-                             f"[1, {lib.ASR_MAX_SUBSTEPS}]; raise max_substep or lower dt")
+            raise ValueError(
+                f"dt: {dt!r} s with max_substep {self._max_substep!r} s needs "
+                f"{ratio:.3g} motor sub-steps per step, valid range "
+                f"[1, {lib.ASR_MAX_SUBSTEPS}]; raise max_substep or lower dt"
+            )
         return dt
 
     @serialised
@@ -587,8 +683,20 @@ class Batch:
         status: pass it to finish_run."""
         idx = record_indices(record)
         return self._lock.run_c(
-            "rollout", lib.asr_batch_rollout_controlled, self._b, engine, controller, steps, dt,
-            refs, ext, ff, len(record), ffi.from_buffer("int[]", idx), _record_buffer(out, record))
+            "rollout",
+            lib.asr_batch_rollout_controlled,
+            self._b,
+            engine,
+            controller,
+            steps,
+            dt,
+            refs,
+            ext,
+            ff,
+            len(record),
+            ffi.from_buffer("int[]", idx),
+            _record_buffer(out, record),
+        )
 
     @serialised
     def finish_run(self, st, on_error):
@@ -596,15 +704,18 @@ class Batch:
         batch-wide failure, and with on_error 'raise' the first frozen instance's."""
         self._raise_python()
         if st in (lib.ASR_ERR_NULL, lib.ASR_ERR_NOMEM) or (
-                st == lib.ASR_ERR_RANGE and not self._code.any()):
+            st == lib.ASR_ERR_RANGE and not self._code.any()
+        ):
             raise_for_status(st, "step")
         if st != lib.ASR_OK and on_error == "raise":
             self.check()
 
     def __reduce__(self):
-        raise TypeError("a Batch cannot be pickled (C state, a lock of this process). Save what "
-                        "rebuilds it: joints, modes, n_instances, each get_param, and the state "
-                        "fields you need (np.array(batch.field(name))); reset a new one to them")
+        raise TypeError(
+            "a Batch cannot be pickled (C state, a lock of this process). Save what "
+            "rebuilds it: joints, modes, n_instances, each get_param, and the state "
+            "fields you need (np.array(batch.field(name))); reset a new one to them"
+        )
 
     def __repr__(self):
         joints = ", ".join(f"{s.name}/mode {m}" for s, m in zip(self.specs, self._modes))

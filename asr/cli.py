@@ -1,6 +1,7 @@
 """The `asr` command line. `asr dashboard` serves the web dashboard (dashboard/PROTOCOL.md);
 `asr ros` runs a robot as a live ROS 1 node (docs/ros.md); `asr train` trains a policy with PPO
 (asr.rl.train, extra asr-sim[rl])."""
+
 import argparse
 import os
 import secrets
@@ -15,68 +16,119 @@ DASHBOARD_MODULES = ("fastapi", "uvicorn", "websockets", "plotly")
 # the environment variables of Settings.robot and .variant (dashboard/settings.py)
 ENV_ROBOT, ENV_VARIANT = "ASR_DASHBOARD_ROBOT", "ASR_DASHBOARD_VARIANT"
 
-NETWORK_WARNING = ("WARNING: the dashboard listens on {host}, beyond this machine's loopback "
-                   "interface: anyone on the network who has the token can drive the "
-                   "simulation. Keep the token secret; use --host 127.0.0.1 for local use.")
+NETWORK_WARNING = (
+    "WARNING: the dashboard listens on {host}, beyond this machine's loopback "
+    "interface: anyone on the network who has the token can drive the "
+    "simulation. Keep the token secret; use --host 127.0.0.1 for local use."
+)
 
 
 def _parser():
     p = argparse.ArgumentParser(prog="asr", description="asr: articulated soft robots")
     sub = p.add_subparsers(dest="command", metavar="command")
-    d = sub.add_parser("dashboard", help="serve the live web dashboard",
-                       description="Serve the live web dashboard (FastAPI + uvicorn).")
-    d.add_argument("--host", default="127.0.0.1",
-                   help="interface (default 127.0.0.1; anything else requires a token)")
+    d = sub.add_parser(
+        "dashboard",
+        help="serve the live web dashboard",
+        description="Serve the live web dashboard (FastAPI + uvicorn).",
+    )
+    d.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="interface (default 127.0.0.1; anything else requires a token)",
+    )
     d.add_argument("--port", type=int, default=8000, help="port (default 8000)")
-    d.add_argument("--robot", default=None,
-                   help=f"robot name (default ${ENV_ROBOT}, else {DEFAULT_ROBOT}, else the first "
-                   "robot in the robots folder that loads)")
-    d.add_argument("--variant", default=None,
-                   help="variant (default: the robot's own default variant, or "
-                   f"${ENV_VARIANT} when no --robot is given)")
+    d.add_argument(
+        "--robot",
+        default=None,
+        help=f"robot name (default ${ENV_ROBOT}, else {DEFAULT_ROBOT}, else the first "
+        "robot in the robots folder that loads)",
+    )
+    d.add_argument(
+        "--variant",
+        default=None,
+        help="variant (default: the robot's own default variant, or "
+        f"${ENV_VARIANT} when no --robot is given)",
+    )
     d.add_argument("--update-hz", type=float, default=30.0, help="frames per second (30)")
-    d.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
-                   help="also accept pages from ORIGIN (e.g. http://mybox.lan:8000) on the "
-                   "WebSocket and the state-changing routes; repeatable")
-    d.add_argument("--token", default=None,
-                   help="require this token (16 characters or more) on every request; default: "
-                   "none on loopback, a random one printed at start otherwise")
+    d.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="also accept pages from ORIGIN (e.g. http://mybox.lan:8000) on the "
+        "WebSocket and the state-changing routes; repeatable",
+    )
+    d.add_argument(
+        "--token",
+        default=None,
+        help="require this token (16 characters or more) on every request; default: "
+        "none on loopback, a random one printed at start otherwise",
+    )
     d.add_argument("--log-level", default="info", help="uvicorn log level (info)")
-    r = sub.add_parser("ros", help="run a robot as a live ROS 1 node",
-                       description="Run a robot as a ROS 1 node with the topics of the "
-                       "compliant-actuator toolbox (docs/ros.md). Needs a running roscore "
-                       "at ROS_MASTER_URI.")
+    r = sub.add_parser(
+        "ros",
+        help="run a robot as a live ROS 1 node",
+        description="Run a robot as a ROS 1 node with the topics of the "
+        "compliant-actuator toolbox (docs/ros.md). Needs a running roscore "
+        "at ROS_MASTER_URI.",
+    )
     r.add_argument("--robot", default=DEFAULT_ROBOT, help=f"robot name ({DEFAULT_ROBOT})")
     r.add_argument("--variant", default=None, help="variant (the robot's default)")
-    r.add_argument("--rate", type=float, default=100.0,
-                   help="publishing rate, Hz: the simulation advances one period per message "
-                   "(100)")
+    r.add_argument(
+        "--rate",
+        type=float,
+        default=100.0,
+        help="publishing rate, Hz: the simulation advances one period per message (100)",
+    )
     r.add_argument("--namespace", default="", help="topic namespace (none)")
-    r.add_argument("--lockstep", action="store_true",
-                   help="advance one period per message on <ns>/step instead of in real time")
-    r.add_argument("--clock-topic", default="/clock",
-                   help="where simulated time is published (rosgraph_msgs/Clock; '' for none)")
-    r.add_argument("--master-timeout", type=float, default=5.0,
-                   help="seconds to wait for the ROS master at start (5)")
-    r.add_argument("--duration", type=float, default=None,
-                   help="stop after this many wall seconds (default: run until Ctrl-C)")
-    t = sub.add_parser("train", help="train a policy with PPO (Stable-Baselines3)",
-                       description="Train a policy with PPO on an asr task (asr.rl.train). "
-                       "DIR gets model.zip, vecnormalize.pkl, config.json and curve.json, each "
-                       "rewritten atomically after every PPO update; a run killed at any time "
-                       "continues with --resume.")
+    r.add_argument(
+        "--lockstep",
+        action="store_true",
+        help="advance one period per message on <ns>/step instead of in real time",
+    )
+    r.add_argument(
+        "--clock-topic",
+        default="/clock",
+        help="where simulated time is published (rosgraph_msgs/Clock; '' for none)",
+    )
+    r.add_argument(
+        "--master-timeout",
+        type=float,
+        default=5.0,
+        help="seconds to wait for the ROS master at start (5)",
+    )
+    r.add_argument(
+        "--duration",
+        type=float,
+        default=None,
+        help="stop after this many wall seconds (default: run until Ctrl-C)",
+    )
+    t = sub.add_parser(
+        "train",
+        help="train a policy with PPO (Stable-Baselines3)",
+        description="Train a policy with PPO on an asr task (asr.rl.train). "
+        "DIR gets model.zip, vecnormalize.pkl, config.json and curve.json, each "
+        "rewritten atomically after every PPO update; a run killed at any time "
+        "continues with --resume.",
+    )
     t.add_argument("--task", default="asr/Reach2DOF-v0", help="task id (asr/Reach2DOF-v0)")
     t.add_argument("--algo", default="ppo", help="algorithm (ppo)")
-    t.add_argument("--total-steps", type=int, default=500_000,
-                   help="env-steps over all sub-envs (500000)")
+    t.add_argument(
+        "--total-steps", type=int, default=500_000, help="env-steps over all sub-envs (500000)"
+    )
     t.add_argument("--num-envs", type=int, default=64, help="sub-envs of the batch (64)")
     t.add_argument("--seed", type=int, default=0, help="seed (0)")
     t.add_argument("--threads", type=int, default=1, help="torch and asr threads (1)")
     t.add_argument("--out", required=True, metavar="DIR", help="training folder")
     t.add_argument("--resume", action="store_true", help="continue the training in DIR")
-    t.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                   help="a hyperparameter (asr.rl.training.HYPERPARAMETERS), e.g. "
-                   "learning_rate=3e-4 or net_arch=64,64; repeatable")
+    t.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a hyperparameter (asr.rl.training.HYPERPARAMETERS), e.g. "
+        "learning_rate=3e-4 or net_arch=64,64; repeatable",
+    )
     t.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
 
@@ -122,10 +174,18 @@ def train_main(args):
     from asr.errors import SimulationError
 
     try:
-        res = train(args.task, algo=args.algo, total_steps=args.total_steps,
-                    num_envs=args.num_envs, seed=args.seed, threads=args.threads,
-                    out_dir=args.out, resume=args.resume, progress_bar=not args.no_progress,
-                    **hp)
+        res = train(
+            args.task,
+            algo=args.algo,
+            total_steps=args.total_steps,
+            num_envs=args.num_envs,
+            seed=args.seed,
+            threads=args.threads,
+            out_dir=args.out,
+            resume=args.resume,
+            progress_bar=not args.no_progress,
+            **hp,
+        )
     except (ValueError, TypeError) as exc:
         print(f"asr train: {exc}", file=sys.stderr)
         return 2
@@ -133,12 +193,18 @@ def train_main(args):
         print(f"asr train: simulation error: {exc}", file=sys.stderr)
         return 1
     last = res.curve[-1] if res.curve else {}
-    final = "" if res.final_error_rad is None else \
-        f", final joint error {res.final_error_rad:.4f} rad on held-out targets"
+    final = (
+        ""
+        if res.final_error_rad is None
+        else f", final joint error {res.final_error_rad:.4f} rad on held-out targets"
+    )
     ret = last.get("return")
-    print(f"asr train: {last.get('steps', 0)} env-steps in {last.get('wall_s', 0.0):.1f} s"
-          + ("" if ret is None else f", mean return {ret:.2f}") + f"{final}; {args.out}",
-          flush=True)
+    print(
+        f"asr train: {last.get('steps', 0)} env-steps in {last.get('wall_s', 0.0):.1f} s"
+        + ("" if ret is None else f", mean return {ret:.2f}")
+        + f"{final}; {args.out}",
+        flush=True,
+    )
     return 0
 
 
@@ -147,9 +213,16 @@ def ros_main(args):
     arguments)."""
     try:
         from asr.ros.node import RosNode
-        node = RosNode(args.robot, args.variant, rate=args.rate, namespace=args.namespace,
-                       lockstep=args.lockstep, clock_topic=args.clock_topic,
-                       master_timeout=args.master_timeout)
+
+        node = RosNode(
+            args.robot,
+            args.variant,
+            rate=args.rate,
+            namespace=args.namespace,
+            lockstep=args.lockstep,
+            clock_topic=args.clock_topic,
+            master_timeout=args.master_timeout,
+        )
     except (OSError, ValueError, TypeError) as exc:
         print(f"asr ros: {exc}", file=sys.stderr)
         return 2
@@ -159,8 +232,11 @@ def ros_main(args):
         print(f"asr ros: {exc}", file=sys.stderr)
         return 1
     mode = "lockstep on " + node.topic("step") if node.lockstep else "real time"
-    print(f"asr ros: {node.robot.name} ({node.robot.variant}) under '{node.namespace or '/'}', "
-          f"{1 / node.period:g} Hz, {mode}", flush=True)
+    print(
+        f"asr ros: {node.robot.name} ({node.robot.variant}) under '{node.namespace or '/'}', "
+        f"{1 / node.period:g} Hz, {mode}",
+        flush=True,
+    )
     try:
         return node.spin(args.duration)
     finally:
@@ -187,14 +263,26 @@ def start_robot(robot=None, variant=None):
         if name == DEFAULT_ROBOT:
             return name, loaded, None
         why = "does not load" if DEFAULT_ROBOT in names else "is not in the robots folder"
-        return name, loaded, (f"asr dashboard: robot {DEFAULT_ROBOT!r} {why}; starting with "
-                              f"{name!r}, the first robot that loads")
+        return (
+            name,
+            loaded,
+            (
+                f"asr dashboard: robot {DEFAULT_ROBOT!r} {why}; starting with "
+                f"{name!r}, the first robot that loads"
+            ),
+        )
     where = f"the robots folder {robots_dir()}"
     if not names:
-        raise ValueError(f"no robot in {where} (a robot is a folder with a robot.toml, see "
-                         f"robots/README.md); set ASR_ROBOTS to a folder of robots")
-    raise ValueError(f"no robot in {where} loads" + (f" in variant {variant!r}" if variant else "")
-                     + ": " + "; ".join(errors))
+        raise ValueError(
+            f"no robot in {where} (a robot is a folder with a robot.toml, see "
+            f"robots/README.md); set ASR_ROBOTS to a folder of robots"
+        )
+    raise ValueError(
+        f"no robot in {where} loads"
+        + (f" in variant {variant!r}" if variant else "")
+        + ": "
+        + "; ".join(errors)
+    )
 
 
 def dashboard_settings(args):
@@ -207,13 +295,19 @@ def dashboard_settings(args):
     from dashboard.settings import settings_from_env
 
     env_variant = None if args.robot else os.environ.get(ENV_VARIANT)
-    name, robot, note = start_robot(args.robot or os.environ.get(ENV_ROBOT),
-                                    args.variant or env_variant or None)
+    name, robot, note = start_robot(
+        args.robot or os.environ.get(ENV_ROBOT), args.variant or env_variant or None
+    )
     local = is_loopback(args.host)
     token = args.token if args.token is not None or local else secrets.token_urlsafe(24)
-    settings = settings_from_env(robot=name, variant=robot.variant, update_hz=args.update_hz,
-                                 host=args.host, allow_origins=tuple(args.allow_origin),
-                                 token=token)
+    settings = settings_from_env(
+        robot=name,
+        variant=robot.variant,
+        update_hz=args.update_hz,
+        host=args.host,
+        allow_origins=tuple(args.allow_origin),
+        token=token,
+    )
     shown = "<this machine's address>" if is_wildcard(args.host) else args.host
     shown = f"[{shown}]" if ":" in shown else shown
     query = f"?token={token}" if token else ""

@@ -12,6 +12,7 @@ and the solver's unknown vector.
 >>> sol.converged, sol.q.shape
 (True, (6,))
 """
+
 import dataclasses
 import functools
 import os
@@ -27,14 +28,25 @@ from asr._ffi import ffi, lib
 from asr._validate import finite_array, positive_float
 from asr.errors import raise_for_status
 
-__all__ = ["CPRobot", "CPRSolution", "NotConverged", "load_cpr", "integrate_rod",
-           "till_benchmark_poses", "rot_exp", "rot_log"]
+__all__ = [
+    "CPRobot",
+    "CPRSolution",
+    "NotConverged",
+    "load_cpr",
+    "integrate_rod",
+    "till_benchmark_poses",
+    "rot_exp",
+    "rot_log",
+]
+
 
 def cpr_dir():
     """Where CPR robot names are looked up: the cpr/ folder of asr.robot.robots_dir()."""
     from asr.robot import robots_dir
 
     return os.path.join(robots_dir(), "cpr")
+
+
 BASE_JOINTS = {"revolute": 0, "prismatic": 1, "extensible": 2}
 TIP_JOINTS = {"fixed": 0, "revolute": 1, "prismatic": 2, "spherical": 3}
 # What a failed C call of the solver means, and what to try.
@@ -50,7 +62,7 @@ STATUS = {
     lib.ASR_ERR_INPUT: "an input holds NaN or inf (target, guess, wrench or joint values)",
     lib.ASR_ERR_NOMEM: "out of memory: lower n_grid or the number of poses",
 }
-MAX_GRID = 100_000       # grid points per rod (an (n_rods, n_grid, 3) centerline per solution)
+MAX_GRID = 100_000  # grid points per rod (an (n_rods, n_grid, 3) centerline per solution)
 MAX_ITER = 1_000_000
 MAX_THREADS = 1024
 
@@ -67,14 +79,14 @@ class NotConverged(RuntimeError):
 @dataclasses.dataclass
 class CPRSolution:
     converged: bool
-    q: np.ndarray               # (n_rods,) joint values: rad, m, or rod lengths (m)
-    position: np.ndarray        # (3,) plate position, m, world
-    rotation: np.ndarray        # (3, 3) plate orientation, plate frame -> world
-    base_wrenches: np.ndarray   # (n_rods, 6) internal [n0 (N), m0 (N m)] at each rod base, world
-    centerlines: np.ndarray     # (n_rods, n_grid, 3) rod centerlines, m
+    q: np.ndarray  # (n_rods,) joint values: rad, m, or rod lengths (m)
+    position: np.ndarray  # (3,) plate position, m, world
+    rotation: np.ndarray  # (3, 3) plate orientation, plate frame -> world
+    base_wrenches: np.ndarray  # (n_rods, 6) internal [n0 (N), m0 (N m)] at each rod base, world
+    centerlines: np.ndarray  # (n_rods, n_grid, 3) rod centerlines, m
     residual_norm: float
     iterations: int
-    unknowns: np.ndarray        # solver vector: pass as `guess` to warm-start the next solve
+    unknowns: np.ndarray  # solver vector: pass as `guess` to warm-start the next solve
     # the solver's last Jacobian (n_residuals x n_active, column-major: shape (n_active,
     # n_residuals)); a CPRSolution passed as `guess` to a solve of the same problem hands it on,
     # with its inverse and the rods' tip states (asr_cpr_solve_warm): they only speed
@@ -87,8 +99,7 @@ class CPRSolution:
     _carry_of: object | None = dataclasses.field(default=None, repr=False, compare=False)
     # computes the centerlines when first read (a rod integration per leg that a warm-started
     # sequence of solves rarely needs)
-    _centerlines_of: object | None = dataclasses.field(default=None, repr=False,
-                                                          compare=False)
+    _centerlines_of: object | None = dataclasses.field(default=None, repr=False, compare=False)
 
 
 def _get_centerlines(self):
@@ -123,8 +134,10 @@ def rot_exp(w):
     w = finite_array(w, "w", (3,))
     R = np.empty((3, 3))
     if lib.asr_rot_exp(_ptr(w), _ptr(R)) == lib.ASR_ERR_RANGE:
-        raise ValueError(f"w: the rotation angle |w| of {w.tolist()!r} overflows a double; "
-                         "valid: |w| <= 1.8e308 rad (reduce the angle modulo 2 pi)")
+        raise ValueError(
+            f"w: the rotation angle |w| of {w.tolist()!r} overflows a double; "
+            "valid: |w| <= 1.8e308 rad (reduce the angle modulo 2 pi)"
+        )
     return R
 
 
@@ -134,12 +147,15 @@ def rot_log(R, name="R"):
     R = finite_array(R, name, (3, 3))
     w = np.empty(3)
     if lib.asr_rot_log(_ptr(R), ROTATION_TOL, _ptr(w)) != 0:
-        raise ValueError(f"{name}: must be a rotation matrix (orthonormal to {ROTATION_TOL:g}, "
-                         f"det +1), got {R.tolist()!r}")
+        raise ValueError(
+            f"{name}: must be a rotation matrix (orthonormal to {ROTATION_TOL:g}, "
+            f"det +1), got {R.tolist()!r}"
+        )
     return w
 
 
 # ------------------------------------------------------------------ robot descriptions
+
 
 def _fail(path, what):
     raise ValueError(f"{path}: {what}")
@@ -179,16 +195,29 @@ def _frame(direction, normal=None):
 
 
 ROD_KEYS = {"E", "G", "poisson", "r", "rho", "L", "u0", "f_ext"}
-LEG_KEYS = ROD_KEYS | {"base", "base_joint", "base_axis", "base_direction", "base_normal", "q",
-                       "free_twist", "tip", "tip_joint", "tip_axis", "tip_direction", "tip_normal"}
+LEG_KEYS = ROD_KEYS | {
+    "base",
+    "base_joint",
+    "base_axis",
+    "base_direction",
+    "base_normal",
+    "q",
+    "free_twist",
+    "tip",
+    "tip_joint",
+    "tip_axis",
+    "tip_direction",
+    "tip_normal",
+}
 
 
 def _rod_end(path, where, e, end, leg):
     """A rod end ("base" or "tip"): its point, joint axis and frame (direction of the rod there
     and an optional normal), into leg[end], leg[end + "_axis"], leg[end + "_R"]."""
     leg[end] = _vec(path, f"{where}.{end}", e[end])
-    leg[f"{end}_axis"] = _vec(path, f"{where}.{end}_axis", e.get(f"{end}_axis", [0, 0, 1]),
-                              unit=True)
+    leg[f"{end}_axis"] = _vec(
+        path, f"{where}.{end}_axis", e.get(f"{end}_axis", [0, 0, 1]), unit=True
+    )
     d = _vec(path, f"{where}.{end}_direction", e.get(f"{end}_direction", [0, 0, 1]), unit=True)
     nrm = e.get(f"{end}_normal")
     leg[f"{end}_R"] = _frame(d, None if nrm is None else _vec(path, f"{where}.{end}_normal", nrm))
@@ -206,9 +235,11 @@ def _leg(path, k, entry, defaults, gravity):
     for key in ("E", "r", "base", "tip", "base_joint"):
         if key not in e:
             _fail(path, f"{where}: missing key {key!r} (in the rod or in [rod_defaults])")
-    leg = {"E": _num(path, f"{where}.E", e["E"], positive=True),
-           "r": _num(path, f"{where}.r", e["r"], positive=True),
-           "rho": _num(path, f"{where}.rho", e.get("rho", 0.0), lo=0.0)}
+    leg = {
+        "E": _num(path, f"{where}.E", e["E"], positive=True),
+        "r": _num(path, f"{where}.r", e["r"], positive=True),
+        "rho": _num(path, f"{where}.rho", e.get("rho", 0.0), lo=0.0),
+    }
     if "G" in e:
         leg["G"] = _num(path, f"{where}.G", e["G"], positive=True)
     elif "poisson" in e:
@@ -265,8 +296,11 @@ def load_cpr(name_or_path):
     path = _resolve(name_or_path)
     if not os.path.isfile(path):
         folder = cpr_dir()
-        have = sorted(f[:-5] for f in os.listdir(folder) if f.endswith(".toml")) \
-            if os.path.isdir(folder) else []
+        have = (
+            sorted(f[:-5] for f in os.listdir(folder) if f.endswith(".toml"))
+            if os.path.isdir(folder)
+            else []
+        )
         raise FileNotFoundError(f"{path}: CPR description not found; known robots: {have}")
     with open(path, "rb") as f:
         try:
@@ -275,15 +309,20 @@ def load_cpr(name_or_path):
             raise ValueError(f"{path}: malformed TOML: {exc}") from None
     unknown = set(doc) - {"name", "doc", "plate", "rod_defaults", "rods"}
     if unknown:
-        _fail(path, f"unknown top-level keys {sorted(unknown)}; valid: name, doc, plate, "
-                    "rod_defaults, rods")
+        _fail(
+            path,
+            f"unknown top-level keys {sorted(unknown)}; valid: name, doc, plate, "
+            "rod_defaults, rods",
+        )
     plate = doc.get("plate", {})
     if not isinstance(plate, dict):
         _fail(path, "plate: expected a table")
     bad = set(plate) - {"mass", "gravity", "wrench", "position", "rotation"}
     if bad:
-        _fail(path, f"plate: unknown keys {sorted(bad)}; valid: mass, gravity, wrench, position, "
-                    "rotation")
+        _fail(
+            path,
+            f"plate: unknown keys {sorted(bad)}; valid: mass, gravity, wrench, position, rotation",
+        )
     mass = _num(path, "plate.mass", plate.get("mass", 0.0), lo=0.0)
     gravity = _vec(path, "plate.gravity", plate.get("gravity", [0.0, 0.0, 0.0]))
     wrench = _vec(path, "plate.wrench", plate.get("wrench", [0.0] * 6), n=6)
@@ -299,17 +338,34 @@ def load_cpr(name_or_path):
     nw = sum(5 if l["free_twist"] else 6 for l in legs)
     nres = nw + 6
     if any(l for l in legs) and nw + len(legs) > nres:
-        _fail(path, f"{len(legs)} rods give {nw + len(legs)} IGM unknowns for {nres} equations: "
-                    "the inverse problem is under-determined")
-    return CPRobot(doc.get("name", os.path.basename(path)[:-5]), legs, mass, gravity, wrench,
-                   home, home_rot, path)
+        _fail(
+            path,
+            f"{len(legs)} rods give {nw + len(legs)} IGM unknowns for {nres} equations: "
+            "the inverse problem is under-determined",
+        )
+    return CPRobot(
+        doc.get("name", os.path.basename(path)[:-5]),
+        legs,
+        mass,
+        gravity,
+        wrench,
+        home,
+        home_rot,
+        path,
+    )
 
 
 # ------------------------------------------------------------------ the robot
 
+
 def _check_int(value, name, lo, hi):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer, float)) or \
-            value != value or int(value) != value or not lo <= value <= hi:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, np.integer, float))
+        or value != value
+        or int(value) != value
+        or not lo <= value <= hi
+    ):
         raise ValueError(f"{name}: expected an integer in [{lo}, {hi}], got {value!r}")
     return int(value)
 
@@ -386,13 +442,21 @@ class CPRobot:
         if o is not None:
             return o
         _check_grid(n_grid)
-        if isinstance(tol, bool) or not isinstance(tol, (int, float, np.floating)) or \
-                not 0 < tol < np.inf:
+        if (
+            isinstance(tol, bool)
+            or not isinstance(tol, (int, float, np.floating))
+            or not 0 < tol < np.inf
+        ):
             raise ValueError(f"tol: expected a finite number > 0, got {tol!r}")
         _check_int(max_iter, "max_iter", 1, MAX_ITER)
         _check_int(threads, "threads", 1, MAX_THREADS)
         o = ffi.new("asr_cpr_options*")
-        o.n_grid, o.tol, o.max_iter, o.threads = int(n_grid), float(tol), int(max_iter), int(threads)
+        o.n_grid, o.tol, o.max_iter, o.threads = (
+            int(n_grid),
+            float(tol),
+            int(max_iter),
+            int(threads),
+        )
         if key is not None and len(self._opt_cache) < 64:
             self._opt_cache[key] = o
         return o
@@ -411,8 +475,12 @@ class CPRobot:
             return self.default_unknowns()
         if isinstance(guess, CPRSolution):
             u = guess.unknowns
-            if (type(u) is np.ndarray and u.dtype == np.float64 and u.shape == (self.n_unknowns,)
-                    and np.isfinite(u).all()):
+            if (
+                type(u) is np.ndarray
+                and u.dtype == np.float64
+                and u.shape == (self.n_unknowns,)
+                and np.isfinite(u).all()
+            ):
                 return u.copy()
             guess = u
         return finite_array(guess, "guess", (self.n_unknowns,)).copy()
@@ -420,8 +488,10 @@ class CPRobot:
     def _centerlines(self, x, n_grid, wrench):
         res = np.empty(self.n_residuals)
         cl = np.empty((self.n_rods, n_grid, 3))
-        _check(lib.asr_cpr_residual(self._robot(wrench), _ptr(x), n_grid, _ptr(res), _ptr(cl)),
-               "centerlines")
+        _check(
+            lib.asr_cpr_residual(self._robot(wrench), _ptr(x), n_grid, _ptr(res), _ptr(cl)),
+            "centerlines",
+        )
         return cl
 
     def _solutions(self, xs, reps, n_grid, wrench):
@@ -429,23 +499,41 @@ class CPRobot:
         M = xs.shape[0]
         q, pos = np.empty((M, self.n_rods)), np.empty((M, 3))
         rot, bw = np.empty((M, 3, 3)), np.empty((M, self.n_rods, 6))
-        _check(lib.asr_cpr_unpack(self._robot_default, M, _ptr(xs), _ptr(q), _ptr(pos), _ptr(rot),
-                                  _ptr(bw)), "unpack")
+        _check(
+            lib.asr_cpr_unpack(
+                self._robot_default, M, _ptr(xs), _ptr(q), _ptr(pos), _ptr(rot), _ptr(bw)
+            ),
+            "unpack",
+        )
         if wrench is not None:
             wrench = finite_array(wrench, "wrench", (6,)).copy()
-        return [CPRSolution(bool(reps[k].converged), q[k], pos[k], rot[k], bw[k], None,
-                            float(reps[k].residual_norm), int(reps[k].iterations), xs[k],
-                            _centerlines_of=functools.partial(self._centerlines, xs[k], n_grid,
-                                                              wrench))
-                for k in range(M)]
+        return [
+            CPRSolution(
+                bool(reps[k].converged),
+                q[k],
+                pos[k],
+                rot[k],
+                bw[k],
+                None,
+                float(reps[k].residual_norm),
+                int(reps[k].iterations),
+                xs[k],
+                _centerlines_of=functools.partial(self._centerlines, xs[k], n_grid, wrench),
+            )
+            for k in range(M)
+        ]
 
     def _solve(self, problem, x, guess, wrench, n_grid, tol, max_iter, threads, what):
         opt = self._options(n_grid, tol, max_iter, threads)
         rep = ffi.new("asr_cpr_report*")
         carry = np.empty(self._carry_size[problem])
         flags = ffi.new("int*")
-        if (isinstance(guess, CPRSolution) and guess.problem == what and guess._carry_of is self
-                and guess._carry is not None):
+        if (
+            isinstance(guess, CPRSolution)
+            and guess.problem == what
+            and guess._carry_of is self
+            and guess._carry is not None
+        ):
             carry[...] = guess._carry
             f = guess._carry_flags
             # tips: the rods on the guess's grid at its leg unknowns, which x keeps unless the
@@ -453,22 +541,38 @@ class CPRobot:
             if guess._carry_grid != opt.n_grid or not np.array_equal(guess.unknowns[:-6], x[:-6]):
                 f &= ~lib.ASR_CPR_CARRY_TIPS
             flags[0] = f
-        _check(lib.asr_cpr_solve_warm(self._robot(wrench), problem, _ptr(x), opt, rep,
-                                      _ptr(carry), flags), what)
+        _check(
+            lib.asr_cpr_solve_warm(
+                self._robot(wrench), problem, _ptr(x), opt, rep, _ptr(carry), flags
+            ),
+            what,
+        )
         sol = self._solutions(x[None], [rep], n_grid, wrench)[0]
         if flags[0]:
             sol._carry, sol._carry_flags, sol._carry_grid = carry, flags[0], opt.n_grid
             sol._carry_of, sol.problem = self, what
         if flags[0] & lib.ASR_CPR_CARRY_J:
             m, n = self.n_residuals, self._nact[problem]
-            sol.jacobian = carry[:m * n].reshape(n, m)  # column-major (m, n)
+            sol.jacobian = carry[: m * n].reshape(n, m)  # column-major (m, n)
         if not sol.converged:
-            raise NotConverged(f"{self.name}: {what} did not converge (residual norm "
-                               f"{sol.residual_norm:.3g} after {sol.iterations} iterations)", sol)
+            raise NotConverged(
+                f"{self.name}: {what} did not converge (residual norm "
+                f"{sol.residual_norm:.3g} after {sol.iterations} iterations)",
+                sol,
+            )
         return sol
 
-    def solve_igm(self, position, rotation=None, wrench=None, guess=None, n_grid=40,
-                  tol=1e-10, max_iter=100, threads=1):
+    def solve_igm(
+        self,
+        position,
+        rotation=None,
+        wrench=None,
+        guess=None,
+        n_grid=40,
+        tol=1e-10,
+        max_iter=100,
+        threads=1,
+    ):
         """Inverse problem: the joint values (and rod shapes) that hold the plate at `position`
         (3, m) with orientation `rotation` (3x3, default identity) under the plate's loads and
         `wrench` (6: force, moment at the plate origin, world; default the description's)."""
@@ -479,8 +583,7 @@ class CPRobot:
         x[-3:] = w
         return self._solve(0, x, guess, wrench, n_grid, tol, max_iter, threads, "solve_igm")
 
-    def solve_dgm(self, q, wrench=None, guess=None, n_grid=40, tol=1e-10, max_iter=100,
-                  threads=1):
+    def solve_dgm(self, q, wrench=None, guess=None, n_grid=40, tol=1e-10, max_iter=100, threads=1):
         """Direct problem: the plate pose for joint values q (n_rods: rad, m, or rod lengths)."""
         q = finite_array(q, "q", (self.n_rods,))
         x = self._guess(guess)
@@ -488,8 +591,18 @@ class CPRobot:
             x[self._xoff[i + 1] - 1] = q[i]
         return self._solve(1, x, guess, wrench, n_grid, tol, max_iter, threads, "solve_dgm")
 
-    def solve_igm_batch(self, positions, rotations=None, wrench=None, guess=None, threads=1,
-                        warm=True, n_grid=40, tol=1e-10, max_iter=100):
+    def solve_igm_batch(
+        self,
+        positions,
+        rotations=None,
+        wrench=None,
+        guess=None,
+        threads=1,
+        warm=True,
+        n_grid=40,
+        tol=1e-10,
+        max_iter=100,
+    ):
         """IGM at M poses in one C call: positions (M, 3), rotations (M, 3, 3) or None
         (identity). warm: each pose starts from the previous solution (the first from guess),
         a chain whose threads share each solve; warm=False: every pose from guess, the threads
@@ -505,18 +618,30 @@ class CPRobot:
             Rs = finite_array(rotations, "rotations", (M, 3, 3))
             for k in range(M):
                 targets[k, 3:] = rot_log(Rs[k], f"rotations[{k}]")
-        return self._batch(0, targets, wrench, guess, threads, warm, n_grid, tol, max_iter,
-                           "solve_igm_batch")
+        return self._batch(
+            0, targets, wrench, guess, threads, warm, n_grid, tol, max_iter, "solve_igm_batch"
+        )
 
-    def solve_dgm_batch(self, qs, wrench=None, guess=None, threads=1, warm=True, n_grid=40,
-                        tol=1e-10, max_iter=100):
+    def solve_dgm_batch(
+        self, qs, wrench=None, guess=None, threads=1, warm=True, n_grid=40, tol=1e-10, max_iter=100
+    ):
         """DGM at M joint vectors qs (M, n_rods) in one C call; warm, threads and the answer as
         in solve_igm_batch."""
         Q = finite_array(qs, "qs")
         if Q.ndim != 2 or Q.shape[1] != self.n_rods:
             raise ValueError(f"qs: expected shape (M, {self.n_rods}), got {Q.shape}")
-        return self._batch(1, np.ascontiguousarray(Q), wrench, guess, threads, warm, n_grid, tol,
-                           max_iter, "solve_dgm_batch")
+        return self._batch(
+            1,
+            np.ascontiguousarray(Q),
+            wrench,
+            guess,
+            threads,
+            warm,
+            n_grid,
+            tol,
+            max_iter,
+            "solve_dgm_batch",
+        )
 
     def _batch(self, problem, targets, wrench, guess, threads, warm, n_grid, tol, max_iter, what):
         M = targets.shape[0]
@@ -524,13 +649,28 @@ class CPRobot:
         xs = np.empty((M, self.n_unknowns))
         reps = ffi.new("asr_cpr_report[]", max(M, 1))
         opt = self._options(n_grid, tol, max_iter, threads)
-        _check(lib.asr_cpr_solve_batch(self._robot(wrench), problem, M, _ptr(targets), _ptr(x0),
-                                       int(bool(warm)), opt, _ptr(xs), reps), what)
+        _check(
+            lib.asr_cpr_solve_batch(
+                self._robot(wrench),
+                problem,
+                M,
+                _ptr(targets),
+                _ptr(x0),
+                int(bool(warm)),
+                opt,
+                _ptr(xs),
+                reps,
+            ),
+            what,
+        )
         sols = self._solutions(xs, reps, n_grid, wrench)
         for k, sol in enumerate(sols):
             if not sol.converged:
-                err = NotConverged(f"{self.name}: {what} pose {k} did not converge "
-                                   f"(residual norm {sol.residual_norm:.3g})", sol)
+                err = NotConverged(
+                    f"{self.name}: {what} pose {k} did not converge "
+                    f"(residual norm {sol.residual_norm:.3g})",
+                    sol,
+                )
                 err.index = k
                 raise err
         return sols
@@ -540,23 +680,28 @@ class CPRobot:
         x = finite_array(unknowns, "unknowns", (self.n_unknowns,)).copy()
         n_grid = _check_grid(n_grid)
         res = np.empty(self.n_residuals)
-        _check(lib.asr_cpr_residual(self._robot(wrench), _ptr(x), n_grid, _ptr(res), ffi.NULL),
-               "residual")
+        _check(
+            lib.asr_cpr_residual(self._robot(wrench), _ptr(x), n_grid, _ptr(res), ffi.NULL),
+            "residual",
+        )
         return res
 
 
 # ------------------------------------------------------------------ single rods, benchmark
 
-def integrate_rod(y0, L, E, G, r, rho=0.0, g=(0.0, 0.0, 0.0), u0=(0.0, 0.0, 0.0),
-                  f_ext=(0.0, 0.0, 0.0), n_grid=40):
+
+def integrate_rod(
+    y0, L, E, G, r, rho=0.0, g=(0.0, 0.0, 0.0), u0=(0.0, 0.0, 0.0), f_ext=(0.0, 0.0, 0.0), n_grid=40
+):
     """The states (n_grid, 18) [p, R row-major, n, m] of a rod integrated by the C core's RK4
     from its base state y0 (18)."""
     y0 = finite_array(y0, "y0", (18,))
     L, E, G, r = (positive_float(v, name) for v, name in ((L, "L"), (E, "E"), (G, "G"), (r, "r")))
     if not 0 <= float(rho) < np.inf:
         raise ValueError(f"rho: expected a finite density >= 0 kg/m^3, got {rho!r}")
-    g, u0, f_ext = (finite_array(v, name, (3,)) for v, name in
-                    ((g, "g"), (u0, "u0"), (f_ext, "f_ext")))
+    g, u0, f_ext = (
+        finite_array(v, name, (3,)) for v, name in ((g, "g"), (u0, "u0"), (f_ext, "f_ext"))
+    )
     n_grid = _check_grid(n_grid)
     rod = ffi.new("asr_rod*")
     rod.E, rod.G, rod.r, rod.rho = E, G, r, rho
@@ -564,9 +709,10 @@ def integrate_rod(y0, L, E, G, r, rho=0.0, g=(0.0, 0.0, 0.0), u0=(0.0, 0.0, 0.0)
         rod.g[k], rod.u0[k], rod.f_ext[k] = g[k], u0[k], f_ext[k]
     path = np.empty((int(n_grid), 18))
     tip = np.empty(18)
-    _check(lib.asr_rod_integrate(rod, float(L), _ptr(y0), int(n_grid),
-                                 _ptr(tip),
-                                 _ptr(path)), "integrate_rod")
+    _check(
+        lib.asr_rod_integrate(rod, float(L), _ptr(y0), int(n_grid), _ptr(tip), _ptr(path)),
+        "integrate_rod",
+    )
     return path
 
 

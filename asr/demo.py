@@ -10,6 +10,7 @@ fig14.html) and prints the summary table and the wall time of each figure. The s
 `python -m asr.experiments.mengacci2021` with demo_output as the default folder. `make run`
 serves the live dashboard instead (`asr dashboard`, dashboard/PROTOCOL.md).
 """
+
 import argparse
 
 from asr.experiments import mengacci2021

@@ -11,6 +11,7 @@ callback that raises returns ASR_ERR_CALLBACK after storing its exception (the f
 call); every caller re-raises that exception, unchanged, as soon as the C call returns and before
 translating the status (Batch.step / rollout / reset, Sim, compliance, reference_map).
 """
+
 from asr._ffi import lib
 
 STATUS_TEXT = {
@@ -52,8 +53,9 @@ class SimulationError(RuntimeError):
         )
 
 
-INPUT_ERRORS = frozenset({lib.ASR_ERR_RANGE, lib.ASR_ERR_INPUT, lib.ASR_ERR_MODEL,
-                          lib.ASR_ERR_PARAM})
+INPUT_ERRORS = frozenset(
+    {lib.ASR_ERR_RANGE, lib.ASR_ERR_INPUT, lib.ASR_ERR_MODEL, lib.ASR_ERR_PARAM}
+)
 
 
 def raise_for_status(code, what, hints=None, detail=""):

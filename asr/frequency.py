@@ -12,6 +12,7 @@ the last `cycles` whole periods of that instance gives magnitude and phase. Ever
 that window (at least `settle_cycles` periods, more for the faster frequencies) lets the
 transients die. Method, timing conventions and accuracy: docs/frequency.md.
 """
+
 import dataclasses
 
 import numpy as np
@@ -33,10 +34,10 @@ BATCH_INPUTS, BATCH_OUTPUTS = ("equilibrium", "q"), ("tau_link", "tau_joint")
 # Time of a recorded sample of step n, in steps: q is the link state at the end of the step,
 # torques are computed from the state at its start (asr.Sim.rollout, `record`).
 _OUTPUT_DELAY = {"q": 1, "tau_link": 0, "tau_joint": 0}
-_EQ_MODES = (3, 6)            # modes whose first reference is the equilibrium
-_MOTOR_MODES = (2, 5)         # single-motor joints: the motor angle is the spring's equilibrium
-DEFAULT_ANGLE = 0.01          # rad: default amplitude of an angle input (small-signal)
-_CHUNK = 4096                 # steps per rollout call (bounds the per-step input arrays)
+_EQ_MODES = (3, 6)  # modes whose first reference is the equilibrium
+_MOTOR_MODES = (2, 5)  # single-motor joints: the motor angle is the spring's equilibrium
+DEFAULT_ANGLE = 0.01  # rad: default amplitude of an angle input (small-signal)
+_CHUNK = 4096  # steps per rollout call (bounds the per-step input arrays)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -87,11 +88,13 @@ class FrequencyResponse:
             level = curve[0] - drop_db
             below = np.flatnonzero(curve < level)
             if below.size == 0 or below[0] == 0:
-                raise ValueError(f"drop_db: the magnitude of preset {V.num(self.presets[p])} "
-                                 f"does not fall {drop_db:g} dB within {self.freqs[0]:.4g}.."
-                                 f"{self.freqs[-1]:.4g} Hz; extend freqs")
+                raise ValueError(
+                    f"drop_db: the magnitude of preset {V.num(self.presets[p])} "
+                    f"does not fall {drop_db:g} dB within {self.freqs[0]:.4g}.."
+                    f"{self.freqs[-1]:.4g} Hz; extend freqs"
+                )
             k = below[0]
-            lf = np.log(self.freqs[k - 1:k + 1])
+            lf = np.log(self.freqs[k - 1 : k + 1])
             s = (level - curve[k - 1]) / (curve[k] - curve[k - 1])
             out[p] = np.exp(lf[0] + s * (lf[1] - lf[0]))
         return out
@@ -108,21 +111,38 @@ class FrequencyResponse:
             name = f"preset {preset:g} {self.preset_unit}".rstrip()
             common = dict(x=self.freqs, name=name, legendgroup=name, mode="lines+markers")
             fig.add_trace(go.Scatter(y=self.magnitude[p], **common), row=1, col=1)
-            fig.add_trace(go.Scatter(y=np.degrees(self.phase[p]), showlegend=False, **common),
-                          row=2, col=1)
+            fig.add_trace(
+                go.Scatter(y=np.degrees(self.phase[p]), showlegend=False, **common), row=2, col=1
+            )
         fig.update_xaxes(type="log")
         fig.update_xaxes(title_text="frequency (Hz)", row=2, col=1)
-        fig.update_yaxes(type="log", title_text=f"|{self.output} / {self.input}| ({self.unit})",
-                         row=1, col=1)
+        fig.update_yaxes(
+            type="log", title_text=f"|{self.output} / {self.input}| ({self.unit})", row=1, col=1
+        )
         fig.update_yaxes(title_text="phase (deg)", row=2, col=1)
         fig.update_layout(title=f"joint {self.joint}: {self.output} / {self.input}")
         return fig
 
 
-def frequency_response(system, joint=0, input="equilibrium", output="q", freqs=None,
-                       presets=None, *, amplitude=None, cycles=5, settle_cycles=5,
-                       operating_point=None, variant=None, dt=1e-3, n_freqs=20,
-                       max_steps=2_000_000, threads=1, progress=False):
+def frequency_response(
+    system,
+    joint=0,
+    input="equilibrium",
+    output="q",
+    freqs=None,
+    presets=None,
+    *,
+    amplitude=None,
+    cycles=5,
+    settle_cycles=5,
+    operating_point=None,
+    variant=None,
+    dt=1e-3,
+    n_freqs=20,
+    max_steps=2_000_000,
+    threads=1,
+    progress=False,
+):
     """Stepped-sine frequency response of `joint`, one batch for all presets and frequencies.
 
     system: an asr.Sim (its robot, modes, actuator parameters of instance 0, time step and
@@ -159,36 +179,50 @@ def frequency_response(system, joint=0, input="equilibrium", output="q", freqs=N
     presets = _presets(spec, presets)
     cycles = V.positive_int(cycles, "cycles")
     settle_cycles = V.positive_int(settle_cycles, "settle_cycles", lo=0)
-    op = rig.refs0[j, 0] if operating_point is None else \
-        float(V.finite_array(operating_point, "operating_point", ()))
+    op = (
+        rig.refs0[j, 0]
+        if operating_point is None
+        else float(V.finite_array(operating_point, "operating_point", ()))
+    )
     stiffness = np.array([_stiffness(rig, j, op, p) for p in presets])
     amplitude = _amplitude(amplitude, input, stiffness)
     freqs = _freqs(rig, j, freqs, stiffness, n_freqs)
     # samples per window; above 2 per cycle so that no snapped frequency reaches Nyquist
     windows = np.maximum(np.rint(cycles / (freqs * rig.dt)), 2 * cycles + 1).astype(np.int64)
-    freqs = cycles / (windows * rig.dt)                             # snapped: whole cycles
+    freqs = cycles / (windows * rig.dt)  # snapped: whole cycles
     settle = np.ceil(settle_cycles / (freqs * rig.dt)).astype(np.int64)
     steps = int(np.max(windows + settle))
     max_steps = V.positive_int(max_steps, "max_steps")
     if steps > max_steps:
-        raise ValueError(f"freqs: the lowest, {freqs[0]:.4g} Hz, needs {steps} steps of "
-                         f"{rig.dt:g} s ({settle_cycles} + {cycles} cycles), more than "
-                         f"max_steps = {max_steps}; raise the lowest frequency or max_steps")
+        raise ValueError(
+            f"freqs: the lowest, {freqs[0]:.4g} Hz, needs {steps} steps of "
+            f"{rig.dt:g} s ({settle_cycles} + {cycles} cycles), more than "
+            f"max_steps = {max_steps}; raise the lowest frequency or max_steps"
+        )
     P, F = len(presets), len(freqs)
-    omega = np.tile(2 * np.pi * freqs, P)                            # instance p * F + f
+    omega = np.tile(2 * np.pi * freqs, P)  # instance p * F + f
     start = steps - np.tile(windows, P)
     run = _start(rig, P * F, j, np.repeat(presets, F), op)
     acc = _Accumulator(omega, start, rig.dt, _OUTPUT_DELAY[output])
     _run(run, j, input, output, amplitude, steps, acc, progress)
     ratio = (acc.output / acc.input).reshape(P, F)
     return FrequencyResponse(
-        freqs=V.read_only(freqs), presets=V.read_only(presets),
+        freqs=V.read_only(freqs),
+        presets=V.read_only(presets),
         magnitude=V.read_only(np.abs(ratio)),
         phase=V.read_only(np.unwrap(np.angle(ratio), axis=1)),
-        residual=V.read_only(acc.residual().reshape(P, F)), input=input, output=output,
-        joint=rig.joint_names[j], unit=f"{OUTPUTS[output]}/{_unit_text(INPUTS[input])}",
-        preset_unit=spec.preset.unit, amplitude=amplitude, dt=rig.dt, cycles=cycles,
-        settle_cycles=settle_cycles, steps=steps)
+        residual=V.read_only(acc.residual().reshape(P, F)),
+        input=input,
+        output=output,
+        joint=rig.joint_names[j],
+        unit=f"{OUTPUTS[output]}/{_unit_text(INPUTS[input])}",
+        preset_unit=spec.preset.unit,
+        amplitude=amplitude,
+        dt=rig.dt,
+        cycles=cycles,
+        settle_cycles=settle_cycles,
+        steps=steps,
+    )
 
 
 # ---------------------------------------------------------------- the systems
@@ -198,16 +232,16 @@ def frequency_response(system, joint=0, input="equilibrium", output="q", freqs=N
 class _Rig:
     """What frequency_response needs of a system: its joints and a builder of the batch."""
 
-    kind: str                  # "robot" or "batch"
+    kind: str  # "robot" or "batch"
     specs: tuple
-    modes: np.ndarray          # (J,)
-    params: list               # J dicts {parameter: instance-0 value}
+    modes: np.ndarray  # (J,)
+    params: list  # J dicts {parameter: instance-0 value}
     joint_names: tuple[str, ...]
-    refs0: np.ndarray          # (J, 2) held references
+    refs0: np.ndarray  # (J, 2) held references
     dt: float
     inputs: tuple[str, ...]
     outputs: tuple[str, ...]
-    build: object              # build(n, params) -> asr.Sim or asr.Batch
+    build: object  # build(n, params) -> asr.Sim or asr.Batch
     robot: object = None
 
 
@@ -216,45 +250,74 @@ def _rig(system, variant, dt, threads):
         return _batch_rig(system, dt)
     if isinstance(system, Sim):
         if system.controller is not None:
-            raise ValueError("system: a Sim with an interaction controller (it writes the first "
-                             "references); pass its robot instead")
+            raise ValueError(
+                "system: a Sim with an interaction controller (it writes the first "
+                "references); pass its robot instead"
+            )
         b = system.batch
-        settings = dict(threads=b.threads, max_substep=b.max_substep,
-                        motor_scheme=b.motor_scheme, engine=system.engine)
+        settings = dict(
+            threads=b.threads,
+            max_substep=b.max_substep,
+            motor_scheme=b.motor_scheme,
+            engine=system.engine,
+        )
         return _robot_rig(system.robot, _params_of(b), b.modes, settings, system.dt)
     if isinstance(system, (str, Robot)) or hasattr(system, "__fspath__"):
         robot = system if isinstance(system, Robot) else load_robot(system, variant)
         modes = np.array([j.mode for j in robot.joints])
-        return _robot_rig(robot, [dict(j.params) for j in robot.joints], modes,
-                          dict(threads=threads))
-    raise TypeError(f"system: expected an asr.Sim, an asr.Batch, a robot name, path or "
-                    f"asr.Robot, got {type(system).__name__}")
+        return _robot_rig(
+            robot, [dict(j.params) for j in robot.joints], modes, dict(threads=threads)
+        )
+    raise TypeError(
+        f"system: expected an asr.Sim, an asr.Batch, a robot name, path or "
+        f"asr.Robot, got {type(system).__name__}"
+    )
 
 
 def _params_of(batch):
     """Every parameter of every joint, instance 0's value (the order of all_params sets
     pos_min before pos_max, so setting them in turn is always valid)."""
-    return [{p.name: float(batch.get_param(j, p.name)[0]) for p in spec.all_params}
-            for j, spec in enumerate(batch.specs)]
+    return [
+        {p.name: float(batch.get_param(j, p.name)[0]) for p in spec.all_params}
+        for j, spec in enumerate(batch.specs)
+    ]
 
 
 def _robot_rig(robot, params, modes, settings, dt=None):
     from asr.models import get_model
 
     specs = tuple(get_model(j.model).spec for j in robot.joints)
-    refs0 = np.zeros((len(specs), 2)) if robot.initial_refs is None else \
-        np.array(robot.initial_refs, dtype=float)
+    refs0 = (
+        np.zeros((len(specs), 2))
+        if robot.initial_refs is None
+        else np.array(robot.initial_refs, dtype=float)
+    )
 
     def build(n, per_joint):
-        sim = Sim(robot, n, params={k: {**params[k], **per_joint.get(k, {})}
-                                    for k in range(len(specs))}, **settings)
+        sim = Sim(
+            robot,
+            n,
+            params={k: {**params[k], **per_joint.get(k, {})} for k in range(len(specs))},
+            **settings,
+        )
         for k, mode in enumerate(modes):
             sim.batch.set_mode(k, int(mode))
         return sim
 
     dt = float(robot.mj_model().opt.timestep) if dt is None else dt
-    return _Rig("robot", specs, np.asarray(modes), params, robot.joint_names, refs0, dt,
-                SIM_INPUTS, SIM_OUTPUTS, build, robot)
+    return _Rig(
+        "robot",
+        specs,
+        np.asarray(modes),
+        params,
+        robot.joint_names,
+        refs0,
+        dt,
+        SIM_INPUTS,
+        SIM_OUTPUTS,
+        build,
+        robot,
+    )
 
 
 def _batch_rig(batch, dt):
@@ -262,14 +325,31 @@ def _batch_rig(batch, dt):
     params, modes = _params_of(batch), batch.modes
 
     def build(n, per_joint):
-        joints = [Joint(s.name, int(m), {**params[k], **per_joint.get(k, {})})
-                  for k, (s, m) in enumerate(zip(batch.specs, modes))]
-        return Batch(joints, n, threads=batch.threads, max_substep=batch.max_substep,
-                     motor_scheme=batch.motor_scheme)
+        joints = [
+            Joint(s.name, int(m), {**params[k], **per_joint.get(k, {})})
+            for k, (s, m) in enumerate(zip(batch.specs, modes))
+        ]
+        return Batch(
+            joints,
+            n,
+            threads=batch.threads,
+            max_substep=batch.max_substep,
+            motor_scheme=batch.motor_scheme,
+        )
 
     names = tuple(f"{k} ({s.name})" for k, s in enumerate(batch.specs))
-    return _Rig("batch", batch.specs, modes, params, names, np.zeros((len(modes), 2)), dt,
-                BATCH_INPUTS, BATCH_OUTPUTS, build)
+    return _Rig(
+        "batch",
+        batch.specs,
+        modes,
+        params,
+        names,
+        np.zeros((len(modes), 2)),
+        dt,
+        BATCH_INPUTS,
+        BATCH_OUTPUTS,
+        build,
+    )
 
 
 # ---------------------------------------------------------------- checks and defaults
@@ -278,29 +358,35 @@ def _batch_rig(batch, dt):
 def _joint_index(rig, joint):
     if isinstance(joint, str):
         if joint not in rig.joint_names:
-            raise ValueError(f"joint: unknown joint {joint!r}; actuated joints: "
-                             f"{', '.join(rig.joint_names)}")
+            raise ValueError(
+                f"joint: unknown joint {joint!r}; actuated joints: {', '.join(rig.joint_names)}"
+            )
         return rig.joint_names.index(joint)
     return V.positive_int(joint, "joint", lo=0, hi=len(rig.specs) - 1)
 
 
 def _check_choice(value, name, valid, kind):
     if not isinstance(value, str) or value not in valid:
-        what = "a robot (link dynamics)" if kind == "robot" else \
-            "an asr.Batch (link angle prescribed)"
+        what = (
+            "a robot (link dynamics)" if kind == "robot" else "an asr.Batch (link angle prescribed)"
+        )
         raise ValueError(f"{name}: got {value!r}; valid for {what}: {', '.join(valid)}")
 
 
 def _check_joint(rig, j, input):
     spec, mode = rig.specs[j], int(rig.modes[j])
     if spec.nmotor == 0 or spec.preset.kind == "none":
-        raise ValueError(f"joint: {rig.joint_names[j]!r} is rigid (model {spec.name!r}); a "
-                         "frequency response compares the stiffness presets of a spring")
+        raise ValueError(
+            f"joint: {rig.joint_names[j]!r} is rigid (model {spec.name!r}); a "
+            "frequency response compares the stiffness presets of a spring"
+        )
     eq_modes = _EQ_MODES + (_MOTOR_MODES if spec.nmotor == 1 else ())
     if input == "equilibrium" and mode not in eq_modes:
-        raise ValueError(f"input: 'equilibrium' needs joint {rig.joint_names[j]!r} in mode "
-                         f"{' or '.join(map(str, eq_modes))} (its first reference is then the "
-                         f"equilibrium), got mode {mode}")
+        raise ValueError(
+            f"input: 'equilibrium' needs joint {rig.joint_names[j]!r} in mode "
+            f"{' or '.join(map(str, eq_modes))} (its first reference is then the "
+            f"equilibrium), got mode {mode}"
+        )
 
 
 def _presets(spec, presets):
@@ -315,8 +401,10 @@ def _presets(spec, presets):
         return values
     bad = values[(values < pre.lo) | (values > pre.hi)]
     if bad.size:
-        raise ValueError(f"presets: got {V.num(bad[0])}, valid range [{V.num(pre.lo)}, "
-                         f"{V.num(pre.hi)}] {pre.unit} ({pre.meaning})")
+        raise ValueError(
+            f"presets: got {V.num(bad[0])}, valid range [{V.num(pre.lo)}, "
+            f"{V.num(pre.hi)}] {pre.unit} ({pre.meaning})"
+        )
     return values
 
 
@@ -347,8 +435,10 @@ def _amplitude(amplitude, input, stiffness):
         return DEFAULT_ANGLE
     k = float(np.min(stiffness))
     if not k > 0:
-        raise ValueError(f"amplitude: no default for tau_ext (the softest preset has stiffness "
-                         f"{k:g} N m/rad at the operating point); give one, N m")
+        raise ValueError(
+            f"amplitude: no default for tau_ext (the softest preset has stiffness "
+            f"{k:g} N m/rad at the operating point); give one, N m"
+        )
     return DEFAULT_ANGLE * k
 
 
@@ -387,8 +477,10 @@ def _freqs(rig, j, freqs, stiffness, n_freqs):
         raise ValueError(f"freqs: expected a non-empty 1-D sequence, Hz, got shape {f.shape}")
     bad = f[(f <= 0) | (f >= nyquist)]
     if bad.size:
-        raise ValueError(f"freqs: got {V.num(bad[0])} Hz, valid range (0, {nyquist:g}) Hz "
-                         f"(below the Nyquist frequency 1 / (2 dt), dt = {rig.dt:g} s)")
+        raise ValueError(
+            f"freqs: got {V.num(bad[0])} Hz, valid range (0, {nyquist:g}) Hz "
+            f"(below the Nyquist frequency 1 / (2 dt), dt = {rig.dt:g} s)"
+        )
     return np.sort(f)
 
 
@@ -414,7 +506,7 @@ class _Accumulator:
 
     def add(self, t0, u, y):
         """u, y: (N, c) input and output of steps t0 .. t0 + c - 1."""
-        if self.shift is None:   # sums of y - y(0): no cancellation against a large mean
+        if self.shift is None:  # sums of y - y(0): no cancellation against a large mean
             self.shift = y[:, :1].copy()
         k = t0 + np.arange(u.shape[1])
         w = (k[None, :] >= self.start[:, None]).astype(float)
@@ -438,7 +530,7 @@ class _Accumulator:
     def residual(self):
         """Over whole cycles sine, cosine and the mean are orthogonal: the residual's energy
         is the variance less the fitted sine's, n |Y|^2 / 2."""
-        var = self.s2 - self.s1 ** 2 / self.n
+        var = self.s2 - self.s1**2 / self.n
         rest = var - self.n * np.abs(self.output) ** 2 / 2
         with np.errstate(invalid="ignore", divide="ignore"):
             r = np.sqrt(np.clip(rest, 0, None) / var)
@@ -470,7 +562,7 @@ def _start(rig, n, j, instance_presets, op):
         q0 = refs[:, :, 0].copy()
         system.reset(q0, refs)
     else:
-        system.reset()                       # the robot's initial q (or the model's qpos0)
+        system.reset()  # the robot's initial q (or the model's qpos0)
         q0 = system.q
         q0[:, j] += shift
         system.reset(q0, refs)
@@ -486,8 +578,8 @@ def _run(run, j, input, output, amplitude, steps, acc, progress):
         for t0 in range(0, steps, _CHUNK):
             c = min(_CHUNK, steps - t0)
             t = (t0 + np.arange(c)) * acc.dt
-            u = amplitude * np.sin(omega * t)                             # (N, c)
-            u_rate = amplitude * omega * np.cos(omega * t)                # du/dt
+            u = amplitude * np.sin(omega * t)  # (N, c)
+            u_rate = amplitude * omega * np.cos(omega * t)  # du/dt
             acc.add(t0, u, _advance(run, j, input, output, u, u_rate))
             bar.update(c)
 

@@ -12,6 +12,7 @@ DART's integrator is semi-implicit Euler with implicit joint damping, as MuJoCo'
 integrator; joint Coulomb friction is a constraint in DART (MuJoCo: frictionloss). Contacts are
 whatever DART makes of the SDF's collision elements; asr checks none of them.
 """
+
 import glob
 import os
 import threading
@@ -46,8 +47,9 @@ _shim = {}
 def shim_path():
     """The shim's path (asr/_asr_gz.so, or setuptools' build of it), or None when not built."""
     here = os.path.dirname(os.path.abspath(__file__))
-    found = [os.path.join(here, "_asr_gz.so")] + sorted(glob.glob(os.path.join(here,
-                                                                              "_asr_gz.*.so")))
+    found = [os.path.join(here, "_asr_gz.so")] + sorted(
+        glob.glob(os.path.join(here, "_asr_gz.*.so"))
+    )
     return next((p for p in found if os.path.isfile(p)), None)
 
 
@@ -60,17 +62,21 @@ def load_shim():
 
             path = shim_path()
             if path is None:
-                raise ImportError("asr's Gazebo engine shim (asr/_asr_gz.so) is not built: install "
-                                  "Gazebo's libraries (`make gazebo`, Debian packages "
-                                  "libignition-physics-dev libignition-physics5-dartsim-plugin5 "
-                                  "libsdformat-dev) and run `make build`")
+                raise ImportError(
+                    "asr's Gazebo engine shim (asr/_asr_gz.so) is not built: install "
+                    "Gazebo's libraries (`make gazebo`, Debian packages "
+                    "libignition-physics-dev libignition-physics5-dartsim-plugin5 "
+                    "libsdformat-dev) and run `make build`"
+                )
             ffi = cffi.FFI()
             ffi.cdef(_CDEF)
             try:
                 lib = ffi.dlopen(path)
             except OSError as exc:
-                raise ImportError(f"cannot load asr's Gazebo engine shim {path}: {exc} (are "
-                                  "Gazebo's libraries installed? `make gazebo`)") from exc
+                raise ImportError(
+                    f"cannot load asr's Gazebo engine shim {path}: {exc} (are "
+                    "Gazebo's libraries installed? `make gazebo`)"
+                ) from exc
             _shim.update(ffi=ffi, lib=lib)
     return _shim["ffi"], _shim["lib"]
 
@@ -92,7 +98,9 @@ class GazeboWorlds:
         gffi, glib = load_shim()
         self._ffi, self._lib = gffi, glib
         if not isinstance(sdf, (str, os.PathLike)):
-            raise TypeError(f"sdf: expected the path of an SDF file (str), got {type(sdf).__name__}")
+            raise TypeError(
+                f"sdf: expected the path of an SDF file (str), got {type(sdf).__name__}"
+            )
         self.sdf = os.fspath(sdf)
         self.joint_names = tuple(joint_names)
         names = [gffi.new("char[]", j.encode()) for j in self.joint_names]
@@ -101,9 +109,15 @@ class GazeboWorlds:
         self._worlds = []
         try:
             for _ in range(n):
-                w = glib.asr_gz_create(self.sdf.encode(), model.encode() if model else gffi.NULL,
-                                       c_names, len(names), 0.0 if dt is None else float(dt),
-                                       err, _ERR_LEN)
+                w = glib.asr_gz_create(
+                    self.sdf.encode(),
+                    model.encode() if model else gffi.NULL,
+                    c_names,
+                    len(names),
+                    0.0 if dt is None else float(dt),
+                    err,
+                    _ERR_LEN,
+                )
                 if w == gffi.NULL:
                     msg = gffi.string(err).decode(errors="replace")
                     raise ValueError(f"{label}: {msg}" if label else msg)
@@ -124,10 +138,15 @@ class GazeboWorlds:
         def addr(cdata):
             return int(self._ffi.cast("uintptr_t", cdata))
 
-        out = {"step": (addr(g.asr_gz_step1), addr(g.asr_gz_step2)),
-               "world": [addr(w) for w in self._worlds]}
-        for field, fn in (("qpos", g.asr_gz_qpos), ("qvel", g.asr_gz_qvel),
-                          ("qfrc", g.asr_gz_qfrc)):
+        out = {
+            "step": (addr(g.asr_gz_step1), addr(g.asr_gz_step2)),
+            "world": [addr(w) for w in self._worlds],
+        }
+        for field, fn in (
+            ("qpos", g.asr_gz_qpos),
+            ("qvel", g.asr_gz_qvel),
+            ("qfrc", g.asr_gz_qfrc),
+        ):
             out[field] = [addr(fn(w)) for w in self._worlds]
         return out
 
@@ -135,20 +154,23 @@ class GazeboWorlds:
         """Reset world i: joint angles q and velocities qd ((J,), None: keep), time 0."""
         gffi = self._ffi
         err = gffi.new("char[]", _ERR_LEN)
-        arrays = [gffi.NULL if v is None else gffi.new("double[]", [float(x) for x in v])
-                  for v in (q, qd)]
+        arrays = [
+            gffi.NULL if v is None else gffi.new("double[]", [float(x) for x in v]) for v in (q, qd)
+        ]
         if self._lib.asr_gz_set_state(self._worlds[i], arrays[0], arrays[1], err, _ERR_LEN):
             raise ValueError(f"{self.sdf}: {gffi.string(err).decode(errors='replace')}")
 
     def q(self):
         """(N, J) joint angles, rad."""
         return np.array([np.frombuffer(b, dtype=np.float64) for b in self._q]).reshape(
-            len(self._worlds), len(self.joint_names))
+            len(self._worlds), len(self.joint_names)
+        )
 
     def qd(self):
         """(N, J) joint velocities, rad/s."""
         return np.array([np.frombuffer(b, dtype=np.float64) for b in self._qd]).reshape(
-            len(self._worlds), len(self.joint_names))
+            len(self._worlds), len(self.joint_names)
+        )
 
     def time(self, i=0):
         return float(self._lib.asr_gz_time(self._worlds[i]))

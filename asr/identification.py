@@ -27,6 +27,7 @@ and p parameters; stderr = sqrt(diag(cov)); ci95 = estimate +/- t_{0.975, m - p}
 (Student's t). They are exact for a model linear in its parameters with independent Gaussian
 noise of one variance, and first-order (asymptotic) otherwise.
 """
+
 import dataclasses
 import json
 import math
@@ -84,17 +85,23 @@ class Identification:
 
     def summary(self):
         """A text table: estimate, standard error, 95 % interval and start of every parameter."""
-        rows = [f"identification ({self.kind}, {self.source}): {self.m} residuals, "
-                f"{len(self.names)} parameters, {self.nfev} evaluations, "
-                f"{'converged' if self.success else 'NOT converged'}: {self.message}",
-                f"{'parameter':>14s} {'estimate':>12s} {'stderr':>11s} {'95% CI low':>12s} "
-                f"{'95% CI high':>12s} {'start':>11s}"]
+        rows = [
+            f"identification ({self.kind}, {self.source}): {self.m} residuals, "
+            f"{len(self.names)} parameters, {self.nfev} evaluations, "
+            f"{'converged' if self.success else 'NOT converged'}: {self.message}",
+            f"{'parameter':>14s} {'estimate':>12s} {'stderr':>11s} {'95% CI low':>12s} "
+            f"{'95% CI high':>12s} {'start':>11s}",
+        ]
         for n in self.names:
             lo, hi = self.ci95[n]
-            rows.append(f"{n:>14s} {self.estimates[n]:12.6g} {self.stderr[n]:11.4g} {lo:12.6g} "
-                        f"{hi:12.6g} {self.initial[n]:11.4g}")
-        rows.append("residual RMS: " + ", ".join(f"{c} {v:.4g} {_UNITS[c]}"
-                                                  for c, v in self.residual_rms.items()))
+            rows.append(
+                f"{n:>14s} {self.estimates[n]:12.6g} {self.stderr[n]:11.4g} {lo:12.6g} "
+                f"{hi:12.6g} {self.initial[n]:11.4g}"
+            )
+        rows.append(
+            "residual RMS: "
+            + ", ".join(f"{c} {v:.4g} {_UNITS[c]}" for c, v in self.residual_rms.items())
+        )
         return "\n".join(rows)
 
     def to_dict(self):
@@ -119,10 +126,16 @@ class Identification:
                 f.write("\n")
         elif path.endswith(".npz"):
             with atomic_write(path) as f:
-                np.savez(f, names=np.array(self.names), covariance=self.covariance,
-                         estimates=self._column(self.estimates), stderr=self._column(self.stderr),
-                         ci95=np.array([self.ci95[n] for n in self.names]).reshape(-1, 2),
-                         initial=self._column(self.initial), meta=json.dumps(self.to_dict()))
+                np.savez(
+                    f,
+                    names=np.array(self.names),
+                    covariance=self.covariance,
+                    estimates=self._column(self.estimates),
+                    stderr=self._column(self.stderr),
+                    ci95=np.array([self.ci95[n] for n in self.names]).reshape(-1, 2),
+                    initial=self._column(self.initial),
+                    meta=json.dumps(self.to_dict()),
+                )
         else:
             raise ValueError(f"path: got {path!r}; valid endings .json and .npz")
         return path
@@ -141,8 +154,9 @@ class Identification:
             with open(path) as f:
                 d = json.load(f)
         if not isinstance(d, dict) or d.get("format") != FORMAT:
-            raise ValueError(f"path: {path!r} is not an asr identification result (format "
-                             f"{FORMAT!r})")
+            raise ValueError(
+                f"path: {path!r} is not an asr identification result (format {FORMAT!r})"
+            )
         num = lambda v: math.nan if v is None else float(v)  # noqa: E731 - JSON null is NaN
         kw = {f.name: d[f.name] for f in dataclasses.fields(cls)}
         kw["names"] = tuple(d["names"])
@@ -169,8 +183,10 @@ def load_data(data):
     if isinstance(data, dict):
         return {k: v for k, v in data.items()}
     if not isinstance(data, (str, os.PathLike)):
-        raise TypeError(f"data: expected a dict of arrays or a path (.npz, .csv, ROS bag), got "
-                        f"{type(data).__name__}")
+        raise TypeError(
+            f"data: expected a dict of arrays or a path (.npz, .csv, ROS bag), got "
+            f"{type(data).__name__}"
+        )
     path = os.fspath(data)
     if not os.path.exists(path):
         raise ValueError(f"data: {path!r} does not exist")
@@ -181,8 +197,9 @@ def load_data(data):
         return _read_csv(path)
     if path.endswith((".bag", ".mcap")) or os.path.isdir(path):
         return _read_bag(path)
-    raise ValueError(f"data: got {path!r}; valid: a dict, .npz, .csv, .bag, .mcap or a rosbag2 "
-                     "folder")
+    raise ValueError(
+        f"data: got {path!r}; valid: a dict, .npz, .csv, .bag, .mcap or a rosbag2 folder"
+    )
 
 
 def _read_csv(path):
@@ -199,8 +216,10 @@ def _read_csv(path):
             out[name] = col
     for key, cols in split.items():
         if sorted(cols) != list(range(len(cols))):
-            raise ValueError(f"data: {path!r} columns {key}_<j> must number the joints 0.."
-                             f"{len(cols) - 1}, got {sorted(cols)}")
+            raise ValueError(
+                f"data: {path!r} columns {key}_<j> must number the joints 0.."
+                f"{len(cols) - 1}, got {sorted(cols)}"
+            )
         out[key] = np.stack([cols[j] for j in range(len(cols))], axis=1)
     return out
 
@@ -210,8 +229,13 @@ def _read_bag(path):
 
     back = as_rollout(read_bag(path))
     out = {"t": back["t"]}
-    for field, key in (("q", "q"), ("qd", "qd"), ("tau_joint", "tau"), ("th1", "theta1"),
-                       ("th2", "theta2")):
+    for field, key in (
+        ("q", "q"),
+        ("qd", "qd"),
+        ("tau_joint", "tau"),
+        ("th1", "theta1"),
+        ("th2", "theta2"),
+    ):
         if field in back:
             out[key] = back[field][0]
     if "ref1" in back and "ref2" in back:
@@ -229,8 +253,12 @@ def _array(data, key, shape=None, required=True):
     if shape is not None:
         ok = arr.ndim == len(shape) and all(s is None or s == a for s, a in zip(shape, arr.shape))
         if not ok:
-            want = "(" + ", ".join("any" if s is None else str(s) for s in shape) + \
-                ("," if len(shape) == 1 else "") + ")"
+            want = (
+                "("
+                + ", ".join("any" if s is None else str(s) for s in shape)
+                + ("," if len(shape) == 1 else "")
+                + ")"
+            )
             raise ValueError(f"data[{key!r}]: expected shape {want}, got {arr.shape}")
     return arr
 
@@ -241,8 +269,9 @@ def _per_joint(data, key, steps, nj, required=True):
     if arr is not None and nj == 1 and arr.ndim == 1:
         arr = arr[:, None]
     if arr is not None and arr.shape != (steps, nj):
-        raise ValueError(f"data[{key!r}]: expected shape ({steps}, {nj}) (steps, joints), got "
-                         f"{arr.shape}")
+        raise ValueError(
+            f"data[{key!r}]: expected shape ({steps}, {nj}) (steps, joints), got {arr.shape}"
+        )
     return arr
 
 
@@ -255,8 +284,10 @@ def _refs(data, nj):
             raise ValueError(f"data['refs']: expected shape (steps, {nj}, 2), got {r.shape}")
         return np.ascontiguousarray(r)
     if "ref1" not in data:
-        raise ValueError(f"data: missing 'refs' (steps, J, 2) or 'ref1' / 'ref2' (steps, J); "
-                         f"got keys {sorted(data)}")
+        raise ValueError(
+            f"data: missing 'refs' (steps, J, 2) or 'ref1' / 'ref2' (steps, J); "
+            f"got keys {sorted(data)}"
+        )
     r1 = _array(data, "ref1")
     steps = r1.shape[0]
     r2 = _per_joint(data, "ref2", steps, nj, required=False)
@@ -283,8 +314,10 @@ def _time_step(data, dt, steps, engine_dt=None):
         return engine_dt
     dt = V.positive_float(dt, "dt")
     if engine_dt is not None and abs(dt - engine_dt) > 1e-6 * engine_dt:
-        raise ValueError(f"dt: the data's sample period {V.num(dt)} s differs from the robot's "
-                         f"time step {V.num(engine_dt)} s; resample the data to one per step")
+        raise ValueError(
+            f"dt: the data's sample period {V.num(dt)} s differs from the robot's "
+            f"time step {V.num(engine_dt)} s; resample the data to one per step"
+        )
     return dt
 
 
@@ -317,11 +350,14 @@ class _Param:
         """Bounds of u for the value bounds [lo, hi], open ends of the spec moved inside."""
         eps = 1e-12
         if self.log:
-            return (math.log(lo) if lo > 0 else -np.inf,
-                    math.log(hi) - (eps if self.spec.hi_open else 0) if math.isfinite(hi)
-                    else np.inf)
-        return (lo / self.scale + (eps if self.spec.lo_open else 0),
-                hi / self.scale - (eps if self.spec.hi_open else 0))
+            return (
+                math.log(lo) if lo > 0 else -np.inf,
+                math.log(hi) - (eps if self.spec.hi_open else 0) if math.isfinite(hi) else np.inf,
+            )
+        return (
+            lo / self.scale + (eps if self.spec.lo_open else 0),
+            hi / self.scale - (eps if self.spec.hi_open else 0),
+        )
 
 
 def _split_key(key, joint, joint_names, what):
@@ -345,10 +381,15 @@ def _resolve(keys, specs, joint, joint_names, what, own_only=False):
         spec = specs[j]
         names = [p.name for p in (spec.params if own_only else spec.all_params)]
         if name not in names:
-            extra = (" (static data identify the spring's own parameters only)"
-                     if own_only and name in {p.name for p in spec.all_params} else "")
-            raise ValueError(f"{what}: {key!r} is not a parameter of model {spec.name!r}{extra}; "
-                             f"valid: {', '.join(names) or 'none'}")
+            extra = (
+                " (static data identify the spring's own parameters only)"
+                if own_only and name in {p.name for p in spec.all_params}
+                else ""
+            )
+            raise ValueError(
+                f"{what}: {key!r} is not a parameter of model {spec.name!r}{extra}; "
+                f"valid: {', '.join(names) or 'none'}"
+            )
         out.append((key, j, spec.param(name)))
     return out
 
@@ -377,9 +418,11 @@ def _fitted(params, x0, bounds, specs, joint, joint_names, start, own_only):
         lo, hi = bounds.get(key, (spec.lo, spec.hi))
         lo, hi = float(lo), float(hi)
         if not (max(lo, spec.lo) <= value <= min(hi, spec.hi)) or not lo < hi:
-            raise ValueError(f"bounds: {key!r} got ({V.num(lo)}, {V.num(hi)}) with start "
-                             f"{V.num(value)}; need lo < start < hi inside the valid range "
-                             f"{spec.range_text}")
+            raise ValueError(
+                f"bounds: {key!r} got ({V.num(lo)}, {V.num(hi)}) with start "
+                f"{V.num(value)}; need lo < start < hi inside the valid range "
+                f"{spec.range_text}"
+            )
         log = spec.lo >= 0 and value > 0
         plist.append(_Param(key, j, spec.name, spec, log, abs(value) or 1.0))
         values.append(value)
@@ -391,8 +434,7 @@ def _fixed(fixed, plist, specs, joint, joint_names, own_only):
     """{joint index: {name: value}} of the held parameters, checked (never a fitted one)."""
     out = {}
     fitted = {(p.joint, p.name) for p in plist}
-    for key, j, spec in _resolve(list(fixed or {}), specs, joint, joint_names, "fixed",
-                                 own_only):
+    for key, j, spec in _resolve(list(fixed or {}), specs, joint, joint_names, "fixed", own_only):
         if (j, spec.name) in fitted:
             raise ValueError(f"fixed: {key!r} is also among the fitted params")
         out.setdefault(j, {})[spec.name] = float(spec.check(fixed[key], "fixed: "))
@@ -406,16 +448,28 @@ def _fixed(fixed, plist, specs, joint, joint_names, own_only):
 def _static_model(model, data, plist, held):
     q = _array(data, "q", (None,))
     m = q.shape[0]
-    arrays = {k: _array(data, k, (m,), required=k in ("theta1", "tau"))
-              for k in ("theta1", "theta2", "qd", "theta1_d", "theta2_d", "tau")}
-    inputs = {k: (0.0 if arrays[k] is None else arrays[k])
-              for k in ("theta2", "qd", "theta1_d", "theta2_d")}
+    arrays = {
+        k: _array(data, k, (m,), required=k in ("theta1", "tau"))
+        for k in ("theta1", "theta2", "qd", "theta1_d", "theta2_d", "tau")
+    }
+    inputs = {
+        k: (0.0 if arrays[k] is None else arrays[k])
+        for k in ("theta2", "qd", "theta1_d", "theta2_d")
+    }
 
     def evaluate(P):
         values = {p.name: P[:, k][:, None] for k, p in enumerate(plist)}
-        c = compliance(model, q, arrays["theta1"], inputs["theta2"], qd=inputs["qd"],
-                       theta1_d=inputs["theta1_d"], theta2_d=inputs["theta2_d"], **held,
-                       **values)
+        c = compliance(
+            model,
+            q,
+            arrays["theta1"],
+            inputs["theta2"],
+            qd=inputs["qd"],
+            theta1_d=inputs["theta1_d"],
+            theta2_d=inputs["theta2_d"],
+            **held,
+            **values,
+        )
         return {"tau": c.tau_link}
 
     return evaluate, {"tau": arrays["tau"]}
@@ -466,8 +520,9 @@ def _bench_model(model, data, plist, held, mode, dt):
         _set_params(batch, plist, P)
         batch.reset(q[0], refs[0])
         tile = lambda a: np.ascontiguousarray(np.broadcast_to(a, (n,) + a.shape))  # noqa: E731
-        out = batch.rollout(steps, dt, tile(refs), tile(q), tile(qd), record=("tau_link",),
-                            on_error="flag")
+        out = batch.rollout(
+            steps, dt, tile(refs), tile(q), tile(qd), record=("tau_link",), on_error="flag"
+        )
         return _mark_diverged({"tau": out["tau_link"]}, batch)
 
     return evaluate, {"tau": tau}
@@ -481,8 +536,10 @@ def _robot_model(robot, data, plist, held, dt):
     nj = probe.n_joints
     refs = _refs(data, nj)
     steps = refs.shape[0]
-    measured = {"q": _per_joint(data, "q", steps, nj),
-                "tau": _per_joint(data, "tau", steps, nj, required=False)}
+    measured = {
+        "q": _per_joint(data, "q", steps, nj),
+        "tau": _per_joint(data, "tau", steps, nj, required=False),
+    }
     measured = {c: v for c, v in measured.items() if v is not None}
     q0 = _array(data, "q0", (nj,), required=False)
     _time_step(data, dt, steps, probe.dt)
@@ -494,8 +551,9 @@ def _robot_model(robot, data, plist, held, dt):
         sim = sims(n)
         _set_params(sim.batch, plist, P)
         sim.reset(q0, refs[0])
-        out = sim.rollout(steps, np.broadcast_to(refs, (n,) + refs.shape), record=record,
-                          on_error="flag")
+        out = sim.rollout(
+            steps, np.broadcast_to(refs, (n,) + refs.shape), record=record, on_error="flag"
+        )
         return _mark_diverged({c: out[_RECORD[c]] for c in measured}, sim.batch)
 
     return evaluate, measured
@@ -511,9 +569,11 @@ def _sigmas(sigma, channels):
     if stray:
         raise ValueError(f"sigma: {stray} are not channels of the data ({', '.join(channels)})")
     if len(channels) > 1 and set(sigma) != set(channels):
-        raise ValueError(f"sigma: the data has channels {', '.join(channels)} in different "
-                         "units; give each channel's noise standard deviation, e.g. "
-                         + ", ".join(f"{c!r}: ... ({_UNITS[c]})" for c in channels))
+        raise ValueError(
+            f"sigma: the data has channels {', '.join(channels)} in different "
+            "units; give each channel's noise standard deviation, e.g. "
+            + ", ".join(f"{c!r}: ... ({_UNITS[c]})" for c in channels)
+        )
     return {c: V.positive_float(sigma.get(c, 1.0), f"sigma[{c!r}]") for c in channels}
 
 
@@ -529,9 +589,25 @@ def _covariance(jac, residual, p):
     return s2 * (vt.T / sv**2) @ vt, True
 
 
-def identify(model, data, params, *, robot=None, variant=None, joint=0, kind=None, mode=None,
-             dt=None, x0=None, bounds=None, fixed=None, sigma=None, diff_step=1e-6,
-             max_nfev=200, progress=False):
+def identify(
+    model,
+    data,
+    params,
+    *,
+    robot=None,
+    variant=None,
+    joint=0,
+    kind=None,
+    mode=None,
+    dt=None,
+    x0=None,
+    bounds=None,
+    fixed=None,
+    sigma=None,
+    diff_step=1e-6,
+    max_nfev=200,
+    progress=False,
+):
     """Fit parameters of `model` to `data` by nonlinear least squares
     (scipy.optimize.least_squares, trust-region reflective within the valid ranges).
 
@@ -564,7 +640,8 @@ def identify(model, data, params, *, robot=None, variant=None, joint=0, kind=Non
     source = _source(model, robot, variant, joint)
     kind, data = _kind(kind, robot, load_data(data))
     evaluate, measured, plist, u0, u_lo, u_hi, x_start = _problem(
-        kind, source, data, params, joint, mode, dt, x0, bounds, fixed)
+        kind, source, data, params, joint, mode, dt, x0, bounds, fixed
+    )
     weights = _sigmas(sigma, list(measured))
     h = V.positive_float(diff_step, "diff_step")
     max_nfev = V.positive_int(max_nfev, "max_nfev")
@@ -579,8 +656,10 @@ def identify(model, data, params, *, robot=None, variant=None, joint=0, kind=Non
 
     def residuals(U):
         sim = evaluate(values(U))
-        r = np.concatenate([((sim[c] - measured[c][None]) / weights[c]).reshape(len(U), -1)
-                            for c in measured], axis=1)
+        r = np.concatenate(
+            [((sim[c] - measured[c][None]) / weights[c]).reshape(len(U), -1) for c in measured],
+            axis=1,
+        )
         # a diverged trial: residuals far above any fit, so the step is refused and shortened
         r[~np.isfinite(r)] = _PENALTY
         return r
@@ -595,8 +674,9 @@ def identify(model, data, params, *, robot=None, variant=None, joint=0, kind=Non
         return ((R[1:] - R[0]) / step[:, None]).T
 
     try:
-        res = least_squares(fun, u0, jac=jac, bounds=(u_lo, u_hi), method="trf",
-                            max_nfev=max_nfev, x_scale="jac")
+        res = least_squares(
+            fun, u0, jac=jac, bounds=(u_lo, u_hi), method="trf", max_nfev=max_nfev, x_scale="jac"
+        )
     finally:
         bar.close()
     est = values(res.x[None])[0]
@@ -606,20 +686,37 @@ def identify(model, data, params, *, robot=None, variant=None, joint=0, kind=Non
     tq = float(student_t.ppf(0.975, m - p))
     raw = residuals(res.x[None])[0]
     offsets = np.cumsum([0] + [measured[c].size for c in measured])
-    rms = {c: float(np.sqrt(np.mean((raw[a:b] * weights[c]) ** 2)))
-           for c, a, b in zip(measured, offsets[:-1], offsets[1:])}
+    rms = {
+        c: float(np.sqrt(np.mean((raw[a:b] * weights[c]) ** 2)))
+        for c, a, b in zip(measured, offsets[:-1], offsets[1:])
+    }
     names = tuple(par.key for par in plist)
-    message = res.message if identifiable else (
-        res.message + "; the Jacobian is rank deficient: the data do not determine every "
-        "parameter (stderr inf)")
+    message = (
+        res.message
+        if identifiable
+        else (
+            res.message + "; the Jacobian is rank deficient: the data do not determine every "
+            "parameter (stderr inf)"
+        )
+    )
     return Identification(
-        names=names, estimates=dict(zip(names, map(float, est))),
+        names=names,
+        estimates=dict(zip(names, map(float, est))),
         stderr=dict(zip(names, map(float, se))),
         ci95={n: (float(e - tq * s), float(e + tq * s)) for n, e, s in zip(names, est, se)},
-        covariance=cov, initial=dict(zip(names, map(float, x_start))), residual_rms=rms,
-        cost=float(res.cost), m=m, dof=m - p, nfev=int(res.nfev), njev=int(res.njev or 0),
-        success=bool(res.success), message=message, kind=kind,
-        source=source if isinstance(source, str) else f"{source.name}/{source.variant}")
+        covariance=cov,
+        initial=dict(zip(names, map(float, x_start))),
+        residual_rms=rms,
+        cost=float(res.cost),
+        m=m,
+        dof=m - p,
+        nfev=int(res.nfev),
+        njev=int(res.njev or 0),
+        success=bool(res.success),
+        message=message,
+        kind=kind,
+        source=source if isinstance(source, str) else f"{source.name}/{source.variant}",
+    )
 
 
 def _source(model, robot, variant, joint):
@@ -632,20 +729,29 @@ def _source(model, robot, variant, joint):
     robot = robot if isinstance(robot, Robot) else load_robot(robot, variant)
     joint = V.positive_int(joint, "joint", lo=0, hi=len(robot.joints) - 1)
     if model is not None and model != robot.joints[joint].model:
-        raise ValueError(f"model: got {model!r}, joint {joint} ({robot.joints[joint].name}) of "
-                         f"robot {robot.name!r} has model {robot.joints[joint].model!r}")
+        raise ValueError(
+            f"model: got {model!r}, joint {joint} ({robot.joints[joint].name}) of "
+            f"robot {robot.name!r} has model {robot.joints[joint].model!r}"
+        )
     return robot
 
 
 def _kind(kind, robot, data):
     if kind is None:
-        kind = "robot" if robot is not None else "bench" if (
-            "refs" in data or "ref1" in data) else "static"
+        kind = (
+            "robot"
+            if robot is not None
+            else "bench"
+            if ("refs" in data or "ref1" in data)
+            else "static"
+        )
     if kind not in KINDS:
         raise ValueError(f"kind: got {kind!r}, valid: {', '.join(KINDS)}")
     if (kind == "robot") != (robot is not None):
-        raise ValueError(f"kind: {kind!r} " + ("needs robot=" if robot is None else
-                                               "takes no robot (use kind 'robot')"))
+        raise ValueError(
+            f"kind: {kind!r} "
+            + ("needs robot=" if robot is None else "takes no robot (use kind 'robot')")
+        )
     return kind, data
 
 

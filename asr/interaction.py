@@ -14,6 +14,7 @@ The equations, frames, integration and FSM are in docs/interaction.md. Gains are
 the task frame (N): the tool frame at the last setpoint (frame="tool", the paper's F_e) or the
 base frame's axes (frame="base").
 """
+
 import contextlib
 import dataclasses
 import logging
@@ -29,15 +30,26 @@ log = logging.getLogger("asr.interaction")
 
 # The FSM ([Storiale2022] sec. 2.2.1): state names by value, events by name.
 FSM_STATES = ("static", "trajectory", "joint")
-EVENTS = {"init": lib.ASR_EV_INIT, "trajectory_received": lib.ASR_EV_TRAJECTORY_RECEIVED,
-          "setpoint_received": lib.ASR_EV_SETPOINT_RECEIVED,
-          "trajectory_completed": lib.ASR_EV_TRAJECTORY_COMPLETED,
-          "setpoint_reached": lib.ASR_EV_SETPOINT_REACHED}
+EVENTS = {
+    "init": lib.ASR_EV_INIT,
+    "trajectory_received": lib.ASR_EV_TRAJECTORY_RECEIVED,
+    "setpoint_received": lib.ASR_EV_SETPOINT_RECEIVED,
+    "trajectory_completed": lib.ASR_EV_TRAJECTORY_COMPLETED,
+    "setpoint_reached": lib.ASR_EV_SETPOINT_REACHED,
+}
 
 # What a controlled rollout records besides the joint fields: {name: (columns, unit)}, in the C
 # record's order (ASR_IC_NREC values per instance and step).
-RECORD = {"x_d": (3, "m"), "x_c": (3, "m"), "x_m": (3, "m"), "f_d": (3, "N"), "f_e": (3, "N"),
-          "tau_e": (3, "N m"), "fsm": (1, ""), "ik_ok": (1, "")}
+RECORD = {
+    "x_d": (3, "m"),
+    "x_c": (3, "m"),
+    "x_m": (3, "m"),
+    "f_d": (3, "N"),
+    "f_e": (3, "N"),
+    "tau_e": (3, "N m"),
+    "fsm": (1, ""),
+    "ik_ok": (1, ""),
+}
 FRAMES = ("tool", "base")
 
 
@@ -63,6 +75,7 @@ class Sensor:
     white noise of standard deviation noise_force (N) / noise_torque (N m) per axis from a
     generator seeded with seed + instance index, then a first-order low-pass of cutoff Hz (0:
     none)."""
+
     rate: float = None
     cutoff: float = 0.0
     noise_force: float = 0.0
@@ -76,6 +89,7 @@ class InverseKinematics:
     step, converged when the position error <= tol_position (m) and the orientation error <=
     tol_rotation (rad); damping lambda of (J J^T + lambda^2 I). orientation: hold the tool's
     orientation too (6 equations; False: position only, 3)."""
+
     max_iter: int = 20
     tol_position: float = 1e-6
     tol_rotation: float = 1e-6
@@ -85,6 +99,7 @@ class InverseKinematics:
 
 class _Controller:
     """What both laws share: the sensor, IK, frame, offset bound and setpoint tolerances."""
+
     law = None
 
     def __init__(self, *, max_offset, frame, sensor, ik, setpoint_tol, setpoint_vel_tol):
@@ -93,8 +108,9 @@ class _Controller:
         if not isinstance(sensor, Sensor):
             raise TypeError(f"sensor: expected asr.interaction.Sensor, got {type(sensor).__name__}")
         if not isinstance(ik, InverseKinematics):
-            raise TypeError(f"ik: expected asr.interaction.InverseKinematics, got "
-                            f"{type(ik).__name__}")
+            raise TypeError(
+                f"ik: expected asr.interaction.InverseKinematics, got {type(ik).__name__}"
+            )
         self.max_offset, self.frame, self.sensor, self.ik = max_offset, frame, sensor, ik
         self.setpoint_tol, self.setpoint_vel_tol = setpoint_tol, setpoint_vel_tol
 
@@ -108,13 +124,30 @@ class Admittance(_Controller):
     """M_d z'' + K_D z' + K_P z = f_d - f_e, x_c = x_d + z (task frame; [Storiale2022] eq. 1 with
     the sign that makes the contact a restoring spring, see docs/interaction.md).
     mass M_d kg (> 0), damping K_D N s/m (> 0), stiffness K_P N/m (>= 0): (3,) or (N, 3)."""
+
     law = lib.ASR_IC_ADMITTANCE
 
-    def __init__(self, mass, damping, stiffness, *, max_offset=0.5, frame="tool",
-                 sensor=Sensor(), ik=InverseKinematics(), setpoint_tol=1e-3,
-                 setpoint_vel_tol=1e-2):
-        super().__init__(max_offset=max_offset, frame=frame, sensor=sensor, ik=ik,
-                         setpoint_tol=setpoint_tol, setpoint_vel_tol=setpoint_vel_tol)
+    def __init__(
+        self,
+        mass,
+        damping,
+        stiffness,
+        *,
+        max_offset=0.5,
+        frame="tool",
+        sensor=Sensor(),
+        ik=InverseKinematics(),
+        setpoint_tol=1e-3,
+        setpoint_vel_tol=1e-2,
+    ):
+        super().__init__(
+            max_offset=max_offset,
+            frame=frame,
+            sensor=sensor,
+            ik=ik,
+            setpoint_tol=setpoint_tol,
+            setpoint_vel_tol=setpoint_vel_tol,
+        )
         self.mass, self.damping, self.stiffness = mass, damping, stiffness
 
     @classmethod
@@ -127,20 +160,40 @@ class Admittance(_Controller):
         return cls(mass, 2.0 * z * np.sqrt(np.abs(m) * np.abs(k)), stiffness, **kwargs)
 
     def gains(self):
-        return {"mass": (self.mass, "mass", True), "damping": (self.damping, "damping", True),
-                "stiffness": (self.stiffness, "stiffness", False)}
+        return {
+            "mass": (self.mass, "mass", True),
+            "damping": (self.damping, "damping", True),
+            "stiffness": (self.stiffness, "stiffness", False),
+        }
 
 
 class DirectForce(_Controller):
     """x_c = x_d + K_P f~ + K_I integral(f~) dt along the task axes, f~ = f_d - f_e
     ([Storiale2022] sec. 2.1.2); kp m/N and ki m/(N s) (>= 0; zero on position-controlled axes),
     (3,) or (N, 3); the offset bound max_offset (m) stops the integral (anti-windup)."""
+
     law = lib.ASR_IC_DIRECT_FORCE
 
-    def __init__(self, kp, ki, *, max_offset=0.1, frame="tool", sensor=Sensor(),
-                 ik=InverseKinematics(), setpoint_tol=1e-3, setpoint_vel_tol=1e-2):
-        super().__init__(max_offset=max_offset, frame=frame, sensor=sensor, ik=ik,
-                         setpoint_tol=setpoint_tol, setpoint_vel_tol=setpoint_vel_tol)
+    def __init__(
+        self,
+        kp,
+        ki,
+        *,
+        max_offset=0.1,
+        frame="tool",
+        sensor=Sensor(),
+        ik=InverseKinematics(),
+        setpoint_tol=1e-3,
+        setpoint_vel_tol=1e-2,
+    ):
+        super().__init__(
+            max_offset=max_offset,
+            frame=frame,
+            sensor=sensor,
+            ik=ik,
+            setpoint_tol=setpoint_tol,
+            setpoint_vel_tol=setpoint_vel_tol,
+        )
         self.kp, self.ki = kp, ki
 
     def gains(self):
@@ -154,8 +207,10 @@ def _axes(value, name, n, positive):
     if bad.any():
         rel = "> 0" if positive else ">= 0"
         what = "positive definite" if positive else "positive semi-definite"
-        raise ValueError(f"{name}: got {V.num(arr[bad][0])}; the diagonal matrix must be {what} "
-                         f"(every entry {rel})")
+        raise ValueError(
+            f"{name}: got {V.num(arr[bad][0])}; the diagonal matrix must be {what} "
+            f"(every entry {rel})"
+        )
     return arr
 
 
@@ -176,22 +231,30 @@ class Interaction:
     def __init__(self, sim, engine, controller):
         engine.check_interaction()
         if not isinstance(controller, _Controller):
-            raise TypeError("controller: expected asr.Admittance or asr.DirectForce, got "
-                            f"{type(controller).__name__}")
+            raise TypeError(
+                "controller: expected asr.Admittance or asr.DirectForce, got "
+                f"{type(controller).__name__}"
+            )
         names = dict(sim.robot.interaction or ())
         if not names:
-            raise ValueError(f"controller: robot {sim.robot.name!r} ({sim.robot.variant}) has no "
-                             "[variants.<v>.interaction] block naming its tool site and F/T "
-                             "sensor (see robots/README.md)")
+            raise ValueError(
+                f"controller: robot {sim.robot.name!r} ({sim.robot.variant}) has no "
+                "[variants.<v>.interaction] block naming its tool site and F/T "
+                "sensor (see robots/README.md)"
+            )
         if sim.n_joints > lib.ASR_IC_MAX_JOINTS:
-            raise ValueError(f"controller: the robot has {sim.n_joints} actuated joints, at most "
-                             f"{lib.ASR_IC_MAX_JOINTS} are supported")
+            raise ValueError(
+                f"controller: the robot has {sim.n_joints} actuated joints, at most "
+                f"{lib.ASR_IC_MAX_JOINTS} are supported"
+            )
         modes = sim.batch.modes
         for j, mode in enumerate(modes):
             if mode not in (1, 3, 6):
-                raise ValueError(f"controller: joint {sim.robot.joint_names[j]!r} is in mode "
-                                 f"{mode}; interaction control commands link positions or "
-                                 "equilibria: modes 1, 3 or 6")
+                raise ValueError(
+                    f"controller: joint {sim.robot.joint_names[j]!r} is in mode "
+                    f"{mode}; interaction control commands link positions or "
+                    "equilibria: modes 1, 3 or 6"
+                )
         self._sim, self._engine, self.spec, self.names = sim, engine, controller, names
         self._dt = sim.dt
         self._keep = []
@@ -212,15 +275,19 @@ class Interaction:
             rate = _positive(s.rate, "sensor.rate")
             period = max(1, int(round(1.0 / (rate * self._dt))))
         cutoff = _positive(s.cutoff, "sensor.cutoff", allow_zero=True)
-        noise = (_positive(s.noise_force, "sensor.noise_force", allow_zero=True),
-                 _positive(s.noise_torque, "sensor.noise_torque", allow_zero=True))
-        tols = (_positive(c.setpoint_tol, "setpoint_tol"),
-                _positive(c.setpoint_vel_tol, "setpoint_vel_tol"))
+        noise = (
+            _positive(s.noise_force, "sensor.noise_force", allow_zero=True),
+            _positive(s.noise_torque, "sensor.noise_torque", allow_zero=True),
+        )
+        tols = (
+            _positive(c.setpoint_tol, "setpoint_tol"),
+            _positive(c.setpoint_vel_tol, "setpoint_vel_tol"),
+        )
         for i in range(n):
             cfg = self._config[i]
             cfg.law = c.law
             for field in ("mass", "damping", "stiffness", "force_kp", "force_ki"):
-                values = gains.get(field)   # the other law's fields: any valid value, unused
+                values = gains.get(field)  # the other law's fields: any valid value, unused
                 setattr(cfg, field, list(values[i]) if values is not None else [1.0] * 3)
             cfg.max_offset = list(offset[i])
             cfg.task_frame_tool = int(c.frame == "tool")
@@ -259,8 +326,9 @@ class Interaction:
         for i in self._instances(instances):
             self._traj_ptrs[i], self._traj_len[i], self._traj_keep[i] = ffi.NULL, 0, None
             with self._engine.sensors_at_rest(i):
-                st = lib.asr_ic_init(self._sim.batch._b, self._engine.c_engine, self._ic, i,
-                                     (int(seed) + i) % 2**64)
+                st = lib.asr_ic_init(
+                    self._sim.batch._b, self._engine.c_engine, self._ic, i, (int(seed) + i) % 2**64
+                )
             if st != lib.ASR_OK:
                 raise_for_status(st, "controller init")
 
@@ -274,15 +342,18 @@ class Interaction:
         busy = [i for i in idx if lib.asr_ic_transition(self._state[i].fsm, EVENTS[event]) < 0]
         if busy:
             states = sorted({FSM_STATES[self._state[i].fsm] for i in busy})
-            msg = (f"{event.replace('_', ' ')} rejected: instances {busy[:10]} are in state "
-                   f"{'/'.join(states)} (a setpoint or trajectory is running; no other input is "
-                   "accepted until it ends)")
+            msg = (
+                f"{event.replace('_', ' ')} rejected: instances {busy[:10]} are in state "
+                f"{'/'.join(states)} (a setpoint or trajectory is running; no other input is "
+                "accepted until it ends)"
+            )
             log.warning(msg)
             raise ControllerBusy(msg)
         return idx
 
-    def setpoint(self, q=None, *, position=None, orientation=None, duration=None,
-                 speed=0.5, instances=None):
+    def setpoint(
+        self, q=None, *, position=None, orientation=None, duration=None, speed=0.5, instances=None
+    ):
         """Independent joint control to a setpoint (the SETPOINT_RECEIVED event): joint angles q
         ((J,) or (N, J), rad), or a tool position (3,) / (N, 3) in F_b (m) with an orientation
         (3, 3) world rotation (default: the present one) solved by inverse kinematics (an
@@ -304,8 +375,11 @@ class Interaction:
             duration = _positive(duration, "duration", allow_zero=True)
         for i in idx:
             st = self._state[i]
-            move = duration if duration is not None else float(
-                np.max(np.abs(goal[i] - q_now[i])) / speed)
+            move = (
+                duration
+                if duration is not None
+                else float(np.max(np.abs(goal[i] - q_now[i])) / speed)
+            )
             st.q_start[0:nj] = list(q_now[i])
             st.q_goal[0:nj] = list(goal[i])
             st.move_time, st.k = move, 0
@@ -316,12 +390,17 @@ class Interaction:
         x = V.broadcast_input(position, "position", (n, 3))
         goal = q_now.copy()
         for i in idx:
-            R = (np.array(list(self._state[i].R_d)).reshape(3, 3) if orientation is None else
-                 V.broadcast_input(orientation, "orientation", (3, 3)))
+            R = (
+                np.array(list(self._state[i].R_d)).reshape(3, 3)
+                if orientation is None
+                else V.broadcast_input(orientation, "orientation", (3, 3))
+            )
             q, ok = self.solve_ik(x[i], R, q0=q_now[i], instance=i)
             if not ok:
-                raise ValueError(f"position: {x[i].tolist()} m (instance {i}) is not reachable "
-                                 "by inverse kinematics with that orientation")
+                raise ValueError(
+                    f"position: {x[i].tolist()} m (instance {i}) is not reachable "
+                    "by inverse kinematics with that orientation"
+                )
             goal[i] = q
         return goal
 
@@ -331,15 +410,25 @@ class Interaction:
         damped least squares converged (with ik.max_iter iterations and its tolerances)."""
         i = V.instance_indices([instance], self._sim.n_instances)[0]
         x = V.broadcast_input(position, "position", (3,))
-        q = np.array(self._sim.q[i] if q0 is None else
-                     V.broadcast_input(q0, "q0", (self._sim.n_joints,)), dtype=float)
-        R = None if orientation is None else np.ascontiguousarray(
-            V.broadcast_input(orientation, "orientation", (3, 3)))
+        q = np.array(
+            self._sim.q[i] if q0 is None else V.broadcast_input(q0, "q0", (self._sim.n_joints,)),
+            dtype=float,
+        )
+        R = (
+            None
+            if orientation is None
+            else np.ascontiguousarray(V.broadcast_input(orientation, "orientation", (3, 3)))
+        )
         qbuf = ffi.new("double[]", q.tolist())
-        ok = lib.asr_ic_solve_ik(self._sim.batch._b, self._engine.c_engine, self._ic, i,
-                                 ffi.new("double[]", x.tolist()),
-                                 ffi.NULL if R is None else ffi.new("double[]", R.ravel().tolist()),
-                                 qbuf)
+        ok = lib.asr_ic_solve_ik(
+            self._sim.batch._b,
+            self._engine.c_engine,
+            self._ic,
+            i,
+            ffi.new("double[]", x.tolist()),
+            ffi.NULL if R is None else ffi.new("double[]", R.ravel().tolist()),
+            qbuf,
+        )
         return np.array(list(qbuf)), ok == 1
 
     def trajectory(self, times, positions, forces=None, *, instances=None):
@@ -351,15 +440,19 @@ class Interaction:
         idx = self._accept("trajectory_received", instances)
         t = V.real_array(times, "times")
         if t.ndim != 1 or t.size < 1 or not np.all(np.isfinite(t)) or t[0] < 0:
-            raise ValueError("times: expected a 1-D array of finite times >= 0 s, got shape "
-                             f"{t.shape}")
+            raise ValueError(
+                f"times: expected a 1-D array of finite times >= 0 s, got shape {t.shape}"
+            )
         if np.any(np.diff(t) <= 0):
             k = int(np.flatnonzero(np.diff(t) <= 0)[0])
-            raise ValueError(f"times: must increase strictly; times[{k + 1}] = {t[k + 1]!r} s "
-                             f"follows times[{k}] = {t[k]!r} s")
+            raise ValueError(
+                f"times: must increase strictly; times[{k + 1}] = {t[k + 1]!r} s "
+                f"follows times[{k}] = {t[k]!r} s"
+            )
         x = self._per_instance(positions, "positions", t.size)
-        f = self._per_instance(np.zeros((t.size, 3)) if forces is None else forces, "forces",
-                               t.size)
+        f = self._per_instance(
+            np.zeros((t.size, 3)) if forces is None else forces, "forces", t.size
+        )
         steps = int(np.floor(t[-1] / self._dt + 1e-9)) + 1
         ts = np.arange(steps) * self._dt
         for i in idx:
@@ -388,8 +481,10 @@ class Interaction:
         idx = list(self._instances(instances))
         busy = [i for i in idx if self._state[i].fsm != lib.ASR_FSM_STATIC]
         if busy:
-            msg = (f"set_references rejected: instances {busy[:10]} are not in the static "
-                   "state (a setpoint or trajectory is running)")
+            msg = (
+                f"set_references rejected: instances {busy[:10]} are not in the static "
+                "state (a setpoint or trajectory is running)"
+            )
             log.warning(msg)
             raise ControllerBusy(msg)
         n = self._sim.n_instances
@@ -409,8 +504,7 @@ class Interaction:
     # ------------------------------------------------------------ state
 
     def _field(self, name):
-        return np.array([list(getattr(self._state[i], name))
-                         for i in range(self._sim.n_instances)])
+        return np.array([list(getattr(self._state[i], name)) for i in range(self._sim.n_instances)])
 
     @property
     def fsm(self):
@@ -479,7 +573,7 @@ def split_record(ic_out):
     """{name: array} of a (N, steps, ASR_IC_NREC) controller record (RECORD's layout)."""
     out, k = {}, 0
     for name, (cols, _) in RECORD.items():
-        part = ic_out[:, :, k:k + cols]
+        part = ic_out[:, :, k : k + cols]
         out[name] = part[..., 0].copy() if cols == 1 else part.copy()
         k += cols
     out["fsm"] = out["fsm"].astype(np.int8)
@@ -487,5 +581,14 @@ def split_record(ic_out):
     return out
 
 
-__all__ = ["Admittance", "DirectForce", "Sensor", "InverseKinematics", "ControllerBusy",
-           "FSM_STATES", "EVENTS", "RECORD", "transition"]
+__all__ = [
+    "Admittance",
+    "DirectForce",
+    "Sensor",
+    "InverseKinematics",
+    "ControllerBusy",
+    "FSM_STATES",
+    "EVENTS",
+    "RECORD",
+    "transition",
+]

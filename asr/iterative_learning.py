@@ -29,6 +29,7 @@ settling is not part of the trajectory and not part of the error. Without it the
 start wherever q0 puts the links (for the vertical 2-DOF arm 0.6 rad below the start pose of
 the reference) and the first samples would carry a transient that no feed-forward can remove.
 """
+
 import dataclasses
 import datetime
 import io
@@ -42,12 +43,13 @@ import numpy as np
 from asr import _validate as V
 from asr._files import read_pair, write_pair
 
-ILC_MODES = (3, 6)      # equilibrium + preset references
+ILC_MODES = (3, 6)  # equilibrium + preset references
 KINDS = ("P", "PD")
 FORMAT = "asr.ilc/1"
 
 
 # ---------------------------------------------------------------- filters
+
 
 def lowpass(cutoff_hz, dt, order=2):
     """A zero-phase low-pass filter(x) -> x acting along axis 1 (time) of an (N, T, J) update:
@@ -58,8 +60,10 @@ def lowpass(cutoff_hz, dt, order=2):
     dt = V.positive_float(dt, "lowpass dt")
     nyquist = 0.5 / dt
     if cutoff_hz >= nyquist:
-        raise ValueError(f"lowpass cutoff_hz: got {cutoff_hz!r} Hz, valid range (0, {nyquist!r}) "
-                         f"(the Nyquist frequency for dt = {dt!r} s)")
+        raise ValueError(
+            f"lowpass cutoff_hz: got {cutoff_hz!r} Hz, valid range (0, {nyquist!r}) "
+            f"(the Nyquist frequency for dt = {dt!r} s)"
+        )
     if not isinstance(order, (int, np.integer)) or isinstance(order, bool) or order < 1:
         raise ValueError(f"lowpass order: got {order!r}, valid: an integer >= 1")
     try:
@@ -72,11 +76,15 @@ def lowpass(cutoff_hz, dt, order=2):
     def filt(x):
         x = np.asarray(x, dtype=float)
         if x.shape[1] <= 3 * max(len(a), len(b)):
-            raise ValueError(f"lowpass: the trajectory has {x.shape[1]} samples, too few for a "
-                             f"order-{order} filtfilt")
+            raise ValueError(
+                f"lowpass: the trajectory has {x.shape[1]} samples, too few for a "
+                f"order-{order} filtfilt"
+            )
         return filtfilt(b, a, x, axis=1)
 
-    filt.description = f"lowpass(cutoff_hz={cutoff_hz!r}, dt={dt!r}, order={order}) Butterworth filtfilt"
+    filt.description = (
+        f"lowpass(cutoff_hz={cutoff_hz!r}, dt={dt!r}, order={order}) Butterworth filtfilt"
+    )
     return filt
 
 
@@ -101,6 +109,7 @@ def moving_average(width):
 
 
 # ---------------------------------------------------------------- result
+
 
 @dataclasses.dataclass
 class ILCResult:
@@ -141,8 +150,18 @@ class ILCResult:
     error_traces: np.ndarray | None = None
     metadata: dict[str, Any] = dataclasses.field(default_factory=dict)
 
-    ARRAYS = ("input", "errors", "iterations", "converged", "reference", "presets", "output",
-              "errors_joint", "gains", "error_traces")
+    ARRAYS = (
+        "input",
+        "errors",
+        "iterations",
+        "converged",
+        "reference",
+        "presets",
+        "output",
+        "errors_joint",
+        "gains",
+        "error_traces",
+    )
 
     @property
     def n_iter(self):
@@ -177,26 +196,49 @@ class ILCResult:
         n_inst = self.input.shape[0]
         doc = {
             "format": FORMAT,
-            "units": {"input": "rad (equilibrium reference, held over each step)",
-                      "presets": "rad (second reference of the joint's model, held)",
-                      "reference": "rad", "output": "rad", "errors": "rad (max |q_ref - q|)",
-                      "dt": "s", "wall_s": "s", "tol": "rad", "gains": "rad/rad"},
+            "units": {
+                "input": "rad (equilibrium reference, held over each step)",
+                "presets": "rad (second reference of the joint's model, held)",
+                "reference": "rad",
+                "output": "rad",
+                "errors": "rad (max |q_ref - q|)",
+                "dt": "s",
+                "wall_s": "s",
+                "tol": "rad",
+                "gains": "rad/rad",
+            },
             "time_base": "input[k] held from k*dt to (k+1)*dt; output[k], reference[k] at (k+1)*dt",
-            "shape": {"instances": n_inst, "samples": int(self.input.shape[1]),
-                      "joints": int(self.input.shape[2])},
-            "dt": self.dt, "wall_s": self.wall_s, "tol": self.tol,
-            "instances": [{"index": i, "iterations": int(self.iterations[i]),
-                           "converged": bool(self.converged[i]),
-                           "final_error": _json_float(self.final_error[i]),
-                           "presets": [float(p) for p in self.presets[i]],
-                           "errors": [_json_float(e) for e in self.errors[:self.iterations[i], i]]}
-                          for i in range(n_inst)],
+            "shape": {
+                "instances": n_inst,
+                "samples": int(self.input.shape[1]),
+                "joints": int(self.input.shape[2]),
+            },
+            "dt": self.dt,
+            "wall_s": self.wall_s,
+            "tol": self.tol,
+            "instances": [
+                {
+                    "index": i,
+                    "iterations": int(self.iterations[i]),
+                    "converged": bool(self.converged[i]),
+                    "final_error": _json_float(self.final_error[i]),
+                    "presets": [float(p) for p in self.presets[i]],
+                    "errors": [_json_float(e) for e in self.errors[: self.iterations[i], i]],
+                }
+                for i in range(n_inst)
+            ],
             "metadata": self.metadata,
         }
 
         def write(f):
-            np.savez(f, dt=np.float64(self.dt), wall_s=np.float64(self.wall_s),
-                     tol=np.float64(self.tol), **arrays)
+            np.savez(
+                f,
+                dt=np.float64(self.dt),
+                wall_s=np.float64(self.wall_s),
+                tol=np.float64(self.tol),
+                **arrays,
+            )
+
         return write_pair(stem + ".json", ".npz", write, doc)
 
     @classmethod
@@ -207,14 +249,21 @@ class ILCResult:
         stem = cls._stem(path)
         doc, data = read_pair(stem + ".json", "ILC result")
         if not isinstance(doc, dict) or doc.get("format") != FORMAT or data is None:
-            raise ValueError(f"{stem}.json: not an asr ILC result (format "
-                             f"{doc.get('format') if isinstance(doc, dict) else None!r}, "
-                             f"expected {FORMAT!r})")
+            raise ValueError(
+                f"{stem}.json: not an asr ILC result (format "
+                f"{doc.get('format') if isinstance(doc, dict) else None!r}, "
+                f"expected {FORMAT!r})"
+            )
         with np.load(io.BytesIO(data)) as z:
             arrays = {k: z[k] for k in z.files}
         kw = {k: arrays.get(k) for k in cls.ARRAYS}
-        return cls(dt=float(arrays["dt"]), wall_s=float(arrays["wall_s"]),
-                   tol=float(arrays["tol"]), metadata=doc["metadata"], **kw)
+        return cls(
+            dt=float(arrays["dt"]),
+            wall_s=float(arrays["wall_s"]),
+            tol=float(arrays["tol"]),
+            metadata=doc["metadata"],
+            **kw,
+        )
 
 
 def _json_float(x):
@@ -224,14 +273,16 @@ def _json_float(x):
 
 # ---------------------------------------------------------------- validation helpers
 
+
 def _array(x, name):
     if callable(x) or isinstance(x, (str, bytes, dict)):
         raise TypeError(f"{name}: expected a number or an array, got {type(x).__name__}")
     try:
         arr = np.asarray(x, dtype=float)
     except (TypeError, ValueError):
-        raise TypeError(f"{name}: expected a number or an array of numbers, got "
-                        f"{type(x).__name__}") from None
+        raise TypeError(
+            f"{name}: expected a number or an array of numbers, got {type(x).__name__}"
+        ) from None
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name}: contains NaN or inf")
     return arr
@@ -241,13 +292,17 @@ def _per_joint(x, name, n, nj, nonneg=True):
     """A scalar, (J,) shared, (N, 1), (1, J) or (N, J) value broadcast to (N, J)."""
     arr = _array(x, name)
     if arr.ndim > 2:
-        raise ValueError(f"{name}: expected a scalar, (J,) = ({nj},) or (N, J) = ({n}, {nj}), "
-                         f"got shape {arr.shape}")
+        raise ValueError(
+            f"{name}: expected a scalar, (J,) = ({nj},) or (N, J) = ({n}, {nj}), "
+            f"got shape {arr.shape}"
+        )
     try:
         out = np.array(np.broadcast_to(arr, (n, nj)), dtype=float)
     except ValueError:
-        raise ValueError(f"{name}: expected a scalar, (J,) = ({nj},) or (N, J) = ({n}, {nj}), "
-                         f"got shape {arr.shape}") from None
+        raise ValueError(
+            f"{name}: expected a scalar, (J,) = ({nj},) or (N, J) = ({n}, {nj}), "
+            f"got shape {arr.shape}"
+        ) from None
     if nonneg and np.any(out < 0):
         raise ValueError(f"{name}: got {float(out.min())!r}, valid range [0, inf)")
     return out
@@ -258,8 +313,10 @@ def _trajectory(x, name, n, nj):
     if arr.ndim == 2 and arr.shape[1] == nj:
         arr = np.broadcast_to(arr, (n,) + arr.shape)
     if arr.ndim != 3 or arr.shape[0] != n or arr.shape[2] != nj:
-        raise ValueError(f"{name}: expected shape (T, J) = (T, {nj}) or (N, T, J) = "
-                         f"({n}, T, {nj}), got {np.shape(x)}")
+        raise ValueError(
+            f"{name}: expected shape (T, J) = (T, {nj}) or (N, T, J) = "
+            f"({n}, T, {nj}), got {np.shape(x)}"
+        )
     if arr.shape[1] < 2:
         raise ValueError(f"{name}: needs at least 2 samples, got {arr.shape[1]}")
     return np.array(arr, dtype=float)
@@ -267,9 +324,26 @@ def _trajectory(x, name, n, nj):
 
 # ---------------------------------------------------------------- ILC
 
-def ilc(sim, reference, *, gain=None, schedule=None, kind="P", kd=0.0, filter=None,
-        preset=None, initial_input=None, q0=None, max_iter=50, tol=0.08, settle_s=3.0,
-        keep_traces=False, callback=None, progress=False) -> ILCResult:
+
+def ilc(
+    sim,
+    reference,
+    *,
+    gain=None,
+    schedule=None,
+    kind="P",
+    kd=0.0,
+    filter=None,
+    preset=None,
+    initial_input=None,
+    q0=None,
+    max_iter=50,
+    tol=0.08,
+    settle_s=3.0,
+    keep_traces=False,
+    callback=None,
+    progress=False,
+) -> ILCResult:
     """Learn the equilibrium-reference feed-forward eq(t) that makes the links of every instance
     of `sim` follow `reference`.
 
@@ -311,8 +385,10 @@ def ilc(sim, reference, *, gain=None, schedule=None, kind="P", kd=0.0, filter=No
     modes = [int(m) for m in sim.batch.modes]
     bad = [(sim.robot.joint_names[j], m) for j, m in enumerate(modes) if m not in ILC_MODES]
     if bad:
-        raise ValueError("sim: ILC learns the equilibrium reference, every joint must be in mode "
-                         f"3 or 6; got {', '.join(f'{name!r} in mode {m}' for name, m in bad)}")
+        raise ValueError(
+            "sim: ILC learns the equilibrium reference, every joint must be in mode "
+            f"3 or 6; got {', '.join(f'{name!r} in mode {m}' for name, m in bad)}"
+        )
     ref = _trajectory(reference, "reference", n, nj)
     T = ref.shape[1]
 
@@ -324,10 +400,12 @@ def ilc(sim, reference, *, gain=None, schedule=None, kind="P", kd=0.0, filter=No
     if schedule is not None and gain is not None:
         raise ValueError("gain and schedule: give one (schedule(n) is the gain of update n)")
     if schedule is not None and not callable(schedule):
-        raise TypeError(f"schedule: expected a callable schedule(n) -> gain, got "
-                        f"{type(schedule).__name__}")
-    const_gain = None if schedule is not None else _per_joint(0.5 if gain is None else gain,
-                                                              "gain", n, nj)
+        raise TypeError(
+            f"schedule: expected a callable schedule(n) -> gain, got {type(schedule).__name__}"
+        )
+    const_gain = (
+        None if schedule is not None else _per_joint(0.5 if gain is None else gain, "gain", n, nj)
+    )
     if filter is not None and not callable(filter):
         raise TypeError(f"filter: expected a callable filter(x) -> x, got {type(filter).__name__}")
     if callback is not None and not callable(callback):
@@ -335,15 +413,17 @@ def ilc(sim, reference, *, gain=None, schedule=None, kind="P", kd=0.0, filter=No
     if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
         raise ValueError(f"max_iter: got {max_iter!r}, valid: an integer >= 1")
     tol = V.positive_float(tol, "tol")
-    if isinstance(settle_s, bool) or not isinstance(settle_s, (int, float, np.integer,
-                                                               np.floating)):
+    if isinstance(settle_s, bool) or not isinstance(
+        settle_s, (int, float, np.integer, np.floating)
+    ):
         raise TypeError(f"settle_s: expected a number, got {type(settle_s).__name__}")
     settle_s = float(settle_s)
     if not (math.isfinite(settle_s) and settle_s >= 0):
         raise ValueError(f"settle_s: got {settle_s!r}, valid range [0, inf)")
     if preset is None:
-        preset = ([r[1] for r in sim.robot.initial_refs] if sim.robot.initial_refs is not None
-                  else 0.0)
+        preset = (
+            [r[1] for r in sim.robot.initial_refs] if sim.robot.initial_refs is not None else 0.0
+        )
     presets = _per_joint(preset, "preset", n, nj, nonneg=False)
     u = ref.copy() if initial_input is None else _trajectory(initial_input, "initial_input", n, nj)
     if u.shape != ref.shape:
@@ -370,8 +450,8 @@ def ilc(sim, reference, *, gain=None, schedule=None, kind="P", kd=0.0, filter=No
         refs[..., 0] = u
         q = sim.rollout(T, refs, record=("q",))["q"]
         e = ref - q
-        ej = np.abs(e).max(axis=1)                     # (N, J)
-        emax = ej.max(axis=1)                          # (N,)
+        ej = np.abs(e).max(axis=1)  # (N, J)
+        emax = ej.max(axis=1)  # (N,)
         iterations[active] = it
         output[active] = q[active]
         row = np.full(n, np.nan)
@@ -389,14 +469,20 @@ def ilc(sim, reference, *, gain=None, schedule=None, kind="P", kd=0.0, filter=No
         active &= ~newly
         if progress:
             shown = ", ".join(f"{x:.4f}" if np.isfinite(x) else "-" for x in row[:8])
-            print(f"ILC trial {it}: max |e| = [{shown}{', ...' if n > 8 else ''}] rad, "
-                  f"{int(converged.sum())}/{n} converged", flush=True)
+            print(
+                f"ILC trial {it}: max |e| = [{shown}{', ...' if n > 8 else ''}] rad, "
+                f"{int(converged.sum())}/{n} converged",
+                flush=True,
+            )
         stop = callback(it, row.copy(), converged.copy()) if callback is not None else False
         if not active.any() or stop or it == max_iter:
             break
         # update producing the input of trial it + 1 (the paper's n = it)
-        k = (_per_joint(schedule(it), f"schedule({it})", n, nj) if schedule is not None
-             else const_gain)
+        k = (
+            _per_joint(schedule(it), f"schedule({it})", n, nj)
+            if schedule is not None
+            else const_gain
+        )
         upd = k[:, None, :] * e
         if kind == "PD":
             upd = upd + kd_arr[:, None, :] * np.gradient(e, dt, axis=1)
@@ -417,26 +503,42 @@ def ilc(sim, reference, *, gain=None, schedule=None, kind="P", kd=0.0, filter=No
     import asr
 
     meta = {
-        "robot": sim.robot.name, "variant": sim.robot.variant,
-        "joints": list(sim.robot.joint_names), "models": [j.model for j in sim.robot.joints],
-        "modes": modes, "dt": dt, "kind": kind,
+        "robot": sim.robot.name,
+        "variant": sim.robot.variant,
+        "joints": list(sim.robot.joint_names),
+        "models": [j.model for j in sim.robot.joints],
+        "modes": modes,
+        "dt": dt,
+        "kind": kind,
         "gain": None if const_gain is None else const_gain.tolist(),
-        "schedule": None if schedule is None else getattr(schedule, "description",
-                                                          repr(schedule)),
+        "schedule": None if schedule is None else getattr(schedule, "description", repr(schedule)),
         "kd": kd_arr.tolist(),
         "filter": None if filter is None else getattr(filter, "description", repr(filter)),
-        "tol": tol, "max_iter": int(max_iter), "settle_s": settle_s,
+        "tol": tol,
+        "max_iter": int(max_iter),
+        "settle_s": settle_s,
         "initial_input": "reference" if initial_input is None else "given",
         "q0": None if q_start is None else q_start.tolist(),
-        "asr_version": asr.__version__, "mujoco_version": mujoco.__version__,
+        "asr_version": asr.__version__,
+        "mujoco_version": mujoco.__version__,
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     }
     return ILCResult(
-        input=u, errors=np.array(errors), iterations=iterations, converged=converged,
-        reference=ref, dt=dt, wall_s=wall, tol=tol, presets=presets, output=output,
+        input=u,
+        errors=np.array(errors),
+        iterations=iterations,
+        converged=converged,
+        reference=ref,
+        dt=dt,
+        wall_s=wall,
+        tol=tol,
+        presets=presets,
+        output=output,
         errors_joint=np.array(errors_joint),
         gains=np.array(gains) if gains else np.zeros((0, n, nj)),
-        error_traces=np.array(traces) if keep_traces else None, metadata=meta)
+        error_traces=np.array(traces) if keep_traces else None,
+        metadata=meta,
+    )
 
 
 __all__ = ["ilc", "ILCResult", "lowpass", "moving_average", "ILC_MODES"]

@@ -4,6 +4,7 @@ Built-in models live in C (csrc/core/model_*.c). Users add models without recomp
 a C function pointer (fast path, e.g. from their own cffi module) or as a Python callable (slow
 path, called once per joint and sub-step while the GIL is held; exceptions propagate).
 """
+
 import dataclasses
 import html
 import numbers
@@ -38,8 +39,10 @@ class ParamSpec:
     def __post_init__(self):
         where = f"ParamSpec {self.name!r}" if isinstance(self.name, str) else "ParamSpec"
         if not isinstance(self.name, str) or not self.name.isidentifier():
-            raise ValueError(f"{where}: name must be a Python identifier (it is passed as a "
-                             f"keyword argument), got {self.name!r}")
+            raise ValueError(
+                f"{where}: name must be a Python identifier (it is passed as a "
+                f"keyword argument), got {self.name!r}"
+            )
         for field in ("unit", "group", "doc"):
             c_text(getattr(self, field), f"{where}: {field}")
         for field in ("default", "lo", "hi"):
@@ -49,8 +52,9 @@ class ParamSpec:
         if not self.lo <= self.hi:
             raise ValueError(f"{where}: lo = {self.lo!r} > hi = {self.hi!r}; valid: lo <= hi")
         if not self.valid(self.default):
-            raise ValueError(f"{where}: default {self.default!r} outside its valid range "
-                             f"{self.range_text}")
+            raise ValueError(
+                f"{where}: default {self.default!r} outside its valid range {self.range_text}"
+            )
 
     @property
     def range_text(self):
@@ -64,10 +68,19 @@ class ParamSpec:
         """Boolean mask of the values inside the range: the C core's rule (asr_param_valid),
         the one the batch applies, so Python never disagrees with it."""
         v = np.asarray(values, dtype=np.float64)
-        c = ffi.new("asr_param_spec*", {"lo": self.lo, "hi": self.hi, "lo_open": self.lo_open,
-                                         "hi_open": self.hi_open, "integer": self.integer})
-        return np.array([bool(lib.asr_param_valid(c, x)) for x in v.flat],
-                        dtype=bool).reshape(v.shape)
+        c = ffi.new(
+            "asr_param_spec*",
+            {
+                "lo": self.lo,
+                "hi": self.hi,
+                "lo_open": self.lo_open,
+                "hi_open": self.hi_open,
+                "integer": self.integer,
+            },
+        )
+        return np.array([bool(lib.asr_param_valid(c, x)) for x in v.flat], dtype=bool).reshape(
+            v.shape
+        )
 
     def check(self, values, where=""):
         """values as float64 if all are valid, else ValueError naming parameter, value, range."""
@@ -87,8 +100,10 @@ def c_text(text, where):
     if not isinstance(text, str):
         raise TypeError(f"{where}: expected a str, got {type(text).__name__}")
     if "\0" in text:
-        raise ValueError(f"{where}: contains a NUL character at index {text.index(chr(0))} "
-                         f"(C strings end there), got {text[:40]!r}")
+        raise ValueError(
+            f"{where}: contains a NUL character at index {text.index(chr(0))} "
+            f"(C strings end there), got {text[:40]!r}"
+        )
     return text
 
 
@@ -111,8 +126,11 @@ def _spec_from_c(c):
     )
 
 
-_PRESET_KINDS = {"none": lib.ASR_PRESET_NONE, "ref": lib.ASR_PRESET_REF,
-                 "param": lib.ASR_PRESET_PARAM}  # asr_preset_kind
+_PRESET_KINDS = {
+    "none": lib.ASR_PRESET_NONE,
+    "ref": lib.ASR_PRESET_REF,
+    "param": lib.ASR_PRESET_PARAM,
+}  # asr_preset_kind
 
 
 @dataclasses.dataclass(frozen=True)
@@ -141,22 +159,36 @@ class PresetSpec:
             raise ValueError(f"preset kind: got {self.kind!r}, valid: {', '.join(_PRESET_KINDS)}")
         for field in ("lo", "hi", "soft", "stiff"):
             value = getattr(self, field)
-            if isinstance(value, bool) or not isinstance(value, numbers.Real) or \
-                    not np.isfinite(value):
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, numbers.Real)
+                or not np.isfinite(value)
+            ):
                 raise ValueError(f"preset {field}: must be a finite real number, got {value!r}")
         if not self.lo <= min(self.soft, self.stiff) <= max(self.soft, self.stiff) <= self.hi:
-            raise ValueError(f"preset: soft {self.soft!r} and stiff {self.stiff!r} must lie in "
-                             f"[lo, hi] = [{self.lo!r}, {self.hi!r}]")
+            raise ValueError(
+                f"preset: soft {self.soft!r} and stiff {self.stiff!r} must lie in "
+                f"[lo, hi] = [{self.lo!r}, {self.hi!r}]"
+            )
         c_text(self.unit, "preset unit")
         c_text(self.meaning, "preset meaning")
         if (self.kind == "param") != (self.param is not None):
-            raise ValueError("preset param: name the spring parameter for kind 'param' (and "
-                             f"only then), got kind {self.kind!r}, param {self.param!r}")
+            raise ValueError(
+                "preset param: name the spring parameter for kind 'param' (and "
+                f"only then), got kind {self.kind!r}, param {self.param!r}"
+            )
 
     def as_dict(self):
         """The JSON form: kind, lo, hi, soft, stiff, unit, meaning (and param for kind 'param')."""
-        d = dict(kind=self.kind, lo=self.lo, hi=self.hi, soft=self.soft, stiff=self.stiff,
-                 unit=self.unit, meaning=self.meaning)
+        d = dict(
+            kind=self.kind,
+            lo=self.lo,
+            hi=self.hi,
+            soft=self.soft,
+            stiff=self.stiff,
+            unit=self.unit,
+            meaning=self.meaning,
+        )
         if self.param is not None:
             d["param"] = self.param
         return d
@@ -165,8 +197,11 @@ class PresetSpec:
 def preset_table(specs=None):
     """Markdown table of the second reference and stiffness preset of every model in `specs`
     ({name: ModelSpec}, default asr.models()); docs/models.md holds this table."""
-    lines = ["| model | second reference | preset kind | preset range | soft / stiff | unit | "
-             "reference valid in |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    lines = [
+        "| model | second reference | preset kind | preset range | soft / stiff | unit | "
+        "reference valid in |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
     for name, spec in (specs or models()).items():
         p = spec.preset
         kind = f"param `{p.param}`" if p.kind == "param" else p.kind
@@ -174,8 +209,9 @@ def preset_table(specs=None):
         rng = "" if none else f"[{_fmt(p.lo)}, {_fmt(p.hi)}]"
         soft_stiff = "" if none else f"{_fmt(p.soft)} / {_fmt(p.stiff)}"
         valid = f"[{_fmt(p.lo)}, {p.below_param})" if p.below_param else ""
-        lines.append(f"| `{name}` | {p.meaning} | {kind} | {rng} | {soft_stiff} | {p.unit} | "
-                     f"{valid} |")
+        lines.append(
+            f"| `{name}` | {p.meaning} | {kind} | {rng} | {soft_stiff} | {p.unit} | {valid} |"
+        )
     return "\n".join(lines)
 
 
@@ -185,9 +221,17 @@ def _c_str(p):
 
 def _preset_from_c(c):
     kinds = {v: k for k, v in _PRESET_KINDS.items()}
-    return PresetSpec(kind=kinds[c.kind], lo=c.lo, hi=c.hi, soft=c.soft, stiff=c.stiff,
-                      unit=_c_str(c.unit) or "", meaning=_c_str(c.meaning) or "",
-                      param=_c_str(c.param), below_param=_c_str(c.below_param))
+    return PresetSpec(
+        kind=kinds[c.kind],
+        lo=c.lo,
+        hi=c.hi,
+        soft=c.soft,
+        stiff=c.stiff,
+        unit=_c_str(c.unit) or "",
+        meaning=_c_str(c.meaning) or "",
+        param=_c_str(c.param),
+        below_param=_c_str(c.below_param),
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -280,28 +324,44 @@ class ModelTable(dict):
     _HEAD = ("name", "motors", "params", "preset (kind: range, unit)", "preset meaning")
 
     def _rows(self):
-        return [(name, str(spec.nmotor), str(len(spec.params)), _preset_summary(spec.preset),
-                 spec.preset.meaning) for name, spec in self.items()]
+        return [
+            (
+                name,
+                str(spec.nmotor),
+                str(len(spec.params)),
+                _preset_summary(spec.preset),
+                spec.preset.meaning,
+            )
+            for name, spec in self.items()
+        ]
 
     def __repr__(self):
         rows = [self._HEAD] + self._rows()
         widths = [max(len(r[c]) for r in rows) for c in range(len(self._HEAD) - 1)]
-        lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)) + "  " + r[-1]
-                 for r in rows]
+        lines = [
+            "  ".join(cell.ljust(w) for cell, w in zip(r, widths)) + "  " + r[-1] for r in rows
+        ]
         example = "qbmove_advanced" if "qbmove_advanced" in self else next(iter(self), "sea")
         return "\n".join(
-            [f"asr.models(): {len(self)} compliance models (a dict {{name: ModelSpec}})"] + lines
-            + [f"details of one model: asr.models()[{example!r}] (.params: its own parameters "
-               "with defaults, units and ranges; .preset; .common: motor and controller)"])
+            [f"asr.models(): {len(self)} compliance models (a dict {{name: ModelSpec}})"]
+            + lines
+            + [
+                f"details of one model: asr.models()[{example!r}] (.params: its own parameters "
+                "with defaults, units and ranges; .preset; .common: motor and controller)"
+            ]
+        )
 
     __str__ = __repr__
 
     def _repr_html_(self):
         def row(cells, tag):
             return "<tr>" + "".join(f"<{tag}>{html.escape(c)}</{tag}>" for c in cells) + "</tr>"
+
         body = "".join(row(r, "td") for r in self._rows())
-        return (f"<table>{row(self._HEAD, 'th')}{body}</table><p>details of one model: "
-                "<code>asr.models()[name]</code></p>")
+        return (
+            f"<table>{row(self._HEAD, 'th')}{body}</table><p>details of one model: "
+            "<code>asr.models()[name]</code></p>"
+        )
 
 
 def _preset_summary(p):
@@ -326,9 +386,7 @@ def get_model(name):
     try:
         return _REGISTRY[name]
     except KeyError:
-        raise ValueError(
-            f"model: unknown model {name!r}; valid: {', '.join(_REGISTRY)}"
-        ) from None
+        raise ValueError(f"model: unknown model {name!r}; valid: {', '.join(_REGISTRY)}") from None
 
 
 # ---------------------------------------------------------------- user-defined models
@@ -343,12 +401,14 @@ _NUMPY_OF_C = {"double": "f8", "int": "i4"}
 def _struct_dtype(ctype, fields):
     """NumPy view of a C struct array, laid out by the compiler's offsets and types."""
     types = dict(ffi.typeof(ctype).fields)
-    return np.dtype({
-        "names": list(fields),
-        "formats": [_NUMPY_OF_C[types[f].type.cname] for f in fields],
-        "offsets": [ffi.offsetof(ctype, f) for f in fields],
-        "itemsize": ffi.sizeof(ctype),
-    })
+    return np.dtype(
+        {
+            "names": list(fields),
+            "formats": [_NUMPY_OF_C[types[f].type.cname] for f in fields],
+            "offsets": [ffi.offsetof(ctype, f) for f in fields],
+            "itemsize": ffi.sizeof(ctype),
+        }
+    )
 
 
 _IN_DTYPE = _struct_dtype("asr_elastic_in", _IN_FIELDS)
@@ -395,8 +455,18 @@ def _build_cdef(name, doc, nmotor, kinematic_th2, params, defaults, preset, keep
     return cdef
 
 
-def register_model(name, elastic, refmap=None, *, params=(), nmotor=2, kinematic_th2=False,
-                   defaults=None, doc="", preset=None):
+def register_model(
+    name,
+    elastic,
+    refmap=None,
+    *,
+    params=(),
+    nmotor=2,
+    kinematic_th2=False,
+    defaults=None,
+    doc="",
+    preset=None,
+):
     """Register a user-defined compliance model under `name` (the toolbox's tauElastic,
     eqPres2Refs and InitParams, without recompiling asr).
 
@@ -426,8 +496,7 @@ def register_model(name, elastic, refmap=None, *, params=(), nmotor=2, kinematic
     c_text(doc, "doc")
     if name in _REGISTRY:
         raise ValueError(f"name: model {name!r} is already registered")
-    if isinstance(nmotor, bool) or not isinstance(nmotor, numbers.Integral) or \
-            nmotor not in (1, 2):
+    if isinstance(nmotor, bool) or not isinstance(nmotor, numbers.Integral) or nmotor not in (1, 2):
         raise ValueError(f"nmotor: got {nmotor!r}, valid values 1 or 2")
     if not isinstance(kinematic_th2, (bool, np.bool_)):
         raise TypeError(f"kinematic_th2: expected True or False, got {kinematic_th2!r}")
@@ -444,8 +513,9 @@ def register_model(name, elastic, refmap=None, *, params=(), nmotor=2, kinematic
     for field in ("param", "below_param"):
         pname = getattr(preset, field)
         if pname is not None and pname not in names:
-            raise ValueError(f"preset {field}: {pname!r} is not a parameter of the model; "
-                             f"valid: {names}")
+            raise ValueError(
+                f"preset {field}: {pname!r} is not a parameter of the model; valid: {names}"
+            )
     overrides = []
     for pname, value in (defaults or {}).items():
         if pname not in index:
@@ -471,14 +541,18 @@ def _own_param_names(params, index):
         if not isinstance(p, ParamSpec):
             raise TypeError(f"params: expected ParamSpec items, got {type(p).__name__}")
     if len(params) > MAX_MODEL_PARAMS:
-        raise ValueError(f"params: {len(params)} parameters given, at most {MAX_MODEL_PARAMS} "
-                         f"(a joint holds {MAX_MODEL_PARAMS + len(index)}: the {len(index)} "
-                         "common ones and the model's own)")
+        raise ValueError(
+            f"params: {len(params)} parameters given, at most {MAX_MODEL_PARAMS} "
+            f"(a joint holds {MAX_MODEL_PARAMS + len(index)}: the {len(index)} "
+            "common ones and the model's own)"
+        )
     names = [p.name for p in params]
     clash = sorted(set(names) & set(index)) or sorted({n for n in names if names.count(n) > 1})
     if clash:
-        raise ValueError(f"params: parameter name(s) {clash} repeat a common joint parameter "
-                         "or each other; choose distinct names")
+        raise ValueError(
+            f"params: parameter name(s) {clash} repeat a common joint parameter "
+            "or each other; choose distinct names"
+        )
     return names
 
 
@@ -531,8 +605,10 @@ def _model_params(model, params, shape):
         varying |= value.ndim > 0 and value.size > 1
         columns.append(value)
     if not varying:
-        row = np.array([float(np.asarray(c).reshape(-1)[0]) if np.ndim(c) else float(c)
-                        for c in columns] or [0.0])
+        row = np.array(
+            [float(np.asarray(c).reshape(-1)[0]) if np.ndim(c) else float(c) for c in columns]
+            or [0.0]
+        )
         return row, 0
     # already range-checked (which allows inf where the range does, e.g. max_def)
     table = np.stack([np.broadcast_to(c, shape).reshape(-1) for c in columns], axis=1)
@@ -554,16 +630,24 @@ def compliance(model, q, theta1, theta2=0.0, *, qd=0.0, theta1_d=0.0, theta2_d=0
     against array-valued parameters; velocities (rad/s) matter for damped models only.
     Returns a Compliance with arrays of the broadcast shape."""
     m = get_model(model)
-    arrays = {"q": q, "theta1": theta1, "theta2": theta2, "qd": qd, "theta1_d": theta1_d,
-              "theta2_d": theta2_d}
+    arrays = {
+        "q": q,
+        "theta1": theta1,
+        "theta2": theta2,
+        "qd": qd,
+        "theta1_d": theta1_d,
+        "theta2_d": theta2_d,
+    }
     arrays = {k: V.finite(V.real_array(v, k), k) for k, v in arrays.items()}
     param_arrays = [np.asarray(v) for v in params.values() if np.ndim(v) > 0]
     try:
-        shape = np.broadcast_shapes(*(a.shape for a in arrays.values()),
-                                    *(a.shape for a in param_arrays))
+        shape = np.broadcast_shapes(
+            *(a.shape for a in arrays.values()), *(a.shape for a in param_arrays)
+        )
     except ValueError:
-        raise ValueError("q, theta1, theta2, velocities and parameters do not broadcast "
-                         "against each other") from None
+        raise ValueError(
+            "q, theta1, theta2, velocities and parameters do not broadcast against each other"
+        ) from None
     _check_ref2_params(m.spec, arrays["theta2"], params, "theta2")
     n = int(np.prod(shape))
     table, pstride = _model_params(m, params, shape)
@@ -571,14 +655,35 @@ def compliance(model, q, theta1, theta2=0.0, *, qd=0.0, theta1_d=0.0, theta2_d=0
     for field, key in zip(_IN_FIELDS, ("q", "qd", "theta1", "theta2", "theta1_d", "theta2_d")):
         inp[field] = np.broadcast_to(arrays[key], shape).reshape(-1)
     out = np.zeros(n, dtype=_OUT_DTYPE)
-    st = _evaluate(m, lib.asr_compliance_eval, n, ffi.from_buffer("double[]", table),
-               pstride, ffi.cast("asr_elastic_in*", ffi.from_buffer(inp)),
-               ffi.cast("asr_elastic_out*", ffi.from_buffer(out, require_writable=True)))
+    st = _evaluate(
+        m,
+        lib.asr_compliance_eval,
+        n,
+        ffi.from_buffer("double[]", table),
+        pstride,
+        ffi.cast("asr_elastic_in*", ffi.from_buffer(inp)),
+        ffi.cast("asr_elastic_out*", ffi.from_buffer(out, require_writable=True)),
+    )
     if st != lib.ASR_OK:
-        raise_for_status(st, f"compliance({model!r})", detail=f" at point "
-                         f"{_first_bad(out, shape)} (q, theta1, theta2 and parameters there)")
-    res = {k: np.ascontiguousarray(out[k]).reshape(shape) for k in
-           ("tau1", "tau2", "stiffness", "damping", "load1", "load2", "defl1", "defl2", "clamped")}
+        raise_for_status(
+            st,
+            f"compliance({model!r})",
+            detail=f" at point {_first_bad(out, shape)} (q, theta1, theta2 and parameters there)",
+        )
+    res = {
+        k: np.ascontiguousarray(out[k]).reshape(shape)
+        for k in (
+            "tau1",
+            "tau2",
+            "stiffness",
+            "damping",
+            "load1",
+            "load2",
+            "defl1",
+            "defl2",
+            "clamped",
+        )
+    }
     return Compliance(tau_link=np.asarray(res["tau1"] + res["tau2"]), **res)
 
 
@@ -601,9 +706,11 @@ def check_ref2(spec, ref2, bound, name):
         value = np.broadcast_to(ref2, bad.shape)[bad].flat[0]
         at = np.broadcast_to(bound, bad.shape)[bad].flat[0]
         unit = f" {pre.unit}" if pre.unit else ""
-        raise ValueError(f"{name}: {pre.meaning} = {V.num(value)}{unit}, valid range "
-                         f"[{_fmt(pre.lo)}, {pre.below_param}) with {pre.below_param} = "
-                         f"{V.num(at)}{unit}")
+        raise ValueError(
+            f"{name}: {pre.meaning} = {V.num(value)}{unit}, valid range "
+            f"[{_fmt(pre.lo)}, {pre.below_param}) with {pre.below_param} = "
+            f"{V.num(at)}{unit}"
+        )
 
 
 def _check_ref2_params(spec, ref2, params, name):
@@ -631,13 +738,35 @@ def reference_map(model, equilibrium, preset, **params):
     eqb = np.ascontiguousarray(np.broadcast_to(eq, shape)).reshape(-1)
     prb = np.ascontiguousarray(np.broadcast_to(pre, shape)).reshape(-1)
     th1, th2 = np.empty(n), np.empty(n)
-    st = _evaluate(m, lib.asr_reference_map_eval, n, ffi.from_buffer("double[]", table),
-               pstride, ffi.from_buffer("double[]", eqb), ffi.from_buffer("double[]", prb),
-               ffi.from_buffer("double[]", th1), ffi.from_buffer("double[]", th2))
-    raise_for_status(st, f"reference_map({model!r})",
-                     detail="; equilibrium and preset must give finite motor angles")
+    st = _evaluate(
+        m,
+        lib.asr_reference_map_eval,
+        n,
+        ffi.from_buffer("double[]", table),
+        pstride,
+        ffi.from_buffer("double[]", eqb),
+        ffi.from_buffer("double[]", prb),
+        ffi.from_buffer("double[]", th1),
+        ffi.from_buffer("double[]", th2),
+    )
+    raise_for_status(
+        st,
+        f"reference_map({model!r})",
+        detail="; equilibrium and preset must give finite motor angles",
+    )
     return th1.reshape(shape), th2.reshape(shape)
 
 
-__all__ = ["ParamSpec", "ModelSpec", "PresetSpec", "Compliance", "models", "compliance",
-           "reference_map", "register_model", "unregister_model", "check_ref2", "preset_table"]
+__all__ = [
+    "ParamSpec",
+    "ModelSpec",
+    "PresetSpec",
+    "Compliance",
+    "models",
+    "compliance",
+    "reference_map",
+    "register_model",
+    "unregister_model",
+    "check_ref2",
+    "preset_table",
+]

@@ -68,6 +68,7 @@ same Client API then talks to a multi-machine cluster (dask-scheduler / dask-wor
 job queues, Kubernetes) without changing this code; its futures API (submit / as_completed /
 cancel) is all a sweep of independent batches needs, and it pickles closures with cloudpickle.
 """
+
 import dataclasses
 import hashlib
 import json
@@ -119,36 +120,48 @@ def _parse_key(key, robot, mj_model):
     joints = robot.joint_names
     if parts[0] == "mujoco":
         if len(parts) != 3:
-            raise ValueError(f"space[{key!r}]: MuJoCo keys are 'mujoco.<field>.<object>' with "
-                             f"field one of {', '.join(MUJOCO_FIELDS)}")
+            raise ValueError(
+                f"space[{key!r}]: MuJoCo keys are 'mujoco.<field>.<object>' with "
+                f"field one of {', '.join(MUJOCO_FIELDS)}"
+            )
         field, obj = parts[1], parts[2]
         if field not in MUJOCO_FIELDS:
-            raise ValueError(f"space[{key!r}]: unknown MuJoCo field {field!r}; valid: "
-                             f"{', '.join(MUJOCO_FIELDS)}")
+            raise ValueError(
+                f"space[{key!r}]: unknown MuJoCo field {field!r}; valid: {', '.join(MUJOCO_FIELDS)}"
+            )
         kind = MUJOCO_FIELDS[field]
         if mujoco.mj_name2id(mj_model, getattr(mujoco.mjtObj, f"mjOBJ_{kind.upper()}"), obj) < 0:
             raise ValueError(f"space[{key!r}]: no {kind} named {obj!r} in {robot.mjcf}")
         return _Dim(key, "mujoco", (field, obj))
     if parts[0] == "refs":
         if len(parts) != 3 or parts[1] not in _REF_COLUMNS:
-            raise ValueError(f"space[{key!r}]: reference keys are 'refs.equilibrium.<joint>' or "
-                             "'refs.preset.<joint>'")
+            raise ValueError(
+                f"space[{key!r}]: reference keys are 'refs.equilibrium.<joint>' or "
+                "'refs.preset.<joint>'"
+            )
         if parts[2] not in joints:
-            raise ValueError(f"space[{key!r}]: unknown joint {parts[2]!r}; actuated joints: "
-                             f"{', '.join(joints)}")
+            raise ValueError(
+                f"space[{key!r}]: unknown joint {parts[2]!r}; actuated joints: {', '.join(joints)}"
+            )
         return _Dim(key, "refs", (_REF_COLUMNS[parts[1]], joints.index(parts[2])))
     if len(parts) != 2:
-        raise ValueError(f"space[{key!r}]: expected '<joint>.<param>', "
-                         "'mujoco.<field>.<object>' or 'refs.<equilibrium|preset>.<joint>'")
+        raise ValueError(
+            f"space[{key!r}]: expected '<joint>.<param>', "
+            "'mujoco.<field>.<object>' or 'refs.<equilibrium|preset>.<joint>'"
+        )
     joint, param = parts
     if joint not in joints:
-        raise ValueError(f"space[{key!r}]: unknown joint {joint!r}; actuated joints: "
-                         f"{', '.join(joints)} (MuJoCo fields: 'mujoco.<field>.<object>')")
+        raise ValueError(
+            f"space[{key!r}]: unknown joint {joint!r}; actuated joints: "
+            f"{', '.join(joints)} (MuJoCo fields: 'mujoco.<field>.<object>')"
+        )
     spec = _models()[robot.joints[joints.index(joint)].model]
     names = [p.name for p in spec.all_params]
     if param not in names:
-        raise ValueError(f"space[{key!r}]: unknown parameter {param!r} of model {spec.name!r}; "
-                         f"valid: {', '.join(names)}")
+        raise ValueError(
+            f"space[{key!r}]: unknown parameter {param!r} of model {spec.name!r}; "
+            f"valid: {', '.join(names)}"
+        )
     return _Dim(key, "actuator", (joint, param))
 
 
@@ -165,8 +178,9 @@ def _check_values(robot, dim, values, what):
     if dim.kind == "actuator":
         _param_spec(robot, dim).check(values, f"space[{dim.key!r}]: ")
     elif dim.kind == "mujoco" and np.any(values < 0):
-        raise ValueError(f"space[{dim.key!r}]: {what} {values.min():g} is negative; valid range "
-                         "[0, inf)")
+        raise ValueError(
+            f"space[{dim.key!r}]: {what} {values.min():g} is negative; valid range [0, inf)"
+        )
 
 
 def _as_values(dim, spec, method):
@@ -185,10 +199,12 @@ def _check_size(S, D, max_samples, what):
     """Refuse, before allocating anything, a sweep larger than max_samples; say its size."""
     if S > max_samples:
         mb = S * (D + len(BUILTIN_METRICS) + 1) * 8 / 1e6
-        raise ValueError(f"{what}: {S:,} samples (about {mb:,.0f} MB for the parameters and "
-                         f"metrics alone, each sample one simulated robot), more than "
-                         f"max_samples = {max_samples:,}; use fewer values, method='random' "
-                         "with fewer samples, or raise max_samples")
+        raise ValueError(
+            f"{what}: {S:,} samples (about {mb:,.0f} MB for the parameters and "
+            f"metrics alone, each sample one simulated robot), more than "
+            f"max_samples = {max_samples:,}; use fewer values, method='random' "
+            "with fewer samples, or raise max_samples"
+        )
 
 
 def _space(robot, space, method, samples, seed, max_samples):
@@ -196,15 +212,19 @@ def _space(robot, space, method, samples, seed, max_samples):
     if not isinstance(space, dict):
         raise TypeError(f"space: expected a dict {{name: values}}, got {type(space).__name__}")
     if not space:
-        raise ValueError("space: empty; give at least one '<joint>.<param>', "
-                         "'mujoco.<field>.<object>' or 'refs.<equilibrium|preset>.<joint>'")
+        raise ValueError(
+            "space: empty; give at least one '<joint>.<param>', "
+            "'mujoco.<field>.<object>' or 'refs.<equilibrium|preset>.<joint>'"
+        )
     mj_model = robot.mj_model()
     dims = [_parse_key(k, robot, mj_model) for k in space]
     entries = [_as_values(d, space[d.key], method) for d in dims]
     if method == "grid":
         if samples is not None:
-            raise ValueError("samples: only for method='random' (a grid has one sample per "
-                             "combination of values)")
+            raise ValueError(
+                "samples: only for method='random' (a grid has one sample per "
+                "combination of values)"
+            )
         for d, v in zip(dims, entries):
             if v.size == 0:
                 raise ValueError(f"space[{d.key!r}]: no values")
@@ -223,8 +243,9 @@ def _space(robot, space, method, samples, seed, max_samples):
         raise ValueError(f"seed: expected a non-negative integer, got {seed!r}")
     for d, v in zip(dims, entries):
         if v.shape != (2,):
-            raise ValueError(f"space[{d.key!r}]: method='random' needs a range (lo, hi), got "
-                             f"{space[d.key]!r}")
+            raise ValueError(
+                f"space[{d.key!r}]: method='random' needs a range (lo, hi), got {space[d.key]!r}"
+            )
         if not v[0] < v[1]:
             raise ValueError(f"space[{d.key!r}]: bad range ({v[0]:g}, {v[1]:g}): needs lo < hi")
         if d.kind == "actuator" and _param_spec(robot, d).integer:
@@ -245,13 +266,16 @@ def _metric_items(metrics):
         metrics = (metrics,)
     items = tuple(metrics)
     if not items:
-        raise ValueError("metrics: empty; give built-in names "
-                         f"({', '.join(BUILTIN_METRICS)}) or a callable")
+        raise ValueError(
+            f"metrics: empty; give built-in names ({', '.join(BUILTIN_METRICS)}) or a callable"
+        )
     for m in items:
         if not callable(m) and m not in BUILTIN_METRICS:
-            raise ValueError(f"metrics: unknown built-in metric {m!r}; valid: "
-                             f"{', '.join(BUILTIN_METRICS)}, or a callable(out, sim) -> "
-                             "{name: (n,) array}")
+            raise ValueError(
+                f"metrics: unknown built-in metric {m!r}; valid: "
+                f"{', '.join(BUILTIN_METRICS)}, or a callable(out, sim) -> "
+                "{name: (n,) array}"
+            )
     return items
 
 
@@ -275,14 +299,21 @@ def _evaluate(items, out, sim, eq):
             continue
         got = m(out, sim)
         if not isinstance(got, dict) or not got:
-            raise TypeError(f"metrics callable {getattr(m, '__name__', m)!r} must return a "
-                            f"non-empty dict {{name: ({n},) array}}, got {type(got).__name__}")
+            raise TypeError(
+                f"metrics callable {getattr(m, '__name__', m)!r} must return a "
+                f"non-empty dict {{name: ({n},) array}}, got {type(got).__name__}"
+            )
         for k, v in got.items():
             arr = np.asarray(v)
-            if not isinstance(k, str) or arr.shape != (n,) or not np.issubdtype(arr.dtype,
-                                                                                np.number):
-                raise ValueError(f"metrics callable: {k!r} must be a numeric ({n},) array (one "
-                                 f"value per instance), got shape {arr.shape} dtype {arr.dtype}")
+            if (
+                not isinstance(k, str)
+                or arr.shape != (n,)
+                or not np.issubdtype(arr.dtype, np.number)
+            ):
+                raise ValueError(
+                    f"metrics callable: {k!r} must be a numeric ({n},) array (one "
+                    f"value per instance), got shape {arr.shape} dtype {arr.dtype}"
+                )
             if k in res:
                 raise ValueError(f"metrics: {k!r} is given twice")
             res[k] = arr
@@ -366,9 +397,11 @@ class SweepResult:
         try:
             import pandas
         except ImportError:
-            raise ImportError("SweepResult.to_pandas needs pandas (pip install pandas); "
-                              "SweepResult.rows() gives the same table as a list of dicts, "
-                              ".params / .metrics as NumPy arrays") from None
+            raise ImportError(
+                "SweepResult.to_pandas needs pandas (pip install pandas); "
+                "SweepResult.rows() gives the same table as a list of dicts, "
+                ".params / .metrics as NumPy arrays"
+            ) from None
         return pandas.DataFrame(self.rows(), columns=["sample", *self.names, *self.metrics])
 
     def save(self, path):
@@ -401,11 +434,15 @@ class SweepResult:
         except FileNotFoundError:
             raise
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
-            raise ValueError(f"{path}: truncated or corrupted asr sweep results file "
-                             f"({type(exc).__name__}: {exc}); delete it to start over") from None
+            raise ValueError(
+                f"{path}: truncated or corrupted asr sweep results file "
+                f"({type(exc).__name__}: {exc}); delete it to start over"
+            ) from None
         if not isinstance(meta, dict) or meta.get("format") not in _READ_FORMATS:
-            raise ValueError(f"{path}: not an asr sweep file (format "
-                             f"{meta.get('format') if isinstance(meta, dict) else None!r})")
+            raise ValueError(
+                f"{path}: not an asr sweep file (format "
+                f"{meta.get('format') if isinstance(meta, dict) else None!r})"
+            )
         if meta["format"] == FORMAT:  # earlier formats had no checksums
             saved = meta.pop("sha256", None)
             arrays["meta"] = np.array(json.dumps(meta, indent=1, sort_keys=True))
@@ -414,8 +451,10 @@ class SweepResult:
             metrics = {k: arrays[f"metric:{k}"] for k in meta["metrics"]}
             res = cls(meta["names"], arrays["params"], metrics, arrays["done"], meta)
         except (KeyError, TypeError) as exc:
-            raise ValueError(f"{path}: inconsistent asr sweep results file: missing {exc}; "
-                             "delete it to start over") from None
+            raise ValueError(
+                f"{path}: inconsistent asr sweep results file: missing {exc}; "
+                "delete it to start over"
+            ) from None
         res._check_consistent(path)
         return res
 
@@ -433,16 +472,20 @@ class SweepResult:
                 problems.append(f"metric {k!r} {v.dtype} {v.shape}, expected ({S},)")
         if not problems and isinstance(batch, int) and batch > 0:
             # a batch is stored whole or not at all
-            split = [self.done[s:s + batch] for s in range(0, S, batch)]
+            split = [self.done[s : s + batch] for s in range(0, S, batch)]
             if any(b.any() and not b.all() for b in split):
                 problems.append("a batch is partly done")
         if problems:
-            raise ValueError(f"{path}: inconsistent asr sweep results file: "
-                             f"{'; '.join(problems)}; delete it to start over")
+            raise ValueError(
+                f"{path}: inconsistent asr sweep results file: "
+                f"{'; '.join(problems)}; delete it to start over"
+            )
 
     def __repr__(self):
-        return (f"SweepResult({len(self)} samples, {int(self.done.sum())} done, "
-                f"space={list(self.names)}, metrics={list(self.metrics)})")
+        return (
+            f"SweepResult({len(self)} samples, {int(self.done.sum())} done, "
+            f"space={list(self.names)}, metrics={list(self.metrics)})"
+        )
 
 
 # ---------------------------------------------------------------- the sweep
@@ -451,29 +494,35 @@ class SweepResult:
 def _robot(robot, variant):
     if isinstance(robot, Robot):
         if variant is not None and variant != robot.variant:
-            raise ValueError(f"variant: {variant!r} given with an asr.Robot of variant "
-                             f"{robot.variant!r}")
+            raise ValueError(
+                f"variant: {variant!r} given with an asr.Robot of variant {robot.variant!r}"
+            )
     else:
         robot = load_robot(robot, variant)
     # absolute paths: the description travels to workers that may run elsewhere
-    return dataclasses.replace(robot, folder=os.path.abspath(robot.folder),
-                               mjcf=os.path.abspath(robot.mjcf))
+    return dataclasses.replace(
+        robot, folder=os.path.abspath(robot.folder), mjcf=os.path.abspath(robot.mjcf)
+    )
 
 
 def _refs(robot, refs, steps):
     nj = len(robot.joints)
     if refs is None:
         if robot.initial_refs is None:
-            raise ValueError(f"refs: robot {robot.name!r} ({robot.variant}) has no initial refs; "
-                             f"give ({nj}, 2) held or ({steps}, {nj}, 2) per-step references")
+            raise ValueError(
+                f"refs: robot {robot.name!r} ({robot.variant}) has no initial refs; "
+                f"give ({nj}, 2) held or ({steps}, {nj}, 2) per-step references"
+            )
         refs = robot.initial_refs
     try:
         r = np.array(refs, dtype=np.float64)
     except (TypeError, ValueError):
         raise ValueError(f"refs: expected numbers, got {refs!r}") from None
     if r.shape not in ((nj, 2), (steps, nj, 2)):
-        raise ValueError(f"refs: expected shape ({nj}, 2) held or ({steps}, {nj}, 2) per step "
-                         f"(shared by all samples), got {r.shape}")
+        raise ValueError(
+            f"refs: expected shape ({nj}, 2) held or ({steps}, {nj}, 2) per step "
+            f"(shared by all samples), got {r.shape}"
+        )
     if not np.all(np.isfinite(r)):
         raise ValueError("refs: contains NaN or inf")
     return r
@@ -485,9 +534,25 @@ def _positive(value, name):
     return int(value)
 
 
-def sweep(robot, space, *, steps, refs, metrics=DEFAULT_METRICS, method="grid", samples=None,
-          seed=0, batch_size=256, variant=None, threads=1, record=None, results=None,
-          executor=None, progress=True, max_samples=10_000_000):
+def sweep(
+    robot,
+    space,
+    *,
+    steps,
+    refs,
+    metrics=DEFAULT_METRICS,
+    method="grid",
+    samples=None,
+    seed=0,
+    batch_size=256,
+    variant=None,
+    threads=1,
+    record=None,
+    results=None,
+    executor=None,
+    progress=True,
+    max_samples=10_000_000,
+):
     """Run a parameter sweep of `robot` (name, folder or asr.Robot) over `space`; see the module
     docstring for the naming scheme, sampling, metrics, resuming and executors.
 
@@ -511,10 +576,13 @@ def sweep(robot, space, *, steps, refs, metrics=DEFAULT_METRICS, method="grid", 
     if any(not callable(m) and m in ("final_q_error", "rms_q_error") for m in items):
         bad = [j.name for j in robot.joints if j.mode not in _EQ_MODES]
         if bad:
-            raise ValueError(f"metrics: q errors compare q with the first reference, a link "
-                             f"position only in modes {_EQ_MODES}; joints {bad} are not")
-    rec = list(DEFAULT_RECORD if record is None else
-               ((record,) if isinstance(record, str) else record))
+            raise ValueError(
+                f"metrics: q errors compare q with the first reference, a link "
+                f"position only in modes {_EQ_MODES}; joints {bad} are not"
+            )
+    rec = list(
+        DEFAULT_RECORD if record is None else ((record,) if isinstance(record, str) else record)
+    )
     for m in items:
         if not callable(m):
             rec += [f for f in BUILTIN_METRICS[m] if f not in rec]
@@ -523,11 +591,19 @@ def sweep(robot, space, *, steps, refs, metrics=DEFAULT_METRICS, method="grid", 
     S = pts.shape[0]
     nb = math.ceil(S / batch_size)
     meta = {
-        "format": FORMAT, "robot": robot.name, "variant": robot.variant, "space": desc,
-        "method": method, "samples": S, "seed": int(seed) if method == "random" else None,
-        "batch_size": batch_size, "steps": steps, "record": list(rec),
-        "refs_sha256": hashlib.sha256(np.ascontiguousarray(r).tobytes()
-                                      + str(r.shape).encode()).hexdigest(),
+        "format": FORMAT,
+        "robot": robot.name,
+        "variant": robot.variant,
+        "space": desc,
+        "method": method,
+        "samples": S,
+        "seed": int(seed) if method == "random" else None,
+        "batch_size": batch_size,
+        "steps": steps,
+        "record": list(rec),
+        "refs_sha256": hashlib.sha256(
+            np.ascontiguousarray(r).tobytes() + str(r.shape).encode()
+        ).hexdigest(),
         "actuators": [dataclasses.asdict(j) for j in robot.joints],
     }
     names = [d.key for d in dims]
@@ -542,8 +618,10 @@ def sweep(robot, space, *, steps, refs, metrics=DEFAULT_METRICS, method="grid", 
         if not res.metrics:
             res.metrics.update({k: np.full(S, np.nan) for k in got})
         if set(got) != set(res.metrics):
-            raise ValueError(f"metrics: batch {b} returned {sorted(got)}, earlier batches "
-                             f"{sorted(res.metrics)}; the names must not change")
+            raise ValueError(
+                f"metrics: batch {b} returned {sorted(got)}, earlier batches "
+                f"{sorted(res.metrics)}; the names must not change"
+            )
         for k, v in got.items():
             res.metrics[k][s0:s1] = v
         res.done[s0:s1] = True
@@ -551,7 +629,7 @@ def sweep(robot, space, *, steps, refs, metrics=DEFAULT_METRICS, method="grid", 
             res.save(results)
 
     bar = _bar(progress, S, int(res.done.sum()))
-    args = lambda b: (robot, dims, pts[bounds[b][0]:bounds[b][1]], r, steps, rec, items, threads)
+    args = lambda b: (robot, dims, pts[bounds[b][0] : bounds[b][1]], r, steps, rec, items, threads)
     try:
         if executor is None:
             for b in todo:
@@ -584,12 +662,25 @@ def _resume(path, meta, names, pts):
         old = SweepResult.load(path)
     except (OSError, ValueError) as exc:  # never started over silently: the user decides
         raise ValueError(f"results: cannot resume from {path}: {exc}") from None
-    keys = ["robot", "variant", "space", "method", "samples", "seed", "batch_size", "steps",
-            "record", "refs_sha256", "actuators"]
+    keys = [
+        "robot",
+        "variant",
+        "space",
+        "method",
+        "samples",
+        "seed",
+        "batch_size",
+        "steps",
+        "record",
+        "refs_sha256",
+        "actuators",
+    ]
     diff = [k for k in keys if json.loads(json.dumps(meta[k])) != old.meta.get(k)]
     if diff or list(old.names) != names or not np.array_equal(old.params, pts):
-        raise ValueError(f"results: {path} holds a different sweep (differs in "
-                         f"{', '.join(diff) or 'samples'}); use another path or delete it")
+        raise ValueError(
+            f"results: {path} holds a different sweep (differs in "
+            f"{', '.join(diff) or 'samples'}); use another path or delete it"
+        )
     old.meta = meta
     return old
 

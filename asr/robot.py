@@ -6,6 +6,7 @@ load_robot() checks every entry of robot.toml (and that MuJoCo reads each varian
 before anything runs; a broken description raises RobotFileError (a ValueError) naming the robot,
 the file, the entry and what is valid.
 """
+
 import dataclasses
 import importlib.resources
 import math
@@ -36,8 +37,9 @@ def robots_dir():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     # setup.py too: an installed asr's parent is site-packages, where a robots/ may be another
     # project's package
-    if os.path.isdir(os.path.join(root, "robots")) and os.path.isfile(os.path.join(root,
-                                                                                   "setup.py")):
+    if os.path.isdir(os.path.join(root, "robots")) and os.path.isfile(
+        os.path.join(root, "setup.py")
+    ):
         return os.path.join(root, "robots")
     # a folder on disk: asr is never imported from a zip file (its C extension cannot be)
     return os.fspath(importlib.resources.files("asr") / PACKAGE_ROBOTS)
@@ -89,11 +91,15 @@ class Robot:
         try:  # checked again: the folder may have changed since load_robot
             files.mjcf_files(self.folder, self.mjcf, os.path.basename(self.mjcf))
         except (files.BadFile, FileNotFoundError) as exc:
-            raise RobotFileError(f"robot {self.name!r} ({self.variant})", "mjcf", str(exc)) \
-                from None
+            raise RobotFileError(
+                f"robot {self.name!r} ({self.variant})", "mjcf", str(exc)
+            ) from None
         model = mujoco.MjModel.from_xml_path(self.mjcf)
-        joint_addresses(model, self.joint_names,
-                        f"robot {self.name!r} ({self.variant}): {os.path.basename(self.mjcf)}")
+        joint_addresses(
+            model,
+            self.joint_names,
+            f"robot {self.name!r} ({self.variant}): {os.path.basename(self.mjcf)}",
+        )
         return model
 
 
@@ -128,10 +134,12 @@ def _shown(value):
 
 def _string_of(what):
     """A validator of non-empty strings described as `what` in errors."""
+
     def check(value):
         if not isinstance(value, str) or not value.strip() or "\0" in value:
             raise _Invalid(f"expected {what} (string), got {_shown(value)}")
         return value
+
     return check
 
 
@@ -224,18 +232,35 @@ def _params(value):
 # ---------------------------------------------------------------- the tables of robot.toml
 # {key: (validator, required)} of each kind of table.
 
-_TOP = {"name": (_name, False), "description": (_text, False),
-        "default_variant": (_name, False), "variants": (_table, True)}
-_VARIANT = {"mjcf": (_file_name, True), "joints": (_tables, True), "initial": (_table, False),
-            "sdf": (_file_name, False), "interaction": (_table, False)}
-_JOINT = {"name": (_name, True), "model": (_model, True), "mode": (_mode, True),
-          "params": (_params, False)}
+_TOP = {
+    "name": (_name, False),
+    "description": (_text, False),
+    "default_variant": (_name, False),
+    "variants": (_table, True),
+}
+_VARIANT = {
+    "mjcf": (_file_name, True),
+    "joints": (_tables, True),
+    "initial": (_table, False),
+    "sdf": (_file_name, False),
+    "interaction": (_table, False),
+}
+_JOINT = {
+    "name": (_name, True),
+    "model": (_model, True),
+    "mode": (_mode, True),
+    "params": (_params, False),
+}
 _INITIAL = {"q": (_numbers, False), "refs": (_pairs, False), "first_view": (_numbers, False)}
 # MJCF names: the controlled site (the tool frame), the F/T sensor's site and its force and torque
 # sensors, and the site whose frame is the base frame F_b (default: the world frame)
-_INTERACTION = {"site": (_name, True), "sensor_site": (_name, True),
-                "force_sensor": (_name, True), "torque_sensor": (_name, True),
-                "base": (_name, False)}
+_INTERACTION = {
+    "site": (_name, True),
+    "sensor_site": (_name, True),
+    "force_sensor": (_name, True),
+    "torque_sensor": (_name, True),
+    "base": (_name, False),
+}
 
 
 class _File:
@@ -253,8 +278,9 @@ def _entries(table, schema, toml, section):
     ones present. `section` names the table in errors ('' for the top level)."""
     unknown = [k for k in table if k not in schema]
     if unknown:
-        toml.fail(section, f"unknown keys: {', '.join(map(repr, unknown))}; allowed: "
-                           f"{', '.join(schema)}")
+        toml.fail(
+            section, f"unknown keys: {', '.join(map(repr, unknown))}; allowed: {', '.join(schema)}"
+        )
     for key, (_, required) in schema.items():
         if required and key not in table:
             toml.fail(section, f"missing key {key!r}")
@@ -326,8 +352,9 @@ def _check_options(model, toml, entry, file):
     for name, lo, hi, what in _OPTIONS:
         value = float(getattr(model.opt, name))
         if not lo < value <= hi:
-            toml.fail(entry, f"{file!r}: option {name} = {value!r} ({what}); valid range "
-                             f"({lo:g}, {hi:g}]")
+            toml.fail(
+                entry, f"{file!r}: option {name} = {value!r} ({what}); valid range ({lo:g}, {hi:g}]"
+            )
 
 
 def _sdf_joints(folder, toml, entry, file):
@@ -344,13 +371,17 @@ def _sdf_joints(folder, toml, entry, file):
         toml.fail(entry, f"{file!r}: the root element is <{root.tag}>, expected <sdf>")
     worlds, models = root.findall("world"), root.findall("model")
     if len(worlds) != 1 or models:
-        toml.fail(entry, f"{file!r}: expected <sdf> to hold exactly one <world> (with gravity) and "
-                         f"no top-level <model>, got {len(worlds)} <world> and {len(models)} "
-                         "<model>")
+        toml.fail(
+            entry,
+            f"{file!r}: expected <sdf> to hold exactly one <world> (with gravity) and "
+            f"no top-level <model>, got {len(worlds)} <world> and {len(models)} "
+            "<model>",
+        )
     models = worlds[0].findall("model")
     if len(models) != 1:
-        toml.fail(entry, f"{file!r}: expected exactly one <model> in its <world>, got "
-                         f"{len(models)}")
+        toml.fail(
+            entry, f"{file!r}: expected exactly one <model> in its <world>, got {len(models)}"
+        )
     return path, {j.get("name"): j.get("type") for j in models[0].findall("joint")}
 
 
@@ -367,8 +398,9 @@ def _variant(folder, toml, name, table, models):
     parsed MJCF files by name."""
     section = f"[variants.{name}]"
     if not isinstance(table, dict):
-        toml.fail(f"[variants] {name}", f"expected a table ([variants.{name}]), got "
-                                        f"{_shown(table)}")
+        toml.fail(
+            f"[variants] {name}", f"expected a table ([variants.{name}]), got {_shown(table)}"
+        )
     e = _entries(table, _VARIANT, toml, section)
     if e["mjcf"] not in models:
         models[e["mjcf"]] = _mjcf_model(folder, toml, f"{section} mjcf", e["mjcf"])
@@ -381,9 +413,12 @@ def _variant(folder, toml, name, table, models):
         if joint.name in (j.name for j in joints):
             toml.fail(f"{where} name", f"joint {joint.name!r} is listed twice")
         if joint.name not in hinges:
-            toml.fail(f"{where} name", f"{joint.name!r} is not a hinge or slide joint of "
-                                       f"{e['mjcf']}; its 1-dof joints are: "
-                                       f"{', '.join(hinges) or 'none'}")
+            toml.fail(
+                f"{where} name",
+                f"{joint.name!r} is not a hinge or slide joint of "
+                f"{e['mjcf']}; its 1-dof joints are: "
+                f"{', '.join(hinges) or 'none'}",
+            )
         joints.append(joint)
     sdf = None
     if "sdf" in e:
@@ -396,37 +431,54 @@ def _variant(folder, toml, name, table, models):
             jtype = sdf_types[_joint_type(model, joint.name)]
             if sdf_joints.get(joint.name) != jtype:
                 have = [n for n, t in sdf_joints.items() if t in sdf_types.values()]
-                found = (f"is a {sdf_joints[joint.name]!r} joint there"
-                         if joint.name in sdf_joints else "is missing")
-                toml.fail(f"{section} sdf", f"{e['sdf']!r}: joint {joint.name!r} ([[variants."
-                                            f"{name}.joints]] #{k + 1}) {found}; expected <joint "
-                                            f"name={joint.name!r} type={jtype!r}> in its model; "
-                                            f"its revolute / prismatic joints are: "
-                                            f"{', '.join(have) or 'none'}")
+                found = (
+                    f"is a {sdf_joints[joint.name]!r} joint there"
+                    if joint.name in sdf_joints
+                    else "is missing"
+                )
+                toml.fail(
+                    f"{section} sdf",
+                    f"{e['sdf']!r}: joint {joint.name!r} ([[variants."
+                    f"{name}.joints]] #{k + 1}) {found}; expected <joint "
+                    f"name={joint.name!r} type={jtype!r}> in its model; "
+                    f"its revolute / prismatic joints are: "
+                    f"{', '.join(have) or 'none'}",
+                )
     initial = _entries(e.get("initial", {}), _INITIAL, toml, f"[variants.{name}.initial]")
     for key, value in initial.items():
         if len(value) != len(joints):
-            toml.fail(f"[variants.{name}.initial] {key}", f"expected one entry per joint "
-                                                          f"({len(joints)}), got {len(value)}")
+            toml.fail(
+                f"[variants.{name}.initial] {key}",
+                f"expected one entry per joint ({len(joints)}), got {len(value)}",
+            )
     interaction = None
     if "interaction" in e:
         where = f"[variants.{name}.interaction]"
         interaction = _entries(e["interaction"], _INTERACTION, toml, where)
         _check_interaction_names(model, toml, where, interaction)
         interaction = tuple(sorted(interaction.items()))
-    return dict(mjcf=mjcf, joints=tuple(joints), initial_q=initial.get("q"),
-                initial_refs=initial.get("refs"), first_view_eq=initial.get("first_view"),
-                sdf=os.path.abspath(sdf) if sdf else None,
-                interaction=interaction)
+    return dict(
+        mjcf=mjcf,
+        joints=tuple(joints),
+        initial_q=initial.get("q"),
+        initial_refs=initial.get("refs"),
+        first_view_eq=initial.get("first_view"),
+        sdf=os.path.abspath(sdf) if sdf else None,
+        interaction=interaction,
+    )
 
 
 def _check_interaction_names(model, toml, where, names):
     """Each name of the interaction block is a site / sensor of the MJCF model."""
     import mujoco
 
-    kinds = {"site": mujoco.mjtObj.mjOBJ_SITE, "sensor_site": mujoco.mjtObj.mjOBJ_SITE,
-             "base": mujoco.mjtObj.mjOBJ_SITE, "force_sensor": mujoco.mjtObj.mjOBJ_SENSOR,
-             "torque_sensor": mujoco.mjtObj.mjOBJ_SENSOR}
+    kinds = {
+        "site": mujoco.mjtObj.mjOBJ_SITE,
+        "sensor_site": mujoco.mjtObj.mjOBJ_SITE,
+        "base": mujoco.mjtObj.mjOBJ_SITE,
+        "force_sensor": mujoco.mjtObj.mjOBJ_SENSOR,
+        "torque_sensor": mujoco.mjtObj.mjOBJ_SENSOR,
+    }
     for key, value in names.items():
         if mujoco.mj_name2id(model, kinds[key], value) < 0:
             kind = "sensor" if key.endswith("_sensor") else "site"
@@ -436,8 +488,10 @@ def _check_interaction_names(model, toml, where, names):
         k = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SENSOR, names[key])
         wanted = getattr(mujoco.mjtSensor, f"mjSENS_{kind.upper()}")
         if model.sensor_type[k] != wanted or model.sensor_objid[k] != site:
-            toml.fail(f"{where} {key}", f"{names[key]!r} must be a <{kind}> sensor at site "
-                                        f"{names['sensor_site']!r}")
+            toml.fail(
+                f"{where} {key}",
+                f"{names[key]!r} must be a <{kind}> sensor at site {names['sensor_site']!r}",
+            )
 
 
 def _joint_type(model, name):
@@ -453,8 +507,10 @@ def _read_toml(folder, label):
     try:
         data = files.read(folder, os.path.join(folder, "robot.toml"), "robot.toml")
     except FileNotFoundError:
-        raise FileNotFoundError(f"{label}: robot description not found (a robot folder needs a "
-                                "robot.toml and its MJCF file; see robots/README.md)") from None
+        raise FileNotFoundError(
+            f"{label}: robot description not found (a robot folder needs a "
+            "robot.toml and its MJCF file; see robots/README.md)"
+        ) from None
     except files.BadFile as exc:
         raise RobotFileError(label, "", str(exc)) from None
     try:
@@ -470,8 +526,9 @@ def robot_names():
     folder = robots_dir()
     if not os.path.isdir(folder):
         return []
-    return sorted(d for d in os.listdir(folder)
-                  if os.path.isfile(os.path.join(folder, d, "robot.toml")))
+    return sorted(
+        d for d in os.listdir(folder) if os.path.isfile(os.path.join(folder, d, "robot.toml"))
+    )
 
 
 def _robot_folder(name, allow_path):
@@ -485,14 +542,16 @@ def _robot_folder(name, allow_path):
         return name, lambda file: os.path.join(name, file)
     have = robot_names()
     if not allow_path and (name in (".", "..") or any(c in name for c in "/\\")):
-        raise FileNotFoundError(f"robot: expected a robot name, not a path; available: "
-                                f"{', '.join(have) or 'none'}")
+        raise FileNotFoundError(
+            f"robot: expected a robot name, not a path; available: {', '.join(have) or 'none'}"
+        )
     # a name is one entry of robot_names(): no separators, no '..', nothing outside the folder
     if name in have:
         return os.path.join(robots_dir(), name), lambda file: f"robot {name!r} ({file})"
     where = " in the robots folder" + ("" if not allow_path else " and no folder at that path")
-    raise FileNotFoundError(f"robot {name!r}: no folder {name!r}{where}; available: "
-                            f"{', '.join(have) or 'none'}")
+    raise FileNotFoundError(
+        f"robot {name!r}: no folder {name!r}{where}; available: {', '.join(have) or 'none'}"
+    )
 
 
 def load_robot(name, variant=None, *, allow_path=True):
@@ -506,22 +565,26 @@ def load_robot(name, variant=None, *, allow_path=True):
         raise TypeError(f"variant: expected a variant name (str), got {type(variant).__name__}")
     folder, label = _robot_folder(name, allow_path)
     toml = _File(label, "robot.toml")
-    top = _entries(_read_toml(folder, toml.label(toml.file)),
-                   _TOP, toml, "")
+    top = _entries(_read_toml(folder, toml.label(toml.file)), _TOP, toml, "")
     if not top["variants"]:
         toml.fail("variants", "needs at least one [variants.<name>] table")
     models = {}
-    variants = {v: _variant(folder, toml, v, table, models)
-                for v, table in top["variants"].items()}
+    variants = {v: _variant(folder, toml, v, table, models) for v, table in top["variants"].items()}
     default = top.get("default_variant", next(iter(variants)))
     if default not in variants:
         toml.fail("default_variant", f"no variant {default!r}; variants: {', '.join(variants)}")
     variant = variant or default
     if variant not in variants:
-        raise ValueError(f"{toml.label(toml.file)}: unknown variant {variant!r}; valid: "
-                         f"{', '.join(variants)}")
-    return Robot(top.get("name", os.path.basename(os.path.abspath(folder))), variant,
-                 top.get("description", ""), folder, **variants[variant])
+        raise ValueError(
+            f"{toml.label(toml.file)}: unknown variant {variant!r}; valid: {', '.join(variants)}"
+        )
+    return Robot(
+        top.get("name", os.path.basename(os.path.abspath(folder))),
+        variant,
+        top.get("description", ""),
+        folder,
+        **variants[variant],
+    )
 
 
 def variant_names(name, *, allow_path=True):
@@ -540,12 +603,22 @@ def joint_addresses(model, names, where="model") -> tuple[list[int], list[int]]:
     for name in names:
         k = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, name)
         if k < 0 or name not in hinges:
-            raise ValueError(f"{where}: actuated joint {name!r} is not a hinge or slide joint of "
-                             f"the MJCF model; its 1-dof joints are: {', '.join(hinges) or 'none'}")
+            raise ValueError(
+                f"{where}: actuated joint {name!r} is not a hinge or slide joint of "
+                f"the MJCF model; its 1-dof joints are: {', '.join(hinges) or 'none'}"
+            )
         qpos_adr.append(int(model.jnt_qposadr[k]))
         dof_adr.append(int(model.jnt_dofadr[k]))
     return qpos_adr, dof_adr
 
 
-__all__ = ["Robot", "RobotJoint", "RobotFileError", "load_robot", "robot_names", "robots_dir",
-           "variant_names", "joint_addresses"]
+__all__ = [
+    "Robot",
+    "RobotJoint",
+    "RobotFileError",
+    "load_robot",
+    "robot_names",
+    "robots_dir",
+    "variant_names",
+    "joint_addresses",
+]

@@ -14,6 +14,7 @@ is first order in the time step, like MuJoCo's own Euler integrator, and grows w
 stiffness: a spring of stiffness k on a link of inertia I is integrated stably while
 dt < 2 / sqrt(k / I) and accurately well below it. Choose the engine's timestep accordingly.
 """
+
 from contextlib import nullcontext
 
 import numpy as np
@@ -59,19 +60,34 @@ class Sim:
     and edited between calls (hold `sim.lock` when other threads use the Sim).
     """
 
-    def __init__(self, robot, n_instances=1, *, params=None, mujoco_params=None, threads=1,
-                 max_substep=1e-3, motor_scheme="euler", variant=None, engine="mujoco",
-                 controller=None):
+    def __init__(
+        self,
+        robot,
+        n_instances=1,
+        *,
+        params=None,
+        mujoco_params=None,
+        threads=1,
+        max_substep=1e-3,
+        motor_scheme="euler",
+        variant=None,
+        engine="mujoco",
+        controller=None,
+    ):
         engines.check(engine)
         self._robot = robot if isinstance(robot, Robot) else load_robot(robot, variant)
         self._n_instances = V.positive_int(n_instances, "n_instances", hi=2**31 - 1)
         self._engine = engines.create(engine, self.robot, self.n_instances, mujoco_params)
-        self._batch = Batch([j.joint() for j in self.robot.joints], self.n_instances,
-                            threads=threads, max_substep=max_substep, motor_scheme=motor_scheme)
+        self._batch = Batch(
+            [j.joint() for j in self.robot.joints],
+            self.n_instances,
+            threads=threads,
+            max_substep=max_substep,
+            motor_scheme=motor_scheme,
+        )
         self._lock = self._batch.lock
         for joint, values in mapping(params, "params").items():
-            self.batch.set_params(self._joint_index(joint),
-                                  **mapping(values, f"params[{joint!r}]"))
+            self.batch.set_params(self._joint_index(joint), **mapping(values, f"params[{joint!r}]"))
         self._controller = None
         if controller is not None:
             self._controller = Interaction(self, self._engine, controller)
@@ -84,7 +100,8 @@ class Sim:
             "belongs to this process. Save what rebuilds it instead: the robot (name, variant), "
             "n_instances, params and mujoco_params, and the state you need (sim.q, sim.qd, the "
             "batch's fields); a new Sim reset to the saved q0 and references continues from "
-            "there")
+            "there"
+        )
 
     # ------------------------------------------------------------ set-up (read-only)
 
@@ -159,8 +176,9 @@ class Sim:
         names = self.robot.joint_names
         if isinstance(joint, str):
             if joint not in names:
-                raise ValueError(f"params: unknown joint {joint!r}; actuated joints: "
-                                 f"{', '.join(names)}")
+                raise ValueError(
+                    f"params: unknown joint {joint!r}; actuated joints: {', '.join(names)}"
+                )
             return names.index(joint)
         return V.positive_int(joint, "params joint index", lo=0, hi=len(names) - 1)
 
@@ -218,8 +236,18 @@ class Sim:
     # ------------------------------------------------------------ stepping
 
     @serialised
-    def rollout(self, steps, refs=None, *, tau_ext=None, tau_ff=None, every=1,
-                record=DEFAULT_RECORD, on_error="raise", wrench_ext=None):
+    def rollout(
+        self,
+        steps,
+        refs=None,
+        *,
+        tau_ext=None,
+        tau_ff=None,
+        every=1,
+        record=DEFAULT_RECORD,
+        on_error="raise",
+        wrench_ext=None,
+    ):
         """Simulate `steps` steps of the MJCF timestep.
 
         refs: (N, steps, J, 2) per step, (N, J, 2) or (J, 2) held, or a callable
@@ -262,23 +290,55 @@ class Sim:
             for t0 in range(0, steps, every):
                 k = min(every, steps - t0)
                 r = V.broadcast_input(refs(self, t0), "refs(sim, t)", (n, nj, 2))
-                self._run(k, (r, 0), window(ext, t0), window(ff, t0), record,
-                          out[:, :, t0:t0 + k], on_error, window(wrench, t0),
-                          None if ic_out is None else ic_out[:, t0:t0 + k])
+                self._run(
+                    k,
+                    (r, 0),
+                    window(ext, t0),
+                    window(ff, t0),
+                    record,
+                    out[:, :, t0 : t0 + k],
+                    on_error,
+                    window(wrench, t0),
+                    None if ic_out is None else ic_out[:, t0 : t0 + k],
+                )
         else:
-            self._run(steps, self._per_step(refs, "refs", steps, (2,)), ext, ff, record, out,
-                      on_error, wrench, ic_out)
+            self._run(
+                steps,
+                self._per_step(refs, "refs", steps, (2,)),
+                ext,
+                ff,
+                record,
+                out,
+                on_error,
+                wrench,
+                ic_out,
+            )
         res = {f: out[k] for k, f in enumerate(record)}
         self._held_refs = np.stack([self.batch.field("ref1"), self.batch.field("ref2")], axis=-1)
         if ctl is not None:
             res.update(split_record(ic_out))
         return res
 
-    def step(self, refs=None, *, tau_ext=None, tau_ff=None, record=DEFAULT_RECORD,
-             on_error="raise", wrench_ext=None):
+    def step(
+        self,
+        refs=None,
+        *,
+        tau_ext=None,
+        tau_ff=None,
+        record=DEFAULT_RECORD,
+        on_error="raise",
+        wrench_ext=None,
+    ):
         """One step; returns {field: (N, J)} after it (with a controller also its fields)."""
-        res = self.rollout(1, refs, tau_ext=tau_ext, tau_ff=tau_ff, record=record,
-                           on_error=on_error, wrench_ext=wrench_ext)
+        res = self.rollout(
+            1,
+            refs,
+            tau_ext=tau_ext,
+            tau_ff=tau_ff,
+            record=record,
+            on_error=on_error,
+            wrench_ext=wrench_ext,
+        )
         return {f: v[:, 0] for f, v in res.items()}
 
     def _per_step(self, value, name, steps, tail):
@@ -301,8 +361,9 @@ class Sim:
         series = (as_series(refs, keep), as_series(ext, keep), as_series(ff, keep))
         ctl = self._controller
         with ctl._c_hooks(wrench, ic_buf) if ctl else nullcontext(ffi.NULL) as hooks:
-            st = self.batch._rollout_engine(self._engine.c_engine, steps, self.dt, *series,
-                                            record, buf, hooks)
+            st = self.batch._rollout_engine(
+                self._engine.c_engine, steps, self.dt, *series, record, buf, hooks
+            )
         if ic_buf is not ic_out:
             ic_out[...] = ic_buf
         if buf is not out:
@@ -312,9 +373,14 @@ class Sim:
         except SimulationError as exc:
             if exc.code != lib.ASR_ERR_DIVERGED:
                 raise
-            raise SimulationError(exc.instance, exc.joint, exc.step, exc.code,
-                                  more=len(self.batch.errors()) - 1,
-                                  hint=self.coupling_limit(exc.instance, exc.joint)) from None
+            raise SimulationError(
+                exc.instance,
+                exc.joint,
+                exc.step,
+                exc.code,
+                more=len(self.batch.errors()) - 1,
+                hint=self.coupling_limit(exc.instance, exc.joint),
+            ) from None
         self._engine.check_run(before, self.batch, steps, on_error)
 
     @serialised
@@ -334,16 +400,20 @@ class Sim:
         k = float(compliance(spec.name, q0, th1, th2, **params).stiffness)
         inertia = self._engine.link_inertia(i, j)
         if inertia is None:
-            return (f"joint {name!r}: stiffness {k:.4g} N m/rad; the explicit coupling is stable "
-                    "while dt < 2 sqrt(I / k) for the link inertia I about the joint: lower "
-                    f"{self._engine.timestep_name} (now {self.dt:g} s) or the stiffness")
+            return (
+                f"joint {name!r}: stiffness {k:.4g} N m/rad; the explicit coupling is stable "
+                "while dt < 2 sqrt(I / k) for the link inertia I about the joint: lower "
+                f"{self._engine.timestep_name} (now {self.dt:g} s) or the stiffness"
+            )
         if not k > 0:
             return f"joint {name!r} has no stiffness at zero load: check its parameters"
         w = np.sqrt(k / inertia)
-        return (f"joint {name!r}: stiffness {k:.4g} N m/rad on a link inertia of "
-                f"{inertia:.4g} kg m^2 gives omega dt = {w * self.dt:.3g} (the explicit "
-                f"coupling is stable below 2): lower {self._engine.timestep_name} below "
-                f"{2 / w:.3g} s or the stiffness")
+        return (
+            f"joint {name!r}: stiffness {k:.4g} N m/rad on a link inertia of "
+            f"{inertia:.4g} kg m^2 gives omega dt = {w * self.dt:.3g} (the explicit "
+            f"coupling is stable below 2): lower {self._engine.timestep_name} below "
+            f"{2 / w:.3g} s or the stiffness"
+        )
 
 
 __all__ = ["Sim", "MUJOCO_FIELDS"]

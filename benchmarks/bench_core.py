@@ -41,6 +41,7 @@ avx2_ (C, NumPy and Numba side by side in that process); --no-avx2-run leaves it
 Prints a table and writes benchmarks/results/core.json, one flat {figure_name: number} object.
 Benchmarks report; they do not assert. Wall-clock figures on a shared machine are noisy.
 """
+
 import argparse
 import json
 import math
@@ -64,14 +65,14 @@ import asr  # noqa: E402
 try:
     import numba
     import numba_reference
-except ImportError:   # the Numba baseline is optional (it is in the `test` extra)
+except ImportError:  # the Numba baseline is optional (it is in the `test` extra)
     numba = numba_reference = None
 
 DT = 1e-3
 PRESET = 0.4
-EQ_AMPLITUDE = 0.5      # rad
-EQ_FREQUENCY = 1.0      # Hz
-MAX_REFS_VALUES = 16_000_000   # cap on the (N, steps, 1, 2) reference array: 128 MB of float64
+EQ_AMPLITUDE = 0.5  # rad
+EQ_FREQUENCY = 1.0  # Hz
+MAX_REFS_VALUES = 16_000_000  # cap on the (N, steps, 1, 2) reference array: 128 MB of float64
 DEFAULT_OUT = os.path.join(HERE, "results", "core.json")
 
 # Targets of the issue (reported, not asserted); the ratios are C one thread / NumPy.
@@ -89,11 +90,19 @@ OTHER_SIZES = (64, 100000)
 OTHER_TARGET_S = 0.3
 
 # The child run capped at AVX2: environment, and the figures it reports (prefixed avx2_).
-AVX2_ENV = {"ASR_SIMD": "avx2", "NUMBA_CPU_NAME": "haswell",
-            "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR"}
+AVX2_ENV = {
+    "ASR_SIMD": "avx2",
+    "NUMBA_CPU_NAME": "haswell",
+    "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR",
+}
 AVX2_SIZES = (64, 100000)
-AVX2_FIGURES = ("actuator_steps_per_s_n{n}_t1", "numpy_steps_per_s_n{n}", "numba_steps_per_s_n{n}",
-                "ratio_vs_numpy_n{n}", "ratio_vs_numba_n{n}")
+AVX2_FIGURES = (
+    "actuator_steps_per_s_n{n}_t1",
+    "numpy_steps_per_s_n{n}",
+    "numba_steps_per_s_n{n}",
+    "ratio_vs_numpy_n{n}",
+    "ratio_vs_numba_n{n}",
+)
 
 
 def make_refs(steps, n, preset=PRESET):
@@ -178,7 +187,7 @@ def numba_timing(n, parallel):
         ref.rollout(r2.shape[0], DT, r2)
         return time.perf_counter() - t0
 
-    run(make_refs(2, n))   # Numba compiles on the first call for these argument types
+    run(make_refs(2, n))  # Numba compiles on the first call for these argument types
     return _Timing(n, run, 20_000 // n)
 
 
@@ -223,13 +232,13 @@ def other_models(fig, sizes, target_s, reps):
 
 
 def _say_other_models(fig, sizes, reps, say):
-    say(f"other models (C, one thread, preset {OTHER_MODELS}), best of {reps}; "
-        "actuator-steps/s")
+    say(f"other models (C, one thread, preset {OTHER_MODELS}), best of {reps}; actuator-steps/s")
     say(f"{'model':>7} {'mode':>4} " + " ".join(f"{'N = ' + str(n):>13}" for n in sizes))
     for model in OTHER_MODELS:
         for mode in OTHER_MODES:
-            cells = [f"{_fmt_rate(fig[f'c_steps_per_s_{model}_mode{mode}_n{n}']):>13}"
-                     for n in sizes]
+            cells = [
+                f"{_fmt_rate(fig[f'c_steps_per_s_{model}_mode{mode}_n{n}']):>13}" for n in sizes
+            ]
             say(f"{model:>7} {mode:>4} " + " ".join(cells))
 
 
@@ -242,7 +251,7 @@ def numpy_has_avx512():
     """Whether NumPy dispatches to AVX-512 loops in this process."""
     try:
         from numpy._core._multiarray_umath import __cpu_features__ as features
-    except ImportError:      # NumPy 1.x
+    except ImportError:  # NumPy 1.x
         from numpy.core._multiarray_umath import __cpu_features__ as features
     return bool(features.get("AVX512F") and features.get("AVX512_SKX"))
 
@@ -252,11 +261,25 @@ def avx2_run(fig, reps, target_s):
     its AVX2_FIGURES at AVX2_SIZES, prefixed avx2_, into fig; returns its table's lines."""
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "core_avx2.json")
-        cmd = [sys.executable, os.path.abspath(__file__), "--sizes", *map(str, AVX2_SIZES),
-               "--threads", "1", "--no-models", "--no-avx2-run", "--reps", str(reps),
-               "--target-s", str(target_s), "--out", out]
-        proc = subprocess.run(cmd, env=dict(os.environ, **AVX2_ENV), capture_output=True,
-                              text=True, timeout=1800)
+        cmd = [
+            sys.executable,
+            os.path.abspath(__file__),
+            "--sizes",
+            *map(str, AVX2_SIZES),
+            "--threads",
+            "1",
+            "--no-models",
+            "--no-avx2-run",
+            "--reps",
+            str(reps),
+            "--target-s",
+            str(target_s),
+            "--out",
+            out,
+        ]
+        proc = subprocess.run(
+            cmd, env=dict(os.environ, **AVX2_ENV), capture_output=True, text=True, timeout=1800
+        )
         if proc.returncode != 0:
             raise RuntimeError(f"the AVX2 run failed:\n{proc.stdout}\n{proc.stderr}")
         with open(out) as f:
@@ -269,13 +292,26 @@ def avx2_run(fig, reps, target_s):
             if key in child:
                 fig["avx2_" + key] = child[key]
     table = [line for line in proc.stdout.splitlines() if line.startswith(" ")]
-    return ["capped at AVX2 (child process: ASR_SIMD=avx2, NumPy without its AVX-512 loops, "
-            "Numba for haswell):", *table]
+    return [
+        "capped at AVX2 (child process: ASR_SIMD=avx2, NumPy without its AVX-512 loops, "
+        "Numba for haswell):",
+        *table,
+    ]
 
 
-def main(sizes=(64, 1000, 100000), threads=(1, 2), target_s=0.5, numpy_target_s=0.3, reps=5,
-         out=DEFAULT_OUT, write=True, quiet=False, models=True, models_target_s=None,
-         avx2=True):
+def main(
+    sizes=(64, 1000, 100000),
+    threads=(1, 2),
+    target_s=0.5,
+    numpy_target_s=0.3,
+    reps=5,
+    out=DEFAULT_OUT,
+    write=True,
+    quiet=False,
+    models=True,
+    models_target_s=None,
+    avx2=True,
+):
     """Run the benchmark; returns the flat {figure_name: number} dict (also written to `out`
     when `write`). models: also time OTHER_MODELS (C only), about models_target_s per timing
     (default min(OTHER_TARGET_S, target_s)). avx2: also the child run capped at AVX2 when the
@@ -322,8 +358,12 @@ def main(sizes=(64, 1000, 100000), threads=(1, 2), target_s=0.5, numpy_target_s=
             rows.append((n, th, rate, np_rate, nb_rate, ratio, speedup))
         del np_t, c_t, nb
     if models:
-        other_models(fig, OTHER_SIZES, min(OTHER_TARGET_S, target_s) if models_target_s is None
-                     else models_target_s, min(reps, 3))
+        other_models(
+            fig,
+            OTHER_SIZES,
+            min(OTHER_TARGET_S, target_s) if models_target_s is None else models_target_s,
+            min(reps, 3),
+        )
     kernel = simd_kernel()
     fig[f"simd_{kernel}"] = 1
     fig["numpy_avx512"] = int(numpy_has_avx512())
@@ -351,37 +391,53 @@ def main(sizes=(64, 1000, 100000), threads=(1, 2), target_s=0.5, numpy_target_s=
     fig["dt_s"] = DT
     fig["bench_wall_s"] = time.perf_counter() - t_start
 
-    say("asr core: qbmove_advanced, mode 6 (PID + motor dynamics + friction), preset 0.4, "
+    say(
+        "asr core: qbmove_advanced, mode 6 (PID + motor dynamics + friction), preset 0.4, "
         f"time-varying equilibrium, dt = {DT:g} s; best of {reps}; actuator-steps/s; C step "
-        f"built for {kernel}, NumPy {'with' if fig['numpy_avx512'] else 'without'} AVX-512")
+        f"built for {kernel}, NumPy {'with' if fig['numpy_avx512'] else 'without'} AVX-512"
+    )
     say("(Numba: njit on the 1-thread rows, parallel with as many threads on the others)")
-    say(f"{'N':>7} {'threads':>7} {'C':>14} {'NumPy':>14} {'Numba':>14} {'C / NumPy':>10} "
-        f"{'C / Numba':>10} {'thread x':>9}")
+    say(
+        f"{'N':>7} {'threads':>7} {'C':>14} {'NumPy':>14} {'Numba':>14} {'C / NumPy':>10} "
+        f"{'C / Numba':>10} {'thread x':>9}"
+    )
     for n, th, rate, np_rate, nb_rate, ratio, speedup in rows:
         nb_cell = _fmt_rate(nb_rate) if nb_rate is not None else "-"
         nb_ratio = rate / nb_rate if nb_rate is not None else None
-        say(f"{n:>7} {th:>7} {_fmt_rate(rate):>14} {_fmt_rate(np_rate):>14} {nb_cell:>14} "
-            f"{ratio:10.1f} {_fmt_opt(nb_ratio, '10.2f')} {_fmt_opt(speedup, '9.2f')}")
+        say(
+            f"{n:>7} {th:>7} {_fmt_rate(rate):>14} {_fmt_rate(np_rate):>14} {nb_cell:>14} "
+            f"{ratio:10.1f} {_fmt_opt(nb_ratio, '10.2f')} {_fmt_opt(speedup, '9.2f')}"
+        )
     for line in avx2_table:
         say(line)
     if models:
         _say_other_models(fig, OTHER_SIZES, min(reps, 3), say)
     targets = [
-        ("actuator_steps_per_s_n100000_t1",
-         f">= {TARGET_PER_CORE_N100000 / 1e6:g} M actuator-steps/s on one core at N = 100000",
-         lambda v: f"{v / 1e6:.2f} M"),
-        ("actuator_steps_per_s_n64_t1",
-         f">= {TARGET_PER_CORE_N64 / 1e6:g} M actuator-steps/s on one core at N = 64",
-         lambda v: f"{v / 1e6:.2f} M"),
+        (
+            "actuator_steps_per_s_n100000_t1",
+            f">= {TARGET_PER_CORE_N100000 / 1e6:g} M actuator-steps/s on one core at N = 100000",
+            lambda v: f"{v / 1e6:.2f} M",
+        ),
+        (
+            "actuator_steps_per_s_n64_t1",
+            f">= {TARGET_PER_CORE_N64 / 1e6:g} M actuator-steps/s on one core at N = 64",
+            lambda v: f"{v / 1e6:.2f} M",
+        ),
         ("ratio_vs_numpy_n64", f">= {TARGET_RATIO_N64:g}x NumPy at N = 64", lambda v: f"{v:.1f}x"),
-        ("ratio_vs_numpy_n100000", f">= {TARGET_RATIO_N100000:g}x NumPy at N = 100000",
-         lambda v: f"{v:.1f}x"),
-        ("thread_speedup_n100000",
-         f">= {TARGET_THREAD_SPEEDUP:g}x from the second thread at N = 100000",
-         lambda v: f"{v:.2f}x"),
+        (
+            "ratio_vs_numpy_n100000",
+            f">= {TARGET_RATIO_N100000:g}x NumPy at N = 100000",
+            lambda v: f"{v:.1f}x",
+        ),
+        (
+            "thread_speedup_n100000",
+            f">= {TARGET_THREAD_SPEEDUP:g}x from the second thread at N = 100000",
+            lambda v: f"{v:.2f}x",
+        ),
     ]
-    targets += [("avx2_" + key, text + " (capped at AVX2)", show)
-                for key, text, show in targets[:4]]
+    targets += [
+        ("avx2_" + key, text + " (capped at AVX2)", show) for key, text, show in targets[:4]
+    ]
     report_and_write(fig, out, say, write, targets)
     return fig
 
@@ -393,13 +449,26 @@ def _cli(argv=None):
     ap.add_argument("--target-s", type=float, default=0.5, help="seconds per C timing")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--out", default=DEFAULT_OUT)
-    ap.add_argument("--no-models", action="store_true",
-                    help="skip the other models (sea, bavs, awas2 in modes 3 and 6)")
-    ap.add_argument("--no-avx2-run", action="store_true",
-                    help="skip the child run capped at AVX2 (on an AVX-512 machine)")
+    ap.add_argument(
+        "--no-models",
+        action="store_true",
+        help="skip the other models (sea, bavs, awas2 in modes 3 and 6)",
+    )
+    ap.add_argument(
+        "--no-avx2-run",
+        action="store_true",
+        help="skip the child run capped at AVX2 (on an AVX-512 machine)",
+    )
     a = ap.parse_args(argv)
-    main(sizes=tuple(a.sizes), threads=tuple(a.threads), target_s=a.target_s, reps=a.reps,
-         out=a.out, models=not a.no_models, avx2=not a.no_avx2_run)
+    main(
+        sizes=tuple(a.sizes),
+        threads=tuple(a.threads),
+        target_s=a.target_s,
+        reps=a.reps,
+        out=a.out,
+        models=not a.no_models,
+        avx2=not a.no_avx2_run,
+    )
 
 
 if __name__ == "__main__":

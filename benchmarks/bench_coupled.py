@@ -53,6 +53,7 @@ interleaved so that they see the same background load; a timing lasts about targ
 Prints a table and writes benchmarks/results/coupled.json, one flat {figure_name: number}
 object. Benchmarks report; they do not assert. Wall-clock figures on a shared machine are noisy.
 """
+
 import argparse
 import math
 import os
@@ -75,19 +76,19 @@ import asr.gazebo  # noqa: E402
 
 ROBOT = "qbmove_arm_2dof"
 ROBOT_5DOF = "qbmove_arm_5dof"
-EQ_AMPLITUDE = 0.3        # rad
-EQ_FREQUENCY = 1.0        # Hz
-SWEEP_PERIOD_5DOF = 4.0   # s
-MAX_REFS_VALUES = 16_000_000   # cap on the (N, steps, J, 2) reference array: 128 MB of float64
+EQ_AMPLITUDE = 0.3  # rad
+EQ_FREQUENCY = 1.0  # Hz
+SWEEP_PERIOD_5DOF = 4.0  # s
+MAX_REFS_VALUES = 16_000_000  # cap on the (N, steps, J, 2) reference array: 128 MB of float64
 PILOT_INSTANCE_STEPS = 20_000
 DEFAULT_OUT = os.path.join(HERE, "results", "coupled.json")
 STATE_SPEC = mujoco.mjtState.mjSTATE_FULLPHYSICS
 CONTROL_SPEC = mujoco.mjtState.mjSTATE_QFRC_APPLIED
 
 # Targets of the issue (reported, not asserted).
-TARGET_OVERHEAD_N1024 = 1.10      # coupled time / bare MuJoCo time, N = 1024, one thread (<=)
-TARGET_SPEEDUP_PY_N64 = 5.0       # coupled (1 thread) / Python loop, N = 64 (>=)
-TARGET_THREAD_SPEEDUP = 1.8       # asr 2 threads / 1 thread, N = 1024 (>=)
+TARGET_OVERHEAD_N1024 = 1.10  # coupled time / bare MuJoCo time, N = 1024, one thread (<=)
+TARGET_SPEEDUP_PY_N64 = 5.0  # coupled (1 thread) / Python loop, N = 64 (>=)
+TARGET_THREAD_SPEEDUP = 1.8  # asr 2 threads / 1 thread, N = 1024 (>=)
 
 
 def make_refs(robot, n, steps, dt):
@@ -99,8 +100,9 @@ def make_refs(robot, n, steps, dt):
     phase = 2.0 * np.pi * np.arange(n) / n
     refs = np.empty((n, steps, nj, 2))
     refs[...] = init
-    refs[..., 0] += EQ_AMPLITUDE * np.sin(2.0 * np.pi * EQ_FREQUENCY * t[None, :, None]
-                                          + phase[:, None, None])
+    refs[..., 0] += EQ_AMPLITUDE * np.sin(
+        2.0 * np.pi * EQ_FREQUENCY * t[None, :, None] + phase[:, None, None]
+    )
     return refs
 
 
@@ -113,13 +115,14 @@ class PythonLoop:
         self.robot = robot if isinstance(robot, asr.Robot) else asr.load_robot(robot, variant)
         for j in self.robot.joints:
             if j.model != "qbmove_advanced" or j.mode != 6:
-                raise ValueError(f"PythonLoop: joint {j.name} is {j.model} mode {j.mode}; the "
-                                 "NumPy reference covers qbmove_advanced mode 6 only")
+                raise ValueError(
+                    f"PythonLoop: joint {j.name} is {j.model} mode {j.mode}; the "
+                    "NumPy reference covers qbmove_advanced mode 6 only"
+                )
         self.n, self.nj = int(n), len(self.robot.joints)
         self.model = self.robot.mj_model()
         self.dt = float(self.model.opt.timestep)
-        self.qpos_adr, self.dof_adr = asr.robot.joint_addresses(self.model,
-                                                                self.robot.joint_names)
+        self.qpos_adr, self.dof_adr = asr.robot.joint_addresses(self.model, self.robot.joint_names)
         self.datas = [mujoco.MjData(self.model) for _ in range(self.n)]
         # per-joint parameters, flattened instance-major (index i * J + j)
         params = {}
@@ -138,7 +141,7 @@ class PythonLoop:
         """A view of arr at the addresses (a slice when they are consecutive), else None."""
         a0 = adr[0]
         if list(adr) == list(range(a0, a0 + len(adr))):
-            return arr[a0:a0 + len(adr)]
+            return arr[a0 : a0 + len(adr)]
         return None
 
     def reset(self):
@@ -150,8 +153,11 @@ class PythonLoop:
                 d.qpos[self.qpos_adr] = q0
             mujoco.mj_forward(self.model, d)
         q = np.array([d.qpos[self.qpos_adr] for d in self.datas]).reshape(-1)
-        refs = None if self.robot.initial_refs is None else \
-            np.tile(np.array(self.robot.initial_refs), (self.n, 1))
+        refs = (
+            None
+            if self.robot.initial_refs is None
+            else np.tile(np.array(self.robot.initial_refs), (self.n, 1))
+        )
         self.act.reset(q, refs)
 
     def run(self, refs, record=False):
@@ -232,6 +238,7 @@ def _sim_run(sim, refs):
         t0 = time.perf_counter()
         sim.rollout(refs.shape[1], refs, record=())
         return time.perf_counter() - t0
+
     return run
 
 
@@ -251,7 +258,7 @@ class _Bare:
         self.model, self.x0, self.control = model, x0, control
         n, steps = control.shape[:2]
         self.steps = steps
-        nthread = threads if threads > 1 else 0      # 0: on the calling thread
+        nthread = threads if threads > 1 else 0  # 0: on the calling thread
         self.pool = mujoco.rollout.Rollout(nthread=nthread)
         self.datas = [mujoco.MjData(model) for _ in range(max(1, nthread))]
         self.warm = np.zeros((n, model.nv))
@@ -260,10 +267,17 @@ class _Bare:
 
     def run(self):
         t0 = time.perf_counter()
-        self.pool.rollout(self.model, self.datas, self.x0, self.control,
-                          control_spec=CONTROL_SPEC.value, nstep=self.steps,
-                          initial_warmstart=self.warm, state=self.state,
-                          sensordata=self.sensordata)
+        self.pool.rollout(
+            self.model,
+            self.datas,
+            self.x0,
+            self.control,
+            control_spec=CONTROL_SPEC.value,
+            nstep=self.steps,
+            initial_warmstart=self.warm,
+            state=self.state,
+            sensordata=self.sensordata,
+        )
         return time.perf_counter() - t0
 
     def close(self):
@@ -280,6 +294,7 @@ def _mj_step_loop(model, x0, steps):
         for _ in range(steps):
             step(model, d)
         return time.perf_counter() - t0
+
     return run
 
 
@@ -289,6 +304,7 @@ def _python_run(loop, refs):
         t0 = time.perf_counter()
         loop.run(refs)
         return time.perf_counter() - t0
+
     return run
 
 
@@ -328,11 +344,10 @@ def bench_size(n, threads, variant, target_s, python_target_s, reps):
     prun()
     prate = n * ppilot / prun()
     psteps = _steps_for(prate, n, python_target_s, cap)
-    timings[("python", 1)] = _Timing(n, psteps, _python_run(loop, make_refs(robot, n, psteps,
-                                                                             dt)))
+    timings[("python", 1)] = _Timing(n, psteps, _python_run(loop, make_refs(robot, n, psteps, dt)))
     if n == 1:
         timings[("mj_step", 1)] = _Timing(n, steps, _mj_step_loop(model, x0[0], steps))
-    for tm in timings.values():   # warm-up of every configuration, untimed
+    for tm in timings.values():  # warm-up of every configuration, untimed
         tm.run()
     for _ in range(reps):
         for tm in timings.values():
@@ -401,15 +416,17 @@ def bench_gazebo(robot_name, n, variant, target_s, reps):
     bare_dart = _BareDart(robot, q0, tau["gazebo"])
     timings[("gazebo", "bare")] = _Timing(n, steps, bare_dart.run)
     timings[("mujoco", "bare")] = _Timing(n, steps, bare_mj.run)
-    for tm in timings.values():   # warm-up, untimed
+    for tm in timings.values():  # warm-up, untimed
         tm.run()
     for _ in range(reps):
         for tm in timings.values():
             tm.once()
     q_mj = bare_mj.state[:, -1, 1 + np.array(sims["mujoco"].qpos_adr)]
-    dev = {"bare_dart_replay": float(np.max(np.abs(bare_dart.worlds.q() - q_end["gazebo"]))),
-           "bare_mujoco_replay": float(np.max(np.abs(q_mj - q_end["mujoco"]))),
-           "dart_vs_mujoco": float(np.max(np.abs(q_end["gazebo"] - q_end["mujoco"])))}
+    dev = {
+        "bare_dart_replay": float(np.max(np.abs(bare_dart.worlds.q() - q_end["gazebo"]))),
+        "bare_mujoco_replay": float(np.max(np.abs(q_mj - q_end["mujoco"]))),
+        "dart_vs_mujoco": float(np.max(np.abs(q_end["gazebo"] - q_end["mujoco"]))),
+    }
     bare_mj.close()
     bare_dart.worlds.close()
     return timings, dev
@@ -443,9 +460,21 @@ def _fmt_rate(x):
     return f"{x / 1e3:9.1f} k"
 
 
-def main(sizes=(1, 64, 1024), threads=(1, 2), variant=None, target_s=0.4, python_target_s=0.3,
-         realtime_target_s=0.4, reps=3, realtime=True, out=DEFAULT_OUT, write=True, quiet=False,
-         gazebo_sizes=(1, 64), gazebo_target_s=None):
+def main(
+    sizes=(1, 64, 1024),
+    threads=(1, 2),
+    variant=None,
+    target_s=0.4,
+    python_target_s=0.3,
+    realtime_target_s=0.4,
+    reps=3,
+    realtime=True,
+    out=DEFAULT_OUT,
+    write=True,
+    quiet=False,
+    gazebo_sizes=(1, 64),
+    gazebo_target_s=None,
+):
     """Run the benchmark; returns the flat {figure_name: number} dict (also written to `out`
     when `write`). variant: of qbmove_arm_2dof (None: its default, "vertical"). gazebo_sizes:
     N of the Gazebo-engine figures (() or no Gazebo engine built: none); gazebo_target_s:
@@ -480,8 +509,18 @@ def main(sizes=(1, 64, 1024), threads=(1, 2), variant=None, target_s=0.4, python
                 sfx = "" if th == 2 else f"_t{th}"
                 fig[f"thread_speedup_n{n}{sfx}"] = c / tm[("asr", threads[0])].rate
                 fig[f"bare_thread_speedup_n{n}{sfx}"] = b / tm[("bare", threads[0])].rate
-            rows.append((n, th, c, b, py if th == threads[0] else None, b / c, c / py,
-                         fig.get(f"thread_speedup_n{n}") if th == 2 else None))
+            rows.append(
+                (
+                    n,
+                    th,
+                    c,
+                    b,
+                    py if th == threads[0] else None,
+                    b / c,
+                    c / py,
+                    fig.get(f"thread_speedup_n{n}") if th == 2 else None,
+                )
+            )
         extra = tm.get(("mj_step", 1))
         if extra is not None:
             rows.append((n, "mj_step", None, extra.rate, None, None, None, None))
@@ -521,63 +560,100 @@ def main(sizes=(1, 64, 1024), threads=(1, 2), variant=None, target_s=0.4, python
     met("speedup_vs_python_loop_n64", TARGET_SPEEDUP_PY_N64)
     met("thread_speedup_n1024", TARGET_THREAD_SPEEDUP)
     fig["cpu_count"] = os.cpu_count() or 0
-    fig["dt_s"] = float(mujoco.MjModel.from_xml_path(asr.load_robot(ROBOT, variant).mjcf)
-                        .opt.timestep)
+    fig["dt_s"] = float(
+        mujoco.MjModel.from_xml_path(asr.load_robot(ROBOT, variant).mjcf).opt.timestep
+    )
     fig["bench_wall_s"] = time.perf_counter() - t_start
 
     robot = asr.load_robot(ROBOT, variant)
-    say(f"asr coupled rollout: {ROBOT} ({robot.variant}), {len(robot.joints)} x qbmove_advanced "
-        f"mode 6, dt = {fig['dt_s']:g} s; best of {reps}; instance-steps/s of the whole batch")
-    say(f"{'N':>5} {'threads':>7} {'asr':>11} {'bare MuJoCo':>11} {'Python':>11} "
-        f"{'asr/bare t':>10} {'asr/Python':>10} {'thread x':>8}")
+    say(
+        f"asr coupled rollout: {ROBOT} ({robot.variant}), {len(robot.joints)} x qbmove_advanced "
+        f"mode 6, dt = {fig['dt_s']:g} s; best of {reps}; instance-steps/s of the whole batch"
+    )
+    say(
+        f"{'N':>5} {'threads':>7} {'asr':>11} {'bare MuJoCo':>11} {'Python':>11} "
+        f"{'asr/bare t':>10} {'asr/Python':>10} {'thread x':>8}"
+    )
     for n, th, c, b, py, ovh, sp, tx in rows:
+
         def f(x, fmt):
             return format(x, fmt) if x is not None else ""
+
         if th == "mj_step":
-            say(f"{n:>5} {'':>7} {'':>11} {_fmt_rate(b):>11} {'':>11}   (plain Python loop "
-                "over mujoco.mj_step, no torques)")
+            say(
+                f"{n:>5} {'':>7} {'':>11} {_fmt_rate(b):>11} {'':>11}   (plain Python loop "
+                "over mujoco.mj_step, no torques)"
+            )
             continue
-        say(f"{n:>5} {th:>7} {_fmt_rate(c):>11} {_fmt_rate(b):>11} "
+        say(
+            f"{n:>5} {th:>7} {_fmt_rate(c):>11} {_fmt_rate(b):>11} "
             f"{_fmt_rate(py) if py is not None else '':>11} {f(ovh, '10.3f')} {f(sp, '10.1f')} "
-            f"{f(tx, '8.2f')}")
-    say("(asr/bare t: coupled time / bare MuJoCo time, 1.0 = no actuator cost; Python: "
-        "mj_step1/mj_step2 per instance + NumPy actuators, one thread)")
+            f"{f(tx, '8.2f')}"
+        )
+    say(
+        "(asr/bare t: coupled time / bare MuJoCo time, 1.0 = no actuator cost; Python: "
+        "mj_step1/mj_step2 per instance + NumPy actuators, one thread)"
+    )
     for n in sizes:
-        say(f"N = {n:>4}: coupling cost {fig[f'coupling_ns_per_joint_step_n{n}_t1']:7.0f} ns "
+        say(
+            f"N = {n:>4}: coupling cost {fig[f'coupling_ns_per_joint_step_n{n}_t1']:7.0f} ns "
             "per joint-step over bare MuJoCo (1 thread); a free actuator model would be "
-            f"{fig[f'speedup_ceiling_vs_python_loop_n{n}']:.1f}x the Python loop")
+            f"{fig[f'speedup_ceiling_vs_python_loop_n{n}']:.1f}x the Python loop"
+        )
     if gz_rows:
-        say("Gazebo engine (DART on the SDF twin) vs MuJoCo, 1 thread, instance-steps/s; "
-            "ratios are times")
-        say(f"{'robot':<16} {'N':>4} {'asr+DART':>11} {'bare DART':>11} {'asr+MuJoCo':>11} "
-            f"{'bare MuJoCo':>11} {'asr/bare DART':>13} {'DART/MuJoCo':>11} {'bare D/M':>8}")
+        say(
+            "Gazebo engine (DART on the SDF twin) vs MuJoCo, 1 thread, instance-steps/s; "
+            "ratios are times"
+        )
+        say(
+            f"{'robot':<16} {'N':>4} {'asr+DART':>11} {'bare DART':>11} {'asr+MuJoCo':>11} "
+            f"{'bare MuJoCo':>11} {'asr/bare DART':>13} {'DART/MuJoCo':>11} {'bare D/M':>8}"
+        )
         for name, n, c_gz, b_gz, c_mj, b_mj, _dev in gz_rows:
-            say(f"{name:<16} {n:>4} {_fmt_rate(c_gz):>11} {_fmt_rate(b_gz):>11} "
+            say(
+                f"{name:<16} {n:>4} {_fmt_rate(c_gz):>11} {_fmt_rate(b_gz):>11} "
                 f"{_fmt_rate(c_mj):>11} {_fmt_rate(b_mj):>11} {b_gz / c_gz:13.3f} "
-                f"{c_mj / c_gz:11.2f} {b_mj / b_gz:8.2f}")
-        say("(asr/bare DART: asr + DART time / bare DART time; DART/MuJoCo: asr + DART time / "
+                f"{c_mj / c_gz:11.2f} {b_mj / b_gz:8.2f}"
+            )
+        say(
+            "(asr/bare DART: asr + DART time / bare DART time; DART/MuJoCo: asr + DART time / "
             "asr + MuJoCo time; bare D/M: bare DART time / bare MuJoCo time; the bare engines "
             "replay asr's torques and end at most "
             f"{max(max(r[6]['bare_dart_replay'], r[6]['bare_mujoco_replay']) for r in gz_rows):.1e}"
-            " rad from asr's links)")
+            " rad from asr's links)"
+        )
         for name, n, *_, dev in gz_rows:
-            say(f"{name}, N = {n}: asr + DART ends {dev['dart_vs_mujoco']:.1e} rad from "
-                "asr + MuJoCo")
+            say(
+                f"{name}, N = {n}: asr + DART ends {dev['dart_vs_mujoco']:.1e} rad from "
+                "asr + MuJoCo"
+            )
     if "realtime_factor_5dof_t1" in fig:
-        say(f"{ROBOT_5DOF} with the box, N = 1, 1 thread: real-time factor "
-            f"{fig['realtime_factor_5dof_t1']:.1f} (simulated s per wall s)")
+        say(
+            f"{ROBOT_5DOF} with the box, N = 1, 1 thread: real-time factor "
+            f"{fig['realtime_factor_5dof_t1']:.1f} (simulated s per wall s)"
+        )
     targets = [
-        ("overhead_vs_bare_n1024_t1",
-         f"<= {TARGET_OVERHEAD_N1024}x bare MuJoCo time at N = 1024, one thread",
-         lambda v: f"{v:.3f}x"),
-        ("speedup_vs_python_loop_n64", ">= 5x the Python loop at N = 64",
-         lambda v: f"{v:.1f}x"),
-        ("thread_speedup_n1024", ">= 1.8x from the second thread at N = 1024",
-         lambda v: f"{v:.2f}x"),
+        (
+            "overhead_vs_bare_n1024_t1",
+            f"<= {TARGET_OVERHEAD_N1024}x bare MuJoCo time at N = 1024, one thread",
+            lambda v: f"{v:.3f}x",
+        ),
+        ("speedup_vs_python_loop_n64", ">= 5x the Python loop at N = 64", lambda v: f"{v:.1f}x"),
+        (
+            "thread_speedup_n1024",
+            ">= 1.8x from the second thread at N = 1024",
+            lambda v: f"{v:.2f}x",
+        ),
     ]
     replay = max(v for k, v in fig.items() if k.startswith("bare_replay"))
-    report_and_write(fig, out, say, write, targets,
-                     note=f"bare replay of asr's torques ends {replay:.1e} rad from asr's links; ")
+    report_and_write(
+        fig,
+        out,
+        say,
+        write,
+        targets,
+        note=f"bare replay of asr's torques ends {replay:.1e} rad from asr's links; ",
+    )
     return fig
 
 
@@ -585,19 +661,33 @@ def _cli(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[1, 64, 1024])
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
-    ap.add_argument("--variant", default=None, help="qbmove_arm_2dof variant (vertical, "
-                    "horizontal)")
+    ap.add_argument(
+        "--variant", default=None, help="qbmove_arm_2dof variant (vertical, horizontal)"
+    )
     ap.add_argument("--target-s", type=float, default=0.4, help="seconds per timing")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--no-realtime", action="store_true", help="skip the 5-DOF figure")
-    ap.add_argument("--gazebo-sizes", type=int, nargs="*", default=[1, 64],
-                    help="N of the Gazebo-engine (DART) figures; none: skip them")
+    ap.add_argument(
+        "--gazebo-sizes",
+        type=int,
+        nargs="*",
+        default=[1, 64],
+        help="N of the Gazebo-engine (DART) figures; none: skip them",
+    )
     ap.add_argument("--out", default=DEFAULT_OUT)
     a = ap.parse_args(argv)
-    main(sizes=tuple(a.sizes), threads=tuple(a.threads), variant=a.variant,
-         target_s=a.target_s, python_target_s=min(a.target_s, 0.3),
-         realtime_target_s=a.target_s, reps=a.reps, realtime=not a.no_realtime, out=a.out,
-         gazebo_sizes=tuple(a.gazebo_sizes))
+    main(
+        sizes=tuple(a.sizes),
+        threads=tuple(a.threads),
+        variant=a.variant,
+        target_s=a.target_s,
+        python_target_s=min(a.target_s, 0.3),
+        realtime_target_s=a.target_s,
+        reps=a.reps,
+        realtime=not a.no_realtime,
+        out=a.out,
+        gazebo_sizes=tuple(a.gazebo_sizes),
+    )
 
 
 if __name__ == "__main__":

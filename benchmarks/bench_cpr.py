@@ -35,6 +35,7 @@ Without asr.cpr (while it is being written) the asr figures are left out and onl
 figures are written; tests/test_cpr_reference.py requires asr.cpr. Benchmarks report; they do
 not assert. Wall-clock figures on a shared machine are noisy.
 """
+
 import argparse
 import math
 import os
@@ -101,8 +102,9 @@ def _time_asr(load_cpr, positions, rotations, reps, say):
         for _ in range(reps):
             t0 = time.perf_counter()
             try:  # warm: pose 2 from pose 1's solution, each next from the previous one
-                robot.solve_igm_batch(positions[2:], rotations[2:], guess=s1, threads=threads,
-                                      warm=warm)
+                robot.solve_igm_batch(
+                    positions[2:], rotations[2:], guess=s1, threads=threads, warm=warm
+                )
                 fails = 0
             except NotConverged:
                 fails = 1
@@ -141,8 +143,15 @@ def _time_scipy(positions, rotations, scipy_steps):
     return fig, (L0, L1)
 
 
-def main(quick=False, write=True, out=DEFAULT_OUT, scipy_steps=None, reps=None, quiet=False,
-         require_asr=False):
+def main(
+    quick=False,
+    write=True,
+    out=DEFAULT_OUT,
+    scipy_steps=None,
+    reps=None,
+    quiet=False,
+    require_asr=False,
+):
     """Run the benchmark; returns the flat {figure_name: number} dict (also written to `out`
     when `write`). `quick`: 1 SciPy warm step and one repetition of asr's timings."""
     t_start = time.perf_counter()
@@ -165,20 +174,22 @@ def main(quick=False, write=True, out=DEFAULT_OUT, scipy_steps=None, reps=None, 
     if "igm_solves_per_s_t1" in fig:
         fig["ratio_vs_scipy"] = fig["igm_solves_per_s_t1"] / fig["scipy_solves_per_s"]
         fig["ratio_cold_vs_scipy"] = fig["scipy_cold_solve_ms"] / fig["cold_solve_ms"]
-        fig["igm_max_length_diff_vs_scipy_m"] = float(max(
-            np.abs(a - b).max() for a, b in zip(asr_lengths, sp_lengths)))
+        fig["igm_max_length_diff_vs_scipy_m"] = float(
+            max(np.abs(a - b).max() for a, b in zip(asr_lengths, sp_lengths))
+        )
         if "igm_solves_per_s_t2" in fig:
             fig["thread_speedup"] = fig["igm_solves_per_s_t2"] / fig["igm_solves_per_s_t1"]
-        fig["ratio_vs_till_cpp_anchor"] = (fig["igm_solves_per_s_t1"]
-                                           / ANCHOR_TILL_CPP_SOLVES_PER_S)
+        fig["ratio_vs_till_cpp_anchor"] = fig["igm_solves_per_s_t1"] / ANCHOR_TILL_CPP_SOLVES_PER_S
     fig["anchor_till_cpp_solves_per_s_t1"] = ANCHOR_TILL_CPP_SOLVES_PER_S
     fig["anchor_pure_python_solves_per_s"] = 1.0 / ANCHOR_PURE_PYTHON_S_PER_SOLVE
     fig["n_grid"] = cpr_scipy.N_GRID
     fig["cpu_count"] = os.cpu_count() or 0
     fig["bench_wall_s"] = time.perf_counter() - t_start
 
-    say("Till's continuum Stewart-Gough IGM, N = 40 RK4 points per rod, warm-started sequence "
-        "of 200 poses (+/- 1 mm in y and z)")
+    say(
+        "Till's continuum Stewart-Gough IGM, N = 40 RK4 points per rod, warm-started sequence "
+        "of 200 poses (+/- 1 mm in y and z)"
+    )
     say(f"{'solver':<44} {'cold ms':>10} {'warm solves/s':>14} {'vs SciPy':>9}")
 
     def row(name, cold, rate, ratio=None):
@@ -189,12 +200,17 @@ def main(quick=False, write=True, out=DEFAULT_OUT, scipy_steps=None, reps=None, 
 
     sp = fig["scipy_solves_per_s"]
     if "igm_solves_per_s_t1" in fig:
-        say("headline (igm_solves_per_s_t*): solve_igm_batch(warm=True), the whole sequence "
-            "in one C call")
+        say(
+            "headline (igm_solves_per_s_t*): solve_igm_batch(warm=True), the whole sequence "
+            "in one C call"
+        )
         for th in (1, 2):
-            row(f"asr solve_igm_batch(warm), {th} thread(s)",
+            row(
+                f"asr solve_igm_batch(warm), {th} thread(s)",
                 fig["cold_solve_ms"] if th == 1 else None,
-                fig[f"igm_solves_per_s_t{th}"], fig[f"igm_solves_per_s_t{th}"] / sp)
+                fig[f"igm_solves_per_s_t{th}"],
+                fig[f"igm_solves_per_s_t{th}"] / sp,
+            )
         for th in (1, 2):
             k = f"igm_loop_solves_per_s_t{th}"
             row(f"asr solve_igm loop, {th} thread(s)", None, fig[k], fig[k] / sp)
@@ -203,16 +219,27 @@ def main(quick=False, write=True, out=DEFAULT_OUT, scipy_steps=None, reps=None, 
             row(f"asr solve_igm_batch(warm=False), {th} thread(s)", None, fig[k], fig[k] / sp)
     else:
         say("(asr.cpr not importable: asr figures left out)")
-    row(f"SciPy reference (least_squares lm, {scipy_steps} steps)",
-        fig["scipy_cold_solve_ms"], sp, 1.0)
+    row(
+        f"SciPy reference (least_squares lm, {scipy_steps} steps)",
+        fig["scipy_cold_solve_ms"],
+        sp,
+        1.0,
+    )
     row("anchor: Till's C++, 1 thread (author's desktop)", None, ANCHOR_TILL_CPP_SOLVES_PER_S)
-    row("anchor: pure-Python SciPy solver (published)", ANCHOR_PURE_PYTHON_S_PER_SOLVE * 1e3,
-        1.0 / ANCHOR_PURE_PYTHON_S_PER_SOLVE)
+    row(
+        "anchor: pure-Python SciPy solver (published)",
+        ANCHOR_PURE_PYTHON_S_PER_SOLVE * 1e3,
+        1.0 / ANCHOR_PURE_PYTHON_S_PER_SOLVE,
+    )
     if "igm_max_length_diff_vs_scipy_m" in fig:
-        say(f"rod lengths asr vs SciPy at the first two poses: max |diff| = "
-            f"{fig['igm_max_length_diff_vs_scipy_m']:.2e} m")
-    say(f"SciPy: {fig['scipy_residual_evals_per_solve']:.0f} residual evaluations (6 rods each) "
-        f"per warm solve; worst residual {fig['scipy_worst_residual_norm']:.1e}")
+        say(
+            f"rod lengths asr vs SciPy at the first two poses: max |diff| = "
+            f"{fig['igm_max_length_diff_vs_scipy_m']:.2e} m"
+        )
+    say(
+        f"SciPy: {fig['scipy_residual_evals_per_solve']:.0f} residual evaluations (6 rods each) "
+        f"per warm solve; worst residual {fig['scipy_worst_residual_norm']:.1e}"
+    )
     report_and_write(fig, out, say, write)
     return fig
 
@@ -225,8 +252,7 @@ def _cli(argv=None):
     ap.add_argument("--out", default=DEFAULT_OUT)
     ap.add_argument("--no-write", action="store_true")
     a = ap.parse_args(argv)
-    main(quick=a.quick, write=not a.no_write, out=a.out, scipy_steps=a.scipy_steps,
-         reps=a.reps)
+    main(quick=a.quick, write=not a.no_write, out=a.out, scipy_steps=a.scipy_steps, reps=a.reps)
 
 
 if __name__ == "__main__":

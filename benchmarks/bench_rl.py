@@ -8,6 +8,7 @@
    DummyVecEnv of N single asr envs, N = 64, one torch thread.
 
 Writes benchmarks/results/rl.json (one flat {figure: number} object)."""
+
 import argparse
 import os
 import time
@@ -21,10 +22,21 @@ TASK = "asr/Reach2DOF-v0"
 TARGET_ERROR_RAD, TARGET_TRAIN_S = 0.02, 120.0
 
 # the benchmark's PPO settings (asr.rl.training.HYPERPARAMETERS holds the defaults)
-REACH = dict(num_envs=64, total_steps=300_000, seed=0,
-             hyperparameters=dict(n_steps=32, batch_size=512, n_epochs=10, learning_rate=1e-3,
-                                  gamma=0.95, log_std_init=-1.0, eval_every=0,
-                                  final_eval_episodes=256))
+REACH = dict(
+    num_envs=64,
+    total_steps=300_000,
+    seed=0,
+    hyperparameters=dict(
+        n_steps=32,
+        batch_size=512,
+        n_epochs=10,
+        learning_rate=1e-3,
+        gamma=0.95,
+        log_std_init=-1.0,
+        eval_every=0,
+        final_eval_episodes=256,
+    ),
+)
 
 
 def ppo_steps_per_s(vec_env, steps, seed=0):
@@ -34,9 +46,16 @@ def ppo_steps_per_s(vec_env, steps, seed=0):
     from stable_baselines3.common.vec_env import VecNormalize
 
     env = VecNormalize(vec_env, norm_obs=True, norm_reward=False)
-    model = PPO("MlpPolicy", env, n_steps=32, batch_size=min(512, 32 * vec_env.num_envs),
-                n_epochs=10, seed=seed,
-                device="cpu", policy_kwargs={"net_arch": [64, 64], "log_std_init": -1.0})
+    model = PPO(
+        "MlpPolicy",
+        env,
+        n_steps=32,
+        batch_size=min(512, 32 * vec_env.num_envs),
+        n_epochs=10,
+        seed=seed,
+        device="cpu",
+        policy_kwargs={"net_arch": [64, 64], "log_std_init": -1.0},
+    )
     model.learn(32 * vec_env.num_envs)
     t = time.perf_counter()
     model.learn(steps, reset_num_timesteps=False)
@@ -46,8 +65,7 @@ def ppo_steps_per_s(vec_env, steps, seed=0):
     return n / dt
 
 
-def main(reach=REACH, n=64, throughput_steps=64 * 32 * 6, out=DEFAULT_OUT, write=True,
-         quiet=False):
+def main(reach=REACH, n=64, throughput_steps=64 * 32 * 6, out=DEFAULT_OUT, write=True, quiet=False):
     from stable_baselines3.common.vec_env import DummyVecEnv
 
     from asr.envs.tasks import Reach2DOF
@@ -67,8 +85,14 @@ def main(reach=REACH, n=64, throughput_steps=64 * 32 * 6, out=DEFAULT_OUT, write
     try:
         if reach:
             hp = dict(reach["hyperparameters"])
-            res = train(TASK, total_steps=reach["total_steps"], num_envs=reach["num_envs"],
-                        seed=reach["seed"], threads=1, **hp)
+            res = train(
+                TASK,
+                total_steps=reach["total_steps"],
+                num_envs=reach["num_envs"],
+                seed=reach["seed"],
+                threads=1,
+                **hp,
+            )
             fig["reach_final_error_rad"] = res.final_error_rad
             fig["reach_train_s"] = res.curve[-1]["wall_s"]
             fig["reach_env_steps"] = res.curve[-1]["steps"]
@@ -77,28 +101,38 @@ def main(reach=REACH, n=64, throughput_steps=64 * 32 * 6, out=DEFAULT_OUT, write
             for k, v in hp.items():
                 if isinstance(v, (int, float)):
                     fig[f"reach_hp_{k}"] = v
-            met = (res.final_error_rad <= TARGET_ERROR_RAD
-                   and fig["reach_train_s"] <= TARGET_TRAIN_S)
+            met = res.final_error_rad <= TARGET_ERROR_RAD and fig["reach_train_s"] <= TARGET_TRAIN_S
             fig["target_met_reach_final_error_rad"] = bool(met)
-            say(f"PPO on {TASK}: {fig['reach_env_steps']} env-steps in "
+            say(
+                f"PPO on {TASK}: {fig['reach_env_steps']} env-steps in "
                 f"{fig['reach_train_s']:.1f} s, final joint error "
-                f"{res.final_error_rad:.4f} rad on 256 held-out targets")
+                f"{res.final_error_rad:.4f} rad on 256 held-out targets"
+            )
         ours = ppo_steps_per_s(SB3VecEnv(Reach2DOF(n)), throughput_steps)
-        dummy = ppo_steps_per_s(DummyVecEnv([lambda: AsrEnv(Reach2DOF) for _ in range(n)]),
-                                throughput_steps)
+        dummy = ppo_steps_per_s(
+            DummyVecEnv([lambda: AsrEnv(Reach2DOF) for _ in range(n)]), throughput_steps
+        )
         fig[f"ppo_steps_per_s_sb3vecenv_n{n}"] = ours
         fig[f"ppo_steps_per_s_dummyvecenv_n{n}"] = dummy
         fig[f"ppo_ratio_vs_dummyvecenv_n{n}"] = ours / dummy
-        say(f"PPO training env-steps/s at N = {n}: SB3VecEnv {ours:.0f}, DummyVecEnv "
-            f"{dummy:.0f}, ratio {ours / dummy:.2f}")
+        say(
+            f"PPO training env-steps/s at N = {n}: SB3VecEnv {ours:.0f}, DummyVecEnv "
+            f"{dummy:.0f}, ratio {ours / dummy:.2f}"
+        )
     finally:
         torch.set_num_threads(old_threads)
     fig["bench_wall_s"] = time.perf_counter() - t_bench
-    targets = [("reach_final_error_rad",
-                f"final joint error <= {TARGET_ERROR_RAD} rad within {TARGET_TRAIN_S:.0f} s of "
-                "training", lambda v: f"{v:.4f} rad in {fig['reach_train_s']:.1f} s")]
-    report_and_write(fig, out, say, write, targets=targets,
-                     note=f"load average {load:.2f} before the run; ")
+    targets = [
+        (
+            "reach_final_error_rad",
+            f"final joint error <= {TARGET_ERROR_RAD} rad within {TARGET_TRAIN_S:.0f} s of "
+            "training",
+            lambda v: f"{v:.4f} rad in {fig['reach_train_s']:.1f} s",
+        )
+    ]
+    report_and_write(
+        fig, out, say, write, targets=targets, note=f"load average {load:.2f} before the run; "
+    )
     return {k: (float(v) if isinstance(v, (np.floating,)) else v) for k, v in fig.items()}
 
 

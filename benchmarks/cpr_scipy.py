@@ -37,6 +37,7 @@ Solver: scipy.optimize.least_squares(method="lm") (MINPACK lmdif: forward-differ
 over the whole robot, 36 residual evaluations per Jacobian). No analytic or structured
 Jacobian, no compiled code.
 """
+
 import math
 
 import numpy as np
@@ -45,8 +46,8 @@ from scipy.optimize import least_squares
 E = 207e9
 G = E / (2.0 * (1.0 + 0.305))
 RAD = 0.0013 / 2.0
-AREA = math.pi * RAD ** 2
-I_BEND = math.pi * RAD ** 4 / 4.0
+AREA = math.pi * RAD**2
+I_BEND = math.pi * RAD**4 / 4.0
 J_POLAR = 2.0 * I_BEND
 KSE_INV = 1.0 / np.array([G * AREA, G * AREA, E * AREA])
 KBT_INV = 1.0 / np.array([E * I_BEND, E * I_BEND, G * J_POLAR])
@@ -62,8 +63,8 @@ def _holes(angles_deg):
     return HOLE_RADIUS * np.stack([np.cos(a), np.sin(a), np.zeros_like(a)], axis=1)
 
 
-BASE_HOLES = _holes(BASE_ANGLES_DEG)      # (6, 3) world, z = 0
-PLATE_HOLES = _holes(PLATE_ANGLES_DEG)    # (6, 3) plate frame
+BASE_HOLES = _holes(BASE_ANGLES_DEG)  # (6, 3) world, z = 0
+PLATE_HOLES = _holes(PLATE_ANGLES_DEG)  # (6, 3) plate frame
 
 
 def vee(S):
@@ -146,7 +147,7 @@ def residual(x, position, rotation=None, wrench=None, formulation="till", n_grid
     RL = tip[:, 3:12].reshape(N_RODS, 3, 3)
     nL = tip[:, 12:15]
     mL = tip[:, 15:18]
-    arm = PLATE_HOLES @ RE.T                       # RE r_i, (6, 3)
+    arm = PLATE_HOLES @ RE.T  # RE r_i, (6, 3)
     pos_err = pL - (pE + arm)
     rot_err = vee(RE.T[None] @ RL - np.swapaxes(RL, 1, 2) @ RE[None])
     if formulation == "per_rod":
@@ -167,8 +168,9 @@ def cold_guess(position):
     return x.reshape(-1)
 
 
-def solve_igm(position, rotation=None, guess=None, wrench=None, formulation="till",
-              n_grid=N_GRID, tol=1e-14):
+def solve_igm(
+    position, rotation=None, guess=None, wrench=None, formulation="till", n_grid=N_GRID, tol=1e-14
+):
     """Solve the IGM with scipy.optimize.least_squares (LM, forward differences).
 
     Returns (lengths (6,), unknowns (36,), residual_norm, nfev); pass `unknowns` as `guess`
@@ -211,11 +213,13 @@ def till_sequence():
 
 if __name__ == "__main__":
     import time
+
     t0 = time.perf_counter()
     L, x, r, nfev = solve_igm([0.0, 0.0, 0.4])
     print(f"home: L = {L}, |res| = {r:.2e}, nfev = {nfev}, {time.perf_counter() - t0:.2f} s")
     t0 = time.perf_counter()
     L, x, r, nfev = solve_igm([0.0, 0.02, 0.48], guess=x)
-    print(f"(0, .02, .48): L = {L}, |res| = {r:.2e}, nfev = {nfev}, "
-          f"{time.perf_counter() - t0:.2f} s")
+    print(
+        f"(0, .02, .48): L = {L}, |res| = {r:.2e}, nfev = {nfev}, {time.perf_counter() - t0:.2f} s"
+    )
     print("base forces", base_wrenches(x)[:, :3])

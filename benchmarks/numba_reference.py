@@ -18,6 +18,7 @@ Exponentials are libm's (math.exp), as in the core; fastmath stays off so that N
 neither reorders nor fuses (FMA) the operations (the core is built with -ffp-contract=off).
 Numba compiles on the first call for each argument type: warm up before timing.
 """
+
 import math
 
 import numba
@@ -32,15 +33,48 @@ STIFF, WQ, TAU_FQ, TAU_LINK = 18, 19, 20, 21
 NSTATE = 22
 # state attribute -> (first column, number of columns)
 FIELDS = {
-    "th": (TH, 2), "v": (V, 2), "w": (W, 2), "integral": (INT, 2), "cmd": (CMD, 2),
-    "tau_m": (TAU_M, 2), "tau_f": (TAU_F, 2), "tau_el": (TAU_EL, 2), "defl": (DEFL, 2),
-    "stiffness": (STIFF, 1), "wq": (WQ, 1), "tau_fq": (TAU_FQ, 1), "tau_link": (TAU_LINK, 1),
+    "th": (TH, 2),
+    "v": (V, 2),
+    "w": (W, 2),
+    "integral": (INT, 2),
+    "cmd": (CMD, 2),
+    "tau_m": (TAU_M, 2),
+    "tau_f": (TAU_F, 2),
+    "tau_el": (TAU_EL, 2),
+    "defl": (DEFL, 2),
+    "stiffness": (STIFF, 1),
+    "wq": (WQ, 1),
+    "tau_fq": (TAU_FQ, 1),
+    "tau_link": (TAU_LINK, 1),
 }
 
 # Columns of the per-instance parameter row, (N, NPARAM) float64 (derived values precomputed as
 # the NumPy reference does, so the products are bit-identical).
-(A1, A2, MKH1, MKH2, AKH1, AKH2, MAX_DEF, KC, J_M, D_M, TAU_MAX, VEL_MAX, POS_MIN, POS_MAX,
- FS, K_F, Z_F, KP, KI, KD, I_LIM, K_Q, Z_Q) = range(23)
+(
+    A1,
+    A2,
+    MKH1,
+    MKH2,
+    AKH1,
+    AKH2,
+    MAX_DEF,
+    KC,
+    J_M,
+    D_M,
+    TAU_MAX,
+    VEL_MAX,
+    POS_MIN,
+    POS_MAX,
+    FS,
+    K_F,
+    Z_F,
+    KP,
+    KI,
+    KD,
+    I_LIM,
+    K_Q,
+    Z_Q,
+) = range(23)
 NPARAM = 23
 
 # IEEE division as in C (error_model="numpy": x / 0 is inf, not a ZeroDivisionError check on
@@ -49,6 +83,7 @@ _jit = numba.njit(error_model="numpy")
 
 
 # ------------------------------------------------------------ scalar equations (jitted)
+
 
 @_jit
 def _sat(x, m):
@@ -92,7 +127,7 @@ def _pid(x, m, p, target, h):
     v = x[V + m]
     i_new = _sat(x[INT + m] + e * h, p[I_LIM])
     u = kp * e + ki * i_new - kd * v
-    if not (abs(u) > tau_max and e * u > 0.0):   # frozen while winding up
+    if not (abs(u) > tau_max and e * u > 0.0):  # frozen while winding up
         x[INT + m] = i_new
     return kp * e + ki * x[INT + m] - kd * v
 
@@ -148,7 +183,7 @@ def _step(x, p, q, qd, eq, preset, nsub, h):
     x[DEFL + 1] = _sat(q - x[TH + 1], p[MAX_DEF])
     tau_link = tau1 + tau2
     for s in range(nsub):
-        if s > 0:   # springs re-evaluated where the link has moved to
+        if s > 0:  # springs re-evaluated where the link has moved to
             _, _, load1, load2, kl1, kl2 = _loads(x, p, q + qd * (s * h))
         _motor(x, 0, p, eq + preset, load1, kl1 + p[KC], qd, h)
         _motor(x, 1, p, eq - preset, load2, kl2 + p[KC], qd, h)
@@ -177,6 +212,7 @@ _rollout_parallel = numba.njit(parallel=True, error_model="numpy")(_rollout)
 
 # ------------------------------------------------------------ Python API (as numpy_reference)
 
+
 def _param_table(n, params):
     """(N, NPARAM) parameter rows from scalars or (N,) arrays (names of DEFAULTS)."""
     unknown = set(params) - set(DEFAULTS)
@@ -194,10 +230,22 @@ def _param_table(n, params):
     P[:, A1], P[:, A2] = p["a1"], p["a2"]
     P[:, MKH1], P[:, MKH2] = -p["k1"] * 0.5, -p["k2"] * 0.5
     P[:, AKH1], P[:, AKH2] = p["a1"] * p["k1"] * 0.5, p["a2"] * p["k2"] * 0.5
-    for col, name in ((MAX_DEF, "max_def"), (KC, "kc"), (J_M, "motor_J"), (D_M, "motor_D"),
-                      (TAU_MAX, "tau_max"), (VEL_MAX, "vel_max"), (POS_MIN, "pos_min"),
-                      (POS_MAX, "pos_max"), (FS, "friction"), (K_F, "friction_K"), (KP, "kp"),
-                      (KI, "ki"), (KD, "kd"), (K_Q, "link_friction_K")):
+    for col, name in (
+        (MAX_DEF, "max_def"),
+        (KC, "kc"),
+        (J_M, "motor_J"),
+        (D_M, "motor_D"),
+        (TAU_MAX, "tau_max"),
+        (VEL_MAX, "vel_max"),
+        (POS_MIN, "pos_min"),
+        (POS_MAX, "pos_max"),
+        (FS, "friction"),
+        (K_F, "friction_K"),
+        (KP, "kp"),
+        (KI, "ki"),
+        (KD, "kd"),
+        (K_Q, "link_friction_K"),
+    ):
         P[:, col] = p[name]
     P[:, Z_F] = p["friction"] / p["friction_K"]
     P[:, Z_Q] = p["link_friction"] / p["link_friction_K"]
@@ -230,7 +278,7 @@ class QbmoveAdvancedMode6:
         else:
             r = np.broadcast_to(np.asarray(refs0, dtype=np.float64), (n, 2))
             S[:, TH], S[:, TH + 1] = r[:, 0] + r[:, 1], r[:, 0] - r[:, 1]
-        S[:, W:W + 2] = S[:, TH:TH + 2]
+        S[:, W : W + 2] = S[:, TH : TH + 2]
         S[:, WQ] = q0
         self._S = S
 
@@ -240,7 +288,7 @@ class QbmoveAdvancedMode6:
         if name not in FIELDS or s is None:
             raise AttributeError(name)
         col, width = FIELDS[name]
-        return s[:, col:col + 2].T if width == 2 else s[:, col]
+        return s[:, col : col + 2].T if width == 2 else s[:, col]
 
     def _series(self, x, steps, shape):
         """Inputs as (steps, *shape) float64 arrays (held ones broadcast, no copy)."""
@@ -262,15 +310,16 @@ class QbmoveAdvancedMode6:
         unknown = set(record) - set(FIELDS)
         if unknown:
             raise ValueError(f"record: unknown fields {sorted(unknown)}; valid: {sorted(FIELDS)}")
-        cols = np.array([FIELDS[f][0] + k for f in record for k in range(FIELDS[f][1])],
-                        dtype=np.int64)
+        cols = np.array(
+            [FIELDS[f][0] + k for f in record for k in range(FIELDS[f][1])], dtype=np.int64
+        )
         rec = np.empty((steps, cols.size, n))
         nsub = int(math.ceil(dt / self.max_substep))
         self._run(self._S, self._P, refs, q, qd, nsub, dt / nsub, cols, rec)
         out, j = {}, 0
         for f in record:
             width = FIELDS[f][1]
-            out[f] = rec[:, j:j + 2] if width == 2 else rec[:, j]
+            out[f] = rec[:, j : j + 2] if width == 2 else rec[:, j]
             j += width
         return out
 

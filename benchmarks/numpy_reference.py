@@ -39,6 +39,7 @@ Supported: the torque drive (drive = 0) with the controller evaluated every sub-
 the order C evaluates them (the core is built with -ffp-contract=off), so the two agree to a few
 ulps (NumPy's exp may differ from libm's by an ulp).
 """
+
 import math
 
 import numpy as np
@@ -48,16 +49,32 @@ INF = math.inf
 # Toolbox defaults of qbmove_advanced (docs/models.md; csrc/core/params.c, model_qbmove.c).
 DEFAULTS = {
     # compliance model
-    "k1": 0.0019, "a1": 8.9992, "k2": 0.0019, "a2": 8.9992, "max_def": 0.8, "kc": 0.0,
+    "k1": 0.0019,
+    "a1": 8.9992,
+    "k2": 0.0019,
+    "a2": 8.9992,
+    "max_def": 0.8,
+    "kc": 0.0,
     # motor
-    "motor_J": 0.0233, "motor_D": 0.2698, "tau_max": 6.0, "vel_max": INF,
-    "pos_min": -INF, "pos_max": INF,
+    "motor_J": 0.0233,
+    "motor_D": 0.2698,
+    "tau_max": 6.0,
+    "vel_max": INF,
+    "pos_min": -INF,
+    "pos_max": INF,
     # motor friction
-    "friction": 0.02, "friction_K": 1e3,
+    "friction": 0.02,
+    "friction_K": 1e3,
     # motor PID
-    "kp": 125.0, "ki": 0.0, "kd": 4.5, "i_max": INF, "ctrl_period": 0.0,
+    "kp": 125.0,
+    "ki": 0.0,
+    "kd": 4.5,
+    "i_max": INF,
+    "ctrl_period": 0.0,
     # output-shaft friction, electrical drive
-    "link_friction": 0.0, "link_friction_K": 1e3, "drive": 0.0,
+    "link_friction": 0.0,
+    "link_friction_K": 1e3,
+    "drive": 0.0,
 }
 
 
@@ -112,8 +129,8 @@ class QbmoveAdvancedMode6:
         k = np.stack(np.broadcast_arrays(p["k1"], p["k2"])).reshape(2, -1)
         a = np.stack(np.broadcast_arrays(p["a1"], p["a2"])).reshape(2, -1)
         self._a = a
-        self._mk_half = -k * 0.5             # tau_i = (-k_i * 0.5) * (e - 1/e)
-        self._ak_half = a * k * 0.5          # kload_i = (a_i * k_i * 0.5) * (e + 1/e)
+        self._mk_half = -k * 0.5  # tau_i = (-k_i * 0.5) * (e - 1/e)
+        self._ak_half = a * k * 0.5  # kload_i = (a_i * k_i * 0.5) * (e + 1/e)
         self._z = p["friction"] / p["friction_K"]
         self._zq = p["link_friction"] / p["link_friction_K"]
         ki = p["ki"]
@@ -236,8 +253,12 @@ class QbmoveAdvancedMode6:
         timed_q = q.ndim == 2
         out = {name: [] for name in record}
         for t in range(steps):
-            self.step(q[t] if timed_q else q, qd[t] if timed_q else qd,
-                      refs[t] if timed_refs else refs, dt)
+            self.step(
+                q[t] if timed_q else q,
+                qd[t] if timed_q else qd,
+                refs[t] if timed_refs else refs,
+                dt,
+            )
             for name in record:
                 out[name].append(np.array(getattr(self, name)))
         return {name: np.stack(v) for name, v in out.items()}

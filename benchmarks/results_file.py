@@ -1,5 +1,6 @@
 """Writing a benchmark's figures: one flat {figure_name: number} JSON object per benchmark in
 benchmarks/results/ (see README.md, Benchmarks), so results can be compared across commits."""
+
 import json
 import os
 
@@ -19,9 +20,13 @@ def report_and_write(fig, out, say, write, targets=(), note=""):
     `write`, the figures written to `out`."""
     for key, text, show in targets:
         if key in fig:
-            say(f"target {text}: {show(fig[key])} -> "
-                f"{'met' if fig['target_met_' + key] else 'NOT met'}")
-    say(f"({note}{fig['cpu_count']} CPUs; wall-clock figures, noisy on a shared machine; "
-        f"benchmark took {fig['bench_wall_s']:.1f} s)")
+            say(
+                f"target {text}: {show(fig[key])} -> "
+                f"{'met' if fig['target_met_' + key] else 'NOT met'}"
+            )
+    say(
+        f"({note}{fig['cpu_count']} CPUs; wall-clock figures, noisy on a shared machine; "
+        f"benchmark took {fig['bench_wall_s']:.1f} s)"
+    )
     if write:
         write_results(fig, out, say)

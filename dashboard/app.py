@@ -2,6 +2,7 @@
 lifespan and kept on app.state; the static page is mounted last so it cannot shadow the API.
 Every request passes the access checks (dashboard/security.py) and the body limits
 (dashboard/limits.py) first; 422 answers echo only a trimmed piece of the input."""
+
 import contextlib
 import os
 
@@ -58,10 +59,13 @@ def _serve_docs(app, assets):
 
     @app.get("/docs", include_in_schema=False)
     async def swagger_ui():
-        return get_swagger_ui_html(openapi_url=DOCS_SCHEMA, title=f"{app.title} - API",
-                                   swagger_js_url=f"{DOCS_ASSETS}/swagger-ui-bundle.js",
-                                   swagger_css_url=f"{DOCS_ASSETS}/swagger-ui.css",
-                                   swagger_favicon_url="/favicon.ico")
+        return get_swagger_ui_html(
+            openapi_url=DOCS_SCHEMA,
+            title=f"{app.title} - API",
+            swagger_js_url=f"{DOCS_ASSETS}/swagger-ui-bundle.js",
+            swagger_css_url=f"{DOCS_ASSETS}/swagger-ui.css",
+            swagger_favicon_url="/favicon.ico",
+        )
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -79,13 +83,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             app.state.runner = None
 
     assets = _swagger_ui_dir()
-    app = FastAPI(title="asr dashboard", lifespan=lifespan,
-                  # /docs from local files (below), so it works offline; no ReDoc (its script
-                  # would come from a CDN)
-                  docs_url=None if assets else "/docs", redoc_url=None,
-                  default_response_class=SafeJSONResponse,
-                  description="Live asr simulation (MuJoCo links, asr actuators); see "
-                  "dashboard/PROTOCOL.md.")
+    app = FastAPI(
+        title="asr dashboard",
+        lifespan=lifespan,
+        # /docs from local files (below), so it works offline; no ReDoc (its script
+        # would come from a CDN)
+        docs_url=None if assets else "/docs",
+        redoc_url=None,
+        default_response_class=SafeJSONResponse,
+        description="Live asr simulation (MuJoCo links, asr actuators); see dashboard/PROTOCOL.md.",
+    )
     app.state.settings = settings
     app.state.robots = None  # robot list, read on first use
     app.state.datasheets = DatasheetCache()  # POST /api/datasheet answers
@@ -93,8 +100,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_exception_handler(RequestValidationError, validation_error_handler)
     app.add_exception_handler(HTTPException, http_error_handler)
     # added last = runs first: access checks before anything reads the body
-    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes,
-                       max_depth=settings.max_json_depth)
+    app.add_middleware(
+        BodyLimit, max_bytes=settings.max_body_bytes, max_depth=settings.max_json_depth
+    )
     app.add_middleware(AccessGuard, policy=AccessPolicy(settings))
     app.include_router(api.router)
     app.include_router(stream.router)

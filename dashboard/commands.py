@@ -2,6 +2,7 @@
 is (callable, concurrent.futures.Future); the worker applies them in order and sets the Future.
 When the worker stops, the commands it will never apply fail instead of leaving their callers
 waiting."""
+
 import queue
 
 

@@ -4,6 +4,7 @@ presets) so a page that asks again (a reload, another client) costs nothing.
 
 The inputs are read from the Session on the runner thread (datasheet_inputs); the datasheet
 itself is computed off the runner thread and off the event loop (DatasheetCache.get)."""
+
 import collections
 import json
 import threading
@@ -27,12 +28,20 @@ def datasheet_inputs(session, joint):
     batch = session.sim.batch
     preset = preset_spec(model)
     skip = preset.get("param") if preset["kind"] == "param" else None
-    params = {p.name: float(batch.get_param(k, p.name)[0])
-              for p in batch.specs[k].params if p.name != skip}
+    params = {
+        p.name: float(batch.get_param(k, p.name)[0])
+        for p in batch.specs[k].params
+        if p.name != skip
+    }
     buttons = session.button_presets.get(joint)
-    return {"robot": session.robot.name, "variant": session.robot.variant, "joint": joint,
-            "model": model, "params": params,
-            "buttons": {b: buttons[b] for b in ("soft", "stiff")} if buttons else None}
+    return {
+        "robot": session.robot.name,
+        "variant": session.robot.variant,
+        "joint": joint,
+        "model": model,
+        "params": params,
+        "buttons": {b: buttons[b] for b in ("soft", "stiff")} if buttons else None,
+    }
 
 
 def shown_presets(model, params, buttons):
@@ -40,8 +49,10 @@ def shown_presets(model, params, buttons):
     plus the page's soft / stiff button presets `buttons` ({"soft", "stiff"} or None).
     params: the model's own parameters {name: value}, SI units, without a "param"-kind preset."""
     spread = asr.datasheet(model, n=3, **params).presets
-    extra = np.array([buttons[k] for k in ("soft", "stiff")
-                      if buttons and buttons.get(k) is not None], dtype=float)
+    extra = np.array(
+        [buttons[k] for k in ("soft", "stiff") if buttons and buttons.get(k) is not None],
+        dtype=float,
+    )
     # a spread preset equal to a button's up to rounding (0.6000000000000001) is that button's
     tol = SAME_PRESET * max(1.0, float(np.ptp(spread)))
     distinct = [p for p in spread if not np.any(np.abs(extra - p) <= tol)]
@@ -57,8 +68,9 @@ def datasheet_json(inputs):
         sheet = asr.datasheet(model, **params)
     else:
         sheet = asr.datasheet(model, shown_presets(model, params, inputs["buttons"]), **params)
-    body = dict(sheet.as_dict(), robot=inputs["robot"], variant=inputs["variant"],
-                joint=inputs["joint"])
+    body = dict(
+        sheet.as_dict(), robot=inputs["robot"], variant=inputs["variant"], joint=inputs["joint"]
+    )
     return json.dumps(body, allow_nan=False).encode()
 
 
@@ -72,9 +84,14 @@ class DatasheetCache:
 
     @staticmethod
     def key(inputs):
-        return (inputs["robot"], inputs["variant"], inputs["joint"], inputs["model"],
-                tuple(sorted(inputs["params"].items())),
-                tuple(sorted((inputs["buttons"] or {}).items(), key=str)))
+        return (
+            inputs["robot"],
+            inputs["variant"],
+            inputs["joint"],
+            inputs["model"],
+            tuple(sorted(inputs["params"].items())),
+            tuple(sorted((inputs["buttons"] or {}).items(), key=str)),
+        )
 
     def get(self, inputs):
         key = self.key(inputs)

@@ -2,6 +2,7 @@
 at most a short piece of what was sent (a 1 MB value is not sent back) and never a server path
 (a client must not learn the server's file layout from error messages), and can always be sent:
 text UTF-8 cannot carry (a lone surrogate, which JSON's "\\ud800" escape makes) is escaped."""
+
 import json
 import re
 
@@ -9,8 +10,8 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
-MAX_ECHO = 80          # characters of a client's value repeated in an error
-MAX_MESSAGE = 1000     # characters of one error message
+MAX_ECHO = 80  # characters of a client's value repeated in an error
+MAX_MESSAGE = 1000  # characters of one error message
 
 # an absolute POSIX path of two or more parts (not an API route): replaced by its last part
 _ABS_PATH = re.compile(r"(?<![\w.:/~-])/(?!api/|ws/|static/)[^\s'\"(),;:]*/([^\s'\"(),;:/]*)")
@@ -62,8 +63,7 @@ def _trim(value, limit=MAX_ECHO):
     """A JSON-able value (its text printable()), replaced by its JSON text (cut to `limit`
     characters) when that is longer than `limit` or holds NaN or an infinity, which a JSON
     answer cannot hold."""
-    value = _printable_tree(str(value) if isinstance(value, Exception) else
-                            jsonable_encoder(value))
+    value = _printable_tree(str(value) if isinstance(value, Exception) else jsonable_encoder(value))
     try:
         text = json.dumps(value, allow_nan=False)
     except ValueError:  # NaN, Infinity: echoed as the text Python's json reads them from
@@ -75,8 +75,11 @@ def trimmed_errors(errors):
     """pydantic / FastAPI validation errors with the echoed input, context and location cut."""
     out = []
     for e in errors:
-        item = {"type": e.get("type"), "msg": public_message(e.get("msg", "")),
-                "loc": [x if isinstance(x, int) else _trim(str(x), 40) for x in e.get("loc", ())]}
+        item = {
+            "type": e.get("type"),
+            "msg": public_message(e.get("msg", "")),
+            "loc": [x if isinstance(x, int) else _trim(str(x), 40) for x in e.get("loc", ())],
+        }
         if "input" in e:
             item["input"] = _trim(e["input"])
         if e.get("ctx"):
@@ -103,5 +106,6 @@ async def http_error_handler(request, exc: HTTPException):
     """HTTPException answers like Starlette's, sent with SafeJSONResponse."""
     if exc.status_code in (204, 304):  # no body allowed
         return SafeJSONResponse(None, status_code=exc.status_code, headers=exc.headers)
-    return SafeJSONResponse({"detail": exc.detail}, status_code=exc.status_code,
-                            headers=exc.headers)
+    return SafeJSONResponse(
+        {"detail": exc.detail}, status_code=exc.status_code, headers=exc.headers
+    )

@@ -11,6 +11,7 @@ available) and exits 1. The parent (ExportGate.run) lets one child run at a time
 arriving meanwhile wait their turn (at most MAX_WAITING; beyond, 429), and a child running longer
 than Settings.export_timeout_s is killed (504), and so is one running when the server stops.
 """
+
 import asyncio
 import io
 import json
@@ -26,7 +27,7 @@ from dashboard import figure as fig
 from dashboard.errors import public_message
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MAX_WAITING = 4       # export requests queued behind the running one
+MAX_WAITING = 4  # export requests queued behind the running one
 MAX_ERROR_BYTES = 4096
 
 
@@ -35,11 +36,13 @@ def history_npz(frames, meta, n_instances):
     figure.FRAME_FIELDS (N, T, J)), the joints' names and `meta` (robot, variant, joints,
     presets, compare, dt) as JSON."""
     arrays = fig.history_arrays(frames) or {
-        "t": np.zeros(0), **{f: np.zeros((n_instances, 0, len(meta["joints"])))
-                             for f in fig.FRAME_FIELDS}}
+        "t": np.zeros(0),
+        **{f: np.zeros((n_instances, 0, len(meta["joints"]))) for f in fig.FRAME_FIELDS},
+    }
     buf = io.BytesIO()
-    np.savez_compressed(buf, **arrays, joints=np.array(meta["joints"]),
-                        metadata=np.array(json.dumps(meta)))
+    np.savez_compressed(
+        buf, **arrays, joints=np.array(meta["joints"]), metadata=np.array(json.dumps(meta))
+    )
     return buf.getvalue()
 
 
@@ -52,8 +55,9 @@ def history_html(snap, motors, settings):
 
     points = fig.points_per_trace(len(snap.skeleton.data), settings)
     f = fig.export_figure(snap.skeleton, fig.decimated_history(snap.frames, points), motors)
-    return pio.to_html(f, include_plotlyjs=True, full_html=True, validate=False,
-                       config={"displaylogo": False})
+    return pio.to_html(
+        f, include_plotlyjs=True, full_html=True, validate=False, config={"displaylogo": False}
+    )
 
 
 class ExportError(Exception):
@@ -81,8 +85,9 @@ class ExportGate:
     async def run(self, kind, *args):
         """The bytes of export `kind` (main's KINDS) of `args`; ExportError otherwise."""
         if self._waiting >= MAX_WAITING:
-            raise ExportError(429, f"{self._waiting} exports are waiting already; try again "
-                              "when they are done")
+            raise ExportError(
+                429, f"{self._waiting} exports are waiting already; try again when they are done"
+            )
         self._waiting += 1
         try:
             await self._lock.acquire()
@@ -90,8 +95,9 @@ class ExportGate:
             self._waiting -= 1
         # the lock is held until the child is done, even when the request is given up
         # (the client left): the next export never runs beside it
-        job = asyncio.ensure_future(asyncio.to_thread(_run_child, kind, args, self.timeout_s,
-                                                      self._procs))
+        job = asyncio.ensure_future(
+            asyncio.to_thread(_run_child, kind, args, self.timeout_s, self._procs)
+        )
         job.add_done_callback(lambda _: self._lock.release())
         return await asyncio.shield(job)
 
@@ -106,20 +112,31 @@ def _kill(proc):
 def _run_child(kind, args, timeout_s, running):
     with tempfile.TemporaryDirectory(prefix="asr-export-") as tmp:
         out = os.path.join(tmp, "export.bin")
-        env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=os.pathsep.join(
-            p for p in (REPO_ROOT, os.environ.get("PYTHONPATH")) if p))
-        proc = subprocess.Popen([sys.executable, "-m", "dashboard.exports", kind, out, *args],
-                                cwd=tmp, env=env, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                start_new_session=True)  # its own group: killed whole
+        env = dict(
+            os.environ,
+            OMP_NUM_THREADS="1",
+            PYTHONPATH=os.pathsep.join(p for p in (REPO_ROOT, os.environ.get("PYTHONPATH")) if p),
+        )
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "dashboard.exports", kind, out, *args],
+            cwd=tmp,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )  # its own group: killed whole
         running.add(proc)
         try:
             text, _ = proc.communicate(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             _kill(proc)
             proc.communicate()
-            raise ExportError(504, f"the export took longer than {timeout_s:g} s (server "
-                              "setting export_timeout_s) and was stopped") from None
+            raise ExportError(
+                504,
+                f"the export took longer than {timeout_s:g} s (server "
+                "setting export_timeout_s) and was stopped",
+            ) from None
         finally:
             running.discard(proc)
         if proc.returncode == 0 and os.path.isfile(out):
@@ -163,9 +180,12 @@ def _ros_zip(out, folder, robot, variant):
     try:
         data = export_zip(onnx, robot, variant=variant or None)
     except TypeError as exc:
-        raise ExportError(501, "the ROS package export (asr.ros.export) does not take ONNX "
-                          f"policies on this server: {exc}; download policy.onnx "
-                          "instead") from None
+        raise ExportError(
+            501,
+            "the ROS package export (asr.ros.export) does not take ONNX "
+            f"policies on this server: {exc}; download policy.onnx "
+            "instead",
+        ) from None
     except (ValueError, OSError) as exc:
         raise ExportError(422, str(exc)) from None
     with open(out, "wb") as f:

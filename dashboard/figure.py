@@ -16,6 +16,7 @@ Cost: message texts are built from NumPy arrays (no per-sample Python loop); a f
 built outside the runner's lock (only references to the history frames are taken under it)
 and outside the event loop, on its own thread, once for all clients that connect meanwhile.
 """
+
 import dataclasses
 import json
 import math
@@ -26,13 +27,29 @@ import numpy as np
 
 # plotted series: (field, plot element id suffix, title); trace order is instance -> joint ->
 # series, so trace (i, k, s) has index (i * n_joints + k) * len(SERIES) + s
-SERIES = (("q", "q", "link angle q"), ("eq", "q", "equilibrium eq"), ("defl", "defl", "deflection"),
-          ("tau", "tau", "torque"), ("stiffness", "stiffness", "stiffness"),
-          ("th1", "motors", "motor 1"), ("th2", "motors", "motor 2"))
+SERIES = (
+    ("q", "q", "link angle q"),
+    ("eq", "q", "equilibrium eq"),
+    ("defl", "defl", "deflection"),
+    ("tau", "tau", "torque"),
+    ("stiffness", "stiffness", "stiffness"),
+    ("th1", "motors", "motor 1"),
+    ("th2", "motors", "motor 2"),
+)
 FRAME_FIELDS = tuple(field for field, _, _ in SERIES)
 UNITS = {"q": "rad", "defl": "rad", "tau": "N m", "stiffness": "N m/rad", "motors": "rad"}
-PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
-           "#7f7f7f", "#bcbd22", "#17becf")
+PALETTE = (
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+)
 SIGNIFICANT_DIGITS = 5
 MAX_DECIMALS = 6
 
@@ -44,11 +61,12 @@ def dumps(msg):
 @dataclasses.dataclass(frozen=True)
 class View:
     """What the figure's traces and layout depend on (a cache key)."""
+
     robot: str
     variant: str
     joint_names: tuple
-    compare: tuple          # presets of the compare instances, () outside compare mode
-    presets: tuple          # (joint, preset) pairs
+    compare: tuple  # presets of the compare instances, () outside compare mode
+    presets: tuple  # (joint, preset) pairs
     run_id: int
 
     @property
@@ -74,6 +92,7 @@ def traces(view):
 @dataclasses.dataclass(frozen=True)
 class Skeleton:
     """The figure without its data: trace dicts (no x, y) and the layout."""
+
     data: tuple
     layout: dict
 
@@ -83,18 +102,34 @@ def skeleton(view):
     data = []
     for i, k, field, plot, name in traces(view):
         joint = view.joint_names[k]
-        data.append({"type": "scatter", "mode": "lines", "name": name,
-                     "line": {"color": PALETTE[(i * len(view.joint_names) + k) % len(PALETTE)],
-                              "dash": {"eq": "dash", "th2": "dot"}.get(field, "solid"),
-                              "width": 1.5},
-                     "meta": {"plot": f"plot-{plot}", "field": field, "instance": i,
-                              "joint": joint, "unit": UNITS[plot],
-                              "preset": view.compare[i] if view.compare else presets[joint]}})
-    layout = {"uirevision": f"run-{view.run_id}",
-              "title": {"text": f"{view.robot} ({view.variant})"},
-              "xaxis": {"title": {"text": "t (s)"}},
-              "yaxis": {"title": {"text": "rad"}},
-              "showlegend": True, "margin": {"l": 50, "r": 10, "t": 30, "b": 40}}
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": name,
+                "line": {
+                    "color": PALETTE[(i * len(view.joint_names) + k) % len(PALETTE)],
+                    "dash": {"eq": "dash", "th2": "dot"}.get(field, "solid"),
+                    "width": 1.5,
+                },
+                "meta": {
+                    "plot": f"plot-{plot}",
+                    "field": field,
+                    "instance": i,
+                    "joint": joint,
+                    "unit": UNITS[plot],
+                    "preset": view.compare[i] if view.compare else presets[joint],
+                },
+            }
+        )
+    layout = {
+        "uirevision": f"run-{view.run_id}",
+        "title": {"text": f"{view.robot} ({view.variant})"},
+        "xaxis": {"title": {"text": "t (s)"}},
+        "yaxis": {"title": {"text": "rad"}},
+        "showlegend": True,
+        "margin": {"l": 50, "r": 10, "t": 30, "b": 40},
+    }
     return Skeleton(tuple(data), layout)
 
 
@@ -142,7 +177,7 @@ def _buckets(a, b, axis):
     if pad:
         first = np.take(a, [0], axis=axis)
         a = np.concatenate([np.repeat(first, pad, axis=axis), a], axis=axis)
-    shape = a.shape[:axis] + (a.shape[axis] // b, b) + a.shape[axis + 1:]
+    shape = a.shape[:axis] + (a.shape[axis] // b, b) + a.shape[axis + 1 :]
     return a.reshape(shape)
 
 
@@ -159,8 +194,8 @@ def decimate_values(y, b):
     occurred (a NaN in a bucket is kept, so a gap stays a gap)."""
     if b == 1:
         return y
-    yb = _buckets(y, b, 1)                              # (N, B, b, J)
-    i_lo, i_hi = yb.argmin(axis=2), yb.argmax(axis=2)   # (N, B, J)
+    yb = _buckets(y, b, 1)  # (N, B, b, J)
+    i_lo, i_hi = yb.argmin(axis=2), yb.argmax(axis=2)  # (N, B, J)
     lo = np.take_along_axis(yb, i_lo[:, :, None], axis=2)[:, :, 0]
     hi = np.take_along_axis(yb, i_hi[:, :, None], axis=2)[:, :, 0]
     lo_first = i_lo <= i_hi
@@ -170,7 +205,7 @@ def decimate_values(y, b):
 
 def trace_rows(fields):
     """{field: (N, T, J)} -> (N * J * len(SERIES), T) in trace order."""
-    stacked = np.stack([fields[f] for f in FRAME_FIELDS], axis=-1)   # (N, T, J, S)
+    stacked = np.stack([fields[f] for f in FRAME_FIELDS], axis=-1)  # (N, T, J, S)
     n, T = stacked.shape[:2]
     return stacked.transpose(0, 2, 3, 1).reshape(-1, T)
 
@@ -182,8 +217,10 @@ def decimated_history(frames, points):
         return None
     t = np.concatenate([f["t"] for f in frames])
     b = bucket_size(t.size, points)
-    fields = {field: decimate_values(np.concatenate([f[field] for f in frames], axis=1), b)
-              for field in FRAME_FIELDS}
+    fields = {
+        field: decimate_values(np.concatenate([f[field] for f in frames], axis=1), b)
+        for field in FRAME_FIELDS
+    }
     return decimate_time(t, b), trace_rows(fields)
 
 
@@ -209,7 +246,7 @@ def rounded_rows(rows, digits=SIGNIFICANT_DIGITS, max_decimals=MAX_DECIMALS):
         return [[] for _ in range(rows.shape[0])]
     mag = np.max(np.where(np.isfinite(rows), np.abs(rows), 0.0), axis=1)
     dec = np.clip(digits - 1 - np.floor(np.log10(np.maximum(mag, 1e-300))), 0, max_decimals)
-    scale = (10.0 ** dec)[:, None]
+    scale = (10.0**dec)[:, None]
     with np.errstate(invalid="ignore", over="ignore"):
         return _lists(np.round(rows * scale) / scale)
 
@@ -224,8 +261,11 @@ def rounded_times(t):
 def figure_text(skel, history, state_text):
     """The `figure` message: trace styles with their history `y`, the shared time axis
     `figure.x`, the layout, and the state (already JSON)."""
-    x, ys = ([], [[] for _ in skel.data]) if history is None else \
-        (rounded_times(history[0]), rounded_rows(history[1]))
+    x, ys = (
+        ([], [[] for _ in skel.data])
+        if history is None
+        else (rounded_times(history[0]), rounded_rows(history[1]))
+    )
     data = [dict(trace, y=y) for trace, y in zip(skel.data, ys)]
     figure = dumps({"data": data, "layout": skel.layout, "x": x})
     return f'{{"type":"figure","figure":{figure},"state":{state_text}}}'
@@ -234,13 +274,21 @@ def figure_text(skel, history, state_text):
 def extend_message(frame, n_traces):
     """The `extend` message body of one frame ({t: (T,), field: (N, T, J)})."""
     x = rounded_times(frame["t"])
-    return {"type": "extend", "indices": list(range(n_traces)),
-            "update": {"x": [x] * n_traces, "y": rounded_rows(trace_rows(frame))}}
+    return {
+        "type": "extend",
+        "indices": list(range(n_traces)),
+        "update": {"x": [x] * n_traces, "y": rounded_rows(trace_rows(frame))},
+    }
 
 
 # the page's plots, top to bottom: (plot, title); each its own y axis in its unit (UNITS)
-PLOTS = (("q", "link angle q (solid), equilibrium eq (dashed)"), ("defl", "deflection q - eq"),
-         ("tau", "link torque"), ("stiffness", "stiffness"), ("motors", "motor angles th1, th2"))
+PLOTS = (
+    ("q", "link angle q (solid), equilibrium eq (dashed)"),
+    ("defl", "deflection q - eq"),
+    ("tau", "link torque"),
+    ("stiffness", "stiffness"),
+    ("motors", "motor angles th1, th2"),
+)
 PLOT_GAP = 0.03  # vertical gap between the subplots of an exported figure, figure fraction
 
 
@@ -254,8 +302,13 @@ def _subplot_axes(title_text):
     y axis titled with its plot's unit."""
     n = len(PLOTS)
     height = (1.0 - PLOT_GAP * (n - 1)) / n
-    layout = {"title": {"text": title_text}, "height": 220 * n, "hovermode": "x",
-              "margin": {"l": 60, "r": 10, "t": 60, "b": 40}, "showlegend": True}
+    layout = {
+        "title": {"text": title_text},
+        "height": 220 * n,
+        "hovermode": "x",
+        "margin": {"l": 60, "r": 10, "t": 60, "b": 40},
+        "showlegend": True,
+    }
     for r, (plot, title) in enumerate(PLOTS, start=1):
         top = 1.0 - (r - 1) * (height + PLOT_GAP)
         suffix = "" if r == 1 else str(r)
@@ -265,9 +318,11 @@ def _subplot_axes(title_text):
         if r == n:
             xaxis["title"] = {"text": "t (s)"}
         layout[f"xaxis{suffix}"] = xaxis
-        layout[f"yaxis{suffix}"] = {"anchor": f"x{suffix}", "domain": [top - height, top],
-                                    "title": {"text": f"{title} ({UNITS[plot]})",
-                                              "font": {"size": 11}}}
+        layout[f"yaxis{suffix}"] = {
+            "anchor": f"x{suffix}",
+            "domain": [top - height, top],
+            "title": {"text": f"{title} ({UNITS[plot]})", "font": {"size": 11}},
+        }
     return layout
 
 
@@ -276,18 +331,22 @@ def export_figure(skel, history, motors):
     or None) as the page shows it: one subplot per quantity sharing the time axis, each y axis
     titled with its unit; numbers rounded as in the messages; motor traces of motors a joint
     lacks (`motors`: {joint: motor count}) left out."""
-    x, rows = ([], [[] for _ in skel.data]) if history is None else \
-        (rounded_times(history[0]), rounded_rows(history[1]))
+    x, rows = (
+        ([], [[] for _ in skel.data])
+        if history is None
+        else (rounded_times(history[0]), rounded_rows(history[1]))
+    )
     row_of = {plot: r for r, (plot, _) in enumerate(PLOTS, start=1)}
     data = []
     for trace, y in zip(skel.data, rows):
         meta = trace["meta"]
         if not has_motor(meta["field"], motors.get(meta["joint"], 2)):
             continue
-        r = row_of[meta["plot"][len("plot-"):]]
+        r = row_of[meta["plot"][len("plot-") :]]
         axis = "" if r == 1 else str(r)
-        data.append(dict(trace, x=x, y=y, xaxis=f"x{axis}", yaxis=f"y{axis}",
-                         legendgroup=meta["joint"]))
+        data.append(
+            dict(trace, x=x, y=y, xaxis=f"x{axis}", yaxis=f"y{axis}", legendgroup=meta["joint"])
+        )
     return {"data": data, "layout": _subplot_axes(skel.layout["title"]["text"])}
 
 
@@ -298,6 +357,7 @@ def export_figure(skel, history, motors):
 class Snapshot:
     """What a first view needs, taken under the runner's lock: references to the history
     frames (never modified once appended), the skeleton and the state's JSON text."""
+
     frames: list
     skeleton: Skeleton
     state_text: str
@@ -321,15 +381,16 @@ class FirstViews:
         self._waiting = []
         self._thread = None
         self._stop = False
-        self.built = 0      # first-view texts built (for the tests)
+        self.built = 0  # first-view texts built (for the tests)
 
     def start(self):
         with self._cond:
             if self._thread is not None:
                 return
             self._stop = False
-            self._thread = threading.Thread(target=self._run, name="asr-dashboard-figure",
-                                            daemon=True)
+            self._thread = threading.Thread(
+                target=self._run, name="asr-dashboard-figure", daemon=True
+            )
             self._thread.start()
 
     def stop(self, timeout=5.0):

@@ -11,6 +11,7 @@ run.
 - Diverging: the max error grew in DIVERGE_GROWTHS trials in a row and the latest is more than
   DIVERGE_FACTOR times the smallest so far; the run then stops at that trial.
 """
+
 import io
 import json
 import math
@@ -24,23 +25,29 @@ from dashboard.errors import public_message
 from dashboard.references import ControlError, preset_spec
 from dashboard.session import num
 
-DIVERGE_GROWTHS = 3     # trials in a row whose max error grew
-DIVERGE_FACTOR = 2.0    # ... past this multiple of the smallest max error so far
+DIVERGE_GROWTHS = 3  # trials in a row whose max error grew
+DIVERGE_FACTOR = 2.0  # ... past this multiple of the smallest max error so far
 
 # verdict -> the status text's words (the message of the final `ilc` event)
-VERDICTS = {"converged": "converged", "diverging": "diverging, stopped early",
-            "max_iterations": "stopped at max iterations", "stopped": "stopped by the user",
-            "failed": "failed"}
+VERDICTS = {
+    "converged": "converged",
+    "diverging": "diverging, stopped early",
+    "max_iterations": "stopped at max iterations",
+    "stopped": "stopped by the user",
+    "failed": "failed",
+}
 
 
 def gain_schedule(gain, gain_decay):
     """schedule(n) -> K(n) = gain exp(-n / gain_decay) (1/1, rad per rad) for asr.ilc; a
     constant gain when gain_decay is None."""
+
     def schedule(n):
         return gain if gain_decay is None else gain * math.exp(-n / gain_decay)
 
-    schedule.description = (f"K(n) = {gain:g}" if gain_decay is None
-                            else f"K(n) = {gain:g} exp(-n/{gain_decay:g})")
+    schedule.description = (
+        f"K(n) = {gain:g}" if gain_decay is None else f"K(n) = {gain:g} exp(-n/{gain_decay:g})"
+    )
     return schedule
 
 
@@ -61,7 +68,7 @@ def diverging(errors):
     e = np.asarray([np.inf if x is None else x for x in errors], dtype=float)
     if e.size <= DIVERGE_GROWTHS:
         return False
-    grew = np.all(np.diff(e[-DIVERGE_GROWTHS - 1:]) > 0)
+    grew = np.all(np.diff(e[-DIVERGE_GROWTHS - 1 :]) > 0)
     return bool(grew and e[-1] > DIVERGE_FACTOR * np.nanmin(e))
 
 
@@ -105,8 +112,17 @@ class ILCRun:
         self.publish = publish
         self.server_stopping = server_stopping
         self._lock = threading.Lock()
-        self._status = {"running": False, "stopping": False, "iteration": 0, "errors": [],
-                        "message": None, "verdict": None, "seq": 0, "run": 0, "config": None}
+        self._status = {
+            "running": False,
+            "stopping": False,
+            "iteration": 0,
+            "errors": [],
+            "message": None,
+            "verdict": None,
+            "seq": 0,
+            "run": 0,
+            "config": None,
+        }
         self._result = None
         self._thread = None
         self._stop = threading.Event()
@@ -128,23 +144,38 @@ class ILCRun:
         robot, modes = session.robot, list(session.modes)
         bad = [n for n, m in zip(session.joint_names, modes) if m not in (3, 6)]
         if bad:
-            raise ControlError(f"ilc: every joint must be in mode 3 or 6 (equilibrium, "
-                               f"preset); not: {', '.join(bad)}")
+            raise ControlError(
+                f"ilc: every joint must be in mode 3 or 6 (equilibrium, "
+                f"preset); not: {', '.join(bad)}"
+            )
         for name, model in zip(session.joint_names, session.models):
             if preset_spec(model)["kind"] == "ref":
                 session.check_preset(name, cfg["preset"])
         update_filter(cfg.get("lowpass_hz"), session.sim.dt)  # a bad cut-off: 422
         overrides = {k: dict(v) for k, v in session.param_overrides.items()}
         with self._lock:
-            self._status = {"running": True, "stopping": False, "iteration": 0, "errors": [],
-                            "message": "running", "verdict": None, "tol": cfg["tol"],
-                            "seq": self._status["seq"] + 1, "run": self._status["run"] + 1,
-                            "config": dict(cfg), "robot": robot.name, "variant": robot.variant}
+            self._status = {
+                "running": True,
+                "stopping": False,
+                "iteration": 0,
+                "errors": [],
+                "message": "running",
+                "verdict": None,
+                "tol": cfg["tol"],
+                "seq": self._status["seq"] + 1,
+                "run": self._status["run"] + 1,
+                "config": dict(cfg),
+                "robot": robot.name,
+                "variant": robot.variant,
+            }
             self._result = None
             self._stop.clear()
-            self._thread = threading.Thread(target=self._run,
-                                            args=(robot, modes, overrides, dict(cfg)),
-                                            name="asr-dashboard-ilc", daemon=True)
+            self._thread = threading.Thread(
+                target=self._run,
+                args=(robot, modes, overrides, dict(cfg)),
+                name="asr-dashboard-ilc",
+                daemon=True,
+            )
             self._thread.start()
         return self.status()
 
@@ -197,19 +228,36 @@ class ILCRun:
                 self._event(iteration=n, errors=list(errors))
                 return diverged[0] or self._stopped()
 
-            res = ilc(sim, ref, schedule=gain_schedule(cfg["gain"], cfg["gain_decay"]),
-                      filter=update_filter(cfg["lowpass_hz"], sim.dt),
-                      preset=cfg["preset"], tol=cfg["tol"], max_iter=cfg["iterations"],
-                      settle_s=cfg["settle_s"], callback=callback)
+            res = ilc(
+                sim,
+                ref,
+                schedule=gain_schedule(cfg["gain"], cfg["gain_decay"]),
+                filter=update_filter(cfg["lowpass_hz"], sim.dt),
+                preset=cfg["preset"],
+                tol=cfg["tol"],
+                max_iter=cfg["iterations"],
+                settle_s=cfg["settle_s"],
+                callback=callback,
+            )
             with self._lock:
                 self._result = res
-            kind = verdict(bool(res.converged[0]), diverged[0], self._stopped(), len(errors),
-                           cfg["iterations"])
-            self._event(running=False, stopping=False, converged=bool(res.converged[0]),
-                        verdict=kind, message=final_message(kind, errors, cfg["tol"]))
+            kind = verdict(
+                bool(res.converged[0]), diverged[0], self._stopped(), len(errors), cfg["iterations"]
+            )
+            self._event(
+                running=False,
+                stopping=False,
+                converged=bool(res.converged[0]),
+                verdict=kind,
+                message=final_message(kind, errors, cfg["tol"]),
+            )
         except Exception as exc:  # noqa: BLE001 - reported to the clients
-            self._event(running=False, stopping=False, verdict="failed",
-                        message=public_message(f"failed: {type(exc).__name__}: {exc}"))
+            self._event(
+                running=False,
+                stopping=False,
+                verdict="failed",
+                message=public_message(f"failed: {type(exc).__name__}: {exc}"),
+            )
 
     def result_npz(self):
         """The last finished run's arrays as .npz bytes, or None."""
@@ -218,8 +266,15 @@ class ILCRun:
         if res is None:
             return None
         buf = io.BytesIO()
-        np.savez_compressed(buf, input=res.input, reference=res.reference, output=res.output,
-                            errors=res.errors, errors_joint=res.errors_joint,
-                            presets=res.presets, dt=np.array(res.dt),
-                            metadata=np.array(json.dumps(res.metadata)))
+        np.savez_compressed(
+            buf,
+            input=res.input,
+            reference=res.reference,
+            output=res.output,
+            errors=res.errors,
+            errors_joint=res.errors_joint,
+            presets=res.presets,
+            dt=np.array(res.dt),
+            metadata=np.array(json.dumps(res.metadata)),
+        )
         return buf.getvalue()

@@ -24,6 +24,7 @@ A ControllerBusy (an input while a setpoint or trajectory runs) is a Busy with a
 client: the state now and the samples since the last message, decimated to at most
 MAX_SAMPLES (time, f_e (3,), f_d (3,) each).
 """
+
 import concurrent.futures
 import functools
 import math
@@ -45,17 +46,21 @@ LAWS = ("admittance", "direct_force")
 # (robots/ur10/README.md: top surface z = 0.05 at x 0.35 .. 1.05, y 0.05 .. 0.35; the tcp, the
 # tip sphere's centre, touches it at z = 0.06)
 BOX = {"x": (0.4, 1.0), "y": (-0.3, 0.35), "z": (0.055, 0.3)}
-START_POSITION = (0.6, 0.2, 0.07)    # m: 1 cm above contact, over the plate
+START_POSITION = (0.6, 0.2, 0.07)  # m: 1 cm above contact, over the plate
 START_DURATION_S = 1.0
-SWITCH_DURATION_S = 0.5              # the setpoint after a law / gains change
-POSITION_SPEED = 0.1                 # m/s of a position reference move
+SWITCH_DURATION_S = 0.5  # the setpoint after a law / gains change
+POSITION_SPEED = 0.1  # m/s of a position reference move
 MIN_MOVE_S = 0.2
 COMMAND_QUEUE = 16
 COMMAND_TIMEOUT_S = 10.0
-MAX_SAMPLES = 10                     # samples per message (decimated)
+MAX_SAMPLES = 10  # samples per message (decimated)
 DEFAULT_GAINS = {
-    "admittance": {"mass": [1.0, 1.0, 1.0], "damping": [900.0, 900.0, 400.0],
-                   "stiffness": [1300.0, 1300.0, 0.0], "max_offset": 0.5},
+    "admittance": {
+        "mass": [1.0, 1.0, 1.0],
+        "damping": [900.0, 900.0, 400.0],
+        "stiffness": [1300.0, 1300.0, 0.0],
+        "max_offset": 0.5,
+    },
     "direct_force": {"kp": [0.0, 0.0, 0.0], "ki": [0.0, 0.0, 1e-3], "max_offset": 0.1},
 }
 GAIN_FIELDS = {"admittance": ("mass", "damping", "stiffness"), "direct_force": ("kp", "ki")}
@@ -69,8 +74,9 @@ def robot_variants(name=ROBOT):
     try:
         return variant_names(name, allow_path=False)
     except Exception as exc:  # noqa: BLE001 - reported as the panel's error
-        raise InteractionInputError(public_message(f"the interaction panel needs robot {name!r}: "
-                                                   f"{exc}")) from None
+        raise InteractionInputError(
+            public_message(f"the interaction panel needs robot {name!r}: {exc}")
+        ) from None
 
 
 class Busy(RuntimeError):
@@ -105,8 +111,9 @@ def law_config(law, gains=None):
 def make_controller(cfg):
     """The asr controller of a law_config (asr's constructors)."""
     if cfg["law"] == "admittance":
-        return asr.Admittance(cfg["mass"], cfg["damping"], cfg["stiffness"],
-                              max_offset=cfg["max_offset"])
+        return asr.Admittance(
+            cfg["mass"], cfg["damping"], cfg["stiffness"], max_offset=cfg["max_offset"]
+        )
     return asr.DirectForce(cfg["kp"], cfg["ki"], max_offset=cfg["max_offset"])
 
 
@@ -126,8 +133,10 @@ def check_position(position):
         raise InteractionInputError(f"position: expected 3 finite numbers (m), got {p[:3]}")
     for v, (axis, (lo, hi)) in zip(p, BOX.items()):
         if not lo <= v <= hi:
-            raise InteractionInputError(f"position: {axis} = {v:g} m is outside [{lo:g}, "
-                                        f"{hi:g}] m (the box around the plate)")
+            raise InteractionInputError(
+                f"position: {axis} = {v:g} m is outside [{lo:g}, "
+                f"{hi:g}] m (the box around the plate)"
+            )
     return p
 
 
@@ -146,7 +155,7 @@ class InteractionSession:
         self.settings = settings
         self.publish = publish
         self._lock = threading.RLock()
-        self._switch_lock = threading.Lock()   # one law change built at a time
+        self._switch_lock = threading.Lock()  # one law change built at a time
         self._thread = None
         self._stop = threading.Event()
         self._closed = False
@@ -158,8 +167,8 @@ class InteractionSession:
         self._f_ref = np.zeros(3)
         self._resend_force = False
         self._message = None
-        self._await_static = False   # the message says "holding" once the FSM is static again
-        self._last = None        # the last published state
+        self._await_static = False  # the message says "holding" once the FSM is static again
+        self._last = None  # the last published state
 
     # ------------------------------------------------------------ status
 
@@ -172,17 +181,28 @@ class InteractionSession:
         with self._lock:
             last = dict(self._last) if self._last else {}
             cfg = dict(self._cfg) if self._cfg else None
-        return {"running": self.running, "robot": ROBOT, "variant": self._variant,
-                "law": cfg["law"] if cfg else None,
-                "gains": {k: v for k, v in cfg.items() if k != "law"} if cfg else None,
-                "time": last.get("time"), "fsm": last.get("fsm"),
-                "f_e": last.get("f_e"), "f_d": last.get("f_d"), "x_m": last.get("x_m"),
-                "x_d": last.get("x_d"), "force_reference": _vec(self._f_ref),
-                "message": self._message}
+        return {
+            "running": self.running,
+            "robot": ROBOT,
+            "variant": self._variant,
+            "law": cfg["law"] if cfg else None,
+            "gains": {k: v for k, v in cfg.items() if k != "law"} if cfg else None,
+            "time": last.get("time"),
+            "fsm": last.get("fsm"),
+            "f_e": last.get("f_e"),
+            "f_d": last.get("f_d"),
+            "x_m": last.get("x_m"),
+            "x_d": last.get("x_d"),
+            "force_reference": _vec(self._f_ref),
+            "message": self._message,
+        }
 
     def message(self, samples=None):
-        return {"type": "interaction", **self.status(),
-                "samples": samples or {"t": [], "f_e": [], "f_d": []}}
+        return {
+            "type": "interaction",
+            **self.status(),
+            "samples": samples or {"t": [], "f_e": [], "f_d": []},
+        }
 
     @staticmethod
     def options():
@@ -190,11 +210,15 @@ class InteractionSession:
             variants = list(robot_variants())
         except InteractionInputError:
             variants = []
-        return {"robot": ROBOT, "variants": variants, "laws": list(LAWS),
-                "defaults": DEFAULT_GAINS, "gain_fields": {k: list(v) for k, v in
-                                                            GAIN_FIELDS.items()},
-                "box": {k: list(v) for k, v in BOX.items()},
-                "start_position": list(START_POSITION)}
+        return {
+            "robot": ROBOT,
+            "variants": variants,
+            "laws": list(LAWS),
+            "defaults": DEFAULT_GAINS,
+            "gain_fields": {k: list(v) for k, v in GAIN_FIELDS.items()},
+            "box": {k: list(v) for k, v in BOX.items()},
+            "start_position": list(START_POSITION),
+        }
 
     # ------------------------------------------------------------ control (request threads)
 
@@ -207,8 +231,9 @@ class InteractionSession:
             if self._closed:
                 raise RuntimeError("the dashboard is stopping")
             if self._thread is not None and self._thread.is_alive():
-                raise Busy("an interaction session is already running; POST "
-                           "/api/interaction/stop first")
+                raise Busy(
+                    "an interaction session is already running; POST /api/interaction/stop first"
+                )
             sim = build_sim(variant, cfg, self.settings.threads)
             sim.controller.setpoint(position=position, duration=START_DURATION_S)
             self._sim, self._variant, self._cfg = sim, variant, cfg
@@ -217,8 +242,9 @@ class InteractionSession:
             self._last = self._snapshot()
             self._stop = threading.Event()
             self._commands = queue.Queue(COMMAND_QUEUE)
-            self._thread = threading.Thread(target=self._loop, args=(self._stop,),
-                                            name="asr-dashboard-interaction", daemon=True)
+            self._thread = threading.Thread(
+                target=self._loop, args=(self._stop,), name="asr-dashboard-interaction", daemon=True
+            )
             self._thread.start()
         self._publish()
         return self.status()
@@ -266,8 +292,7 @@ class InteractionSession:
 
     def _require_running(self):
         if not self.running:
-            raise NotRunning("no interaction session is running; POST /api/interaction/start "
-                             "first")
+            raise NotRunning("no interaction session is running; POST /api/interaction/start first")
 
     def _submit(self, fn):
         fut = concurrent.futures.Future()
@@ -280,7 +305,7 @@ class InteractionSession:
             try:
                 return fut.result(0.1)
             except concurrent.futures.TimeoutError:
-                if not self.running:   # ended after the command was queued
+                if not self.running:  # ended after the command was queued
                     fail_pending(self._commands, NotRunning("the interaction session stopped"))
                 if time.monotonic() > deadline:
                     raise Busy("the interaction session did not answer in time") from None
@@ -293,7 +318,7 @@ class InteractionSession:
         refs = sim.robot.initial_refs
         refs = None if refs is None else np.array(refs, float).reshape(sim.n_joints, 2)
         if refs is not None:
-            refs[:, 0] = q                        # motors at zero deflection at the present pose
+            refs[:, 0] = q  # motors at zero deflection at the present pose
         sim.reset(q0=q, refs=refs)
         x_d = old.controller.x_d[0].copy()
         sim.controller.setpoint(position=x_d, duration=SWITCH_DURATION_S)
@@ -310,15 +335,13 @@ class InteractionSession:
         try:
             if p is not None:
                 x0 = ctl.x_d[0]
-                move = max(MIN_MOVE_S, float(np.linalg.norm(np.asarray(p) - x0)) /
-                           POSITION_SPEED)
+                move = max(MIN_MOVE_S, float(np.linalg.norm(np.asarray(p) - x0)) / POSITION_SPEED)
                 fd = ctl.f_d[0] if f is None else f
                 ctl.trajectory([0.0, move], [x0, p], [fd, fd])  # ControllerBusy unless static
             elif f is not None:
                 ctl.set_references(force=f)
         except asr.interaction.ControllerBusy as exc:
-            raise Busy(public_message(f"{exc}; try again once the state is 'static'")) \
-                from None
+            raise Busy(public_message(f"{exc}; try again once the state is 'static'")) from None
         with self._lock:
             if f is not None:
                 self._f_ref = f.copy()
@@ -327,15 +350,21 @@ class InteractionSession:
                 self._message, self._await_static = "moving to the position reference", True
             else:
                 self._message = "force reference set"
-            self._last = self._snapshot()   # the answer shows the new references and state
+            self._last = self._snapshot()  # the answer shows the new references and state
         return self.status()
 
     def _snapshot(self):
         ctl = self._sim.controller
         cfg = self._cfg
-        return {"time": round(self._time, 6), "fsm": ctl.fsm[0], "f_e": _vec(ctl.f_e[0]),
-                "f_d": _vec(ctl.f_d[0]), "x_m": _vec(ctl.x_m[0]), "x_d": _vec(ctl.x_d[0]),
-                "law": cfg["law"]}
+        return {
+            "time": round(self._time, 6),
+            "fsm": ctl.fsm[0],
+            "f_e": _vec(ctl.f_e[0]),
+            "f_d": _vec(ctl.f_d[0]),
+            "x_m": _vec(ctl.x_m[0]),
+            "x_d": _vec(ctl.x_d[0]),
+            "law": cfg["law"],
+        }
 
     def _apply_commands(self):
         apply_pending(self._commands, lambda fn: fn())
@@ -373,9 +402,11 @@ class InteractionSession:
                 self._message, self._await_static = "holding (static law)", False
             self._last = self._snapshot()
         idx = decimate_idx(steps, MAX_SAMPLES)
-        return {"t": [round(float(x), 6) for x in t[idx]],
-                "f_e": [_vec(v) for v in out["f_e"][0, idx]],
-                "f_d": [_vec(v) for v in out["f_d"][0, idx]]}
+        return {
+            "t": [round(float(x), 6) for x in t[idx]],
+            "f_e": [_vec(v) for v in out["f_e"][0, idx]],
+            "f_d": [_vec(v) for v in out["f_d"][0, idx]],
+        }
 
     def _publish(self, samples=None):
         try:

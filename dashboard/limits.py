@@ -13,6 +13,7 @@ servers and answers too deep JSON or too long numbers with an error message.
 Rate: each WebSocket client has a MessageBudget (a token bucket, Settings.ws_messages_per_s and
 ws_message_burst): a message beyond it is dropped unread, so a client sending thousands of
 messages cannot take the event loop and the runner thread from the others' streams."""
+
 import re
 import sys
 import time
@@ -69,8 +70,9 @@ class BodyLimit:
         if scope["type"] != "http" or scope["method"] in ("GET", "HEAD", "OPTIONS"):
             return await self.app(scope, receive, send)
         declared = dict(scope["headers"]).get(b"content-length", b"0")
-        problem = size_problem(int(declared) if declared.isdigit() else 0, self.max_bytes,
-                               "request body")
+        problem = size_problem(
+            int(declared) if declared.isdigit() else 0, self.max_bytes, "request body"
+        )
         if problem:
             return await refuse(scope, receive, send, 413, problem)
         chunks, size = [], 0
@@ -130,5 +132,7 @@ class MessageBudget:
         return self.dropped > 4 * self.burst
 
     def problem(self):
-        return (f"too many messages: at most {self.rate:g} per second ({self.burst} at once); "
-                "this one and the next ones beyond the rate are dropped")
+        return (
+            f"too many messages: at most {self.rate:g} per second ({self.burst} at once); "
+            "this one and the next ones beyond the rate are dropped"
+        )

@@ -10,6 +10,7 @@ client loses old `extend` frames first, and waiting `figure` / `state` messages 
 newer ones (dashboard/subscribers.py). A new client's first view is built on its own thread
 (figure.FirstViews).
 """
+
 import concurrent.futures
 import math
 import queue
@@ -33,8 +34,8 @@ class SimLoop:
         self.session = session
         self.lock = lock
         self.state = state
-        self.frames = 0              # frames published since the server started
-        self.error = None            # why the simulation paused after a failed rollout, or None
+        self.frames = 0  # frames published since the server started
+        self.error = None  # why the simulation paused after a failed rollout, or None
         self.pacer = Pacer()
         self.subscribers = set()
         self._commands = queue.Queue()
@@ -48,8 +49,7 @@ class SimLoop:
     def start(self):
         if self._thread is None:
             self._stop.clear()
-            self._thread = threading.Thread(target=self._run, name="asr-dashboard-sim",
-                                            daemon=True)
+            self._thread = threading.Thread(target=self._run, name="asr-dashboard-sim", daemon=True)
             self._thread.start()
             self._first_views.start()
 
@@ -127,18 +127,26 @@ class SimLoop:
 
     def view(self):
         s = self.session
-        return fig.View(s.robot.name, s.robot.variant, tuple(s.joint_names), tuple(s.compare),
-                        tuple(s.presets.items()), s.run_id)
+        return fig.View(
+            s.robot.name,
+            s.robot.variant,
+            tuple(s.joint_names),
+            tuple(s.compare),
+            tuple(s.presets.items()),
+            s.run_id,
+        )
 
     def figure_snapshot(self):
         """figure.Snapshot of the current configuration and history (call under the lock); the
         figure's trace styles and layout are built once per configuration change."""
-        return fig.Snapshot(list(self.session.history), self._skeletons.get(self.view()),
-                            fig.dumps(self.state()))
+        return fig.Snapshot(
+            list(self.session.history), self._skeletons.get(self.view()), fig.dumps(self.state())
+        )
 
     def max_points(self):
-        return int(math.ceil(self.settings.window_s * self.settings.update_hz
-                             * self.settings.max_samples))
+        return int(
+            math.ceil(self.settings.window_s * self.settings.update_hz * self.settings.max_samples)
+        )
 
     # ------------------------------------------------------------ the loop
 
@@ -217,7 +225,12 @@ class SimLoop:
                 s.history.popleft()
             self.frames += 1
             msg = fig.extend_message(f, self.view().n_traces)
-            msg.update(maxPoints=self.max_points(), t=s.time, frame=self.frames,
-                       run_id=s.run_id, clamped=clamped)
+            msg.update(
+                maxPoints=self.max_points(),
+                t=s.time,
+                frame=self.frames,
+                run_id=s.run_id,
+                clamped=clamped,
+            )
             msg.update(s.robot3d.frame())  # robot3d: scene_id, geom poses, ghost
         self.publish("extend", msg)

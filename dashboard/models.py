@@ -3,6 +3,7 @@ NaN and infinities refused: Python's json reads NaN, Infinity and -Infinity).
 
 Ranges that depend on the robot (a preset inside its model's range, a parameter name valid for
 the joint's model) are checked by the runner, which answers 422 with asr's message."""
+
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -16,7 +17,9 @@ class Strict(BaseModel):
 
 
 class RobotChoice(Strict):
-    robot: str = Field(..., min_length=1, max_length=200, description="robot name (GET /api/robots)")
+    robot: str = Field(
+        ..., min_length=1, max_length=200, description="robot name (GET /api/robots)"
+    )
     variant: str | None = Field(None, max_length=200, description="variant (default: the robot's)")
 
 
@@ -66,8 +69,11 @@ class Push(Strict):
 
 class Compare(Strict):
     presets: list[Annotated[float, Field(ge=0, le=1e4)]] = Field(
-        ..., max_length=64, description="one preset per instance ([] leaves compare mode); at "
-        "most n_compare_max values")
+        ...,
+        max_length=64,
+        description="one preset per instance ([] leaves compare mode); at "
+        "most n_compare_max values",
+    )
 
 
 class ILCStart(Strict):
@@ -78,10 +84,18 @@ class ILCStart(Strict):
     preset: float = Field(0.2, ge=0, le=1e4, description="held preset (model units)")
     duration: float = Field(5.0, gt=0, le=60, description="min-jerk 0 -> target duration, s")
     gain: float = Field(0.5, ge=0, le=10, description="learning gain K(0), rad/rad")
-    gain_decay: float | None = Field(10.0, gt=0, le=1e6, description="K(n) = gain "
-                                        "exp(-n / gain_decay), iterations; null: constant gain")
-    lowpass_hz: float | None = Field(None, gt=0, le=1e4, description="zero-phase low-pass "
-                                        "filter of each update, cut-off in Hz; null: none")
+    gain_decay: float | None = Field(
+        10.0,
+        gt=0,
+        le=1e6,
+        description="K(n) = gain exp(-n / gain_decay), iterations; null: constant gain",
+    )
+    lowpass_hz: float | None = Field(
+        None,
+        gt=0,
+        le=1e4,
+        description="zero-phase low-pass filter of each update, cut-off in Hz; null: none",
+    )
     target: float = Field(0.8, ge=-3.2, le=3.2, description="rad, every joint")
     tol: float = Field(0.08, gt=0, le=10, description="rad, converged when max |e| <= tol")
     settle_s: float = Field(1.0, ge=0, le=10, description="s held at the start before a trial")
@@ -96,8 +110,9 @@ class Workspace(Strict):
     reference: dict[JointName, Reference] | None = None
     speed: Speed = 1.0
     paused: bool = False
-    compare: list[Annotated[float, Field(ge=0, le=1e4)]] = Field(default_factory=list,
-                                                                  max_length=64)
+    compare: list[Annotated[float, Field(ge=0, le=1e4)]] = Field(
+        default_factory=list, max_length=64
+    )
     version: Literal["asr.dashboard/1"] = "asr.dashboard/1"
 
 

@@ -11,7 +11,8 @@ behind steadily rather than spending ever longer ticks catching up. The wall tim
 bound is added up in `lost_s` (the dashboard's state reports it), so a stalled machine shows
 why simulated time fell behind wall time.
 """
-MAX_CATCH_UP_S = 1.0   # s of wall time one tick may make up (a stall of a second is still recovered)
+
+MAX_CATCH_UP_S = 1.0  # s of wall time one tick may make up (a stall of a second is still recovered)
 
 
 class Pacer:
@@ -23,7 +24,7 @@ class Pacer:
     def reset(self):
         """Forget the previous tick (after a pause the next tick advances one period)."""
         self.last = None
-        self.carry = 0.0   # steps due but not yet taken, in [0, 1)
+        self.carry = 0.0  # steps due but not yet taken, in [0, 1)
 
     def steps(self, now, period, speed, dt):
         """Steps due at wall time `now` (s) for a tick `period` (s), `speed` (simulated s per

@@ -12,6 +12,7 @@ choose one. Where even the soft preset reaches the clamp (lowering cannot help: 
 itself presses the spring on it), the model's stiff preset is kept and the joint is reported as
 `clamp_free: false`.
 """
+
 import numpy as np
 
 import asr
@@ -22,8 +23,8 @@ from dashboard.references import (
     sim_references,
 )
 
-PROBE_GRID = 9                           # candidate presets from soft to stiff, both included
-PROBE_S = 1.0 / FIRST_VIEW_FREQUENCY     # one period of the first view's sine, s
+PROBE_GRID = 9  # candidate presets from soft to stiff, both included
+PROBE_S = 1.0 / FIRST_VIEW_FREQUENCY  # one period of the first view's sine, s
 
 
 def first_view_eq(t, eq0):

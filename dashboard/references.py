@@ -1,6 +1,7 @@
 """Equilibrium reference generators and stiffness presets of the dashboard's joints (pure
 functions; the runner applies them). The presets are those the package defines with each
 model (asr.models()[name].preset); the minimum-jerk profile is asr.references.min_jerk."""
+
 import numpy as np
 
 import asr
@@ -26,9 +27,11 @@ def check_preset(joint, model, value):
     if spec["kind"] == "none":
         raise ControlError(f"preset {joint}: model {spec!r} has no stiffness preset")
     if not spec["lo"] <= value <= spec["hi"]:
-        raise ControlError(f"preset {joint}: got {value:g}, valid range "
-                           f"[{spec['lo']:g}, {spec['hi']:g}] {spec['unit']} for model "
-                           f"{model}")
+        raise ControlError(
+            f"preset {joint}: got {value:g}, valid range "
+            f"[{spec['lo']:g}, {spec['hi']:g}] {spec['unit']} for model "
+            f"{model}"
+        )
 
 
 def sim_references(batch, models, modes, eq, presets):
@@ -47,8 +50,11 @@ def sim_references(batch, models, modes, eq, presets):
             refs[:, :, k, 0] = e
             refs[:, :, k, 1] = pre
         elif mode in (2, 5):
-            own = {p.name: float(batch.get_param(k, p.name)[0])
-                   for p in asr.models()[model].params} if model in asr.models() else {}
+            own = (
+                {p.name: float(batch.get_param(k, p.name)[0]) for p in asr.models()[model].params}
+                if model in asr.models()
+                else {}
+            )
             th1, th2 = asr.reference_map(model, e, np.broadcast_to(pre, e.shape), **own)
             refs[:, :, k, 0] = th1
             refs[:, :, k, 1] = th2
@@ -78,8 +84,8 @@ def reference_values(gen, t):
 
 
 # the server's first view (robot3d; PROTOCOL.md "First view"): a slow sine on every joint
-FIRST_VIEW_AMPLITUDE = 0.35   # rad, about the initial equilibrium
-FIRST_VIEW_FREQUENCY = 0.3    # Hz: a swing every 3.3 s, visible within a few seconds
+FIRST_VIEW_AMPLITUDE = 0.35  # rad, about the initial equilibrium
+FIRST_VIEW_FREQUENCY = 0.3  # Hz: a swing every 3.3 s, visible within a few seconds
 
 
 def first_view_motion(joint_names, offsets, models):
@@ -87,10 +93,17 @@ def first_view_motion(joint_names, offsets, models):
     compare presets). The presets are [soft, stiff] of the joints' stiffness preset when every
     joint with a preset has the same model preset (the compare view sets one value on all of
     them), else [] (one instance)."""
-    reference = {name: {"kind": "sine", "amplitude": FIRST_VIEW_AMPLITUDE,
-                        "frequency": FIRST_VIEW_FREQUENCY, "frequency_end": 2.0, "period": 5.0,
-                        "offset": float(offset)}
-                 for name, offset in zip(joint_names, offsets)}
+    reference = {
+        name: {
+            "kind": "sine",
+            "amplitude": FIRST_VIEW_AMPLITUDE,
+            "frequency": FIRST_VIEW_FREQUENCY,
+            "frequency_end": 2.0,
+            "period": 5.0,
+            "offset": float(offset),
+        }
+        for name, offset in zip(joint_names, offsets)
+    }
     specs = [preset_spec(m) for m in models]
     pairs = {(s["soft"], s["stiff"]) for s in specs if s["kind"] != "none"}
     presets = [float(v) for v in pairs.pop()] if len(pairs) == 1 else []

@@ -22,6 +22,7 @@ observation is built from the runner's Sim as the task builds it (asr/envs/tasks
 target, q - target; actions [equilibria, presets] held as mode 3 / 6 references for frame_skip
 steps, a new random target every episode).
 """
+
 import json
 import math
 import os
@@ -39,12 +40,12 @@ import numpy as np
 from asr._gymnasium_envs import ENVS
 from dashboard.errors import public_message
 
-TASKS = tuple(ENVS)                      # the registered asr env ids: the only tasks a client names
+TASKS = tuple(ENVS)  # the registered asr env ids: the only tasks a client names
 ALGOS = ("PPO",)
 TRAIN_COMMAND = (sys.executable, "-m", "asr.cli", "train")
-MAX_CURVE_BYTES = 16 << 20               # curve.json read at most (larger: the tail rows are lost)
-MAX_LOG_BYTES = 4096                     # tail of the trainer's output kept for a failure message
-POLL_S = 0.25                            # how often the watcher looks at the folder and process
+MAX_CURVE_BYTES = 16 << 20  # curve.json read at most (larger: the tail rows are lost)
+MAX_LOG_BYTES = 4096  # tail of the trainer's output kept for a failure message
+POLL_S = 0.25  # how often the watcher looks at the folder and process
 CURVE_KEYS = ("steps", "wall_s", "return", "length", "metric")
 HYPERPARAMETERS = ("learning_rate", "n_steps", "batch_size", "gamma")
 # held-out evaluation of the task's metric: small, so the curve's updates stay frequent
@@ -118,7 +119,7 @@ class TrainingManager:
         self._runs = 0
         self._proc = None
         self._log = None
-        self._run = None          # {"id", "dir", "config", "started", ...} of the latest run
+        self._run = None  # {"id", "dir", "config", "started", ...} of the latest run
         self._curve = decimate(read_curve(""), 1)
         self._curve_mtime = None
         self._paused = False
@@ -137,15 +138,18 @@ class TrainingManager:
             proc = self._proc
             running = proc is not None and proc.poll() is None
             run = self._run
-            return {"running": running, "paused": running and self._paused,
-                    "pid": proc.pid if running else None,
-                    "run": run["id"] if run else None,
-                    "config": dict(run["config"]) if run else None,
-                    "returncode": None if running else self._returncode,
-                    "message": self._message,
-                    "has_checkpoint": self.checkpoint_dir(quiet=True) is not None,
-                    "watching": self.watch_info(),
-                    "curve": {k: list(v) for k, v in self._curve.items()}}
+            return {
+                "running": running,
+                "paused": running and self._paused,
+                "pid": proc.pid if running else None,
+                "run": run["id"] if run else None,
+                "config": dict(run["config"]) if run else None,
+                "returncode": None if running else self._returncode,
+                "message": self._message,
+                "has_checkpoint": self.checkpoint_dir(quiet=True) is not None,
+                "watching": self.watch_info(),
+                "curve": {k: list(v) for k, v in self._curve.items()},
+            }
 
     def message(self):
         return {"type": "rl", **self.status()}
@@ -158,8 +162,10 @@ class TrainingManager:
             return run["dir"]
         if quiet:
             return None
-        raise NoCheckpoint("no checkpoint yet: start a training (POST /api/rl/start) and wait "
-                           "for its first PPO update")
+        raise NoCheckpoint(
+            "no checkpoint yet: start a training (POST /api/rl/start) and wait "
+            "for its first PPO update"
+        )
 
     # ------------------------------------------------------------ control
 
@@ -167,15 +173,21 @@ class TrainingManager:
         """Server limits beyond the request model's ranges (RLInputError naming the field)."""
         s = self.settings
         if cfg["num_envs"] > s.rl_num_envs_max:
-            raise RLInputError(f"num_envs: got {cfg['num_envs']}, valid range [1, "
-                               f"{s.rl_num_envs_max}] (server setting rl_num_envs_max)")
+            raise RLInputError(
+                f"num_envs: got {cfg['num_envs']}, valid range [1, "
+                f"{s.rl_num_envs_max}] (server setting rl_num_envs_max)"
+            )
         if cfg["total_steps"] > s.rl_total_steps_max:
-            raise RLInputError(f"total_steps: got {cfg['total_steps']}, valid range [1, "
-                               f"{s.rl_total_steps_max}] (server setting rl_total_steps_max)")
+            raise RLInputError(
+                f"total_steps: got {cfg['total_steps']}, valid range [1, "
+                f"{s.rl_total_steps_max}] (server setting rl_total_steps_max)"
+            )
         rollout = cfg["n_steps"] * cfg["num_envs"]
         if cfg["batch_size"] > rollout:
-            raise RLInputError(f"batch_size: got {cfg['batch_size']}, valid range [2, n_steps * "
-                               f"num_envs = {rollout}] (a PPO minibatch comes from one rollout)")
+            raise RLInputError(
+                f"batch_size: got {cfg['batch_size']}, valid range [2, n_steps * "
+                f"num_envs = {rollout}] (a PPO minibatch comes from one rollout)"
+            )
 
     def start(self, cfg):
         """Start `asr train` for cfg (RLStart fields) in a new run folder; TrainingBusy if one
@@ -192,26 +204,45 @@ class TrainingManager:
             self._runs += 1
             out = os.path.join(self._root, f"run-{self._runs}")
             os.makedirs(out)
-            argv = [*self.command, "--task", cfg["task"], "--total-steps",
-                    str(cfg["total_steps"]), "--num-envs", str(cfg["num_envs"]), "--seed",
-                    str(cfg["seed"]), "--out", out, "--no-progress"]
-            for key, value in [(k, cfg[k]) for k in HYPERPARAMETERS] + list(
-                    FIXED_SETTINGS.items()):
+            argv = [
+                *self.command,
+                "--task",
+                cfg["task"],
+                "--total-steps",
+                str(cfg["total_steps"]),
+                "--num-envs",
+                str(cfg["num_envs"]),
+                "--seed",
+                str(cfg["seed"]),
+                "--out",
+                out,
+                "--no-progress",
+            ]
+            for key, value in [(k, cfg[k]) for k in HYPERPARAMETERS] + list(FIXED_SETTINGS.items()):
                 argv += ["--set", f"{key}={value!r}"]
-            env = dict(os.environ, PYTHONUNBUFFERED="1", OMP_NUM_THREADS="1",
-                       PYTHONPATH=os.pathsep.join(
-                           p for p in (REPO_ROOT, os.environ.get("PYTHONPATH")) if p))
+            env = dict(
+                os.environ,
+                PYTHONUNBUFFERED="1",
+                OMP_NUM_THREADS="1",
+                PYTHONPATH=os.pathsep.join(
+                    p for p in (REPO_ROOT, os.environ.get("PYTHONPATH")) if p
+                ),
+            )
             self._log = open(os.path.join(out, "train.log"), "wb")
             try:
-                self._proc = subprocess.Popen(argv, cwd=out, env=env, stdin=subprocess.DEVNULL,
-                                              stdout=self._log, stderr=subprocess.STDOUT,
-                                              start_new_session=True)
+                self._proc = subprocess.Popen(
+                    argv,
+                    cwd=out,
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=self._log,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
             except OSError as exc:
                 self._close_log()
-                raise RuntimeError(public_message(f"could not start the trainer: {exc}")) \
-                    from None
-            self._run = {"id": self._runs, "dir": out, "config": dict(cfg),
-                         "started": time.time()}
+                raise RuntimeError(public_message(f"could not start the trainer: {exc}")) from None
+            self._run = {"id": self._runs, "dir": out, "config": dict(cfg), "started": time.time()}
             self._curve = decimate(read_curve(""), 1)
             self._curve_mtime = None
             self._paused = False
@@ -219,8 +250,9 @@ class TrainingManager:
             self._exit_published = False
             self._message = "running"
             if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(target=self._watch_loop, name="asr-dashboard-rl",
-                                                daemon=True)
+                self._thread = threading.Thread(
+                    target=self._watch_loop, name="asr-dashboard-rl", daemon=True
+                )
                 self._thread.start()
         self._publish()
         return self.status()
@@ -317,8 +349,11 @@ class TrainingManager:
         self._close_log()
         self._refresh_curve()
         if self._message != "stopped":
-            self._message = "finished" if proc.returncode == 0 else public_message(
-                f"failed (exit {proc.returncode}): {self._log_tail()}", 300)
+            self._message = (
+                "finished"
+                if proc.returncode == 0
+                else public_message(f"failed (exit {proc.returncode}): {self._log_tail()}", 300)
+            )
 
     def _log_tail(self):
         run = self._run
@@ -376,8 +411,9 @@ def watchable_tasks():
         except Exception:  # noqa: BLE001 - a task that does not import cannot be watched
             continue
         j = cls.single_action_space.shape[0] // 2
-        if getattr(cls, "target_range", None) is not None and \
-                cls.single_observation_space.shape == (4 * j,):
+        if getattr(
+            cls, "target_range", None
+        ) is not None and cls.single_observation_space.shape == (4 * j,):
             out.append(task)
     return out
 
@@ -405,9 +441,11 @@ class PolicyWatcher:
         self.n_joints = self.low.size // 2
         obs = cls.single_observation_space.shape
         if getattr(cls, "target_range", None) is None or obs != (4 * self.n_joints,):
-            raise RLInputError(f"task: watching supports the reaching tasks whose observation is "
-                               f"[q, qd, target, q - target] ({', '.join(watchable_tasks())}), "
-                               f"not {task!r}; download its policy.onnx instead")
+            raise RLInputError(
+                f"task: watching supports the reaching tasks whose observation is "
+                f"[q, qd, target, q - target] ({', '.join(watchable_tasks())}), "
+                f"not {task!r}; download its policy.onnx instead"
+            )
         self.model = PPO.load(os.path.join(folder, "model.zip"), device="cpu")
         self.norm = None
         path = os.path.join(folder, "vecnormalize.pkl")
@@ -416,9 +454,9 @@ class PolicyWatcher:
                 self.norm = pickle.load(f)
         self.rng = np.random.default_rng(seed)
         self.target = None
-        self.left = 0        # simulation steps left in the current env step
-        self.env_step = 0    # env steps in the current episode
-        self.held = None     # (N, J, 2) references of the current env step
+        self.left = 0  # simulation steps left in the current env step
+        self.env_step = 0  # env steps in the current episode
+        self.held = None  # (N, J, 2) references of the current env step
 
     def new_episode(self, n):
         self.target = self.rng.uniform(-self.target_range, self.target_range, (n, self.n_joints))
@@ -427,8 +465,7 @@ class PolicyWatcher:
     def act(self, q, qd):
         """(N, J, 2) references for the next env step from the link state (N, J)."""
         n = q.shape[0]
-        if self.target is None or self.target.shape[0] != n \
-                or self.env_step >= self.episode_steps:
+        if self.target is None or self.target.shape[0] != n or self.env_step >= self.episode_steps:
             self.new_episode(n)
         obs = np.concatenate([q, qd, self.target, q - self.target], axis=1)
         if self.norm is not None:
@@ -442,6 +479,9 @@ class PolicyWatcher:
         return self.held
 
     def info(self):
-        return {"task": self.task, "run": self.run,
-                "target": None if self.target is None else self.target[0].tolist(),
-                "env_step": self.env_step}
+        return {
+            "task": self.task,
+            "run": self.run,
+            "target": None if self.target is None else self.target[0].tolist(),
+            "env_step": self.env_step,
+        }

@@ -1,5 +1,6 @@
 """The robots a client may name (GET /api/robots): every robot folder of asr.robot_names(),
 loaded by name only (allow_path=False), with the errors of those that do not load."""
+
 import asr
 from asr.robot import load_robot, robot_names, variant_names
 from dashboard.errors import public_message
@@ -21,8 +22,9 @@ def list_robots():
         try:
             out.append(_robot_entry(name))
         except Exception as exc:  # noqa: BLE001 - a broken robot folder is listed with its error
-            out.append({"name": name, "variants": [], "joints": [],
-                        "error": _robot_error(name, exc)})
+            out.append(
+                {"name": name, "variants": [], "joints": [], "error": _robot_error(name, exc)}
+            )
     return out
 
 
@@ -38,10 +40,16 @@ def _robot_entry(name):
             variants.append(variant)
         except Exception as exc:  # noqa: BLE001 - listed with its error
             broken[variant] = _robot_error(name, exc)
-    entry = {"name": name, "variants": variants, "default_variant": default.variant,
-             "description": default.description,
-             "joints": [{"name": j.name, "model": j.model, "mode": j.mode,
-                         "preset_range": preset_spec(j.model)} for j in default.joints]}
+    entry = {
+        "name": name,
+        "variants": variants,
+        "default_variant": default.variant,
+        "description": default.description,
+        "joints": [
+            {"name": j.name, "model": j.model, "mode": j.mode, "preset_range": preset_spec(j.model)}
+            for j in default.joints
+        ],
+    }
     if broken:
         entry["variant_errors"] = broken
     return entry
@@ -50,8 +58,7 @@ def _robot_entry(name):
 def _robot_error(name, exc):
     """The error of a robot that does not load, naming the robot (not its folder's path)."""
     text = public_message(exc)
-    return text if text.startswith(f"robot {name!r}") else public_message(f"robot {name!r}: "
-                                                                             f"{text}")
+    return text if text.startswith(f"robot {name!r}") else public_message(f"robot {name!r}: {text}")
 
 
 def motor_count(model):

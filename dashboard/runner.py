@@ -14,6 +14,7 @@ The routes call `submit(fn)`: fn(runner) runs on the runner thread under the loc
 next rollout. A command changes the Session all or nothing, then publishes the new figure (when
 the Sim changed) and state.
 """
+
 import threading
 
 from dashboard import datasheet, exports, watch
@@ -28,7 +29,7 @@ class SimRunner:
 
     def __init__(self, settings):
         self.settings = settings
-        self.lock = threading.RLock()        # the session, its history, the subscribers
+        self.lock = threading.RLock()  # the session, its history, the subscribers
         self.session = Session(settings, settings.robot, settings.variant)
         self.loop = SimLoop(settings, self.session, self.lock, self.state)
         self.ilc = ILCRun(settings, self.loop.publish, self.loop.stopping)
@@ -153,17 +154,31 @@ class SimRunner:
 
     def state(self):
         s, loop = self.session, self.loop
-        return dict(s.state(), lost_s=loop.pacer.lost_s, run_id=s.run_id,
-                    update_hz=self.settings.update_hz, window_s=self.settings.window_s,
-                    frames=loop.frames, clients=len(loop.subscribers), ilc=self.ilc.status(),
-                    error=loop.error, watch=self.watch_info())
+        return dict(
+            s.state(),
+            lost_s=loop.pacer.lost_s,
+            run_id=s.run_id,
+            update_hz=self.settings.update_hz,
+            window_s=self.settings.window_s,
+            frames=loop.frames,
+            clients=len(loop.subscribers),
+            ilc=self.ilc.status(),
+            error=loop.error,
+            watch=self.watch_info(),
+        )
 
     def export_npz(self):
         s = self.session
         with self.lock:
             frames = list(s.history)  # frames are never modified once kept
-            meta = {"robot": s.robot.name, "variant": s.robot.variant, "joints": s.joint_names,
-                    "presets": s.presets, "compare": s.compare, "dt": s.sim.dt}
+            meta = {
+                "robot": s.robot.name,
+                "variant": s.robot.variant,
+                "joints": s.joint_names,
+                "presets": s.presets,
+                "compare": s.compare,
+                "dt": s.sim.dt,
+            }
             n = s.sim.n_instances
         return exports.history_npz(frames, meta, n)
 

@@ -13,6 +13,7 @@ Units: m for positions and sizes, rad for angles. Poses are the geom's position 
 rotation matrix (9,), row-major, in the world frame: a vertex v of the geom's mesh is at
 pos + R v.
 """
+
 import math
 
 import mujoco
@@ -20,20 +21,32 @@ import numpy as np
 
 import asr
 
-SPHERE_RINGS = 6        # latitude bands of a sphere, capsule cap or ellipsoid
-ROUND_SEGMENTS = 12     # segments around a sphere, cylinder or capsule
-PLANE_HALF_SIZE = 1.0   # m, half side of an infinite plane (size 0) as drawn
-MESH_MAX_FACES = 2000   # a mesh geom with more faces is drawn as its bounding box
-INVISIBLE_GROUP = 3     # MuJoCo's viewer hides geom groups 3 and up by default
-RELAX_ITERATIONS = 12   # Newton steps of the relaxed-angle solve (it starts at the link angle)
-RELAX_TOL = 1e-9        # N m: spring torque at which a joint counts as relaxed
+SPHERE_RINGS = 6  # latitude bands of a sphere, capsule cap or ellipsoid
+ROUND_SEGMENTS = 12  # segments around a sphere, cylinder or capsule
+PLANE_HALF_SIZE = 1.0  # m, half side of an infinite plane (size 0) as drawn
+MESH_MAX_FACES = 2000  # a mesh geom with more faces is drawn as its bounding box
+INVISIBLE_GROUP = 3  # MuJoCo's viewer hides geom groups 3 and up by default
+RELAX_ITERATIONS = 12  # Newton steps of the relaxed-angle solve (it starts at the link angle)
+RELAX_TOL = 1e-9  # N m: spring torque at which a joint counts as relaxed
 
 
 def _box(half):
     """Box of half sizes half (3,): 8 vertices, 12 triangles."""
     corners = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float)
-    faces = [(0, 1, 3), (0, 3, 2), (4, 6, 7), (4, 7, 5), (0, 4, 5), (0, 5, 1),
-             (2, 3, 7), (2, 7, 6), (0, 2, 6), (0, 6, 4), (1, 5, 7), (1, 7, 3)]
+    faces = [
+        (0, 1, 3),
+        (0, 3, 2),
+        (4, 6, 7),
+        (4, 7, 5),
+        (0, 4, 5),
+        (0, 5, 1),
+        (2, 3, 7),
+        (2, 7, 6),
+        (0, 2, 6),
+        (0, 6, 4),
+        (1, 5, 7),
+        (1, 7, 3),
+    ]
     return corners * np.asarray(half, float), np.array(faces)
 
 
@@ -57,8 +70,9 @@ def _ring_mesh(rings):
 
 def _circle(radius, z):
     angles = 2.0 * np.pi * np.arange(ROUND_SEGMENTS) / ROUND_SEGMENTS
-    return np.column_stack([radius * np.cos(angles), radius * np.sin(angles),
-                            np.full(ROUND_SEGMENTS, float(z))])
+    return np.column_stack(
+        [radius * np.cos(angles), radius * np.sin(angles), np.full(ROUND_SEGMENTS, float(z))]
+    )
 
 
 def _round(radius, half_length, caps):
@@ -96,22 +110,30 @@ def geom_mesh(m, g):
         return _round(size[0], size[1], caps=False)
     if kind == mujoco.mjtGeom.mjGEOM_PLANE:
         half = [s if s > 0 else PLANE_HALF_SIZE for s in size[:2]]
-        v = np.array([[-half[0], -half[1], 0], [half[0], -half[1], 0], [half[0], half[1], 0],
-                      [-half[0], half[1], 0]], float)
+        v = np.array(
+            [
+                [-half[0], -half[1], 0],
+                [half[0], -half[1], 0],
+                [half[0], half[1], 0],
+                [-half[0], half[1], 0],
+            ],
+            float,
+        )
         return v, np.array([(0, 1, 2), (0, 2, 3)])
     if kind == mujoco.mjtGeom.mjGEOM_MESH:
         mesh = int(m.geom_dataid[g])
         v0, nv = int(m.mesh_vertadr[mesh]), int(m.mesh_vertnum[mesh])
         f0, nf = int(m.mesh_faceadr[mesh]), int(m.mesh_facenum[mesh])
         if nf <= MESH_MAX_FACES:
-            return np.array(m.mesh_vert[v0:v0 + nv], float), np.array(m.mesh_face[f0:f0 + nf])
+            return np.array(m.mesh_vert[v0 : v0 + nv], float), np.array(m.mesh_face[f0 : f0 + nf])
     return _box(m.geom_rbound[g] / math.sqrt(3.0) * np.ones(3))  # height fields, huge meshes
 
 
 def visible_geoms(m):
     """Indices of the geoms the page draws: groups below INVISIBLE_GROUP, not transparent."""
-    return [g for g in range(m.ngeom)
-            if m.geom_group[g] < INVISIBLE_GROUP and m.geom_rgba[g][3] > 0.0]
+    return [
+        g for g in range(m.ngeom) if m.geom_group[g] < INVISIBLE_GROUP and m.geom_rgba[g][3] > 0.0
+    ]
 
 
 def scene(m):
@@ -122,10 +144,19 @@ def scene(m):
     for g in visible_geoms(m):
         v, f = geom_mesh(m, g)
         name = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_GEOM, g) or f"geom {g}"
-        geoms.append({"name": name, "body": int(m.geom_bodyid[g]),
-                      "rgba": [round(float(c), 3) for c in m.geom_rgba[g]],
-                      "x": _rounded(v[:, 0]), "y": _rounded(v[:, 1]), "z": _rounded(v[:, 2]),
-                      "i": f[:, 0].tolist(), "j": f[:, 1].tolist(), "k": f[:, 2].tolist()})
+        geoms.append(
+            {
+                "name": name,
+                "body": int(m.geom_bodyid[g]),
+                "rgba": [round(float(c), 3) for c in m.geom_rgba[g]],
+                "x": _rounded(v[:, 0]),
+                "y": _rounded(v[:, 1]),
+                "z": _rounded(v[:, 2]),
+                "i": f[:, 0].tolist(),
+                "j": f[:, 1].tolist(),
+                "k": f[:, 2].tolist(),
+            }
+        )
     return {"geoms": geoms, "extent": float(max(m.stat.extent, 1e-3))}
 
 
@@ -174,7 +205,7 @@ def relaxed_poses(m, d, scratch, geoms, qpos_adr, angles):
     return poses(scratch, geoms)
 
 
-GHOST_EVERY = 3         # frames: the relaxed (ghost) poses go out with every 3rd frame only
+GHOST_EVERY = 3  # frames: the relaxed (ghost) poses go out with every 3rd frame only
 
 
 class SceneStream:
@@ -195,8 +226,12 @@ class SceneStream:
         """scene() of the robot (built once) with scene_id, n_instances (shown) and names."""
         if self._scene is None:
             s = scene(self.model)
-            self._scene = dict(s, scene_id=self.scene_id, n_instances=self.n_shown,
-                               names=[g["name"] for g in s["geoms"]])
+            self._scene = dict(
+                s,
+                scene_id=self.scene_id,
+                n_instances=self.n_shown,
+                names=[g["name"] for g in s["geoms"]],
+            )
         return self._scene
 
     def frame(self):
@@ -210,8 +245,14 @@ class SceneStream:
         return {"scene_id": self.scene_id, "robot3d": out}
 
     def _ghost(self, instance):
-        return relaxed_poses(self.model, self.sim.datas[instance], self._scratch, self.geoms,
-                             self.sim.qpos_adr, relaxed_angles(self.sim, instance))
+        return relaxed_poses(
+            self.model,
+            self.sim.datas[instance],
+            self._scratch,
+            self.geoms,
+            self.sim.qpos_adr,
+            relaxed_angles(self.sim, instance),
+        )
 
 
 def _rounded_rows(a):

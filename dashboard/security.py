@@ -18,6 +18,7 @@ page the user visits can reach 127.0.0.1 too; three checks keep those pages out:
 Refusals: HTTP 403 (Host, Origin) or 401 (token) with a JSON {"detail": reason}; the WebSocket
 handshake is answered the same way (close code 1008 where a server cannot send a response).
 """
+
 import ipaddress
 import json
 import secrets
@@ -71,10 +72,19 @@ def normalize_origin(text):
         parts.port  # noqa: B018
     except (AttributeError, ValueError):
         parts = None
-    if (parts is None or parts.scheme not in ("http", "https") or not parts.hostname
-            or parts.path not in ("", "/") or parts.query or parts.fragment or parts.username):
-        raise ValueError(f"allow_origins: expected an origin like http://host:8000 (scheme, host "
-                         f"and optional port, no path), got {short(text)}")
+    if (
+        parts is None
+        or parts.scheme not in ("http", "https")
+        or not parts.hostname
+        or parts.path not in ("", "/")
+        or parts.query
+        or parts.fragment
+        or parts.username
+    ):
+        raise ValueError(
+            f"allow_origins: expected an origin like http://host:8000 (scheme, host "
+            f"and optional port, no path), got {short(text)}"
+        )
     return f"{parts.scheme}://{parts.netloc.lower()}"
 
 
@@ -86,24 +96,31 @@ class AccessPolicy:
         self.origins = frozenset(normalize_origin(o) for o in settings.allow_origins)
         bind = settings.host.strip("[]").lower()
         self.any_address = is_wildcard(bind)
-        self.hosts = LOOPBACK_NAMES | {urlsplit(o).hostname for o in self.origins} | (
-            set() if self.any_address else {bind})
+        self.hosts = (
+            LOOPBACK_NAMES
+            | {urlsplit(o).hostname for o in self.origins}
+            | (set() if self.any_address else {bind})
+        )
 
     def host_problem(self, host):
         name = host_name(host or "")
         if name in self.hosts or (self.any_address and name and _ip(name) is not None):
             return None
-        return (f"Host header {short(host)} is not one this server answers to (valid: "
-                f"{', '.join(sorted(self.hosts))}{', any IP address' * self.any_address}; "
-                "dashboard --allow-origin adds one)")
+        return (
+            f"Host header {short(host)} is not one this server answers to (valid: "
+            f"{', '.join(sorted(self.hosts))}{', any IP address' * self.any_address}; "
+            "dashboard --allow-origin adds one)"
+        )
 
     def origin_problem(self, origin, host):
         if origin is None or origin.lower() in self.origins:
             return None
         if origin.lower() in (f"http://{host}".lower(), f"https://{host}".lower()):
             return None  # the dashboard's own page
-        return (f"Origin {short(origin)} may not drive this dashboard: only its own page "
-                "(or an origin given with dashboard --allow-origin)")
+        return (
+            f"Origin {short(origin)} may not drive this dashboard: only its own page "
+            "(or an origin given with dashboard --allow-origin)"
+        )
 
     def presented_token(self, scope, headers):
         """(token or None, True when it came in the query string)."""
@@ -116,11 +133,14 @@ class AccessPolicy:
         return _cookie(headers.get("cookie", ""), cookie_name(scope)), False
 
     def token_problem(self, given):
-        if self.token is None or (given is not None and secrets.compare_digest(
-                given.encode(), self.token.encode())):
+        if self.token is None or (
+            given is not None and secrets.compare_digest(given.encode(), self.token.encode())
+        ):
             return None
-        return ("this dashboard needs its token: open the URL it printed at start "
-                "(http://host:port/?token=...), or send 'Authorization: token ...'")
+        return (
+            "this dashboard needs its token: open the URL it printed at start "
+            "(http://host:port/?token=...), or send 'Authorization: token ...'"
+        )
 
 
 def _cookie(header, name):
@@ -154,8 +174,9 @@ class AccessGuard:
         headers = Headers(scope=scope)
         host = headers.get("host", "")
         status, problem = 403, self.policy.host_problem(host)
-        if problem is None and (scope["type"] == "websocket"
-                                or scope["method"] not in SAFE_METHODS):
+        if problem is None and (
+            scope["type"] == "websocket" or scope["method"] not in SAFE_METHODS
+        ):
             problem = self.policy.origin_problem(headers.get("origin"), host)
         token, in_query = self.policy.presented_token(scope, headers)
         if problem is None:
@@ -174,8 +195,9 @@ def _with_cookie(send, name, value):
 
     async def wrapped(message):
         if message["type"] == "http.response.start":
-            message = dict(message, headers=list(message.get("headers", []))
-                           + [(b"set-cookie", cookie)])
+            message = dict(
+                message, headers=list(message.get("headers", [])) + [(b"set-cookie", cookie)]
+            )
         await send(message)
 
     return wrapped
@@ -184,8 +206,13 @@ def _with_cookie(send, name, value):
 async def refuse(scope, receive, send, status, text):
     """Answer an HTTP request, or refuse a WebSocket handshake, with `status` and `text`."""
     body = json.dumps({"detail": f"asr dashboard: {text}"}).encode()
-    start = {"status": status, "headers": [(b"content-type", b"application/json"),
-                                           (b"content-length", str(len(body)).encode())]}
+    start = {
+        "status": status,
+        "headers": [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+        ],
+    }
     if scope["type"] == "http":
         await send({"type": "http.response.start", **start})
         await send({"type": "http.response.body", "body": body})
@@ -195,5 +222,4 @@ async def refuse(scope, receive, send, status, text):
         await send({"type": "websocket.http.response.start", **start})
         await send({"type": "websocket.http.response.body", "body": body})
     else:  # the server answers 403 to a close before accept
-        await send({"type": "websocket.close", "code": WS_POLICY_VIOLATION,
-                    "reason": text[:120]})
+        await send({"type": "websocket.close", "code": WS_POLICY_VIOLATION, "reason": text[:120]})

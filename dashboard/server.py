@@ -17,6 +17,7 @@ the server can apply them:
 - on SIGTERM, requests still running after SHUTDOWN_S are cancelled, so a request waiting on a
   worker thread that never returns does not keep the server up.
 """
+
 import socket
 
 import h11
@@ -33,7 +34,7 @@ except ImportError:  # pragma: no cover - older uvicorn: its own protocol, witho
     _WebSocketProtocol = None
 
 SEND_BUFFER_BYTES = 256 << 10  # kernel send buffer of a WebSocket connection
-STALL_CHECK_S = 0.5            # how often a paused connection is checked for progress
+STALL_CHECK_S = 0.5  # how often a paused connection is checked for progress
 # on SIGTERM / Ctrl-C, requests still running this long are cancelled: without a bound, one
 # waiting on a worker thread that never returns (a blocked read) keeps the server up for ever
 SHUTDOWN_S = 5
@@ -82,8 +83,9 @@ def _stall_guarded(stall_s, sndbuf=SEND_BUFFER_BYTES):
                 self._progress = (size, now)
             elif now - self._progress[1] >= stall_s:
                 self._stall_timer = None
-                self.logger.info("WebSocket client %s took no data for %g s: disconnected",
-                                 self.client, stall_s)
+                self.logger.info(
+                    "WebSocket client %s took no data for %g s: disconnected", self.client, stall_s
+                )
                 self.transport.abort()
                 return
             self._stall_timer = self.loop.call_later(STALL_CHECK_S, self._check_stall)
@@ -104,8 +106,9 @@ def _deadline_guarded(header_s, body_s, max_connections):
         def connection_made(self, transport):
             super().connection_made(transport)
             if len(self.connections) > max_connections:
-                self.logger.warning("more than %d connections: %s closed", max_connections,
-                                    self.client)
+                self.logger.warning(
+                    "more than %d connections: %s closed", max_connections, self.client
+                )
                 transport.abort()
                 return
             self._arm("head", header_s)
@@ -147,8 +150,12 @@ def _deadline_guarded(header_s, body_s, max_connections):
             self._read_timer, self._phase = None, None
             if self.transport.is_closing() or self.transport.get_protocol() is not self:
                 return
-            self.logger.info("%s: request %s not received in %g s: connection closed",
-                             self.client, phase, seconds)
+            self.logger.info(
+                "%s: request %s not received in %g s: connection closed",
+                self.client,
+                phase,
+                seconds,
+            )
             self.transport.abort()
 
     return DeadlineH11
@@ -156,13 +163,18 @@ def _deadline_guarded(header_s, body_s, max_connections):
 
 def uvicorn_config(settings, port, log_level="info"):
     """A uvicorn.Config serving create_app(settings) on settings.host:port."""
-    return uvicorn.Config(create_app(settings), host=settings.host, port=port,
-                          log_level=log_level, ws=_stall_guarded(settings.client_stall_s),
-                          ws_max_size=settings.max_message_bytes,
-                          http=_deadline_guarded(settings.header_timeout_s,
-                                                 settings.body_timeout_s,
-                                                 settings.max_connections),
-                          timeout_graceful_shutdown=SHUTDOWN_S)
+    return uvicorn.Config(
+        create_app(settings),
+        host=settings.host,
+        port=port,
+        log_level=log_level,
+        ws=_stall_guarded(settings.client_stall_s),
+        ws_max_size=settings.max_message_bytes,
+        http=_deadline_guarded(
+            settings.header_timeout_s, settings.body_timeout_s, settings.max_connections
+        ),
+        timeout_graceful_shutdown=SHUTDOWN_S,
+    )
 
 
 def serve(settings, port, log_level="info"):

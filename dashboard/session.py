@@ -7,6 +7,7 @@ A change is all or nothing (`all_or_nothing`): validated before anything changes
 exactly (a _snapshot) if applying it fails anyway. Robots are loaded by name only
 (asr.load_robot(..., allow_path=False)).
 """
+
 import collections
 import contextlib
 import copy
@@ -52,40 +53,62 @@ class Session:
     """The live Sim and its configuration; see the module doc."""
 
     # the configuration: what a change that fails half-way puts back (_snapshot)
-    CONFIG = ("robot", "joint_names", "models", "modes", "param_overrides", "presets", "eq0",
-              "q0", "button_presets", "reference", "ref_t0", "compare", "speed", "paused", "sim",
-              "time", "push", "history", "run_id", "last_eq", "last_change", "failed", "watcher",
-              "robot3d")
+    CONFIG = (
+        "robot",
+        "joint_names",
+        "models",
+        "modes",
+        "param_overrides",
+        "presets",
+        "eq0",
+        "q0",
+        "button_presets",
+        "reference",
+        "ref_t0",
+        "compare",
+        "speed",
+        "paused",
+        "sim",
+        "time",
+        "push",
+        "history",
+        "run_id",
+        "last_eq",
+        "last_change",
+        "failed",
+        "watcher",
+        "robot3d",
+    )
 
     def __init__(self, settings, robot, variant=None):
         self.settings = settings
         self._run_ids = itertools.count(1)
         self._scene_ids = itertools.count(1)  # robot3d: a new scene with every Sim
-        self.robot = None            # asr Robot, known by the name it was asked for
+        self.robot = None  # asr Robot, known by the name it was asked for
         self.joint_names = []
-        self.models = []             # per joint: its compliance model's name
-        self.modes = []              # per joint: its control mode
-        self.param_overrides = {}    # {joint: {param: value}} changed from robot.toml
-        self.presets = {}            # {joint: stiffness preset}
-        self.eq0 = []                # the first view's equilibria (rad)
-        self.q0 = None               # the start (None: the robot's initial q)
-        self.button_presets = {}     # {joint: {soft, stiff, clamp_free}}
-        self.reference = {}          # {joint: reference generator}
-        self.ref_t0 = {}             # {joint: sim time its generator started}
-        self.compare = []            # presets of the compared instances ([]: one instance)
-        self.speed = 1.0             # sim s per wall s, or "max"
+        self.models = []  # per joint: its compliance model's name
+        self.modes = []  # per joint: its control mode
+        self.param_overrides = {}  # {joint: {param: value}} changed from robot.toml
+        self.presets = {}  # {joint: stiffness preset}
+        self.eq0 = []  # the first view's equilibria (rad)
+        self.q0 = None  # the start (None: the robot's initial q)
+        self.button_presets = {}  # {joint: {soft, stiff, clamp_free}}
+        self.reference = {}  # {joint: reference generator}
+        self.ref_t0 = {}  # {joint: sim time its generator started}
+        self.compare = []  # presets of the compared instances ([]: one instance)
+        self.speed = 1.0  # sim s per wall s, or "max"
         self.paused = False
         self.sim = None
-        self.robot3d = None          # SceneStream of the Sim
-        self.time = 0.0              # sim time (s)
-        self.push = None             # (joint index, torque, remaining steps)
+        self.robot3d = None  # SceneStream of the Sim
+        self.time = 0.0  # sim time (s)
+        self.push = None  # (joint index, torque, remaining steps)
         self.history = collections.deque()  # the plotted frames
         self.run_id = 0
-        self.last_eq = None          # (N, T, J) equilibria of the latest references
-        self.last_change = None      # {joint: {param: (old, new)}} of the latest params change
-        self.failed = False          # a rollout failed: the Sim restarts when it runs again
-        self.watcher = None          # a dashboard.rl.PolicyWatcher choosing the references
-        self.watch_state = None      # (q, qd) at the watcher's next env step, or None
+        self.last_eq = None  # (N, T, J) equilibria of the latest references
+        self.last_change = None  # {joint: {param: (old, new)}} of the latest params change
+        self.failed = False  # a rollout failed: the Sim restarts when it runs again
+        self.watcher = None  # a dashboard.rl.PolicyWatcher choosing the references
+        self.watch_state = None  # (q, qd) at the watcher's next env step, or None
         self.load(robot, variant)
 
     # ------------------------------------------------------------ loading
@@ -126,9 +149,17 @@ class Session:
             self.eq0 = [float(init[k][0]) if init else 0.0 for k in range(len(r.joints))]
             self.q0 = None
         self.button_presets = self._choose_presets()
-        self.reference = {name: {"kind": "hold", "amplitude": 0.0, "frequency": 0.5,
-                                 "frequency_end": 2.0, "period": 5.0, "offset": self.eq0[k]}
-                          for k, name in enumerate(self.joint_names)}
+        self.reference = {
+            name: {
+                "kind": "hold",
+                "amplitude": 0.0,
+                "frequency": 0.5,
+                "frequency_end": 2.0,
+                "period": 5.0,
+                "offset": self.eq0[k],
+            }
+            for k, name in enumerate(self.joint_names)
+        }
         self.ref_t0 = {name: 0.0 for name in self.joint_names}
         self.compare = []
         self.speed = 1.0
@@ -151,19 +182,34 @@ class Session:
         view). A robot whose probe fails keeps its models' presets (the error shows when it
         runs)."""
         try:
-            return choose_presets(self.robot, self.models, self.modes, self.param_overrides,
-                                  self.eq0, self.settings.threads, q0=self.q0)
+            return choose_presets(
+                self.robot,
+                self.models,
+                self.modes,
+                self.param_overrides,
+                self.eq0,
+                self.settings.threads,
+                q0=self.q0,
+            )
         except Exception:  # noqa: BLE001 - the live Sim reports its own failure
-            return {name: {"soft": preset_spec(m)["soft"], "stiff": preset_spec(m)["stiff"],
-                           "clamp_free": None}
-                    for name, m in zip(self.joint_names, self.models)
-                    if preset_spec(m)["kind"] != "none"}
+            return {
+                name: {
+                    "soft": preset_spec(m)["soft"],
+                    "stiff": preset_spec(m)["stiff"],
+                    "clamp_free": None,
+                }
+                for name, m in zip(self.joint_names, self.models)
+                if preset_spec(m)["kind"] != "none"
+            }
 
     def build_sim(self):
         n = max(1, len(self.compare))
         self.sim = asr.Sim(self.robot, n, threads=self.settings.threads)
-        self.robot3d = SceneStream(self.sim, self.settings.n_compare_max,  # robot3d
-                                   next(self._scene_ids))
+        self.robot3d = SceneStream(
+            self.sim,
+            self.settings.n_compare_max,  # robot3d
+            next(self._scene_ids),
+        )
         for k, name in enumerate(self.joint_names):
             if self.modes[k] != self.sim.batch.modes[k]:
                 self.sim.batch.set_mode(k, self.modes[k])
@@ -216,14 +262,18 @@ class Session:
     def joint(self, name):
         """Index of joint `name`; ControlError naming the robot's joints otherwise."""
         if name not in self.joint_names:
-            raise ControlError(f"unknown joint {name!r}; joints of {self.robot.name}: "
-                               f"{', '.join(self.joint_names)}")
+            raise ControlError(
+                f"unknown joint {name!r}; joints of {self.robot.name}: "
+                f"{', '.join(self.joint_names)}"
+            )
         return self.joint_names.index(name)
 
     def _eq(self, t_abs):
         """(T, J) equilibrium references at absolute sim times t_abs."""
-        cols = [reference_values(self.reference[name], t_abs - self.ref_t0[name])
-                for name in self.joint_names]
+        cols = [
+            reference_values(self.reference[name], t_abs - self.ref_t0[name])
+            for name in self.joint_names
+        ]
         return np.stack(cols, axis=-1)
 
     def refs_at(self, t_abs):
@@ -252,11 +302,15 @@ class Session:
     def _snapshot(self):
         """The configuration (containers copied; a new Sim replaces the old one, never edits it)
         and the live Sim's modes and parameters, which commands change in place."""
-        attrs = {a: copy.deepcopy(v) if isinstance(v, (dict, list)) else v
-                 for a, v in ((a, getattr(self, a)) for a in self.CONFIG)}
+        attrs = {
+            a: copy.deepcopy(v) if isinstance(v, (dict, list)) else v
+            for a, v in ((a, getattr(self, a)) for a in self.CONFIG)
+        }
         batch = self.sim.batch
-        params = [{p.name: batch.get_param(k, p.name) for p in spec.all_params}
-                  for k, spec in enumerate(batch.specs)]
+        params = [
+            {p.name: batch.get_param(k, p.name) for p in spec.all_params}
+            for k, spec in enumerate(batch.specs)
+        ]
         return attrs, np.array(batch.modes), params
 
     def _restore(self, snap):
@@ -269,8 +323,14 @@ class Session:
             if batch.modes[k] != mode:
                 batch.set_mode(k, int(mode))
         for k, old in enumerate(params):
-            self._set_params(k, {p: compact(v) for p, v in old.items()
-                                 if not np.array_equal(batch.get_param(k, p), v)})
+            self._set_params(
+                k,
+                {
+                    p: compact(v)
+                    for p, v in old.items()
+                    if not np.array_equal(batch.get_param(k, p), v)
+                },
+            )
 
     @contextlib.contextmanager
     def all_or_nothing(self):
@@ -292,8 +352,9 @@ class Session:
         batch = self.sim.batch
         values = dict(values)
         if "pos_min" in values and "pos_max" in values:
-            batch.set_param(k, "pos_min", compact(np.minimum(batch.get_param(k, "pos_min"),
-                                                             values["pos_min"])))
+            batch.set_param(
+                k, "pos_min", compact(np.minimum(batch.get_param(k, "pos_min"), values["pos_min"]))
+            )
             batch.set_param(k, "pos_max", values.pop("pos_max"))
         for p, v in values.items():
             batch.set_param(k, p, v)
@@ -314,8 +375,9 @@ class Session:
                 try:
                     v = float(v)
                 except OverflowError:
-                    raise ControlError(f"params {joint}.{p}: got {short(v)}, too large for a "
-                                       "float") from None
+                    raise ControlError(
+                        f"params {joint}.{p}: got {short(v)}, too large for a float"
+                    ) from None
                 spec.param(p).check(v, f"params {joint}: ")
                 params.setdefault(joint, {})[p] = v
             new = params.get(joint, {})
@@ -324,9 +386,11 @@ class Session:
                 hi = new.get("pos_max", self.sim.batch.get_param(k, "pos_max"))
                 if not np.all(np.less(lo, hi)):
                     p = "pos_max" if "pos_max" in new else "pos_min"
-                    raise ControlError(f"params {joint}.{p}: got {new[p]:g}, valid range: "
-                                       f"pos_min < pos_max (they would be {np.max(lo):g} and "
-                                       f"{np.min(hi):g})")
+                    raise ControlError(
+                        f"params {joint}.{p}: got {new[p]:g}, valid range: "
+                        f"pos_min < pos_max (they would be {np.max(lo):g} and "
+                        f"{np.min(hi):g})"
+                    )
         return params
 
     def apply_control(self, c):
@@ -340,7 +404,7 @@ class Session:
             k = self.joint(joint)
             asr.batch.check_mode(int(mode), self.sim.batch.specs[k], f"mode {joint}: ")
         params = self._check_params(c)
-        for joint in (c.get("reference") or {}):
+        for joint in c.get("reference") or {}:
             self.joint(joint)
         # apply
         for joint, mode in (c.get("mode") or {}).items():
@@ -351,8 +415,9 @@ class Session:
             self.last_change = {}
         for joint, values in params.items():
             k = self.joint(joint)
-            self.last_change[joint] = {p: (float(self.sim.batch.get_param(k, p)[0]), v)
-                                       for p, v in values.items()}
+            self.last_change[joint] = {
+                p: (float(self.sim.batch.get_param(k, p)[0]), v) for p, v in values.items()
+            }
             self._set_params(k, values)
             self.param_overrides[joint].update(values)
         if c.get("preset"):
@@ -376,21 +441,28 @@ class Session:
         names = self.joint_names if joint is None else [self.joint_names[self.joint(joint)]]
         if joint is not None:
             self.check_preset(joint, preset_spec(self.models[self.joint(joint)])[which])
-        return {name: self.button_presets[name][which] for name in names
-                if name in self.button_presets}
+        return {
+            name: self.button_presets[name][which] for name in names if name in self.button_presets
+        }
 
     def set_push(self, p):
         k = self.joint(p["joint"])
         steps = max(1, int(round(p["duration"] / self.sim.dt)))
         self.push = (k, float(p["torque"]), steps)
-        return {"joint": p["joint"], "torque": p["torque"], "duration": p["duration"],
-                "steps": steps}
+        return {
+            "joint": p["joint"],
+            "torque": p["torque"],
+            "duration": p["duration"],
+            "steps": steps,
+        }
 
     def set_compare(self, presets):
         presets = [float(p) for p in presets]
         if len(presets) > self.settings.n_compare_max:
-            raise ControlError(f"compare: {len(presets)} presets, at most n_compare_max = "
-                               f"{self.settings.n_compare_max}")
+            raise ControlError(
+                f"compare: {len(presets)} presets, at most n_compare_max = "
+                f"{self.settings.n_compare_max}"
+            )
         for p in presets:
             for name, model in zip(self.joint_names, self.models):
                 if preset_spec(model)["kind"] != "none":
@@ -402,12 +474,18 @@ class Session:
 
     def workspace(self):
         """The session as a workspace (its serialisation, PROTOCOL.md "Workspace")."""
-        return {"version": WORKSPACE_VERSION, "robot": self.robot.name,
-                "variant": self.robot.variant, "preset": dict(self.presets),
-                "mode": dict(zip(self.joint_names, self.modes)),
-                "params": {k: dict(v) for k, v in self.param_overrides.items() if v},
-                "reference": {k: dict(v) for k, v in self.reference.items()},
-                "speed": self.speed, "paused": self.paused, "compare": list(self.compare)}
+        return {
+            "version": WORKSPACE_VERSION,
+            "robot": self.robot.name,
+            "variant": self.robot.variant,
+            "preset": dict(self.presets),
+            "mode": dict(zip(self.joint_names, self.modes)),
+            "params": {k: dict(v) for k, v in self.param_overrides.items() if v},
+            "reference": {k: dict(v) for k, v in self.reference.items()},
+            "speed": self.speed,
+            "paused": self.paused,
+            "compare": list(self.compare),
+        }
 
     def load_workspace(self, ws):
         """The session a workspace describes (call inside all_or_nothing)."""
@@ -422,34 +500,56 @@ class Session:
         joints = []
         for k, name in enumerate(self.joint_names):
             spec = batch.specs[k]
-            joints.append({
-                "name": name, "model": self.models[k], "mode": self.modes[k],
-                "params": {p.name: num(batch.get_param(k, p.name)[0]) for p in spec.all_params},
-                "preset_range": preset_spec(self.models[k]),
-                "motors": motor_count(self.models[k]),
-                "presets": self.button_presets.get(name)})
+            joints.append(
+                {
+                    "name": name,
+                    "model": self.models[k],
+                    "mode": self.modes[k],
+                    "params": {p.name: num(batch.get_param(k, p.name)[0]) for p in spec.all_params},
+                    "preset_range": preset_spec(self.models[k]),
+                    "motors": motor_count(self.models[k]),
+                    "presets": self.button_presets.get(name),
+                }
+            )
         return {
-            "robot": self.robot.name, "variant": self.robot.variant,
-            "joints": joints, "presets": dict(self.presets),
+            "robot": self.robot.name,
+            "variant": self.robot.variant,
+            "joints": joints,
+            "presets": dict(self.presets),
             "reference": {k: dict(v) for k, v in self.reference.items()},
-            "gains": {name: {g: num(batch.get_param(k, g)[0]) for g in ("kp", "ki", "kd")}
-                      for k, name in enumerate(self.joint_names)},
-            "speed": self.speed, "paused": self.paused, "compare": list(self.compare),
-            "n_instances": self.sim.n_instances, "time": self.time, "dt": self.sim.dt}
+            "gains": {
+                name: {g: num(batch.get_param(k, g)[0]) for g in ("kp", "ki", "kd")}
+                for k, name in enumerate(self.joint_names)
+            },
+            "speed": self.speed,
+            "paused": self.paused,
+            "compare": list(self.compare),
+            "n_instances": self.sim.n_instances,
+            "time": self.time,
+            "dt": self.sim.dt,
+        }
 
     def failure_message(self, exc):
         """What a failed rollout says: where, what, its likely cause and how to recover."""
         joint = getattr(exc, "joint", None)
-        where = f" on {self.joint_names[joint]}" if isinstance(joint, int) and \
-            0 <= joint < len(self.joint_names) else ""
+        where = (
+            f" on {self.joint_names[joint]}"
+            if isinstance(joint, int) and 0 <= joint < len(self.joint_names)
+            else ""
+        )
         if self.last_change:
-            changes = ", ".join(f"{j}.{p} {old:g} -> {new:g}"
-                                for j, ps in self.last_change.items()
-                                for p, (old, new) in ps.items())
-            cause = (f"likely cause: the latest parameter change ({changes}); set it back and "
-                     "resume, or reset")
+            changes = ", ".join(
+                f"{j}.{p} {old:g} -> {new:g}"
+                for j, ps in self.last_change.items()
+                for p, (old, new) in ps.items()
+            )
+            cause = (
+                f"likely cause: the latest parameter change ({changes}); set it back and "
+                "resume, or reset"
+            )
         else:
             cause = "check the robot's parameters, then resume or reset"
         return public_message(
             f"paused at t = {self.time:.3f} s{where}: {type(exc).__name__}: {exc}; {cause} "
-            "(it restarts from the initial state)")
+            "(it restarts from the initial state)"
+        )

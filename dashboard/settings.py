@@ -1,6 +1,7 @@
 """Dashboard settings: a pydantic model, read once from ASR_DASHBOARD_* environment variables by
 get_settings() (cached) and overridable in tests (create_app(settings) or
 app.dependency_overrides[get_settings])."""
+
 import functools
 import os
 
@@ -21,54 +22,121 @@ class Settings(BaseModel):
     n_compare_max: int = Field(8, ge=1, le=64, description="most instances in compare mode")
     max_samples: int = Field(50, ge=1, le=1000, description="most samples per frame")
     # a new client's first view (dashboard/figure.py, PROTOCOL.md "First view")
-    figure_points: int = Field(1000, ge=10, le=100_000, description="most history points per "
-                               "trace in a client's first figure (min/max decimated)")
-    figure_max_values: int = Field(300_000, ge=1000, le=50_000_000, description="most history "
-                                   "numbers in a client's first figure, all traces and the "
-                                   "shared time axis together (fewer points per trace when "
-                                   "there are many traces)")
+    figure_points: int = Field(
+        1000,
+        ge=10,
+        le=100_000,
+        description="most history points per trace in a client's first figure (min/max decimated)",
+    )
+    figure_max_values: int = Field(
+        300_000,
+        ge=1000,
+        le=50_000_000,
+        description="most history "
+        "numbers in a client's first figure, all traces and the "
+        "shared time axis together (fewer points per trace when "
+        "there are many traces)",
+    )
     threads: int = Field(1, ge=1, le=64, description="asr threads of the simulation")
     # who may drive the simulation (dashboard/security.py)
-    host: str = Field("127.0.0.1", min_length=1, description="address the server listens on; "
-                      "its name is a valid Host header besides the loopback names")
-    allow_origins: tuple[str, ...] = Field((), description="extra page origins allowed to use "
-                                           "the WebSocket and the state-changing routes, e.g. "
-                                           "'http://mybox.lan:8000'")
-    token: str | None = Field(None, min_length=16, description="if set, required on every "
-                                 "request and the WebSocket (?token=, cookie or Authorization)")
+    host: str = Field(
+        "127.0.0.1",
+        min_length=1,
+        description="address the server listens on; "
+        "its name is a valid Host header besides the loopback names",
+    )
+    allow_origins: tuple[str, ...] = Field(
+        (),
+        description="extra page origins allowed to use "
+        "the WebSocket and the state-changing routes, e.g. "
+        "'http://mybox.lan:8000'",
+    )
+    token: str | None = Field(
+        None,
+        min_length=16,
+        description="if set, required on every "
+        "request and the WebSocket (?token=, cookie or Authorization)",
+    )
     # limits (dashboard/limits.py, dashboard/server.py)
-    max_body_bytes: int = Field(1 << 20, ge=1024, le=1 << 30, description="largest HTTP "
-                                "request body, bytes")
-    max_message_bytes: int = Field(64 << 10, ge=1024, le=1 << 30, description="largest "
-                                   "WebSocket message from a client, bytes")
+    max_body_bytes: int = Field(
+        1 << 20, ge=1024, le=1 << 30, description="largest HTTP request body, bytes"
+    )
+    max_message_bytes: int = Field(
+        64 << 10, ge=1024, le=1 << 30, description="largest WebSocket message from a client, bytes"
+    )
     max_json_depth: int = Field(32, ge=4, le=1000, description="deepest JSON nesting accepted")
-    client_queue: int = Field(16, ge=4, le=1024, description="most messages buffered per "
-                              "WebSocket client (older frames are dropped)")
-    client_stall_s: float = Field(10.0, gt=0, le=3600, description="a WebSocket client whose "
-                                  "connection takes no data for this long is disconnected, s")
+    client_queue: int = Field(
+        16,
+        ge=4,
+        le=1024,
+        description="most messages buffered per WebSocket client (older frames are dropped)",
+    )
+    client_stall_s: float = Field(
+        10.0,
+        gt=0,
+        le=3600,
+        description="a WebSocket client whose "
+        "connection takes no data for this long is disconnected, s",
+    )
     # hostile clients (dashboard/server.py, dashboard/limits.py)
-    header_timeout_s: float = Field(10.0, gt=0, le=3600, description="an HTTP connection that "
-                                    "has not sent a whole request head this long after its "
-                                    "first byte (or after connecting) is closed, s")
-    body_timeout_s: float = Field(30.0, gt=0, le=3600, description="a request body not received "
-                                  "whole this long after its head is cut off, s")
-    max_connections: int = Field(256, ge=2, le=65536, description="most open connections (HTTP "
-                                 "and WebSocket); more are closed at once")
-    ws_messages_per_s: float = Field(20.0, gt=0, le=10_000, description="WebSocket messages a "
-                                     "client may send per second, on average (more are dropped)")
-    ws_message_burst: int = Field(40, ge=1, le=100_000, description="WebSocket messages a "
-                                  "client may send at once before ws_messages_per_s applies")
-    export_timeout_s: float = Field(120.0, gt=0, le=3600, description="a policy export (its "
-                                    "own process) not done this long is killed, s")
+    header_timeout_s: float = Field(
+        10.0,
+        gt=0,
+        le=3600,
+        description="an HTTP connection that "
+        "has not sent a whole request head this long after its "
+        "first byte (or after connecting) is closed, s",
+    )
+    body_timeout_s: float = Field(
+        30.0,
+        gt=0,
+        le=3600,
+        description="a request body not received whole this long after its head is cut off, s",
+    )
+    max_connections: int = Field(
+        256,
+        ge=2,
+        le=65536,
+        description="most open connections (HTTP and WebSocket); more are closed at once",
+    )
+    ws_messages_per_s: float = Field(
+        20.0,
+        gt=0,
+        le=10_000,
+        description="WebSocket messages a "
+        "client may send per second, on average (more are dropped)",
+    )
+    ws_message_burst: int = Field(
+        40,
+        ge=1,
+        le=100_000,
+        description="WebSocket messages a client may send at once before ws_messages_per_s applies",
+    )
+    export_timeout_s: float = Field(
+        120.0,
+        gt=0,
+        le=3600,
+        description="a policy export (its own process) not done this long is killed, s",
+    )
     # RL trainings (dashboard/rl.py)
-    rl_num_envs_max: int = Field(64, ge=1, le=1024, description="most parallel envs of a "
-                                 "training started from the dashboard")
-    rl_total_steps_max: int = Field(10_000_000, ge=1, le=10**10, description="most env steps "
-                                    "of a training started from the dashboard")
-    rl_curve_points: int = Field(1000, ge=10, le=100_000, description="most learning-curve rows "
-                                 "sent to clients (decimated)")
-    rl_stop_s: float = Field(5.0, gt=0, le=300, description="a training not gone this long "
-                             "after SIGTERM is killed (SIGKILL), s")
+    rl_num_envs_max: int = Field(
+        64, ge=1, le=1024, description="most parallel envs of a training started from the dashboard"
+    )
+    rl_total_steps_max: int = Field(
+        10_000_000,
+        ge=1,
+        le=10**10,
+        description="most env steps of a training started from the dashboard",
+    )
+    rl_curve_points: int = Field(
+        1000, ge=10, le=100_000, description="most learning-curve rows sent to clients (decimated)"
+    )
+    rl_stop_s: float = Field(
+        5.0,
+        gt=0,
+        le=300,
+        description="a training not gone this long after SIGTERM is killed (SIGKILL), s",
+    )
 
     @field_validator("allow_origins")
     @classmethod

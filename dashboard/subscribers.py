@@ -2,6 +2,7 @@
 through its own bounded Subscriber, filled on the client's event loop with
 `loop.call_soon_threadsafe`; a slow client loses old `extend` frames first, and waiting
 `figure` / `state` messages are replaced by newer ones."""
+
 import asyncio
 import collections
 
@@ -55,11 +56,13 @@ class Subscriber:
 
     def _drop_oldest(self):
         kinds = [i[0] for i in self.items]
-        victim = kinds.index("extend") if "extend" in kinds else \
-            next(k for k, kind in enumerate(kinds) if kind != "figure")
+        victim = (
+            kinds.index("extend")
+            if "extend" in kinds
+            else next(k for k, kind in enumerate(kinds) if kind != "figure")
+        )
         del self.items[victim]
         self.dropped += 1
-
 
     async def get(self):
         """Next (kind, text) message."""

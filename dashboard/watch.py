@@ -1,5 +1,6 @@
 """The RL watch on the live simulation (PROTOCOL.md "RL"): a dashboard.rl.PolicyWatcher chooses
 the Session's references instead of the manual controls. Runs on the runner thread."""
+
 import numpy as np
 
 from dashboard.frames import RECORD, build_frame
@@ -22,8 +23,11 @@ def stop(session):
     w, session.watcher = session.watcher, None
     if w is not None and w.held is not None:
         for k, name in enumerate(session.joint_names):
-            session.reference[name] = dict(session.reference[name], kind="hold", offset=float(
-                np.clip(w.held[0, k, 0], -10, 10)))
+            session.reference[name] = dict(
+                session.reference[name],
+                kind="hold",
+                offset=float(np.clip(w.held[0, k, 0], -10, 10)),
+            )
             session.ref_t0[name] = session.time
 
 

@@ -1,4 +1,5 @@
 """Shared test helpers. In CI (CI set) a missing dependency is a failure, never a skip."""
+
 import importlib
 import os
 

@@ -1,6 +1,7 @@
 """A real dashboard server for the browser and load tests: uvicorn on 127.0.0.1 and a free
 port, in a background thread (running_server) or in its own process (server_process, for
 figures of the server alone: memory, threads, open files), stopped at the end."""
+
 import contextlib
 import json
 import os
@@ -127,9 +128,21 @@ def wait_serving(url, proc, timeout=60):
 def server_process(*args, env=None):
     """Yield (base URL, Popen) of `asr dashboard --port <free> *args` in its own process."""
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "asr.cli", "dashboard", "--port", str(port),
-                             "--log-level", "warning", *args], cwd=ROOT,
-                            env=dict(os.environ, **(env or {})))
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "asr.cli",
+            "dashboard",
+            "--port",
+            str(port),
+            "--log-level",
+            "warning",
+            *args,
+        ],
+        cwd=ROOT,
+        env=dict(os.environ, **(env or {})),
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         wait_serving(url, proc)
@@ -147,6 +160,8 @@ def proc_status(pid):
     """{'rss_mb', 'threads', 'fds'} of a process, from /proc."""
     with open(f"/proc/{pid}/status") as f:
         fields = dict(line.split(":", 1) for line in f if ":" in line)
-    return {"rss_mb": int(fields["VmRSS"].split()[0]) / 1024,
-            "threads": int(fields["Threads"]),
-            "fds": len(os.listdir(f"/proc/{pid}/fd"))}
+    return {
+        "rss_mb": int(fields["VmRSS"].split()[0]) / 1024,
+        "threads": int(fields["Threads"]),
+        "fds": len(os.listdir(f"/proc/{pid}/fd")),
+    }

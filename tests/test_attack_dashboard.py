@@ -3,6 +3,7 @@
 from any page, half-sent HTTP requests (slowloris), connection floods and WebSocket message
 floods. Every loop is bounded in count and time; the time bounds are generous (the CI host is
 shared) and stated where they are checked."""
+
 import asyncio
 import json
 import os
@@ -18,19 +19,38 @@ import pytest
 from conftest import require
 from dashboard_server import free_port, get_json, server_process, wait_serving
 
-POST_ROUTES = ["/api/control", "/api/robot", "/api/workspace", "/api/push", "/api/compare",
-               "/api/ilc/start", "/api/rl/start", "/api/interaction/start",
-               "/api/interaction/law", "/api/interaction/reference", "/api/datasheet"]
+POST_ROUTES = [
+    "/api/control",
+    "/api/robot",
+    "/api/workspace",
+    "/api/push",
+    "/api/compare",
+    "/api/ilc/start",
+    "/api/rl/start",
+    "/api/interaction/start",
+    "/api/interaction/law",
+    "/api/interaction/reference",
+    "/api/datasheet",
+]
 # raw bytes: Python's json.dumps would not write a lone surrogate from a str the test builds
-SURROGATE_BODIES = [b'{"preset": {"\\ud800": 0.1}}', b'{"preset": {"joint1": "\\udfff"}}',
-                    b'{"robot": "\\ud800"}', b'{"\\udc00": 1}', b'["\\ud800"]',
-                    b'{"joint": "\\ud83d", "torque": 1, "duration": 0.1}']
+SURROGATE_BODIES = [
+    b'{"preset": {"\\ud800": 0.1}}',
+    b'{"preset": {"joint1": "\\udfff"}}',
+    b'{"robot": "\\ud800"}',
+    b'{"\\udc00": 1}',
+    b'["\\ud800"]',
+    b'{"joint": "\\ud83d", "torque": 1, "duration": 0.1}',
+]
 
 
 def post(url, body=b"", headers=None, timeout=60):
     """(status, body bytes, headers) of a POST; HTTP errors are answers too."""
-    req = urllib.request.Request(url, data=body, method="POST",
-                                 headers={"Content-Type": "application/json", **(headers or {})})
+    req = urllib.request.Request(
+        url,
+        data=body,
+        method="POST",
+        headers={"Content-Type": "application/json", **(headers or {})},
+    )
     try:
         with urllib.request.urlopen(req, timeout=timeout) as r:
             return r.status, r.read(), r.headers
@@ -102,8 +122,10 @@ def test_half_sent_requests_are_closed_and_others_are_served():
             while open_ and time.monotonic() - t0 < CLOSE_BOUND_S:
                 open_ = [s for s in open_ if not closed_by_server(s)]
                 time.sleep(0.2)
-            print(f"{100 - len(open_)} of 100 half-sent requests closed in "
-                  f"{time.monotonic() - t0:.1f} s")
+            print(
+                f"{100 - len(open_)} of 100 half-sent requests closed in "
+                f"{time.monotonic() - t0:.1f} s"
+            )
             assert not open_, f"{len(open_)} of 100 still open after {CLOSE_BOUND_S} s"
             assert get_json(url + "/api/state", timeout=10)["robot"]
         finally:
@@ -119,8 +141,10 @@ def test_a_body_sent_slowly_is_cut_off():
     with server_process(env=env) as (url, _):
         port = int(url.rsplit(":", 1)[1])
         s = socket.create_connection(("127.0.0.1", port), timeout=5)
-        s.sendall(f"POST /api/control HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: "
-                  "application/json\r\nContent-Length: 1000\r\n\r\n{".encode())
+        s.sendall(
+            f"POST /api/control HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: "
+            "application/json\r\nContent-Length: 1000\r\n\r\n{".encode()
+        )
         t0 = time.monotonic()
         try:
             while not closed_by_server(s):
@@ -217,8 +241,10 @@ def test_message_flooders_do_not_starve_a_reading_client(server):
         return await reader
 
     flooded = asyncio.run(main())
-    print(f"frames in {WINDOW_S} s: {alone} alone, {flooded} with 5 flooders; told: "
-          f"{[t[:2] for t in told]}")
+    print(
+        f"frames in {WINDOW_S} s: {alone} alone, {flooded} with 5 flooders; told: "
+        f"{[t[:2] for t in told]}"
+    )
     assert flooded >= alone / 3, (alone, flooded)
     for t in told:
         assert any("too many messages" in m or "1008" in m for m in t), t
@@ -226,10 +252,25 @@ def test_message_flooders_do_not_starve_a_reading_client(server):
 
 # ---------------------------------------------------------------- exports: POST, one at a time
 
-MOVED = ["/api/export.npz", "/api/export.html", "/api/export.ros.zip", "/api/ilc/result.npz",
-         "/api/datasheet?joint=joint1", "/api/rl/policy.onnx", "/api/rl/policy.ros.zip"]
-TRAIN = {"task": "asr/Reach2DOF-v0", "num_envs": 4, "n_steps": 16, "batch_size": 64,
-         "total_steps": 640, "learning_rate": 1e-3, "gamma": 0.95, "seed": 0}
+MOVED = [
+    "/api/export.npz",
+    "/api/export.html",
+    "/api/export.ros.zip",
+    "/api/ilc/result.npz",
+    "/api/datasheet?joint=joint1",
+    "/api/rl/policy.onnx",
+    "/api/rl/policy.ros.zip",
+]
+TRAIN = {
+    "task": "asr/Reach2DOF-v0",
+    "num_envs": 4,
+    "n_steps": 16,
+    "batch_size": 64,
+    "total_steps": 640,
+    "learning_rate": 1e-3,
+    "gamma": 0.95,
+    "seed": 0,
+}
 
 
 def status_of(method, url, headers=None):
@@ -313,8 +354,11 @@ def test_sigterm_stops_the_server_with_a_blocked_worker():
     from dashboard_server import ROOT
 
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-c", BLOCKED_SERVER, str(port)], cwd=ROOT,
-                            env=dict(os.environ, PYTHONPATH=ROOT))
+    proc = subprocess.Popen(
+        [sys.executable, "-c", BLOCKED_SERVER, str(port)],
+        cwd=ROOT,
+        env=dict(os.environ, PYTHONPATH=ROOT),
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         wait_serving(url, proc)
@@ -336,10 +380,13 @@ def test_the_page_downloads_its_exports_by_post():
     from dashboard_server import chromium_page
 
     with chromium_page() as pg:
-        pg.wait_for_function("() => Number(document.getElementById('status').dataset.frames)"
-                             " > 5", timeout=30000)
-        for button, name in (("#btn-export-npz", "asr_history.npz"),
-                             ("#btn-export-html", "asr_history.html")):
+        pg.wait_for_function(
+            "() => Number(document.getElementById('status').dataset.frames) > 5", timeout=30000
+        )
+        for button, name in (
+            ("#btn-export-npz", "asr_history.npz"),
+            ("#btn-export-html", "asr_history.html"),
+        ):
             with pg.expect_download(timeout=60000) as dl:
                 pg.click(button)
             assert dl.value.suggested_filename == name

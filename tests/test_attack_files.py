@@ -6,6 +6,7 @@ file is refused with an error naming it, never resumed as finished work.
 The kills are real: a subprocess imports asr once, then forks a writer that re-saves one path
 in a loop and kills it with SIGKILL after a random delay (forking keeps 30+ kills per writer
 well under a minute on a busy machine), then loads the path."""
+
 import json
 import os
 import subprocess
@@ -22,7 +23,7 @@ KILLS = 30
 TIMEOUT_S = 120  # generous: the whole kill series of one writer on a shared, busy host
 
 # the writers: value k saved to `path`, and the value read back (all arrays must agree)
-WRITERS = r'''
+WRITERS = r"""
 import json, os, random, signal, sys, time
 import numpy as np
 
@@ -116,9 +117,11 @@ def ros_load(path):
                 "scripts/policy_node.py"):
         assert os.path.getsize(os.path.join(pkg, rel)) > 0, rel
     return k
-'''
+"""
 
-KILL_SERVER = WRITERS + r'''
+KILL_SERVER = (
+    WRITERS
+    + r"""
 kind, path, kills = sys.argv[1], sys.argv[2], int(sys.argv[3])
 save, load = globals()[kind + "_save"], globals()[kind + "_load"]
 random.seed(1)
@@ -158,23 +161,33 @@ save(path, 1)  # a save after the kills removes what they left that is not its o
 folder = path if kind in ("rl", "ros") else os.path.dirname(os.path.abspath(path))
 report["files"] = sorted(os.listdir(folder))
 print(json.dumps(report))
-'''
+"""
+)
 
 
 def _run(script, *args, timeout=TIMEOUT_S):
-    proc = subprocess.run([sys.executable, "-c", script, *map(str, args)], cwd=HERE,
-                          capture_output=True, text=True, timeout=timeout)
+    proc = subprocess.run(
+        [sys.executable, "-c", script, *map(str, args)],
+        cwd=HERE,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-@pytest.mark.parametrize("kind, name", [("ilc", "res"), ("sweep", "res.npz"),
-                                        ("ident", "res.npz"), ("rl", "run"), ("ros", "ws")])
+@pytest.mark.parametrize(
+    "kind, name",
+    [("ilc", "res"), ("sweep", "res.npz"), ("ident", "res.npz"), ("rl", "run"), ("ros", "ws")],
+)
 @pytest.mark.slow
 def test_sigkill_while_saving_leaves_the_old_or_the_new_result(tmp_path, kind, name):
     report = _run(KILL_SERVER, kind, tmp_path / name, KILLS)
-    print(f"{kind}: {report['lost']} of {report['kills']} kills lost the result; "
-          f"files left: {report['files']}")
+    print(
+        f"{kind}: {report['lost']} of {report['kills']} kills lost the result; "
+        f"files left: {report['files']}"
+    )
     assert report["kills"] == KILLS
     assert report["lost"] == 0, report["errors"][:3]
     # after one more save: the result's files, and hidden temporaries of the killed writers
@@ -184,7 +197,9 @@ def test_sigkill_while_saving_leaves_the_old_or_the_new_result(tmp_path, kind, n
     assert len(report["files"]) - len(visible) <= (1 if kind in ("rl", "ros") else 2 * KILLS)
 
 
-CONCURRENT = WRITERS + r'''
+CONCURRENT = (
+    WRITERS
+    + r"""
 kind, path, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 save, load = globals()[kind + "_save"], globals()[kind + "_load"]
 pids = []
@@ -204,7 +219,8 @@ failed = sum(os.waitstatus_to_exitcode(os.waitpid(p, 0)[1]) != 0 for p in pids)
 got = load(path)
 print(json.dumps({"failed": failed, "got": got,
                   "files": sorted(os.listdir(os.path.dirname(os.path.abspath(path))))}))
-'''
+"""
+)
 
 
 @pytest.mark.parametrize("kind, name", [("ilc", "cc"), ("sweep", "cc.npz"), ("rl", "run")])
@@ -240,9 +256,18 @@ def test_sweep_file_edited_to_mark_every_sample_done_is_refused(tmp_path):
 def test_ilc_data_file_edited_is_refused(tmp_path):
     from asr.iterative_learning import ILCResult
 
-    res = ILCResult(input=np.ones((1, 5, 1)), errors=np.array([[0.3]]), iterations=np.array([1]),
-                    converged=np.array([True]), reference=np.zeros((1, 5, 1)), dt=1e-3,
-                    wall_s=0.5, tol=0.2, presets=np.zeros((1, 1)), metadata={})
+    res = ILCResult(
+        input=np.ones((1, 5, 1)),
+        errors=np.array([[0.3]]),
+        iterations=np.array([1]),
+        converged=np.array([True]),
+        reference=np.zeros((1, 5, 1)),
+        dt=1e-3,
+        wall_s=0.5,
+        tol=0.2,
+        presets=np.zeros((1, 1)),
+        metadata={},
+    )
     npz, js = res.save(tmp_path / "a")
     with np.load(npz) as z:
         arrays = {k: z[k] for k in z.files}
@@ -262,8 +287,13 @@ def test_temporaries_of_killed_writers_are_removed_by_the_next_write(tmp_path):
     from asr.iterative_learning import ILCResult
 
     old = time.time() - 10 * STALE_S
-    names = {"killed": ".a.json.x1.tmp", "killed_data": ".a.0123456789abcdef.npz.x2.tmp",
-             "young": ".a.json.x3.tmp", "held": ".a.json.x4.tmp", "other": ".b.json.x5.tmp"}
+    names = {
+        "killed": ".a.json.x1.tmp",
+        "killed_data": ".a.0123456789abcdef.npz.x2.tmp",
+        "young": ".a.json.x3.tmp",
+        "held": ".a.json.x4.tmp",
+        "other": ".b.json.x5.tmp",
+    }
     for key, name in names.items():
         (tmp_path / name).write_bytes(b"half")
         if key != "young":
@@ -271,9 +301,18 @@ def test_temporaries_of_killed_writers_are_removed_by_the_next_write(tmp_path):
     held = os.open(tmp_path / names["held"], os.O_RDONLY)
     fcntl.flock(held, fcntl.LOCK_EX)
     try:
-        ILCResult(input=np.ones((1, 5, 1)), errors=np.array([[0.3]]), iterations=np.array([1]),
-                  converged=np.array([True]), reference=np.zeros((1, 5, 1)), dt=1e-3,
-                  wall_s=0.5, tol=0.2, presets=np.zeros((1, 1)), metadata={}).save(tmp_path / "a")
+        ILCResult(
+            input=np.ones((1, 5, 1)),
+            errors=np.array([[0.3]]),
+            iterations=np.array([1]),
+            converged=np.array([True]),
+            reference=np.zeros((1, 5, 1)),
+            dt=1e-3,
+            wall_s=0.5,
+            tol=0.2,
+            presets=np.zeros((1, 1)),
+            metadata={},
+        ).save(tmp_path / "a")
     finally:
         os.close(held)
     left = set(os.listdir(tmp_path))

@@ -4,6 +4,7 @@ C type is refused before C calls it; what a callback returns is checked field by
 
 Crash cases run in a subprocess with a timeout, so a segfault fails the test instead of pytest.
 """
+
 import math
 import subprocess
 import sys
@@ -40,8 +41,10 @@ def register():
 
 # ---------------------------------------------------------------- errors belong to their call
 
-FAIL = (asr.ParamSpec("k", 5.0, lo=0.0, hi=INF, lo_open=True, hi_open=True, unit="N m/rad"),
-        asr.ParamSpec("fail", 0.0, lo=0.0, hi=1.0, integer=True, doc="1: the callback raises"))
+FAIL = (
+    asr.ParamSpec("k", 5.0, lo=0.0, hi=INF, lo_open=True, hi_open=True, unit="N m/rad"),
+    asr.ParamSpec("fail", 0.0, lo=0.0, hi=1.0, integer=True, doc="1: the callback raises"),
+)
 
 
 class XFailed(ValueError):
@@ -80,12 +83,18 @@ def _entry_points(name):
     bx.reset(0.0)
     by.reset(0.0)
     return {
-        "rollout": (lambda: (bx.reset(0.0), bx.rollout(20, 1e-3, np.zeros((1, 1, 2)), q=0.05)),
-                    lambda: by.rollout(20, 1e-3, np.zeros((1, 1, 2)), q=0.05)),
-        "compliance": (lambda: asr.compliance(name, np.linspace(0, 0.1, 50), 0.0, fail=1.0),
-                       lambda: asr.compliance(name, np.linspace(0, 0.1, 50), 0.0, fail=0.0)),
-        "reference_map": (lambda: asr.reference_map(name, np.zeros(50), 0.1, fail=1.0),
-                          lambda: asr.reference_map(name, np.zeros(50), 0.1, fail=0.0)),
+        "rollout": (
+            lambda: (bx.reset(0.0), bx.rollout(20, 1e-3, np.zeros((1, 1, 2)), q=0.05)),
+            lambda: by.rollout(20, 1e-3, np.zeros((1, 1, 2)), q=0.05),
+        ),
+        "compliance": (
+            lambda: asr.compliance(name, np.linspace(0, 0.1, 50), 0.0, fail=1.0),
+            lambda: asr.compliance(name, np.linspace(0, 0.1, 50), 0.0, fail=0.0),
+        ),
+        "reference_map": (
+            lambda: asr.reference_map(name, np.zeros(50), 0.1, fail=1.0),
+            lambda: asr.reference_map(name, np.zeros(50), 0.1, fail=0.0),
+        ),
     }
 
 
@@ -112,8 +121,9 @@ def test_an_error_belongs_to_the_call_that_raised_it(register, entry):
     assert not x.is_alive()
     assert y_raised == [], f"Y raised {len(y_raised)} of 1000 times: {y_raised[:3]}"
     wrong = [s for s in seen_x if s != "ok"]
-    assert seen_x and wrong == [], f"X got {len(wrong)} wrong outcomes of {len(seen_x)}: " \
-                                   f"{wrong[:3]}"
+    assert seen_x and wrong == [], (
+        f"X got {len(wrong)} wrong outcomes of {len(seen_x)}: {wrong[:3]}"
+    )
 
 
 def test_a_batch_error_does_not_outlive_its_call(register):
@@ -162,8 +172,9 @@ def test_a_pointer_of_the_wrong_c_type_is_refused():
     """A data pointer (or another function type, or NULL) given as elastic or refmap: a
     TypeError naming the parameter, the type given and the type expected; never a crash.
     120 s is a generous bound for one interpreter start and seven registrations."""
-    r = subprocess.run([sys.executable, "-c", CRASH_SCRIPT], capture_output=True, text=True,
-                       timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-c", CRASH_SCRIPT], capture_output=True, text=True, timeout=120
+    )
     assert r.returncode == 0, f"exit {r.returncode} (signal 11 is a crash): {r.stdout}{r.stderr}"
     lines = dict(line.split(": ", 1) for line in r.stdout.splitlines())
     assert len(lines) == 7, r.stdout
@@ -185,9 +196,12 @@ def test_too_many_parameters_named_with_the_limit(register):
     with pytest.raises(ValueError, match=r"params: 70 parameters.*at most \d+"):
         register("many", shared_elastic, params=params)
     limit = MAX_MODEL_PARAMS
-    name = register("most", lambda q, qd, th1, th2, th1d, th2d, **p:
-                    {"tau1": -q, "stiffness": 1.0},
-                    params=[asr.ParamSpec(f"p{k}", 1.0) for k in range(limit)], nmotor=1)
+    name = register(
+        "most",
+        lambda q, qd, th1, th2, th1d, th2d, **p: {"tau1": -q, "stiffness": 1.0},
+        params=[asr.ParamSpec(f"p{k}", 1.0) for k in range(limit)],
+        nmotor=1,
+    )
     b = asr.Batch([asr.Joint(name, 2)], 1)  # the most the core takes works in a batch
     b.reset(0.0)
     b.rollout(2, 1e-3, np.zeros((1, 1, 2)), q=0.01)
@@ -197,6 +211,7 @@ def test_too_many_parameters_named_with_the_limit(register):
 def _returning(**fields):
     def elastic(q, qd, th1, th2, th1d, th2d):
         return {"tau1": -q, "stiffness": 1.0, **fields}
+
     return elastic
 
 
@@ -213,8 +228,9 @@ def test_clamped_counts_are_accepted(register):
         assert int(asr.compliance(name, 0.1, 0.0).clamped) == int(count)
 
 
-@pytest.mark.parametrize("field", ("tau1", "stiffness", "tau2", "damping", "load1", "kload2",
-                                   "cload1", "defl2"))
+@pytest.mark.parametrize(
+    "field", ("tau1", "stiffness", "tau2", "damping", "load1", "kload2", "cload1", "defl2")
+)
 @pytest.mark.parametrize("value", (math.nan, INF, -INF))
 def test_a_non_finite_output_is_a_clear_error_or_frozen_instance(register, field, value):
     """A callback returning NaN or inf: from compliance a ValueError naming the output and the
@@ -222,6 +238,7 @@ def test_a_non_finite_output_is_a_clear_error_or_frozen_instance(register, field
     mode, exactly that instance frozen with ASR_ERR_NONFINITE, even for an output the mode
     leaves unused (before: damping, load2, kload2 and cload silently accepted in mode 2, an
     infinite cload1 in mode 5)."""
+
     def elastic(q, qd, th1, th2, th1d, th2d):
         out = {"tau1": -q, "stiffness": 1.0}
         if q > 0.5:  # instance 1 only
@@ -234,19 +251,21 @@ def test_a_non_finite_output_is_a_clear_error_or_frozen_instance(register, field
     for mode in (2, 5, 6):
         b = asr.Batch([asr.Joint(name, mode)], 3)
         b.reset(0.0)
-        b.rollout(2, 1e-3, np.zeros((3, 1, 2)), q=np.array([[0.0], [0.6], [0.1]]),
-                  on_error="flag")
+        b.rollout(2, 1e-3, np.zeros((3, 1, 2)), q=np.array([[0.0], [0.6], [0.1]]), on_error="flag")
         assert list(b.status) == [0, lib.ASR_ERR_NONFINITE, 0], (mode, list(b.status))
         assert np.all(np.isfinite(b.field("tau_joint")))
 
 
-@pytest.mark.parametrize("result, pattern", (
-    ((math.nan, 0.0), r"refmap.*th1.*nan.*finite"),
-    ((0.0, INF), r"refmap.*th2.*inf.*finite"),
-    ((0.0, 0.0, 0.0), r"refmap.*\(th1, th2\).*3"),
-    ("ab", r"refmap.*\(th1, th2\).*str"),
-    ((0.0, "x"), r"refmap.*th2.*str"),
-))
+@pytest.mark.parametrize(
+    "result, pattern",
+    (
+        ((math.nan, 0.0), r"refmap.*th1.*nan.*finite"),
+        ((0.0, INF), r"refmap.*th2.*inf.*finite"),
+        ((0.0, 0.0, 0.0), r"refmap.*\(th1, th2\).*3"),
+        ("ab", r"refmap.*\(th1, th2\).*str"),
+        ((0.0, "x"), r"refmap.*th2.*str"),
+    ),
+)
 def test_a_bad_refmap_result_is_a_clear_error(register, result, pattern):
     name = register("map", _returning(), lambda eq, preset: result)
     with pytest.raises((TypeError, ValueError), match=pattern):
@@ -256,6 +275,7 @@ def test_a_bad_refmap_result_is_a_clear_error(register, result, pattern):
 def test_a_non_finite_refmap_result_in_a_batch_is_refused(register):
     """In a batch: a reset to such references is refused, and a step freezes the instance
     (before: NaN motor angles in the state after reset)."""
+
     def refmap(eq, preset):
         return (math.nan if eq > 0.5 else eq), preset
 

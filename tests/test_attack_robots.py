@@ -3,6 +3,7 @@ MuJoCo state, the Gazebo engine's libraries or a closed environment must not do.
 
 Loads that could hang (FIFOs) run in a subprocess with a generous timeout (60 s; a healthy load
 takes well under a second), so a hang fails the test instead of stalling the suite."""
+
 import os
 import shutil
 import subprocess
@@ -28,8 +29,13 @@ def run_python(code, timeout=TIMEOUT_S):
     """Run `code` in a fresh interpreter in the repository; (returncode, stdout + stderr). A hang
     past the timeout fails the test."""
     try:
-        res = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=ROOT,
-                             capture_output=True, text=True, timeout=timeout)
+        res = subprocess.run(
+            [sys.executable, "-c", textwrap.dedent(code)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
     except subprocess.TimeoutExpired:
         pytest.fail(f"hung for more than {timeout} s:\n{code}")
     return res.returncode, res.stdout + res.stderr
@@ -76,22 +82,38 @@ def robot_with(tmp_path, xml_edit=None, files=None):
     return folder
 
 
-MESH_GEOM = ('</body>', '<geom type="mesh" mesh="m" contype="0" conaffinity="0"/></body>')
+MESH_GEOM = ("</body>", '<geom type="mesh" mesh="m" contype="0" conaffinity="0"/></body>')
 
 
 def with_mesh(file, meshdir=None):
     compiler = f'<compiler meshdir="{meshdir}"/>' if meshdir else ""
-    return (MESH_GEOM[0], MESH_GEOM[1] + f'</worldbody>{compiler}<asset><mesh name="m" '
-            f'file="{file}"/></asset><worldbody>')
+    return (
+        MESH_GEOM[0],
+        MESH_GEOM[1] + f'</worldbody>{compiler}<asset><mesh name="m" '
+        f'file="{file}"/></asset><worldbody>',
+    )
 
 
 def fifo(path):
     os.mkfifo(path)
 
 
-@pytest.mark.parametrize("case", ["toml-fifo", "toml-dev-null", "toml-loop", "mjcf-fifo",
-                                  "include-fifo", "include-etc-passwd", "include-outside-link",
-                                  "mesh-fifo", "mesh-outside", "meshdir-outside", "mesh-loop"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        "toml-fifo",
+        "toml-dev-null",
+        "toml-loop",
+        "mjcf-fifo",
+        "include-fifo",
+        "include-etc-passwd",
+        "include-outside-link",
+        "mesh-fifo",
+        "mesh-outside",
+        "meshdir-outside",
+        "mesh-loop",
+    ],
+)
 @pytest.mark.slow
 def test_robot_files_must_be_regular_files_inside_the_folder(tmp_path, case):
     """Every file a robot names is checked before anything opens it (before: a FIFO hung the
@@ -100,30 +122,65 @@ def test_robot_files_must_be_regular_files_inside_the_folder(tmp_path, case):
     include = ("</worldbody>", '</worldbody><include file="part.xml"/>')
     folder = tmp_path / "robot"
     setups = {
-        "toml-fifo": (lambda f: (os.remove(f / "robot.toml"), fifo(f / "robot.toml")), None, {},
-                      "'robot.toml' is a FIFO"),
-        "toml-dev-null": (lambda f: (os.remove(f / "robot.toml"),
-                                     os.symlink("/dev/null", f / "robot.toml")), None, {},
-                          "'robot.toml' is outside the robot's folder"),
-        "toml-loop": (lambda f: (os.remove(f / "robot.toml"),
-                                 os.symlink(f / "robot.toml", f / "robot.toml")), None, {},
-                      "'robot.toml' is a symbolic link loop"),
-        "mjcf-fifo": (lambda f: (os.remove(f / "pendulum.xml"), fifo(f / "pendulum.xml")), None,
-                      {}, "'pendulum.xml' is a FIFO"),
+        "toml-fifo": (
+            lambda f: (os.remove(f / "robot.toml"), fifo(f / "robot.toml")),
+            None,
+            {},
+            "'robot.toml' is a FIFO",
+        ),
+        "toml-dev-null": (
+            lambda f: (os.remove(f / "robot.toml"), os.symlink("/dev/null", f / "robot.toml")),
+            None,
+            {},
+            "'robot.toml' is outside the robot's folder",
+        ),
+        "toml-loop": (
+            lambda f: (os.remove(f / "robot.toml"), os.symlink(f / "robot.toml", f / "robot.toml")),
+            None,
+            {},
+            "'robot.toml' is a symbolic link loop",
+        ),
+        "mjcf-fifo": (
+            lambda f: (os.remove(f / "pendulum.xml"), fifo(f / "pendulum.xml")),
+            None,
+            {},
+            "'pendulum.xml' is a FIFO",
+        ),
         "include-fifo": (lambda f: fifo(f / "part.xml"), include, {}, "'part.xml' is a FIFO"),
-        "include-etc-passwd": (None, ("</worldbody>", '</worldbody><include file="/etc/passwd"/>'),
-                               {}, "<include> '/etc/passwd' is outside the robot's folder"),
-        "include-outside-link": (lambda f: (shutil.copy(f / "pendulum.xml", tmp_path / "o.xml"),
-                                            os.symlink(tmp_path / "o.xml", f / "part.xml")),
-                                 include, {}, "<include> 'part.xml' is outside"),
+        "include-etc-passwd": (
+            None,
+            ("</worldbody>", '</worldbody><include file="/etc/passwd"/>'),
+            {},
+            "<include> '/etc/passwd' is outside the robot's folder",
+        ),
+        "include-outside-link": (
+            lambda f: (
+                shutil.copy(f / "pendulum.xml", tmp_path / "o.xml"),
+                os.symlink(tmp_path / "o.xml", f / "part.xml"),
+            ),
+            include,
+            {},
+            "<include> 'part.xml' is outside",
+        ),
         "mesh-fifo": (lambda f: fifo(f / "m.obj"), with_mesh("m.obj"), {}, "'m.obj' is a FIFO"),
-        "mesh-outside": (lambda f: (tmp_path / "m.obj").write_text(MESH), with_mesh("../m.obj"),
-                         {}, "'../m.obj' is outside the robot's folder"),
-        "meshdir-outside": (lambda f: (tmp_path / "m.obj").write_text(MESH),
-                            with_mesh("m.obj", meshdir=".."), {},
-                            "<compiler> folder '..' is outside the robot's folder"),
-        "mesh-loop": (lambda f: os.symlink(f / "m.obj", f / "m.obj"), with_mesh("m.obj"), {},
-                      "'m.obj' is a symbolic link loop"),
+        "mesh-outside": (
+            lambda f: (tmp_path / "m.obj").write_text(MESH),
+            with_mesh("../m.obj"),
+            {},
+            "'../m.obj' is outside the robot's folder",
+        ),
+        "meshdir-outside": (
+            lambda f: (tmp_path / "m.obj").write_text(MESH),
+            with_mesh("m.obj", meshdir=".."),
+            {},
+            "<compiler> folder '..' is outside the robot's folder",
+        ),
+        "mesh-loop": (
+            lambda f: os.symlink(f / "m.obj", f / "m.obj"),
+            with_mesh("m.obj"),
+            {},
+            "'m.obj' is a symbolic link loop",
+        ),
     }
     setup, xml_edit, files, expected = setups[case]
     robot_with(tmp_path, xml_edit, files)
@@ -172,8 +229,11 @@ def test_mjcf_timestep_is_checked_at_load(tmp_path, timestep):
     """An MJCF timestep of -1 loaded and failed later as 'steps: got -1' / 'dt: got -1.0'; now
     load_robot names the file, the option, the value and the valid range."""
     folder = robot_with(tmp_path, ('timestep="0.001"', f'timestep="{timestep}"'))
-    with pytest.raises(RobotFileError, match=r"'pendulum.xml': option timestep = .* valid range "
-                                             r"\(0, 1\]") as err:
+    with pytest.raises(
+        RobotFileError,
+        match=r"'pendulum.xml': option timestep = .* valid range "
+        r"\(0, 1\]",
+    ) as err:
         asr.load_robot(str(folder))
     assert err.value.entry.endswith("mjcf")
 
@@ -184,11 +244,14 @@ def test_sdf_uris_must_name_robot_files(tmp_path):
     folder = tmp_path / "robot"
     shutil.copytree(GZ_PENDULUM, folder)
     sdf = (folder / "pendulum.sdf").read_text()
-    for uri, words in (("https://example.invalid/m.dae", "only files inside the robot's folder"),
-                       ("model://m/m.dae", "only files inside the robot's folder"),
-                       ("/etc/passwd", "outside the robot's folder")):
-        (folder / "pendulum.sdf").write_text(sdf.replace(
-            "</model>", f"<include><uri>{uri}</uri></include></model>", 1))
+    for uri, words in (
+        ("https://example.invalid/m.dae", "only files inside the robot's folder"),
+        ("model://m/m.dae", "only files inside the robot's folder"),
+        ("/etc/passwd", "outside the robot's folder"),
+    ):
+        (folder / "pendulum.sdf").write_text(
+            sdf.replace("</model>", f"<include><uri>{uri}</uri></include></model>", 1)
+        )
         with pytest.raises(RobotFileError, match=words):
             asr.load_robot(str(folder))
 
@@ -232,12 +295,15 @@ def test_gazebo_engine_opens_no_port():
         if IN_CI:
             pytest.fail("the Gazebo engine is missing in CI")
         pytest.skip("the Gazebo engine is not built (a failure when CI is set)")
-    code = LISTENING + f"""
+    code = (
+        LISTENING
+        + f"""
 import numpy as np, asr
 sim = asr.Sim(asr.load_robot({GZ_PENDULUM!r}), 2, engine='gazebo')
 sim.rollout(20, np.zeros((2, 1, 2)))
 print('LISTENING', listening_sockets())
 """
+    )
     rc, out = run_python(code)
     assert rc == 0, out
     assert "LISTENING []" in out, out
@@ -245,6 +311,7 @@ print('LISTENING', listening_sockets())
 
 
 # ---------------------------------------------------------------- closed Gymnasium envs
+
 
 @pytest.mark.parametrize("kind", ["single", "vector"])
 @pytest.mark.parametrize("env_id", list(ENVS))
@@ -271,13 +338,15 @@ def test_step_and_reset_after_close_say_closed(env_id, kind):
 
 # ---------------------------------------------------------------- MuJoCo's warnings
 
+
 def pendulum_with_motor(tmp_path):
     """The pendulum fixture with a MuJoCo motor on its joint (MjData.ctrl: one entry)."""
     folder = tmp_path / "pendulum_motor"
     shutil.copytree(PENDULUM, folder)
     xml = (folder / "pendulum.xml").read_text()
     (folder / "pendulum.xml").write_text(
-        xml.replace("</mujoco>", '<actuator><motor joint="joint"/></actuator>\n</mujoco>'))
+        xml.replace("</mujoco>", '<actuator><motor joint="joint"/></actuator>\n</mujoco>')
+    )
     return str(folder)
 
 
@@ -297,10 +366,15 @@ def corrupt_ctrl(sim, i):
     sim.datas[i].ctrl[:] = np.nan
 
 
-@pytest.mark.parametrize("corrupt,warning", [(corrupt_qpos, "mjWARN_BADQPOS"),
-                                             (corrupt_qvel, "mjWARN_BADQVEL"),
-                                             (corrupt_force, "mjWARN_BADQACC"),
-                                             (corrupt_ctrl, "mjWARN_BADCTRL")])
+@pytest.mark.parametrize(
+    "corrupt,warning",
+    [
+        (corrupt_qpos, "mjWARN_BADQPOS"),
+        (corrupt_qvel, "mjWARN_BADQVEL"),
+        (corrupt_force, "mjWARN_BADQACC"),
+        (corrupt_ctrl, "mjWARN_BADCTRL"),
+    ],
+)
 def test_mujoco_warning_stops_exactly_that_instance(tmp_path, corrupt, warning):
     """MuJoCo resets (or zeroes the controls of) an instance with a bad state and only prints a
     WARNING; asr freezes exactly that instance with ASR_ERR_NONFINITE (before: status 0, no

@@ -4,6 +4,7 @@ instance concerned, per-instance parameters touch only their instance.
 
 References here are independent runs of the same core (single-instance batches, one thread,
 step-by-step), compared with np.array_equal: the design promises bit-identical results."""
+
 import contextlib
 import uuid
 
@@ -33,8 +34,15 @@ def run_steps(b, inputs, on_error="raise"):
     """Step b through inputs (list of dicts of step keyword arrays); record every field."""
     rec = {f: [] for f in asr.FIELDS}
     for kw in inputs:
-        b.step(kw["q"], kw["qd"], kw["refs"], DT, tau_ext=kw.get("tau_ext"),
-               tau_ff=kw.get("tau_ff"), on_error=on_error)
+        b.step(
+            kw["q"],
+            kw["qd"],
+            kw["refs"],
+            DT,
+            tau_ext=kw.get("tau_ext"),
+            tau_ff=kw.get("tau_ff"),
+            on_error=on_error,
+        )
         for f in asr.FIELDS:
             rec[f].append(b.field(f).copy())
     return {f: np.stack(v) for f, v in rec.items()}
@@ -42,26 +50,39 @@ def run_steps(b, inputs, on_error="raise"):
 
 def slice_inputs(inputs, i):
     """The inputs of instance i as a one-instance batch sees them."""
-    return [{k: (None if v is None else v[i:i + 1]) for k, v in kw.items()} for kw in inputs]
+    return [{k: (None if v is None else v[i : i + 1]) for k, v in kw.items()} for kw in inputs]
 
 
 # Five joints of five models and three different modes, with per-instance parameter arrays.
 N_SWEEP = 5
 SWEEP_JOINTS = [
-    ("qbmove_advanced", 6, {"kp": [60.0, 125.0, 200.0, 90.0, 300.0],
-                            "k1": [0.0019, 0.003, 0.01, 0.0025, 0.006],
-                            "a2": [8.9992, 7.0, 9.5, 6.0, 8.0],
-                            "ki": [0.0, 5.0, 0.0, 10.0, 1.0],
-                            "ctrl_period": [0.0, 1e-3, 0.0, 2e-3, 0.0]}),
-    ("sea", 5, {"k": [100.0, 200.0, 300.0, 400.0, 50.0],
-                "kd": [1.0, 4.5, 2.0, 3.0, 0.5],
-                "friction": [0.0, 0.02, 0.1, 0.05, 0.2]}),
-    ("bavs", 3, {"ke": [8.71, 6.0, 10.0, 7.5, 9.0],
-                 "max_def": [0.27, 0.2, 0.3, 0.25, 0.27]}),
-    ("qbmove", 6, {"k": [0.022, 0.03, 0.015, 0.022, 0.05],
-                   "V_supply": [8.0, 12.0, 8.0, 6.0, 24.0]}),
-    ("awas2", 6, {"L": [0.05, 0.06, 0.05, 0.04, 0.05],
-                  "Ks": [10.0, 20.0, 5.0, 10.0, 15.0]}),
+    (
+        "qbmove_advanced",
+        6,
+        {
+            "kp": [60.0, 125.0, 200.0, 90.0, 300.0],
+            "k1": [0.0019, 0.003, 0.01, 0.0025, 0.006],
+            "a2": [8.9992, 7.0, 9.5, 6.0, 8.0],
+            "ki": [0.0, 5.0, 0.0, 10.0, 1.0],
+            "ctrl_period": [0.0, 1e-3, 0.0, 2e-3, 0.0],
+        },
+    ),
+    (
+        "sea",
+        5,
+        {
+            "k": [100.0, 200.0, 300.0, 400.0, 50.0],
+            "kd": [1.0, 4.5, 2.0, 3.0, 0.5],
+            "friction": [0.0, 0.02, 0.1, 0.05, 0.2],
+        },
+    ),
+    ("bavs", 3, {"ke": [8.71, 6.0, 10.0, 7.5, 9.0], "max_def": [0.27, 0.2, 0.3, 0.25, 0.27]}),
+    (
+        "qbmove",
+        6,
+        {"k": [0.022, 0.03, 0.015, 0.022, 0.05], "V_supply": [8.0, 12.0, 8.0, 6.0, 24.0]},
+    ),
+    ("awas2", 6, {"L": [0.05, 0.06, 0.05, 0.04, 0.05], "Ks": [10.0, 20.0, 5.0, 10.0, 15.0]}),
 ]
 SINGLE_MOTOR = [1, 4]  # sea and awas2 take a feed-forward torque
 
@@ -119,7 +140,7 @@ def test_batch_of_n_equals_n_single_runs_step():
         s = asr.Batch(sweep_joints(i), 1)
         rs = run_steps(s, slice_inputs(inputs, i))
         for f in asr.FIELDS:
-            assert np.array_equal(rec[f][:, i:i + 1], rs[f]), f"instance {i}, field {f}"
+            assert np.array_equal(rec[f][:, i : i + 1], rs[f]), f"instance {i}, field {f}"
 
 
 def test_batch_of_n_equals_n_single_runs_rollout():
@@ -133,10 +154,17 @@ def test_batch_of_n_equals_n_single_runs_rollout():
     res = b.rollout(steps, DT, refs, q, qd, tau_ext=ext, record=asr.FIELDS)
     for i in range(N_SWEEP):
         s = asr.Batch(sweep_joints(i), 1)
-        rs = s.rollout(steps, DT, refs[i:i + 1], q[i:i + 1], qd[i:i + 1],
-                       tau_ext=ext[i:i + 1], record=asr.FIELDS)
+        rs = s.rollout(
+            steps,
+            DT,
+            refs[i : i + 1],
+            q[i : i + 1],
+            qd[i : i + 1],
+            tau_ext=ext[i : i + 1],
+            record=asr.FIELDS,
+        )
         for f in asr.FIELDS:
-            assert np.array_equal(res[f][i:i + 1], rs[f]), f"instance {i}, field {f}"
+            assert np.array_equal(res[f][i : i + 1], rs[f]), f"instance {i}, field {f}"
 
 
 def test_per_instance_params_at_construction_equal_set_param():
@@ -162,10 +190,16 @@ N_THREADED = 4096  # 2 joints: 8192 joint-steps, 8 threads' worth at 1024 per th
 def threaded_batch(threads):
     n = N_THREADED
     i = np.arange(n)
-    b = asr.Batch([asr.Joint("qbmove_advanced", 6, {"kp": 60.0 + 0.05 * i,
-                                                     "k1": 0.0019 * (1 + (i % 7) / 7)}),
-                   asr.Joint("sea_damped", 5, {"Kt": 100.0 + (i % 400)})],
-                  n, threads=threads)
+    b = asr.Batch(
+        [
+            asr.Joint(
+                "qbmove_advanced", 6, {"kp": 60.0 + 0.05 * i, "k1": 0.0019 * (1 + (i % 7) / 7)}
+            ),
+            asr.Joint("sea_damped", 5, {"Kt": 100.0 + (i % 400)}),
+        ],
+        n,
+        threads=threads,
+    )
     return b
 
 
@@ -297,8 +331,9 @@ def test_consecutive_rollouts_equal_one_rollout():
     h = steps // 2
     r1 = b.rollout(h, DT, refs[:, :h], q[:, :h], qd[:, :h])
     r2 = b.rollout(steps - h, DT, refs[:, h:], q[:, h:], qd[:, h:])
-    assert np.array_equal(ra["tau_joint"],
-                          np.concatenate([r1["tau_joint"], r2["tau_joint"]], axis=1))
+    assert np.array_equal(
+        ra["tau_joint"], np.concatenate([r1["tau_joint"], r2["tau_joint"]], axis=1)
+    )
     assert b.step_count == steps
     assert_states_equal(state_of(a), state_of(b), "split rollout")
 
@@ -339,15 +374,14 @@ def test_state_fields_are_zero_copy_read_only_views():
 # ---------------------------------------------------------------- non-finite state detection
 
 BLOW_N = 4
-BLOW_I = 2            # the instance whose spring overflows
-BLOW_STEP = 71        # exp(1000 * 0.71) overflows; exp(1000 * 0.70) does not
+BLOW_I = 2  # the instance whose spring overflows
+BLOW_STEP = 71  # exp(1000 * 0.71) overflows; exp(1000 * 0.70) does not
 A1 = [8.9992, 8.9992, 1000.0, 8.9992]
 
 
 def blow_joints(i=None):
     a1 = np.array(A1) if i is None else A1[i]
-    return [asr.Joint("sea", 5, {"k": 200.0}),
-            asr.Joint("qbmove_advanced", 3, {"a1": a1})]
+    return [asr.Joint("sea", 5, {"k": 200.0}), asr.Joint("qbmove_advanced", 3, {"a1": a1})]
 
 
 def blow_inputs(n, steps=100, rows=None):
@@ -359,8 +393,9 @@ def blow_inputs(n, steps=100, rows=None):
         q[:, 1] = 0.01 * k  # link moves away from the motors held at 0: deflection grows
         refs = np.zeros((len(rows), 2, 2))
         refs[:, 0, 0] = 0.2
-        inputs.append({"q": q, "qd": np.zeros_like(q), "refs": refs,
-                       "tau_ext": np.full((len(rows), 2), 0.1)})
+        inputs.append(
+            {"q": q, "qd": np.zeros_like(q), "refs": refs, "tau_ext": np.full((len(rows), 2), 0.1)}
+        )
     return inputs
 
 
@@ -375,7 +410,11 @@ def test_nonfinite_instance_is_frozen_and_others_match_single_runs():
     assert len(errs) == 1
     e = errs[0]
     assert (e["instance"], e["joint"], e["step"], e["code"]) == (
-        BLOW_I, 1, BLOW_STEP, lib.ASR_ERR_NONFINITE)
+        BLOW_I,
+        1,
+        BLOW_STEP,
+        lib.ASR_ERR_NONFINITE,
+    )
     assert "non-finite" in e["reason"]
     # the frozen instance applies no torque (not even the external one) from then on
     assert np.all(rec["tau_joint"][BLOW_STEP:, BLOW_I] == 0.0)
@@ -389,7 +428,7 @@ def test_nonfinite_instance_is_frozen_and_others_match_single_runs():
         rs = run_steps(s, blow_inputs(1, rows=[i]))
         assert np.all(s.status == 0)
         for f in asr.FIELDS:
-            assert np.array_equal(rec[f][:, i:i + 1], rs[f]), f"instance {i}, field {f}"
+            assert np.array_equal(rec[f][:, i : i + 1], rs[f]), f"instance {i}, field {f}"
     # check() raises for the frozen instance
     with pytest.raises(asr.SimulationError) as ei:
         b.check()
@@ -414,11 +453,13 @@ def test_nonfinite_raises_simulation_error_once_in_raise_mode():
         else:
             # after: the instance stays frozen; 'raise' refuses to step until it is reset (it
             # would return zeros for it), 'flag' steps the others
-            with pytest.raises(asr.SimulationError, match=rf"instance {BLOW_I}, joint 1, step "
-                               rf"{BLOW_STEP}: .* step refused: instance\(s\) \[{BLOW_I}\]"):
+            with pytest.raises(
+                asr.SimulationError,
+                match=rf"instance {BLOW_I}, joint 1, step "
+                rf"{BLOW_STEP}: .* step refused: instance\(s\) \[{BLOW_I}\]",
+            ):
                 b.step(kw["q"], kw["qd"], kw["refs"], DT, tau_ext=kw["tau_ext"])
-            tau = b.step(kw["q"], kw["qd"], kw["refs"], DT, tau_ext=kw["tau_ext"],
-                         on_error="flag")
+            tau = b.step(kw["q"], kw["qd"], kw["refs"], DT, tau_ext=kw["tau_ext"], on_error="flag")
             assert np.all(tau[BLOW_I] == 0.0)
     assert b.step_count == len(inputs)
     # reset clears the status, and the instance runs again
@@ -455,8 +496,14 @@ def test_nonfinite_in_rollout_flag_and_raise():
 
 def test_tiny_inertia_huge_torque_is_frozen_not_propagated():
     """motor_J = 1e-300 (inside (0, inf)) driven by 1e300 N m in mode 4."""
-    params = {"motor_J": np.array([0.0233, 1e-300]), "tau_max": 1e300, "motor_D": 0.0,
-              "kd": 0.0, "friction": 0.0, "k": 1e-300}
+    params = {
+        "motor_J": np.array([0.0233, 1e-300]),
+        "tau_max": 1e300,
+        "motor_D": 0.0,
+        "kd": 0.0,
+        "friction": 0.0,
+        "k": 1e-300,
+    }
     b = asr.Batch([asr.Joint("sea", 4, params)], 2)
     for _ in range(3):
         tau = b.step(0.0, 0.0, [[[1.0, 0.0]], [[1e300, 0.0]]], DT, on_error="flag")
@@ -475,7 +522,8 @@ def assert_running_instances_finite(b, what):
         v = b.field(f)[running]
         assert np.all(np.isfinite(v)), (
             f"{what}: field {f} of a running instance is non-finite ({v.ravel().tolist()}) "
-            "but the instance was not frozen")
+            "but the instance was not frozen"
+        )
 
 
 def test_nonfinite_controller_output_is_detected():
@@ -483,9 +531,22 @@ def test_nonfinite_controller_output_is_detected():
     kd*v = inf once the motor moves, so u = inf - inf = NaN. An infinite or NaN controller
     command held in the state (cmd1) must freeze the instance, not be silently turned into a
     saturated torque."""
-    b = asr.Batch([asr.Joint("sea", 5, {"kp": np.array([125.0, 1e308]),
-                                        "kd": np.array([4.5, 1e308]),
-                                        "tau_max": 1.0, "k": 1e4, "friction": 0.0})], 2)
+    b = asr.Batch(
+        [
+            asr.Joint(
+                "sea",
+                5,
+                {
+                    "kp": np.array([125.0, 1e308]),
+                    "kd": np.array([4.5, 1e308]),
+                    "tau_max": 1.0,
+                    "k": 1e4,
+                    "friction": 0.0,
+                },
+            )
+        ],
+        2,
+    )
     for k in range(6):
         b.step(0.1 * k, 100.0, [[[1e10, 0.0]]], 1e-3, on_error="flag")
         assert_running_instances_finite(b, f"step {k}")
@@ -520,8 +581,12 @@ def test_huge_finite_inputs_are_not_reported_as_non_finite():
 @contextlib.contextmanager
 def python_model(elastic, nmotor=1):
     name = f"test_batch_{uuid.uuid4().hex[:8]}"
-    spec = asr.register_model(name, elastic, nmotor=nmotor,
-                              params=[asr.ParamSpec("k", 5.0, 0.0, float("inf"), True, True)])
+    spec = asr.register_model(
+        name,
+        elastic,
+        nmotor=nmotor,
+        params=[asr.ParamSpec("k", 5.0, 0.0, float("inf"), True, True)],
+    )
     try:
         yield name, spec
     finally:
@@ -555,8 +620,13 @@ def test_python_model_nan_is_detected_not_propagated():
 @pytest.mark.parametrize("key", ["tau1", "stiffness", "load1", "kload1", "defl1"])
 def test_python_model_nan_in_any_output_is_detected(key):
     def elastic(q, qd, th1, th2, th1d, th2d, k):
-        out = {"tau1": -k * (q - th1), "stiffness": k, "kload1": k, "load1": k * (q - th1),
-               "defl1": q - th1}
+        out = {
+            "tau1": -k * (q - th1),
+            "stiffness": k,
+            "kload1": k,
+            "load1": k * (q - th1),
+            "defl1": q - th1,
+        }
         out[key] = float("nan")
         return out
 
@@ -620,8 +690,9 @@ def test_get_param_round_trips():
 
 def test_field_units_and_docs_come_from_one_list():
     from asr.batch import FIELD_DOCS, FIELD_UNITS
+
     assert set(FIELD_UNITS) == set(FIELD_DOCS) == set(asr.FIELDS)
-    assert asr.FIELD_UNITS is FIELD_UNITS and "FIELD_UNITS" in asr.__all__   # exported
+    assert asr.FIELD_UNITS is FIELD_UNITS and "FIELD_UNITS" in asr.__all__  # exported
     assert FIELD_UNITS["q"] == "rad" and FIELD_UNITS["stiffness"] == "N m/rad"
     assert FIELD_UNITS["clamp_steps"] == ""
     assert all(FIELD_DOCS[f].endswith(f", {u}") for f, u in FIELD_UNITS.items() if u)
@@ -635,12 +706,24 @@ def test_parameter_rules_are_the_c_cores():
     valid range (or the pos_min < pos_max rule with the other bound) and nothing is changed."""
     spec = asr.ParamSpec("x", 1.0, lo=0.0, hi=2.0, lo_open=True, integer=True)
     values = [np.nan, -np.inf, 0.0, 1e-300, 1.0, 1.5, 2.0, 2.0 + 1e-15, np.inf]
-    assert spec.valid(values).tolist() == [False, False, False, False, True, False, True,
-                                           False, False]
+    assert spec.valid(values).tolist() == [
+        False,
+        False,
+        False,
+        False,
+        True,
+        False,
+        True,
+        False,
+        False,
+    ]
     b = asr.Batch(["sea"], 3)
     b.set_param(0, "pos_min", np.array([-1.0, 0.0, 1.0]))
-    with pytest.raises(ValueError, match=r"joint 0 \(sea\) pos_max: got 0.5, valid range: "
-                                         r"pos_min < pos_max \(the other bound, pos_min, is 1\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"joint 0 \(sea\) pos_max: got 0.5, valid range: "
+        r"pos_min < pos_max \(the other bound, pos_min, is 1\)",
+    ):
         b.set_param(0, "pos_max", np.array([2.0, 2.0, 0.5]))
     with pytest.raises(ValueError, match=r"pos_max: got 0.5, .*pos_min, is -1 to 1 across"):
         b.set_param(0, "pos_max", 0.5)

@@ -1,10 +1,12 @@
 """Smoke test of the learning benchmark: it runs and writes the figures the issue asks for."""
+
 import json
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                                "benchmarks"))
+sys.path.insert(
+    0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks")
+)
 
 import bench_learning as bench  # noqa: E402
 

@@ -7,6 +7,7 @@ tests/c/test_lanes_avx2.c: the same built for AVX2) three times, with the
 strict warning set, with AddressSanitizer + UndefinedBehaviorSanitizer and with ThreadSanitizer
 (batches on worker threads, several batches on application threads, threaded CPR batches), and
 run every build."""
+
 import os
 import re
 import shutil
@@ -23,17 +24,41 @@ CSRC = ROOT / "csrc"
 PARTS = ("core", "engine", "interaction", "cpr")
 TEST_DIR = ROOT / "tests" / "c"
 # program name -> fewer checks than this means the program did not run its tests
-PROGRAMS = {"test_core": 1000, "test_engine": 1000, "test_rod": 90, "test_cpr": 180,
-            "test_linalg": 120, "test_lanes": 900, "test_lanes_avx2": 900}
+PROGRAMS = {
+    "test_core": 1000,
+    "test_engine": 1000,
+    "test_rod": 90,
+    "test_cpr": 180,
+    "test_linalg": 120,
+    "test_lanes": 900,
+    "test_lanes_avx2": 900,
+}
 
-STRICT = ["-std=c11", "-Wall", "-Wextra", "-Wpedantic", "-Wmissing-prototypes", "-Werror",
-          "-ffp-contract=off", "-Wno-psabi"]
-SANITIZE = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer",
-            "-fno-sanitize-recover=all", "-g", "-O1"]
-SANITIZER_ENV = {"ASAN_OPTIONS": "detect_leaks=1",
-                 "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1"}
-SANITIZER_REPORT = re.compile(r"ERROR: (Address|Leak)Sanitizer|runtime error:|"
-                              r"UndefinedBehaviorSanitizer")
+STRICT = [
+    "-std=c11",
+    "-Wall",
+    "-Wextra",
+    "-Wpedantic",
+    "-Wmissing-prototypes",
+    "-Werror",
+    "-ffp-contract=off",
+    "-Wno-psabi",
+]
+SANITIZE = [
+    "-fsanitize=address,undefined",
+    "-fno-omit-frame-pointer",
+    "-fno-sanitize-recover=all",
+    "-g",
+    "-O1",
+]
+SANITIZER_ENV = {
+    "ASAN_OPTIONS": "detect_leaks=1",
+    "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1",
+}
+SANITIZER_REPORT = re.compile(
+    r"ERROR: (Address|Leak)Sanitizer|runtime error:|"
+    r"UndefinedBehaviorSanitizer"
+)
 THREAD_SANITIZE = ["-fsanitize=thread", "-fno-omit-frame-pointer", "-g", "-O1"]
 THREAD_SANITIZER_ENV = {"TSAN_OPTIONS": "halt_on_error=1:exitcode=66"}
 THREAD_SANITIZER_REPORT = re.compile(r"(WARNING|ERROR): ThreadSanitizer")
@@ -52,14 +77,16 @@ def _gcc():
 def _compile_core(out_dir, extra):
     """csrc/<part>/*.c compiled to objects in out_dir, as many compilers at a time as there are
     CPUs: (objects, stderr of all compiles, 0 if every compile succeeded)."""
+
     def compile_one(src):
         obj = Path(out_dir) / f"{src.parent.name}_{src.stem}.o"
         cmd = [_gcc(), *STRICT, *extra, "-I", str(CSRC), "-c", str(src), "-o", str(obj)]
         return obj, subprocess.run(cmd, capture_output=True, text=True, timeout=600)
 
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        done = list(pool.map(compile_one, sorted(p for part in PARTS
-                                                 for p in (CSRC / part).glob("*.c"))))
+        done = list(
+            pool.map(compile_one, sorted(p for part in PARTS for p in (CSRC / part).glob("*.c")))
+        )
     rc = max(proc.returncode for _, proc in done)
     return [obj for obj, _ in done], "".join(proc.stderr for _, proc in done), rc
 
@@ -84,16 +111,29 @@ def _build(core_objects, tmp_dir, program, name, extra):
     returncode and stderr cover the core's compiles too)."""
     objects, core_stderr, core_rc = core_objects(extra)
     exe = Path(tmp_dir) / name
-    cmd = [_gcc(), *STRICT, *extra, "-I", str(CSRC), str(TEST_DIR / f"{program}.c"),
-           *map(str, objects), "-o", str(exe), "-lm", "-lpthread"]
+    cmd = [
+        _gcc(),
+        *STRICT,
+        *extra,
+        "-I",
+        str(CSRC),
+        str(TEST_DIR / f"{program}.c"),
+        *map(str, objects),
+        "-o",
+        str(exe),
+        "-lm",
+        "-lpthread",
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    return exe, subprocess.CompletedProcess(cmd, max(core_rc, proc.returncode), proc.stdout,
-                                            core_stderr + proc.stderr)
+    return exe, subprocess.CompletedProcess(
+        cmd, max(core_rc, proc.returncode), proc.stdout, core_stderr + proc.stderr
+    )
 
 
 def _run(exe, env=None):
-    return subprocess.run([str(exe)], capture_output=True, text=True, timeout=300,
-                          env=dict(os.environ, **(env or {})))
+    return subprocess.run(
+        [str(exe)], capture_output=True, text=True, timeout=300, env=dict(os.environ, **(env or {}))
+    )
 
 
 def _tail(text, n=4000):
@@ -107,26 +147,38 @@ def program(request):
 
 @pytest.fixture(scope="module")
 def strict_build(tmp_path_factory, core_objects, program):
-    return _build(core_objects, tmp_path_factory.mktemp(f"c_strict_{program}"), program, program,
-                  ["-O2"])
+    return _build(
+        core_objects, tmp_path_factory.mktemp(f"c_strict_{program}"), program, program, ["-O2"]
+    )
 
 
 @pytest.fixture(scope="module")
 def sanitized_build(tmp_path_factory, core_objects, program):
-    return _build(core_objects, tmp_path_factory.mktemp(f"c_sanitized_{program}"), program,
-                  f"{program}_asan", SANITIZE)
+    return _build(
+        core_objects,
+        tmp_path_factory.mktemp(f"c_sanitized_{program}"),
+        program,
+        f"{program}_asan",
+        SANITIZE,
+    )
 
 
 @pytest.fixture(scope="module")
 def thread_sanitized_build(tmp_path_factory, core_objects, program):
-    return _build(core_objects, tmp_path_factory.mktemp(f"c_tsan_{program}"), program,
-                  f"{program}_tsan", THREAD_SANITIZE)
+    return _build(
+        core_objects,
+        tmp_path_factory.mktemp(f"c_tsan_{program}"),
+        program,
+        f"{program}_tsan",
+        THREAD_SANITIZE,
+    )
 
 
 def _assert_passed(proc, program):
     m = SUMMARY.search(proc.stdout)
-    assert m is not None, f"no summary line; stdout:\n{_tail(proc.stdout)}\nstderr:\n" \
-                          f"{_tail(proc.stderr)}"
+    assert m is not None, (
+        f"no summary line; stdout:\n{_tail(proc.stdout)}\nstderr:\n{_tail(proc.stderr)}"
+    )
     assert int(m.group(1)) > PROGRAMS[program], f"too few checks ran: {m.group(0)}"
     assert m.group(2) == "0", f"{m.group(0)}; failures:\n{_tail(proc.stderr)}"
     assert proc.returncode == 0, f"exit code {proc.returncode}\n{_tail(proc.stderr)}"
@@ -153,7 +205,7 @@ def test_core_program_passes_under_sanitizers(sanitized_build, program):
     assert proc.returncode == 0, f"sanitizer build failed:\n{_tail(proc.stderr)}"
     run = _run(exe, SANITIZER_ENV)
     report = SANITIZER_REPORT.search(run.stderr)
-    assert report is None, f"sanitizer report:\n{_tail(run.stderr[report.start():])}"
+    assert report is None, f"sanitizer report:\n{_tail(run.stderr[report.start() :])}"
     _assert_passed(run, program)
 
 
@@ -165,7 +217,7 @@ def test_core_program_passes_under_thread_sanitizer(thread_sanitized_build, prog
     assert proc.returncode == 0, f"ThreadSanitizer build failed:\n{_tail(proc.stderr)}"
     run = _run(exe, THREAD_SANITIZER_ENV)
     report = THREAD_SANITIZER_REPORT.search(run.stderr)
-    assert report is None, f"ThreadSanitizer report:\n{_tail(run.stderr[report.start():])}"
+    assert report is None, f"ThreadSanitizer report:\n{_tail(run.stderr[report.start() :])}"
     _assert_passed(run, program)
 
 
@@ -178,17 +230,26 @@ def test_private_names_and_exports():
     public = "".join(p.read_text() for p in headers if p.name.startswith("asr"))
     public_names = set(re.findall(r"\basr_\w+", public))
     private = sorted(str(p.relative_to(CSRC)) for p in headers if not p.name.startswith("asr"))
-    assert {"core/internal.h", "core/batch.h", "core/lanes.h", "core/springs.h", "core/motor.h",
-            "core/simd.h", "cpr/rod.h"} <= set(private)
+    assert {
+        "core/internal.h",
+        "core/batch.h",
+        "core/lanes.h",
+        "core/springs.h",
+        "core/motor.h",
+        "core/simd.h",
+        "cpr/rod.h",
+    } <= set(private)
     for header in private:
         declared = set(re.findall(r"\basr_\w+", (CSRC / header).read_text()))
         assert declared <= public_names, f"{header} declares {sorted(declared - public_names)}"
     import asr._core
+
     nm = shutil.which("nm")
     if nm is None:
         assert not IN_CI, "nm (binutils) is needed to read the extension's symbols"
         pytest.skip("nm not found")
-    out = subprocess.run([nm, "-D", "--defined-only", asr._core.__file__], capture_output=True,
-                         text=True, check=True).stdout
+    out = subprocess.run(
+        [nm, "-D", "--defined-only", asr._core.__file__], capture_output=True, text=True, check=True
+    ).stdout
     exported = {line.split()[-1] for line in out.splitlines() if line.split()}
     assert exported == {"PyInit__core"}, sorted(exported)

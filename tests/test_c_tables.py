@@ -1,6 +1,7 @@
 """The C core's records listed once (X-macros in csrc/core/asr_model.h, asr_batch.h): the name
 tables it exports agree with the structs and enums cffi sees, and the Python constants are read from
 them."""
+
 from asr import batch
 from asr._ffi import ffi, lib
 from asr._model_callbacks import OUT_FIELDS, OUT_NAMES
@@ -19,10 +20,12 @@ def test_elastic_out_names_are_the_struct_fields_in_order():
 
 
 def test_name_tables_refuse_an_index_outside_them():
-    for name_of, count in ((lib.asr_elastic_out_name, lib.ASR_NELASTIC_OUT),
-                           (lib.asr_mode_doc, lib.ASR_NMODE),
-                           (lib.asr_motor_scheme_name, lib.ASR_NMOTOR_SCHEME),
-                           (lib.asr_simd_name, lib.ASR_NSIMD)):
+    for name_of, count in (
+        (lib.asr_elastic_out_name, lib.ASR_NELASTIC_OUT),
+        (lib.asr_mode_doc, lib.ASR_NMODE),
+        (lib.asr_motor_scheme_name, lib.ASR_NMOTOR_SCHEME),
+        (lib.asr_simd_name, lib.ASR_NSIMD),
+    ):
         assert name_of(-1) == ffi.NULL and name_of(count) == ffi.NULL
         assert all(name_of(k) != ffi.NULL for k in range(count))
 
@@ -31,15 +34,21 @@ def test_python_constants_come_from_the_c_tables():
     assert batch.MODES == dict(enumerate(_names(lib.asr_mode_doc, lib.ASR_NMODE)))
     assert sorted(batch.MODES) == list(range(7))  # the toolbox's numbering
     assert (lib.ASR_MODE_LINK_TORQUE, lib.ASR_MODE_EQ_PRESET_PID) == (0, 6)
-    assert batch.MOTOR_SCHEMES == {"euler": lib.ASR_MOTOR_EULER,
-                                   "trapezoid": lib.ASR_MOTOR_TRAPEZOID}
+    assert batch.MOTOR_SCHEMES == {
+        "euler": lib.ASR_MOTOR_EULER,
+        "trapezoid": lib.ASR_MOTOR_TRAPEZOID,
+    }
     assert batch.SIMD_KERNELS == ("baseline", "avx2", "avx512")
 
 
 def test_common_parameter_enum_and_spec_table_agree():
     # ASR_P_<ID> indexes the spec generated from the same list entry
-    for k, name in ((lib.ASR_P_MOTOR_J, "motor_J"), (lib.ASR_P_KT, "motor_Kt"),
-                    (lib.ASR_P_DRIVE, "drive"), (lib.ASR_P_LINK_VEL_MAX, "link_vel_max")):
+    for k, name in (
+        (lib.ASR_P_MOTOR_J, "motor_J"),
+        (lib.ASR_P_KT, "motor_Kt"),
+        (lib.ASR_P_DRIVE, "drive"),
+        (lib.ASR_P_LINK_VEL_MAX, "link_vel_max"),
+    ):
         assert ffi.string(lib.asr_common_param_spec(k).name).decode() == name
     assert lib.ASR_P_LINK_VEL_MAX == lib.ASR_NCOMMON - 1
     assert lib.asr_common_param_spec(lib.ASR_NCOMMON) == ffi.NULL

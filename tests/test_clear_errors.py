@@ -1,6 +1,7 @@
 """Small API corners that used to answer with the wrong exception, a silent truncation or a NaN:
 each now gives a clear error naming the argument, the value and what is valid (or, for rot_exp,
 the right answer)."""
+
 import numpy as np
 import pytest
 
@@ -12,8 +13,11 @@ from asr.parameter_sweep import sweep
 
 def test_a_subnormal_max_substep_is_a_value_error_not_an_overflow():
     b = asr.Batch("sea", 1, max_substep=5e-324)
-    with pytest.raises(ValueError, match=r"dt: 0.001 s with max_substep 5e-324 s needs inf "
-                                         r"motor sub-steps"):
+    with pytest.raises(
+        ValueError,
+        match=r"dt: 0.001 s with max_substep 5e-324 s needs inf "
+        r"motor sub-steps",
+    ):
         b.step(0.0, 0.0, np.zeros((1, 1, 2)), 1e-3)
 
 
@@ -40,15 +44,21 @@ def test_a_python_model_output_that_is_not_a_number_is_named():
         asr.unregister_model("text_output")
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(name="k", default=1.0, lo=2.0, hi=1.0), r"lo = 2.0 > hi = 1.0"),
-    (dict(name="k", default=5.0, lo=0.0, hi=1.0), r"default 5.0 outside its valid range \[0, 1\]"),
-    (dict(name="k", default=float("nan")), r"default must be a real number"),
-    (dict(name="k", default=0.0, lo=float("nan")), r"lo must be a real number"),
-    (dict(name="k\0x", default=0.0), r"name must be a Python identifier"),
-    (dict(name="2k", default=0.0), r"name must be a Python identifier"),
-    (dict(name="k", default=0.0, unit="N\0m"), r"unit: contains a NUL character at index 1"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(name="k", default=1.0, lo=2.0, hi=1.0), r"lo = 2.0 > hi = 1.0"),
+        (
+            dict(name="k", default=5.0, lo=0.0, hi=1.0),
+            r"default 5.0 outside its valid range \[0, 1\]",
+        ),
+        (dict(name="k", default=float("nan")), r"default must be a real number"),
+        (dict(name="k", default=0.0, lo=float("nan")), r"lo must be a real number"),
+        (dict(name="k\0x", default=0.0), r"name must be a Python identifier"),
+        (dict(name="2k", default=0.0), r"name must be a Python identifier"),
+        (dict(name="k", default=0.0, unit="N\0m"), r"unit: contains a NUL character at index 1"),
+    ],
+)
 def test_param_spec_refuses_what_c_cannot_hold(kwargs, message):
     with pytest.raises(ValueError, match=message):
         asr.ParamSpec(**kwargs)
@@ -82,46 +92,55 @@ def test_rot_exp_whose_angle_overflows_is_refused():
 
 def test_rot_exp_is_unchanged_for_ordinary_angles():
     from scipy.spatial.transform import Rotation
+
     w = np.array([0.3, -1.2, 2.1])
     assert np.abs(cpr.rot_exp(w) - Rotation.from_rotvec(w).as_matrix()).max() < 1e-15
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(n_grid=1), r"n_grid: expected an integer in \[2, 100000\], got 1"),
-    (dict(n_grid=10**9), r"n_grid: expected an integer in \[2, 100000\], got 1000000000"),
-    (dict(E=-1.0), r"E: got -1.0, valid range \(0, inf\)"),
-    (dict(r=0.0), r"r: got 0.0, valid range \(0, inf\)"),
-    (dict(L=float("inf")), r"L: got inf, valid range \(0, inf\)"),
-    (dict(rho=-2.0), r"rho: expected a finite density >= 0"),
-    (dict(g=(0.0, np.nan, 0.0)), r"g: must be finite"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(n_grid=1), r"n_grid: expected an integer in \[2, 100000\], got 1"),
+        (dict(n_grid=10**9), r"n_grid: expected an integer in \[2, 100000\], got 1000000000"),
+        (dict(E=-1.0), r"E: got -1.0, valid range \(0, inf\)"),
+        (dict(r=0.0), r"r: got 0.0, valid range \(0, inf\)"),
+        (dict(L=float("inf")), r"L: got inf, valid range \(0, inf\)"),
+        (dict(rho=-2.0), r"rho: expected a finite density >= 0"),
+        (dict(g=(0.0, np.nan, 0.0)), r"g: must be finite"),
+    ],
+)
 def test_rod_integration_names_the_bad_argument(kwargs, message):
-    args = dict(y0=np.r_[0, 0, 0, np.eye(3).ravel(), np.zeros(6)], L=0.5, E=200e9, G=80e9,
-                r=5e-4)
+    args = dict(y0=np.r_[0, 0, 0, np.eye(3).ravel(), np.zeros(6)], L=0.5, E=200e9, G=80e9, r=5e-4)
     args.update(kwargs)
     with pytest.raises(ValueError, match=message):
         cpr.integrate_rod(**args)
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(n_grid=2**31), r"n_grid: expected an integer in \[2, 100000\]"),
-    (dict(max_iter=2**40), r"max_iter: expected an integer in \[1, 1000000\]"),
-    (dict(threads=0), r"threads: expected an integer in \[1, 1024\]"),
-    (dict(tol=float("inf")), r"tol: expected a finite number > 0"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(n_grid=2**31), r"n_grid: expected an integer in \[2, 100000\]"),
+        (dict(max_iter=2**40), r"max_iter: expected an integer in \[1, 1000000\]"),
+        (dict(threads=0), r"threads: expected an integer in \[1, 1024\]"),
+        (dict(tol=float("inf")), r"tol: expected a finite number > 0"),
+    ],
+)
 def test_cpr_solver_options_are_checked_with_their_ranges(kwargs, message):
     till = cpr.load_cpr("stewart_till")
     with pytest.raises(ValueError, match=message):
         till.solve_igm([0.0, 0.0, 0.4], **kwargs)
 
 
-@pytest.mark.parametrize("status, error, words", [
-    (lib.ASR_ERR_RANGE, ValueError, "n_grid in [2, 100000]"),
-    (lib.ASR_ERR_INPUT, ValueError, "NaN or inf"),
-    (lib.ASR_ERR_MODEL, ValueError, "check the robot file"),
-    (lib.ASR_ERR_NONFINITE, RuntimeError, "solve from a guess nearer it"),
-    (lib.ASR_ERR_NOMEM, MemoryError, "lower n_grid or the number of poses"),
-])
+@pytest.mark.parametrize(
+    "status, error, words",
+    [
+        (lib.ASR_ERR_RANGE, ValueError, "n_grid in [2, 100000]"),
+        (lib.ASR_ERR_INPUT, ValueError, "NaN or inf"),
+        (lib.ASR_ERR_MODEL, ValueError, "check the robot file"),
+        (lib.ASR_ERR_NONFINITE, RuntimeError, "solve from a guess nearer it"),
+        (lib.ASR_ERR_NOMEM, MemoryError, "lower n_grid or the number of poses"),
+    ],
+)
 def test_cpr_failures_say_what_failed_and_what_to_try(status, error, words):
     with pytest.raises(error) as info:
         cpr._check(status, "solve_igm")
@@ -131,6 +150,7 @@ def test_cpr_failures_say_what_failed_and_what_to_try(status, error, words):
 
 def test_one_rule_turns_a_status_into_an_exception():
     from asr.errors import raise_for_status
+
     raise_for_status(lib.ASR_OK, "x")
     for code in (lib.ASR_ERR_RANGE, lib.ASR_ERR_INPUT, lib.ASR_ERR_MODEL, lib.ASR_ERR_PARAM):
         with pytest.raises(ValueError, match="^what: "):
@@ -145,21 +165,47 @@ def test_one_rule_turns_a_status_into_an_exception():
 
 
 def test_a_huge_sweep_grid_is_refused_with_its_size_before_allocating():
-    space = {"joint.kp": np.linspace(1, 100, 100), "joint.kd": np.linspace(0.1, 1, 100),
-             "joint.k1": np.linspace(1e-3, 2e-3, 100), "joint.ki": np.linspace(0, 1, 100)}
-    with pytest.raises(ValueError, match=r"space \(grid\): 100,000,000 samples \(about "
-                                         r"[0-9,]+ MB .* more than max_samples = 10,000,000"):
+    space = {
+        "joint.kp": np.linspace(1, 100, 100),
+        "joint.kd": np.linspace(0.1, 1, 100),
+        "joint.k1": np.linspace(1e-3, 2e-3, 100),
+        "joint.ki": np.linspace(0, 1, 100),
+    }
+    with pytest.raises(
+        ValueError,
+        match=r"space \(grid\): 100,000,000 samples \(about "
+        r"[0-9,]+ MB .* more than max_samples = 10,000,000",
+    ):
         sweep("pendulum_1dof", space, steps=10, refs=None, progress=False)
     with pytest.raises(ValueError, match=r"samples: 20,000,000 samples"):
-        sweep("pendulum_1dof", {"joint.kp": (1.0, 2.0)}, method="random", samples=20_000_000,
-              steps=10, refs=None, progress=False)
+        sweep(
+            "pendulum_1dof",
+            {"joint.kp": (1.0, 2.0)},
+            method="random",
+            samples=20_000_000,
+            steps=10,
+            refs=None,
+            progress=False,
+        )
 
 
 def test_a_grid_keeps_the_order_of_itertools_product():
-    res = sweep("pendulum_1dof", {"joint.kp": [1.0, 2.0], "joint.kd": [0.1, 0.2, 0.3]},
-                steps=2, refs=None, progress=False, metrics="max_tau")
-    assert res.params.tolist() == [[1.0, 0.1], [1.0, 0.2], [1.0, 0.3],
-                                   [2.0, 0.1], [2.0, 0.2], [2.0, 0.3]]
+    res = sweep(
+        "pendulum_1dof",
+        {"joint.kp": [1.0, 2.0], "joint.kd": [0.1, 0.2, 0.3]},
+        steps=2,
+        refs=None,
+        progress=False,
+        metrics="max_tau",
+    )
+    assert res.params.tolist() == [
+        [1.0, 0.1],
+        [1.0, 0.2],
+        [1.0, 0.3],
+        [2.0, 0.1],
+        [2.0, 0.2],
+        [2.0, 0.3],
+    ]
 
 
 def test_sim_reset_refuses_positions_mujoco_would_reset():

@@ -2,6 +2,7 @@
 robot's own default variant, without --robot with the default robot or, when the robots folder
 lacks it, the first robot that loads; a folder without a loadable robot exits with code 2 and a
 clear message, no traceback."""
+
 import os
 import shutil
 import subprocess
@@ -78,10 +79,14 @@ def test_without_the_default_robot_the_first_that_loads(tmp_path, monkeypatch):
     robots_folder(tmp_path, monkeypatch, "rrbot_sea", "pendulum_1dof", broken=["aaa_broken"])
     settings, lines = settings_of()
     assert (settings.robot, settings.variant) == ("pendulum_1dof", "qbmove_advanced")
-    assert lines[-1] == (f"asr dashboard: robot {DEFAULT_ROBOT!r} is not in the robots folder; "
-                         "starting with 'pendulum_1dof', the first robot that loads")
-    with pytest.raises(FileNotFoundError, match="no folder 'qbmove_3r'.*available: aaa_broken, "
-                                                "pendulum_1dof, rrbot_sea"):
+    assert lines[-1] == (
+        f"asr dashboard: robot {DEFAULT_ROBOT!r} is not in the robots folder; "
+        "starting with 'pendulum_1dof', the first robot that loads"
+    )
+    with pytest.raises(
+        FileNotFoundError,
+        match="no folder 'qbmove_3r'.*available: aaa_broken, pendulum_1dof, rrbot_sea",
+    ):
         settings_of("--robot", "qbmove_3r")  # a robot asked for by name is not replaced
 
 
@@ -93,11 +98,17 @@ def test_a_broken_default_robot_is_skipped(tmp_path, monkeypatch):
     assert f"robot {DEFAULT_ROBOT!r} does not load; starting with 'rrbot_sea'" in lines[-1]
 
 
-@pytest.mark.parametrize("names, broken, words", [
-    ((), (), "no robot in the robots folder"),
-    ((), ("aaa", "bbb"), "loads: robot 'aaa' (robot.toml): variants: expected a table, got 1; "
-                         "robot 'bbb'"),
-])
+@pytest.mark.parametrize(
+    "names, broken, words",
+    [
+        ((), (), "no robot in the robots folder"),
+        (
+            (),
+            ("aaa", "bbb"),
+            "loads: robot 'aaa' (robot.toml): variants: expected a table, got 1; robot 'bbb'",
+        ),
+    ],
+)
 def test_no_loadable_robot_exits_2(tmp_path, monkeypatch, capsys, names, broken, words):
     folder = robots_folder(tmp_path, monkeypatch, *names, broken=broken)
     assert main(["dashboard"]) == 2
@@ -111,8 +122,14 @@ def test_no_loadable_robot_exits_2(tmp_path, monkeypatch, capsys, names, broken,
 def test_empty_robots_folder_process_exits_2_without_traceback(tmp_path):
     env = dict(os.environ, ASR_ROBOTS=str(tmp_path))
     env.pop("ASR_DASHBOARD_ROBOT", None)
-    done = subprocess.run([sys.executable, "-m", "asr.cli", "dashboard", "--port", "1"],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "asr.cli", "dashboard", "--port", "1"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr and "no robot in the robots folder" in done.stderr
 

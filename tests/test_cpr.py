@@ -1,6 +1,7 @@
 """Continuum parallel robots (asr.cpr): the C rod integrator against closed forms and SciPy, and
 the robot solver against independent re-integration, symmetry, DGM/IGM round trips and grid
 convergence (model and robots: docs/cpr.md)."""
+
 import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
@@ -9,7 +10,7 @@ from scipy.optimize import root
 import asr.cpr as cpr
 
 E, G, RAD, L = 200e9, 80e9, 0.001, 1.0
-A, I = np.pi * RAD ** 2, np.pi * RAD ** 4 / 4
+A, I = np.pi * RAD**2, np.pi * RAD**4 / 4
 
 
 def base_state(n0, m0, R0=None, p0=(0.0, 0.0, 0.0)):
@@ -19,7 +20,7 @@ def base_state(n0, m0, R0=None, p0=(0.0, 0.0, 0.0)):
 
 def rhs(E, G, r, rho=0.0, g=(0, 0, 0), u0=(0, 0, 0), f=(0, 0, 0)):
     """The rod ODE of docs/cpr.md written independently, for solve_ivp."""
-    A, I = np.pi * r ** 2, np.pi * r ** 4 / 4
+    A, I = np.pi * r**2, np.pi * r**4 / 4
     kse, kbt = np.array([G * A, G * A, E * A]), np.array([E * I, E * I, 2 * G * I])
     g, u0, f = map(np.asarray, (g, u0, f))
 
@@ -30,6 +31,7 @@ def rhs(E, G, r, rho=0.0, g=(0, 0, 0), u0=(0, 0, 0), f=(0, 0, 0)):
         pd = R @ v
         uh = np.array([[0, -u[2], u[1]], [u[2], 0, -u[0]], [-u[1], u[0], 0]])
         return np.concatenate([pd, (R @ uh).ravel(), -rho * A * g - f, -np.cross(pd, n)])
+
     return deriv
 
 
@@ -40,19 +42,22 @@ def scipy_tip(y0, length, **kw):
 
 def cantilever_m0(F, n_grid):
     """Base moment of a cantilever with tip force F (free tip: m(L) = 0), by shooting."""
+
     def tip_moment(m0):
         return cpr.integrate_rod(base_state(F, m0), L, E, G, RAD, n_grid=n_grid)[-1, 15:18] * 1e3
+
     m0 = root(tip_moment, np.cross([0, 0, L], F), tol=1e-14).x
     return m0
 
 
 # ------------------------------------------------------------------ single rod
 
+
 def test_small_load_cantilever_matches_beam_theory():
     F = np.array([1e-3, 0.0, 0.0])  # deflection 1.7e-3 L: geometric nonlinearity ~ 1e-6
     m0 = cantilever_m0(F, 40)
     tip = cpr.integrate_rod(base_state(F, m0), L, E, G, RAD, n_grid=40)[-1]
-    assert tip[0] == pytest.approx(F[0] * L ** 3 / (3 * E * I), rel=1e-4)
+    assert tip[0] == pytest.approx(F[0] * L**3 / (3 * E * I), rel=1e-4)
 
 
 def test_pure_end_moment_gives_circular_arc():
@@ -80,13 +85,15 @@ def test_large_deflection_matches_scipy():
 def test_gravity_precurvature_and_distributed_force_match_scipy():
     kw = dict(rho=7800.0, g=(0, 0, -9.81), u0=(0.5, -0.2, 0.1), f=(0.01, 0.0, 0.02))
     y0 = base_state([0.1, 0.2, 0.3], [0.01, -0.02, 0.003])
-    ours = cpr.integrate_rod(y0, 0.6, E, G, RAD, rho=kw["rho"], g=kw["g"], u0=kw["u0"],
-                             f_ext=kw["f"], n_grid=200)[-1]
+    ours = cpr.integrate_rod(
+        y0, 0.6, E, G, RAD, rho=kw["rho"], g=kw["g"], u0=kw["u0"], f_ext=kw["f"], n_grid=200
+    )[-1]
     ref = scipy_tip(y0, 0.6, E=E, G=G, r=RAD, **kw)
     assert np.allclose(ours, ref, atol=1e-9)
 
 
 # ------------------------------------------------------------------ Till's robot
+
 
 @pytest.fixture(scope="module")
 def till():
@@ -103,7 +110,7 @@ def test_till_igm_converges_and_is_symmetric(till, home):
     assert home.q.shape == (6,) and home.base_wrenches.shape == (6, 6)
     assert home.centerlines.shape == (6, 40, 3)
     assert np.allclose(home.q, home.q[0], rtol=1e-9)  # the identity pose of a symmetric robot
-    assert np.sqrt(0.4 ** 2 + (2 * 0.087 * np.sin(np.radians(20))) ** 2) < home.q[0] < 0.42
+    assert np.sqrt(0.4**2 + (2 * 0.087 * np.sin(np.radians(20))) ** 2) < home.q[0] < 0.42
     assert np.allclose(home.base_wrenches[:, 5], 0.0)  # free twist in the base holes
 
 
@@ -113,8 +120,9 @@ def test_till_igm_checked_by_independent_integration(till, home):
     P, Rp = home.position, home.rotation
     force, moment = np.zeros(3), np.zeros(3)
     for leg, w, q in zip(till.legs, home.base_wrenches, home.q):
-        tip = scipy_tip(base_state(w[:3], w[3:], p0=leg["base"]), q, E=leg["E"], G=leg["G"],
-                        r=leg["r"])
+        tip = scipy_tip(
+            base_state(w[:3], w[3:], p0=leg["base"]), q, E=leg["E"], G=leg["G"], r=leg["r"]
+        )
         pL, RL, nL, mL = tip[:3], tip[3:12].reshape(3, 3), tip[12:15], tip[15:18]
         assert np.allclose(pL, P + Rp @ leg["tip"], atol=1e-8)
         assert np.allclose(RL[:, 2], Rp[:, 2], atol=1e-7)
@@ -145,8 +153,9 @@ def test_grid_convergence(till):
 def test_batch_matches_sequential_and_threads(till, home):
     poses = cpr.till_benchmark_poses()
     assert poses.shape == (202, 3)
-    assert np.allclose(poses[[0, 1, 101, 201]], [[0, 0, 0.4], [0, 0.02, 0.48], [0, 0.12, 0.58],
-                                                 [0, 0.02, 0.48]])
+    assert np.allclose(
+        poses[[0, 1, 101, 201]], [[0, 0, 0.4], [0, 0.02, 0.48], [0, 0.12, 0.58], [0, 0.02, 0.48]]
+    )
     seq, g = [], home
     for p in poses[1:12]:
         g = till.solve_igm(p, guess=g)
@@ -209,6 +218,7 @@ def test_rotation_vectors_match_scipy_at_every_angle():
     """rot_exp / rot_log against SciPy's Rotation, from 1e-9 rad to pi (where v = vee(R - R^T)
     vanishes and the axis comes from the symmetric part)."""
     from scipy.spatial.transform import Rotation
+
     rng = np.random.default_rng(7)
     for angle in [0.0, 1e-9, 1e-5, 1e-3, 0.3, 2.0, np.pi - 1e-2, np.pi - 1e-4, np.pi - 1e-7]:
         for _ in range(5):
@@ -239,8 +249,9 @@ def test_poses_with_bad_rotations_are_refused(till):
 def test_residual_refuses_a_bad_grid(till, home):
     with pytest.raises(ValueError, match=r"n_grid: expected an integer in \[2, 100000\], got 1"):
         till.residual(home.unknowns, n_grid=1)
-    assert np.linalg.norm(till.residual(home.unknowns)) == pytest.approx(home.residual_norm,
-                                                                         rel=1e-9, abs=1e-15)
+    assert np.linalg.norm(till.residual(home.unknowns)) == pytest.approx(
+        home.residual_norm, rel=1e-9, abs=1e-15
+    )
 
 
 def test_not_converged_carries_the_last_iterate(till):
@@ -279,16 +290,19 @@ tip = [0.0, 0.0, 0.0]
 """
 
 
-@pytest.mark.parametrize("text, message", [
-    (GOOD.replace('base_joint = "prismatic"', 'base_joint = "hinge"'), "base_joint"),
-    (GOOD.replace("E = 200e9", ""), "'E'"),
-    (GOOD.replace("r = 0.001", "r = -1.0"), "must be > 0"),
-    (GOOD.replace("tip = [0.0, 0.0, 0.0]", "tip = [0.0, 0.0]"), "tip"),
-    (GOOD + 'tip_joint = "spherical"\nfree_twist = true\n', "free_twist"),
-    (GOOD + "colour = 3\n", "unknown keys"),
-    (GOOD.replace("[plate]", "[plate"), "malformed TOML"),
-    (GOOD.replace("[[rods]]", "[other]"), "unknown top-level"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (GOOD.replace('base_joint = "prismatic"', 'base_joint = "hinge"'), "base_joint"),
+        (GOOD.replace("E = 200e9", ""), "'E'"),
+        (GOOD.replace("r = 0.001", "r = -1.0"), "must be > 0"),
+        (GOOD.replace("tip = [0.0, 0.0, 0.0]", "tip = [0.0, 0.0]"), "tip"),
+        (GOOD + 'tip_joint = "spherical"\nfree_twist = true\n', "free_twist"),
+        (GOOD + "colour = 3\n", "unknown keys"),
+        (GOOD.replace("[plate]", "[plate"), "malformed TOML"),
+        (GOOD.replace("[[rods]]", "[other]"), "unknown top-level"),
+    ],
+)
 def test_bad_descriptions_raise_clear_errors(tmp_path, text, message):
     path = tmp_path / "bad.toml"
     path.write_text(text)
@@ -301,14 +315,17 @@ def test_missing_robot_names_the_known_ones():
         cpr.load_cpr("no_such_robot")
 
 
-@pytest.mark.parametrize("name, pose, rotvec", [
-    ("3pfr", [0.04, -0.03, 0.0], [0.0, 0.0, -0.1]),
-    ("3efr", [0.04, -0.03, 0.0], [0.0, 0.0, -0.1]),
-    ("3rfr", [0.02, 0.01, 0.0], [0.0, 0.0, 0.05]),
-    ("6pff", [0.04, -0.03, 0.85], [0.05, -0.03, 0.1]),
-    ("6pfr", [0.04, -0.03, 0.85], [0.05, -0.03, 0.1]),
-    ("6pfs", [0.04, -0.03, 0.85], [0.05, -0.03, 0.1]),
-])
+@pytest.mark.parametrize(
+    "name, pose, rotvec",
+    [
+        ("3pfr", [0.04, -0.03, 0.0], [0.0, 0.0, -0.1]),
+        ("3efr", [0.04, -0.03, 0.0], [0.0, 0.0, -0.1]),
+        ("3rfr", [0.02, 0.01, 0.0], [0.0, 0.0, 0.05]),
+        ("6pff", [0.04, -0.03, 0.85], [0.05, -0.03, 0.1]),
+        ("6pfr", [0.04, -0.03, 0.85], [0.05, -0.03, 0.1]),
+        ("6pfs", [0.04, -0.03, 0.85], [0.05, -0.03, 0.1]),
+    ],
+)
 def test_reference_robots_igm_dgm_round_trip(name, pose, rotvec):
     robot = cpr.load_cpr(name)
     home = robot.solve_igm(robot.home_position)

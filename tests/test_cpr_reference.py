@@ -4,6 +4,7 @@
 Both integrate the same Cosserat rod equations with fixed-step RK4 over N = 40 grid points, so
 at converged solutions they solve the same discrete equations and should agree to the solvers'
 tolerances, not to a discretisation error."""
+
 import os
 import sys
 
@@ -74,8 +75,11 @@ def test_asr_matches_reference(reference, pose):
     robot = cpr.load_cpr("stewart_till")
     L_ref, x_ref, r_ref = reference[pose]
     sol0 = robot.solve_igm(HOME, np.eye(3), tol=1e-12)
-    sol = sol0 if pose == "home" else robot.solve_igm(SECOND, np.eye(3), guess=sol0.unknowns,
-                                                      tol=1e-12)
+    sol = (
+        sol0
+        if pose == "home"
+        else robot.solve_igm(SECOND, np.eye(3), guess=sol0.unknowns, tol=1e-12)
+    )
     assert sol.converged
     q = np.asarray(sol.q, dtype=float)
     np.testing.assert_allclose(q, L_ref, rtol=0, atol=1e-6)
@@ -85,9 +89,8 @@ def test_asr_matches_reference(reference, pose):
     tol_f = 1e-9 + 2.0 * AXIAL_STIFFNESS * (float(sol.residual_norm) + r_ref)
     w = np.asarray(sol.base_wrenches, dtype=float)
     assert w.shape == (6, 6)
-    np.testing.assert_allclose(w[:, :3], cpr_scipy.base_wrenches(x_ref)[:, :3], rtol=0,
-                               atol=tol_f)
-    np.testing.assert_allclose(w[:, 5], 0.0, atol=1e-12)     # free twist at the base
+    np.testing.assert_allclose(w[:, :3], cpr_scipy.base_wrenches(x_ref)[:, :3], rtol=0, atol=tol_f)
+    np.testing.assert_allclose(w[:, 5], 0.0, atol=1e-12)  # free twist at the base
 
 
 @pytest.mark.slow
@@ -95,10 +98,15 @@ def test_bench_cpr_smoke():
     if IN_CI:
         require("asr.cpr")
     import bench_cpr
+
     fig = bench_cpr.main(quick=True, write=False, quiet=True)
     assert fig["scipy_solves_per_s"] > 0
     assert fig["scipy_worst_residual_norm"] < 1e-8
     if bench_cpr._load_asr() is not None:
-        for key in ("igm_solves_per_s_t1", "igm_solves_per_s_t2", "cold_solve_ms",
-                    "ratio_vs_scipy"):
+        for key in (
+            "igm_solves_per_s_t1",
+            "igm_solves_per_s_t2",
+            "cold_solve_ms",
+            "ratio_vs_scipy",
+        ):
             assert fig[key] > 0

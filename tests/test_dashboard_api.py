@@ -1,5 +1,6 @@
 """The dashboard server (dashboard/PROTOCOL.md): REST endpoints, the WebSocket stream, ILC,
 workspace and exports, against the live qbmove_arm_2dof simulation (TestClient, lifespan on)."""
+
 import io
 import time
 
@@ -70,8 +71,13 @@ def test_robots_state_and_static(client):
     assert set(arm["variants"]) == {"vertical", "horizontal"}
     assert [j["name"] for j in arm["joints"]] == ["joint1", "joint2"]
     s = client.get("/api/state").json()
-    assert (s["robot"], s["variant"], s["speed"], s["paused"], s["compare"]) == \
-        ("qbmove_arm_2dof", "vertical", 1.0, False, [])
+    assert (s["robot"], s["variant"], s["speed"], s["paused"], s["compare"]) == (
+        "qbmove_arm_2dof",
+        "vertical",
+        1.0,
+        False,
+        [],
+    )
     assert [j["mode"] for j in s["joints"]] == [6, 6]
     assert s["presets"] == {"joint1": 0.2, "joint2": 0.2}
     assert s["gains"]["joint1"]["kp"] == 125.0
@@ -85,10 +91,15 @@ def test_robots_state_and_static(client):
 
 @pytest.mark.slow
 def test_control_stiffness_push_reset_speed_pause(client):
-    s = client.post("/api/control", json={
-        "params": {"joint1": {"kp": 200, "kd": 5}}, "mode": {"joint2": 6},
-        "reference": {"joint1": {"kind": "sine", "amplitude": 0.2, "frequency": 1.0}},
-        "speed": 2}).json()
+    s = client.post(
+        "/api/control",
+        json={
+            "params": {"joint1": {"kp": 200, "kd": 5}},
+            "mode": {"joint2": 6},
+            "reference": {"joint1": {"kind": "sine", "amplitude": 0.2, "frequency": 1.0}},
+            "speed": 2,
+        },
+    ).json()
     assert s["gains"]["joint1"]["kp"] == 200 and s["gains"]["joint1"]["kd"] == 5
     assert s["reference"]["joint1"]["kind"] == "sine" and s["speed"] == 2.0
     # the buttons' presets (PROTOCOL.md "Presets"): off the clamp in the first view, which
@@ -112,30 +123,38 @@ def test_control_stiffness_push_reset_speed_pause(client):
     assert client.post("/api/reset").json()["time"] < 0.1
 
 
-@pytest.mark.parametrize("path, body, status, words", [
-    ("/api/control", "{not json", 422, "JSON decode error"),
-    ("/api/control", {"preset": {"joint1": 0.3}, "colour": "red"}, 422, "Extra inputs"),
-    ("/api/control", {"speed": 0}, 422, "greater than 0"),
-    ("/api/control", {"speed": 101}, 422, "less than or equal to 100"),
-    ("/api/control", {"speed": "fast"}, 422, "'max'"),
-    ("/api/control", {"mode": {"joint1": 9}}, 422, "less than or equal to 6"),
-    ("/api/control", {"params": {"joint1": {"kp": -1}}}, 422, "greater than or equal to 0"),
-    ("/api/control", {"params": {"joint1": {"nope": 1}}}, 422, "unknown parameter 'nope'"),
-    ("/api/control", {"preset": {"joint1": 2.0}}, 422, "valid range [0, 0.8]"),
-    ("/api/control", {"preset": {"elbow": 0.3}}, 422, "unknown joint 'elbow'"),
-    ("/api/control", {"reference": {"joint1": {"kind": "square"}}}, 422, "sine"),
-    ("/api/robot", {"robot": "no_such_robot"}, 404, "available: "),
-    ("/api/robot", {"robot": "qbmove_arm_2dof", "variant": "upside_down"}, 404, "unknown variant"),
-    ("/api/robot", {}, 422, "Field required"),
-    ("/api/push", {"joint": "joint1", "torque": 1e6}, 422, "less than or equal to 100"),
-    ("/api/push", {"joint": "elbow", "torque": 1}, 422, "unknown joint"),
-    ("/api/compare", {"presets": [0.2] * 9}, 422, "n_compare_max"),
-    ("/api/compare", {"presets": [0.2, 5.0]}, 422, "valid range"),
-    ("/api/ilc/start", {"iterations": 0}, 422, "greater than or equal to 1"),
-    ("/api/ilc/start", {"iterations": 51}, 422, "less than or equal to 50"),
-    ("/api/workspace", {"robot": "qbmove_arm_2dof", "bogus": 1}, 422, "Extra inputs"),
-    ("/api/stiffness/medium", None, 422, "soft"),
-])
+@pytest.mark.parametrize(
+    "path, body, status, words",
+    [
+        ("/api/control", "{not json", 422, "JSON decode error"),
+        ("/api/control", {"preset": {"joint1": 0.3}, "colour": "red"}, 422, "Extra inputs"),
+        ("/api/control", {"speed": 0}, 422, "greater than 0"),
+        ("/api/control", {"speed": 101}, 422, "less than or equal to 100"),
+        ("/api/control", {"speed": "fast"}, 422, "'max'"),
+        ("/api/control", {"mode": {"joint1": 9}}, 422, "less than or equal to 6"),
+        ("/api/control", {"params": {"joint1": {"kp": -1}}}, 422, "greater than or equal to 0"),
+        ("/api/control", {"params": {"joint1": {"nope": 1}}}, 422, "unknown parameter 'nope'"),
+        ("/api/control", {"preset": {"joint1": 2.0}}, 422, "valid range [0, 0.8]"),
+        ("/api/control", {"preset": {"elbow": 0.3}}, 422, "unknown joint 'elbow'"),
+        ("/api/control", {"reference": {"joint1": {"kind": "square"}}}, 422, "sine"),
+        ("/api/robot", {"robot": "no_such_robot"}, 404, "available: "),
+        (
+            "/api/robot",
+            {"robot": "qbmove_arm_2dof", "variant": "upside_down"},
+            404,
+            "unknown variant",
+        ),
+        ("/api/robot", {}, 422, "Field required"),
+        ("/api/push", {"joint": "joint1", "torque": 1e6}, 422, "less than or equal to 100"),
+        ("/api/push", {"joint": "elbow", "torque": 1}, 422, "unknown joint"),
+        ("/api/compare", {"presets": [0.2] * 9}, 422, "n_compare_max"),
+        ("/api/compare", {"presets": [0.2, 5.0]}, 422, "valid range"),
+        ("/api/ilc/start", {"iterations": 0}, 422, "greater than or equal to 1"),
+        ("/api/ilc/start", {"iterations": 51}, 422, "less than or equal to 50"),
+        ("/api/workspace", {"robot": "qbmove_arm_2dof", "bogus": 1}, 422, "Extra inputs"),
+        ("/api/stiffness/medium", None, 422, "soft"),
+    ],
+)
 def test_bad_input(client, path, body, status, words):
     if isinstance(body, str):
         r = client.post(path, content=body, headers={"content-type": "application/json"})
@@ -169,8 +188,11 @@ def test_stream_figure_frames_and_control(client):
         assert first["figure"]["layout"]["uirevision"].startswith("run-")
         plots = {t["meta"]["plot"] for t in data}
         assert plots == {"plot-q", "plot-defl", "plot-tau", "plot-stiffness", "plot-motors"}
-        defl1 = next(k for k, t in enumerate(data)
-                     if t["meta"]["field"] == "defl" and t["meta"]["joint"] == "joint1")
+        defl1 = next(
+            k
+            for k, t in enumerate(data)
+            if t["meta"]["field"] == "defl" and t["meta"]["joint"] == "joint1"
+        )
         t0, frames = time.monotonic(), []
         while time.monotonic() - t0 < 1.0:
             m = ws.receive_json()
@@ -203,11 +225,14 @@ def test_stream_figure_frames_and_control(client):
 def test_stream_garbage(client):
     with client.websocket_connect(STREAM) as ws:
         assert ws.receive_json()["type"] == "figure"
-        for bad, words in [("not json", "not JSON"), ("[1, 2]", "'type'"),
-                           ('{"type": "dance"}', "dance"),
-                           ('{"type": "control", "speed": -1}', "greater than 0"),
-                           ('{"type": "control", "preset": {"joint1": 9}}', "valid range"),
-                           ('{"type": "push", "joint": "elbow", "torque": 1}', "unknown joint")]:
+        for bad, words in [
+            ("not json", "not JSON"),
+            ("[1, 2]", "'type'"),
+            ('{"type": "dance"}', "dance"),
+            ('{"type": "control", "speed": -1}', "greater than 0"),
+            ('{"type": "control", "preset": {"joint1": 9}}', "valid range"),
+            ('{"type": "push", "joint": "elbow", "torque": 1}', "unknown joint"),
+        ]:
             ws.send_text(bad)
             err = receive(ws, "error")
             assert words in err["message"], (bad, err)
@@ -240,8 +265,10 @@ def test_compare_one_trace_set_per_preset(client):
 def test_ilc(client):
     with client.websocket_connect(STREAM) as ws:
         assert ws.receive_json()["type"] == "figure"
-        r = client.post("/api/ilc/start", json={"iterations": 2, "preset": 0.2, "duration": 1.0,
-                                                "gain": 0.5, "settle_s": 0.5})
+        r = client.post(
+            "/api/ilc/start",
+            json={"iterations": 2, "preset": 0.2, "duration": 1.0, "gain": 0.5, "settle_s": 0.5},
+        )
         assert r.status_code == 200, r.text
         events = []
         while not events or events[-1]["running"]:
@@ -258,16 +285,33 @@ def test_ilc(client):
 
 
 def test_workspace_round_trip(client):
-    client.post("/api/control", json={
-        "preset": {"joint1": 0.5}, "params": {"joint2": {"kp": 150}},
-        "reference": {"joint2": {"kind": "chirp", "amplitude": 0.1, "frequency": 0.2,
-                                 "frequency_end": 1.0, "period": 4.0}}, "speed": 0.5})
+    client.post(
+        "/api/control",
+        json={
+            "preset": {"joint1": 0.5},
+            "params": {"joint2": {"kp": 150}},
+            "reference": {
+                "joint2": {
+                    "kind": "chirp",
+                    "amplitude": 0.1,
+                    "frequency": 0.2,
+                    "frequency_end": 1.0,
+                    "period": 4.0,
+                }
+            },
+            "speed": 0.5,
+        },
+    )
     saved = client.get("/api/workspace").json()
     assert saved["preset"]["joint1"] == 0.5 and saved["params"] == {"joint2": {"kp": 150.0}}
     client.post("/api/robot", json={"robot": "qbmove_arm_2dof", "variant": "horizontal"})
     s = client.post("/api/workspace", json=saved).json()
-    assert (s["variant"], s["presets"]["joint1"], s["gains"]["joint2"]["kp"], s["speed"]) == \
-        ("vertical", 0.5, 150.0, 0.5)
+    assert (s["variant"], s["presets"]["joint1"], s["gains"]["joint2"]["kp"], s["speed"]) == (
+        "vertical",
+        0.5,
+        150.0,
+        0.5,
+    )
     assert client.get("/api/workspace").json() == saved
     bad = dict(saved, robot="no_such_robot")
     assert client.post("/api/workspace", json=bad).status_code == 404

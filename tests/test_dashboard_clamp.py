@@ -1,5 +1,6 @@
 """Dashboard details from a new user's first session: the deflection clamp reported per frame
 (checked against the simulator itself), soft / stiff for one joint, the favicon."""
+
 import numpy as np
 import pytest
 
@@ -40,8 +41,15 @@ def clamped_in_stream(client, which, seconds=3.0):
     the reset's run count: frames of the run before it can still arrive after the reset."""
     with client.websocket_connect(STREAM) as ws:
         client.post("/api/compare", json={"presets": []})
-        client.post("/api/control", json={"reference": {
-            j: {"kind": "hold", "amplitude": 0.0, "offset": 0.0} for j in ("joint1", "joint2")}})
+        client.post(
+            "/api/control",
+            json={
+                "reference": {
+                    j: {"kind": "hold", "amplitude": 0.0, "offset": 0.0}
+                    for j in ("joint1", "joint2")
+                }
+            },
+        )
         client.post(f"/api/stiffness/{which}")
         run_id = client.post("/api/reset").json()["run_id"]
         client.post("/api/control", json={"speed": "max"})
@@ -75,7 +83,7 @@ def test_clamp_reported_as_the_simulator_has_it(client, which):
 def test_stiffness_buttons_for_one_joint(client):
     client.post("/api/stiffness/soft")
     s = client.post("/api/stiffness/stiff", params={"joint": "joint2"}).json()
-    stiff2 = s["joints"][1]["presets"]["stiff"]   # the model's 0.6 rad: off the clamp hanging
+    stiff2 = s["joints"][1]["presets"]["stiff"]  # the model's 0.6 rad: off the clamp hanging
     assert stiff2 == 0.6
     assert s["presets"] == {"joint1": 0.2, "joint2": stiff2}
     r = client.post("/api/stiffness/stiff", params={"joint": "elbow"})

@@ -3,6 +3,7 @@ answer is asr.datasheet of the joint's model at the joint's current parameters (
 computed here independently from robot.toml and the parameter change), follows a parameter
 change, refuses unknown joints and foreign Hosts; in Chromium the panel draws its curves, the
 operating-point marker moves with the live simulation, and the ILC progress bar advances."""
+
 import time
 
 import numpy as np
@@ -89,8 +90,9 @@ def test_missing_joint_is_422(client):
 
 def test_foreign_host_is_403(client):
     name = robot_joint(0)[0]
-    r = client.post("/api/datasheet", params={"joint": name},
-                   headers={"host": "rebind.example:8000"})
+    r = client.post(
+        "/api/datasheet", params={"joint": name}, headers={"host": "rebind.example:8000"}
+    )
     assert r.status_code == 403, r.text
 
 
@@ -136,8 +138,11 @@ def panel(pg):
 def test_panel_shows_the_curves(page):
     from dashboard_server import wait_for
 
-    shown = wait_for(lambda: (lambda p: p if p["curves"] and p["op"] else None)(panel(page)),
-                     30, "the datasheet panel with its operating point")
+    shown = wait_for(
+        lambda: (lambda p: p if p["curves"] and p["op"] else None)(panel(page)),
+        30,
+        "the datasheet panel with its operating point",
+    )
     answer = page.evaluate("""async () => (await fetch('/api/datasheet?joint=' +
         encodeURIComponent(document.getElementById('plot-datasheet').dataset.joint),
         { method: 'POST' })).json()""")
@@ -152,8 +157,9 @@ def test_panel_shows_the_curves(page):
     (x, y) = shown["markers"][0]
     curve = answer["presets"].index(pytest.approx(preset))
     assert x == [pytest.approx(deflection)]
-    assert y[0] == pytest.approx(np.interp(deflection, answer["deflection"],
-                                           answer["torque"][curve]), rel=1e-9, abs=1e-12)
+    assert y[0] == pytest.approx(
+        np.interp(deflection, answer["deflection"], answer["torque"][curve]), rel=1e-9, abs=1e-12
+    )
     assert not page.js_errors, page.js_errors
 
 
@@ -170,8 +176,9 @@ def test_operating_point_moves(page):
     assert second["markers"][0] != first["markers"][0]
     preset, deflection = (float(v) for v in second["op"].split(","))
     state = page.evaluate("async () => (await fetch('/api/state')).json()")
-    assert preset == pytest.approx(state["compare"][0] if state["compare"]
-                                   else state["presets"][second["joint"]])
+    assert preset == pytest.approx(
+        state["compare"][0] if state["compare"] else state["presets"][second["joint"]]
+    )
     assert abs(deflection) < 1.5  # rad: a deflection, not an angle or a torque
 
 
@@ -188,8 +195,13 @@ def test_panel_follows_a_parameter_change(page):
         body: JSON.stringify({params: {[joint]: {k1}}})})).status"""
     assert page.evaluate(post, [name, 4.0 * params["k1"]]) == 200
     try:
-        after = wait_for(lambda: (lambda t: t if t != before and "loading" not in t else None)(
-            page.inner_text("#datasheet-status")), 20, "the datasheet fetched again")
+        after = wait_for(
+            lambda: (lambda t: t if t != before and "loading" not in t else None)(
+                page.inner_text("#datasheet-status")
+            ),
+            20,
+            "the datasheet fetched again",
+        )
         assert name in after and "N m/rad" in after
     finally:
         assert page.evaluate(post, [name, params["k1"]]) == 200
@@ -210,7 +222,8 @@ def test_ilc_progress_advances(page):
     page.click("#btn-ilc-start")
     deadline = time.monotonic() + 120
     while page.get_attribute("#ilc-status", "data-running") != "0" or not page.evaluate(
-            "() => window.ilcBars.some(([v, m]) => v === 2 && m === 2)"):
+        "() => window.ilcBars.some(([v, m]) => v === 2 && m === 2)"
+    ):
         assert time.monotonic() < deadline, "the ILC run did not end"
         page.wait_for_timeout(100)
     values = [v for v, m in page.evaluate("() => window.ilcBars") if m == 2]

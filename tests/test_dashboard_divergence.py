@@ -1,6 +1,7 @@
 """A spring tuned past the explicit coupling's limit in the dashboard: the page gets an error
 that says the simulation diverged and why, not a plot of a link running away, and the
 simulation pauses until the user changes the spring back and resumes."""
+
 import time
 
 import pytest
@@ -44,8 +45,7 @@ def test_diverging_spring_is_reported_on_the_stream():
         state = client.get("/api/state").json()
         assert "diverged" in (state.get("error") or "") and state["paused"] is True
         # the controls stay usable: a stable stiffness is accepted and the simulation runs
-        r = client.post("/api/control", json={"params": {"joint": {"k": 200.0}},
-                                              "paused": False})
+        r = client.post("/api/control", json={"params": {"joint": {"k": 200.0}}, "paused": False})
         assert r.status_code == 200, r.text
         t0 = client.get("/api/state").json()["time"]
         deadline = time.monotonic() + 3

@@ -3,6 +3,7 @@ Loads the page, sees live data arrive, presses "stiff" and checks that the plott
 shrinks, changes a gain, runs two ILC iterations and saves a screenshot. Latency from a control
 change to the first plotted sample reflecting it and the frame rate are printed (measured, not
 asserted)."""
+
 import json
 import time
 import urllib.request
@@ -66,8 +67,10 @@ def test_stiff_shrinks_the_deflection(page):
     print(f"mean |deflection| soft {soft:.4f} rad, stiff {stiff:.4f} rad")
     assert stiff < 0.7 * soft
     stats = page.evaluate("() => window.asrStats || {}")
-    print(f"browser: {stats.get('fps')} frames/s, control-to-plot latency "
-          f"{stats.get('latencyMs')} ms (click at +{time.monotonic() - clicked:.1f} s)")
+    print(
+        f"browser: {stats.get('fps')} frames/s, control-to-plot latency "
+        f"{stats.get('latencyMs')} ms (click at +{time.monotonic() - clicked:.1f} s)"
+    )
 
 
 def test_gain_change_reaches_the_simulation(page):

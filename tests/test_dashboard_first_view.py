@@ -4,6 +4,7 @@ stall the stream of the clients already connected (dashboard/figure.py; PROTOCOL
 view"). The server runs in its own process (its memory read from /proc); sizes, times, frame
 gaps and memory are printed. Before the first view was decimated, this view's first message
 was 250 MB, took 15 to 26 s and stalled the other clients' frames for 14 s."""
+
 import asyncio
 import io
 import json
@@ -19,14 +20,18 @@ from dashboard import figure as fig
 from dashboard.settings import Settings
 
 ROBOT = ("--robot", "qbmove_snake", "--variant", "floor")
-WINDOW_S = 3.0     # a short plotted window fills fast; a first view's size does not depend on it
+WINDOW_S = 3.0  # a short plotted window fills fast; a first view's size does not depend on it
 MAX_MESSAGE_BYTES = 4 << 20
 CONNECTIONS = 5
 
 
 def post_json(url, body):
-    req = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
-                                 headers={"Content-Type": "application/json"})
+    req = urllib.request.Request(
+        url,
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={"Content-Type": "application/json"},
+    )
     with urllib.request.urlopen(req, timeout=60) as r:
         return json.loads(r.read())
 
@@ -50,16 +55,18 @@ def test_decimation_keeps_every_bucket_extreme_and_the_bound():
     # few samples: untouched
     assert fig.bucket_size(points, points) == 1
     # rounding: 5 significant digits, at most 6 decimals, non-finite -> None
-    assert fig.rounded_rows(np.array([[1.23456789, -0.5, np.nan], [2.345678e-4, 1e-9, 0]])) == \
-        [[1.2346, -0.5, None], [0.000235, 0.0, 0.0]]
+    assert fig.rounded_rows(np.array([[1.23456789, -0.5, np.nan], [2.345678e-4, 1e-9, 0]])) == [
+        [1.2346, -0.5, None],
+        [0.000235, 0.0, 0.0],
+    ]
 
 
 def test_points_per_trace_bound_the_message():
     s = Settings()
-    n_traces = s.n_compare_max * 12 * len(fig.SERIES)     # qbmove_snake in compare view
+    n_traces = s.n_compare_max * 12 * len(fig.SERIES)  # qbmove_snake in compare view
     p = fig.points_per_trace(n_traces, s)
     assert (n_traces + 1) * p <= s.figure_max_values and p % 2 == 0
-    assert fig.points_per_trace(14, s) == s.figure_points   # a 2-joint arm: the full width
+    assert fig.points_per_trace(14, s) == s.figure_points  # a 2-joint arm: the full width
     # whatever the window: window_s * update_hz * max_samples samples become at most p points
     T = int(s.window_s * s.update_hz * s.max_samples)
     assert 2 * -(-T // fig.bucket_size(T, p)) <= p
@@ -105,8 +112,9 @@ def test_largest_view_first_message_is_small_quick_and_stalls_nobody():
             t_start = time.monotonic()
             for _ in range(CONNECTIONS):
                 t0 = time.monotonic()
-                async with websockets.connect(ws_url, max_size=None, ping_interval=None,
-                                              open_timeout=30) as ws:
+                async with websockets.connect(
+                    ws_url, max_size=None, ping_interval=None, open_timeout=30
+                ) as ws:
                     text = await asyncio.wait_for(ws.recv(), 10)  # hang guard, not a timing
                     firsts.append((time.monotonic() - t0, text))
                     assert (await asyncio.wait_for(ws.recv(), 10)).startswith('{"type":')
@@ -120,17 +128,22 @@ def test_largest_view_first_message_is_small_quick_and_stalls_nobody():
             return rss0, rss1, gaps, len(during)
 
         rss0, rss1, gaps, n_during = asyncio.run(main())
-        npz, html = (urllib.request.urlopen(urllib.request.Request(url + route, method="POST"),
-                                            timeout=60).read()
-                     for route in ("/api/export.npz", "/api/export.html"))
+        npz, html = (
+            urllib.request.urlopen(
+                urllib.request.Request(url + route, method="POST"), timeout=60
+            ).read()
+            for route in ("/api/export.npz", "/api/export.html")
+        )
 
     sizes = [len(text.encode()) for _, text in firsts]
     times = [dt for dt, _ in firsts]
-    print(f"qbmove_snake x {s.n_compare_max} ({n_traces} traces), window {WINDOW_S:g} s: first "
-          f"message {max(sizes) / 1e6:.2f} MB, received in {min(times):.2f}-{max(times):.2f} s "
-          f"({CONNECTIONS} connections); the connected client got {n_during} frames meanwhile, "
-          f"largest gap {gaps.max():.2f} s; server RSS {rss0:.0f} -> {rss1:.0f} MB; exports: "
-          f"npz {len(npz) / 1e6:.1f} MB, html {len(html) / 1e6:.1f} MB")
+    print(
+        f"qbmove_snake x {s.n_compare_max} ({n_traces} traces), window {WINDOW_S:g} s: first "
+        f"message {max(sizes) / 1e6:.2f} MB, received in {min(times):.2f}-{max(times):.2f} s "
+        f"({CONNECTIONS} connections); the connected client got {n_during} frames meanwhile, "
+        f"largest gap {gaps.max():.2f} s; server RSS {rss0:.0f} -> {rss1:.0f} MB; exports: "
+        f"npz {len(npz) / 1e6:.1f} MB, html {len(html) / 1e6:.1f} MB"
+    )
 
     msg = json.loads(firsts[-1][1])
     assert msg["type"] == "figure" and msg["state"]["compare"] == presets
@@ -141,8 +154,13 @@ def test_largest_view_first_message_is_small_quick_and_stalls_nobody():
     assert 10 < len(x) <= p and np.all(np.diff(x) >= 0)
     assert x[-1] - x[0] > 0.8 * WINDOW_S  # the whole window, decimated
     assert all(len(tr["y"]) == len(x) and "x" not in tr for tr in figure["data"])
-    assert {tr["meta"]["plot"] for tr in figure["data"]} == \
-        {"plot-q", "plot-defl", "plot-tau", "plot-stiffness", "plot-motors"}
+    assert {tr["meta"]["plot"] for tr in figure["data"]} == {
+        "plot-q",
+        "plot-defl",
+        "plot-tau",
+        "plot-stiffness",
+        "plot-motors",
+    }
     assert max(sizes) <= MAX_MESSAGE_BYTES
     assert max(times) < 10.0
     assert gaps.max() < 2.0, "building a first view stalled the other client's frames"
@@ -166,16 +184,27 @@ def test_default_window_bound():
     samples = int(round(1 / s.update_hz / 1e-3))  # qbmove_snake: dt = 1 ms, speed 1
     n, J = s.n_compare_max, 12
     rng = np.random.default_rng(1)
-    frames = [{"t": (k * samples + np.arange(1, samples + 1)) * 1e-3,
-               **{f: rng.standard_normal((n, samples, J)) for f in fig.FRAME_FIELDS}}
-              for k in range(frames_in_window)]
-    view = fig.View("qbmove_snake", "floor", tuple(f"joint{k + 1}" for k in range(J)),
-                    tuple(0.1 * (k + 1) for k in range(n)),
-                    tuple((f"joint{k + 1}", 0.2) for k in range(J)), 1)
+    frames = [
+        {
+            "t": (k * samples + np.arange(1, samples + 1)) * 1e-3,
+            **{f: rng.standard_normal((n, samples, J)) for f in fig.FRAME_FIELDS},
+        }
+        for k in range(frames_in_window)
+    ]
+    view = fig.View(
+        "qbmove_snake",
+        "floor",
+        tuple(f"joint{k + 1}" for k in range(J)),
+        tuple(0.1 * (k + 1) for k in range(n)),
+        tuple((f"joint{k + 1}", 0.2) for k in range(J)),
+        1,
+    )
     snap = fig.Snapshot(frames, fig.skeleton(view), "{}")
     text = fig.build_first_view(snap, s)  # random data: the longest numbers
     msg = json.loads(text)
-    print(f"default window {window_s:g} s: {frames_in_window * samples} samples per trace -> "
-          f"{len(msg['figure']['x'])} points, first message {len(text) / 1e6:.2f} MB")
+    print(
+        f"default window {window_s:g} s: {frames_in_window * samples} samples per trace -> "
+        f"{len(msg['figure']['x'])} points, first message {len(text) / 1e6:.2f} MB"
+    )
     assert len(msg["figure"]["x"]) <= fig.points_per_trace(view.n_traces, s)
     assert len(text.encode()) <= MAX_MESSAGE_BYTES

@@ -1,6 +1,7 @@
 """The dashboard's ILC panel (dashboard/ilc.py, PROTOCOL.md "ILC"): the paper's gain schedule
 converges on the default arm, a constant gain is stopped early as diverging, a stop is final,
 and the status events only move forward."""
+
 import math
 
 import numpy as np
@@ -50,13 +51,16 @@ def test_gain_schedule_is_the_papers():
     assert rules.gain_schedule(0.5, None)(40) == 0.5
 
 
-@pytest.mark.parametrize("errors, expected", [
-    ([0.8, 0.5, 0.3, 0.2], False),                 # falling
-    ([0.3, 0.1, 0.15, 0.18, 0.21], True),          # grew 3 times, 0.21 > 2 x 0.1
-    ([0.3, 0.1, 0.12, 0.14, 0.16], False),         # grew 3 times, but below 2 x the minimum
-    ([0.1, 0.5, 0.4, 0.6, 0.7], False),            # grew only twice in a row
-    ([0.1, 0.3], False),                           # too few trials
-])
+@pytest.mark.parametrize(
+    "errors, expected",
+    [
+        ([0.8, 0.5, 0.3, 0.2], False),  # falling
+        ([0.3, 0.1, 0.15, 0.18, 0.21], True),  # grew 3 times, 0.21 > 2 x 0.1
+        ([0.3, 0.1, 0.12, 0.14, 0.16], False),  # grew 3 times, but below 2 x the minimum
+        ([0.1, 0.5, 0.4, 0.6, 0.7], False),  # grew only twice in a row
+        ([0.1, 0.3], False),  # too few trials
+    ],
+)
 def test_diverging_rule(errors, expected):
     assert rules.diverging(errors) is expected
 
@@ -67,9 +71,16 @@ def independent_errors(max_iter):
     sim = asr.Sim("qbmove_arm_2dof", 1, variant="vertical")
     T = int(round(5.0 / sim.dt))
     q = min_jerk((np.arange(T) + 1) * sim.dt, 0.0, 0.8, 5.0)
-    res = ilc(sim, np.stack([q, q], axis=1), schedule=k_off, preset=0.2, tol=0.08,
-              max_iter=max_iter, settle_s=1.0)
-    return res.errors[:res.iterations[0], 0]
+    res = ilc(
+        sim,
+        np.stack([q, q], axis=1),
+        schedule=k_off,
+        preset=0.2,
+        tol=0.08,
+        max_iter=max_iter,
+        settle_s=1.0,
+    )
+    return res.errors[: res.iterations[0], 0]
 
 
 def test_defaults_converge_with_the_papers_schedule(client):
@@ -78,7 +89,7 @@ def test_defaults_converge_with_the_papers_schedule(client):
     assert st["message"].startswith("converged")
     errors = np.array(st["errors"])
     assert errors[-1] <= 0.08 < errors[:-1].min()
-    assert np.all(np.diff(errors) < 0)              # falls at every trial
+    assert np.all(np.diff(errors) < 0)  # falls at every trial
     np.testing.assert_allclose(errors, independent_errors(20), rtol=1e-9)
     seqs = [e["seq"] for e in events]
     assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
@@ -89,7 +100,7 @@ def test_constant_gain_is_stopped_as_diverging(client):
     events, st = run_to_end(client, {"gain_decay": None, "iterations": 50})
     assert st["verdict"] == "diverging" and "diverging" in st["message"], st
     errors = st["errors"]
-    assert len(errors) < 50                          # stopped early
+    assert len(errors) < 50  # stopped early
     assert rules.diverging(errors) and not rules.diverging(errors[:-1])
     assert np.all(np.diff(errors[-4:]) > 0) and errors[-1] > 2 * min(errors)
 
@@ -109,10 +120,11 @@ def test_lowpass_filter_option(client):
 
 
 def test_stop_is_final(client):
-    events, st = run_to_end(client, {"iterations": 50, "duration": 20.0, "gain_decay": None,
-                                     "tol": 1e-6}, stop_after=1)
+    events, st = run_to_end(
+        client, {"iterations": 50, "duration": 20.0, "gain_decay": None, "tol": 1e-6}, stop_after=1
+    )
     assert st["running"] is False and st["verdict"] == "stopped", st
     assert st["stopping"] is False and len(st["errors"]) < 50
     assert any(e.get("stopping") for e in events)
-    assert events[-1]["seq"] == st["seq"]            # nothing changed after the final event
+    assert events[-1]["seq"] == st["seq"]  # nothing changed after the final event
     assert client.post("/api/ilc/stop").json() == st  # a stop after the end changes nothing

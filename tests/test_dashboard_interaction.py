@@ -4,6 +4,7 @@ plate, a force reference with direct force control in the status and in `interac
 messages, a law change, the request checks (422 naming the field, 409 for a second start,
 Origin), the session thread gone after stop; then the page in Debian's Chromium (Playwright):
 start, the FSM text becomes "static", the plot receives points."""
+
 import json
 import threading
 
@@ -34,8 +35,11 @@ def threads_since(before):
     """Names of the threads alive now that were not in `before`, but those of shared pools
     started on first use and kept for reuse: tqdm's monitor (the first progress bar in the
     process) and the event loop's default executor (asyncio_N, the server's run_in_executor)."""
-    return [t.name for t in threading.enumerate() if t not in before and
-            t.name != "tqdm_monitor" and not t.name.startswith("asyncio_")]
+    return [
+        t.name
+        for t in threading.enumerate()
+        if t not in before and t.name != "tqdm_monitor" and not t.name.startswith("asyncio_")
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -52,16 +56,19 @@ def status(client):
 # ------------------------------------------------------------------ validation
 
 
-@pytest.mark.parametrize("path, body, field, words", [
-    ("start", {"law": "admittance", "mass": [-1, 1, 1]}, "mass", "positive definite"),
-    ("start", {"law": "impedance"}, "law", "direct_force"),
-    ("start", {"variant": "vsa_medium"}, "variant", "vsa_soft"),
-    ("start", {"variant": "/etc/passwd"}, "variant", "rigid"),
-    ("start", {"ki": [0, 0, "NaN"]}, "ki", "finite"),
-    ("start", {"position": [1.5, 0.2, 0.07]}, "position", "outside [0.4, 1] m"),
-    ("start", {"kp": [0, 0]}, "kp", "at least 3"),
-    ("start", {"out": "/tmp/x"}, "out", "Extra inputs are not permitted"),
-])
+@pytest.mark.parametrize(
+    "path, body, field, words",
+    [
+        ("start", {"law": "admittance", "mass": [-1, 1, 1]}, "mass", "positive definite"),
+        ("start", {"law": "impedance"}, "law", "direct_force"),
+        ("start", {"variant": "vsa_medium"}, "variant", "vsa_soft"),
+        ("start", {"variant": "/etc/passwd"}, "variant", "rigid"),
+        ("start", {"ki": [0, 0, "NaN"]}, "ki", "finite"),
+        ("start", {"position": [1.5, 0.2, 0.07]}, "position", "outside [0.4, 1] m"),
+        ("start", {"kp": [0, 0]}, "kp", "at least 3"),
+        ("start", {"out": "/tmp/x"}, "out", "Extra inputs are not permitted"),
+    ],
+)
 def test_start_refuses_bad_values(client, path, body, field, words):
     r = client.post(f"/api/interaction/{path}", json=body)
     assert r.status_code == 422, r.text
@@ -81,8 +88,9 @@ def test_commands_need_a_session(client):
 
 def test_state_changing_routes_check_the_origin(client):
     for path in ("start", "stop", "law", "reference"):
-        r = client.post(f"/api/interaction/{path}", json={},
-                        headers={"Origin": "http://evil.example"})
+        r = client.post(
+            f"/api/interaction/{path}", json={}, headers={"Origin": "http://evil.example"}
+        )
         assert r.status_code == 403, (path, r.text)
     assert not status(client)["running"]
 
@@ -110,8 +118,11 @@ def test_session_lifecycle(client):
     assert r.status_code == 409 and "already running" in r.text
 
     # the setpoint over the plate ends in the static law
-    st = wait_for(lambda: (lambda s: s["fsm"] == "static" and s)(status(client)), 15,
-                  "the FSM to reach static")
+    st = wait_for(
+        lambda: (lambda s: s["fsm"] == "static" and s)(status(client)),
+        15,
+        "the FSM to reach static",
+    )
     assert abs(st["x_d"][2] - 0.07) < 1e-3 and abs(st["x_d"][0] - 0.6) < 1e-3, st
 
     # 10 N along z: in the status and in the interaction messages with samples
@@ -129,9 +140,12 @@ def test_session_lifecycle(client):
         assert all(f == [0, 0, 10] for f in msg["samples"]["f_d"])
     assert status(client)["f_d"] == [0, 0, 10]
     # direct force brings the tool down onto the plate and holds 10 N there
-    st = wait_for(lambda: (lambda s: abs(s["f_e"][2] - 10.0) < 0.5 and s)(status(client)), 30,
-                  "f_e z to reach 10 N")
-    assert abs(st["x_m"][2] - 0.06) < 2e-3, st          # the sphere on the plate (tcp z 0.06)
+    st = wait_for(
+        lambda: (lambda s: abs(s["f_e"][2] - 10.0) < 0.5 and s)(status(client)),
+        30,
+        "f_e z to reach 10 N",
+    )
+    assert abs(st["x_m"][2] - 0.06) < 2e-3, st  # the sphere on the plate (tcp z 0.06)
 
     # bad references: non-finite force (pydantic), a position outside the box
     r = client.post("/api/interaction/reference", json={"force": [0, 0, "Infinity"]})
@@ -139,8 +153,7 @@ def test_session_lifecycle(client):
     r = client.post("/api/interaction/reference", json={"position": [0.6, 0.2, 0.01]})
     assert r.status_code == 422 and r.json()["detail"].startswith("position: z = 0.01 m")
     # bad gains while running: asr's message, the session goes on with the old law
-    r = client.post("/api/interaction/law", json={"law": "admittance",
-                                                  "stiffness": [1, -1, 1]})
+    r = client.post("/api/interaction/law", json={"law": "admittance", "stiffness": [1, -1, 1]})
     assert r.status_code == 422 and r.json()["detail"].startswith("stiffness: got -1"), r.text
     assert status(client)["law"] == "direct_force"
 
@@ -149,8 +162,11 @@ def test_session_lifecycle(client):
     assert r.status_code == 200, r.text
     st = r.json()
     assert st["law"] == "admittance" and st["gains"]["stiffness"] == [1300, 1300, 0]
-    st = wait_for(lambda: (lambda s: s["fsm"] == "static" and s["f_d"] == [0, 0, 10] and s)(
-        status(client)), 15, "static again with the force reference")
+    st = wait_for(
+        lambda: (lambda s: s["fsm"] == "static" and s["f_d"] == [0, 0, 10] and s)(status(client)),
+        15,
+        "static again with the force reference",
+    )
     # a position move: a trajectory, during which other inputs are refused (409, asr's text)
     # (0.35 m at 0.1 m/s: 3.5 s, far longer than the next request takes)
     r = client.post("/api/interaction/reference", json={"position": [0.95, 0.2, 0.07]})
@@ -195,31 +211,41 @@ def test_interaction_panel_in_chromium():
             errors = []
             pg.on("pageerror", lambda e: errors.append(str(e)))
             pg.goto(url)
-            pg.wait_for_function("() => document.querySelectorAll('#ic-law option').length == 2"
-                                 " && document.getElementById('ic-gain-ki-z')", timeout=20000)
+            pg.wait_for_function(
+                "() => document.querySelectorAll('#ic-law option').length == 2"
+                " && document.getElementById('ic-gain-ki-z')",
+                timeout=20000,
+            )
             assert pg.input_value("#ic-law") == "direct_force"
             pg.fill("#ic-gain-ki-z", "0.0002")
             pg.click("#btn-ic-start")
-            pg.wait_for_function("() => document.getElementById('ic-fsm').dataset.state === "
-                                 "'static'", timeout=20000)
+            pg.wait_for_function(
+                "() => document.getElementById('ic-fsm').dataset.state === 'static'", timeout=20000
+            )
             assert pg.text_content("#ic-fsm") == "static"
-            pg.click("#btn-ic-force")   # 10 N on z (the panel's default)
-            pg.wait_for_function("() => +document.getElementById('plot-ic').dataset.points > 50",
-                                 timeout=10000)
-            traces = pg.evaluate("() => document.getElementById('plot-ic').data.map("
-                                 "t => [t.name, t.y.length, t.y[t.y.length - 1]])")
+            pg.click("#btn-ic-force")  # 10 N on z (the panel's default)
+            pg.wait_for_function(
+                "() => +document.getElementById('plot-ic').dataset.points > 50", timeout=10000
+            )
+            traces = pg.evaluate(
+                "() => document.getElementById('plot-ic').data.map("
+                "t => [t.name, t.y.length, t.y[t.y.length - 1]])"
+            )
             assert [t[0] for t in traces] == ["f_e z", "f_d z"] and traces[0][1] > 50
-            pg.wait_for_function("() => { const d = document.getElementById('plot-ic').data;"
-                                 " return d && d[1].y[d[1].y.length - 1] === 10; }",
-                                 timeout=10000)
+            pg.wait_for_function(
+                "() => { const d = document.getElementById('plot-ic').data;"
+                " return d && d[1].y[d[1].y.length - 1] === 10; }",
+                timeout=10000,
+            )
             # a server error shows in the panel
             pg.fill("#ic-pos-z", "0.5")
             pg.click("#btn-ic-position")
             pg.wait_for_selector("#ic-error:not([hidden])", timeout=10000)
             assert "outside" in pg.text_content("#ic-error")
             pg.click("#btn-ic-stop")
-            pg.wait_for_function("() => document.getElementById('ic-status').dataset.running "
-                                 "=== '0'", timeout=10000)
+            pg.wait_for_function(
+                "() => document.getElementById('ic-status').dataset.running === '0'", timeout=10000
+            )
             assert not errors, errors
         finally:
             browser.close()

@@ -2,6 +2,7 @@
 WebSocket message is refused before it is read whole, deeply nested JSON before it is parsed,
 and 422 answers echo only a trimmed piece of the input. The server keeps simulating throughout.
 The size limits are checked on a real server (uvicorn on 127.0.0.1), the rest with TestClient."""
+
 import asyncio
 import http.client
 import json
@@ -61,8 +62,13 @@ def post_head(url, headers):
     """Send only the headers of a POST /api/control; the socket, to send the body on."""
     host, port = url.rsplit("/", 1)[1].split(":")
     s = socket.create_connection((host, int(port)), timeout=10)
-    s.sendall((f"POST /api/control HTTP/1.1\r\nHost: {host}:{port}\r\n"
-               + "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n").encode())
+    s.sendall(
+        (
+            f"POST /api/control HTTP/1.1\r\nHost: {host}:{port}\r\n"
+            + "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+            + "\r\n"
+        ).encode()
+    )
     return s
 
 
@@ -109,8 +115,10 @@ def test_a_50_mb_websocket_message_closes_the_connection(server):
 
     async def main():
         url = server.replace("http://", "ws://") + "/ws/stream"
-        async with websockets.connect(url, max_size=None, ping_interval=None) as other, \
-                websockets.connect(url, max_size=None, ping_interval=None) as ws:
+        async with (
+            websockets.connect(url, max_size=None, ping_interval=None) as other,
+            websockets.connect(url, max_size=None, ping_interval=None) as ws,
+        ):
             await ws.recv()
             t0 = time.monotonic()
             with pytest.raises(websockets.ConnectionClosed) as closed:
@@ -123,7 +131,10 @@ def test_a_50_mb_websocket_message_closes_the_connection(server):
             await other.recv()
             for _ in range(5):  # the others' stream goes on
                 frames += json.loads(await asyncio.wait_for(other.recv(), 5))["type"] in (
-                    "extend", "figure", "state")
+                    "extend",
+                    "figure",
+                    "state",
+                )
             assert frames == 5
 
     asyncio.run(main())
@@ -148,12 +159,14 @@ def test_the_app_checks_message_size_itself(client):
 def test_deeply_nested_json_is_refused_unparsed(client):
     for depth in (LIMITS.max_json_depth + 1, 100_000):
         body = '{"preset": ' + nested(depth - 1) + "}"
-        r = client.post("/api/control", content=body,
-                        headers={"content-type": "application/json"})
+        r = client.post("/api/control", content=body, headers={"content-type": "application/json"})
         assert r.status_code == 422 and "nested more than 32 levels" in r.text, r.text
     # at the limit it is parsed, and refused for its content
-    r = client.post("/api/control", content='{"preset": ' + nested(31) + "}",
-                    headers={"content-type": "application/json"})
+    r = client.post(
+        "/api/control",
+        content='{"preset": ' + nested(31) + "}",
+        headers={"content-type": "application/json"},
+    )
     assert r.status_code == 422 and "nested" not in r.text and "dictionary" in r.text
     # brackets inside strings do not count
     r = client.post("/api/control", json={"reference": {"joint1": {"kind": "[" * 200}}})
@@ -174,14 +187,17 @@ def test_deeply_nested_json_is_refused_unparsed(client):
 # ---------------------------------------------------------------- what 422 answers echo
 
 
-@pytest.mark.parametrize("body, words", [
-    ({"speed": "x" * 50_000}, "speed"),
-    ({"params": {"joint1": {"kp": "y" * 50_000}}}, "kp"),
-    ({"params": {"joint1": {"k1": "z" * 50_000}}}, "expected a number"),
-    ({"params": {"joint1": {"q" * 5000: 1.0}}}, "at most 100"),
-    ({"preset": {"j" * 5000: 0.3}}, "at most 100 characters"),
-    ({"compare": {"presets": [0.2] * 5000}}, "Extra inputs"),
-])
+@pytest.mark.parametrize(
+    "body, words",
+    [
+        ({"speed": "x" * 50_000}, "speed"),
+        ({"params": {"joint1": {"kp": "y" * 50_000}}}, "kp"),
+        ({"params": {"joint1": {"k1": "z" * 50_000}}}, "expected a number"),
+        ({"params": {"joint1": {"q" * 5000: 1.0}}}, "at most 100"),
+        ({"preset": {"j" * 5000: 0.3}}, "at most 100 characters"),
+        ({"compare": {"presets": [0.2] * 5000}}, "Extra inputs"),
+    ],
+)
 def test_422_answers_echo_little(client, body, words):
     r = client.post("/api/control", json=body)
     assert r.status_code == 422 and words in r.text, r.text[:500]
@@ -242,9 +258,11 @@ def test_publishing_wakes_each_loop_once():
     subs[3].closed = True
     gone = [Subscriber(other, LIMITS.client_queue) for _ in range(2)]
     dead = []
-    t = threading.Thread(target=lambda: [dead.extend(publish_threadsafe(subs + gone, "extend",
-                                                                        f"E{k}"))
-                                         for k in range(3)])
+    t = threading.Thread(
+        target=lambda: [
+            dead.extend(publish_threadsafe(subs + gone, "extend", f"E{k}")) for k in range(3)
+        ]
+    )
     t.start()
     t.join()
     loop.run_until_complete(asyncio.sleep(0))

@@ -2,6 +2,7 @@
 (so that its memory, threads and open files are its own, read from /proc): 50 WebSocket clients
 for 60 s, a client that never reads, 500 rapid connects and disconnects. Every loop is bounded
 in count and time; the figures are printed."""
+
 import asyncio
 import json
 import socket
@@ -54,8 +55,10 @@ def test_fifty_clients_for_sixty_seconds():
         counts, rss = [0] * CLIENTS, []
 
         async def main():
-            readers = [reader(ws_url(url), DURATION_S, counts, k, garbage=k % 5 == 0)
-                       for k in range(CLIENTS)]
+            readers = [
+                reader(ws_url(url), DURATION_S, counts, k, garbage=k % 5 == 0)
+                for k in range(CLIENTS)
+            ]
             # memory from when every client is connected (the first 5 s send the figures)
             await asyncio.gather(*readers, sample_rss(proc.pid, DURATION_S, rss))
 
@@ -69,9 +72,11 @@ def test_fifty_clients_for_sixty_seconds():
     lost = state1["lost_s"] - state0["lost_s"]
     rates = [c / (DURATION_S - lost) for c in counts]
     rtf = (state1["time"] - state0["time"]) / (wall1 - wall0 - lost)
-    print(f"{CLIENTS} clients, {DURATION_S:.0f} s: updates/s per client min {min(rates):.1f}, "
-          f"mean {sum(rates) / len(rates):.1f}; real-time factor {rtf:.3f}; wall time lost to "
-          f"stalls {lost:.2f} s; server RSS {', '.join(f'{r:.0f}' for r in rss)} MB (every 5 s)")
+    print(
+        f"{CLIENTS} clients, {DURATION_S:.0f} s: updates/s per client min {min(rates):.1f}, "
+        f"mean {sum(rates) / len(rates):.1f}; real-time factor {rtf:.3f}; wall time lost to "
+        f"stalls {lost:.2f} s; server RSS {', '.join(f'{r:.0f}' for r in rss)} MB (every 5 s)"
+    )
     assert lost < 0.2 * DURATION_S
     assert min(rates) >= MIN_RATE
     assert rtf >= 0.95
@@ -85,9 +90,11 @@ def raw_websocket(port, rcvbuf=4096):
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
     s.settimeout(10)
     s.connect(("127.0.0.1", port))
-    s.sendall(f"GET /ws/stream HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
-              "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
-              "Sec-WebSocket-Version: 13\r\n\r\n".encode())
+    s.sendall(
+        f"GET /ws/stream HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
+        "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+        "Sec-WebSocket-Version: 13\r\n\r\n".encode()
+    )
     head = b""
     while b"\r\n\r\n" not in head:
         head += s.recv(1)
@@ -108,14 +115,19 @@ def test_a_client_that_never_reads():
         async def watch():
             t_end = time.monotonic() + seconds
             while time.monotonic() < t_end:
-                clients.append((time.monotonic() - t0,
-                                (await asyncio.to_thread(get_json, url + "/api/state"))["clients"]))
+                clients.append(
+                    (
+                        time.monotonic() - t0,
+                        (await asyncio.to_thread(get_json, url + "/api/state"))["clients"],
+                    )
+                )
                 rss.append(proc_status(proc.pid)["rss_mb"])
                 await asyncio.sleep(0.5)
 
         async def main():
-            await asyncio.gather(*(reader(ws_url(url), seconds, counts, k)
-                                   for k in range(others)), watch())
+            await asyncio.gather(
+                *(reader(ws_url(url), seconds, counts, k) for k in range(others)), watch()
+            )
 
         stalled = raw_websocket(port)
         t0 = time.monotonic()
@@ -126,9 +138,11 @@ def test_a_client_that_never_reads():
     full = next(k for k, (_, n) in enumerate(clients) if n == others + 1)  # all connected
     dropped_at = next((t for t, n in clients[full:] if n == others), None)
     rates = [c / seconds for c in counts]
-    print(f"never-reading client dropped after {dropped_at:.1f} s; others' updates/s min "
-          f"{min(rates):.1f}; server RSS {before:.0f} MB before, max {max(rss):.0f} MB, end "
-          f"{rss[-1]:.0f} MB")
+    print(
+        f"never-reading client dropped after {dropped_at:.1f} s; others' updates/s min "
+        f"{min(rates):.1f}; server RSS {before:.0f} MB before, max {max(rss):.0f} MB, end "
+        f"{rss[-1]:.0f} MB"
+    )
     assert dropped_at is not None and dropped_at < stall_s + 5.0
     assert min(rates) >= MIN_RATE
     assert max(rss) - before < 30.0
@@ -151,15 +165,17 @@ def test_rapid_connects_and_disconnects_leak_nothing():
                 w.write(f"GET /ws/stream HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n".encode())
                 w.close()
                 return
-            async with websockets.connect(ws_url(url), max_size=None, ping_interval=None,
-                                          open_timeout=30) as ws:
+            async with websockets.connect(
+                ws_url(url), max_size=None, ping_interval=None, open_timeout=30
+            ) as ws:
                 if k % 2:
                     await asyncio.wait_for(ws.recv(), 30)
 
         async def main():
             for start in range(0, n, 10):  # 10 at a time
-                await asyncio.wait_for(asyncio.gather(*(one(k) for k in range(start,
-                                                                               start + 10))), 60)
+                await asyncio.wait_for(
+                    asyncio.gather(*(one(k) for k in range(start, start + 10))), 60
+                )
 
         t0 = time.monotonic()
         asyncio.run(main())
@@ -168,9 +184,11 @@ def test_rapid_connects_and_disconnects_leak_nothing():
         while get_json(url + "/api/state")["clients"] and time.monotonic() < deadline:
             time.sleep(0.2)
         after, left = proc_status(proc.pid), get_json(url + "/api/state")["clients"]
-    print(f"{n} connects/disconnects in {elapsed:.1f} s: subscribers left {left}; threads "
-          f"{before['threads']} -> {after['threads']}; open files {before['fds']} -> "
-          f"{after['fds']}; RSS {before['rss_mb']:.0f} -> {after['rss_mb']:.0f} MB")
+    print(
+        f"{n} connects/disconnects in {elapsed:.1f} s: subscribers left {left}; threads "
+        f"{before['threads']} -> {after['threads']}; open files {before['fds']} -> "
+        f"{after['fds']}; RSS {before['rss_mb']:.0f} -> {after['rss_mb']:.0f} MB"
+    )
     assert left == 0
     assert after["threads"] == before["threads"]
     assert after["fds"] <= before["fds"] + 2  # at most the connections still closing

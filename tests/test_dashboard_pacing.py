@@ -1,5 +1,6 @@
 """The live simulation's pacing (dashboard/pacing.py): simulated time follows wall time x speed
 even when ticks come late, within the catch-up bound. Pure arithmetic on given wall times."""
+
 import numpy as np
 import pytest
 

@@ -3,6 +3,7 @@ server): PID gain inputs shown only in the modes that use them, no flat "motor 2
 single-motor joint, legends outside the plot areas, clamp markers on the deflection plot, the
 exported .html (one subplot per unit, bounded size), /docs offline, and the soft / stiff
 presets chosen off the deflection clamp (checked against a separate asr.Sim rollout)."""
+
 import html.parser
 import json
 import re
@@ -43,12 +44,14 @@ def open_page(browser, url, offline=False):
     pg.js_errors, pg.foreign = [], []
     pg.on("pageerror", lambda e: pg.js_errors.append(str(e)))
     if offline:
+
         def route(r):
             if r.request.url.startswith("http://127.0.0.1"):
                 r.continue_()
             else:
                 pg.foreign.append(r.request.url)
                 r.abort()
+
         pg.route("**/*", route)
     pg.goto(url)
     return pg
@@ -62,8 +65,9 @@ def wait_live(pg, frames=10, timeout=30):
 
 
 def post(url, body):
-    req = urllib.request.Request(url, json.dumps(body).encode(), method="POST",
-                                 headers={"Content-Type": "application/json"})
+    req = urllib.request.Request(
+        url, json.dumps(body).encode(), method="POST", headers={"Content-Type": "application/json"}
+    )
     with urllib.request.urlopen(req, timeout=20) as r:
         return json.loads(r.read())
 
@@ -98,11 +102,11 @@ def test_gains_follow_the_mode(browser, default_server):
     shown = gains_shown(pg)  # the arm runs in mode 6: the motor PID (docs/models.md sec. 4)
     assert shown["visible"] and shown["kind"] == "motor", shown
     assert float(shown["kp"]) == pytest.approx(125.0)
-    select_mode(pg, 3)       # equilibrium + preset, ideal position sources: no PID
+    select_mode(pg, 3)  # equilibrium + preset, ideal position sources: no PID
     assert gains_shown(pg)["hidden"] and not gains_shown(pg)["visible"]
     select_mode(pg, 5)
     assert gains_shown(pg)["kind"] == "motor"
-    select_mode(pg, 1)       # link PID: its own gains, link_kp = 0.8 N m/rad by default
+    select_mode(pg, 1)  # link PID: its own gains, link_kp = 0.8 N m/rad by default
     shown = gains_shown(pg)
     assert shown["visible"] and shown["kind"] == "link" and "Link" in shown["title"], shown
     assert float(shown["kp"]) == pytest.approx(0.8)
@@ -111,7 +115,7 @@ def test_gains_follow_the_mode(browser, default_server):
     pg.wait_for_timeout(600)
     state = json.loads(get(default_server + "/api/state"))
     params = {j["name"]: j["params"] for j in state["joints"]}
-    assert params["joint1"]["link_kp"] == pytest.approx(1.5)   # the link gain, not the motor's
+    assert params["joint1"]["link_kp"] == pytest.approx(1.5)  # the link gain, not the motor's
     assert params["joint1"]["kp"] == pytest.approx(125.0)
     select_mode(pg, 6)
     assert gains_shown(pg)["kind"] == "motor"
@@ -125,8 +129,12 @@ def plot_traces(pg, div):
 
 
 def overlap(a, b):
-    return not (a["x"] + a["width"] <= b["x"] or b["x"] + b["width"] <= a["x"]
-                or a["y"] + a["height"] <= b["y"] or b["y"] + b["height"] <= a["y"])
+    return not (
+        a["x"] + a["width"] <= b["x"]
+        or b["x"] + b["width"] <= a["x"]
+        or a["y"] + a["height"] <= b["y"]
+        or b["y"] + b["height"] <= a["y"]
+    )
 
 
 @pytest.mark.slow
@@ -185,9 +193,9 @@ def exported_figure(text):
     p = Scripts()
     p.feed(text)
     call = next(s for s in p.scripts if "Plotly.newPlot(" in s and len(s) < 4 * MB)
-    args = call[call.index("Plotly.newPlot("):]
+    args = call[call.index("Plotly.newPlot(") :]
     decoder = json.JSONDecoder()
-    rest = args[args.index("[", args.index(",")):]
+    rest = args[args.index("[", args.index(",")) :]
     data, end = decoder.raw_decode(rest)
     layout, _ = decoder.raw_decode(rest[end:].lstrip(", "))
     return data, layout, p.scripts
@@ -208,8 +216,8 @@ def test_export_html_one_axis_per_unit(default_server):
         axis = "yaxis" + tr["yaxis"][1:]
         assert layout[axis]["title"]["text"].endswith(f"({tr['meta']['unit']})"), tr["name"]
     plotly_js = [s for s in scripts if len(s) > MB]
-    assert len(plotly_js) == 1                     # plotly.js inline, once
-    assert size - len(plotly_js[0]) < 1 * MB       # the figure itself
+    assert len(plotly_js) == 1  # plotly.js inline, once
+    assert size - len(plotly_js[0]) < 1 * MB  # the figure itself
     assert size < 6 * MB
     assert max(len(tr["y"]) for tr in data) <= 1000  # Settings.figure_points
 
@@ -242,8 +250,10 @@ def test_clamp_marked_on_the_deflection_plot(browser, default_server):
     pg.click("#btn-stiff")
     # the first view hangs the arm off the clamp; held horizontal (eq 0), joint 1 carries the
     # arm's weight with spring 1 on its clamp
-    post(default_server + "/api/control",
-         {"reference": {"joint1": {"kind": "hold", "amplitude": 0.0, "offset": 0.0}}})
+    post(
+        default_server + "/api/control",
+        {"reference": {"joint1": {"kind": "hold", "amplitude": 0.0, "offset": 0.0}}},
+    )
     deadline = time.monotonic() + 20
     while True:
         marks = pg.evaluate("""() => { const d = document.getElementById('plot-defl').data;
@@ -255,8 +265,10 @@ def test_clamp_marked_on_the_deflection_plot(browser, default_server):
         assert time.monotonic() < deadline, f"no clamp markers: {marks}"
         pg.wait_for_timeout(250)
     status = pg.get_attribute("#status", "data-clamped")
-    print(f"clamp markers: {marks['n']}, |defl| at them {np.abs(marks['y']).min():.3f} .. "
-          f"{np.abs(marks['y']).max():.3f} rad; clamped {status}")
+    print(
+        f"clamp markers: {marks['n']}, |defl| at them {np.abs(marks['y']).min():.3f} .. "
+        f"{np.abs(marks['y']).max():.3f} rad; clamped {status}"
+    )
     assert "joint1" in status
     # a spring on its 0.8 rad clamp with the motors at eq -/+ 0.6 rad (stiff): |q - eq| >= 0.2
     assert np.abs(marks["y"]).min() > 0.2 - 2e-3
@@ -292,8 +304,9 @@ def clamped_in_first_view(robot, variant, presets):
     return np.array(out)
 
 
-@pytest.mark.parametrize("robot,variant", [("qbmove_arm_2dof", "vertical"),
-                                           ("pendulum_1dof", "qbmove_advanced")])
+@pytest.mark.parametrize(
+    "robot,variant", [("qbmove_arm_2dof", "vertical"), ("pendulum_1dof", "qbmove_advanced")]
+)
 @pytest.mark.slow
 def test_stiff_preset_is_the_largest_off_the_clamp(robot, variant):
     from dashboard_server import running_server
@@ -309,8 +322,10 @@ def test_stiff_preset_is_the_largest_off_the_clamp(robot, variant):
     assert applied == pytest.approx(stiff)
     grid = np.linspace(0.2, 0.6, PROBE_GRID)  # qbmove_advanced: soft 0.2, stiff 0.6 rad
     clamped = clamped_in_first_view(robot, variant, grid)
-    print(f"{robot}/{variant}: stiff {stiff}, clamp-free {free}; clamped per preset "
-          f"{dict(zip(np.round(grid, 3), clamped.tolist()))}")
+    print(
+        f"{robot}/{variant}: stiff {stiff}, clamp-free {free}; clamped per preset "
+        f"{dict(zip(np.round(grid, 3), clamped.tolist()))}"
+    )
     for k, j in enumerate(joints):
         off = grid[~clamped[:, k]]
         if off.size:

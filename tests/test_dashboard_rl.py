@@ -5,6 +5,7 @@ checkpoint's policy, the exports, the request checks (422 naming the field, 409 
 the process gone after stop and after the server stops; then the page in Debian's Chromium
 (Playwright): start a training, see the curve grow, stop, watch, export, and the stream keeps
 >= 25 updates/s while the trainer runs."""
+
 import io
 import json
 import os
@@ -30,8 +31,16 @@ BASE = "http://127.0.0.1"
 STREAM = "ws://127.0.0.1/ws/stream"
 # a tiny PPO: 64 env-steps per update, so rows come every fraction of a second; a budget far
 # beyond the test, which stops it
-TRAIN = {"task": "asr/Reach2DOF-v0", "num_envs": 4, "n_steps": 16, "batch_size": 64,
-         "total_steps": 10**7, "learning_rate": 1e-3, "gamma": 0.95, "seed": 0}
+TRAIN = {
+    "task": "asr/Reach2DOF-v0",
+    "num_envs": 4,
+    "n_steps": 16,
+    "batch_size": 64,
+    "total_steps": 10**7,
+    "learning_rate": 1e-3,
+    "gamma": 0.95,
+    "seed": 0,
+}
 
 
 def alive(pid):
@@ -62,19 +71,22 @@ def rows(client):
 # ------------------------------------------------------------------ validation
 
 
-@pytest.mark.parametrize("change, field, words", [
-    ({"task": "asr/Nope-v0"}, "task", "asr/Reach2DOF-v0"),
-    ({"task": "/etc/passwd"}, "task", "asr/Reach2DOF-v0"),
-    ({"algo": "SAC"}, "algo", "PPO"),
-    ({"learning_rate": 0}, "learning_rate", "greater than 0"),
-    ({"learning_rate": "NaN"}, "learning_rate", "finite"),
-    ({"gamma": 1.5}, "gamma", "less than or equal to 1"),
-    ({"n_steps": 0}, "n_steps", "greater than or equal to 1"),
-    ({"batch_size": 1}, "batch_size", "greater than or equal to 2"),
-    ({"num_envs": 0}, "num_envs", "greater than or equal to 1"),
-    ({"total_steps": -5}, "total_steps", "greater than or equal to 1"),
-    ({"out": "/tmp/x"}, "out", "Extra inputs are not permitted"),
-])
+@pytest.mark.parametrize(
+    "change, field, words",
+    [
+        ({"task": "asr/Nope-v0"}, "task", "asr/Reach2DOF-v0"),
+        ({"task": "/etc/passwd"}, "task", "asr/Reach2DOF-v0"),
+        ({"algo": "SAC"}, "algo", "PPO"),
+        ({"learning_rate": 0}, "learning_rate", "greater than 0"),
+        ({"learning_rate": "NaN"}, "learning_rate", "finite"),
+        ({"gamma": 1.5}, "gamma", "less than or equal to 1"),
+        ({"n_steps": 0}, "n_steps", "greater than or equal to 1"),
+        ({"batch_size": 1}, "batch_size", "greater than or equal to 2"),
+        ({"num_envs": 0}, "num_envs", "greater than or equal to 1"),
+        ({"total_steps": -5}, "total_steps", "greater than or equal to 1"),
+        ({"out": "/tmp/x"}, "out", "Extra inputs are not permitted"),
+    ],
+)
 def test_start_refuses_bad_values(client, change, field, words):
     r = client.post("/api/rl/start", json={**TRAIN, **change})
     assert r.status_code == 422, r.text
@@ -84,10 +96,13 @@ def test_start_refuses_bad_values(client, change, field, words):
     assert not client.get("/api/rl/status").json()["running"]
 
 
-@pytest.mark.parametrize("change, field, words", [
-    ({"num_envs": 17}, "num_envs", "[1, 16]"),                  # the server's rl_num_envs_max
-    ({"batch_size": 65}, "batch_size", "n_steps * num_envs = 64"),
-])
+@pytest.mark.parametrize(
+    "change, field, words",
+    [
+        ({"num_envs": 17}, "num_envs", "[1, 16]"),  # the server's rl_num_envs_max
+        ({"batch_size": 65}, "batch_size", "n_steps * num_envs = 64"),
+    ],
+)
 def test_start_refuses_values_beyond_the_server_limits(client, change, field, words):
     r = client.post("/api/rl/start", json={**TRAIN, **change})
     assert r.status_code == 422, r.text
@@ -174,8 +189,13 @@ def test_training_lifecycle(client):
     assert state["robot"] == "qbmove_arm_2dof" and state["variant"] == "horizontal"
     assert state["watch"]["task"] == TRAIN["task"]
     t0 = state["time"]
-    st = wait_for(lambda: (lambda s: s["time"] > t0 + 0.5 and s["watch"]["env_step"] > 0
-                           and s)(client.get("/api/state").json()), 20, "the policy acting")
+    st = wait_for(
+        lambda: (lambda s: s["time"] > t0 + 0.5 and s["watch"]["env_step"] > 0 and s)(
+            client.get("/api/state").json()
+        ),
+        20,
+        "the policy acting",
+    )
     assert st["error"] is None and len(st["watch"]["target"]) == 2
     assert client.get("/api/rl/status").json()["watching"]["task"] == TRAIN["task"]
     # another robot ends the watch
@@ -226,8 +246,11 @@ def test_a_short_training_finishes(client):
     client.post("/api/rl/stop")
     st = client.post("/api/rl/start", json={**TRAIN, "total_steps": 128}).json()
     assert st["running"]
-    st = wait_for(lambda: (lambda s: not s["running"] and s)(
-        client.get("/api/rl/status").json()), 60, "the training to finish")
+    st = wait_for(
+        lambda: (lambda s: not s["running"] and s)(client.get("/api/rl/status").json()),
+        60,
+        "the training to finish",
+    )
     assert st["message"] == "finished" and st["returncode"] == 0, st
     assert st["curve"]["steps"][-1] >= 128 and st["has_checkpoint"]
 
@@ -237,9 +260,12 @@ def test_training_is_killed_when_the_server_process_stops():
     from dashboard_server import server_process
 
     with server_process() as (url, server):
-        req = urllib.request.Request(url + "/api/rl/start", data=json.dumps(TRAIN).encode(),
-                                     headers={"Content-Type": "application/json"},
-                                     method="POST")
+        req = urllib.request.Request(
+            url + "/api/rl/start",
+            data=json.dumps(TRAIN).encode(),
+            headers={"Content-Type": "application/json"},
+            method="POST",
+        )
         with urllib.request.urlopen(req, timeout=30) as r:
             pid = json.loads(r.read())["pid"]
         assert alive(pid)
@@ -265,73 +291,94 @@ def test_rl_panel_in_chromium():
     from dashboard_server import chromium_path, running_server
 
     chromium = chromium_path()
-    with running_server(robot="qbmove_arm_2dof", variant="vertical") as url, \
-            sync_api.sync_playwright() as p:
+    with (
+        running_server(robot="qbmove_arm_2dof", variant="vertical") as url,
+        sync_api.sync_playwright() as p,
+    ):
         browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
         try:
-            pg = browser.new_page(viewport={"width": 1280, "height": 1400},
-                                  accept_downloads=True)
+            pg = browser.new_page(viewport={"width": 1280, "height": 1400}, accept_downloads=True)
             errors = []
             pg.on("pageerror", lambda e: errors.append(str(e)))
             pg.goto(url)
-            pg.wait_for_function("() => document.querySelectorAll('#rl-task option').length > 0",
-                                 timeout=20000)
+            pg.wait_for_function(
+                "() => document.querySelectorAll('#rl-task option').length > 0", timeout=20000
+            )
             options = pg.eval_on_selector_all("#rl-task option", "os => os.map(o => o.value)")
             assert "asr/Reach2DOF-v0" in options
             pg.select_option("#rl-task", "asr/Reach2DOF-v0")
-            for sel, value in (("#rl-num-envs", "4"), ("#rl-n-steps", "16"),
-                               ("#rl-batch-size", "64"), ("#rl-total-steps", "10000000")):
+            for sel, value in (
+                ("#rl-num-envs", "4"),
+                ("#rl-n-steps", "16"),
+                ("#rl-batch-size", "64"),
+                ("#rl-total-steps", "10000000"),
+            ):
                 pg.fill(sel, value)
             pg.click("#btn-rl-start")
-            pg.wait_for_function("() => document.querySelector('#rl-status').dataset.running "
-                                 "=== '1'", timeout=20000)
+            pg.wait_for_function(
+                "() => document.querySelector('#rl-status').dataset.running === '1'", timeout=20000
+            )
 
             # the stream while the trainer runs: extend frames counted over 5 s
             frames0 = int(pg.get_attribute("#status", "data-frames") or 0)
             t0 = time.monotonic()
             pg.wait_for_timeout(5000)
             rate = (int(pg.get_attribute("#status", "data-frames") or 0) - frames0) / (
-                time.monotonic() - t0)
+                time.monotonic() - t0
+            )
             print(f"stream during training: {rate:.1f} updates/s")
             # the trainer does not starve the stream: a bound far below the 30 Hz target, so a
             # loaded 2-core host does not fail it (the rate is printed)
             assert rate >= 10, f"{rate:.1f} updates/s during training"
 
             # the curve grows on the page
-            pg.wait_for_function("() => +document.querySelector('#rl-status').dataset.rows >= 2",
-                                 timeout=60000)
+            pg.wait_for_function(
+                "() => +document.querySelector('#rl-status').dataset.rows >= 2", timeout=60000
+            )
             n = int(pg.get_attribute("#rl-status", "data-rows"))
-            pg.wait_for_function(f"() => +document.querySelector('#rl-status').dataset.rows > {n}",
-                                 timeout=30000)
-            points = pg.evaluate("() => document.getElementById('plot-rl').data"
-                                 ".reduce((n, t) => n + (t.x ? t.x.length : 0), 0)")
+            pg.wait_for_function(
+                f"() => +document.querySelector('#rl-status').dataset.rows > {n}", timeout=30000
+            )
+            points = pg.evaluate(
+                "() => document.getElementById('plot-rl').data"
+                ".reduce((n, t) => n + (t.x ? t.x.length : 0), 0)"
+            )
             assert points > n
             # the progress bar: env-steps done of the total asked for, growing with the curve
-            bar = "() => { const b = document.getElementById('rl-progress'); " \
-                  "return [b.value, b.max]; }"
+            bar = (
+                "() => { const b = document.getElementById('rl-progress'); "
+                "return [b.value, b.max]; }"
+            )
             done, total = pg.evaluate(bar)
             assert total == 10_000_000 and 0 < done < total
-            pg.wait_for_function(f"() => document.getElementById('rl-progress').value > {done}",
-                                 timeout=30000)
+            pg.wait_for_function(
+                f"() => document.getElementById('rl-progress').value > {done}", timeout=30000
+            )
 
             pg.click("#btn-rl-stop")
-            pg.wait_for_function("() => document.querySelector('#rl-status').dataset.running "
-                                 "=== '0'", timeout=20000)
-            st = json.loads(pg.evaluate("async () => JSON.stringify(await (await fetch("
-                                        "'/api/rl/status')).json())"))
+            pg.wait_for_function(
+                "() => document.querySelector('#rl-status').dataset.running === '0'", timeout=20000
+            )
+            st = json.loads(
+                pg.evaluate(
+                    "async () => JSON.stringify(await (await fetch('/api/rl/status')).json())"
+                )
+            )
             assert not st["running"]
 
             # a reload still shows the curve
             pg.reload()
-            pg.wait_for_function("() => +document.querySelector('#rl-status').dataset.rows > 0",
-                                 timeout=20000)
+            pg.wait_for_function(
+                "() => +document.querySelector('#rl-status').dataset.rows > 0", timeout=20000
+            )
 
             # watch, then manual control
             pg.wait_for_selector("#btn-rl-watch:not([disabled])", timeout=20000)
             pg.click("#btn-rl-watch")
             pg.wait_for_selector("#btn-rl-manual:not([disabled])", timeout=30000)
-            state = json.loads(pg.evaluate("async () => JSON.stringify(await (await fetch("
-                                           "'/api/state')).json())"))
+            state = json.loads(
+                pg.evaluate("async () => JSON.stringify(await (await fetch('/api/state')).json())")
+            )
             assert state["watch"] and state["variant"] == "horizontal"
             pg.click("#btn-rl-manual")
             pg.wait_for_selector("#btn-rl-manual[disabled]", timeout=20000)

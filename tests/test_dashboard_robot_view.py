@@ -4,6 +4,7 @@ a real server with the default settings (qbmove_arm_2dof, vertical): the view dr
 and the robot moves in it, the ghost (springs relaxed) is drawn, GET /api/scene answers the
 robot's geoms behind the same access checks as the other reads, and the first view's two
 instances (soft, stiff) move and differ within 3 s."""
+
 import json
 import struct
 import urllib.request
@@ -39,8 +40,10 @@ def get_json(url):
 
 
 def wait_drawn(pg, frames, timeout_ms=20000):
-    pg.wait_for_function(f"() => +(document.getElementById('robot3d').dataset.frames || 0) "
-                         f">= {frames}", timeout=timeout_ms)
+    pg.wait_for_function(
+        f"() => +(document.getElementById('robot3d').dataset.frames || 0) >= {frames}",
+        timeout=timeout_ms,
+    )
 
 
 def pixels(pg):
@@ -54,8 +57,8 @@ def decode_png(data):
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     pos, idat, header = 8, b"", None
     while pos < len(data):
-        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + n]
+        n, kind = struct.unpack(">I4s", data[pos : pos + 8])
+        body = data[pos + 8 : pos + 8 + n]
         if kind == b"IHDR":
             header = struct.unpack(">IIBBBBB", body)
         elif kind == b"IDAT":
@@ -71,7 +74,7 @@ def decode_png(data):
         kind, line = raw[r, 0], raw[r, 1:].astype(np.int32)
         if kind in (0, 2):
             row = (line + (prev if kind == 2 else 0)) & 255
-        else:                                   # sub, average, Paeth: left to right
+        else:  # sub, average, Paeth: left to right
             row = np.zeros_like(line)
             for x in range(w * bpp):
                 a = row[x - bpp] if x >= bpp else 0
@@ -106,7 +109,7 @@ def test_first_view_moves_and_its_two_instances_differ(page):
     assert {i for i, _ in by} == {0, 1}
     for key, y in by.items():
         assert y.size > 20, key
-        assert np.ptp(y) > 0.05, (key, np.ptp(y))     # rad: moving, not a flat line
+        assert np.ptp(y) > 0.05, (key, np.ptp(y))  # rad: moving, not a flat line
     for j in {j for _, j in by}:
         n = min(by[0, j].size, by[1, j].size)
         assert np.max(np.abs(by[0, j][-n:] - by[1, j][-n:])) > 1e-3, j
@@ -132,8 +135,10 @@ def test_the_3d_view_draws_the_robot_and_it_moves(page):
     colours = np.unique(first.reshape(-1, 3) // 16, axis=0)
     assert first.std() > 5 and len(colours) > 8, (first.std(), len(colours))  # not blank
     moved = np.any(np.abs(first.astype(int) - second.astype(int)) > 24, axis=2)
-    print(f"3-D view: {first.shape[1]}x{first.shape[0]} px, {len(colours)} colours, "
-          f"{moved.sum()} px changed in 1 s")
+    print(
+        f"3-D view: {first.shape[1]}x{first.shape[0]} px, {len(colours)} colours, "
+        f"{moved.sum()} px changed in 1 s"
+    )
     assert moved.sum() > 50
     assert not page.js_errors, page.js_errors
 
@@ -157,11 +162,12 @@ def test_frames_carry_poses_that_match_mujoco(page):
     ghost = np.array(msg["robot3d"]["ghost"])
     assert poses.shape == ghost.shape == (2, len(geoms), 12)
     for R in poses[..., 3:].reshape(-1, 3, 3):
-        np.testing.assert_allclose(R @ R.T, np.eye(3), atol=1e-4)   # rotations, rounded 1e-5
+        np.testing.assert_allclose(R @ R.T, np.eye(3), atol=1e-4)  # rotations, rounded 1e-5
     mujoco.mj_forward(m, d)
-    stand = names_of(m, geoms).index("stand")     # welded to the world: same in every pose
-    np.testing.assert_allclose(poses[:, stand, :3], np.broadcast_to(d.geom_xpos[geoms[stand]],
-                                                                     (2, 3)), atol=2e-5)
+    stand = names_of(m, geoms).index("stand")  # welded to the world: same in every pose
+    np.testing.assert_allclose(
+        poses[:, stand, :3], np.broadcast_to(d.geom_xpos[geoms[stand]], (2, 3)), atol=2e-5
+    )
     assert np.max(np.abs(ghost - poses)) > 1e-4
 
 
@@ -176,14 +182,19 @@ def test_scene_route_answers_the_robots_geoms_behind_the_access_checks():
     names = names_of(m, scene.visible_geoms(m))
     settings = Settings(robot="qbmove_arm_5dof", token=TOKEN)
     with TestClient(create_app(settings), base_url="http://127.0.0.1:8000") as c:
-        assert c.get("/api/scene").status_code == 401                       # no token
-        assert c.get("/api/scene", headers={"host": "evil.example:8000",
-                                            "authorization": f"token {TOKEN}"}).status_code == 403
+        assert c.get("/api/scene").status_code == 401  # no token
+        assert (
+            c.get(
+                "/api/scene",
+                headers={"host": "evil.example:8000", "authorization": f"token {TOKEN}"},
+            ).status_code
+            == 403
+        )
         auth = {"authorization": f"token {TOKEN}"}
         s = c.get("/api/scene", headers=auth).json()
-        assert s["names"] == names and "pusher" in names          # the contact box is a geom
+        assert s["names"] == names and "pusher" in names  # the contact box is a geom
         assert s["n_instances"] == 2 and len(s["geoms"]) == len(names)
-        assert c.post("/api/scene", headers=auth).status_code == 405   # a read only
+        assert c.post("/api/scene", headers=auth).status_code == 405  # a read only
         # a robot switch: a new scene id, the new robot's geoms
         c.post("/api/robot", json={"robot": "pendulum_1dof"}, headers=auth)
         s2 = c.get("/api/scene", headers=auth).json()
@@ -200,12 +211,13 @@ def test_the_ghost_is_where_the_springs_hold_no_torque():
     stream = scene.SceneStream(sim, 8, 7)
     frame = stream.frame()
     assert frame["scene_id"] == 7 and len(frame["robot3d"]["ghost"]) == 2
-    assert "ghost" not in stream.frame()["robot3d"]     # every 3rd frame only
+    assert "ghost" not in stream.frame()["robot3d"]  # every 3rd frame only
     b = sim.batch
     for i in range(2):
         q = scene.relaxed_angles(sim, i)
         for j in range(2):
             params = {p.name: float(b.get_param(j, p.name)[i]) for p in b.specs[j].params}
-            c = asr.compliance("qbmove_advanced", q[j], b.field("th1")[i, j],
-                               b.field("th2")[i, j], **params)
+            c = asr.compliance(
+                "qbmove_advanced", q[j], b.field("th1")[i, j], b.field("th2")[i, j], **params
+            )
             assert abs(float(c.tau_link)) < 1e-8

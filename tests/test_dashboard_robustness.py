@@ -2,6 +2,7 @@
 applied whole or not at all, NaN / Infinity / 5000-digit numbers / deep nesting get a clear 422
 or an error on the stream (which goes on), a diverging parameter pauses the simulation with one
 error naming it, and broken robot folders are listed with their error (TestClient, loopback)."""
+
 import json
 import math
 import os
@@ -26,8 +27,18 @@ from dashboard.settings import Settings  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # the configuration a failed command must leave as it was (not time, frames, clients)
-CONFIG = ("robot", "variant", "joints", "presets", "reference", "gains", "speed", "paused",
-          "compare", "n_instances")
+CONFIG = (
+    "robot",
+    "variant",
+    "joints",
+    "presets",
+    "reference",
+    "gains",
+    "speed",
+    "paused",
+    "compare",
+    "n_instances",
+)
 
 
 def config(client):
@@ -68,8 +79,7 @@ def answer(ws, limit=1000):
 
 @pytest.mark.slow
 def test_a_control_change_is_applied_whole_or_not_at_all(client):
-    r = client.post("/api/control", json={"params": {"joint1": {"pos_min": 0.5,
-                                                                 "pos_max": 1.0}}})
+    r = client.post("/api/control", json={"params": {"joint1": {"pos_min": 0.5, "pos_max": 1.0}}})
     assert r.status_code == 200, r.text
     before = config(client)
     for body, words in [
@@ -78,18 +88,21 @@ def test_a_control_change_is_applied_whole_or_not_at_all(client):
         ({"params": {"joint1": {"pos_min": 2.0}}}, "params joint1.pos_min: got 2"),
         ({"params": {"joint1": {"kp": 78}, "joint2": {"k1": -1}}}, "k1"),
         ({"params": {"joint1": {"kd": 1, "k1": int("1" + "0" * 400)}}}, "too large"),
-        ({"mode": {"joint1": 3}, "params": {"joint1": {"kd": 1}}, "preset": {"joint2": 5.0}},
-         "preset joint2"),
-        ({"mode": {"joint1": 5}, "speed": 3, "reference": {"elbow": {"kind": "step"}}},
-         "unknown joint 'elbow'"),
+        (
+            {"mode": {"joint1": 3}, "params": {"joint1": {"kd": 1}}, "preset": {"joint2": 5.0}},
+            "preset joint2",
+        ),
+        (
+            {"mode": {"joint1": 5}, "speed": 3, "reference": {"elbow": {"kind": "step"}}},
+            "unknown joint 'elbow'",
+        ),
     ]:
         r = client.post("/api/control", json=body)
         assert r.status_code == 422 and words in r.json()["detail"], (body, r.text)
         assert config(client) == before, body
     # both limits moved past each other in one request: set in an order that stays valid
     for lo, hi in ((2.0, 3.0), (-1.0, 0.1)):
-        r = client.post("/api/control", json={"params": {"joint1": {"pos_min": lo,
-                                                                     "pos_max": hi}}})
+        r = client.post("/api/control", json={"params": {"joint1": {"pos_min": lo, "pos_max": hi}}})
         assert r.status_code == 200, r.text
         params = r.json()["joints"][0]["params"]
         assert (params["pos_min"], params["pos_max"]) == (lo, hi)
@@ -100,16 +113,27 @@ def test_a_control_that_fails_while_applied_is_rolled_back_exactly(monkeypatch):
     """Past validation, a failure anywhere (here: the presets) puts back every value exactly,
     the live Sim's parameters and modes included, also when the Sim had been rebuilt."""
     runner = SimRunner(Settings())  # not started: commands are applied at once
-    runner.control({"params": {"joint1": {"kp": 50.0, "pos_min": -1.0, "pos_max": 1.0}},
-                    "mode": {"joint2": 5}, "speed": 2.0})
+    runner.control(
+        {
+            "params": {"joint1": {"kp": 50.0, "pos_min": -1.0, "pos_max": 1.0}},
+            "mode": {"joint2": 5},
+            "speed": 2.0,
+        }
+    )
     batch0 = runner.session.sim.batch
 
     def exact():
         b = runner.session.sim.batch
-        return (json.dumps(runner.state(), sort_keys=True), runner.workspace(), b is batch0,
-                [int(m) for m in b.modes],
-                [[b.get_param(k, p.name).tolist() for p in spec.all_params]
-                 for k, spec in enumerate(b.specs)])
+        return (
+            json.dumps(runner.state(), sort_keys=True),
+            runner.workspace(),
+            b is batch0,
+            [int(m) for m in b.modes],
+            [
+                [b.get_param(k, p.name).tolist() for p in spec.all_params]
+                for k, spec in enumerate(b.specs)
+            ],
+        )
 
     before = exact()
 
@@ -117,12 +141,23 @@ def test_a_control_that_fails_while_applied_is_rolled_back_exactly(monkeypatch):
         raise RuntimeError("preset failed")
 
     monkeypatch.setattr(runner.session, "apply_presets", boom)
-    change = {"params": {"joint1": {"kp": 78.0, "pos_min": 2.0, "pos_max": 3.0},
-                         "joint2": {"k1": 0.02}},
-              "mode": {"joint1": 5, "joint2": 6}, "preset": {"joint1": 0.3},
-              "reference": {"joint1": {"kind": "sine", "amplitude": 0.2, "frequency": 1.0,
-                                       "frequency_end": 2.0, "period": 5.0, "offset": 0.0}},
-              "speed": "max", "paused": True}
+    change = {
+        "params": {"joint1": {"kp": 78.0, "pos_min": 2.0, "pos_max": 3.0}, "joint2": {"k1": 0.02}},
+        "mode": {"joint1": 5, "joint2": 6},
+        "preset": {"joint1": 0.3},
+        "reference": {
+            "joint1": {
+                "kind": "sine",
+                "amplitude": 0.2,
+                "frequency": 1.0,
+                "frequency_end": 2.0,
+                "period": 5.0,
+                "offset": 0.0,
+            }
+        },
+        "speed": "max",
+        "paused": True,
+    }
     with pytest.raises(RuntimeError, match="preset failed"):
         runner.control(change)
     assert exact() == before
@@ -140,9 +175,15 @@ def test_a_control_that_fails_while_applied_is_rolled_back_exactly(monkeypatch):
 @pytest.mark.slow
 def test_a_workspace_is_loaded_whole_or_not_at_all(client):
     for path, body in [
-        ("/api/control", {"params": {"joint1": {"kp": 50.0}}, "mode": {"joint2": 5},
-                          "reference": {"joint1": {"kind": "sine", "amplitude": 0.1}},
-                          "speed": 2.0}),
+        (
+            "/api/control",
+            {
+                "params": {"joint1": {"kp": 50.0}},
+                "mode": {"joint2": 5},
+                "reference": {"joint1": {"kind": "sine", "amplitude": 0.1}},
+                "speed": 2.0,
+            },
+        ),
         ("/api/compare", {"presets": [0.2, 0.4]}),
         ("/api/control", {"paused": True}),
     ]:
@@ -175,21 +216,24 @@ DIGITS_5000 = "9" * 5000
 BIG_INT = "1" + "0" * 400  # parses, but no float holds it
 
 
-@pytest.mark.parametrize("path, text, words", [
-    ("/api/control", '{"params": {"joint1": {"kp": NaN}}}', "kp"),
-    ("/api/control", '{"params": {"joint1": {"kp": Infinity}}}', "kp"),
-    ("/api/control", '{"params": {"joint1": {"k1": NaN}}}', "k1"),
-    ("/api/control", '{"params": {"joint1": {"k1": ' + BIG_INT + '}}}', "k1"),
-    ("/api/control", '{"speed": -Infinity}', "speed"),
-    ("/api/control", '{"preset": {"joint1": NaN}}', "joint1"),
-    ("/api/control", '{"reference": {"joint1": {"amplitude": Infinity}}}', "amplitude"),
-    ("/api/control", '{"preset": {"joint1": ' + DIGITS_5000 + '}}', "5000 digits"),
-    ("/api/control", '{"paused": "' + "z" * 100_000 + '"}', "paused"),
-    ("/api/control", '{"params": {"joint1": {"' + "k" * 100_000 + '": 1}}}', "at most 100"),
-    ("/api/push", '{"joint": "joint1", "torque": NaN}', "torque"),
-    ("/api/compare", '{"presets": [0.2, Infinity]}', "presets"),
-    ("/api/workspace", '{"robot": "qbmove_arm_2dof", "speed": NaN}', "speed"),
-])
+@pytest.mark.parametrize(
+    "path, text, words",
+    [
+        ("/api/control", '{"params": {"joint1": {"kp": NaN}}}', "kp"),
+        ("/api/control", '{"params": {"joint1": {"kp": Infinity}}}', "kp"),
+        ("/api/control", '{"params": {"joint1": {"k1": NaN}}}', "k1"),
+        ("/api/control", '{"params": {"joint1": {"k1": ' + BIG_INT + "}}}", "k1"),
+        ("/api/control", '{"speed": -Infinity}', "speed"),
+        ("/api/control", '{"preset": {"joint1": NaN}}', "joint1"),
+        ("/api/control", '{"reference": {"joint1": {"amplitude": Infinity}}}', "amplitude"),
+        ("/api/control", '{"preset": {"joint1": ' + DIGITS_5000 + "}}", "5000 digits"),
+        ("/api/control", '{"paused": "' + "z" * 100_000 + '"}', "paused"),
+        ("/api/control", '{"params": {"joint1": {"' + "k" * 100_000 + '": 1}}}', "at most 100"),
+        ("/api/push", '{"joint": "joint1", "torque": NaN}', "torque"),
+        ("/api/compare", '{"presets": [0.2, Infinity]}', "presets"),
+        ("/api/workspace", '{"robot": "qbmove_arm_2dof", "speed": NaN}', "speed"),
+    ],
+)
 def test_rest_answers_422_naming_the_field(client, path, text, words):
     before = config(client)
     r = post_text(client, path, text)
@@ -213,8 +257,9 @@ def test_json_scan_is_linear_in_the_size_of_the_body():
                        headers={"content-type": "application/json"})
             print(r.status_code, len(r.content))
     """
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
-                          text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
     status, size = done.stdout.split()
     assert status == "422" and int(size) < 2000, done.stdout + done.stderr[-2000:]
 
@@ -274,8 +319,7 @@ def test_a_diverging_parameter_pauses_once_and_names_itself(client):
         state = client.get("/api/state").json()
         assert state["paused"] is True and "joint1.k1" in state["error"]
         # the controls stay usable: k1 back and resume, it runs again without errors
-        r = client.post("/api/control", json={"params": {"joint1": {"k1": k1}},
-                                              "paused": False})
+        r = client.post("/api/control", json={"params": {"joint1": {"k1": k1}}, "paused": False})
         assert r.status_code == 200, r.text
         messages = drain(ws, 1.0)
         assert not [m for m in messages if m["type"] == "error"]
@@ -324,8 +368,12 @@ def test_broken_robot_folders_are_listed_with_their_error(tmp_path, monkeypatch)
 def test_a_foreign_host_gets_403_on_every_export(client):
     """test_dashboard_security.py::test_host_header covers /api/state, /api/export.npz and the
     page; the other downloads are refused the same way."""
-    for method, path in (("POST", "/api/export.html"), ("POST", "/api/ilc/result.npz"),
-                         ("GET", "/api/workspace"), ("GET", "/api/robots")):
+    for method, path in (
+        ("POST", "/api/export.html"),
+        ("POST", "/api/ilc/result.npz"),
+        ("GET", "/api/workspace"),
+        ("GET", "/api/robots"),
+    ):
         r = client.request(method, path, headers={"host": "evil.example"})
         assert r.status_code == 403 and "Host header" in r.text, (path, r.status_code)
 
@@ -335,19 +383,25 @@ def test_a_user_model_gets_its_preset_controls(tmp_path, monkeypatch):
     """A user-registered model's preset spec reaches GET /api/robots, the state and the soft /
     stiff buttons without a dashboard table."""
     import asr
+
     shutil.copytree(os.path.join(ROOT, "robots", "pendulum_1dof"), tmp_path / "user")
     (tmp_path / "user" / "robot.toml").write_text(
         'name = "user"\ndefault_variant = "cubic"\n[variants.cubic]\nmjcf = "pendulum.xml"\n'
-        '[[variants.cubic.joints]]\nname = "joint"\nmodel = "test_dash_cubic"\nmode = 3\n')
-    preset = asr.PresetSpec(lo=0.0, hi=0.9, soft=0.15, stiff=0.7, unit="rad",
-                            meaning="pretension angle")
+        '[[variants.cubic.joints]]\nname = "joint"\nmodel = "test_dash_cubic"\nmode = 3\n'
+    )
+    preset = asr.PresetSpec(
+        lo=0.0, hi=0.9, soft=0.15, stiff=0.7, unit="rad", meaning="pretension angle"
+    )
     asr.register_model(
         "test_dash_cubic",
         lambda q, qd, th1, th2, th1d, th2d, k: {"tau1": -k * (q - th1), "stiffness": k},
-        params=(asr.ParamSpec("k", 50.0, 0.0, float("inf"), lo_open=True),), preset=preset)
+        params=(asr.ParamSpec("k", 50.0, 0.0, float("inf"), lo_open=True),),
+        preset=preset,
+    )
     monkeypatch.setenv("ASR_ROBOTS", str(tmp_path))
-    expected = dict(kind="ref", lo=0.0, hi=0.9, soft=0.15, stiff=0.7, unit="rad",
-                    meaning="pretension angle")
+    expected = dict(
+        kind="ref", lo=0.0, hi=0.9, soft=0.15, stiff=0.7, unit="rad", meaning="pretension angle"
+    )
     try:
         with TestClient(create_app(Settings(robot="user", variant=None)), base_url=BASE) as c:
             robots = {e["name"]: e for e in c.get("/api/robots").json()["robots"]}

@@ -1,6 +1,7 @@
 """The dashboard's 3-D scene (dashboard/scene.py): geom meshes against closed-form volumes and
 outward faces, poses against MuJoCo's own ray casts, relaxed spring angles against the springs'
 closed forms, and the size of what is sent."""
+
 import json
 import math
 
@@ -11,8 +12,14 @@ import pytest
 import asr
 from dashboard import scene
 
-ROBOTS = ("pendulum_1dof", "rrbot_sea", "qbmove_arm_2dof", "qbmove_arm_5dof", "qbmove_snake",
-          "ur10")
+ROBOTS = (
+    "pendulum_1dof",
+    "rrbot_sea",
+    "qbmove_arm_2dof",
+    "qbmove_arm_5dof",
+    "qbmove_snake",
+    "ur10",
+)
 
 
 def signed_volume(v, f):
@@ -24,17 +31,24 @@ def signed_volume(v, f):
 
 def one_geom_model(xml_geom):
     return mujoco.MjModel.from_xml_string(
-        f"<mujoco><worldbody><body>{xml_geom}</body></worldbody></mujoco>")
+        f"<mujoco><worldbody><body>{xml_geom}</body></worldbody></mujoco>"
+    )
 
 
-@pytest.mark.parametrize("geom,volume,tol", [
-    ('<geom type="box" size="0.1 0.2 0.3"/>', 8 * 0.1 * 0.2 * 0.3, 1e-12),
-    ('<geom type="sphere" size="0.2"/>', 4 / 3 * math.pi * 0.2 ** 3, 0.25),
-    ('<geom type="cylinder" size="0.1 0.3"/>', math.pi * 0.1 ** 2 * 0.6, 0.1),
-    ('<geom type="capsule" size="0.1 0.3"/>', math.pi * 0.1 ** 2 * 0.6 + 4 / 3 * math.pi * 0.001,
-     0.15),
-    ('<geom type="ellipsoid" size="0.1 0.2 0.3"/>', 4 / 3 * math.pi * 0.006, 0.25),
-])
+@pytest.mark.parametrize(
+    "geom,volume,tol",
+    [
+        ('<geom type="box" size="0.1 0.2 0.3"/>', 8 * 0.1 * 0.2 * 0.3, 1e-12),
+        ('<geom type="sphere" size="0.2"/>', 4 / 3 * math.pi * 0.2**3, 0.25),
+        ('<geom type="cylinder" size="0.1 0.3"/>', math.pi * 0.1**2 * 0.6, 0.1),
+        (
+            '<geom type="capsule" size="0.1 0.3"/>',
+            math.pi * 0.1**2 * 0.6 + 4 / 3 * math.pi * 0.001,
+            0.15,
+        ),
+        ('<geom type="ellipsoid" size="0.1 0.2 0.3"/>', 4 / 3 * math.pi * 0.006, 0.25),
+    ],
+)
 def test_geom_meshes_are_closed_outward_and_of_the_right_volume(geom, volume, tol):
     """Polygonal meshes are inscribed, so they enclose a little less than the solid (at most
     `tol` relative with the chosen resolution); the box is exact."""
@@ -81,7 +95,7 @@ def test_poses_put_the_mesh_where_mujoco_ray_casts_find_the_geom():
         geomgroup[int(m.geom_group[g])] = 1
         dist = mujoco.mj_ray(m, d, start, direction, geomgroup, 1, -1, geomid)
         if geomid[0] != g:
-            continue                      # another geom in front of it
+            continue  # another geom in front of it
         assert abs(dist - ray_mesh_distance(start, direction, world, f)) < 1e-9
         checked += 1
     assert checked >= 2
@@ -109,7 +123,7 @@ def ray_mesh_distance(start, direction, v, f):
 def run_a_while(sim, steps=300):
     """Equilibrium references 0.3 / -0.2 rad, each joint's soft preset: the motors move."""
     refs = np.zeros((sim.n_instances, sim.n_joints, 2))
-    refs[..., 0] = [0.3, -0.2][:sim.n_joints] + [0.0] * max(0, sim.n_joints - 2)
+    refs[..., 0] = [0.3, -0.2][: sim.n_joints] + [0.0] * max(0, sim.n_joints - 2)
     for j, spec in enumerate(sim.batch.specs):
         refs[:, j, 1] = spec.preset.soft if spec.preset.kind == "ref" else 0.0
     sim.rollout(steps, refs=refs, record=())
@@ -135,10 +149,12 @@ def test_relaxed_angle_of_an_sea_is_its_motor_angle_and_asymmetric_springs_hold_
     sea = asr.Sim(asr.load_robot("rrbot_sea"), 1)
     run_a_while(sea)
     assert np.allclose(scene.relaxed_angles(sea, 0), sea.batch.field("th1")[0], atol=1e-12)
-    sim = asr.Sim(asr.load_robot("qbmove_arm_2dof"), 1)   # the arm's identified springs
+    sim = asr.Sim(asr.load_robot("qbmove_arm_2dof"), 1)  # the arm's identified springs
     b = sim.batch
-    identified = {0: dict(k1=0.01038, a1=6.257, k2=0.08918, a2=3.9),
-                  1: dict(k1=0.1015, a1=3.383, k2=0.05944, a2=7.011)}
+    identified = {
+        0: dict(k1=0.01038, a1=6.257, k2=0.08918, a2=3.9),
+        1: dict(k1=0.1015, a1=3.383, k2=0.05944, a2=7.011),
+    }
     for j, params in identified.items():
         for name, value in params.items():
             b.set_param(j, name, value)
@@ -146,8 +162,9 @@ def test_relaxed_angle_of_an_sea_is_its_motor_angle_and_asymmetric_springs_hold_
     run_a_while(sim)
     relaxed = scene.relaxed_angles(sim, 0)
     for j, params in identified.items():
-        c = asr.compliance("qbmove_advanced", relaxed[j], b.field("th1")[0, j],
-                           b.field("th2")[0, j], **params)
+        c = asr.compliance(
+            "qbmove_advanced", relaxed[j], b.field("th1")[0, j], b.field("th2")[0, j], **params
+        )
         assert abs(float(c.tau_link)) < 1e-9
     assert not np.allclose(relaxed, 0.5 * (b.field("th1")[0] + b.field("th2")[0]), atol=1e-6)
 

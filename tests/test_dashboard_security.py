@@ -3,6 +3,7 @@ to (DNS rebinding refused), Origin on the WebSocket and state-changing routes, t
 loopback, robots named only from the list, error texts without server paths. The in-process
 checks use TestClient; the cross-origin, rebinding and token checks run Debian's Chromium
 against real servers on 127.0.0.1."""
+
 import http.server
 import os
 import shutil
@@ -30,8 +31,9 @@ TOKEN = "s3cret-token-0123456789"
 
 @pytest.fixture(scope="module")
 def client():
-    with TestClient(create_app(Settings(allow_origins=("http://mybox.lan:8000",))),
-                    base_url=BASE) as c:
+    with TestClient(
+        create_app(Settings(allow_origins=("http://mybox.lan:8000",))), base_url=BASE
+    ) as c:
         yield c
 
 
@@ -48,10 +50,20 @@ def no_server_path(text):
 # ---------------------------------------------------------------- robots by name only
 
 
-@pytest.mark.parametrize("name", [
-    "../tests/robots/pendulum", os.path.join(HERE, "robots", "pendulum"),
-    "qbmove_arm_2dof/../pendulum_1dof", "./pendulum_1dof", "..", ".", "/etc",
-    "pendulum_1dof/", "no_such_robot"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "../tests/robots/pendulum",
+        os.path.join(HERE, "robots", "pendulum"),
+        "qbmove_arm_2dof/../pendulum_1dof",
+        "./pendulum_1dof",
+        "..",
+        ".",
+        "/etc",
+        "pendulum_1dof/",
+        "no_such_robot",
+    ],
+)
 @pytest.mark.slow
 def test_a_robot_is_a_name_from_the_list(client, name):
     r = client.post("/api/robot", json={"robot": name})
@@ -63,8 +75,12 @@ def test_a_robot_is_a_name_from_the_list(client, name):
     assert client.get("/api/state").json()["robot"] == "qbmove_arm_2dof"
     names = [r["name"] for r in client.get("/api/robots").json()["robots"]]
     assert client.post("/api/robot", json={"robot": names[0]}).status_code == 200
-    assert client.post("/api/robot", json={"robot": "qbmove_arm_2dof",
-                                           "variant": "vertical"}).status_code == 200
+    assert (
+        client.post(
+            "/api/robot", json={"robot": "qbmove_arm_2dof", "variant": "vertical"}
+        ).status_code
+        == 200
+    )
 
 
 def test_broken_robots_are_reported_without_server_paths(tmp_path, monkeypatch):
@@ -75,15 +91,19 @@ def test_broken_robots_are_reported_without_server_paths(tmp_path, monkeypatch):
         shutil.copytree(pendulum, tmp_path / name)
     toml = (tmp_path / "good" / "robot.toml").read_text()
     (tmp_path / "escapes" / "robot.toml").write_text(
-        toml.replace('mjcf = "pendulum.xml"', 'mjcf = "../good/pendulum.xml"'))
-    (tmp_path / "broken" / "robot.toml").write_text(toml.replace('name = "joint"',
-                                                                 'name = "elbow"'))
+        toml.replace('mjcf = "pendulum.xml"', 'mjcf = "../good/pendulum.xml"')
+    )
+    (tmp_path / "broken" / "robot.toml").write_text(
+        toml.replace('name = "joint"', 'name = "elbow"')
+    )
     monkeypatch.setenv("ASR_ROBOTS", str(tmp_path))
     with TestClient(create_app(Settings(robot="good", variant=None)), base_url=BASE) as c:
         listed = {r["name"]: r for r in c.get("/api/robots").json()["robots"]}
         assert "outside the robot's folder" in listed["escapes"]["error"]
-        for name, words in (("escapes", "outside the robot's folder"),
-                            ("broken", "'elbow' is not a hinge or slide joint")):
+        for name, words in (
+            ("escapes", "outside the robot's folder"),
+            ("broken", "'elbow' is not a hinge or slide joint"),
+        ):
             r = c.post("/api/robot", json={"robot": name})
             assert r.status_code == 422 and words in r.text, r.text
             assert str(tmp_path) not in r.text and f"robot '{name}'" in r.text
@@ -94,11 +114,22 @@ def test_broken_robots_are_reported_without_server_paths(tmp_path, monkeypatch):
 # ---------------------------------------------------------------- Host, Origin
 
 
-@pytest.mark.parametrize("host, ok", [
-    ("127.0.0.1:8000", True), ("localhost:8000", True), ("[::1]:8000", True),
-    ("LOCALHOST", True), ("mybox.lan:8000", True),  # an --allow-origin host
-    ("rebind.example:8000", False), ("127.0.0.1.nip.io:8000", False), ("", False),
-    ("127.0.0.1:bad", False), ("192.168.1.20:8000", False), ("evil.example@127.0.0.1", False)])
+@pytest.mark.parametrize(
+    "host, ok",
+    [
+        ("127.0.0.1:8000", True),
+        ("localhost:8000", True),
+        ("[::1]:8000", True),
+        ("LOCALHOST", True),
+        ("mybox.lan:8000", True),  # an --allow-origin host
+        ("rebind.example:8000", False),
+        ("127.0.0.1.nip.io:8000", False),
+        ("", False),
+        ("127.0.0.1:bad", False),
+        ("192.168.1.20:8000", False),
+        ("evil.example@127.0.0.1", False),
+    ],
+)
 def test_host_header(client, host, ok):
     for method, path in (("GET", "/api/state"), ("POST", "/api/export.npz"), ("GET", "/")):
         r = client.request(method, path, headers={"host": host})
@@ -107,10 +138,19 @@ def test_host_header(client, host, ok):
             assert r.status_code == 403 and "Host header" in r.text
 
 
-@pytest.mark.parametrize("origin, ok", [
-    (None, True), ("http://127.0.0.1:8000", True), ("http://mybox.lan:8000", True),
-    ("http://127.0.0.1:9000", False), ("http://localhost:8000", False),
-    ("http://evil.example", False), ("null", False), ("https://127.0.0.1:8000", True)])
+@pytest.mark.parametrize(
+    "origin, ok",
+    [
+        (None, True),
+        ("http://127.0.0.1:8000", True),
+        ("http://mybox.lan:8000", True),
+        ("http://127.0.0.1:9000", False),
+        ("http://localhost:8000", False),
+        ("http://evil.example", False),
+        ("null", False),
+        ("https://127.0.0.1:8000", True),
+    ],
+)
 @pytest.mark.slow
 def test_origin_on_state_changing_routes_and_the_websocket(client, origin, ok):
     headers = {"origin": origin} if origin else {}
@@ -125,8 +165,10 @@ def test_origin_on_state_changing_routes_and_the_websocket(client, origin, ok):
     client.post("/api/control", json={"paused": False})
     if not ok:
         assert "may not drive this dashboard" in r.text
-        with pytest.raises(WebSocketDenialResponse) as denied, \
-                client.websocket_connect(STREAM, headers=headers):
+        with (
+            pytest.raises(WebSocketDenialResponse) as denied,
+            client.websocket_connect(STREAM, headers=headers),
+        ):
             pass
         assert denied.value.status_code == 403
     else:
@@ -142,21 +184,27 @@ def test_bound_address_and_every_interface():
         assert c.get("/api/state", headers={"host": "192.168.7.8:8000"}).status_code == 403
     with TestClient(create_app(Settings(host="0.0.0.0", token=TOKEN)), base_url=BASE) as c:
         auth = {"authorization": f"token {TOKEN}"}
-        for host, status in (("10.1.2.3:8000", 200), ("[fe80::1]:8000", 200),
-                             ("rebind.example:8000", 403)):
+        for host, status in (
+            ("10.1.2.3:8000", 200),
+            ("[fe80::1]:8000", 200),
+            ("rebind.example:8000", 403),
+        ):
             assert c.get("/api/state", headers={"host": host, **auth}).status_code == status
         assert c.get("/api/state", headers={"host": "10.1.2.3:8000"}).status_code == 401
 
 
 def test_token():
     with TestClient(create_app(Settings(token=TOKEN)), base_url=BASE) as c:
-        for method, path in (("GET", "/"), ("GET", "/api/state"), ("POST", "/api/export.html"),
-                             ("GET", "/static/app.js")):
+        for method, path in (
+            ("GET", "/"),
+            ("GET", "/api/state"),
+            ("POST", "/api/export.html"),
+            ("GET", "/static/app.js"),
+        ):
             r = c.request(method, path)
             assert r.status_code == 401 and "needs its token" in r.text, path
         assert c.get("/api/state", params={"token": "wrong" + TOKEN}).status_code == 401
-        assert c.get("/api/state", headers={"authorization": f"Bearer {TOKEN}"}).status_code \
-            == 200
+        assert c.get("/api/state", headers={"authorization": f"Bearer {TOKEN}"}).status_code == 200
         with pytest.raises(WebSocketDenialResponse) as denied, c.websocket_connect(STREAM):
             pass
         assert denied.value.status_code == 401
@@ -196,13 +244,16 @@ def test_cli_beyond_loopback_warns_and_requires_a_token():
     assert local.allow_origins == ("http://box.lan:8000",)
 
 
-@pytest.mark.parametrize("argv, words", [
-    (("--token", "short"), "at least 16 characters"),
-    (("--allow-origin", "http://box.lan:8000/page"), "expected an origin"),
-    (("--allow-origin", "box.lan"), "expected an origin"),
-    (("--robot", "../tests/robots/pendulum"), "expected a robot name, not a path"),
-    (("--robot", os.path.join(HERE, "robots", "pendulum")), "not a path"),
-])
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (("--token", "short"), "at least 16 characters"),
+        (("--allow-origin", "http://box.lan:8000/page"), "expected an origin"),
+        (("--allow-origin", "box.lan"), "expected an origin"),
+        (("--robot", "../tests/robots/pendulum"), "expected a robot name, not a path"),
+        (("--robot", os.path.join(HERE, "robots", "pendulum")), "not a path"),
+    ],
+)
 def test_cli_bad_options(argv, words, capsys):
     with pytest.raises((ValueError, OSError), match=words):
         dashboard_settings(cli_args(*argv))
@@ -259,8 +310,10 @@ def browser():
 
     with sync_api.sync_playwright() as p:
         # rebind.test resolves to 127.0.0.1: what a DNS-rebinding attack achieves
-        b = p.chromium.launch(executable_path=chromium_path(), args=[
-            "--no-sandbox", "--host-resolver-rules=MAP rebind.test 127.0.0.1"])
+        b = p.chromium.launch(
+            executable_path=chromium_path(),
+            args=["--no-sandbox", "--host-resolver-rules=MAP rebind.test 127.0.0.1"],
+        )
         yield b
         b.close()
 
@@ -294,8 +347,9 @@ def test_cross_origin_page_in_chromium(browser, attack_origin):
         # the dashboard's own page, in the same browser, drives it
         page = browser.new_page()
         page.goto(url)
-        page.wait_for_function("() => Number(document.getElementById('status')"
-                               ".dataset.frames) > 5", timeout=20000)
+        page.wait_for_function(
+            "() => Number(document.getElementById('status').dataset.frames) > 5", timeout=20000
+        )
         page.click("#btn-stiff")
         page.wait_for_timeout(500)
         state = get_json(url + "/api/state")
@@ -330,8 +384,9 @@ def test_token_page_in_chromium(browser):
         assert page.goto(url + "/").status == 401
         assert page.goto(f"{url}/?token={TOKEN}").status == 200
         # the page's REST calls and its WebSocket carry the token in the cookie
-        page.wait_for_function("() => Number(document.getElementById('status')"
-                               ".dataset.frames) > 5", timeout=20000)
+        page.wait_for_function(
+            "() => Number(document.getElementById('status').dataset.frames) > 5", timeout=20000
+        )
         page.click("#btn-stiff")
         page.wait_for_function("() => document.getElementById('error').hidden", timeout=5000)
         state = page.evaluate("() => fetch('/api/state').then((r) => r.json())")

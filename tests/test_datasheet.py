@@ -1,5 +1,6 @@
 """asr.datasheet against closed forms of docs/models.md sec. 1 and the published stiffness of
 the qbmove Advanced ([Mengacci2021]); asr.models()' compact repr."""
+
 import json
 
 import numpy as np
@@ -36,19 +37,23 @@ def test_qbmove_advanced_closed_forms():
     """sigma(phi = 0) = a1 k1 cosh(a1 p) + a2 k2 cosh(a2 p) over the whole preset range; torque
     -k1 sinh(a1 sat(phi - p)) - k2 sinh(a2 sat(phi + p)); energy
     E(phi) = sum_i F_i(phi - t_i) - F_i(-t_i), t = (p, -p), F_i of _qba_spring_energy."""
-    d = datasheet("qbmove_advanced", presets=[0.0, 0.3, 0.6],
-                  deflections=np.linspace(-1.2, 1.5, 271))
+    d = datasheet(
+        "qbmove_advanced", presets=[0.0, 0.3, 0.6], deflections=np.linspace(-1.2, 1.5, 271)
+    )
     p = d.preset_grid
     assert p[0] == 0.0 and p[-1] == 0.8
     sigma0 = A1 * K1 * np.cosh(A1 * p) + A2 * K2 * np.cosh(A2 * p)
     np.testing.assert_allclose(d.stiffness_vs_preset, sigma0, rtol=1e-12)
     assert d.stiffness_range == pytest.approx((sigma0.min(), sigma0.max()), rel=1e-12)
     pre, phi = d.presets[:, None], d.deflection[None, :]
-    torque = -K1 * np.sinh(A1 * _sat(phi - pre, QBA_MAX)) - K2 * np.sinh(A2 * _sat(phi + pre,
-                                                                                 QBA_MAX))
+    torque = -K1 * np.sinh(A1 * _sat(phi - pre, QBA_MAX)) - K2 * np.sinh(
+        A2 * _sat(phi + pre, QBA_MAX)
+    )
     np.testing.assert_allclose(d.torque, torque, rtol=1e-12, atol=1e-15)
-    energy = sum(_qba_spring_energy(k, a, phi - t, QBA_MAX) - _qba_spring_energy(k, a, -t, QBA_MAX)
-                 for k, a, t in ((K1, A1, pre), (K2, A2, -pre)))
+    energy = sum(
+        _qba_spring_energy(k, a, phi - t, QBA_MAX) - _qba_spring_energy(k, a, -t, QBA_MAX)
+        for k, a, t in ((K1, A1, pre), (K2, A2, -pre))
+    )
     np.testing.assert_allclose(d.energy, energy, rtol=1e-5, atol=1e-9)
     assert d.max_deflection == QBA_MAX
     # torque at link deflection +/-max_def: spring 1 at max_def - p, spring 2 clamped
@@ -80,14 +85,14 @@ def test_sea_linear_spring():
     assert d.deflection[0] == -0.5 and d.deflection[-1] == 0.5 and d.deflection.size == 201
     np.testing.assert_allclose(d.stiffness, np.broadcast_to(k, d.stiffness.shape), rtol=1e-15)
     np.testing.assert_allclose(d.torque, -k * d.deflection, rtol=1e-14, atol=1e-12)
-    np.testing.assert_allclose(d.energy, k * d.deflection ** 2 / 2, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(d.energy, k * d.deflection**2 / 2, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(d.max_torque, [200 * 0.5, 400 * 0.5], rtol=1e-15)
     np.testing.assert_allclose(d.motor_torque[..., 0], d.torque, rtol=1e-15)
     assert not d.motor_torque[..., 1].any()
     np.testing.assert_allclose(d.stiffness_vs_preset, d.preset_grid, rtol=1e-15)
     past = datasheet("sea", presets=300.0, deflections=[-1.0, 0.2, 0.9], max_def=0.5)
     m, phi = 0.5, np.abs(past.deflection)
-    exact = np.where(phi <= m, 300 * phi ** 2 / 2, 300 * m ** 2 / 2 + 300 * m * (phi - m))
+    exact = np.where(phi <= m, 300 * phi**2 / 2, 300 * m**2 / 2 + 300 * m * (phi - m))
     np.testing.assert_allclose(past.energy[0], exact, rtol=1e-6)
 
 
@@ -116,10 +121,14 @@ def test_bavs_closed_form():
     d = datasheet("bavs", presets=[0.0, 0.1, 0.2])
     pre, phi = d.presets[:, None], d.deflection[None, :]
     p1, p2 = pre - phi, -pre - phi
-    sigma = k * ke * (b * np.exp(ke * p1) + a * np.exp(-ke * p1) + a * np.exp(ke * p2)
-                      + b * np.exp(-ke * p2))
-    tau = k * (b * np.exp(ke * p1) - a * np.exp(-ke * p1)) + k * (a * np.exp(ke * p2)
-                                                                   - b * np.exp(-ke * p2))
+    sigma = (
+        k
+        * ke
+        * (b * np.exp(ke * p1) + a * np.exp(-ke * p1) + a * np.exp(ke * p2) + b * np.exp(-ke * p2))
+    )
+    tau = k * (b * np.exp(ke * p1) - a * np.exp(-ke * p1)) + k * (
+        a * np.exp(ke * p2) - b * np.exp(-ke * p2)
+    )
     inside = (np.abs(p1) <= m) & (np.abs(p2) <= m)
     assert inside.sum() > 300
     np.testing.assert_allclose(d.stiffness[inside], sigma[inside], rtol=1e-12)
@@ -127,8 +136,9 @@ def test_bavs_closed_form():
     # zero deflection (phi1 = p, phi2 = -p): sigma = 2 k ke (b e^(ke p) + a e^(-ke p)),
     # 2 k ke (a + b) = 10.006 N m/rad at p = 0 (docs/models.md)
     g = d.preset_grid
-    np.testing.assert_allclose(d.stiffness_vs_preset,
-                               2 * k * ke * (b * np.exp(ke * g) + a * np.exp(-ke * g)), rtol=1e-12)
+    np.testing.assert_allclose(
+        d.stiffness_vs_preset, 2 * k * ke * (b * np.exp(ke * g) + a * np.exp(-ke * g)), rtol=1e-12
+    )
     assert d.stiffness_vs_preset[0] == pytest.approx(10.006, abs=5e-4)
 
 
@@ -142,10 +152,11 @@ def test_awas2_closed_form():
     s, phi = d.presets[:, None], d.deflection[None, :]
     G = (L / r_t) * s / (L - s)
     assert np.abs(d.deflection).max() == m
-    np.testing.assert_allclose(d.stiffness, 2 * Ks * G ** 2 * np.cos(2 * phi), rtol=1e-12)
-    np.testing.assert_allclose(d.torque, -Ks * G ** 2 * np.sin(2 * phi), rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(d.energy, Ks * G ** 2 * (1 - np.cos(2 * phi)) / 2, rtol=1e-6,
-                               atol=1e-12)
+    np.testing.assert_allclose(d.stiffness, 2 * Ks * G**2 * np.cos(2 * phi), rtol=1e-12)
+    np.testing.assert_allclose(d.torque, -Ks * G**2 * np.sin(2 * phi), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        d.energy, Ks * G**2 * (1 - np.cos(2 * phi)) / 2, rtol=1e-6, atol=1e-12
+    )
     assert d.preset_grid.max() < L  # the preset grid stops below the singular s = L
     with pytest.raises(ValueError, match="presets.*L"):
         datasheet("awas2", presets=[0.03], L=L)
@@ -158,11 +169,12 @@ def _linear_spring(q, qd, th1, th2, th1d, th2d, k):
 @pytest.fixture
 def user_model():
     name = "h1_datasheet_linear"
-    asr.register_model(name, _linear_spring, params=[asr.ParamSpec("k", 3.0, lo=0.0,
-                                                                    lo_open=True,
-                                                                    unit="N m/rad")],
-                       preset={"kind": "ref", "lo": 0.0, "hi": 0.5, "soft": 0.1, "stiff": 0.4,
-                               "unit": "rad"})
+    asr.register_model(
+        name,
+        _linear_spring,
+        params=[asr.ParamSpec("k", 3.0, lo=0.0, lo_open=True, unit="N m/rad")],
+        preset={"kind": "ref", "lo": 0.0, "hi": 0.5, "soft": 0.1, "stiff": 0.4, "unit": "rad"},
+    )
     try:
         yield name
     finally:
@@ -174,25 +186,28 @@ def test_user_python_model(user_model):
     tau_i = -k (phi -/+ p), energy k phi^2."""
     d = datasheet(user_model, presets=[0.1, 0.4], deflections=np.linspace(-1, 1, 21), k=5.0)
     pre, phi = d.presets[:, None], d.deflection[None, :]
-    np.testing.assert_allclose(d.torque, np.broadcast_to(-10.0 * phi, d.torque.shape),
-                               atol=1e-12)
+    np.testing.assert_allclose(d.torque, np.broadcast_to(-10.0 * phi, d.torque.shape), atol=1e-12)
     np.testing.assert_allclose(d.motor_torque[..., 0], -5.0 * (phi - pre), atol=1e-12)
     np.testing.assert_allclose(d.motor_torque[..., 1], -5.0 * (phi + pre), atol=1e-12)
-    np.testing.assert_allclose(d.energy, np.broadcast_to(5.0 * phi ** 2, d.energy.shape),
-                               atol=1e-12)
+    np.testing.assert_allclose(d.energy, np.broadcast_to(5.0 * phi**2, d.energy.shape), atol=1e-12)
     assert d.max_deflection == np.inf and d.stiffness_range == (10.0, 10.0)
 
 
 def test_user_model_without_preset():
     """Preset kind "none": one curve, presets refused, the operating point's preset ignored."""
     name = "h1_datasheet_fixed"
-    asr.register_model(name, _linear_spring, params=[asr.ParamSpec("k", 2.0, lo=0.0)],
-                       preset={"kind": "none", "lo": 0.0, "hi": 0.0, "soft": 0.0, "stiff": 0.0})
+    asr.register_model(
+        name,
+        _linear_spring,
+        params=[asr.ParamSpec("k", 2.0, lo=0.0)],
+        preset={"kind": "none", "lo": 0.0, "hi": 0.0, "soft": 0.0, "stiff": 0.0},
+    )
     try:
         d = datasheet(name, deflections=[-0.5, 0.0, 0.5])
         assert d.presets.tolist() == [0.0] and d.torque.tolist() == [[2.0, 0.0, -2.0]]
-        marks = [t for t in d.figure(operating_point=(None, 0.5)).data
-                 if t.name == "operating point"]
+        marks = [
+            t for t in d.figure(operating_point=(None, 0.5)).data if t.name == "operating point"
+        ]
         assert len(marks) == 4 and marks[0].y[0] == -2.0
         assert d.figure().layout.xaxis3.title.text == "preset (unused: no stiffness command)"
         with pytest.raises(ValueError, match="presets: model 'h1_datasheet_fixed' has no"):
@@ -206,12 +221,20 @@ def test_figure_panels_units_and_operating_point():
     d = datasheet("qbmove_advanced", presets=[0.2, 0.6])
     fig = d.figure(operating_point=(0.3, 0.1))
     assert isinstance(fig, go.Figure)
-    titles = {ax: fig.layout[ax].title.text for ax in
-              ("xaxis", "yaxis", "xaxis2", "yaxis2", "xaxis3", "yaxis3", "xaxis4", "yaxis4")}
-    assert titles == {"xaxis": "deflection (rad)", "yaxis": "torque (N m)",
-                      "xaxis2": "deflection (rad)", "yaxis2": "stiffness (N m/rad)",
-                      "xaxis3": "preset (rad)", "yaxis3": "stiffness (N m/rad)",
-                      "xaxis4": "deflection (rad)", "yaxis4": "energy (J)"}
+    titles = {
+        ax: fig.layout[ax].title.text
+        for ax in ("xaxis", "yaxis", "xaxis2", "yaxis2", "xaxis3", "yaxis3", "xaxis4", "yaxis4")
+    }
+    assert titles == {
+        "xaxis": "deflection (rad)",
+        "yaxis": "torque (N m)",
+        "xaxis2": "deflection (rad)",
+        "yaxis2": "stiffness (N m/rad)",
+        "xaxis3": "preset (rad)",
+        "yaxis3": "stiffness (N m/rad)",
+        "xaxis4": "deflection (rad)",
+        "yaxis4": "energy (J)",
+    }
     curves = [t for t in fig.data if t.name != "operating point"]
     assert len(curves) == 3 * 2 + 1
     marks = {t.xaxis: t for t in fig.data if t.name == "operating point"}
@@ -220,8 +243,9 @@ def test_figure_panels_units_and_operating_point():
     assert marks["x"].x[0] == 0.1 and marks["x"].y[0] == pytest.approx(torque, rel=1e-12)
     assert marks["x3"].x[0] == 0.3
     assert marks["x3"].y[0] == pytest.approx(A1 * K1 * np.cosh(A1 * 0.3) * 2, rel=1e-12)
-    energy = (K1 / A1 * (np.cosh(A1 * -0.2) - np.cosh(A1 * 0.3))
-              + K2 / A2 * (np.cosh(A2 * 0.4) - np.cosh(A2 * 0.3)))
+    energy = K1 / A1 * (np.cosh(A1 * -0.2) - np.cosh(A1 * 0.3)) + K2 / A2 * (
+        np.cosh(A2 * 0.4) - np.cosh(A2 * 0.3)
+    )
     assert marks["x4"].y[0] == pytest.approx(energy, rel=1e-5)
     assert len(d.figure().data) == len(curves)
 
@@ -230,28 +254,37 @@ def test_as_dict_is_json_and_arrays_read_only():
     d = datasheet("bavs", n=11)
     out = json.loads(json.dumps(d.as_dict(), allow_nan=False))
     assert np.array(out["torque"]).shape == (5, 11) and np.array(out["motor_torque"]).shape == (
-        5, 11, 2)
+        5,
+        11,
+        2,
+    )
     assert out["model"] == "bavs" and out["params"]["ke"] == 8.71
     assert isinstance(d, Datasheet)
     with pytest.raises(ValueError):
         d.torque[0, 0] = 1.0
 
 
-@pytest.mark.parametrize("call, match", [
-    (lambda: datasheet("no_such_model"), "unknown model 'no_such_model'"),
-    (lambda: datasheet("sea", stiffnes=3.0), "unknown parameter 'stiffnes'"),
-    (lambda: datasheet("sea", k=-1.0), "k: got -1"),
-    (lambda: datasheet("qbmove_advanced", presets=[0.2, 0.9]), r"presets: got 0.9 rad, valid "
-                                                               r"range \[0, 0.8\]"),
-    (lambda: datasheet("sea", presets=[0.0]), r"presets: got 0 N m/rad.*k in \(0, inf\)"),
-    (lambda: datasheet("bavs", n=2), r"n: got 2, valid range \[3"),
-    (lambda: datasheet("bavs", n=2.5), "n: expected an int"),
-    (lambda: datasheet("bavs", deflections=[0.0, np.nan]), "deflections: must be finite"),
-    (lambda: datasheet("bavs", deflections=[[0.1]]), "deflections: expected a non-empty 1-D"),
-    (lambda: datasheet("rigid"), "'rigid' has no spring"),
-    (lambda: datasheet("bavs").figure(operating_point=0.1), "operating_point"),
-    (lambda: datasheet("bavs").at(0.5, 0.0), "preset: got 0.5 rad"),
-])
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: datasheet("no_such_model"), "unknown model 'no_such_model'"),
+        (lambda: datasheet("sea", stiffnes=3.0), "unknown parameter 'stiffnes'"),
+        (lambda: datasheet("sea", k=-1.0), "k: got -1"),
+        (
+            lambda: datasheet("qbmove_advanced", presets=[0.2, 0.9]),
+            r"presets: got 0.9 rad, valid "
+            r"range \[0, 0.8\]",
+        ),
+        (lambda: datasheet("sea", presets=[0.0]), r"presets: got 0 N m/rad.*k in \(0, inf\)"),
+        (lambda: datasheet("bavs", n=2), r"n: got 2, valid range \[3"),
+        (lambda: datasheet("bavs", n=2.5), "n: expected an int"),
+        (lambda: datasheet("bavs", deflections=[0.0, np.nan]), "deflections: must be finite"),
+        (lambda: datasheet("bavs", deflections=[[0.1]]), "deflections: expected a non-empty 1-D"),
+        (lambda: datasheet("rigid"), "'rigid' has no spring"),
+        (lambda: datasheet("bavs").figure(operating_point=0.1), "operating_point"),
+        (lambda: datasheet("bavs").at(0.5, 0.0), "preset: got 0.5 rad"),
+    ],
+)
 def test_bad_input_names_the_argument(call, match):
     with pytest.raises((ValueError, TypeError), match=match):
         call()

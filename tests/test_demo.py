@@ -1,5 +1,6 @@
 """`make run` end to end, as a user runs it: the command succeeds, prints the fig. 7 summary and
 writes the figures (their physics is checked in tests/test_mengacci2021.py)."""
+
 import os
 import subprocess
 import sys
@@ -10,9 +11,13 @@ import pytest
 @pytest.mark.slow
 def test_make_run_demo(tmp_path):
     out = tmp_path / "demo"
-    proc = subprocess.run([sys.executable, "-m", "asr.demo", "--out", str(out)],
-                          capture_output=True, text=True, timeout=600,
-                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    proc = subprocess.run(
+        [sys.executable, "-m", "asr.demo", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     for name in ("fig7", "fig11", "fig12", "fig13", "fig14"):
         html = (out / f"{name}.html").read_text()

@@ -7,14 +7,15 @@ so no state ever becomes non-finite. The core stops an instance whose link turns
 light fig. 7 rig driven by a kinematic AwAS-II step reaches 2016 rad/s) with the status
 ASR_ERR_DIVERGED, and asr.Sim names the likely cause.
 """
+
 import numpy as np
 import pytest
 
 import asr
 from asr._ffi import lib
 
-INERTIA = 0.2 * 0.04**2 + 1e-7    # pendulum_1dof: 0.2 kg at 0.04 m, kg m^2
-DT = 1e-4                          # its MJCF timestep, s
+INERTIA = 0.2 * 0.04**2 + 1e-7  # pendulum_1dof: 0.2 kg at 0.04 m, kg m^2
+DT = 1e-4  # its MJCF timestep, s
 
 
 def pendulum_at(omega_dt, **params):
@@ -30,7 +31,7 @@ def test_blow_up_past_the_coupling_limit_is_reported_with_its_cause():
         sim.rollout(20000, np.zeros((1, 2)))
     err = info.value
     assert err.code == lib.ASR_ERR_DIVERGED
-    assert err.step < 200               # 22 % growth per step: caught within 20 ms
+    assert err.step < 200  # 22 % growth per step: caught within 20 ms
     text = str(err)
     assert "diverged" in text and "link_vel_max" in text
     assert "joint 'joint'" in text and "omega dt = 2.01" in text
@@ -62,7 +63,7 @@ def test_flagged_instance_is_frozen_and_the_others_go_on():
     sim = asr.Sim("pendulum_1dof", 2, variant="sea", params={"joint": {"k": k}})
     sim.rollout(3000, np.zeros((2, 1, 2)), on_error="flag")
     assert list(sim.batch.status) == [0, lib.ASR_ERR_DIVERGED]
-    assert sim.batch.tau_joint[1, 0] == 0.0     # a frozen instance applies no torque
+    assert sim.batch.tau_joint[1, 0] == 0.0  # a frozen instance applies no torque
 
 
 def test_batch_link_speed_bound():

@@ -2,6 +2,7 @@
 asr.engines.base.LinkEngine, and asr.Sim sees the same contract on each (reset, link state,
 time, the C struct); the engine loop in C knows no controller (the interaction controller comes
 in through asr_controller hooks), and asr.sim and asr.interaction do not import each other."""
+
 import ast
 import importlib
 import os

@@ -1,5 +1,6 @@
 """asr.envs: gymnasium vector environments over one asr.Sim (spaces, seeding, NEXT_STEP autoreset,
 batched step == sub-envs stepped one by one, make_vec, bad actions)."""
+
 import subprocess
 import sys
 import warnings
@@ -19,8 +20,10 @@ TASKS = [(EquilibriumTracking, EquilibriumTrackingEnv), (Reach2DOF, Reach2DOFEnv
 def test_register_idempotent_and_make_vec():
     register_envs()
     register_envs()
-    for env_id, cls in (("asr/EquilibriumTracking-v0", EquilibriumTracking),
-                        ("asr/Reach2DOF-v0", Reach2DOF)):
+    for env_id, cls in (
+        ("asr/EquilibriumTracking-v0", EquilibriumTracking),
+        ("asr/Reach2DOF-v0", Reach2DOF),
+    ):
         assert gymnasium.spec(env_id).vector_entry_point is not None
         for mode in (None, "vector_entry_point"):
             env = gymnasium.make_vec(env_id, num_envs=3, vectorization_mode=mode)
@@ -62,27 +65,33 @@ def test_import_asr_then_make_vec_fresh_process(order):
     """The README's usage in a new interpreter: `import asr` alone registers the ids (Gymnasium
     1.x loads no plugin entry points), whether gymnasium is imported before or after asr; and
     `import asr` does not import gymnasium itself."""
-    code = (f"import sys; {order}\n"
-            "for env_id in ('asr/EquilibriumTracking-v0', 'asr/Reach2DOF-v0'):\n"
-            "    env = gymnasium.make_vec(env_id, num_envs=2)\n"
-            "    env.reset(seed=0)\n"
-            "    env.step(env.action_space.sample())\n"
-            "    env.close()\n"
-            "print('ok')")
+    code = (
+        f"import sys; {order}\n"
+        "for env_id in ('asr/EquilibriumTracking-v0', 'asr/Reach2DOF-v0'):\n"
+        "    env = gymnasium.make_vec(env_id, num_envs=2)\n"
+        "    env.reset(seed=0)\n"
+        "    env.step(env.action_space.sample())\n"
+        "    env.close()\n"
+        "print('ok')"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
     lazy = subprocess.run(
         [sys.executable, "-c", "import sys, asr; print('gymnasium' in sys.modules)"],
-        capture_output=True, text=True, timeout=120)
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert lazy.returncode == 0, lazy.stderr
     assert lazy.stdout.strip() == "False"
 
 
 def test_seeding_reproducible():
     env = EquilibriumTracking(4)
-    acts = np.random.default_rng(0).uniform(env.action_space.low, env.action_space.high,
-                                            (5,) + env.action_space.shape)
+    acts = np.random.default_rng(0).uniform(
+        env.action_space.low, env.action_space.high, (5,) + env.action_space.shape
+    )
     runs = []
     for _ in range(2):
         obs, _ = env.reset(seed=42)
@@ -94,7 +103,7 @@ def test_seeding_reproducible():
     o1, _ = env.reset(seed=42)
     o2, _ = env.reset(seed=43)
     assert not np.array_equal(o1[:, 2], o2[:, 2])  # targets differ
-    assert np.array_equal(o1[1:, 2], o2[:-1, 2])    # sub-env i gets seed + i
+    assert np.array_equal(o1[1:, 2], o2[:-1, 2])  # sub-env i gets seed + i
     o3, _ = env.reset(seed=[42, 43, 44, 45])
     assert np.array_equal(o1, o3)
 
@@ -118,8 +127,10 @@ def test_batched_equals_sync_vector_env(vec_cls, single_cls):
     reset."""
     n, length = 3, 4
     vec = vec_cls(n, max_episode_steps=length)
-    sync = SyncVectorEnv([lambda: single_cls(max_episode_steps=length) for _ in range(n)],
-                         autoreset_mode=AutoresetMode.NEXT_STEP)
+    sync = SyncVectorEnv(
+        [lambda: single_cls(max_episode_steps=length) for _ in range(n)],
+        autoreset_mode=AutoresetMode.NEXT_STEP,
+    )
     rng = np.random.default_rng(3)
     space = vec.action_space
     ov, iv = vec.reset(seed=7)
@@ -162,6 +173,7 @@ def test_next_step_autoreset_semantics():
 
 def test_check_env_single_instance():
     from gymnasium.utils.env_checker import check_env
+
     for env_id in asr.envs.ENVS:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # advice on unbounded / non-normalised Box spaces

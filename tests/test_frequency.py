@@ -12,6 +12,7 @@ resonance). Tolerance 2 % and 1 deg: the explicit coupling delays the spring tor
 step (docs/integration.md), a phase of omega dt = 2.7 deg at 7.5 Hz if it were not accounted
 for by the samples' time stamps; what remains is the discretisation, below a tenth of that.
 """
+
 import os
 
 import numpy as np
@@ -22,7 +23,7 @@ import asr
 from asr.frequency import FrequencyResponse, frequency_response
 
 ROBOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "robots", "link_1dof")
-K_SEA = 0.25                     # N m/rad, the SEA variant's k
+K_SEA = 0.25  # N m/rad, the SEA variant's k
 FREQS = np.geomspace(0.25, 7.5, 10)
 MAG_TOL, PHASE_TOL_DEG = 0.02, 1.0
 
@@ -42,7 +43,7 @@ def _link():
 def _second_order(freqs, k, num):
     inertia, damping = _link()
     s = 2j * np.pi * np.asarray(freqs)
-    return num / (inertia * s ** 2 + damping * s + k)
+    return num / (inertia * s**2 + damping * s + k)
 
 
 def _assert_matches(fr, expected):
@@ -50,7 +51,7 @@ def _assert_matches(fr, expected):
     phase_err = np.degrees(fr.phase[0] - np.unwrap(np.angle(expected)))
     assert np.max(np.abs(mag_err)) < MAG_TOL, mag_err
     assert np.max(np.abs(phase_err)) < PHASE_TOL_DEG, phase_err
-    assert np.max(fr.residual) < 1e-3, fr.residual       # settled, linear: pure sines
+    assert np.max(fr.residual) < 1e-3, fr.residual  # settled, linear: pure sines
 
 
 @pytest.mark.slow
@@ -59,7 +60,7 @@ def test_sea_equilibrium_to_q_closed_form(variant):
     fr = frequency_response(ROBOT, 0, "equilibrium", "q", FREQS, [K_SEA], variant=variant)
     assert isinstance(fr, FrequencyResponse)
     assert fr.magnitude.shape == fr.phase.shape == fr.residual.shape == (1, len(FREQS))
-    assert np.allclose(fr.freqs, FREQS, rtol=2e-3)       # snapped to whole cycles only
+    assert np.allclose(fr.freqs, FREQS, rtol=2e-3)  # snapped to whole cycles only
     assert fr.unit == "rad/rad" and fr.dt == 1e-3
     _assert_matches(fr, _second_order(fr.freqs, K_SEA, K_SEA))
 
@@ -97,8 +98,7 @@ def test_vsa_presets_bandwidth():
     (measured 2.38 and 15.2 Hz, ratio 6.41, against sqrt(35.6) = 5.97; the damping ratios
     differ, 0.24 and 0.04); each
     within 5 % of the linearised closed form's -3 dB frequency."""
-    fr = frequency_response(ROBOT, 0, variant="qbmove_advanced",
-                            freqs=np.geomspace(0.5, 30, 24))
+    fr = frequency_response(ROBOT, 0, variant="qbmove_advanced", freqs=np.geomspace(0.5, 30, 24))
     assert list(fr.presets) == [0.2, 0.6]
     th1, th2 = asr.reference_map("qbmove_advanced", 0.0, fr.presets)
     k = asr.compliance("qbmove_advanced", 0.0, th1, th2).stiffness
@@ -117,27 +117,30 @@ def test_figure():
     require("plotly")
     fr = frequency_response(ROBOT, 0, "equilibrium", "q", [1.0, 2.0], [K_SEA], variant="sea")
     fig = fr.figure()
-    assert len(fig.data) == 2                      # magnitude and phase of the one preset
+    assert len(fig.data) == 2  # magnitude and phase of the one preset
     assert "rad/rad" in fig.layout.yaxis.title.text
     assert "deg" in fig.layout.yaxis2.title.text
     assert fig.layout.xaxis.type == "log"
     assert np.allclose(fig.data[1].y, np.degrees(fr.phase[0]))
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(input="speed"), r"input: got 'speed'; valid .*equilibrium, tau_ext"),
-    (dict(output="tau_x"), r"output: got 'tau_x'; valid .*q, tau_link, tau_joint"),
-    (dict(input="q"), r"input: got 'q'"),                 # a robot's link is not prescribed
-    (dict(freqs=[1.0, 0.0]), r"freqs: got 0 Hz, valid range \(0, 500\) Hz"),
-    (dict(freqs=[-2.0]), r"freqs: got -2 Hz"),
-    (dict(freqs=[500.0]), r"freqs: got 500 Hz, .*Nyquist"),
-    (dict(freqs=[1e-4]), r"freqs: .*max_steps"),
-    (dict(joint=1), r"joint: got 1, valid range \[0, 0\]"),
-    (dict(joint="elbow"), r"joint: unknown joint 'elbow'"),
-    (dict(presets=[-1.0]), r"presets: sea parameter k: got -1"),
-    (dict(amplitude=0.0), r"amplitude: got 0.0"),
-    (dict(cycles=0), r"cycles: got 0"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(input="speed"), r"input: got 'speed'; valid .*equilibrium, tau_ext"),
+        (dict(output="tau_x"), r"output: got 'tau_x'; valid .*q, tau_link, tau_joint"),
+        (dict(input="q"), r"input: got 'q'"),  # a robot's link is not prescribed
+        (dict(freqs=[1.0, 0.0]), r"freqs: got 0 Hz, valid range \(0, 500\) Hz"),
+        (dict(freqs=[-2.0]), r"freqs: got -2 Hz"),
+        (dict(freqs=[500.0]), r"freqs: got 500 Hz, .*Nyquist"),
+        (dict(freqs=[1e-4]), r"freqs: .*max_steps"),
+        (dict(joint=1), r"joint: got 1, valid range \[0, 0\]"),
+        (dict(joint="elbow"), r"joint: unknown joint 'elbow'"),
+        (dict(presets=[-1.0]), r"presets: sea parameter k: got -1"),
+        (dict(amplitude=0.0), r"amplitude: got 0.0"),
+        (dict(cycles=0), r"cycles: got 0"),
+    ],
+)
 def test_bad_input_names_the_parameter(kwargs, match):
     with pytest.raises(ValueError, match=match):
         frequency_response(ROBOT, **{"variant": "sea", **kwargs})

@@ -5,6 +5,7 @@ Property: a call either returns outputs of the right shape that are finite, or r
 ValueError, TypeError or asr.SimulationError; never a crash, a hang, another exception type or a
 silent NaN/inf in the returned torques. In a batch, running instances have finite joint torques
 and frozen instances report a status and apply zero torque."""
+
 import math
 
 import numpy as np
@@ -24,11 +25,41 @@ MODELS = ("rigid", "sea", "sea_damped", "awas2", "bavs", "qbmove_advanced", "qbm
 SPECS = asr.models()
 STATUS_CODES = {0, 2, 5, 6, 8, 9}  # running, range (model callback), non-finite, input, callback,
 # diverged (a link faster than link_vel_max)
-COMPLIANCE_FIELDS = ("tau_link", "tau1", "tau2", "stiffness", "damping", "load1", "load2",
-                     "defl1", "defl2", "clamped")
-SPECIAL = [0.0, -0.0, 1.0, -1.0, 0.5, 0.05, 0.8, 5e-324, -5e-324, 2.2250738585072014e-308,
-           1e-300, -1e-300, 1e300, -1e300, 1.7976931348623157e308, -1.7976931348623157e308,
-           math.nan, math.inf, -math.inf, 1e5, 1000.0]
+COMPLIANCE_FIELDS = (
+    "tau_link",
+    "tau1",
+    "tau2",
+    "stiffness",
+    "damping",
+    "load1",
+    "load2",
+    "defl1",
+    "defl2",
+    "clamped",
+)
+SPECIAL = [
+    0.0,
+    -0.0,
+    1.0,
+    -1.0,
+    0.5,
+    0.05,
+    0.8,
+    5e-324,
+    -5e-324,
+    2.2250738585072014e-308,
+    1e-300,
+    -1e-300,
+    1e300,
+    -1e300,
+    1.7976931348623157e308,
+    -1.7976931348623157e308,
+    math.nan,
+    math.inf,
+    -math.inf,
+    1e5,
+    1000.0,
+]
 
 
 def test_hypothesis_is_available():
@@ -37,11 +68,20 @@ def test_hypothesis_is_available():
 
 
 if st is not None:
-    FUZZ = settings(derandomize=True, database=None, deadline=None, max_examples=250,
-                    suppress_health_check=list(HealthCheck), print_blob=False)
+    FUZZ = settings(
+        derandomize=True,
+        database=None,
+        deadline=None,
+        max_examples=250,
+        suppress_health_check=list(HealthCheck),
+        print_blob=False,
+    )
 
-    wild = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.sampled_from(SPECIAL),
-                     st.floats(-3.0, 3.0))
+    wild = st.one_of(
+        st.floats(allow_nan=True, allow_infinity=True),
+        st.sampled_from(SPECIAL),
+        st.floats(-3.0, 3.0),
+    )
     sane = st.floats(1e-3, 1e3)
 
     def arrays_of(elem, max_len=3):
@@ -51,8 +91,7 @@ if st is not None:
     def mostly(valid, invalid, one_in=8):
         """valid, except about one draw in one_in from invalid."""
         # an interior value picks invalid: hypothesis favours the ends of a range
-        return st.integers(0, one_in - 1).flatmap(
-            lambda k: invalid if k == one_in // 2 else valid)
+        return st.integers(0, one_in - 1).flatmap(lambda k: invalid if k == one_in // 2 else valid)
 
     small = st.floats(0.0, 0.5)
     bad_types = st.sampled_from(["abc", True, [1.0, "x"], 1j, None])
@@ -76,8 +115,11 @@ if st is not None:
     def model_params(draw, model, common=False, n=None):
         spec = SPECS[model]
         pool = [p.name for p in (spec.all_params if common else spec.params)]
-        names = draw(st.lists(st.sampled_from(pool), unique=True, max_size=min(3, len(pool)))
-                     if pool else st.just([]))
+        names = draw(
+            st.lists(st.sampled_from(pool), unique=True, max_size=min(3, len(pool)))
+            if pool
+            else st.just([])
+        )
         params = {name: draw(param_values(n)) for name in names}
         if draw(st.integers(0, 9)) == 5:
             params["not_a_param"] = 1.0
@@ -97,8 +139,7 @@ if st is not None:
     def call_compliance(model, args, params):
         q, th1, th2, qd, th1d, th2d = args
         try:
-            r = asr.compliance(model, q, th1, th2, qd=qd, theta1_d=th1d, theta2_d=th2d,
-                               **params)
+            r = asr.compliance(model, q, th1, th2, qd=qd, theta1_d=th1d, theta2_d=th2d, **params)
         except ALLOWED:
             return None, None
         shape = broadcast_shape(*args, *(v for v in params.values()))
@@ -128,7 +169,8 @@ if st is not None:
             for f in COMPLIANCE_FIELDS:
                 v = np.asarray(getattr(r, f))
                 assert np.all(np.isfinite(v)), (
-                    f"compliance{a!r} returned non-finite {f} = {v!r} without raising")
+                    f"compliance{a!r} returned non-finite {f} = {v!r} without raising"
+                )
 
     # ------------------------------------------------------------ reference map
 
@@ -160,7 +202,8 @@ if st is not None:
         th1, th2, _ = call_reference_map(*a)
         if th1 is not None:
             assert np.all(np.isfinite(th1)) and np.all(np.isfinite(th2)), (
-                f"reference_map{a!r} returned non-finite ({th1!r}, {th2!r}) without raising")
+                f"reference_map{a!r} returned non-finite ({th1!r}, {th2!r}) without raising"
+            )
 
     # ------------------------------------------------------------ batch
 
@@ -178,8 +221,7 @@ if st is not None:
             assert 0 <= e["joint"] < b.n_joints
             assert 0 <= e["step"] < max(b.step_count, 1)
 
-    refs_elem = st.one_of(st.floats(-1.0, 1.0), st.floats(0.0, 0.04), st.floats(0.0, 0.04),
-                          wild)
+    refs_elem = st.one_of(st.floats(-1.0, 1.0), st.floats(0.0, 0.04), st.floats(0.0, 0.04), wild)
     link_elem = st.one_of(st.floats(-1.0, 1.0), st.floats(-1.0, 1.0), wild)
 
     @st.composite
@@ -205,8 +247,12 @@ if st is not None:
             mode = draw(mostly(st.sampled_from(modes + [None]), st.sampled_from([-1, 7, 2.5])))
             joints.append(asr.Joint(model, mode, draw(model_params(model, True, n))))
         threads = draw(mostly(st.sampled_from([1, 2, 3]), st.sampled_from([0, -1, 1.5])))
-        max_substep = draw(mostly(st.sampled_from([1e-3, 1e-4, 5e-3, 0.1]),
-                                  st.sampled_from([0.0, -1e-3, math.nan, math.inf])))
+        max_substep = draw(
+            mostly(
+                st.sampled_from([1e-3, 1e-4, 5e-3, 0.1]),
+                st.sampled_from([0.0, -1e-3, math.nan, math.inf]),
+            )
+        )
         return joints, n, threads, max_substep
 
     @pytest.mark.slow
@@ -223,8 +269,9 @@ if st is not None:
         nj = b.n_joints
         check_batch(b, "construction")
         for _ in range(data.draw(st.integers(1, 4))):
-            action = data.draw(st.sampled_from(["step", "step", "rollout", "set_param",
-                                                "reset", "set_mode"]))
+            action = data.draw(
+                st.sampled_from(["step", "step", "rollout", "set_param", "reset", "set_mode"])
+            )
             where = action
             try:
                 if action == "step":
@@ -242,8 +289,9 @@ if st is not None:
                     q = data.draw(inputs((n, nj), link_elem))
                     dt = data.draw(mostly(st.sampled_from(DTS_OK), st.sampled_from(DTS_BAD)))
                     on_error = data.draw(st.sampled_from(["raise", "flag"]))
-                    res = b.rollout(steps, dt, refs, q, 0.0, record=("tau_joint", "th1"),
-                                    on_error=on_error)
+                    res = b.rollout(
+                        steps, dt, refs, q, 0.0, record=("tau_joint", "th1"), on_error=on_error
+                    )
                     assert res["tau_joint"].shape == (n, steps, nj)
                     status = np.asarray(b.status)
                     # recorded torques: finite for instances running at the end
@@ -251,8 +299,9 @@ if st is not None:
                 elif action == "set_param":
                     j = data.draw(st.integers(0, nj - 1))
                     name = data.draw(st.sampled_from([p.name for p in b.specs[j].all_params]))
-                    value = data.draw(st.one_of(wild, sane, small, arrays_of(sane, n + 1),
-                                                arrays_of(wild, n)))
+                    value = data.draw(
+                        st.one_of(wild, sane, small, arrays_of(sane, n + 1), arrays_of(wild, n))
+                    )
                     b.set_param(j, name, value)
                     got = b.get_param(j, name)
                     assert np.array_equal(got, np.broadcast_to(np.asarray(value, float), (n,)))

@@ -3,6 +3,7 @@ the shim csrc/gz (asr/_asr_gz.so), on the fixture tests/robots/gz_pendulum (the 
 [Mengacci2021] fig. 7 as MJCF and as SDF, qbmove_advanced in mode 3). References: MuJoCo on the
 MJCF twin, the closed-form static equilibrium (brentq) and the pendulum's ODE (solve_ivp).
 With CI set, a missing shim or missing Gazebo libraries fail these tests instead of skipping."""
+
 import dataclasses
 import os
 import shutil
@@ -22,10 +23,15 @@ pytestmark = pytest.mark.gazebo
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 FIXTURE = os.path.join(HERE, "robots", "gz_pendulum")
-M, L, G, DAMPING = 0.2, 0.04, 9.81, 0.01   # 0.2 kg at 0.04 m, q = 0 horizontal
-INERTIA = M * L**2 + 1e-7                   # about the joint axis, kg m^2
-GZ_PKGS = ["ignition-physics5", "ignition-physics5-sdf", "ignition-plugin1-loader", "sdformat12",
-           "ignition-common4-profiler"]  # as the Makefile's
+M, L, G, DAMPING = 0.2, 0.04, 9.81, 0.01  # 0.2 kg at 0.04 m, q = 0 horizontal
+INERTIA = M * L**2 + 1e-7  # about the joint axis, kg m^2
+GZ_PKGS = [
+    "ignition-physics5",
+    "ignition-physics5-sdf",
+    "ignition-plugin1-loader",
+    "sdformat12",
+    "ignition-common4-profiler",
+]  # as the Makefile's
 
 
 def need_gazebo():
@@ -57,8 +63,10 @@ def rig_with_step(tmp_path, dt):
     """A copy of the fixture with both time steps (MJCF and SDF) set to dt."""
     folder = tmp_path / f"gz_pendulum_{dt:g}"
     shutil.copytree(FIXTURE, folder)
-    for name, old, new in (("pendulum.xml", 'timestep="0.0001"', f'timestep="{dt!r}"'),
-                           ("pendulum.sdf", "<max_step_size>0.0001<", f"<max_step_size>{dt!r}<")):
+    for name, old, new in (
+        ("pendulum.xml", 'timestep="0.0001"', f'timestep="{dt!r}"'),
+        ("pendulum.sdf", "<max_step_size>0.0001<", f"<max_step_size>{dt!r}<"),
+    ):
         text = (folder / name).read_text()
         assert old in text
         (folder / name).write_text(text.replace(old, new))
@@ -67,14 +75,32 @@ def rig_with_step(tmp_path, dt):
 
 def test_shim_builds_and_loads(tmp_path):
     need_gazebo()
-    if shutil.which("g++") is None or subprocess.run(["pkg-config", "--exists", *GZ_PKGS]).returncode:
+    if (
+        shutil.which("g++") is None
+        or subprocess.run(["pkg-config", "--exists", *GZ_PKGS]).returncode
+    ):
         pytest.fail("g++ or Gazebo's development files missing although the shim is installed")
-    flags = subprocess.run(["pkg-config", "--cflags", "--libs", *GZ_PKGS], check=True,
-                           capture_output=True, text=True).stdout.split()
+    flags = subprocess.run(
+        ["pkg-config", "--cflags", "--libs", *GZ_PKGS], check=True, capture_output=True, text=True
+    ).stdout.split()
     out = tmp_path / "asr_gz.so"
-    subprocess.run(["g++", "-std=c++17", "-O0", "-fPIC", "-shared", "-Wall", "-Wextra", "-Werror",
-                    os.path.join(ROOT, "csrc", "gz", "asr_gz.cc"), "-o", str(out), *flags],
-                   check=True)
+    subprocess.run(
+        [
+            "g++",
+            "-std=c++17",
+            "-O0",
+            "-fPIC",
+            "-shared",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            os.path.join(ROOT, "csrc", "gz", "asr_gz.cc"),
+            "-o",
+            str(out),
+            *flags,
+        ],
+        check=True,
+    )
     assert out.stat().st_size > 0
     ffi, lib = gazebo.load_shim()
     sim = asr.Sim(robot(), 1, engine="gazebo")
@@ -121,9 +147,11 @@ def test_static_equilibrium_equals_mujoco_and_closed_form():
         # damping 0.01 N m s/rad on 3.2e-4 kg m^2: the step response decays as e^(-15.6 t)
         final[engine] = sim.rollout(25000, refs, record=("q",))["q"][:, -1, 0]
     closed = np.array([static_q(0.8, p) for p in presets])
-    print(f"\nstatic q (rad): DART {final['gazebo']}, MuJoCo {final['mujoco']}, closed form {closed}; "
-          f"|DART - MuJoCo| {np.abs(final['gazebo'] - final['mujoco']).max():.2e}, "
-          f"|DART - closed form| {np.abs(final['gazebo'] - closed).max():.2e}")
+    print(
+        f"\nstatic q (rad): DART {final['gazebo']}, MuJoCo {final['mujoco']}, closed form {closed}; "
+        f"|DART - MuJoCo| {np.abs(final['gazebo'] - final['mujoco']).max():.2e}, "
+        f"|DART - closed form| {np.abs(final['gazebo'] - closed).max():.2e}"
+    )
     assert np.abs(final["gazebo"] - final["mujoco"]).max() < 1e-9
     assert np.abs(final["gazebo"] - closed).max() < 1e-9
     assert 0.8 - final["gazebo"][0] > 0.2 and 0.8 - final["gazebo"][2] < 0.02  # soft sags
@@ -131,12 +159,13 @@ def test_static_equilibrium_equals_mujoco_and_closed_form():
 
 def ode_reference(t_end, q0, eq, preset, n):
     """The pendulum's equation of motion, integrated to 1e-12: q at n equal times up to t_end."""
+
     def rhs(_, y):
         tau = qbmove_tau(y[0], eq + preset, eq - preset) - M * G * L * np.cos(y[0]) - DAMPING * y[1]
         return [y[1], tau / INERTIA]
+
     t = np.linspace(0.0, t_end, n + 1)[1:]
-    sol = solve_ivp(rhs, (0.0, t_end), [q0, 0.0], t_eval=t, rtol=1e-12, atol=1e-13,
-                    method="DOP853")
+    sol = solve_ivp(rhs, (0.0, t_end), [q0, 0.0], t_eval=t, rtol=1e-12, atol=1e-13, method="DOP853")
     return sol.y[0]
 
 
@@ -156,11 +185,13 @@ def test_free_oscillation_matches_mujoco_and_converges_first_order(tmp_path):
         errors.append(np.abs(q["gazebo"] - ref).max())
         gaps.append(np.abs(q["gazebo"] - q["mujoco"]).max())
         assert np.ptp(q["gazebo"]) > 0.3  # it does oscillate
-    print(f"\nfree oscillation over {t_end} s: max |DART - ODE| {errors[0]:.3e} rad at dt 1e-4, "
-          f"{errors[1]:.3e} at 5e-5 (ratio {errors[0] / errors[1]:.3f}); max |DART - MuJoCo| "
-          f"{gaps[0]:.2e}, {gaps[1]:.2e} rad")
-    assert 1.7 < errors[0] / errors[1] < 2.3          # first order
-    assert max(gaps) < 1e-3 * min(errors)              # same scheme: far below the integrator error
+    print(
+        f"\nfree oscillation over {t_end} s: max |DART - ODE| {errors[0]:.3e} rad at dt 1e-4, "
+        f"{errors[1]:.3e} at 5e-5 (ratio {errors[0] / errors[1]:.3f}); max |DART - MuJoCo| "
+        f"{gaps[0]:.2e}, {gaps[1]:.2e} rad"
+    )
+    assert 1.7 < errors[0] / errors[1] < 2.3  # first order
+    assert max(gaps) < 1e-3 * min(errors)  # same scheme: far below the integrator error
 
 
 def test_threads_do_not_change_results():
@@ -181,8 +212,14 @@ def test_records_match_mujoco_fields_and_shapes():
     res = {}
     for engine in ("mujoco", "gazebo"):
         sim = asr.Sim(robot(), 2, engine=engine)
-        res[engine] = (sim.rollout(500, [[0.3, 0.4]], record=fields), sim.rollout(7, [[0.3, 0.4]]),
-                       sim.step([[0.3, 0.4]]), sim.q.shape, sim.qd.shape, sim.time)
+        res[engine] = (
+            sim.rollout(500, [[0.3, 0.4]], record=fields),
+            sim.rollout(7, [[0.3, 0.4]]),
+            sim.step([[0.3, 0.4]]),
+            sim.q.shape,
+            sim.qd.shape,
+            sim.time,
+        )
     for a, b in zip(res["mujoco"][:3], res["gazebo"][:3]):
         assert list(a) == list(b) and all(a[f].shape == b[f].shape for f in a)
         for f in ("q", "qd", "tau_joint", "th1", "th2"):
@@ -222,12 +259,16 @@ def test_python_cdef_matches_the_header():
 # ------------------------------------------------ [Mengacci2021] fig. 7 step, both engines
 
 PENDULUM_1DOF = os.path.join(ROOT, "robots", "pendulum_1dof")
-FIG7_STEP_T = 0.15   # s after the 0.8 rad equilibrium step
+FIG7_STEP_T = 0.15  # s after the 0.8 rad equilibrium step
 # time steps dt, dt/2 per variant: the stiff AwAS-II (3.6e3 N m/rad on 3.2e-4 kg m^2, 3.3e3
 # rad/s) at 0.1 ms has omega dt = 0.33, outside the asymptotic range (errors 0.17 -> 0.049 rad,
 # ratio 3.5, the Euler phase drift); at 20 us it is first order like the others
-FIG7_DTS = {"sea": (1e-4, 5e-5), "awas2": (2e-5, 1e-5), "bavs": (1e-4, 5e-5),
-            "qbmove_advanced": (1e-4, 5e-5)}
+FIG7_DTS = {
+    "sea": (1e-4, 5e-5),
+    "awas2": (2e-5, 1e-5),
+    "bavs": (1e-4, 5e-5),
+    "qbmove_advanced": (1e-4, 5e-5),
+}
 
 
 def pendulum_1dof_with_step(tmp_path, variant, dt):
@@ -236,9 +277,10 @@ def pendulum_1dof_with_step(tmp_path, variant, dt):
     folder = tmp_path / f"pendulum_1dof_{dt:g}"
     if not folder.exists():
         shutil.copytree(PENDULUM_1DOF, folder)
-        for name, old, new in (("pendulum.xml", 'timestep="0.0001"', f'timestep="{dt!r}"'),
-                               ("pendulum.sdf", "<max_step_size>0.0001<",
-                                f"<max_step_size>{dt!r}<")):
+        for name, old, new in (
+            ("pendulum.xml", 'timestep="0.0001"', f'timestep="{dt!r}"'),
+            ("pendulum.sdf", "<max_step_size>0.0001<", f"<max_step_size>{dt!r}<"),
+        ):
             text = (folder / name).read_text()
             assert old in text
             (folder / name).write_text(text.replace(old, new))
@@ -248,12 +290,15 @@ def pendulum_1dof_with_step(tmp_path, variant, dt):
 def fig7_step_reference(tau_el, q0, eq, preset, n, dt):
     """The rig's equation of motion I qdd = tau_el(q) - m g l cos q - c qd with the closed-form
     spring of docs/models.md (mengacci2021's), integrated to 1e-12: q at the n step ends."""
+
     def rhs(_, y):
-        return [y[1], (tau_el(y[0], eq, preset) - M * G * L * np.cos(y[0]) - DAMPING * y[1])
-                / INERTIA]
+        return [
+            y[1],
+            (tau_el(y[0], eq, preset) - M * G * L * np.cos(y[0]) - DAMPING * y[1]) / INERTIA,
+        ]
+
     t = np.arange(1, n + 1) * dt
-    sol = solve_ivp(rhs, (0.0, t[-1]), [q0, 0.0], t_eval=t, rtol=1e-12, atol=1e-13,
-                    method="DOP853")
+    sol = solve_ivp(rhs, (0.0, t[-1]), [q0, 0.0], t_eval=t, rtol=1e-12, atol=1e-13, method="DOP853")
     return sol.y[0]
 
 
@@ -272,14 +317,20 @@ def test_fig7_step_both_engines_first_order(tmp_path):
         for dt in FIG7_DTS[variant]:
             r = pendulum_1dof_with_step(tmp_path, variant, dt)
             joint = r.joints[0]
-            jparams = [dict(joint.params, **({"k": c[1]} if c[1] is not None else {}))
-                       for c in cases]
-            params = {joint.name: {"k": np.array([c[1] for c in cases])}} \
-                if variant == "sea" else None
+            jparams = [
+                dict(joint.params, **({"k": c[1]} if c[1] is not None else {})) for c in cases
+            ]
+            params = (
+                {joint.name: {"k": np.array([c[1] for c in cases])}} if variant == "sea" else None
+            )
             link = paper.pendulum_link(r.mjcf, joint.name)
             assert link["inertia"] == pytest.approx(INERTIA, rel=1e-12)
-            q0 = np.array([paper.static_equilibrium(joint.model, jp, 0.0, p, link)
-                           for jp, p in zip(jparams, presets)])
+            q0 = np.array(
+                [
+                    paper.static_equilibrium(joint.model, jp, 0.0, p, link)
+                    for jp, p in zip(jparams, presets)
+                ]
+            )
             refs = np.zeros((2, 1, 2))
             refs[:, 0, 1] = presets
             refs[:, 0, 0] = paper.STEP
@@ -290,29 +341,41 @@ def test_fig7_step_both_engines_first_order(tmp_path):
                 assert sim.dt == dt
                 sim.reset(q0=q0[:, None], refs=refs)
                 q[engine] = sim.rollout(n, refs, record=("q",))["q"][:, :, 0]
-            ref = np.array([fig7_step_reference(paper.spring(joint.model, jp), q0[i], paper.STEP,
-                                                presets[i], n, dt)
-                            for i, jp in enumerate(jparams)])
+            ref = np.array(
+                [
+                    fig7_step_reference(
+                        paper.spring(joint.model, jp), q0[i], paper.STEP, presets[i], n, dt
+                    )
+                    for i, jp in enumerate(jparams)
+                ]
+            )
             for engine in q:
                 errors.setdefault(engine, []).append(np.abs(q[engine] - ref).max(axis=1))
             gaps.append(np.abs(q["gazebo"] - q["mujoco"]).max())
-            assert (q["gazebo"].max(axis=1) > 0.5).all()   # the link does follow the step
+            assert (q["gazebo"].max(axis=1) > 0.5).all()  # the link does follow the step
         for engine, (e1, e2) in errors.items():
             for i, label in enumerate(("soft", "stiff")):
-                rows.append((variant, label, engine, e1[i], e2[i], e1[i] / e2[i],
-                             FIG7_DTS[variant][0]))
+                rows.append(
+                    (variant, label, engine, e1[i], e2[i], e1[i] / e2[i], FIG7_DTS[variant][0])
+                )
                 assert 1.7 < e1[i] / e2[i] < 2.3, (variant, label, engine, e1[i], e2[i])
-        assert max(gaps) < 1e-3 * min(errors["gazebo"][1].min(), errors["mujoco"][1].min()), \
-            (variant, gaps)
+        assert max(gaps) < 1e-3 * min(errors["gazebo"][1].min(), errors["mujoco"][1].min()), (
+            variant,
+            gaps,
+        )
         rows.append((variant, "gap", max(gaps)))
-    lines = [f"\n[Mengacci2021] fig. 7 rig, 0.8 rad step, {FIG7_STEP_T} s: max |q - ODE| (rad)",
-             f"{'variant':<16} {'preset':<6} {'engine':<7} {'dt':>7} {'at dt':>10} {'at dt/2':>10} "
-             f"{'ratio':>6}"]
+    lines = [
+        f"\n[Mengacci2021] fig. 7 rig, 0.8 rad step, {FIG7_STEP_T} s: max |q - ODE| (rad)",
+        f"{'variant':<16} {'preset':<6} {'engine':<7} {'dt':>7} {'at dt':>10} {'at dt/2':>10} "
+        f"{'ratio':>6}",
+    ]
     for row in rows:
         if row[1] == "gap":
             lines.append(f"{row[0]:<16} max |DART - MuJoCo| over both dt: {row[2]:.2e} rad")
         else:
             name = "DART" if row[2] == "gazebo" else "MuJoCo"
-            lines.append(f"{row[0]:<16} {row[1]:<6} {name:<7} {row[6]:7.0e} {row[3]:10.3e} "
-                         f"{row[4]:10.3e} {row[5]:6.3f}")
+            lines.append(
+                f"{row[0]:<16} {row[1]:<6} {name:<7} {row[6]:7.0e} {row[3]:10.3e} "
+                f"{row[4]:10.3e} {row[5]:6.3f}"
+            )
     print("\n".join(lines))

@@ -1,4 +1,5 @@
 """The GIL is released while C steps a batch: Python threads keep running during a rollout."""
+
 import threading
 
 import numpy as np

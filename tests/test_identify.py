@@ -1,6 +1,7 @@
 """asr.identification: parameters recovered from static samples, actuator benches and robot
 rollouts with Gaussian noise, the 95 % intervals checked against closed forms and by coverage,
 data formats (dict, .npz, .csv, ROS bag) and bad input."""
+
 import json
 
 import numpy as np
@@ -11,8 +12,10 @@ import asr
 from asr.identification import Identification, identify
 
 # [Mengacci2021] sec. 4.3, identified on the real arm (docs/models.md, robots/qbmove_arm_2dof)
-MENGACCI = {"joint1": dict(k1=0.01038, a1=6.257, k2=0.08918, a2=3.9),
-            "joint2": dict(k1=0.1015, a1=3.383, k2=0.05944, a2=7.011)}
+MENGACCI = {
+    "joint1": dict(k1=0.01038, a1=6.257, k2=0.08918, a2=3.9),
+    "joint2": dict(k1=0.1015, a1=3.383, k2=0.05944, a2=7.011),
+}
 QB_NAMES = ["k1", "a1", "k2", "a2"]
 
 
@@ -23,8 +26,10 @@ def qbmove_samples(m, sigma, seed, truth=MENGACCI["joint1"]):
     rng = np.random.default_rng(seed)
     th1, th2 = rng.uniform(-0.4, 0.4, m), rng.uniform(-0.4, 0.4, m)
     q = rng.uniform(-0.35, 0.35, m)
-    tau = -(truth["k1"] * np.sinh(truth["a1"] * (q - th1))
-            + truth["k2"] * np.sinh(truth["a2"] * (q - th2)))
+    tau = -(
+        truth["k1"] * np.sinh(truth["a1"] * (q - th1))
+        + truth["k2"] * np.sinh(truth["a2"] * (q - th2))
+    )
     return dict(q=q, theta1=th1, theta2=th2, tau=tau + rng.normal(0.0, sigma, m))
 
 
@@ -52,13 +57,20 @@ def test_static_ci_covers_95_percent_and_shrinks_with_data():
     truth = MENGACCI["joint1"]
     hits = 0
     for seed in range(60):
-        res = identify("qbmove_advanced", qbmove_samples(200, 0.005, seed=100 + seed), QB_NAMES,
-                       x0=truth)
+        res = identify(
+            "qbmove_advanced", qbmove_samples(200, 0.005, seed=100 + seed), QB_NAMES, x0=truth
+        )
         lo, hi = res.ci95["a2"]
         hits += lo < truth["a2"] < hi
     assert hits >= 50
-    width = {m: np.diff(identify("qbmove_advanced", qbmove_samples(m, 0.005, seed=7), QB_NAMES,
-                                 x0=truth).ci95["k2"])[0] for m in (100, 1600)}
+    width = {
+        m: np.diff(
+            identify("qbmove_advanced", qbmove_samples(m, 0.005, seed=7), QB_NAMES, x0=truth).ci95[
+                "k2"
+            ]
+        )[0]
+        for m in (100, 1600)
+    }
     assert width[100] / width[1600] == pytest.approx(4.0, rel=0.25)  # 1 / sqrt(M)
 
 
@@ -107,8 +119,9 @@ def test_sea_stiffness_from_pendulum_rollouts():
     # inside the basin of that ringing (15 % off; docs/identification.md), q noise 0.1 mrad
     refs = steps_refs(3000, 500, [[0.0, 0.3]])
     q = rollout_data("pendulum_1dof", "sea", refs, 1e-4, seed=2)["q"]
-    res = identify(None, dict(refs=refs, q=q), ["k"], robot="pendulum_1dof", variant="sea",
-                   x0={"k": 170.0})
+    res = identify(
+        None, dict(refs=refs, q=q), ["k"], robot="pendulum_1dof", variant="sea", x0={"k": 170.0}
+    )
     assert res.estimates["k"] == pytest.approx(200.0, rel=0.005)
     assert res.ci95["k"][0] < 200.0 < res.ci95["k"][1]
 
@@ -118,8 +131,13 @@ def test_sea_damped_stiffness_damping_and_motor_damping_from_rollouts():
     # steps of 0.5 rad; all three start 20-100 % off
     refs = steps_refs(2000, 500, [[0.0, 0.5]])
     q = rollout_data("rrbot_sea", "k188", refs, 1e-4, seed=5)["q"]
-    res = identify("sea_damped", dict(refs=refs, q=q), ["Kt", "Dt", "motor_D"],
-                   robot="rrbot_sea", x0={"Kt": 120.0, "Dt": 1.0, "motor_D": 15.0})
+    res = identify(
+        "sea_damped",
+        dict(refs=refs, q=q),
+        ["Kt", "Dt", "motor_D"],
+        robot="rrbot_sea",
+        x0={"Kt": 120.0, "Dt": 1.0, "motor_D": 15.0},
+    )
     truth = dict(Kt=188.0, Dt=0.5, motor_D=24.768)
     for name, true in truth.items():
         assert res.estimates[name] == pytest.approx(true, rel=0.01), name
@@ -138,12 +156,19 @@ def test_motor_inertia_from_actuator_bench():
     truth = dict(motor_J=0.0742, kp=1000.0, kd=0.0, motor_D=24.768, friction=0.0)
     batch = asr.Batch([asr.Joint("sea_damped", 5, truth)])
     batch.reset(q[0], refs[0])
-    tau = batch.rollout(steps, dt, refs[None, :, None], q[None, :, None], qd[None, :, None],
-                        record=("tau_link",))["tau_link"][0, :, 0]
+    tau = batch.rollout(
+        steps, dt, refs[None, :, None], q[None, :, None], qd[None, :, None], record=("tau_link",)
+    )["tau_link"][0, :, 0]
     tau = tau + np.random.default_rng(6).normal(0.0, 0.01, steps)
     fixed = {k: v for k, v in truth.items() if k != "motor_J"}
-    res = identify("sea_damped", dict(refs=refs, q=q, qd=qd, tau=tau, dt=dt), ["motor_J"],
-                   mode=5, fixed=fixed, x0={"motor_J": 0.02})
+    res = identify(
+        "sea_damped",
+        dict(refs=refs, q=q, qd=qd, tau=tau, dt=dt),
+        ["motor_J"],
+        mode=5,
+        fixed=fixed,
+        x0={"motor_J": 0.02},
+    )
     assert res.kind == "bench"
     assert res.estimates["motor_J"] == pytest.approx(0.0742, rel=0.01)
     assert res.ci95["motor_J"][0] < 0.0742 < res.ci95["motor_J"][1]
@@ -152,9 +177,13 @@ def test_motor_inertia_from_actuator_bench():
 def arm_refs(steps=4000):
     """Equilibrium steps on both joints of qbmove_arm_2dof with presets 0.2-0.6 rad, so that
     the two springs of each joint see different deflections."""
-    return steps_refs(steps, 500, [[0, 0.4, -0.3, 0.2, 0.5, -0.2, 0.1, 0.3],
-                                   [0, -0.3, 0.4, 0.1, -0.4, 0.3, 0.2, -0.1]],
-                      presets=[0.2, 0.2, 0.4, 0.4, 0.6, 0.6, 0.3, 0.5], nj=2)
+    return steps_refs(
+        steps,
+        500,
+        [[0, 0.4, -0.3, 0.2, 0.5, -0.2, 0.1, 0.3], [0, -0.3, 0.4, 0.1, -0.4, 0.3, 0.2, -0.1]],
+        presets=[0.2, 0.2, 0.4, 0.4, 0.6, 0.6, 0.3, 0.5],
+        nj=2,
+    )
 
 
 @pytest.mark.slow
@@ -201,28 +230,36 @@ def test_ros_bag_as_data(tmp_path):
     noisy = rollout_data("rrbot_sea", "k188", refs, 1e-4, seed=8, record=("q", "qd"))
     rollout = {"q": noisy["q"][None], "ref1": refs[None, :, :, 0], "ref2": refs[None, :, :, 1]}
     robot = asr.load_robot("rrbot_sea")
-    path = write_bag(rollout, tmp_path / "run.bag", dt=robot.mj_model().opt.timestep,
-                     joint_names=robot.joint_names, instance=0)
+    path = write_bag(
+        rollout,
+        tmp_path / "run.bag",
+        dt=robot.mj_model().opt.timestep,
+        joint_names=robot.joint_names,
+        instance=0,
+    )
     res = identify(None, path, ["Kt"], robot=robot, x0={"Kt": 150.0})
     assert res.estimates["Kt"] == pytest.approx(188.0, rel=0.01)
 
 
-@pytest.mark.parametrize("call, word", [
-    (lambda d: identify("nope", d, ["k"]), "model"),
-    (lambda d: identify("sea", d, ["k2"]), "params"),
-    (lambda d: identify("sea", d, []), "params"),
-    (lambda d: identify("sea", d, ["motor_J"]), "params"),
-    (lambda d: identify("sea", {**d, "tau": d["tau"][:-1]}, ["k"]), "tau"),
-    (lambda d: identify("sea", {**d, "q": np.r_[np.nan, d["q"][1:]]}, ["k"]), "q"),
-    (lambda d: identify("sea", {k: v for k, v in d.items() if k != "tau"}, ["k"]), "tau"),
-    (lambda d: identify("sea", d, ["k"], x0={"k": -1.0}), "k"),
-    (lambda d: identify("sea", d, ["k"], fixed={"k": 3.0}), "fixed"),
-    (lambda d: identify("sea", d, ["k"], bounds={"k": (500.0, 600.0)}), "bounds"),
-    (lambda d: identify("sea", d, ["k"], kind="robot"), "kind"),
-    (lambda d: identify("qbmove", d, ["k"], robot="qbmove_arm_2dof"), "model"),
-    (lambda d: identify(None, d, ["joint9.k1"], robot="qbmove_arm_2dof"), "params"),
-    (lambda d: identify("sea", "missing.npz", ["k"]), "data"),
-])
+@pytest.mark.parametrize(
+    "call, word",
+    [
+        (lambda d: identify("nope", d, ["k"]), "model"),
+        (lambda d: identify("sea", d, ["k2"]), "params"),
+        (lambda d: identify("sea", d, []), "params"),
+        (lambda d: identify("sea", d, ["motor_J"]), "params"),
+        (lambda d: identify("sea", {**d, "tau": d["tau"][:-1]}, ["k"]), "tau"),
+        (lambda d: identify("sea", {**d, "q": np.r_[np.nan, d["q"][1:]]}, ["k"]), "q"),
+        (lambda d: identify("sea", {k: v for k, v in d.items() if k != "tau"}, ["k"]), "tau"),
+        (lambda d: identify("sea", d, ["k"], x0={"k": -1.0}), "k"),
+        (lambda d: identify("sea", d, ["k"], fixed={"k": 3.0}), "fixed"),
+        (lambda d: identify("sea", d, ["k"], bounds={"k": (500.0, 600.0)}), "bounds"),
+        (lambda d: identify("sea", d, ["k"], kind="robot"), "kind"),
+        (lambda d: identify("qbmove", d, ["k"], robot="qbmove_arm_2dof"), "model"),
+        (lambda d: identify(None, d, ["joint9.k1"], robot="qbmove_arm_2dof"), "params"),
+        (lambda d: identify("sea", "missing.npz", ["k"]), "data"),
+    ],
+)
 def test_bad_input_names_the_parameter(call, word):
     d = dict(q=np.linspace(-0.2, 0.2, 20), theta1=np.zeros(20), tau=np.linspace(4, -4, 20))
     with pytest.raises(ValueError, match=word):

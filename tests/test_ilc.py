@@ -1,5 +1,6 @@
 """asr.ilc: the ILC of [Mengacci2021] sec. 4.3 checked by an independent re-simulation, batched
 vs one by one, P / PD / filtered updates on the pendulum fixture, save/load, bad arguments."""
+
 import dataclasses
 import json
 import os
@@ -18,7 +19,7 @@ PENDULUM = os.path.join(os.path.dirname(__file__), "robots", "pendulum")
 def min_jerk_ref(T, dt, target=0.8, duration=20.0):
     """Written here, not taken from the experiment module: 10 s^3 - 15 s^4 + 6 s^5."""
     s = (np.arange(T) + 1) * dt / duration
-    q = target * (10 * s ** 3 - 15 * s ** 4 + 6 * s ** 5)
+    q = target * (10 * s**3 - 15 * s**4 + 6 * s**5)
     return np.stack([q, q], axis=1)
 
 
@@ -61,9 +62,9 @@ def test_mengacci2021_converges_independent_check(paper_run):
     res = paper_run
     assert res.converged[0] and res.iterations[0] <= 15
     assert res.final_error[0] <= 0.08
-    errs = res.errors[:res.iterations[0], 0]
-    assert np.all(np.diff(errs) < 0)                         # monotone learning
-    assert errs[0] > 0.5                                     # eq_0 = q_ref is far off (gravity)
+    errs = res.errors[: res.iterations[0], 0]
+    assert np.all(np.diff(errs) < 0)  # monotone learning
+    assert errs[0] > 0.5  # eq_0 = q_ref is far off (gravity)
     robot = asr.load_robot("qbmove_arm_2dof", "vertical")
     q = replay(robot, res.input[0], [0.2, 0.2], settle_s=3.0)
     ref = min_jerk_ref(20000, 1e-3)
@@ -128,23 +129,27 @@ def test_batched_equals_one_by_one():
     presets = np.array([[0.2, 0.2], [0.3, 0.3]])
     masses = np.array([0.45, 0.40])
     kw = dict(schedule=mengacci2021_ilc.k_off, tol=0.08, max_iter=9, settle_s=3.0)
-    sim = asr.Sim("qbmove_arm_2dof", 2, threads=2,
-                  mujoco_params={"body_mass": {"link2": masses}})
+    sim = asr.Sim("qbmove_arm_2dof", 2, threads=2, mujoco_params={"body_mass": {"link2": masses}})
     both = ilc(sim, ref, preset=presets, **kw)
     assert both.converged.tolist() == [True, False]
     assert both.iterations.tolist() == [8, 9]
     for i in range(2):
-        one = ilc(asr.Sim("qbmove_arm_2dof", 1, mujoco_params={"body_mass": {"link2": masses[i]}}),
-                  ref, preset=presets[i], **kw)
+        one = ilc(
+            asr.Sim("qbmove_arm_2dof", 1, mujoco_params={"body_mass": {"link2": masses[i]}}),
+            ref,
+            preset=presets[i],
+            **kw,
+        )
         n = int(one.iterations[0])
         assert both.iterations[i] == n and both.converged[i] == one.converged[0]
         np.testing.assert_array_equal(both.input[i], one.input[0])
         np.testing.assert_array_equal(both.output[i], one.output[0])
         np.testing.assert_array_equal(both.errors[:n, i], one.errors[:n, 0])
-        assert np.all(np.isnan(both.errors[n:, i]))          # not updated once converged
+        assert np.all(np.isnan(both.errors[n:, i]))  # not updated once converged
 
 
 # ---------------------------------------------------------------- pendulum fixture
+
 
 def pendulum_sim(n=1, variant="qbmove_advanced"):
     return asr.Sim(PENDULUM, n, variant=variant)
@@ -159,15 +164,23 @@ def pendulum_ref(T=2000, dt=1e-3, ripple=0.0):
 def test_p_and_pd_converge_on_pendulum():
     ref = pendulum_ref()
     p = ilc(pendulum_sim(), ref, gain=0.5, preset=0.3, tol=2e-3, max_iter=40, settle_s=1.0)
-    pd = ilc(pendulum_sim(), ref, gain=0.5, kind="PD", kd=0.005, preset=0.3, tol=2e-3,
-             max_iter=40, settle_s=1.0)
+    pd = ilc(
+        pendulum_sim(),
+        ref,
+        gain=0.5,
+        kind="PD",
+        kd=0.005,
+        preset=0.3,
+        tol=2e-3,
+        max_iter=40,
+        settle_s=1.0,
+    )
     assert p.converged[0] and pd.converged[0]
-    assert p.errors[0, 0] > 10 * 2e-3                        # there was something to learn
-    assert not np.array_equal(p.input, pd.input)             # the derivative term acts
+    assert p.errors[0, 0] > 10 * 2e-3  # there was something to learn
+    assert not np.array_equal(p.input, pd.input)  # the derivative term acts
     assert pd.metadata["kind"] == "PD"
     for res in (p, pd):
-        q = replay(asr.load_robot(PENDULUM, "qbmove_advanced"), res.input[0], [0.3], 1.0,
-                   q0=[0.0])
+        q = replay(asr.load_robot(PENDULUM, "qbmove_advanced"), res.input[0], [0.3], 1.0, q0=[0.0])
         assert np.abs(ref - q).max() <= 2e-3
 
 
@@ -175,12 +188,12 @@ def test_lowpass_removes_high_frequency():
     dt = 1e-3
     t = np.arange(4000) * dt
     low, high = np.sin(2 * np.pi * 1 * t), 0.3 * np.sin(2 * np.pi * 100 * t)
-    x = np.stack([low + high, 2 * low], axis=-1)[None]        # (1, T, 2)
+    x = np.stack([low + high, 2 * low], axis=-1)[None]  # (1, T, 2)
     y = lowpass(5.0, dt)(x)
     mid = slice(500, -500)
-    np.testing.assert_allclose(y[0, mid, 0], low[mid], atol=5e-3)   # zero phase, no ripple
+    np.testing.assert_allclose(y[0, mid, 0], low[mid], atol=5e-3)  # zero phase, no ripple
     np.testing.assert_allclose(y[0, mid, 1], 2 * low[mid], atol=5e-3)
-    ma = moving_average(10)(x)                                # 10 samples = one 100 Hz period
+    ma = moving_average(10)(x)  # 10 samples = one 100 Hz period
     np.testing.assert_allclose(ma[0, mid, 0], low[mid], atol=5e-3)
 
 
@@ -200,19 +213,28 @@ def test_filter_keeps_ripple_out_of_the_learned_input():
 
     assert ripple(raw) > 0.005
     assert ripple(filt) < 0.1 * ripple(raw)
-    assert filt.errors[-1, 0] < filt.errors[0, 0]             # it still learns the slow part
+    assert filt.errors[-1, 0] < filt.errors[0, 0]  # it still learns the slow part
     assert "lowpass" in filt.metadata["filter"]
 
 
 def test_callback_and_traces():
     seen = []
-    res = ilc(pendulum_sim(), pendulum_ref(), gain=0.5, preset=0.3, tol=1e-9, max_iter=10,
-              settle_s=0.5, keep_traces=True,
-              callback=lambda n, e, c: seen.append((n, e[0])) or n == 3)
+    res = ilc(
+        pendulum_sim(),
+        pendulum_ref(),
+        gain=0.5,
+        preset=0.3,
+        tol=1e-9,
+        max_iter=10,
+        settle_s=0.5,
+        keep_traces=True,
+        callback=lambda n, e, c: seen.append((n, e[0])) or n == 3,
+    )
     assert [n for n, _ in seen] == [1, 2, 3] and res.iterations[0] == 3
     assert res.error_traces.shape == (3, 1, 2000, 1)
-    np.testing.assert_allclose(np.abs(res.error_traces).max(axis=(2, 3))[:, 0],
-                               res.errors[:, 0], rtol=0, atol=0)
+    np.testing.assert_allclose(
+        np.abs(res.error_traces).max(axis=(2, 3))[:, 0], res.errors[:, 0], rtol=0, atol=0
+    )
     assert res.gains.shape == (2, 1, 1) and np.all(res.gains == 0.5)
 
 
@@ -256,7 +278,8 @@ def test_bad_arguments():
     with pytest.raises(ValueError, match="filter: returned shape"):
         ilc(sim, ref, filter=lambda x: x[:, :-1], max_iter=2, settle_s=0.0)
     robot = asr.load_robot(PENDULUM)
-    rigid = dataclasses.replace(robot, joints=tuple(dataclasses.replace(j, mode=2)
-                                                     for j in robot.joints))
+    rigid = dataclasses.replace(
+        robot, joints=tuple(dataclasses.replace(j, mode=2) for j in robot.joints)
+    )
     with pytest.raises(ValueError, match="mode 3 or 6"):
         ilc(asr.Sim(rigid, 1), ref)

@@ -2,15 +2,16 @@
 against closed forms (the admittance step response, the paper's steady-state force error against
 an elastic environment, direct force's integral), the hand-pushing experiments of sec. 3.2, the
 ramp of sec. 3.1, batch == single and thread counts bit for bit, and bad input."""
+
 import numpy as np
 import pytest
 
 import asr
 from asr.interaction import ControllerBusy, Sensor, transition
 
-HOME = (0.5, 0.0, 0.15)          # the tcp's home position, tool pointing down (robots/ur10)
+HOME = (0.5, 0.0, 0.15)  # the tcp's home position, tool pointing down (robots/ur10)
 DT = 1e-3
-BELOW_SENSOR = 0.283             # kg: the F/T sensor's disk, the tool and its sphere
+BELOW_SENSOR = 0.283  # kg: the F/T sensor's disk, the tool and its sphere
 
 
 def at_home(ctl, n=1, **kwargs):
@@ -27,8 +28,10 @@ def test_fsm_table():
     is accepted only in the static state; completion and arrival only where they can happen;
     init from anywhere."""
     expected = {
-        ("static", "trajectory_received"): "trajectory", ("static", "setpoint_received"): "joint",
-        ("trajectory", "trajectory_completed"): "static", ("joint", "setpoint_reached"): "static",
+        ("static", "trajectory_received"): "trajectory",
+        ("static", "setpoint_received"): "joint",
+        ("trajectory", "trajectory_completed"): "static",
+        ("joint", "setpoint_reached"): "static",
     }
     for state in asr.interaction.FSM_STATES:
         assert transition(state, "init") == "static"
@@ -42,8 +45,9 @@ def test_fsm_table():
 def test_setpoint_then_busy_inputs_are_rejected(caplog):
     """A setpoint runs in the joint state and ends static at the pose; while it runs a second
     setpoint or a trajectory is rejected (ControllerBusy, logged)."""
-    sim = asr.Sim("ur10", 1, controller=asr.Admittance((1, 1, 1), (900, 900, 900),
-                                                        (1300, 1300, 1300)))
+    sim = asr.Sim(
+        "ur10", 1, controller=asr.Admittance((1, 1, 1), (900, 900, 900), (1300, 1300, 1300))
+    )
     c = sim.controller
     c.setpoint(position=(0.6, 0.1, 0.2), duration=0.5)
     assert c.fsm == ("joint",)
@@ -83,10 +87,10 @@ def test_admittance_follows_a_hand_as_the_closed_form(zeta):
     ctl = asr.Admittance.from_damping_ratio(M, zeta, K)
     np.testing.assert_allclose(ctl.damping, 2 * zeta * np.sqrt(M * K))
     sim = at_home(ctl)
-    push = np.array([4.0, 0.0, 3.0, 0.0, 0.0, 0.0])    # world frame, on the tool
+    push = np.array([4.0, 0.0, 3.0, 0.0, 0.0, 0.0])  # world frame, on the tool
     out = sim.rollout(12000, wrench_ext=push)
     t = np.arange(1, 12001) * DT
-    offset = out["x_c"][0] - out["x_d"][0]            # world (= base) frame
+    offset = out["x_c"][0] - out["x_d"][0]  # world (= base) frame
     for axis, (f, k, m) in enumerate(zip((4.0, 0.0, 3.0), K, M)):
         if f == 0.0:
             assert np.abs(offset[:, axis]).max() < 1e-4
@@ -94,8 +98,9 @@ def test_admittance_follows_a_hand_as_the_closed_form(zeta):
         ref = step_response(m + BELOW_SENSOR, 2 * zeta * np.sqrt(m * k), k, f, t)
         err = np.abs(offset[:, axis] - ref).max()
         assert err < 0.08 * f / k, (axis, err, f / k)
-        np.testing.assert_allclose(out["x_m"][0, -1, axis] - out["x_d"][0, -1, axis], f / k,
-                                   rtol=0.005)
+        np.testing.assert_allclose(
+            out["x_m"][0, -1, axis] - out["x_d"][0, -1, axis], f / k, rtol=0.005
+        )
     # the sensor reads the hand: the force on the environment is minus the push (task = tool axes)
     np.testing.assert_allclose(out["f_e"][0, -1], [-4.0, 0.0, 3.0], atol=0.02)
 
@@ -127,7 +132,7 @@ def test_steady_state_force_error_matches_the_papers_formula():
     ctl = asr.Admittance((1, 1, 1), (900.0, 900.0, 100.0), gains)
     sim = at_home(ctl, n)
     f_d = 10.0
-    x_e = HOME[2] + 0.002                               # the wall's rest height: 2 mm above
+    x_e = HOME[2] + 0.002  # the wall's rest height: 2 mm above
     sim.controller.set_references(force=(0.0, 0.0, f_d))
     out = elastic_wall(sim, 6000, k_e, x_e)
     # along task z (down): x_d' = -HOME z, x_e' = -x_e
@@ -149,7 +154,7 @@ def test_direct_force_lets_a_hand_drag_the_arm():
     moved = out["x_c"][0, -1] - start
     np.testing.assert_allclose(moved, [0.0, 0.02, 0.0], atol=1.5e-3)
     np.testing.assert_allclose(out["x_m"][0, -1], out["x_c"][0, -1], atol=2e-4)
-    assert np.abs(out["x_c"][0, -1] - out["x_c"][0, -500]).max() < 2e-4   # stays
+    assert np.abs(out["x_c"][0, -1] - out["x_c"][0, -500]).max() < 2e-4  # stays
 
 
 @pytest.mark.slow
@@ -159,8 +164,9 @@ def test_ramp_admittance_slides_over_and_recovers():
     crosses the steel ramp (robots/ur10/README.md); the tool slides over it (rises more than 2 cm
     above the line), and after contact ends it recovers the desired position with zero error
     (time constant K_D / K_P = 56 s along z: checked 300 s later to 1 mm)."""
-    ctl = asr.Admittance((1, 1, 0.001), (900, 900, 5000), (1300, 1300, 90),
-                         sensor=Sensor(cutoff=50.0))
+    ctl = asr.Admittance(
+        (1, 1, 0.001), (900, 900, 5000), (1300, 1300, 90), sensor=Sensor(cutoff=50.0)
+    )
     sim = asr.Sim("ur10", 1, controller=ctl)
     c = sim.controller
     line = np.array([[0.5, -0.2, 0.03], [1.0, -0.2, 0.03]])
@@ -170,7 +176,7 @@ def test_ramp_admittance_slides_over_and_recovers():
     out = sim.rollout(21000)
     rise = out["x_m"][0, :, 2] - out["x_d"][0, :, 2]
     assert rise.max() > 0.02, rise.max()
-    assert out["f_e"][0, :, 2].mean() > 0.5                # pressed on the ramp on average
+    assert out["f_e"][0, :, 2].mean() > 0.5  # pressed on the ramp on average
     assert c.fsm == ("static",) and c.ik_failures[0] == 0
     out = sim.rollout(300000, record=())
     np.testing.assert_allclose(out["x_m"][0, -1], line[1], atol=1e-3)
@@ -189,16 +195,21 @@ def test_direct_force_plane_tracks_the_force_ramp():
     c.setpoint(position=start, duration=1.0)
     sim.rollout(3000)
     assert c.fsm == ("static",)
-    c.trajectory([0.0, 3.0, 10.0], [start, start + 0.3 * (end - start), end],
-                 forces=[[0, 0, 0], [0, 0, 50], [0, 0, 50]])
+    c.trajectory(
+        [0.0, 3.0, 10.0],
+        [start, start + 0.3 * (end - start), end],
+        forces=[[0, 0, 0], [0, 0, 50], [0, 0, 50]],
+    )
     out = sim.rollout(10001)
     t = np.arange(10001) * DT
     f_e, f_d = out["f_e"][0, :, 2], out["f_d"][0, :, 2]
     after = t > 3.0
     assert np.abs(f_e - f_d)[after].max() < 2.0, np.abs(f_e - f_d)[after].max()
     xy_error = np.abs(out["x_m"][0, :, :2] - out["x_d"][0, :, :2])
-    print(f"force error after the ramp max {np.abs(f_e - f_d)[after].max():.3f} N; x, y error "
-          f"max {xy_error.max() * 1e3:.3f} mm, after the ramp {xy_error[after].max() * 1e3:.3f} mm")
+    print(
+        f"force error after the ramp max {np.abs(f_e - f_d)[after].max():.3f} N; x, y error "
+        f"max {xy_error.max() * 1e3:.3f} mm, after the ramp {xy_error[after].max() * 1e3:.3f} mm"
+    )
     assert xy_error[after].max() < 5e-4
     assert f_e[t > 5.0].std() < 0.5
     np.testing.assert_allclose(out["x_m"][0, -1, :2], end[:2], atol=5e-4)
@@ -211,8 +222,12 @@ def test_batch_equals_single_and_threads_bit_for_bit():
     k = np.array([[1300, 1300, 90], [1000, 1000, 200], [800, 800, 400.0]])
 
     def run(n, gains, seed, threads=1):
-        ctl = asr.Admittance((1, 1, 1), (900, 900, 900), gains,
-                             sensor=Sensor(noise_force=0.5, cutoff=30.0, seed=seed))
+        ctl = asr.Admittance(
+            (1, 1, 1),
+            (900, 900, 900),
+            gains,
+            sensor=Sensor(noise_force=0.5, cutoff=30.0, seed=seed),
+        )
         sim = at_home(ctl, n, threads=threads)
         out = sim.rollout(600, wrench_ext=(1.0, 2.0, 3.0, 0, 0, 0))
         return np.concatenate([out["q"], out["f_e"], out["x_c"]], axis=-1)

@@ -12,6 +12,7 @@ modes):
 - hand push of 10 N, M = 1 kg, K = 1300 N/m: overshoot 70.3 / 38.1 / 13.4 / 0.9 % at zeta
   0.2 / 0.5 / 1 / 2, final offset 7.70 mm (f / K = 7.69 mm).
 """
+
 import json
 
 import numpy as np
@@ -25,8 +26,9 @@ pytestmark = pytest.mark.notebooks
 def test_interaction_notebook(tmp_path, monkeypatch):
     require("plotly")
     out = tmp_path / "interaction_summary.json"
-    nb = run_notebook("interaction.ipynb", tmp_path, monkeypatch, timeout=180,
-                      ASR_NOTEBOOK_OUT=str(out))
+    nb = run_notebook(
+        "interaction.ipynb", tmp_path, monkeypatch, timeout=180, ASR_NOTEBOOK_OUT=str(out)
+    )
     s = json.loads(out.read_text())
     assert s["quick"] is True
 
@@ -46,8 +48,8 @@ def test_interaction_notebook(tmp_path, monkeypatch):
         u = np.array(m["unstable"], dtype=bool)
         assert u.shape == (3, 3), name
         assert u.any() and not u.all(), (name, u)
-        assert u[:, -1].all(), (name, u)          # K_e = 1e6 N/m: limit cycle
-        assert not u[:, 0].any(), (name, u)       # K_e = 1e4 N/m: stable
+        assert u[:, -1].all(), (name, u)  # K_e = 1e6 N/m: limit cycle
+        assert not u[:, 0].any(), (name, u)  # K_e = 1e4 N/m: stable
         assert np.all(np.array(m["ptp_f"])[:, -1] > 10.0), (name, m["ptp_f"])
 
     step = s["damping_ratio"]

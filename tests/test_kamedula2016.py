@@ -11,6 +11,7 @@ configurations (1 ms, the paper's rate, and 0.1 ms) to the paper's figures as NM
 max errors, which need no reading), and bound our NRMSE = RMSE / range separately by what the
 first-order scheme gives, stated as our bound, not the paper's.
 """
+
 import numpy as np
 import pytest
 
@@ -30,12 +31,12 @@ def test_link_parameters_read_from_mjcf():
     # rrbot link3: 1 kg, centre of mass 0.45 m from the axis, box inertia m/12 (w^2 + h^2)
     assert link["mass"] == pytest.approx(1.0)
     assert link["l_c"] == pytest.approx(0.45)
-    assert link["inertia"] == pytest.approx(1.0 / 12 * (0.1 ** 2 + 1.0 ** 2) + 0.45 ** 2,
-                                            rel=1e-6)
+    assert link["inertia"] == pytest.approx(1.0 / 12 * (0.1**2 + 1.0**2) + 0.45**2, rel=1e-6)
     assert link["damping"] == pytest.approx(0.7)
     assert link["gravity"] == pytest.approx(1.0 * 9.81 * 0.45)
     # the sign of the reference's gravity torque agrees with MuJoCo's bias force
     import mujoco
+
     m = robot.mj_model()
     d = mujoco.MjData(m)
     d.qpos[0] = 0.4
@@ -96,8 +97,11 @@ def test_step_settles_for_the_three_sets(res):
     for v in paper.VARIANTS:
         p = res["plants"][v]
         for c in ("ref", "coarse", "fine"):
-            out = res["step"][v][c] if c != "ref" else {k: res["step"][v]["ref"][k][1:]
-                                                         for k in ("q", "th")}
+            out = (
+                res["step"][v][c]
+                if c != "ref"
+                else {k: res["step"][v]["ref"][k][1:] for k in ("q", "th")}
+            )
             q_end = out["q"][-1]
             assert abs(q_end - 1.0) < 1e-3, (v, c, q_end)
             # the spring holds the link against gravity: th - q = -m g l_c sin(q) / Kt
@@ -110,14 +114,18 @@ def test_step_settles_for_the_three_sets(res):
 def test_stiffer_sets_have_smaller_transmission_displacement(res):
     """Fig. 6 left: peak and final |th - q| decrease with Kt, in asr and in the reference."""
     for c in ("coarse", "fine"):
-        peak = [np.abs(res["step"][v][c]["th"] - res["step"][v][c]["q"]).max()
-                for v in paper.VARIANTS]
-        final = [abs(res["step"][v][c]["th"][-1] - res["step"][v][c]["q"][-1])
-                 for v in paper.VARIANTS]
+        peak = [
+            np.abs(res["step"][v][c]["th"] - res["step"][v][c]["q"]).max() for v in paper.VARIANTS
+        ]
+        final = [
+            abs(res["step"][v][c]["th"][-1] - res["step"][v][c]["q"][-1]) for v in paper.VARIANTS
+        ]
         assert peak[0] > peak[1] > peak[2] > 0, (c, peak)
         assert final[0] > final[1] > final[2] > 0, (c, final)
-    ref_peak = [np.abs(res["step"][v]["ref"]["th"] - res["step"][v]["ref"]["q"]).max()
-                for v in paper.VARIANTS]
+    ref_peak = [
+        np.abs(res["step"][v]["ref"]["th"] - res["step"][v]["ref"]["q"]).max()
+        for v in paper.VARIANTS
+    ]
     assert ref_peak[0] > ref_peak[1] > ref_peak[2]
 
 

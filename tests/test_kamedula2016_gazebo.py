@@ -4,6 +4,7 @@ independent scipy reference of the same equations, held to the bounds tests/test
 holds MuJoCo to (the paper's max errors and NMSE figures, our NRMSE bound, a fifth of the paper's
 link error at 1 ms, first order in the time step). With CI set, a missing Gazebo engine fails these
 tests instead of skipping."""
+
 import shutil
 import tempfile
 
@@ -38,17 +39,21 @@ def tv():
                 metrics.setdefault(engine, {})[c] = paper._compare(out, ref)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    lines = [f"\n[Kamedula2016] time-varying test, asr vs scipy reference, both engines "
-             f"(paper: max {paper.PAPER['q'][0]:g} rad, {paper.PAPER['tau_t'][0]:g} / "
-             f"{paper.PAPER['tau_m'][0]:g} N m)",
-             f"{'config':<14} {'signal':<6} {'MuJoCo max':>11} {'DART max':>11} "
-             f"{'MuJoCo NMSE':>12} {'DART NMSE':>11} {'|DART-MuJoCo|':>14}"]
+    lines = [
+        f"\n[Kamedula2016] time-varying test, asr vs scipy reference, both engines "
+        f"(paper: max {paper.PAPER['q'][0]:g} rad, {paper.PAPER['tau_t'][0]:g} / "
+        f"{paper.PAPER['tau_m'][0]:g} N m)",
+        f"{'config':<14} {'signal':<6} {'MuJoCo max':>11} {'DART max':>11} "
+        f"{'MuJoCo NMSE':>12} {'DART NMSE':>11} {'|DART-MuJoCo|':>14}",
+    ]
     for c, dt in paper.CONFIGS.items():
         for sig in paper.SIGNALS:
             mj, gz = metrics["mujoco"][c][sig], metrics["gazebo"][c][sig]
             gap = np.abs(runs["gazebo", c][sig] - runs["mujoco", c][sig]).max()
-            lines.append(f"{c + f' {dt * 1e3:g} ms':<14} {sig:<6} {mj['max']:11.3e} "
-                         f"{gz['max']:11.3e} {mj['nmse']:12.3e} {gz['nmse']:11.3e} {gap:14.2e}")
+            lines.append(
+                f"{c + f' {dt * 1e3:g} ms':<14} {sig:<6} {mj['max']:11.3e} "
+                f"{gz['max']:11.3e} {mj['nmse']:12.3e} {gz['nmse']:11.3e} {gap:14.2e}"
+            )
     print("\n".join(lines))
     return {"metrics": metrics, "runs": runs}
 
@@ -91,8 +96,15 @@ def test_dart_and_mujoco_take_the_same_steps(tv):
 
 def test_engine_option_and_printed_engine(tmp_path, capsys, monkeypatch):
     need_gazebo()
-    out = paper.main(str(tmp_path), step_duration=0.05, ramp=0.05, hold=0.05, chirp=0.05,
-                  check=False, engine="gazebo")
+    out = paper.main(
+        str(tmp_path),
+        step_duration=0.05,
+        ramp=0.05,
+        hold=0.05,
+        chirp=0.05,
+        check=False,
+        engine="gazebo",
+    )
     text = capsys.readouterr().out
     assert out["engine"] == "gazebo"
     assert "fine (Gazebo DART 0.1 ms)" in text and "link engine Gazebo DART" in text

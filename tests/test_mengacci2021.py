@@ -2,6 +2,7 @@
 the paper's claims: closed-form static equilibria (brentq, docs/models.md sec. 1, masses from the
 MJCF) for fig. 7, the linearised closed-form joint for fig. 11, the closed-form static-friction
 band for fig. 12, and the qualitative results of sec. 4.1-4.2."""
+
 import math
 
 import numpy as np
@@ -43,6 +44,7 @@ def _row(r7, variant, label):
 
 # ---------------------------------------------------------------- the references themselves
 
+
 def test_gravity_torque_from_the_mjcf_matches_mujoco():
     mujoco = require("mujoco")
     robot = asr.load_robot("pendulum_1dof", "sea")
@@ -60,8 +62,12 @@ def test_gravity_torque_from_the_mjcf_matches_mujoco():
 
 def test_closed_form_statics_match_the_robot_readme():
     """The numbers the robot's author computed separately (robots/pendulum_1dof/README.md)."""
-    readme = {"sea": (-0.000392, 0.7997, 0.7999), "awas2": (-0.02861, 0.7797, 0.8000),
-              "bavs": (-0.007814, 0.7945, 0.7988), "qbmove_advanced": (-0.28365, 0.5279, 0.7854)}
+    readme = {
+        "sea": (-0.000392, 0.7997, 0.7999),
+        "awas2": (-0.02861, 0.7797, 0.8000),
+        "bavs": (-0.007814, 0.7945, 0.7988),
+        "qbmove_advanced": (-0.28365, 0.5279, 0.7854),
+    }
     for variant, (rest, soft, stiff) in readme.items():
         robot = asr.load_robot("pendulum_1dof", variant)
         j = robot.joints[0]
@@ -70,16 +76,17 @@ def test_closed_form_statics_match_the_robot_readme():
         p_soft = dict(j.params, **({"k": ks} if ks else {}))
         p_stiff = dict(j.params, **({"k": kt} if kt else {}))
         assert S.static_equilibrium(j.model, p_soft, 0.0, ps, link) == pytest.approx(
-            robot.initial_q[0], abs=1e-5)
-        assert S.static_equilibrium(j.model, p_soft, 0.0, ps, link) == pytest.approx(rest,
-                                                                                    abs=1e-5)
-        assert S.static_equilibrium(j.model, p_soft, 0.8, ps, link) == pytest.approx(soft,
-                                                                                    abs=1e-4)
-        assert S.static_equilibrium(j.model, p_stiff, 0.8, pt, link) == pytest.approx(stiff,
-                                                                                     abs=1e-4)
+            robot.initial_q[0], abs=1e-5
+        )
+        assert S.static_equilibrium(j.model, p_soft, 0.0, ps, link) == pytest.approx(rest, abs=1e-5)
+        assert S.static_equilibrium(j.model, p_soft, 0.8, ps, link) == pytest.approx(soft, abs=1e-4)
+        assert S.static_equilibrium(j.model, p_stiff, 0.8, pt, link) == pytest.approx(
+            stiff, abs=1e-4
+        )
 
 
 # ---------------------------------------------------------------- fig. 7
+
 
 def test_fig7_steady_states_equal_the_static_equilibria(r7):
     assert len(r7["rows"]) == 8
@@ -114,12 +121,13 @@ def test_per_step_refs_of_an_awas2_batch():
     out = sim.rollout(5, refs, record=("q",))
     assert out["q"].shape == (2, 5, 1)
     bad = refs.copy()
-    bad[1, 3, 0, 1] = 0.05                      # s = L: singular, must still be rejected
+    bad[1, 3, 0, 1] = 0.05  # s = L: singular, must still be rejected
     with pytest.raises(ValueError, match="pivot"):
         sim.rollout(5, bad)
 
 
 # ---------------------------------------------------------------- fig. 11
+
 
 @pytest.mark.slow
 def test_fig11_stiff_resonance_and_bandwidth_higher(r11):
@@ -144,6 +152,7 @@ def test_fig11_fitted_joint_matches_the_linearised_closed_form(r11):
 
 # ---------------------------------------------------------------- fig. 12
 
+
 def test_fig12_steps_reach_the_target(r12):
     for p, r in r12["presets"].items():
         for j, m in enumerate(r["joints"]):
@@ -165,6 +174,7 @@ def test_fig12_stiff_oscillates_more(r12):
 
 # ---------------------------------------------------------------- fig. 13
 
+
 def test_fig13_stiff_tracks_better_soft_sags_under_gravity(r13):
     soft, stiff = r13["presets"][S.SOFT], r13["presets"][S.STIFF]
     for j in range(2):
@@ -178,14 +188,16 @@ def test_fig13_stiff_tracks_better_soft_sags_under_gravity(r13):
 
 # ---------------------------------------------------------------- fig. 14
 
+
 def test_fig14_soft_arm_stopped_stiff_arm_pushes_the_box(r14):
     soft, stiff = r14["variants"]["soft"], r14["variants"]["stiff"]
     assert soft["horizontal"] < 0.01 and stiff["horizontal"] > 0.05
-    assert abs(soft["disp"][2]) < 1e-3 and abs(stiff["disp"][2]) < 1e-3   # stays on the floor
-    assert soft["q1_final"] < 0.1 < stiff["q1_final"]                     # soft arm held back
+    assert abs(soft["disp"][2]) < 1e-3 and abs(stiff["disp"][2]) < 1e-3  # stays on the floor
+    assert soft["q1_final"] < 0.1 < stiff["q1_final"]  # soft arm held back
 
 
 # ---------------------------------------------------------------- report
+
 
 @pytest.mark.slow
 def test_summary_and_figures(r7, r11, r12, r13, r14):

@@ -4,6 +4,7 @@ Every expected value below is computed independently in this file: the closed fo
 docs/models.md re-implemented in NumPy, central finite differences, or the numbers printed in the
 papers / docs/models.md. Nothing is compared against an earlier output of asr itself.
 """
+
 import math
 
 import numpy as np
@@ -34,8 +35,18 @@ def _zeros_like(x):
 
 def ref_rigid(q, th1, th2, qd=0.0, th1d=0.0, th2d=0.0):
     z = np.zeros(np.broadcast_shapes(np.shape(q), np.shape(th1), np.shape(th2)))
-    return dict(tau1=z, tau2=z, tau_link=z, stiffness=z, damping=z, load1=z, load2=z,
-                defl1=z, defl2=z, clamped=z.astype(int))
+    return dict(
+        tau1=z,
+        tau2=z,
+        tau_link=z,
+        stiffness=z,
+        damping=z,
+        load1=z,
+        load2=z,
+        defl1=z,
+        defl2=z,
+        clamped=z.astype(int),
+    )
 
 
 def ref_sea(q, th1, th2, qd=0.0, th1d=0.0, th2d=0.0, k=10.0, max_def=0.8):
@@ -43,23 +54,41 @@ def ref_sea(q, th1, th2, qd=0.0, th1d=0.0, th2d=0.0, k=10.0, max_def=0.8):
     phi = _sat(raw, max_def)
     tau1 = -k * phi
     z = _zeros_like(tau1)
-    return dict(tau1=tau1, tau2=z, tau_link=tau1, stiffness=k + z, damping=z, load1=-tau1,
-                load2=z, defl1=phi, defl2=z, clamped=_count((raw, max_def)))
+    return dict(
+        tau1=tau1,
+        tau2=z,
+        tau_link=tau1,
+        stiffness=k + z,
+        damping=z,
+        load1=-tau1,
+        load2=z,
+        defl1=phi,
+        defl2=z,
+        clamped=_count((raw, max_def)),
+    )
 
 
-def ref_sea_damped(q, th1, th2, qd=0.0, th1d=0.0, th2d=0.0, Kt=188.0, Dt=0.5,
-                   max_def=np.inf):
+def ref_sea_damped(q, th1, th2, qd=0.0, th1d=0.0, th2d=0.0, Kt=188.0, Dt=0.5, max_def=np.inf):
     # [Kamedula2016] eq. 3: tau_t = Kt (th - q) + Dt (thd - qd) on the link, -tau_t on the motor
     raw = q - th1 + 0.0 * th2
     phi = _sat(raw, max_def)
     tau_t = Kt * (-phi) + Dt * (th1d - qd)
     z = _zeros_like(tau_t)
-    return dict(tau1=tau_t, tau2=z, tau_link=tau_t, stiffness=Kt + z, damping=Dt + z,
-                load1=-tau_t, load2=z, defl1=phi, defl2=z, clamped=_count((raw, max_def)))
+    return dict(
+        tau1=tau_t,
+        tau2=z,
+        tau_link=tau_t,
+        stiffness=Kt + z,
+        damping=Dt + z,
+        load1=-tau_t,
+        load2=z,
+        defl1=phi,
+        defl2=z,
+        clamped=_count((raw, max_def)),
+    )
 
 
-def ref_awas2(q, th1, th2, qd=0.0, th1d=0.0, th2d=0.0, Ks=10.0, L=0.05, r_t=0.015,
-              max_def=0.3):
+def ref_awas2(q, th1, th2, qd=0.0, th1d=0.0, th2d=0.0, Ks=10.0, L=0.05, r_t=0.015, max_def=0.3):
     s = th2
     raw = q - th1 + 0.0 * s
     phi = _sat(raw, max_def)
@@ -67,27 +96,61 @@ def ref_awas2(q, th1, th2, qd=0.0, th1d=0.0, th2d=0.0, Ks=10.0, L=0.05, r_t=0.01
     tau1 = -Ks * G**2 * np.sin(2.0 * phi)
     sigma = 2.0 * Ks * G**2 * np.cos(2.0 * phi)
     z = _zeros_like(tau1)
-    return dict(tau1=tau1, tau2=z, tau_link=tau1, stiffness=sigma, damping=z, load1=-tau1,
-                load2=z, defl1=phi, defl2=z, clamped=_count((raw, max_def)))
+    return dict(
+        tau1=tau1,
+        tau2=z,
+        tau_link=tau1,
+        stiffness=sigma,
+        damping=z,
+        load1=-tau1,
+        load2=z,
+        defl1=phi,
+        defl2=z,
+        clamped=_count((raw, max_def)),
+    )
 
 
-def ref_bavs(q, th1, th2, qd=0.0, th1d=0.0, th2d=0.0, a=1.21e-6, b=2.38e-6, k=1.60e5,
-             ke=8.71, max_def=0.27):
+def ref_bavs(
+    q, th1, th2, qd=0.0, th1d=0.0, th2d=0.0, a=1.21e-6, b=2.38e-6, k=1.60e5, ke=8.71, max_def=0.27
+):
     raw1, raw2 = th1 - q, th2 - q  # opposite deflection sign
     p1, p2 = _sat(raw1, max_def), _sat(raw2, max_def)
     tau1 = k * (b * np.exp(ke * p1) - a * np.exp(-ke * p1))
     tau2 = k * (a * np.exp(ke * p2) - b * np.exp(-ke * p2))
-    sigma = k * ke * (b * np.exp(ke * p1) + a * np.exp(-ke * p1)
-                      + a * np.exp(ke * p2) + b * np.exp(-ke * p2))
+    sigma = (
+        k
+        * ke
+        * (b * np.exp(ke * p1) + a * np.exp(-ke * p1) + a * np.exp(ke * p2) + b * np.exp(-ke * p2))
+    )
     tau1, tau2, sigma = np.broadcast_arrays(tau1, tau2, sigma)
-    return dict(tau1=tau1, tau2=tau2, tau_link=tau1 + tau2, stiffness=sigma,
-                damping=_zeros_like(sigma), load1=-tau1, load2=-tau2,
-                defl1=np.broadcast_to(p1, sigma.shape), defl2=np.broadcast_to(p2, sigma.shape),
-                clamped=_count((raw1, max_def), (raw2, max_def)))
+    return dict(
+        tau1=tau1,
+        tau2=tau2,
+        tau_link=tau1 + tau2,
+        stiffness=sigma,
+        damping=_zeros_like(sigma),
+        load1=-tau1,
+        load2=-tau2,
+        defl1=np.broadcast_to(p1, sigma.shape),
+        defl2=np.broadcast_to(p2, sigma.shape),
+        clamped=_count((raw1, max_def), (raw2, max_def)),
+    )
 
 
-def ref_qbmove_advanced(q, th1, th2, qd=0.0, th1d=0.0, th2d=0.0, k1=0.0019, a1=8.9992,
-                        k2=0.0019, a2=8.9992, max_def=0.8, kc=0.0):
+def ref_qbmove_advanced(
+    q,
+    th1,
+    th2,
+    qd=0.0,
+    th1d=0.0,
+    th2d=0.0,
+    k1=0.0019,
+    a1=8.9992,
+    k2=0.0019,
+    a2=8.9992,
+    max_def=0.8,
+    kc=0.0,
+):
     raw1, raw2 = q - th1, q - th2
     p1, p2 = _sat(raw1, max_def), _sat(raw2, max_def)
     tau1 = -k1 * np.sinh(a1 * p1)
@@ -95,10 +158,18 @@ def ref_qbmove_advanced(q, th1, th2, qd=0.0, th1d=0.0, th2d=0.0, k1=0.0019, a1=8
     sigma = a1 * k1 * np.cosh(a1 * p1) + a2 * k2 * np.cosh(a2 * p2)
     g = kc * (th1 - th2)  # motor-coupling spring
     tau1, tau2, sigma, g = np.broadcast_arrays(tau1, tau2, sigma, g)
-    return dict(tau1=tau1, tau2=tau2, tau_link=tau1 + tau2, stiffness=sigma,
-                damping=_zeros_like(sigma), load1=-tau1 - g, load2=-tau2 + g,
-                defl1=np.broadcast_to(p1, sigma.shape), defl2=np.broadcast_to(p2, sigma.shape),
-                clamped=_count((raw1, max_def), (raw2, max_def)))
+    return dict(
+        tau1=tau1,
+        tau2=tau2,
+        tau_link=tau1 + tau2,
+        stiffness=sigma,
+        damping=_zeros_like(sigma),
+        load1=-tau1 - g,
+        load2=-tau2 + g,
+        defl1=np.broadcast_to(p1, sigma.shape),
+        defl2=np.broadcast_to(p2, sigma.shape),
+        clamped=_count((raw1, max_def), (raw2, max_def)),
+    )
 
 
 def ref_qbmove(q, th1, th2, qd=0.0, th1d=0.0, th2d=0.0, k=0.022, a=6.85, th_max=3.1497):
@@ -108,14 +179,29 @@ def ref_qbmove(q, th1, th2, qd=0.0, th1d=0.0, th2d=0.0, k=0.022, a=6.85, th_max=
     tau2 = -k * np.sinh(a * raw2)
     sigma = a * k * np.cosh(a * raw1) + a * k * np.cosh(a * raw2)
     tau1, tau2, sigma = np.broadcast_arrays(tau1, tau2, sigma)
-    return dict(tau1=tau1, tau2=tau2, tau_link=tau1 + tau2, stiffness=sigma,
-                damping=_zeros_like(sigma), load1=-tau1, load2=-tau2,
-                defl1=np.broadcast_to(raw1, sigma.shape), defl2=np.broadcast_to(raw2, sigma.shape),
-                clamped=np.zeros(sigma.shape, dtype=int))
+    return dict(
+        tau1=tau1,
+        tau2=tau2,
+        tau_link=tau1 + tau2,
+        stiffness=sigma,
+        damping=_zeros_like(sigma),
+        load1=-tau1,
+        load2=-tau2,
+        defl1=np.broadcast_to(raw1, sigma.shape),
+        defl2=np.broadcast_to(raw2, sigma.shape),
+        clamped=np.zeros(sigma.shape, dtype=int),
+    )
 
 
-REF = {"rigid": ref_rigid, "sea": ref_sea, "sea_damped": ref_sea_damped, "awas2": ref_awas2,
-       "bavs": ref_bavs, "qbmove_advanced": ref_qbmove_advanced, "qbmove": ref_qbmove}
+REF = {
+    "rigid": ref_rigid,
+    "sea": ref_sea,
+    "sea_damped": ref_sea_damped,
+    "awas2": ref_awas2,
+    "bavs": ref_bavs,
+    "qbmove_advanced": ref_qbmove_advanced,
+    "qbmove": ref_qbmove,
+}
 
 
 def refmap_closed(model, eq, preset, **p):
@@ -133,8 +219,7 @@ def refmap_closed(model, eq, preset, **p):
     raise KeyError(model)
 
 
-FIELDS = ("tau1", "tau2", "tau_link", "stiffness", "damping", "load1", "load2", "defl1",
-          "defl2")
+FIELDS = ("tau1", "tau2", "tau_link", "stiffness", "damping", "load1", "load2", "defl1", "defl2")
 
 
 def assert_matches(res, ref, rtol=1e-12, fields=FIELDS, clamped=True, what=""):
@@ -142,12 +227,14 @@ def assert_matches(res, ref, rtol=1e-12, fields=FIELDS, clamped=True, what=""):
         actual = np.asarray(getattr(res, f) if not isinstance(res, dict) else res[f], float)
         expected = np.broadcast_to(np.asarray(ref[f], float), actual.shape)
         scale = max(1.0, float(np.max(np.abs(expected)))) if expected.size else 1.0
-        np.testing.assert_allclose(actual, expected, rtol=rtol, atol=rtol * scale,
-                                   err_msg=f"{what} field {f}")
+        np.testing.assert_allclose(
+            actual, expected, rtol=rtol, atol=rtol * scale, err_msg=f"{what} field {f}"
+        )
     if clamped:
         actual = np.asarray(res.clamped if not isinstance(res, dict) else res["clamped"])
-        np.testing.assert_array_equal(actual, np.broadcast_to(ref["clamped"], actual.shape),
-                                      err_msg=f"{what} field clamped")
+        np.testing.assert_array_equal(
+            actual, np.broadcast_to(ref["clamped"], actual.shape), err_msg=f"{what} field clamped"
+        )
 
 
 # ---------------------------------------------------------------------------- grids
@@ -169,8 +256,14 @@ NONDEFAULT = {
     "sea_damped": {"Kt": 500.0, "Dt": 1.5, "max_def": 0.6},
     "awas2": {"Ks": 25.0, "L": 0.06, "r_t": 0.02, "max_def": 0.5},
     "bavs": {"a": 2.0e-6, "b": 3.1e-6, "k": 9.0e4, "ke": 7.5, "max_def": 0.4},
-    "qbmove_advanced": {"k1": 0.01038, "a1": 6.257, "k2": 0.08918, "a2": 3.9, "max_def": 0.5,
-                        "kc": 0.7},
+    "qbmove_advanced": {
+        "k1": 0.01038,
+        "a1": 6.257,
+        "k2": 0.08918,
+        "a2": 3.9,
+        "max_def": 0.5,
+        "kc": 0.7,
+    },
     "qbmove": {"k": 0.05, "a": 5.0},
 }
 
@@ -183,12 +276,27 @@ def _per_point_params(model, shape, rng):
         "sea": {"k": u(1.0, 400.0), "max_def": u(0.2, 1.5)},
         "sea_damped": {"Kt": u(100.0, 500.0), "Dt": u(0.0, 1.5), "max_def": u(0.3, 2.0)},
         # L above the largest pivot of S_GRID so every point stays valid
-        "awas2": {"Ks": u(1.0, 30.0), "L": u(0.05, 0.08), "r_t": u(0.01, 0.03),
-                  "max_def": u(0.1, 0.78)},
-        "bavs": {"a": u(0.5e-6, 3e-6), "b": u(1e-6, 4e-6), "k": u(5e4, 2e5), "ke": u(5.0, 10.0),
-                 "max_def": u(0.1, 0.5)},
-        "qbmove_advanced": {"k1": u(0.001, 0.1), "a1": u(3.0, 9.0), "k2": u(0.001, 0.1),
-                            "a2": u(3.0, 9.0), "max_def": u(0.2, 1.0), "kc": u(0.0, 2.0)},
+        "awas2": {
+            "Ks": u(1.0, 30.0),
+            "L": u(0.05, 0.08),
+            "r_t": u(0.01, 0.03),
+            "max_def": u(0.1, 0.78),
+        },
+        "bavs": {
+            "a": u(0.5e-6, 3e-6),
+            "b": u(1e-6, 4e-6),
+            "k": u(5e4, 2e5),
+            "ke": u(5.0, 10.0),
+            "max_def": u(0.1, 0.5),
+        },
+        "qbmove_advanced": {
+            "k1": u(0.001, 0.1),
+            "a1": u(3.0, 9.0),
+            "k2": u(0.001, 0.1),
+            "a2": u(3.0, 9.0),
+            "max_def": u(0.2, 1.0),
+            "kc": u(0.0, 2.0),
+        },
         "qbmove": {"k": u(0.01, 0.05), "a": u(4.0, 8.0)},
     }[model]
 
@@ -249,8 +357,9 @@ def test_sea_damped_velocities():
     th1d_g = rng.uniform(-3, 3, size=(9, 7, 6))
     p = _per_point_params("sea_damped", (9, 7, 6), rng)
     res = asr.compliance("sea_damped", Q, TH1, TH2, qd=qd_g, theta1_d=th1d_g, **p)
-    assert_matches(res, ref_sea_damped(Q, TH1, TH2, qd_g, th1d_g, **p),
-                   what="sea_damped velocity grid")
+    assert_matches(
+        res, ref_sea_damped(Q, TH1, TH2, qd_g, th1d_g, **p), what="sea_damped velocity grid"
+    )
 
 
 def test_rigid_has_no_spring():
@@ -269,13 +378,24 @@ FD_POINTS = {
     # (q, th1, th2, params): all deflections well inside max_def
     "sea": [(0.3, 0.1, 0.0, {}), (-0.5, 0.2, 0.0, {"k": 300.0})],
     "sea_damped": [(0.3, 0.1, 0.0, {}), (-0.1, 0.3, 0.0, {"Kt": 500.0, "max_def": 0.7})],
-    "awas2": [(0.1, 0.0, 0.005, {}), (0.25, 0.05, 0.04, {}), (-0.2, 0.05, 0.03, {"max_def": 0.7}),
-              (0.6, 0.0, 0.02, {"max_def": 0.7, "Ks": 3.0})],
-    "bavs": [(0.0, 0.0, 0.0, {}), (0.1, 0.2, -0.1, {}), (-0.05, 0.1, 0.05, {}),
-             (0.2, 0.3, 0.1, {"ke": 6.0, "max_def": 0.5})],
-    "qbmove_advanced": [(0.0, 0.2, -0.2, {}), (0.3, 0.7, -0.2, {}), (-0.4, 0.0, -0.6, {}),
-                        (0.1, 0.4, -0.3, {"k1": 0.1015, "a1": 3.383, "k2": 0.05944, "a2": 7.011,
-                                          "kc": 1.0})],
+    "awas2": [
+        (0.1, 0.0, 0.005, {}),
+        (0.25, 0.05, 0.04, {}),
+        (-0.2, 0.05, 0.03, {"max_def": 0.7}),
+        (0.6, 0.0, 0.02, {"max_def": 0.7, "Ks": 3.0}),
+    ],
+    "bavs": [
+        (0.0, 0.0, 0.0, {}),
+        (0.1, 0.2, -0.1, {}),
+        (-0.05, 0.1, 0.05, {}),
+        (0.2, 0.3, 0.1, {"ke": 6.0, "max_def": 0.5}),
+    ],
+    "qbmove_advanced": [
+        (0.0, 0.2, -0.2, {}),
+        (0.3, 0.7, -0.2, {}),
+        (-0.4, 0.0, -0.6, {}),
+        (0.1, 0.4, -0.3, {"k1": 0.1015, "a1": 3.383, "k2": 0.05944, "a2": 7.011, "kc": 1.0}),
+    ],
     "qbmove": [(0.0, 0.3, -0.3, {}), (0.5, 0.0, 1.2, {}), (-1.0, 0.4, -0.2, {"a": 5.0})],
 }
 
@@ -299,12 +419,19 @@ def test_stiffness_fd_on_a_grid():
     h = 1e-6
     q = np.linspace(-0.12, 0.12, 11)[:, None]
     th = np.linspace(-0.1, 0.1, 5)[None, :]
-    for model, th1, th2 in (("sea", th, 0.0), ("awas2", th, 0.03), ("bavs", th, -th),
-                            ("qbmove_advanced", th + 0.3, th - 0.3), ("qbmove", th + 0.5, th)):
+    for model, th1, th2 in (
+        ("sea", th, 0.0),
+        ("awas2", th, 0.03),
+        ("bavs", th, -th),
+        ("qbmove_advanced", th + 0.3, th - 0.3),
+        ("qbmove", th + 0.5, th),
+    ):
         r = asr.compliance(model, q, th1, th2)
         assert np.all(r.clamped == 0)
-        fd = -(asr.compliance(model, q + h, th1, th2).tau_link
-               - asr.compliance(model, q - h, th1, th2).tau_link) / (2 * h)
+        fd = -(
+            asr.compliance(model, q + h, th1, th2).tau_link
+            - asr.compliance(model, q - h, th1, th2).tau_link
+        ) / (2 * h)
         np.testing.assert_allclose(r.stiffness, fd, rtol=1e-6, err_msg=model)
 
 
@@ -359,9 +486,17 @@ def test_reference_map_qbmove_clamped():
     assert float(th2) == pytest.approx(0.3, abs=1e-15)
 
 
-@pytest.mark.parametrize("model,preset", [("sea", 0.0), ("sea_damped", 0.0), ("awas2", 0.02),
-                                          ("bavs", 0.1), ("qbmove_advanced", 0.3),
-                                          ("qbmove", 0.2)])
+@pytest.mark.parametrize(
+    "model,preset",
+    [
+        ("sea", 0.0),
+        ("sea_damped", 0.0),
+        ("awas2", 0.02),
+        ("bavs", 0.1),
+        ("qbmove_advanced", 0.3),
+        ("qbmove", 0.2),
+    ],
+)
 def test_equilibrium_of_the_map_has_zero_torque(model, preset):
     """The link torque vanishes at q = eq with the motors where the map puts them."""
     eq = np.linspace(-0.6, 0.6, 7)
@@ -392,10 +527,10 @@ def test_clamp_sea_damped():
     r = asr.compliance("sea_damped", 5.0, 0.0)
     assert int(r.clamped) == 0 and float(r.tau1) == pytest.approx(-188.0 * 5.0, rel=1e-14)
     assert asr.models()["sea_damped"].param("max_def").default == np.inf
-    r = asr.compliance("sea_damped", np.array([0.5, -0.9]), 0.0, qd=0.4, theta1_d=-0.1,
-                       max_def=0.2)
-    np.testing.assert_allclose(r.tau1, -188.0 * np.array([0.2, -0.2]) + 0.5 * (-0.1 - 0.4),
-                               rtol=1e-14)
+    r = asr.compliance("sea_damped", np.array([0.5, -0.9]), 0.0, qd=0.4, theta1_d=-0.1, max_def=0.2)
+    np.testing.assert_allclose(
+        r.tau1, -188.0 * np.array([0.2, -0.2]) + 0.5 * (-0.1 - 0.4), rtol=1e-14
+    )
     np.testing.assert_allclose(r.defl1, [0.2, -0.2], rtol=1e-14)
     np.testing.assert_array_equal(r.clamped, 1)
 
@@ -426,8 +561,11 @@ def test_clamp_bavs():
     np.testing.assert_allclose(r.tau1[:2], t1, rtol=1e-13)
     r2 = asr.compliance("bavs", 0.0, np.array([0.3, 0.9]), np.array([-0.3, -0.9]))
     np.testing.assert_array_equal(r2.clamped, [2, 2])
-    sigma_clamp = k * ke * (b * np.exp(ke * m) + a * np.exp(-ke * m)
-                            + a * np.exp(-ke * m) + b * np.exp(ke * m))
+    sigma_clamp = (
+        k
+        * ke
+        * (b * np.exp(ke * m) + a * np.exp(-ke * m) + a * np.exp(-ke * m) + b * np.exp(ke * m))
+    )
     np.testing.assert_allclose(r2.stiffness, sigma_clamp, rtol=1e-13)
     assert r2.tau_link[0] == r2.tau_link[1]
 
@@ -442,8 +580,8 @@ def test_clamp_qbmove_advanced():
     np.testing.assert_allclose(r.defl2, np.clip(raw2, -m, m), rtol=1e-14)
     np.testing.assert_allclose(r.tau1, -k * np.sinh(a * np.sign(q) * m), rtol=1e-13)
     np.testing.assert_allclose(
-        r.stiffness, a * k * np.cosh(a * m) + a * k * np.cosh(a * np.clip(raw2, -m, m)),
-        rtol=1e-13)
+        r.stiffness, a * k * np.cosh(a * m) + a * k * np.cosh(a * np.clip(raw2, -m, m)), rtol=1e-13
+    )
 
 
 def test_qbmove_has_no_clamp():
@@ -455,8 +593,9 @@ def test_qbmove_has_no_clamp():
     np.testing.assert_allclose(r.defl2, 2 * raw, rtol=1e-14)
     np.testing.assert_allclose(r.tau1, -k * np.sinh(a * raw), rtol=1e-12)
     np.testing.assert_allclose(r.tau2, -k * np.sinh(a * 2 * raw), rtol=1e-12)
-    np.testing.assert_allclose(r.stiffness, a * k * (np.cosh(a * raw) + np.cosh(2 * a * raw)),
-                               rtol=1e-12)
+    np.testing.assert_allclose(
+        r.stiffness, a * k * (np.cosh(a * raw) + np.cosh(2 * a * raw)), rtol=1e-12
+    )
 
 
 # ---------------------------------------------------------------------------- published figures
@@ -467,8 +606,12 @@ def _printed(x, sig):
 
 
 def test_published_qbmove_advanced_stiffness():
-    for preset, printed, sig in ((0.0, 0.0342, 3), (0.2, 0.106, 3), (0.4, 0.626, 3),
-                                 (0.6, 3.78, 3)):
+    for preset, printed, sig in (
+        (0.0, 0.0342, 3),
+        (0.2, 0.106, 3),
+        (0.4, 0.626, 3),
+        (0.6, 3.78, 3),
+    ):
         for eq in (0.0, 0.5, -0.3):
             th1, th2 = asr.reference_map("qbmove_advanced", eq, preset)
             r = asr.compliance("qbmove_advanced", eq, th1, th2)
@@ -531,26 +674,35 @@ def test_ilc_identified_parameters(joint):
     p1, p2 = q - th1, q - th2
     tau1 = -p["k1"] * np.sinh(p["a1"] * p1)
     tau2 = -p["k2"] * np.sinh(p["a2"] * p2)
-    sigma = (p["a1"] * p["k1"] * np.cosh(p["a1"] * p1)
-             + p["a2"] * p["k2"] * np.cosh(p["a2"] * p2))
+    sigma = p["a1"] * p["k1"] * np.cosh(p["a1"] * p1) + p["a2"] * p["k2"] * np.cosh(p["a2"] * p2)
     np.testing.assert_allclose(r.tau1, tau1, rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(r.tau2, tau2, rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(r.tau_link, tau1 + tau2, rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(r.stiffness, sigma, rtol=1e-12)
     # with this reading the preset changes the stiffness substantially
-    s0 = asr.compliance("qbmove_advanced", 0.0, *asr.reference_map("qbmove_advanced", 0.0, 0.0,
-                                                                   **p), **p).stiffness
-    s2 = asr.compliance("qbmove_advanced", 0.0, *asr.reference_map("qbmove_advanced", 0.0, 0.2,
-                                                                   **p), **p).stiffness
+    s0 = asr.compliance(
+        "qbmove_advanced", 0.0, *asr.reference_map("qbmove_advanced", 0.0, 0.0, **p), **p
+    ).stiffness
+    s2 = asr.compliance(
+        "qbmove_advanced", 0.0, *asr.reference_map("qbmove_advanced", 0.0, 0.2, **p), **p
+    ).stiffness
     assert float(s2) > 1.1 * float(s0)
 
 
 # ---------------------------------------------------------------------------- sign convention
 
 
-@pytest.mark.parametrize("model,preset", [("sea", 0.0), ("sea_damped", 0.0), ("awas2", 0.02),
-                                          ("bavs", 0.1), ("qbmove_advanced", 0.3),
-                                          ("qbmove", 0.2)])
+@pytest.mark.parametrize(
+    "model,preset",
+    [
+        ("sea", 0.0),
+        ("sea_damped", 0.0),
+        ("awas2", 0.02),
+        ("bavs", 0.1),
+        ("qbmove_advanced", 0.3),
+        ("qbmove", 0.2),
+    ],
+)
 def test_link_torque_is_restoring(model, preset):
     eq = 0.4
     th1, th2 = asr.reference_map(model, eq, preset)
@@ -624,8 +776,14 @@ SPEC_DEFAULTS = {
     "sea": {"k": 10.0, "max_def": 0.8},
     "awas2": {"Ks": 10.0, "L": 0.05, "r_t": 0.015, "max_def": 0.3},
     "bavs": {"a": 1.21e-6, "b": 2.38e-6, "k": 1.60e5, "ke": 8.71, "max_def": 0.27},
-    "qbmove_advanced": {"k1": 0.0019, "a1": 8.9992, "k2": 0.0019, "a2": 8.9992, "max_def": 0.8,
-                        "kc": 0.0},
+    "qbmove_advanced": {
+        "k1": 0.0019,
+        "a1": 8.9992,
+        "k2": 0.0019,
+        "a2": 8.9992,
+        "max_def": 0.8,
+        "kc": 0.0,
+    },
     "qbmove": {"k": 0.022, "a": 6.85},
 }
 
@@ -638,26 +796,48 @@ SPEC_UNITS = {
     "qbmove": {"k": "N m", "a": "1/rad"},
 }
 
-TOOLBOX_COMMON = {"motor_J": 0.0233, "motor_D": 0.2698, "tau_max": 6.0, "friction": 0.02,
-                  "friction_K": 1e3, "kp": 125.0, "ki": 0.0, "kd": 4.5, "link_kp": 0.8,
-                  "link_ki": 0.0, "link_kd": 0.2, "motor_Kb": 0.3}
+TOOLBOX_COMMON = {
+    "motor_J": 0.0233,
+    "motor_D": 0.2698,
+    "tau_max": 6.0,
+    "friction": 0.02,
+    "friction_K": 1e3,
+    "kp": 125.0,
+    "ki": 0.0,
+    "kd": 4.5,
+    "link_kp": 0.8,
+    "link_ki": 0.0,
+    "link_kd": 0.2,
+    "motor_Kb": 0.3,
+}
 
 COMMON_DEFAULTS = {
     "sea": TOOLBOX_COMMON,
-    "sea_damped": {"motor_J": 0.0742, "motor_D": 24.768, "kp": 1000.0, "kd": 0.0,
-                   "tau_max": 33.0},
-    "qbmove": {"motor_J": 0.001, "motor_D": 0.01, "drive": 1.0, "motor_Kt": 0.8, "motor_Kb": 0.3,
-               "motor_R": 2.3,
-               "V_supply": 8.0, "dead_zone": 0.3, "friction": 0.8, "friction_K": 0.8 / 0.03,
-               "link_friction": 0.01, "link_friction_K": 0.01 / 0.03, "ki": 0.0,
-               "kp": 0.001 * 65536 / TWO_PI, "kd": 0.008 * 65536 / TWO_PI * 1e-3,
-               "ctrl_period": 1e-3},
+    "sea_damped": {"motor_J": 0.0742, "motor_D": 24.768, "kp": 1000.0, "kd": 0.0, "tau_max": 33.0},
+    "qbmove": {
+        "motor_J": 0.001,
+        "motor_D": 0.01,
+        "drive": 1.0,
+        "motor_Kt": 0.8,
+        "motor_Kb": 0.3,
+        "motor_R": 2.3,
+        "V_supply": 8.0,
+        "dead_zone": 0.3,
+        "friction": 0.8,
+        "friction_K": 0.8 / 0.03,
+        "link_friction": 0.01,
+        "link_friction_K": 0.01 / 0.03,
+        "ki": 0.0,
+        "kp": 0.001 * 65536 / TWO_PI,
+        "kd": 0.008 * 65536 / TWO_PI * 1e-3,
+        "ctrl_period": 1e-3,
+    },
 }
 
 
 def test_model_names():
     names = list(asr.models())
-    assert names[:len(BUILTIN)] == list(BUILTIN)
+    assert names[: len(BUILTIN)] == list(BUILTIN)
     specs = asr.models()
     assert [specs[n].nmotor for n in BUILTIN] == [0, 1, 1, 1, 2, 2, 2]
     assert specs["awas2"].kinematic_th2 is True
@@ -763,8 +943,11 @@ def test_batch_mode2_closed_form(model, variant):
     n = 40
     q, th1, th2 = _batch_grid(model, n, rng)
     qd = rng.uniform(-2, 2, n)
-    params = {"defaults": {}, "nondefault": dict(NONDEFAULT[model]),
-              "per_instance": _per_point_params(model, (n,), rng)}[variant]
+    params = {
+        "defaults": {},
+        "nondefault": dict(NONDEFAULT[model]),
+        "per_instance": _per_point_params(model, (n,), rng),
+    }[variant]
     jparams = dict(params)
     if model == "qbmove":
         jparams["link_friction"] = 0.0  # isolate the springs (shaft friction tested below)
@@ -773,14 +956,28 @@ def test_batch_mode2_closed_form(model, variant):
     b.reset(q[:, None], refs)
     out = b.step(q[:, None], qd[:, None], refs, 1e-3)
     ref = REF[model](q, th1, th2, qd, 0.0, 0.0, **params)
-    got = {"tau1": b.tau_el1[:, 0], "tau2": b.tau_el2[:, 0], "stiffness": b.stiffness[:, 0],
-           "tau_link": b.tau_link[:, 0], "defl1": b.defl1[:, 0], "defl2": b.defl2[:, 0],
-           "clamped": b.clamped[:, 0]}
-    assert_matches(got, ref, fields=("tau1", "tau2", "stiffness", "tau_link", "defl1", "defl2"),
-                   what=f"batch {model} {variant}")
+    got = {
+        "tau1": b.tau_el1[:, 0],
+        "tau2": b.tau_el2[:, 0],
+        "stiffness": b.stiffness[:, 0],
+        "tau_link": b.tau_link[:, 0],
+        "defl1": b.defl1[:, 0],
+        "defl2": b.defl2[:, 0],
+        "clamped": b.clamped[:, 0],
+    }
+    assert_matches(
+        got,
+        ref,
+        fields=("tau1", "tau2", "stiffness", "tau_link", "defl1", "defl2"),
+        what=f"batch {model} {variant}",
+    )
     np.testing.assert_array_equal(got["clamped"], ref["clamped"])
-    np.testing.assert_allclose(np.asarray(out)[:, 0], ref["tau_link"], rtol=1e-12,
-                               atol=1e-12 * max(1.0, np.max(np.abs(ref["tau_link"]))))
+    np.testing.assert_allclose(
+        np.asarray(out)[:, 0],
+        ref["tau_link"],
+        rtol=1e-12,
+        atol=1e-12 * max(1.0, np.max(np.abs(ref["tau_link"]))),
+    )
     # motors are ideal position sources: they sit exactly at the references
     np.testing.assert_array_equal(b.th1[:, 0], th1)
     if model != "sea" and model != "sea_damped":
@@ -788,8 +985,10 @@ def test_batch_mode2_closed_form(model, variant):
     assert np.all(b.status == 0)
 
 
-@pytest.mark.parametrize("model,preset", [("sea", 0.0), ("awas2", 0.03), ("bavs", 0.15),
-                                          ("qbmove_advanced", 0.4), ("qbmove", 0.3)])
+@pytest.mark.parametrize(
+    "model,preset",
+    [("sea", 0.0), ("awas2", 0.03), ("bavs", 0.15), ("qbmove_advanced", 0.4), ("qbmove", 0.3)],
+)
 def test_batch_mode3_maps_then_closed_form(model, preset):
     n = 12
     eq = np.linspace(-3.0, 3.0, n) if model == "qbmove" else np.linspace(-0.8, 0.8, n)
@@ -806,8 +1005,12 @@ def test_batch_mode3_maps_then_closed_form(model, preset):
     else:
         np.testing.assert_allclose(b.th2[:, 0], th2, rtol=0, atol=1e-15)
     ref = REF[model](q, th1, th2)
-    got = {"tau1": b.tau_el1[:, 0], "tau2": b.tau_el2[:, 0], "stiffness": b.stiffness[:, 0],
-           "tau_link": b.tau_link[:, 0]}
+    got = {
+        "tau1": b.tau_el1[:, 0],
+        "tau2": b.tau_el2[:, 0],
+        "stiffness": b.stiffness[:, 0],
+        "tau_link": b.tau_link[:, 0],
+    }
     assert_matches(got, ref, fields=tuple(got), clamped=False, what=f"mode 3 {model}")
 
 
@@ -851,10 +1054,12 @@ PRESETS_BEFORE = {
     "qbmove": dict(kind="ref", lo=0.0, hi=1.0, soft=0.2, stiff=0.6, unit="rad"),
     "bavs": dict(kind="ref", lo=0.0, hi=0.27, soft=0.05, stiff=0.2, unit="rad"),
     "awas2": dict(kind="ref", lo=0.0, hi=0.045, soft=0.005, stiff=0.04, unit="m"),
-    "sea": dict(kind="param", param="k", lo=0.0, hi=1000.0, soft=200.0, stiff=400.0,
-                unit="N m/rad"),
-    "sea_damped": dict(kind="param", param="Kt", lo=0.0, hi=1000.0, soft=100.0, stiff=400.0,
-                       unit="N m/rad"),
+    "sea": dict(
+        kind="param", param="k", lo=0.0, hi=1000.0, soft=200.0, stiff=400.0, unit="N m/rad"
+    ),
+    "sea_damped": dict(
+        kind="param", param="Kt", lo=0.0, hi=1000.0, soft=100.0, stiff=400.0, unit="N m/rad"
+    ),
     "rigid": dict(kind="none", lo=0.0, hi=0.0, soft=0.0, stiff=0.0, unit=""),
 }
 
@@ -872,22 +1077,29 @@ def test_builtin_preset_metadata(model):
 def test_dashboard_preset_spec_is_the_package_one():
     require("fastapi")
     from dashboard import references
+
     for model in BUILTIN:
         assert references.preset_spec(model) == asr.models()[model].preset.as_dict()
 
 
 def test_docs_preset_table_is_the_model_definitions():
     import os
+
     path = os.path.join(os.path.dirname(__file__), os.pardir, "docs", "models.md")
     with open(path, encoding="utf-8") as f:
         docs = f.read()
     from asr.models import preset_table
+
     specs = asr.models()
     assert preset_table({n: specs[n] for n in BUILTIN}) in docs
 
 
-PIVOT_CASES = [(0.05, {}, "0.05", None), (-0.001, {}, "-0.001", None),
-               (0.03, {"L": 0.02}, "0.03", "0.02"), (0.07, {}, "0.07", None)]
+PIVOT_CASES = [
+    (0.05, {}, "0.05", None),
+    (-0.001, {}, "-0.001", None),
+    (0.03, {"L": 0.02}, "0.03", "0.02"),
+    (0.07, {}, "0.07", None),
+]
 
 
 @pytest.mark.parametrize("pivot,params,shown,bound", PIVOT_CASES)
@@ -897,15 +1109,17 @@ def test_awas2_pivot_rule_is_the_same_everywhere(pivot, params, shown, bound):
     b = asr.Batch([asr.Joint("awas2", mode=3, params=params)], n_instances=1)
     refs = np.array([[[0.0, pivot]]])
     messages = []
-    for name, call in (("refs[..., 0, 1]", lambda: b.step(0.0, 0.0, refs, 1e-3)),
-                       ("theta2", lambda: asr.compliance("awas2", 0.1, 0.0, pivot, **params)),
-                       ("preset", lambda: asr.reference_map("awas2", 0.1, pivot, **params))):
+    for name, call in (
+        ("refs[..., 0, 1]", lambda: b.step(0.0, 0.0, refs, 1e-3)),
+        ("theta2", lambda: asr.compliance("awas2", 0.1, 0.0, pivot, **params)),
+        ("preset", lambda: asr.reference_map("awas2", 0.1, pivot, **params)),
+    ):
         with pytest.raises(ValueError) as exc:
             call()
         text = str(exc.value)
         assert text.startswith(name + ": AwAS-II pivot position s = " + shown + " m"), text
         assert "valid range [0, L)" in text and (bound is None or bound in text)
-        messages.append(text[len(name):])
+        messages.append(text[len(name) :])
     assert messages[0] == messages[1] == messages[2]
     # inside [0, L) all three accept it
     ok = 0.01
@@ -916,38 +1130,54 @@ def test_awas2_pivot_rule_is_the_same_everywhere(pivot, params, shown, bound):
 
 def _cubic(q, qd, th1, th2, th1d, th2d, k3, **_):
     d = q - th1
-    return {"tau1": -k3 * d ** 3, "stiffness": 3 * k3 * d ** 2}
+    return {"tau1": -k3 * d**3, "stiffness": 3 * k3 * d**2}
 
 
 def test_user_model_preset_spec():
-    p = asr.PresetSpec(kind="ref", lo=0.0, hi=2.0, soft=0.5, stiff=1.5, unit="rad",
-                       meaning="spring pretension angle")
+    p = asr.PresetSpec(
+        kind="ref",
+        lo=0.0,
+        hi=2.0,
+        soft=0.5,
+        stiff=1.5,
+        unit="rad",
+        meaning="spring pretension angle",
+    )
     params = (asr.ParamSpec("k3", 1.0, 0.0, float("inf"), lo_open=True),)
     spec = asr.register_model("test_preset_user", _cubic, params=params, preset=p)
     try:
         assert spec.preset == p and asr.models()["test_preset_user"].preset == p
-        spec2 = asr.register_model("test_preset_user2", _cubic, params=params,
-                                   preset=dict(kind="param", param="k3", lo=0.0, hi=10.0,
-                                               soft=1.0, stiff=5.0, unit="N m/rad^3"))
+        spec2 = asr.register_model(
+            "test_preset_user2",
+            _cubic,
+            params=params,
+            preset=dict(
+                kind="param", param="k3", lo=0.0, hi=10.0, soft=1.0, stiff=5.0, unit="N m/rad^3"
+            ),
+        )
         assert spec2.preset.kind == "param" and spec2.preset.param == "k3"
         default = asr.register_model("test_preset_user3", _cubic, params=params)
         assert default.preset == asr.PresetSpec()
-        assert default.preset.as_dict() == dict(kind="ref", lo=0.0, hi=1.0, soft=0.2,
-                                                stiff=0.6, unit="", meaning="preset")
+        assert default.preset.as_dict() == dict(
+            kind="ref", lo=0.0, hi=1.0, soft=0.2, stiff=0.6, unit="", meaning="preset"
+        )
     finally:
         for n in ("test_preset_user", "test_preset_user2", "test_preset_user3"):
             if n in asr.models():
                 asr.unregister_model(n)
 
 
-@pytest.mark.parametrize("preset,match", [
-    (dict(kind="spring"), "kind"),
-    (dict(soft=2.0), "soft"),
-    (dict(kind="param"), "param"),
-    (dict(kind="param", param="nope"), "nope"),
-    (dict(below_param="nope"), "nope"),
-    (dict(lo=float("nan")), "lo"),
-])
+@pytest.mark.parametrize(
+    "preset,match",
+    [
+        (dict(kind="spring"), "kind"),
+        (dict(soft=2.0), "soft"),
+        (dict(kind="param"), "param"),
+        (dict(kind="param", param="nope"), "nope"),
+        (dict(below_param="nope"), "nope"),
+        (dict(lo=float("nan")), "lo"),
+    ],
+)
 def test_user_model_bad_preset_spec(preset, match):
     params = (asr.ParamSpec("k3", 1.0, 0.0, float("inf"), lo_open=True),)
     with pytest.raises(ValueError, match=match):
@@ -958,15 +1188,34 @@ def test_user_model_bad_preset_spec(preset, match):
 def test_user_model_below_param_rule():
     """A user model bounding its second reference by a parameter gets the AwAS-II style check
     in Batch.step, compliance and reference_map."""
-    params = (asr.ParamSpec("k3", 1.0, 0.0, float("inf"), lo_open=True),
-              asr.ParamSpec("smax", 0.5, 0.0, float("inf"), lo_open=True, unit="m"))
-    p = asr.PresetSpec(lo=0.0, hi=0.4, soft=0.1, stiff=0.3, unit="m", meaning="slider position x",
-                       below_param="smax")
-    asr.register_model("test_preset_below", _cubic, lambda eq, pre, k3, smax: (eq, pre),
-                       params=params, nmotor=1, kinematic_th2=True, preset=p)
+    params = (
+        asr.ParamSpec("k3", 1.0, 0.0, float("inf"), lo_open=True),
+        asr.ParamSpec("smax", 0.5, 0.0, float("inf"), lo_open=True, unit="m"),
+    )
+    p = asr.PresetSpec(
+        lo=0.0,
+        hi=0.4,
+        soft=0.1,
+        stiff=0.3,
+        unit="m",
+        meaning="slider position x",
+        below_param="smax",
+    )
+    asr.register_model(
+        "test_preset_below",
+        _cubic,
+        lambda eq, pre, k3, smax: (eq, pre),
+        params=params,
+        nmotor=1,
+        kinematic_th2=True,
+        preset=p,
+    )
     try:
-        with pytest.raises(ValueError, match=r"theta2: slider position x = 0\.6 m, valid range "
-                                             r"\[0, smax\) with smax = 0\.5 m"):
+        with pytest.raises(
+            ValueError,
+            match=r"theta2: slider position x = 0\.6 m, valid range "
+            r"\[0, smax\) with smax = 0\.5 m",
+        ):
             asr.compliance("test_preset_below", 0.0, 0.0, 0.6)
         with pytest.raises(ValueError, match=r"preset: slider position x = 0\.5 m"):
             asr.reference_map("test_preset_below", 0.0, 0.5)

@@ -7,6 +7,7 @@ solve_ivp of the continuous motor equations (rtol 1e-10, atol 1e-12); never from
 Motor sign convention (docs/models.md): each motor feels the reaction of its own spring, i.e. minus
 the spring's torque on the link.
 """
+
 import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
@@ -38,28 +39,42 @@ def spring_torques(model, p, q, th1, th2, qd=0.0, th1d=0.0):
         L, rt, Ks = p.get("L", 0.05), p.get("r_t", 0.015), p.get("Ks", 10.0)
         phi = sat(q - th1, p.get("max_def", 0.3))
         G = (L / rt) * th2 / (L - th2)
-        return -Ks * G ** 2 * np.sin(2 * phi), 0.0 * phi, 2 * Ks * G ** 2 * np.cos(2 * phi)
+        return -Ks * G**2 * np.sin(2 * phi), 0.0 * phi, 2 * Ks * G**2 * np.cos(2 * phi)
     if model == "bavs":
         a, b, k, ke = p.get("a", 1.21e-6), p.get("b", 2.38e-6), p.get("k", 1.6e5), p.get("ke", 8.71)
         m = p.get("max_def", 0.27)
         p1, p2 = sat(th1 - q, m), sat(th2 - q, m)
         t1 = k * (b * np.exp(ke * p1) - a * np.exp(-ke * p1))
         t2 = k * (a * np.exp(ke * p2) - b * np.exp(-ke * p2))
-        s = k * ke * (b * np.exp(ke * p1) + a * np.exp(-ke * p1) + a * np.exp(ke * p2)
-                      + b * np.exp(-ke * p2))
+        s = (
+            k
+            * ke
+            * (
+                b * np.exp(ke * p1)
+                + a * np.exp(-ke * p1)
+                + a * np.exp(ke * p2)
+                + b * np.exp(-ke * p2)
+            )
+        )
         return t1, t2, s
     if model == "qbmove_advanced":
         k1, a1 = p.get("k1", 0.0019), p.get("a1", 8.9992)
         k2, a2 = p.get("k2", 0.0019), p.get("a2", 8.9992)
         m = p.get("max_def", 0.8)
         p1, p2 = sat(q - th1, m), sat(q - th2, m)
-        return (-k1 * np.sinh(a1 * p1), -k2 * np.sinh(a2 * p2),
-                a1 * k1 * np.cosh(a1 * p1) + a2 * k2 * np.cosh(a2 * p2))
+        return (
+            -k1 * np.sinh(a1 * p1),
+            -k2 * np.sinh(a2 * p2),
+            a1 * k1 * np.cosh(a1 * p1) + a2 * k2 * np.cosh(a2 * p2),
+        )
     if model == "qbmove":
         k, a = p.get("k", 0.022), p.get("a", 6.85)
         # tau_i = k sinh(a (q - th_i)) acting with a minus sign, no clamp
-        return (-k * np.sinh(a * (q - th1)), -k * np.sinh(a * (q - th2)),
-                a * k * (np.cosh(a * (q - th1)) + np.cosh(a * (q - th2))))
+        return (
+            -k * np.sinh(a * (q - th1)),
+            -k * np.sinh(a * (q - th2)),
+            a * k * (np.cosh(a * (q - th1)) + np.cosh(a * (q - th2))),
+        )
     raise KeyError(model)
 
 
@@ -114,13 +129,15 @@ def test_mode1_link_pid_by_hand():
         assert np.allclose(tau[:, 0], expected, rtol=1e-12, atol=1e-14)
 
     # saturated output: +/- link_tau_max exactly, and a bounded integral term
-    b = asr.Batch([asr.Joint("rigid", 1, dict(link_kp=kp, link_ki=ki, link_kd=kd,
-                                               link_tau_max=0.3))], 3)
+    b = asr.Batch(
+        [asr.Joint("rigid", 1, dict(link_kp=kp, link_ki=ki, link_kd=kd, link_tau_max=0.3))], 3
+    )
     b.reset()
     q = np.array([0.0, 0.0, 0.2])
     r = np.array([2.0, -2.0, 0.25])
-    out = b.rollout(400, dt, np.stack([r, 0 * r], -1)[:, None, :], q=q[:, None],
-                    record=("tau_link", "intq"))
+    out = b.rollout(
+        400, dt, np.stack([r, 0 * r], -1)[:, None, :], q=q[:, None], record=("tau_link", "intq")
+    )
     tau = out["tau_link"][..., 0].T  # (steps, N)
     assert np.all(tau[:, 0] == 0.3) and np.all(tau[:, 1] == -0.3)
     assert np.max(np.abs(ki * out["intq"])) <= 0.3 * (1 + 1e-12)
@@ -183,8 +200,9 @@ MAP_CASES = [
 ]
 
 
-@pytest.mark.parametrize("model, params, eq_range, pre_range", MAP_CASES,
-                         ids=[c[0] for c in MAP_CASES])
+@pytest.mark.parametrize(
+    "model, params, eq_range, pre_range", MAP_CASES, ids=[c[0] for c in MAP_CASES]
+)
 def test_mode3_maps_equilibrium_and_preset(model, params, eq_range, pre_range):
     """Mode 3: (eq, preset) -> (th1, th2) by the model's map (sea th1 = eq; awas2 th1 = eq,
     th2 = pivot s; bavs / qbmove_advanced th = eq +/- preset; qbmove the same clamped to
@@ -245,8 +263,15 @@ def test_mode4_motor_torques_drive_the_motor_dynamics(model, params, q, tau):
         return [v1, v2 if nm == 2 else 0.0, a1, a2]
 
     y0 = [q, q if nm == 2 else 0.0, 0.0, 0.0]  # reset: motors at zero deflection
-    sol = solve_ivp(rhs, (0.0, n * dt), y0, method="DOP853", rtol=RTOL, atol=ATOL,
-                    t_eval=dt * np.arange(1, n + 1))
+    sol = solve_ivp(
+        rhs,
+        (0.0, n * dt),
+        y0,
+        method="DOP853",
+        rtol=RTOL,
+        atol=ATOL,
+        t_eval=dt * np.arange(1, n + 1),
+    )
     b = asr.Batch([asr.Joint(model, 4, p)], 1, max_substep=1e-5)
     b.reset(q0=q)
     out = b.rollout(n, dt, np.array(tau), q=q, record=("th1", "th2", "th1d", "tau_link"))
@@ -284,8 +309,9 @@ STEADY_CASES = [
 ]
 
 
-@pytest.mark.parametrize("model, mode, params, q, r", STEADY_CASES,
-                         ids=[f"{c[0]}-mode{c[1]}" for c in STEADY_CASES])
+@pytest.mark.parametrize(
+    "model, mode, params, q, r", STEADY_CASES, ids=[f"{c[0]}-mode{c[1]}" for c in STEADY_CASES]
+)
 def test_modes5_6_motors_settle_at_the_pd_spring_equilibrium(model, mode, params, q, r):
     """Fixed link, no friction: each motor settles where kp (target - th) equals its spring
     load, target the (mapped) reference; the offset from the target is load/kp."""
@@ -327,6 +353,7 @@ def test_mode6_with_friction_settles_within_the_friction_band():
     b.rollout(3000, 1e-3, np.array(r), q=q)
     t1, t2 = ref_map(model, {}, *r)
     for m, target in ((0, t1), (1, t2)):
+
         def load(th, m=m):
             args = (th, 0.0) if m == 0 else (0.0, th)
             return -spring_torques(model, {}, q, *args)[m]
@@ -348,13 +375,34 @@ def test_mode6_qbmove_voltage_drive_with_held_1khz_controller():
     J th_i'' = Kt/R (V_i - Kb th_i') - b th_i' + k sinh(a (q - th_i))."""
     p = {"friction": 0.0, "link_friction": 0.0}
     b = asr.Batch([asr.Joint("qbmove", 6, p)], 1, max_substep=1e-5)
-    g = {name: float(b.get_param(0, name)[0]) for name in
-         ("motor_J", "motor_D", "kp", "kd", "ctrl_period", "drive", "motor_Kt", "motor_Kb",
-          "motor_R", "V_supply", "dead_zone", "k", "a")}
+    g = {
+        name: float(b.get_param(0, name)[0])
+        for name in (
+            "motor_J",
+            "motor_D",
+            "kp",
+            "kd",
+            "ctrl_period",
+            "drive",
+            "motor_Kt",
+            "motor_Kb",
+            "motor_R",
+            "V_supply",
+            "dead_zone",
+            "k",
+            "a",
+        )
+    }
     assert g["drive"] == 1.0 and g["ctrl_period"] == 1e-3
     J, D, kp, kd, Tc = g["motor_J"], g["motor_D"], g["kp"], g["kd"], g["ctrl_period"]
-    kr, Kb, Vs, dz, k, a = g["motor_Kt"] / g["motor_R"], g["motor_Kb"], g["V_supply"], \
-        g["dead_zone"], g["k"], g["a"]
+    kr, Kb, Vs, dz, k, a = (
+        g["motor_Kt"] / g["motor_R"],
+        g["motor_Kb"],
+        g["V_supply"],
+        g["dead_zone"],
+        g["k"],
+        g["a"],
+    )
     q, eq, s = 0.1, 0.5, 0.3
     targets = np.array(ref_map("qbmove", {}, eq, s))
     dt, T = 5e-4, 0.3
@@ -372,8 +420,15 @@ def test_mode6_qbmove_voltage_drive_with_held_1khz_controller():
             th, v = z[:2], z[2:]
             return np.concatenate([v, (kr * (V - Kb * v) - D * v + k * np.sinh(a * (q - th))) / J])
 
-        sol = solve_ivp(rhs, (tick * Tc, (tick + 1) * Tc), y, method="DOP853", rtol=RTOL,
-                        atol=ATOL, t_eval=[tick * Tc + dt, (tick + 1) * Tc])
+        sol = solve_ivp(
+            rhs,
+            (tick * Tc, (tick + 1) * Tc),
+            y,
+            method="DOP853",
+            rtol=RTOL,
+            atol=ATOL,
+            t_eval=[tick * Tc + dt, (tick + 1) * Tc],
+        )
         ref += [sol.y[:2, 0], sol.y[:2, 1]]
         y = sol.y[:, 1]
     ref = np.array(ref)
@@ -406,8 +461,10 @@ def test_external_torque_is_applied_in_every_mode():
     the external torque but never uses it), with tau_link itself the mode's torque."""
     modes = list(range(7))
     p = {"k": 50.0, "max_def": 0.8}
-    joints = [asr.Joint("sea", m, p) for m in modes] + [asr.Joint("rigid", 0),
-                                                         asr.Joint("rigid", 1)]
+    joints = [asr.Joint("sea", m, p) for m in modes] + [
+        asr.Joint("rigid", 0),
+        asr.Joint("rigid", 1),
+    ]
     nj, n, steps, dt = len(joints), 3, 40, 1e-3
     rng = np.random.default_rng(5)
     q = rng.uniform(-0.2, 0.2, (steps, n, nj))
@@ -423,16 +480,18 @@ def test_external_torque_is_applied_in_every_mode():
         assert np.array_equal(b.tau_ext, ext[s])
         assert np.array_equal(tau, b.tau_link + ext[s])
         for j, mode in enumerate(modes + [0, 1]):
-            expected = _link_torque_expected(mode, p, q[s, :, j], qd[s, :, j], r[s, :, j],
-                                             th_start[:, j])
+            expected = _link_torque_expected(
+                mode, p, q[s, :, j], qd[s, :, j], r[s, :, j], th_start[:, j]
+            )
             assert np.allclose(b.tau_link[:, j], expected, rtol=1e-12, atol=1e-12), (j, mode)
         th_start = b.th1.copy()
 
     # the same through rollout with a per-step external torque
     b.reset(q0=q[0], refs=r[0])
     ri, qi, qdi, exti = (np.moveaxis(x, 0, 1) for x in (r, q, qd, ext))  # instance first
-    out = b.rollout(steps, dt, ri, q=qi, qd=qdi, tau_ext=exti,
-                    record=("tau_joint", "tau_link", "tau_ext"))
+    out = b.rollout(
+        steps, dt, ri, q=qi, qd=qdi, tau_ext=exti, record=("tau_joint", "tau_link", "tau_ext")
+    )
     assert np.array_equal(out["tau_ext"], exti)
     assert np.array_equal(out["tau_joint"], out["tau_link"] + exti)
     assert np.all(np.abs(out["tau_joint"] - out["tau_link"]) > 0)
@@ -448,10 +507,12 @@ def test_feedforward_torque_kamedula2016_eq4():
     spring delivers tau_link = K (th - q_d) = +tau_ff exactly, independently of kp: that needs
     both the reference shift and the added torque (either alone gives a kp-dependent
     fraction of it). Modes 5 (ref = q_d) and 6 (eq = q_d) of sea and sea_damped."""
-    joints = [asr.Joint("sea", 5, {"k": 200.0, "friction": 0.0}),
-              asr.Joint("sea", 6, {"k": 200.0, "friction": 0.0}),
-              asr.Joint("sea_damped", 5, {}),
-              asr.Joint("sea_damped", 6, {})]
+    joints = [
+        asr.Joint("sea", 5, {"k": 200.0, "friction": 0.0}),
+        asr.Joint("sea", 6, {"k": 200.0, "friction": 0.0}),
+        asr.Joint("sea_damped", 5, {}),
+        asr.Joint("sea_damped", 6, {}),
+    ]
     K = np.array([200.0, 200.0, 188.0, 188.0])
     kp = np.array([125.0, 125.0, 1000.0, 1000.0])
     tff = np.array([[-1.5], [0.0], [0.7], [2.0]]) * np.ones((1, 4))
@@ -495,8 +556,9 @@ def test_mode_changes_at_run_time():
     (PD motor dynamics from where mode 2 left it, closed form) -> mode 3."""
     k, dt = 10.0, 1e-3
     J, D, kp, kd = 0.0233, 0.2698, 125.0, 4.5
-    b = asr.Batch([asr.Joint("sea", 2, {"k": k, "friction": 0.0, "max_def": 100.0,
-                                        "tau_max": 1e3})], 1)
+    b = asr.Batch(
+        [asr.Joint("sea", 2, {"k": k, "friction": 0.0, "max_def": 100.0, "tau_max": 1e3})], 1
+    )
     b.reset()
     for _ in range(2):  # the second step leaves the motor at rest (finite difference 0)
         tau = b.step(0.0, 0.0, np.array([0.5, 0.0]), dt)

@@ -9,6 +9,7 @@ The core integrates the motors with a first-order (linearly implicit Euler) sub-
 global error against a continuous solution is O(h): tolerances below are either a bound on that
 error at a small h (1e-5 s) or a check that the error falls about tenfold when h does.
 """
+
 import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
@@ -28,8 +29,7 @@ def sea(mode, n=1, max_substep=1e-3, scheme="euler", **params):
     that the spring load on the motor is exactly k (q - th)."""
     p = {"friction": 0.0, "max_def": 100.0}
     p.update(params)
-    return asr.Batch([asr.Joint("sea", mode, p)], n, max_substep=max_substep,
-                     motor_scheme=scheme)
+    return asr.Batch([asr.Joint("sea", mode, p)], n, max_substep=max_substep, motor_scheme=scheme)
 
 
 def refs(r1, r2=0.0):
@@ -116,14 +116,20 @@ def test_motor_loop_with_moving_link_matches_solve_ivp():
         th, v = y
         return [v, (kp * (r - th) - (kd + D) * v + k * (A * np.sin(w * t) - th)) / J]
 
-    sol = solve_ivp(rhs, (0.0, n * dt), [0.0, 0.0], method="DOP853", rtol=RTOL, atol=ATOL,
-                    t_eval=dt * np.arange(1, n + 1))
+    sol = solve_ivp(
+        rhs,
+        (0.0, n * dt),
+        [0.0, 0.0],
+        method="DOP853",
+        rtol=RTOL,
+        atol=ATOL,
+        t_eval=dt * np.arange(1, n + 1),
+    )
     errs = []
     for h in (1e-4, 1e-5):
         b = sea(5, max_substep=h, k=k, tau_max=1e3)  # no saturation
         b.reset()
-        out = b.rollout(n, dt, refs(r), q=q[None, :, None], qd=qd[None, :, None],
-                        record=("th1",))
+        out = b.rollout(n, dt, refs(r), q=q[None, :, None], qd=qd[None, :, None], record=("th1",))
         errs.append(np.max(np.abs(out["th1"][0, :, 0] - sol.y[0])))
     # O(h) from the motor update plus O(dt^2 |q''|) from the linear extrapolation of the link
     # inside a step (A w^2 dt^2 / 2 ~ 6e-6 rad): bounded by 1e-4 rad at h = 1e-5 on a 0.3 rad
@@ -152,8 +158,15 @@ def test_torque_limit_holds_and_saturated_response_matches_solve_ivp():
         th, v = y
         return [v, (np.clip(kp * (r - th) - kd * v, -tm, tm) - D * v - k * th) / J]
 
-    sol = solve_ivp(rhs, (0.0, n * dt), [0.0, 0.0], method="DOP853", rtol=RTOL, atol=ATOL,
-                    t_eval=dt * np.arange(1, n + 1))
+    sol = solve_ivp(
+        rhs,
+        (0.0, n * dt),
+        [0.0, 0.0],
+        method="DOP853",
+        rtol=RTOL,
+        atol=ATOL,
+        t_eval=dt * np.arange(1, n + 1),
+    )
     # first order on a 0.93 rad response: measured 8.4e-4 rad at h = 1e-4 and 8.4e-5 rad at
     # h = 1e-5; bound 2e-4 rad
     assert np.max(np.abs(out["th1"][0, :, 0] - sol.y[0])) < 2e-4
@@ -231,8 +244,19 @@ def test_friction_never_creates_energy(h, drive_mode, scheme):
     n, J, k, fs, K = 64, J0, 10.0, FS0, KF0
     z = fs / K
     rng = np.random.default_rng(12)
-    b = sea(2, n=n, max_substep=h, scheme=scheme, k=k, motor_D=0.0, friction=fs, friction_K=K,
-            kp=0.0, ki=0.0, kd=0.0)
+    b = sea(
+        2,
+        n=n,
+        max_substep=h,
+        scheme=scheme,
+        k=k,
+        motor_D=0.0,
+        friction=fs,
+        friction_K=K,
+        kp=0.0,
+        ki=0.0,
+        kd=0.0,
+    )
     b.reset()
     v0 = rng.uniform(-3.0, 3.0, n)
     _kick(b, v0, h)
@@ -240,7 +264,7 @@ def test_friction_never_creates_energy(h, drive_mode, scheme):
 
     def energy(th, v, w):
         w = th - np.clip(th - w, -z, z)  # stick point as the next friction update sees it
-        return 0.5 * J * v ** 2 + 0.5 * k * th ** 2 + 0.5 * K * (th - w) ** 2
+        return 0.5 * J * v**2 + 0.5 * k * th**2 + 0.5 * K * (th - w) ** 2
 
     E0 = energy(b.th1[:, 0].copy(), b.th1d[:, 0].copy(), b.w1[:, 0].copy())
     steps = int(round(10.0 / h))
@@ -252,7 +276,7 @@ def test_friction_never_creates_energy(h, drive_mode, scheme):
     assert worst <= 1e-12, f"energy grew by {worst:.3g} of E0 in one step"
     # friction dissipated everything but what a motor stuck by friction can hold:
     # |k th| <= fs and |K (th - w)| <= fs, i.e. E <= fs^2/(2k) + fs^2/(2K)
-    assert np.all(E[-1] <= fs ** 2 / (2 * k) + fs ** 2 / (2 * K) + 1e-15)
+    assert np.all(E[-1] <= fs**2 / (2 * k) + fs**2 / (2 * K) + 1e-15)
     # |tau_f| <= tau_fs up to the round-off of K (th - w) with |th| <~ 0.2 rad
     assert np.max(np.abs(out["tau_f1"])) <= fs + K * 1e-15
 
@@ -270,9 +294,9 @@ def test_friction_holds_a_motor_below_the_breakaway_torque(h):
     steps = int(round(3.0 / dt))
     t = dt * np.arange(steps)
     tau = np.zeros((3, steps, 1, 2))
-    tau[0, :, 0, 0] = 0.45 * fs                               # step below fs/2
-    tau[1, :, 0, 0] = 0.9 * fs * np.minimum(t / 1.0, 1.0)     # slow ramp to 0.9 fs
-    tau[2, :, 0, 0] = 1.25 * fs                               # step above fs
+    tau[0, :, 0, 0] = 0.45 * fs  # step below fs/2
+    tau[1, :, 0, 0] = 0.9 * fs * np.minimum(t / 1.0, 1.0)  # slow ramp to 0.9 fs
+    tau[2, :, 0, 0] = 1.25 * fs  # step above fs
     out = b.rollout(steps, dt, tau, record=("th1", "th1d", "w1"))
     th, v, w = (out[f][..., 0].T for f in ("th1", "th1d", "w1"))  # (steps, N)
     for i in (0, 1):
@@ -360,8 +384,15 @@ def test_asr_at_25ms_with_substeps_matches_solve_ivp_with_friction():
         return [v, (u - D0 * v - tf - k * th) / J0, dw]
 
     # DOP853: Radau is needlessly slow on the friction kinks
-    sol = solve_ivp(rhs, (0.0, n * dt), [0.0, 0.0, 0.0], method="DOP853", rtol=RTOL, atol=ATOL,
-                    t_eval=dt * np.arange(1, n + 1))
+    sol = solve_ivp(
+        rhs,
+        (0.0, n * dt),
+        [0.0, 0.0, 0.0],
+        method="DOP853",
+        rtol=RTOL,
+        atol=ATOL,
+        t_eval=dt * np.arange(1, n + 1),
+    )
     errs = []
     for h in (1e-3, 1e-4):
         b = sea(5, max_substep=h, k=k, friction=FS0)
@@ -392,16 +423,22 @@ def test_held_controller_matches_zero_order_hold_reference():
         def rhs(t, s, u=u):
             return [s[1], (u - Dm * s[1] - Kt * s[0] - Dt * s[1]) / Bm]
 
-        sol = solve_ivp(rhs, (tick * Tc, (tick + 1) * Tc), y, method="DOP853", rtol=RTOL,
-                        atol=ATOL, t_eval=[tick * Tc + dt, (tick + 1) * Tc])
+        sol = solve_ivp(
+            rhs,
+            (tick * Tc, (tick + 1) * Tc),
+            y,
+            method="DOP853",
+            rtol=RTOL,
+            atol=ATOL,
+            t_eval=[tick * Tc + dt, (tick + 1) * Tc],
+        )
         ref += [sol.y[0, 0], sol.y[0, 1]]
         y = sol.y[:, 1]
     ref = np.array(ref)
     n = ref.size
     res = {}
     for period in (Tc, 0.0):
-        b = asr.Batch([asr.Joint("sea_damped", 5, {"ctrl_period": period})], 1,
-                      max_substep=1e-5)
+        b = asr.Batch([asr.Joint("sea_damped", 5, {"ctrl_period": period})], 1, max_substep=1e-5)
         b.reset()
         res[period] = b.rollout(n, dt, refs(r), record=("th1", "cmd1", "tau_m1"))
     held = res[Tc]["th1"][0, :, 0]
@@ -417,8 +454,9 @@ def test_held_controller_matches_zero_order_hold_reference():
     assert np.all(cmd[2:200:2] != cmd[1:199:2])  # and changes at every tick (first 0.1 s)
     # and it is the PD of the state at the tick (the state after steps 2m-1, 2m, ...)
     th_tick = np.concatenate([[0.0], held[1:-1:2]])
-    assert np.allclose(cmd[0::2], np.clip(Kp * (r - th_tick), -tmax, tmax), rtol=0,
-                       atol=Kp * 1e-5 + 1e-9)
+    assert np.allclose(
+        cmd[0::2], np.clip(Kp * (r - th_tick), -tmax, tmax), rtol=0, atol=Kp * 1e-5 + 1e-9
+    )
 
 
 # ---------------------------------------------------------------------------- anti-windup
@@ -437,8 +475,15 @@ def test_anti_windup_bounds_overshoot_and_integral():
         u = np.clip(kp * (r - th) + ki * integral - kd * v, -tm, tm)
         return [v, (u - D * v - k * th) / J, r - th]
 
-    naive = solve_ivp(rhs, (0.0, n * dt), [0.0, 0.0, 0.0], method="DOP853", rtol=RTOL,
-                      atol=ATOL, t_eval=dt * np.arange(1, n + 1))
+    naive = solve_ivp(
+        rhs,
+        (0.0, n * dt),
+        [0.0, 0.0, 0.0],
+        method="DOP853",
+        rtol=RTOL,
+        atol=ATOL,
+        t_eval=dt * np.arange(1, n + 1),
+    )
     naive_overshoot = naive.y[0].max() - r
     assert naive_overshoot > 0.3  # the reference does wind up
 
@@ -471,8 +516,9 @@ def test_voltage_drive_static_map_dead_zone_saturation_and_sign():
     u = np.array([-2.0, -1.0, -0.7, -0.31, -0.3, -0.1, 0.0, 0.1, 0.3, 0.31, 0.5, 0.7, 1.0, 1.5])
     n = u.size
     Kt, R, Vs, dz = 0.8, 2.3, 8.0, 0.3
-    b = sea(4, n=n, max_substep=1e-5, k=1e-9, drive=1, motor_Kt=Kt, motor_R=R, V_supply=Vs,
-            dead_zone=dz)
+    b = sea(
+        4, n=n, max_substep=1e-5, k=1e-9, drive=1, motor_Kt=Kt, motor_R=R, V_supply=Vs, dead_zone=dz
+    )
     b.reset()
     b.step(0.0, 0.0, np.stack([u, np.zeros(n)], -1)[:, None, :], 1e-5)
     tau = b.tau_m1[:, 0]
@@ -495,8 +541,17 @@ def test_voltage_drive_back_emf_damps_the_motor(Kb):
     c = D + Kt * Kb / R
     v_ss = Kt * V / (R * c)
     dt, n = 1e-3, 400
-    b = sea(4, max_substep=1e-5, k=1e-9, drive=1, motor_J=J, motor_D=D, motor_Kt=Kt,
-            motor_R=R, motor_Kb=Kb)
+    b = sea(
+        4,
+        max_substep=1e-5,
+        k=1e-9,
+        drive=1,
+        motor_J=J,
+        motor_D=D,
+        motor_Kt=Kt,
+        motor_R=R,
+        motor_Kb=Kb,
+    )
     b.reset()
     out = b.rollout(n, dt, refs(u), record=("th1d",))
     t = dt * np.arange(1, n + 1)
@@ -518,12 +573,30 @@ def test_voltage_drive_position_loop_matches_solve_ivp():
         return [v, (Kt / R * (V - Kb * v) - D * v - k * th) / J]
 
     dt, n = 1e-3, 500
-    sol = solve_ivp(rhs, (0.0, n * dt), [0.0, 0.0], method="DOP853", rtol=RTOL, atol=ATOL,
-                    t_eval=dt * np.arange(1, n + 1))
+    sol = solve_ivp(
+        rhs,
+        (0.0, n * dt),
+        [0.0, 0.0],
+        method="DOP853",
+        rtol=RTOL,
+        atol=ATOL,
+        t_eval=dt * np.arange(1, n + 1),
+    )
     errs = []
     for h in (1e-4, 1e-5):
-        b = sea(5, max_substep=h, k=k, drive=1, motor_J=J, motor_D=D, motor_Kt=Kt, motor_Kb=Kb,
-                motor_R=R, kp=kp, kd=kd)
+        b = sea(
+            5,
+            max_substep=h,
+            k=k,
+            drive=1,
+            motor_J=J,
+            motor_D=D,
+            motor_Kt=Kt,
+            motor_Kb=Kb,
+            motor_R=R,
+            kp=kp,
+            kd=kd,
+        )
         b.reset()
         out = b.rollout(n, dt, refs(r), record=("th1",))
         errs.append(np.max(np.abs(out["th1"][0, :, 0] - sol.y[0])))
@@ -531,8 +604,9 @@ def test_voltage_drive_position_loop_matches_solve_ivp():
     # having crossed the saturated (u > 1) and linear ranges of the drive
     u_ref = kp * (r - sol.y[0]) - kd * sol.y[1]
     assert u_ref.max() > 1.0 and u_ref.min() < 0.5
-    assert Kt / R * float(voltage(kp * (r - sol.y[0, -1]))) == pytest.approx(k * sol.y[0, -1],
-                                                                              rel=1e-4)
+    assert Kt / R * float(voltage(kp * (r - sol.y[0, -1]))) == pytest.approx(
+        k * sol.y[0, -1], rel=1e-4
+    )
     # first order on a 0.65 rad response: measured 4.0e-4 rad at h = 1e-4, 4.0e-5 at 1e-5
     assert errs[1] < 5e-4, errs
     assert errs[1] < 0.3 * errs[0], errs

@@ -6,6 +6,7 @@ in this file: SciPy solve_ivp at rtol 1e-10 for a motor riding on a prescribed l
 closed forms of the undamped motor oscillation, and the exact momentum balance of the discrete
 coupling with MuJoCo derived below.
 """
+
 import mujoco
 import numpy as np
 import pytest
@@ -14,15 +15,14 @@ from scipy.integrate import solve_ivp
 import asr
 
 RTOL, ATOL = 1e-10, 1e-12
-J0 = 0.0233                  # kg m^2, the toolbox's motor inertia
+J0 = 0.0233  # kg m^2, the toolbox's motor inertia
 SCHEMES = ("euler", "trapezoid")
 
 
 def free_sea(k, n=1, mode=4, scheme="euler", max_substep=1e-3):
     """A linear SEA whose motor is free: no damping, no friction, no clamp in reach."""
     p = {"k": k, "max_def": 100.0, "motor_D": 0.0, "friction": 0.0, "motor_J": J0}
-    return asr.Batch([asr.Joint("sea", mode, p)], n, max_substep=max_substep,
-                     motor_scheme=scheme)
+    return asr.Batch([asr.Joint("sea", mode, p)], n, max_substep=max_substep, motor_scheme=scheme)
 
 
 def smooth_start(t, speed, t_ramp):
@@ -44,13 +44,14 @@ def test_free_motor_follows_a_link_at_constant_speed(scheme):
     matches solve_ivp of J th'' = k (q(t) - th) with the same prescribed q(t)."""
     k, speed, dt, t_ramp, T = 10.0, 1.0, 1e-3, 2.0, 12.0
     n = int(round(T / dt))
-    t0 = dt * np.arange(n)                # the link state given to step k is at its start
+    t0 = dt * np.arange(n)  # the link state given to step k is at its start
     q, qd = smooth_start(t0, speed, t_ramp)
     b = free_sea(k, scheme=scheme)
     b.reset()
-    out = b.rollout(n, dt, np.zeros(2), q=q[None, :, None], qd=qd[None, :, None],
-                    record=("th1", "th1d"))
-    th = out["th1"][0, :, 0]              # motor angle at the end of step k, t = (k + 1) dt
+    out = b.rollout(
+        n, dt, np.zeros(2), q=q[None, :, None], qd=qd[None, :, None], record=("th1", "th1d")
+    )
+    th = out["th1"][0, :, 0]  # motor angle at the end of step k, t = (k + 1) dt
     q_end, _ = smooth_start(t0 + dt, speed, t_ramp)
     cruise = t0 + dt > t_ramp + 1.0
     defl = th[cruise] - q_end[cruise]
@@ -60,8 +61,16 @@ def test_free_motor_follows_a_link_at_constant_speed(scheme):
         qt, _ = smooth_start(np.array(t), speed, t_ramp)
         return [y[1], k * (float(qt) - y[0]) / J0]
 
-    sol = solve_ivp(rhs, (0.0, T), [0.0, 0.0], method="DOP853", rtol=RTOL, atol=ATOL,
-                    t_eval=t0 + dt, max_step=0.05)
+    sol = solve_ivp(
+        rhs,
+        (0.0, T),
+        [0.0, 0.0],
+        method="DOP853",
+        rtol=RTOL,
+        atol=ATOL,
+        t_eval=t0 + dt,
+        max_step=0.05,
+    )
     err = np.abs(th - sol.y[0]).max()
     # the spring oscillation the ramp excites is 1e-3 rad (J qdd / k) at w = 20.7 rad/s; the
     # scheme's phase error on it stays far below the 1e-3 rad lag of the old update
@@ -86,27 +95,39 @@ def test_link_and_motor_momentum_balance_with_mujoco(scheme):
     a drift of -w h k (q_N - q_0) that grows with every turn of the link (checked to fail the
     bound by orders of magnitude)."""
     k = 2.0
-    sim = asr.Sim("pendulum_1dof", 1, variant="sea", motor_scheme=scheme,
-                  params={"joint": {"k": k, "max_def": 100.0, "motor_D": 0.0, "friction": 0.0,
-                                    "motor_J": J0, "link_friction": 0.0}},
-                  mujoco_params={"dof_damping": {"joint": 0.0}})
+    sim = asr.Sim(
+        "pendulum_1dof",
+        1,
+        variant="sea",
+        motor_scheme=scheme,
+        params={
+            "joint": {
+                "k": k,
+                "max_def": 100.0,
+                "motor_D": 0.0,
+                "friction": 0.0,
+                "motor_J": J0,
+                "link_friction": 0.0,
+            }
+        },
+        mujoco_params={"dof_damping": {"joint": 0.0}},
+    )
     sim.models[0].opt.gravity[:] = 0.0
     sim.batch.set_mode(0, 4)
     h = sim.dt
-    assert h <= sim.batch.max_substep      # one motor sub-step per step
+    assert h <= sim.batch.max_substep  # one motor sub-step per step
     sim.reset(q0=0.0)
     mujoco.mj_forward(sim.models[0], sim.datas[0])
-    inertia_row = np.zeros(1)           # M e_0: the link's inertia about its axis, kg m^2
+    inertia_row = np.zeros(1)  # M e_0: the link's inertia about its axis, kg m^2
     mujoco.mj_mulM(sim.models[0], sim.datas[0], inertia_row, np.ones(1))
     inertia = float(inertia_row[0])
     steps, push = 40000, 1000
     ext = np.zeros((1, steps, 1))
-    ext[0, :push, 0] = 0.5                # N m for 0.1 s: an impulse of 0.05 N m s
-    out = sim.rollout(steps, np.zeros((1, 2)), tau_ext=ext,
-                      record=("q", "qd", "th1", "th1d"))
+    ext[0, :push, 0] = 0.5  # N m for 0.1 s: an impulse of 0.05 N m s
+    out = sim.rollout(steps, np.zeros((1, 2)), tau_ext=ext, record=("q", "qd", "th1", "th1d"))
     q, qd = out["q"][0, :, 0], out["qd"][0, :, 0]
     th, thd = out["th1"][0, :, 0], out["th1d"][0, :, 0]
-    assert q[-1] > 2 * np.pi                # the link has turned more than once
+    assert q[-1] > 2 * np.pi  # the link has turned more than once
     L_end = inertia * qd[-1] + J0 * thd[-1]
     d_end = th[-1] - q[-1]
     w = 1.0 if scheme == "euler" else 0.5
@@ -123,7 +144,7 @@ def test_link_and_motor_momentum_balance_with_mujoco(scheme):
 def _oscillation(scheme, h, T, amp=0.1, k=10.0):
     """Free motor against a fixed link, released at th = amp: J th'' = -k th."""
     b = free_sea(k, mode=5, scheme=scheme, max_substep=h)
-    b.reset(refs=np.array([amp, 0.0]))     # mode 5 places the motor at its reference
+    b.reset(refs=np.array([amp, 0.0]))  # mode 5 places the motor at its reference
     b.set_mode(0, 4)
     n = int(round(T / h))
     out = b.rollout(n, h, np.zeros(2), record=("th1", "th1d"))
@@ -137,7 +158,7 @@ def test_backward_euler_damps_an_undamped_motor_by_h_omega_over_two():
     h, T, amp = 1e-3, 3.0, 0.1
     t, th, thd, w = _oscillation("euler", h, T, amp)
     energy = 0.5 * J0 * thd**2 + 0.5 * 10.0 * th**2
-    rate = -np.polyfit(t, np.log(energy), 1)[0] / 2     # amplitude decay rate, 1/s
+    rate = -np.polyfit(t, np.log(energy), 1)[0] / 2  # amplitude decay rate, 1/s
     zeta = rate / w
     assert zeta == pytest.approx(h * w / 2, rel=0.02), (zeta, h * w / 2)
 
@@ -179,10 +200,16 @@ def test_trapezoid_keeps_the_energy_balance_of_a_sliding_motor():
     band z = tau_fs / K; a sub-step that took that for sticking went by the Euler step and lost
     energy (the core did, about one sub-step in four)."""
     k, tau, tau_fs, K = 10.0, 1.0, 0.02, 1000.0
-    p = {"k": k, "max_def": 100.0, "motor_D": 0.0, "friction": tau_fs, "friction_K": K,
-         "motor_J": J0}
+    p = {
+        "k": k,
+        "max_def": 100.0,
+        "motor_D": 0.0,
+        "friction": tau_fs,
+        "friction_K": K,
+        "motor_J": J0,
+    }
     b = asr.Batch([asr.Joint("sea", 4, p)], 1, motor_scheme="trapezoid")
-    h, n = 1e-3, 140                         # half a period is pi sqrt(J0 / k) = 152 ms
+    h, n = 1e-3, 140  # half a period is pi sqrt(J0 / k) = 152 ms
     out = b.rollout(n, h, np.array([tau, 0.0]), record=("th1", "th1d", "w1"))
     th, thd, w = out["th1"][0, :, 0], out["th1d"][0, :, 0], out["w1"][0, :, 0]
     z = tau_fs / K
@@ -192,5 +219,5 @@ def test_trapezoid_keeps_the_energy_balance_of_a_sliding_motor():
     assert np.all(thd[first:] > 0.0)
     invariant = 0.5 * J0 * thd**2 + 0.5 * k * th**2 - (tau - tau_fs) * th
     drift = invariant[first:] - invariant[first]
-    scale = 0.5 * J0 * thd.max()**2
+    scale = 0.5 * J0 * thd.max() ** 2
     assert np.abs(drift).max() < 1e-12 * scale, (np.abs(drift).max(), scale)  # 1.5e-15 here

@@ -1,5 +1,6 @@
 """notebooks/train_cem.ipynb runs (quick mode) and its CEM learning curve goes up; and a direct
 short CEM run improves."""
+
 import json
 import os
 
@@ -11,8 +12,9 @@ from conftest import require
 import asr.envs  # noqa: F401  (registers the environments)
 from asr.envs import cem
 
-NOTEBOOK = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                        "notebooks", "train_cem.ipynb")
+NOTEBOOK = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "notebooks", "train_cem.ipynb"
+)
 
 
 def run_notebook(name, tmp_path, monkeypatch, timeout=120, **env):
@@ -27,8 +29,9 @@ def run_notebook(name, tmp_path, monkeypatch, timeout=120, **env):
     nb = nbformat.read(os.path.join(os.path.dirname(NOTEBOOK), name), as_version=4)
     # kernel "python3": with ipykernel in this interpreter's environment, jupyter_client resolves
     # it to this interpreter (the venv with asr), not to a system Python
-    nbclient.NotebookClient(nb, timeout=timeout, kernel_name="python3",
-                            resources={"metadata": {"path": str(tmp_path)}}).execute()
+    nbclient.NotebookClient(
+        nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    ).execute()
     return nb
 
 
@@ -69,20 +72,25 @@ def test_cpr_notebook(tmp_path, monkeypatch):
     run_notebook("cpr.ipynb", tmp_path, monkeypatch, ASR_NOTEBOOK_OUT_DIR=str(tmp_path))
     summary = json.loads((tmp_path / "cpr_summary.json").read_text())
     assert summary["quick"] is True
-    names = {"cpr_3rfr_dgm.html", "cpr_3rfr_igm.html", "cpr_stewart_till.html",
-             "cpr_workspace.html", "cpr_workspace_z04.html"}
+    names = {
+        "cpr_3rfr_dgm.html",
+        "cpr_3rfr_igm.html",
+        "cpr_stewart_till.html",
+        "cpr_workspace.html",
+        "cpr_workspace_z04.html",
+    }
     assert names <= set(summary["html"])
     for name in names:
         html = (tmp_path / name).read_text()
-        assert "Plotly.newPlot" in html, name            # a plotly figure ...
-        assert len(html) > 1_000_000, name               # ... with plotly.js embedded (offline)
+        assert "Plotly.newPlot" in html, name  # a plotly figure ...
+        assert len(html) > 1_000_000, name  # ... with plotly.js embedded (offline)
     assert summary["till"]["home_converged"] and summary["till"]["tilted_converged"]
-    assert max(summary["till"]["home_q"]) > 0.4          # rod lengths for z = 0.4: at least 0.4 m
+    assert max(summary["till"]["home_q"]) > 0.4  # rod lengths for z = 0.4: at least 0.4 m
     ws = summary["workspace"]
     assert ws["home_converged"]
     assert ws["n_poses"] == ws["n_converged"] + ws["n_not_converged"] + ws["n_skipped"]
     assert 0 < ws["n_converged"] <= ws["n_poses"]
-    assert ws["n_converged"] >= 5                         # the centre and its nearby poses
+    assert ws["n_converged"] >= 5  # the centre and its nearby poses
     assert len(summary["planar_dgm"]) >= 3
 
 
@@ -94,8 +102,9 @@ def test_train_ppo_notebook(tmp_path, monkeypatch):
     require("stable_baselines3")
     require("onnxruntime")
     out = tmp_path / "summary.json"
-    nb = run_notebook("train_ppo.ipynb", tmp_path, monkeypatch, timeout=300,
-                      ASR_NOTEBOOK_OUT=str(out))
+    nb = run_notebook(
+        "train_ppo.ipynb", tmp_path, monkeypatch, timeout=300, ASR_NOTEBOOK_OUT=str(out)
+    )
     summary = json.loads(out.read_text())
     assert summary["last_return"] > summary["first_return"], summary
     assert summary["onnx_vs_torch"] <= 1e-5, summary

@@ -1,5 +1,6 @@
 """The Numba reference of benchmarks/ (the core benchmark's second baseline) agrees with the C
 core, one-threaded and parallel, so the benchmark compares like with like."""
+
 import os
 import sys
 
@@ -16,14 +17,27 @@ sys.path.insert(0, BENCH)
 # test, so that both baselines are held to the same comparison.
 from test_numpy_reference import PARAMS, N, _inputs  # noqa: E402
 
-FIELDS = ("tau_link", "th1", "th2", "th1d", "th2d", "tau_m1", "tau_m2", "tau_f1", "tau_f2",
-          "stiffness", "int1", "int2")
+FIELDS = (
+    "tau_link",
+    "th1",
+    "th2",
+    "th1d",
+    "th2d",
+    "tau_m1",
+    "tau_m2",
+    "tau_f1",
+    "tau_f2",
+    "stiffness",
+    "int1",
+    "int2",
+)
 
 
 @pytest.fixture(scope="module")
 def numba_reference():
     require("numba")  # fails in CI, skips elsewhere, when numba is missing
     import numba_reference
+
     return numba_reference
 
 
@@ -32,8 +46,14 @@ def _core(dt, max_substep, refs, q, qd):
     b = asr.Batch([asr.Joint("qbmove_advanced", 6, PARAMS)], N, max_substep=max_substep)
     b.reset(0.05, refs[0][:, None, :])
     # Batch.rollout is instance first (N, steps, J); the references are step first (steps, N)
-    c = b.rollout(refs.shape[0], dt, refs.transpose(1, 0, 2)[:, :, None, :], q=q.T[:, :, None],
-                  qd=qd.T[:, :, None], record=FIELDS)
+    c = b.rollout(
+        refs.shape[0],
+        dt,
+        refs.transpose(1, 0, 2)[:, :, None, :],
+        q=q.T[:, :, None],
+        qd=qd.T[:, :, None],
+        record=FIELDS,
+    )
     return {k: v[:, :, 0].T for k, v in c.items()}
 
 
@@ -41,11 +61,22 @@ def _numba(mod, parallel, dt, max_substep, refs, q, qd):
     """The Numba reference's rollout under the core's field names: {field: (steps, N)}."""
     ref = mod.QbmoveAdvancedMode6(N, max_substep=max_substep, parallel=parallel, **PARAMS)
     ref.reset(0.05, refs[0])
-    r = ref.rollout(refs.shape[0], dt, refs, q=q, qd=qd,
-                    record=("tau_link", "th", "v", "tau_m", "tau_f", "stiffness", "integral"))
+    r = ref.rollout(
+        refs.shape[0],
+        dt,
+        refs,
+        q=q,
+        qd=qd,
+        record=("tau_link", "th", "v", "tau_m", "tau_f", "stiffness", "integral"),
+    )
     out = {"tau_link": r["tau_link"], "stiffness": r["stiffness"]}
-    for name, field in (("th", "th"), ("th", "v"), ("tau_m", "tau_m"), ("tau_f", "tau_f"),
-                        ("int", "integral")):
+    for name, field in (
+        ("th", "th"),
+        ("th", "v"),
+        ("tau_m", "tau_m"),
+        ("tau_f", "tau_f"),
+        ("int", "integral"),
+    ):
         for m in (0, 1):
             key = f"{name}{m + 1}" + ("d" if field == "v" else "")
             out[key] = r[field][:, m]

@@ -7,6 +7,7 @@ Every robot of robots/ must load from the installed package (asr/robots_data, no
 name it. The dependencies are linked from this environment's site-packages (no network); the
 wheel build compiles the C core (and the Gazebo shim where Gazebo is installed): the module
 took 27 s on the shared 2-core development machine (the build timeout below is generous)."""
+
 import importlib.metadata
 import json
 import os
@@ -24,9 +25,22 @@ pytestmark = pytest.mark.slow
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DIST = "asr-sim"
 # not copied into the build tree: build outputs, environments, caches, the extension built in place
-SKIP = shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info", "__pycache__",
-                              ".pytest_cache", "*.so", "_core.c", "*.o", "demo_output", "out",
-                              "*_output", "node_modules")
+SKIP = shutil.ignore_patterns(
+    ".git",
+    ".venv",
+    "build",
+    "dist",
+    "*.egg-info",
+    "__pycache__",
+    ".pytest_cache",
+    "*.so",
+    "_core.c",
+    "*.o",
+    "demo_output",
+    "out",
+    "*_output",
+    "node_modules",
+)
 BUILD_TIMEOUT_S = 900  # generous: ~45 s here, a busy shared CI host may be far slower
 
 
@@ -47,8 +61,11 @@ def _core_requirements(wheel):
     with zipfile.ZipFile(wheel) as z:
         meta = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
         text = z.read(meta).decode()
-    reqs = [Requirement(line.split(":", 1)[1].strip()) for line in text.splitlines()
-            if line.startswith("Requires-Dist:")]
+    reqs = [
+        Requirement(line.split(":", 1)[1].strip())
+        for line in text.splitlines()
+        if line.startswith("Requires-Dist:")
+    ]
     return [r.name for r in reqs if r.marker is None or r.marker.evaluate({"extra": ""})]
 
 
@@ -87,18 +104,45 @@ def installed(tmp_path_factory):
     base = tmp_path_factory.mktemp("packaging")
     src, dist, venv = base / "src", base / "dist", base / "venv"
     shutil.copytree(ROOT, src, ignore=SKIP, symlinks=True)
-    _run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-          "-w", str(dist), "."], cwd=src, timeout=BUILD_TIMEOUT_S)
+    _run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            str(dist),
+            ".",
+        ],
+        cwd=src,
+        timeout=BUILD_TIMEOUT_S,
+    )
     wheel = str(next(dist.glob("asr_sim-*.whl")))
     _run([sys.executable, "-m", "venv", "--without-pip", str(venv)])
     python = str(venv / "bin" / "python")
-    site = _run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"]) \
-        .stdout.strip()
+    site = _run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"]
+    ).stdout.strip()
     _link_dependencies(_closure(_core_requirements(wheel)), str(base / "core_deps"))
     with open(os.path.join(site, "core_deps.pth"), "w") as f:
         f.write(str(base / "core_deps") + "\n")
-    _run([sys.executable, "-m", "pip", "--python", python, "install", "-q", "--no-deps",
-          "--no-index", wheel])
+    _run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            python,
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-index",
+            wheel,
+        ]
+    )
     return python, site, wheel
 
 
@@ -106,16 +150,21 @@ def _in_venv(python, code, cwd, ok=True):
     """Run `code` in the venv from `cwd` (outside the source tree), nothing of ours in the
     environment; its CompletedProcess."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "ASR_ROBOTS")}
-    out = subprocess.run([python, "-c", code], cwd=cwd, env=env, capture_output=True, text=True,
-                         timeout=300)
+    out = subprocess.run(
+        [python, "-c", code], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+    )
     if ok:
         assert out.returncode == 0, out.stderr[-3000:]
     return out
 
 
 def _files(folder):
-    return sorted(os.path.relpath(os.path.join(d, f), folder)
-                  for d, _, names in os.walk(folder) if "__pycache__" not in d for f in names)
+    return sorted(
+        os.path.relpath(os.path.join(d, f), folder)
+        for d, _, names in os.walk(folder)
+        if "__pycache__" not in d
+        for f in names
+    )
 
 
 def test_wheel_ships_every_robot_file(installed):
@@ -127,8 +176,10 @@ def test_wheel_ships_every_robot_file(installed):
     want, have = _files(robots), _files(shipped)  # pip compiles the .py of robots/tools
     assert have == want
     for rel in want:
-        with open(os.path.join(robots, rel), "rb") as a, open(os.path.join(shipped, rel),
-                                                                "rb") as b:
+        with (
+            open(os.path.join(robots, rel), "rb") as a,
+            open(os.path.join(shipped, rel), "rb") as b,
+        ):
             assert a.read() == b.read(), rel
 
 
@@ -165,15 +216,22 @@ def test_installed_package_loads_every_robot(installed, tmp_path):
     package = os.path.join(site, "asr")
     assert got["asr"] == os.path.join(package, "__init__.py")
     assert got["robots"] == os.path.join(package, "robots_data")
-    source = sorted(d for d in os.listdir(os.path.join(ROOT, "robots"))
-                    if os.path.isfile(os.path.join(ROOT, "robots", d, "robot.toml")))
+    source = sorted(
+        d
+        for d in os.listdir(os.path.join(ROOT, "robots"))
+        if os.path.isfile(os.path.join(ROOT, "robots", d, "robot.toml"))
+    )
     assert sorted({row[0] for row in got["rows"]}) == source and "ur10" in source
     for name, variant, *paths in got["rows"]:
         for path in filter(None, paths):
-            assert path.startswith(package + os.sep) and not path.startswith(ROOT), \
-                (name, variant, path)
-    assert got["cpr"] == sorted(os.path.splitext(f)[0]
-                                for f in os.listdir(os.path.join(ROOT, "robots", "cpr")))
+            assert path.startswith(package + os.sep) and not path.startswith(ROOT), (
+                name,
+                variant,
+                path,
+            )
+    assert got["cpr"] == sorted(
+        os.path.splitext(f)[0] for f in os.listdir(os.path.join(ROOT, "robots", "cpr"))
+    )
     assert all(t > 0 for t in got["time"].values()), got["time"]
 
 
@@ -184,17 +242,27 @@ def test_core_install_names_the_missing_extra(installed, tmp_path):
     for module in ("fastapi", "uvicorn", "scipy", "gymnasium", "torch", "plotly"):
         out = _in_venv(python, f"import {module}", tmp_path, ok=False)
         assert out.returncode != 0 and "ModuleNotFoundError" in out.stderr, module
-    out = subprocess.run([os.path.join(os.path.dirname(python), "asr"), "dashboard"],
-                         cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [os.path.join(os.path.dirname(python), "asr"), "dashboard"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 1, out.stderr
-    assert f"the dashboard needs the extra [dashboard] (no module 'fastapi'): " \
-           f"pip install '{DIST}[dashboard]'" in out.stderr
-    code = ("import asr\n"
-            "for f in (lambda: asr.identify('sea', data={}, params=['k']),\n"
-            "          lambda: __import__('asr.envs')):\n"
-            "    try:\n        f()\n    except ImportError as exc:\n        print(exc)\n")
+    assert (
+        f"the dashboard needs the extra [dashboard] (no module 'fastapi'): "
+        f"pip install '{DIST}[dashboard]'" in out.stderr
+    )
+    code = (
+        "import asr\n"
+        "for f in (lambda: asr.identify('sea', data={}, params=['k']),\n"
+        "          lambda: __import__('asr.envs')):\n"
+        "    try:\n        f()\n    except ImportError as exc:\n        print(exc)\n"
+    )
     lines = _in_venv(python, code, tmp_path).stdout.splitlines()
-    assert lines == [f"asr.identify needs the extra [identify] (no module 'scipy'): "
-                     f"pip install '{DIST}[identify]'",
-                     f"asr.envs needs the extra [rl] (no module 'gymnasium'): "
-                     f"pip install '{DIST}[rl]'"]
+    assert lines == [
+        f"asr.identify needs the extra [identify] (no module 'scipy'): "
+        f"pip install '{DIST}[identify]'",
+        f"asr.envs needs the extra [rl] (no module 'gymnasium'): pip install '{DIST}[rl]'",
+    ]

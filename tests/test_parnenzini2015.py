@@ -1,6 +1,7 @@
 """[Parnenzini2015] (asr.experiments.parnenzini2015): one 2015 qbmove module tracking a sine and
 stepping at three presets (figs. 2, 3), and the 3R arm and 12-module snake running the published
 gait (fig. 4)."""
+
 import numpy as np
 import pytest
 
@@ -63,7 +64,7 @@ def test_step_ends_short_by_the_dead_zone_and_friction(res):
         q = st["q"][i, -1]
         for f, sign in (("th1", +1), ("th2", -1)):
             th = st[f][i, -1]
-            load = 0.022 * np.sinh(6.85 * (th - q))     # the spring's pull on the motor, N m
+            load = 0.022 * np.sinh(6.85 * (th - q))  # the spring's pull on the motor, N m
             e = th - (paper.STEP + sign * s)
             assert abs(e) <= breakaway(load) + 1e-4, (s, f, e, breakaway(load))
         assert 0.0 < st["metrics"][i]["error"] < breakaway() + 1e-3
@@ -81,8 +82,11 @@ def test_assemblies_stay_finite_and_bounded(res, name):
     # the joints follow the gait: each RMS error below the largest amplitude (60 deg)
     assert (g["rms_tracking"] < paper.GAIT_PITCH).all(), g["rms_tracking"]
     # the amplitudes of the paper: 60 deg on pitch joints, 20 deg on yaw joints
-    expect = {"arm3r_vertical": [paper.GAIT_PITCH] * 3, "arm3r_horizontal": [paper.GAIT_YAW] * 3,
-              "snake": [paper.GAIT_YAW, paper.GAIT_PITCH] * 6}[name]
+    expect = {
+        "arm3r_vertical": [paper.GAIT_PITCH] * 3,
+        "arm3r_horizontal": [paper.GAIT_YAW] * 3,
+        "snake": [paper.GAIT_YAW, paper.GAIT_PITCH] * 6,
+    }[name]
     assert np.allclose(g["amps"], expect)
 
 
@@ -95,7 +99,7 @@ def test_snake_moves(res):
     assert sn["free_base"]
     assert sn["displacement"] > 0.1, sn["displacement"]
     lo, hi = sn["com_height"]
-    assert 0.02 < lo and hi < 0.15, sn["com_height"]   # on the floor, neither sunk nor flying
+    assert 0.02 < lo and hi < 0.15, sn["com_height"]  # on the floor, neither sunk nor flying
 
 
 def test_main_writes_html_and_table(tmp_path, capsys):

@@ -1,4 +1,5 @@
 """README.md's layout table names only paths that exist, and lists every top-level folder."""
+
 import re
 import subprocess
 from pathlib import Path
@@ -16,7 +17,7 @@ def layout_paths():
     rows = [line for line in section.splitlines() if line.startswith("|")]
     assert rows[0].replace(" ", "") == "|path|holds|", rows[0]
     paths = []
-    for row in rows[2:]:            # after the header and its | --- | --- | line
+    for row in rows[2:]:  # after the header and its | --- | --- | line
         first = row.split("|")[1].strip()
         m = re.fullmatch(r"`([^`]+)`", first)
         assert m, f"first column of {row!r} is not one `path`"
@@ -27,15 +28,17 @@ def layout_paths():
 def test_layout_paths_exist():
     paths = layout_paths()
     assert len(paths) >= 10
-    missing = [p for p in paths if not (ROOT / p).exists() or (p.endswith("/")
-                                                                 and not (ROOT / p).is_dir())]
+    missing = [
+        p for p in paths if not (ROOT / p).exists() or (p.endswith("/") and not (ROOT / p).is_dir())
+    ]
     assert not missing, f"README.md's layout table names paths that do not exist: {missing}"
 
 
 def test_layout_lists_every_top_level_folder():
     try:
-        tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True,
-                                 check=True).stdout.splitlines()
+        tracked = subprocess.run(
+            ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.splitlines()
     except (OSError, subprocess.CalledProcessError) as exc:
         if IN_CI:  # CI runs on a clone: git must answer there
             pytest.fail(f"git ls-files failed in CI: {exc}")

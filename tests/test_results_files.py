@@ -1,6 +1,7 @@
 """Results files of sweeps and ILC (asr/_files.py): written atomically, a sweep killed with SIGKILL
 resumes to exactly the results of an uninterrupted run, and a truncated, corrupted or
 inconsistent file is reported with a clear error, never merged or silently started over."""
+
 import json
 import os
 import signal
@@ -17,8 +18,11 @@ from asr.parameter_sweep import SweepResult, sweep
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PENDULUM = os.path.join(HERE, "robots", "pendulum")  # 1 DOF, dt 1 ms
-GRID = {"joint.k1": [0.0019, 0.003, 0.005], "mujoco.body_mass.link": [0.1, 0.3],
-        "refs.preset.joint": [0.2, 0.5]}
+GRID = {
+    "joint.k1": [0.0019, 0.003, 0.005],
+    "mujoco.body_mass.link": [0.1, 0.3],
+    "refs.preset.joint": [0.2, 0.5],
+}
 KW = dict(steps=150_000, refs=[[0.8, 0.3]], batch_size=2, progress=False)  # 6 batches, ~0.4 s each
 CHILD = """import json, sys
 from asr.parameter_sweep import sweep
@@ -49,8 +53,10 @@ def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path):
     path = tmp_path / "sweep.npz"
     seen = [0]
     for delay in (0.0, 0.2, 0.05):  # killed during a batch (or a save) three times
-        proc = subprocess.Popen([sys.executable, "-c", CHILD, PENDULUM, json.dumps(GRID),
-                                 str(path), json.dumps(KW)], cwd=HERE)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", CHILD, PENDULUM, json.dumps(GRID), str(path), json.dumps(KW)],
+            cwd=HERE,
+        )
         deadline = time.monotonic() + 60
         while done_batches(path) <= seen[-1] and proc.poll() is None:
             assert time.monotonic() < deadline, "the sweep made no progress"
@@ -76,14 +82,21 @@ def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path):
 @pytest.fixture(scope="module")
 def complete_file(tmp_path_factory):
     path = tmp_path_factory.mktemp("complete") / "sweep.npz"
-    sweep(PENDULUM, {"joint.k1": [0.002, 0.003, 0.004, 0.005]}, steps=50, refs=[[0.8, 0.3]],
-          batch_size=2, progress=False, results=str(path))
+    sweep(
+        PENDULUM,
+        {"joint.k1": [0.002, 0.003, 0.004, 0.005]},
+        steps=50,
+        refs=[[0.8, 0.3]],
+        batch_size=2,
+        progress=False,
+        results=str(path),
+    )
     return path.read_bytes()
 
 
 def _flip_middle(data):
     k = len(data) // 2
-    return data[:k] + bytes([data[k] ^ 0xFF]) + data[k + 1:]
+    return data[:k] + bytes([data[k] ^ 0xFF]) + data[k + 1 :]
 
 
 def _partly_done_batch(path):
@@ -92,14 +105,20 @@ def _partly_done_batch(path):
     res.save(path)
 
 
-@pytest.mark.parametrize("damage, words", [
-    (lambda p: p.write_bytes(p.read_bytes()[: len(p.read_bytes()) // 2]), "truncated or corrupted"),
-    (lambda p: p.write_bytes(p.read_bytes()[:100]), "truncated or corrupted"),
-    (lambda p: p.write_bytes(b""), "truncated or corrupted"),
-    (lambda p: p.write_bytes(_flip_middle(p.read_bytes())), "truncated or corrupted"),
-    (lambda p: p.write_text("samples,done\n1,true\n"), "truncated or corrupted"),
-    (_partly_done_batch, "a batch is partly done"),
-])
+@pytest.mark.parametrize(
+    "damage, words",
+    [
+        (
+            lambda p: p.write_bytes(p.read_bytes()[: len(p.read_bytes()) // 2]),
+            "truncated or corrupted",
+        ),
+        (lambda p: p.write_bytes(p.read_bytes()[:100]), "truncated or corrupted"),
+        (lambda p: p.write_bytes(b""), "truncated or corrupted"),
+        (lambda p: p.write_bytes(_flip_middle(p.read_bytes())), "truncated or corrupted"),
+        (lambda p: p.write_text("samples,done\n1,true\n"), "truncated or corrupted"),
+        (_partly_done_batch, "a batch is partly done"),
+    ],
+)
 def test_damaged_results_are_detected(tmp_path, complete_file, damage, words):
     path = tmp_path / "sweep.npz"
     path.write_bytes(complete_file)
@@ -108,17 +127,32 @@ def test_damaged_results_are_detected(tmp_path, complete_file, damage, words):
     with pytest.raises(ValueError, match=words):
         SweepResult.load(path)
     with pytest.raises(ValueError, match=f"cannot resume from .*{words}"):
-        sweep(PENDULUM, {"joint.k1": [0.002, 0.003, 0.004, 0.005]}, steps=50,
-              refs=[[0.8, 0.3]], batch_size=2, progress=False, results=str(path))
+        sweep(
+            PENDULUM,
+            {"joint.k1": [0.002, 0.003, 0.004, 0.005]},
+            steps=50,
+            refs=[[0.8, 0.3]],
+            batch_size=2,
+            progress=False,
+            results=str(path),
+        )
     assert path.read_bytes() == before  # left for the user to inspect
 
 
 def _ilc_result(value):
     n, T, J = 1, 6, 1
-    return ILCResult(input=np.full((n, T, J), value), errors=np.array([[0.3], [0.1]]),
-                     iterations=np.array([2]), converged=np.array([True]),
-                     reference=np.zeros((n, T, J)), dt=1e-3, wall_s=0.5, tol=0.2,
-                     presets=np.zeros((n, J)), metadata={"robot": "pendulum"})
+    return ILCResult(
+        input=np.full((n, T, J), value),
+        errors=np.array([[0.3], [0.1]]),
+        iterations=np.array([2]),
+        converged=np.array([True]),
+        reference=np.zeros((n, T, J)),
+        dt=1e-3,
+        wall_s=0.5,
+        tol=0.2,
+        presets=np.zeros((n, J)),
+        metadata={"robot": "pendulum"},
+    )
 
 
 def test_ilc_files(tmp_path):

@@ -7,6 +7,7 @@ Tolerances: the ONNX graph computes in float32 throughout (the normalisation too
 in float64 and runs the network in float32, so actions differ by float32 rounding: asserted within
 1e-5 (absolute, actions of order 1); the closed-loop link trajectories of the two policies on the
 asr vector env are asserted within 1e-4 rad (measured figures printed with -s)."""
+
 import json
 import os
 
@@ -36,11 +37,23 @@ def make_model(task_id, learn_steps, seed=0):
 
     import asr  # noqa: F401  (registers the ids)
 
-    venv = VecNormalize(DummyVecEnv([lambda: gymnasium.make(task_id) for _ in range(2)]),
-                        norm_obs=True, norm_reward=False, clip_obs=3.0)
+    venv = VecNormalize(
+        DummyVecEnv([lambda: gymnasium.make(task_id) for _ in range(2)]),
+        norm_obs=True,
+        norm_reward=False,
+        clip_obs=3.0,
+    )
     venv.seed(seed)
-    model = PPO("MlpPolicy", venv, n_steps=64, batch_size=64, n_epochs=1, seed=seed,
-                device="cpu", policy_kwargs={"net_arch": [32, 32]})
+    model = PPO(
+        "MlpPolicy",
+        venv,
+        n_steps=64,
+        batch_size=64,
+        n_epochs=1,
+        seed=seed,
+        device="cpu",
+        policy_kwargs={"net_arch": [32, 32]},
+    )
     if learn_steps:
         model.learn(learn_steps)
     else:  # still give the normaliser non-trivial statistics
@@ -69,7 +82,7 @@ def trained(tmp_path_factory):
     from asr.rl.onnx_policy import export_onnx
 
     model, venv = make_model(TASK_ID, 128)
-    with torch.no_grad():   # a bolder policy: it swings the pendulum and leaves the action Box
+    with torch.no_grad():  # a bolder policy: it swings the pendulum and leaves the action Box
         model.policy.action_net.weight.mul_(300.0)
     root = tmp_path_factory.mktemp("onnx")
     folder = save_folder(model, venv, str(root / "run"), TASK_ID)
@@ -99,7 +112,7 @@ def test_rollout_matches_torch(trained):
 
     model, venv, _, path = trained
     policy = OnnxPolicy(path, env=EquilibriumTracking)
-    steps = EquilibriumTracking.max_episode_steps       # one whole episode, 2 s
+    steps = EquilibriumTracking.max_episode_steps  # one whole episode, 2 s
     envs = [EquilibriumTracking(8), EquilibriumTracking(8)]
     try:
         q_onnx, a_onnx = rollout(envs[0], policy, steps, seed=11)
@@ -113,9 +126,11 @@ def test_rollout_matches_torch(trained):
     print(f"\nONNX vs torch over {steps} steps x 8 envs: actions {da:.2e}, q {dq:.2e} rad")
     assert da <= ACTION_ATOL, da
     assert dq <= TRAJ_ATOL, dq
-    assert np.ptp(q_onnx) > 0.05   # the pendulum moved: the comparison means something
-    low, high = EquilibriumTracking.single_action_space.low, \
-        EquilibriumTracking.single_action_space.high
+    assert np.ptp(q_onnx) > 0.05  # the pendulum moved: the comparison means something
+    low, high = (
+        EquilibriumTracking.single_action_space.low,
+        EquilibriumTracking.single_action_space.high,
+    )
     assert np.all(a_onnx >= low) and np.all(a_onnx <= high)
 
 
@@ -134,9 +149,9 @@ def test_batch_with_clipping(trained):
     d = np.max(np.abs(a - ref))
     print(f"\nbatch of 500 wide observations: actions {d:.2e}")
     assert d <= ACTION_ATOL
-    assert np.allclose(policy(obs[3]), a[3], rtol=0, atol=0)   # one observation: (act_dim,)
+    assert np.allclose(policy(obs[3]), a[3], rtol=0, atol=0)  # one observation: (act_dim,)
     norm = venv.normalize_obs(obs)
-    assert np.any(np.abs(norm) == venv.clip_obs)              # the obs clip is exercised
+    assert np.any(np.abs(norm) == venv.clip_obs)  # the obs clip is exercised
     # the Box clip is exercised, at the float32 bounds rounded into the float64 Box
     lo, hi = np.float32([-1.5, 0.2]), np.float32([1.5, 0.59999996])
     assert np.float64(hi[1]) < 0.6 < np.float64(np.float32(0.6))
@@ -156,8 +171,12 @@ def test_metadata(trained):
     assert p.task == "EquilibriumTracking" and p.metadata["task_id"] == TASK_ID
     assert (p.robot, p.variant) == ("pendulum_1dof", "qbmove_advanced")
     assert p.control_period_s == pytest.approx(0.02, abs=1e-12)
-    assert p.observation == [["q", "rad"], ["qd", "rad/s"], ["target", "rad"],
-                             ["q - target", "rad"]]
+    assert p.observation == [
+        ["q", "rad"],
+        ["qd", "rad/s"],
+        ["target", "rad"],
+        ["q - target", "rad"],
+    ]
     assert p.action == [["equilibrium", "rad", -1.5, 1.5], ["preset", "rad", 0.2, 0.6]]
     assert p.metadata["format"] == FORMAT and p.metadata["asr_version"] == __version__
     assert p.metadata["obs_normalization"] == {"clip_obs": 3.0, "epsilon": 1e-8}
@@ -165,8 +184,15 @@ def test_metadata(trained):
     onnx.checker.check_model(m)
     assert [i.name for i in m.graph.input] == ["obs"]
     assert [o.name for o in m.graph.output] == ["action"]
-    assert {e.key for e in m.metadata_props} >= {"task", "robot", "variant", "observation",
-                                                 "action", "control_period_s", "asr_version"}
+    assert {e.key for e in m.metadata_props} >= {
+        "task",
+        "robot",
+        "variant",
+        "observation",
+        "action",
+        "control_period_s",
+        "asr_version",
+    }
     # no temporary file left beside it (atomic write)
     assert not [n for n in os.listdir(os.path.dirname(path)) if n.startswith(".onnx-")]
 
@@ -181,8 +207,9 @@ def test_objects_equal_folder_and_reach(tmp_path):
 
     model, venv = make_model("asr/Reach2DOF-v0", 0, seed=1)
     a = export_onnx(model, tmp_path / "a.onnx", vec_normalize=venv)
-    b = export_onnx(save_folder(model, venv, str(tmp_path / "run"), "asr/Reach2DOF-v0"),
-                    tmp_path / "b.onnx")
+    b = export_onnx(
+        save_folder(model, venv, str(tmp_path / "run"), "asr/Reach2DOF-v0"), tmp_path / "b.onnx"
+    )
     pa, pb = OnnxPolicy(a), OnnxPolicy(b, env=Reach2DOF)
     assert pa.task == pb.task == "Reach2DOF" and pa.metadata == pb.metadata
     assert len(pa.observation) == 8 and pa.observation[6] == ["q1 - target1", "rad"]

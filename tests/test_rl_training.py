@@ -1,5 +1,6 @@
 """asr.rl: SB3VecEnv against SB3's DummyVecEnv, PPO training (improves, deterministic, resumable
 after SIGKILL, stops on a simulation error) and bad input. Tiny budgets, one torch thread."""
+
 import json
 import os
 import signal
@@ -13,8 +14,15 @@ from conftest import require
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TASK = "asr/Reach2DOF-v0"
-TINY = dict(n_steps=16, batch_size=128, n_epochs=2, eval_every=1, eval_episodes=4,
-            final_eval_episodes=8, net_arch=[16, 16])
+TINY = dict(
+    n_steps=16,
+    batch_size=128,
+    n_epochs=2,
+    eval_every=1,
+    eval_episodes=4,
+    final_eval_episodes=8,
+    net_arch=[16, 16],
+)
 
 
 @pytest.fixture(autouse=True)
@@ -89,8 +97,10 @@ def test_sb3_vec_env_equals_dummy_vec_env_bit_for_bit(early_stop):
     assert ends >= 2 * n
     if early_stop:
         assert partial >= 2 and terminations >= 2 and truncations >= 1
-    print(f"\nSB3VecEnv == DummyVecEnv over {steps} steps of {n} sub-envs: {ends} episode "
-          f"ends ({terminations} terminated, {truncations} truncated), {partial} partial resets")
+    print(
+        f"\nSB3VecEnv == DummyVecEnv over {steps} steps of {n} sub-envs: {ends} episode "
+        f"ends ({terminations} terminated, {truncations} truncated), {partial} partial resets"
+    )
     ours.close()
     ref.close()
 
@@ -101,6 +111,7 @@ def test_sb3_vec_env_bad_input():
     with pytest.raises(TypeError, match="vector_env"):
         SB3VecEnv(object())
     from asr.envs.tasks import Reach2DOF
+
     with pytest.raises(ValueError, match="on_error"):
         SB3VecEnv(Reach2DOF(1), on_error="ignore")
 
@@ -116,12 +127,23 @@ def test_tiny_training_improves_the_return():
     falls."""
     from asr.rl import train
 
-    res = train(TASK, total_steps=40_960, num_envs=64, seed=0, n_steps=32, batch_size=512,
-                eval_every=4, eval_episodes=32, final_eval_episodes=64)
+    res = train(
+        TASK,
+        total_steps=40_960,
+        num_envs=64,
+        seed=0,
+        n_steps=32,
+        batch_size=512,
+        eval_every=4,
+        eval_episodes=32,
+        final_eval_episodes=64,
+    )
     rets = [r["return"] for r in res.curve if r["return"] is not None]
     metrics = [r["metric"] for r in res.curve if r["metric"] is not None]
-    print(f"\nreturn {rets[0]:.2f} -> {rets[-1]:.2f}; held-out final error {metrics[0]:.3f} -> "
-          f"{metrics[-1]:.3f} rad; final (64 targets) {res.final_error_rad:.3f} rad")
+    print(
+        f"\nreturn {rets[0]:.2f} -> {rets[-1]:.2f}; held-out final error {metrics[0]:.3f} -> "
+        f"{metrics[-1]:.3f} rad; final (64 targets) {res.final_error_rad:.3f} rad"
+    )
     assert res.curve[-1]["steps"] >= 40_960
     assert rets[-1] > rets[0] + 15
     assert metrics[-1] < 0.7 * metrics[0]
@@ -145,8 +167,17 @@ def test_same_seed_one_thread_same_curve(tmp_path):
     obs = np.random.default_rng(0).normal(size=(5, 8))
     assert np.array_equal(la.predict(obs), a.predict(obs))
     cfg = json.loads((tmp_path / "a" / "config.json").read_text())
-    for key in ("task", "robot", "variant", "algo", "seed", "num_envs", "hyperparameters",
-                "total_steps", "asr_version"):
+    for key in (
+        "task",
+        "robot",
+        "variant",
+        "algo",
+        "seed",
+        "num_envs",
+        "hyperparameters",
+        "total_steps",
+        "asr_version",
+    ):
         assert key in cfg
     assert cfg["robot"] == "qbmove_arm_2dof" and cfg["hyperparameters"]["n_steps"] == 16
 
@@ -164,7 +195,8 @@ def test_train_many_on_an_executor_equals_one_after_another(tmp_path):
     runs = [dict(task=TASK, total_steps=1_000, num_envs=8, seed=s, **TINY) for s in (3, 4)]
     serial = train_many(runs)
     with concurrent.futures.ProcessPoolExecutor(
-            2, mp_context=multiprocessing.get_context("spawn")) as pool:
+        2, mp_context=multiprocessing.get_context("spawn")
+    ) as pool:
         parallel = train_many(runs, executor=pool, out_root=tmp_path)
     for a, b in zip(serial, parallel):
         assert _rows(a["curve"]) == _rows(b["curve"])
@@ -183,8 +215,9 @@ def _wait_for(pred, timeout, what, proc=None):
         if pred():
             return
         if proc is not None and proc.poll() is not None:
-            raise AssertionError(f"{what}: the process exited with {proc.returncode}: "
-                                 f"{proc.stderr.read()}")
+            raise AssertionError(
+                f"{what}: the process exited with {proc.returncode}: {proc.stderr.read()}"
+            )
         time.sleep(0.05)
     raise AssertionError(f"{what}: not within {timeout} s")
 
@@ -204,14 +237,39 @@ def test_resume_after_sigkill(tmp_path):
 
     out = tmp_path / "run"
     total = 12_800
-    args = [sys.executable, "-m", "asr.cli", "train", "--task", TASK, "--total-steps",
-            str(total), "--num-envs", "8", "--seed", "1", "--out", str(out), "--no-progress",
-            "--set", "n_steps=16", "--set", "batch_size=128", "--set", "n_epochs=2",
-            "--set", "net_arch=16,16", "--set", "eval_every=0", "--set",
-            "final_eval_episodes=8"]
+    args = [
+        sys.executable,
+        "-m",
+        "asr.cli",
+        "train",
+        "--task",
+        TASK,
+        "--total-steps",
+        str(total),
+        "--num-envs",
+        "8",
+        "--seed",
+        "1",
+        "--out",
+        str(out),
+        "--no-progress",
+        "--set",
+        "n_steps=16",
+        "--set",
+        "batch_size=128",
+        "--set",
+        "n_epochs=2",
+        "--set",
+        "net_arch=16,16",
+        "--set",
+        "eval_every=0",
+        "--set",
+        "final_eval_episodes=8",
+    ]
     env = dict(os.environ, OMP_NUM_THREADS="1")
-    proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     try:
         _wait_for(lambda: _curve_len(out / "curve.json") >= 5, 120, "5 curve rows", proc)
         proc.send_signal(signal.SIGKILL)
@@ -228,8 +286,9 @@ def test_resume_after_sigkill(tmp_path):
     assert 0 < steps < total
     assert killed.curve[-1]["steps"] <= steps
     assert abs(killed.vecnormalize.asr_num_timesteps - steps) <= 16 * 8
-    done = subprocess.run(args + ["--resume"], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=300)
+    done = subprocess.run(
+        args + ["--resume"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr
     assert not [p for p in os.listdir(out) if p.endswith(".tmp")]
     res = load_checkpoint(out)
@@ -250,28 +309,40 @@ def test_simulation_error_stops_training_and_keeps_the_checkpoint(tmp_path, monk
     from asr.rl import load_checkpoint, train
 
     monkeypatch.setattr(Reach2DOF, "timestep", 1.0)
-    with pytest.raises(asr.SimulationError, match=r"instance \d+, joint \d, step \d+.*"
-                       r"training stopped at \d+ env-steps.*last checkpoint") as info:
-        train(TASK, total_steps=1_000, num_envs=4, seed=0, out_dir=tmp_path / "x",
-              **dict(TINY, batch_size=64))
+    with pytest.raises(
+        asr.SimulationError,
+        match=r"instance \d+, joint \d, step \d+.*"
+        r"training stopped at \d+ env-steps.*last checkpoint",
+    ) as info:
+        train(
+            TASK,
+            total_steps=1_000,
+            num_envs=4,
+            seed=0,
+            out_dir=tmp_path / "x",
+            **dict(TINY, batch_size=64),
+        )
     assert info.value.instance >= 0
     assert load_checkpoint(tmp_path / "x").model.num_timesteps == 0
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(task="asr/Nope-v0"), r"task: got 'asr/Nope-v0', valid: .*asr/Reach2DOF-v0"),
-    (dict(algo="sac"), r"algo: got 'sac', valid: ppo"),
-    (dict(learning_rate=0.0), r"learning_rate: got 0.0, valid range \(0.0, 1.0\]"),
-    (dict(learning_rate=2), r"learning_rate: got 2.0, valid range \(0.0, 1.0\]"),
-    (dict(gamma=1.5), r"gamma: got 1.5, valid range \[0.0, 1.0\]"),
-    (dict(n_steps=0), r"n_steps: got 0, valid range \[1, inf\)"),
-    (dict(batch_size=1000), r"batch_size: got 1000, valid range \[2, n_steps \* num_envs"),
-    (dict(clip_range=float("nan")), r"clip_range: got nan"),
-    (dict(net_arch=[64, 0]), r"net_arch: got \[64, 0\]"),
-    (dict(bogus=1), r"hyperparameter 'bogus': unknown; valid: learning_rate"),
-    (dict(total_steps=0), r"total_steps: got 0, valid range \[1, inf\)"),
-    (dict(num_envs=0), r"num_envs: got 0, valid range \[1, inf\)"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(task="asr/Nope-v0"), r"task: got 'asr/Nope-v0', valid: .*asr/Reach2DOF-v0"),
+        (dict(algo="sac"), r"algo: got 'sac', valid: ppo"),
+        (dict(learning_rate=0.0), r"learning_rate: got 0.0, valid range \(0.0, 1.0\]"),
+        (dict(learning_rate=2), r"learning_rate: got 2.0, valid range \(0.0, 1.0\]"),
+        (dict(gamma=1.5), r"gamma: got 1.5, valid range \[0.0, 1.0\]"),
+        (dict(n_steps=0), r"n_steps: got 0, valid range \[1, inf\)"),
+        (dict(batch_size=1000), r"batch_size: got 1000, valid range \[2, n_steps \* num_envs"),
+        (dict(clip_range=float("nan")), r"clip_range: got nan"),
+        (dict(net_arch=[64, 0]), r"net_arch: got \[64, 0\]"),
+        (dict(bogus=1), r"hyperparameter 'bogus': unknown; valid: learning_rate"),
+        (dict(total_steps=0), r"total_steps: got 0, valid range \[1, inf\)"),
+        (dict(num_envs=0), r"num_envs: got 0, valid range \[1, inf\)"),
+    ],
+)
 def test_bad_input(kwargs, match):
     from asr.rl import train
 
@@ -330,10 +401,13 @@ def test_cli_bad_arguments(tmp_path, capsys):
 
 
 def test_import_without_torch_says_how_to_install():
-    code = ("import sys; sys.modules['torch'] = None\n"
-            "import asr.rl\n"
-            "try:\n    asr.rl.train\nexcept ImportError as e:\n    print(e)\n")
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
-                         text=True, timeout=120)
+    code = (
+        "import sys; sys.modules['torch'] = None\n"
+        "import asr.rl\n"
+        "try:\n    asr.rl.train\nexcept ImportError as e:\n    print(e)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
     assert out.returncode == 0, out.stderr
     assert "pip install 'asr-sim[rl]'" in out.stdout

@@ -1,6 +1,7 @@
 """Robot descriptions stay inside their folders (asr/robot.py): servers load robots by name only
 (allow_path=False), a variant's MJCF file must resolve inside the robot's folder, and errors
 about robots looked up by name never show the server's robots folder."""
+
 import os
 import shutil
 
@@ -17,8 +18,13 @@ def test_names_and_paths():
     assert {"pendulum_1dof", "qbmove_arm_2dof"} <= set(robot_names())
     assert load_robot("pendulum_1dof", allow_path=False).name == "pendulum_1dof"
     assert load_robot(PENDULUM).folder == PENDULUM  # the Python API takes the user's paths
-    for path in (PENDULUM, "../tests/robots/pendulum", "qbmove_arm_2dof/../pendulum_1dof",
-                 "..", "."):
+    for path in (
+        PENDULUM,
+        "../tests/robots/pendulum",
+        "qbmove_arm_2dof/../pendulum_1dof",
+        "..",
+        ".",
+    ):
         with pytest.raises(FileNotFoundError, match="expected a robot name, not a path"):
             load_robot(path, allow_path=False)
     with pytest.raises(FileNotFoundError, match="available: .*pendulum_1dof"):
@@ -27,8 +33,9 @@ def test_names_and_paths():
         load_robot(3)
 
 
-@pytest.mark.parametrize("mjcf", ["../outside.xml", "/etc/hostname", "sub/../../outside.xml",
-                                  "link.xml"])
+@pytest.mark.parametrize(
+    "mjcf", ["../outside.xml", "/etc/hostname", "sub/../../outside.xml", "link.xml"]
+)
 def test_the_mjcf_file_must_lie_in_the_robot_folder(tmp_path, mjcf):
     folder = tmp_path / "robot"
     shutil.copytree(PENDULUM, folder)
@@ -44,9 +51,11 @@ def test_the_mjcf_file_must_lie_in_the_robot_folder(tmp_path, mjcf):
 
 def test_errors_by_name_show_no_server_path():
     messages = []
-    for call in (lambda: load_robot("qbmove_arm_2dof", "upside_down"),
-                 lambda: load_robot("nope"),
-                 lambda: load_robot("../robots", allow_path=False)):
+    for call in (
+        lambda: load_robot("qbmove_arm_2dof", "upside_down"),
+        lambda: load_robot("nope"),
+        lambda: load_robot("../robots", allow_path=False),
+    ):
         with pytest.raises((ValueError, FileNotFoundError)) as err:
             call()
         messages.append(str(err.value))

@@ -5,6 +5,7 @@ SDF: plain XML (xml.etree, the world-frame poses computed here from SDF's pose r
 libsdformat 12 (a small C++ program, compiled here, that loads each file with sdf::Root, reports
 its errors and prints libsdformat's own resolved values). Also the loader's checks of the
 `sdf` key of robot.toml."""
+
 import math
 import os
 import shutil
@@ -25,6 +26,7 @@ def sdf_variants():
     out, seen = [], set()
     for name in robot_names():
         from asr.robot import tomllib
+
         with open(os.path.join(ROBOTS, name, "robot.toml"), "rb") as f:
             toml = tomllib.load(f)
         for v, table in toml["variants"].items():
@@ -45,31 +47,47 @@ def test_the_four_robots_have_sdf_files():
 
 # ---------------------------------------------------------------- MuJoCo's compiled reference
 
+
 def mujoco_reference(mjcf):
     """{link: (mass, world com, world inertia about com)}, {joint: (world axis, world anchor,
     limits, damping, friction)}, gravity, time step of the compiled MJCF at q = 0."""
     mujoco = require("mujoco")
     m = mujoco.MjModel.from_xml_path(mjcf)
     d = mujoco.MjData(m)
-    mujoco.mj_kinematics(m, d)   # qpos = qpos0
+    mujoco.mj_kinematics(m, d)  # qpos = qpos0
     links, joints = {}, {}
     for b in range(1, m.nbody):
-        rot = d.ximat[b].reshape(3, 3)   # the principal axes in the world (body_iquat applied)
-        links[m.body(b).name] = (float(m.body_mass[b]), d.xipos[b].copy(),
-                                 rot @ np.diag(m.body_inertia[b]) @ rot.T)
+        rot = d.ximat[b].reshape(3, 3)  # the principal axes in the world (body_iquat applied)
+        links[m.body(b).name] = (
+            float(m.body_mass[b]),
+            d.xipos[b].copy(),
+            rot @ np.diag(m.body_inertia[b]) @ rot.T,
+        )
     for j in range(m.njnt):
         dof = m.jnt_dofadr[j]
         lim = tuple(m.jnt_range[j]) if m.jnt_limited[j] else (-1e16, 1e16)
-        joints[m.joint(j).name] = (d.xaxis[j].copy(), d.xanchor[j].copy(), lim,
-                                   float(m.dof_damping[dof]), float(m.dof_frictionloss[dof]))
+        joints[m.joint(j).name] = (
+            d.xaxis[j].copy(),
+            d.xanchor[j].copy(),
+            lim,
+            float(m.dof_damping[dof]),
+            float(m.dof_frictionloss[dof]),
+        )
     return links, joints, np.array(m.opt.gravity), float(m.opt.timestep)
 
 
 # ---------------------------------------------------------------- reader 1: plain XML
 
+
 def rpy_mat(r, p, y):
-    cr, sr, cp, sp, cy, sy = (math.cos(r), math.sin(r), math.cos(p), math.sin(p), math.cos(y),
-                              math.sin(y))
+    cr, sr, cp, sp, cy, sy = (
+        math.cos(r),
+        math.sin(r),
+        math.cos(p),
+        math.sin(p),
+        math.cos(y),
+        math.sin(y),
+    )
     rx = np.array([[1, 0, 0], [0, cr, -sr], [0, sr, cr]])
     ry = np.array([[cp, 0, sp], [0, 1, 0], [-sp, 0, cp]])
     rz = np.array([[cy, -sy, 0], [sy, cy, 0], [0, 0, 1]])
@@ -105,13 +123,23 @@ def xml_values(sdf):
         if inertial is None:
             continue
         Ri, pi = pose_of(inertial)
-        e = {k: float(inertial.find(f"inertia/{k}").text)
-             for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")}
-        tensor = np.array([[e["ixx"], e["ixy"], e["ixz"]], [e["ixy"], e["iyy"], e["iyz"]],
-                           [e["ixz"], e["iyz"], e["izz"]]])
+        e = {
+            k: float(inertial.find(f"inertia/{k}").text)
+            for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
+        }
+        tensor = np.array(
+            [
+                [e["ixx"], e["ixy"], e["ixz"]],
+                [e["ixy"], e["iyy"], e["iyz"]],
+                [e["ixz"], e["iyz"], e["izz"]],
+            ]
+        )
         Rw = R @ Ri
-        links[link.get("name")] = (float(inertial.find("mass").text), R @ pi + p,
-                                   Rw @ tensor @ Rw.T)
+        links[link.get("name")] = (
+            float(inertial.find("mass").text),
+            R @ pi + p,
+            Rw @ tensor @ Rw.T,
+        )
     for joint in model.findall("joint"):
         if joint.get("type") == "fixed":
             continue
@@ -123,9 +151,12 @@ def xml_values(sdf):
         xyz = np.array([float(x) for x in axis.find("xyz").text.split()])
         dyn = axis.find("dynamics")
         joints[joint.get("name")] = (
-            Rc @ Rj @ xyz, Rc @ pj + pc,
+            Rc @ Rj @ xyz,
+            Rc @ pj + pc,
             (float(axis.find("limit/lower").text), float(axis.find("limit/upper").text)),
-            float(dyn.find("damping").text), float(dyn.find("friction").text))
+            float(dyn.find("damping").text),
+            float(dyn.find("friction").text),
+        )
     gravity = np.array([float(x) for x in world.find("gravity").text.split()])
     step = float(world.find("physics/max_step_size").text)
     return links, joints, gravity, step
@@ -197,8 +228,9 @@ def sdformat_probe(tmp_path_factory):
     if not (shutil.which("g++") and shutil.which("pkg-config")):
         why = "g++ / pkg-config not installed"
     else:
-        flags = subprocess.run(["pkg-config", "--cflags", "--libs", "sdformat12"],
-                               capture_output=True, text=True)
+        flags = subprocess.run(
+            ["pkg-config", "--cflags", "--libs", "sdformat12"], capture_output=True, text=True
+        )
         if flags.returncode != 0:
             why = "libsdformat 12 not installed (apt-get install libsdformat-dev)"
     if why:
@@ -207,8 +239,12 @@ def sdformat_probe(tmp_path_factory):
         pytest.skip(why)
     folder = tmp_path_factory.mktemp("sdformat")
     (folder / "probe.cc").write_text(SDF_PROBE)
-    build = subprocess.run(["g++", "-O0", str(folder / "probe.cc"), "-o", str(folder / "probe")]
-                           + flags.stdout.split(), capture_output=True, text=True)
+    build = subprocess.run(
+        ["g++", "-O0", str(folder / "probe.cc"), "-o", str(folder / "probe")]
+        + flags.stdout.split(),
+        capture_output=True,
+        text=True,
+    )
     assert build.returncode == 0, build.stderr
     return str(folder / "probe")
 
@@ -243,8 +279,9 @@ def compare(values, ref, reader):
     rlinks, rjoints, rgravity, rstep = ref
     assert set(links) == set(rlinks), reader
     assert set(joints) == set(rjoints), reader
-    worst = WORST.setdefault(reader, {"mass rel": 0.0, "com": 0.0, "inertia": 0.0, "axis": 0.0,
-                                      "anchor": 0.0})
+    worst = WORST.setdefault(
+        reader, {"mass rel": 0.0, "com": 0.0, "inertia": 0.0, "axis": 0.0, "anchor": 0.0}
+    )
     for name, (mass, com, inertia) in rlinks.items():
         m2, c2, i2 = links[name]
         worst["mass rel"] = max(worst["mass rel"], abs(m2 - mass) / mass)
@@ -252,15 +289,15 @@ def compare(values, ref, reader):
         worst["inertia"] = max(worst["inertia"], float(np.max(np.abs(i2 - inertia))))
         assert m2 == pytest.approx(mass, rel=1e-12, abs=0), (reader, name)
         np.testing.assert_allclose(c2, com, rtol=0, atol=1e-9, err_msg=f"{reader} {name} com")
-        np.testing.assert_allclose(i2, inertia, rtol=0, atol=1e-9,
-                                   err_msg=f"{reader} {name} inertia")
+        np.testing.assert_allclose(
+            i2, inertia, rtol=0, atol=1e-9, err_msg=f"{reader} {name} inertia"
+        )
     for name, (axis, anchor, limits, damping, friction) in rjoints.items():
         a2, p2, l2, d2, f2 = joints[name]
         worst["axis"] = max(worst["axis"], float(np.max(np.abs(a2 - axis))))
         worst["anchor"] = max(worst["anchor"], float(np.max(np.abs(p2 - anchor))))
         np.testing.assert_allclose(a2, axis, rtol=0, atol=1e-12, err_msg=f"{reader} {name} axis")
-        np.testing.assert_allclose(p2, anchor, rtol=0, atol=1e-9,
-                                   err_msg=f"{reader} {name} anchor")
+        np.testing.assert_allclose(p2, anchor, rtol=0, atol=1e-9, err_msg=f"{reader} {name} anchor")
         assert l2 == pytest.approx(limits, rel=1e-12), (reader, name)
         assert d2 == pytest.approx(damping, rel=1e-12), (reader, name)
         assert f2 == pytest.approx(friction, rel=1e-12), (reader, name)
@@ -286,6 +323,7 @@ def test_sdf_matches_mujoco_libsdformat(robot, variant, sdformat_probe):
 def test_variants_sharing_an_mjcf_share_the_sdf():
     for name in ("pendulum_1dof", "rrbot_sea"):
         from asr.robot import tomllib
+
         with open(os.path.join(ROBOTS, name, "robot.toml"), "rb") as f:
             variants = tomllib.load(f)["variants"]
         assert len({load_robot(name, v).sdf for v in variants}) == 1
@@ -322,17 +360,21 @@ def good_sdf():
         return f.read()
 
 
-@pytest.mark.parametrize("text,words", [
-    ("<sdf version='1.9'><world name='w'><model name='m'>", "not well-formed XML"),
-    ("not xml at all", "not well-formed XML"),
-    ("<robot name='r'/>", "root element is <robot>, expected <sdf>"),
-    ("<sdf version='1.9'><model name='m'/></sdf>", "exactly one <world>"),
-    ("<sdf version='1.9'><world name='a'/><world name='b'/></sdf>", "exactly one <world>"),
-    ("<sdf version='1.9'><world name='w'/></sdf>", "exactly one <model> in its <world>, got 0"),
-])
+@pytest.mark.parametrize(
+    "text,words",
+    [
+        ("<sdf version='1.9'><world name='w'><model name='m'>", "not well-formed XML"),
+        ("not xml at all", "not well-formed XML"),
+        ("<robot name='r'/>", "root element is <robot>, expected <sdf>"),
+        ("<sdf version='1.9'><model name='m'/></sdf>", "exactly one <world>"),
+        ("<sdf version='1.9'><world name='a'/><world name='b'/></sdf>", "exactly one <world>"),
+        ("<sdf version='1.9'><world name='w'/></sdf>", "exactly one <model> in its <world>, got 0"),
+    ],
+)
 def test_malformed_sdf_names_file_and_entry(tmp_path, text, words):
-    folder = robot_copy(tmp_path, old='sdf = "pendulum.sdf"', new='sdf = "bad.sdf"',
-                        files={"bad.sdf": text})
+    folder = robot_copy(
+        tmp_path, old='sdf = "pendulum.sdf"', new='sdf = "bad.sdf"', files={"bad.sdf": text}
+    )
     err = load_error(folder)
     assert err.entry == "[variants.sea] sdf"
     assert "'bad.sdf'" in err.problem and words in err.problem, err.problem
@@ -340,8 +382,12 @@ def test_malformed_sdf_names_file_and_entry(tmp_path, text, words):
 
 
 def test_sdf_missing_a_joint_names_the_joint(tmp_path):
-    folder = robot_copy(tmp_path, old='sdf = "pendulum.sdf"', new='sdf = "renamed.sdf"',
-                        files={"renamed.sdf": good_sdf().replace('name="joint"', 'name="hinge"')})
+    folder = robot_copy(
+        tmp_path,
+        old='sdf = "pendulum.sdf"',
+        new='sdf = "renamed.sdf"',
+        files={"renamed.sdf": good_sdf().replace('name="joint"', 'name="hinge"')},
+    )
     err = load_error(folder)
     assert err.entry == "[variants.sea] sdf"
     assert "'renamed.sdf': joint 'joint' ([[variants.sea.joints]] #1) is missing" in err.problem
@@ -349,23 +395,28 @@ def test_sdf_missing_a_joint_names_the_joint(tmp_path):
 
 
 def test_sdf_joint_of_the_wrong_type_is_named(tmp_path):
-    text = good_sdf().replace('<joint name="joint" type="revolute">',
-                              '<joint name="joint" type="prismatic">')
-    folder = robot_copy(tmp_path, old='sdf = "pendulum.sdf"', new='sdf = "slide.sdf"',
-                        files={"slide.sdf": text})
+    text = good_sdf().replace(
+        '<joint name="joint" type="revolute">', '<joint name="joint" type="prismatic">'
+    )
+    folder = robot_copy(
+        tmp_path, old='sdf = "pendulum.sdf"', new='sdf = "slide.sdf"', files={"slide.sdf": text}
+    )
     err = load_error(folder)
     assert "joint 'joint'" in err.problem and "is a 'prismatic' joint there" in err.problem
     assert "type='revolute'" in err.problem
 
 
-@pytest.mark.parametrize("value,words", [
-    ('"../pendulum.sdf"', "outside the robot's folder"),
-    ('"/etc/hostname"', "outside the robot's folder"),
-    ('"missing.sdf"', "no file 'missing.sdf'"),
-    ('"."', "'.' is a folder"),
-    ("5", "expected a file name (string), got 5"),
-    ('""', "expected a file name"),
-])
+@pytest.mark.parametrize(
+    "value,words",
+    [
+        ('"../pendulum.sdf"', "outside the robot's folder"),
+        ('"/etc/hostname"', "outside the robot's folder"),
+        ('"missing.sdf"', "no file 'missing.sdf'"),
+        ('"."', "'.' is a folder"),
+        ("5", "expected a file name (string), got 5"),
+        ('""', "expected a file name"),
+    ],
+)
 def test_bad_sdf_paths(tmp_path, value, words):
     shutil.copy(os.path.join(ROBOTS, PEND, "pendulum.sdf"), tmp_path / "pendulum.sdf")
     folder = robot_copy(tmp_path, old='sdf = "pendulum.sdf"', new=f"sdf = {value}")

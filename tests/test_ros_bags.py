@@ -1,6 +1,7 @@
 """asr.ros.bags: rollouts written as ROS 1 / ROS 2 / MCAP bags, checked with independent readers
 (Debian's rosbag Python API and command-line tools, rosbags' rosbag2 reader, the mcap package),
 and a bag recorded by `rosbag record` from a rospy publisher read back with read_bag."""
+
 import os
 import signal
 import struct
@@ -20,10 +21,24 @@ from asr.ros.messages import STATE_INFO_DEFINITION, STATE_INFO_FIELDS
 pytestmark = pytest.mark.ros
 
 STEPS = 200
-RECORD = asr.sim.DEFAULT_RECORD + ("ref1", "ref2", "th1d", "th2d", "tau_m1", "tau_m2",
-                                   "tau_el1", "tau_el2")
-LINK = {"q": "q", "dq": "qd", "ref_1": "ref1", "ref_2": "ref2", "tau": "tau_joint",
-        "stiff": "stiffness"}
+RECORD = asr.sim.DEFAULT_RECORD + (
+    "ref1",
+    "ref2",
+    "th1d",
+    "th2d",
+    "tau_m1",
+    "tau_m2",
+    "tau_el1",
+    "tau_el2",
+)
+LINK = {
+    "q": "q",
+    "dq": "qd",
+    "ref_1": "ref1",
+    "ref_2": "ref2",
+    "tau": "tau_joint",
+    "stiff": "stiffness",
+}
 
 
 @pytest.fixture(scope="module")
@@ -65,24 +80,28 @@ def test_ros1_read_by_debian_rosbag(run, tmp_path):
         for topic, msg, t in bag.read_messages():
             k = len(seen.setdefault(topic, []))
             seen[topic].append(t.to_nsec())
-            if topic.count("/") == 1:                           # robot-level JointState
+            if topic.count("/") == 1:  # robot-level JointState
                 assert msg.header.stamp.to_nsec() == t.to_nsec() == want_t[k]
                 assert tuple(msg.name) == ("joint1", "joint2")
-                p, v, e = {"/motor_1_state": ("th1", "th1d", "tau_m1"),
-                           "/motor_2_state": ("th2", "th2d", "tau_m2")}.get(
-                               topic, ("q", "qd", "tau_joint"))
+                p, v, e = {
+                    "/motor_1_state": ("th1", "th1d", "tau_m1"),
+                    "/motor_2_state": ("th2", "th2d", "tau_m2"),
+                }.get(topic, ("q", "qd", "tau_joint"))
                 assert list(msg.position) == out[p][1, k].tolist()
                 assert list(msg.velocity) == out[v][1, k].tolist()
                 assert list(msg.effort) == out[e][1, k].tolist()
             elif topic.endswith("/link_state") or topic.endswith("/motor_2_state"):
                 j = int(topic.split("/")[1][-1]) - 1
-                fmap = LINK if topic.endswith("link_state") else dict(
-                    LINK, q="th2", dq="th2d", tau="tau_m2")
+                fmap = (
+                    LINK
+                    if topic.endswith("link_state")
+                    else dict(LINK, q="th2", dq="th2d", tau="tau_m2")
+                )
                 for f, src in fmap.items():
                     assert getattr(msg, f) == out[src][1, k, j], (topic, f, k)
             elif topic.endswith("/torque_el1_state"):
                 assert msg.data == out["tau_el1"][1, k, int(topic.split("/")[1][-1]) - 1]
-    assert len(seen) == 14                  # 4 robot-level + 2 joints x 5
+    assert len(seen) == 14  # 4 robot-level + 2 joints x 5
     for topic, ts in seen.items():
         assert ts == want_t, topic
 
@@ -91,9 +110,13 @@ def test_rosbag_info_and_check(run, tmp_path):
     require_ros1("rosbag")
     yaml = require("yaml")
     sim, out = run
-    path = write_bag({f: out[f] for f in ("q", "qd", "tau_joint", "stiffness")},
-                     tmp_path / "arm.bag", dt=sim.dt, joint_names=("joint1", "joint2"),
-                     instance=0)
+    path = write_bag(
+        {f: out[f] for f in ("q", "qd", "tau_joint", "stiffness")},
+        tmp_path / "arm.bag",
+        dt=sim.dt,
+        joint_names=("joint1", "joint2"),
+        instance=0,
+    )
     env = tool_env()
     info = yaml.safe_load(run_tool(["rosbag", "info", "--yaml", str(path)], env))
     assert info["messages"] == 4 * STEPS
@@ -101,7 +124,8 @@ def test_rosbag_info_and_check(run, tmp_path):
         "/joint_states": ("sensor_msgs/JointState", STEPS),
         "/robot_state": ("sensor_msgs/JointState", STEPS),
         "/joint1/link_state": ("asr_msgs/state_info", STEPS),
-        "/joint2/link_state": ("asr_msgs/state_info", STEPS)}
+        "/joint2/link_state": ("asr_msgs/state_info", STEPS),
+    }
     assert info["start"] == pytest.approx(sim.dt) and info["end"] == pytest.approx(STEPS * sim.dt)
     # rosbag check needs asr_msgs importable: a package made here from the message definition
     pkg = tmp_path / "py" / "asr_msgs" / "msg"
@@ -109,7 +133,8 @@ def test_rosbag_info_and_check(run, tmp_path):
     (pkg.parent / "__init__.py").write_text("")
     (pkg / "__init__.py").write_text(
         "import genpy.dynamic\nstate_info = genpy.dynamic.generate_dynamic("
-        f"'asr_msgs/state_info', {STATE_INFO_DEFINITION!r})['asr_msgs/state_info']\n")
+        f"'asr_msgs/state_info', {STATE_INFO_DEFINITION!r})['asr_msgs/state_info']\n"
+    )
     env["PYTHONPATH"] = str(tmp_path / "py")
     checked = run_tool(["rosbag", "check", str(path)], env)
     assert "does not need any migrations" in checked, checked
@@ -131,10 +156,11 @@ def test_read_bag_round_trip_all_instances(run, tmp_path):
     for f in RECORD:
         assert back[f].shape == (2, STEPS, 2)
         assert np.array_equal(back[f], out[f]), f
-    assert not np.array_equal(back["q"][0], back["q"][1])      # instances stay apart
+    assert not np.array_equal(back["q"][0], back["q"][1])  # instances stay apart
     # one topic, single instance
-    one = read_bag(write_bag(out, tmp_path / "one.bag", sim=sim, instance=0),
-                   topics="/joint_states")
+    one = read_bag(
+        write_bag(out, tmp_path / "one.bag", sim=sim, instance=0), topics="/joint_states"
+    )
     assert list(one) == ["/joint_states"]
     assert np.array_equal(one["/joint_states"]["position"], out["q"][0])
 
@@ -142,19 +168,27 @@ def test_read_bag_round_trip_all_instances(run, tmp_path):
 def test_ilc_result(tmp_path):
     rng = np.random.default_rng(1)
     n, T, J = 2, 30, 2
-    res = ILCResult(input=rng.normal(size=(n, T, J)), errors=np.ones((1, n)),
-                    iterations=np.ones(n, int), converged=np.zeros(n, bool),
-                    reference=rng.normal(size=(n, T, J)), dt=0.002, wall_s=0.0, tol=0.01,
-                    presets=rng.normal(size=(n, J)), output=rng.normal(size=(n, T, J)),
-                    metadata={"robot": "qbmove_arm_2dof", "joints": ["joint1", "joint2"]})
+    res = ILCResult(
+        input=rng.normal(size=(n, T, J)),
+        errors=np.ones((1, n)),
+        iterations=np.ones(n, int),
+        converged=np.zeros(n, bool),
+        reference=rng.normal(size=(n, T, J)),
+        dt=0.002,
+        wall_s=0.0,
+        tol=0.01,
+        presets=rng.normal(size=(n, J)),
+        output=rng.normal(size=(n, T, J)),
+        metadata={"robot": "qbmove_arm_2dof", "joints": ["joint1", "joint2"]},
+    )
     back = as_rollout(read_bag(write_bag(res, tmp_path / "ilc.bag")))
     assert np.array_equal(back["q"], res.output)
     assert np.array_equal(back["ref1"], res.input)
     assert np.array_equal(back["ref2"], np.repeat(res.presets[:, None], T, axis=1))
     assert np.array_equal(back["t"], np.array(stamps_ns(0.002, steps=T)) * 1e-9)
     assert np.array_equal(back["t"], np.rint(res.time * 1e9) * 1e-9)
-    assert "qd" not in back and "tau_joint" not in back      # empty JointState arrays
-    assert np.array_equal(back["stiffness"], np.zeros((n, T, J)))   # absent state_info field
+    assert "qd" not in back and "tau_joint" not in back  # empty JointState arrays
+    assert np.array_equal(back["stiffness"], np.zeros((n, T, J)))  # absent state_info field
 
 
 # ---------------------------------------------------------------- ROS 2 and MCAP
@@ -206,19 +240,23 @@ def test_mcap_read_by_mcap_package(run, tmp_path):
         chans = {c.topic: c for c in summary.channels.values()}
         assert len(chans) == 2 * 14
         assert summary.statistics.message_count == 2 * 14 * STEPS
-        for topic, schema in (("/instance_1/joint_states", "sensor_msgs/msg/JointState"),
-                              ("/instance_0/joint1/link_state", "asr_msgs/msg/StateInfo")):
+        for topic, schema in (
+            ("/instance_1/joint_states", "sensor_msgs/msg/JointState"),
+            ("/instance_0/joint1/link_state", "asr_msgs/msg/StateInfo"),
+        ):
             assert summary.schemas[chans[topic].schema_id].name == schema
             assert summary.schemas[chans[topic].schema_id].encoding == "ros2msg"
             assert chans[topic].message_encoding == "cdr"
-        assert "float64 stiff" in summary.schemas[
-            chans["/instance_0/joint1/link_state"].schema_id].data.decode()
+        assert (
+            "float64 stiff"
+            in summary.schemas[chans["/instance_0/joint1/link_state"].schema_id].data.decode()
+        )
         for _schema, channel, message in reader.iter_messages(log_time_order=True):
             k = counts[channel.topic] = counts.get(channel.topic, -1) + 1
             assert message.log_time == message.publish_time == want_t[k]
             data = message.data
-            assert data[:4] == b"\x00\x01\x00\x00"               # CDR, little endian
-            if channel.topic.endswith("joint_states"):          # header.stamp: int32, uint32
+            assert data[:4] == b"\x00\x01\x00\x00"  # CDR, little endian
+            if channel.topic.endswith("joint_states"):  # header.stamp: int32, uint32
                 sec, nsec = struct.unpack_from("<iI", data, 4)
                 assert sec * 10**9 + nsec == want_t[k]
             elif channel.topic.endswith("/joint2/link_state"):  # six float64, 8-aligned
@@ -226,7 +264,7 @@ def test_mcap_read_by_mcap_package(run, tmp_path):
                 got = struct.unpack_from("<6d", data, 4)
                 assert list(got) == [out[s][i, k, 1] for s in LINK.values()]
     assert set(counts.values()) == {STEPS - 1}
-    for p in (path, files[0]):                  # the folder, or the .mcap file alone
+    for p in (path, files[0]):  # the folder, or the .mcap file alone
         back = as_rollout(read_bag(p))
         for f in RECORD:
             assert np.array_equal(back[f], out[f]), (p, f)
@@ -260,8 +298,11 @@ def test_bad_input(run, tmp_path):
     with pytest.raises(ValueError, match=r"result\['qd'\]: shape \(2, 10, 2\) differs"):
         write_bag({"q": out["q"], "qd": out["qd"][:, :10]}, tmp_path / "a.bag", sim=sim)
     with pytest.raises(TypeError, match=r"result: a SweepResult keeps per-sample metrics"):
-        write_bag(SweepResult(("joint1.kp",), np.zeros((1, 1)), {}, np.ones(1, bool), {}),
-                  tmp_path / "a.bag", sim=sim)
+        write_bag(
+            SweepResult(("joint1.kp",), np.zeros((1, 1)), {}, np.ones(1, bool), {}),
+            tmp_path / "a.bag",
+            sim=sim,
+        )
     with pytest.raises(TypeError, match=r"result: got list"):
         write_bag([1, 2], tmp_path / "a.bag", sim=sim)
     write_bag(out, tmp_path / "a.bag", sim=sim, instance=0)
@@ -320,13 +361,29 @@ def _stop(proc, sig=signal.SIGINT, timeout=15):
 def test_read_bag_recorded_by_rosbag_record(ros_master, tmp_path):
     env = tool_env(ros_master)
     out = tmp_path / "live.bag"
-    rec = subprocess.Popen(["rosbag", "record", "-O", str(out), "/joint_states",
-                            "/joint1/link_state", "__name:=asr_test_record"], env=env,
-                           cwd=tmp_path, start_new_session=True, stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT)
-    pub = subprocess.Popen(["/usr/bin/python3", "-c", PUBLISHER, STATE_INFO_DEFINITION],
-                           env=env, start_new_session=True, stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT)
+    rec = subprocess.Popen(
+        [
+            "rosbag",
+            "record",
+            "-O",
+            str(out),
+            "/joint_states",
+            "/joint1/link_state",
+            "__name:=asr_test_record",
+        ],
+        env=env,
+        cwd=tmp_path,
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    pub = subprocess.Popen(
+        ["/usr/bin/python3", "-c", PUBLISHER, STATE_INFO_DEFINITION],
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
     try:
         pub_out, _ = pub.communicate(timeout=40)
         assert pub.returncode == 0, pub_out.decode(errors="replace")
@@ -344,7 +401,7 @@ def test_read_bag_recorded_by_rosbag_record(ros_master, tmp_path):
     assert np.array_equal(js["position"][:, 0], 0.25 * i)
     assert np.array_equal(js["velocity"][:, 0], -0.5 * i)
     assert np.array_equal(js["effort"][:, 0], i / 8)
-    assert np.array_equal(js["t"], (100 * 10**9 + 10_000_000 * i) * 1e-9)   # header stamps
-    assert np.all(np.diff(js["t_record"]) >= 0) and js["t_record"][0] > 1e9   # wall clock
+    assert np.array_equal(js["t"], (100 * 10**9 + 10_000_000 * i) * 1e-9)  # header stamps
+    assert np.all(np.diff(js["t_record"]) >= 0) and js["t_record"][0] > 1e9  # wall clock
     assert np.array_equal(ls["q"], 0.25 * i) and np.array_equal(ls["stiff"], np.full(40, 3.0))
-    assert np.array_equal(ls["t"], ls["t_record"])          # state_info has no header
+    assert np.array_equal(ls["t"], ls["t_record"])  # state_info has no header

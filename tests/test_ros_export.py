@@ -3,6 +3,7 @@ catkin ROS 1 packages whose rospy node speaks the toolbox interface [Mengacci202
 is checked with catkin_pkg (Debian's python3-catkin-pkg, the parser catkin itself uses); the
 node is run with the system's /usr/bin/python3 (as a ROS user runs it, no asr on its path) on a
 real roscore, and its commands are compared with the policy's outputs computed by asr."""
+
 import ast
 import io
 import os
@@ -33,21 +34,42 @@ def fake_ilc(T=40, joints=("joint1", "joint2"), dt=1e-3, settle_s=0.05, seed=0):
     rng = np.random.default_rng(seed)
     J = len(joints)
     u = rng.uniform(-1, 1, (1, T, J))
-    return ILCResult(input=u, errors=np.zeros((1, 1)), iterations=np.ones(1, int),
-                     converged=np.zeros(1, bool), reference=u.copy(), dt=dt, wall_s=0.0,
-                     tol=0.1, presets=rng.uniform(0.2, 0.6, (1, J)),
-                     metadata={"robot": "qbmove_arm_2dof", "variant": "vertical",
-                               "joints": list(joints), "modes": [3] * J,
-                               "settle_s": settle_s})
+    return ILCResult(
+        input=u,
+        errors=np.zeros((1, 1)),
+        iterations=np.ones(1, int),
+        converged=np.zeros(1, bool),
+        reference=u.copy(),
+        dt=dt,
+        wall_s=0.0,
+        tol=0.1,
+        presets=rng.uniform(0.2, 0.6, (1, J)),
+        metadata={
+            "robot": "qbmove_arm_2dof",
+            "variant": "vertical",
+            "joints": list(joints),
+            "modes": [3] * J,
+            "settle_s": settle_s,
+        },
+    )
 
 
 def workspace():
-    return {"version": "asr.dashboard/1", "robot": "qbmove_arm_2dof", "variant": "vertical",
-            "preset": {"joint1": 0.35, "joint2": 0.5}, "mode": {"joint1": 3, "joint2": 6},
-            "params": {"joint1": {"kp": 150.0}},
-            "reference": {"joint1": {"kind": "hold", "offset": 0.25, "amplitude": 0.0},
-                          "joint2": {"kind": "step", "offset": 0.1, "amplitude": -0.4}},
-            "speed": 1.0, "paused": False, "compare": []}
+    return {
+        "version": "asr.dashboard/1",
+        "robot": "qbmove_arm_2dof",
+        "variant": "vertical",
+        "preset": {"joint1": 0.35, "joint2": 0.5},
+        "mode": {"joint1": 3, "joint2": 6},
+        "params": {"joint1": {"kp": 150.0}},
+        "reference": {
+            "joint1": {"kind": "hold", "offset": 0.25, "amplitude": 0.0},
+            "joint2": {"kind": "step", "offset": 0.1, "amplitude": -0.4},
+        },
+        "speed": 1.0,
+        "paused": False,
+        "compare": [],
+    }
 
 
 def linear_W(seed=1):
@@ -56,8 +78,7 @@ def linear_W(seed=1):
 
 CASES = {
     "table": lambda: (fake_ilc(), "qbmove_arm_2dof", {}),
-    "linear": lambda: ({"mean": linear_W(), "curve": [0.0]}, "pendulum_1dof",
-                       {"target": [0.3]}),
+    "linear": lambda: ({"mean": linear_W(), "curve": [0.0]}, "pendulum_1dof", {"target": [0.3]}),
     "constant": lambda: (workspace(), "qbmove_arm_2dof", {}),
 }
 
@@ -104,7 +125,7 @@ def test_package_validates(tmp_path, kind):
 def test_exported_values(tmp_path):
     res = fake_ilc()
     d = policy_data(res, "qbmove_arm_2dof")
-    assert np.array_equal(np.array(d["values_1"]), res.input[0])     # JSON floats exact
+    assert np.array_equal(np.array(d["values_1"]), res.input[0])  # JSON floats exact
     assert d["ref_2"] == res.presets[0].tolist() and d["start_s"] == 0.05
     w = policy_data(workspace(), "qbmove_arm_2dof")
     assert w["ref_1"] == [0.25, 0.1 - 0.4] and w["ref_2"] == [0.35, 0.5]
@@ -116,26 +137,58 @@ def test_exported_values(tmp_path):
     assert "constant" in open(os.path.join(path, "scripts", "policy_node.json")).read()
 
 
-@pytest.mark.parametrize("call, exc, words", [
-    (lambda p: export_policy(fake_ilc(), "qbmove_arm_2dof", p, package="Bad-Name"),
-     ValueError, "package: got 'Bad-Name'"),
-    (lambda p: export_policy(fake_ilc(), "qbmove_arm_2dof", p, instance=1),
-     ValueError, "instance: got 1, valid range [0, 0]"),
-    (lambda p: export_policy(fake_ilc(), "pendulum_1dof", p), ValueError, "learned on"),
-    (lambda p: export_policy(np.zeros((2, 4)), "pendulum_1dof", p), ValueError,
-     "expected (act_dim, obs_dim + 1) = (2, 5)"),
-    (lambda p: export_policy({"mean": linear_W(), "curve": []}, "pendulum_1dof", p,
-                             target=[0.1, 0.2]), ValueError, "target: expected 1 values"),
-    (lambda p: export_policy("policy.npz", "pendulum_1dof", p), TypeError, "obj: expected"),
-    (lambda p: export_policy(dict(workspace(), reference={
-        "joint1": {"kind": "sine", "offset": 0.0, "amplitude": 0.2}}), "qbmove_arm_2dof", p),
-     ValueError, "kind 'sine' varies in time"),
-    (lambda p: export_policy(dict(workspace(), mode={"joint1": 5}), "qbmove_arm_2dof", p),
-     ValueError, "'joint1' in mode 5"),
-    (lambda p: export_policy(fake_ilc(), "qbmove_arm_2dof", p, namespace="a b"), ValueError,
-     "namespace: got 'a b'"),
-    (lambda p: export_policy(fake_ilc(), "../etc", p), ValueError, "robot: got '../etc'"),
-])
+@pytest.mark.parametrize(
+    "call, exc, words",
+    [
+        (
+            lambda p: export_policy(fake_ilc(), "qbmove_arm_2dof", p, package="Bad-Name"),
+            ValueError,
+            "package: got 'Bad-Name'",
+        ),
+        (
+            lambda p: export_policy(fake_ilc(), "qbmove_arm_2dof", p, instance=1),
+            ValueError,
+            "instance: got 1, valid range [0, 0]",
+        ),
+        (lambda p: export_policy(fake_ilc(), "pendulum_1dof", p), ValueError, "learned on"),
+        (
+            lambda p: export_policy(np.zeros((2, 4)), "pendulum_1dof", p),
+            ValueError,
+            "expected (act_dim, obs_dim + 1) = (2, 5)",
+        ),
+        (
+            lambda p: export_policy(
+                {"mean": linear_W(), "curve": []}, "pendulum_1dof", p, target=[0.1, 0.2]
+            ),
+            ValueError,
+            "target: expected 1 values",
+        ),
+        (lambda p: export_policy("policy.npz", "pendulum_1dof", p), TypeError, "obj: expected"),
+        (
+            lambda p: export_policy(
+                dict(
+                    workspace(),
+                    reference={"joint1": {"kind": "sine", "offset": 0.0, "amplitude": 0.2}},
+                ),
+                "qbmove_arm_2dof",
+                p,
+            ),
+            ValueError,
+            "kind 'sine' varies in time",
+        ),
+        (
+            lambda p: export_policy(dict(workspace(), mode={"joint1": 5}), "qbmove_arm_2dof", p),
+            ValueError,
+            "'joint1' in mode 5",
+        ),
+        (
+            lambda p: export_policy(fake_ilc(), "qbmove_arm_2dof", p, namespace="a b"),
+            ValueError,
+            "namespace: got 'a b'",
+        ),
+        (lambda p: export_policy(fake_ilc(), "../etc", p), ValueError, "robot: got '../etc'"),
+    ],
+)
 def test_bad_input(tmp_path, call, exc, words):
     with pytest.raises(exc) as err:
         call(tmp_path)
@@ -158,9 +211,18 @@ def start_node(path, master, log, name, remap=()):
 
     env = tool_env(master)
     env["ROS_HOME"] = str(log.parent)
-    return subprocess.Popen(["/usr/bin/python3", os.path.join(path, "scripts", "policy_node.py"),
-                             f"__name:={name}", *remap], env=env, stdout=log.open("w"),
-                            stderr=subprocess.STDOUT, start_new_session=True)
+    return subprocess.Popen(
+        [
+            "/usr/bin/python3",
+            os.path.join(path, "scripts", "policy_node.py"),
+            f"__name:={name}",
+            *remap,
+        ],
+        env=env,
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
 
 
 def stop(proc):
@@ -196,12 +258,22 @@ class Probe:
         self.q = queue.Queue()
         self.started = False
         self.pub = rospy.Publisher(f"/{ns}/joint_states", JointState, queue_size=100)
-        self.r1 = rospy.Subscriber(f"/{ns}/{robot}/reference_1", Float64MultiArray,
-                                   lambda m: self.q.put((1, list(m.data))))
-        self.r2 = rospy.Subscriber(f"/{ns}/{robot}/reference_2", Float64MultiArray,
-                                   lambda m: self.q.put((2, list(m.data))))
-        wait_for(lambda: self.pub.get_num_connections() > 0 and self.r1.get_num_connections()
-                 > 0 and self.r2.get_num_connections() > 0, "the node connected", proc, log)
+        self.r1 = rospy.Subscriber(
+            f"/{ns}/{robot}/reference_1", Float64MultiArray, lambda m: self.q.put((1, list(m.data)))
+        )
+        self.r2 = rospy.Subscriber(
+            f"/{ns}/{robot}/reference_2", Float64MultiArray, lambda m: self.q.put((2, list(m.data)))
+        )
+        wait_for(
+            lambda: (
+                self.pub.get_num_connections() > 0
+                and self.r1.get_num_connections() > 0
+                and self.r2.get_num_connections() > 0
+            ),
+            "the node connected",
+            proc,
+            log,
+        )
 
     def send(self, t, names, q, dq):
         """Publish the state at time t (s); the node's (reference_1, reference_2) answer. The
@@ -209,7 +281,7 @@ class Probe:
         connection is made may be lost); its duplicate answers, equal, are dropped."""
         m = self.JointState(name=list(names), position=list(q), velocity=list(dq))
         m.header.stamp = self.rospy.Time.from_sec(100.0 + t)  # any origin: the node counts from
-        first = not self.started                              # its first state
+        first = not self.started  # its first state
         got = {}
         deadline = time.monotonic() + WAIT_S
         self.pub.publish(m)
@@ -219,8 +291,9 @@ class Probe:
                 got[k] = v
             except queue.Empty:
                 if time.monotonic() > deadline:
-                    raise AssertionError(f"no command within {WAIT_S} s; "
-                                         f"{self.log.read_text()}") from None
+                    raise AssertionError(
+                        f"no command within {WAIT_S} s; {self.log.read_text()}"
+                    ) from None
                 if first:
                     self.pub.publish(m)
         if first:
@@ -247,8 +320,11 @@ def test_node_plays_the_ilc_table(ros_node, ros_master, tmp_path):
         names, zero = ["joint1", "joint2"], [0.0, 0.0]
         # settling (ILCResult: held at input[0] for settle_s), then sample k from settle + k dt
         # to settle + (k + 1) dt (sampled mid-step and just after its start), then the last
-        for t, k in [(0.0, 0), (0.03, 0)] + [(0.05 + (k + f) * dt, k) for k in (0, 1, 7, 39)
-                                             for f in (1e-3, 0.5)] + [(0.2, 39)]:
+        for t, k in (
+            [(0.0, 0), (0.03, 0)]
+            + [(0.05 + (k + f) * dt, k) for k in (0, 1, 7, 39) for f in (1e-3, 0.5)]
+            + [(0.2, 39)]
+        ):
             r1, r2 = probe.send(t, names, zero, zero)
             np.testing.assert_allclose(r1, u[k], rtol=0, atol=1e-12, err_msg=f"t = {t}")
             assert r2.tolist() == pre.tolist()
@@ -265,8 +341,9 @@ def test_node_computes_the_linear_policy(ros_node, ros_master, tmp_path):
     W, target = linear_W(), 0.3
     env = EquilibriumTracking(1)
     low, high = env.single_action_space.low, env.single_action_space.high
-    path = export_policy({"mean": W, "curve": []}, "pendulum_1dof", tmp_path, namespace="cem",
-                         target=[target])
+    path = export_policy(
+        {"mean": W, "curve": []}, "pendulum_1dof", tmp_path, namespace="cem", target=[target]
+    )
     log = tmp_path / "node.log"
     proc = start_node(path, ros_master, log, "policy_cem")
     probe = None
@@ -283,8 +360,9 @@ def test_node_computes_the_linear_policy(ros_node, ros_master, tmp_path):
                 env.qd[:] = dq
                 env.target[:] = target
                 held = linear_policy(W[None], env._observe(), low, high)[0]
-            np.testing.assert_allclose(np.concatenate([r1, r2]), held, rtol=0, atol=1e-12,
-                                       err_msg=f"t = {t}")
+            np.testing.assert_allclose(
+                np.concatenate([r1, r2]), held, rtol=0, atol=1e-12, err_msg=f"t = {t}"
+            )
     finally:
         if probe is not None:
             probe.close()
@@ -302,13 +380,20 @@ def test_node_publishes_the_workspace(ros_node, ros_master, tmp_path):
     try:
         for j in ("joint1", "joint2"):
             for topic in ("equilibrium_position", "stiffness_preset"):
-                subs.append(ros_node.Subscriber(
-                    f"/ws/{j}/{topic}", Float64,
-                    lambda m, key=(j, topic): got.__setitem__(key, m.data)))
+                subs.append(
+                    ros_node.Subscriber(
+                        f"/ws/{j}/{topic}",
+                        Float64,
+                        lambda m, key=(j, topic): got.__setitem__(key, m.data),
+                    )
+                )
         wait_for(lambda: len(got) == 4, "the latched commands", proc, log)
-        assert got == {("joint1", "equilibrium_position"): 0.25,
-                       ("joint2", "equilibrium_position"): 0.1 - 0.4,
-                       ("joint1", "stiffness_preset"): 0.35, ("joint2", "stiffness_preset"): 0.5}
+        assert got == {
+            ("joint1", "equilibrium_position"): 0.25,
+            ("joint2", "equilibrium_position"): 0.1 - 0.4,
+            ("joint1", "stiffness_preset"): 0.35,
+            ("joint2", "stiffness_preset"): 0.5,
+        }
     finally:
         for s in subs:
             s.unregister()
@@ -341,27 +426,38 @@ def test_dashboard_export_route():
         assert f'filename="{pkg}.zip"' in r.headers["content-disposition"]
         z = zipfile.ZipFile(io.BytesIO(r.content))
         names = set(z.namelist())
-        assert {f"{pkg}/package.xml", f"{pkg}/scripts/policy_node.py",
-                f"{pkg}/scripts/policy_node.json"} <= names
+        assert {
+            f"{pkg}/package.xml",
+            f"{pkg}/scripts/policy_node.py",
+            f"{pkg}/scripts/policy_node.json",
+        } <= names
         assert z.getinfo(f"{pkg}/scripts/policy_node.py").external_attr >> 16 & 0o111
         import json
 
         data = json.loads(z.read(f"{pkg}/scripts/policy_node.json"))
-        assert data["kind"] == "constant" and data["ref_2"] == [ws["preset"][j]
-                                                                for j in data["joints"]]
+        assert data["kind"] == "constant" and data["ref_2"] == [
+            ws["preset"][j] for j in data["joints"]
+        ]
         # refused (or answered) exactly as the other exports: a page under a foreign name
         # (DNS rebinding) or from a foreign Origin gets 403 (an export is a POST: work only the
         # dashboard's own page may start, dashboard/security.py)
-        for headers in ({"host": "rebind.example:8000"}, {"origin": "http://evil.example"},
-                        {"host": "127.0.0.1:8000", "origin": "http://127.0.0.1:8000"}):
+        for headers in (
+            {"host": "rebind.example:8000"},
+            {"origin": "http://evil.example"},
+            {"host": "127.0.0.1:8000", "origin": "http://127.0.0.1:8000"},
+        ):
             want = c.post("/api/export.npz", headers=headers).status_code
             got = c.post("/api/export.ros.zip", headers=headers)
             assert got.status_code == want, (headers, got.text)
-        assert c.post("/api/export.ros.zip",
-                     headers={"host": "rebind.example:8000"}).status_code == 403
+        assert (
+            c.post("/api/export.ros.zip", headers={"host": "rebind.example:8000"}).status_code
+            == 403
+        )
         # a workspace the interface cannot express answers 422 naming the reason
-        c.post("/api/control", json={"reference": {"joint1": {"kind": "sine", "amplitude": 0.1,
-                                                              "frequency": 1.0}}})
+        c.post(
+            "/api/control",
+            json={"reference": {"joint1": {"kind": "sine", "amplitude": 0.1, "frequency": 1.0}}},
+        )
         r = c.post("/api/export.ros.zip")
         assert r.status_code == 422 and "varies in time" in r.text
 
@@ -389,8 +485,7 @@ def test_export_zip_roundtrip():
 class Loop:
     """Live node (`asr ros --lockstep`) + exported node + this process forwarding steps."""
 
-    def __init__(self, rospy, tmp_path, master, robot, variant, rate, package, ns,
-                 starter=None):
+    def __init__(self, rospy, tmp_path, master, robot, variant, rate, package, ns, starter=None):
         from sensor_msgs.msg import JointState
         from std_msgs.msg import Float64MultiArray
 
@@ -400,15 +495,33 @@ class Loop:
         self.refs, self.states = queue.Queue(), queue.Queue()
         try:
             env = dict(os.environ, ROS_MASTER_URI=master, ROS_HOME=str(tmp_path))
-            self.procs.append(subprocess.Popen(
-                [ASR_CLI, "ros", "--robot", robot, "--variant", variant, "--namespace", ns,
-                 "--lockstep", "--rate", repr(rate), "--clock-topic", ""],
-                env=env, stdout=self.live_log.open("w"), stderr=subprocess.STDOUT,
-                start_new_session=True))
-            remap = [f"/{ns}/{robot}/reference_{i}:=/{ns}/harness/reference_{i}"
-                     for i in (1, 2)]
-            self.procs.append((starter or start_node)(package, master, self.node_log,
-                                                      "policy_loop", remap))
+            self.procs.append(
+                subprocess.Popen(
+                    [
+                        ASR_CLI,
+                        "ros",
+                        "--robot",
+                        robot,
+                        "--variant",
+                        variant,
+                        "--namespace",
+                        ns,
+                        "--lockstep",
+                        "--rate",
+                        repr(rate),
+                        "--clock-topic",
+                        "",
+                    ],
+                    env=env,
+                    stdout=self.live_log.open("w"),
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
+            )
+            remap = [f"/{ns}/{robot}/reference_{i}:=/{ns}/harness/reference_{i}" for i in (1, 2)]
+            self.procs.append(
+                (starter or start_node)(package, master, self.node_log, "policy_loop", remap)
+            )
             got, lock = {}, threading.Lock()
 
             def on_ref(m, i):
@@ -416,11 +529,21 @@ class Loop:
                     got[i] = list(m.data)
                     if len(got) == 2:
                         self.refs.put((got.pop(1), got.pop(2)))
-            self.subs = [rospy.Subscriber(f"/{ns}/harness/reference_{i}", Float64MultiArray,
-                                          lambda m, i=i: on_ref(m, i), queue_size=1000)
-                         for i in (1, 2)]
-            self.subs.append(rospy.Subscriber(f"/{ns}/joint_states", JointState,
-                                              self.states.put, queue_size=1000))
+
+            self.subs = [
+                rospy.Subscriber(
+                    f"/{ns}/harness/reference_{i}",
+                    Float64MultiArray,
+                    lambda m, i=i: on_ref(m, i),
+                    queue_size=1000,
+                )
+                for i in (1, 2)
+            ]
+            self.subs.append(
+                rospy.Subscriber(
+                    f"/{ns}/joint_states", JointState, self.states.put, queue_size=1000
+                )
+            )
             self.step = rospy.Publisher(f"/{ns}/step", Float64MultiArray, queue_size=1000)
             self.pubs = [self.step]
         except BaseException:
@@ -429,22 +552,28 @@ class Loop:
 
     def wait_connected(self):
         deadline = time.monotonic() + 30
-        while not (self.step.get_num_connections() > 0
-                   and all(s.get_num_connections() > 0 for s in self.subs)):
+        while not (
+            self.step.get_num_connections() > 0
+            and all(s.get_num_connections() > 0 for s in self.subs)
+        ):
             for p, log in zip(self.procs, (self.live_log, self.node_log)):
                 if p.poll() is not None:
                     raise AssertionError(f"exited ({p.returncode}): {log.read_text()[-2000:]}")
-            assert time.monotonic() < deadline, (self.live_log.read_text(),
-                                                 self.node_log.read_text())
+            assert time.monotonic() < deadline, (
+                self.live_log.read_text(),
+                self.node_log.read_text(),
+            )
             time.sleep(0.05)
 
     def get(self, q, what):
         try:
             return q.get(timeout=WAIT_S)
         except queue.Empty:
-            raise AssertionError(f"no {what} within {WAIT_S} s; live: "
-                                 f"{self.live_log.read_text()[-1000:]} node: "
-                                 f"{self.node_log.read_text()[-1000:]}") from None
+            raise AssertionError(
+                f"no {what} within {WAIT_S} s; live: "
+                f"{self.live_log.read_text()[-1000:]} node: "
+                f"{self.node_log.read_text()[-1000:]}"
+            ) from None
 
     def run(self, names, periods):
         """`periods` lockstep periods from the live node's start state (latched: the exported
@@ -478,8 +607,9 @@ def live_node():
     return require("asr.ros.node")
 
 
-def reach_loop(policy_fn, package, ns, ros_node, tmp_path, ros_master, env, obs, starter=None,
-               periods=40):
+def reach_loop(
+    policy_fn, package, ns, ros_node, tmp_path, ros_master, env, obs, starter=None, periods=40
+):
     """The Reach2DOF closed loop offline (policy_fn on env for `periods` env steps of 20 ms)
     and live (the exported `package` against `asr ros --lockstep`): (actions (periods, 4),
     offline q (periods, 2), live q, the references the node sent (periods, 2, 2))."""
@@ -491,8 +621,17 @@ def reach_loop(policy_fn, package, ns, ros_node, tmp_path, ros_master, env, obs,
         q_off.append(env.q[0].copy())
     names, env_dt = list(env.sim.robot.joint_names), env.env_dt
     env.close()
-    loop = Loop(ros_node, tmp_path, ros_master, "qbmove_arm_2dof", "horizontal", 1 / env_dt,
-                package, ns, starter)
+    loop = Loop(
+        ros_node,
+        tmp_path,
+        ros_master,
+        "qbmove_arm_2dof",
+        "horizontal",
+        1 / env_dt,
+        package,
+        ns,
+        starter,
+    )
     try:
         q_live, refs = loop.run(names, periods)
     finally:
@@ -505,8 +644,8 @@ def test_closed_loop_ilc_table(ros_node, ros_master, tmp_path):
 
     live_node()
     robot, variant = "qbmove_arm_2dof", "vertical"
-    sim = asr.Sim(robot, 1)            # a fresh Sim: the live node's start state (the table
-                                       # starts there)
+    sim = asr.Sim(robot, 1)  # a fresh Sim: the live node's start state (the table
+    # starts there)
     q0, dt = sim.q[0].copy(), sim.dt
     names = list(sim.robot.joint_names)
     T, settle_s = 150, 0.05
@@ -516,7 +655,7 @@ def test_closed_loop_ilc_table(ros_node, ros_master, tmp_path):
     res.input[0] = u
     package = export_policy(res, robot, tmp_path / "src", namespace="loop_ilc")
     settle = int(round(settle_s / dt))
-    periods = settle + T + 20                # past the end: the last sample held
+    periods = settle + T + 20  # past the end: the last sample held
     loop = Loop(ros_node, tmp_path, ros_master, robot, variant, 1 / dt, package, "loop_ilc")
     try:
         q_live, refs = loop.run(names, periods)
@@ -525,10 +664,10 @@ def test_closed_loop_ilc_table(ros_node, ros_master, tmp_path):
     # offline: the table as ilc applies it (settle at sample 0, one sample per step, then held)
     k = np.clip(np.arange(periods) - settle, 0, T - 1)
     table = np.stack([u[k], np.broadcast_to(res.presets[0], (periods, 2))], axis=-1)
-    assert np.array_equal(refs, table)    # the node played the table exactly
+    assert np.array_equal(refs, table)  # the node played the table exactly
     q_off = asr.Sim(robot, 1).rollout(periods, table[None], record=("q",))["q"][0]
     assert np.max(np.abs(q_live - q_off)) <= 1e-9, np.max(np.abs(q_live - q_off))
-    assert np.ptp(q_off[:, 0]) > 0.1       # the arm moved: the comparison means something
+    assert np.ptp(q_off[:, 0]) > 0.1  # the arm moved: the comparison means something
 
 
 def test_closed_loop_linear_policy(ros_node, ros_master, tmp_path):
@@ -541,13 +680,26 @@ def test_closed_loop_linear_policy(ros_node, ros_master, tmp_path):
     target = env.target[0].copy()
     W = np.random.default_rng(5).normal(0, 0.5, (4, 9))
     low, high = env.single_action_space.low, env.single_action_space.high
-    package = export_policy({"mean": W, "curve": []}, "qbmove_arm_2dof", tmp_path / "src",
-                            namespace="loop_cem", target=target)
-    acts, q_off, q_live, refs = reach_loop(lambda o: linear_policy(W[None], o, low, high),
-                                           package, "loop_cem", ros_node, tmp_path, ros_master,
-                                           env, obs)
-    np.testing.assert_allclose(refs, np.stack([acts[:, :2], acts[:, 2:]], axis=-1), rtol=0,
-                               atol=1e-9)
+    package = export_policy(
+        {"mean": W, "curve": []},
+        "qbmove_arm_2dof",
+        tmp_path / "src",
+        namespace="loop_cem",
+        target=target,
+    )
+    acts, q_off, q_live, refs = reach_loop(
+        lambda o: linear_policy(W[None], o, low, high),
+        package,
+        "loop_cem",
+        ros_node,
+        tmp_path,
+        ros_master,
+        env,
+        obs,
+    )
+    np.testing.assert_allclose(
+        refs, np.stack([acts[:, :2], acts[:, 2:]], axis=-1), rtol=0, atol=1e-9
+    )
     err = np.max(np.abs(q_live - q_off))
     assert err <= 1e-9, err
 
@@ -587,12 +739,25 @@ def start_onnx_node(path, master, log, name, remap=()):
 
     env = tool_env(master)
     env["ROS_HOME"] = str(log.parent)
-    code = ("import runpy, sys; sys.path.append(sys.argv[1]); sys.argv = sys.argv[2:]; "
-            "runpy.run_path(sys.argv[0], run_name='__main__')")
-    return subprocess.Popen([sys.executable, "-c", code, DIST_PACKAGES,
-                             os.path.join(path, "scripts", "policy_node.py"), f"__name:={name}",
-                             *remap], env=env, stdout=log.open("w"), stderr=subprocess.STDOUT,
-                            start_new_session=True)
+    code = (
+        "import runpy, sys; sys.path.append(sys.argv[1]); sys.argv = sys.argv[2:]; "
+        "runpy.run_path(sys.argv[0], run_name='__main__')"
+    )
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            code,
+            DIST_PACKAGES,
+            os.path.join(path, "scripts", "policy_node.py"),
+            f"__name:={name}",
+            *remap,
+        ],
+        env=env,
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
 
 
 def test_onnx_package(tmp_path):
@@ -605,20 +770,27 @@ def test_onnx_package(tmp_path):
 
     onnx_path = reach_onnx(tmp_path)
     for obj in (onnx_path, OnnxPolicy(onnx_path)):
-        path = export_policy(obj, "qbmove_arm_2dof", tmp_path / "src", namespace="arm",
-                             target=[0.1, -0.2])
+        path = export_policy(
+            obj, "qbmove_arm_2dof", tmp_path / "src", namespace="arm", target=[0.1, -0.2]
+        )
         pkg = parse_package(os.path.join(path, "package.xml"))
         pkg.validate()
         assert "python3-numpy" in [x.name for x in pkg.exec_depends]
-        assert open(os.path.join(path, "scripts", "policy_node.onnx"), "rb").read() == \
-            open(onnx_path, "rb").read()
+        assert (
+            open(os.path.join(path, "scripts", "policy_node.onnx"), "rb").read()
+            == open(onnx_path, "rb").read()
+        )
         assert "policy_node.onnx" in open(os.path.join(path, "CMakeLists.txt")).read()
         assert "onnxruntime" in open(os.path.join(path, "README.md")).read()
         node = ET.parse(os.path.join(path, "launch", "policy_node.launch")).getroot()
         assert node.find("node").get("launch-prefix") == "$(arg python)"
         d = json.load(open(os.path.join(path, "scripts", "policy_node.json")))
-        assert (d["kind"], d["task"], d["onnx"], d["target"]) == ("onnx", "Reach2DOF",
-                                                                  "policy_node.onnx", [0.1, -0.2])
+        assert (d["kind"], d["task"], d["onnx"], d["target"]) == (
+            "onnx",
+            "Reach2DOF",
+            "policy_node.onnx",
+            [0.1, -0.2],
+        )
         assert d["metadata"]["task_id"] == "asr/Reach2DOF-v0" and d["env_dt"] == 0.02
         assert "import onnxruntime" in open(os.path.join(path, "scripts", "policy_node.py")).read()
     # (the other kinds' nodes stay free of numpy / onnxruntime: test_package_validates)
@@ -626,9 +798,12 @@ def test_onnx_package(tmp_path):
         export_policy(onnx_path, "pendulum_1dof", tmp_path / "bad")
     from asr.envs.tasks import EquilibriumTracking
 
-    with pytest.raises(ValueError, match="EquilibriumTracking has observation size 4 and action "
-                                         "size 2.*size 8 and gives actions of size 4"):
-        OnnxPolicy(onnx_path).check_task(EquilibriumTracking)   # what _from_onnx calls
+    with pytest.raises(
+        ValueError,
+        match="EquilibriumTracking has observation size 4 and action "
+        "size 2.*size 8 and gives actions of size 4",
+    ):
+        OnnxPolicy(onnx_path).check_task(EquilibriumTracking)  # what _from_onnx calls
     junk = tmp_path / "junk.onnx"
     junk.write_bytes(b"\x00junk")
     with pytest.raises(ValueError, match="junk.onnx"):
@@ -648,16 +823,28 @@ def test_closed_loop_onnx_policy(ros_node, ros_master, tmp_path):
     env = Reach2DOF(1)
     obs, _ = env.reset(seed=4)
     target = env.target[0].copy()
-    package = export_policy(policy, "qbmove_arm_2dof", tmp_path / "src", namespace="loop_onnx",
-                            target=target)
-    acts, q_off, q_live, refs = reach_loop(policy, package, "loop_onnx", ros_node, tmp_path,
-                                           ros_master, env, obs, starter=start_onnx_node)
+    package = export_policy(
+        policy, "qbmove_arm_2dof", tmp_path / "src", namespace="loop_onnx", target=target
+    )
+    acts, q_off, q_live, refs = reach_loop(
+        policy,
+        package,
+        "loop_onnx",
+        ros_node,
+        tmp_path,
+        ros_master,
+        env,
+        obs,
+        starter=start_onnx_node,
+    )
     periods = len(acts)
     da = np.max(np.abs(refs - np.stack([acts[:, :2], acts[:, 2:]], axis=-1)))
     err = np.max(np.abs(q_live - q_off))
-    print(f"\nONNX node in lockstep vs asr rollout, {periods} env steps: references {da:.1e}, "
-          f"q {err:.1e} rad")
+    print(
+        f"\nONNX node in lockstep vs asr rollout, {periods} env steps: references {da:.1e}, "
+        f"q {err:.1e} rad"
+    )
     assert da <= 1e-9, da
     assert err <= 1e-9, err
-    assert np.ptp(q_off) > 0.1                # the arm moved
+    assert np.ptp(q_off) > 0.1  # the arm moved
     assert np.any(acts == np.float32(0.59999996))  # the clip inside the graph is exercised

@@ -2,6 +2,7 @@
 simulation and match an offline asr.Sim rollout, robot-level arrays, Debian's rostopic reads the
 topics, lockstep is bit-identical to an offline rollout, bad input is rejected, two namespaces.
 The nodes run in subprocesses (the CLI); this process is its own rospy node."""
+
 import contextlib
 import os
 import subprocess
@@ -20,8 +21,8 @@ pytestmark = pytest.mark.ros
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ROBOT, VARIANT = "qbmove_arm_2dof", "horizontal"
-RATE_HZ = 100.0               # real-time node: 10 steps of 1 ms per period
-LOCK_RATE_HZ = 50.0           # lockstep node: 20 steps per period
+RATE_HZ = 100.0  # real-time node: 10 steps of 1 ms per period
+LOCK_RATE_HZ = 50.0  # lockstep node: 20 steps per period
 START_TIMEOUT_S = 40.0
 WAIT_S = 5.0
 
@@ -29,9 +30,13 @@ WAIT_S = 5.0
 def start_node(*args):
     """(Popen, log file) of `asr ros` in a subprocess with this environment's ROS_MASTER_URI."""
     log = tempfile.TemporaryFile()
-    proc = subprocess.Popen([sys.executable, "-m", "asr.cli", "ros", "--robot", ROBOT,
-                             "--variant", VARIANT, *args], cwd=ROOT, env=dict(os.environ),
-                            stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "asr.cli", "ros", "--robot", ROBOT, "--variant", VARIANT, *args],
+        cwd=ROOT,
+        env=dict(os.environ),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     return proc, log
 
 
@@ -73,8 +78,9 @@ class Recorder:
                 if pred(m):
                     return t, m
             time.sleep(0.002)
-        raise AssertionError(f"no message on {self.sub.name} satisfied the condition within "
-                             f"{timeout} s")
+        raise AssertionError(
+            f"no message on {self.sub.name} satisfied the condition within {timeout} s"
+        )
 
     def close(self):
         self.sub.unregister()
@@ -139,7 +145,7 @@ def test_equilibrium_command_matches_offline_rollout(ros, live):
     link = Recorder(rospy, "/arm_a/joint1/link_state", info)
     state = Recorder(rospy, "/arm_a/robot_state", sensor.JointState)
     try:
-        link.wait(lambda m: True)       # both connected (latched): no later message is missed
+        link.wait(lambda m: True)  # both connected (latched): no later message is missed
         state.wait(lambda m: True)
         pub = publisher(rospy, "/arm_a/joint1/equilibrium_position", std.Float64)
         pub.publish(std.Float64(target))
@@ -154,11 +160,14 @@ def test_equilibrium_command_matches_offline_rollout(ros, live):
     dt, period = sim.dt, int(round(1 / (RATE_HZ * sim.dt)))
     by_q = {m.position[0]: steps_of(m.header.stamp, dt) for _, m in states}
     assert first.q in by_q, "link_state and robot_state of one period carry the same q"
-    switch = by_q[first.q] - period            # the step at which the new reference began
+    switch = by_q[first.q] - period  # the step at which the new reference began
     before = [m for _, m in links if m.ref_1 != target]
-    assert before and before[-1].ref_1 == 0.0   # the robot's initial equilibrium
-    later = [(steps_of(m.header.stamp, dt), np.array(m.position)) for _, m in states
-             if steps_of(m.header.stamp, dt) > switch]
+    assert before and before[-1].ref_1 == 0.0  # the robot's initial equilibrium
+    later = [
+        (steps_of(m.header.stamp, dt), np.array(m.position))
+        for _, m in states
+        if steps_of(m.header.stamp, dt) > switch
+    ]
     end = later[-1][0]
     refs = np.repeat(np.array(sim.robot.initial_refs)[None], end, axis=0)
     refs[switch:, 0, 0] = target
@@ -166,10 +175,12 @@ def test_equilibrium_command_matches_offline_rollout(ros, live):
     live_q = np.array([p for _, p in later])
     offline_q = np.array([q[n - 1] for n, _ in later])
     err = np.abs(live_q - offline_q).max()
-    print(f"\nlive vs offline: {len(later)} periods after the switch, max |dq| = {err:.3g} rad, "
-          f"q1 at the end {live_q[-1, 0]:.4f} rad (equilibrium {target})")
+    print(
+        f"\nlive vs offline: {len(later)} periods after the switch, max |dq| = {err:.3g} rad, "
+        f"q1 at the end {live_q[-1, 0]:.4f} rad (equilibrium {target})"
+    )
     assert err == 0.0
-    assert abs(live_q[-1, 0] - target) < 0.15     # converged near eq (asymmetric springs)
+    assert abs(live_q[-1, 0] - target) < 0.15  # converged near eq (asymmetric springs)
     assert abs(live_q[-1, 0] - target) < abs(live_q[0, 0] - target) / 2
 
 
@@ -188,7 +199,7 @@ def test_robot_level_arrays_drive_all_joints(ros, live):
             rec.wait(lambda m, j=j: m.ref_1 == eq[j] and m.ref_2 == preset[j])
         time.sleep(1.5)
         last = [rec.snapshot()[-1][1] for rec in links]
-        for j in (0, 1):   # the robot_state of the same period carries the same q
+        for j in (0, 1):  # the robot_state of the same period carries the same q
             state.wait(lambda m, j=j: m.position[j] == last[j].q)
         js.wait(lambda m: list(m.position) == list(state.snapshot()[-1][1].position))
         states, joint_states = state.snapshot(), js.snapshot()
@@ -198,10 +209,9 @@ def test_robot_level_arrays_drive_all_joints(ros, live):
     _, s = states[-1]
     assert list(s.name) == ["joint1", "joint2"]
     assert any(list(m.position) == list(s.position) for _, m in joint_states)
-    print(f"\nrobot-level arrays: eq {eq} rad -> q {[round(m.q, 4) for m in last]} rad after "
-          "1.5 s")
+    print(f"\nrobot-level arrays: eq {eq} rad -> q {[round(m.q, 4) for m in last]} rad after 1.5 s")
     for j in (0, 1):
-        assert abs(last[j].q - eq[j]) < 0.2       # asymmetric springs rest ~0.1 rad off eq
+        assert abs(last[j].q - eq[j]) < 0.2  # asymmetric springs rest ~0.1 rad off eq
         assert last[j].stiff > 0
 
 
@@ -216,16 +226,38 @@ def test_rostopic_reads_the_topics(ros, live, tmp_path):
     r = subprocess.run(["rostopic", "list"], env=env, capture_output=True, text=True, timeout=30)
     assert r.returncode == 0, r.stderr
     topics = set(r.stdout.split())
-    expected = {f"/arm_a/joint{j}/{t}" for j in (1, 2) for t in (
-        "equilibrium_position", "stiffness_preset", "external_torque", "link_state",
-        "motor_1_state", "motor_2_state", "torque_el1_state", "torque_el2_state")}
-    expected |= {"/arm_a/qbmove_arm_2dof/reference_1", "/arm_a/qbmove_arm_2dof/reference_2",
-                 "/arm_a/robot_state", "/arm_a/motor_1_state", "/arm_a/motor_2_state",
-                 "/arm_a/joint_states", "/clock"}
+    expected = {
+        f"/arm_a/joint{j}/{t}"
+        for j in (1, 2)
+        for t in (
+            "equilibrium_position",
+            "stiffness_preset",
+            "external_torque",
+            "link_state",
+            "motor_1_state",
+            "motor_2_state",
+            "torque_el1_state",
+            "torque_el2_state",
+        )
+    }
+    expected |= {
+        "/arm_a/qbmove_arm_2dof/reference_1",
+        "/arm_a/qbmove_arm_2dof/reference_2",
+        "/arm_a/robot_state",
+        "/arm_a/motor_1_state",
+        "/arm_a/motor_2_state",
+        "/arm_a/joint_states",
+        "/clock",
+    }
     assert expected <= topics, sorted(expected - topics)
-    assert "/arm_a/joint1/torque_command" not in topics   # mode 0 only: not offered in mode 6
-    r = subprocess.run(["rostopic", "echo", "-n", "1", "/arm_a/joint1/link_state"], env=env,
-                       capture_output=True, text=True, timeout=30)
+    assert "/arm_a/joint1/torque_command" not in topics  # mode 0 only: not offered in mode 6
+    r = subprocess.run(
+        ["rostopic", "echo", "-n", "1", "/arm_a/joint1/link_state"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert r.returncode == 0, r.stderr
     fields = dict(line.split(": ", 1) for line in r.stdout.splitlines() if ": " in line)
     assert set(fields) == {"q", "dq", "ref_1", "ref_2", "tau", "stiff"}, r.stdout
@@ -239,9 +271,9 @@ def test_lockstep_is_bit_identical_to_offline(ros):
     sim = asr.Sim(ROBOT, variant=VARIANT)
     period, periods = int(round(1 / (LOCK_RATE_HZ * sim.dt))), 25
 
-    def control(k, q):   # a closed-loop law: track a sine through the equilibrium
+    def control(k, q):  # a closed-loop law: track a sine through the equilibrium
         eq = 0.4 * np.sin(0.3 * k) + 0.5 * (0.4 * np.sin(0.3 * k) - q)
-        return np.stack([eq, np.full(2, 0.3)], axis=1)   # (J, 2)
+        return np.stack([eq, np.full(2, 0.3)], axis=1)  # (J, 2)
 
     with running_node(ros, "ls", "--lockstep", "--rate", str(LOCK_RATE_HZ)):
         state = Recorder(rospy, "/ls/robot_state", sensor.JointState)
@@ -253,8 +285,9 @@ def test_lockstep_is_bit_identical_to_offline(ros):
                 refs = control(k, q)
                 sent.append(refs)
                 pub.publish(std.Float64MultiArray(data=refs.ravel().tolist()))
-                _, m = state.wait(lambda m, k=k: steps_of(m.header.stamp, sim.dt)
-                                  == (k + 1) * period)
+                _, m = state.wait(
+                    lambda m, k=k: steps_of(m.header.stamp, sim.dt) == (k + 1) * period
+                )
                 q = np.array(m.position)
                 live.append(q)
         finally:
@@ -264,12 +297,14 @@ def test_lockstep_is_bit_identical_to_offline(ros):
         q = sim.rollout(period, control(k, q), record=("q",))["q"][0, -1]
         offline.append(q)
     sim.reset()
-    per_step = np.repeat(np.array(sent), period, axis=0)          # (steps, J, 2)
-    one = sim.rollout(len(per_step), per_step[None], record=("q",))["q"][0, period - 1::period]
+    per_step = np.repeat(np.array(sent), period, axis=0)  # (steps, J, 2)
+    one = sim.rollout(len(per_step), per_step[None], record=("q",))["q"][0, period - 1 :: period]
     live, offline = np.array(live), np.array(offline)
-    print(f"\nlockstep: {periods} periods of {period} steps, live q1 range "
-          f"[{live[:, 0].min():.3f}, {live[:, 0].max():.3f}] rad")
-    assert np.ptp(live[:, 0]) > 0.1                     # the loop really moved the arm
+    print(
+        f"\nlockstep: {periods} periods of {period} steps, live q1 range "
+        f"[{live[:, 0].min():.3f}, {live[:, 0].max():.3f}] rad"
+    )
+    assert np.ptp(live[:, 0]) > 0.1  # the loop really moved the arm
     assert np.array_equal(live, offline)
     assert np.array_equal(live, one)
 
@@ -292,7 +327,7 @@ def test_bad_commands_are_rejected_and_the_last_valid_one_kept(ros, live):
         recent = [m for _, m in link.snapshot()[n:]]
         assert proc.poll() is None
         assert recent and all(m.ref_1 == 0.2 for m in recent)
-        pub.publish(std.Float64(0.25))                 # still alive and listening
+        pub.publish(std.Float64(0.25))  # still alive and listening
         link.wait(lambda m: m.ref_1 == 0.25)
     finally:
         link.close()
@@ -307,8 +342,14 @@ def test_no_roscore_is_a_clear_error():
     uri = f"http://127.0.0.1:{free_port()}"
     env = dict(os.environ, ROS_MASTER_URI=uri, ROS_IP="127.0.0.1")
     t0 = time.monotonic()
-    r = subprocess.run([sys.executable, "-m", "asr.cli", "ros", "--master-timeout", "2"],
-                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=30)
+    r = subprocess.run(
+        [sys.executable, "-m", "asr.cli", "ros", "--master-timeout", "2"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     took = time.monotonic() - t0
     assert r.returncode == 1, r.stderr
     assert f"ROS_MASTER_URI={uri}" in r.stderr and "Traceback" not in r.stderr
@@ -327,7 +368,7 @@ def test_two_namespaces_at_once(ros, live):
             n = len(a.snapshot())
             a.wait(lambda m: True)
             time.sleep(0.1)
-            assert len(a.snapshot()) > n                  # both run
+            assert len(a.snapshot()) > n  # both run
             assert all(m.ref_1 != -0.35 for _, m in a.snapshot())
         finally:
             a.close()
@@ -342,7 +383,7 @@ def test_latency_and_real_time_factor(ros, live):
     lat = []
     try:
         pub = publisher(rospy, "/arm_a/joint1/equilibrium_position", std.Float64)
-        phase = np.random.default_rng(1).uniform(0, 1 / RATE_HZ, 50)   # s, random vs ticks
+        phase = np.random.default_rng(1).uniform(0, 1 / RATE_HZ, 50)  # s, random vs ticks
         for i in range(50):
             v = 0.1 + 0.001 * i
             time.sleep(phase[i])
@@ -359,9 +400,11 @@ def test_latency_and_real_time_factor(ros, live):
     (w0, m0), (w1, m1) = window[0], window[-1]
     rtf = (m1.header.stamp - m0.header.stamp).to_sec() / (w1 - w0)
     lat = np.array(lat) * 1e3
-    print(f"\ncommand -> link_state latency at {RATE_HZ:g} Hz: median {np.median(lat):.2f} ms, "
-          f"p95 {np.percentile(lat, 95):.2f} ms, max {lat.max():.2f} ms (50 samples); "
-          f"real-time factor {rtf:.3f} over {w1 - w0:.2f} s")
+    print(
+        f"\ncommand -> link_state latency at {RATE_HZ:g} Hz: median {np.median(lat):.2f} ms, "
+        f"p95 {np.percentile(lat, 95):.2f} ms, max {lat.max():.2f} ms (50 samples); "
+        f"real-time factor {rtf:.3f} over {w1 - w0:.2f} s"
+    )
     assert rtf > 0.5
     assert np.median(lat) < 1000
 
@@ -372,28 +415,48 @@ def test_topic_sets_per_mode():
 
     models = asr.models()
     qb, sea = models["qbmove_advanced"], models["sea_damped"]
-    assert set(joint_commands(qb, 6)) == {"equilibrium_position", "stiffness_preset",
-                                          "external_torque"}
-    assert set(joint_commands(qb, 4)) == {"motor_1_command", "motor_2_command",
-                                          "torque_m1_command", "torque_m2_command",
-                                          "external_torque"}
+    assert set(joint_commands(qb, 6)) == {
+        "equilibrium_position",
+        "stiffness_preset",
+        "external_torque",
+    }
+    assert set(joint_commands(qb, 4)) == {
+        "motor_1_command",
+        "motor_2_command",
+        "torque_m1_command",
+        "torque_m2_command",
+        "external_torque",
+    }
     assert joint_commands(qb, 2)["reference_2"] == "ref2"
-    assert set(joint_commands(sea, 5)) == {"reference_1", "link_command", "feedforward_torque",
-                                           "external_torque"}
-    assert set(joint_states(sea, 5)) == {"link_state", "motor_1_state", "torque_el1_state",
-                                         "torque_el2_state", "spring_torque", "link_torque",
-                                         "motor_torque"}
+    assert set(joint_commands(sea, 5)) == {
+        "reference_1",
+        "link_command",
+        "feedforward_torque",
+        "external_torque",
+    }
+    assert set(joint_states(sea, 5)) == {
+        "link_state",
+        "motor_1_state",
+        "torque_el1_state",
+        "torque_el2_state",
+        "spring_torque",
+        "link_torque",
+        "motor_torque",
+    }
     assert set(joint_states(models["rigid"], 1)) == {"link_state"}
     assert set(joint_commands(models["rigid"], 0)) == {"torque_command", "external_torque"}
 
 
-@pytest.mark.parametrize("args, words", [
-    (["--rate", "0"], ["rate", "0.0", "valid range (0, 1000]"]),
-    (["--rate", "nan"], ["rate", "nan"]),
-    (["--namespace", "9bad"], ["namespace", "'9bad'"]),
-    (["--master-timeout", "-1"], ["master_timeout", "-1"]),
-    (["--robot", "no_such_robot"], ["no_such_robot"]),
-])
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["--rate", "0"], ["rate", "0.0", "valid range (0, 1000]"]),
+        (["--rate", "nan"], ["rate", "nan"]),
+        (["--namespace", "9bad"], ["namespace", "'9bad'"]),
+        (["--master-timeout", "-1"], ["master_timeout", "-1"]),
+        (["--robot", "no_such_robot"], ["no_such_robot"]),
+    ],
+)
 def test_bad_arguments_exit_2_with_the_reason(args, words, capsys):
     """Checked before any ROS contact: no roscore needed."""
     from asr.cli import main
@@ -435,11 +498,26 @@ def test_master_dying_mid_run_leaves_the_node_running(ros_master):
     try:
         with roscore() as uri:
             env = dict(os.environ, ROS_MASTER_URI=uri, ROS_IP="127.0.0.1")
-            proc = subprocess.Popen([sys.executable, "-m", "asr.cli", "ros", "--robot", ROBOT,
-                                     "--variant", VARIANT, "--clock-topic", ""], cwd=ROOT,
-                                    env=env, stdout=log, stderr=subprocess.STDOUT)
+            proc = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "asr.cli",
+                    "ros",
+                    "--robot",
+                    ROBOT,
+                    "--variant",
+                    VARIANT,
+                    "--clock-topic",
+                    "",
+                ],
+                cwd=ROOT,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
             deadline = time.monotonic() + START_TIMEOUT_S
-            while b"asr ros: " not in (log.seek(0) or log.read()):   # printed once connected
+            while b"asr ros: " not in (log.seek(0) or log.read()):  # printed once connected
                 assert proc.poll() is None and time.monotonic() < deadline
                 time.sleep(0.05)
         time.sleep(2.0)
@@ -477,16 +555,22 @@ def test_a_bag_recorded_from_the_live_node_reads_back(ros_master, live, tmp_path
 
     out = tmp_path / "live.bag"
     wanted = ("/arm_a/joint_states", "/arm_a/joint1/link_state")
-    rec = subprocess.Popen(["rosbag", "record", "-O", str(out), *wanted,
-                            "__name:=asr_test_record_live"],
-                           env=tool_env(ros_master), cwd=tmp_path, start_new_session=True,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    rec = subprocess.Popen(
+        ["rosbag", "record", "-O", str(out), *wanted, "__name:=asr_test_record_live"],
+        env=tool_env(ros_master),
+        cwd=tmp_path,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         # rosbag's Python wrapper and its C++ recorder can take seconds to start on a busy
         # machine: the 1.5 s of recording start once the recorder is subscribed and its bag open
         deadline = time.monotonic() + START_TIMEOUT_S
-        while not (subscribed(ros_master, "/asr_test_record_live", wanted)
-                   and out.with_name(out.name + ".active").exists()):
+        while not (
+            subscribed(ros_master, "/asr_test_record_live", wanted)
+            and out.with_name(out.name + ".active").exists()
+        ):
             assert rec.poll() is None and time.monotonic() < deadline, "rosbag record did not start"
             time.sleep(0.1)
         time.sleep(1.5)
@@ -509,6 +593,6 @@ def test_a_bag_recorded_from_the_live_node_reads_back(ros_master, live, tmp_path
     assert n >= 20 and abs(len(ls["t"]) - n) <= 2
     assert js["name"] == ("joint1", "joint2")
     steps = np.round(js["t"] / (1.0 / RATE_HZ))
-    assert np.all(np.diff(steps) == 1), np.diff(steps)   # every period, in order
+    assert np.all(np.diff(steps) == 1), np.diff(steps)  # every period, in order
     # the same angles on both topics (the recording may start between the two publishes)
     assert np.isin(js["position"][1:-1, 0], ls["q"]).all()

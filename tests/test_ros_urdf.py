@@ -4,6 +4,7 @@ Independent readers: Debian's check_urdf (urdfdom) parses every exported file; M
 importer loads it and its compiled masses, world-frame inertias, joint axes, anchors, ranges and
 dynamics are compared with the original MJCF model's; the parameters read back are compared with
 what an asr.Batch built from the robot holds (get_param)."""
+
 import copy
 import math
 import os
@@ -31,7 +32,6 @@ from asr.ros.urdf import (
 )
 
 pytestmark = pytest.mark.ros
-
 
 
 NOT_URDF = {"qbmove_arm_5dof": "free joint 'box'", "qbmove_snake": "free joint 'base'"}
@@ -63,8 +63,10 @@ def exported(tmp_path_factory):
     out = {}
     for name, variant in ALL_VARIANTS:
         robot = asr.load_robot(name, variant)
-        out[name, variant] = robot, export_robot(
-            robot, out_dir=tmp_path_factory.mktemp(f"{name}_{variant}"))
+        out[name, variant] = (
+            robot,
+            export_robot(robot, out_dir=tmp_path_factory.mktemp(f"{name}_{variant}")),
+        )
     return out
 
 
@@ -76,8 +78,9 @@ def test_the_expected_robots_are_exportable():
 @pytest.mark.parametrize("name,variant", ALL_VARIANTS)
 def test_check_urdf_accepts_every_exportable_robot(exported, name, variant):
     robot, paths = exported[name, variant]
-    r = subprocess.run([_check_urdf(), paths["urdf"]], capture_output=True, text=True,
-                       env=tool_env(), timeout=30)
+    r = subprocess.run(
+        [_check_urdf(), paths["urdf"]], capture_output=True, text=True, env=tool_env(), timeout=30
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     assert f"robot name is: {name}" in r.stdout
     model = robot.mj_model()
@@ -102,10 +105,8 @@ def _compare_with_mujoco(robot, urdf):
         kb = mujoco.mj_name2id(b, mujoco.mjtObj.mjOBJ_BODY, a.body(k).name)
         assert kb > 0, a.body(k).name
         worst["mass"] = max(worst["mass"], abs(b.body_mass[kb] / a.body_mass[k] - 1))
-        Ia = da.ximat[k].reshape(3, 3) @ np.diag(a.body_inertia[k]) @ \
-            da.ximat[k].reshape(3, 3).T
-        Ib = db.ximat[kb].reshape(3, 3) @ np.diag(b.body_inertia[kb]) @ \
-            db.ximat[kb].reshape(3, 3).T
+        Ia = da.ximat[k].reshape(3, 3) @ np.diag(a.body_inertia[k]) @ da.ximat[k].reshape(3, 3).T
+        Ib = db.ximat[kb].reshape(3, 3) @ np.diag(b.body_inertia[kb]) @ db.ximat[kb].reshape(3, 3).T
         worst["inertia"] = max(worst["inertia"], np.abs(Ia - Ib).max())
         worst["com"] = max(worst["com"], np.abs(da.xipos[k] - db.xipos[kb]).max())
     for j in range(a.njnt):
@@ -135,8 +136,9 @@ def test_mujoco_reads_the_same_mass_properties_and_joints(exported, name, varian
 def test_every_parameter_round_trips_exactly(exported, name, variant):
     robot, paths = exported[name, variant]
     back = import_robot(paths["urdf"])
-    assert [(j.name, j.model, j.mode) for j in back] == \
-        [(j.name, j.model, j.mode) for j in robot.joints]
+    assert [(j.name, j.model, j.mode) for j in back] == [
+        (j.name, j.model, j.mode) for j in robot.joints
+    ]
     batch = asr.Batch([rj.joint() for rj in robot.joints], 1)
     for k, (orig, got) in enumerate(zip(robot.joints, back)):
         spec = asr.models()[orig.model]
@@ -186,7 +188,7 @@ def _expand_xacro(path):
             continue
         if child.tag.startswith(ns):
             calls += 1
-            out.extend(copy.deepcopy(macros[child.tag[len(ns):]]))
+            out.extend(copy.deepcopy(macros[child.tag[len(ns) :]]))
         else:
             out.append(child)
     assert calls == len(macros)
@@ -203,13 +205,19 @@ def test_xacro_expands_to_the_urdf_and_yaml_is_the_toolbox_plugin_manager(export
     robot, paths = exported[name, variant]
     xacro = ET.parse(paths["xacro"]).getroot()
     assert len(xacro.findall("{http://www.ros.org/wiki/xacro}macro")) == len(robot.joints)
-    assert _canonical(_expand_xacro(paths["xacro"])) == \
-        _canonical(ET.parse(paths["urdf"]).getroot())
+    assert _canonical(_expand_xacro(paths["xacro"])) == _canonical(
+        ET.parse(paths["urdf"]).getroot()
+    )
     yaml = require_ros1("yaml")
     with open(paths["yaml"]) as f:
         cfg = yaml.safe_load(f)
-    assert set(cfg) == {"joints_number", "joints_name", "ref1_topic_name", "ref2_topic_name",
-                        "T_sample"}
+    assert set(cfg) == {
+        "joints_number",
+        "joints_name",
+        "ref1_topic_name",
+        "ref2_topic_name",
+        "T_sample",
+    }
     assert cfg["joints_number"] == len(robot.joints)
     assert (cfg["ref1_topic_name"], cfg["ref2_topic_name"]) == ("reference_1", "reference_2")
     assert cfg["joints_name"] == list(robot.joint_names)
@@ -261,8 +269,12 @@ def _robot_folder(tmp_path, xml, toml, name="rotated"):
 
 
 def test_rpy_survives_gimbal_lock():
-    for rpy in [(0.3, math.pi / 2, -0.4), (0.0, -math.pi / 2, 1.0), (1.0, 0.2, -3.0),
-                (0.0, math.pi / 2, 0.0)]:
+    for rpy in [
+        (0.3, math.pi / 2, -0.4),
+        (0.0, -math.pi / 2, 1.0),
+        (1.0, 0.2, -3.0),
+        (0.0, math.pi / 2, 0.0),
+    ]:
         m = rpy_mat(*rpy)
         np.testing.assert_allclose(rpy_mat(*mat_rpy(m)), m, atol=1e-15)
 
@@ -279,8 +291,9 @@ def test_a_body_rotated_90_degrees_about_y_keeps_its_inertia(tmp_path):
     assert inertia.find("origin").get("rpy") == "0.0 0.0 0.0"
     assert float(inertia.find("inertia").get("ixy")) == pytest.approx(0.001, abs=1e-15)
     # the joint anchored 0.02 m off the body origin: the link frame sits on the axis
-    r = subprocess.run([_check_urdf(), paths["urdf"]], capture_output=True, text=True,
-                       env=tool_env(), timeout=30)
+    r = subprocess.run(
+        [_check_urdf(), paths["urdf"]], capture_output=True, text=True, env=tool_env(), timeout=30
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     back = import_robot(paths["urdf"])
     assert [joint_params(j) for j in back] == [joint_params(j) for j in robot.joints]
@@ -318,13 +331,18 @@ def test_robots_with_free_joints_are_refused(tmp_path, name, why):
 
 
 def test_closed_chain_and_ball_joint_are_refused(tmp_path):
-    closed = _ROTATED.replace("</worldbody>", """</worldbody>
-  <equality><connect body1="tip" body2="world" anchor="0 0 0.1"/></equality>""")
+    closed = _ROTATED.replace(
+        "</worldbody>",
+        """</worldbody>
+  <equality><connect body1="tip" body2="world" anchor="0 0 0.1"/></equality>""",
+    )
     robot = asr.load_robot(_robot_folder(tmp_path, closed, _ROTATED_TOML, "closed"))
     with pytest.raises(ValueError, match="equality constraint.*trees only"):
         export_robot(robot, out_dir=tmp_path / "out")
-    ball = _ROTATED.replace('<joint name="joint2" axis="1 0 0"/>',
-                            '<joint name="joint2" axis="1 0 0"/><joint name="b" type="ball"/>')
+    ball = _ROTATED.replace(
+        '<joint name="joint2" axis="1 0 0"/>',
+        '<joint name="joint2" axis="1 0 0"/><joint name="b" type="ball"/>',
+    )
     robot = asr.load_robot(_robot_folder(tmp_path, ball, _ROTATED_TOML, "ball"))
     with pytest.raises(ValueError, match="ball joint 'b'"):
         export_robot(robot, out_dir=tmp_path / "out")
@@ -334,8 +352,9 @@ def test_import_refuses_what_it_cannot_read(tmp_path, exported):
     robot, paths = exported["rrbot_sea", _variants("rrbot_sea")[0]]
     text = open(paths["urdf"]).read()
     bad = tmp_path / "bad.urdf"
-    bad.write_text(text.replace("<spring_Kt>", "<spring_Kx>").replace("</spring_Kt>",
-                                                                      "</spring_Kx>"))
+    bad.write_text(
+        text.replace("<spring_Kt>", "<spring_Kx>").replace("</spring_Kt>", "</spring_Kx>")
+    )
     with pytest.raises(ValueError, match="unknown tag <spring_Kx>"):
         import_robot(bad)
     bad.write_text(re.sub("<spring_Kt>[^<]*<", "<spring_Kt>-1.0<", text))

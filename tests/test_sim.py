@@ -1,6 +1,7 @@
 """MuJoCo coupling (asr.Sim) on a fixture pendulum: independent references (closed-form static
 equilibria solved with brentq), determinism across threads and batch sizes, sweeps of MuJoCo
 and actuator parameters, external torques, and the errors of bad robot files and inputs."""
+
 import os
 import shutil
 
@@ -55,15 +56,18 @@ def test_external_torque_is_applied():
     sim = asr.Sim(PENDULUM, 3)
     out = sim.rollout(4000, refs_for([0.3] * 3), tau_ext=tau)
     for i in range(3):
-        assert out["q"][i, -1, 0] == pytest.approx(static_q(0.8, 0.3, tau_ext=tau[i, 0]),
-                                                   abs=1e-6)
+        assert out["q"][i, -1, 0] == pytest.approx(static_q(0.8, 0.3, tau_ext=tau[i, 0]), abs=1e-6)
     assert np.allclose(sim.batch.tau_joint - sim.batch.tau_link, tau, rtol=0, atol=1e-15)
 
 
 def _sweep(threads, n=6, record=("q", "qd", "th1", "tau_joint", "stiffness")):
     presets = np.linspace(0.1, 0.6, n)
-    sim = asr.Sim(PENDULUM, n, threads=threads,
-                  mujoco_params={"dof_damping": {"joint": np.linspace(0.005, 0.02, n)}})
+    sim = asr.Sim(
+        PENDULUM,
+        n,
+        threads=threads,
+        mujoco_params={"dof_damping": {"joint": np.linspace(0.005, 0.02, n)}},
+    )
     t = np.arange(500) * 1e-3
     refs = np.zeros((n, 500, 1, 2))
     refs[..., 0, 0] = 0.8 * np.sin(3 * t)
@@ -166,15 +170,18 @@ def test_malformed_toml(tmp_path):
         asr.load_robot(_copy_fixture(tmp_path, "variants = [ unclosed"))
 
 
-@pytest.mark.parametrize("edit, message", [
-    (("name = \"joint\"", "name = \"elbow\""), "'elbow' is not a hinge or slide joint"),
-    (("model = \"sea\"", "model = \"spring\""), "unknown model 'spring'"),
-    (("mode = 3", "mode = 9"), "mode: got 9"),
-    (("mode = 3", "mode = 3\nparams = { k = -1.0 }"), "k: got -1"),
-    (("mode = 3", "mode = 3\nparams = { kk = 1.0 }"), "unknown parameter 'kk'"),
-    (("mjcf = \"pendulum.xml\"", "mjcf = \"missing.xml\""), "no file"),
-    (("model = \"sea\"", "model = \"sea\"\ncolour = 1"), "unknown keys"),
-])
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (('name = "joint"', 'name = "elbow"'), "'elbow' is not a hinge or slide joint"),
+        (('model = "sea"', 'model = "spring"'), "unknown model 'spring'"),
+        (("mode = 3", "mode = 9"), "mode: got 9"),
+        (("mode = 3", "mode = 3\nparams = { k = -1.0 }"), "k: got -1"),
+        (("mode = 3", "mode = 3\nparams = { kk = 1.0 }"), "unknown parameter 'kk'"),
+        (('mjcf = "pendulum.xml"', 'mjcf = "missing.xml"'), "no file"),
+        (('model = "sea"', 'model = "sea"\ncolour = 1'), "unknown keys"),
+    ],
+)
 def test_bad_robot_entries(tmp_path, edit, message):
     folder = _copy_fixture(tmp_path, GOOD.replace(*edit))
     with pytest.raises((ValueError, FileNotFoundError), match=message):

@@ -8,6 +8,7 @@ instance lands in, the batch size and the thread count. The scalar path is reach
 registering a built-in model's own C callbacks as a user model (its "twin"): the batch then
 calls them one instance at a time.
 """
+
 import os
 import platform
 import subprocess
@@ -34,10 +35,16 @@ def twins():
         model = get_model(name)
         spec = model.spec
         twin = f"{name}_scalar_twin"
-        asr.register_model(twin, model.cdef.elastic, model.cdef.refmap, params=spec.params,
-                           nmotor=spec.nmotor, kinematic_th2=spec.kinematic_th2,
-                           defaults={p.name: p.default for p in spec.common},
-                           preset=spec.preset)
+        asr.register_model(
+            twin,
+            model.cdef.elastic,
+            model.cdef.refmap,
+            params=spec.params,
+            nmotor=spec.nmotor,
+            kinematic_th2=spec.kinematic_th2,
+            defaults={p.name: p.default for p in spec.common},
+            preset=spec.preset,
+        )
         names[name] = twin
     yield names
     for twin in names.values():
@@ -59,7 +66,7 @@ def inputs(name, mode, n, steps=STEPS, first=0):
     q = 0.3 * np.sin(3.0 * t + i)
     qd = 0.9 * np.cos(3.0 * t + i)
     refs = np.empty((n, steps, 1, 2))
-    amplitude = 0.3 if mode in (0, 4) else 0.5      # N m in the torque modes, else rad
+    amplitude = 0.3 if mode in (0, 4) else 0.5  # N m in the torque modes, else rad
     refs[:, :, 0, 0] = amplitude * np.sin(2.0 * np.pi * 1.5 * t + i)
     spec = get_model(name).spec
     second = preset_refs(name, i) + 0 * t
@@ -103,8 +110,9 @@ def test_lane_path_equals_the_scalar_callbacks_bit_for_bit(twins, name, mode):
     assert np.all(st_lanes == 0), st_lanes
     assert_bits_equal(lanes, scalar, f"{name} mode {mode}")
     # the run exercises the model: torques move, and differ between instances
-    assert np.ptp(lanes["tau_joint"]) > 0 and not np.array_equal(lanes["tau_joint"][0],
-                                                                  lanes["tau_joint"][1])
+    assert np.ptp(lanes["tau_joint"]) > 0 and not np.array_equal(
+        lanes["tau_joint"][0], lanes["tau_joint"][1]
+    )
 
 
 @pytest.mark.parametrize("scheme,dt", [("trapezoid", 1e-3), ("euler", 2.5e-3)])
@@ -131,7 +139,7 @@ def test_an_instance_gives_the_same_bits_in_any_lane_and_batch_size(name):
         for first in (0, 1, 2, 3):
             out, st = run(varied_batch(name, mode, n, first=first), name, mode, n, first=first)
             assert np.all(st == 0)
-            part = {f: master[f][first:first + n] for f in asr.FIELDS}
+            part = {f: master[f][first : first + n] for f in asr.FIELDS}
             assert_bits_equal(out, part, f"{name}: n {n}, first {first}")
 
 
@@ -139,8 +147,9 @@ def test_large_odd_batch_on_one_two_and_three_threads():
     """1001 instances (250 vectors and one lane) on 1, 2 and 3 threads: the same bits, and the
     first nine equal a batch of nine."""
     name, mode, n = "qbmove_advanced", 6, 1001
-    runs = [run(varied_batch(name, mode, n, threads=k), name, mode, n, steps=60)[0]
-            for k in (1, 2, 3)]
+    runs = [
+        run(varied_batch(name, mode, n, threads=k), name, mode, n, steps=60)[0] for k in (1, 2, 3)
+    ]
     for k in (1, 2):
         assert_bits_equal(runs[0], runs[k], f"threads {k + 1}")
     nine, _ = run(varied_batch(name, mode, 9), name, mode, 9, steps=60)
@@ -167,19 +176,21 @@ def test_a_frozen_instance_leaves_its_lane_neighbours_unchanged():
     name, mode, n = "qbmove_advanced", 6, 6
     q, qd, refs, ext = inputs(name, mode, n, 80)
     bad_qd = qd.copy()
-    bad_qd[2, 40:] = 2e4     # past link_vel_max (1e4 rad/s by default)
+    bad_qd[2, 40:] = 2e4  # past link_vel_max (1e4 rad/s by default)
     out = {}
     for label, v in (("clean", qd), ("blow-up", bad_qd)):
         b = varied_batch(name, mode, n)
         b.reset(q[:, 0], refs[:, 0])
-        out[label] = b.rollout(80, DT, refs, q, v, tau_ext=ext, record=asr.FIELDS,
-                               on_error="flag")
+        out[label] = b.rollout(80, DT, refs, q, v, tau_ext=ext, record=asr.FIELDS, on_error="flag")
         if label == "blow-up":
             assert b.status[2] == lib.ASR_ERR_DIVERGED
             assert np.all(b.status[[0, 1, 3, 4, 5]] == 0)
     others = [0, 1, 3, 4, 5]
-    assert_bits_equal({f: out["clean"][f][others] for f in asr.FIELDS},
-                      {f: out["blow-up"][f][others] for f in asr.FIELDS}, "neighbours")
+    assert_bits_equal(
+        {f: out["clean"][f][others] for f in asr.FIELDS},
+        {f: out["blow-up"][f][others] for f in asr.FIELDS},
+        "neighbours",
+    )
     assert np.all(out["blow-up"]["tau_joint"][2, 40:] == 0.0)
     assert np.array_equal(out["blow-up"]["tau_joint"][2, :40], out["clean"]["tau_joint"][2, :40])
 
@@ -227,7 +238,7 @@ def test_every_instruction_set_gives_the_same_bits(tmp_path):
     kernel that ran (the cap, or the widest below it this CPU runs)."""
     if platform.machine() not in ("x86_64", "AMD64"):
         why = f"the step is built for the baseline only on {platform.machine()} (not x86-64)"
-        if IN_CI:   # the CI machines are x86-64 with AVX2: the kernels must be compared there
+        if IN_CI:  # the CI machines are x86-64 with AVX2: the kernels must be compared there
             pytest.fail(f"{why}: CI must run on x86-64")
         pytest.skip(why)
     here = os.path.dirname(os.path.abspath(__file__))
@@ -237,14 +248,18 @@ def test_every_instruction_set_gives_the_same_bits(tmp_path):
     for cap in asr.batch.SIMD_KERNELS:
         path = tmp_path / f"{cap}.npz"
         env = dict(os.environ, ASR_SIMD=cap)
-        subprocess.run([sys.executable, "-c", KERNEL_SCRIPT, here, str(path)], env=env,
-                       check=True, timeout=300)
+        subprocess.run(
+            [sys.executable, "-c", KERNEL_SCRIPT, here, str(path)], env=env, check=True, timeout=300
+        )
         with np.load(path) as z:
             results[cap] = {k: z[k] for k in z.files}
-        expected = [k for k in available if asr.batch.SIMD_KERNELS.index(k)
-                    <= asr.batch.SIMD_KERNELS.index(cap)][-1]
+        expected = [
+            k
+            for k in available
+            if asr.batch.SIMD_KERNELS.index(k) <= asr.batch.SIMD_KERNELS.index(cap)
+        ][-1]
         assert str(results[cap].pop("simd")) == expected, cap
-    assert asr.Batch("sea", 1).simd == available[-1]   # uncapped: the widest
+    assert asr.Batch("sea", 1).simd == available[-1]  # uncapped: the widest
     base = results["baseline"]
     for cap in asr.batch.SIMD_KERNELS[1:]:
         for key, value in base.items():

@@ -1,6 +1,7 @@
 """asr.sweep: batched sweeps equal one-by-one runs bit for bit, reproducible grid order and random
 seeding, resuming after an interrupt, Dask-distributed batches equal to local ones (a real
 two-process LocalCluster on loopback), and clear errors for bad input."""
+
 import dataclasses
 import itertools
 import json
@@ -17,16 +18,21 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PENDULUM = os.path.join(HERE, "robots", "pendulum")  # 1 DOF, dt 1 ms, mode 3 (qbmove_advanced)
 STEPS = 150
 REFS = [[0.8, 0.3]]
-GRID = {"joint.k1": [0.0019, 0.003, 0.005], "mujoco.body_mass.link": [0.1, 0.3],
-        "refs.preset.joint": [0.2, 0.5]}
+GRID = {
+    "joint.k1": [0.0019, 0.003, 0.005],
+    "mujoco.body_mass.link": [0.1, 0.3],
+    "refs.preset.joint": [0.2, 0.5],
+}
 
 
 def reference_metrics(q, tau, d1, d2, eq):
     """The built-in metrics of one instance, written out independently."""
-    return {"final_q_error": np.max(np.abs(q[-1] - eq)),
-            "rms_q_error": np.sqrt(np.mean((q - eq) ** 2)),
-            "max_tau": np.max(np.abs(tau)),
-            "max_deflection": np.max(np.maximum(np.abs(d1), np.abs(d2)))}
+    return {
+        "final_q_error": np.max(np.abs(q[-1] - eq)),
+        "rms_q_error": np.sqrt(np.mean((q - eq) ** 2)),
+        "max_tau": np.max(np.abs(tau)),
+        "max_deflection": np.max(np.maximum(np.abs(d1), np.abs(d2))),
+    }
 
 
 def q_end(out, sim):
@@ -34,16 +40,26 @@ def q_end(out, sim):
 
 
 def test_grid_equals_single_instance_runs():
-    res = sweep(PENDULUM, GRID, steps=STEPS, refs=REFS, batch_size=5, progress=False,
-                metrics=("final_q_error", "rms_q_error", "max_tau", "max_deflection", q_end))
+    res = sweep(
+        PENDULUM,
+        GRID,
+        steps=STEPS,
+        refs=REFS,
+        batch_size=5,
+        progress=False,
+        metrics=("final_q_error", "rms_q_error", "max_tau", "max_deflection", q_end),
+    )
     assert len(res) == 12 and res.complete  # batches of 5, 5, 2
     for i, (k1, mass, preset) in enumerate(itertools.product(*GRID.values())):
-        sim = asr.Sim(PENDULUM, 1, params={"joint": {"k1": k1}},
-                      mujoco_params={"body_mass": {"link": mass}})
-        out2 = sim.rollout(STEPS, [[0.8, preset]], record=("q", "tau_joint", "defl1", "defl2",
-                                                            "th1"))
-        ref = reference_metrics(out2["q"][0], out2["tau_joint"][0], out2["defl1"][0],
-                                out2["defl2"][0], 0.8)
+        sim = asr.Sim(
+            PENDULUM, 1, params={"joint": {"k1": k1}}, mujoco_params={"body_mass": {"link": mass}}
+        )
+        out2 = sim.rollout(
+            STEPS, [[0.8, preset]], record=("q", "tau_joint", "defl1", "defl2", "th1")
+        )
+        ref = reference_metrics(
+            out2["q"][0], out2["tau_joint"][0], out2["defl1"][0], out2["defl2"][0], 0.8
+        )
         for name, value in ref.items():
             assert res.metrics[name][i] == value, (i, name)  # bit-identical
         assert res.metrics["q_end"][i] == out2["q"][0, -1, 0]
@@ -52,8 +68,16 @@ def test_grid_equals_single_instance_runs():
     rows = res.rows()
     assert len(rows) == 12 and rows[3]["sample"] == 3
     assert rows[3]["joint.k1"] == 0.0019 and rows[3]["refs.preset.joint"] == 0.5
-    assert set(rows[0]) == {"sample", *GRID, "final_q_error", "rms_q_error", "max_tau",
-                            "max_deflection", "q_end", "th1_mean"}
+    assert set(rows[0]) == {
+        "sample",
+        *GRID,
+        "final_q_error",
+        "rms_q_error",
+        "max_tau",
+        "max_deflection",
+        "q_end",
+        "th1_mean",
+    }
 
 
 def test_random_per_step_refs_and_geom_friction_reach_the_sim():
@@ -63,18 +87,34 @@ def test_random_per_step_refs_and_geom_friction_reach_the_sim():
     steps = 120
     t = np.arange(steps) * 1e-4
     refs = np.stack([np.stack([0.3 * t / t[-1], np.full(steps, 0.2)], axis=-1)], axis=1)
-    space = {"joint.k1": (0.0015, 0.004), "mujoco.geom_friction.mass": (0.2, 1.5),
-             "mujoco.dof_damping.joint": (0.0, 0.05), "refs.equilibrium.joint": (-0.2, 0.2)}
+    space = {
+        "joint.k1": (0.0015, 0.004),
+        "mujoco.geom_friction.mass": (0.2, 1.5),
+        "mujoco.dof_damping.joint": (0.0, 0.05),
+        "refs.equilibrium.joint": (-0.2, 0.2),
+    }
 
     def seen(out, sim):  # what each instance's model and batch actually got
-        return {"friction": np.array([m.geom_friction[sim.models[0].geom("mass").id, 0]
-                                      for m in sim.models]),
-                "torsional": np.array([m.geom_friction[m.geom("mass").id, 1]
-                                       for m in sim.models]),
-                "k1": sim.batch.get_param(0, "k1")}
+        return {
+            "friction": np.array(
+                [m.geom_friction[sim.models[0].geom("mass").id, 0] for m in sim.models]
+            ),
+            "torsional": np.array([m.geom_friction[m.geom("mass").id, 1] for m in sim.models]),
+            "k1": sim.batch.get_param(0, "k1"),
+        }
 
-    res = sweep(robot, space, method="random", samples=5, seed=3, steps=steps, refs=refs,
-                batch_size=2, progress=False, metrics=("rms_q_error", seen))
+    res = sweep(
+        robot,
+        space,
+        method="random",
+        samples=5,
+        seed=3,
+        steps=steps,
+        refs=refs,
+        batch_size=2,
+        progress=False,
+        metrics=("rms_q_error", seen),
+    )
     assert np.array_equal(res.metrics["friction"], res.param("mujoco.geom_friction.mass"))
     assert np.array_equal(res.metrics["k1"], res.param("joint.k1"))
     base = asr.load_robot(robot).mj_model()
@@ -83,9 +123,12 @@ def test_random_per_step_refs_and_geom_friction_reach_the_sim():
         k1, fr, damp, eq = res.params[i]
         f3 = np.array(base.geom("mass").friction)
         f3[0] = fr
-        sim = asr.Sim(robot, 1, params={"joint": {"k1": k1}},
-                      mujoco_params={"geom_friction": {"mass": f3},
-                                     "dof_damping": {"joint": damp}})
+        sim = asr.Sim(
+            robot,
+            1,
+            params={"joint": {"k1": k1}},
+            mujoco_params={"geom_friction": {"mass": f3}, "dof_damping": {"joint": damp}},
+        )
         r = refs.copy()
         r[:, 0, 0] = eq
         out = sim.rollout(steps, r[None], record=("q",))
@@ -96,16 +139,23 @@ def test_grid_order_and_random_seeding_are_reproducible():
     space = {"joint.kc": [0.0, 1.0, 2.0], "refs.preset.joint": [0.1, 0.2]}
     res = sweep(PENDULUM, space, steps=5, refs=REFS, progress=False, metrics="max_tau")
     assert res.names == tuple(space)
-    assert res.params.tolist() == [[0.0, 0.1], [0.0, 0.2], [1.0, 0.1], [1.0, 0.2], [2.0, 0.1],
-                                   [2.0, 0.2]]  # last key fastest
+    assert res.params.tolist() == [
+        [0.0, 0.1],
+        [0.0, 0.2],
+        [1.0, 0.1],
+        [1.0, 0.2],
+        [2.0, 0.1],
+        [2.0, 0.2],
+    ]  # last key fastest
     rspace = {"joint.k1": (0.001, 0.004), "mujoco.body_mass.link": (0.1, 0.3)}
     kw = dict(method="random", steps=5, refs=REFS, progress=False, metrics="max_tau")
     a = sweep(PENDULUM, rspace, samples=6, seed=7, **kw)
     b = sweep(PENDULUM, rspace, samples=6, seed=7, batch_size=4, **kw)
     c = sweep(PENDULUM, rspace, samples=6, seed=8, **kw)
     longer = sweep(PENDULUM, rspace, samples=9, seed=7, **kw)
-    assert np.array_equal(a.params, b.params) and np.array_equal(a.metrics["max_tau"],
-                                                                  b.metrics["max_tau"])
+    assert np.array_equal(a.params, b.params) and np.array_equal(
+        a.metrics["max_tau"], b.metrics["max_tau"]
+    )
     assert not np.array_equal(a.params, c.params)
     assert np.array_equal(longer.params[:6], a.params)  # more samples extend, not change
     u = np.random.default_rng(7).random((6, 2))
@@ -152,8 +202,7 @@ def test_interrupt_then_resume_equals_uninterrupted(tmp_path):
     with pytest.raises(ValueError, match="different sweep.*space"):
         sweep(PENDULUM, {"joint.k1": [0.002]}, metrics="final_q_error", results=path, **kw)
     with pytest.raises(ValueError, match="different sweep.*batch_size"):
-        sweep(PENDULUM, GRID, metrics="final_q_error", results=path,
-              **dict(kw, batch_size=4))
+        sweep(PENDULUM, GRID, metrics="final_q_error", results=path, **dict(kw, batch_size=4))
     rpath = str(tmp_path / "random.npz")
     rkw = dict(method="random", samples=4, steps=5, refs=REFS, progress=False, results=rpath)
     sweep(PENDULUM, {"joint.k1": (0.001, 0.003)}, seed=1, **rkw)
@@ -191,8 +240,9 @@ def test_results_file_with_the_old_format_tag_loads_and_resumes(tmp_path):
 def dask_client():
     require("dask")
     distributed = require("distributed")
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       host="127.0.0.1", dashboard_address=None)
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
+    )
     client = distributed.Client(cluster)
     yield client
     client.close()
@@ -228,38 +278,41 @@ def test_to_pandas_or_clear_import_error():
         assert df.shape == (2, 6) and list(df["joint.k1"]) == [0.002, 0.003]
 
 
-@pytest.mark.parametrize("space, kw, match", [
-    ({}, {}, "space: empty"),
-    ([("joint.k1", [1])], {}, "expected a dict"),
-    ({"joint2.k1": [0.002]}, {}, "unknown joint 'joint2'"),
-    ({"joint.kk": [0.002]}, {}, "unknown parameter 'kk'.*qbmove_advanced"),
-    ({"mujoco.body_mass.nolink": [0.1]}, {}, "no body named 'nolink'"),
-    ({"mujoco.geom_margin.g": [0.1]}, {}, "unknown MuJoCo field 'geom_margin'"),
-    ({"mujoco.body_mass": [0.1]}, {}, "mujoco.<field>.<object>"),
-    ({"refs.stiffness.joint": [0.1]}, {}, "refs.equilibrium"),
-    ({"a.b.c": [0.1]}, {}, "expected '<joint>.<param>'"),
-    ({"joint.k1": []}, {}, "no values"),
-    ({"joint.k1": 0.002}, {}, "expected a list of values"),
-    ({"joint.k1": [-1.0]}, {}, "k1: got -1"),
-    ({"joint.k1": ["x"]}, {}, "must be numbers"),
-    ({"mujoco.body_mass.link": [-0.1]}, {}, "negative"),
-    ({"joint.k1": [0.002]}, {"samples": 3}, "only for method='random'"),
-    ({"joint.k1": (0.004, 0.001)}, {"method": "random", "samples": 3}, "needs lo < hi"),
-    ({"joint.k1": (0.0, 0.001)}, {"method": "random", "samples": 3}, "k1: got 0"),
-    ({"joint.k1": [0.1, 0.2, 0.3]}, {"method": "random", "samples": 3}, "range \\(lo, hi\\)"),
-    ({"joint.k1": (0.001, 0.002)}, {"method": "random"}, "samples: method='random' needs"),
-    ({"joint.k1": (0.001, 0.002)}, {"method": "random", "samples": 2, "seed": -1}, "seed"),
-    ({"joint.drive": (0, 1)}, {"method": "random", "samples": 2}, "integer parameter"),
-    ({"joint.k1": [0.002]}, {"method": "latin"}, "method: got 'latin'"),
-    ({"joint.k1": [0.002]}, {"metrics": ("max_speed",)}, "unknown built-in metric 'max_speed'"),
-    ({"joint.k1": [0.002]}, {"metrics": ()}, "metrics: empty"),
-    ({"joint.k1": [0.002]}, {"refs": [0.8, 0.3]}, "refs: expected shape"),
-    ({"joint.k1": [0.002]}, {"refs": [[np.nan, 0.3]]}, "NaN"),
-    ({"joint.k1": [0.002]}, {"batch_size": 0}, "batch_size: expected a positive"),
-    ({"joint.k1": [0.002]}, {"steps": 0}, "steps: expected a positive"),
-    ({"joint.k1": [0.002]}, {"metrics": lambda out, sim: {"x": np.zeros(3)}}, "shape"),
-    ({"joint.k1": [0.002]}, {"metrics": lambda out, sim: [1.0]}, "must return"),
-])
+@pytest.mark.parametrize(
+    "space, kw, match",
+    [
+        ({}, {}, "space: empty"),
+        ([("joint.k1", [1])], {}, "expected a dict"),
+        ({"joint2.k1": [0.002]}, {}, "unknown joint 'joint2'"),
+        ({"joint.kk": [0.002]}, {}, "unknown parameter 'kk'.*qbmove_advanced"),
+        ({"mujoco.body_mass.nolink": [0.1]}, {}, "no body named 'nolink'"),
+        ({"mujoco.geom_margin.g": [0.1]}, {}, "unknown MuJoCo field 'geom_margin'"),
+        ({"mujoco.body_mass": [0.1]}, {}, "mujoco.<field>.<object>"),
+        ({"refs.stiffness.joint": [0.1]}, {}, "refs.equilibrium"),
+        ({"a.b.c": [0.1]}, {}, "expected '<joint>.<param>'"),
+        ({"joint.k1": []}, {}, "no values"),
+        ({"joint.k1": 0.002}, {}, "expected a list of values"),
+        ({"joint.k1": [-1.0]}, {}, "k1: got -1"),
+        ({"joint.k1": ["x"]}, {}, "must be numbers"),
+        ({"mujoco.body_mass.link": [-0.1]}, {}, "negative"),
+        ({"joint.k1": [0.002]}, {"samples": 3}, "only for method='random'"),
+        ({"joint.k1": (0.004, 0.001)}, {"method": "random", "samples": 3}, "needs lo < hi"),
+        ({"joint.k1": (0.0, 0.001)}, {"method": "random", "samples": 3}, "k1: got 0"),
+        ({"joint.k1": [0.1, 0.2, 0.3]}, {"method": "random", "samples": 3}, "range \\(lo, hi\\)"),
+        ({"joint.k1": (0.001, 0.002)}, {"method": "random"}, "samples: method='random' needs"),
+        ({"joint.k1": (0.001, 0.002)}, {"method": "random", "samples": 2, "seed": -1}, "seed"),
+        ({"joint.drive": (0, 1)}, {"method": "random", "samples": 2}, "integer parameter"),
+        ({"joint.k1": [0.002]}, {"method": "latin"}, "method: got 'latin'"),
+        ({"joint.k1": [0.002]}, {"metrics": ("max_speed",)}, "unknown built-in metric 'max_speed'"),
+        ({"joint.k1": [0.002]}, {"metrics": ()}, "metrics: empty"),
+        ({"joint.k1": [0.002]}, {"refs": [0.8, 0.3]}, "refs: expected shape"),
+        ({"joint.k1": [0.002]}, {"refs": [[np.nan, 0.3]]}, "NaN"),
+        ({"joint.k1": [0.002]}, {"batch_size": 0}, "batch_size: expected a positive"),
+        ({"joint.k1": [0.002]}, {"steps": 0}, "steps: expected a positive"),
+        ({"joint.k1": [0.002]}, {"metrics": lambda out, sim: {"x": np.zeros(3)}}, "shape"),
+        ({"joint.k1": [0.002]}, {"metrics": lambda out, sim: [1.0]}, "must return"),
+    ],
+)
 def test_bad_inputs_raise_clear_errors(space, kw, match):
     args = dict(steps=5, refs=REFS, progress=False)
     args.update(kw)
@@ -273,12 +326,13 @@ def test_bad_robot_and_executor():
     with pytest.raises(ValueError, match="unknown variant"):
         sweep(PENDULUM, {"joint.k1": [1.0]}, steps=5, refs=REFS, variant="nope")
     with pytest.raises(TypeError, match="executor"):
-        sweep(PENDULUM, {"joint.k1": [0.002]}, steps=5, refs=REFS, executor=object(),
-              progress=False)
+        sweep(
+            PENDULUM, {"joint.k1": [0.002]}, steps=5, refs=REFS, executor=object(), progress=False
+        )
     # q errors need a position-like first reference: mode 0 (torque) is refused
     robot = asr.load_robot(PENDULUM)
-    torque = dataclasses.replace(robot, joints=(dataclasses.replace(robot.joints[0], mode=0,
-                                                                    model="rigid", params={}),))
+    torque = dataclasses.replace(
+        robot, joints=(dataclasses.replace(robot.joints[0], mode=0, model="rigid", params={}),)
+    )
     with pytest.raises(ValueError, match="modes"):
-        sweep(torque, {"mujoco.body_mass.link": [0.1]}, steps=5, refs=REFS,
-              metrics="final_q_error")
+        sweep(torque, {"mujoco.body_mass.link": [0.1]}, steps=5, refs=REFS, metrics="final_q_error")

@@ -4,6 +4,7 @@ nothing crashes and every result is one that some serial order of the same calls
 Before the lock, two threads in Sim.rollout crashed the interpreter (exit 139) in every try, and
 Batch.set_param reallocated a parameter array under the worker threads of a running rollout.
 About 12 s in all (bounded by time, not by counts)."""
+
 import collections
 import subprocess
 import sys
@@ -17,7 +18,7 @@ import pytest
 import asr
 
 HAMMER = Path(__file__).with_name("thread_hammer.py")
-SECONDS = 3.0          # per timed test
+SECONDS = 3.0  # per timed test
 N = 4
 
 
@@ -26,10 +27,15 @@ N = 4
 def test_threads_hammering_one_object_neither_crash_nor_raise(kind):
     """Six threads call rollout, step, set_param (shared <-> per instance), reset, set_mode,
     threads and reads on one object, in a child process so that a crash fails this test."""
-    proc = subprocess.run([sys.executable, str(HAMMER), kind, str(SECONDS), "6"],
-                          capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stdout[-2000:]}" \
-                                 f"\n{proc.stderr[-2000:]}"
+    proc = subprocess.run(
+        [sys.executable, str(HAMMER), kind, str(SECONDS), "6"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, (
+        f"exit {proc.returncode}\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
+    )
     ops = int(proc.stdout.split()[1])
     assert ops > 50, proc.stdout
 
@@ -38,6 +44,7 @@ def _until(deadline, fn):
     def run():
         while time.monotonic() < deadline:
             fn()
+
     return run
 
 
@@ -133,6 +140,7 @@ def test_sim_units_from_threads_equal_serial_ones():
             checked[t] += 1
             if any(not np.array_equal(out[f], serial[t][f]) for f in out):
                 wrong.append(t)
+
         return run
 
     def meddle():
@@ -153,7 +161,8 @@ def test_plain_rollouts_from_threads_follow_some_serial_order():
     sim, ref_sim = _sim(), _sim()
     refs = _refs(sim, 7)
     chunks = collections.Counter(
-        ref_sim.rollout(25, refs, record=("q", "th1"))["q"].tobytes() for _ in range(24))
+        ref_sim.rollout(25, refs, record=("q", "th1"))["q"].tobytes() for _ in range(24)
+    )
     got = collections.Counter()
     lock = threading.Lock()
 
@@ -170,8 +179,17 @@ def test_plain_rollouts_from_threads_follow_some_serial_order():
 
 def test_the_structure_c_relies_on_is_read_only():
     sim = asr.Sim("pendulum_1dof", 3)
-    for name in ("datas", "models", "batch", "robot", "dt", "n_instances", "qpos_adr",
-                 "dof_adr", "lock"):
+    for name in (
+        "datas",
+        "models",
+        "batch",
+        "robot",
+        "dt",
+        "n_instances",
+        "qpos_adr",
+        "dof_adr",
+        "lock",
+    ):
         with pytest.raises(AttributeError):
             setattr(sim, name, getattr(sim, name)[:2] if name in ("datas", "models") else None)
     assert isinstance(sim.datas, tuple) and isinstance(sim.models, tuple)

@@ -2,6 +2,7 @@
 the reward is the closed-form ballistic range recomputed here from q, qd and the link lengths
 read from the MJCF; gymnasium's checker; NEXT_STEP autoreset; the comparison at a tiny budget
 (structure and energy bookkeeping, not the headline result); the notebook runs."""
+
 import json
 import os
 import warnings
@@ -110,7 +111,7 @@ def test_time_limit_is_no_throw_and_next_step_autoreset():
     assert not info["_distance"].any()
     np.testing.assert_array_equal(obs[:, :2], np.tile(env.sim.robot.initial_q, (2, 1)))
     np.testing.assert_array_equal(obs[:, 2:], 0.0)
-    obs, r, term, trunc, info = env.step(act)   # now it releases
+    obs, r, term, trunc, info = env.step(act)  # now it releases
     assert term.all() and info["released"].all()
 
 
@@ -118,6 +119,7 @@ def test_make_vec_and_check_env():
     env = gymnasium.make_vec("asr/Throw-v0", num_envs=2, vectorization_mode="vector_entry_point")
     assert isinstance(env, Throw) and env.num_envs == 2
     from gymnasium.utils.env_checker import check_env
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         check_env(gymnasium.make("asr/Throw-v0").unwrapped, skip_render_check=True)
@@ -135,13 +137,15 @@ def test_rigid_robot_has_the_motor_limits():
         assert joint.params["link_tau_max"] == 2 * tau_max
         adr = m.jnt_dofadr[m.joint(joint.name).id]
         assert m.dof_armature[adr] == pytest.approx(2 * qb.batch.get_param(j, "motor_J")[0])
-        assert m.dof_damping[adr] == pytest.approx(base.dof_damping[adr]
-                                                   + 2 * qb.batch.get_param(j, "motor_D")[0])
+        assert m.dof_damping[adr] == pytest.approx(
+            base.dof_damping[adr] + 2 * qb.batch.get_param(j, "motor_D")[0]
+        )
 
 
 @pytest.mark.slow
 def test_comparison_tiny_budget():
     from asr.experiments import throw
+
     res = throw.run(iterations=2, population=6, presets=(0.2, 0.6))
     assert set(res["fixed"]) == {0.2, 0.6} and res["best_preset"] in (0.2, 0.6)
     assert res["best_fixed"] == max(res["fixed"].values())
@@ -162,8 +166,9 @@ def test_comparison_tiny_budget():
     tr = res["traces"]["variable"]
     assert tr["energy"].max() > 0
     np.testing.assert_allclose(tr["energy_from_torque"], tr["energy"], rtol=0, atol=1e-9)
-    np.testing.assert_allclose(tr["energy_work"], tr["energy"], rtol=0,
-                               atol=2e-3 * tr["energy"].max())
+    np.testing.assert_allclose(
+        tr["energy_work"], tr["energy"], rtol=0, atol=2e-3 * tr["energy"].max()
+    )
     assert rows["variable"]["peak_spring_energy"] == pytest.approx(tr["energy"].max())
     assert rows["rigid"]["peak_spring_energy"] == 0.0
     # the fixed-preset strategies hold their preset
@@ -183,8 +188,9 @@ def test_throw_notebook(tmp_path, monkeypatch):
     monkeypatch.setenv("ASR_NOTEBOOK_QUICK", "1")
     monkeypatch.setenv("ASR_NOTEBOOK_OUT", str(out))
     nb = nbformat.read(os.path.join(ROOT, "notebooks", "throw_stiffness.ipynb"), as_version=4)
-    nbclient.NotebookClient(nb, timeout=60, kernel_name="python3",
-                            resources={"metadata": {"path": str(tmp_path)}}).execute()
+    nbclient.NotebookClient(
+        nb, timeout=60, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    ).execute()
     summary = json.loads(out.read_text())
     assert summary["variable"] >= summary["best_fixed"] > 0
     assert any("plotly" in str(o.get("data", {})) for c in nb.cells for o in c.get("outputs", []))

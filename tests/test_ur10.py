@@ -1,6 +1,7 @@
 """robots/ur10: the UR10 (CB3) arm against independent references: Universal Robots' published DH
 parameters and link masses, the F/T sensor's static reading in closed form, holding the home pose
 under gravity in asr.Sim, and the scene coordinates stated in robots/ur10/README.md."""
+
 import os
 
 import numpy as np
@@ -21,16 +22,22 @@ DH_D = [0.1273, 0, 0, 0.163941, 0.1157, 0.0922]
 DH_A = [0, -0.612, -0.5723, 0, 0, 0]
 DH_ALPHA = [np.pi / 2, 0, 0, np.pi / 2, -np.pi / 2, 0]
 MASSES = [7.1, 12.7, 4.27, 2.0, 2.0, 0.365]
-COMS = [[0.021, 0, 0.027], [0.38, 0, 0.158], [0.24, 0, 0.068], [0, 0.007, 0.018],
-        [0, 0.007, 0.018], [0, 0, -0.026]]
+COMS = [
+    [0.021, 0, 0.027],
+    [0.38, 0, 0.158],
+    [0.24, 0, 0.068],
+    [0, 0.007, 0.018],
+    [0, 0.007, 0.018],
+    [0, 0, -0.026],
+]
 
 # scene coordinates as README.md states them
 HOME_TCP = np.array([0.5, 0.0, 0.15])
-PLANE_Y, PLANE_X, PLANE_Z = 0.2, (0.5, 0.9), 0.05        # plane line, plate surface height
-RAMP_Y, RAMP_X, RAMP_Z = -0.2, (0.5, 1.0), 0.03          # admittance line (tcp height)
-RAMP_CONTACT = (0.6733, 0.8703)                          # the line's sphere overlaps the ramp
+PLANE_Y, PLANE_X, PLANE_Z = 0.2, (0.5, 0.9), 0.05  # plane line, plate surface height
+RAMP_Y, RAMP_X, RAMP_Z = -0.2, (0.5, 1.0), 0.03  # admittance line (tcp height)
+RAMP_CONTACT = (0.6733, 0.8703)  # the line's sphere overlaps the ramp
 TIP_RADIUS = 0.01
-R_DOWN = np.diag([1.0, -1.0, -1.0])                      # tcp frame: x = world x, z = world -z
+R_DOWN = np.diag([1.0, -1.0, -1.0])  # tcp frame: x = world x, z = world -z
 
 
 def dh_frames(q):
@@ -38,8 +45,14 @@ def dh_frames(q):
     T, out = np.eye(4), []
     for qi, d, a, al in zip(q, DH_D, DH_A, DH_ALPHA):
         ct, st, ca, sa = np.cos(qi), np.sin(qi), np.cos(al), np.sin(al)
-        T = T @ np.array([[ct, -st * ca, st * sa, a * ct], [st, ct * ca, -ct * sa, a * st],
-                          [0, sa, ca, d], [0, 0, 0, 1]])
+        T = T @ np.array(
+            [
+                [ct, -st * ca, st * sa, a * ct],
+                [st, ct * ca, -ct * sa, a * st],
+                [0, sa, ca, d],
+                [0, 0, 0, 1],
+            ]
+        )
         out.append(T)
     return out
 
@@ -66,8 +79,10 @@ def tcp_ik(m, d, p, q0):
         mujoco.mj_kinematics(m, d)
         mujoco.mj_comPos(m, d)
         E = R_DOWN @ d.site_xmat[tcp].reshape(3, 3).T
-        e = np.r_[p - d.site_xpos[tcp], 0.5 * np.array([E[2, 1] - E[1, 2], E[0, 2] - E[2, 0],
-                                                         E[1, 0] - E[0, 1]])]
+        e = np.r_[
+            p - d.site_xpos[tcp],
+            0.5 * np.array([E[2, 1] - E[1, 2], E[0, 2] - E[2, 0], E[1, 0] - E[0, 1]]),
+        ]
         if np.abs(e).max() < 1e-13:
             return q
         jp, jr = np.zeros((3, 6)), np.zeros((3, 6))
@@ -129,8 +144,9 @@ def test_ft_sensor_reads_the_weight_below_it(model, home):
     assert np.allclose(d.site_xmat[model.site("tcp").id].reshape(3, 3), R_DOWN, atol=1e-8)
 
 
-@pytest.mark.parametrize("variant,bound", [("rigid", None), ("vsa_soft", 1.5e-3),
-                                           ("vsa_stiff", 3e-3)])
+@pytest.mark.parametrize(
+    "variant,bound", [("rigid", None), ("vsa_soft", 1.5e-3), ("vsa_stiff", 3e-3)]
+)
 def test_holds_home_under_gravity(variant, bound, home):
     """2 s at home with the initial references held. Measured: rigid sags at most 8.9e-3 rad
     (joint 4, before the integral action has built up; tcp 7.1 mm), within 1e-4 rad from 0.55 s

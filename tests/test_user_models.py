@@ -5,6 +5,7 @@ registered without recompiling asr.
 References are independent: the closed form of the user's own spring written here in NumPy,
 and, for the C model (a linear SEA), the closed form of docs/models.md and the built-in `sea`.
 """
+
 import importlib
 import math
 import sys
@@ -43,10 +44,12 @@ def register():
 # ---------------------------------------------------------------------------- a cubic spring
 
 CUBIC_PARAMS = (
-    asr.ParamSpec("k", 5.0, lo=0.0, hi=INF, lo_open=True, hi_open=True, unit="N m/rad",
-                  doc="linear stiffness"),
-    asr.ParamSpec("c", 40.0, lo=0.0, hi=INF, hi_open=True, unit="N m/rad^3",
-                  doc="cubic coefficient"),
+    asr.ParamSpec(
+        "k", 5.0, lo=0.0, hi=INF, lo_open=True, hi_open=True, unit="N m/rad", doc="linear stiffness"
+    ),
+    asr.ParamSpec(
+        "c", 40.0, lo=0.0, hi=INF, hi_open=True, unit="N m/rad^3", doc="cubic coefficient"
+    ),
 )
 
 
@@ -69,8 +72,15 @@ def cubic_closed(q, th1, k=5.0, c=40.0):
 
 @pytest.fixture
 def cubic(register):
-    name, spec = register("cubic", cubic_elastic, cubic_refmap, params=CUBIC_PARAMS, nmotor=1,
-                          defaults={"motor_J": 0.01, "kp": 60.0}, doc="cubic test spring")
+    name, spec = register(
+        "cubic",
+        cubic_elastic,
+        cubic_refmap,
+        params=CUBIC_PARAMS,
+        nmotor=1,
+        defaults={"motor_J": 0.01, "kp": 60.0},
+        doc="cubic test spring",
+    )
     return name, spec
 
 
@@ -112,8 +122,9 @@ def test_python_model_compliance_closed_form(cubic):
     np.testing.assert_allclose(r.stiffness, sigma, rtol=1e-12)
     # stiffness is -d tau/dq (finite difference) for this model as well
     h = 1e-6
-    fd = -(asr.compliance(name, q + h, th1).tau_link
-           - asr.compliance(name, q - h, th1).tau_link) / (2 * h)
+    fd = -(
+        asr.compliance(name, q + h, th1).tau_link - asr.compliance(name, q - h, th1).tau_link
+    ) / (2 * h)
     np.testing.assert_allclose(asr.compliance(name, q, th1).stiffness, fd, rtol=1e-6)
 
 
@@ -209,11 +220,11 @@ def test_python_linear_model_reproduces_builtin_sea_in_mode6(register):
     for model, params in ((name, {"k": 10.0, "c": 0.0}), ("sea", {"k": 10.0})):
         b = asr.Batch([asr.Joint(model, 6, params)], n)
         b.reset(0.0)
-        res[model] = b.rollout(steps, 2e-3, refs, q=q, record=("tau_link", "th1", "th1d",
-                                                               "stiffness"))
+        res[model] = b.rollout(
+            steps, 2e-3, refs, q=q, record=("tau_link", "th1", "th1d", "stiffness")
+        )
     for f in ("tau_link", "th1", "th1d", "stiffness"):
-        np.testing.assert_allclose(res[name][f], res["sea"][f], rtol=1e-12, atol=1e-13,
-                                   err_msg=f)
+        np.testing.assert_allclose(res[name][f], res["sea"][f], rtol=1e-12, atol=1e-13, err_msg=f)
     assert np.ptp(res["sea"]["th1"]) > 0.05  # the motors really moved
 
 
@@ -240,8 +251,7 @@ def exploding_refmap(eq, preset, k, c):
 
 @pytest.fixture
 def exploding(register):
-    return register("boom", exploding_elastic, exploding_refmap, params=CUBIC_PARAMS,
-                    nmotor=1)[0]
+    return register("boom", exploding_elastic, exploding_refmap, params=CUBIC_PARAMS, nmotor=1)[0]
 
 
 def test_exception_propagates_from_compliance(exploding):
@@ -292,8 +302,9 @@ def test_bad_return_value_raises(register):
     name, _ = register("notamap", lambda *a, **p: (1.0, 2.0), params=())
     with pytest.raises(TypeError):
         asr.compliance(name, 0.1, 0.0)
-    name2, _ = register("badkey", lambda *a, **p: {"tau1": 0.0, "stiffness": 1.0, "oops": 1.0},
-                        params=())
+    name2, _ = register(
+        "badkey", lambda *a, **p: {"tau1": 0.0, "stiffness": 1.0, "oops": 1.0}, params=()
+    )
     with pytest.raises(ValueError, match="oops"):
         asr.compliance(name2, 0.1, 0.0)
 
@@ -395,17 +406,30 @@ def test_c_model_matches_builtin_sea_compliance(c_sea):
     q = np.linspace(-1.5, 1.5, 17)[:, None]
     th1 = np.linspace(-0.9, 0.9, 7)[None, :]
     rng = np.random.default_rng(5)
-    for params in ({}, {"k": 200.0, "max_def": 0.3},
-                   {"k": rng.uniform(1, 400, (17, 7)), "max_def": rng.uniform(0.1, 1.2, (17, 7))}):
+    for params in (
+        {},
+        {"k": 200.0, "max_def": 0.3},
+        {"k": rng.uniform(1, 400, (17, 7)), "max_def": rng.uniform(0.1, 1.2, (17, 7))},
+    ):
         mine = asr.compliance(c_sea, q, th1, **params)
         ref = asr.compliance("sea", q, th1, **params)
         k = params.get("k", 10.0)
         m = params.get("max_def", 0.8)
         phi = np.clip(q - th1, -m, m)
-        for f in ("tau_link", "tau1", "tau2", "stiffness", "damping", "load1", "load2", "defl1",
-                  "defl2"):
-            np.testing.assert_allclose(getattr(mine, f), getattr(ref, f), rtol=1e-12, atol=1e-13,
-                                       err_msg=f)
+        for f in (
+            "tau_link",
+            "tau1",
+            "tau2",
+            "stiffness",
+            "damping",
+            "load1",
+            "load2",
+            "defl1",
+            "defl2",
+        ):
+            np.testing.assert_allclose(
+                getattr(mine, f), getattr(ref, f), rtol=1e-12, atol=1e-13, err_msg=f
+            )
         np.testing.assert_array_equal(mine.clamped, ref.clamped)
         # and the closed form of docs/models.md
         np.testing.assert_allclose(mine.tau_link, -k * phi, rtol=1e-12, atol=1e-13)
@@ -434,22 +458,23 @@ def test_c_model_matches_builtin_sea_in_batch(c_sea, mode):
         res[model] = b.rollout(steps, dt, refs, q=q, qd=qd, record=rec)
         assert np.all(b.status == 0)
     for f in rec:
-        np.testing.assert_allclose(res[c_sea][f], res["sea"][f], rtol=1e-12, atol=1e-12,
-                                   err_msg=f)
+        np.testing.assert_allclose(res[c_sea][f], res["sea"][f], rtol=1e-12, atol=1e-12, err_msg=f)
     # closed form of docs/models.md on the recorded states (motor angle at the start of each step)
     th_start = np.concatenate([np.zeros((n, 1, 1)), res[c_sea]["th1"][:, :-1]], axis=1)
     if mode in (2, 3):
         th_start = refs[..., 0]
     phi = np.clip(q - th_start, -0.5, 0.5)
-    np.testing.assert_allclose(res[c_sea]["tau_el1"], -params["k"][:, None, None] * phi,
-                               rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        res[c_sea]["tau_el1"], -params["k"][:, None, None] * phi, rtol=1e-12, atol=1e-12
+    )
     assert np.any(res[c_sea]["clamped"] > 0) or mode >= 5  # big steps clamp in modes 2 and 3
 
 
 def test_c_elastic_with_python_default_refmap(user_c_module, register):
     uffi, ulib = user_c_module.ffi, user_c_module.lib
-    name, _ = register("csea_pymap", uffi.addressof(ulib, "my_elastic"), params=SEA_PARAMS,
-                       nmotor=1)
+    name, _ = register(
+        "csea_pymap", uffi.addressof(ulib, "my_elastic"), params=SEA_PARAMS, nmotor=1
+    )
     th1, th2 = asr.reference_map(name, 0.2, 0.1)  # toolbox template map: eq +/- preset
     assert float(th1) == pytest.approx(0.3, abs=1e-15)
     assert float(th2) == pytest.approx(0.1, abs=1e-15)
@@ -470,8 +495,7 @@ def test_registration_errors(cubic):
             asr.register_model(builtin, cubic_elastic, params=CUBIC_PARAMS)
     fresh = _unique("bad")
     with pytest.raises(ValueError, match="not_a_param"):
-        asr.register_model(fresh, cubic_elastic, params=CUBIC_PARAMS,
-                           defaults={"not_a_param": 1.0})
+        asr.register_model(fresh, cubic_elastic, params=CUBIC_PARAMS, defaults={"not_a_param": 1.0})
     with pytest.raises(ValueError, match="motor_J"):
         asr.register_model(fresh, cubic_elastic, params=CUBIC_PARAMS, defaults={"motor_J": -1.0})
     with pytest.raises(TypeError):
@@ -516,8 +540,9 @@ def test_unregister(register):
     assert name not in asr.models()
 
 
-@pytest.mark.parametrize("builtin", ("rigid", "sea", "sea_damped", "awas2", "bavs",
-                                     "qbmove_advanced", "qbmove"))
+@pytest.mark.parametrize(
+    "builtin", ("rigid", "sea", "sea_damped", "awas2", "bavs", "qbmove_advanced", "qbmove")
+)
 def test_builtins_cannot_be_unregistered(builtin):
     with pytest.raises(ValueError, match=builtin):
         asr.unregister_model(builtin)

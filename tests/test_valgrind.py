@@ -3,6 +3,7 @@ and a CPR solve. Errors whose innermost frame outside the C library is in asr's 
 (asr/_core*.so: invalid reads and writes, uses of uninitialised values, definitely lost blocks
 it allocated) fail the test; those of Python, NumPy, MuJoCo or the loader are not asr's. The C
 tests run under ASan/UBSan separately (tests/test_c_core.py)."""
+
 import os
 import shutil
 import subprocess
@@ -46,15 +47,34 @@ def asr_errors(xml_text, core=CORE):
 
 def test_the_classifier_blames_only_asr():
     frame = "<frame><obj>{}</obj><fn>{}</fn></frame>"
-    doc = "<valgrindoutput>" + "".join(
-        f"<error><kind>{kind}</kind><stack>{''.join(frame.format(*f) for f in frames)}</stack>"
-        "</error>" for kind, frames in [
-            ("InvalidRead", [("/lib/vgpreload_memcheck.so", "memcpy"),
-                             ("/x/asr/_core.abi3.so", "asr_batch_step")]),
-            ("UninitValue", [("/x/libpython3.11.so", "Py_INCREF"),
-                             ("/x/asr/_core.abi3.so", "asr_batch_step")]),
-            ("Leak_DefinitelyLost", [("/lib/vgpreload_memcheck.so", "malloc"),
-                                     ("/x/libmujoco.so", "mj_makeData")])]) + "</valgrindoutput>"
+    doc = (
+        "<valgrindoutput>"
+        + "".join(
+            f"<error><kind>{kind}</kind><stack>{''.join(frame.format(*f) for f in frames)}</stack>"
+            "</error>"
+            for kind, frames in [
+                (
+                    "InvalidRead",
+                    [
+                        ("/lib/vgpreload_memcheck.so", "memcpy"),
+                        ("/x/asr/_core.abi3.so", "asr_batch_step"),
+                    ],
+                ),
+                (
+                    "UninitValue",
+                    [
+                        ("/x/libpython3.11.so", "Py_INCREF"),
+                        ("/x/asr/_core.abi3.so", "asr_batch_step"),
+                    ],
+                ),
+                (
+                    "Leak_DefinitelyLost",
+                    [("/lib/vgpreload_memcheck.so", "malloc"), ("/x/libmujoco.so", "mj_makeData")],
+                ),
+            ]
+        )
+        + "</valgrindoutput>"
+    )
     assert asr_errors(doc, core="/x/asr/_core.abi3.so") == [("InvalidRead", "asr_batch_step")]
 
 
@@ -66,11 +86,25 @@ def test_sim_rollout_and_cpr_solve_under_valgrind(tmp_path):
         pytest.skip("valgrind not installed (a failure when CI is set)")
     xml = tmp_path / "memcheck.xml"
     env = dict(os.environ, PYTHONMALLOC="malloc")  # every allocation seen by memcheck
-    run = subprocess.run([valgrind, "--tool=memcheck", "--xml=yes", f"--xml-file={xml}",
-                          "--leak-check=full", "--show-leak-kinds=definite",
-                          "--errors-for-leak-kinds=definite", "--num-callers=40",
-                          sys.executable, "-c", SCRIPT], env=env, capture_output=True,
-                         text=True, timeout=600)
+    run = subprocess.run(
+        [
+            valgrind,
+            "--tool=memcheck",
+            "--xml=yes",
+            f"--xml-file={xml}",
+            "--leak-check=full",
+            "--show-leak-kinds=definite",
+            "--errors-for-leak-kinds=definite",
+            "--num-callers=40",
+            sys.executable,
+            "-c",
+            SCRIPT,
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     assert "asr under valgrind: done" in run.stdout
     text = xml.read_text()

@@ -7,6 +7,7 @@ per-instance arrays of the same value, the same mode set again, the worker threa
 so the simulation must stay finite and running. Prints "ops <count> errors <count>" and exits 0
 when no call raised; a crash shows as the child's exit status.
 """
+
 import random
 import sys
 import threading

@@ -4,6 +4,7 @@ One module per engine, each defining `Engine`, a subclass of asr.engines.base.Li
 mujoco (the robot's MJCF) and gazebo (gz-physics with DART on its SDF). A new engine is a new
 module listed in ENGINES; asr.Sim and the controllers only use the LinkEngine interface.
 """
+
 import importlib
 
 # {name: module}: the engines asr.Sim(engine=...) accepts.

@@ -13,17 +13,22 @@ constraints dropped because MuJoCo's buffer was full (mjWARN_CONTACTFULL / CNSTR
 matrix that is not positive definite (mjWARN_INERTIA). Those are reported as a RuntimeWarning
 naming the instances; they run on.
 """
+
 import numpy as np
 
 # (MuJoCo warning, what it means) of the warnings that reset an instance's state or zero its
 # inputs, then of those that leave it running with incomplete physics
-RESET = (("BADQPOS", "NaN, inf or huge joint positions"),
-         ("BADQVEL", "NaN, inf or huge joint velocities"),
-         ("BADQACC", "unstable (NaN, inf or huge) accelerations"),
-         ("BADCTRL", "NaN, inf or huge actuator controls"))
-INCOMPLETE = (("CONTACTFULL", "contact buffer full: contacts dropped"),
-              ("CNSTRFULL", "constraint buffer full: constraints dropped"),
-              ("INERTIA", "a mass matrix that is not positive definite"))
+RESET = (
+    ("BADQPOS", "NaN, inf or huge joint positions"),
+    ("BADQVEL", "NaN, inf or huge joint velocities"),
+    ("BADQACC", "unstable (NaN, inf or huge) accelerations"),
+    ("BADCTRL", "NaN, inf or huge actuator controls"),
+)
+INCOMPLETE = (
+    ("CONTACTFULL", "contact buffer full: contacts dropped"),
+    ("CNSTRFULL", "constraint buffer full: constraints dropped"),
+    ("INERTIA", "a mass matrix that is not positive definite"),
+)
 
 
 class Watch:
@@ -33,14 +38,16 @@ class Watch:
     def __init__(self, datas):
         import mujoco
 
-        kinds = [int(getattr(mujoco.mjtWarning, f"mjWARN_{name}")) for name, _ in
-                 RESET + INCOMPLETE]
+        kinds = [
+            int(getattr(mujoco.mjtWarning, f"mjWARN_{name}")) for name, _ in RESET + INCOMPLETE
+        ]
         self._stats = [[d.warning[k] for k in kinds] for d in datas]  # live views
         self._shape = (len(datas), len(kinds))
 
     def _counts(self):
-        return np.array([[w.number for w in ws] for ws in self._stats],
-                        dtype=np.int64).reshape(self._shape)
+        return np.array([[w.number for w in ws] for ws in self._stats], dtype=np.int64).reshape(
+            self._shape
+        )
 
     def start(self):
         """The counts before a run. Set counters are zeroed for the run: a reset zeroes them all

@@ -5,6 +5,7 @@ asr_engine struct (csrc/engine/asr_engine.h: its step halves and pointers into i
 rollout couples any engine the same way. Everything else about the engine's own data stays in
 its module: the Sim and the controllers go through this interface.
 """
+
 from collections.abc import Mapping
 
 import numpy as np
@@ -18,8 +19,7 @@ def mapping(value, name):
     if value is None:
         return {}
     if not isinstance(value, Mapping):
-        raise TypeError(f"{name}: expected a mapping (dict), got {type(value).__name__} "
-                        f"{value!r}")
+        raise TypeError(f"{name}: expected a mapping (dict), got {type(value).__name__} {value!r}")
     return value
 
 
@@ -52,6 +52,7 @@ class LinkEngine:
     asr.Sim's engine=), label (for messages), timestep_name (what sets dt, for hints), dt (s),
     c_engine (an asr_engine* of asr._ffi, kept alive by the engine) and the joint addresses
     (_set_addresses), and implement reset, q, qd and time."""
+
     name = label = timestep_name = None
 
     def __init__(self, robot, n_instances):
@@ -111,8 +112,10 @@ class LinkEngine:
     def check_interaction(self):
         """Refuse the interaction controller (ValueError) unless the engine provides what it
         needs: site Jacobians, force sensors and an applied wrench (see interaction)."""
-        raise ValueError("controller: interaction control needs MuJoCo's site Jacobians and force "
-                         f"sensors; not available with engine={self.name!r}")
+        raise ValueError(
+            "controller: interaction control needs MuJoCo's site Jacobians and force "
+            f"sensors; not available with engine={self.name!r}"
+        )
 
     def interaction(self, ic, names, keep):
         """Fill the engine's part of the interaction controller's C struct (asr.interaction;

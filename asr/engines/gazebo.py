@@ -1,6 +1,7 @@
 """Gazebo's physics as asr's link engine: gz-physics with DART on the robot's SDF file
 (Robot.sdf), one DART world per instance, the time step the SDF's max_step_size (the worlds and
 the shim that drives them: asr.gazebo)."""
+
 import numpy as np
 
 from asr.engines.base import LinkEngine, c_engine_struct
@@ -9,6 +10,7 @@ from asr.engines.base import LinkEngine, c_engine_struct
 class Engine(LinkEngine):
     """N DART worlds of the robot's SDF file; velocities are zeroed at reset and the default
     initial angles are the SDF's joint positions."""
+
     name, label, timestep_name = "gazebo", "Gazebo", "the SDF's max_step_size"
 
     def __init__(self, robot, n_instances, mujoco_params=None):
@@ -16,22 +18,36 @@ class Engine(LinkEngine):
 
         super().__init__(robot, n_instances)
         if mujoco_params:
-            raise ValueError("mujoco_params: MuJoCo model fields, not available with "
-                             "engine='gazebo' (set masses, damping and friction in the SDF file)")
+            raise ValueError(
+                "mujoco_params: MuJoCo model fields, not available with "
+                "engine='gazebo' (set masses, damping and friction in the SDF file)"
+            )
         sdf = getattr(robot, "sdf", None)
         if sdf is None:
-            raise ValueError(f"engine='gazebo': robot {robot.name!r} ({robot.variant}) has no SDF "
-                             "file (the 'sdf' entry of its robot.toml variant)")
-        self._gz = GazeboWorlds(sdf, robot.joint_names, n_instances,
-                                label=f"robot {robot.name!r} ({robot.variant})")
+            raise ValueError(
+                f"engine='gazebo': robot {robot.name!r} ({robot.variant}) has no SDF "
+                "file (the 'sdf' entry of its robot.toml variant)"
+            )
+        self._gz = GazeboWorlds(
+            sdf, robot.joint_names, n_instances, label=f"robot {robot.name!r} ({robot.variant})"
+        )
         self._q0 = self._gz.q()
         self.dt = self._gz.dt
         n_joints = len(robot.joint_names)
         self._set_addresses(range(n_joints), range(n_joints))
         a, self._keep = self._gz.addresses(), []
         # a world is both the model and the data the shim's step halves take
-        self.c_engine = c_engine_struct(self._keep, a["step"], a["world"], a["world"], a["qpos"],
-                                        a["qvel"], a["qfrc"], self._qpos_adr, self._dof_adr)
+        self.c_engine = c_engine_struct(
+            self._keep,
+            a["step"],
+            a["world"],
+            a["world"],
+            a["qpos"],
+            a["qvel"],
+            a["qfrc"],
+            self._qpos_adr,
+            self._dof_adr,
+        )
 
     def reset(self, q, instances):
         q = self._q0 if q is None else q

@@ -6,6 +6,7 @@ given only the addresses of mj_step1 / mj_step2 and of each instance's qpos, qve
 qfrc_applied, so it does not compile against a MuJoCo version, and no global MuJoCo callback is
 installed (several robots can run in one process).
 """
+
 import contextlib
 import ctypes
 import glob
@@ -63,8 +64,11 @@ def step_functions():
 def kinematics_functions():
     """Addresses of mj_kinematics, mj_comPos and mj_jacSite (the interaction controller's
     inverse kinematics)."""
-    return (_function("mj_kinematics", "asr_engine_fn"), _function("mj_comPos", "asr_engine_fn"),
-            _function("mj_jacSite", "asr_site_jac_fn"))
+    return (
+        _function("mj_kinematics", "asr_engine_fn"),
+        _function("mj_comPos", "asr_engine_fn"),
+        _function("mj_jacSite", "asr_site_jac_fn"),
+    )
 
 
 def _ptr(arr, offset=0):
@@ -74,6 +78,7 @@ def _ptr(arr, offset=0):
 class Engine(LinkEngine):
     """N MuJoCo instances of the robot's MJCF. mujoco_params: {field: {object name: scalar or
     (N,) array}} for MUJOCO_FIELDS; instances then get their own model copies."""
+
     name, label, timestep_name = "mujoco", "MuJoCo", "the MJCF timestep"
 
     def __init__(self, robot, n_instances, mujoco_params=None):
@@ -81,10 +86,14 @@ class Engine(LinkEngine):
         mujoco = _mujoco()
         base = robot.mj_model()
         self.dt = float(base.opt.timestep)
-        if int(base.opt.integrator) not in (int(mujoco.mjtIntegrator.mjINT_EULER),
-                                            int(mujoco.mjtIntegrator.mjINT_IMPLICITFAST)):
-            raise ValueError(f"{robot.mjcf}: integrator must be Euler or implicitfast (the "
-                             "mj_step1/mj_step2 split integrates with those only)")
+        if int(base.opt.integrator) not in (
+            int(mujoco.mjtIntegrator.mjINT_EULER),
+            int(mujoco.mjtIntegrator.mjINT_IMPLICITFAST),
+        ):
+            raise ValueError(
+                f"{robot.mjcf}: integrator must be Euler or implicitfast (the "
+                "mj_step1/mj_step2 split integrates with those only)"
+            )
         self._set_addresses(*joint_addresses(base, robot.joint_names, robot.mjcf))
         self._models = tuple(self._per_instance_models(base, mujoco_params or {}))
         self._datas = tuple(mujoco.MjData(m) for m in self._models)
@@ -107,19 +116,23 @@ class Engine(LinkEngine):
         per_instance = []
         for field, values in mapping(mujoco_params, "mujoco_params").items():
             if field not in MUJOCO_FIELDS:
-                raise ValueError(f"mujoco_params: unknown field {field!r}; valid: "
-                                 f"{', '.join(MUJOCO_FIELDS)}")
+                raise ValueError(
+                    f"mujoco_params: unknown field {field!r}; valid: {', '.join(MUJOCO_FIELDS)}"
+                )
             kind = MUJOCO_FIELDS[field]
             for obj, value in mapping(values, f"mujoco_params[{field!r}]").items():
                 k = mujoco.mj_name2id(base, getattr(mujoco.mjtObj, f"mjOBJ_{kind.upper()}"), obj)
                 if k < 0:
-                    raise ValueError(f"mujoco_params[{field!r}]: no {kind} named {obj!r} in "
-                                     f"{self.robot.mjcf}")
+                    raise ValueError(
+                        f"mujoco_params[{field!r}]: no {kind} named {obj!r} in {self.robot.mjcf}"
+                    )
                 index = int(base.jnt_dofadr[k]) if kind == "joint" else k
                 arr = V.finite_array(value, f"mujoco_params[{field!r}][{obj!r}]")
                 if np.any(arr < 0):
-                    raise ValueError(f"mujoco_params[{field!r}][{obj!r}]: got {V.num(arr.min())}, "
-                                     "valid range [0, inf)")
+                    raise ValueError(
+                        f"mujoco_params[{field!r}][{obj!r}]: got {V.num(arr.min())}, "
+                        "valid range [0, inf)"
+                    )
                 width = getattr(base, field).shape[1] if getattr(base, field).ndim > 1 else 0
                 shared_shape = (width,) if width else ()
                 if arr.shape == shared_shape:
@@ -127,8 +140,10 @@ class Engine(LinkEngine):
                 elif arr.shape == (n,) + shared_shape:
                     per_instance.append((field, index, arr))
                 else:
-                    raise ValueError(f"mujoco_params[{field!r}][{obj!r}]: expected shape "
-                                     f"{shared_shape} or {(n,) + shared_shape}, got {arr.shape}")
+                    raise ValueError(
+                        f"mujoco_params[{field!r}][{obj!r}]: expected shape "
+                        f"{shared_shape} or {(n,) + shared_shape}, got {arr.shape}"
+                    )
         if not per_instance:
             return [base] * n
         models = []
@@ -142,10 +157,16 @@ class Engine(LinkEngine):
     def _engine_struct(self):
         d = self._datas
         return c_engine_struct(
-            self._keep, step_functions(), [m._address for m in self._models],
-            [x._address for x in d], [x.qpos.ctypes.data for x in d],
-            [x.qvel.ctypes.data for x in d], [x.qfrc_applied.ctypes.data for x in d],
-            self._qpos_adr, self._dof_adr)
+            self._keep,
+            step_functions(),
+            [m._address for m in self._models],
+            [x._address for x in d],
+            [x.qpos.ctypes.data for x in d],
+            [x.qvel.ctypes.data for x in d],
+            [x.qfrc_applied.ctypes.data for x in d],
+            self._qpos_adr,
+            self._dof_adr,
+        )
 
     # ------------------------------------------------------------ state
 
@@ -153,8 +174,10 @@ class Engine(LinkEngine):
         top = _mujoco().mjMAXVAL
         if q is not None and np.any(np.abs(q) > top):
             bad = q[np.abs(q) > top][0]
-            raise ValueError(f"q0: got {V.num(bad)} rad, valid range [-{top:g}, {top:g}] "
-                             "(MuJoCo resets larger joint positions as a blow-up)")
+            raise ValueError(
+                f"q0: got {V.num(bad)} rad, valid range [-{top:g}, {top:g}] "
+                "(MuJoCo resets larger joint positions as a blow-up)"
+            )
 
     def reset(self, q, instances):
         mujoco = _mujoco()
@@ -177,9 +200,10 @@ class Engine(LinkEngine):
     def link_inertia(self, i, j):
         unit = np.zeros(self._models[i].nv)
         unit[self._dof_adr[j]] = 1.0
-        minv = np.zeros_like(unit)         # column of M^-1 at the current configuration
-        _mujoco().mj_solveM(self._models[i], self._datas[i], minv.reshape(1, -1),
-                            unit.reshape(1, -1))
+        minv = np.zeros_like(unit)  # column of M^-1 at the current configuration
+        _mujoco().mj_solveM(
+            self._models[i], self._datas[i], minv.reshape(1, -1), unit.reshape(1, -1)
+        )
         return 1.0 / minv[self._dof_adr[j]]
 
     # ------------------------------------------------------------ MuJoCo's warnings
@@ -202,20 +226,30 @@ class Engine(LinkEngine):
             batch.stop(int(i), end - steps, lib.ASR_ERR_NONFINITE)
         incomplete = np.flatnonzero(counts[:, nreset:].any(axis=1))
         if incomplete.size:
-            what = mj_warnings.describe(counts[incomplete, nreset:].sum(axis=0),
-                                        mj_warnings.INCOMPLETE)
-            warnings.warn(f"MuJoCo: {what} in instance(s) {', '.join(map(str, incomplete))} "
-                          f"within steps {end - steps}..{end - 1}; their results are not to be "
-                          "trusted",
-                          RuntimeWarning, stacklevel=4)
+            what = mj_warnings.describe(
+                counts[incomplete, nreset:].sum(axis=0), mj_warnings.INCOMPLETE
+            )
+            warnings.warn(
+                f"MuJoCo: {what} in instance(s) {', '.join(map(str, incomplete))} "
+                f"within steps {end - steps}..{end - 1}; their results are not to be "
+                "trusted",
+                RuntimeWarning,
+                stacklevel=4,
+            )
         if reset.size and on_error == "raise":
             i = int(reset[0])
             what = mj_warnings.describe(counts[i, :nreset], mj_warnings.RESET)
-            raise SimulationError(i, -1, end - steps, lib.ASR_ERR_NONFINITE, more=reset.size - 1,
-                                  hint=f"MuJoCo reported {what} within steps {end - steps}.."
-                                       f"{end - 1} and reset the instance; check the state "
-                                       "written into its MjData, or lower the timestep or the "
-                                       "stiffness")
+            raise SimulationError(
+                i,
+                -1,
+                end - steps,
+                lib.ASR_ERR_NONFINITE,
+                more=reset.size - 1,
+                hint=f"MuJoCo reported {what} within steps {end - steps}.."
+                f"{end - 1} and reset the instance; check the state "
+                "written into its MjData, or lower the timestep or the "
+                "stiffness",
+            )
 
     # ------------------------------------------------------------ interaction control
 

@@ -12,6 +12,7 @@ when gymnasium is not imported yet); register_envs() does it by hand and is idem
 also gymnasium's plugin entry point (group "gymnasium.envs", see setup.cfg), which Gymnasium
 before 1.0 loaded.
 """
+
 from asr._optional import need
 
 need("gymnasium", "rl", "asr.envs")
@@ -24,5 +25,13 @@ from asr.envs.tasks import EquilibriumTracking, Reach2DOF  # noqa: E402
 from asr.envs.throw import Throw  # noqa: E402
 from asr.envs.vector import AsrEnv, AsrVectorEnv, vecenv_steps_per_s  # noqa: E402
 
-__all__ = ["register_envs", "ENVS", "AsrVectorEnv", "AsrEnv", "EquilibriumTracking", "Reach2DOF",
-           "Throw", "vecenv_steps_per_s"]
+__all__ = [
+    "register_envs",
+    "ENVS",
+    "AsrVectorEnv",
+    "AsrEnv",
+    "EquilibriumTracking",
+    "Reach2DOF",
+    "Throw",
+    "vecenv_steps_per_s",
+]

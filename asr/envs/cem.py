@@ -7,6 +7,7 @@ population * episodes sub-envs (all candidates step together, one C call per env
 `elite_frac` best by mean return and refits the Gaussian to them. All candidates of an iteration
 see the same episode seeds (common random numbers), which makes the ranking less noisy.
 """
+
 import numpy as np
 
 
@@ -37,8 +38,19 @@ def evaluate(env, theta, episodes, seeds):
     return total.reshape(p, episodes).mean(axis=1)
 
 
-def train(env, iterations=20, *, population=16, episodes=4, elite_frac=0.25, init_std=0.5,
-          min_std=0.02, seed=0, fixed_seeds=True, callback=None):
+def train(
+    env,
+    iterations=20,
+    *,
+    population=16,
+    episodes=4,
+    elite_frac=0.25,
+    init_std=0.5,
+    min_std=0.02,
+    seed=0,
+    fixed_seeds=True,
+    callback=None,
+):
     """CEM on vector env `env` (num_envs = population * episodes). Returns a dict:
     curve: mean return of the population per iteration (the learning curve), elite: mean return
     of the elites, best: best candidate's, mean / std: the final Gaussian (act_dim, obs_dim + 1),

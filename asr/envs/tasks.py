@@ -6,6 +6,7 @@ held as the joints' references (mode 3 or 6) over one env step; observations are
 Each task names its entries: OBSERVATION and ACTION, tuples of (name, unit), one per entry in
 order (what asr.rl.export_onnx writes into an exported policy's metadata).
 """
+
 import numpy as np
 from gymnasium import spaces
 
@@ -44,8 +45,9 @@ class EquilibriumTracking(AsrVectorEnv):
     ACTION = (("equilibrium", "rad"), ("preset", "rad"))
 
     single_observation_space = spaces.Box(-np.inf, np.inf, (4,), np.float64)
-    single_action_space = spaces.Box(np.array([-1.5, PRESET_SOFT]), np.array([1.5, PRESET_STIFF]),
-                                     (2,), np.float64)
+    single_action_space = spaces.Box(
+        np.array([-1.5, PRESET_SOFT]), np.array([1.5, PRESET_STIFF]), (2,), np.float64
+    )
 
     def __init__(self, num_envs=1, *, stiffness_cost=None, **kwargs):
         if stiffness_cost is not None:
@@ -70,13 +72,18 @@ class EquilibriumTracking(AsrVectorEnv):
 
     def _reward(self):
         err = np.abs(self.q[:, 0] - self.target)
-        return -err - self.stiffness_cost * (self._preset - PRESET_SOFT) / (PRESET_STIFF -
-                                                                            PRESET_SOFT)
+        return -err - self.stiffness_cost * (self._preset - PRESET_SOFT) / (
+            PRESET_STIFF - PRESET_SOFT
+        )
 
     def _infos(self):
-        return ({"target": self.target},
-                {"tracking_error": np.abs(self.q[:, 0] - self.target),
-                 "stiffness": self.sim.batch.stiffness[:, 0]})
+        return (
+            {"target": self.target},
+            {
+                "tracking_error": np.abs(self.q[:, 0] - self.target),
+                "stiffness": self.sim.batch.stiffness[:, 0],
+            },
+        )
 
 
 class Reach2DOF(AsrVectorEnv):
@@ -95,16 +102,30 @@ class Reach2DOF(AsrVectorEnv):
     target_range = 1.0
     stiffness_cost = 0.05
 
-    OBSERVATION = (("q1", "rad"), ("q2", "rad"), ("qd1", "rad/s"), ("qd2", "rad/s"),
-                   ("target1", "rad"), ("target2", "rad"), ("q1 - target1", "rad"),
-                   ("q2 - target2", "rad"))
-    ACTION = (("equilibrium1", "rad"), ("equilibrium2", "rad"), ("preset1", "rad"),
-              ("preset2", "rad"))
+    OBSERVATION = (
+        ("q1", "rad"),
+        ("q2", "rad"),
+        ("qd1", "rad/s"),
+        ("qd2", "rad/s"),
+        ("target1", "rad"),
+        ("target2", "rad"),
+        ("q1 - target1", "rad"),
+        ("q2 - target2", "rad"),
+    )
+    ACTION = (
+        ("equilibrium1", "rad"),
+        ("equilibrium2", "rad"),
+        ("preset1", "rad"),
+        ("preset2", "rad"),
+    )
 
     single_observation_space = spaces.Box(-np.inf, np.inf, (8,), np.float64)
-    single_action_space = spaces.Box(np.array([-1.5, -1.5, PRESET_SOFT, PRESET_SOFT]),
-                                     np.array([1.5, 1.5, PRESET_STIFF, PRESET_STIFF]),
-                                     (4,), np.float64)
+    single_action_space = spaces.Box(
+        np.array([-1.5, -1.5, PRESET_SOFT, PRESET_SOFT]),
+        np.array([1.5, 1.5, PRESET_STIFF, PRESET_STIFF]),
+        (4,),
+        np.float64,
+    )
 
     def __init__(self, num_envs=1, *, stiffness_cost=None, **kwargs):
         if stiffness_cost is not None:
@@ -130,12 +151,17 @@ class Reach2DOF(AsrVectorEnv):
     def _reward(self):
         dist = np.linalg.norm(self.q - self.target, axis=1)
         return -dist - self.stiffness_cost * np.mean(
-            (self._preset - PRESET_SOFT) / (PRESET_STIFF - PRESET_SOFT), axis=1)
+            (self._preset - PRESET_SOFT) / (PRESET_STIFF - PRESET_SOFT), axis=1
+        )
 
     def _infos(self):
-        return ({"target": self.target},
-                {"distance": np.linalg.norm(self.q - self.target, axis=1),
-                 "stiffness": self.sim.batch.stiffness})
+        return (
+            {"target": self.target},
+            {
+                "distance": np.linalg.norm(self.q - self.target, axis=1),
+                "stiffness": self.sim.batch.stiffness,
+            },
+        )
 
 
 __all__ = ["EquilibriumTracking", "Reach2DOF"]

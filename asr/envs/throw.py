@@ -34,6 +34,7 @@ Spring energy of the qbmove Advanced (docs/models.md): tau_i = -k_i sinh(a_i phi
 energy stored in spring i is U_i = (k_i / a_i) (cosh(a_i phi_i) - 1), phi_i the clamped
 deflection; spring_energy is the sum over both springs of both joints (0 for the rigid arm).
 """
+
 import dataclasses
 
 import numpy as np
@@ -46,7 +47,7 @@ from asr.robot import RobotJoint
 
 _PRESET = get_model("qbmove_advanced").spec.preset
 PRESET_LO, PRESET_HI = float(_PRESET.lo), float(_PRESET.hi)
-EQ_LIMIT = 3.0          # rad
+EQ_LIMIT = 3.0  # rad
 ROBOT, VARIANT = "qbmove_arm_2dof", "vertical"
 SITE = "tip"
 ACTUATORS = ("qbmove", "rigid")
@@ -71,8 +72,12 @@ def rigid_robot():
     motors = _motor_params()
     joints = []
     for j, m in zip(base.joints, motors):
-        params = dict(link_kp=2 * m["kp"], link_kd=2 * m["kd"], link_tau_max=2 * m["tau_max"],
-                      link_friction=2 * m["friction"])
+        params = dict(
+            link_kp=2 * m["kp"],
+            link_kd=2 * m["kd"],
+            link_tau_max=2 * m["tau_max"],
+            link_friction=2 * m["friction"],
+        )
         joints.append(RobotJoint(j.name, "rigid", 1, params))
     names = base.joint_names
 
@@ -86,9 +91,12 @@ def rigid_robot():
             return model
 
     fields = {f.name: getattr(base, f.name) for f in dataclasses.fields(base)}
-    fields.update(variant="vertical_rigid", joints=tuple(joints),
-                  initial_refs=tuple((q, 0.0) for q in base.initial_q),
-                  description=base.description + "; rigid joints driven by the motors")
+    fields.update(
+        variant="vertical_rigid",
+        joints=tuple(joints),
+        initial_refs=tuple((q, 0.0) for q in base.initial_q),
+        description=base.description + "; rigid joints driven by the motors",
+    )
     return _RigidArm(**fields)
 
 
@@ -109,8 +117,9 @@ def spring_energy_from_deflection(defl1, defl2, k1, a1, k2, a2):
 def spring_energy_from_torque(tau1, tau2, k1, a1, k2, a2):
     """The same energy from the elastic torques: |sinh(a phi)| = |tau| / k, so
     (k/a)(cosh(a phi) - 1) = (k/a)(sqrt(1 + (tau/k)^2) - 1), J."""
-    return (k1 / a1 * (np.sqrt(1.0 + (tau1 / k1) ** 2) - 1.0)
-            + k2 / a2 * (np.sqrt(1.0 + (tau2 / k2) ** 2) - 1.0))
+    return k1 / a1 * (np.sqrt(1.0 + (tau1 / k1) ** 2) - 1.0) + k2 / a2 * (
+        np.sqrt(1.0 + (tau2 / k2) ** 2) - 1.0
+    )
 
 
 class Throw(AsrVectorEnv):
@@ -122,7 +131,10 @@ class Throw(AsrVectorEnv):
     single_observation_space = spaces.Box(-np.inf, np.inf, (5,), np.float64)
     single_action_space = spaces.Box(
         np.array([-EQ_LIMIT, -EQ_LIMIT, PRESET_LO, PRESET_LO, -1.0]),
-        np.array([EQ_LIMIT, EQ_LIMIT, PRESET_HI, PRESET_HI, 1.0]), (5,), np.float64)
+        np.array([EQ_LIMIT, EQ_LIMIT, PRESET_HI, PRESET_HI, 1.0]),
+        (5,),
+        np.float64,
+    )
 
     def __init__(self, num_envs=1, *, actuator="qbmove", **kwargs):
         if actuator not in ACTUATORS:
@@ -139,8 +151,10 @@ class Throw(AsrVectorEnv):
         self._springs = None
         if actuator == "qbmove":
             b = self.sim.batch
-            self._springs = [tuple(float(b.get_param(j, n)[0]) for n in ("k1", "a1", "k2", "a2"))
-                             for j in range(self.n_joints)]
+            self._springs = [
+                tuple(float(b.get_param(j, n)[0]) for n in ("k1", "a1", "k2", "a2"))
+                for j in range(self.n_joints)
+            ]
         n = self.num_envs
         self.released = np.zeros(n, dtype=bool)
         self.release_pos = np.zeros((n, 2))
@@ -170,8 +184,10 @@ class Throw(AsrVectorEnv):
             return np.zeros(self.num_envs)
         b = self.sim.batch
         d1, d2 = b.field("defl1"), b.field("defl2")
-        return sum(spring_energy_from_deflection(d1[:, j], d2[:, j], *self._springs[j])
-                   for j in range(self.n_joints))
+        return sum(
+            spring_energy_from_deflection(d1[:, j], d2[:, j], *self._springs[j])
+            for j in range(self.n_joints)
+        )
 
     # ------------------------------------------------------------ task hooks
 
@@ -202,10 +218,17 @@ class Throw(AsrVectorEnv):
         return np.concatenate([self.q, self.qd, t[:, None]], axis=1)
 
     def _infos(self):
-        return ({}, {"released": self.released.copy(), "release_pos": self.release_pos.copy(),
-                     "release_vel": self.release_vel.copy(), "distance": self.distance.copy(),
-                     "stiffness": np.array(self.sim.batch.field("stiffness")),
-                     "spring_energy": self.spring_energy()})
+        return (
+            {},
+            {
+                "released": self.released.copy(),
+                "release_pos": self.release_pos.copy(),
+                "release_vel": self.release_vel.copy(),
+                "distance": self.distance.copy(),
+                "stiffness": np.array(self.sim.batch.field("stiffness")),
+                "spring_energy": self.spring_energy(),
+            },
+        )
 
 
 class ThrowEnv(AsrEnv):
@@ -215,5 +238,11 @@ class ThrowEnv(AsrEnv):
         super().__init__(Throw, render_mode=render_mode, **kwargs)
 
 
-__all__ = ["Throw", "ThrowEnv", "rigid_robot", "landing_distance",
-           "spring_energy_from_deflection", "spring_energy_from_torque"]
+__all__ = [
+    "Throw",
+    "ThrowEnv",
+    "rigid_robot",
+    "landing_distance",
+    "spring_energy_from_deflection",
+    "spring_energy_from_torque",
+]

@@ -15,6 +15,7 @@ Seeding: reset(seed=s) seeds sub-env i with s + i (a list of seeds is taken as i
 own numpy Generator, so sub-env i of a vector env equals a single env (AsrEnv) reset with seed
 s + i, and both equal the i-th env of a SyncVectorEnv of single envs, bit for bit.
 """
+
 import time
 
 import gymnasium
@@ -39,15 +40,18 @@ class AsrVectorEnv(gymnasium.vector.VectorEnv):
 
     robot = None
     variant = None
-    timestep = None          # override of the MJCF timestep (s), None: keep it
-    frame_skip = 20          # simulation steps per env step
+    timestep = None  # override of the MJCF timestep (s), None: keep it
+    frame_skip = 20  # simulation steps per env step
     max_episode_steps = 100  # env steps, then truncated
 
     def __init__(self, num_envs=1, *, threads=1, render_mode=None, max_episode_steps=None):
         if render_mode is not None:
             raise ValueError(f"render_mode: got {render_mode!r}, asr envs do not render (None)")
-        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) \
-                or num_envs < 1:
+        if (
+            isinstance(num_envs, bool)
+            or not isinstance(num_envs, (int, np.integer))
+            or num_envs < 1
+        ):
             raise ValueError(f"num_envs: got {num_envs!r}, expected an int >= 1")
         self.num_envs = int(num_envs)
         self.render_mode = None
@@ -68,7 +72,7 @@ class AsrVectorEnv(gymnasium.vector.VectorEnv):
         self._autoreset = np.zeros(n, dtype=bool)
         self._held = np.zeros((n, self.n_joints, 2))
         self._q0 = np.zeros((n, self.n_joints))
-        self.q = np.zeros((n, self.n_joints))   # link state after the last reset / step
+        self.q = np.zeros((n, self.n_joints))  # link state after the last reset / step
         self.qd = np.zeros((n, self.n_joints))
         self._refs0 = np.zeros((n, self.n_joints, 2))
         self._last = {}
@@ -107,8 +111,9 @@ class AsrVectorEnv(gymnasium.vector.VectorEnv):
         a mask are zero, as SyncVectorEnv leaves them)."""
         common, step_only = self._infos()
         infos = {}
-        for key, value in list(common.items()) + (list(step_only.items()) if with_step is not None
-                                                   else []):
+        for key, value in list(common.items()) + (
+            list(step_only.items()) if with_step is not None else []
+        ):
             m = mask if key in common else with_step
             v = np.array(value)
             v[~m] = 0
@@ -130,14 +135,17 @@ class AsrVectorEnv(gymnasium.vector.VectorEnv):
         else:
             seeds = list(seed)
             if len(seeds) != n:
-                raise ValueError(f"seed: a list of seeds needs num_envs = {n} entries, got "
-                                 f"{len(seeds)}")
+                raise ValueError(
+                    f"seed: a list of seeds needs num_envs = {n} entries, got {len(seeds)}"
+                )
         mask = np.ones(n, dtype=bool)
         if options is not None and "reset_mask" in options:
             mask = np.asarray(options["reset_mask"])
             if mask.shape != (n,) or mask.dtype != np.bool_ or not mask.any():
-                raise ValueError(f"options['reset_mask']: expected a bool array of shape ({n},) "
-                                 f"with at least one True, got {mask!r}")
+                raise ValueError(
+                    f"options['reset_mask']: expected a bool array of shape ({n},) "
+                    f"with at least one True, got {mask!r}"
+                )
         idx = np.flatnonzero(mask)
         for i in idx:
             if seeds[i] is not None or self._rngs[i] is None:
@@ -177,8 +185,10 @@ class AsrVectorEnv(gymnasium.vector.VectorEnv):
         """The asr.Sim of the sub-envs; ClosedEnvironmentError once the env is closed (its
         simulator released), so that step, reset and the task's readings say so."""
         if getattr(self, "_sim", None) is None:
-            raise ClosedEnvironmentError(f"{type(self).__name__}: the environment is closed "
-                                         "(close() released its simulator); make a new one")
+            raise ClosedEnvironmentError(
+                f"{type(self).__name__}: the environment is closed "
+                "(close() released its simulator); make a new one"
+            )
         return self._sim
 
     @sim.setter
@@ -192,20 +202,27 @@ class AsrVectorEnv(gymnasium.vector.VectorEnv):
         try:
             a = np.asarray(actions, dtype=np.float64)
         except (TypeError, ValueError) as exc:
-            raise TypeError(f"actions: expected a float array of shape {shape}, got "
-                            f"{type(actions).__name__}") from exc
+            raise TypeError(
+                f"actions: expected a float array of shape {shape}, got {type(actions).__name__}"
+            ) from exc
         if a.shape != shape:
-            raise ValueError(f"actions: expected shape {shape} (num_envs, "
-                             f"{self.single_action_space.shape[0]}), got {a.shape}")
+            raise ValueError(
+                f"actions: expected shape {shape} (num_envs, "
+                f"{self.single_action_space.shape[0]}), got {a.shape}"
+            )
         if not np.all(np.isfinite(a)):
             i = np.argwhere(~np.isfinite(a))[0]
-            raise ValueError(f"actions: non-finite value {a[tuple(i)]} at {tuple(int(k) for k in i)}")
+            raise ValueError(
+                f"actions: non-finite value {a[tuple(i)]} at {tuple(int(k) for k in i)}"
+            )
         low, high = self.single_action_space.low, self.single_action_space.high
         bad = (a < low) | (a > high)
         if np.any(bad):
             i, k = (int(x) for x in np.argwhere(bad)[0])
-            raise ValueError(f"actions[{i}, {k}]: got {a[i, k]}, valid range "
-                             f"[{low[k]}, {high[k]}] (clip to the action space)")
+            raise ValueError(
+                f"actions[{i}, {k}]: got {a[i, k]}, valid range "
+                f"[{low[k]}, {high[k]}] (clip to the action space)"
+            )
         return a
 
     def _reset_subenvs(self, idx, full):
@@ -232,6 +249,7 @@ def with_timestep(robot, timestep):
             return m
 
     import dataclasses
+
     return _Robot(**{f.name: getattr(robot, f.name) for f in dataclasses.fields(robot)})
 
 
@@ -276,6 +294,7 @@ def vecenv_steps_per_s(n, steps=50, env_id="asr/EquilibriumTracking-v0", sync=Fa
     asr's vector env (one C call per step), or with sync=True gymnasium's SyncVectorEnv of n
     single-instance envs. Random actions from the action space; one reset outside the timing."""
     from asr.envs import register_envs
+
     register_envs()
     mode = "sync" if sync else "vector_entry_point"
     env = gymnasium.make_vec(env_id, num_envs=n, vectorization_mode=mode)

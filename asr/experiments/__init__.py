@@ -1,6 +1,7 @@
 """Reproductions of the source papers' published experiments, one module per paper named by its
 citation key (mengacci2021.py, kamedula2016.py, ...; docs/references.md), each with run() and
 main(out_dir), runnable as python -m asr.experiments.<name>."""
+
 import argparse
 import os
 import time
@@ -9,11 +10,14 @@ import time
 def write_html(figures, path, title):
     """Plotly figures into one self-contained HTML file (plotly.js embedded once: works
     offline)."""
-    body = "".join(fig.to_html(full_html=False, include_plotlyjs=k == 0)
-                   for k, fig in enumerate(figures))
+    body = "".join(
+        fig.to_html(full_html=False, include_plotlyjs=k == 0) for k, fig in enumerate(figures)
+    )
     with open(path, "w") as f:
-        f.write(f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{title}</title>"
-                f"</head><body>{body}</body></html>")
+        f.write(
+            f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{title}</title>"
+            f"</head><body>{body}</body></html>"
+        )
 
 
 def run_and_report(name, run, write_html, summary, out_dir, run_kwargs):
@@ -33,7 +37,6 @@ def run_and_report(name, run, write_html, summary, out_dir, run_kwargs):
 
 def command_line(name, description, main, argv=None, out_help="output folder"):
     """`python -m asr.experiments.<name> [--out DIR]`: main(DIR), DIR <name>_output by default."""
-    ap = argparse.ArgumentParser(prog=f"python -m asr.experiments.{name}",
-                                 description=description)
+    ap = argparse.ArgumentParser(prog=f"python -m asr.experiments.{name}", description=description)
     ap.add_argument("--out", default=f"{name}_output", help=out_help)
     main(ap.parse_args(argv).out)

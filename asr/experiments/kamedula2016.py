@@ -107,6 +107,7 @@ damping takes the same steps as MuJoCo's Euler on the same inertia: the time-var
 figures above are DART's too, to the digits shown (largest DART - MuJoCo difference 2.8e-16
 rad, 5.7e-14 N m at 1 ms; tests/test_kamedula2016_gazebo.py).
 """
+
 import dataclasses
 import math
 import os
@@ -125,17 +126,17 @@ from asr.experiments import write_html as write_figures
 ROBOT = "rrbot_sea"
 VARIANTS = ("k100", "k188", "k500")
 MEDIUM = "k188"
-CTRL_PERIOD = 1e-3          # s, the controller rate f_c = 1 kHz
+CTRL_PERIOD = 1e-3  # s, the controller rate f_c = 1 kHz
 CONFIGS = {"coarse": 1e-3, "fine": 1e-4}  # name -> MuJoCo timestep, s
-STEP = 1.0                  # rad
-STEP_DURATION = 3.0         # s
-RAMP_RATE = 0.1             # rad/s
-RAMP_DURATION = 10.0        # s
-HOLD_DURATION = 5.0         # s, after the -1 rad step
-CHIRP_DURATION = 20.0       # s
+STEP = 1.0  # rad
+STEP_DURATION = 3.0  # s
+RAMP_RATE = 0.1  # rad/s
+RAMP_DURATION = 10.0  # s
+HOLD_DURATION = 5.0  # s, after the -1 rad step
+CHIRP_DURATION = 20.0  # s
 RTOL, ATOL = 1e-10, 1e-12
 SIGNALS = ("q", "tau_t", "tau_m")
-ENGINE_NAMES = {"mujoco": "MuJoCo", "gazebo": "Gazebo DART"}   # asr.Sim's link engines
+ENGINE_NAMES = {"mujoco": "MuJoCo", "gazebo": "Gazebo DART"}  # asr.Sim's link engines
 # [Kamedula2016] sec. 5.1, time-varying test with the medium set: (max error, "NRMSE") per signal.
 # The max torque errors are the "differences up to 0.12 and 2.11 N m".
 PAPER = {"q": (1.2e-3, 4.5e-7), "tau_t": (0.12, 3.6e-5), "tau_m": (2.11, 5.3e-4)}
@@ -143,13 +144,14 @@ PAPER = {"q": (1.2e-3, 4.5e-7), "tau_t": (0.12, 3.6e-5), "tau_m": (2.11, 5.3e-4)
 
 # ---------------------------------------------------------------- parameters
 
+
 @dataclasses.dataclass(frozen=True)
 class Plant:
     """Parameters of the reference equations (SI): link from the MJCF, actuator from robot.toml."""
 
-    inertia: float      # kg m^2, link inertia about the joint axis (+ armature)
-    gravity: float      # N m, m g l_c: gravity torque = gravity * sin(q)
-    damping: float      # N m s/rad, joint damping
+    inertia: float  # kg m^2, link inertia about the joint axis (+ armature)
+    gravity: float  # N m, m g l_c: gravity torque = gravity * sin(q)
+    damping: float  # N m s/rad, joint damping
     Kt: float
     Dt: float
     Bm: float
@@ -172,15 +174,15 @@ def link_parameters(mjcf, joint="joint1"):
     j = m.joint(joint).id
     body = int(m.jnt_bodyid[j])
     dof = int(m.jnt_dofadr[j])
-    R = d.xmat[body].reshape(3, 3)                 # body frame -> world
+    R = d.xmat[body].reshape(3, 3)  # body frame -> world
     axis = R @ m.jnt_axis[j]
     axis = axis / np.linalg.norm(axis)
     mass = float(m.body_mass[body])
-    r = R @ (m.body_ipos[body] - m.jnt_pos[j])      # axis point -> centre of mass, world
+    r = R @ (m.body_ipos[body] - m.jnt_pos[j])  # axis point -> centre of mass, world
     r_perp = r - axis * (axis @ r)
     Ri = np.empty(9)
     mujoco.mju_quat2Mat(Ri, m.body_iquat[body])
-    Rc = R @ Ri.reshape(3, 3)                       # principal frame -> world
+    Rc = R @ Ri.reshape(3, 3)  # principal frame -> world
     I_com = Rc @ np.diag(m.body_inertia[body]) @ Rc.T
     inertia = float(axis @ I_com @ axis + mass * (r_perp @ r_perp) + m.dof_armature[dof])
     gvec = np.array(m.opt.gravity)
@@ -190,16 +192,32 @@ def link_parameters(mjcf, joint="joint1"):
         raise ValueError(f"{mjcf}: at q = 0 the centre of mass is not straight above the axis")
     # torque of m g about the axis for the centre of mass turned by q: +c sin(q)
     c = float(axis @ np.cross(np.cross(axis, r_perp), mass * gvec))
-    return {"inertia": inertia, "mass": mass, "l_c": l_c, "g": g, "gravity": c,
-            "damping": float(m.dof_damping[dof])}
+    return {
+        "inertia": inertia,
+        "mass": mass,
+        "l_c": l_c,
+        "g": g,
+        "gravity": c,
+        "damping": float(m.dof_damping[dof]),
+    }
 
 
 def plant(robot):
     """The reference Plant of an asr.Robot (rrbot_sea variant)."""
     link = link_parameters(robot.mjcf, robot.joints[0].name)
     jp = robot.joints[0].params
-    return Plant(link["inertia"], link["gravity"], link["damping"], jp["Kt"], jp["Dt"],
-                 jp["motor_J"], jp["motor_D"], jp["kp"], jp.get("kd", 0.0), jp["tau_max"])
+    return Plant(
+        link["inertia"],
+        link["gravity"],
+        link["damping"],
+        jp["Kt"],
+        jp["Dt"],
+        jp["motor_J"],
+        jp["motor_D"],
+        jp["kp"],
+        jp.get("kd", 0.0),
+        jp["tau_max"],
+    )
 
 
 def holding_torque(p, q_d):
@@ -209,26 +227,34 @@ def holding_torque(p, q_d):
 
 # ---------------------------------------------------------------- inputs
 
+
 def step_input(duration=STEP_DURATION, step=STEP, period=CTRL_PERIOD):
     """q_d at the controller ticks t_k = k period: `step` from t = 0."""
     return np.full(int(round(duration / period)), float(step))
 
 
-def time_varying_input(ramp=RAMP_DURATION, hold=HOLD_DURATION, chirp=CHIRP_DURATION,
-                       rate=RAMP_RATE, period=CTRL_PERIOD):
+def time_varying_input(
+    ramp=RAMP_DURATION, hold=HOLD_DURATION, chirp=CHIRP_DURATION, rate=RAMP_RATE, period=CTRL_PERIOD
+):
     """q_d at the ticks: ramp `rate` t for `ramp` s, then a -1 rad step held `hold` s, then
     0.5 sin(0.02 pi t' + 0.004 pi t'^2) for `chirp` s (t' from the chirp's start). Returns
     (q_d, segment start times)."""
     n1, n2, n3 = (int(round(x / period)) for x in (ramp, hold, chirp))
     t1 = np.arange(n1) * period
-    top = rate * ramp                                  # the ramp's end value (1 rad)
+    top = rate * ramp  # the ramp's end value (1 rad)
     t3 = np.arange(n3) * period
-    q_d = np.concatenate([rate * t1, np.full(n2, top - 1.0),
-                          top - 1.0 + 0.5 * np.sin(0.02 * np.pi * t3 + 0.004 * np.pi * t3 ** 2)])
+    q_d = np.concatenate(
+        [
+            rate * t1,
+            np.full(n2, top - 1.0),
+            top - 1.0 + 0.5 * np.sin(0.02 * np.pi * t3 + 0.004 * np.pi * t3**2),
+        ]
+    )
     return q_d, (0.0, n1 * period, (n1 + n2) * period)
 
 
 # ---------------------------------------------------------------- reference
+
 
 def reference(plants, q_d, period=CTRL_PERIOD, rtol=RTOL, atol=ATOL, method="DOP853"):
     """Integrate the reference equations of every plant (all in one state vector) from rest at
@@ -265,10 +291,14 @@ def reference(plants, q_d, period=CTRL_PERIOD, rtol=RTOL, atol=ATOL, method="DOP
         q = y[:P]
         Z, E = np.zeros((P, P)), np.eye(P)
         d = np.diag
-        return np.block([[Z, E, Z, Z],
-                         [d((-Kt + G * np.cos(q)) / I), d((-Dt - B) / I), d(Kt / I), d(Dt / I)],
-                         [Z, Z, Z, E],
-                         [d(Kt / Bm), d(Dt / Bm), d(-Kt / Bm), d((-Dm - Dt) / Bm)]])
+        return np.block(
+            [
+                [Z, E, Z, Z],
+                [d((-Kt + G * np.cos(q)) / I), d((-Dt - B) / I), d(Kt / I), d(Dt / I)],
+                [Z, Z, Z, E],
+                [d(Kt / Bm), d(Dt / Bm), d(-Kt / Bm), d((-Dm - Dt) / Bm)],
+            ]
+        )
 
     n = q_d.shape[0]
     Y = np.zeros((n + 1, 4 * P))
@@ -291,11 +321,12 @@ def reference(plants, q_d, period=CTRL_PERIOD, rtol=RTOL, atol=ATOL, method="DOP
             raise RuntimeError(f"reference: {method} failed in tick {k}")
         nfev += s.nfev
         y = Y[k + 1] = s.y
-    q, qd, th, thd = (Y[:, i * P:(i + 1) * P] for i in range(4))
+    q, qd, th, thd = (Y[:, i * P : (i + 1) * P] for i in range(4))
     return {"q": q, "qd": qd, "th": th, "thd": thd, "tau_t": tau_t, "tau_m": tau_m, "nfev": nfev}
 
 
 # ---------------------------------------------------------------- asr
+
 
 def robot_with_timestep(variant, timestep, folder):
     """The rrbot_sea `variant` as an asr.Robot loaded from a copy of its folder written under
@@ -308,8 +339,7 @@ def robot_with_timestep(variant, timestep, folder):
         shutil.copy(os.path.join(src.folder, "robot.toml"), dst)
         edits = [(src.mjcf, r'timestep="[^"]*"', f'timestep="{timestep!r}"')]
         if src.sdf is not None:
-            edits.append((src.sdf, r"<max_step_size>[^<]*<",
-                          f"<max_step_size>{timestep!r}<"))
+            edits.append((src.sdf, r"<max_step_size>[^<]*<", f"<max_step_size>{timestep!r}<"))
         for path, pattern, repl in edits:
             with open(path) as f:
                 text = f.read()
@@ -329,8 +359,9 @@ def simulate(robot, q_d, period=CTRL_PERIOD, engine="mujoco"):
     sim = asr.Sim(robot, 1, params={0: {"ctrl_period": period}}, engine=engine)
     r = int(round(period / sim.dt))
     if abs(r * sim.dt - period) > 1e-12 * period:
-        raise ValueError(f"{ENGINE_NAMES[engine]} time step {sim.dt} does not divide the "
-                         "controller period")
+        raise ValueError(
+            f"{ENGINE_NAMES[engine]} time step {sim.dt} does not divide the controller period"
+        )
     p = plant(robot)
     qd_steps = np.repeat(np.asarray(q_d, float), r)
     n = qd_steps.size
@@ -343,23 +374,34 @@ def simulate(robot, q_d, period=CTRL_PERIOD, engine="mujoco"):
     wall = time.perf_counter() - t0
     if int(sim.batch.status[0]) != 0:
         raise RuntimeError(f"asr reported status {int(sim.batch.status[0])}")
-    return {"q": out["q"][0, r - 1::r, 0], "th": out["th1"][0, r - 1::r, 0],
-            "tau_t": out["tau_link"][0, ::r, 0], "tau_m": out["tau_m1"][0, ::r, 0],
-            "timestep": sim.dt, "wall_s": wall}
+    return {
+        "q": out["q"][0, r - 1 :: r, 0],
+        "th": out["th1"][0, r - 1 :: r, 0],
+        "tau_t": out["tau_link"][0, ::r, 0],
+        "tau_m": out["tau_m1"][0, ::r, 0],
+        "timestep": sim.dt,
+        "wall_s": wall,
+    }
 
 
 # ---------------------------------------------------------------- metrics
+
 
 def metrics(x, x_ref):
     """{max, rmse, nrmse (RMSE / range of x_ref), nmse, fit (%)} of x against x_ref."""
     x, x_ref = np.asarray(x, float), np.asarray(x_ref, float)
     e = x - x_ref
     dev = x_ref - x_ref.mean()
-    rmse = float(np.sqrt(np.mean(e ** 2)))
+    rmse = float(np.sqrt(np.mean(e**2)))
     nrmse = _ratio(rmse, float(x_ref.max() - x_ref.min()))
-    nmse = _ratio(float(np.sum(e ** 2)), float(np.sum(dev ** 2)))
-    return {"max": float(np.abs(e).max()), "rmse": rmse, "nrmse": nrmse, "nmse": nmse,
-            "fit": 100.0 * (1.0 - np.sqrt(nmse))}
+    nmse = _ratio(float(np.sum(e**2)), float(np.sum(dev**2)))
+    return {
+        "max": float(np.abs(e).max()),
+        "rmse": rmse,
+        "nrmse": nrmse,
+        "nmse": nmse,
+        "fit": 100.0 * (1.0 - np.sqrt(nmse)),
+    }
 
 
 def _ratio(a, b):
@@ -369,14 +411,29 @@ def _ratio(a, b):
 
 def meets_paper(m):
     """{signal: {'max': bool, 'nmse': bool, 'nrmse': bool}} against the paper's figures."""
-    return {s: {"max": m[s]["max"] <= PAPER[s][0], "nmse": m[s]["nmse"] <= PAPER[s][1],
-                "nrmse": m[s]["nrmse"] <= PAPER[s][1]} for s in SIGNALS}
+    return {
+        s: {
+            "max": m[s]["max"] <= PAPER[s][0],
+            "nmse": m[s]["nmse"] <= PAPER[s][1],
+            "nrmse": m[s]["nrmse"] <= PAPER[s][1],
+        }
+        for s in SIGNALS
+    }
 
 
 # ---------------------------------------------------------------- experiment
 
-def run(step_duration=STEP_DURATION, ramp=RAMP_DURATION, hold=HOLD_DURATION,
-        chirp=CHIRP_DURATION, configs=None, figures=True, check=True, engine="mujoco"):
+
+def run(
+    step_duration=STEP_DURATION,
+    ramp=RAMP_DURATION,
+    hold=HOLD_DURATION,
+    chirp=CHIRP_DURATION,
+    configs=None,
+    figures=True,
+    check=True,
+    engine="mujoco",
+):
     """Both tests in every configuration, and their references.
 
     configs: {name: link engine time step} (default CONFIGS); engine: asr.Sim's link engine,
@@ -395,8 +452,9 @@ def run(step_duration=STEP_DURATION, ramp=RAMP_DURATION, hold=HOLD_DURATION,
     res = {"configs": configs, "plants": {}, "step": {}, "wall_s": wall, "engine": engine}
     tmp = tempfile.mkdtemp(prefix="asr_kamedula2016_")
     try:
-        robots = {(v, c): robot_with_timestep(v, dt, tmp) for v in VARIANTS
-                  for c, dt in configs.items()}
+        robots = {
+            (v, c): robot_with_timestep(v, dt, tmp) for v in VARIANTS for c, dt in configs.items()
+        }
         plants = res["plants"] = {v: plant(robots[v, next(iter(configs))]) for v in VARIANTS}
 
         # step, the three sets in one reference integration
@@ -406,9 +464,10 @@ def run(step_duration=STEP_DURATION, ramp=RAMP_DURATION, hold=HOLD_DURATION,
         ref = reference([plants[v] for v in VARIANTS], q_d)
         wall["reference_step"] = time.perf_counter() - t0
         for i, v in enumerate(VARIANTS):
-            entry = res["step"][v] = {"ref": {k: ref[k][:, i] for k in
-                                              ("q", "qd", "th", "thd", "tau_t", "tau_m")},
-                                      "metrics": {}}
+            entry = res["step"][v] = {
+                "ref": {k: ref[k][:, i] for k in ("q", "qd", "th", "thd", "tau_t", "tau_m")},
+                "metrics": {},
+            }
             for c in configs:
                 out = entry[c] = simulate(robots[v, c], q_d, engine=engine)
                 wall[f"asr_step_{v}_{c}"] = out["wall_s"]
@@ -420,9 +479,11 @@ def run(step_duration=STEP_DURATION, ramp=RAMP_DURATION, hold=HOLD_DURATION,
         t0 = time.perf_counter()
         ref = reference([plants[MEDIUM]], q_d)
         wall["reference_tv"] = time.perf_counter() - t0
-        tv = res["tv"] = {"ref": {k: ref[k][:, 0] for k in
-                                  ("q", "qd", "th", "thd", "tau_t", "tau_m")},
-                          "metrics": {}, "meets": {}}
+        tv = res["tv"] = {
+            "ref": {k: ref[k][:, 0] for k in ("q", "qd", "th", "thd", "tau_t", "tau_m")},
+            "metrics": {},
+            "meets": {},
+        }
         for c in configs:
             out = tv[c] = simulate(robots[MEDIUM, c], q_d, engine=engine)
             wall[f"asr_tv_{c}"] = out["wall_s"]
@@ -433,9 +494,8 @@ def run(step_duration=STEP_DURATION, ramp=RAMP_DURATION, hold=HOLD_DURATION,
             n = int(round(0.5 / CTRL_PERIOD))
             t0 = time.perf_counter()
             a = reference([plants[MEDIUM]], step_input(0.5))
-            b = reference([plants[MEDIUM]], step_input(0.5), rtol=1e-12, atol=1e-14,
-                          method="Radau")
-            res["reference_check"] = float(np.abs(a["q"][:n + 1] - b["q"][:n + 1]).max())
+            b = reference([plants[MEDIUM]], step_input(0.5), rtol=1e-12, atol=1e-14, method="Radau")
+            res["reference_check"] = float(np.abs(a["q"][: n + 1] - b["q"][: n + 1]).max())
             wall["reference_check"] = time.perf_counter() - t0
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -446,14 +506,23 @@ def run(step_duration=STEP_DURATION, ramp=RAMP_DURATION, hold=HOLD_DURATION,
 
 def _compare(out, ref):
     """Metrics of the asr samples against the reference's, aligned as documented."""
-    return {"q": metrics(out["q"], ref["q"][1:]), "tau_t": metrics(out["tau_t"], ref["tau_t"]),
-            "tau_m": metrics(out["tau_m"], ref["tau_m"])}
+    return {
+        "q": metrics(out["q"], ref["q"][1:]),
+        "tau_t": metrics(out["tau_t"], ref["tau_t"]),
+        "tau_m": metrics(out["tau_m"], ref["tau_m"]),
+    }
 
 
 # ---------------------------------------------------------------- output
 
-COLOURS = {"reference": "black", "coarse": "#1f77b4", "fine": "#d62728", "k100": "#2ca02c",
-           "k188": "#ff7f0e", "k500": "#9467bd"}
+COLOURS = {
+    "reference": "black",
+    "coarse": "#1f77b4",
+    "fine": "#d62728",
+    "k100": "#2ca02c",
+    "k188": "#ff7f0e",
+    "k500": "#9467bd",
+}
 
 
 def _envelope(t, e, every):
@@ -477,33 +546,85 @@ def step_figure(res, every=2):
     from plotly.subplots import make_subplots
 
     t = res["t_step"] + CTRL_PERIOD  # samples at the end of each tick
-    fig = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=0.06,
-                        subplot_titles=("transmission displacement th - q (rad)",
-                                        "link angle q (rad)",
-                                        "link angle error asr - reference (rad)"))
+    fig = make_subplots(
+        rows=3,
+        cols=1,
+        shared_xaxes=True,
+        vertical_spacing=0.06,
+        subplot_titles=(
+            "transmission displacement th - q (rad)",
+            "link angle q (rad)",
+            "link angle error asr - reference (rad)",
+        ),
+    )
     for v in VARIANTS:
         e = res["step"][v]
         name = f"{v} (Kt {res['plants'][v].Kt:g}, Dt {res['plants'][v].Dt:g})"
         ref = e["ref"]
-        fig.add_trace(go.Scatter(x=t[::every], y=(ref["th"] - ref["q"])[1:][::every],
-                                 name=f"{name} reference", line=dict(color=COLOURS[v])), 1, 1)
-        fig.add_trace(go.Scatter(x=t[::every], y=ref["q"][1:][::every], showlegend=False,
-                                 name=f"{name} reference", line=dict(color=COLOURS[v])), 2, 1)
+        fig.add_trace(
+            go.Scatter(
+                x=t[::every],
+                y=(ref["th"] - ref["q"])[1:][::every],
+                name=f"{name} reference",
+                line=dict(color=COLOURS[v]),
+            ),
+            1,
+            1,
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=t[::every],
+                y=ref["q"][1:][::every],
+                showlegend=False,
+                name=f"{name} reference",
+                line=dict(color=COLOURS[v]),
+            ),
+            2,
+            1,
+        )
         for c in res["configs"]:
-            fig.add_trace(go.Scatter(x=t[::every], y=(e[c]["th"] - e[c]["q"])[::every],
-                                     name=f"{name} asr {c}",
-                                     line=dict(color=COLOURS[v], dash=_dash(c))), 1, 1)
-            fig.add_trace(go.Scatter(x=t[::every], y=e[c]["q"][::every], showlegend=False,
-                                     name=f"{name} asr {c}",
-                                     line=dict(color=COLOURS[v], dash=_dash(c))), 2, 1)
+            fig.add_trace(
+                go.Scatter(
+                    x=t[::every],
+                    y=(e[c]["th"] - e[c]["q"])[::every],
+                    name=f"{name} asr {c}",
+                    line=dict(color=COLOURS[v], dash=_dash(c)),
+                ),
+                1,
+                1,
+            )
+            fig.add_trace(
+                go.Scatter(
+                    x=t[::every],
+                    y=e[c]["q"][::every],
+                    showlegend=False,
+                    name=f"{name} asr {c}",
+                    line=dict(color=COLOURS[v], dash=_dash(c)),
+                ),
+                2,
+                1,
+            )
             te, ee = _envelope(t, e[c]["q"] - ref["q"][1:], every)
-            fig.add_trace(go.Scatter(x=te, y=ee, name=f"{name} error {c}", showlegend=False,
-                                     line=dict(color=COLOURS[v], dash=_dash(c))), 3, 1)
+            fig.add_trace(
+                go.Scatter(
+                    x=te,
+                    y=ee,
+                    name=f"{name} error {c}",
+                    showlegend=False,
+                    line=dict(color=COLOURS[v], dash=_dash(c)),
+                ),
+                3,
+                1,
+            )
     fig.update_xaxes(title_text="time (s)", row=3, col=1)
-    fig.update_layout(title="Kamedula et al. 2016 fig. 6 left: 1 rad step, three transmission "
-                            f"sets; asr on {ENGINE_NAMES[res.get('engine', 'mujoco')]} (dashed: "
-                            "1 ms step, dotted: 0.1 ms) vs reference "
-                            "(solid, scipy DOP853); controller 1 kHz", height=900, width=1200)
+    fig.update_layout(
+        title="Kamedula et al. 2016 fig. 6 left: 1 rad step, three transmission "
+        f"sets; asr on {ENGINE_NAMES[res.get('engine', 'mujoco')]} (dashed: "
+        "1 ms step, dotted: 0.1 ms) vs reference "
+        "(solid, scipy DOP853); controller 1 kHz",
+        height=900,
+        width=1200,
+    )
     return fig
 
 
@@ -514,34 +635,81 @@ def tv_figure(res, every=10):
 
     tv, tk = res["tv"], res["t_tv"]
     t_end = tk + CTRL_PERIOD
-    rows = (("q", "link angle q (rad)", t_end), ("tau_m", "motor torque tau_m (N m)", tk),
-            ("tau_t", "transmission torque tau_t (N m)", tk))
+    rows = (
+        ("q", "link angle q (rad)", t_end),
+        ("tau_m", "motor torque tau_m (N m)", tk),
+        ("tau_t", "transmission torque tau_t (N m)", tk),
+    )
     titles = []
     for s, label, _ in rows:
         titles += [label, f"error of {s} (asr - reference)"]
-    fig = make_subplots(rows=6, cols=1, shared_xaxes=True, vertical_spacing=0.03,
-                        subplot_titles=titles, row_heights=[2, 1, 2, 1, 2, 1])
+    fig = make_subplots(
+        rows=6,
+        cols=1,
+        shared_xaxes=True,
+        vertical_spacing=0.03,
+        subplot_titles=titles,
+        row_heights=[2, 1, 2, 1, 2, 1],
+    )
     for k, (s, _, t) in enumerate(rows):
         ref = tv["ref"][s][1:] if s == "q" else tv["ref"][s]
         if s == "q":
-            fig.add_trace(go.Scatter(x=tk[::every], y=res["qd_tv"][::every], name="q_d",
-                                     line=dict(color="gray", dash="dashdot")), 1, 1)
-        fig.add_trace(go.Scatter(x=t[::every], y=ref[::every], name="reference",
-                                 showlegend=k == 0, legendgroup="reference",
-                                 line=dict(color=COLOURS["reference"])), 2 * k + 1, 1)
+            fig.add_trace(
+                go.Scatter(
+                    x=tk[::every],
+                    y=res["qd_tv"][::every],
+                    name="q_d",
+                    line=dict(color="gray", dash="dashdot"),
+                ),
+                1,
+                1,
+            )
+        fig.add_trace(
+            go.Scatter(
+                x=t[::every],
+                y=ref[::every],
+                name="reference",
+                showlegend=k == 0,
+                legendgroup="reference",
+                line=dict(color=COLOURS["reference"]),
+            ),
+            2 * k + 1,
+            1,
+        )
         for c in res["configs"]:
             dt = res["configs"][c]
-            fig.add_trace(go.Scatter(x=t[::every], y=tv[c][s][::every],
-                                     name=f"asr {c} ({dt * 1e3:g} ms)", showlegend=k == 0,
-                                     legendgroup=c, line=dict(color=COLOURS[c], dash=_dash(c))),
-                          2 * k + 1, 1)
+            fig.add_trace(
+                go.Scatter(
+                    x=t[::every],
+                    y=tv[c][s][::every],
+                    name=f"asr {c} ({dt * 1e3:g} ms)",
+                    showlegend=k == 0,
+                    legendgroup=c,
+                    line=dict(color=COLOURS[c], dash=_dash(c)),
+                ),
+                2 * k + 1,
+                1,
+            )
             te, ee = _envelope(t, tv[c][s] - ref, every)
-            fig.add_trace(go.Scatter(x=te, y=ee, name=f"error {c}", showlegend=False,
-                                     legendgroup=c, line=dict(color=COLOURS[c])), 2 * k + 2, 1)
+            fig.add_trace(
+                go.Scatter(
+                    x=te,
+                    y=ee,
+                    name=f"error {c}",
+                    showlegend=False,
+                    legendgroup=c,
+                    line=dict(color=COLOURS[c]),
+                ),
+                2 * k + 2,
+                1,
+            )
     fig.update_xaxes(title_text="time (s)", row=6, col=1)
-    fig.update_layout(title="Kamedula et al. 2016 fig. 6 right: ramp, -1 rad step, chirp (Kt 188, "
-                            "Dt 0.5); asr vs reference; errors are the largest per 10 ms bin",
-                      height=1400, width=1200)
+    fig.update_layout(
+        title="Kamedula et al. 2016 fig. 6 right: ramp, -1 rad step, chirp (Kt 188, "
+        "Dt 0.5); asr vs reference; errors are the largest per 10 ms bin",
+        height=1400,
+        width=1200,
+    )
     return fig
 
 
@@ -551,29 +719,39 @@ def summary(res):
     tv = res["tv"]
     seg = res["segments"]
     eng = ENGINE_NAMES[res.get("engine", "mujoco")]
-    lines.append(f"Kamedula et al. 2016 sec. 5.1, link engine {eng}, time-varying input (k188): "
-                 f"ramp 0.1 rad/s from 0 s, -1 rad step at {seg[1]:g} s, chirp from {seg[2]:g} s "
-                 f"to {res['t_tv'][-1] + 1e-3:g} s; controller 1 kHz")
-    head = (f"{'config':<28} {'signal':<7} {'max err':>10} {'paper max':>10} {'NMSE':>10} "
-            f"{'paper':>9} {'NRMSE':>10} {'fit %':>9}  meets paper (max, NMSE)")
+    lines.append(
+        f"Kamedula et al. 2016 sec. 5.1, link engine {eng}, time-varying input (k188): "
+        f"ramp 0.1 rad/s from 0 s, -1 rad step at {seg[1]:g} s, chirp from {seg[2]:g} s "
+        f"to {res['t_tv'][-1] + 1e-3:g} s; controller 1 kHz"
+    )
+    head = (
+        f"{'config':<28} {'signal':<7} {'max err':>10} {'paper max':>10} {'NMSE':>10} "
+        f"{'paper':>9} {'NRMSE':>10} {'fit %':>9}  meets paper (max, NMSE)"
+    )
     lines += [head, "-" * len(head)]
     for c, dt in res["configs"].items():
         for s in SIGNALS:
             m, ok = tv["metrics"][c][s], tv["meets"][c][s]
-            lines.append(f"{c + f' ({eng} {dt * 1e3:g} ms)':<28} {s:<7} {m['max']:10.3e} "
-                         f"{PAPER[s][0]:10.2e} {m['nmse']:10.3e} {PAPER[s][1]:9.1e} "
-                         f"{m['nrmse']:10.3e} {m['fit']:9.5f}  "
-                         f"{'yes' if ok['max'] else 'NO'}, {'yes' if ok['nmse'] else 'NO'}")
-    lines.append("max err in rad (q) or N m; NRMSE = RMSE / range of the reference signal; "
-                 "NMSE = sum e^2 / sum (x_ref - mean)^2, the quantity the paper's 'NRMSE' "
-                 "figures are compared with (see the module docstring)")
+            lines.append(
+                f"{c + f' ({eng} {dt * 1e3:g} ms)':<28} {s:<7} {m['max']:10.3e} "
+                f"{PAPER[s][0]:10.2e} {m['nmse']:10.3e} {PAPER[s][1]:9.1e} "
+                f"{m['nrmse']:10.3e} {m['fit']:9.5f}  "
+                f"{'yes' if ok['max'] else 'NO'}, {'yes' if ok['nmse'] else 'NO'}"
+            )
+    lines.append(
+        "max err in rad (q) or N m; NRMSE = RMSE / range of the reference signal; "
+        "NMSE = sum e^2 / sum (x_ref - mean)^2, the quantity the paper's 'NRMSE' "
+        "figures are compared with (see the module docstring)"
+    )
     for c in res["configs"]:
         ok = all(v["max"] and v["nmse"] for v in tv["meets"][c].values())
         lines.append(f"  {c}: {'meets' if ok else 'does NOT meet'} all the paper's figures")
     lines.append("")
     lines.append("Step of 1 rad, three sets: final q, peak q, final and peak |th - q|, q error")
-    head = (f"{'variant':<8} {'config':<8} {'final q':>9} {'peak q':>8} {'final th-q':>11} "
-            f"{'peak |th-q|':>12} {'max err q':>10} {'NMSE q':>10} {'max err tau_m':>14}")
+    head = (
+        f"{'variant':<8} {'config':<8} {'final q':>9} {'peak q':>8} {'final th-q':>11} "
+        f"{'peak |th-q|':>12} {'max err q':>10} {'NMSE q':>10} {'max err tau_m':>14}"
+    )
     lines += [head, "-" * len(head)]
     for v in VARIANTS:
         e = res["step"][v]
@@ -581,13 +759,20 @@ def summary(res):
         rows += [(c, e[c]["q"], e[c]["th"], e["metrics"][c]) for c in res["configs"]]
         for c, q, th, m in rows:
             d = th - q
-            tail = (f"{m['q']['max']:10.3e} {m['q']['nmse']:10.3e} {m['tau_m']['max']:14.3e}"
-                    if m else "")
-            lines.append(f"{v:<8} {c:<8} {q[-1]:9.5f} {q.max():8.4f} {d[-1]:11.5f} "
-                         f"{np.abs(d).max():12.5f} {tail}")
+            tail = (
+                f"{m['q']['max']:10.3e} {m['q']['nmse']:10.3e} {m['tau_m']['max']:14.3e}"
+                if m
+                else ""
+            )
+            lines.append(
+                f"{v:<8} {c:<8} {q[-1]:9.5f} {q.max():8.4f} {d[-1]:11.5f} "
+                f"{np.abs(d).max():12.5f} {tail}"
+            )
     if "reference_check" in res:
-        lines.append(f"reference self-check: max |q_DOP853 - q_Radau| over 0.5 s = "
-                     f"{res['reference_check']:.1e} rad")
+        lines.append(
+            f"reference self-check: max |q_DOP853 - q_Radau| over 0.5 s = "
+            f"{res['reference_check']:.1e} rad"
+        )
     lines.append("wall time: " + ", ".join(f"{k} {v:.2f} s" for k, v in res["wall_s"].items()))
     return "\n".join(lines)
 
@@ -595,8 +780,7 @@ def summary(res):
 def write_html(res, path):
     """Both figures in one self-contained HTML file."""
     figs = res["figures"]
-    write_figures(
-        [figs["tv"], figs["step"]], path, "asr: Kamedula et al. 2016 sec. 5.1")
+    write_figures([figs["tv"], figs["step"]], path, "asr: Kamedula et al. 2016 sec. 5.1")
 
 
 def main(out_dir="kamedula2016_output", **run_kwargs):
@@ -610,12 +794,16 @@ def _cli(argv=None):
     """`python -m asr.experiments.kamedula2016 [--out DIR] [--engine mujoco|gazebo]`."""
     import argparse
 
-    ap = argparse.ArgumentParser(prog="python -m asr.experiments.kamedula2016",
-                                 description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(
+        prog="python -m asr.experiments.kamedula2016", description=__doc__.splitlines()[0]
+    )
     ap.add_argument("--out", default="kamedula2016_output", help="output folder")
-    ap.add_argument("--engine", choices=tuple(ENGINE_NAMES), default="mujoco",
-                    help="asr.Sim's link engine: MuJoCo on the MJCF (default) or Gazebo's DART "
-                         "on the SDF twin")
+    ap.add_argument(
+        "--engine",
+        choices=tuple(ENGINE_NAMES),
+        default="mujoco",
+        help="asr.Sim's link engine: MuJoCo on the MJCF (default) or Gazebo's DART on the SDF twin",
+    )
     a = ap.parse_args(argv)
     main(a.out, engine=a.engine)
 

@@ -42,6 +42,7 @@ law. Max error over 20 trials at most (best trial, then the last):
   at masses x 1.0, 42 % at x 0.8): the learned motion relies on the clamp, a stand-in for the
   mechanical stop, to transmit torque the spring alone could not.
 """
+
 import os
 import time
 
@@ -53,12 +54,12 @@ from asr.iterative_learning import ilc
 from asr.references import min_jerk
 
 ROBOT, VARIANT = "qbmove_arm_2dof", "vertical"
-PRESET = 0.2            # rad, soft
-TARGET = 0.8            # rad, both joints
-DURATION = 20.0         # s
-K_Q = 0.5               # K_off(n) = K_Q exp(-n / 10)
-TOL = 0.08              # rad
-SETTLE_S = 3.0          # s
+PRESET = 0.2  # rad, soft
+TARGET = 0.8  # rad, both joints
+DURATION = 20.0  # s
+K_Q = 0.5  # K_off(n) = K_Q exp(-n / 10)
+TOL = 0.08  # rad
+SETTLE_S = 3.0  # s
 MAX_ITER = 50
 PAPER_ITERATIONS = 11
 
@@ -82,8 +83,16 @@ def reference(dt):
 def run(max_iter=MAX_ITER, settle_s=SETTLE_S, progress=False, threads=1):
     """The sec. 4.3 ILC; returns the asr.ILCResult."""
     sim = asr.Sim(ROBOT, 1, variant=VARIANT, threads=threads)
-    return ilc(sim, reference(sim.dt), schedule=k_off, preset=PRESET, tol=TOL,
-               max_iter=max_iter, settle_s=settle_s, progress=progress)
+    return ilc(
+        sim,
+        reference(sim.dt),
+        schedule=k_off,
+        preset=PRESET,
+        tol=TOL,
+        max_iter=max_iter,
+        settle_s=settle_s,
+        progress=progress,
+    )
 
 
 def sensitivity(mass_scales=(0.8, 1.0, 1.25), settle=(3.0, 0.5), max_iter=20, threads=1):
@@ -98,20 +107,37 @@ def sensitivity(mass_scales=(0.8, 1.0, 1.25), settle=(3.0, 0.5), max_iter=20, th
     links = ("link1", "link2")
     masses = {b: scales * float(base.body(b).mass[0]) for b in links}
     for settle_s in settle:
-        sim = asr.Sim(ROBOT, len(scales), variant=VARIANT, threads=threads,
-                      mujoco_params={"body_mass": masses})
-        res = ilc(sim, reference(sim.dt), schedule=k_off, preset=PRESET, tol=TOL,
-                  max_iter=max_iter, settle_s=settle_s)
+        sim = asr.Sim(
+            ROBOT,
+            len(scales),
+            variant=VARIANT,
+            threads=threads,
+            mujoco_params={"body_mass": masses},
+        )
+        res = ilc(
+            sim,
+            reference(sim.dt),
+            schedule=k_off,
+            preset=PRESET,
+            tol=TOL,
+            max_iter=max_iter,
+            settle_s=settle_s,
+        )
         clamped = _final_trial_clamps(sim, res, settle_s)
         for i, scale in enumerate(scales):
-            errors = res.errors[:res.iterations[i], i]
-            rows.append(dict(mass_scale=float(scale), settle_s=float(settle_s),
-                             converged=bool(res.converged[i]),
-                             iterations=int(res.iterations[i]),
-                             final_error=float(res.final_error[i]),
-                             best_error=float(errors.min()),
-                             best_trial=int(errors.argmin()) + 1,
-                             clamp_fraction_joint1=float(clamped[i, :, 0].mean())))
+            errors = res.errors[: res.iterations[i], i]
+            rows.append(
+                dict(
+                    mass_scale=float(scale),
+                    settle_s=float(settle_s),
+                    converged=bool(res.converged[i]),
+                    iterations=int(res.iterations[i]),
+                    final_error=float(res.final_error[i]),
+                    best_error=float(errors.min()),
+                    best_trial=int(errors.argmin()) + 1,
+                    clamp_fraction_joint1=float(clamped[i, :, 0].mean()),
+                )
+            )
     return rows
 
 
@@ -128,27 +154,35 @@ def _final_trial_clamps(sim, res, settle_s):
 
 
 def sensitivity_table(rows):
-    lines = [f"{'masses':>7}  {'settle (s)':>10}  {'converged':>9}  {'trials':>6}  "
-             f"{'best max|e| (trial)':>19}  {'last max|e|':>11}  {'joint 1 clamped':>15}"]
+    lines = [
+        f"{'masses':>7}  {'settle (s)':>10}  {'converged':>9}  {'trials':>6}  "
+        f"{'best max|e| (trial)':>19}  {'last max|e|':>11}  {'joint 1 clamped':>15}"
+    ]
     for r in rows:
         best = f"{r['best_error']:.3f} ({r['best_trial']})"
-        lines.append(f"{'x ' + format(r['mass_scale'], 'g'):>7}  {r['settle_s']:>10g}  "
-                     f"{str(r['converged']):>9}  {r['iterations']:>6}  {best:>19}  "
-                     f"{r['final_error']:>11.3f}  {100 * r['clamp_fraction_joint1']:>14.0f}%")
+        lines.append(
+            f"{'x ' + format(r['mass_scale'], 'g'):>7}  {r['settle_s']:>10g}  "
+            f"{str(r['converged']):>9}  {r['iterations']:>6}  {best:>19}  "
+            f"{r['final_error']:>11.3f}  {100 * r['clamp_fraction_joint1']:>14.0f}%"
+        )
     return "\n".join(lines)
 
 
 def summary(res):
-    lines = [f"Mengacci et al. 2021 sec. 4.3 ILC, {ROBOT} {VARIANT}, preset {PRESET} rad, "
-             f"min-jerk 0 -> {TARGET} rad in {DURATION:g} s, K_off(n) = {K_Q} exp(-n/10), "
-             f"tol {TOL} rad",
-             f"{'trial':>5}  {'max|e| (rad)':>12}  {'joint 1':>8}  {'joint 2':>8}"]
+    lines = [
+        f"Mengacci et al. 2021 sec. 4.3 ILC, {ROBOT} {VARIANT}, preset {PRESET} rad, "
+        f"min-jerk 0 -> {TARGET} rad in {DURATION:g} s, K_off(n) = {K_Q} exp(-n/10), "
+        f"tol {TOL} rad",
+        f"{'trial':>5}  {'max|e| (rad)':>12}  {'joint 1':>8}  {'joint 2':>8}",
+    ]
     for n in range(res.iterations[0]):
         j1, j2 = res.errors_joint[n, 0]
         lines.append(f"{n + 1:>5}  {res.errors[n, 0]:>12.4f}  {j1:>8.4f}  {j2:>8.4f}")
-    lines.append(f"converged: {bool(res.converged[0])} after {int(res.iterations[0])} trials "
-                 f"(paper: {PAPER_ITERATIONS}); final max error {res.final_error[0]:.4f} rad; "
-                 f"ILC wall time {res.wall_s:.2f} s")
+    lines.append(
+        f"converged: {bool(res.converged[0])} after {int(res.iterations[0])} trials "
+        f"(paper: {PAPER_ITERATIONS}); final max error {res.final_error[0]:.4f} rad; "
+        f"ILC wall time {res.wall_s:.2f} s"
+    )
     return "\n".join(lines)
 
 
@@ -157,33 +191,71 @@ def figure(res):
         import plotly.graph_objects as go
         from plotly.subplots import make_subplots
     except ImportError:  # pragma: no cover
-        raise SystemExit("asr.experiments.mengacci2021_ilc needs plotly for its figure "
-                         "(pip install plotly)") from None
-    fig = make_subplots(rows=3, cols=1, subplot_titles=(
-        "max |e| per trial (both joints)", "last trial: link angle vs reference",
-        "learned equilibrium reference eq(t)"), vertical_spacing=0.08)
+        raise SystemExit(
+            "asr.experiments.mengacci2021_ilc needs plotly for its figure (pip install plotly)"
+        ) from None
+    fig = make_subplots(
+        rows=3,
+        cols=1,
+        subplot_titles=(
+            "max |e| per trial (both joints)",
+            "last trial: link angle vs reference",
+            "learned equilibrium reference eq(t)",
+        ),
+        vertical_spacing=0.08,
+    )
     n = np.arange(1, res.iterations[0] + 1)
     for j in range(2):
-        fig.add_trace(go.Scatter(x=n, y=res.errors_joint[:len(n), 0, j], mode="lines+markers",
-                                 name=f"joint {j + 1} max |e|"), row=1, col=1)
-    fig.add_trace(go.Scatter(x=[1, n[-1]], y=[TOL, TOL], mode="lines", name="tolerance",
-                             line=dict(dash="dash", color="gray")), row=1, col=1)
+        fig.add_trace(
+            go.Scatter(
+                x=n,
+                y=res.errors_joint[: len(n), 0, j],
+                mode="lines+markers",
+                name=f"joint {j + 1} max |e|",
+            ),
+            row=1,
+            col=1,
+        )
+    fig.add_trace(
+        go.Scatter(
+            x=[1, n[-1]],
+            y=[TOL, TOL],
+            mode="lines",
+            name="tolerance",
+            line=dict(dash="dash", color="gray"),
+        ),
+        row=1,
+        col=1,
+    )
     t = res.time
     step = max(1, len(t) // 2000)
     for j in range(2):
-        fig.add_trace(go.Scatter(x=t[::step], y=res.reference[0, ::step, j], name=f"q_ref {j + 1}",
-                                 line=dict(dash="dot")), row=2, col=1)
-        fig.add_trace(go.Scatter(x=t[::step], y=res.output[0, ::step, j], name=f"q {j + 1}"),
-                      row=2, col=1)
-        fig.add_trace(go.Scatter(x=t[::step] - res.dt, y=res.input[0, ::step, j],
-                                 name=f"eq {j + 1}"), row=3, col=1)
+        fig.add_trace(
+            go.Scatter(
+                x=t[::step],
+                y=res.reference[0, ::step, j],
+                name=f"q_ref {j + 1}",
+                line=dict(dash="dot"),
+            ),
+            row=2,
+            col=1,
+        )
+        fig.add_trace(
+            go.Scatter(x=t[::step], y=res.output[0, ::step, j], name=f"q {j + 1}"), row=2, col=1
+        )
+        fig.add_trace(
+            go.Scatter(x=t[::step] - res.dt, y=res.input[0, ::step, j], name=f"eq {j + 1}"),
+            row=3,
+            col=1,
+        )
     fig.update_xaxes(title_text="trial", row=1, col=1)
     fig.update_yaxes(title_text="rad", row=1, col=1)
     for r in (2, 3):
         fig.update_xaxes(title_text="t (s)", row=r, col=1)
         fig.update_yaxes(title_text="rad", row=r, col=1)
-    fig.update_layout(height=1000, title="Mengacci et al. 2021 sec. 4.3: ILC on the vertical "
-                                         "2-DOF arm (asr)")
+    fig.update_layout(
+        height=1000, title="Mengacci et al. 2021 sec. 4.3: ILC on the vertical 2-DOF arm (asr)"
+    )
     return fig
 
 
@@ -193,8 +265,9 @@ def main(out_dir="mengacci2021_ilc_output"):
     t0 = time.perf_counter()
     res = run(progress=False)
     total = time.perf_counter() - t0
-    figure(res).write_html(os.path.join(out_dir, "mengacci2021_ilc.html"), include_plotlyjs=True,
-                           full_html=True)
+    figure(res).write_html(
+        os.path.join(out_dir, "mengacci2021_ilc.html"), include_plotlyjs=True, full_html=True
+    )
     res.save(os.path.join(out_dir, "mengacci2021_ilc"))
     print(summary(res))
     print("sensitivity to the chosen link masses and the settling hold:")

@@ -55,6 +55,7 @@ links carry the motors' inertia, 2 motor_J per joint). The fixed presets are not
 the preset (0.6 rad: 1.38 m), a sign that 30 x 32 CEM samples do not converge for every preset:
 the per-preset figures rank the optimiser's luck as much as the presets.
 """
+
 import os
 import time
 
@@ -72,10 +73,10 @@ from asr.envs.throw import (
 from asr.experiments import command_line, write_html
 
 N_KNOTS = 4
-T_KNOTS = 0.6            # s, last knot
-T_MAX = 1.0              # s, episode time limit (Throw: 500 env steps of 2 ms)
-T_RELEASE_MIN = 0.05     # s
-FIXED_PRESETS = (0.0, 0.2, 0.4, 0.6, 0.8)   # rad, across [PRESET_LO, PRESET_HI]
+T_KNOTS = 0.6  # s, last knot
+T_MAX = 1.0  # s, episode time limit (Throw: 500 env steps of 2 ms)
+T_RELEASE_MIN = 0.05  # s
+FIXED_PRESETS = (0.0, 0.2, 0.4, 0.6, 0.8)  # rad, across [PRESET_LO, PRESET_HI]
 
 
 class OpenLoop:
@@ -91,9 +92,9 @@ class OpenLoop:
         """(eq (P, 2, K) rad, preset (P, 2, K) rad, t_r (P,) s)."""
         theta = np.clip(np.atleast_2d(theta), 0.0, 1.0)
         p = theta.shape[0]
-        eq = -EQ_LIMIT + 2 * EQ_LIMIT * theta[:, :2 * N_KNOTS].reshape(p, 2, N_KNOTS)
+        eq = -EQ_LIMIT + 2 * EQ_LIMIT * theta[:, : 2 * N_KNOTS].reshape(p, 2, N_KNOTS)
         if self.preset is None:
-            pre = PRESET_LO + (PRESET_HI - PRESET_LO) * theta[:, 2 * N_KNOTS:4 * N_KNOTS]
+            pre = PRESET_LO + (PRESET_HI - PRESET_LO) * theta[:, 2 * N_KNOTS : 4 * N_KNOTS]
             pre = pre.reshape(p, 2, N_KNOTS)
         else:
             pre = np.full((p, 2, N_KNOTS), float(self.preset))
@@ -115,7 +116,7 @@ def _interp(knots, t):
     w = (s - k)[:, None]
     idx = np.arange(knots.shape[0])
     a = knots[idx, :, k]
-    return a + w * (knots[idx, :, k + 1] - a)   # exact where neighbouring knots are equal
+    return a + w * (knots[idx, :, k + 1] - a)  # exact where neighbouring knots are equal
 
 
 def actions(policy, theta, t):
@@ -137,8 +138,9 @@ def evaluate(env, policy, theta, trace=False):
     env.reset(seed=0)
     dist = np.zeros(n)
     done = np.zeros(n, dtype=bool)
-    tr = {k: [] for k in ("stiffness", "spring_energy", "eq", "preset", "release_pos",
-                          "release_vel")}
+    tr = {
+        k: [] for k in ("stiffness", "spring_energy", "eq", "preset", "release_pos", "release_vel")
+    }
     k = 0
     while not done.all():
         a = actions(policy, theta, np.full(n, k * env.env_dt))
@@ -164,8 +166,19 @@ def evaluate(env, policy, theta, trace=False):
     return out
 
 
-def cem(evaluate_fn, dim, groups, iterations, population, *, init_mean=None, init_std=0.3,
-        min_std=0.02, elite_frac=0.2, rng=None):
+def cem(
+    evaluate_fn,
+    dim,
+    groups,
+    iterations,
+    population,
+    *,
+    init_mean=None,
+    init_std=0.3,
+    min_std=0.02,
+    elite_frac=0.2,
+    rng=None,
+):
     """CEM of `groups` independent searches of `population` candidates each, all evaluated in
     one call evaluate_fn(theta (groups * population, dim)) -> returns. The first candidate of
     every group at iteration 0 is init_mean itself, and the best candidate so far is kept.
@@ -179,8 +192,9 @@ def cem(evaluate_fn, dim, groups, iterations, population, *, init_mean=None, ini
     best_r = np.full(groups, -np.inf)
     curve = []
     for it in range(int(iterations)):
-        theta = np.clip(mean[:, None] + std[:, None] * rng.standard_normal(
-            (groups, population, dim)), 0.0, 1.0)
+        theta = np.clip(
+            mean[:, None] + std[:, None] * rng.standard_normal((groups, population, dim)), 0.0, 1.0
+        )
         theta[:, 0] = mean if it == 0 else best
         r = np.asarray(evaluate_fn(theta.reshape(-1, dim))).reshape(groups, population)
         for g in range(groups):
@@ -220,16 +234,24 @@ def replay(policy, theta, actuator="qbmove"):
     out["t"] = (np.arange(refs.shape[1]) + 1) * env.sim.dt
     if actuator == "qbmove":
         sp = env._springs
-        out["energy"] = sum(spring_energy_from_deflection(out["defl1"][:, j], out["defl2"][:, j],
-                                                          *sp[j]) for j in range(2))
-        out["energy_from_torque"] = sum(spring_energy_from_torque(
-            out["tau_el1"][:, j], out["tau_el2"][:, j], *sp[j]) for j in range(2))
+        out["energy"] = sum(
+            spring_energy_from_deflection(out["defl1"][:, j], out["defl2"][:, j], *sp[j])
+            for j in range(2)
+        )
+        out["energy_from_torque"] = sum(
+            spring_energy_from_torque(out["tau_el1"][:, j], out["tau_el2"][:, j], *sp[j])
+            for j in range(2)
+        )
         # tau_el = -dU/d(defl): U(t) = U(t0) - int tau_el d(defl), trapezoid between steps
         work = 0.0
         for f_tau, f_def in (("tau_el1", "defl1"), ("tau_el2", "defl2")):
             tau, d = out[f_tau], out[f_def]
-            work = work - np.concatenate([np.zeros((1, 2)), np.cumsum(
-                0.5 * (tau[1:] + tau[:-1]) * np.diff(d, axis=0), axis=0)]).sum(axis=1)
+            work = work - np.concatenate(
+                [
+                    np.zeros((1, 2)),
+                    np.cumsum(0.5 * (tau[1:] + tau[:-1]) * np.diff(d, axis=0), axis=0),
+                ]
+            ).sum(axis=1)
         out["energy_work"] = out["energy"][0] + work
     else:
         out["energy"] = out["energy_from_torque"] = out["energy_work"] = np.zeros(len(out["t"]))
@@ -238,8 +260,9 @@ def replay(policy, theta, actuator="qbmove"):
     return out
 
 
-def run(iterations=30, population=32, presets=FIXED_PRESETS, var_iterations=None, seed=0,
-        threads=1):
+def run(
+    iterations=30, population=32, presets=FIXED_PRESETS, var_iterations=None, seed=0, threads=1
+):
     """The comparison. Returns a dict: fixed {preset: distance}, best_preset, rows (strategy,
     distance, peak spring energy, release speed, ...), theta per strategy, traces (replay()
     of each strategy's best policy), curves, wall_s."""
@@ -252,27 +275,43 @@ def run(iterations=30, population=32, presets=FIXED_PRESETS, var_iterations=None
     env = Throw(len(presets) * population, threads=threads)
     pre_of = np.repeat(np.array(presets), population)
 
-    best_f, best_fr, curve_f = cem(lambda th: _evaluate_with_presets(env, fixed, th, pre_of), fixed.dim, len(presets), iterations, population,
-                                   rng=rng)
+    best_f, best_fr, curve_f = cem(
+        lambda th: _evaluate_with_presets(env, fixed, th, pre_of),
+        fixed.dim,
+        len(presets),
+        iterations,
+        population,
+        rng=rng,
+    )
     k_best = int(np.argmax(best_fr))
     p_best = presets[k_best]
     # (c) rigid: its own batch
     env_r = Throw(population, actuator="rigid", threads=threads)
     rigid = OpenLoop(preset=0.0)
-    best_r, best_rr, curve_r = cem(lambda th: evaluate(env_r, rigid, th), rigid.dim, 1,
-                                   iterations, population, rng=rng)
+    best_r, best_rr, curve_r = cem(
+        lambda th: evaluate(env_r, rigid, th), rigid.dim, 1, iterations, population, rng=rng
+    )
     # (a) variable: initialised from the best fixed preset's policy
     var = OpenLoop(preset=None)
     init = var.encode_preset(best_f[k_best], p_best)
     std = np.full(var.dim, 0.1)
-    std[2 * N_KNOTS:4 * N_KNOTS] = 0.3
+    std[2 * N_KNOTS : 4 * N_KNOTS] = 0.3
     env_v = Throw(population, threads=threads)
-    best_v, best_vr, curve_v = cem(lambda th: evaluate(env_v, var, th), var.dim, 1,
-                                   var_iterations, population, init_mean=init, init_std=std,
-                                   rng=rng)
-    strategies = {"variable": (var, best_v[0], "qbmove"),
-                  "best fixed": (OpenLoop(preset=p_best), best_f[k_best], "qbmove"),
-                  "rigid": (rigid, best_r[0], "rigid")}
+    best_v, best_vr, curve_v = cem(
+        lambda th: evaluate(env_v, var, th),
+        var.dim,
+        1,
+        var_iterations,
+        population,
+        init_mean=init,
+        init_std=std,
+        rng=rng,
+    )
+    strategies = {
+        "variable": (var, best_v[0], "qbmove"),
+        "best fixed": (OpenLoop(preset=p_best), best_f[k_best], "qbmove"),
+        "rigid": (rigid, best_r[0], "rigid"),
+    }
     for p, th in zip(presets, best_f):
         strategies[f"fixed {p:g}"] = (OpenLoop(preset=p), th, "qbmove")
     traces, rows = {}, []
@@ -280,45 +319,63 @@ def run(iterations=30, population=32, presets=FIXED_PRESETS, var_iterations=None
         tr = replay(pol, th, act)
         traces[name] = tr
         v = tr["release_vel"]
-        rows.append(dict(strategy=name, distance=tr["distance"],
-                         peak_spring_energy=float(np.max(tr["energy"])),
-                         spring_energy_at_release=float(tr["energy"][-1]),
-                         release_speed=float(np.hypot(*v)),
-                         ball_kinetic_energy_per_kg=float(0.5 * (v @ v)),
-                         release_time=float(tr["t"][-1]),
-                         preset_mean=float(np.mean(tr["preset"])) if act == "qbmove" else np.nan,
-                         stiffness_max=float(np.max(tr["stiffness"])) if act == "qbmove"
-                         else np.inf))
-    return dict(fixed={p: float(d) for p, d in zip(presets, best_fr)}, best_preset=p_best,
-                best_fixed=float(best_fr[k_best]), variable=float(best_vr[0]),
-                rigid=float(best_rr[0]), rows=rows, traces=traces,
-                theta={k: v[1] for k, v in strategies.items()},
-                curves=dict(fixed=curve_f, variable=curve_v[:, 0], rigid=curve_r[:, 0]),
-                wall_s=time.perf_counter() - t0, iterations=iterations, population=population)
+        rows.append(
+            dict(
+                strategy=name,
+                distance=tr["distance"],
+                peak_spring_energy=float(np.max(tr["energy"])),
+                spring_energy_at_release=float(tr["energy"][-1]),
+                release_speed=float(np.hypot(*v)),
+                ball_kinetic_energy_per_kg=float(0.5 * (v @ v)),
+                release_time=float(tr["t"][-1]),
+                preset_mean=float(np.mean(tr["preset"])) if act == "qbmove" else np.nan,
+                stiffness_max=float(np.max(tr["stiffness"])) if act == "qbmove" else np.inf,
+            )
+        )
+    return dict(
+        fixed={p: float(d) for p, d in zip(presets, best_fr)},
+        best_preset=p_best,
+        best_fixed=float(best_fr[k_best]),
+        variable=float(best_vr[0]),
+        rigid=float(best_rr[0]),
+        rows=rows,
+        traces=traces,
+        theta={k: v[1] for k, v in strategies.items()},
+        curves=dict(fixed=curve_f, variable=curve_v[:, 0], rigid=curve_r[:, 0]),
+        wall_s=time.perf_counter() - t0,
+        iterations=iterations,
+        population=population,
+    )
 
 
 def _evaluate_with_presets(env, policy, theta, presets):
     """evaluate() for fixed-preset policies whose preset differs per candidate (presets (P,))."""
+
     class _PerCandidate(OpenLoop):
         def decode(self, th):
             eq, _, t_r = OpenLoop.decode(policy, th)
             pre = np.broadcast_to(presets[:, None, None], eq.shape).copy()
             return eq, pre, t_r
+
     per = _PerCandidate(preset=0.0)
     return evaluate(env, per, theta)
 
 
 def summary(res):
-    lines = [f"Throw ([Braun2012] task on asr): qbmove_arm_2dof vertical, CEM {res['iterations']} "
-             f"iterations x {res['population']} candidates per strategy",
-             f"{'strategy':>12}  {'distance (m)':>12}  {'peak U (J)':>10}  {'U at rel. (J)':>13}  "
-             f"{'|v| (m/s)':>9}  {'v^2/2 (J/kg)':>12}  {'t_r (s)':>7}  {'mean preset':>11}  "
-             f"{'max sigma':>9}"]
+    lines = [
+        f"Throw ([Braun2012] task on asr): qbmove_arm_2dof vertical, CEM {res['iterations']} "
+        f"iterations x {res['population']} candidates per strategy",
+        f"{'strategy':>12}  {'distance (m)':>12}  {'peak U (J)':>10}  {'U at rel. (J)':>13}  "
+        f"{'|v| (m/s)':>9}  {'v^2/2 (J/kg)':>12}  {'t_r (s)':>7}  {'mean preset':>11}  "
+        f"{'max sigma':>9}",
+    ]
     for r in res["rows"]:
-        lines.append(f"{r['strategy']:>12}  {r['distance']:>12.3f}  {r['peak_spring_energy']:>10.4f}"
-                     f"  {r['spring_energy_at_release']:>13.4f}  {r['release_speed']:>9.3f}  "
-                     f"{r['ball_kinetic_energy_per_kg']:>12.3f}  {r['release_time']:>7.3f}  "
-                     f"{r['preset_mean']:>11.3f}  {r['stiffness_max']:>9.3f}")
+        lines.append(
+            f"{r['strategy']:>12}  {r['distance']:>12.3f}  {r['peak_spring_energy']:>10.4f}"
+            f"  {r['spring_energy_at_release']:>13.4f}  {r['release_speed']:>9.3f}  "
+            f"{r['ball_kinetic_energy_per_kg']:>12.3f}  {r['release_time']:>7.3f}  "
+            f"{r['preset_mean']:>11.3f}  {r['stiffness_max']:>9.3f}"
+        )
     lines.append(f"best fixed preset {res['best_preset']:g} rad; wall time {res['wall_s']:.1f} s")
     return "\n".join(lines)
 
@@ -330,18 +387,31 @@ def figures(res):
     rows = res["rows"]
     f1 = go.Figure(go.Bar(x=[r["strategy"] for r in rows], y=[r["distance"] for r in rows]))
     f1.update_layout(title="Distance thrown per strategy (m)", yaxis_title="m")
-    f2 = make_subplots(rows=4, cols=1, shared_xaxes=True, subplot_titles=(
-        "preset p_j(t) (rad)", "link stiffness sigma_j (N m/rad)", "spring energy U (J)",
-        "equilibrium eq_j(t) (rad)"))
+    f2 = make_subplots(
+        rows=4,
+        cols=1,
+        shared_xaxes=True,
+        subplot_titles=(
+            "preset p_j(t) (rad)",
+            "link stiffness sigma_j (N m/rad)",
+            "spring energy U (J)",
+            "equilibrium eq_j(t) (rad)",
+        ),
+    )
     for name in ("variable", "best fixed"):
         tr = res["traces"][name]
         for j in range(2):
-            f2.add_trace(go.Scatter(x=tr["t"], y=tr["preset"][:, j], name=f"{name} p{j + 1}"),
-                         row=1, col=1)
-            f2.add_trace(go.Scatter(x=tr["t"], y=tr["stiffness"][:, j],
-                                    name=f"{name} sigma{j + 1}"), row=2, col=1)
-            f2.add_trace(go.Scatter(x=tr["t"], y=tr["eq"][:, j], name=f"{name} eq{j + 1}"),
-                         row=4, col=1)
+            f2.add_trace(
+                go.Scatter(x=tr["t"], y=tr["preset"][:, j], name=f"{name} p{j + 1}"), row=1, col=1
+            )
+            f2.add_trace(
+                go.Scatter(x=tr["t"], y=tr["stiffness"][:, j], name=f"{name} sigma{j + 1}"),
+                row=2,
+                col=1,
+            )
+            f2.add_trace(
+                go.Scatter(x=tr["t"], y=tr["eq"][:, j], name=f"{name} eq{j + 1}"), row=4, col=1
+            )
         f2.add_trace(go.Scatter(x=tr["t"], y=tr["energy"], name=f"{name} U"), row=3, col=1)
     f2.update_xaxes(title_text="t (s), until the release", row=4, col=1)
     f2.update_layout(height=1000, title="Learned variable-stiffness throw vs best fixed preset")
@@ -360,8 +430,9 @@ def main(out_dir="throw_output", **run_kwargs):
 
 
 def _cli(argv=None):
-    command_line("throw", "Throwing with variable stiffness ([Braun2012]) on the qbmove arm",
-                 main, argv)
+    command_line(
+        "throw", "Throwing with variable stiffness ([Braun2012]) on the qbmove arm", main, argv
+    )
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@
 The names load lazily, so `import asr.rl` works without torch; using one without torch raises
 ImportError saying how to install the extra.
 """
+
 import importlib
 
 _LAZY = {
@@ -35,8 +36,14 @@ def __getattr__(name):
         mod = importlib.import_module(module)
     except ImportError as exc:
         missing = getattr(exc, "name", None) or ""
-        if missing.split(".")[0] in ("gymnasium", "torch", "stable_baselines3", "onnx",
-                                     "onnxruntime", "onnxscript"):
+        if missing.split(".")[0] in (
+            "gymnasium",
+            "torch",
+            "stable_baselines3",
+            "onnx",
+            "onnxruntime",
+            "onnxscript",
+        ):
             raise missing_extra(f"asr.rl.{name}", "rl", missing) from exc
         raise
     value = getattr(mod, name)

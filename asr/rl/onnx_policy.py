@@ -29,6 +29,7 @@ asr_version, torch_version, source.
 OnnxPolicy(path, env=None) runs such a file with onnxruntime (CPU, one thread by default):
 policy(obs) -> actions for (N, obs_dim) -> (N, act_dim) or (obs_dim,) -> (act_dim,).
 """
+
 import json
 import os
 import pickle
@@ -69,8 +70,10 @@ def resolve_task(task):
         for env_id, entry in entries.items():
             if task in (env_id, entry.split(":")[1]):
                 return _import_entry(entry)
-    raise ValueError(f"task: got {task!r}, valid: an asr.envs task class, or one of "
-                     f"{sorted(entries)} (or their class names)")
+    raise ValueError(
+        f"task: got {task!r}, valid: an asr.envs task class, or one of "
+        f"{sorted(entries)} (or their class names)"
+    )
 
 
 def task_id(cls):
@@ -84,13 +87,18 @@ def task_id(cls):
 def _spaces_of(env):
     """(observation size, action size, name) of a task class, an asr vector env or a
     gymnasium env."""
-    obs = getattr(env, "single_observation_space", None) or getattr(env, "observation_space",
-                                                                    None)
+    obs = getattr(env, "single_observation_space", None) or getattr(env, "observation_space", None)
     act = getattr(env, "single_action_space", None) or getattr(env, "action_space", None)
-    if obs is None or act is None or getattr(obs, "shape", None) is None \
-            or getattr(act, "shape", None) is None:
-        raise TypeError(f"env: expected an asr task class or a gymnasium env with Box spaces, "
-                        f"got {type(env).__name__}")
+    if (
+        obs is None
+        or act is None
+        or getattr(obs, "shape", None) is None
+        or getattr(act, "shape", None) is None
+    ):
+        raise TypeError(
+            f"env: expected an asr task class or a gymnasium env with Box spaces, "
+            f"got {type(env).__name__}"
+        )
     name = env.__name__ if isinstance(env, type) else type(env).__name__
     return int(np.prod(obs.shape)), int(np.prod(act.shape)), name
 
@@ -102,13 +110,17 @@ def _infer_task(obs_space, act_space):
             cls = _import_entry(entry)
         except Exception:  # noqa: BLE001 - a task that does not import cannot be the one
             continue
-        if cls.single_observation_space.shape == obs_space.shape and \
-                np.array_equal(cls.single_action_space.low, act_space.low) and \
-                np.array_equal(cls.single_action_space.high, act_space.high):
+        if (
+            cls.single_observation_space.shape == obs_space.shape
+            and np.array_equal(cls.single_action_space.low, act_space.low)
+            and np.array_equal(cls.single_action_space.high, act_space.high)
+        ):
             found.append(cls)
     if len(found) != 1:
-        raise ValueError(f"task: None, and {len(found)} asr tasks have the model's spaces "
-                         f"(observation {obs_space.shape}, action {act_space.shape}); give task=")
+        raise ValueError(
+            f"task: None, and {len(found)} asr tasks have the model's spaces "
+            f"(observation {obs_space.shape}, action {act_space.shape}); give task="
+        )
     return found[0]
 
 
@@ -196,41 +208,62 @@ def export_onnx(model, path, *, vec_normalize=None, task=None):
     config = {}
     if isinstance(model, (str, os.PathLike)):
         if vec_normalize is not None:
-            raise ValueError("vec_normalize: give None with a training folder (its "
-                             f"{NORMALIZE_FILE} is used)")
+            raise ValueError(
+                f"vec_normalize: give None with a training folder (its {NORMALIZE_FILE} is used)"
+            )
         model, vec_normalize, config = load_training(model)
     policy = getattr(model, "policy", None)
-    if policy is None or not all(hasattr(policy, a) for a in
-                                 ("mlp_extractor", "action_net", "pi_features_extractor")):
-        raise TypeError(f"model: expected a Stable-Baselines3 PPO (MlpPolicy) or a training "
-                        f"folder, got {type(model).__name__}")
+    if policy is None or not all(
+        hasattr(policy, a) for a in ("mlp_extractor", "action_net", "pi_features_extractor")
+    ):
+        raise TypeError(
+            f"model: expected a Stable-Baselines3 PPO (MlpPolicy) or a training "
+            f"folder, got {type(model).__name__}"
+        )
     obs_space, act_space = model.observation_space, model.action_space
-    if not isinstance(act_space, spaces.Box) or not isinstance(obs_space, spaces.Box) \
-            or len(obs_space.shape) != 1 or len(act_space.shape) != 1:
-        raise ValueError(f"model: spaces {obs_space} / {act_space}; valid: 1-D Box observation "
-                         "and action spaces")
+    if (
+        not isinstance(act_space, spaces.Box)
+        or not isinstance(obs_space, spaces.Box)
+        or len(obs_space.shape) != 1
+        or len(act_space.shape) != 1
+    ):
+        raise ValueError(
+            f"model: spaces {obs_space} / {act_space}; valid: 1-D Box observation and action spaces"
+        )
     if getattr(policy, "squash_output", False):
-        raise ValueError("model: squash_output=True (gSDE) policies are not supported; valid: "
-                         "the default Gaussian MlpPolicy")
+        raise ValueError(
+            "model: squash_output=True (gSDE) policies are not supported; valid: "
+            "the default Gaussian MlpPolicy"
+        )
     if task is None:
         task = _config_task(config)
     cls = resolve_task(task) if task is not None else _infer_task(obs_space, act_space)
     obs_dim, act_dim = obs_space.shape[0], act_space.shape[0]
     t_obs, t_act, _ = _spaces_of(cls)
     if (t_obs, t_act) != (obs_dim, act_dim):
-        raise ValueError(f"task: {cls.__name__} has observation size {t_obs} and action size "
-                         f"{t_act}, the model {obs_dim} and {act_dim}")
+        raise ValueError(
+            f"task: {cls.__name__} has observation size {t_obs} and action size "
+            f"{t_act}, the model {obs_dim} and {act_dim}"
+        )
     norm = None
     if vec_normalize is not None:
         rms = getattr(vec_normalize, "obs_rms", None)
-        if not getattr(vec_normalize, "norm_obs", False) or rms is None \
-                or np.shape(rms.mean) != (obs_dim,):
-            raise ValueError(f"vec_normalize: expected an SB3 VecNormalize normalising "
-                             f"observations of size {obs_dim} (norm_obs=True), got "
-                             f"{type(vec_normalize).__name__}")
+        if (
+            not getattr(vec_normalize, "norm_obs", False)
+            or rms is None
+            or np.shape(rms.mean) != (obs_dim,)
+        ):
+            raise ValueError(
+                f"vec_normalize: expected an SB3 VecNormalize normalising "
+                f"observations of size {obs_dim} (norm_obs=True), got "
+                f"{type(vec_normalize).__name__}"
+            )
         eps, clip = float(vec_normalize.epsilon), float(vec_normalize.clip_obs)
-        norm = (np.asarray(rms.mean, np.float64), np.sqrt(np.asarray(rms.var, np.float64) + eps),
-                clip)
+        norm = (
+            np.asarray(rms.mean, np.float64),
+            np.sqrt(np.asarray(rms.var, np.float64) + eps),
+            clip,
+        )
     low = np.asarray(cls.single_action_space.low, np.float64)
     high = np.asarray(cls.single_action_space.high, np.float64)
     actor = _actor_module(policy, norm, low, high)
@@ -239,9 +272,14 @@ def export_onnx(model, path, *, vec_normalize=None, task=None):
     try:
         with torch.no_grad():
             program = torch.onnx.export(
-                actor, (torch.zeros(2, obs_dim),), dynamo=True, input_names=["obs"],
-                output_names=["action"], dynamic_shapes={"obs": {0: torch.export.Dim("batch")}},
-                verbose=False)
+                actor,
+                (torch.zeros(2, obs_dim),),
+                dynamo=True,
+                input_names=["obs"],
+                output_names=["action"],
+                dynamic_shapes={"obs": {0: torch.export.Dim("batch")}},
+                verbose=False,
+            )
     finally:
         policy.set_training_mode(was_training)
     proto = program.model_proto
@@ -253,15 +291,23 @@ def export_onnx(model, path, *, vec_normalize=None, task=None):
     obs_names = getattr(cls, "OBSERVATION", None) or [(f"obs{i}", "") for i in range(obs_dim)]
     act_names = getattr(cls, "ACTION", None) or [(f"action{i}", "") for i in range(act_dim)]
     meta = {
-        "format": FORMAT, "task": cls.__name__, "task_id": task_id(cls), "robot": cls.robot,
-        "variant": cls.variant or "", "obs_dim": str(obs_dim), "act_dim": str(act_dim),
+        "format": FORMAT,
+        "task": cls.__name__,
+        "task_id": task_id(cls),
+        "robot": cls.robot,
+        "variant": cls.variant or "",
+        "obs_dim": str(obs_dim),
+        "act_dim": str(act_dim),
         "observation": json.dumps([list(e) for e in obs_names]),
-        "action": json.dumps([[n, u, float(lo), float(hi)]
-                              for (n, u), lo, hi in zip(act_names, low, high)]),
+        "action": json.dumps(
+            [[n, u, float(lo), float(hi)] for (n, u), lo, hi in zip(act_names, low, high)]
+        ),
         "control_period_s": repr(period),
-        "obs_normalization": json.dumps(None if norm is None else {
-            "clip_obs": norm[2], "epsilon": float(vec_normalize.epsilon)}),
-        "asr_version": asr.__version__, "torch_version": torch.__version__,
+        "obs_normalization": json.dumps(
+            None if norm is None else {"clip_obs": norm[2], "epsilon": float(vec_normalize.epsilon)}
+        ),
+        "asr_version": asr.__version__,
+        "torch_version": torch.__version__,
         "source": f"stable-baselines3 {type(model).__name__}, deterministic actor mean",
     }
     del proto.metadata_props[:]
@@ -289,8 +335,9 @@ class OnnxPolicy:
         if isinstance(path, bool) or not isinstance(path, (str, os.PathLike)):
             raise TypeError(f"path: expected an ONNX file path, got {type(path).__name__}")
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 0:
-            raise ValueError(f"threads: got {threads!r}, valid: an int >= 0 (0: onnxruntime's "
-                             "default)")
+            raise ValueError(
+                f"threads: got {threads!r}, valid: an int >= 0 (0: onnxruntime's default)"
+            )
         self.path = os.fspath(path)
         with open(self.path, "rb") as f:
             data = f.read()
@@ -303,13 +350,20 @@ class OnnxPolicy:
         except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own classes
             raise ValueError(f"path: {self.path!r} is not a valid ONNX model ({exc})") from None
         ins, outs = self.session.get_inputs(), self.session.get_outputs()
-        if len(ins) != 1 or len(outs) != 1 or len(ins[0].shape) != 2 \
-                or len(outs[0].shape) != 2 or not isinstance(ins[0].shape[1], int) \
-                or not isinstance(outs[0].shape[1], int):
-            raise ValueError(f"path: {self.path!r} is not an asr policy (expected one input "
-                             "(batch, obs_dim) and one output (batch, act_dim), got "
-                             f"{[(i.name, i.shape) for i in ins]} -> "
-                             f"{[(o.name, o.shape) for o in outs]})")
+        if (
+            len(ins) != 1
+            or len(outs) != 1
+            or len(ins[0].shape) != 2
+            or len(outs[0].shape) != 2
+            or not isinstance(ins[0].shape[1], int)
+            or not isinstance(outs[0].shape[1], int)
+        ):
+            raise ValueError(
+                f"path: {self.path!r} is not an asr policy (expected one input "
+                "(batch, obs_dim) and one output (batch, act_dim), got "
+                f"{[(i.name, i.shape) for i in ins]} -> "
+                f"{[(o.name, o.shape) for o in outs]})"
+            )
         self._in, self._out = ins[0].name, outs[0].name
         self.obs_dim, self.act_dim = ins[0].shape[1], outs[0].shape[1]
         meta = dict(self.session.get_modelmeta().custom_metadata_map)
@@ -333,9 +387,11 @@ class OnnxPolicy:
         sizes of `env` (an asr task class, asr vector env or gymnasium env)."""
         obs, act, name = _spaces_of(env)
         if (obs, act) != (self.obs_dim, self.act_dim):
-            raise ValueError(f"env: {name} has observation size {obs} and action size {act}; "
-                             f"the policy {self.path!r} takes observations of size "
-                             f"{self.obs_dim} and gives actions of size {self.act_dim}")
+            raise ValueError(
+                f"env: {name} has observation size {obs} and action size {act}; "
+                f"the policy {self.path!r} takes observations of size "
+                f"{self.obs_dim} and gives actions of size {self.act_dim}"
+            )
         return self
 
     def __call__(self, obs):
@@ -344,14 +400,17 @@ class OnnxPolicy:
         if single:
             x = x[None]
         if x.ndim != 2 or x.shape[1] != self.obs_dim:
-            raise ValueError(f"obs: shape {np.shape(obs)}, expected (N, {self.obs_dim}) or "
-                             f"({self.obs_dim},)")
+            raise ValueError(
+                f"obs: shape {np.shape(obs)}, expected (N, {self.obs_dim}) or ({self.obs_dim},)"
+            )
         a = self.session.run([self._out], {self._in: np.ascontiguousarray(x)})[0]
         return a[0] if single else a
 
     def __repr__(self):
-        return (f"OnnxPolicy({self.path!r}, task={self.task!r}, obs_dim={self.obs_dim}, "
-                f"act_dim={self.act_dim})")
+        return (
+            f"OnnxPolicy({self.path!r}, task={self.task!r}, obs_dim={self.obs_dim}, "
+            f"act_dim={self.act_dim})"
+        )
 
 
 __all__ = ["export_onnx", "OnnxPolicy", "load_training", "resolve_task", "task_id", "FORMAT"]

@@ -28,6 +28,7 @@ seed + i and the draws of those generators), one full episode each, deterministi
 
 Determinism: the same arguments with threads=1 give the same curve (all but wall_s) and model.
 """
+
 import dataclasses
 import json
 import math
@@ -63,8 +64,8 @@ HYPERPARAMETERS = {
     "max_grad_norm": (0.5, "float", 0.0, None, True, False),
     "log_std_init": (-1.0, "float", -20.0, 2.0, False, False),
     "net_arch": ((64, 64), "net_arch", 1, 4096, False, False),
-    "eval_every": (1, "int", 0, None, False, False),        # updates between evals, 0: none
-    "eval_episodes": (32, "int", 1, None, False, False),    # held-out episodes during training
+    "eval_every": (1, "int", 0, None, False, False),  # updates between evals, 0: none
+    "eval_episodes": (32, "int", 1, None, False, False),  # held-out episodes during training
     "final_eval_episodes": (256, "int", 0, None, False, False),  # at the end, 0: none
 }
 
@@ -82,21 +83,28 @@ def validate_hyperparameters(hp, num_envs=None):
         raise TypeError(f"hyperparameters: expected a dict, got {type(hp).__name__}")
     unknown = sorted(set(hp) - set(HYPERPARAMETERS))
     if unknown:
-        raise ValueError(f"hyperparameter {unknown[0]!r}: unknown; valid: "
-                         f"{', '.join(HYPERPARAMETERS)}")
+        raise ValueError(
+            f"hyperparameter {unknown[0]!r}: unknown; valid: {', '.join(HYPERPARAMETERS)}"
+        )
     out = {}
     for name, (default, kind, lo, hi, lo_open, hi_open) in HYPERPARAMETERS.items():
         v = hp.get(name, default)
         rng = _range_text(lo, hi, lo_open, hi_open)
         if kind == "net_arch":
             if isinstance(v, (str, bytes)) or not hasattr(v, "__iter__"):
-                raise TypeError(f"net_arch: got {v!r}, expected a list of layer sizes (ints in "
-                                f"[{lo}, {hi}]), e.g. [64, 64]")
+                raise TypeError(
+                    f"net_arch: got {v!r}, expected a list of layer sizes (ints in "
+                    f"[{lo}, {hi}]), e.g. [64, 64]"
+                )
             v = list(v)
-            if not v or any(isinstance(x, bool) or not isinstance(x, (int, np.integer))
-                            or not lo <= x <= hi for x in v):
-                raise ValueError(f"net_arch: got {v!r}, expected 1 or more layer sizes, each an "
-                                 f"int in [{lo}, {hi}]")
+            if not v or any(
+                isinstance(x, bool) or not isinstance(x, (int, np.integer)) or not lo <= x <= hi
+                for x in v
+            ):
+                raise ValueError(
+                    f"net_arch: got {v!r}, expected 1 or more layer sizes, each an "
+                    f"int in [{lo}, {hi}]"
+                )
             out[name] = [int(x) for x in v]
             continue
         if kind == "int":
@@ -109,14 +117,17 @@ def validate_hyperparameters(hp, num_envs=None):
             v = float(v)
             if not math.isfinite(v):
                 raise ValueError(f"{name}: got {v!r}, expected a finite number in {rng}")
-        bad = (v <= lo if lo_open else v < lo) or (hi is not None and (v >= hi if hi_open
-                                                                        else v > hi))
+        bad = (v <= lo if lo_open else v < lo) or (
+            hi is not None and (v >= hi if hi_open else v > hi)
+        )
         if bad:
             raise ValueError(f"{name}: got {v!r}, valid range {rng}")
         out[name] = v
     if num_envs is not None and out["batch_size"] > out["n_steps"] * num_envs:
-        raise ValueError(f"batch_size: got {out['batch_size']}, valid range [2, n_steps * "
-                         f"num_envs = {out['n_steps'] * num_envs}] (one rollout's samples)")
+        raise ValueError(
+            f"batch_size: got {out['batch_size']}, valid range [2, n_steps * "
+            f"num_envs = {out['n_steps'] * num_envs}] (one rollout's samples)"
+        )
     return out
 
 
@@ -135,6 +146,7 @@ def _task_class(task):
         raise ValueError(f"task: got {task!r}, valid: {', '.join(ENVS)}")
     module, name = ENVS[task][1].split(":")
     import importlib
+
     return getattr(importlib.import_module(module), name)
 
 
@@ -164,8 +176,9 @@ class TrainResult:
         """Mean final joint error (rad) of the deterministic policy on `episodes` held-out
         targets."""
         cls = _task_class(self.config["task"])
-        return float(np.mean(evaluate_policy(self.model, self.vecnormalize, cls, episodes,
-                                             threads)))
+        return float(
+            np.mean(evaluate_policy(self.model, self.vecnormalize, cls, episodes, threads))
+        )
 
     def figure(self):
         """The learning curve as a Plotly figure (return and metric against env-steps)."""
@@ -180,16 +193,28 @@ def curve_figure(curve, title="learning curve"):
 
     steps = [r["steps"] for r in curve]
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=steps, y=[r["return"] for r in curve], name="mean return",
-                             mode="lines+markers"))
+    fig.add_trace(
+        go.Scatter(
+            x=steps, y=[r["return"] for r in curve], name="mean return", mode="lines+markers"
+        )
+    )
     if any(r.get("metric") is not None for r in curve):
         pts = [(r["steps"], r["metric"]) for r in curve if r.get("metric") is not None]
-        fig.add_trace(go.Scatter(x=[p[0] for p in pts], y=[p[1] for p in pts],
-                                 name="final joint error (rad, held-out)", yaxis="y2",
-                                 mode="lines+markers"))
-    fig.update_layout(title=title, xaxis_title="env-steps", yaxis_title="mean episode return",
-                      yaxis2=dict(title="final joint error (rad)", overlaying="y", side="right",
-                                  type="log"))
+        fig.add_trace(
+            go.Scatter(
+                x=[p[0] for p in pts],
+                y=[p[1] for p in pts],
+                name="final joint error (rad, held-out)",
+                yaxis="y2",
+                mode="lines+markers",
+            )
+        )
+    fig.update_layout(
+        title=title,
+        xaxis_title="env-steps",
+        yaxis_title="mean episode return",
+        yaxis2=dict(title="final joint error (rad)", overlaying="y", side="right", type="log"),
+    )
     return fig
 
 
@@ -220,8 +245,10 @@ def _read_json(path, what, shown):
         with open(path) as f:
             return json.load(f)
     except (OSError, ValueError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{shown}: cannot read the {what} ({type(exc).__name__}: {exc}); the "
-                         "file is missing, truncated or corrupted") from None
+        raise ValueError(
+            f"{shown}: cannot read the {what} ({type(exc).__name__}: {exc}); the "
+            "file is missing, truncated or corrupted"
+        ) from None
 
 
 def load_checkpoint(out_dir, env=None, device="cpu"):
@@ -235,15 +262,20 @@ def load_checkpoint(out_dir, env=None, device="cpu"):
         raise ValueError(f"out_dir: {out_dir!r} is not a folder")
     files = current_version(out_dir)  # every file from one checkpoint
     # errors name out_dir/<name>: a link into that checkpoint's hidden folder
-    config = _read_json(os.path.join(files, "config.json"), "training configuration",
-                        os.path.join(out_dir, "config.json"))
+    config = _read_json(
+        os.path.join(files, "config.json"),
+        "training configuration",
+        os.path.join(out_dir, "config.json"),
+    )
     if not isinstance(config, dict) or config.get("algo") not in ALGOS or "task" not in config:
-        raise ValueError(f"{os.path.join(out_dir, 'config.json')}: not an asr training "
-                         "configuration (no task / algo)")
-    curve = _read_json(os.path.join(files, "curve.json"), "learning curve",
-                       os.path.join(out_dir, "curve.json"))
-    if not isinstance(curve, list) or not all(isinstance(r, dict) and "steps" in r
-                                              for r in curve):
+        raise ValueError(
+            f"{os.path.join(out_dir, 'config.json')}: not an asr training "
+            "configuration (no task / algo)"
+        )
+    curve = _read_json(
+        os.path.join(files, "curve.json"), "learning curve", os.path.join(out_dir, "curve.json")
+    )
+    if not isinstance(curve, list) or not all(isinstance(r, dict) and "steps" in r for r in curve):
         raise ValueError(f"{os.path.join(out_dir, 'curve.json')}: not a list of curve rows")
     path = os.path.join(files, "vecnormalize.pkl")
     try:
@@ -251,10 +283,12 @@ def load_checkpoint(out_dir, env=None, device="cpu"):
             vecnorm = pickle.load(f)
         vecnorm.obs_rms.mean  # noqa: B018  (an object of the right kind)
     except Exception as exc:  # noqa: BLE001  (any unpickling failure means a bad file)
-        raise ValueError(f"{os.path.join(out_dir, 'vecnormalize.pkl')}: cannot load the "
-                         "observation normalisation "
-                         f"({type(exc).__name__}: {exc}); the file is missing, truncated or "
-                         "corrupted") from None
+        raise ValueError(
+            f"{os.path.join(out_dir, 'vecnormalize.pkl')}: cannot load the "
+            "observation normalisation "
+            f"({type(exc).__name__}: {exc}); the file is missing, truncated or "
+            "corrupted"
+        ) from None
     if env is not None:
         vecnorm.set_venv(env)
     vecnorm.training = False
@@ -262,9 +296,11 @@ def load_checkpoint(out_dir, env=None, device="cpu"):
     try:
         model = PPO.load(path, env=vecnorm if env is not None else None, device=device)
     except Exception as exc:  # noqa: BLE001  (SB3 raises many kinds for a bad zip)
-        raise ValueError(f"{os.path.join(out_dir, 'model.zip')}: cannot load the PPO model "
-                         f"({type(exc).__name__}: {exc}); "
-                         "the file is missing, truncated or corrupted") from None
+        raise ValueError(
+            f"{os.path.join(out_dir, 'model.zip')}: cannot load the PPO model "
+            f"({type(exc).__name__}: {exc}); "
+            "the file is missing, truncated or corrupted"
+        ) from None
     final = config.get("final_eval", {}).get("final_error_rad")
     return TrainResult(model, vecnorm, config, curve, final, out_dir)
 
@@ -272,8 +308,18 @@ def load_checkpoint(out_dir, env=None, device="cpu"):
 # ------------------------------------------------------------ training
 
 
-def train(task, algo="ppo", total_steps=100_000, num_envs=64, seed=0, threads=1, out_dir=None,
-          resume=False, progress_bar=False, **hyperparameters):
+def train(
+    task,
+    algo="ppo",
+    total_steps=100_000,
+    num_envs=64,
+    seed=0,
+    threads=1,
+    out_dir=None,
+    resume=False,
+    progress_bar=False,
+    **hyperparameters,
+):
     """Train `algo` on `task` (an asr gymnasium id) for total_steps env-steps (all sub-envs
     together; PPO rounds up to whole rollouts of n_steps * num_envs) with num_envs sub-envs of
     one batch. threads: torch and asr threads (1 for reproducible runs). out_dir: the training
@@ -303,37 +349,59 @@ def train(task, algo="ppo", total_steps=100_000, num_envs=64, seed=0, threads=1,
         if resume:
             prev = load_checkpoint(out_dir)
             cfg = prev.config
-            for key, value in (("task", task), ("algo", algo), ("seed", seed),
-                               ("num_envs", num_envs)):
+            for key, value in (
+                ("task", task),
+                ("algo", algo),
+                ("seed", seed),
+                ("num_envs", num_envs),
+            ):
                 if cfg.get(key) != value:
-                    raise ValueError(f"{key}: got {value!r}, but the checkpoint in {out_dir} was "
-                                     f"trained with {cfg.get(key)!r} (resume needs the same)")
+                    raise ValueError(
+                        f"{key}: got {value!r}, but the checkpoint in {out_dir} was "
+                        f"trained with {cfg.get(key)!r} (resume needs the same)"
+                    )
             hp = validate_hyperparameters(cfg["hyperparameters"], num_envs)
-            given = validate_hyperparameters({**hp, **hyperparameters}, num_envs) \
-                if hyperparameters else None
+            given = (
+                validate_hyperparameters({**hp, **hyperparameters}, num_envs)
+                if hyperparameters
+                else None
+            )
             if given is not None:
                 diff = [k for k in hyperparameters if given[k] != hp[k]]
                 if diff:
-                    raise ValueError(f"{diff[0]}: got {given[diff[0]]!r}, but the checkpoint in "
-                                     f"{out_dir} was trained with {hp[diff[0]]!r} (resume keeps "
-                                     "the hyperparameters)")
+                    raise ValueError(
+                        f"{diff[0]}: got {given[diff[0]]!r}, but the checkpoint in "
+                        f"{out_dir} was trained with {hp[diff[0]]!r} (resume keeps "
+                        "the hyperparameters)"
+                    )
         else:
             hp = validate_hyperparameters(hyperparameters, num_envs)
             existing = [n for n in FILES if os.path.exists(os.path.join(out_dir, n))]
             if existing:
-                raise ValueError(f"out_dir: {out_dir!r} already holds {existing[0]}; pass "
-                                 "resume=True (--resume) to continue it, or another folder")
+                raise ValueError(
+                    f"out_dir: {out_dir!r} already holds {existing[0]}; pass "
+                    "resume=True (--resume) to continue it, or another folder"
+                )
             os.makedirs(out_dir, exist_ok=True)
     else:
         hp = validate_hyperparameters(hyperparameters, num_envs)
 
-    config = {"task": task, "robot": cls.robot, "variant": cls.variant, "algo": algo,
-              "seed": seed, "num_envs": num_envs, "threads": threads, "hyperparameters": hp,
-              "total_steps": total_steps, "asr_version": asr.__version__,
-              "observation_normalisation": "VecNormalize(norm_obs=True, norm_reward=False)",
-              "metric": "mean final joint error (rad): norm of q - target at the end of a "
-                        "held-out episode, deterministic policy",
-              "eval_seed_base": EVAL_SEED_BASE}
+    config = {
+        "task": task,
+        "robot": cls.robot,
+        "variant": cls.variant,
+        "algo": algo,
+        "seed": seed,
+        "num_envs": num_envs,
+        "threads": threads,
+        "hyperparameters": hp,
+        "total_steps": total_steps,
+        "asr_version": asr.__version__,
+        "observation_normalisation": "VecNormalize(norm_obs=True, norm_reward=False)",
+        "metric": "mean final joint error (rad): norm of q - target at the end of a "
+        "held-out episode, deterministic policy",
+        "eval_seed_base": EVAL_SEED_BASE,
+    }
 
     old_threads = torch.get_num_threads()
     torch.set_num_threads(threads)
@@ -346,20 +414,32 @@ def train(task, algo="ppo", total_steps=100_000, num_envs=64, seed=0, threads=1,
         vecnorm = prev.vecnormalize
         vecnorm.set_venv(monitor)
         vecnorm.training = True
-        model = PPO.load(os.path.join(current_version(out_dir), "model.zip"), env=vecnorm,
-                         device="cpu")
+        model = PPO.load(
+            os.path.join(current_version(out_dir), "model.zip"), env=vecnorm, device="cpu"
+        )
         model.set_random_seed(seed + model.num_timesteps)
         curve = [r for r in prev.curve if r["steps"] <= model.num_timesteps]
         wall0 = curve[-1]["wall_s"] if curve else 0.0
     else:
         vecnorm = VecNormalize(monitor, norm_obs=True, norm_reward=False, gamma=hp["gamma"])
-        model = PPO("MlpPolicy", vecnorm, learning_rate=hp["learning_rate"],
-                    n_steps=hp["n_steps"], batch_size=hp["batch_size"], n_epochs=hp["n_epochs"],
-                    gamma=hp["gamma"], gae_lambda=hp["gae_lambda"], clip_range=hp["clip_range"],
-                    ent_coef=hp["ent_coef"], vf_coef=hp["vf_coef"],
-                    max_grad_norm=hp["max_grad_norm"], seed=seed, device="cpu", verbose=0,
-                    policy_kwargs={"net_arch": list(hp["net_arch"]),
-                                   "log_std_init": hp["log_std_init"]})
+        model = PPO(
+            "MlpPolicy",
+            vecnorm,
+            learning_rate=hp["learning_rate"],
+            n_steps=hp["n_steps"],
+            batch_size=hp["batch_size"],
+            n_epochs=hp["n_epochs"],
+            gamma=hp["gamma"],
+            gae_lambda=hp["gae_lambda"],
+            clip_range=hp["clip_range"],
+            ent_coef=hp["ent_coef"],
+            vf_coef=hp["vf_coef"],
+            max_grad_norm=hp["max_grad_norm"],
+            seed=seed,
+            device="cpu",
+            verbose=0,
+            policy_kwargs={"net_arch": list(hp["net_arch"]), "log_std_init": hp["log_std_init"]},
+        )
     if out_dir is not None:
         config_prev = prev.config if prev is not None else {}
         config["started"] = config_prev.get("started", time.strftime("%Y-%m-%dT%H:%M:%S%z"))
@@ -373,43 +453,56 @@ def train(task, algo="ppo", total_steps=100_000, num_envs=64, seed=0, threads=1,
         if out_dir is None:
             return
         vecnorm.asr_num_timesteps = model.num_timesteps  # travels in the pickle
-        write_version(out_dir, [
-            ("config.json", _json_writer(config)),
-            ("vecnormalize.pkl", lambda f: pickle.dump(vecnorm, f)),
-            ("model.zip", lambda f: model.save(f)),
-            ("curve.json", _json_writer(curve)),
-        ])
+        write_version(
+            out_dir,
+            [
+                ("config.json", _json_writer(config)),
+                ("vecnormalize.pkl", lambda f: pickle.dump(vecnorm, f)),
+                ("model.zip", lambda f: model.save(f)),
+                ("curve.json", _json_writer(curve)),
+            ],
+        )
 
     def add_row():
         eps = [(e["r"], e["l"]) for e in model.ep_info_buffer]
         metric = None
         state["updates"] += 1
         if hp["eval_every"] and state["updates"] % hp["eval_every"] == 0:
-            metric = float(np.mean(evaluate_policy(model, vecnorm, cls, hp["eval_episodes"],
-                                                   threads)))
-        curve.append({"steps": int(model.num_timesteps), "wall_s": wall(),
-                      "return": float(np.mean([e[0] for e in eps])) if eps else None,
-                      "length": float(np.mean([e[1] for e in eps])) if eps else None,
-                      "metric": metric})
+            metric = float(
+                np.mean(evaluate_policy(model, vecnorm, cls, hp["eval_episodes"], threads))
+            )
+        curve.append(
+            {
+                "steps": int(model.num_timesteps),
+                "wall_s": wall(),
+                "return": float(np.mean([e[0] for e in eps])) if eps else None,
+                "length": float(np.mean([e[1] for e in eps])) if eps else None,
+                "metric": metric,
+            }
+        )
         checkpoint()
 
     bar = None
     if progress_bar:
         from tqdm.auto import tqdm
-        bar = tqdm(total=total_steps, initial=min(model.num_timesteps, total_steps),
-                   unit="step", desc=f"PPO {task}", dynamic_ncols=True)
+
+        bar = tqdm(
+            total=total_steps,
+            initial=min(model.num_timesteps, total_steps),
+            unit="step",
+            desc=f"PPO {task}",
+            dynamic_ncols=True,
+        )
 
     class _Callback(BaseCallback):
         def _on_rollout_start(self):
-            if self.model.num_timesteps > (curve[-1]["steps"] if curve else 0) \
-                    and state["pending"]:
+            if self.model.num_timesteps > (curve[-1]["steps"] if curve else 0) and state["pending"]:
                 add_row()  # the previous rollout's update is done
             state["pending"] = True
 
         def _on_step(self):
             if bar is not None:
-                bar.update(min(self.training_env.num_envs,
-                               max(0, total_steps - bar.n)))
+                bar.update(min(self.training_env.num_envs, max(0, total_steps - bar.n)))
             return True
 
     state["pending"] = False
@@ -418,15 +511,23 @@ def train(task, algo="ppo", total_steps=100_000, num_envs=64, seed=0, threads=1,
         if remaining > 0:
             if prev is None:
                 checkpoint()  # a folder from the start: config and the untrained model
-            model.learn(total_timesteps=remaining, callback=_Callback(),
-                        reset_num_timesteps=False, progress_bar=False)
+            model.learn(
+                total_timesteps=remaining,
+                callback=_Callback(),
+                reset_num_timesteps=False,
+                progress_bar=False,
+            )
             if state["pending"]:
                 add_row()
     except SimulationError as exc:
-        raise SimulationError(exc.instance, exc.joint, exc.step, exc.code,
-                              hint=f"{exc.hint}; training stopped at {model.num_timesteps} "
-                              f"env-steps" + (f", the last checkpoint in {out_dir} is kept"
-                                              if out_dir else "")) from exc
+        raise SimulationError(
+            exc.instance,
+            exc.joint,
+            exc.step,
+            exc.code,
+            hint=f"{exc.hint}; training stopped at {model.num_timesteps} "
+            f"env-steps" + (f", the last checkpoint in {out_dir} is kept" if out_dir else ""),
+        ) from exc
     finally:
         if bar is not None:
             bar.close()
@@ -435,10 +536,14 @@ def train(task, algo="ppo", total_steps=100_000, num_envs=64, seed=0, threads=1,
     try:
         torch.set_num_threads(threads)
         if hp["final_eval_episodes"]:
-            final = float(np.mean(evaluate_policy(model, vecnorm, cls,
-                                                  hp["final_eval_episodes"], threads)))
-            config["final_eval"] = {"episodes": hp["final_eval_episodes"],
-                                    "final_error_rad": final, "steps": int(model.num_timesteps)}
+            final = float(
+                np.mean(evaluate_policy(model, vecnorm, cls, hp["final_eval_episodes"], threads))
+            )
+            config["final_eval"] = {
+                "episodes": hp["final_eval_episodes"],
+                "final_error_rad": final,
+                "steps": int(model.num_timesteps),
+            }
             checkpoint()
     finally:
         torch.set_num_threads(old_threads)
@@ -450,8 +555,12 @@ def train(task, algo="ppo", total_steps=100_000, num_envs=64, seed=0, threads=1,
 def _train_summary(kwargs):
     """train(**kwargs) as plain data (no torch objects cross the executor)."""
     res = train(**kwargs)
-    return {"config": res.config, "curve": res.curve, "final_error_rad": res.final_error_rad,
-            "out_dir": res.out_dir}
+    return {
+        "config": res.config,
+        "curve": res.curve,
+        "final_error_rad": res.final_error_rad,
+        "out_dir": res.out_dir,
+    }
 
 
 def train_many(runs, executor=None, out_root=None):
@@ -463,8 +572,9 @@ def train_many(runs, executor=None, out_root=None):
     not reproducible). Returns, in the order of `runs`, dicts with the run's config, curve,
     final_error_rad and out_dir."""
     if not isinstance(runs, (list, tuple)) or not all(isinstance(r, dict) for r in runs):
-        raise TypeError(f"runs: expected a list of train() keyword dicts, got "
-                        f"{type(runs).__name__}")
+        raise TypeError(
+            f"runs: expected a list of train() keyword dicts, got {type(runs).__name__}"
+        )
     jobs = []
     for k, kwargs in enumerate(runs):
         if "task" not in kwargs:
@@ -481,5 +591,14 @@ def train_many(runs, executor=None, out_root=None):
     return out
 
 
-__all__ = ["train", "train_many", "TrainResult", "load_checkpoint", "validate_hyperparameters",
-           "evaluate_policy", "curve_figure", "HYPERPARAMETERS", "EVAL_SEED_BASE"]
+__all__ = [
+    "train",
+    "train_many",
+    "TrainResult",
+    "load_checkpoint",
+    "validate_hyperparameters",
+    "evaluate_policy",
+    "curve_figure",
+    "HYPERPARAMETERS",
+    "EVAL_SEED_BASE",
+]

@@ -18,6 +18,7 @@ on_error="raise" (the default) SB3VecEnv raises asr.SimulationError instead, nam
 joint, simulation step and the env step (steps since the SB3VecEnv was made): training must not
 learn from a failed simulation. on_error="terminate" keeps asr's behaviour.
 """
+
 from copy import deepcopy
 
 import numpy as np
@@ -34,9 +35,11 @@ class SB3VecEnv(VecEnv):
 
         env = getattr(vector_env, "unwrapped", vector_env)
         if not isinstance(env, AsrVectorEnv):
-            raise TypeError(f"vector_env: expected an asr vector env (AsrVectorEnv, e.g. "
-                            f"gymnasium.make_vec('asr/Reach2DOF-v0', num_envs=N)), got "
-                            f"{type(vector_env).__name__}")
+            raise TypeError(
+                f"vector_env: expected an asr vector env (AsrVectorEnv, e.g. "
+                f"gymnasium.make_vec('asr/Reach2DOF-v0', num_envs=N)), got "
+                f"{type(vector_env).__name__}"
+            )
         if on_error not in ("raise", "terminate"):
             raise ValueError(f"on_error: got {on_error!r}, expected 'raise' or 'terminate'")
         self.venv = env
@@ -96,10 +99,15 @@ class SB3VecEnv(VecEnv):
         batch = self.venv.sim.batch
         if np.any(batch.status != 0):
             e = batch.errors()[0]
-            raise SimulationError(e["instance"], e["joint"], e["step"], e["code"],
-                                  more=len(batch.errors()) - 1,
-                                  hint=f"sub-env {e['instance']} at env step {self.env_steps} "
-                                  "of this SB3VecEnv (training stopped)")
+            raise SimulationError(
+                e["instance"],
+                e["joint"],
+                e["step"],
+                e["code"],
+                more=len(batch.errors()) - 1,
+                hint=f"sub-env {e['instance']} at env step {self.env_steps} "
+                "of this SB3VecEnv (training stopped)",
+            )
 
     # ------------------------------------------------------------ attributes and methods
 
@@ -108,13 +116,17 @@ class SB3VecEnv(VecEnv):
 
     def set_attr(self, attr_name, value, indices=None):
         if list(self._get_indices(indices)) != list(range(self.num_envs)):
-            raise ValueError("set_attr: the sub-envs of an asr batch share their attributes; "
-                             "indices must be None (all)")
+            raise ValueError(
+                "set_attr: the sub-envs of an asr batch share their attributes; "
+                "indices must be None (all)"
+            )
         setattr(self.venv, attr_name, value)
 
     def env_method(self, method_name, *method_args, indices=None, **method_kwargs):
-        return [getattr(self.venv, method_name)(*method_args, **method_kwargs)
-                for _ in self._get_indices(indices)]
+        return [
+            getattr(self.venv, method_name)(*method_args, **method_kwargs)
+            for _ in self._get_indices(indices)
+        ]
 
     def env_is_wrapped(self, wrapper_class, indices=None):
         return [False for _ in self._get_indices(indices)]

@@ -6,14 +6,22 @@ python3-rostopic, python3-std-msgs, python3-sensor-msgs, python3-genpy, liburdfd
 asr.ros.environment); bags are written with `rosbags` (PyPI). Everything here imports ROS lazily,
 so `import asr` never needs it. See docs/ros.md.
 """
+
 import importlib
 
 # public name -> defining module (imported on first use: none of them imports ROS at import time,
 # and the node, bags and export modules pull in rospy, rosbags or MuJoCo only when called)
-_EXPORTS = {"run_node": "node", "RosNode": "node",
-            "write_bag": "bags", "read_bag": "bags", "as_rollout": "bags",
-            "export_robot": "urdf", "import_robot": "urdf",
-            "export_policy": "export", "roscore": "master"}
+_EXPORTS = {
+    "run_node": "node",
+    "RosNode": "node",
+    "write_bag": "bags",
+    "read_bag": "bags",
+    "as_rollout": "bags",
+    "export_robot": "urdf",
+    "import_robot": "urdf",
+    "export_policy": "export",
+    "roscore": "master",
+}
 
 __all__ = sorted(_EXPORTS)
 

@@ -38,6 +38,7 @@ message definition and MD5 sum (Debian's rosbag info / rosbag check / rosbag pla
 storage (metadata.yaml + <name>.mcap, ros2msg schemas, CDR), what `ros2 bag record -s mcap`
 writes. ROS 2 bags carry the robot name and dt as custom data (asr.robot, asr.dt_s).
 """
+
 import math
 import os
 import re
@@ -50,16 +51,35 @@ from asr.ros.messages import STATE_INFO_DEFINITION
 
 FORMATS = ("ros1", "ros2", "mcap")
 STATE_INFO_ROS2 = "asr_msgs/msg/StateInfo"
-_STATE_INFO_RS1 = "asr_msgs/msg/state_info"     # rosbags' spelling of asr_msgs/state_info
+_STATE_INFO_RS1 = "asr_msgs/msg/state_info"  # rosbags' spelling of asr_msgs/state_info
 _JOINT_STATE = "sensor_msgs/msg/JointState"
 _FLOAT64 = "std_msgs/msg/Float64"
 # state_info field: the rollout field it carries, per topic kind
-_LINK_MAP = {"q": "q", "dq": "qd", "ref_1": "ref1", "ref_2": "ref2", "tau": "tau_joint",
-             "stiff": "stiffness"}
-_MOTOR_MAP = {m: {"q": f"th{m}", "dq": f"th{m}d", "ref_1": "ref1", "ref_2": "ref2",
-                  "tau": f"tau_m{m}", "stiff": "stiffness"} for m in (1, 2)}
-_JS_MAP = {"/joint_states": ("q", "qd", "tau_joint"), "/robot_state": ("q", "qd", "tau_joint"),
-           "/motor_1_state": ("th1", "th1d", "tau_m1"), "/motor_2_state": ("th2", "th2d", "tau_m2")}
+_LINK_MAP = {
+    "q": "q",
+    "dq": "qd",
+    "ref_1": "ref1",
+    "ref_2": "ref2",
+    "tau": "tau_joint",
+    "stiff": "stiffness",
+}
+_MOTOR_MAP = {
+    m: {
+        "q": f"th{m}",
+        "dq": f"th{m}d",
+        "ref_1": "ref1",
+        "ref_2": "ref2",
+        "tau": f"tau_m{m}",
+        "stiff": "stiffness",
+    }
+    for m in (1, 2)
+}
+_JS_MAP = {
+    "/joint_states": ("q", "qd", "tau_joint"),
+    "/robot_state": ("q", "qd", "tau_joint"),
+    "/motor_1_state": ("th1", "th1d", "tau_m1"),
+    "/motor_2_state": ("th2", "th2d", "tau_m2"),
+}
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 
 
@@ -99,9 +119,11 @@ def _from_result(result, dt, joint_names, robot, sim):
         joint_names = sim.robot.joint_names if joint_names is None else joint_names
         robot = sim.robot.name if robot is None else robot
     if isinstance(result, SweepResult):
-        raise TypeError("result: a SweepResult keeps per-sample metrics, not trajectories; run "
-                        "the samples you want with asr.Sim (params / mujoco_params from "
-                        "result.params) and write that rollout (instance=None: all of them)")
+        raise TypeError(
+            "result: a SweepResult keeps per-sample metrics, not trajectories; run "
+            "the samples you want with asr.Sim (params / mujoco_params from "
+            "result.params) and write that rollout (instance=None: all of them)"
+        )
     if isinstance(result, ILCResult):
         if result.output is None:
             raise ValueError("result: this ILCResult has no output trajectories (output is None)")
@@ -110,9 +132,11 @@ def _from_result(result, dt, joint_names, robot, sim):
         joint_names = meta.get("joints") if joint_names is None else joint_names
         robot = meta.get("robot") if robot is None else robot
         out = np.asarray(result.output, dtype=float)
-        fields = {"q": out, "ref1": np.asarray(result.input, dtype=float),
-                  "ref2": np.broadcast_to(np.asarray(result.presets, dtype=float)[:, None, :],
-                                          out.shape)}
+        fields = {
+            "q": out,
+            "ref1": np.asarray(result.input, dtype=float),
+            "ref2": np.broadcast_to(np.asarray(result.presets, dtype=float)[:, None, :], out.shape),
+        }
     elif isinstance(result, dict):
         fields = {}
         for k, v in result.items():
@@ -120,15 +144,21 @@ def _from_result(result, dt, joint_names, robot, sim):
                 continue
             arr = np.asarray(v)
             if arr.ndim != 3 or not np.issubdtype(arr.dtype, np.number):
-                raise ValueError(f"result[{k!r}]: got an array of shape {arr.shape} and dtype "
-                                 f"{arr.dtype}, expected numbers of shape (N, steps, J)")
+                raise ValueError(
+                    f"result[{k!r}]: got an array of shape {arr.shape} and dtype "
+                    f"{arr.dtype}, expected numbers of shape (N, steps, J)"
+                )
             fields[k] = arr.astype(float, copy=False)
         if "q" not in fields:
-            raise ValueError(f"result: no 'q' (link angles) among its fields {sorted(fields)}; "
-                             "record 'q' in sim.rollout(..., record=...)")
+            raise ValueError(
+                f"result: no 'q' (link angles) among its fields {sorted(fields)}; "
+                "record 'q' in sim.rollout(..., record=...)"
+            )
     else:
-        raise TypeError(f"result: got {type(result).__name__}, expected a Sim.rollout dict "
-                        "{field: (N, steps, J)} or an asr.iterative_learning.ILCResult")
+        raise TypeError(
+            f"result: got {type(result).__name__}, expected a Sim.rollout dict "
+            "{field: (N, steps, J)} or an asr.iterative_learning.ILCResult"
+        )
     shape = fields["q"].shape
     for k, v in fields.items():
         if v.shape != shape:
@@ -139,16 +169,21 @@ def _from_result(result, dt, joint_names, robot, sim):
         raise TypeError("dt: this result does not carry its time step; pass dt= (s) or sim=")
     dt = _positive(dt, "dt")
     if joint_names is None:
-        raise TypeError("joint_names: this result does not carry joint names; pass "
-                        "joint_names= or sim=")
+        raise TypeError(
+            "joint_names: this result does not carry joint names; pass joint_names= or sim="
+        )
     joint_names = tuple(joint_names)
     if len(joint_names) != shape[2]:
-        raise ValueError(f"joint_names: got {len(joint_names)} names {joint_names!r}, the "
-                         f"result has J = {shape[2]} joints")
+        raise ValueError(
+            f"joint_names: got {len(joint_names)} names {joint_names!r}, the "
+            f"result has J = {shape[2]} joints"
+        )
     for n in joint_names:
         if not isinstance(n, str) or not _NAME.match(n):
-            raise ValueError(f"joint_names: {n!r} is not a valid ROS name (a letter, then "
-                             "letters, digits or '_')")
+            raise ValueError(
+                f"joint_names: {n!r} is not a valid ROS name (a letter, then "
+                "letters, digits or '_')"
+            )
     if len(set(joint_names)) != len(joint_names):
         raise ValueError(f"joint_names: duplicate names in {joint_names!r}")
     robot = "" if robot is None else str(robot)
@@ -163,8 +198,18 @@ def _stamps_ns(t0, dt, steps):
 # ---------------------------------------------------------------- writing
 
 
-def write_bag(result, path, format="ros1", *, instance=None, dt=None, joint_names=None,
-              robot=None, sim=None, t0=0.0):
+def write_bag(
+    result,
+    path,
+    format="ros1",
+    *,
+    instance=None,
+    dt=None,
+    joint_names=None,
+    robot=None,
+    sim=None,
+    t0=0.0,
+):
     """Write a rollout as a bag; returns the path written (a .bag file or a rosbag2 folder).
 
     result: a Sim.rollout result {field: (N, steps, J)} (units of asr.FIELD_UNITS; needs 'q'),
@@ -190,16 +235,19 @@ def write_bag(result, path, format="ros1", *, instance=None, dt=None, joint_name
     if not (math.isfinite(t0) and t0 >= 0):
         raise ValueError(f"t0: got {t0!r}, valid range: finite, >= 0 s")
     if t0 + (steps + 1) * dt > 2**31:
-        raise ValueError(f"t0: the last stamp {t0 + steps * dt!r} s exceeds the 2**31 s of ROS "
-                         "time")
+        raise ValueError(
+            f"t0: the last stamp {t0 + steps * dt!r} s exceeds the 2**31 s of ROS time"
+        )
     if instance is None:
         instances = [(k, f"/instance_{k}") for k in range(n)]
     else:
         if not isinstance(instance, (int, np.integer)) or isinstance(instance, bool):
             raise TypeError(f"instance: got {instance!r}, expected an integer index or None")
         if not 0 <= instance < n:
-            raise ValueError(f"instance: got {instance}, valid range 0 to {n - 1} (N = {n}) "
-                             "or None (all instances)")
+            raise ValueError(
+                f"instance: got {instance}, valid range 0 to {n - 1} (N = {n}) "
+                "or None (all instances)"
+            )
         instances = [(int(instance), "")]
     path = Path(os.fspath(path))
     if not path.parent.is_dir():
@@ -248,13 +296,21 @@ def _messages(store, ros_version, fields, names, instances, stamps):
     zero = np.zeros(fields["q"].shape)
     for s, ns_total in enumerate(stamps):
         stamp = Time(sec=int(ns_total // 1_000_000_000), nanosec=int(ns_total % 1_000_000_000))
-        header = (Header(seq=s, stamp=stamp, frame_id="") if ros_version == 1
-                  else Header(stamp=stamp, frame_id=""))
+        header = (
+            Header(seq=s, stamp=stamp, frame_id="")
+            if ros_version == 1
+            else Header(stamp=stamp, frame_id="")
+        )
         for i, (_, kind, k, detail) in enumerate(topics):
             if kind == "js":
                 arrs = [fields[f][k, s].copy() if f in fields else empty for f in detail]
-                msg = JS(header=header, name=list(names), position=arrs[0], velocity=arrs[1],
-                         effort=arrs[2])
+                msg = JS(
+                    header=header,
+                    name=list(names),
+                    position=arrs[0],
+                    velocity=arrs[1],
+                    effort=arrs[2],
+                )
             elif kind == "si":
                 j, fmap = detail
                 msg = SI(**{m: float(fields.get(f, zero)[k, s, j]) for m, f in fmap.items()})
@@ -281,8 +337,11 @@ def _ros1_definitions():
     try:
         from asr.ros.environment import ros1
 
-        classes = {_JOINT_STATE: ros1("sensor_msgs.msg").JointState,
-                   _FLOAT64: ros1("std_msgs.msg").Float64, _STATE_INFO_RS1: state_info_class()}
+        classes = {
+            _JOINT_STATE: ros1("sensor_msgs.msg").JointState,
+            _FLOAT64: ros1("std_msgs.msg").Float64,
+            _STATE_INFO_RS1: state_info_class(),
+        }
     except ImportError:
         return {}
     return {k: {"msgdef": c._full_text, "md5sum": c._md5sum} for k, c in classes.items()}
@@ -296,9 +355,15 @@ def _write_ros1(path, fields, names, robot, instances, stamps):
     topics = _topics(fields, names, instances)
     defs = _ros1_definitions()
     with Writer(path) as writer:
-        conns = [writer.add_connection(t, _type_of(kind, 1), callerid=callerid,
-                                       **defs.get(_type_of(kind, 1), {"typestore": store}))
-                 for t, kind, _, _ in topics]
+        conns = [
+            writer.add_connection(
+                t,
+                _type_of(kind, 1),
+                callerid=callerid,
+                **defs.get(_type_of(kind, 1), {"typestore": store}),
+            )
+            for t, kind, _, _ in topics
+        ]
         for s, i, msg in _messages(store, 1, fields, names, instances, stamps):
             writer.write(conns[i], int(stamps[s]), store.serialize_ros1(msg, conns[i].msgtype))
 
@@ -312,8 +377,9 @@ def _write_ros2(path, format, fields, names, robot, instances, stamps, dt):
     with Writer(path, version=8, storage_plugin=plugin) as writer:
         writer.set_custom_data("asr.robot", robot)
         writer.set_custom_data("asr.dt_s", repr(dt))
-        conns = [writer.add_connection(t, _type_of(kind, 2), typestore=store)
-                 for t, kind, _, _ in topics]
+        conns = [
+            writer.add_connection(t, _type_of(kind, 2), typestore=store) for t, kind, _, _ in topics
+        ]
         for s, i, msg in _messages(store, 2, fields, names, instances, stamps):
             writer.write(conns[i], int(stamps[s]), store.serialize_cdr(msg, conns[i].msgtype))
 
@@ -346,8 +412,9 @@ def read_bag(path, topics=None):
     if not path.exists():
         raise ValueError(f"path: {str(path)!r} does not exist")
     if not (path.is_dir() or path.suffix in (".bag", ".mcap")):
-        raise ValueError(f"path: got {str(path)!r}; expected a ROS 1 .bag file, a rosbag2 "
-                         "folder or a .mcap file")
+        raise ValueError(
+            f"path: got {str(path)!r}; expected a ROS 1 .bag file, a rosbag2 folder or a .mcap file"
+        )
     if topics is not None:
         topics = {topics} if isinstance(topics, str) else set(topics)
     store = _typestore(2 if path.suffix != ".bag" else 1)
@@ -355,8 +422,10 @@ def read_bag(path, topics=None):
     with AnyReader([path], default_typestore=store) as reader:
         conns = [c for c in reader.connections if topics is None or c.topic in topics]
         if topics is not None and (missing := topics - {c.topic for c in conns}):
-            raise ValueError(f"topics: {sorted(missing)} not in the bag; it has "
-                             f"{sorted({c.topic for c in reader.connections})}")
+            raise ValueError(
+                f"topics: {sorted(missing)} not in the bag; it has "
+                f"{sorted({c.topic for c in reader.connections})}"
+            )
         for conn, t_ns, data in reader.messages(connections=conns):
             msg = reader.deserialize(data, conn.msgtype)
             entry = raw.setdefault(conn.topic, {"type": conn.msgtype, "msgs": [], "t_rec": []})
@@ -370,8 +439,10 @@ def _columns(topic, msgtype, msgs, t_rec):
     out = {"type": msgtype, "t_record": rec * 1e-9}
     header = getattr(msgs[0], "header", None)
     if header is not None and hasattr(header, "stamp"):
-        ns = np.array([m.header.stamp.sec * 1_000_000_000 + m.header.stamp.nanosec
-                       for m in msgs], dtype=np.int64)
+        ns = np.array(
+            [m.header.stamp.sec * 1_000_000_000 + m.header.stamp.nanosec for m in msgs],
+            dtype=np.int64,
+        )
         out["t"] = ns * 1e-9
     else:
         out["t"] = out["t_record"]
@@ -379,8 +450,9 @@ def _columns(topic, msgtype, msgs, t_rec):
         names = tuple(msgs[0].name)
         for m in msgs:
             if tuple(m.name) != names:
-                raise ValueError(f"{topic}: JointState names change from {names!r} to "
-                                 f"{tuple(m.name)!r}")
+                raise ValueError(
+                    f"{topic}: JointState names change from {names!r} to {tuple(m.name)!r}"
+                )
         out["name"] = names
         for f in ("position", "velocity", "effort"):
             rows = [np.asarray(getattr(m, f), dtype=float) for m in msgs]
@@ -407,9 +479,11 @@ def as_rollout(topics, joint_names=None):
     not: ValueError; read its topics with read_bag instead)."""
     if not isinstance(topics, dict):
         raise TypeError(f"topics: got {type(topics).__name__}, expected read_bag's dict")
-    prefixes = sorted({m.group(1) for t in topics
-                       if (m := re.match(r"^(/instance_\d+)?/joint_states$", t))} - {None},
-                      key=lambda p: int(p.rsplit("_", 1)[1]))
+    prefixes = sorted(
+        {m.group(1) for t in topics if (m := re.match(r"^(/instance_\d+)?/joint_states$", t))}
+        - {None},
+        key=lambda p: int(p.rsplit("_", 1)[1]),
+    )
     if not prefixes:
         if "/joint_states" not in topics:
             raise ValueError("topics: no /joint_states or /instance_<k>/joint_states topic")
@@ -429,8 +503,10 @@ def as_rollout(topics, joint_names=None):
             if d is None or d[key].size == 0:
                 return
             if len(d["t"]) != len(t) or not np.array_equal(d["t"], t):
-                raise ValueError(f"{topic}: its {len(d['t'])} stamps differ from those of "
-                                 f"{prefixes[0]}/joint_states")
+                raise ValueError(
+                    f"{topic}: its {len(d['t'])} stamps differ from those of "
+                    f"{prefixes[0]}/joint_states"
+                )
             col = d[key] if j is None else d[key][:, None]
             parts.setdefault(field, {})[j] = col
 
@@ -443,8 +519,11 @@ def as_rollout(topics, joint_names=None):
             for m, fmap in [(None, _LINK_MAP)] + list(_MOTOR_MAP.items()):
                 topic = f"{ns}/{name}/" + ("link_state" if m is None else f"motor_{m}_state")
                 for key, f in fmap.items():
-                    if m is None and f in ("q", "qd", "tau_joint") or (
-                            m is not None and f in ("ref1", "ref2", "stiffness")):
+                    if (
+                        m is None
+                        and f in ("q", "qd", "tau_joint")
+                        or (m is not None and f in ("ref1", "ref2", "stiffness"))
+                    ):
                         continue
                     take(parts, topic, f, key, j)
             for e in (1, 2):
@@ -453,8 +532,9 @@ def as_rollout(topics, joint_names=None):
             if None in cols:
                 per.setdefault(f, []).append(cols[None])
             elif len(cols) == len(names):
-                per.setdefault(f, []).append(np.concatenate([cols[j] for j in range(len(names))],
-                                                            axis=1))
+                per.setdefault(f, []).append(
+                    np.concatenate([cols[j] for j in range(len(names))], axis=1)
+                )
     out = {f: np.stack(v) for f, v in per.items() if len(v) == len(prefixes)}
     out["t"] = t
     out["joint_names"] = names

@@ -4,13 +4,22 @@ asr's virtual environment (the same Python 3.11) when that folder is *appended* 
 prepended, it would shadow the environment's NumPy with Debian's older one. Debian's ROS scripts
 (roscore, rostopic, rosbag) start with `#!/usr/bin/env python3`, so they are run with /usr/bin
 first on PATH (the system interpreter, not the venv's)."""
+
 import importlib
 import os
 import sys
 
 DIST_PACKAGES = "/usr/lib/python3/dist-packages"
-DEBIAN_PACKAGES = ("ros-core", "python3-rospy", "python3-rosbag", "python3-rostopic",
-                   "python3-std-msgs", "python3-sensor-msgs", "python3-genpy", "liburdfdom-tools")
+DEBIAN_PACKAGES = (
+    "ros-core",
+    "python3-rospy",
+    "python3-rosbag",
+    "python3-rostopic",
+    "python3-std-msgs",
+    "python3-sensor-msgs",
+    "python3-genpy",
+    "liburdfdom-tools",
+)
 INSTALL_HINT = "apt-get install " + " ".join(DEBIAN_PACKAGES)
 
 
@@ -22,8 +31,10 @@ def ros1(module="rospy"):
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        raise ImportError(f"ROS 1 module {module!r} not found ({exc}); install ROS 1 from the "
-                          f"operating system: {INSTALL_HINT}") from None
+        raise ImportError(
+            f"ROS 1 module {module!r} not found ({exc}); install ROS 1 from the "
+            f"operating system: {INSTALL_HINT}"
+        ) from None
 
 
 def tool_env(master_uri=None, base=None):

@@ -41,6 +41,7 @@ Time base: the header stamp of the JointState (the robot's, or the simulation's,
 from the first state received; with the node's private parameter ~use_stamps false, rospy time
 instead (for a robot whose joint states carry no stamps).
 """
+
 import json
 import os
 import re
@@ -55,7 +56,7 @@ from asr._files import folder_lock, replace_folder
 
 FORMAT = "asr.ros_policy/1"
 KINDS = ("table", "linear", "constant", "onnx")
-_NAME = re.compile(r"^[a-z][a-z0-9_]*$")          # ROS package names (REP 144)
+_NAME = re.compile(r"^[a-z][a-z0-9_]*$")  # ROS package names (REP 144)
 _TOPIC_PART = re.compile(r"^[A-Za-z][A-Za-z0-9_/]*$")
 MAX_TABLE_SAMPLES = 2_000_000
 
@@ -214,16 +215,20 @@ if __name__ == "__main__":
 
 def _check_robot(robot):
     if not isinstance(robot, str) or not _NAME.match(robot):
-        raise ValueError(f"robot: got {robot!r}, valid: a robot name of robots/ (lower-case "
-                         "letters, digits, '_')")
+        raise ValueError(
+            f"robot: got {robot!r}, valid: a robot name of robots/ (lower-case "
+            "letters, digits, '_')"
+        )
 
 
 def _package_name(package, robot):
     _check_robot(robot)
     name = f"asr_{robot}_policy" if package is None else package
     if not isinstance(name, str) or not _NAME.match(name):
-        raise ValueError(f"package: got {name!r}, valid: a ROS package name (lower-case letters, "
-                         "digits and '_', starting with a letter)")
+        raise ValueError(
+            f"package: got {name!r}, valid: a ROS package name (lower-case letters, "
+            "digits and '_', starting with a letter)"
+        )
     return name
 
 
@@ -237,22 +242,34 @@ def _finite(arr, name):
 def _from_ilc(res, robot, variant, instance):
     meta = res.metadata or {}
     if meta.get("robot") not in (None, robot):
-        raise ValueError(f"robot: got {robot!r}, the ILC result was learned on "
-                         f"{meta.get('robot')!r}")
+        raise ValueError(
+            f"robot: got {robot!r}, the ILC result was learned on {meta.get('robot')!r}"
+        )
     n = res.input.shape[0]
-    if isinstance(instance, bool) or not isinstance(instance, (int, np.integer)) \
-            or not 0 <= instance < n:
-        raise ValueError(f"instance: got {instance!r}, valid range [0, {n - 1}] (the result's "
-                         "instances)")
+    if (
+        isinstance(instance, bool)
+        or not isinstance(instance, (int, np.integer))
+        or not 0 <= instance < n
+    ):
+        raise ValueError(
+            f"instance: got {instance!r}, valid range [0, {n - 1}] (the result's instances)"
+        )
     values = _finite(res.input[instance], "obj.input")
     if values.shape[0] > MAX_TABLE_SAMPLES:
         raise ValueError(f"obj.input: {values.shape[0]} samples, at most {MAX_TABLE_SAMPLES}")
     joints = list(meta.get("joints") or [])
-    return {"kind": "table", "topics": "robot", "joints": joints,
-            "variant": meta.get("variant", variant), "dt": float(res.dt),
-            "start_s": float(meta.get("settle_s", 0.0)), "values_1": values.tolist(),
-            "ref_2": _finite(res.presets[instance], "obj.presets").tolist(),
-            "modes": meta.get("modes"), "source": "asr.ilc"}
+    return {
+        "kind": "table",
+        "topics": "robot",
+        "joints": joints,
+        "variant": meta.get("variant", variant),
+        "dt": float(res.dt),
+        "start_s": float(meta.get("settle_s", 0.0)),
+        "values_1": values.tolist(),
+        "ref_2": _finite(res.presets[instance], "obj.presets").tolist(),
+        "modes": meta.get("modes"),
+        "source": "asr.ilc",
+    }
 
 
 def find_task(robot, variant):
@@ -260,12 +277,18 @@ def find_task(robot, variant):
     from asr.envs import tasks
     from asr.envs.vector import AsrVectorEnv
 
-    found = [c for c in (getattr(tasks, n) for n in tasks.__all__)
-             if isinstance(c, type) and issubclass(c, AsrVectorEnv) and c.robot == robot
-             and variant in (None, c.variant)]
+    found = [
+        c
+        for c in (getattr(tasks, n) for n in tasks.__all__)
+        if isinstance(c, type)
+        and issubclass(c, AsrVectorEnv)
+        and c.robot == robot
+        and variant in (None, c.variant)
+    ]
     if len(found) != 1:
-        raise ValueError(f"robot: no single asr.envs task runs {robot!r} (variant {variant!r}); "
-                         "give task=")
+        raise ValueError(
+            f"robot: no single asr.envs task runs {robot!r} (variant {variant!r}); give task="
+        )
     return found[0]
 
 
@@ -288,19 +311,29 @@ def _task_mapping(robot, variant, task, target):
     obs_dim = task.single_observation_space.shape[0]
     act_dim = task.single_action_space.shape[0]
     if obs_dim != 4 * nj or act_dim != 2 * nj:
-        raise ValueError(f"task: {task.__name__} has observation {obs_dim} and action {act_dim}; "
-                         f"exported policies need [q, dq, target, q - target] ({4 * nj}) and "
-                         f"[equilibria, presets] ({2 * nj})")
+        raise ValueError(
+            f"task: {task.__name__} has observation {obs_dim} and action {act_dim}; "
+            f"exported policies need [q, dq, target, q - target] ({4 * nj}) and "
+            f"[equilibria, presets] ({2 * nj})"
+        )
     target = _finite(np.zeros(nj) if target is None else target, "target")
     target = np.broadcast_to(target, (nj,)) if target.ndim == 0 else target
     if target.shape != (nj,):
         raise ValueError(f"target: expected {nj} values (rad), got shape {target.shape}")
     dt = task.timestep if task.timestep is not None else r.mj_model().opt.timestep
-    return task, {"topics": "robot", "joints": list(r.joint_names), "variant": task.variant,
-                  "task": task.__name__, "low": task.single_action_space.low.tolist(),
-                  "high": task.single_action_space.high.tolist(), "target": target.tolist(),
-                  "dt": float(dt), "frame_skip": int(task.frame_skip),
-                  "env_dt": float(dt) * int(task.frame_skip), "modes": [j.mode for j in r.joints]}
+    return task, {
+        "topics": "robot",
+        "joints": list(r.joint_names),
+        "variant": task.variant,
+        "task": task.__name__,
+        "low": task.single_action_space.low.tolist(),
+        "high": task.single_action_space.high.tolist(),
+        "target": target.tolist(),
+        "dt": float(dt),
+        "frame_skip": int(task.frame_skip),
+        "env_dt": float(dt) * int(task.frame_skip),
+        "modes": [j.mode for j in r.joints],
+    }
 
 
 def _from_linear(W, robot, variant, task, target):
@@ -309,8 +342,10 @@ def _from_linear(W, robot, variant, task, target):
     act_dim = task.single_action_space.shape[0]
     W = _finite(W, "obj (W)")
     if W.shape != (act_dim, obs_dim + 1):
-        raise ValueError(f"obj: W of shape {W.shape}, expected (act_dim, obs_dim + 1) = "
-                         f"({act_dim}, {obs_dim + 1}) for {task.__name__}")
+        raise ValueError(
+            f"obj: W of shape {W.shape}, expected (act_dim, obs_dim + 1) = "
+            f"({act_dim}, {obs_dim + 1}) for {task.__name__}"
+        )
     return dict(d, kind="linear", W=W.tolist(), source="asr.envs.cem")
 
 
@@ -340,12 +375,21 @@ def _from_onnx(policy, robot, variant, task, target):
 
         task = resolve_task(policy.task)
     if policy.robot not in (None, robot):
-        raise ValueError(f"robot: got {robot!r}, the ONNX policy {policy.path!r} was exported "
-                         f"for {policy.robot!r}")
+        raise ValueError(
+            f"robot: got {robot!r}, the ONNX policy {policy.path!r} was exported "
+            f"for {policy.robot!r}"
+        )
     task, d = _task_mapping(robot, variant, task, target)
     policy.check_task(task)  # ValueError naming both sizes
-    return dict(d, kind="onnx", onnx="policy_node.onnx", obs_dim=policy.obs_dim,
-                act_dim=policy.act_dim, metadata=policy.metadata, source="asr.rl.export_onnx")
+    return dict(
+        d,
+        kind="onnx",
+        onnx="policy_node.onnx",
+        obs_dim=policy.obs_dim,
+        act_dim=policy.act_dim,
+        metadata=policy.metadata,
+        source="asr.rl.export_onnx",
+    )
 
 
 def _from_workspace(ws, robot, variant):
@@ -353,16 +397,19 @@ def _from_workspace(ws, robot, variant):
         raise ValueError(f"robot: got {robot!r}, the workspace is of {ws.get('robot')!r}")
     import asr
 
-    r = asr.load_robot(robot, variant if variant is not None else ws.get("variant"),
-                       allow_path=False)
+    r = asr.load_robot(
+        robot, variant if variant is not None else ws.get("variant"), allow_path=False
+    )
     joints = list(r.joint_names)
     modes = {j.name: j.mode for j in r.joints}
     modes.update(ws.get("mode") or {})
     bad = [f"{name!r} in mode {modes[name]}" for name in joints if modes[name] not in (3, 6)]
     if bad:
-        raise ValueError(f"workspace mode: {', '.join(bad)}; the exported node sends "
-                         "equilibrium_position / stiffness_preset, which the toolbox interface "
-                         "offers in modes 3 and 6 (valid: 3, 6)")
+        raise ValueError(
+            f"workspace mode: {', '.join(bad)}; the exported node sends "
+            "equilibrium_position / stiffness_preset, which the toolbox interface "
+            "offers in modes 3 and 6 (valid: 3, 6)"
+        )
     presets, refs = ws.get("preset") or {}, ws.get("reference") or {}
     init = r.initial_refs
     eq, pre = [], []
@@ -370,31 +417,45 @@ def _from_workspace(ws, robot, variant):
         gen = refs.get(name, {"kind": "hold", "offset": float(init[k][0]) if init else 0.0})
         kind = gen.get("kind")
         if kind not in ("hold", "step"):
-            raise ValueError(f"workspace reference of {name!r}: kind {kind!r} varies in time; "
-                             "valid for export: hold, step (export an ILC result for a "
-                             "trajectory)")
-        eq.append(float(gen.get("offset", 0.0)) + (float(gen.get("amplitude", 0.0))
-                                                   if kind == "step" else 0.0))
+            raise ValueError(
+                f"workspace reference of {name!r}: kind {kind!r} varies in time; "
+                "valid for export: hold, step (export an ILC result for a "
+                "trajectory)"
+            )
+        eq.append(
+            float(gen.get("offset", 0.0))
+            + (float(gen.get("amplitude", 0.0)) if kind == "step" else 0.0)
+        )
         pre.append(float(presets.get(name, init[k][1] if init else 0.0)))
     _finite(eq + pre, "workspace reference / preset")
     params = ws.get("params") or {}
     gains = {j: {g: v for g, v in p.items() if g in ("kp", "ki", "kd")} for j, p in params.items()}
-    return {"kind": "constant", "topics": "joint", "joints": joints, "variant": r.variant,
-            "ref_1": eq, "ref_2": pre, "modes": [modes[name] for name in joints],
-            "gains": {j: g for j, g in gains.items() if g}, "params": params,
-            "source": "dashboard workspace"}
+    return {
+        "kind": "constant",
+        "topics": "joint",
+        "joints": joints,
+        "variant": r.variant,
+        "ref_1": eq,
+        "ref_2": pre,
+        "modes": [modes[name] for name in joints],
+        "gains": {j: g for j, g in gains.items() if g},
+        "params": params,
+        "source": "dashboard workspace",
+    }
 
 
-def policy_data(obj, robot, *, variant=None, namespace="", instance=0, task=None, target=None,
-                onnx=None):
+def policy_data(
+    obj, robot, *, variant=None, namespace="", instance=0, task=None, target=None, onnx=None
+):
     """The JSON-able data of the exported node (see the module doc) for `obj`. onnx: the
     (OnnxPolicy, bytes) of `obj` when the caller has it already (a policy exported from a
     training folder lives in a temporary file that is gone by now)."""
     from asr.iterative_learning import ILCResult
 
     _check_robot(robot)
-    if not isinstance(namespace, str) or (namespace.strip("/") and
-                                          not _TOPIC_PART.match(namespace.strip("/"))):
+    if not isinstance(namespace, str) or (
+        namespace.strip("/") and not _TOPIC_PART.match(namespace.strip("/"))
+    ):
         raise ValueError(f"namespace: got {namespace!r}, valid: '' or a ROS name like 'robot1'")
     if variant is not None and not isinstance(variant, str):
         raise TypeError(f"variant: expected a string or None, got {type(variant).__name__}")
@@ -409,18 +470,21 @@ def policy_data(obj, robot, *, variant=None, namespace="", instance=0, task=None
     elif (onnx := onnx or _onnx_policy(obj)) is not None:
         d = _from_onnx(onnx[0], robot, variant, task, target)
     else:
-        raise TypeError(f"obj: expected an asr ILCResult, a cem.train result (dict with 'mean'), "
-                        f"a linear policy W (ndarray), a dashboard workspace dict or an ONNX "
-                        f"policy (asr.rl.OnnxPolicy, a .onnx file, a training folder), got "
-                        f"{type(obj).__name__}")
+        raise TypeError(
+            f"obj: expected an asr ILCResult, a cem.train result (dict with 'mean'), "
+            f"a linear policy W (ndarray), a dashboard workspace dict or an ONNX "
+            f"policy (asr.rl.OnnxPolicy, a .onnx file, a training folder), got "
+            f"{type(obj).__name__}"
+        )
     if not d["joints"]:
         import asr
 
         d["joints"] = list(asr.load_robot(robot, d.get("variant")).joint_names)
     for key in ("values_1",):
         if key in d and len(d[key][0]) != len(d["joints"]):
-            raise ValueError(f"obj: {len(d[key][0])} joints, robot {robot!r} has "
-                             f"{len(d['joints'])}")
+            raise ValueError(
+                f"obj: {len(d[key][0])} joints, robot {robot!r} has {len(d['joints'])}"
+            )
     d.update(format=FORMAT, robot=robot, namespace=namespace.strip("/"))
     return d
 
@@ -460,11 +524,12 @@ def _launch(name, node, d):
     root = ET.Element("launch")
     ET.SubElement(root, "arg", name="namespace", default=d["namespace"])
     extra = {}
-    if d["kind"] == "onnx":   # the interpreter with rospy, numpy and onnxruntime ('': python3)
+    if d["kind"] == "onnx":  # the interpreter with rospy, numpy and onnxruntime ('': python3)
         ET.SubElement(root, "arg", name="python", default="")
         extra["launch-prefix"] = "$(arg python)"
-    n = ET.SubElement(root, "node", pkg=name, type=f"{node}.py", name=node, output="screen",
-                      **extra)
+    n = ET.SubElement(
+        root, "node", pkg=name, type=f"{node}.py", name=node, output="screen", **extra
+    )
     ET.SubElement(n, "param", name="namespace", value="$(arg namespace)")
     for key in ("target", "gains", "modes", "params"):
         if d.get(key):
@@ -490,8 +555,18 @@ the launch file:
 """
 
 
-def export_policy(obj, robot, out_dir, *, variant=None, namespace="", package=None, instance=0,
-                  task=None, target=None):
+def export_policy(
+    obj,
+    robot,
+    out_dir,
+    *,
+    variant=None,
+    namespace="",
+    package=None,
+    instance=0,
+    task=None,
+    target=None,
+):
     """Write the catkin package `package` (default asr_<robot>_policy) for `obj` into out_dir
     (see the module doc): package.xml (format 2), CMakeLists.txt, launch/<node>.launch,
     scripts/<node>.py (the rospy node, executable) and scripts/<node>.json (its data). An
@@ -501,8 +576,16 @@ def export_policy(obj, robot, out_dir, *, variant=None, namespace="", package=No
     target: its ~target default, rad per joint. Returns the package's path."""
     name = _package_name(package, robot)
     onnx = None if isinstance(obj, (dict, np.ndarray)) else _onnx_policy(obj)
-    d = policy_data(obj, robot, variant=variant, namespace=namespace, instance=instance,
-                    task=task, target=target, onnx=onnx)
+    d = policy_data(
+        obj,
+        robot,
+        variant=variant,
+        namespace=namespace,
+        instance=instance,
+        task=task,
+        target=target,
+        onnx=onnx,
+    )
     node = "policy_node"
     d["node"] = node
     d["package"] = name
@@ -521,17 +604,23 @@ def _write_package(name, node, d, onnx, robot, out_dir):
     try:
         os.makedirs(os.path.join(tmp, "scripts"))
         os.makedirs(os.path.join(tmp, "launch"))
-        needs = ("Needs rospy, std_msgs, sensor_msgs, and numpy and onnxruntime (ONNX Runtime)."
-                 if onnx else "Needs only\nrospy, std_msgs and sensor_msgs (plain Python "
-                 "arithmetic: no numpy).")
-        files = {"package.xml": _package_xml(name, robot, d["kind"]),
-                 "CMakeLists.txt": _cmakelists(name, node, d["kind"]),
-                 f"launch/{node}.launch": _launch(name, node, d),
-                 f"scripts/{node}.json": json.dumps(d, indent=None if d["kind"] == "table"
-                                                    else 1) + "\n",
-                 f"scripts/{node}.py": NODE_TEMPLATE.replace("@PACKAGE@", name)
-                 .replace("@DATA@", f"{node}.json").replace("@KIND@", d["kind"])
-                 .replace("@NEEDS@", needs).replace("@ONNX@", ONNX_BLOCK if onnx else "")}
+        needs = (
+            "Needs rospy, std_msgs, sensor_msgs, and numpy and onnxruntime (ONNX Runtime)."
+            if onnx
+            else "Needs only\nrospy, std_msgs and sensor_msgs (plain Python arithmetic: no numpy)."
+        )
+        files = {
+            "package.xml": _package_xml(name, robot, d["kind"]),
+            "CMakeLists.txt": _cmakelists(name, node, d["kind"]),
+            f"launch/{node}.launch": _launch(name, node, d),
+            f"scripts/{node}.json": json.dumps(d, indent=None if d["kind"] == "table" else 1)
+            + "\n",
+            f"scripts/{node}.py": NODE_TEMPLATE.replace("@PACKAGE@", name)
+            .replace("@DATA@", f"{node}.json")
+            .replace("@KIND@", d["kind"])
+            .replace("@NEEDS@", needs)
+            .replace("@ONNX@", ONNX_BLOCK if onnx else ""),
+        }
         if onnx:
             files["README.md"] = _onnx_readme(name, node, d)
             with open(os.path.join(tmp, "scripts", f"{node}.onnx"), "wb") as f:

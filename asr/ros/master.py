@@ -1,6 +1,7 @@
 """A ROS master (Debian's roscore) on a free loopback port, started and stopped from Python:
 for tests, examples and `asr ros --roscore`. ROS_HOME is a temporary folder, so the master's
 logs never land in the user's ~/.ros."""
+
 import contextlib
 import os
 import shutil
@@ -59,14 +60,21 @@ def roscore(port=None, timeout=30.0):
     home = tempfile.mkdtemp(prefix="asr-roscore-")
     env = tool_env(uri)
     env["ROS_HOME"] = home
-    proc = subprocess.Popen([exe, "-p", str(port)], env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, start_new_session=True)
+    proc = subprocess.Popen(
+        [exe, "-p", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + timeout
         while not master_is_up(uri, node="/rosout"):
             if proc.poll() is not None:
-                raise RuntimeError(f"roscore exited with {proc.returncode}: "
-                                   f"{proc.stderr.read().decode(errors='replace')[-500:]}")
+                raise RuntimeError(
+                    f"roscore exited with {proc.returncode}: "
+                    f"{proc.stderr.read().decode(errors='replace')[-500:]}"
+                )
             if time.monotonic() > deadline:
                 raise RuntimeError(f"roscore did not answer at {uri} within {timeout:g} s")
             time.sleep(0.1)

@@ -8,15 +8,20 @@ connection header and in bags. Every other topic uses standard messages: std_msg
 joint's scalar commands and elastic torques, std_msgs/Float64MultiArray for the robot-level
 reference arrays, sensor_msgs/JointState for robot-level states.
 """
+
 from asr.ros.environment import ros1
 
 STATE_INFO = "asr_msgs/state_info"
 # field: meaning, unit (q, dq: link or motor angle and velocity; ref_1, ref_2: the joint's two
 # references in its mode's units; tau: link or motor torque; stiff: joint stiffness)
-STATE_INFO_FIELDS = {"q": ("angle", "rad"), "dq": ("velocity", "rad/s"),
-                     "ref_1": ("first reference", "mode's unit"),
-                     "ref_2": ("second reference", "mode's unit"),
-                     "tau": ("torque", "N m"), "stiff": ("stiffness", "N m/rad")}
+STATE_INFO_FIELDS = {
+    "q": ("angle", "rad"),
+    "dq": ("velocity", "rad/s"),
+    "ref_1": ("first reference", "mode's unit"),
+    "ref_2": ("second reference", "mode's unit"),
+    "tau": ("torque", "N m"),
+    "stiff": ("stiffness", "N m/rad"),
+}
 STATE_INFO_DEFINITION = "".join(f"float64 {name}\n" for name in STATE_INFO_FIELDS)
 
 _CLASSES = {}

@@ -16,6 +16,7 @@ starts: a chunk always sees one consistent set. Bad commands (NaN / inf, arrays 
 length, a reference outside its model's valid range) are rejected with a rate-limited warning
 and the last valid command stays.
 """
+
 import math
 import queue
 import threading
@@ -28,8 +29,8 @@ from asr.ros.master import wait_for_master
 
 DEFAULT_ROBOT = "qbmove_arm_2dof"
 DEFAULT_RATE_HZ = 100.0
-MAX_LAG_S = 0.25          # real time: a node further behind its schedule restarts the schedule
-WARN_PERIOD_S = 1.0       # a rejection is logged at most once a second per topic
+MAX_LAG_S = 0.25  # real time: a node further behind its schedule restarts the schedule
+WARN_PERIOD_S = 1.0  # a rejection is logged at most once a second per topic
 NODE_NAME = "asr"
 
 # Per-joint command topics <ns>/<joint>/<topic> (std_msgs/Float64) -> what they set, by mode
@@ -41,8 +42,12 @@ MODE_COMMANDS = {
     1: {"link_command": "ref1"},
     2: {"reference_1": "ref1", "reference_2": "ref2"},
     3: {"equilibrium_position": "ref1", "stiffness_preset": "preset"},
-    4: {"motor_1_command": "ref1", "motor_2_command": "ref2",
-        "torque_m1_command": "ref1", "torque_m2_command": "ref2"},
+    4: {
+        "motor_1_command": "ref1",
+        "motor_2_command": "ref2",
+        "torque_m1_command": "ref1",
+        "torque_m2_command": "ref2",
+    },
     5: {"reference_1": "ref1", "reference_2": "ref2"},
     6: {"equilibrium_position": "ref1", "stiffness_preset": "preset"},
 }
@@ -50,14 +55,29 @@ MODE_COMMANDS = {
 # feed-forward torque asr commands the motor to q_d + tau_ff / K, eq. 4) and the feed-forward
 # torque g(q_d); the spring, link and motor torques are published (KAMEDULA_STATES).
 KAMEDULA_COMMANDS = {"link_command": "ref1", "feedforward_torque": "tau_ff"}
-KAMEDULA_STATES = {"spring_torque": "tau_el1", "link_torque": "tau_link",
-                   "motor_torque": "tau_m1"}
-RECORD = ("q", "qd", "ref1", "ref2", "tau_link", "stiffness", "tau_el1", "tau_el2", "th1", "th2",
-          "th1d", "th2d", "tau_m1", "tau_m2")
-LOCKSTEP = ("<ns>/step (std_msgs/Float64MultiArray): each message advances exactly one period. "
-            "Empty data: with the commands held now; 2 J values: the references (J, 2) row-major "
-            "(ref1, ref2 of joint 0, then joint 1, ...), which become the held references. Any "
-            "other length is rejected and does not step.")
+KAMEDULA_STATES = {"spring_torque": "tau_el1", "link_torque": "tau_link", "motor_torque": "tau_m1"}
+RECORD = (
+    "q",
+    "qd",
+    "ref1",
+    "ref2",
+    "tau_link",
+    "stiffness",
+    "tau_el1",
+    "tau_el2",
+    "th1",
+    "th2",
+    "th1d",
+    "th2d",
+    "tau_m1",
+    "tau_m2",
+)
+LOCKSTEP = (
+    "<ns>/step (std_msgs/Float64MultiArray): each message advances exactly one period. "
+    "Empty data: with the commands held now; 2 J values: the references (J, 2) row-major "
+    "(ref1, ref2 of joint 0, then joint 1, ...), which become the held references. Any "
+    "other length is rejected and does not step."
+)
 
 
 def joint_commands(spec, mode):
@@ -94,6 +114,7 @@ def joint_states(spec, mode):
 def master_uri():
     """ROS_MASTER_URI as rospy resolves it (the environment, else http://localhost:11311)."""
     import os
+
     return os.environ.get("ROS_MASTER_URI") or "http://localhost:11311"
 
 
@@ -104,8 +125,10 @@ def _namespace(ns):
     parts = [p for p in ns.strip("/").split("/") if p]
     for p in parts:
         if not (p[0].isalpha() and all(c.isalnum() or c == "_" for c in p)):
-            raise ValueError(f"namespace: got {ns!r}; each part must start with a letter and "
-                             "hold letters, digits and '_' only (a ROS name)")
+            raise ValueError(
+                f"namespace: got {ns!r}; each part must start with a letter and "
+                "hold letters, digits and '_' only (a ROS name)"
+            )
     return "".join("/" + p for p in parts)
 
 
@@ -121,8 +144,17 @@ class RosNode:
     master_timeout: s to wait for the ROS master at start.
     """
 
-    def __init__(self, robot=DEFAULT_ROBOT, variant=None, *, rate=DEFAULT_RATE_HZ, namespace="",
-                 lockstep=False, clock_topic="/clock", master_timeout=5.0):
+    def __init__(
+        self,
+        robot=DEFAULT_ROBOT,
+        variant=None,
+        *,
+        rate=DEFAULT_RATE_HZ,
+        namespace="",
+        lockstep=False,
+        clock_topic="/clock",
+        master_timeout=5.0,
+    ):
         from asr.sim import Sim
 
         self.sim = Sim(robot, 1, variant=variant)
@@ -131,8 +163,10 @@ class RosNode:
         if isinstance(rate, bool) or not isinstance(rate, (int, float)):
             raise TypeError(f"rate: got {type(rate).__name__}, expected a number of Hz")
         if not (math.isfinite(rate) and 0 < rate <= 1.0 / dt * (1 + 1e-9)):
-            raise ValueError(f"rate: got {rate!r} Hz, valid range (0, {1.0 / dt:g}] (at most one "
-                             f"period per MJCF step of {dt:g} s)")
+            raise ValueError(
+                f"rate: got {rate!r} Hz, valid range (0, {1.0 / dt:g}] (at most one "
+                f"period per MJCF step of {dt:g} s)"
+            )
         self.period_steps = max(1, int(round(1.0 / (rate * dt))))
         self.period = self.period_steps * dt
         self.namespace = _namespace(namespace)
@@ -151,16 +185,16 @@ class RosNode:
         self.states = [joint_states(s, m) for s, m in zip(self.specs, self.modes)]
         nj = self.sim.n_joints
         self._lock = threading.Lock()
-        self.refs = self._initial_refs()            # (J, 2) held references, units per mode
-        self.tau_ext = np.zeros(nj)                 # (J,) held external link torques, N m
-        self.tau_ff = np.zeros(nj)                  # (J,) held feed-forward torques, N m
-        self._params = {}                           # {(joint, param): value} due next chunk
+        self.refs = self._initial_refs()  # (J, 2) held references, units per mode
+        self.tau_ext = np.zeros(nj)  # (J,) held external link torques, N m
+        self.tau_ff = np.zeros(nj)  # (J,) held feed-forward torques, N m
+        self._params = {}  # {(joint, param): value} due next chunk
         self._steps = queue.Queue()
-        self.rejected = 0                           # commands rejected so far
-        self._warned = {}                           # {topic: time.monotonic() last logged}
-        self.overruns = 0                           # real-time schedule restarts
-        self.periods = 0                            # periods stepped
-        self.last = None                            # {field: (J,)} state after the last chunk
+        self.rejected = 0  # commands rejected so far
+        self._warned = {}  # {topic: time.monotonic() last logged}
+        self.overruns = 0  # real-time schedule restarts
+        self.periods = 0  # periods stepped
+        self.last = None  # {field: (J,)} state after the last chunk
         self._rospy = None
 
     # ------------------------------------------------------------ commands
@@ -194,8 +228,9 @@ class RosNode:
         now = time.monotonic()
         if now - self._warned.get(what, -math.inf) >= WARN_PERIOD_S:
             self._warned[what] = now
-            self._rospy.logwarn(f"asr ros: rejected {what} = {value!r}: {why}; "
-                                "the last valid command is kept")
+            self._rospy.logwarn(
+                f"asr ros: rejected {what} = {value!r}: {why}; the last valid command is kept"
+            )
 
     def set_command(self, joint, target, value, what=None):
         """Hold a joint command (target as in MODE_COMMANDS); False (and a logged rejection)
@@ -220,8 +255,11 @@ class RosNode:
             if target == "preset" and spec.preset.kind == "param":
                 pr = spec.preset
                 if not pr.lo <= value <= pr.hi or value <= 0:
-                    self._reject(what, value, f"valid range (0, {pr.hi:g}] {pr.unit} "
-                                 f"(the spring parameter {pr.param})")
+                    self._reject(
+                        what,
+                        value,
+                        f"valid range (0, {pr.hi:g}] {pr.unit} (the spring parameter {pr.param})",
+                    )
                     return False
                 self._params[(joint, pr.param)] = value
                 return True
@@ -242,8 +280,11 @@ class RosNode:
         v = np.asarray(values, dtype=float).ravel()
         nj = self.sim.n_joints
         if v.shape != (nj,):
-            self._reject(what, list(v), f"expected {nj} values (one per joint: "
-                         f"{', '.join(self.names)}), got {v.size}")
+            self._reject(
+                what,
+                list(v),
+                f"expected {nj} values (one per joint: {', '.join(self.names)}), got {v.size}",
+            )
             return False
         if not np.all(np.isfinite(v)):
             self._reject(what, list(v), "not finite")
@@ -269,9 +310,13 @@ class RosNode:
             params, self._params = self._params, {}
         for (j, name), value in params.items():
             self.sim.batch.set_param(j, name, value)
-        res = self.sim.rollout(self.period_steps, refs[None],
-                               tau_ext=ext[None] if np.any(ext) else None,
-                               tau_ff=ff[None] if np.any(ff) else None, record=RECORD)
+        res = self.sim.rollout(
+            self.period_steps,
+            refs[None],
+            tau_ext=ext[None] if np.any(ext) else None,
+            tau_ff=ff[None] if np.any(ff) else None,
+            record=RECORD,
+        )
         self.periods += 1
         self.last = {f: v[0, -1] for f, v in res.items()}
         return self.last
@@ -286,9 +331,11 @@ class RosNode:
 
         uri = master_uri()
         if not wait_for_master(uri, self.master_timeout):
-            raise RuntimeError(f"no ROS master answers at ROS_MASTER_URI={uri} (waited "
-                               f"{self.master_timeout:g} s): start roscore, or set "
-                               "ROS_MASTER_URI to a running master")
+            raise RuntimeError(
+                f"no ROS master answers at ROS_MASTER_URI={uri} (waited "
+                f"{self.master_timeout:g} s): start roscore, or set "
+                "ROS_MASTER_URI to a running master"
+            )
         rospy = self._rospy = ros1("rospy")
         std = ros1("std_msgs.msg")
         sensor = ros1("sensor_msgs.msg")
@@ -299,12 +346,19 @@ class RosNode:
         pub = lambda topic, cls: rospy.Publisher(topic, cls, queue_size=10, latch=True)  # noqa
         self._pubs = []
         for j, jn in enumerate(self.names):
-            self._pubs.append({t: pub(self.topic(jn, t), self._StateInfo if k in
-                                      ("link", "motor1", "motor2") else std.Float64)
-                               for t, k in self.states[j].items()})
-        self._robot_pubs = {t: pub(self.topic(t), sensor.JointState)
-                            for t in ("robot_state", "motor_1_state", "motor_2_state",
-                                      "joint_states")}
+            self._pubs.append(
+                {
+                    t: pub(
+                        self.topic(jn, t),
+                        self._StateInfo if k in ("link", "motor1", "motor2") else std.Float64,
+                    )
+                    for t, k in self.states[j].items()
+                }
+            )
+        self._robot_pubs = {
+            t: pub(self.topic(t), sensor.JointState)
+            for t in ("robot_state", "motor_1_state", "motor_2_state", "joint_states")
+        }
         self._clock = None
         if self.clock_topic:
             clock = ros1("rosgraph_msgs.msg").Clock
@@ -313,25 +367,38 @@ class RosNode:
         self._subs = []
         for j, jn in enumerate(self.names):
             for t, target in self.commands[j].items():
-                cb = (lambda msg, j=j, target=target, t=t:
-                      self.set_command(j, target, msg.data, f"{self.topic(self.names[j], t)}"))
-                self._subs.append(rospy.Subscriber(self.topic(jn, t), std.Float64, cb,
-                                                   queue_size=10))
+                cb = lambda msg, j=j, target=target, t=t: self.set_command(
+                    j, target, msg.data, f"{self.topic(self.names[j], t)}"
+                )
+                self._subs.append(
+                    rospy.Subscriber(self.topic(jn, t), std.Float64, cb, queue_size=10)
+                )
         for k in (0, 1):
             t = self.topic(self.robot.name, f"reference_{k + 1}")
-            self._subs.append(rospy.Subscriber(
-                t, std.Float64MultiArray,
-                lambda msg, k=k, t=t: self.set_references(k, msg.data, t), queue_size=10))
+            self._subs.append(
+                rospy.Subscriber(
+                    t,
+                    std.Float64MultiArray,
+                    lambda msg, k=k, t=t: self.set_references(k, msg.data, t),
+                    queue_size=10,
+                )
+            )
         if self.lockstep:
-            self._subs.append(rospy.Subscriber(self.topic("step"), std.Float64MultiArray,
-                                               self._on_step, queue_size=1000))
+            self._subs.append(
+                rospy.Subscriber(
+                    self.topic("step"), std.Float64MultiArray, self._on_step, queue_size=1000
+                )
+            )
 
     def _on_step(self, msg):
         nj = self.sim.n_joints
         data = np.asarray(msg.data, dtype=float)
         if data.size not in (0, 2 * nj):
-            self._reject(self.topic("step"), list(data), f"expected 0 or {2 * nj} values "
-                         "(the references (J, 2) row-major)")
+            self._reject(
+                self.topic("step"),
+                list(data),
+                f"expected 0 or {2 * nj} values (the references (J, 2) row-major)",
+            )
             return
         if data.size and not np.all(np.isfinite(data)):
             self._reject(self.topic("step"), list(data), "not finite")
@@ -360,8 +427,9 @@ class RosNode:
                     msg = info(q=s["q"][j], dq=s["qd"][j], tau=s["tau_link"][j], **common)
                 elif kind in ("motor1", "motor2"):
                     m = kind[-1]
-                    msg = info(q=s[f"th{m}"][j], dq=s[f"th{m}d"][j], tau=s[f"tau_m{m}"][j],
-                               **common)
+                    msg = info(
+                        q=s[f"th{m}"][j], dq=s[f"th{m}d"][j], tau=s[f"tau_m{m}"][j], **common
+                    )
                 else:
                     msg = self._Float64(float(s[kind][j]))
                 pubs[t].publish(msg)
@@ -369,19 +437,23 @@ class RosNode:
 
         def js(q, qd, tau, idx=None):
             idx = range(len(names)) if idx is None else idx
-            m = self._JointState(name=[names[j] for j in idx],
-                                 position=[float(q[j]) for j in idx],
-                                 velocity=[float(qd[j]) for j in idx],
-                                 effort=[float(tau[j]) for j in idx])
+            m = self._JointState(
+                name=[names[j] for j in idx],
+                position=[float(q[j]) for j in idx],
+                velocity=[float(qd[j]) for j in idx],
+                effort=[float(tau[j]) for j in idx],
+            )
             m.header.stamp = stamp
             return m
+
         link = js(s["q"], s["qd"], s["tau_link"])
         self._robot_pubs["robot_state"].publish(link)
         self._robot_pubs["joint_states"].publish(link)
         for m in ("1", "2"):
             idx = [j for j, sp in enumerate(self.specs) if sp.nmotor >= int(m)]
             self._robot_pubs[f"motor_{m}_state"].publish(
-                js(s[f"th{m}"], s[f"th{m}d"], s[f"tau_m{m}"], idx))
+                js(s[f"th{m}"], s[f"th{m}d"], s[f"tau_m{m}"], idx)
+            )
         if self._clock is not None:
             self._clock.publish(self._Clock(clock=stamp))
 
@@ -423,13 +495,29 @@ class RosNode:
             self._rospy.signal_shutdown(reason)
 
 
-def run_node(robot=DEFAULT_ROBOT, variant=None, *, rate=DEFAULT_RATE_HZ, namespace="",
-             lockstep=False, clock_topic="/clock", master_timeout=5.0, duration=None):
+def run_node(
+    robot=DEFAULT_ROBOT,
+    variant=None,
+    *,
+    rate=DEFAULT_RATE_HZ,
+    namespace="",
+    lockstep=False,
+    clock_topic="/clock",
+    master_timeout=5.0,
+    duration=None,
+):
     """Build a RosNode, connect it and spin it (see RosNode); returns the exit code (0, or 1 when
     the simulation failed). RuntimeError when no ROS master answers, ImportError without ROS 1,
     ValueError / TypeError for bad arguments."""
-    node = RosNode(robot, variant, rate=rate, namespace=namespace, lockstep=lockstep,
-                   clock_topic=clock_topic, master_timeout=master_timeout)
+    node = RosNode(
+        robot,
+        variant,
+        rate=rate,
+        namespace=namespace,
+        lockstep=lockstep,
+        clock_topic=clock_topic,
+        master_timeout=master_timeout,
+    )
     node.start()
     try:
         return node.spin(duration)
@@ -437,5 +525,13 @@ def run_node(robot=DEFAULT_ROBOT, variant=None, *, rate=DEFAULT_RATE_HZ, namespa
         node.shutdown()
 
 
-__all__ = ["RosNode", "run_node", "joint_commands", "joint_states", "MODE_COMMANDS",
-           "KAMEDULA_COMMANDS", "KAMEDULA_STATES", "LOCKSTEP"]
+__all__ = [
+    "RosNode",
+    "run_node",
+    "joint_commands",
+    "joint_states",
+    "MODE_COMMANDS",
+    "KAMEDULA_COMMANDS",
+    "KAMEDULA_STATES",
+    "LOCKSTEP",
+]

@@ -22,6 +22,7 @@ What URDF cannot express is refused with a ValueError naming the body and the re
 ball joints (a floating base, a free object), bodies with more than one joint, and closed chains
 (MJCF equality constraints). See docs/ros.md, "Robots as URDF".
 """
+
 import math
 import os
 import xml.etree.ElementTree as ET
@@ -85,10 +86,13 @@ def _quat_mat(q):
     w, x, y, z = (float(v) for v in q)
     n = math.sqrt(w * w + x * x + y * y + z * z)
     w, x, y, z = w / n, x / n, y / n, z / n
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+        ]
+    )
 
 
 def mat_rpy(m):
@@ -110,11 +114,21 @@ def mat_rpy(m):
 
 def rpy_mat(roll, pitch, yaw):
     """Rz(yaw) Ry(pitch) Rx(roll), URDF's convention."""
-    cr, sr, cp, sp, cy, sy = (math.cos(roll), math.sin(roll), math.cos(pitch), math.sin(pitch),
-                              math.cos(yaw), math.sin(yaw))
-    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-                     [-sp, cp * sr, cp * cr]])
+    cr, sr, cp, sp, cy, sy = (
+        math.cos(roll),
+        math.sin(roll),
+        math.cos(pitch),
+        math.sin(pitch),
+        math.cos(yaw),
+        math.sin(yaw),
+    )
+    return np.array(
+        [
+            [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+            [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+            [-sp, cp * sr, cp * cr],
+        ]
+    )
 
 
 def _origin(parent, xyz, rot=None):
@@ -129,12 +143,16 @@ def _origin(parent, xyz, rot=None):
 def _resolve(robot, variant):
     if isinstance(robot, Robot):
         if variant is not None and variant != robot.variant:
-            raise ValueError(f"variant: got {variant!r} for a Robot already loaded in variant "
-                             f"{robot.variant!r}; pass the robot's name to choose a variant")
+            raise ValueError(
+                f"variant: got {variant!r} for a Robot already loaded in variant "
+                f"{robot.variant!r}; pass the robot's name to choose a variant"
+            )
         return robot
     if not isinstance(robot, (str, os.PathLike)):
-        raise TypeError(f"robot: expected a robot name, a robot folder or an asr.Robot, got "
-                        f"{type(robot).__name__}")
+        raise TypeError(
+            f"robot: expected a robot name, a robot folder or an asr.Robot, got "
+            f"{type(robot).__name__}"
+        )
     return load_robot(robot, variant)
 
 
@@ -144,8 +162,10 @@ def _body_names(model):
         name = model.body(b).name or f"body{b}"
         names.append(ROOT_LINK if b == 0 else name)
     if len(set(names)) != len(names):
-        raise ValueError("robot: MuJoCo body names are not unique (a body named "
-                         f"{ROOT_LINK!r} or 'body<k>' clashes); URDF link names must be")
+        raise ValueError(
+            "robot: MuJoCo body names are not unique (a body named "
+            f"{ROOT_LINK!r} or 'body<k>' clashes); URDF link names must be"
+        )
     return names
 
 
@@ -162,17 +182,23 @@ def check_exportable(robot, model=None):
         kind = kinds.get(int(model.jnt_type[j]))
         if kind:
             body = model.body(int(model.jnt_bodyid[j])).name
-            raise ValueError(f"{where}: body {body!r} has a {kind} joint "
-                             f"{model.joint(j).name!r}; URDF describes a fixed-base tree of "
-                             "hinge and slide joints only (no floating base, no free objects)")
+            raise ValueError(
+                f"{where}: body {body!r} has a {kind} joint "
+                f"{model.joint(j).name!r}; URDF describes a fixed-base tree of "
+                "hinge and slide joints only (no floating base, no free objects)"
+            )
     for b in range(1, model.nbody):
         if model.body_jntnum[b] > 1:
-            raise ValueError(f"{where}: body {model.body(b).name!r} has "
-                             f"{int(model.body_jntnum[b])} joints; a URDF link has one parent "
-                             "joint")
+            raise ValueError(
+                f"{where}: body {model.body(b).name!r} has "
+                f"{int(model.body_jntnum[b])} joints; a URDF link has one parent "
+                "joint"
+            )
     if model.neq:
-        raise ValueError(f"{where}: the MJCF model has {model.neq} equality constraint(s), "
-                         "e.g. a closed chain; URDF describes trees only")
+        raise ValueError(
+            f"{where}: the MJCF model has {model.neq} equality constraint(s), "
+            "e.g. a closed chain; URDF describes trees only"
+        )
 
 
 def _geom(link, model, g, off, kind):
@@ -225,10 +251,16 @@ def _urdf_tree(robot, model):
     root = ET.Element("robot", name=robot.name)
     # MuJoCo's own URDF reader: keep every link a body (no merging of fixed links) and take the
     # inertias as written
-    ET.SubElement(root, "mujoco").append(ET.Element(
-        "compiler", fusestatic="false", discardvisual="true", balanceinertia="false",
-        inertiafromgeom="false",
-        strippath="false"))
+    ET.SubElement(root, "mujoco").append(
+        ET.Element(
+            "compiler",
+            fusestatic="false",
+            discardvisual="true",
+            balanceinertia="false",
+            inertiafromgeom="false",
+            strippath="false",
+        )
+    )
     off = np.zeros((model.nbody, 3))  # link frame = body frame moved to the joint's anchor
     for b in range(1, model.nbody):
         if model.body_jntnum[b] == 1:
@@ -243,9 +275,16 @@ def _urdf_tree(robot, model):
             ET.SubElement(inertial, "mass", value=_num(model.body_mass[b]))
             R = _quat_mat(model.body_iquat[b])
             I = R @ np.diag(model.body_inertia[b]) @ R.T
-            ET.SubElement(inertial, "inertia", ixx=_num(I[0, 0]), ixy=_num(I[0, 1]),
-                          ixz=_num(I[0, 2]), iyy=_num(I[1, 1]), iyz=_num(I[1, 2]),
-                          izz=_num(I[2, 2]))
+            ET.SubElement(
+                inertial,
+                "inertia",
+                ixx=_num(I[0, 0]),
+                ixy=_num(I[0, 1]),
+                ixz=_num(I[0, 2]),
+                iyy=_num(I[1, 1]),
+                iyz=_num(I[1, 2]),
+                izz=_num(I[2, 2]),
+            )
         for g in range(model.ngeom):
             if int(model.geom_bodyid[g]) == b:
                 _geom(link, model, g, off[b], "visual")
@@ -286,8 +325,12 @@ def _urdf_tree(robot, model):
             attrs.update(lower=_num(lo), upper=_num(hi))
         ET.SubElement(joint, "limit", attrs)
         dof = int(model.jnt_dofadr[j])
-        ET.SubElement(joint, "dynamics", damping=_num(model.dof_damping[dof]),
-                      friction=_num(model.dof_frictionloss[dof]))
+        ET.SubElement(
+            joint,
+            "dynamics",
+            damping=_num(model.dof_damping[dof]),
+            friction=_num(model.dof_frictionloss[dof]),
+        )
         if rj:
             plugins.append((jname, _plugin(root, rj)))
     return root, plugins
@@ -317,17 +360,18 @@ def _xacro(root, plugins, robot):
 
 def _yaml(robot, ref_topics):
     names = ", ".join(rj.name for rj in robot.joints)
-    return (f"# Plugin Manager of the compliant-actuator toolbox [Mengacci2021] for {robot.name} "
-            f"({robot.variant}), written by asr\n"
-            f"joints_number: {len(robot.joints)}\n"
-            f"joints_name: [{names}]\n"
-            f"ref1_topic_name: {ref_topics[0]}\n"
-            f"ref2_topic_name: {ref_topics[1]}\n"
-            f"T_sample: {_num(robot.mj_model().opt.timestep)}\n")
+    return (
+        f"# Plugin Manager of the compliant-actuator toolbox [Mengacci2021] for {robot.name} "
+        f"({robot.variant}), written by asr\n"
+        f"joints_number: {len(robot.joints)}\n"
+        f"joints_name: [{names}]\n"
+        f"ref1_topic_name: {ref_topics[0]}\n"
+        f"ref2_topic_name: {ref_topics[1]}\n"
+        f"T_sample: {_num(robot.mj_model().opt.timestep)}\n"
+    )
 
 
-def export_robot(robot, variant=None, out_dir=None, *,
-                 ref_topics=("reference_1", "reference_2")):
+def export_robot(robot, variant=None, out_dir=None, *, ref_topics=("reference_1", "reference_2")):
     """Write `<name>.urdf`, `<name>.urdf.xacro` and `<name>_plugin_manager.yaml` of `robot` (a
     robot name, a robot folder or an asr.Robot; `variant` for names and folders) into `out_dir`
     (created if missing). Returns {"urdf": path, "xacro": path, "yaml": path}.
@@ -346,11 +390,12 @@ def export_robot(robot, variant=None, out_dir=None, *,
         raise TypeError("out_dir: required, the folder to write the URDF files into")
     if not isinstance(out_dir, (str, os.PathLike)):
         raise TypeError(f"out_dir: expected a folder path, got {type(out_dir).__name__}")
-    if (not isinstance(ref_topics, (tuple, list)) or len(ref_topics) != 2
-            or not all(isinstance(t, str) and t and not any(c.isspace() for c in t)
-                       for t in ref_topics)):
-        raise ValueError(f"ref_topics: expected two topic names without spaces, got "
-                         f"{ref_topics!r}")
+    if (
+        not isinstance(ref_topics, (tuple, list))
+        or len(ref_topics) != 2
+        or not all(isinstance(t, str) and t and not any(c.isspace() for c in t) for t in ref_topics)
+    ):
+        raise ValueError(f"ref_topics: expected two topic names without spaces, got {ref_topics!r}")
     robot = _resolve(robot, variant)
     out_dir = os.fspath(out_dir)
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
@@ -358,9 +403,11 @@ def export_robot(robot, variant=None, out_dir=None, *,
     model = robot.mj_model()
     root, plugins = _urdf_tree(robot, model)
     os.makedirs(out_dir, exist_ok=True)
-    paths = {"urdf": os.path.join(out_dir, f"{robot.name}.urdf"),
-             "xacro": os.path.join(out_dir, f"{robot.name}.urdf.xacro"),
-             "yaml": os.path.join(out_dir, f"{robot.name}_plugin_manager.yaml")}
+    paths = {
+        "urdf": os.path.join(out_dir, f"{robot.name}.urdf"),
+        "xacro": os.path.join(out_dir, f"{robot.name}.urdf.xacro"),
+        "yaml": os.path.join(out_dir, f"{robot.name}_plugin_manager.yaml"),
+    }
     _write(root, paths["urdf"])
     _write(_xacro(root, plugins, robot), paths["xacro"])
     with open(paths["yaml"], "w", encoding="utf-8") as f:
@@ -401,8 +448,9 @@ def import_robot(urdf_path):
             if tag in ("joint", "operation_mode", "asr_model") + _FLAG_TAGS:
                 continue
             if tag not in tags:
-                raise ValueError(f"{where}: unknown tag <{tag}> for model {model!r}; valid: "
-                                 f"{', '.join(tags)}")
+                raise ValueError(
+                    f"{where}: unknown tag <{tag}> for model {model!r}; valid: {', '.join(tags)}"
+                )
             try:
                 value = float(text)
             except ValueError:
@@ -412,13 +460,21 @@ def import_robot(urdf_path):
         try:
             mode = int(fields["operation_mode"])
         except ValueError:
-            raise ValueError(f"{where}: <operation_mode>: expected 0-6, got "
-                             f"{fields['operation_mode']!r}") from None
+            raise ValueError(
+                f"{where}: <operation_mode>: expected 0-6, got {fields['operation_mode']!r}"
+            ) from None
         if not 0 <= mode <= 6:
             raise ValueError(f"{where}: <operation_mode>: got {mode}, valid modes 0-6")
         joints.append(RobotJoint(fields["joint"], model, mode, params))
     return tuple(joints)
 
 
-__all__ = ["export_robot", "import_robot", "check_exportable", "param_tags", "joint_params",
-           "mat_rpy", "rpy_mat"]
+__all__ = [
+    "export_robot",
+    "import_robot",
+    "check_exportable",
+    "param_tags",
+    "joint_params",
+    "mat_rpy",
+    "rpy_mat",
+]

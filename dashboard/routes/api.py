@@ -5,6 +5,7 @@ simulation keeps running either way. Reads are GET; whatever changes state or ma
 check of dashboard/security.py applies to POSTs, and any page can make a browser send a GET).
 Error texts pass dashboard.errors.public_message (no server
 paths, no long echoes)."""
+
 import asyncio
 from typing import Annotated, Literal
 
@@ -18,9 +19,14 @@ from dashboard.references import ControlError
 from dashboard.robots import NotFound, list_robots
 from dashboard.runner import SimRunner
 
-router = APIRouter(prefix="/api", tags=["simulation"],
-                   responses={404: {"description": "unknown robot or variant"},
-                              422: {"description": "invalid value"}})
+router = APIRouter(
+    prefix="/api",
+    tags=["simulation"],
+    responses={
+        404: {"description": "unknown robot or variant"},
+        422: {"description": "invalid value"},
+    },
+)
 
 
 def get_runner(request: Request) -> SimRunner:
@@ -63,8 +69,9 @@ def _set_fields(body):
     """The request's fields that were given (None: not given), also inside per-joint params."""
     d = body.model_dump(exclude_none=True)
     if "params" in d:
-        d["params"] = {j: {k: v for k, v in g.items() if v is not None}
-                       for j, g in d["params"].items()}
+        d["params"] = {
+            j: {k: v for k, v in g.items() if v is not None} for j, g in d["params"].items()
+        }
     return d
 
 
@@ -73,17 +80,25 @@ async def robot(body: models.RobotChoice, runner: Runner):
     return await run_command(runner, lambda r: r.switch_robot(body.robot, body.variant))
 
 
-@router.post("/control", summary="partial update of presets, modes, params, references, speed, "
-             "pause; answers the new state")
+@router.post(
+    "/control",
+    summary="partial update of presets, modes, params, references, speed, "
+    "pause; answers the new state",
+)
 async def control(body: models.Control, runner: Runner):
     c = _set_fields(body)
     return await run_command(runner, lambda r: r.control(c))
 
 
-@router.post("/stiffness/{which}", summary="every joint (or the one named by ?joint=) to its "
-             "model's soft / stiff preset")
-async def stiffness(which: Literal["soft", "stiff"], runner: Runner,
-                    joint: Annotated[str | None, Query(min_length=1, max_length=100)] = None):
+@router.post(
+    "/stiffness/{which}",
+    summary="every joint (or the one named by ?joint=) to its model's soft / stiff preset",
+)
+async def stiffness(
+    which: Literal["soft", "stiff"],
+    runner: Runner,
+    joint: Annotated[str | None, Query(min_length=1, max_length=100)] = None,
+):
     return await run_command(runner, lambda r: r.set_stiffness(which, joint))
 
 
@@ -93,8 +108,11 @@ async def push(body: models.Push, runner: Runner):
     return await run_command(runner, lambda r: r.do_push(p))
 
 
-@router.post("/reset", summary="restart from the robot's initial state (or its first view's, "
-                                "robot.toml initial.first_view)")
+@router.post(
+    "/reset",
+    summary="restart from the robot's initial state (or its first view's, "
+    "robot.toml initial.first_view)",
+)
 async def reset(runner: Runner):
     return await run_command(runner, lambda r: r.reset())
 
@@ -125,14 +143,21 @@ async def ilc_result(runner: Runner):
     data = await asyncio.to_thread(runner.ilc_result_npz)
     if data is None:
         raise HTTPException(404, "no ILC result yet; POST /api/ilc/start first")
-    return Response(data, media_type="application/octet-stream",
-                    headers={"Content-Disposition": 'attachment; filename="asr_ilc.npz"'})
+    return Response(
+        data,
+        media_type="application/octet-stream",
+        headers={"Content-Disposition": 'attachment; filename="asr_ilc.npz"'},
+    )
 
 
-@router.post("/datasheet", summary="the actuator datasheet (asr.datasheet) of a joint's model at "
-            "the joint's current parameters; 422 for an unknown joint or one without a spring")
-async def datasheet(request: Request, runner: Runner,
-                    joint: Annotated[str, Query(min_length=1, max_length=100)]):
+@router.post(
+    "/datasheet",
+    summary="the actuator datasheet (asr.datasheet) of a joint's model at "
+    "the joint's current parameters; 422 for an unknown joint or one without a spring",
+)
+async def datasheet(
+    request: Request, runner: Runner, joint: Annotated[str, Query(min_length=1, max_length=100)]
+):
     inputs = await run_command(runner, lambda r: r.datasheet_inputs(joint))
     try:
         body = await asyncio.to_thread(request.app.state.datasheets.get, inputs)
@@ -155,19 +180,28 @@ async def workspace_post(body: models.Workspace, runner: Runner):
 @router.post("/export.npz", summary="plotted history as NumPy arrays")
 async def export_npz(runner: Runner):
     data = await asyncio.to_thread(runner.export_npz)
-    return Response(data, media_type="application/octet-stream",
-                    headers={"Content-Disposition": 'attachment; filename="asr_history.npz"'})
+    return Response(
+        data,
+        media_type="application/octet-stream",
+        headers={"Content-Disposition": 'attachment; filename="asr_history.npz"'},
+    )
 
 
 @router.post("/export.html", summary="plotted history as a standalone plotly HTML file")
 async def export_html(runner: Runner):
     html = await asyncio.to_thread(runner.export_html)
-    return Response(html, media_type="text/html",
-                    headers={"Content-Disposition": 'attachment; filename="asr_history.html"'})
+    return Response(
+        html,
+        media_type="text/html",
+        headers={"Content-Disposition": 'attachment; filename="asr_history.html"'},
+    )
 
 
-@router.post("/export.ros.zip", summary="the current presets and references as a ROS 1 package "
-            "(asr.ros.export) for the toolbox interface")
+@router.post(
+    "/export.ros.zip",
+    summary="the current presets and references as a ROS 1 package "
+    "(asr.ros.export) for the toolbox interface",
+)
 async def export_ros(runner: Runner):
     from asr.ros.export import export_zip
 
@@ -177,5 +211,8 @@ async def export_ros(runner: Runner):
     except (ValueError, TypeError) as exc:
         raise HTTPException(422, public_message(exc)) from None
     name = f"asr_{ws['robot']}_policy.zip"
-    return Response(data, media_type="application/zip",
-                    headers={"Content-Disposition": f'attachment; filename="{name}"'})
+    return Response(
+        data,
+        media_type="application/zip",
+        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+    )

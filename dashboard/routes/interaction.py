@@ -5,6 +5,7 @@ from lists, never free text; gains are checked by asr's own constructors (their 
 the 422 text). The session is made in this router's lifespan (after the runner's) and stopped
 when the server stops. POST routes pass the same access and size checks as every other route
 (dashboard/security.py, dashboard/limits.py: middleware on the whole app)."""
+
 import asyncio
 import contextlib
 from typing import Annotated, Literal
@@ -21,21 +22,29 @@ from dashboard.models import Strict
 async def lifespan(app: FastAPI):
     runner = app.state.runner
     app.state.interaction = ic.InteractionSession(
-        app.state.settings, lambda msg: runner.publish("interaction", msg))
+        app.state.settings, lambda msg: runner.publish("interaction", msg)
+    )
     try:
         yield
     finally:
         await asyncio.to_thread(app.state.interaction.shutdown)
 
 
-router = APIRouter(prefix="/api/interaction", tags=["interaction control"], lifespan=lifespan,
-                   responses={409: {"description": "a session runs already / none runs / the "
-                                    "controller is moving"},
-                              422: {"description": "invalid value"}})
+router = APIRouter(
+    prefix="/api/interaction",
+    tags=["interaction control"],
+    lifespan=lifespan,
+    responses={
+        409: {"description": "a session runs already / none runs / the controller is moving"},
+        422: {"description": "invalid value"},
+    },
+)
 
-Law = Literal[ic.LAWS]          # type: ignore[valid-type]
-Vec3 = Annotated[list[Annotated[float, Field(ge=-1e9, le=1e9)]],
-                 Field(min_length=3, max_length=3, description="one value per task axis")]
+Law = Literal[ic.LAWS]  # type: ignore[valid-type]
+Vec3 = Annotated[
+    list[Annotated[float, Field(ge=-1e9, le=1e9)]],
+    Field(min_length=3, max_length=3, description="one value per task axis"),
+]
 
 
 class LawBody(Strict):
@@ -48,15 +57,21 @@ class LawBody(Strict):
     max_offset: float | None = Field(None, gt=0, le=1, description="offset bound, m")
 
     def gains(self):
-        return self.model_dump(include={"mass", "damping", "stiffness", "kp", "ki",
-                                        "max_offset"}, exclude_none=True)
+        return self.model_dump(
+            include={"mass", "damping", "stiffness", "kp", "ki", "max_offset"}, exclude_none=True
+        )
 
 
 class StartBody(LawBody):
-    variant: str = Field("rigid", max_length=64, description="variant of ur10, one of GET "
-                         "/api/interaction/options' variants (checked against that list)")
-    position: Vec3 = Field(list(ic.START_POSITION), description="start pose of the tool, m, "
-                           "inside the box")
+    variant: str = Field(
+        "rigid",
+        max_length=64,
+        description="variant of ur10, one of GET "
+        "/api/interaction/options' variants (checked against that list)",
+    )
+    position: Vec3 = Field(
+        list(ic.START_POSITION), description="start pose of the tool, m, inside the box"
+    )
 
 
 class ReferenceBody(Strict):
@@ -89,8 +104,9 @@ async def status(request: Request):
 
 @router.post("/start", summary="build the Sim, move over the plate, hold (409 while one runs)")
 async def start(body: StartBody, request: Request):
-    return await asyncio.to_thread(_answer, session(request).start, body.variant, body.law,
-                                   body.gains(), body.position)
+    return await asyncio.to_thread(
+        _answer, session(request).start, body.variant, body.law, body.gains(), body.position
+    )
 
 
 @router.post("/stop", summary="stop the session (its thread ends)")
@@ -107,5 +123,6 @@ async def law(body: LawBody, request: Request):
 async def reference(body: ReferenceBody, request: Request):
     if body.force is None and body.position is None:
         raise HTTPException(422, "force, position: give at least one")
-    return await asyncio.to_thread(_answer, session(request).set_reference, body.force,
-                                   body.position)
+    return await asyncio.to_thread(
+        _answer, session(request).set_reference, body.force, body.position
+    )

@@ -4,6 +4,7 @@ the live robot, and its exports (POST: they are work a foreign page must not sta
 time in a child process, dashboard/exports.py). Tasks are named from the registered asr env ids
 (a list, never free text); the training folder is the server's own, never a client path. The manager is made in
 this router's lifespan (after the runner's) and kills the training when the server stops."""
+
 import asyncio
 import contextlib
 from typing import Literal
@@ -21,9 +22,9 @@ from dashboard.routes.api import Runner, run_command
 @contextlib.asynccontextmanager
 async def lifespan(app: FastAPI):
     runner = app.state.runner
-    app.state.rl = rl.TrainingManager(app.state.settings,
-                                      lambda msg: runner.publish("rl", msg),
-                                      watch_info=runner.watch_info)
+    app.state.rl = rl.TrainingManager(
+        app.state.settings, lambda msg: runner.publish("rl", msg), watch_info=runner.watch_info
+    )
     app.state.exports = exports.ExportGate(app.state.settings.export_timeout_s)
     try:
         yield
@@ -32,9 +33,15 @@ async def lifespan(app: FastAPI):
         await asyncio.to_thread(app.state.rl.shutdown)
 
 
-router = APIRouter(prefix="/api/rl", tags=["reinforcement learning"], lifespan=lifespan,
-                   responses={409: {"description": "a training is already running"},
-                              422: {"description": "invalid value"}})
+router = APIRouter(
+    prefix="/api/rl",
+    tags=["reinforcement learning"],
+    lifespan=lifespan,
+    responses={
+        409: {"description": "a training is already running"},
+        422: {"description": "invalid value"},
+    },
+)
 
 Task = Literal[rl.TASKS]  # type: ignore[valid-type] - the registered asr env ids
 
@@ -47,8 +54,9 @@ class RLStart(Strict):
     seed: int = Field(0, ge=0, le=2**31 - 1)
     learning_rate: float = Field(1e-3, gt=0, le=1, description="Adam step size")
     n_steps: int = Field(32, ge=1, le=100_000, description="env-steps per sub-env per rollout")
-    batch_size: int = Field(256, ge=2, le=1_000_000, description="PPO minibatch size (at most "
-                            "n_steps * num_envs)")
+    batch_size: int = Field(
+        256, ge=2, le=1_000_000, description="PPO minibatch size (at most n_steps * num_envs)"
+    )
     gamma: float = Field(0.95, ge=0, le=1, description="discount factor")
 
 
@@ -70,10 +78,13 @@ def _answer(fn, *args):
 @router.get("/tasks", summary="the tasks, algorithms and default hyperparameters")
 async def tasks(request: Request):
     s = request.app.state.settings
-    return {"tasks": list(rl.TASKS), "watchable": await asyncio.to_thread(rl.watchable_tasks),
-            "algos": list(rl.ALGOS), "defaults": RLStart().model_dump(),
-            "limits": {"num_envs": [1, s.rl_num_envs_max],
-                       "total_steps": [1, s.rl_total_steps_max]}}
+    return {
+        "tasks": list(rl.TASKS),
+        "watchable": await asyncio.to_thread(rl.watchable_tasks),
+        "algos": list(rl.ALGOS),
+        "defaults": RLStart().model_dump(),
+        "limits": {"num_envs": [1, s.rl_num_envs_max], "total_steps": [1, s.rl_total_steps_max]},
+    }
 
 
 @router.get("/status", summary="the training: running, paused, pid, config, learning curve")
@@ -133,22 +144,33 @@ async def _export(request, kind, *args):
         raise HTTPException(exc.status, exc.detail) from None
 
 
-@router.post("/policy.onnx", summary="the latest checkpoint's policy as ONNX "
-             "(asr.rl.export_onnx, in a child process; 429 when several wait already)")
+@router.post(
+    "/policy.onnx",
+    summary="the latest checkpoint's policy as ONNX "
+    "(asr.rl.export_onnx, in a child process; 429 when several wait already)",
+)
 async def policy_onnx(request: Request):
     folder = _answer(manager(request).checkpoint_dir)
     data = await _export(request, "onnx", folder)
-    return Response(data, media_type="application/octet-stream",
-                    headers={"Content-Disposition": 'attachment; filename="policy.onnx"'})
+    return Response(
+        data,
+        media_type="application/octet-stream",
+        headers={"Content-Disposition": 'attachment; filename="policy.onnx"'},
+    )
 
 
-@router.post("/policy.ros.zip", summary="the latest checkpoint as a ROS 1 package "
-             "(asr.ros.export, in a child process)")
+@router.post(
+    "/policy.ros.zip",
+    summary="the latest checkpoint as a ROS 1 package (asr.ros.export, in a child process)",
+)
 async def policy_ros(request: Request):
     m = manager(request)
     folder = _answer(m.checkpoint_dir)
     cls = rl.task_class(m.status()["config"]["task"])
     data = await _export(request, "ros-zip", folder, cls.robot, cls.variant or "")
     name = f"asr_{cls.robot}_policy.zip"
-    return Response(data, media_type="application/zip",
-                    headers={"Content-Disposition": f'attachment; filename="{name}"'})
+    return Response(
+        data,
+        media_type="application/zip",
+        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+    )

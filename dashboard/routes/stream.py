@@ -8,6 +8,7 @@ parses gets an error unparsed. A client sending more than Settings.ws_messages_p
 (after a burst of ws_message_burst) has the excess dropped unread and is told once with an error
 message; one that goes on flooding is closed with 1008 (limits.MessageBudget). Each client has
 its own bounded queue (subscribers.Subscriber) and its own sender task, so a slow client loses frames but never holds up the others."""
+
 import asyncio
 import json
 import logging
@@ -40,13 +41,17 @@ async def _handle(runner, settings, text):
     except (ValueError, TypeError, RecursionError) as exc:  # JSONDecodeError is a ValueError
         return {"type": "error", "message": public_message(f"not JSON: {exc}")}
     if not isinstance(raw, dict) or "type" not in raw:
-        return {"type": "error", "message": "expected a JSON object with a 'type' "
-                "(control, push, ping)"}
+        return {
+            "type": "error",
+            "message": "expected a JSON object with a 'type' (control, push, ping)",
+        }
     try:
         msg = _message.validate_python(raw)
     except ValidationError as exc:
-        return {"type": "error", "message": f"bad {short(raw.get('type'))} message: "
-                f"{validation_text(exc.errors())}"}
+        return {
+            "type": "error",
+            "message": f"bad {short(raw.get('type'))} message: {validation_text(exc.errors())}",
+        }
     if isinstance(msg, models.WSPing):
         return {"type": "pong"}
     try:
@@ -69,8 +74,10 @@ async def _reply(runner, settings, text):
         return await _handle(runner, settings, text)
     except Exception as exc:  # noqa: BLE001 - answered, the stream goes on
         log.exception("stream message failed")
-        return {"type": "error", "message": public_message(f"message failed: "
-                                                           f"{type(exc).__name__}: {exc}")}
+        return {
+            "type": "error",
+            "message": public_message(f"message failed: {type(exc).__name__}: {exc}"),
+        }
 
 
 @router.websocket("/ws/stream")
@@ -103,14 +110,19 @@ async def stream(websocket: WebSocket):
                     sub.put("error", json.dumps({"type": "error", "message": budget.problem()}))
                 continue
             text, data = message.get("text"), message.get("bytes")
-            too_big = size_problem(len(text if text is not None else data or b""),
-                                   settings.max_message_bytes, "message")
+            too_big = size_problem(
+                len(text if text is not None else data or b""),
+                settings.max_message_bytes,
+                "message",
+            )
             if too_big:  # normally refused by the server before it gets here
                 await websocket.close(WS_MESSAGE_TOO_BIG, too_big)
                 break
             if text is None and data is not None:
-                reply = {"type": "error", "message": "binary messages are not supported; send "
-                         "JSON text"}
+                reply = {
+                    "type": "error",
+                    "message": "binary messages are not supported; send JSON text",
+                }
             else:
                 reply = await _reply(runner, settings, text)
             if reply is not None:
