@@ -91,8 +91,11 @@ ffibuilder.set_source(
     include_dirs=[os.path.relpath(CSRC)],
     # headers as dependencies: a change to an inlined helper (core/motor.h, ...) rebuilds the
     # module; the parts include each other's headers by path from csrc/ ("core/batch.h")
-    depends=sorted(os.path.relpath(h) for folder in ["", *PARTS]
-                   for h in glob.glob(os.path.join(CSRC, folder, "*.h"))),
+    depends=sorted(
+        os.path.relpath(h)
+        for folder in ["", *PARTS]
+        for h in glob.glob(os.path.join(CSRC, folder, "*.h"))
+    ),
     extra_compile_args=CFLAGS,
     libraries=["m", "pthread"],
 )

@@ -1,5 +1,6 @@
 """The C core's folders (csrc/asr.h): each part includes only its own files and those of the
 parts it builds on, so the include graph between parts has no cycle and core stands alone."""
+
 import re
 from pathlib import Path
 
@@ -15,8 +16,12 @@ ALLOWED = {
     "gz": {"gz"},
 }
 # the parts' public headers, what the umbrella csrc/asr.h includes
-PUBLIC = ["core/asr_batch.h", "engine/asr_engine.h", "interaction/asr_interaction.h",
-          "cpr/asr_cpr.h"]
+PUBLIC = [
+    "core/asr_batch.h",
+    "engine/asr_engine.h",
+    "interaction/asr_interaction.h",
+    "cpr/asr_cpr.h",
+]
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
 
 
@@ -30,8 +35,10 @@ def quoted_includes(path):
                 found.append((base / name).resolve().relative_to(CSRC.resolve()))
                 break
         else:
-            raise AssertionError(f"{path.relative_to(ROOT)} includes {name!r}, which is not in "
-                                 f"its folder or under csrc/")
+            raise AssertionError(
+                f"{path.relative_to(ROOT)} includes {name!r}, which is not in "
+                f"its folder or under csrc/"
+            )
     return found
 
 
@@ -49,8 +56,10 @@ def test_parts_include_only_the_parts_they_build_on():
         for path in sorted((CSRC / part).iterdir()):
             for inc in quoted_includes(path):
                 target = inc.parts[0] if len(inc.parts) > 1 else "csrc/" + inc.name
-                assert target in allowed, (f"csrc/{part}/{path.name} includes csrc/{inc}: "
-                                           f"{part} may include only {sorted(allowed)}")
+                assert target in allowed, (
+                    f"csrc/{part}/{path.name} includes csrc/{inc}: "
+                    f"{part} may include only {sorted(allowed)}"
+                )
                 checked += 1
     assert checked > 40, checked  # the walk above saw the includes
 
