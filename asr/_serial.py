@@ -55,9 +55,9 @@ class BatchLock:
         before, self.refusal = (
             self.refusal,
             (
-                f"called from inside a callback (a Python compliance model) of this batch's running "
-                f"{what}: it would change the batch under the call that is using it; make the call "
-                f"after {what} returns"
+                "called from inside a callback (a Python compliance model) of this batch's "
+                f"running {what}: it would change the batch under the call that is using it; "
+                f"make the call after {what} returns"
             ),
         )
         try:

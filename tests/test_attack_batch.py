@@ -210,7 +210,8 @@ def test_fork_during_a_rollout_in_another_thread_does_not_hang_the_child():
     [
         (
             lambda b, s: b.rollout(2, 1e-3, np.zeros((2, 1, 2)), record=5),
-            r"record: expected a state field name or a list of them, got int 5; valid names: tau_joint",
+            r"record: expected a state field name or a list of them, got int 5; "
+            r"valid names: tau_joint",
         ),
         (
             lambda b, s: b.rollout(2, 1e-3, np.zeros((2, 1, 2)), record=None),

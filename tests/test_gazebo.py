@@ -148,7 +148,8 @@ def test_static_equilibrium_equals_mujoco_and_closed_form():
         final[engine] = sim.rollout(25000, refs, record=("q",))["q"][:, -1, 0]
     closed = np.array([static_q(0.8, p) for p in presets])
     print(
-        f"\nstatic q (rad): DART {final['gazebo']}, MuJoCo {final['mujoco']}, closed form {closed}; "
+        f"\nstatic q (rad): DART {final['gazebo']}, MuJoCo {final['mujoco']}, "
+        f"closed form {closed}; "
         f"|DART - MuJoCo| {np.abs(final['gazebo'] - final['mujoco']).max():.2e}, "
         f"|DART - closed form| {np.abs(final['gazebo'] - closed).max():.2e}"
     )

@@ -80,9 +80,10 @@ def test_admittance_follows_a_hand_as_the_closed_form(zeta):
     """[Storiale2022] sec. 3.2: a hand pushes the tool with a constant 4 N along world +x and 3 N
     up. The commanded offset x_c - x_d follows the closed-form step response of M z'' + D z' +
     K z = -f_e with D = 2 zeta sqrt(M K) (ros2_controllers' parametrisation) to 8 % of its final
-    value (measured: 5 % at zeta 0.3, where the arm's tracking lag and the coupled axes show), where f_e is the push less the inertia of the 0.283 kg below the sensor (so the
-    reference has M + 0.283 kg), and the arm settles at F / K_P (springs back on the stiff axis,
-    follows on the soft)."""
+    value (measured: 5 % at zeta 0.3, where the arm's tracking lag and the coupled axes show), where
+    f_e is the push less the inertia of the 0.283 kg below the sensor (so the reference has M +
+    0.283 kg), and the arm settles at F / K_P (springs back on the stiff axis, follows on the
+    soft)."""
     M, K = np.array([2.0, 2.0, 1.0]), np.array([1300.0, 1300.0, 90.0])
     ctl = asr.Admittance.from_damping_ratio(M, zeta, K)
     np.testing.assert_allclose(ctl.damping, 2 * zeta * np.sqrt(M * K))
@@ -187,8 +188,8 @@ def test_direct_force_plane_tracks_the_force_ramp():
     sphere touching at the start), force reference ramp 0 -> 50 N along the task z (into the
     plate) over the first 3 s; force control on z only (K_P = 0, K_I = 5e-4 m/(N s)), position
     control on x, y. Once the ramp ends the force error stays below 2 N (the paper's figure) and
-    the position error on x, y is ~0 (< 0.5 mm; 1.2 mm while the line starts); the raw sensor reading is steady (no contact
-    chatter: std < 0.5 N over the last 5 s)."""
+    the position error on x, y is ~0 (< 0.5 mm; 1.2 mm while the line starts); the raw sensor
+    reading is steady (no contact chatter: std < 0.5 N over the last 5 s)."""
     sim = asr.Sim("ur10", 1, controller=asr.DirectForce(kp=(0, 0, 0), ki=(0, 0, 5e-4)))
     c = sim.controller
     start, end = np.array([0.5, 0.2, 0.06]), np.array([0.9, 0.2, 0.06])

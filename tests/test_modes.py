@@ -1,5 +1,5 @@
-"""The seven operation modes (docs/models.md sec. 4, [Mengacci2021] sec. 3.1), the external link torque and
-the feed-forward motor torque ([Kamedula2016] eq. 4).
+"""The seven operation modes (docs/models.md sec. 4, [Mengacci2021] sec. 3.1), the external link
+torque and the feed-forward motor torque ([Kamedula2016] eq. 4).
 
 Expected values are computed here from the formulas of docs/models.md (compliance models written
 out again in NumPy, reference maps, PID by hand), from closed-form steady states and from SciPy

@@ -1,5 +1,6 @@
 """Motor dynamics, friction, limits, low-level controllers and numerical stability
-(docs/models.md sections 2 and 3, [Mengacci2021] eq. 7-11, [Kamedula2016] eq. 4 and 7, [Parnenzini2015]).
+(docs/models.md sections 2 and 3, [Mengacci2021] eq. 7-11, [Kamedula2016] eq. 4 and 7,
+[Parnenzini2015]).
 
 Every expected value is computed here independently of the C core: closed-form solutions of
 linear ODEs, SciPy solve_ivp of the continuous equations (rtol 1e-10, atol 1e-12), hand
@@ -62,8 +63,8 @@ def dahl_rhs(fs, K):
 
 
 def voltage(u, dz=0.3, vs=8.0):
-    """Hand computation of the PWM / H-bridge map of [Parnenzini2015] (docs/models.md, qbmove): dead zone,
-    saturation at |u| = 1, sign of u kept (the published plugin's sign bug is not copied)."""
+    """Hand computation of the PWM / H-bridge map of [Parnenzini2015] (docs/models.md, qbmove): dead
+    zone, saturation at |u| = 1, sign of u kept (the published plugin's sign bug is not copied)."""
     u = np.asarray(u, dtype=float)
     us = np.clip(u, -1.0, 1.0)
     return np.where(np.abs(u) > dz, vs * (us - dz * np.sign(u)) / (1.0 - dz), 0.0)
@@ -179,7 +180,8 @@ def test_torque_limit_holds_and_saturated_response_matches_solve_ivp():
 
 
 def test_velocity_limit_is_applied():
-    """docs/models.md sec. 2: the toolbox declares a velocity limit but never applies it; asr must."""
+    """docs/models.md sec. 2: the toolbox declares a velocity limit but never applies it; asr
+    must."""
     vmax, dt, n, k = 0.5, 1e-3, 3000, 2.0
     b = sea(5, n=2, k=k, vel_max=np.array([vmax, np.inf]))
     b.reset()
@@ -313,8 +315,8 @@ def test_friction_holds_a_motor_below_the_breakaway_torque(h):
 
 
 def _toolbox_semi_implicit_euler(h, T, r, k, tau_max=np.inf):
-    """The toolbox's integration ([Mengacci2021] eq. 10, docs/models.md sec. 2): PD computed every step,
-    velocity first, then position with the new velocity; Dahl friction; spring to q = 0."""
+    """The toolbox's integration ([Mengacci2021] eq. 10, docs/models.md sec. 2): PD computed every
+    step, velocity first, then position with the new velocity; Dahl friction; spring to q = 0."""
     th = v = w = 0.0
     z = FS0 / KF0
     xs = []

@@ -477,9 +477,10 @@ def test_export_zip_roundtrip():
 # message race can reorder them. The loop is then deterministic and is compared with the
 # offline asr rollout of the same policy at 1e-9 rad: what may differ is the node's plain-Python
 # arithmetic (math.fsum, math.tanh) against NumPy's, a few ulp per action (the ILC table is
-# played exactly: measured 0 rad for the table, 7e-15 rad for the linear policy). In real time (no --lockstep) the same loop is not reproducible: the policy
-# sees states at the wall-clock times they arrive and the commands reach the simulation a
-# period or more late, so only a loose comparison would hold there.
+# played exactly: measured 0 rad for the table, 7e-15 rad for the linear policy). In real time (no
+# --lockstep) the same loop is not reproducible: the policy sees states at the wall-clock times
+# they arrive and the commands reach the simulation a period or more late, so only a loose
+# comparison would hold there.
 
 
 class Loop:

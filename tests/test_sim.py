@@ -213,8 +213,8 @@ def test_bad_inputs():
 
 
 def test_gravity_compensation_feed_forward_reaches_the_target():
-    """[Kamedula2016] eq. 4 with the exact gravity torque g(q_d) = m g l cos(q_d): the link settles at
-    q_d itself (spring k (th - q) = g, motor at th_d = q_d + g/k, PD term zero)."""
+    """[Kamedula2016] eq. 4 with the exact gravity torque g(q_d) = m g l cos(q_d): the link settles
+    at q_d itself (spring k (th - q) = g, motor at th_d = q_d + g/k, PD term zero)."""
     q_d = 0.5
     g = M * G * L * np.cos(q_d)
     sim = asr.Sim(PENDULUM, 2, variant="sea_pid")

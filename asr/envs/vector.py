@@ -226,7 +226,8 @@ class AsrVectorEnv(gymnasium.vector.VectorEnv):
         return a
 
     def _reset_subenvs(self, idx, full):
-        """New episodes for sub-envs idx: task sample, then MuJoCo + asr reset of those instances."""
+        """New episodes for sub-envs idx: task sample, then MuJoCo + asr reset of those
+        instances."""
         for i in idx:
             self._sample(int(i), self._rngs[i])
         self._elapsed[idx] = 0

@@ -1,5 +1,5 @@
-"""[Kamedula2016] sec. 5.1: the CENTAURO visco-elastic SEA on rrbot's last link, asr vs an independent
-reference (the paper's Gazebo-vs-Matlab comparison).
+"""[Kamedula2016] sec. 5.1: the CENTAURO visco-elastic SEA on rrbot's last link, asr vs an
+independent reference (the paper's Gazebo-vs-Matlab comparison).
 
     python -m asr.experiments.kamedula2016 --out DIR [--engine mujoco|gazebo]
 
@@ -97,8 +97,8 @@ motor with a linearly implicit step in which the spring acts on the deflection, 
 motion over the step included (csrc/core/motor.h). An earlier version of that step treated the
 link as fixed during the motor update: the motor then lagged the moving link by h qd and
 dragged on it, which made the coarse errors thirty times larger (7.5e-3 rad, 0.86 N m, 6.9 N m)
-and was wrongly explained here as the unavoidable cost of the explicit coupling. Choose the MJCF timestep for the accuracy wanted
-(asr.sim's docstring); the paper's 1 ms is enough for this robot.
+and was wrongly explained here as the unavoidable cost of the explicit coupling. Choose the MJCF
+timestep for the accuracy wanted (asr.sim's docstring); the paper's 1 ms is enough for this robot.
 
 Link engines (`engine=` of run() and simulate(), `--engine mujoco|gazebo`, default mujoco):
 with engine="gazebo" the link is Gazebo's physics (gz-physics with DART) on the robot's SDF twin,
@@ -221,7 +221,8 @@ def plant(robot):
 
 
 def holding_torque(p, q_d):
-    """g(q_d): the torque that holds the link at q_d against gravity (tau_ff, [Kamedula2016] eq. 4)."""
+    """g(q_d): the torque that holds the link at q_d against gravity (tau_ff, [Kamedula2016]
+    eq. 4)."""
     return -p.gravity * np.sin(q_d)
 
 

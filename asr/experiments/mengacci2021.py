@@ -1,5 +1,5 @@
-"""[Mengacci2021] (Mengacci et al. 2021, the NMMI ROS-Gazebo toolbox) sec. 4.1-4.2: figs. 7, 11, 12, 13
-and 14 reproduced with asr.Sim (MuJoCo links, asr actuators).
+"""[Mengacci2021] (Mengacci et al. 2021, the NMMI ROS-Gazebo toolbox) sec. 4.1-4.2: figs. 7, 11, 12,
+13 and 14 reproduced with asr.Sim (MuJoCo links, asr actuators).
 
     python -m asr.experiments.mengacci2021 --out DIR
 
@@ -90,7 +90,7 @@ SPRING_DEFAULTS = {
 }
 
 
-# ---------------------------------------------------------------- closed forms (docs/models.md sec. 1)
+# ------------------------------------------------------------ closed forms (docs/models.md sec. 1)
 
 
 def _sat(x, m):

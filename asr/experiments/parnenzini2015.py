@@ -1,6 +1,6 @@
-"""[Parnenzini2015] (Parnenzini et al., the 2015 qbmove Gazebo plugin): one qbmove module tracking a sine
-and stepping at several stiffness presets (figs. 2, 3), and the assemblies of fig. 4, a 3R arm and
-a 12-module snake, running the published snake gait.
+"""[Parnenzini2015] (Parnenzini et al., the 2015 qbmove Gazebo plugin): one qbmove module tracking a
+sine and stepping at several stiffness presets (figs. 2, 3), and the assemblies of fig. 4, a 3R
+arm and a 12-module snake, running the published snake gait.
 
     python -m asr.experiments.parnenzini2015 --out DIR
 

@@ -39,8 +39,9 @@ Result (python -m asr.experiments.throw, defaults: 30 iterations x 32 candidates
 
 Learned stiffness profile (variable): presets p1 knots 0.04, 0.14, 0.17, 0.03 rad and p2 0.15,
 0.22, 0.04, 0.03 rad at t = 0, 0.2, 0.4, 0.6 s, i.e. soft throughout (mean 0.12 rad, low end of
-[0, 0.8]), a little stiffer in the wind-up (0.2-0.3 s), soft again at the release (0.56 s: 0.06, 0.04 rad); equilibria at
-the +-3 rad bounds (bang-bang wind-up and swing), underhand release at q = (-1.60, 1.16) rad.
+[0, 0.8]), a little stiffer in the wind-up (0.2-0.3 s), soft again at the release (0.56 s: 0.06,
+0.04 rad); equilibria at the +-3 rad bounds (bang-bang wind-up and swing), underhand release at
+q = (-1.60, 1.16) rad.
 
 Reading it with the energies. Variable stiffness wins, as [Braun2012] found, but by little:
 +3.5 % over the best fixed preset (by construction it cannot lose: it starts from it) and

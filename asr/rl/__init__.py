@@ -1,4 +1,5 @@
-"""Reinforcement learning on asr's batched environments with Stable-Baselines3 (extra `asr-sim[rl]`).
+"""Reinforcement learning on asr's batched environments with Stable-Baselines3 (extra
+`asr-sim[rl]`).
 
 - SB3VecEnv (asr.rl.vec_env): SB3's VecEnv over an asr vector env (one C call per step for all
   sub-envs), equal bit for bit to DummyVecEnv over single asr envs.

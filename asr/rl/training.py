@@ -11,9 +11,10 @@ out_dir holds:
   total_steps, asr version (and, once training ends, the final held-out evaluation),
 - curve.json: the learning curve, one row per PPO rollout + update: {"steps": env-steps (all
   sub-envs), "wall_s": training wall time so far, "return": mean return of the last 100
-  episodes ended (SB3's ep_info_buffer; null before the first), "length": their mean length, "metric": the task's metric
-  on held-out targets after the update (mean final joint error, rad: the norm of q - target at
-  the end of an episode driven by the deterministic policy; null when not evaluated)}.
+  episodes ended (SB3's ep_info_buffer; null before the first), "length": their mean length,
+  "metric": the task's metric on held-out targets after the update (mean final joint error,
+  rad: the norm of q - target at the end of an episode driven by the deterministic policy; null
+  when not evaluated)}.
 
 Checkpoints: after every update the four files are written, synced, into a new hidden folder
 out_dir/.checkpoint-<random>/, and the symlink out_dir/checkpoint is switched to it in one atomic

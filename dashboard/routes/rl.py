@@ -2,8 +2,9 @@
 own process (dashboard/rl.py), its status and learning curve, watching its latest checkpoint on
 the live robot, and its exports (POST: they are work a foreign page must not start; made one at a
 time in a child process, dashboard/exports.py). Tasks are named from the registered asr env ids
-(a list, never free text); the training folder is the server's own, never a client path. The manager is made in
-this router's lifespan (after the runner's) and kills the training when the server stops."""
+(a list, never free text); the training folder is the server's own, never a client path. The manager
+is made in this router's lifespan (after the runner's) and kills the training when the server
+stops."""
 
 import asyncio
 import contextlib

@@ -7,7 +7,8 @@ connection (1009); JSON nested deeper than max_json_depth or with numbers longer
 parses gets an error unparsed. A client sending more than Settings.ws_messages_per_s messages
 (after a burst of ws_message_burst) has the excess dropped unread and is told once with an error
 message; one that goes on flooding is closed with 1008 (limits.MessageBudget). Each client has
-its own bounded queue (subscribers.Subscriber) and its own sender task, so a slow client loses frames but never holds up the others."""
+its own bounded queue (subscribers.Subscriber) and its own sender task, so a slow client loses
+frames but never holds up the others."""
 
 import asyncio
 import json

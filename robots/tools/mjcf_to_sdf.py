@@ -180,7 +180,8 @@ def sdf_text(mjcf_path):
     if world_geoms:
         L += [
             f'      <link name="{BASE}">',
-            "        <!-- the MJCF world body's geoms; fixed to the world, its inertia is unused -->",
+            "        <!-- the MJCF world body's geoms; fixed to the world, "
+            "its inertia is unused -->",
             "        <pose>0 0 0 0 0 0</pose>",
         ]
         L += geoms(mujoco, m, 0, "        ")
