@@ -13,7 +13,7 @@ CORE   := build/.core-built
 CPARTS := core engine interaction cpr
 CSRC   := $(wildcard csrc/*.h $(foreach p,$(CPARTS),csrc/$(p)/*.c csrc/$(p)/*.h))
 
-.PHONY: all build gz-shim gazebo browser valgrind ros run experiments test test-fast ctest bench clean
+.PHONY: all build gz-shim gazebo browser valgrind ros run experiments lint test test-fast ctest bench clean
 
 all: build
 
@@ -98,7 +98,15 @@ gazebo:
 	    apt-get install -y -qq $(GZ_DEBS); \
 	  else echo "Gazebo libraries missing: run 'sudo apt-get install $(GZ_DEBS)'"; fi; }
 
-test: gazebo build browser valgrind ros
+# ruff (lint and format check) and mypy over the Python tree, their settings in pyproject.toml
+# (.venv, build/ and the generated asr/_core.c left out). `make test` runs it before pytest.
+# C formatting (.clang-format) is not checked yet.
+lint: $(STAMP)
+	$(VPY) -m ruff check .
+	$(VPY) -m ruff format --check .
+	$(VPY) -m mypy
+
+test: lint gazebo build browser valgrind ros
 	$(VPY) -m pytest -q
 
 # The loop while working, under a minute on 2 cores: every test but those marked (setup.cfg)

@@ -80,7 +80,7 @@ class BatchLock:
         )
 
 
-_LOCKS = weakref.WeakSet()
+_LOCKS: weakref.WeakSet[BatchLock] = weakref.WeakSet()
 
 
 def _after_fork_in_child():

@@ -4,6 +4,7 @@ finiteness and ranges, with errors that name the argument, its value and what is
 import numbers
 
 import numpy as np
+import numpy.typing as npt
 
 
 def num(x):
@@ -12,7 +13,7 @@ def num(x):
     return repr(int(x)) if x.is_integer() and abs(x) < 1e16 else repr(x)
 
 
-def read_only(values, dtype=np.float64):
+def read_only(values: npt.ArrayLike, dtype: npt.DTypeLike = np.float64) -> np.ndarray:
     """A new array of values that cannot be written (results handed out: a caller's edit would
     not change what they describe). See locked_view: its flag cannot be set back either."""
     return locked_view(np.array(values, dtype=dtype))

@@ -114,7 +114,8 @@ def _set_centerlines(self, value):
     self.__dict__["_centerlines"] = value
 
 
-CPRSolution.centerlines = property(_get_centerlines, _set_centerlines)
+# a dataclass field made a property after the class: mypy types it as the field
+CPRSolution.centerlines = property(_get_centerlines, _set_centerlines)  # type: ignore[assignment]
 
 
 # ------------------------------------------------------------------ rotations

@@ -41,7 +41,7 @@ void asr_gz_destroy(asr_gz_world* world);
 
 _ERR_LEN = 1024
 _lock = threading.Lock()
-_shim = {}
+_shim: dict[str, object] = {}
 
 
 def shim_path():

@@ -76,7 +76,7 @@ class Sensor:
     generator seeded with seed + instance index, then a first-order low-pass of cutoff Hz (0:
     none)."""
 
-    rate: float = None
+    rate: float | None = None
     cutoff: float = 0.0
     noise_force: float = 0.0
     noise_torque: float = 0.0

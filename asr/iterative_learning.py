@@ -478,11 +478,8 @@ def ilc(
         if not active.any() or stop or it == max_iter:
             break
         # update producing the input of trial it + 1 (the paper's n = it)
-        k = (
-            _per_joint(schedule(it), f"schedule({it})", n, nj)
-            if schedule is not None
-            else const_gain
-        )
+        # const_gain is None exactly when a schedule is given
+        k = _per_joint(schedule(it), f"schedule({it})", n, nj) if const_gain is None else const_gain
         upd = k[:, None, :] * e
         if kind == "PD":
             upd = upd + kd_arr[:, None, :] * np.gradient(e, dt, axis=1)

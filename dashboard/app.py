@@ -98,7 +98,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.datasheets = DatasheetCache()  # POST /api/datasheet answers
     app.dependency_overrides.setdefault(get_settings, lambda: settings)
     app.add_exception_handler(RequestValidationError, validation_error_handler)
-    app.add_exception_handler(HTTPException, http_error_handler)
+    # Starlette types a handler for any Exception; this one is registered for HTTPException only
+    app.add_exception_handler(HTTPException, http_error_handler)  # type: ignore[arg-type]
     # added last = runs first: access checks before anything reads the body
     app.add_middleware(
         BodyLimit, max_bytes=settings.max_body_bytes, max_depth=settings.max_json_depth

@@ -31,7 +31,7 @@ try:  # uvicorn's default WebSocket protocol when the websockets package is inst
         WebSocketsSansIOProtocol as _WebSocketProtocol,
     )
 except ImportError:  # pragma: no cover - older uvicorn: its own protocol, without the stall limit
-    _WebSocketProtocol = None
+    _WebSocketProtocol = None  # type: ignore[assignment, misc]
 
 SEND_BUFFER_BYTES = 256 << 10  # kernel send buffer of a WebSocket connection
 STALL_CHECK_S = 0.5  # how often a paused connection is checked for progress

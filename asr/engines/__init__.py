@@ -6,22 +6,32 @@ module listed in ENGINES; asr.Sim and the controllers only use the LinkEngine in
 """
 
 import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from asr.engines.base import LinkEngine
+    from asr.robot import Robot
 
 # {name: module}: the engines asr.Sim(engine=...) accepts.
 ENGINES = {"mujoco": "asr.engines.mujoco", "gazebo": "asr.engines.gazebo"}
 
 
-def check(name):
+def check(name: object) -> str:
     """name, when it names an engine; ValueError listing them otherwise."""
     if not isinstance(name, str) or name not in ENGINES:
         raise ValueError(f"engine: got {name!r}, valid: {', '.join(map(repr, ENGINES))}")
     return name
 
 
-def create(name, robot, n_instances, mujoco_params=None):
+def create(
+    name: str, robot: "Robot", n_instances: int, mujoco_params: dict[str, Any] | None = None
+) -> "LinkEngine":
     """The link engine `name` for n_instances of robot (an asr.Robot). mujoco_params: MuJoCo
     model fields per instance (see asr.engines.mujoco.MUJOCO_FIELDS), refused by the others."""
-    return importlib.import_module(ENGINES[check(name)]).Engine(robot, n_instances, mujoco_params)
+    engine: LinkEngine = importlib.import_module(ENGINES[check(name)]).Engine(
+        robot, n_instances, mujoco_params
+    )
+    return engine
 
 
 __all__ = ["ENGINES", "check", "create"]

@@ -14,7 +14,13 @@ matrix that is not positive definite (mjWARN_INERTIA). Those are reported as a R
 naming the instances; they run on.
 """
 
+from collections.abc import Iterable, Sequence
+from typing import Any
+
 import numpy as np
+import numpy.typing as npt
+
+Counts = npt.NDArray[np.int64]
 
 # (MuJoCo warning, what it means) of the warnings that reset an instance's state or zero its
 # inputs, then of those that leave it running with incomplete physics
@@ -35,7 +41,7 @@ class Watch:
     """The warning counters (MjData.warning) of each instance's MjData, in RESET + INCOMPLETE
     order. start() before a run, finish() after it: the counts the run added."""
 
-    def __init__(self, datas):
+    def __init__(self, datas: Sequence[Any]) -> None:
         import mujoco
 
         kinds = [
@@ -44,12 +50,12 @@ class Watch:
         self._stats = [[d.warning[k] for k in kinds] for d in datas]  # live views
         self._shape = (len(datas), len(kinds))
 
-    def _counts(self):
+    def _counts(self) -> Counts:
         return np.array([[w.number for w in ws] for ws in self._stats], dtype=np.int64).reshape(
             self._shape
         )
 
-    def start(self):
+    def start(self) -> Counts:
         """The counts before a run. Set counters are zeroed for the run: a reset zeroes them all
         and counts 1, so a count compared with the one before would miss a repeated warning."""
         before = self._counts()
@@ -57,7 +63,7 @@ class Watch:
             self._stats[i][k].number = 0
         return before
 
-    def finish(self, before):
+    def finish(self, before: Counts) -> Counts:
         """(N, K) counts the run added; each counter is left at its total (before + run), as
         MuJoCo keeps it, for code that reads MjData.warning."""
         new = self._counts()
@@ -66,6 +72,6 @@ class Watch:
         return new
 
 
-def describe(counts, names):
+def describe(counts: Iterable[int], names: Sequence[tuple[str, str]]) -> str:
     """'what (mjWARN_X)' of each warning with a non-zero count, joined."""
     return "; ".join(f"{text} (mjWARN_{name})" for n, (name, text) in zip(counts, names) if n)

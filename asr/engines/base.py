@@ -1,20 +1,31 @@
 """The link engine interface asr.Sim composes with its actuator batch.
 
 An engine owns N instances of the robot's links (one per Sim instance) and hands the C core an
-asr_engine struct (csrc/engine/asr_engine.h: its step halves and pointers into its state), so the C
-rollout couples any engine the same way. Everything else about the engine's own data stays in
+asr_engine struct (csrc/engine/asr_engine.h: its step halves and pointers into its state), so the
+C rollout couples any engine the same way. Everything else about the engine's own data stays in
 its module: the Sim and the controllers go through this interface.
 """
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
 from asr import _validate as V
 from asr._ffi import ffi
 
+if TYPE_CHECKING:
+    from asr.batch import Batch
+    from asr.robot import Robot
 
-def mapping(value, name):
+# cffi's CData (asr._core has no type stubs)
+CData = Any
+FloatArray = npt.NDArray[np.float64]
+
+
+def mapping(value: Mapping[str, Any] | None, name: str) -> Mapping[str, Any]:
     """value, a mapping (None: empty); TypeError naming the argument otherwise."""
     if value is None:
         return {}
@@ -23,14 +34,24 @@ def mapping(value, name):
     return value
 
 
-def c_table(keep, ctype, values):
+def c_table(keep: list[CData], ctype: str, values: Iterable[Any]) -> CData:
     """A C array ctype[] of values, kept alive by the list keep."""
     arr = ffi.new(f"{ctype}[]", values)
     keep.append(arr)
     return arr
 
 
-def c_engine_struct(keep, steps, models, datas, qpos, qvel, qfrc, qpos_adr, dof_adr):
+def c_engine_struct(
+    keep: list[CData],
+    steps: Iterable[Any],
+    models: Iterable[int],
+    datas: Iterable[int],
+    qpos: Iterable[int],
+    qvel: Iterable[int],
+    qfrc: Iterable[int],
+    qpos_adr: Iterable[int],
+    dof_adr: Iterable[int],
+) -> CData:
     """The asr_engine* the C rollout drives (csrc/engine/asr_engine.h), kept alive by keep: steps,
     the two step halves (function addresses or pointers); models, datas, qpos, qvel, qfrc, each
     instance's addresses (ints) of its model, data, generalized positions, velocities and
@@ -53,13 +74,16 @@ class LinkEngine:
     c_engine (an asr_engine* of asr._ffi, kept alive by the engine) and the joint addresses
     (_set_addresses), and implement reset, q, qd and time."""
 
-    name = label = timestep_name = None
+    name: str | None = None
+    label: str | None = None
+    timestep_name: str | None = None
 
-    def __init__(self, robot, n_instances):
+    def __init__(self, robot: "Robot", n_instances: int) -> None:
         self.robot, self.n_instances = robot, n_instances
-        self.dt = self.c_engine = None
+        self.dt: float | None = None
+        self.c_engine: CData = None
 
-    def _set_addresses(self, qpos_adr, dof_adr):
+    def _set_addresses(self, qpos_adr: npt.ArrayLike, dof_adr: npt.ArrayLike) -> None:
         """Private index arrays (used internally, never handed out) and read-only copies of
         them for the public properties: an edited public array cannot redirect an index."""
         self._qpos_adr = np.array(qpos_adr, dtype=np.intp)
@@ -67,49 +91,49 @@ class LinkEngine:
         self.public_adr = tuple(V.read_only(a, np.intp) for a in (self._qpos_adr, self._dof_adr))
 
     @property
-    def models(self):
+    def models(self) -> tuple[Any, ...]:
         """The engine's per-instance models where it has Python objects for them, else ()."""
         return ()
 
     @property
-    def datas(self):
+    def datas(self) -> tuple[Any, ...]:
         """The engine's per-instance data where it has Python objects for them, else ()."""
         return ()
 
-    def check_q0(self, q):
+    def check_q0(self, q: FloatArray) -> None:
         """Refuse initial link angles (N, J) the engine cannot take (ValueError naming q0)."""
 
-    def reset(self, q, instances):
+    def reset(self, q: FloatArray | None, instances: npt.NDArray[np.intp] | None) -> None:
         """Reset these instances (indices, None: all) at rest, with link angles q (N, J) rad
         (None: the engine's own initial positions)."""
         raise NotImplementedError
 
-    def q(self):
+    def q(self) -> FloatArray:
         """(N, J) link angles of the actuated joints, rad (a copy)."""
         raise NotImplementedError
 
-    def qd(self):
+    def qd(self) -> FloatArray:
         """(N, J) link velocities of the actuated joints, rad/s (a copy)."""
         raise NotImplementedError
 
-    def time(self):
+    def time(self) -> float:
         """Simulated time of instance 0, s."""
         raise NotImplementedError
 
-    def link_inertia(self, i, j):
+    def link_inertia(self, i: int, j: int) -> float | None:
         """Instance i's link inertia about actuated joint j now, kg m^2, or None when the engine
         cannot tell."""
         return None
 
-    def run_start(self):
+    def run_start(self) -> Any:
         """Before a rollout: what check_run needs to tell the engine's warnings of the run."""
         return None
 
-    def check_run(self, before, batch, steps, on_error):
+    def check_run(self, before: Any, batch: "Batch", steps: int, on_error: str) -> None:
         """After a rollout of `steps` steps: report the engine's own failures (freeze the
         instances it gave up on in batch, raise or warn as on_error says)."""
 
-    def check_interaction(self):
+    def check_interaction(self) -> None:
         """Refuse the interaction controller (ValueError) unless the engine provides what it
         needs: site Jacobians, force sensors and an applied wrench (see interaction)."""
         raise ValueError(
@@ -117,13 +141,13 @@ class LinkEngine:
             f"sensors; not available with engine={self.name!r}"
         )
 
-    def interaction(self, ic, names, keep):
+    def interaction(self, ic: CData, names: Any, keep: list[CData]) -> None:
         """Fill the engine's part of the interaction controller's C struct (asr.interaction;
         see asr.engines.mujoco): refused here."""
         self.check_interaction()
         raise NotImplementedError
 
-    def sensors_at_rest(self, i):
+    def sensors_at_rest(self, i: int) -> AbstractContextManager[None]:
         """A context manager in which instance i's force sensors read at rest (the interaction
         controller's bias): refused here."""
         self.check_interaction()

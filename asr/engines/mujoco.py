@@ -39,7 +39,7 @@ def _mujoco():
     return mujoco
 
 
-_FNS = {}
+_FNS: dict[str, object] = {}
 
 
 def _function(name, ctype):

@@ -38,9 +38,9 @@ class AsrVectorEnv(gymnasium.vector.VectorEnv):
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
 
-    robot = None
-    variant = None
-    timestep = None  # override of the MJCF timestep (s), None: keep it
+    robot: str | None = None
+    variant: str | None = None
+    timestep: float | None = None  # override of the MJCF timestep (s), None: keep it
     frame_skip = 20  # simulation steps per env step
     max_episode_steps = 100  # env steps, then truncated
 
@@ -259,7 +259,7 @@ class AsrEnv(gymnasium.Env):
     AsrVectorEnv of one instance. reset(seed=s) equals sub-env i of a vector env reset with
     seed s - i."""
 
-    metadata = {"render_modes": []}
+    metadata: dict[str, list[str]] = {"render_modes": []}
 
     def __init__(self, vector_cls, render_mode=None, **kwargs):
         self._vec = vector_cls(1, render_mode=render_mode, **kwargs)

@@ -69,7 +69,8 @@ def k_off(n):
     return K_Q * np.exp(-n / 10.0)
 
 
-k_off.description = "K_off(n) = 0.5 exp(-n/10) (Mengacci et al. 2021 sec. 4.3)"
+# a label the report prints; mypy does not model attributes set on a function
+k_off.description = "K_off(n) = 0.5 exp(-n/10) (Mengacci et al. 2021 sec. 4.3)"  # type: ignore[attr-defined]
 
 
 def reference(dt):

@@ -165,8 +165,8 @@ class TrainResult:
     vecnormalize: object
     config: dict
     curve: list
-    final_error_rad: float = None
-    out_dir: str = None
+    final_error_rad: float | None = None
+    out_dir: str | None = None
 
     def predict(self, obs, deterministic=True):
         """Actions (clipped to the action space) for raw observations (N, obs_dim)."""

@@ -24,7 +24,7 @@ STATE_INFO_FIELDS = {
 }
 STATE_INFO_DEFINITION = "".join(f"float64 {name}\n" for name in STATE_INFO_FIELDS)
 
-_CLASSES = {}
+_CLASSES: dict[str, type] = {}
 
 
 def state_info_class():

@@ -44,7 +44,7 @@ router = APIRouter(
     },
 )
 
-Task = Literal[rl.TASKS]  # type: ignore[valid-type] - the registered asr env ids
+Task = Literal[rl.TASKS]  # type: ignore[valid-type]  # the registered asr env ids
 
 
 class RLStart(Strict):
@@ -83,7 +83,7 @@ async def tasks(request: Request):
         "tasks": list(rl.TASKS),
         "watchable": await asyncio.to_thread(rl.watchable_tasks),
         "algos": list(rl.ALGOS),
-        "defaults": RLStart().model_dump(),
+        "defaults": RLStart().model_dump(),  # type: ignore[call-arg]  # pydantic fills the defaults
         "limits": {"num_envs": [1, s.rl_num_envs_max], "total_steps": [1, s.rl_total_steps_max]},
     }
 
