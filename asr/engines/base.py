@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 # cffi's CData (asr._core has no type stubs)
 CData = Any
 FloatArray = npt.NDArray[np.float64]
+# instance indices (asr._validate.instance_indices: C ints)
+IndexArray = npt.NDArray[np.integer[Any]]
 
 
 def mapping(value: Mapping[str, Any] | None, name: str) -> Mapping[str, Any]:
@@ -100,10 +102,11 @@ class LinkEngine:
         """The engine's per-instance data where it has Python objects for them, else ()."""
         return ()
 
-    def check_q0(self, q: FloatArray) -> None:
-        """Refuse initial link angles (N, J) the engine cannot take (ValueError naming q0)."""
+    def check_q0(self, q: FloatArray | None) -> None:
+        """Refuse initial link angles (N, J) the engine cannot take (ValueError naming q0); None:
+        the engine's own."""
 
-    def reset(self, q: FloatArray | None, instances: npt.NDArray[np.intp] | None) -> None:
+    def reset(self, q: FloatArray | None, instances: IndexArray | None) -> None:
         """Reset these instances (indices, None: all) at rest, with link angles q (N, J) rad
         (None: the engine's own initial positions)."""
         raise NotImplementedError
@@ -141,9 +144,12 @@ class LinkEngine:
             f"sensors; not available with engine={self.name!r}"
         )
 
-    def interaction(self, ic: CData, names: Any, keep: list[CData]) -> None:
+    def interaction(
+        self, ic: CData, names: Mapping[str, str], keep: list[CData]
+    ) -> tuple[FloatArray, FloatArray]:
         """Fill the engine's part of the interaction controller's C struct (asr.interaction;
-        see asr.engines.mujoco): refused here."""
+        see asr.engines.mujoco) and return the robot's base frame in the world (position (3,),
+        rotation (9,) row-major): refused here."""
         self.check_interaction()
         raise NotImplementedError
 

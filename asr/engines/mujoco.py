@@ -12,15 +12,30 @@ import ctypes
 import glob
 import os
 import warnings
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
 from asr import _validate as V
 from asr._ffi import ffi, lib
 from asr.engines import _mujoco_warnings as mj_warnings
-from asr.engines.base import LinkEngine, c_engine_struct, c_table, mapping
+from asr.engines.base import (
+    CData,
+    FloatArray,
+    IndexArray,
+    LinkEngine,
+    c_engine_struct,
+    c_table,
+    mapping,
+)
 from asr.errors import SimulationError
 from asr.robot import joint_addresses
+
+if TYPE_CHECKING:
+    from asr.batch import Batch
+    from asr.robot import Robot
 
 # MuJoCo model fields a sweep may vary per instance: {field: the object kind it is indexed by}.
 MUJOCO_FIELDS = {
@@ -31,7 +46,8 @@ MUJOCO_FIELDS = {
 }
 
 
-def _mujoco():
+def _mujoco() -> Any:
+    """The mujoco module (it has no type stubs: Any)."""
     try:
         import mujoco
     except ImportError as exc:  # pragma: no cover - mujoco is a dependency
@@ -39,10 +55,10 @@ def _mujoco():
     return mujoco
 
 
-_FNS: dict[str, object] = {}
+_FNS: dict[str, Any] = {}
 
 
-def _function(name, ctype):
+def _function(name: str, ctype: str) -> CData:
     """The address of libmujoco's `name` (the library the Python bindings loaded) as ctype."""
     if "handle" not in _FNS:
         folder = os.path.dirname(_mujoco().__file__)
@@ -56,12 +72,12 @@ def _function(name, ctype):
     return _FNS[name]
 
 
-def step_functions():
+def step_functions() -> tuple[CData, CData]:
     """Addresses of mj_step1 and mj_step2."""
     return _function("mj_step1", "asr_engine_fn"), _function("mj_step2", "asr_engine_fn")
 
 
-def kinematics_functions():
+def kinematics_functions() -> tuple[CData, CData, CData]:
     """Addresses of mj_kinematics, mj_comPos and mj_jacSite (the interaction controller's
     inverse kinematics)."""
     return (
@@ -71,7 +87,7 @@ def kinematics_functions():
     )
 
 
-def _ptr(arr, offset=0):
+def _ptr(arr: FloatArray, offset: int = 0) -> CData:
     return ffi.cast("double*", arr.ctypes.data) + offset
 
 
@@ -81,7 +97,12 @@ class Engine(LinkEngine):
 
     name, label, timestep_name = "mujoco", "MuJoCo", "the MJCF timestep"
 
-    def __init__(self, robot, n_instances, mujoco_params=None):
+    def __init__(
+        self,
+        robot: "Robot",
+        n_instances: int,
+        mujoco_params: Mapping[str, Mapping[str, npt.ArrayLike]] | None = None,
+    ) -> None:
         super().__init__(robot, n_instances)
         mujoco = _mujoco()
         base = robot.mj_model()
@@ -97,23 +118,26 @@ class Engine(LinkEngine):
         self._set_addresses(*joint_addresses(base, robot.joint_names, robot.mjcf))
         self._models = tuple(self._per_instance_models(base, mujoco_params or {}))
         self._datas = tuple(mujoco.MjData(m) for m in self._models)
-        self._watch, self._keep = None, []
+        self._watch: mj_warnings.Watch | None = None
+        self._keep: list[CData] = []
         self.c_engine = self._engine_struct()
 
     @property
-    def models(self):
+    def models(self) -> tuple[Any, ...]:
         """(N,) tuple of mujoco.MjModel, one per instance (the same object when shared)."""
         return self._models
 
     @property
-    def datas(self):
+    def datas(self) -> tuple[Any, ...]:
         """(N,) tuple of mujoco.MjData, one per instance."""
         return self._datas
 
-    def _per_instance_models(self, base, mujoco_params):
+    def _per_instance_models(
+        self, base: Any, mujoco_params: Mapping[str, Mapping[str, npt.ArrayLike]]
+    ) -> list[Any]:
         """One shared model, or one copy per instance when a field varies per instance."""
         mujoco, n = _mujoco(), self.n_instances
-        per_instance = []
+        per_instance: list[tuple[str, int, FloatArray]] = []
         for field, values in mapping(mujoco_params, "mujoco_params").items():
             if field not in MUJOCO_FIELDS:
                 raise ValueError(
@@ -146,7 +170,7 @@ class Engine(LinkEngine):
                     )
         if not per_instance:
             return [base] * n
-        models = []
+        models: list[Any] = []
         for i in range(n):
             m = base.__copy__()
             for field, index, arr in per_instance:
@@ -154,7 +178,7 @@ class Engine(LinkEngine):
             models.append(m)
         return models
 
-    def _engine_struct(self):
+    def _engine_struct(self) -> CData:
         d = self._datas
         return c_engine_struct(
             self._keep,
@@ -170,7 +194,7 @@ class Engine(LinkEngine):
 
     # ------------------------------------------------------------ state
 
-    def check_q0(self, q):
+    def check_q0(self, q: FloatArray | None) -> None:
         top = _mujoco().mjMAXVAL
         if q is not None and np.any(np.abs(q) > top):
             bad = q[np.abs(q) > top][0]
@@ -179,7 +203,7 @@ class Engine(LinkEngine):
                 "(MuJoCo resets larger joint positions as a blow-up)"
             )
 
-    def reset(self, q, instances):
+    def reset(self, q: FloatArray | None, instances: IndexArray | None) -> None:
         mujoco = _mujoco()
         for i in range(self.n_instances) if instances is None else instances:
             m, d = self._models[i], self._datas[i]
@@ -188,36 +212,39 @@ class Engine(LinkEngine):
                 d.qpos[self._qpos_adr] = q[i]
             mujoco.mj_forward(m, d)
 
-    def q(self):
+    def q(self) -> FloatArray:
         return np.array([d.qpos[self._qpos_adr] for d in self._datas])
 
-    def qd(self):
+    def qd(self) -> FloatArray:
         return np.array([d.qvel[self._dof_adr] for d in self._datas])
 
-    def time(self):
+    def time(self) -> float:
         return float(self._datas[0].time)
 
-    def link_inertia(self, i, j):
+    def link_inertia(self, i: int, j: int) -> float:
         unit = np.zeros(self._models[i].nv)
         unit[self._dof_adr[j]] = 1.0
         minv = np.zeros_like(unit)  # column of M^-1 at the current configuration
         _mujoco().mj_solveM(
             self._models[i], self._datas[i], minv.reshape(1, -1), unit.reshape(1, -1)
         )
-        return 1.0 / minv[self._dof_adr[j]]
+        return float(1.0 / minv[self._dof_adr[j]])
 
     # ------------------------------------------------------------ MuJoCo's warnings
 
-    def run_start(self):
+    def run_start(self) -> mj_warnings.Counts:
         """MuJoCo's warning counts before a run, per instance (asr.engines._mujoco_warnings)."""
         if self._watch is None:  # live views into each MjData, built once
             self._watch = mj_warnings.Watch(self._datas)
         return self._watch.start()
 
-    def check_run(self, before, batch, steps, on_error):
+    def check_run(
+        self, before: mj_warnings.Counts, batch: "Batch", steps: int, on_error: str
+    ) -> None:
         """Report MuJoCo's warnings of the run: each instance MuJoCo reset is frozen as a
         non-finite state (the first raises SimulationError unless on_error='flag'); incomplete
         physics is a RuntimeWarning."""
+        assert self._watch is not None, "run_start comes first"
         counts = self._watch.finish(before)
         end = batch.step_count
         nreset = len(mj_warnings.RESET)
@@ -237,10 +264,10 @@ class Engine(LinkEngine):
                 stacklevel=4,
             )
         if reset.size and on_error == "raise":
-            i = int(reset[0])
-            what = mj_warnings.describe(counts[i, :nreset], mj_warnings.RESET)
+            first = int(reset[0])
+            what = mj_warnings.describe(counts[first, :nreset], mj_warnings.RESET)
             raise SimulationError(
-                i,
+                first,
                 -1,
                 end - steps,
                 lib.ASR_ERR_NONFINITE,
@@ -253,22 +280,24 @@ class Engine(LinkEngine):
 
     # ------------------------------------------------------------ interaction control
 
-    def check_interaction(self):
+    def check_interaction(self) -> None:
         """MuJoCo has what the interaction controller needs."""
 
-    def interaction(self, ic, names, keep):
+    def interaction(
+        self, ic: CData, names: Mapping[str, str], keep: list[CData]
+    ) -> tuple[FloatArray, FloatArray]:
         """Fill the engine's part of the interaction controller's asr_interaction ic: the
         kinematics functions, per-instance scratch data for the inverse kinematics, and pointers
         to the tool site, the F/T sensor and the tool body's applied wrench named by `names`
         (the robot's [interaction] block); keep holds the tables alive. Returns the base frame
-        (position (3,), rotation (3, 3)) in the world."""
+        (position (3,), rotation (9,), row-major) in the world."""
         mujoco = _mujoco()
         m0, d = self._models[0], self._datas
 
-        def ident(kind, name):
-            return mujoco.mj_name2id(m0, kind, name)
+        def ident(kind: Any, name: str) -> int:
+            return int(mujoco.mj_name2id(m0, kind, name))
 
-        def table(ctype, values):
+        def table(ctype: str, values: list[CData]) -> CData:
             return c_table(keep, ctype, values)
 
         site = ident(mujoco.mjtObj.mjOBJ_SITE, names["site"])
@@ -298,7 +327,7 @@ class Engine(LinkEngine):
         return base_pos, base_mat
 
     @contextlib.contextmanager
-    def sensors_at_rest(self, i):
+    def sensors_at_rest(self, i: int) -> Iterator[None]:
         """Instance i's sensors read at rest inside the block: inverse dynamics with zero
         accelerations (after a reset's mj_forward the sensors see the arm falling, no joint
         torque applied yet); its forward state is recomputed after."""
