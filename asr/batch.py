@@ -4,166 +4,62 @@ Every parameter is a scalar shared by all instances or an array with one value p
 one batch is a parameter sweep. The state is one NumPy block (N, J, n_fields) owned here and
 written by C, one contiguous record per joint; its fields are exposed as read-only (N, J)
 strided views, never copies.
+
+This module holds the Batch class; the C name tables (FIELDS, MODES, ...), Joint and the input
+checks it shares with asr.Sim live in asr._batch_inputs and are imported from here, as before.
 """
 
-import dataclasses
-import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
 from asr import _validate as V
+from asr._batch_inputs import (
+    FIELD_DOCS,
+    FIELD_UNITS,
+    FIELDS,
+    MODES,
+    MOTOR_SCHEMES,
+    ON_ERROR,
+    SIMD_KERNELS,
+    Joint,
+    _as_joint,
+    _check_simd_cap,
+    _record_buffer,
+    as_series,
+    check_feed_forward,
+    check_mode,
+    check_on_error,
+    check_record,
+    check_step_length,
+    param_refusal,
+    per_step,
+    record_indices,
+    window,
+)
 from asr._ffi import ffi, lib
 from asr._serial import BatchLock, serialised
 from asr.errors import SimulationError, raise_for_status, status_text
 from asr.models import check_ref2, get_model
 
-
-def _c_names(name_of, count):
-    """A C name table (name_of(k) for k < count) as a tuple of str."""
-    return tuple(ffi.string(name_of(k)).decode() for k in range(count))
-
-
-# the joint step's builds (csrc/core/asr_batch.h, ASR_SIMD_KERNELS), narrowest first: what ASR_SIMD
-# may name
-SIMD_KERNELS = _c_names(lib.asr_simd_name, lib.ASR_NSIMD)
-
-
-def _check_simd_cap():
-    """The environment variable ASR_SIMD, read by the C core when a batch is created, names a
-    kernel or is unset/empty (a typo would silently cap nothing)."""
-    cap = os.environ.get("ASR_SIMD", "")
-    if cap and cap not in SIMD_KERNELS:
-        raise ValueError(
-            f"ASR_SIMD={cap!r} is not one of the step's instruction sets "
-            f"{', '.join(SIMD_KERNELS)} (or unset for the widest this CPU runs)"
-        )
-
-
-# The state fields, listed once in csrc/core/asr_fields.h: names in record order, SI units ("" for
-# counts, flags and the per-mode references) and docs ending in the unit.
-FIELDS = tuple(ffi.string(lib.asr_state_field_name(k)).decode() for k in range(lib.ASR_NFIELD))
-FIELD_UNITS = {f: ffi.string(lib.asr_state_field_unit(k)).decode() for k, f in enumerate(FIELDS)}
-FIELD_DOCS = {
-    f: ", ".join(filter(None, (ffi.string(lib.asr_state_field_doc(k)).decode(), FIELD_UNITS[f])))
-    for k, f in enumerate(FIELDS)
-}
-
-# The operation modes, listed once in csrc/core/asr_model.h (ASR_MODES): number -> description.
-MODES = dict(enumerate(_c_names(lib.asr_mode_doc, lib.ASR_NMODE)))
-ON_ERROR = ("raise", "flag")
-# Motor sub-step schemes (csrc/core/motor.h): "euler" first order, L-stable (damps stiff modes and,
-# numerically, an undamped motor oscillation by a damping ratio of about h w / 2); "trapezoid"
-# second order, A-stable, no numerical damping (stiff modes ring instead of dying out).
-MOTOR_SCHEMES = {
-    n: k for k, n in enumerate(_c_names(lib.asr_motor_scheme_name, lib.ASR_NMOTOR_SCHEME))
-}
-
-
-def check_on_error(on_error):
-    """Check an on_error argument (Batch.step / rollout, Sim)."""
-    if on_error not in ON_ERROR:
-        raise ValueError(f"on_error: got {on_error!r}, valid: {ON_ERROR}")
-
-
-def check_record(record):
-    """A record argument (a field name or names) as a tuple of known state field names."""
-    if isinstance(record, str):
-        record = (record,)
-    elif isinstance(record, (list, tuple)):
-        record = tuple(record)
-    else:
-        raise TypeError(
-            f"record: expected a state field name or a list of them, got "
-            f"{type(record).__name__} {record!r}; valid names: {', '.join(FIELDS)}"
-        )
-    for f in record:
-        if not isinstance(f, str) or f not in FIELDS:
-            raise ValueError(f"record: unknown state field {f!r}; valid: {', '.join(FIELDS)}")
-    return record
-
-
-@dataclasses.dataclass
-class Joint:
-    """One joint of a batch: compliance model name, operation mode (0-6) and parameter values
-    (scalars or per-instance arrays). mode None: 6 for compliant models, 0 for 'rigid'."""
-
-    model: str
-    mode: int | None = None
-    params: dict[str, object] = dataclasses.field(default_factory=dict)
-
-
-def per_step(value, name, n, steps, nj, tail=()):
-    """A rollout input in the layout Batch.rollout and Sim.rollout share, as (array, time stride
-    in doubles): per step (N, steps, J, *tail), or held (N, J, *tail) (broadcast; stride 0)."""
-    arr = V.real_array(value, name)
-    full = (n, steps, nj) + tail
-    if arr.ndim == len(full):
-        return V.finite_array(arr, name, full), nj * int(np.prod(tail, dtype=int))
-    return V.broadcast_input(arr, name, (n, nj) + tail), 0
-
-
-def window(series, t0):
-    """A per_step series from step t0 on (held series and None unchanged)."""
-    if series is None or series[1] == 0:
-        return series
-    return np.ascontiguousarray(series[0][:, t0:]), series[1]
-
-
-def record_indices(record):
-    """The C field indices of recorded state field names (one placeholder when none)."""
-    return np.array([FIELDS.index(f) for f in record] or [0], dtype=np.intc)
-
-
-def as_series(series, keep):
-    """An asr_series for a per_step (array, stride_t), or a zero one for None; keeps the buffer
-    alive in `keep`."""
-    s = ffi.new("asr_series*")
-    if series is not None:
-        arr, stride_t = series
-        buf = ffi.from_buffer("double[]", arr)
-        keep.append(buf)
-        s.data = buf
-        s.stride_i = arr[0].size
-        s.stride_t = stride_t
-    return s[0]
-
-
-def _record_buffer(out, record):
-    """The C pointer recorded fields go into (NULL when nothing is recorded)."""
-    return ffi.from_buffer("double[]", out, require_writable=True) if record else ffi.NULL
-
-
-def _as_joint(j, index):
-    if isinstance(j, str):
-        return Joint(j)
-    if isinstance(j, dict):
-        d = dict(j)
-        if "model" not in d:
-            raise ValueError(f"joints[{index}]: a joint dict needs a 'model' key")
-        j = Joint(d.pop("model"), d.pop("mode", None), d.pop("params", d))
-    if isinstance(j, Joint):
-        if not isinstance(j.params, Mapping):
-            raise TypeError(
-                f"joints[{index}].params: expected a mapping {{parameter name: "
-                f"value}}, got {type(j.params).__name__} {j.params!r}"
-            )
-        return j
-    raise TypeError(
-        f"joints[{index}]: expected an asr.Joint, a model name or a dict, got {type(j).__name__}"
-    )
-
-
-def check_mode(mode, spec, where):
-    """Check an operation mode (0-6) for a joint of model `spec`; `where` prefixes the message.
-    Internal: for asr.Batch, asr.load_robot and the dashboard."""
-    mode = V.positive_int(mode, f"{where}mode", lo=0, hi=6)
-    if spec.nmotor == 0 and mode > 1:
-        raise ValueError(
-            f"{where}mode: model {spec.name!r} has no spring; got mode {mode}, "
-            "valid modes 0 (link torque) and 1 (link PID)"
-        )
-    return mode
+__all__ = [
+    "as_series",
+    "Batch",
+    "check_mode",
+    "check_on_error",
+    "check_record",
+    "FIELD_DOCS",
+    "FIELD_UNITS",
+    "FIELDS",
+    "Joint",
+    "MODES",
+    "MOTOR_SCHEMES",
+    "ON_ERROR",
+    "per_step",
+    "record_indices",
+    "SIMD_KERNELS",
+    "window",
+]
 
 
 class Batch:
@@ -366,7 +262,7 @@ class Batch:
         bad = ffi.new("int*", -1)
         st = lib.asr_batch_set_param(self._b, j, k, ffi.from_buffer("double[]", v), v.size, bad)
         if st == lib.ASR_ERR_RANGE and bad[0] >= 0:
-            raise ValueError(self._refusal(j, k, v, bad[0]))
+            raise ValueError(param_refusal(self.specs[j], j, k, v, bad[0], self.get_param))
         raise_for_status(st, f"joint {j} {name}")
 
     @serialised
@@ -398,23 +294,6 @@ class Batch:
             "get_param",
         )
         return out
-
-    def _refusal(self, j, k, v, i):
-        """Why C refused value v[i] for parameter k of joint j (asr_batch_set_param checks the
-        range and keeps pos_min < pos_max; the message says which, with the valid range)."""
-        spec = self.specs[j].all_params[k]
-        where = f"joint {j} ({self.specs[j].name}) {spec.name}: got {V.num(v[i])}"
-        if not spec.valid(v[i]):
-            unit = f" {spec.unit}" if spec.unit else ""
-            return f"{where}, valid range {spec.range_text}{unit}"
-        other = "pos_max" if spec.name == "pos_min" else "pos_min"
-        o = self.get_param(j, other)
-        bound = (
-            V.num(o[i])
-            if v.size > 1 or np.all(o == o[0])
-            else f"{V.num(o.min())} to {V.num(o.max())} across the instances"
-        )
-        return f"{where}, valid range: pos_min < pos_max (the other bound, {other}, is {bound})"
 
     # ------------------------------------------------------------ state
 
@@ -653,26 +532,12 @@ class Batch:
 
     def check_ff(self, tau_ff):
         """Feed-forward motor torques (M, J), N m: nonzero only on single-motor joints."""
-        for j, spec in enumerate(self.specs):
-            if spec.nmotor != 1 and np.any(tau_ff[:, j] != 0):
-                raise ValueError(
-                    f"tau_ff[:, {j}]: feed-forward torque is defined for "
-                    f"single-motor joints only; joint {j} ({spec.name}) has "
-                    f"{spec.nmotor} motors"
-                )
+        check_feed_forward(self.specs, tau_ff)
 
     def check_dt(self, dt):
         """A step length dt, s, that max_substep splits into at most ASR_MAX_SUBSTEPS motor
         sub-steps; returns it as a float."""
-        dt = V.positive_float(dt, "dt")
-        ratio = dt / self._max_substep  # inf for a subnormal max_substep: no integer to round
-        if not ratio <= lib.ASR_MAX_SUBSTEPS:
-            raise ValueError(
-                f"dt: {dt!r} s with max_substep {self._max_substep!r} s needs "
-                f"{ratio:.3g} motor sub-steps per step, valid range "
-                f"[1, {lib.ASR_MAX_SUBSTEPS}]; raise max_substep or lower dt"
-            )
-        return dt
+        return check_step_length(dt, self._max_substep)
 
     @serialised
     def _rollout_engine(self, engine, steps, dt, refs, ext, ff, record, out, controller=ffi.NULL):
