@@ -16,8 +16,11 @@ whatever DART makes of the SDF's collision elements; asr checks none of them.
 import glob
 import os
 import threading
+from collections.abc import Iterable, Sequence
 
 import numpy as np
+
+from asr.engines.base import CData, FloatArray
 
 # The declarations of csrc/gz/asr_gz.h (checked against it by tests/test_gazebo.py).
 _CDEF = """
@@ -41,10 +44,10 @@ void asr_gz_destroy(asr_gz_world* world);
 
 _ERR_LEN = 1024
 _lock = threading.Lock()
-_shim: dict[str, object] = {}
+_shim: dict[str, CData] = {}
 
 
-def shim_path():
+def shim_path() -> str | None:
     """The shim's path (asr/_asr_gz.so, or setuptools' build of it), or None when not built."""
     here = os.path.dirname(os.path.abspath(__file__))
     found = [os.path.join(here, "_asr_gz.so")] + sorted(
@@ -53,7 +56,7 @@ def shim_path():
     return next((p for p in found if os.path.isfile(p)), None)
 
 
-def load_shim():
+def load_shim() -> tuple[CData, CData]:
     """(ffi, lib) of the shim, loaded once (cffi ABI mode). ImportError when it is not built or
     Gazebo's libraries are missing, saying how to get them."""
     with _lock:
@@ -81,7 +84,7 @@ def load_shim():
     return _shim["ffi"], _shim["lib"]
 
 
-def available():
+def available() -> bool:
     """True when the Gazebo engine can be used (the shim built and loadable)."""
     try:
         load_shim()
@@ -94,7 +97,15 @@ class GazeboWorlds:
     """n DART worlds of one SDF file with the named 1-DOF joints actuated (driven by asr's link
     engine asr.engines.gazebo). dt: step length, s (None: the SDF's max_step_size)."""
 
-    def __init__(self, sdf, joint_names, n, dt=None, model=None, label=None):
+    def __init__(
+        self,
+        sdf: str | os.PathLike[str],
+        joint_names: Iterable[str],
+        n: int,
+        dt: float | None = None,
+        model: str | None = None,
+        label: str | None = None,
+    ) -> None:
         gffi, glib = load_shim()
         self._ffi, self._lib = gffi, glib
         if not isinstance(sdf, (str, os.PathLike)):
@@ -106,7 +117,7 @@ class GazeboWorlds:
         names = [gffi.new("char[]", j.encode()) for j in self.joint_names]
         c_names = gffi.new("char*[]", names) if names else gffi.NULL
         err = gffi.new("char[]", _ERR_LEN)
-        self._worlds = []
+        self._worlds: list[CData] = []
         try:
             for _ in range(n):
                 w = glib.asr_gz_create(
@@ -130,15 +141,15 @@ class GazeboWorlds:
         self._q = [gffi.buffer(glib.asr_gz_qpos(w), 8 * j) for w in self._worlds]
         self._qd = [gffi.buffer(glib.asr_gz_qvel(w), 8 * j) for w in self._worlds]
 
-    def addresses(self):
+    def addresses(self) -> dict[str, Sequence[int]]:
         """{name: addresses (ints)} the link engine's C struct needs: step (the shim's two step
         halves), and per world: world, qpos, qvel, qfrc."""
         g = self._lib
 
-        def addr(cdata):
+        def addr(cdata: CData) -> int:
             return int(self._ffi.cast("uintptr_t", cdata))
 
-        out = {
+        out: dict[str, Sequence[int]] = {
             "step": (addr(g.asr_gz_step1), addr(g.asr_gz_step2)),
             "world": [addr(w) for w in self._worlds],
         }
@@ -150,7 +161,9 @@ class GazeboWorlds:
             out[field] = [addr(fn(w)) for w in self._worlds]
         return out
 
-    def set_state(self, i, q=None, qd=None):
+    def set_state(
+        self, i: int, q: Iterable[float] | None = None, qd: Iterable[float] | None = None
+    ) -> None:
         """Reset world i: joint angles q and velocities qd ((J,), None: keep), time 0."""
         gffi = self._ffi
         err = gffi.new("char[]", _ERR_LEN)
@@ -160,28 +173,28 @@ class GazeboWorlds:
         if self._lib.asr_gz_set_state(self._worlds[i], arrays[0], arrays[1], err, _ERR_LEN):
             raise ValueError(f"{self.sdf}: {gffi.string(err).decode(errors='replace')}")
 
-    def q(self):
+    def q(self) -> FloatArray:
         """(N, J) joint angles, rad."""
         return np.array([np.frombuffer(b, dtype=np.float64) for b in self._q]).reshape(
             len(self._worlds), len(self.joint_names)
         )
 
-    def qd(self):
+    def qd(self) -> FloatArray:
         """(N, J) joint velocities, rad/s."""
         return np.array([np.frombuffer(b, dtype=np.float64) for b in self._qd]).reshape(
             len(self._worlds), len(self.joint_names)
         )
 
-    def time(self, i=0):
+    def time(self, i: int = 0) -> float:
         return float(self._lib.asr_gz_time(self._worlds[i]))
 
-    def close(self):
+    def close(self) -> None:
         """Destroy the worlds (also when garbage-collected)."""
         worlds, self._worlds = getattr(self, "_worlds", []), []
         for w in worlds:
             self._lib.asr_gz_destroy(w)
 
-    def __del__(self):
+    def __del__(self) -> None:
         try:
             self.close()
         except Exception:  # pragma: no cover - interpreter shutdown

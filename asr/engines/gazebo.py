@@ -2,9 +2,15 @@
 (Robot.sdf), one DART world per instance, the time step the SDF's max_step_size (the worlds and
 the shim that drives them: asr.gazebo)."""
 
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
-from asr.engines.base import LinkEngine, c_engine_struct
+from asr.engines.base import CData, FloatArray, IndexArray, LinkEngine, c_engine_struct
+
+if TYPE_CHECKING:
+    from asr.robot import Robot
 
 
 class Engine(LinkEngine):
@@ -13,7 +19,9 @@ class Engine(LinkEngine):
 
     name, label, timestep_name = "gazebo", "Gazebo", "the SDF's max_step_size"
 
-    def __init__(self, robot, n_instances, mujoco_params=None):
+    def __init__(
+        self, robot: "Robot", n_instances: int, mujoco_params: Mapping[str, Any] | None = None
+    ) -> None:
         from asr.gazebo import GazeboWorlds
 
         super().__init__(robot, n_instances)
@@ -35,7 +43,8 @@ class Engine(LinkEngine):
         self.dt = self._gz.dt
         n_joints = len(robot.joint_names)
         self._set_addresses(range(n_joints), range(n_joints))
-        a, self._keep = self._gz.addresses(), []
+        a = self._gz.addresses()
+        self._keep: list[CData] = []
         # a world is both the model and the data the shim's step halves take
         self.c_engine = c_engine_struct(
             self._keep,
@@ -49,19 +58,19 @@ class Engine(LinkEngine):
             self._dof_adr,
         )
 
-    def reset(self, q, instances):
+    def reset(self, q: FloatArray | None, instances: IndexArray | None) -> None:
         q = self._q0 if q is None else q
         zero = np.zeros(len(self.robot.joint_names))
         for i in range(self.n_instances) if instances is None else instances:
             self._gz.set_state(i, q[i], zero)
 
-    def q(self):
+    def q(self) -> FloatArray:
         return self._gz.q()
 
-    def qd(self):
+    def qd(self) -> FloatArray:
         return self._gz.qd()
 
-    def time(self):
+    def time(self) -> float:
         return self._gz.time(0)
 
 
