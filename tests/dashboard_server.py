@@ -105,6 +105,28 @@ def wait_for(fn, timeout, what, every=0.1):
         time.sleep(every)
 
 
+# How long a check waits for the simulation to advance or for a few stream frames: the CI host is
+# shared and busy, so a stepping loop can lose whole seconds; a real stop still fails, after this.
+SIM_DEADLINE_S = 30.0
+
+
+def sim_time(target):
+    """Simulated time of a real server (a base URL) or of a TestClient."""
+    if isinstance(target, str):
+        return get_json(target + "/api/state")["time"]
+    return target.get("/api/state").json()["time"]
+
+
+def wait_sim_past(target, t, what="the simulation to advance"):
+    """Wait (up to SIM_DEADLINE_S) until target's simulated time is past `t`; that time."""
+    return wait_for(lambda: (now := sim_time(target)) > t and now, SIM_DEADLINE_S, what, 0.02)
+
+
+def assert_running(target):
+    """The simulation advances: its time passes the time read now (within SIM_DEADLINE_S)."""
+    wait_sim_past(target, sim_time(target), "the simulation to run (it stopped)")
+
+
 def get_json(url, timeout=10):
     with urllib.request.urlopen(url, timeout=timeout) as r:
         return json.loads(r.read())

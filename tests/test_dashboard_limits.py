@@ -14,7 +14,7 @@ from conftest import require
 
 require("fastapi")
 require("httpx")
-from dashboard_server import get_json, running_server  # noqa: E402
+from dashboard_server import assert_running, running_server  # noqa: E402
 from fastapi.testclient import TestClient  # noqa: E402
 from starlette.websockets import WebSocketDisconnect  # noqa: E402
 
@@ -36,19 +36,6 @@ def client():
 def server():
     with running_server() as url:
         yield url
-
-
-def sim_time(target):
-    """Simulated time of a real server (URL) or a TestClient."""
-    if isinstance(target, str):
-        return get_json(target + "/api/state")["time"]
-    return target.get("/api/state").json()["time"]
-
-
-def assert_running(target):
-    t0 = sim_time(target)
-    time.sleep(0.2)
-    assert sim_time(target) > t0
 
 
 def nested(depth):
@@ -80,12 +67,13 @@ def read_status(sock):
 
 @pytest.mark.slow
 def test_a_50_mb_body_is_refused_before_it_is_read(server):
-    # declared: answered from the headers alone, not one byte of the body sent
-    t0 = time.monotonic()
+    # declared: answered from the headers alone, not one byte of the body sent. That it is
+    # answered at all is the check (a server waiting for the body would never answer, and the
+    # socket's 10 s timeout fails the read), so no wall-clock bound on a busy host is needed.
     s = post_head(server, {"content-type": "application/json", "content-length": MB50})
     status, text = read_status(s)
     s.close()
-    assert status == 413 and "limit 1048576 bytes" in text and time.monotonic() - t0 < 2
+    assert status == 413 and "limit 1048576 bytes" in text
     # chunked, without a length: refused as soon as the limit is passed
     s = post_head(server, {"content-type": "application/json", "transfer-encoding": "chunked"})
     chunk, sent = b"[" + b" " * (64 << 10), 0
