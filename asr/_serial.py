@@ -23,6 +23,10 @@ import functools
 import os
 import threading
 import weakref
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
+
+_Method = TypeVar("_Method", bound=Callable[..., Any])
 
 
 class BatchLock:
@@ -91,7 +95,7 @@ def _after_fork_in_child():
 os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-def serialised(method):
+def serialised(method: _Method) -> _Method:
     """Run `method` holding its object's `_lock` (a BatchLock), unless the lock refuses it."""
 
     @functools.wraps(method)
@@ -104,4 +108,4 @@ def serialised(method):
                 )
             return method(self, *args, **kwargs)
 
-    return locked
+    return cast(_Method, locked)  # the same signature: wraps passes every argument on

@@ -136,7 +136,7 @@ class GazeboWorlds:
         except BaseException:
             self.close()
             raise
-        self.dt = float(glib.asr_gz_dt(self._worlds[0])) if n else None
+        self.dt: float | None = float(glib.asr_gz_dt(self._worlds[0])) if n else None
         j = len(self.joint_names)
         self._q = [gffi.buffer(glib.asr_gz_qpos(w), 8 * j) for w in self._worlds]
         self._qd = [gffi.buffer(glib.asr_gz_qvel(w), 8 * j) for w in self._worlds]

@@ -15,19 +15,23 @@ stiffness: a spring of stiffness k on a link of inertia I is integrated stably w
 dt < 2 / sqrt(k / I) and accurately well below it. Choose the engine's timestep accordingly.
 """
 
+import os
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import nullcontext
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from asr import _validate as V
 from asr import engines
 from asr._ffi import ffi, lib
-from asr._serial import serialised
+from asr._serial import BatchLock, serialised
 from asr.batch import Batch, as_series, check_on_error, check_record, per_step, window
-from asr.engines.base import mapping
+from asr.engines.base import CData, FloatArray, IndexArray, LinkEngine, mapping
 from asr.engines.mujoco import MUJOCO_FIELDS
 from asr.errors import SimulationError
-from asr.interaction import Interaction, split_record
+from asr.interaction import Admittance, DirectForce, Interaction, split_record
 from asr.models import compliance
 from asr.robot import Robot, load_robot
 
@@ -35,6 +39,11 @@ DEFAULT_RECORD = ("q", "qd", "th1", "th2", "tau_joint", "stiffness")
 
 # Link engines: MuJoCo (the robot's MJCF) or Gazebo's physics with DART (its SDF; asr.gazebo).
 ENGINES = tuple(engines.ENGINES)
+
+# a rollout input as asr.batch.per_step gives it: (array, time stride in doubles)
+Series = tuple[FloatArray, int]
+# refs as a callable: refs(sim, t) -> (N, J, 2) references
+RefsFn = Callable[["Sim", int], npt.ArrayLike]
 
 
 class Sim:
@@ -62,22 +71,24 @@ class Sim:
 
     def __init__(
         self,
-        robot,
-        n_instances=1,
+        robot: Robot | str | os.PathLike[str],
+        n_instances: int = 1,
         *,
-        params=None,
-        mujoco_params=None,
-        threads=1,
-        max_substep=1e-3,
-        motor_scheme="euler",
-        variant=None,
-        engine="mujoco",
-        controller=None,
-    ):
+        params: Mapping[str | int, Mapping[str, npt.ArrayLike]] | None = None,
+        mujoco_params: Mapping[str, Mapping[str, npt.ArrayLike]] | None = None,
+        threads: int = 1,
+        max_substep: float = 1e-3,
+        motor_scheme: str = "euler",
+        variant: str | None = None,
+        engine: str = "mujoco",
+        controller: Admittance | DirectForce | None = None,
+    ) -> None:
         engines.check(engine)
-        self._robot = robot if isinstance(robot, Robot) else load_robot(robot, variant)
-        self._n_instances = V.positive_int(n_instances, "n_instances", hi=2**31 - 1)
-        self._engine = engines.create(engine, self.robot, self.n_instances, mujoco_params)
+        self._robot: Robot = robot if isinstance(robot, Robot) else load_robot(robot, variant)
+        self._n_instances: int = V.positive_int(n_instances, "n_instances", hi=2**31 - 1)
+        self._engine: LinkEngine = engines.create(
+            engine, self.robot, self.n_instances, mujoco_params
+        )
         self._batch = Batch(
             [j.joint() for j in self.robot.joints],
             self.n_instances,
@@ -85,16 +96,16 @@ class Sim:
             max_substep=max_substep,
             motor_scheme=motor_scheme,
         )
-        self._lock = self._batch.lock
+        self._lock: BatchLock = self._batch.lock
         for joint, values in mapping(params, "params").items():
             self.batch.set_params(self._joint_index(joint), **mapping(values, f"params[{joint!r}]"))
-        self._controller = None
+        self._controller: Interaction | None = None
         if controller is not None:
             self._controller = Interaction(self, self._engine, controller)
         self._held_refs = np.zeros((self.n_instances, self.n_joints, 2))
         self.reset()
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, ...]:
         raise TypeError(
             "a Sim cannot be pickled: its engine data and actuator batch live in C and its lock "
             "belongs to this process. Save what rebuilds it instead: the robot (name, variant), "
@@ -106,86 +117,94 @@ class Sim:
     # ------------------------------------------------------------ set-up (read-only)
 
     @property
-    def robot(self):
+    def robot(self) -> Robot:
         """The asr.Robot simulated."""
         return self._robot
 
     @property
-    def n_instances(self):
+    def n_instances(self) -> int:
         """N, the number of instances."""
         return self._n_instances
 
     @property
-    def n_joints(self):
+    def n_joints(self) -> int:
         """J, the number of actuated joints."""
         return len(self.robot.joints)
 
     @property
-    def controller(self):
+    def controller(self) -> Interaction | None:
         """The interaction controller (asr.interaction.Interaction: setpoint, trajectory,
         set_references, fsm, ...), or None."""
         return self._controller
 
     @property
-    def engine(self):
+    def engine(self) -> str:
         """The link engine's name: "mujoco" or "gazebo" (see asr.engines)."""
         return self._engine.name
 
     @property
-    def dt(self):
+    def dt(self) -> float:
         """The MJCF timestep (Gazebo: the SDF's max_step_size), s: the length of one step."""
         return self._engine.dt
 
     @property
-    def qpos_adr(self):
+    def qpos_adr(self) -> npt.NDArray[np.intp]:
         """(J,) int, read-only: each actuated joint's address in the engine's generalized
         positions (MuJoCo: MjData.qpos)."""
         return self._engine.public_adr[0]
 
     @property
-    def dof_adr(self):
+    def dof_adr(self) -> npt.NDArray[np.intp]:
         """(J,) int, read-only: each actuated joint's address in the engine's generalized
         velocities and forces (MuJoCo: MjData.qvel / qfrc_applied)."""
         return self._engine.public_adr[1]
 
     @property
-    def models(self):
+    def models(self) -> tuple[Any, ...]:
         """(N,) tuple of mujoco.MjModel, one per instance (the same object when shared): the
         MuJoCo engine's own models, readable for scenes and experiments; empty with
         engine='gazebo'."""
         return self._engine.models
 
     @property
-    def datas(self):
+    def datas(self) -> tuple[Any, ...]:
         """(N,) tuple of mujoco.MjData, one per instance: the MuJoCo engine's own data; empty
         with engine='gazebo'."""
         return self._engine.datas
 
     @property
-    def batch(self):
+    def batch(self) -> Batch:
         """The asr.Batch of the actuators (N instances x J joints)."""
         return self._batch
 
     @property
-    def lock(self):
+    def lock(self) -> BatchLock:
         """The lock every call takes (the batch's); hold it (`with sim.lock:`) to make several
         calls, or direct edits of models and datas, one unit no other thread comes between."""
         return self._lock
 
-    def _joint_index(self, joint):
+    def _joint_index(self, joint: str | int) -> int:
         names = self.robot.joint_names
         if isinstance(joint, str):
             if joint not in names:
                 raise ValueError(
                     f"params: unknown joint {joint!r}; actuated joints: {', '.join(names)}"
                 )
-            return names.index(joint)
-        return V.positive_int(joint, "params joint index", lo=0, hi=len(names) - 1)
+            index: int = names.index(joint)
+        else:
+            index = V.positive_int(joint, "params joint index", lo=0, hi=len(names) - 1)
+        return index
 
     # ------------------------------------------------------------ state
 
     @serialised
-    def reset(self, q0=None, refs=None, *, instances=None):
+    def reset(
+        self,
+        q0: npt.ArrayLike | None = None,
+        refs: npt.ArrayLike | None = None,
+        *,
+        instances: npt.ArrayLike | None = None,
+    ) -> None:
         """Reset the engine and the actuators. q0: link angles (N, J) or (J,), rad (default: the
         robot's initial q, else the model's qpos0); refs: (N, J, 2) or (J, 2) references that
         place the motors (default: the robot's initial refs, else zero deflection).
@@ -198,15 +217,16 @@ class Sim:
             refs = self.robot.initial_refs
         q = None if q0 is None else V.broadcast_input(q0, "q0", shape)
         self._engine.check_q0(q)
+        idx: IndexArray | None = None
         if instances is not None:
-            instances = V.instance_indices(instances, self.n_instances)
-        self._engine.reset(q, instances)
-        self.batch.reset(self.q, refs, instances=instances)
-        self._hold_refs(refs, instances)
+            idx = V.instance_indices(instances, self.n_instances)
+        self._engine.reset(q, idx)
+        self.batch.reset(self.q, refs, instances=idx)
+        self._hold_refs(refs, idx)
         if self._controller is not None:
-            self._controller.init(instances)
+            self._controller.init(idx)
 
-    def _hold_refs(self, refs, instances):
+    def _hold_refs(self, refs: npt.ArrayLike | None, instances: IndexArray | None) -> None:
         """The references a controlled rollout without refs uses: those of the last step, or
         after a reset the reset's (the robot's initial ones; zero without)."""
         shape = (self.n_instances, self.n_joints, 2)
@@ -217,19 +237,19 @@ class Sim:
 
     @property
     @serialised
-    def q(self):
+    def q(self) -> FloatArray:
         """Link angles of the actuated joints, (N, J), rad (a copy)."""
         return self._engine.q()
 
     @property
     @serialised
-    def qd(self):
+    def qd(self) -> FloatArray:
         """Link velocities of the actuated joints, (N, J), rad/s (a copy)."""
         return self._engine.qd()
 
     @property
     @serialised
-    def time(self):
+    def time(self) -> float:
         """Simulated time of instance 0, s."""
         return self._engine.time()
 
@@ -238,16 +258,16 @@ class Sim:
     @serialised
     def rollout(
         self,
-        steps,
-        refs=None,
+        steps: int,
+        refs: npt.ArrayLike | RefsFn | None = None,
         *,
-        tau_ext=None,
-        tau_ff=None,
-        every=1,
-        record=DEFAULT_RECORD,
-        on_error="raise",
-        wrench_ext=None,
-    ):
+        tau_ext: npt.ArrayLike | None = None,
+        tau_ff: npt.ArrayLike | None = None,
+        every: int = 1,
+        record: str | Iterable[str] = DEFAULT_RECORD,
+        on_error: str = "raise",
+        wrench_ext: npt.ArrayLike | None = None,
+    ) -> dict[str, npt.NDArray[Any]]:
         """Simulate `steps` steps of the MJCF timestep.
 
         refs: (N, steps, J, 2) per step, (N, J, 2) or (J, 2) held, or a callable
@@ -268,7 +288,7 @@ class Sim:
         """
         check_on_error(on_error)
         steps = V.positive_int(steps, "steps", hi=2**31 - 1)
-        record = check_record(record)
+        fields: tuple[str, ...] = check_record(record)
         ctl = self._controller
         if refs is None:
             if ctl is None:
@@ -277,11 +297,11 @@ class Sim:
         if wrench_ext is not None and ctl is None:
             raise ValueError("wrench_ext: needs a controller (it names the tool body)")
         n, nj = self.n_instances, self.n_joints
-        out = np.empty((len(record), n, steps, nj))
+        out = np.empty((len(fields), n, steps, nj))
         ic_out = np.empty((n, steps, lib.ASR_IC_NREC)) if ctl else None
         ext = None if tau_ext is None else self._per_step(tau_ext, "tau_ext", steps, ())
         ff = None if tau_ff is None else self._per_step(tau_ff, "tau_ff", steps, ())
-        wrench = None if wrench_ext is None else ctl.wrench_series(wrench_ext, steps)
+        wrench = None if wrench_ext is None or ctl is None else ctl.wrench_series(wrench_ext, steps)
         if ff is not None:
             self.batch.check_ff(ff[0].reshape(-1, nj))
         self.batch.check_frozen(on_error, "Sim.rollout")
@@ -295,7 +315,7 @@ class Sim:
                     (r, 0),
                     window(ext, t0),
                     window(ff, t0),
-                    record,
+                    fields,
                     out[:, :, t0 : t0 + k],
                     on_error,
                     window(wrench, t0),
@@ -307,13 +327,13 @@ class Sim:
                 self._per_step(refs, "refs", steps, (2,)),
                 ext,
                 ff,
-                record,
+                fields,
                 out,
                 on_error,
                 wrench,
                 ic_out,
             )
-        res = {f: out[k] for k, f in enumerate(record)}
+        res = {f: out[k] for k, f in enumerate(fields)}
         self._held_refs = np.stack([self.batch.field("ref1"), self.batch.field("ref2")], axis=-1)
         if ctl is not None:
             res.update(split_record(ic_out))
@@ -321,14 +341,14 @@ class Sim:
 
     def step(
         self,
-        refs=None,
+        refs: npt.ArrayLike | RefsFn | None = None,
         *,
-        tau_ext=None,
-        tau_ff=None,
-        record=DEFAULT_RECORD,
-        on_error="raise",
-        wrench_ext=None,
-    ):
+        tau_ext: npt.ArrayLike | None = None,
+        tau_ff: npt.ArrayLike | None = None,
+        record: str | Iterable[str] = DEFAULT_RECORD,
+        on_error: str = "raise",
+        wrench_ext: npt.ArrayLike | None = None,
+    ) -> dict[str, npt.NDArray[Any]]:
         """One step; returns {field: (N, J)} after it (with a controller also its fields)."""
         res = self.rollout(
             1,
@@ -341,11 +361,25 @@ class Sim:
         )
         return {f: v[:, 0] for f, v in res.items()}
 
-    def _per_step(self, value, name, steps, tail):
+    def _per_step(
+        self, value: npt.ArrayLike, name: str, steps: int, tail: tuple[int, ...]
+    ) -> Series:
         """(array, time stride in doubles): (N, steps, J, *tail) per step or held (N, J, *tail)."""
-        return per_step(value, name, self.n_instances, steps, self.n_joints, tail)
+        series: Series = per_step(value, name, self.n_instances, steps, self.n_joints, tail)
+        return series
 
-    def _run(self, steps, refs, ext, ff, record, out, on_error, wrench=None, ic_out=None):
+    def _run(
+        self,
+        steps: int,
+        refs: Series,
+        ext: Series | None,
+        ff: Series | None,
+        record: tuple[str, ...],
+        out: FloatArray,
+        on_error: str,
+        wrench: Series | None = None,
+        ic_out: FloatArray | None = None,
+    ) -> None:
         """One C rollout of `steps` steps writing into out (nrecord, N, steps, J) and, with a
         controller, ic_out (N, steps, ASR_IC_NREC) (either maybe a view of a longer record:
         copied back when not contiguous). refs, ext, ff, wrench: (array, stride_t) from
@@ -356,7 +390,7 @@ class Sim:
         ic_buf = None
         if ic_out is not None:
             ic_buf = ic_out if ic_out.flags.c_contiguous else np.empty(ic_out.shape)
-        keep = []
+        keep: list[CData] = []
         before = self._engine.run_start()
         series = (as_series(refs, keep), as_series(ext, keep), as_series(ff, keep))
         ctl = self._controller
@@ -364,7 +398,7 @@ class Sim:
             st = self.batch._rollout_engine(
                 self._engine.c_engine, steps, self.dt, *series, record, buf, hooks
             )
-        if ic_buf is not ic_out:
+        if ic_out is not None and ic_buf is not ic_out:
             ic_out[...] = ic_buf
         if buf is not out:
             out[...] = buf
@@ -384,7 +418,7 @@ class Sim:
         self._engine.check_run(before, self.batch, steps, on_error)
 
     @serialised
-    def coupling_limit(self, instance, joint):
+    def coupling_limit(self, instance: int, joint: int) -> str:
         """Why an instance may have diverged: its spring's stiffness at zero load (the motors
         where they are now) against the link's inertia about the joint, as omega dt, which the
         explicit coupling needs below 2. Returns a sentence naming the joint and the fix."""

@@ -6,6 +6,7 @@ module listed in ENGINES; asr.Sim and the controllers only use the LinkEngine in
 """
 
 import importlib
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -24,7 +25,7 @@ def check(name: object) -> str:
 
 
 def create(
-    name: str, robot: "Robot", n_instances: int, mujoco_params: dict[str, Any] | None = None
+    name: str, robot: "Robot", n_instances: int, mujoco_params: Mapping[str, Any] | None = None
 ) -> "LinkEngine":
     """The link engine `name` for n_instances of robot (an asr.Robot). mujoco_params: MuJoCo
     model fields per instance (see asr.engines.mujoco.MUJOCO_FIELDS), refused by the others."""

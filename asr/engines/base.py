@@ -8,7 +8,7 @@ its module: the Sim and the controllers go through this interface.
 
 from collections.abc import Iterable, Mapping
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -25,9 +25,11 @@ CData = Any
 FloatArray = npt.NDArray[np.float64]
 # instance indices (asr._validate.instance_indices: C ints)
 IndexArray = npt.NDArray[np.integer[Any]]
+K = TypeVar("K")
+V_ = TypeVar("V_")
 
 
-def mapping(value: Mapping[str, Any] | None, name: str) -> Mapping[str, Any]:
+def mapping(value: Mapping[K, V_] | None, name: str) -> Mapping[K, V_]:
     """value, a mapping (None: empty); TypeError naming the argument otherwise."""
     if value is None:
         return {}
@@ -76,13 +78,13 @@ class LinkEngine:
     c_engine (an asr_engine* of asr._ffi, kept alive by the engine) and the joint addresses
     (_set_addresses), and implement reset, q, qd and time."""
 
-    name: str | None = None
-    label: str | None = None
-    timestep_name: str | None = None
+    name: str
+    label: str
+    timestep_name: str
+    dt: float
 
     def __init__(self, robot: "Robot", n_instances: int) -> None:
         self.robot, self.n_instances = robot, n_instances
-        self.dt: float | None = None
         self.c_engine: CData = None
 
     def _set_addresses(self, qpos_adr: npt.ArrayLike, dof_adr: npt.ArrayLike) -> None:

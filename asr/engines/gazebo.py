@@ -40,6 +40,7 @@ class Engine(LinkEngine):
             sdf, robot.joint_names, n_instances, label=f"robot {robot.name!r} ({robot.variant})"
         )
         self._q0 = self._gz.q()
+        assert self._gz.dt is not None, "n_instances >= 1 worlds have a time step"
         self.dt = self._gz.dt
         n_joints = len(robot.joint_names)
         self._set_addresses(range(n_joints), range(n_joints))
