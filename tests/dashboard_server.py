@@ -127,6 +127,28 @@ def assert_running(target):
     wait_sim_past(target, sim_time(target), "the simulation to run (it stopped)")
 
 
+def plotted_time(pg, plot):
+    """The simulated time of the last sample a chromium_page has plotted in #`plot` (s; -1
+    before any)."""
+    return pg.evaluate(
+        """(plot) => Math.max(-1, ...document.getElementById(plot).data
+            .map(t => Array.from(t.x || []).filter(v => v !== null).pop() ?? -1))""",
+        plot,
+    )
+
+
+def wait_plotted(pg, seconds, plot):
+    """Wait until a chromium_page has plotted `seconds` s of simulated time past the server's
+    time now: a settling or a history measured in the simulation's time, which a busy host
+    only delays (deadline: SIM_DEADLINE_S plus four times the span, the pacing's real time)."""
+    t = sim_time(pg.base_url) + seconds
+    wait_for(
+        lambda: plotted_time(pg, plot) >= t,
+        SIM_DEADLINE_S + 4 * seconds,
+        f"{seconds} s of simulated time plotted in #{plot}",
+    )
+
+
 def get_json(url, timeout=10):
     with urllib.request.urlopen(url, timeout=timeout) as r:
         return json.loads(r.read())

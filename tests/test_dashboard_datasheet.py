@@ -170,9 +170,10 @@ def test_operating_point_moves(page):
 
     wait_for(lambda: panel(page)["op"], 30, "the operating point")
     first = panel(page)
-    page.wait_for_timeout(1000)
-    second = panel(page)
-    assert second["op"] != first["op"], "the operating point did not move in 1 s"
+    # it moves: waited for with a generous deadline (a busy host plots late), not a fixed 1 s
+    second = wait_for(
+        lambda: (p := panel(page))["op"] != first["op"] and p, 30, "the operating point to move"
+    )
     assert second["markers"][0] != first["markers"][0]
     preset, deflection = (float(v) for v in second["op"].split(","))
     state = page.evaluate("async () => (await fetch('/api/state')).json()")

@@ -57,12 +57,16 @@ def test_live_data_arrives(page):
 
 
 def test_stiff_shrinks_the_deflection(page):
+    from dashboard_server import wait_plotted
+
+    # the vertical arm sags and settles under gravity: 4 s of the simulation's time, plotted
+    # (a busy host takes longer to get there; the settling is the same)
     page.click("#btn-soft")
-    page.wait_for_timeout(4000)  # the vertical arm sags and settles under gravity
+    wait_plotted(page, 4.0, "plot-defl")
     soft = plotted_deflection(page)
     clicked = time.monotonic()
     page.click("#btn-stiff")
-    page.wait_for_timeout(4000)
+    wait_plotted(page, 4.0, "plot-defl")
     stiff = plotted_deflection(page)
     print(f"mean |deflection| soft {soft:.4f} rad, stiff {stiff:.4f} rad")
     assert stiff < 0.7 * soft

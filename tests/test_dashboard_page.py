@@ -203,7 +203,9 @@ def exported_figure(text):
 
 @pytest.mark.slow
 def test_export_html_one_axis_per_unit(default_server):
-    time.sleep(3)  # a few seconds of history
+    from dashboard_server import wait_sim_past
+
+    wait_sim_past(default_server, 3.0)  # a few seconds of history (simulated, not wall-clock)
     text = get(urllib.request.Request(default_server + "/api/export.html", method="POST")).decode()
     size = len(text.encode())
     data, layout, scripts = exported_figure(text)
