@@ -25,6 +25,7 @@ from dashboard_server import wait_for  # noqa: E402
 from fastapi.testclient import TestClient  # noqa: E402
 
 from dashboard.app import create_app  # noqa: E402
+from dashboard.rl import read_curve  # noqa: E402
 from dashboard.settings import Settings  # noqa: E402
 
 BASE = "http://127.0.0.1"
@@ -66,6 +67,27 @@ def client():
 
 def rows(client):
     return len(client.get("/api/rl/status").json()["curve"]["steps"])
+
+
+def stream_rate(pg, seconds):
+    """The page's extend frames per second of wall time over `seconds` s."""
+    frames0, t0 = int(pg.get_attribute("#status", "data-frames") or 0), time.monotonic()
+    pg.wait_for_timeout(seconds * 1000)
+    frames1 = int(pg.get_attribute("#status", "data-frames") or 0)
+    return (frames1 - frames0) / (time.monotonic() - t0)
+
+
+def last_step(client):
+    steps = client.get("/api/rl/status").json()["curve"]["steps"]
+    return steps[-1] if steps else None
+
+
+def disk_last_step(pid):
+    """The last row's steps in the curve.json of the trainer `pid` (its --out folder)."""
+    with open(f"/proc/{pid}/cmdline", "rb") as f:
+        argv = f.read().decode().split("\0")
+    steps = read_curve(os.path.join(argv[argv.index("--out") + 1], "curve.json"))["steps"]
+    return steps[-1] if steps else None
 
 
 # ------------------------------------------------------------------ validation
@@ -172,10 +194,13 @@ def test_training_lifecycle(client):
     st = client.post("/api/rl/pause").json()
     assert st["paused"]
     wait_for(lambda: proc_state(pid) == "T", 10, "the trainer to stop (SIGSTOP)")
-    time.sleep(0.75)  # three polls of the watcher: a row written before the stop is in
+    # every row written before the stop reaches the status: the watcher has read the stopped
+    # trainer's curve.json (its last step), waited for rather than given a fixed number of polls
+    last = disk_last_step(pid)
+    wait_for(lambda: last_step(client) == last, 30, "the rows written before the stop")
     n = rows(client)
-    time.sleep(1.5)
-    assert rows(client) == n
+    time.sleep(1.5)  # six of the watcher's polls (fewer on a busy host: never a false failure)
+    assert rows(client) == n and last_step(client) == last
     st = client.post("/api/rl/resume").json()
     assert not st["paused"]
     wait_for(lambda: proc_state(pid) != "T", 10, "the trainer to continue (SIGCONT)")
@@ -314,22 +339,24 @@ def test_rl_panel_in_chromium():
                 ("#rl-total-steps", "10000000"),
             ):
                 pg.fill(sel, value)
+            # the stream's rate before the training, side by side with the one during it: what
+            # the host gives the stream whatever else loads it
+            pg.wait_for_function(
+                "() => +document.getElementById('status').dataset.frames > 5", timeout=30000
+            )
+            before = stream_rate(pg, 3.0)
             pg.click("#btn-rl-start")
             pg.wait_for_function(
                 "() => document.querySelector('#rl-status').dataset.running === '1'", timeout=20000
             )
 
             # the stream while the trainer runs: extend frames counted over 5 s
-            frames0 = int(pg.get_attribute("#status", "data-frames") or 0)
-            t0 = time.monotonic()
-            pg.wait_for_timeout(5000)
-            rate = (int(pg.get_attribute("#status", "data-frames") or 0) - frames0) / (
-                time.monotonic() - t0
-            )
-            print(f"stream during training: {rate:.1f} updates/s")
-            # the trainer does not starve the stream: a bound far below the 30 Hz target, so a
-            # loaded 2-core host does not fail it (the rate is printed)
-            assert rate >= 10, f"{rate:.1f} updates/s during training"
+            rate = stream_rate(pg, 5.0)
+            print(f"stream: {before:.1f} updates/s before training, {rate:.1f} during it")
+            # the trainer does not starve the stream: a bound far below the 30 Hz target, or a
+            # third of the rate this host gave the stream just before when other load already
+            # slows it (a shared CI host), so only the trainer's own share is judged
+            assert rate >= min(10, before / 3), f"{rate:.1f} updates/s during training"
 
             # the curve grows on the page
             pg.wait_for_function(
