@@ -14,6 +14,7 @@ the reference toolbox, in C, stepped in batches from NumPy with the GIL released
 # modules are asr.iterative_learning, asr.parameter_sweep, asr.actuator_datasheet,
 # asr.identification and asr.frequency (names that no function shadows)
 from asr._gymnasium_envs import register_when_imported
+from asr._version import __version__
 from asr.actuator_datasheet import Datasheet, datasheet
 from asr.batch import FIELD_DOCS, FIELD_UNITS, FIELDS, MODES, Batch, Joint
 from asr.errors import SimulationError
@@ -39,8 +40,6 @@ from asr.sim import Sim
 # gymnasium.make_vec("asr/<Task>-v0") after `import asr`, without importing gymnasium here
 register_when_imported()
 del register_when_imported
-
-__version__ = "0.1.0"
 
 __all__ = [
     "Batch",

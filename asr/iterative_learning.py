@@ -42,6 +42,7 @@ import numpy as np
 
 from asr import _validate as V
 from asr._files import read_pair, write_pair
+from asr._version import __version__
 
 ILC_MODES = (3, 6)  # equilibrium + preset references
 KINDS = ("P", "PD")
@@ -497,8 +498,6 @@ def ilc(
 
     import mujoco
 
-    import asr
-
     meta = {
         "robot": sim.robot.name,
         "variant": sim.robot.variant,
@@ -516,7 +515,7 @@ def ilc(
         "settle_s": settle_s,
         "initial_input": "reference" if initial_input is None else "given",
         "q0": None if q_start is None else q_start.tolist(),
-        "asr_version": asr.__version__,
+        "asr_version": __version__,
         "mujoco_version": mujoco.__version__,
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     }

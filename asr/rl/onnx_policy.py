@@ -37,6 +37,7 @@ import pickle
 import numpy as np
 
 from asr._files import atomic_write, current_version
+from asr._version import __version__
 
 FORMAT = "asr.onnx_policy/1"
 MODEL_FILE, NORMALIZE_FILE, CONFIG_FILE = "model.zip", "vecnormalize.pkl", "config.json"
@@ -198,8 +199,6 @@ def export_onnx(model, path, *, vec_normalize=None, task=None):
     import torch
     from gymnasium import spaces
 
-    import asr
-
     if isinstance(path, bool) or not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path: expected a file path, got {type(path).__name__}")
     path = os.fspath(path)
@@ -306,7 +305,7 @@ def export_onnx(model, path, *, vec_normalize=None, task=None):
         "obs_normalization": json.dumps(
             None if norm is None else {"clip_obs": norm[2], "epsilon": float(vec_normalize.epsilon)}
         ),
-        "asr_version": asr.__version__,
+        "asr_version": __version__,
         "torch_version": torch.__version__,
         "source": f"stable-baselines3 {type(model).__name__}, deterministic actor mean",
     }
