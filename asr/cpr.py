@@ -3,8 +3,9 @@
 The model, the reference robots and the benchmark protocol are those of docs/cpr.md
 ([Gotelli2022], the ARK CPR simulator, and Till's continuum Stewart-Gough robot). The rods and the
 Levenberg-Marquardt solver run in C (csrc/cpr/: rod.c, cpr_legs.c, cpr.c, linalg.c); this
-module reads robot descriptions (robots/cpr/<name>.toml), checks them, and converts between poses
-and the solver's unknown vector.
+module wraps the solver (CPRobot) and converts between poses and the solver's unknown vector.
+Robot descriptions (robots/cpr/<name>.toml) are read and checked in asr._cpr_description, the
+rotation maps live in asr._cpr_rotations, the results (CPRSolution) in asr._cpr_solution.
 
 >>> import asr.cpr
 >>> robot = asr.cpr.load_cpr("stewart_till")
@@ -13,17 +14,18 @@ and the solver's unknown vector.
 (True, (6,))
 """
 
-import dataclasses
 import functools
-import os
 
 import numpy as np
 
-try:
-    import tomllib
-except ImportError:  # Python < 3.11
-    import tomli as tomllib
-
+from asr._cpr_description import (  # noqa: F401  (cpr_dir: read as asr.cpr.cpr_dir)
+    BASE_JOINTS,
+    TIP_JOINTS,
+    cpr_dir,
+    read_description,
+)
+from asr._cpr_rotations import ROTATION_TOL, _ptr, rot_exp, rot_log  # noqa: F401
+from asr._cpr_solution import CPRSolution, NotConverged
 from asr._ffi import ffi, lib
 from asr._validate import finite_array, positive_float
 from asr.errors import raise_for_status
@@ -39,16 +41,6 @@ __all__ = [
     "rot_log",
 ]
 
-
-def cpr_dir():
-    """Where CPR robot names are looked up: the cpr/ folder of asr.robot.robots_dir()."""
-    from asr.robot import robots_dir
-
-    return os.path.join(robots_dir(), "cpr")
-
-
-BASE_JOINTS = {"revolute": 0, "prismatic": 1, "extensible": 2}
-TIP_JOINTS = {"fixed": 0, "revolute": 1, "prismatic": 2, "spherical": 3}
 # What a failed C call of the solver means, and what to try.
 STATUS = {
     lib.ASR_ERR_NULL: "a required array was missing (a bug in asr: please report it)",
@@ -67,293 +59,10 @@ MAX_ITER = 1_000_000
 MAX_THREADS = 1024
 
 
-class NotConverged(RuntimeError):
-    """The solver stopped without reaching the tolerance; `solution` holds the last iterate
-    (converged False), for inspection or as a guess, never as an answer."""
-
-    def __init__(self, message, solution):
-        super().__init__(message)
-        self.solution = solution
-
-
-@dataclasses.dataclass
-class CPRSolution:
-    converged: bool
-    q: np.ndarray  # (n_rods,) joint values: rad, m, or rod lengths (m)
-    position: np.ndarray  # (3,) plate position, m, world
-    rotation: np.ndarray  # (3, 3) plate orientation, plate frame -> world
-    base_wrenches: np.ndarray  # (n_rods, 6) internal [n0 (N), m0 (N m)] at each rod base, world
-    centerlines: np.ndarray  # (n_rods, n_grid, 3) rod centerlines, m
-    residual_norm: float
-    iterations: int
-    unknowns: np.ndarray  # solver vector: pass as `guess` to warm-start the next solve
-    # the solver's last Jacobian (n_residuals x n_active, column-major: shape (n_active,
-    # n_residuals)); a CPRSolution passed as `guess` to a solve of the same problem hands it on,
-    # with its inverse and the rods' tip states (asr_cpr_solve_warm): they only speed
-    # convergence up, the answer never depends on them
-    jacobian: np.ndarray | None = dataclasses.field(default=None, repr=False, compare=False)
-    problem: str = dataclasses.field(default="", repr=False, compare=False)
-    _carry: np.ndarray | None = dataclasses.field(default=None, repr=False, compare=False)
-    _carry_flags: int = dataclasses.field(default=0, repr=False, compare=False)
-    _carry_grid: int = dataclasses.field(default=0, repr=False, compare=False)
-    _carry_of: object | None = dataclasses.field(default=None, repr=False, compare=False)
-    # computes the centerlines when first read (a rod integration per leg that a warm-started
-    # sequence of solves rarely needs)
-    _centerlines_of: object | None = dataclasses.field(default=None, repr=False, compare=False)
-
-
-def _get_centerlines(self):
-    cl = self.__dict__.get("_centerlines")
-    if cl is None and self._centerlines_of is not None:
-        cl = self._centerlines_of()
-        self.__dict__["_centerlines"] = cl
-    return cl
-
-
-def _set_centerlines(self, value):
-    self.__dict__["_centerlines"] = value
-
-
-# a dataclass field made a property after the class: mypy types it as the field
-CPRSolution.centerlines = property(_get_centerlines, _set_centerlines)  # type: ignore[assignment]
-
-
-# ------------------------------------------------------------------ rotations
-
-# max |R^T R - I| accepted for a rotation matrix
-ROTATION_TOL = 1e-9
-
-
-def _ptr(a):
-    """A C double* to the float64 C-contiguous array a (its owner keeps it alive)."""
-    return ffi.from_buffer("double[]", a)
-
-
-def rot_exp(w):
-    """Rotation matrix (3, 3) of the rotation vector w (3, rad): the rotation by the angle |w|
-    about w / |w|, for every finite w whose length is finite."""
-    w = finite_array(w, "w", (3,))
-    R = np.empty((3, 3))
-    if lib.asr_rot_exp(_ptr(w), _ptr(R)) == lib.ASR_ERR_RANGE:
-        raise ValueError(
-            f"w: the rotation angle |w| of {w.tolist()!r} overflows a double; "
-            "valid: |w| <= 1.8e308 rad (reduce the angle modulo 2 pi)"
-        )
-    return R
-
-
-def rot_log(R, name="R"):
-    """Rotation vector (3, rad, angle in [0, pi]) of the rotation matrix R (3, 3); ValueError
-    naming `name` when R is not a rotation (max |R^T R - I| > ROTATION_TOL or det R < 0)."""
-    R = finite_array(R, name, (3, 3))
-    w = np.empty(3)
-    if lib.asr_rot_log(_ptr(R), ROTATION_TOL, _ptr(w)) != 0:
-        raise ValueError(
-            f"{name}: must be a rotation matrix (orthonormal to {ROTATION_TOL:g}, "
-            f"det +1), got {R.tolist()!r}"
-        )
-    return w
-
-
-# ------------------------------------------------------------------ robot descriptions
-
-
-def _fail(path, what):
-    raise ValueError(f"{path}: {what}")
-
-
-def _vec(path, where, value, n=3, unit=False):
-    arr = np.asarray(value, dtype=float) if isinstance(value, (list, tuple)) else None
-    if arr is None or arr.shape != (n,) or not np.all(np.isfinite(arr)):
-        _fail(path, f"{where}: expected a list of {n} finite numbers, got {value!r}")
-    if unit:
-        nrm = np.linalg.norm(arr)
-        if nrm < 1e-12:
-            _fail(path, f"{where}: must be a non-zero vector")
-        arr = arr / nrm
-    return arr
-
-
-def _num(path, where, value, lo=None, positive=False):
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
-        _fail(path, f"{where}: expected a finite number, got {value!r}")
-    if positive and not value > 0:
-        _fail(path, f"{where}: must be > 0, got {value!r}")
-    if lo is not None and value < lo:
-        _fail(path, f"{where}: must be >= {lo}, got {value!r}")
-    return float(value)
-
-
-def _frame(direction, normal=None):
-    """Row-major rod frame whose 3rd column is `direction`; the 1st is `normal` made orthogonal
-    (default world z, or world x when the direction is along z)."""
-    e3 = direction
-    if normal is None:
-        normal = np.array([0.0, 0.0, 1.0]) if abs(e3[2]) < 0.9 else np.array([1.0, 0.0, 0.0])
-    e1 = normal - np.dot(normal, e3) * e3
-    e1 = e1 / np.linalg.norm(e1)
-    return np.column_stack([e1, np.cross(e3, e1), e3])
-
-
-ROD_KEYS = {"E", "G", "poisson", "r", "rho", "L", "u0", "f_ext"}
-LEG_KEYS = ROD_KEYS | {
-    "base",
-    "base_joint",
-    "base_axis",
-    "base_direction",
-    "base_normal",
-    "q",
-    "free_twist",
-    "tip",
-    "tip_joint",
-    "tip_axis",
-    "tip_direction",
-    "tip_normal",
-}
-
-
-def _rod_end(path, where, e, end, leg):
-    """A rod end ("base" or "tip"): its point, joint axis and frame (direction of the rod there
-    and an optional normal), into leg[end], leg[end + "_axis"], leg[end + "_R"]."""
-    leg[end] = _vec(path, f"{where}.{end}", e[end])
-    leg[f"{end}_axis"] = _vec(
-        path, f"{where}.{end}_axis", e.get(f"{end}_axis", [0, 0, 1]), unit=True
-    )
-    d = _vec(path, f"{where}.{end}_direction", e.get(f"{end}_direction", [0, 0, 1]), unit=True)
-    nrm = e.get(f"{end}_normal")
-    leg[f"{end}_R"] = _frame(d, None if nrm is None else _vec(path, f"{where}.{end}_normal", nrm))
-
-
-def _leg(path, k, entry, defaults, gravity):
-    where = f"rods[{k}]"
-    if not isinstance(entry, dict):
-        _fail(path, f"{where}: expected a table")
-    unknown = set(entry) - LEG_KEYS
-    if unknown:
-        _fail(path, f"{where}: unknown keys {sorted(unknown)}; valid: {sorted(LEG_KEYS)}")
-    e = dict(defaults)
-    e.update(entry)
-    for key in ("E", "r", "base", "tip", "base_joint"):
-        if key not in e:
-            _fail(path, f"{where}: missing key {key!r} (in the rod or in [rod_defaults])")
-    leg = {
-        "E": _num(path, f"{where}.E", e["E"], positive=True),
-        "r": _num(path, f"{where}.r", e["r"], positive=True),
-        "rho": _num(path, f"{where}.rho", e.get("rho", 0.0), lo=0.0),
-    }
-    if "G" in e:
-        leg["G"] = _num(path, f"{where}.G", e["G"], positive=True)
-    elif "poisson" in e:
-        nu = _num(path, f"{where}.poisson", e["poisson"])
-        if not -1.0 < nu < 0.5:
-            _fail(path, f"{where}.poisson: must be in (-1, 0.5), got {nu!r}")
-        leg["G"] = leg["E"] / (2.0 * (1.0 + nu))
-    else:
-        _fail(path, f"{where}: missing key 'G' or 'poisson'")
-    leg["u0"] = _vec(path, f"{where}.u0", e.get("u0", [0.0, 0.0, 0.0]))
-    leg["f_ext"] = _vec(path, f"{where}.f_ext", e.get("f_ext", [0.0, 0.0, 0.0]))
-    leg["g"] = gravity
-    bj = e["base_joint"]
-    if bj not in BASE_JOINTS:
-        _fail(path, f"{where}.base_joint: {bj!r} is not one of {sorted(BASE_JOINTS)}")
-    leg["base_joint"] = bj
-    _rod_end(path, where, e, "base", leg)
-    if bj == "extensible":
-        if "L" in entry:
-            _fail(path, f"{where}: an extensible rod's length is its joint value q, not L")
-        leg["L"] = 0.0
-        leg["q"] = _num(path, f"{where}.q", e.get("q", 1.0), positive=True)
-    else:
-        if "L" not in e:
-            _fail(path, f"{where}: missing key 'L' (rod length, m)")
-        leg["L"] = _num(path, f"{where}.L", e["L"], positive=True)
-        leg["q"] = _num(path, f"{where}.q", e.get("q", 0.0))
-    tj = e.get("tip_joint", "fixed")
-    if tj not in TIP_JOINTS:
-        _fail(path, f"{where}.tip_joint: {tj!r} is not one of {sorted(TIP_JOINTS)}")
-    leg["tip_joint"] = tj
-    _rod_end(path, where, e, "tip", leg)
-    ft = e.get("free_twist", False)
-    if not isinstance(ft, bool):
-        _fail(path, f"{where}.free_twist: expected true or false, got {ft!r}")
-    if ft and tj != "fixed":
-        _fail(path, f"{where}.free_twist: needs tip_joint = 'fixed', got {tj!r}")
-    if ft and np.any(leg["u0"] != 0.0):
-        _fail(path, f"{where}.free_twist: needs a straight rod (u0 = 0)")
-    leg["free_twist"] = ft
-    return leg
-
-
-def _resolve(name_or_path):
-    p = os.fspath(name_or_path)
-    if os.sep in p or p.endswith(".toml") or os.path.exists(p):
-        return p
-    return os.path.join(cpr_dir(), p + ".toml")
-
-
 def load_cpr(name_or_path):
     """A CPRobot from robots/cpr/<name>.toml or a path to a .toml file; ValueError (naming the
     file and the key) for a bad description."""
-    path = _resolve(name_or_path)
-    if not os.path.isfile(path):
-        folder = cpr_dir()
-        have = (
-            sorted(f[:-5] for f in os.listdir(folder) if f.endswith(".toml"))
-            if os.path.isdir(folder)
-            else []
-        )
-        raise FileNotFoundError(f"{path}: CPR description not found; known robots: {have}")
-    with open(path, "rb") as f:
-        try:
-            doc = tomllib.load(f)
-        except tomllib.TOMLDecodeError as exc:
-            raise ValueError(f"{path}: malformed TOML: {exc}") from None
-    unknown = set(doc) - {"name", "doc", "plate", "rod_defaults", "rods"}
-    if unknown:
-        _fail(
-            path,
-            f"unknown top-level keys {sorted(unknown)}; valid: name, doc, plate, "
-            "rod_defaults, rods",
-        )
-    plate = doc.get("plate", {})
-    if not isinstance(plate, dict):
-        _fail(path, "plate: expected a table")
-    bad = set(plate) - {"mass", "gravity", "wrench", "position", "rotation"}
-    if bad:
-        _fail(
-            path,
-            f"plate: unknown keys {sorted(bad)}; valid: mass, gravity, wrench, position, rotation",
-        )
-    mass = _num(path, "plate.mass", plate.get("mass", 0.0), lo=0.0)
-    gravity = _vec(path, "plate.gravity", plate.get("gravity", [0.0, 0.0, 0.0]))
-    wrench = _vec(path, "plate.wrench", plate.get("wrench", [0.0] * 6), n=6)
-    home = _vec(path, "plate.position", plate.get("position", [0.0, 0.0, 0.0]))
-    home_rot = _vec(path, "plate.rotation", plate.get("rotation", [0.0, 0.0, 0.0]))
-    defaults = doc.get("rod_defaults", {})
-    if not isinstance(defaults, dict) or set(defaults) - ROD_KEYS - LEG_KEYS:
-        _fail(path, f"rod_defaults: expected a table with keys among {sorted(LEG_KEYS)}")
-    rods = doc.get("rods")
-    if not isinstance(rods, list) or not rods:
-        _fail(path, "rods: expected at least one [[rods]] table")
-    legs = [_leg(path, k, e, defaults, gravity) for k, e in enumerate(rods)]
-    nw = sum(5 if l["free_twist"] else 6 for l in legs)
-    nres = nw + 6
-    if any(l for l in legs) and nw + len(legs) > nres:
-        _fail(
-            path,
-            f"{len(legs)} rods give {nw + len(legs)} IGM unknowns for {nres} equations: "
-            "the inverse problem is under-determined",
-        )
-    return CPRobot(
-        doc.get("name", os.path.basename(path)[:-5]),
-        legs,
-        mass,
-        gravity,
-        wrench,
-        home,
-        home_rot,
-        path,
-    )
+    return CPRobot(*read_description(name_or_path))
 
 
 # ------------------------------------------------------------------ the robot
