@@ -29,7 +29,7 @@ Configurations of asr (both with the controller held at 1 kHz, exactly like the 
 - `fine`: MuJoCo timestep 0.1 ms (a temporary copy of the robot folder whose MJCF differs only
   in `timestep`), the motor sub-step then 0.1 ms too.
 
-Independent reference (this module, not the C core): the same equations,
+Independent reference (asr.experiments._kamedula2016_reference, not the C core): the same equations,
 
     link   I qdd = tau_t + m g l_c sin(q) - b qd
     motor  Bm thdd + Dm thd + tau_t = tau_m
@@ -108,8 +108,6 @@ figures above are DART's too, to the digits shown (largest DART - MuJoCo differe
 rad, 5.7e-14 N m at 1 ms; tests/test_kamedula2016_gazebo.py).
 """
 
-import dataclasses
-import math
 import os
 import re
 import shutil
@@ -121,209 +119,69 @@ import numpy as np
 
 import asr
 from asr.experiments import run_and_report
-from asr.experiments import write_html as write_figures
+from asr.experiments._kamedula2016_reference import reference
+from asr.experiments._kamedula2016_report import step_figure, summary, tv_figure, write_html
+from asr.experiments._kamedula2016_setup import (
+    ATOL,
+    CHIRP_DURATION,
+    CONFIGS,
+    CTRL_PERIOD,
+    ENGINE_NAMES,
+    HOLD_DURATION,
+    MEDIUM,
+    PAPER,
+    RAMP_DURATION,
+    RAMP_RATE,
+    ROBOT,
+    RTOL,
+    SIGNALS,
+    STEP,
+    STEP_DURATION,
+    VARIANTS,
+    Plant,
+    holding_torque,
+    link_parameters,
+    plant,
+    step_input,
+    time_varying_input,
+)
 
-ROBOT = "rrbot_sea"
-VARIANTS = ("k100", "k188", "k500")
-MEDIUM = "k188"
-CTRL_PERIOD = 1e-3  # s, the controller rate f_c = 1 kHz
-CONFIGS = {"coarse": 1e-3, "fine": 1e-4}  # name -> MuJoCo timestep, s
-STEP = 1.0  # rad
-STEP_DURATION = 3.0  # s
-RAMP_RATE = 0.1  # rad/s
-RAMP_DURATION = 10.0  # s
-HOLD_DURATION = 5.0  # s, after the -1 rad step
-CHIRP_DURATION = 20.0  # s
-RTOL, ATOL = 1e-10, 1e-12
-SIGNALS = ("q", "tau_t", "tau_m")
-ENGINE_NAMES = {"mujoco": "MuJoCo", "gazebo": "Gazebo DART"}  # asr.Sim's link engines
-# [Kamedula2016] sec. 5.1, time-varying test with the medium set: (max error, "NRMSE") per signal.
-# The max torque errors are the "differences up to 0.12 and 2.11 N m".
-PAPER = {"q": (1.2e-3, 4.5e-7), "tau_t": (0.12, 3.6e-5), "tau_m": (2.11, 5.3e-4)}
-
-
-# ---------------------------------------------------------------- parameters
-
-
-@dataclasses.dataclass(frozen=True)
-class Plant:
-    """Parameters of the reference equations (SI): link from the MJCF, actuator from robot.toml."""
-
-    inertia: float  # kg m^2, link inertia about the joint axis (+ armature)
-    gravity: float  # N m, m g l_c: gravity torque = gravity * sin(q)
-    damping: float  # N m s/rad, joint damping
-    Kt: float
-    Dt: float
-    Bm: float
-    Dm: float
-    Kp: float
-    Kd: float
-    tau_max: float
-
-
-def link_parameters(mjcf, joint="joint1"):
-    """{inertia, mass, l_c, g, gravity, damping} of the body that `joint` (a hinge at the root of
-    a body hanging from the world, q = 0 with the centre of mass straight above the axis) turns,
-    read from the MJCF through mujoco's compiler; gravity = m g l_c with gravity torque
-    +gravity sin(q)."""
-    import mujoco
-
-    m = mujoco.MjModel.from_xml_path(mjcf)
-    d = mujoco.MjData(m)
-    mujoco.mj_kinematics(m, d)  # body frames at qpos0 = 0
-    j = m.joint(joint).id
-    body = int(m.jnt_bodyid[j])
-    dof = int(m.jnt_dofadr[j])
-    R = d.xmat[body].reshape(3, 3)  # body frame -> world
-    axis = R @ m.jnt_axis[j]
-    axis = axis / np.linalg.norm(axis)
-    mass = float(m.body_mass[body])
-    r = R @ (m.body_ipos[body] - m.jnt_pos[j])  # axis point -> centre of mass, world
-    r_perp = r - axis * (axis @ r)
-    Ri = np.empty(9)
-    mujoco.mju_quat2Mat(Ri, m.body_iquat[body])
-    Rc = R @ Ri.reshape(3, 3)  # principal frame -> world
-    I_com = Rc @ np.diag(m.body_inertia[body]) @ Rc.T
-    inertia = float(axis @ I_com @ axis + mass * (r_perp @ r_perp) + m.dof_armature[dof])
-    gvec = np.array(m.opt.gravity)
-    g = float(np.linalg.norm(gvec))
-    l_c = float(np.linalg.norm(r_perp))
-    if l_c > 0 and r_perp @ gvec > -(1 - 1e-9) * l_c * g:
-        raise ValueError(f"{mjcf}: at q = 0 the centre of mass is not straight above the axis")
-    # torque of m g about the axis for the centre of mass turned by q: +c sin(q)
-    c = float(axis @ np.cross(np.cross(axis, r_perp), mass * gvec))
-    return {
-        "inertia": inertia,
-        "mass": mass,
-        "l_c": l_c,
-        "g": g,
-        "gravity": c,
-        "damping": float(m.dof_damping[dof]),
-    }
-
-
-def plant(robot):
-    """The reference Plant of an asr.Robot (rrbot_sea variant)."""
-    link = link_parameters(robot.mjcf, robot.joints[0].name)
-    jp = robot.joints[0].params
-    return Plant(
-        link["inertia"],
-        link["gravity"],
-        link["damping"],
-        jp["Kt"],
-        jp["Dt"],
-        jp["motor_J"],
-        jp["motor_D"],
-        jp["kp"],
-        jp.get("kd", 0.0),
-        jp["tau_max"],
-    )
-
-
-def holding_torque(p, q_d):
-    """g(q_d): the torque that holds the link at q_d against gravity (tau_ff, [Kamedula2016]
-    eq. 4)."""
-    return -p.gravity * np.sin(q_d)
-
-
-# ---------------------------------------------------------------- inputs
-
-
-def step_input(duration=STEP_DURATION, step=STEP, period=CTRL_PERIOD):
-    """q_d at the controller ticks t_k = k period: `step` from t = 0."""
-    return np.full(int(round(duration / period)), float(step))
-
-
-def time_varying_input(
-    ramp=RAMP_DURATION, hold=HOLD_DURATION, chirp=CHIRP_DURATION, rate=RAMP_RATE, period=CTRL_PERIOD
-):
-    """q_d at the ticks: ramp `rate` t for `ramp` s, then a -1 rad step held `hold` s, then
-    0.5 sin(0.02 pi t' + 0.004 pi t'^2) for `chirp` s (t' from the chirp's start). Returns
-    (q_d, segment start times)."""
-    n1, n2, n3 = (int(round(x / period)) for x in (ramp, hold, chirp))
-    t1 = np.arange(n1) * period
-    top = rate * ramp  # the ramp's end value (1 rad)
-    t3 = np.arange(n3) * period
-    q_d = np.concatenate(
-        [
-            rate * t1,
-            np.full(n2, top - 1.0),
-            top - 1.0 + 0.5 * np.sin(0.02 * np.pi * t3 + 0.004 * np.pi * t3**2),
-        ]
-    )
-    return q_d, (0.0, n1 * period, (n1 + n2) * period)
-
-
-# ---------------------------------------------------------------- reference
-
-
-def reference(plants, q_d, period=CTRL_PERIOD, rtol=RTOL, atol=ATOL, method="DOP853"):
-    """Integrate the reference equations of every plant (all in one state vector) from rest at
-    q = th = 0 over len(q_d) controller ticks with scipy, piecewise between ticks. q_d: (n,) or
-    (n, P). Returns {q, qd, th, thd: (n + 1, P) at the ticks, tau_t: (n, P) at the start of each
-    tick, tau_m: (n, P) held over it, nfev}."""
-    from scipy.integrate import DOP853, Radau
-
-    P = len(plants)
-    q_d = np.broadcast_to(np.asarray(q_d, float).reshape(len(q_d), -1), (len(q_d), P))
-    col = lambda name: np.array([getattr(p, name) for p in plants])
-    I, G, B = col("inertia"), col("gravity"), col("damping")
-    Kt, Dt, Bm, Dm = col("Kt"), col("Dt"), col("Bm"), col("Dm")
-    Kp, Kd, tmax = col("Kp"), col("Kd"), col("tau_max")
-    u = np.zeros(P)
-
-    consts = [tuple(float(c[i]) for c in (I, G, B, Kt, Dt, Bm, Dm)) for i in range(P)]
-    rng = range(P)
-
-    def rhs(t, y):  # plain floats: a numpy call per term would cost more than the arithmetic
-        y = y.tolist()
-        f = [0.0] * (4 * P)
-        for i in rng:
-            Ii, Gi, Bi, Kti, Dti, Bmi, Dmi = consts[i]
-            q, qd, th, thd = y[i], y[P + i], y[2 * P + i], y[3 * P + i]
-            tau_t = Kti * (th - q) + Dti * (thd - qd)
-            f[i] = qd
-            f[P + i] = (tau_t + Gi * math.sin(q) - Bi * qd) / Ii
-            f[2 * P + i] = thd
-            f[3 * P + i] = (u[i] - Dmi * thd - tau_t) / Bmi
-        return f
-
-    def jac(t, y):
-        q = y[:P]
-        Z, E = np.zeros((P, P)), np.eye(P)
-        d = np.diag
-        return np.block(
-            [
-                [Z, E, Z, Z],
-                [d((-Kt + G * np.cos(q)) / I), d((-Dt - B) / I), d(Kt / I), d(Dt / I)],
-                [Z, Z, Z, E],
-                [d(Kt / Bm), d(Dt / Bm), d(-Kt / Bm), d((-Dm - Dt) / Bm)],
-            ]
-        )
-
-    n = q_d.shape[0]
-    Y = np.zeros((n + 1, 4 * P))
-    tau_t, tau_m = np.empty((n, P)), np.empty((n, P))
-    nfev = 0
-    y = Y[0]
-    for k in range(n):
-        q, qd, th, thd = y.reshape(4, P)
-        ff = -G * np.sin(q_d[k])
-        u[:] = np.clip(ff + Kp * (q_d[k] + ff / Kt - th) - Kd * thd, -tmax, tmax)
-        tau_m[k] = u
-        tau_t[k] = Kt * (th - q) + Dt * (thd - qd)
-        if method == "DOP853":
-            s = DOP853(rhs, 0.0, y, period, rtol=rtol, atol=atol, first_step=period)
-        else:
-            s = Radau(rhs, 0.0, y, period, rtol=rtol, atol=atol, jac=jac)
-        while s.status == "running":
-            s.step()
-        if s.status != "finished":
-            raise RuntimeError(f"reference: {method} failed in tick {k}")
-        nfev += s.nfev
-        y = Y[k + 1] = s.y
-    q, qd, th, thd = (Y[:, i * P : (i + 1) * P] for i in range(4))
-    return {"q": q, "qd": qd, "th": th, "thd": thd, "tau_t": tau_t, "tau_m": tau_m, "nfev": nfev}
+# the names the parts define, importable from here as before the split
+__all__ = [
+    "ATOL",
+    "CHIRP_DURATION",
+    "CONFIGS",
+    "CTRL_PERIOD",
+    "ENGINE_NAMES",
+    "HOLD_DURATION",
+    "MEDIUM",
+    "PAPER",
+    "RAMP_DURATION",
+    "RAMP_RATE",
+    "ROBOT",
+    "RTOL",
+    "SIGNALS",
+    "STEP",
+    "STEP_DURATION",
+    "VARIANTS",
+    "Plant",
+    "holding_torque",
+    "link_parameters",
+    "main",
+    "meets_paper",
+    "metrics",
+    "plant",
+    "reference",
+    "robot_with_timestep",
+    "run",
+    "simulate",
+    "step_figure",
+    "step_input",
+    "summary",
+    "time_varying_input",
+    "tv_figure",
+    "write_html",
+]
 
 
 # ---------------------------------------------------------------- asr
@@ -512,276 +370,6 @@ def _compare(out, ref):
         "tau_t": metrics(out["tau_t"], ref["tau_t"]),
         "tau_m": metrics(out["tau_m"], ref["tau_m"]),
     }
-
-
-# ---------------------------------------------------------------- output
-
-COLOURS = {
-    "reference": "black",
-    "coarse": "#1f77b4",
-    "fine": "#d62728",
-    "k100": "#2ca02c",
-    "k188": "#ff7f0e",
-    "k500": "#9467bd",
-}
-
-
-def _envelope(t, e, every):
-    """Decimate an error trace for plotting, keeping the largest |e| of each bin."""
-    n = (e.size // every) * every
-    if every <= 1 or n == 0:
-        return t, e
-    blk = e[:n].reshape(-1, every)
-    i = np.abs(blk).argmax(axis=1)
-    return t[:n].reshape(-1, every)[np.arange(i.size), i], blk[np.arange(i.size), i]
-
-
-def _dash(c):
-    return "dot" if c == "fine" else "dash"
-
-
-def step_figure(res, every=2):
-    """Fig. 6 left: transmission displacement th - q of the three sets, asr vs reference, and
-    the link angle and its error."""
-    import plotly.graph_objects as go
-    from plotly.subplots import make_subplots
-
-    t = res["t_step"] + CTRL_PERIOD  # samples at the end of each tick
-    fig = make_subplots(
-        rows=3,
-        cols=1,
-        shared_xaxes=True,
-        vertical_spacing=0.06,
-        subplot_titles=(
-            "transmission displacement th - q (rad)",
-            "link angle q (rad)",
-            "link angle error asr - reference (rad)",
-        ),
-    )
-    for v in VARIANTS:
-        e = res["step"][v]
-        name = f"{v} (Kt {res['plants'][v].Kt:g}, Dt {res['plants'][v].Dt:g})"
-        ref = e["ref"]
-        fig.add_trace(
-            go.Scatter(
-                x=t[::every],
-                y=(ref["th"] - ref["q"])[1:][::every],
-                name=f"{name} reference",
-                line=dict(color=COLOURS[v]),
-            ),
-            1,
-            1,
-        )
-        fig.add_trace(
-            go.Scatter(
-                x=t[::every],
-                y=ref["q"][1:][::every],
-                showlegend=False,
-                name=f"{name} reference",
-                line=dict(color=COLOURS[v]),
-            ),
-            2,
-            1,
-        )
-        for c in res["configs"]:
-            fig.add_trace(
-                go.Scatter(
-                    x=t[::every],
-                    y=(e[c]["th"] - e[c]["q"])[::every],
-                    name=f"{name} asr {c}",
-                    line=dict(color=COLOURS[v], dash=_dash(c)),
-                ),
-                1,
-                1,
-            )
-            fig.add_trace(
-                go.Scatter(
-                    x=t[::every],
-                    y=e[c]["q"][::every],
-                    showlegend=False,
-                    name=f"{name} asr {c}",
-                    line=dict(color=COLOURS[v], dash=_dash(c)),
-                ),
-                2,
-                1,
-            )
-            te, ee = _envelope(t, e[c]["q"] - ref["q"][1:], every)
-            fig.add_trace(
-                go.Scatter(
-                    x=te,
-                    y=ee,
-                    name=f"{name} error {c}",
-                    showlegend=False,
-                    line=dict(color=COLOURS[v], dash=_dash(c)),
-                ),
-                3,
-                1,
-            )
-    fig.update_xaxes(title_text="time (s)", row=3, col=1)
-    fig.update_layout(
-        title="Kamedula et al. 2016 fig. 6 left: 1 rad step, three transmission "
-        f"sets; asr on {ENGINE_NAMES[res.get('engine', 'mujoco')]} (dashed: "
-        "1 ms step, dotted: 0.1 ms) vs reference "
-        "(solid, scipy DOP853); controller 1 kHz",
-        height=900,
-        width=1200,
-    )
-    return fig
-
-
-def tv_figure(res, every=10):
-    """Fig. 6 right: positions, motor torques and transmission torques with their errors."""
-    import plotly.graph_objects as go
-    from plotly.subplots import make_subplots
-
-    tv, tk = res["tv"], res["t_tv"]
-    t_end = tk + CTRL_PERIOD
-    rows = (
-        ("q", "link angle q (rad)", t_end),
-        ("tau_m", "motor torque tau_m (N m)", tk),
-        ("tau_t", "transmission torque tau_t (N m)", tk),
-    )
-    titles = []
-    for s, label, _ in rows:
-        titles += [label, f"error of {s} (asr - reference)"]
-    fig = make_subplots(
-        rows=6,
-        cols=1,
-        shared_xaxes=True,
-        vertical_spacing=0.03,
-        subplot_titles=titles,
-        row_heights=[2, 1, 2, 1, 2, 1],
-    )
-    for k, (s, _, t) in enumerate(rows):
-        ref = tv["ref"][s][1:] if s == "q" else tv["ref"][s]
-        if s == "q":
-            fig.add_trace(
-                go.Scatter(
-                    x=tk[::every],
-                    y=res["qd_tv"][::every],
-                    name="q_d",
-                    line=dict(color="gray", dash="dashdot"),
-                ),
-                1,
-                1,
-            )
-        fig.add_trace(
-            go.Scatter(
-                x=t[::every],
-                y=ref[::every],
-                name="reference",
-                showlegend=k == 0,
-                legendgroup="reference",
-                line=dict(color=COLOURS["reference"]),
-            ),
-            2 * k + 1,
-            1,
-        )
-        for c in res["configs"]:
-            dt = res["configs"][c]
-            fig.add_trace(
-                go.Scatter(
-                    x=t[::every],
-                    y=tv[c][s][::every],
-                    name=f"asr {c} ({dt * 1e3:g} ms)",
-                    showlegend=k == 0,
-                    legendgroup=c,
-                    line=dict(color=COLOURS[c], dash=_dash(c)),
-                ),
-                2 * k + 1,
-                1,
-            )
-            te, ee = _envelope(t, tv[c][s] - ref, every)
-            fig.add_trace(
-                go.Scatter(
-                    x=te,
-                    y=ee,
-                    name=f"error {c}",
-                    showlegend=False,
-                    legendgroup=c,
-                    line=dict(color=COLOURS[c]),
-                ),
-                2 * k + 2,
-                1,
-            )
-    fig.update_xaxes(title_text="time (s)", row=6, col=1)
-    fig.update_layout(
-        title="Kamedula et al. 2016 fig. 6 right: ramp, -1 rad step, chirp (Kt 188, "
-        "Dt 0.5); asr vs reference; errors are the largest per 10 ms bin",
-        height=1400,
-        width=1200,
-    )
-    return fig
-
-
-def summary(res):
-    """The summary table as text."""
-    lines = []
-    tv = res["tv"]
-    seg = res["segments"]
-    eng = ENGINE_NAMES[res.get("engine", "mujoco")]
-    lines.append(
-        f"Kamedula et al. 2016 sec. 5.1, link engine {eng}, time-varying input (k188): "
-        f"ramp 0.1 rad/s from 0 s, -1 rad step at {seg[1]:g} s, chirp from {seg[2]:g} s "
-        f"to {res['t_tv'][-1] + 1e-3:g} s; controller 1 kHz"
-    )
-    head = (
-        f"{'config':<28} {'signal':<7} {'max err':>10} {'paper max':>10} {'NMSE':>10} "
-        f"{'paper':>9} {'NRMSE':>10} {'fit %':>9}  meets paper (max, NMSE)"
-    )
-    lines += [head, "-" * len(head)]
-    for c, dt in res["configs"].items():
-        for s in SIGNALS:
-            m, ok = tv["metrics"][c][s], tv["meets"][c][s]
-            lines.append(
-                f"{c + f' ({eng} {dt * 1e3:g} ms)':<28} {s:<7} {m['max']:10.3e} "
-                f"{PAPER[s][0]:10.2e} {m['nmse']:10.3e} {PAPER[s][1]:9.1e} "
-                f"{m['nrmse']:10.3e} {m['fit']:9.5f}  "
-                f"{'yes' if ok['max'] else 'NO'}, {'yes' if ok['nmse'] else 'NO'}"
-            )
-    lines.append(
-        "max err in rad (q) or N m; NRMSE = RMSE / range of the reference signal; "
-        "NMSE = sum e^2 / sum (x_ref - mean)^2, the quantity the paper's 'NRMSE' "
-        "figures are compared with (see the module docstring)"
-    )
-    for c in res["configs"]:
-        ok = all(v["max"] and v["nmse"] for v in tv["meets"][c].values())
-        lines.append(f"  {c}: {'meets' if ok else 'does NOT meet'} all the paper's figures")
-    lines.append("")
-    lines.append("Step of 1 rad, three sets: final q, peak q, final and peak |th - q|, q error")
-    head = (
-        f"{'variant':<8} {'config':<8} {'final q':>9} {'peak q':>8} {'final th-q':>11} "
-        f"{'peak |th-q|':>12} {'max err q':>10} {'NMSE q':>10} {'max err tau_m':>14}"
-    )
-    lines += [head, "-" * len(head)]
-    for v in VARIANTS:
-        e = res["step"][v]
-        rows = [("ref", e["ref"]["q"][1:], e["ref"]["th"][1:], None)]
-        rows += [(c, e[c]["q"], e[c]["th"], e["metrics"][c]) for c in res["configs"]]
-        for c, q, th, m in rows:
-            d = th - q
-            tail = (
-                f"{m['q']['max']:10.3e} {m['q']['nmse']:10.3e} {m['tau_m']['max']:14.3e}"
-                if m
-                else ""
-            )
-            lines.append(
-                f"{v:<8} {c:<8} {q[-1]:9.5f} {q.max():8.4f} {d[-1]:11.5f} "
-                f"{np.abs(d).max():12.5f} {tail}"
-            )
-    if "reference_check" in res:
-        lines.append(
-            f"reference self-check: max |q_DOP853 - q_Radau| over 0.5 s = "
-            f"{res['reference_check']:.1e} rad"
-        )
-    lines.append("wall time: " + ", ".join(f"{k} {v:.2f} s" for k, v in res["wall_s"].items()))
-    return "\n".join(lines)
-
-
-def write_html(res, path):
-    """Both figures in one self-contained HTML file."""
-    figs = res["figures"]
-    write_figures([figs["tv"], figs["step"]], path, "asr: Kamedula et al. 2016 sec. 5.1")
 
 
 def main(out_dir="kamedula2016_output", **run_kwargs):
