@@ -15,7 +15,7 @@ from starlette.exceptions import HTTPException
 from dashboard.datasheet import DatasheetCache
 from dashboard.errors import SafeJSONResponse, http_error_handler, validation_error_handler
 from dashboard.limits import BodyLimit
-from dashboard.routes import api, interaction, rl, stream
+from dashboard.routes import api, interaction, plots, rl, stream
 from dashboard.routes import scene as scene_route  # robot3d
 from dashboard.runner import SimRunner
 from dashboard.security import AccessGuard, AccessPolicy
@@ -106,6 +106,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.add_middleware(AccessGuard, policy=AccessPolicy(settings))
     app.include_router(api.router)
+    app.include_router(plots.router)  # GET /api/plots: the page's plot specification
     app.include_router(stream.router)
     app.include_router(rl.router)  # its lifespan: the training manager, after the runner
     app.include_router(interaction.router)  # its lifespan: the interaction session, likewise

@@ -25,19 +25,11 @@ import traceback
 
 import numpy as np
 
-# plotted series: (field, plot element id suffix, title); trace order is instance -> joint ->
-# series, so trace (i, k, s) has index (i * n_joints + k) * len(SERIES) + s
-SERIES = (
-    ("q", "q", "link angle q"),
-    ("eq", "q", "equilibrium eq"),
-    ("defl", "defl", "deflection"),
-    ("tau", "tau", "torque"),
-    ("stiffness", "stiffness", "stiffness"),
-    ("th1", "motors", "motor 1"),
-    ("th2", "motors", "motor 2"),
-)
-FRAME_FIELDS = tuple(field for field, _, _ in SERIES)
-UNITS = {"q": "rad", "defl": "rad", "tau": "N m", "stiffness": "N m/rad", "motors": "rad"}
+from dashboard.plot_specs import PLOTS, SERIES, UNITS, div
+
+# plotted series and plots (dashboard.plot_specs, also served to the page); trace order is
+# instance -> joint -> series, so trace (i, k, s) has index (i * n_joints + k) * len(SERIES) + s
+FRAME_FIELDS = tuple(s.field for s in SERIES)
 PALETTE = (
     "#1f77b4",
     "#ff7f0e",
@@ -50,6 +42,7 @@ PALETTE = (
     "#bcbd22",
     "#17becf",
 )
+DASH = {s.field: s.dash for s in SERIES}  # field -> line style
 SIGNIFICANT_DIGITS = 5
 MAX_DECIMALS = 6
 
@@ -84,8 +77,8 @@ def traces(view):
     for i in range(view.n_instances):
         tag = f"preset {view.compare[i]:g} " if view.compare else ""
         for k, name in enumerate(view.joint_names):
-            for field, plot, title in SERIES:
-                out.append((i, k, field, plot, f"{tag}{name} {title}"))
+            for s in SERIES:
+                out.append((i, k, s.field, s.plot, f"{tag}{name} {s.name}"))
     return out
 
 
@@ -109,11 +102,11 @@ def skeleton(view):
                 "name": name,
                 "line": {
                     "color": PALETTE[(i * len(view.joint_names) + k) % len(PALETTE)],
-                    "dash": {"eq": "dash", "th2": "dot"}.get(field, "solid"),
+                    "dash": DASH[field],
                     "width": 1.5,
                 },
                 "meta": {
-                    "plot": f"plot-{plot}",
+                    "plot": div(plot),
                     "field": field,
                     "instance": i,
                     "joint": joint,
@@ -281,14 +274,6 @@ def extend_message(frame, n_traces):
     }
 
 
-# the page's plots, top to bottom: (plot, title); each its own y axis in its unit (UNITS)
-PLOTS = (
-    ("q", "link angle q (solid), equilibrium eq (dashed)"),
-    ("defl", "deflection q - eq"),
-    ("tau", "link torque"),
-    ("stiffness", "stiffness"),
-    ("motors", "motor angles th1, th2"),
-)
 PLOT_GAP = 0.03  # vertical gap between the subplots of an exported figure, figure fraction
 
 
@@ -309,7 +294,7 @@ def _subplot_axes(title_text):
         "margin": {"l": 60, "r": 10, "t": 60, "b": 40},
         "showlegend": True,
     }
-    for r, (plot, title) in enumerate(PLOTS, start=1):
+    for r, plot in enumerate(PLOTS, start=1):
         top = 1.0 - (r - 1) * (height + PLOT_GAP)
         suffix = "" if r == 1 else str(r)
         xaxis = {"anchor": f"y{suffix}", "showticklabels": r == n}
@@ -321,7 +306,7 @@ def _subplot_axes(title_text):
         layout[f"yaxis{suffix}"] = {
             "anchor": f"x{suffix}",
             "domain": [top - height, top],
-            "title": {"text": f"{title} ({UNITS[plot]})", "font": {"size": 11}},
+            "title": {"text": f"{plot.title} ({plot.unit})", "font": {"size": 11}},
         }
     return layout
 
@@ -336,13 +321,13 @@ def export_figure(skel, history, motors):
         if history is None
         else (rounded_times(history[0]), rounded_rows(history[1]))
     )
-    row_of = {plot: r for r, (plot, _) in enumerate(PLOTS, start=1)}
+    row_of = {plot.div: r for r, plot in enumerate(PLOTS, start=1)}
     data = []
     for trace, y in zip(skel.data, rows):
         meta = trace["meta"]
         if not has_motor(meta["field"], motors.get(meta["joint"], 2)):
             continue
-        r = row_of[meta["plot"][len("plot-") :]]
+        r = row_of[meta["plot"]]
         axis = "" if r == 1 else str(r)
         data.append(
             dict(trace, x=x, y=y, xaxis=f"x{axis}", yaxis=f"y{axis}", legendgroup=meta["joint"])

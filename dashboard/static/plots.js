@@ -1,32 +1,52 @@
-/* The five plots (see app.js for the module map, the trace convention at its top): the figure
+/* The plots (see app.js for the module map, the trace convention at its top): the figure
  * message (Plotly.react once per figure) and the extend frames (buffered, drawn at most every
- * FLUSH_MS). */
-import { $, app, hasPlotly, num, setStatus, stats } from "./core.js";
+ * FLUSH_MS). Which plots there are (div id, title, unit) and each series' plot and line style come
+ * from the server's plot specification, GET /api/plots (dashboard/plot_specs.py), fetched once. */
+import { $, api, app, hasPlotly, num, setStatus, showError, stats } from "./core.js";
 import { applyState } from "./controls.js";
 
-const PLOTS = ["q", "defl", "tau", "stiffness", "motors"];
-const PLOT_INFO = {
-  q: { div: "plot-q", title: "link angle q (solid) and equilibrium reference eq (dotted)", unit: "rad" },
-  defl: { div: "plot-defl", title: "deflection q - eq", unit: "rad" },
-  tau: { div: "plot-tau", title: "link torque", unit: "N m" },
-  stiffness: { div: "plot-stiffness", title: "stiffness", unit: "N m/rad" },
-  motors: { div: "plot-motors", title: "motor angles th1, th2", unit: "rad" },
-};
+let spec = null;           // {plots: [{plot, div, title, unit}], byKey, byDiv, byField}
+let specLoading = null;    // the GET /api/plots in flight
+let pendingFigure = null;  // a figure that came before the specification: drawn when it arrives
 const SAMPLES_PER_FRAME = 10;  // drawn samples per frame and trace (about 300 per second at 30 fps)
 const MAX_POINTS = 4000;       // drawn points per trace, at most
 const FLUSH_MS = 100;          // redraw the plots at most 10 times per second
 const HISTORY_POINTS = 3000;   // points per trace kept from a figure's history
 const PLOT_CONFIG = { responsive: true, displaylogo: false, modeBarButtonsToRemove: ["lasso2d", "select2d"] };
 
+// ------------------------------------------------------------------ plot specification
+
+/* The served specification, indexed: plots by key and by div id, series by frame field. */
+function indexSpec(served) {
+  const by = (arr, key) => Object.fromEntries(arr.map((x) => [x[key], x]));
+  return { plots: served.plots, byKey: by(served.plots, "plot"), byDiv: by(served.plots, "div"),
+           byField: by(served.series, "field") };
+}
+
+/* Fetch the specification once (again after a failure); then draw a figure that waited for it. */
+export function loadPlotSpec() {
+  if (spec || specLoading) return;
+  specLoading = api("GET", "/api/plots").then((served) => {
+    spec = indexSpec(served);
+    specLoading = null;
+    const figure = pendingFigure;
+    pendingFigure = null;
+    if (figure) drawFigure(figure);
+  }, (e) => {
+    specLoading = null;
+    showError(`plot specification: ${e.message}`);
+  });
+}
+
 // ------------------------------------------------------------------ figure and plots
 
 /* {plot, field} of every trace of figure.data, from its meta (the convention at the top). */
 function classify(data) {
-  return data.map((tr) => ({ plot: tr.meta.plot.replace(/^plot-/, ""), field: tr.meta.field }));
+  return data.map((tr) => ({ plot: spec.byDiv[tr.meta.plot].plot, field: tr.meta.field }));
 }
 
 function plotLayout(plot, uirevision) {
-  const info = PLOT_INFO[plot];
+  const info = spec.byKey[plot];
   return {
     uirevision,
     title: { text: info.title, font: { size: 12 }, x: 0.01, xanchor: "left", y: 0.98 },
@@ -51,7 +71,16 @@ function motorExists(jointName, field) {
 
 export function handleFigure(figure, state) {
   if (state) applyState(state);
-  figure = figure || {};
+  if (!spec) {  // not yet fetched: frames wait for the figure, the figure for the specification
+    app.plotted = false;
+    pendingFigure = figure || {};
+    loadPlotSpec();
+    return;
+  }
+  drawFigure(figure || {});
+}
+
+function drawFigure(figure) {
   const layout = figure.layout || {};
   app.uirevision = layout.uirevision != null ? String(layout.uirevision) : "asr";
   const data = figure.data;
@@ -59,7 +88,7 @@ export function handleFigure(figure, state) {
   const cls = classify(data);
 
   const perPlot = {};
-  for (const p of PLOTS) perPlot[p] = [];
+  for (const p of spec.plots) perPlot[p.plot] = [];
   app.route = data.map((tr, k) => {
     const { plot, field } = cls[k];
     if (!motorExists(tr.meta.joint, field)) return null;  // left out: extends skip it
@@ -67,7 +96,7 @@ export function handleFigure(figure, state) {
     delete copy.xaxis; delete copy.yaxis;
     if (!copy.type) copy.type = "scatter";
     if (!copy.mode) copy.mode = "lines";
-    if (field === "eq" || field === "th2") copy.line = Object.assign({ dash: field === "eq" ? "dot" : "dash" }, copy.line || {});
+    copy.line = Object.assign({}, copy.line, { dash: spec.byField[field].dash });  // the served style
     if (copy.x === undefined) copy.x = sharedX && Array.isArray(copy.y) ? sharedX.slice(0, copy.y.length) : [];
     if (copy.y === undefined) copy.y = [];
     if (Array.isArray(copy.x) && Array.isArray(copy.y) && copy.x.length > HISTORY_POINTS) {
@@ -90,7 +119,7 @@ export function handleFigure(figure, state) {
   if (window.asrDatasheet) window.asrDatasheet.figure(data);  // datasheet.js: trace order
   app.buffer = {};
   if (!hasPlotly()) return;
-  for (const p of PLOTS) Plotly.react($(PLOT_INFO[p].div), perPlot[p], plotLayout(p, app.uirevision), PLOT_CONFIG);
+  for (const p of spec.plots) Plotly.react($(p.div), perPlot[p.plot], plotLayout(p.plot, app.uirevision), PLOT_CONFIG);
   app.plotted = true;
   stats.figures += 1;
 }
@@ -203,7 +232,7 @@ function flush() {
   for (const p of Object.keys(buffer)) {
     const locals = Object.keys(buffer[p]).map(Number);
     if (!locals.length) continue;
-    const gd = $(PLOT_INFO[p].div);
+    const gd = $(spec.byKey[p].div);
     const upd = {}, maxPoints = {};
     for (const local of locals) {
       const keep = keepPoints(gd, local, buffer[p][local]);
@@ -219,3 +248,5 @@ function flush() {
     }
   }
 }
+
+loadPlotSpec();  // at once: the first figure then rarely waits for it
