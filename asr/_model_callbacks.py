@@ -10,6 +10,10 @@ import numpy as np
 
 from asr._ffi import ffi, lib
 
+# asr_elastic_in's fields in struct order, listed once in C (ASR_ELASTIC_INPUTS, asr_model.h).
+IN_FIELDS = tuple(
+    ffi.string(lib.asr_elastic_in_name(k)).decode() for k in range(lib.ASR_NELASTIC_IN)
+)
 # asr_elastic_out's fields in struct order, listed once in C (ASR_ELASTIC_OUTPUTS, asr_model.h):
 # the real outputs, then the int 'clamped'.
 OUT_NAMES = tuple(

@@ -15,7 +15,7 @@ import numpy as np
 
 from asr import _validate as V
 from asr._ffi import ffi, lib
-from asr._model_callbacks import OUT_NAMES
+from asr._model_callbacks import IN_FIELDS, OUT_NAMES
 from asr._model_registry import BUILTIN_MODELS as BUILTIN_MODELS
 from asr._model_registry import (
     ModelSpec,
@@ -32,7 +32,15 @@ from asr._user_models import MAX_MODEL_PARAMS as MAX_MODEL_PARAMS
 from asr._user_models import register_model, unregister_model
 from asr.errors import raise_for_status
 
-_IN_FIELDS = ("q", "qd", "th1", "th2", "th1d", "th2d")
+# compliance()'s keyword of each asr_elastic_in field (IN_FIELDS, in C order)
+_IN_KEYWORD = {
+    "q": "q",
+    "qd": "qd",
+    "th1": "theta1",
+    "th2": "theta2",
+    "th1d": "theta1_d",
+    "th2d": "theta2_d",
+}
 
 
 _NUMPY_OF_C = {"double": "f8", "int": "i4"}
@@ -51,7 +59,7 @@ def _struct_dtype(ctype, fields):
     )
 
 
-_IN_DTYPE = _struct_dtype("asr_elastic_in", _IN_FIELDS)
+_IN_DTYPE = _struct_dtype("asr_elastic_in", IN_FIELDS)
 _OUT_DTYPE = _struct_dtype("asr_elastic_out", OUT_NAMES)
 
 
@@ -143,8 +151,8 @@ def compliance(model, q, theta1, theta2=0.0, *, qd=0.0, theta1_d=0.0, theta2_d=0
     n = int(np.prod(shape))
     table, pstride = _model_params(m, params, shape)
     inp = np.zeros(n, dtype=_IN_DTYPE)
-    for field, key in zip(_IN_FIELDS, ("q", "qd", "theta1", "theta2", "theta1_d", "theta2_d")):
-        inp[field] = np.broadcast_to(arrays[key], shape).reshape(-1)
+    for field in IN_FIELDS:
+        inp[field] = np.broadcast_to(arrays[_IN_KEYWORD[field]], shape).reshape(-1)
     out = np.zeros(n, dtype=_OUT_DTYPE)
     st = _evaluate(
         m,

@@ -4,7 +4,7 @@ them."""
 
 from asr import batch
 from asr._ffi import ffi, lib
-from asr._model_callbacks import OUT_FIELDS, OUT_NAMES
+from asr._model_callbacks import IN_FIELDS, OUT_FIELDS, OUT_NAMES
 
 
 def _names(name_of, count):
@@ -21,6 +21,7 @@ def test_elastic_out_names_are_the_struct_fields_in_order():
 
 def test_name_tables_refuse_an_index_outside_them():
     for name_of, count in (
+        (lib.asr_elastic_in_name, lib.ASR_NELASTIC_IN),
         (lib.asr_elastic_out_name, lib.ASR_NELASTIC_OUT),
         (lib.asr_mode_doc, lib.ASR_NMODE),
         (lib.asr_motor_scheme_name, lib.ASR_NMOTOR_SCHEME),
@@ -52,3 +53,10 @@ def test_common_parameter_enum_and_spec_table_agree():
         assert ffi.string(lib.asr_common_param_spec(k).name).decode() == name
     assert lib.ASR_P_LINK_VEL_MAX == lib.ASR_NCOMMON - 1
     assert lib.asr_common_param_spec(lib.ASR_NCOMMON) == ffi.NULL
+
+
+def test_elastic_in_names_are_the_struct_fields_in_order():
+    fields = ffi.typeof("asr_elastic_in").fields
+    assert list(IN_FIELDS) == [name for name, _ in fields]
+    assert all(f.type.cname == "double" for _, f in fields)
+    assert len(IN_FIELDS) == lib.ASR_NELASTIC_IN

@@ -120,12 +120,35 @@ typedef enum asr_common_param {
 
 /* ------------------------------------------------------------------ compliance models */
 
+/* The inputs of a compliance model, listed once: X(name, unit, doc) in struct order. The struct
+ * below, its lane copy (springs.h), the initialisers from lanes and the name table
+ * (asr_elastic_in_name, Python's IN_FIELDS) are generated from it. */
+#define ASR_ELASTIC_INPUTS(X)                                                                     \
+    X(q, "rad", "link angle")                                                                     \
+    X(qd, "rad/s", "link velocity")                                                               \
+    X(th1, "rad", "motor 1 angle")                                                                \
+    X(th2, "rad", "motor 2 angle (adjuster models: the stiffness input)")                         \
+    X(th1d, "rad/s", "motor 1 velocity")                                                          \
+    X(th2d, "rad/s", "motor 2 velocity")
+
 /* Input of a compliance model for one joint. */
+#define ASR_ELASTIC_IN_FIELD_(name, unit, doc) double name;
 typedef struct asr_elastic_in {
-    double q, qd;               /* link angle, rad; link velocity, rad/s */
-    double th1, th2;            /* motor 1, 2 angles, rad (adjuster models: th2 = stiffness input) */
-    double th1d, th2d;          /* motor 1, 2 velocities, rad/s */
+    ASR_ELASTIC_INPUTS(ASR_ELASTIC_IN_FIELD_)
 } asr_elastic_in;
+#undef ASR_ELASTIC_IN_FIELD_
+
+/* Indices of asr_elastic_in's fields in asr_elastic_in_name's table: ASR_EI_<name>, then the
+ * count ASR_NELASTIC_IN. */
+#define ASR_ELASTIC_IN_ENUM_(name, unit, doc) ASR_EI_##name,
+typedef enum asr_elastic_in_field {
+    ASR_ELASTIC_INPUTS(ASR_ELASTIC_IN_ENUM_)
+    ASR_NELASTIC_IN
+} asr_elastic_in_field;
+#undef ASR_ELASTIC_IN_ENUM_
+
+/* Name of asr_elastic_in field k (0 <= k < ASR_NELASTIC_IN, in struct order), or NULL. */
+const char* asr_elastic_in_name(int k);
 
 /* The real outputs of a compliance model, listed once: X(name, unit, doc) in struct order. The
  * struct below, the lane copy of the step (springs.h), the finiteness check and the name table

@@ -69,8 +69,9 @@ static void user_elastic(const asr_model_def* m, const lane_joint* J, const lane
         if (!(*live)[l]) continue;
         double p[ASR_MAX_PARAM];
         user_params(J, m, l, p);
-        asr_elastic_in ei = {in->q[l], in->qd[l], in->th1[l], in->th2[l], in->th1d[l],
-                             in->th2d[l]};
+#define LANE_IN_AT_(name, unit, doc) in->name[l],
+        asr_elastic_in ei = {ASR_ELASTIC_INPUTS(LANE_IN_AT_)};
+#undef LANE_IN_AT_
         asr_elastic_out eo;
         int rc = m->elastic(m->user, p, &ei, &eo);
         if (rc || !elastic_out_finite(&eo)) { /* even an output this mode leaves unused */

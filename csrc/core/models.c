@@ -16,6 +16,14 @@ static const asr_model_def* const builtin[] = {BUILTIN_MODELS(BUILTIN_ENTRY_)};
 
 int asr_model_count(void) { return NBUILTIN; }
 
+#define ELASTIC_IN_NAME_(name, unit, doc) #name,
+static const char* const elastic_in_names[ASR_NELASTIC_IN] = {ASR_ELASTIC_INPUTS(ELASTIC_IN_NAME_)};
+#undef ELASTIC_IN_NAME_
+
+const char* asr_elastic_in_name(int k) {
+    return (k >= 0 && k < ASR_NELASTIC_IN) ? elastic_in_names[k] : NULL;
+}
+
 #define ELASTIC_OUT_NAME_(name, unit, doc) #name,
 static const char* const elastic_out_names[ASR_NELASTIC_OUT] = {
     ASR_ELASTIC_OUTPUTS(ELASTIC_OUT_NAME_) "clamped",
@@ -50,8 +58,9 @@ int builtin_elastic(const asr_model_def* m, const double* p, const asr_elastic_i
                     asr_elastic_out* out) {
     lane_d pl[ASR_MAX_MODEL_PARAM];
     broadcast_params(m, p, pl);
-    lane_elastic_in li = {lane_set(in->q), lane_set(in->qd), lane_set(in->th1),
-                          lane_set(in->th2), lane_set(in->th1d), lane_set(in->th2d)};
+#define LANE_SET_IN_(name, unit, doc) lane_set(in->name),
+    lane_elastic_in li = {ASR_ELASTIC_INPUTS(LANE_SET_IN_)};
+#undef LANE_SET_IN_
     lane_elastic_out lo;
     int refused = (int)lane_spring((spring_kind)spring_kind_of(m), pl, &li, &lo)[0];
     if (refused) {

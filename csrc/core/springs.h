@@ -22,9 +22,12 @@ typedef enum spring_kind {
 } spring_kind;
 #undef SPRING_KIND_
 
+/* asr_elastic_in lane by lane. */
+#define LANE_ELASTIC_IN_FIELD_(name, unit, doc) lane_d name;
 typedef struct lane_elastic_in {
-    lane_d q, qd, th1, th2, th1d, th2d;
+    ASR_ELASTIC_INPUTS(LANE_ELASTIC_IN_FIELD_)
 } lane_elastic_in;
+#undef LANE_ELASTIC_IN_FIELD_
 
 /* asr_elastic_out lane by lane (clamped as a double). */
 #define LANE_ELASTIC_FIELD_(name, unit, doc) lane_d name;
