@@ -1,12 +1,13 @@
-"""Build the C core with each plain C test program (tests/c/test_core.c: the public API;
-tests/c/test_engine.c: the rigid-body engine coupling against a fake engine; tests/c/test_rod.c:
-the rod packs of the CPR solver; tests/c/test_cpr.c: the CPR solver on Till's Stewart-Gough robot
-and the planar 3RFR, checked against rods integrated independently; tests/c/test_linalg.c: its
-linear algebra; tests/c/test_lanes.c: the lane arithmetic and the core's own exp, and
-tests/c/test_lanes_avx2.c: the same built for AVX2) three times, with the
-strict warning set, with AddressSanitizer + UndefinedBehaviorSanitizer and with ThreadSanitizer
-(batches on worker threads, several batches on application threads, threaded CPR batches), and
-run every build."""
+"""Build the C core with each plain C test program (tests/c/test_core_*.c: the public API, its
+models, batches, threads and a fuzz loop; tests/c/test_engine_*.c: the rigid-body engine coupling
+against a fake engine; tests/c/test_rod.c: the rod packs of the CPR solver; tests/c/test_cpr_*.c:
+the CPR solver on Till's Stewart-Gough robot, the planar 3RFR and eight legs, checked against rods
+integrated independently; tests/c/test_linalg.c: its linear algebra; tests/c/test_lanes.c: the
+lane arithmetic and the core's own exp, and tests/c/test_lanes_avx2.c: the same built for AVX2)
+three times, with the strict warning set, with AddressSanitizer + UndefinedBehaviorSanitizer and
+with ThreadSanitizer (batches on worker threads, several batches on application threads, threaded
+CPR batches), and run every build. The programs share their helpers through headers in tests/c
+(check.h, tbatch.h, core_check.h, fake_engine.h, sea_hand.h, cpr_robots.h)."""
 
 import os
 import re
@@ -25,10 +26,16 @@ PARTS = ("core", "engine", "interaction", "cpr")
 TEST_DIR = ROOT / "tests" / "c"
 # program name -> fewer checks than this means the program did not run its tests
 PROGRAMS = {
-    "test_core": 1000,
-    "test_engine": 1000,
+    "test_core_models": 900,
+    "test_core_batch": 200,
+    "test_core_threads": 130,
+    "test_core_fuzz": 50,
+    "test_engine_sea": 10000,
+    "test_engine_faults": 5000,
+    "test_engine_modes": 20000,
     "test_rod": 90,
-    "test_cpr": 180,
+    "test_cpr_till": 150,
+    "test_cpr_robots": 35,
     "test_linalg": 120,
     "test_lanes": 900,
     "test_lanes_avx2": 900,

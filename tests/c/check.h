@@ -1,8 +1,10 @@
 /* check.h - the tiny test harness of the C tests: CHECK / CHECK_ST count passes and failures;
- * each program prints "N passed, M failed" at the end (parsed by tests/test_c_core.py). */
+ * close_to compares within a tolerance; each program prints "N passed, M failed" at the end
+ * (parsed by tests/test_c_core.py). */
 #ifndef ASR_TEST_CHECK_H
 #define ASR_TEST_CHECK_H
 
+#include <math.h>
 #include <stdio.h>
 
 static long n_pass, n_fail;
@@ -27,5 +29,10 @@ static void check_(int ok, const char* what, const char* file, int line) {
         }                                                                                      \
         check_(st_ == ex_, #call, __FILE__, __LINE__);                                         \
     } while (0)
+
+/* |a - b| within abs_tol + rel |b|. */
+static inline int close_to(double a, double b, double rel, double abs_tol) {
+    return fabs(a - b) <= abs_tol + rel * fabs(b);
+}
 
 #endif
