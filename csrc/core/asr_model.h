@@ -142,7 +142,7 @@ typedef struct asr_elastic_in {
  * count ASR_NELASTIC_IN. */
 #define ASR_ELASTIC_IN_ENUM_(name, unit, doc) ASR_EI_##name,
 typedef enum asr_elastic_in_field {
-    ASR_ELASTIC_INPUTS(ASR_ELASTIC_IN_ENUM_)
+    ASR_ELASTIC_INPUTS(ASR_ELASTIC_IN_ENUM_) /* ASR_EI_q = 0, ... */
     ASR_NELASTIC_IN
 } asr_elastic_in_field;
 #undef ASR_ELASTIC_IN_ENUM_
@@ -179,7 +179,7 @@ typedef struct asr_elastic_out {
  * ASR_NELASTIC_REAL real outputs, then ASR_EO_CLAMPED (the int). */
 #define ASR_ELASTIC_OUT_ENUM_(name, unit, doc) ASR_EO_##name,
 typedef enum asr_elastic_out_field {
-    ASR_ELASTIC_OUTPUTS(ASR_ELASTIC_OUT_ENUM_)
+    ASR_ELASTIC_OUTPUTS(ASR_ELASTIC_OUT_ENUM_) /* ASR_EO_tau1 = 0, ... */
     ASR_NELASTIC_REAL,
     ASR_EO_CLAMPED = ASR_NELASTIC_REAL,
     ASR_NELASTIC_OUT
