@@ -1,0 +1,101 @@
+"""The exported policies, the rospy test node and the exported node's process that
+tests/test_ros_export_*.py share."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from asr.iterative_learning import ILCResult
+
+WAIT_S = 10.0
+ASR_CLI = os.path.join(os.path.dirname(sys.executable), "asr")
+
+
+def fake_ilc(T=40, joints=("joint1", "joint2"), dt=1e-3, settle_s=0.05, seed=0):
+    """An ILCResult of one instance with a random learned input (the node only reads input,
+    presets, dt and metadata)."""
+    rng = np.random.default_rng(seed)
+    J = len(joints)
+    u = rng.uniform(-1, 1, (1, T, J))
+    return ILCResult(
+        input=u,
+        errors=np.zeros((1, 1)),
+        iterations=np.ones(1, int),
+        converged=np.zeros(1, bool),
+        reference=u.copy(),
+        dt=dt,
+        wall_s=0.0,
+        tol=0.1,
+        presets=rng.uniform(0.2, 0.6, (1, J)),
+        metadata={
+            "robot": "qbmove_arm_2dof",
+            "variant": "vertical",
+            "joints": list(joints),
+            "modes": [3] * J,
+            "settle_s": settle_s,
+        },
+    )
+
+
+def workspace():
+    return {
+        "version": "asr.dashboard/1",
+        "robot": "qbmove_arm_2dof",
+        "variant": "vertical",
+        "preset": {"joint1": 0.35, "joint2": 0.5},
+        "mode": {"joint1": 3, "joint2": 6},
+        "params": {"joint1": {"kp": 150.0}},
+        "reference": {
+            "joint1": {"kind": "hold", "offset": 0.25, "amplitude": 0.0},
+            "joint2": {"kind": "step", "offset": 0.1, "amplitude": -0.4},
+        },
+        "speed": 1.0,
+        "paused": False,
+        "compare": [],
+    }
+
+
+def linear_W(seed=1):
+    return np.random.default_rng(seed).normal(0, 0.7, (2, 5))
+
+
+@pytest.fixture(scope="module")
+def ros_node(rospy_node):
+    """This test process as a rospy node (conftest's, shared by every module)."""
+    return rospy_node
+
+
+def start_node(path, master, log, name, remap=()):
+    """The exported node as a ROS user runs it: Debian's python3, ROS tools' environment."""
+    from asr.ros.environment import tool_env
+
+    env = tool_env(master)
+    env["ROS_HOME"] = str(log.parent)
+    return subprocess.Popen(
+        [
+            "/usr/bin/python3",
+            os.path.join(path, "scripts", "policy_node.py"),
+            f"__name:={name}",
+            *remap,
+        ],
+        env=env,
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+
+
+def stop(proc):
+    import signal
+
+    try:
+        os.killpg(proc.pid, signal.SIGINT)
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(5)
+    except ProcessLookupError:
+        pass
