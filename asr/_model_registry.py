@@ -8,12 +8,15 @@ asr.models re-exports the public names; import them from there.
 import dataclasses
 import html
 import numbers
+from collections.abc import Mapping
 
 import numpy as np
+import numpy.typing as npt
 
 from asr import _validate as V
 from asr._ffi import ffi, lib
 from asr._model_callbacks import Binding, PythonModel
+from asr._validate import CData
 
 _INF = float("inf")
 
@@ -33,7 +36,7 @@ class ParamSpec:
     group: str = "spring"
     doc: str = ""
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         where = f"ParamSpec {self.name!r}" if isinstance(self.name, str) else "ParamSpec"
         if not isinstance(self.name, str) or not self.name.isidentifier():
             raise ValueError(
@@ -54,14 +57,14 @@ class ParamSpec:
             )
 
     @property
-    def range_text(self):
+    def range_text(self) -> str:
         """The valid range in interval notation, e.g. '(0, inf)'."""
         lo = "[" if not self.lo_open else "("
         hi = "]" if not self.hi_open else ")"
         text = f"{lo}{_fmt(self.lo)}, {_fmt(self.hi)}{hi}"
         return text + (" (integer)" if self.integer else "")
 
-    def valid(self, values):
+    def valid(self, values: npt.ArrayLike) -> npt.NDArray[np.bool_]:
         """Boolean mask of the values inside the range: the C core's rule (asr_param_valid),
         the one the batch applies, so Python never disagrees with it."""
         v = np.asarray(values, dtype=np.float64)
@@ -79,7 +82,7 @@ class ParamSpec:
             v.shape
         )
 
-    def check(self, values, where=""):
+    def check(self, values: npt.ArrayLike, where: str = "") -> npt.NDArray[np.float64]:
         """values as float64 if all are valid, else ValueError naming parameter, value, range."""
         v = V.real_array(values, self.name)
         ok = self.valid(v)
@@ -92,7 +95,7 @@ class ParamSpec:
         return v
 
 
-def c_text(text, where):
+def c_text(text: object, where: str) -> str:
     """text, a str that C can hold: no NUL character (C would cut the string there)."""
     if not isinstance(text, str):
         raise TypeError(f"{where}: expected a str, got {type(text).__name__}")
@@ -104,11 +107,11 @@ def c_text(text, where):
     return text
 
 
-def _fmt(x):
+def _fmt(x: float) -> str:
     return "inf" if x == _INF else "-inf" if x == -_INF else f"{x:g}"
 
 
-def _spec_from_c(c):
+def _spec_from_c(c: CData) -> ParamSpec:
     return ParamSpec(
         name=ffi.string(c.name).decode(),
         default=getattr(c, "def"),
@@ -151,7 +154,7 @@ class PresetSpec:
     param: str | None = None
     below_param: str | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.kind not in _PRESET_KINDS:
             raise ValueError(f"preset kind: got {self.kind!r}, valid: {', '.join(_PRESET_KINDS)}")
         for field in ("lo", "hi", "soft", "stiff"):
@@ -159,7 +162,7 @@ class PresetSpec:
             if (
                 isinstance(value, bool)
                 or not isinstance(value, numbers.Real)
-                or not np.isfinite(value)
+                or not np.isfinite(float(value))
             ):
                 raise ValueError(f"preset {field}: must be a finite real number, got {value!r}")
         if not self.lo <= min(self.soft, self.stiff) <= max(self.soft, self.stiff) <= self.hi:
@@ -175,9 +178,9 @@ class PresetSpec:
                 f"only then), got kind {self.kind!r}, param {self.param!r}"
             )
 
-    def as_dict(self):
+    def as_dict(self) -> dict[str, str | float]:
         """The JSON form: kind, lo, hi, soft, stiff, unit, meaning (and param for kind 'param')."""
-        d = dict(
+        d: dict[str, str | float] = dict(
             kind=self.kind,
             lo=self.lo,
             hi=self.hi,
@@ -191,11 +194,11 @@ class PresetSpec:
         return d
 
 
-def _c_str(p):
+def _c_str(p: CData) -> str | None:
     return ffi.string(p).decode() if p != ffi.NULL else None
 
 
-def _preset_from_c(c):
+def _preset_from_c(c: CData) -> PresetSpec:
     kinds = {v: k for k, v in _PRESET_KINDS.items()}
     return PresetSpec(
         kind=kinds[c.kind],
@@ -224,11 +227,11 @@ class ModelSpec:
     preset: PresetSpec = PresetSpec()
 
     @property
-    def all_params(self):
+    def all_params(self) -> tuple[ParamSpec, ...]:
         """Common parameters first, then the model's own: the order of a joint's parameters."""
         return self.common + self.params
 
-    def param(self, name):
+    def param(self, name: str) -> ParamSpec:
         """The spec named `name`; ValueError listing the valid names otherwise."""
         for p in self.all_params:
             if p.name == name:
@@ -238,7 +241,7 @@ class ModelSpec:
             + ", ".join(p.name for p in self.all_params)
         )
 
-    def defaults(self):
+    def defaults(self) -> dict[str, float]:
         """{name: default} of every parameter."""
         return {p.name: p.default for p in self.all_params}
 
@@ -248,17 +251,17 @@ class _Model:
     """A registered model: its spec and the C definition the core uses."""
 
     spec: ModelSpec
-    cdef: object  # asr_model_def* (built-in: the static C definition)
+    cdef: CData  # asr_model_def* (built-in: the static C definition)
     python: PythonModel | None = None
-    keep: list = dataclasses.field(default_factory=list)
+    keep: list[object] = dataclasses.field(default_factory=list)
 
-    def bind(self, finite=False):
+    def bind(self, finite: bool = False) -> Binding:
         """The C definition for one user of the model: a batch, or one evaluation (finite:
         see Binding)."""
         return Binding(self, finite)
 
 
-def _common_specs(cdef):
+def _common_specs(cdef: CData) -> tuple[ParamSpec, ...]:
     specs = []
     for k in range(lib.ASR_NCOMMON):
         c = lib.asr_common_param_spec(k)
@@ -267,7 +270,7 @@ def _common_specs(cdef):
     return tuple(specs)
 
 
-def _spec_of(cdef):
+def _spec_of(cdef: CData) -> ModelSpec:
     return ModelSpec(
         name=ffi.string(cdef.name).decode(),
         doc=ffi.string(cdef.doc).decode() if cdef.doc != ffi.NULL else "",
@@ -282,7 +285,7 @@ def _spec_of(cdef):
 _REGISTRY: dict[str, _Model] = {}
 
 
-def _load_builtins():
+def _load_builtins() -> None:
     for m in range(lib.asr_model_count()):
         cdef = lib.asr_model_get(m)
         spec = _spec_of(cdef)
@@ -293,13 +296,13 @@ _load_builtins()
 BUILTIN_MODELS = tuple(_REGISTRY)
 
 
-class ModelTable(dict):
+class ModelTable(dict[str, ModelSpec]):
     """{name: ModelSpec}, a plain dict whose repr is a one-row-per-model summary (the full specs,
     with every common parameter, run to tens of thousands of characters)."""
 
     _HEAD = ("name", "motors", "params", "preset (kind: range, unit)", "preset meaning")
 
-    def _rows(self):
+    def _rows(self) -> list[tuple[str, ...]]:
         return [
             (
                 name,
@@ -311,7 +314,7 @@ class ModelTable(dict):
             for name, spec in self.items()
         ]
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         rows = [self._HEAD] + self._rows()
         widths = [max(len(r[c]) for r in rows) for c in range(len(self._HEAD) - 1)]
         lines = [
@@ -329,8 +332,8 @@ class ModelTable(dict):
 
     __str__ = __repr__
 
-    def _repr_html_(self):
-        def row(cells, tag):
+    def _repr_html_(self) -> str:
+        def row(cells: tuple[str, ...], tag: str) -> str:
             return "<tr>" + "".join(f"<{tag}>{html.escape(c)}</{tag}>" for c in cells) + "</tr>"
 
         body = "".join(row(r, "td") for r in self._rows())
@@ -340,7 +343,7 @@ class ModelTable(dict):
         )
 
 
-def _preset_summary(p):
+def _preset_summary(p: PresetSpec) -> str:
     """A PresetSpec in one cell, e.g. 'ref: [0, 0.045] m, < L' or 'param k: [0, 1000] N m/rad'."""
     if p.kind == "none":
         return "none"
@@ -349,13 +352,13 @@ def _preset_summary(p):
     return f"{what}: [{_fmt(p.lo)}, {_fmt(p.hi)}]" + (f" {p.unit}" if p.unit else "") + below
 
 
-def models():
+def models() -> ModelTable:
     """{name: ModelSpec} of every available model, built-in and user-registered: a dict whose
     repr is a compact table (name, motors, number of own parameters, preset)."""
     return ModelTable((name, m.spec) for name, m in _REGISTRY.items())
 
 
-def get_model(name):
+def get_model(name: object) -> _Model:
     """The registered model `name`; ValueError listing the valid names otherwise."""
     if not isinstance(name, str):
         raise TypeError(f"model: expected a model name (str), got {type(name).__name__}")
@@ -365,7 +368,7 @@ def get_model(name):
         raise ValueError(f"model: unknown model {name!r}; valid: {', '.join(_REGISTRY)}") from None
 
 
-def preset_table(specs=None):
+def preset_table(specs: Mapping[str, ModelSpec] | None = None) -> str:
     """Markdown table of the second reference and stiffness preset of every model in `specs`
     ({name: ModelSpec}, default asr.models()); docs/models.md holds this table."""
     lines = [

@@ -6,7 +6,7 @@ asr.models re-exports these names; import them from there.
 """
 
 import numbers
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -16,6 +16,7 @@ from asr._model_registry import (
     _PRESET_KINDS,
     _REGISTRY,
     BUILTIN_MODELS,
+    ModelSpec,
     ParamSpec,
     PresetSpec,
     _common_specs,
@@ -24,11 +25,24 @@ from asr._model_registry import (
     c_text,
     get_model,
 )
+from asr._validate import CData
+
+# a C function pointer (cffi cdata) or a Python callable
+Callback = CData | Callable[..., object]
 
 MAX_MODEL_PARAMS = lib.asr_model_max_params()  # own parameters of a model (the core's limit)
 
 
-def _build_cdef(name, doc, nmotor, kinematic_th2, params, defaults, preset, keep):
+def _build_cdef(
+    name: str,
+    doc: str,
+    nmotor: int,
+    kinematic_th2: bool,
+    params: Sequence[ParamSpec],
+    defaults: Sequence[tuple[int, float]],
+    preset: PresetSpec,
+    keep: list[object],
+) -> CData:
     cdef = ffi.new("asr_model_def*")
     keep.append(cdef)
     for field, text in (("name", name), ("doc", doc)):
@@ -69,17 +83,17 @@ def _build_cdef(name, doc, nmotor, kinematic_th2, params, defaults, preset, keep
 
 
 def register_model(
-    name,
-    elastic,
-    refmap=None,
+    name: str,
+    elastic: Callback,
+    refmap: Callback | None = None,
     *,
-    params=(),
-    nmotor=2,
-    kinematic_th2=False,
-    defaults=None,
-    doc="",
-    preset=None,
-):
+    params: Iterable[ParamSpec] = (),
+    nmotor: int = 2,
+    kinematic_th2: bool = False,
+    defaults: Mapping[str, float] | None = None,
+    doc: str = "",
+    preset: PresetSpec | Mapping[str, object] | None = None,
+) -> ModelSpec:
     """Register a user-defined compliance model under `name` (the toolbox's tauElastic,
     eqPres2Refs and InitParams, without recompiling asr).
 
@@ -113,10 +127,10 @@ def register_model(
         raise ValueError(f"nmotor: got {nmotor!r}, valid values 1 or 2")
     if not isinstance(kinematic_th2, (bool, np.bool_)):
         raise TypeError(f"kinematic_th2: expected True or False, got {kinematic_th2!r}")
-    params = tuple(params)
+    own = tuple(params)
     common = _common_specs(ffi.NULL)
     index = {p.name: k for k, p in enumerate(common)}
-    names = _own_param_names(params, index)
+    names = _own_param_names(own, index)
     if preset is None:
         preset = PresetSpec()
     elif isinstance(preset, Mapping):
@@ -139,7 +153,7 @@ def register_model(
         overrides.append((index[pname], float(v)))
     c_elastic, c_refmap, python = callbacks(elastic, refmap, names)
     keep = [elastic, refmap]  # a C function's cdata may own what it points into
-    cdef = _build_cdef(name, doc, nmotor, kinematic_th2, params, overrides, preset, keep)
+    cdef = _build_cdef(name, doc, nmotor, kinematic_th2, own, overrides, preset, keep)
     cdef.elastic, cdef.refmap = c_elastic, c_refmap
     # a Python model's user pointer is set in each Binding's copy; this one stays NULL
     spec = _spec_of(cdef)
@@ -147,7 +161,7 @@ def register_model(
     return spec
 
 
-def _own_param_names(params, index):
+def _own_param_names(params: tuple[ParamSpec, ...], index: Mapping[str, int]) -> list[str]:
     """The names of a user model's own ParamSpecs, checked: type, count, no clash with each
     other or with a common parameter (index: {common name: k})."""
     for p in params:
@@ -169,7 +183,7 @@ def _own_param_names(params, index):
     return names
 
 
-def unregister_model(name):
+def unregister_model(name: str) -> None:
     """Remove a user-registered model (batches created with it keep their own reference)."""
     if name in BUILTIN_MODELS:
         raise ValueError(f"name: {name!r} is a built-in model and cannot be removed")

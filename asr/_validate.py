@@ -2,34 +2,43 @@
 finiteness and ranges, with errors that name the argument, its value and what is valid."""
 
 import numbers
+from collections.abc import Sequence
+from typing import Any, SupportsFloat
 
 import numpy as np
 import numpy.typing as npt
 
+# the types the package's typed modules share: cffi's CData (asr._core has no type stubs), the
+# float64 arrays results are, the C int arrays of indices
+CData = Any
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.intc]
 
-def num(x):
+
+def num(x: SupportsFloat) -> str:
     """A number as plain text for messages (0.05, not np.float64(0.05))."""
     x = float(x)
     return repr(int(x)) if x.is_integer() and abs(x) < 1e16 else repr(x)
 
 
-def read_only(values: npt.ArrayLike, dtype: npt.DTypeLike = np.float64) -> np.ndarray:
+def read_only(values: npt.ArrayLike, dtype: npt.DTypeLike = np.float64) -> npt.NDArray[Any]:
     """A new array of values that cannot be written (results handed out: a caller's edit would
     not change what they describe). See locked_view: its flag cannot be set back either."""
     return locked_view(np.array(values, dtype=dtype))
 
 
-def locked_view(arr):
+def locked_view(arr: npt.NDArray[Any]) -> npt.NDArray[Any]:
     """A read-only view of the C-contiguous array arr whose writeable flag cannot be set back.
 
     A view with the flag merely cleared (arr.flags.writeable = False) can be made writable
     again by anyone, since its base is. This view's base is a read-only memoryview, so NumPy
     refuses `flags.writeable = True` on it and on every view taken of it; arr stays writable to
     its owner (C writes the live state through it)."""
-    return np.asarray(memoryview(arr).toreadonly())
+    # an ndarray is a buffer (NumPy's stubs do not say so to Python 3.10's typeshed)
+    return np.asarray(memoryview(arr).toreadonly())  # type: ignore[arg-type]
 
 
-def real_array(value, name):
+def real_array(value: object, name: str) -> FloatArray:
     """value as a float64 array (a copy only when needed); TypeError for non-real data."""
     if isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name}: expected a real number or array of reals, got a bool")
@@ -47,7 +56,7 @@ def real_array(value, name):
     return np.asarray(arr, dtype=np.float64, order="C")
 
 
-def finite(arr, name):
+def finite(arr: FloatArray, name: str) -> FloatArray:
     """Raise ValueError naming the first NaN or inf in arr."""
     # min and max propagate NaN and reach inf: no array-sized temporary unless something is bad
     if arr.size == 0 or (np.isfinite(arr.min()) and np.isfinite(arr.max())):
@@ -60,7 +69,7 @@ def finite(arr, name):
     return arr
 
 
-def finite_array(value, name, shape=None):
+def finite_array(value: object, name: str, shape: Sequence[int] | None = None) -> FloatArray:
     """A finite float64 C-contiguous array of exactly `shape` (if given)."""
     arr = real_array(value, name)
     if shape is not None and arr.shape != tuple(shape):
@@ -68,7 +77,7 @@ def finite_array(value, name, shape=None):
     return finite(arr, name)
 
 
-def broadcast_input(value, name, shape):
+def broadcast_input(value: object, name: str, shape: Sequence[int]) -> FloatArray:
     """value broadcast to `shape` (scalars and compatible arrays), float64, finite, contiguous."""
     arr = real_array(value, name)
     try:
@@ -80,7 +89,7 @@ def broadcast_input(value, name, shape):
     return finite(np.asarray(out, order="C"), name)
 
 
-def output_array(arr, name, shape):
+def output_array(arr: object, name: str, shape: Sequence[int]) -> FloatArray:
     """A caller-provided output array C will write into: exactly float64, shape, C-contiguous,
     writable. Never copied (a copy would not receive the results)."""
     if not isinstance(arr, np.ndarray):
@@ -96,7 +105,7 @@ def output_array(arr, name, shape):
     return arr
 
 
-def positive_int(value, name, lo=1, hi=None):
+def positive_int(value: object, name: str, lo: int = 1, hi: int | None = None) -> int:
     """An int in [lo, hi]; TypeError for non-integers (bool included)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name}: expected an int, got {type(value).__name__} {value!r}")
@@ -107,7 +116,7 @@ def positive_int(value, name, lo=1, hi=None):
     return value
 
 
-def positive_float(value, name):
+def positive_float(value: object, name: str) -> float:
     """A finite float > 0."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name}: expected a real number, got {type(value).__name__} {value!r}")
@@ -117,7 +126,7 @@ def positive_float(value, name):
     return value
 
 
-def instance_indices(instances, n):
+def instance_indices(instances: npt.ArrayLike, n: int) -> IntArray:
     """instances as a C-contiguous int array of indices in [0, n)."""
     idx = np.asarray(instances)
     if idx.ndim != 1 or (idx.size and not np.issubdtype(idx.dtype, np.integer)):

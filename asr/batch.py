@@ -9,9 +9,11 @@ This module holds the Batch class; the C name tables (FIELDS, MODES, ...), Joint
 checks it shares with asr.Sim live in asr._batch_inputs and are imported from here, as before.
 """
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any, NoReturn
 
 import numpy as np
+import numpy.typing as npt
 
 from asr import _validate as V
 from asr._batch_inputs import (
@@ -23,6 +25,7 @@ from asr._batch_inputs import (
     ON_ERROR,
     SIMD_KERNELS,
     Joint,
+    Series,
     _as_joint,
     _check_simd_cap,
     _record_buffer,
@@ -37,10 +40,13 @@ from asr._batch_inputs import (
     record_indices,
     window,
 )
+from asr._batch_status import InstanceStatus
 from asr._ffi import ffi, lib
 from asr._serial import BatchLock, serialised
-from asr.errors import SimulationError, raise_for_status, status_text
-from asr.models import check_ref2, get_model
+from asr._state_fields import StateFields
+from asr._validate import CData, FloatArray, IntArray
+from asr.errors import raise_for_status
+from asr.models import ModelSpec, check_ref2, get_model
 
 __all__ = [
     "as_series",
@@ -62,7 +68,7 @@ __all__ = [
 ]
 
 
-class Batch:
+class Batch(StateFields, InstanceStatus):
     """N instances x J joints of compliant actuators.
 
     joints: a sequence of asr.Joint (or model names, or dicts with 'model', 'mode' and
@@ -83,13 +89,13 @@ class Batch:
 
     def __init__(
         self,
-        joints: Sequence,
+        joints: Sequence[Joint | str | dict[str, Any]] | Joint | str | dict[str, Any],
         n_instances: int = 1,
         *,
         threads: int = 1,
         max_substep: float = 1e-3,
         motor_scheme: str = "euler",
-    ):
+    ) -> None:
         if isinstance(joints, (str, Joint, dict)):
             joints = [joints]
         if not isinstance(joints, (list, tuple)):
@@ -97,14 +103,14 @@ class Batch:
                 f"joints: expected a sequence of asr.Joint, model names or dicts, "
                 f"got {type(joints).__name__} {joints!r}"
             )
-        joints = [_as_joint(j, k) for k, j in enumerate(joints)]
-        if not joints:
+        joint_list = [_as_joint(j, k) for k, j in enumerate(joints)]
+        if not joint_list:
             raise ValueError("joints: need at least one joint")
         self._lock = BatchLock()  # reentrant: a locked method may call another
         _check_simd_cap()
         self._n_instances = V.positive_int(n_instances, "n_instances", hi=2**31 - 1)
-        self._n_joints = len(joints)
-        self._models = [get_model(j.model) for j in joints]
+        self._n_joints = len(joint_list)
+        self._models = [get_model(j.model) for j in joint_list]
         self._specs = tuple(m.spec for m in self._models)
         modes = [
             check_mode(
@@ -112,18 +118,12 @@ class Batch:
                 s,
                 f"joints[{k}].",
             )
-            for k, (j, s) in enumerate(zip(joints, self.specs))
+            for k, (j, s) in enumerate(zip(joint_list, self.specs))
         ]
-        self._modes = np.array(modes, dtype=np.int32)
+        self._modes: IntArray = np.array(modes, dtype=np.intc)
         n, nj = self.n_instances, self.n_joints
         self._state = np.zeros((n, nj, lib.ASR_NFIELD))  # one contiguous record per joint
-        self._code = np.zeros(n, dtype=np.intc)
-        self._bad_joint = np.full(n, -1, dtype=np.intc)
-        self._bad_step = np.full(n, -1, dtype=np.longlong)
-        status = ffi.new("asr_status_arrays*")
-        status.code = ffi.cast("int*", ffi.from_buffer(self._code, require_writable=True))
-        status.joint = ffi.cast("int*", ffi.from_buffer(self._bad_joint, require_writable=True))
-        status.step = ffi.cast("long long*", ffi.from_buffer(self._bad_step, require_writable=True))
+        status = self._init_status(n)
         self._bound = [m.bind() for m in self._models]  # a Python model's errors stay this batch's
         defs = ffi.new("const asr_model_def*[]", [b.cdef for b in self._bound])
         out = ffi.new("asr_batch**")
@@ -142,8 +142,7 @@ class Batch:
         # live views that cannot be made writable: only C writes the state and statuses
         state = V.locked_view(self._state)
         self._views = {f: state[..., k] for k, f in enumerate(FIELDS)}
-        self._status_view = V.locked_view(self._code)
-        for k, j in enumerate(joints):
+        for k, j in enumerate(joint_list):
             self.set_params(k, **j.params)
         self.threads = threads
         self.max_substep = max_substep
@@ -152,28 +151,28 @@ class Batch:
     # ------------------------------------------------------------ configuration
 
     @property
-    def n_instances(self):
+    def n_instances(self) -> int:
         """N, the number of instances (fixed)."""
         return self._n_instances
 
     @property
-    def n_joints(self):
+    def n_joints(self) -> int:
         """J, the number of joints (fixed)."""
         return self._n_joints
 
     @property
-    def specs(self):
+    def specs(self) -> tuple[ModelSpec, ...]:
         """The compliance model of each joint, a (J,) tuple of asr.ModelSpec."""
         return self._specs
 
     @property
-    def lock(self):
+    def lock(self) -> BatchLock:
         """The batch's reentrant lock. Every call takes it; hold it (`with batch.lock:`) to make
         several calls one unit that no other thread's call comes between."""
         return self._lock
 
     @property
-    def threads(self):
+    def threads(self) -> int:
         """Native worker threads step and rollout use: the count set (1 to 1024), except 1 in a
         batch with a Python-implemented model (it holds the GIL; extra threads would only wait
         for it), whatever was asked for."""
@@ -181,39 +180,39 @@ class Batch:
 
     @threads.setter
     @serialised
-    def threads(self, n):
-        n = V.positive_int(n, "threads", hi=1024)
-        effective = 1 if self._python_models else n
+    def threads(self, n: int) -> None:
+        count = V.positive_int(n, "threads", hi=1024)
+        effective = 1 if self._python_models else count
         raise_for_status(lib.asr_batch_set_threads(self._b, effective), "threads")
         self._threads = effective
 
     @property
-    def simd(self):
+    def simd(self) -> str:
         """The instruction set the C step runs on: "avx512", "avx2" or "baseline", the widest
         this CPU has; the environment variable ASR_SIMD (one of those names) caps it for batches
         created after it is set. Results are the same bits on every one."""
-        return ffi.string(lib.asr_batch_simd(self._b)).decode()
+        return str(ffi.string(lib.asr_batch_simd(self._b)).decode())
 
     @property
-    def max_substep(self):
+    def max_substep(self) -> float:
         """Longest motor integration sub-step, s."""
         return self._max_substep
 
     @max_substep.setter
     @serialised
-    def max_substep(self, h):
-        h = V.positive_float(h, "max_substep")
-        raise_for_status(lib.asr_batch_set_max_substep(self._b, h), "max_substep")
-        self._max_substep = h
+    def max_substep(self, h: float) -> None:
+        step = V.positive_float(h, "max_substep")
+        raise_for_status(lib.asr_batch_set_max_substep(self._b, step), "max_substep")
+        self._max_substep = step
 
     @property
-    def motor_scheme(self):
+    def motor_scheme(self) -> str:
         """Motor sub-step scheme: "euler" or "trapezoid" (see MOTOR_SCHEMES)."""
         return self._motor_scheme
 
     @motor_scheme.setter
     @serialised
-    def motor_scheme(self, name):
+    def motor_scheme(self, name: str) -> None:
         if not isinstance(name, str) or name not in MOTOR_SCHEMES:
             raise ValueError(f"motor_scheme: got {name!r}, valid: {', '.join(MOTOR_SCHEMES)}")
         raise_for_status(
@@ -222,22 +221,22 @@ class Batch:
         self._motor_scheme = name
 
     @property
-    def modes(self):
+    def modes(self) -> IntArray:
         """Operation mode of each joint, (J,) int (a copy; use set_mode to change)."""
-        return self._modes.copy()
+        return np.copy(self._modes)
 
     @serialised
-    def set_mode(self, joint, mode):
+    def set_mode(self, joint: int, mode: int) -> None:
         """Change the operation mode of `joint` (0-6, see asr.batch.MODES)."""
         j = self._joint_index(joint)
-        mode = check_mode(mode, self.specs[j], f"joint {j}: ")
-        raise_for_status(lib.asr_batch_set_mode(self._b, j, mode), "set_mode")
-        self._modes[j] = mode
+        m = check_mode(mode, self.specs[j], f"joint {j}: ")
+        raise_for_status(lib.asr_batch_set_mode(self._b, j, m), "set_mode")
+        self._modes[j] = m
 
-    def _joint_index(self, joint):
+    def _joint_index(self, joint: int) -> int:
         return V.positive_int(joint, "joint", lo=0, hi=self.n_joints - 1)
 
-    def _param_index(self, j, name):
+    def _param_index(self, j: int, name: str) -> int:
         names = [p.name for p in self.specs[j].all_params]
         if name not in names:
             raise ValueError(
@@ -247,7 +246,7 @@ class Batch:
         return names.index(name)
 
     @serialised
-    def set_param(self, joint, name, value):
+    def set_param(self, joint: int, name: str, value: npt.ArrayLike) -> None:
         """Set parameter `name` of `joint`: a scalar shared by every instance or an (N,) array,
         one value per instance. Takes effect at the next step."""
         j = self._joint_index(joint)
@@ -266,7 +265,7 @@ class Batch:
         raise_for_status(st, f"joint {j} {name}")
 
     @serialised
-    def set_params(self, joint, **params):
+    def set_params(self, joint: int, **params: npt.ArrayLike) -> None:
         """Set several parameters of `joint` (see set_param), all or none: when one is refused,
         those set before it get their previous values back (set again in reverse order, so
         every intermediate state is one that was already valid) and the error is raised."""
@@ -282,7 +281,7 @@ class Batch:
             raise
 
     @serialised
-    def get_param(self, joint, name):
+    def get_param(self, joint: int, name: str) -> FloatArray:
         """Parameter `name` of `joint` for every instance, (N,) array (a copy)."""
         j = self._joint_index(joint)
         k = self._param_index(j, name)
@@ -297,91 +296,39 @@ class Batch:
 
     # ------------------------------------------------------------ state
 
-    def __getattr__(self, name):
-        views = self.__dict__.get("_views")
+    def __getattr__(self, name: str) -> FloatArray:
+        views: dict[str, FloatArray] | None = self.__dict__.get("_views")
         if views is not None and name in views:
             return views[name]
         raise AttributeError(
             f"{type(self).__name__!s} has no attribute {name!r}; state fields: " + ", ".join(FIELDS)
         )
 
-    def field(self, name):
+    def field(self, name: str) -> FloatArray:
         """Read-only (N, J) view of state field `name` (see asr.batch.FIELD_DOCS)."""
         if not isinstance(name, str) or name not in self._views:
             raise ValueError(f"field: unknown state field {name!r}; valid: {', '.join(FIELDS)}")
         return self._views[name]
 
     @property
-    def status(self):
-        """(N,) int status per instance, read-only: 0 running, else the C status that froze
-        it."""
-        return self._status_view
-
     @serialised
-    def errors(self):
-        """One dict per frozen instance: instance, joint, step, code and reason."""
-        return [
-            {
-                "instance": int(i),
-                "joint": int(self._bad_joint[i]),
-                "step": int(self._bad_step[i]),
-                "code": int(self._code[i]),
-                "reason": status_text(self._code[i]),
-            }
-            for i in np.flatnonzero(self._code)
-        ]
-
-    @serialised
-    def stop(self, instance, step, code):
-        """Freeze `instance` for a failure found outside the core (e.g. by the link engine) as
-        the core freezes one: status `code`, joint -1, `step`; zero torque until it is reset. An
-        instance already frozen keeps its first error."""
-        if not self._code[instance]:
-            self._code[instance], self._bad_joint[instance] = code, -1
-            self._bad_step[instance] = step
-
-    @serialised
-    def check(self, hint=""):
-        """Raise SimulationError for the first frozen instance, if any."""
-        bad = np.flatnonzero(self._code)
-        if bad.size:
-            i = int(bad[0])
-            raise SimulationError(
-                i,
-                int(self._bad_joint[i]),
-                int(self._bad_step[i]),
-                self._code[i],
-                more=bad.size - 1,
-                hint=hint,
-            )
-
-    @serialised
-    def check_frozen(self, on_error, what):
-        """With on_error 'raise', refuse to run while instances stay frozen from an earlier
-        call: they would silently return zeros. SimulationError names them and the fix."""
-        if on_error != "raise" or not self._code.any():
-            return
-        bad = np.flatnonzero(self._code)
-        shown = ", ".join(map(str, bad[:8])) + (", ..." if bad.size > 8 else "")
-        self.check(
-            hint=f"{what} refused: instance(s) [{shown}] stopped in an earlier call and "
-            f"stay frozen (zero torque, zero results) until reset(instances=...) clears "
-            f"them; on_error='flag' runs the others"
-        )
-
-    @property
-    @serialised
-    def step_count(self):
+    def step_count(self) -> int:
         """Steps taken since the last reset."""
         return int(lib.asr_batch_step_count(self._b))
 
     # ------------------------------------------------------------ stepping
 
-    def _shape(self, *tail):
+    def _shape(self, *tail: int) -> tuple[int, ...]:
         return (self.n_instances, self.n_joints) + tail
 
     @serialised
-    def reset(self, q0=0.0, refs=None, *, instances=None):
+    def reset(
+        self,
+        q0: npt.ArrayLike = 0.0,
+        refs: npt.ArrayLike | None = None,
+        *,
+        instances: npt.ArrayLike | None = None,
+    ) -> None:
         """Zero the state and statuses; link angles q0 (N, J), rad; motors where refs
         (N, J, 2) put them in the joint's mode, else at zero deflection. instances: reset only
         these (a sequence of indices; q0 and refs still have the whole batch's shape), leaving
@@ -409,12 +356,22 @@ class Batch:
         self._raise_python()
         raise_for_status(st, "reset")
 
-    def _raise_python(self):
+    def _raise_python(self) -> None:
         for m in self._python_models:
             m.raise_pending()
 
     @serialised
-    def step(self, q, qd, refs, dt, *, tau_ext=None, tau_ff=None, on_error="raise"):
+    def step(
+        self,
+        q: npt.ArrayLike,
+        qd: npt.ArrayLike,
+        refs: npt.ArrayLike,
+        dt: float,
+        *,
+        tau_ext: npt.ArrayLike | None = None,
+        tau_ff: npt.ArrayLike | None = None,
+        on_error: str = "raise",
+    ) -> FloatArray:
         """Advance every instance by dt (s) given link angles q and velocities qd (N, J), rad and
         rad/s, references refs (N, J, 2) (units per mode), optional external link torques
         tau_ext and feed-forward motor torques tau_ff (N, J), N m. Inputs broadcast.
@@ -422,7 +379,7 @@ class Batch:
         on_error: 'raise' (SimulationError when an instance stops, and before stepping while
         instances stay frozen from an earlier call) or 'flag' (see status)."""
         check_on_error(on_error)
-        dt = self.check_dt(dt)
+        h = self.check_dt(dt)
         qa = V.broadcast_input(q, "q", self._shape())
         qda = V.broadcast_input(qd, "qd", self._shape())
         ra = V.broadcast_input(refs, "refs", self._shape(2))
@@ -440,7 +397,7 @@ class Batch:
             "step",
             lib.asr_batch_step,
             self._b,
-            dt,
+            h,
             ffi.from_buffer("double[]", qa),
             ffi.from_buffer("double[]", qda),
             ffi.from_buffer("double[]", ra),
@@ -453,17 +410,17 @@ class Batch:
     @serialised
     def rollout(
         self,
-        steps,
-        dt,
-        refs,
-        q=0.0,
-        qd=0.0,
+        steps: int,
+        dt: float,
+        refs: npt.ArrayLike,
+        q: npt.ArrayLike = 0.0,
+        qd: npt.ArrayLike = 0.0,
         *,
-        tau_ext=None,
-        record=("tau_joint",),
-        out=None,
-        on_error="raise",
-    ):
+        tau_ext: npt.ArrayLike | None = None,
+        record: str | Iterable[str] = ("tau_joint",),
+        out: FloatArray | None = None,
+        on_error: str = "raise",
+    ) -> dict[str, FloatArray]:
         """Run `steps` steps in one C call (threads started once), the link fixed at q, qd or
         following a prescribed trajectory.
 
@@ -473,38 +430,38 @@ class Batch:
         copied after every step. out: optional float64 C-contiguous (len(record), N, steps, J)
         array. Returns {field: (N, steps, J) array} (views into out). on_error: as for step."""
         check_on_error(on_error)
-        steps = V.positive_int(steps, "steps", hi=2**31 - 1)
-        dt = self.check_dt(dt)
-        record = check_record(record)
+        n_steps = V.positive_int(steps, "steps", hi=2**31 - 1)
+        h = self.check_dt(dt)
+        fields = check_record(record)
         n, nj = self.n_instances, self.n_joints
-        rs = per_step(refs, "refs", n, steps, nj, (2,))
+        rs = per_step(refs, "refs", n, n_steps, nj, (2,))
         self.check_refs_per_step(rs, "refs")
-        qs = per_step(q, "q", n, steps, nj)
-        qds = per_step(qd, "qd", n, steps, nj)
-        ext = None if tau_ext is None else per_step(tau_ext, "tau_ext", n, steps, nj)
-        shape = (len(record), n, steps, nj)
+        qs = per_step(q, "q", n, n_steps, nj)
+        qds = per_step(qd, "qd", n, n_steps, nj)
+        ext = None if tau_ext is None else per_step(tau_ext, "tau_ext", n, n_steps, nj)
+        shape = (len(fields), n, n_steps, nj)
         if out is None:
             out = np.empty(shape)
         V.output_array(out, "out", shape)
-        idx = record_indices(record)
-        keep = []
+        idx = record_indices(fields)
+        keep: list[CData] = []
         self.check_frozen(on_error, "rollout")
         st = self._lock.run_c(
             "rollout",
             lib.asr_batch_rollout,
             self._b,
-            steps,
-            dt,
+            n_steps,
+            h,
             as_series(qs, keep),
             as_series(qds, keep),
             as_series(rs, keep),
             as_series(ext, keep),
-            len(record),
+            len(fields),
             ffi.from_buffer("int[]", idx),
-            _record_buffer(out, record),
+            _record_buffer(out, fields),
         )
         self.finish_run(st, on_error)
-        return {f: out[r] for r, f in enumerate(record)}
+        return {f: out[r] for r, f in enumerate(fields)}
 
     # ------------------------------------------------------------ engine interface
     # Internal: for asr.Sim and other engines that step this batch's actuators inside their own
@@ -512,7 +469,7 @@ class Batch:
     # the check_* methods, run the C rollout with _rollout_engine, and never touch the C handle.
 
     @serialised
-    def check_refs(self, refs, name):
+    def check_refs(self, refs: FloatArray, name: str) -> None:
         """Second references bounded by a parameter (AwAS-II: the pivot position, valid in
         [0, L)), in the modes that use them. refs: (..., J, 2); name: for the message."""
         for j, spec in enumerate(self.specs):
@@ -525,29 +482,40 @@ class Batch:
                 f"{name}[..., {j}, 1]",
             )
 
-    def check_refs_per_step(self, series, name):
+    def check_refs_per_step(self, series: Series, name: str) -> None:
         """check_refs for a per_step (array, stride_t): (N, J, 2) held or (N, steps, J, 2)."""
         arr, stride_t = series
         self.check_refs(arr if stride_t == 0 else np.moveaxis(arr, 1, 0), name)
 
-    def check_ff(self, tau_ff):
+    def check_ff(self, tau_ff: FloatArray) -> None:
         """Feed-forward motor torques (M, J), N m: nonzero only on single-motor joints."""
         check_feed_forward(self.specs, tau_ff)
 
-    def check_dt(self, dt):
+    def check_dt(self, dt: float) -> float:
         """A step length dt, s, that max_substep splits into at most ASR_MAX_SUBSTEPS motor
         sub-steps; returns it as a float."""
         return check_step_length(dt, self._max_substep)
 
     @serialised
-    def _rollout_engine(self, engine, steps, dt, refs, ext, ff, record, out, controller=ffi.NULL):
+    def _rollout_engine(
+        self,
+        engine: CData,
+        steps: int,
+        dt: float,
+        refs: CData,
+        ext: CData,
+        ff: CData,
+        record: Sequence[str],
+        out: FloatArray,
+        controller: CData = ffi.NULL,
+    ) -> int:
         """One C rollout of `steps` steps of `dt` s coupled to a link engine (an asr_engine*, see
         csrc/engine/asr_engine.h), with a controller's hooks (an asr_controller*, or NULL) inside
         it. refs, ext, ff: asr_series; record: state field names; out: writable C-contiguous
         float64 array the recorded fields go into (ignored when record is empty). Returns the C
         status: pass it to finish_run."""
         idx = record_indices(record)
-        return self._lock.run_c(
+        st: int = self._lock.run_c(
             "rollout",
             lib.asr_batch_rollout_controlled,
             self._b,
@@ -562,9 +530,10 @@ class Batch:
             ffi.from_buffer("int[]", idx),
             _record_buffer(out, record),
         )
+        return st
 
     @serialised
-    def finish_run(self, st, on_error):
+    def finish_run(self, st: int, on_error: str) -> None:
         """After a C step or rollout with status st: raise a Python model's pending error, a
         batch-wide failure, and with on_error 'raise' the first frozen instance's."""
         self._raise_python()
@@ -575,13 +544,13 @@ class Batch:
         if st != lib.ASR_OK and on_error == "raise":
             self.check()
 
-    def __reduce__(self):
+    def __reduce__(self) -> NoReturn:
         raise TypeError(
             "a Batch cannot be pickled (C state, a lock of this process). Save what "
             "rebuilds it: joints, modes, n_instances, each get_param, and the state "
             "fields you need (np.array(batch.field(name))); reset a new one to them"
         )
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         joints = ", ".join(f"{s.name}/mode {m}" for s, m in zip(self.specs, self._modes))
         return f"Batch(n_instances={self.n_instances}, joints=[{joints}])"

@@ -10,26 +10,28 @@ public names are imported from here, as before.
 """
 
 import dataclasses
+from collections.abc import Callable, Mapping
 
 import numpy as np
+import numpy.typing as npt
 
 from asr import _validate as V
 from asr._ffi import ffi, lib
 from asr._model_callbacks import IN_FIELDS, OUT_NAMES
 from asr._model_registry import BUILTIN_MODELS as BUILTIN_MODELS
-from asr._model_registry import (
-    ModelSpec,
-    ParamSpec,
-    PresetSpec,
-    _fmt,
-    get_model,
-    models,
-    preset_table,
-)
+from asr._model_registry import ModelSpec as ModelSpec
 from asr._model_registry import ModelTable as ModelTable
+from asr._model_registry import ParamSpec as ParamSpec
+from asr._model_registry import PresetSpec as PresetSpec
+from asr._model_registry import _fmt, _Model
 from asr._model_registry import c_text as c_text
+from asr._model_registry import get_model as get_model
+from asr._model_registry import models as models
+from asr._model_registry import preset_table as preset_table
 from asr._user_models import MAX_MODEL_PARAMS as MAX_MODEL_PARAMS
-from asr._user_models import register_model, unregister_model
+from asr._user_models import register_model as register_model
+from asr._user_models import unregister_model as unregister_model
+from asr._validate import CData, FloatArray
 from asr.errors import raise_for_status
 
 # compliance()'s keyword of each asr_elastic_in field (IN_FIELDS, in C order)
@@ -46,7 +48,7 @@ _IN_KEYWORD = {
 _NUMPY_OF_C = {"double": "f8", "int": "i4"}
 
 
-def _struct_dtype(ctype, fields):
+def _struct_dtype(ctype: str, fields: tuple[str, ...]) -> np.dtype[np.void]:
     """NumPy view of a C struct array, laid out by the compiler's offsets and types."""
     types = dict(ffi.typeof(ctype).fields)
     return np.dtype(
@@ -76,19 +78,21 @@ class Compliance:
     clamped: number of springs at their deflection limit (int).
     """
 
-    tau_link: np.ndarray
-    tau1: np.ndarray
-    tau2: np.ndarray
-    stiffness: np.ndarray
-    damping: np.ndarray
-    load1: np.ndarray
-    load2: np.ndarray
-    defl1: np.ndarray
-    defl2: np.ndarray
-    clamped: np.ndarray
+    tau_link: FloatArray
+    tau1: FloatArray
+    tau2: FloatArray
+    stiffness: FloatArray
+    damping: FloatArray
+    load1: FloatArray
+    load2: FloatArray
+    defl1: FloatArray
+    defl2: FloatArray
+    clamped: npt.NDArray[np.intc]
 
 
-def _model_params(model, params, shape):
+def _model_params(
+    model: _Model, params: Mapping[str, npt.ArrayLike], shape: tuple[int, ...]
+) -> tuple[FloatArray, int]:
     """The model's own parameters as an (n, nparam) array (pstride nparam) or one shared row."""
     spec = model.spec
     names = {p.name for p in spec.params}
@@ -98,7 +102,8 @@ def _model_params(model, params, shape):
                 f"unknown parameter {name!r} for model {spec.name!r}; valid: "
                 + (", ".join(sorted(names)) or "none")
             )
-    columns, varying = [], False
+    columns: list[FloatArray] = []
+    varying = False
     for p in spec.params:
         value = p.check(params.get(p.name, p.default), f"{spec.name}.")
         varying |= value.ndim > 0 and value.size > 1
@@ -114,7 +119,7 @@ def _model_params(model, params, shape):
     return np.ascontiguousarray(table), len(spec.params)
 
 
-def _evaluate(model, fn, *args):
+def _evaluate(model: _Model, fn: Callable[..., int], *args: CData) -> int:
     """Run C evaluation fn(cdef, *args) with this call's own binding of `model`, re-raising an
     exception its Python callbacks raised; returns the C status."""
     bound = model.bind(finite=True)
@@ -123,13 +128,23 @@ def _evaluate(model, fn, *args):
     return st
 
 
-def compliance(model, q, theta1, theta2=0.0, *, qd=0.0, theta1_d=0.0, theta2_d=0.0, **params):
+def compliance(
+    model: str,
+    q: npt.ArrayLike,
+    theta1: npt.ArrayLike,
+    theta2: npt.ArrayLike = 0.0,
+    *,
+    qd: npt.ArrayLike = 0.0,
+    theta1_d: npt.ArrayLike = 0.0,
+    theta2_d: npt.ArrayLike = 0.0,
+    **params: npt.ArrayLike,
+) -> Compliance:
     """Evaluate compliance model `model` at link angle q (rad) and motor angles theta1, theta2
     (rad; for awas2 theta2 is the pivot position s in m). Inputs broadcast against each other and
     against array-valued parameters; velocities (rad/s) matter for damped models only.
     Returns a Compliance with arrays of the broadcast shape."""
     m = get_model(model)
-    arrays = {
+    inputs = {
         "q": q,
         "theta1": theta1,
         "theta2": theta2,
@@ -137,7 +152,7 @@ def compliance(model, q, theta1, theta2=0.0, *, qd=0.0, theta1_d=0.0, theta2_d=0
         "theta1_d": theta1_d,
         "theta2_d": theta2_d,
     }
-    arrays = {k: V.finite(V.real_array(v, k), k) for k, v in arrays.items()}
+    arrays = {k: V.finite(V.real_array(v, k), k) for k, v in inputs.items()}
     param_arrays = [np.asarray(v) for v in params.values() if np.ndim(v) > 0]
     try:
         shape = np.broadcast_shapes(
@@ -186,13 +201,13 @@ def compliance(model, q, theta1, theta2=0.0, *, qd=0.0, theta1_d=0.0, theta2_d=0
     return Compliance(tau_link=np.asarray(res["tau1"] + res["tau2"]), **res)
 
 
-def _first_bad(out, shape):
+def _first_bad(out: npt.NDArray[np.void], shape: tuple[int, ...]) -> tuple[int, ...]:
     """Index, in the broadcast shape, of the first point C marked bad (clamped = -1)."""
     idx = int(np.argmax(out["clamped"] == -1))
     return tuple(int(i) for i in np.unravel_index(idx, shape)) if shape else ()
 
 
-def check_ref2(spec, ref2, bound, name):
+def check_ref2(spec: ModelSpec, ref2: FloatArray, bound: FloatArray, name: str) -> None:
     """Check second references `ref2` of model `spec` against its rule: with
     spec.preset.below_param set (AwAS-II: the pivot s, singular at L), every value must lie in
     [lo, bound), bound the values of that parameter (broadcast against ref2). ValueError naming
@@ -212,7 +227,9 @@ def check_ref2(spec, ref2, bound, name):
         )
 
 
-def _check_ref2_params(spec, ref2, params, name):
+def _check_ref2_params(
+    spec: ModelSpec, ref2: FloatArray, params: Mapping[str, npt.ArrayLike], name: str
+) -> None:
     """check_ref2 with the bounding parameter from keyword `params` or its default."""
     if spec.preset.below_param is None:
         return
@@ -220,7 +237,9 @@ def _check_ref2_params(spec, ref2, params, name):
     check_ref2(spec, ref2, p.check(params.get(p.name, p.default), f"{spec.name}."), name)
 
 
-def reference_map(model, equilibrium, preset, **params):
+def reference_map(
+    model: str, equilibrium: npt.ArrayLike, preset: npt.ArrayLike, **params: npt.ArrayLike
+) -> tuple[FloatArray, FloatArray]:
     """Map (equilibrium, preset) to motor references (theta1, theta2) for `model`; arrays
     broadcast. Units: rad, except the awas2 preset (pivot position, m)."""
     m = get_model(model)

@@ -1,0 +1,26 @@
+"""asr/_state_fields.py, the typed properties of the batch's state fields, is generated from the C
+field table: it must match it, and each property must be the live view of its field."""
+
+from pathlib import Path
+
+import asr
+from asr import _batch_inputs
+from asr._state_fields import StateFields
+
+
+def test_generated_state_fields_match_the_c_table():
+    path = Path(_batch_inputs.__file__).with_name("_state_fields.py")
+    assert path.read_text() == _batch_inputs.state_fields_source(), (
+        "asr/_state_fields.py is stale: regenerate it with "
+        '.venv/bin/python -c "from asr._batch_inputs import write_state_fields as w; w()"'
+    )
+    props = [n for n, v in vars(StateFields).items() if isinstance(v, property)]
+    assert props == list(_batch_inputs.FIELDS)
+
+
+def test_state_properties_are_the_field_views():
+    b = asr.Batch(["sea", "rigid"], 3)
+    b.step(0.1, 0.0, 0.0, 1e-3)
+    for f in _batch_inputs.FIELDS:
+        assert getattr(b, f) is b.field(f)
+    assert b.q.shape == (3, 2) and not b.q.flags.writeable
