@@ -28,11 +28,11 @@ Evaluation: held-out targets are the episodes of seeds EVAL_SEED_BASE + k (train
 seed + i and the draws of those generators), one full episode each, deterministic policy.
 
 Determinism: the same arguments with threads=1 give the same curve (all but wall_s) and model.
+
+The hyperparameters and their checks live in asr.rl._config; TrainResult, load_checkpoint and
+the evaluation in asr.rl._results (all importable from here).
 """
 
-import dataclasses
-import json
-import math
 import os
 import pickle
 import time
@@ -44,269 +44,17 @@ import torch
 import asr
 from asr._executors import completed
 from asr._files import current_version, write_version
-from asr._optional import need
 from asr.errors import SimulationError
-
-EVAL_SEED_BASE = 1_000_000_000
-ALGOS = ("ppo",)
-FILES = ("model.zip", "vecnormalize.pkl", "config.json", "curve.json")
-
-# name: (default, kind, low, high, low_open, high_open); kind "int", "float" or "net_arch"
-HYPERPARAMETERS = {
-    "learning_rate": (1e-3, "float", 0.0, 1.0, True, False),
-    "n_steps": (32, "int", 1, None, False, False),
-    "batch_size": (512, "int", 2, None, False, False),
-    "n_epochs": (10, "int", 1, None, False, False),
-    "gamma": (0.95, "float", 0.0, 1.0, False, False),
-    "gae_lambda": (0.95, "float", 0.0, 1.0, False, False),
-    "clip_range": (0.2, "float", 0.0, 1.0, True, False),
-    "ent_coef": (0.0, "float", 0.0, None, False, False),
-    "vf_coef": (0.5, "float", 0.0, None, False, False),
-    "max_grad_norm": (0.5, "float", 0.0, None, True, False),
-    "log_std_init": (-1.0, "float", -20.0, 2.0, False, False),
-    "net_arch": ((64, 64), "net_arch", 1, 4096, False, False),
-    "eval_every": (1, "int", 0, None, False, False),  # updates between evals, 0: none
-    "eval_episodes": (32, "int", 1, None, False, False),  # held-out episodes during training
-    "final_eval_episodes": (256, "int", 0, None, False, False),  # at the end, 0: none
-}
-
-
-def _range_text(lo, hi, lo_open, hi_open):
-    left = "(" if lo_open else "["
-    right = ")" if (hi is None or hi_open) else "]"
-    return f"{left}{lo}, {'inf' if hi is None else hi}{right}"
-
-
-def validate_hyperparameters(hp, num_envs=None):
-    """Defaults filled in and each value checked: ValueError / TypeError naming the parameter,
-    the value and the valid range. Returns a new dict (net_arch as a list)."""
-    if not isinstance(hp, dict):
-        raise TypeError(f"hyperparameters: expected a dict, got {type(hp).__name__}")
-    unknown = sorted(set(hp) - set(HYPERPARAMETERS))
-    if unknown:
-        raise ValueError(
-            f"hyperparameter {unknown[0]!r}: unknown; valid: {', '.join(HYPERPARAMETERS)}"
-        )
-    out = {}
-    for name, (default, kind, lo, hi, lo_open, hi_open) in HYPERPARAMETERS.items():
-        v = hp.get(name, default)
-        rng = _range_text(lo, hi, lo_open, hi_open)
-        if kind == "net_arch":
-            if isinstance(v, (str, bytes)) or not hasattr(v, "__iter__"):
-                raise TypeError(
-                    f"net_arch: got {v!r}, expected a list of layer sizes (ints in "
-                    f"[{lo}, {hi}]), e.g. [64, 64]"
-                )
-            v = list(v)
-            if not v or any(
-                isinstance(x, bool) or not isinstance(x, (int, np.integer)) or not lo <= x <= hi
-                for x in v
-            ):
-                raise ValueError(
-                    f"net_arch: got {v!r}, expected 1 or more layer sizes, each an "
-                    f"int in [{lo}, {hi}]"
-                )
-            out[name] = [int(x) for x in v]
-            continue
-        if kind == "int":
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-                raise TypeError(f"{name}: got {v!r}, expected an int in {rng}")
-            v = int(v)
-        else:
-            if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
-                raise TypeError(f"{name}: got {v!r}, expected a number in {rng}")
-            v = float(v)
-            if not math.isfinite(v):
-                raise ValueError(f"{name}: got {v!r}, expected a finite number in {rng}")
-        bad = (v <= lo if lo_open else v < lo) or (
-            hi is not None and (v >= hi if hi_open else v > hi)
-        )
-        if bad:
-            raise ValueError(f"{name}: got {v!r}, valid range {rng}")
-        out[name] = v
-    if num_envs is not None and out["batch_size"] > out["n_steps"] * num_envs:
-        raise ValueError(
-            f"batch_size: got {out['batch_size']}, valid range [2, n_steps * "
-            f"num_envs = {out['n_steps'] * num_envs}] (one rollout's samples)"
-        )
-    return out
-
-
-def _check_int(name, value, lo):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name}: got {value!r}, expected an int >= {lo}")
-    if value < lo:
-        raise ValueError(f"{name}: got {value!r}, valid range [{lo}, inf)")
-    return int(value)
-
-
-def _task_class(task):
-    from asr._gymnasium_envs import ENVS
-
-    if task not in ENVS:
-        raise ValueError(f"task: got {task!r}, valid: {', '.join(ENVS)}")
-    module, name = ENVS[task][1].split(":")
-    import importlib
-
-    return getattr(importlib.import_module(module), name)
-
-
-# ------------------------------------------------------------ results
-
-
-@dataclasses.dataclass
-class TrainResult:
-    """A trained (or loaded) policy: model (SB3 PPO), vecnormalize (SB3 VecNormalize, its
-    statistics frozen for inference), config (config.json's dict), curve (curve.json's rows),
-    final_error_rad (mean final joint error on the final held-out targets, None if not
-    evaluated), out_dir (None if nothing was written)."""
-
-    model: object
-    vecnormalize: object
-    config: dict
-    curve: list
-    final_error_rad: float | None = None
-    out_dir: str | None = None
-
-    def predict(self, obs, deterministic=True):
-        """Actions (clipped to the action space) for raw observations (N, obs_dim)."""
-        obs = self.vecnormalize.normalize_obs(np.asarray(obs, dtype=np.float64))
-        return self.model.predict(obs, deterministic=deterministic)[0]
-
-    def evaluate(self, episodes=256, threads=1):
-        """Mean final joint error (rad) of the deterministic policy on `episodes` held-out
-        targets."""
-        cls = _task_class(self.config["task"])
-        return float(
-            np.mean(evaluate_policy(self.model, self.vecnormalize, cls, episodes, threads))
-        )
-
-    def figure(self):
-        """The learning curve as a Plotly figure (return and metric against env-steps)."""
-        return curve_figure(self.curve, title=f"PPO on {self.config['task']}")
-
-
-def curve_figure(curve, title="learning curve"):
-    """Plotly figure of curve rows: mean episode return (left axis) and the task metric (right
-    axis, log scale) against env-steps."""
-    need("plotly", "plots", "the learning curve figure")
-    import plotly.graph_objects as go
-
-    steps = [r["steps"] for r in curve]
-    fig = go.Figure()
-    fig.add_trace(
-        go.Scatter(
-            x=steps, y=[r["return"] for r in curve], name="mean return", mode="lines+markers"
-        )
-    )
-    if any(r.get("metric") is not None for r in curve):
-        pts = [(r["steps"], r["metric"]) for r in curve if r.get("metric") is not None]
-        fig.add_trace(
-            go.Scatter(
-                x=[p[0] for p in pts],
-                y=[p[1] for p in pts],
-                name="final joint error (rad, held-out)",
-                yaxis="y2",
-                mode="lines+markers",
-            )
-        )
-    fig.update_layout(
-        title=title,
-        xaxis_title="env-steps",
-        yaxis_title="mean episode return",
-        yaxis2=dict(title="final joint error (rad)", overlaying="y", side="right", type="log"),
-    )
-    return fig
-
-
-def evaluate_policy(model, vecnormalize, task_cls, episodes, threads=1):
-    """Final joint error (rad) per held-out episode: sub-env k reset with seed EVAL_SEED_BASE + k,
-    one episode with the deterministic policy, then the norm of q - target."""
-    env = task_cls(int(episodes), threads=threads)
-    obs, _ = env.reset(seed=[EVAL_SEED_BASE + k for k in range(int(episodes))])
-    for _ in range(env.max_episode_steps):
-        act = model.predict(vecnormalize.normalize_obs(obs), deterministic=True)[0]
-        obs, _, term, trunc, _ = env.step(act)
-        if env.sim.batch.status.any():
-            env.sim.batch.check()
-    err = np.linalg.norm((env.q - env.target).reshape(env.num_envs, -1), axis=1)
-    env.close()
-    return err
-
-
-# ------------------------------------------------------------ files
-
-
-def _json_writer(obj):
-    return lambda f: f.write((json.dumps(obj, indent=1) + "\n").encode())
-
-
-def _read_json(path, what, shown):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError, UnicodeDecodeError) as exc:
-        raise ValueError(
-            f"{shown}: cannot read the {what} ({type(exc).__name__}: {exc}); the "
-            "file is missing, truncated or corrupted"
-        ) from None
-
-
-def load_checkpoint(out_dir, env=None, device="cpu"):
-    """TrainResult of a training folder (model.zip, vecnormalize.pkl, config.json, curve.json).
-    env: the VecEnv to attach (None: the statistics are loaded without one, for inference).
-    A missing, truncated or corrupted file raises ValueError naming it."""
-    from stable_baselines3 import PPO
-
-    out_dir = os.fspath(out_dir)
-    if not os.path.isdir(out_dir):
-        raise ValueError(f"out_dir: {out_dir!r} is not a folder")
-    files = current_version(out_dir)  # every file from one checkpoint
-    # errors name out_dir/<name>: a link into that checkpoint's hidden folder
-    config = _read_json(
-        os.path.join(files, "config.json"),
-        "training configuration",
-        os.path.join(out_dir, "config.json"),
-    )
-    if not isinstance(config, dict) or config.get("algo") not in ALGOS or "task" not in config:
-        raise ValueError(
-            f"{os.path.join(out_dir, 'config.json')}: not an asr training "
-            "configuration (no task / algo)"
-        )
-    curve = _read_json(
-        os.path.join(files, "curve.json"), "learning curve", os.path.join(out_dir, "curve.json")
-    )
-    if not isinstance(curve, list) or not all(isinstance(r, dict) and "steps" in r for r in curve):
-        raise ValueError(f"{os.path.join(out_dir, 'curve.json')}: not a list of curve rows")
-    path = os.path.join(files, "vecnormalize.pkl")
-    try:
-        with open(path, "rb") as f:
-            vecnorm = pickle.load(f)
-        vecnorm.obs_rms.mean  # noqa: B018  (an object of the right kind)
-    except Exception as exc:  # noqa: BLE001  (any unpickling failure means a bad file)
-        raise ValueError(
-            f"{os.path.join(out_dir, 'vecnormalize.pkl')}: cannot load the "
-            "observation normalisation "
-            f"({type(exc).__name__}: {exc}); the file is missing, truncated or "
-            "corrupted"
-        ) from None
-    if env is not None:
-        vecnorm.set_venv(env)
-    vecnorm.training = False
-    path = os.path.join(files, "model.zip")
-    try:
-        model = PPO.load(path, env=vecnorm if env is not None else None, device=device)
-    except Exception as exc:  # noqa: BLE001  (SB3 raises many kinds for a bad zip)
-        raise ValueError(
-            f"{os.path.join(out_dir, 'model.zip')}: cannot load the PPO model "
-            f"({type(exc).__name__}: {exc}); "
-            "the file is missing, truncated or corrupted"
-        ) from None
-    final = config.get("final_eval", {}).get("final_error_rad")
-    return TrainResult(model, vecnorm, config, curve, final, out_dir)
-
-
-# ------------------------------------------------------------ training
+from asr.rl._config import ALGOS, HYPERPARAMETERS, _check_int, _task_class, validate_hyperparameters
+from asr.rl._results import (
+    EVAL_SEED_BASE,
+    FILES,
+    TrainResult,
+    _json_writer,
+    curve_figure,
+    evaluate_policy,
+    load_checkpoint,
+)
 
 
 def train(

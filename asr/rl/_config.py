@@ -1,0 +1,108 @@
+"""What a training run of asr.rl.train is configured with: the algorithms, the PPO
+hyperparameters (defaults and valid ranges) and their checks, and the task class of a gymnasium
+id. Errors name the parameter, the value and the valid range."""
+
+import math
+
+import numpy as np
+
+ALGOS = ("ppo",)
+
+# name: (default, kind, low, high, low_open, high_open); kind "int", "float" or "net_arch"
+HYPERPARAMETERS = {
+    "learning_rate": (1e-3, "float", 0.0, 1.0, True, False),
+    "n_steps": (32, "int", 1, None, False, False),
+    "batch_size": (512, "int", 2, None, False, False),
+    "n_epochs": (10, "int", 1, None, False, False),
+    "gamma": (0.95, "float", 0.0, 1.0, False, False),
+    "gae_lambda": (0.95, "float", 0.0, 1.0, False, False),
+    "clip_range": (0.2, "float", 0.0, 1.0, True, False),
+    "ent_coef": (0.0, "float", 0.0, None, False, False),
+    "vf_coef": (0.5, "float", 0.0, None, False, False),
+    "max_grad_norm": (0.5, "float", 0.0, None, True, False),
+    "log_std_init": (-1.0, "float", -20.0, 2.0, False, False),
+    "net_arch": ((64, 64), "net_arch", 1, 4096, False, False),
+    "eval_every": (1, "int", 0, None, False, False),  # updates between evals, 0: none
+    "eval_episodes": (32, "int", 1, None, False, False),  # held-out episodes during training
+    "final_eval_episodes": (256, "int", 0, None, False, False),  # at the end, 0: none
+}
+
+
+def _range_text(lo, hi, lo_open, hi_open):
+    left = "(" if lo_open else "["
+    right = ")" if (hi is None or hi_open) else "]"
+    return f"{left}{lo}, {'inf' if hi is None else hi}{right}"
+
+
+def validate_hyperparameters(hp, num_envs=None):
+    """Defaults filled in and each value checked: ValueError / TypeError naming the parameter,
+    the value and the valid range. Returns a new dict (net_arch as a list)."""
+    if not isinstance(hp, dict):
+        raise TypeError(f"hyperparameters: expected a dict, got {type(hp).__name__}")
+    unknown = sorted(set(hp) - set(HYPERPARAMETERS))
+    if unknown:
+        raise ValueError(
+            f"hyperparameter {unknown[0]!r}: unknown; valid: {', '.join(HYPERPARAMETERS)}"
+        )
+    out = {}
+    for name, (default, kind, lo, hi, lo_open, hi_open) in HYPERPARAMETERS.items():
+        v = hp.get(name, default)
+        rng = _range_text(lo, hi, lo_open, hi_open)
+        if kind == "net_arch":
+            if isinstance(v, (str, bytes)) or not hasattr(v, "__iter__"):
+                raise TypeError(
+                    f"net_arch: got {v!r}, expected a list of layer sizes (ints in "
+                    f"[{lo}, {hi}]), e.g. [64, 64]"
+                )
+            v = list(v)
+            if not v or any(
+                isinstance(x, bool) or not isinstance(x, (int, np.integer)) or not lo <= x <= hi
+                for x in v
+            ):
+                raise ValueError(
+                    f"net_arch: got {v!r}, expected 1 or more layer sizes, each an "
+                    f"int in [{lo}, {hi}]"
+                )
+            out[name] = [int(x) for x in v]
+            continue
+        if kind == "int":
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+                raise TypeError(f"{name}: got {v!r}, expected an int in {rng}")
+            v = int(v)
+        else:
+            if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+                raise TypeError(f"{name}: got {v!r}, expected a number in {rng}")
+            v = float(v)
+            if not math.isfinite(v):
+                raise ValueError(f"{name}: got {v!r}, expected a finite number in {rng}")
+        bad = (v <= lo if lo_open else v < lo) or (
+            hi is not None and (v >= hi if hi_open else v > hi)
+        )
+        if bad:
+            raise ValueError(f"{name}: got {v!r}, valid range {rng}")
+        out[name] = v
+    if num_envs is not None and out["batch_size"] > out["n_steps"] * num_envs:
+        raise ValueError(
+            f"batch_size: got {out['batch_size']}, valid range [2, n_steps * "
+            f"num_envs = {out['n_steps'] * num_envs}] (one rollout's samples)"
+        )
+    return out
+
+
+def _check_int(name, value, lo):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name}: got {value!r}, expected an int >= {lo}")
+    if value < lo:
+        raise ValueError(f"{name}: got {value!r}, valid range [{lo}, inf)")
+    return int(value)
+
+
+def _task_class(task):
+    from asr._gymnasium_envs import ENVS
+
+    if task not in ENVS:
+        raise ValueError(f"task: got {task!r}, valid: {', '.join(ENVS)}")
+    module, name = ENVS[task][1].split(":")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)

@@ -1,0 +1,169 @@
+"""What a training run leaves: TrainResult, the training folder read back (load_checkpoint), the
+held-out evaluation of a policy (evaluate_policy) and the learning curve's figure. The folder's
+layout and its atomic writes are described in asr.rl.training."""
+
+import dataclasses
+import json
+import os
+import pickle
+
+import numpy as np
+
+from asr._files import current_version
+from asr._optional import need
+from asr.rl._config import ALGOS, _task_class
+
+EVAL_SEED_BASE = 1_000_000_000
+FILES = ("model.zip", "vecnormalize.pkl", "config.json", "curve.json")
+
+
+@dataclasses.dataclass
+class TrainResult:
+    """A trained (or loaded) policy: model (SB3 PPO), vecnormalize (SB3 VecNormalize, its
+    statistics frozen for inference), config (config.json's dict), curve (curve.json's rows),
+    final_error_rad (mean final joint error on the final held-out targets, None if not
+    evaluated), out_dir (None if nothing was written)."""
+
+    model: object
+    vecnormalize: object
+    config: dict
+    curve: list
+    final_error_rad: float | None = None
+    out_dir: str | None = None
+
+    def predict(self, obs, deterministic=True):
+        """Actions (clipped to the action space) for raw observations (N, obs_dim)."""
+        obs = self.vecnormalize.normalize_obs(np.asarray(obs, dtype=np.float64))
+        return self.model.predict(obs, deterministic=deterministic)[0]
+
+    def evaluate(self, episodes=256, threads=1):
+        """Mean final joint error (rad) of the deterministic policy on `episodes` held-out
+        targets."""
+        cls = _task_class(self.config["task"])
+        return float(
+            np.mean(evaluate_policy(self.model, self.vecnormalize, cls, episodes, threads))
+        )
+
+    def figure(self):
+        """The learning curve as a Plotly figure (return and metric against env-steps)."""
+        return curve_figure(self.curve, title=f"PPO on {self.config['task']}")
+
+
+def curve_figure(curve, title="learning curve"):
+    """Plotly figure of curve rows: mean episode return (left axis) and the task metric (right
+    axis, log scale) against env-steps."""
+    need("plotly", "plots", "the learning curve figure")
+    import plotly.graph_objects as go
+
+    steps = [r["steps"] for r in curve]
+    fig = go.Figure()
+    fig.add_trace(
+        go.Scatter(
+            x=steps, y=[r["return"] for r in curve], name="mean return", mode="lines+markers"
+        )
+    )
+    if any(r.get("metric") is not None for r in curve):
+        pts = [(r["steps"], r["metric"]) for r in curve if r.get("metric") is not None]
+        fig.add_trace(
+            go.Scatter(
+                x=[p[0] for p in pts],
+                y=[p[1] for p in pts],
+                name="final joint error (rad, held-out)",
+                yaxis="y2",
+                mode="lines+markers",
+            )
+        )
+    fig.update_layout(
+        title=title,
+        xaxis_title="env-steps",
+        yaxis_title="mean episode return",
+        yaxis2=dict(title="final joint error (rad)", overlaying="y", side="right", type="log"),
+    )
+    return fig
+
+
+def evaluate_policy(model, vecnormalize, task_cls, episodes, threads=1):
+    """Final joint error (rad) per held-out episode: sub-env k reset with seed EVAL_SEED_BASE + k,
+    one episode with the deterministic policy, then the norm of q - target."""
+    env = task_cls(int(episodes), threads=threads)
+    obs, _ = env.reset(seed=[EVAL_SEED_BASE + k for k in range(int(episodes))])
+    for _ in range(env.max_episode_steps):
+        act = model.predict(vecnormalize.normalize_obs(obs), deterministic=True)[0]
+        obs, _, term, trunc, _ = env.step(act)
+        if env.sim.batch.status.any():
+            env.sim.batch.check()
+    err = np.linalg.norm((env.q - env.target).reshape(env.num_envs, -1), axis=1)
+    env.close()
+    return err
+
+
+# ------------------------------------------------------------ files
+
+
+def _json_writer(obj):
+    return lambda f: f.write((json.dumps(obj, indent=1) + "\n").encode())
+
+
+def _read_json(path, what, shown):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        raise ValueError(
+            f"{shown}: cannot read the {what} ({type(exc).__name__}: {exc}); the "
+            "file is missing, truncated or corrupted"
+        ) from None
+
+
+def load_checkpoint(out_dir, env=None, device="cpu"):
+    """TrainResult of a training folder (model.zip, vecnormalize.pkl, config.json, curve.json).
+    env: the VecEnv to attach (None: the statistics are loaded without one, for inference).
+    A missing, truncated or corrupted file raises ValueError naming it."""
+    from stable_baselines3 import PPO
+
+    out_dir = os.fspath(out_dir)
+    if not os.path.isdir(out_dir):
+        raise ValueError(f"out_dir: {out_dir!r} is not a folder")
+    files = current_version(out_dir)  # every file from one checkpoint
+    # errors name out_dir/<name>: a link into that checkpoint's hidden folder
+    config = _read_json(
+        os.path.join(files, "config.json"),
+        "training configuration",
+        os.path.join(out_dir, "config.json"),
+    )
+    if not isinstance(config, dict) or config.get("algo") not in ALGOS or "task" not in config:
+        raise ValueError(
+            f"{os.path.join(out_dir, 'config.json')}: not an asr training "
+            "configuration (no task / algo)"
+        )
+    curve = _read_json(
+        os.path.join(files, "curve.json"), "learning curve", os.path.join(out_dir, "curve.json")
+    )
+    if not isinstance(curve, list) or not all(isinstance(r, dict) and "steps" in r for r in curve):
+        raise ValueError(f"{os.path.join(out_dir, 'curve.json')}: not a list of curve rows")
+    path = os.path.join(files, "vecnormalize.pkl")
+    try:
+        with open(path, "rb") as f:
+            vecnorm = pickle.load(f)
+        vecnorm.obs_rms.mean  # noqa: B018  (an object of the right kind)
+    except Exception as exc:  # noqa: BLE001  (any unpickling failure means a bad file)
+        raise ValueError(
+            f"{os.path.join(out_dir, 'vecnormalize.pkl')}: cannot load the "
+            "observation normalisation "
+            f"({type(exc).__name__}: {exc}); the file is missing, truncated or "
+            "corrupted"
+        ) from None
+    if env is not None:
+        vecnorm.set_venv(env)
+    vecnorm.training = False
+    path = os.path.join(files, "model.zip")
+    try:
+        model = PPO.load(path, env=vecnorm if env is not None else None, device=device)
+    except Exception as exc:  # noqa: BLE001  (SB3 raises many kinds for a bad zip)
+        raise ValueError(
+            f"{os.path.join(out_dir, 'model.zip')}: cannot load the PPO model "
+            f"({type(exc).__name__}: {exc}); "
+            "the file is missing, truncated or corrupted"
+        ) from None
+    final = config.get("final_eval", {}).get("final_error_rad")
+    return TrainResult(model, vecnorm, config, curve, final, out_dir)
