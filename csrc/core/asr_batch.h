@@ -18,7 +18,7 @@
 #define ASR_FIELD_ENUM_(id, name, unit, doc) ASR_F_##id,
 #define ASR_FIELD_COUNT_(id, name, unit, doc) +1
 typedef enum asr_field {
-    ASR_STATE_FIELDS(ASR_FIELD_ENUM_)   /* ASR_F_TAU_JOINT = 0, ... (asr_fields.h) */
+    ASR_STATE_FIELDS(ASR_FIELD_ENUM_) /* ASR_F_TAU_JOINT = 0, ... (asr_fields.h) */
     ASR_NFIELD,
     /* the first ASR_NCHECKED fields are computed by the step and checked for NaN/inf after
      * every step; the rest are copies of checked inputs and counters */
@@ -35,9 +35,9 @@ const char* asr_state_field_doc(int k);
 
 /* Per-instance status, caller-owned (n_inst each). */
 typedef struct asr_status_arrays {
-    int* code;                  /* asr_status of the instance; non-zero: frozen since */
-    int* joint;                 /* joint where it happened, -1 if none */
-    long long* step;            /* step count when it happened, -1 if none */
+    int* code;       /* asr_status of the instance; non-zero: frozen since */
+    int* joint;      /* joint where it happened, -1 if none */
+    long long* step; /* step count when it happened, -1 if none */
 } asr_status_arrays;
 
 typedef struct asr_batch asr_batch;
@@ -50,8 +50,8 @@ typedef struct asr_batch asr_batch;
  * run its own worker threads; asr_batch_set_param may reallocate arrays they read, so it must
  * not overlap a step). Separate batches share no mutable state and may run at once. */
 asr_status asr_batch_create(asr_batch** out, int n_inst, int n_joint,
-                            const asr_model_def* const* model_defs, const int* modes,
-                            double* state, asr_status_arrays status);
+                            const asr_model_def* const* model_defs, const int* modes, double* state,
+                            asr_status_arrays status);
 void asr_batch_destroy(asr_batch* b);
 
 /* Number of parameters of joint j (ASR_NCOMMON + the model's own). */
@@ -78,7 +78,7 @@ asr_status asr_batch_set_max_substep(asr_batch* b, double max_substep);
 #define ASR_MOTOR_SCHEMES(X) X(EULER, "euler") X(TRAPEZOID, "trapezoid")
 #define ASR_MOTOR_SCHEME_ENUM_(id, name) ASR_MOTOR_##id,
 typedef enum asr_motor_scheme {
-    ASR_MOTOR_SCHEMES(ASR_MOTOR_SCHEME_ENUM_)   /* ASR_MOTOR_EULER = 0, ASR_MOTOR_TRAPEZOID = 1 */
+    ASR_MOTOR_SCHEMES(ASR_MOTOR_SCHEME_ENUM_) /* ASR_MOTOR_EULER = 0, ASR_MOTOR_TRAPEZOID = 1 */
     ASR_NMOTOR_SCHEME
 } asr_motor_scheme;
 #undef ASR_MOTOR_SCHEME_ENUM_
@@ -91,8 +91,7 @@ asr_status asr_batch_set_threads(asr_batch* b, int n_threads);
 #define ASR_SIMD_KERNELS(X) X(BASELINE, "baseline") X(AVX2, "avx2") X(AVX512, "avx512")
 #define ASR_SIMD_ENUM_(id, name) ASR_SIMD_##id,
 typedef enum asr_simd_kernel {
-    ASR_SIMD_KERNELS(ASR_SIMD_ENUM_)
-    ASR_NSIMD
+    ASR_SIMD_KERNELS(ASR_SIMD_ENUM_) ASR_NSIMD
 } asr_simd_kernel;
 #undef ASR_SIMD_ENUM_
 /* Name of instruction set k (0 <= k < ASR_NSIMD), or NULL. */
@@ -140,8 +139,8 @@ typedef struct asr_series {
  * tau_ext (data may be NULL), in the rollout layout above. Threads are started once for the
  * whole rollout. */
 asr_status asr_batch_rollout(asr_batch* b, int nstep, double dt, asr_series q, asr_series qd,
-                             asr_series refs, asr_series tau_ext,
-                             int nrecord, const int* record_fields, double* record);
+                             asr_series refs, asr_series tau_ext, int nrecord,
+                             const int* record_fields, double* record);
 
 /* Number of steps taken since the last reset. */
 long long asr_batch_step_count(const asr_batch* b);

@@ -15,8 +15,7 @@
 #define ASR_FIELDS_H
 
 #define ASR_STATE_FIELDS_CHECKED(X)                                                                \
-    X(TAU_JOINT, tau_joint, "N m",                                                                 \
-      "tau_link + tau_ext: the torque the rigid-body engine applies")                              \
+    X(TAU_JOINT, tau_joint, "N m", "tau_link + tau_ext: the torque the rigid-body engine applies") \
     X(TAU_LINK, tau_link, "N m",                                                                   \
       "actuator torque on the link: the elastic torque tau_el1 + tau_el2 (compliant modes) or "    \
       "the commanded or link-PID torque (rigid modes), minus the output-shaft friction tau_fq")    \

@@ -27,12 +27,11 @@
     /* ref1, ref2 = motor position references */                                                   \
     X(MOTOR_PID, "motor position references, PID per motor, motor dynamics")                       \
     /* ref1, ref2 = equilibrium, preset references -> map -> mode 5 */                             \
-    X(EQ_PRESET_PID,                                                                               \
-      "equilibrium and preset references, mapped, PID per motor, motor dynamics")
+    X(EQ_PRESET_PID, "equilibrium and preset references, mapped, PID per motor, motor dynamics")
 
 #define ASR_MODE_ENUM_(id, doc) ASR_MODE_##id,
 typedef enum asr_mode {
-    ASR_MODES(ASR_MODE_ENUM_)   /* ASR_MODE_LINK_TORQUE = 0, ... */
+    ASR_MODES(ASR_MODE_ENUM_) /* ASR_MODE_LINK_TORQUE = 0, ... */
     ASR_NMODE
 } asr_mode;
 #undef ASR_MODE_ENUM_
@@ -43,14 +42,14 @@ const char* asr_mode_doc(int k);
 /* ------------------------------------------------------------------ parameter specs */
 
 typedef struct asr_param_spec {
-    const char* name;           /* parameter name, as used in Python keywords */
-    double def;                 /* default value */
-    double lo, hi;              /* valid closed range [lo, hi], after the open flags below */
-    int lo_open, hi_open;       /* 1: the bound itself is excluded */
-    int integer;                /* 1: value must be an integer (flags, enumerations) */
-    const char* unit;           /* SI unit, "" for non-dimensional */
-    const char* group;          /* "spring", "motor", "friction", "controller", "electrical", "link" */
-    const char* doc;            /* one line */
+    const char* name;     /* parameter name, as used in Python keywords */
+    double def;           /* default value */
+    double lo, hi;        /* valid closed range [lo, hi], after the open flags below */
+    int lo_open, hi_open; /* 1: the bound itself is excluded */
+    int integer;          /* 1: value must be an integer (flags, enumerations) */
+    const char* unit;     /* SI unit, "" for non-dimensional */
+    const char* group;    /* "spring", "motor", "friction", "controller", "electrical", "link" */
+    const char* doc;      /* one line */
 } asr_param_spec;
 
 /* Common joint parameters (motor, friction, controllers, electrical interface, link friction),
@@ -113,7 +112,7 @@ typedef struct asr_param_spec {
 #define ASR_COMMON_PARAM_ENUM_(id, name, def, lo, hi, lo_open, hi_open, integer, unit, group, doc) \
     ASR_P_##id,
 typedef enum asr_common_param {
-    ASR_COMMON_PARAMS(ASR_COMMON_PARAM_ENUM_)   /* ASR_P_MOTOR_J = 0, ... */
+    ASR_COMMON_PARAMS(ASR_COMMON_PARAM_ENUM_) /* ASR_P_MOTOR_J = 0, ... */
     ASR_NCOMMON
 } asr_common_param;
 #undef ASR_COMMON_PARAM_ENUM_
@@ -123,12 +122,12 @@ typedef enum asr_common_param {
 /* The inputs of a compliance model, listed once: X(name, unit, doc) in struct order. The struct
  * below, its lane copy (springs.h), the initialisers from lanes and the name table
  * (asr_elastic_in_name, Python's IN_FIELDS) are generated from it. */
-#define ASR_ELASTIC_INPUTS(X)                                                                     \
-    X(q, "rad", "link angle")                                                                     \
-    X(qd, "rad/s", "link velocity")                                                               \
-    X(th1, "rad", "motor 1 angle")                                                                \
-    X(th2, "rad", "motor 2 angle (adjuster models: the stiffness input)")                         \
-    X(th1d, "rad/s", "motor 1 velocity")                                                          \
+#define ASR_ELASTIC_INPUTS(X)                                                                      \
+    X(q, "rad", "link angle")                                                                      \
+    X(qd, "rad/s", "link velocity")                                                                \
+    X(th1, "rad", "motor 1 angle")                                                                 \
+    X(th2, "rad", "motor 2 angle (adjuster models: the stiffness input)")                          \
+    X(th1d, "rad/s", "motor 1 velocity")                                                           \
     X(th2d, "rad/s", "motor 2 velocity")
 
 /* Input of a compliance model for one joint. */
@@ -153,25 +152,25 @@ const char* asr_elastic_in_name(int k);
 /* The real outputs of a compliance model, listed once: X(name, unit, doc) in struct order. The
  * struct below, the lane copy of the step (springs.h), the finiteness check and the name table
  * (asr_elastic_out_name, Python's OUT_FIELDS) are generated from it. */
-#define ASR_ELASTIC_OUTPUTS(X)                                                                    \
-    X(tau1, "N m", "torque of spring 1 on the link")                                              \
-    X(tau2, "N m", "torque of spring 2 on the link")                                              \
-    X(stiffness, "N m/rad", "-d(tau1 + tau2)/dq")                                                 \
-    X(damping, "N m s/rad", "-d(tau1 + tau2)/dqd")                                                \
-    X(load1, "N m", "torque of the mechanism on motor 1")                                         \
-    X(load2, "N m", "torque of the mechanism on motor 2")                                         \
-    X(kload1, "N m/rad", "-d(load1)/d(th1), used by the implicit motor update")                   \
-    X(kload2, "N m/rad", "-d(load2)/d(th2), used by the implicit motor update")                   \
-    X(cload1, "N m s/rad", "-d(load1)/d(th1d)")                                                   \
-    X(cload2, "N m s/rad", "-d(load2)/d(th2d)")                                                   \
-    X(defl1, "rad", "deflection of spring 1 after clamping")                                      \
+#define ASR_ELASTIC_OUTPUTS(X)                                                                     \
+    X(tau1, "N m", "torque of spring 1 on the link")                                               \
+    X(tau2, "N m", "torque of spring 2 on the link")                                               \
+    X(stiffness, "N m/rad", "-d(tau1 + tau2)/dq")                                                  \
+    X(damping, "N m s/rad", "-d(tau1 + tau2)/dqd")                                                 \
+    X(load1, "N m", "torque of the mechanism on motor 1")                                          \
+    X(load2, "N m", "torque of the mechanism on motor 2")                                          \
+    X(kload1, "N m/rad", "-d(load1)/d(th1), used by the implicit motor update")                    \
+    X(kload2, "N m/rad", "-d(load2)/d(th2), used by the implicit motor update")                    \
+    X(cload1, "N m s/rad", "-d(load1)/d(th1d)")                                                    \
+    X(cload2, "N m s/rad", "-d(load2)/d(th2d)")                                                    \
+    X(defl1, "rad", "deflection of spring 1 after clamping")                                       \
     X(defl2, "rad", "deflection of spring 2 after clamping")
 
 /* Output of a compliance model for one joint: the real outputs, then the clamp count. */
 #define ASR_ELASTIC_OUT_FIELD_(name, unit, doc) double name;
 typedef struct asr_elastic_out {
     ASR_ELASTIC_OUTPUTS(ASR_ELASTIC_OUT_FIELD_)
-    int clamped;                /* number of springs at their deflection limit */
+    int clamped; /* number of springs at their deflection limit */
 } asr_elastic_out;
 #undef ASR_ELASTIC_OUT_FIELD_
 
@@ -203,48 +202,48 @@ typedef int (*asr_elastic_fn)(void* user, const double* p, const asr_elastic_in*
 
 /* Reference map (equilibrium, preset) -> (th1, th2). Returns 0 on success; non-zero as for
  * asr_elastic_fn. */
-typedef int (*asr_refmap_fn)(void* user, const double* p, double eq, double preset,
-                             double* th1, double* th2);
+typedef int (*asr_refmap_fn)(void* user, const double* p, double eq, double preset, double* th1,
+                             double* th2);
 
 /* A model's own default for common parameter k. */
 typedef struct asr_param_default {
-    int k;                      /* asr_common_param index */
+    int k; /* asr_common_param index */
     double value;
 } asr_param_default;
 
 /* Kinds of stiffness preset (the dashboard's soft / stiff command). */
 typedef enum asr_preset_kind {
-    ASR_PRESET_NONE = 0,        /* no stiffness command (rigid joint) */
-    ASR_PRESET_REF = 1,         /* the second reference of modes 3 and 6 */
-    ASR_PRESET_PARAM = 2        /* a spring parameter set directly (single-motor SEAs) */
+    ASR_PRESET_NONE = 0, /* no stiffness command (rigid joint) */
+    ASR_PRESET_REF = 1,  /* the second reference of modes 3 and 6 */
+    ASR_PRESET_PARAM = 2 /* a spring parameter set directly (single-motor SEAs) */
 } asr_preset_kind;
 
 /* What a model's second reference (preset) means and its stiffness preset: the one place these
  * are defined (the package, the dashboard and the docs read them from here). */
 typedef struct asr_ref2_spec {
-    const char* meaning;        /* what the second reference / preset is, e.g. "preset angle" */
-    const char* unit;           /* unit of the preset (PARAM kind: the parameter's unit) */
-    int kind;                   /* asr_preset_kind */
-    const char* param;          /* PARAM kind: name of the spring parameter the preset sets */
-    double lo, hi;              /* preset range offered (soft .. stiff lie inside) */
-    double soft, stiff;         /* the soft and stiff presets */
-    const char* below_param;    /* non-NULL: the second reference must lie in [lo, p) with p this
+    const char* meaning;     /* what the second reference / preset is, e.g. "preset angle" */
+    const char* unit;        /* unit of the preset (PARAM kind: the parameter's unit) */
+    int kind;                /* asr_preset_kind */
+    const char* param;       /* PARAM kind: name of the spring parameter the preset sets */
+    double lo, hi;           /* preset range offered (soft .. stiff lie inside) */
+    double soft, stiff;      /* the soft and stiff presets */
+    const char* below_param; /* non-NULL: the second reference must lie in [lo, p) with p this
                                    model parameter (AwAS-II: pivot s in [0, L)) */
 } asr_ref2_spec;
 
 typedef struct asr_model_def {
     const char* name;
     const char* doc;
-    int nmotor;                 /* dynamic motors: 0 (rigid), 1 (SEA, adjuster), 2 (antagonistic) */
-    int kinematic_th2;          /* 1: th2 is a kinematic input (AwAS-II pivot), not a motor */
-    int nparam;                 /* number of model parameters */
-    const asr_param_spec* params;          /* nparam specs */
-    int ndefault;               /* number of overridden common defaults */
-    const asr_param_default* defaults;     /* ndefault overrides of the toolbox's defaults */
+    int nmotor;        /* dynamic motors: 0 (rigid), 1 (SEA, adjuster), 2 (antagonistic) */
+    int kinematic_th2; /* 1: th2 is a kinematic input (AwAS-II pivot), not a motor */
+    int nparam;        /* number of model parameters */
+    const asr_param_spec* params;      /* nparam specs */
+    int ndefault;                      /* number of overridden common defaults */
+    const asr_param_default* defaults; /* ndefault overrides of the toolbox's defaults */
     asr_elastic_fn elastic;
     asr_refmap_fn refmap;
-    void* user;                 /* passed to elastic and refmap (NULL for built-in models) */
-    asr_ref2_spec ref2;         /* the second reference and the stiffness preset */
+    void* user;         /* passed to elastic and refmap (NULL for built-in models) */
+    asr_ref2_spec ref2; /* the second reference and the stiffness preset */
 } asr_model_def;
 
 /* Built-in models, in a fixed order: rigid, sea, sea_damped, awas2, bavs, qbmove_advanced, qbmove. */
@@ -269,13 +268,13 @@ int asr_model_max_params(void);
  * callback (its status) or a non-finite result (ASR_ERR_RANGE: finite inputs outside the range
  * where the model's result is finite) gets zero outputs and clamped = -1; the first such status
  * is returned. */
-asr_status asr_compliance_eval(const asr_model_def* model, int n, const double* params,
-                               int pstride, const asr_elastic_in* in, asr_elastic_out* out);
+asr_status asr_compliance_eval(const asr_model_def* model, int n, const double* params, int pstride,
+                               const asr_elastic_in* in, asr_elastic_out* out);
 
 /* Reference map at n points; params and bad points as in asr_compliance_eval (bad points get
  * th1 = th2 = 0). */
 asr_status asr_reference_map_eval(const asr_model_def* model, int n, const double* params,
-                                  int pstride, const double* eq, const double* preset,
-                                  double* th1, double* th2);
+                                  int pstride, const double* eq, const double* preset, double* th1,
+                                  double* th2);
 
 #endif

@@ -25,9 +25,7 @@ const char* asr_state_field_unit(int k) {
     return (k >= 0 && k < ASR_NFIELD) ? fields[k].unit : NULL;
 }
 
-const char* asr_state_field_doc(int k) {
-    return (k >= 0 && k < ASR_NFIELD) ? fields[k].doc : NULL;
-}
+const char* asr_state_field_doc(int k) { return (k >= 0 && k < ASR_NFIELD) ? fields[k].doc : NULL; }
 
 /* ---------------------------------------------------------------- parameters */
 
@@ -71,10 +69,9 @@ static asr_status check_model(const asr_model_def* m, int mode) {
 }
 
 asr_status asr_batch_create(asr_batch** out, int n_inst, int n_joint,
-                            const asr_model_def* const* model_defs, const int* modes,
-                            double* state, asr_status_arrays status) {
-    if (!out || !model_defs || !modes || !state || !status.code || !status.joint ||
-        !status.step) {
+                            const asr_model_def* const* model_defs, const int* modes, double* state,
+                            asr_status_arrays status) {
+    if (!out || !model_defs || !modes || !state || !status.code || !status.joint || !status.step) {
         return ASR_ERR_NULL;
     }
     *out = NULL;
@@ -354,9 +351,9 @@ static void record_chunk(const rollout_job* job, const lane_chunk* ch, int t) {
         int k = job->record_fields[r];
         for (int l = 0; l < ch->n; ++l) {
             size_t i = (size_t)(ch->i0 + l);
-            double* dst = job->record +
-                          (((size_t)r * (size_t)b->n_inst + i) * (size_t)job->nstep +
-                           (size_t)t) * nj;
+            double* dst =
+                job->record +
+                (((size_t)r * (size_t)b->n_inst + i) * (size_t)job->nstep + (size_t)t) * nj;
             for (size_t j = 0; j < nj; ++j) dst[j] = ch->J[j].s[k][l];
         }
     }
@@ -396,8 +393,8 @@ static asr_status rollout_range(void* ctx, int i0, int i1) {
 }
 
 asr_status asr_batch_rollout(asr_batch* b, int nstep, double dt, asr_series q, asr_series qd,
-                             asr_series refs, asr_series tau_ext,
-                             int nrecord, const int* record_fields, double* record) {
+                             asr_series refs, asr_series tau_ext, int nrecord,
+                             const int* record_fields, double* record) {
     asr_status st = check_step(b, dt);
     if (st != ASR_OK) return st;
     if (!q.data || !qd.data || !refs.data || (nrecord > 0 && (!record_fields || !record))) {

@@ -6,14 +6,14 @@
 #include "internal.h"
 #include "springs.h"
 
-#define ASR_MAX_PARAM 64           /* common + model parameters of one joint */
+#define ASR_MAX_PARAM 64 /* common + model parameters of one joint */
 
 typedef struct joint_params {
     int nparam;                    /* ASR_NCOMMON + model->nparam */
     double* values[ASR_MAX_PARAM]; /* parameter k: count[k] values (1: shared, n_inst: each) */
     int count[ASR_MAX_PARAM];
-    int nvarying;                  /* parameters given per instance ... */
-    int varying[ASR_MAX_PARAM];    /* ... and their indices, so the step gathers only those */
+    int nvarying;               /* parameters given per instance ... */
+    int varying[ASR_MAX_PARAM]; /* ... and their indices, so the step gathers only those */
 } joint_params;
 
 struct lane_chunk;
@@ -25,18 +25,18 @@ typedef asr_status (*chunk_kernel)(struct asr_batch* b, struct lane_chunk* ch,
 
 struct asr_batch {
     int n_inst, n_joint;
-    const asr_model_def** model;   /* n_joint */
-    spring_kind* kind;             /* n_joint: the built-in formula, or SPRING_USER */
-    int* mode;                     /* n_joint */
-    joint_params* params;      /* n_joint */
-    double* state;                 /* n_inst x n_joint x ASR_NFIELD, caller-owned */
-    asr_status_arrays status;      /* n_inst each, caller-owned */
-    double max_substep;            /* s */
-    int motor_scheme;              /* asr_motor_scheme */
+    const asr_model_def** model; /* n_joint */
+    spring_kind* kind;           /* n_joint: the built-in formula, or SPRING_USER */
+    int* mode;                   /* n_joint */
+    joint_params* params;        /* n_joint */
+    double* state;               /* n_inst x n_joint x ASR_NFIELD, caller-owned */
+    asr_status_arrays status;    /* n_inst each, caller-owned */
+    double max_substep;          /* s */
+    int motor_scheme;            /* asr_motor_scheme */
     int n_threads;
     long long step_count;
-    chunk_kernel kernel;           /* the step built for the widest vector unit here (joint.c) */
-    const char* kernel_name;       /* "baseline", "avx2" or "avx512" */
+    chunk_kernel kernel;     /* the step built for the widest vector unit here (joint.c) */
+    const char* kernel_name; /* "baseline", "avx2" or "avx512" */
 };
 
 /* Inputs of one step for the whole batch (pointers into caller arrays, NULL: zero): instance i's
@@ -46,8 +46,8 @@ typedef struct step_inputs {
     const double* q;
     const double* qd;
     const double* refs;
-    const double* tau_ext;         /* or NULL */
-    const double* tau_ff;          /* or NULL */
+    const double* tau_ext; /* or NULL */
+    const double* tau_ff;  /* or NULL */
     long long stride_q, stride_qd, stride_refs, stride_ext, stride_ff;
 } step_inputs;
 
@@ -58,26 +58,26 @@ static inline const double* series_at(asr_series s, int i, int t) {
 
 /* One joint of a chunk of instances, lane l holding instance i0 + l (lanes.h). */
 typedef struct lane_joint {
-    lane_d s[ASR_NFIELD];          /* the state records' fields */
-    lane_d p[ASR_MAX_PARAM];       /* parameters (the first nparam are set) */
+    lane_d s[ASR_NFIELD];    /* the state records' fields */
+    lane_d p[ASR_MAX_PARAM]; /* parameters (the first nparam are set) */
     /* derived from the parameters when they are loaded, not every step */
-    lane_d z_motor;                /* friction / friction_K: motor presliding band, rad */
-    lane_d z_edge_motor;           /* motor_band_edge(z_motor) (motor.h), rad */
-    lane_d z_link;                 /* link_friction / link_friction_K, rad */
-    int torque_drive;              /* 1: drive == 0 in every lane (no voltage drive) */
-    int no_integral;               /* 1: ki == 0 in every lane */
+    lane_d z_motor;      /* friction / friction_K: motor presliding band, rad */
+    lane_d z_edge_motor; /* motor_band_edge(z_motor) (motor.h), rad */
+    lane_d z_link;       /* link_friction / link_friction_K, rad */
+    int torque_drive;    /* 1: drive == 0 in every lane (no voltage drive) */
+    int no_integral;     /* 1: ki == 0 in every lane */
 } lane_joint;
 
 /* Up to ASR_LANES consecutive instances stepped together (joint.c). Lanes past n repeat the last
  * instance (stepped, never stored). */
 typedef struct lane_chunk {
-    int i0, n;                     /* first instance, instances in the chunk */
-    int inst[ASR_LANES];           /* lane l's instance: i0 + l, the last one repeated past n */
-    lane_m live;                   /* lanes in use whose instance is not frozen */
-    lane_joint* J;                 /* n_joint, 32-byte aligned */
-    double dt, max_substep;        /* the step timing below was derived from (s) */
-    double h;                      /* motor sub-step, s */
-    int nsub;                      /* motor sub-steps per step */
+    int i0, n;              /* first instance, instances in the chunk */
+    int inst[ASR_LANES];    /* lane l's instance: i0 + l, the last one repeated past n */
+    lane_m live;            /* lanes in use whose instance is not frozen */
+    lane_joint* J;          /* n_joint, 32-byte aligned */
+    double dt, max_substep; /* the step timing below was derived from (s) */
+    double h;               /* motor sub-step, s */
+    int nsub;               /* motor sub-steps per step */
 } lane_chunk;
 
 /* A step's inputs of one joint, lane by lane: link angle (rad) and velocity (rad/s), the two

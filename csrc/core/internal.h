@@ -48,18 +48,18 @@ int spring_kind_of(const asr_model_def* m);
  * bits of a batch step's. */
 int builtin_elastic(const asr_model_def* m, const double* p, const asr_elastic_in* in,
                     asr_elastic_out* out);
-int builtin_refmap(const asr_model_def* m, const double* p, double eq, double preset,
-                   double* th1, double* th2);
+int builtin_refmap(const asr_model_def* m, const double* p, double eq, double preset, double* th1,
+                   double* th2);
 
 /* prefix_elastic and prefix_refmap, the callbacks of built-in model `model`. */
-#define BUILTIN_CALLBACKS(prefix, model)                                                          \
+#define BUILTIN_CALLBACKS(prefix, model)                                                           \
     static int prefix##_elastic(void* user, const double* p, const asr_elastic_in* in,             \
                                 asr_elastic_out* out) {                                            \
         (void)user;                                                                                \
         return builtin_elastic(&model, p, in, out);                                                \
     }                                                                                              \
-    static int prefix##_refmap(void* user, const double* p, double eq, double preset,             \
-                               double* th1, double* th2) {                                         \
+    static int prefix##_refmap(void* user, const double* p, double eq, double preset, double* th1, \
+                               double* th2) {                                                      \
         (void)user;                                                                                \
         return builtin_refmap(&model, p, eq, preset, th1, th2);                                    \
     }

@@ -86,7 +86,9 @@ static const chunk_kernel kernels[] = {
 #endif
 };
 
-enum { NKERNEL = (int)(sizeof kernels / sizeof kernels[0]) };
+enum {
+    NKERNEL = (int)(sizeof kernels / sizeof kernels[0])
+};
 
 /* Whether this CPU runs kernel k. */
 static int kernel_supported(int k) {
@@ -111,8 +113,7 @@ void chunk_pick_kernel(asr_batch* b) {
     b->kernel_name = simd_names[k];
 }
 
-asr_status chunk_step(asr_batch* b, lane_chunk* ch, const step_inputs* in,
-                      long long step_index) {
+asr_status chunk_step(asr_batch* b, lane_chunk* ch, const step_inputs* in, long long step_index) {
     return b->kernel(b, ch, in, step_index);
 }
 

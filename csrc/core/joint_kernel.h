@@ -37,9 +37,9 @@ typedef struct joint_ctx {
     const asr_model_def* model;
     spring_kind kind;
     int mode;
-    double dt, h;               /* step and sub-step, s */
-    int nsub;                   /* motor sub-steps per step */
-    int scheme;                 /* asr_motor_scheme */
+    double dt, h; /* step and sub-step, s */
+    int nsub;     /* motor sub-steps per step */
+    int scheme;   /* asr_motor_scheme */
 } joint_ctx;
 
 /* A step's outcome per lane: 0 (ASR_OK) or the status that freezes the instance. */
@@ -126,8 +126,8 @@ LANE_INLINE void step_targets(const joint_ctx* c, const lane_joint* J, lane_d r1
         if (c->kind == SPRING_USER) {
             user_refmap(c->model, J, live, &target[0], &target[1], o);
         } else {
-            lane_m failed = lane_refmap(c->kind, J->p + ASR_NCOMMON, r1, r2, &target[0],
-                                        &target[1]) & *live;
+            lane_m failed =
+                lane_refmap(c->kind, J->p + ASR_NCOMMON, r1, r2, &target[0], &target[1]) & *live;
             set_code(o, failed, ASR_ERR_RANGE);
             *live &= ~failed;
         }
@@ -144,7 +144,7 @@ LANE_INLINE lane_d pid(lane_d kp, lane_d ki, lane_d kd, lane_d i_max, lane_d u_m
                        lane_d v, lane_d ff, lane_d dt, lane_d* integral, lane_m tick,
                        int proportional_only) {
     if (proportional_only) return kp * e - kd * v + ff; /* ki == 0 in every lane */
-    lane_m no_integral = ki == 0.0; /* no integral action: nothing to wind up */
+    lane_m no_integral = ki == 0.0;                     /* no integral action: nothing to wind up */
     lane_d i_lim = lane_sel(ki > 0.0, i_max / ki, lane_set(0.0));
     lane_d i_new = lane_sat(*integral + e * dt, i_lim);
     lane_d u = kp * e + ki * i_new - kd * v + ff;
@@ -196,8 +196,8 @@ LANE_INLINE void motor_substep(const joint_ctx* c, const lane_joint* J, lane_d* 
     if (position_loop) {
         lane_d u_max = lane_sel(p[ASR_P_DRIVE] == 0.0, p[ASR_P_TAU_MAX], lane_set(1.0));
         lane_d dt_ctrl = lane_sel(continuous, lane_set(c->h), p[ASR_P_CTRL_PERIOD]);
-        u = pid(p[ASR_P_KP], p[ASR_P_KI], p[ASR_P_KD], p[ASR_P_I_MAX], u_max, target - *th, *v,
-                ff, dt_ctrl, &s[ASR_F_INT1 + m], tick, J->no_integral);
+        u = pid(p[ASR_P_KP], p[ASR_P_KI], p[ASR_P_KD], p[ASR_P_I_MAX], u_max, target - *th, *v, ff,
+                dt_ctrl, &s[ASR_F_INT1 + m], tick, J->no_integral);
     }
     *cmd = lane_sel(tick, u, *cmd);
     lane_d gain, c_bemf;
@@ -210,8 +210,12 @@ LANE_INLINE void motor_substep(const joint_ctx* c, const lane_joint* J, lane_d* 
         .k = implicit * p[ASR_P_KP] + ld->k,
         .c = p[ASR_P_MOTOR_D] + c_bemf + implicit * p[ASR_P_KD] + ld->c,
         .r = ld->rate,
-        .vel_max = p[ASR_P_VEL_MAX], .pos_min = p[ASR_P_POS_MIN], .pos_max = p[ASR_P_POS_MAX],
-        .tau_fs = p[ASR_P_FRICTION], .K = p[ASR_P_FRICTION_K], .z = J->z_motor,
+        .vel_max = p[ASR_P_VEL_MAX],
+        .pos_min = p[ASR_P_POS_MIN],
+        .pos_max = p[ASR_P_POS_MAX],
+        .tau_fs = p[ASR_P_FRICTION],
+        .K = p[ASR_P_FRICTION_K],
+        .z = J->z_motor,
         .z_edge = J->z_edge_motor,
         .scheme = c->scheme,
     };
@@ -238,8 +242,8 @@ LANE_INLINE void advance_motors(const joint_ctx* c, const lane_joint* J, lane_d*
             motor_substep(c, J, s, 1, tick, target[1], ff[1], &l2);
         }
         lane_d next = s[ASR_F_CTRL_TIMER] + period;
-        lane_d timer = lane_sel(tick, lane_sel(next > 0.0, next, lane_set(0.0)),
-                                s[ASR_F_CTRL_TIMER]);
+        lane_d timer =
+            lane_sel(tick, lane_sel(next > 0.0, next, lane_set(0.0)), s[ASR_F_CTRL_TIMER]);
         s[ASR_F_CTRL_TIMER] = lane_sel(held, timer - h, s[ASR_F_CTRL_TIMER]);
     }
 }
@@ -389,13 +393,11 @@ static void freeze(asr_batch* b, int i, int j, asr_status st, long long step_ind
     b->status.step[i] = step_index;
 }
 
-asr_status JOINT_KERNEL(asr_batch* b, lane_chunk* ch, const step_inputs* in,
-                        long long step_index);
+asr_status JOINT_KERNEL(asr_batch* b, lane_chunk* ch, const step_inputs* in, long long step_index);
 
 /* One step of the chunk's instances (chunk_kernel, batch.h). Joints in order: an instance frozen
  * at joint j skips the later ones. */
-asr_status JOINT_KERNEL(asr_batch* b, lane_chunk* ch, const step_inputs* in,
-                        long long step_index) {
+asr_status JOINT_KERNEL(asr_batch* b, lane_chunk* ch, const step_inputs* in, long long step_index) {
     if (in->dt != ch->dt || b->max_substep != ch->max_substep) { /* once per run, not step */
         ch->dt = in->dt;
         ch->max_substep = b->max_substep;

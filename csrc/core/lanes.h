@@ -63,9 +63,7 @@ LANE_INLINE int lane_any(lane_m m) {
 
 LANE_INLINE int lane_all(lane_m m) { return !lane_any(~m); }
 
-LANE_INLINE lane_d lane_abs(lane_d x) {
-    return (lane_d)((lane_u)x & ~(lane_u)lane_set(-0.0));
-}
+LANE_INLINE lane_d lane_abs(lane_d x) { return (lane_d)((lane_u)x & ~(lane_u)lane_set(-0.0)); }
 
 /* min(max(x, lo), hi) written as num_clamp: a NaN x stays NaN. With AVX, maxpd(lo, x) is
  * exactly x < lo ? lo : x (it returns its second operand unless the first is greater, NaN and
@@ -119,9 +117,9 @@ LANE_INLINE lane_d lane_exp(lane_d x) {
     lane_d p89 = 1.0 / 3628800.0 + r * (1.0 / 39916800.0);
     lane_d pab = 1.0 / 479001600.0 + r * (1.0 / 6227020800.0);
     lane_d p = (p01 + r2 * p23) + r4 * (p45 + r2 * p67) + r8 * (p89 + r2 * pab);
-    lane_d hi = 1.0 + r, lo = (1.0 - hi) + r;      /* 1 + r = hi + lo exactly (|r| < 1) */
+    lane_d hi = 1.0 + r, lo = (1.0 - hi) + r; /* 1 + r = hi + lo exactly (|r| < 1) */
     lane_d e = hi + (lo + r2 * p);
-    lane_d n1 = (n * 0.5 + shifter) - shifter;   /* n = n1 + n2, both within the normal range */
+    lane_d n1 = (n * 0.5 + shifter) - shifter; /* n = n1 + n2, both within the normal range */
     return e * lane_pow2(n1) * lane_pow2(n - n1);
 }
 

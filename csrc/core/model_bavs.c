@@ -19,6 +19,11 @@ const asr_model_def model_bavs = {
     .params = bavs_params,
     .elastic = bavs_elastic,
     .refmap = bavs_refmap,
-    .ref2 = {.meaning = "preset angle: motors at eq +/- preset", .unit = "rad",
-             .kind = ASR_PRESET_REF, .lo = 0.0, .hi = 0.27, .soft = 0.05, .stiff = 0.2},
+    .ref2 = {.meaning = "preset angle: motors at eq +/- preset",
+             .unit = "rad",
+             .kind = ASR_PRESET_REF,
+             .lo = 0.0,
+             .hi = 0.27,
+             .soft = 0.05,
+             .stiff = 0.2},
 };

@@ -71,7 +71,7 @@ MODEL_PARAM_INDICES(QBMOVE_ADVANCED);
 MODEL_PARAM_INDICES(QBMOVE);
 
 /* The asr_param_spec initialisers of one model's table. */
-#define MODEL_PARAM_SPEC_(model, id, name, def, lo, hi, lo_open, hi_open, integer, unit, group,   \
+#define MODEL_PARAM_SPEC_(model, id, name, def, lo, hi, lo_open, hi_open, integer, unit, group,    \
                           doc)                                                                     \
     {name, def, lo, hi, lo_open, hi_open, integer, unit, group, doc},
 #define MODEL_PARAM_SPECS(model) {model##_PARAMS(MODEL_PARAM_SPEC_)}

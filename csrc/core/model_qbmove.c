@@ -24,8 +24,13 @@ const asr_model_def model_qbmove_advanced = {
     .params = qbmove_advanced_params,
     .elastic = qbmove_advanced_elastic,
     .refmap = qbmove_advanced_refmap,
-    .ref2 = {.meaning = "preset angle: motors at eq +/- preset", .unit = "rad",
-             .kind = ASR_PRESET_REF, .lo = 0.0, .hi = 0.8, .soft = 0.2, .stiff = 0.6},
+    .ref2 = {.meaning = "preset angle: motors at eq +/- preset",
+             .unit = "rad",
+             .kind = ASR_PRESET_REF,
+             .lo = 0.0,
+             .hi = 0.8,
+             .soft = 0.2,
+             .stiff = 0.6},
 };
 
 /* ---------------------------------------------------------------- qbmove (2015 plugin) */
@@ -42,12 +47,22 @@ BUILTIN_CALLBACKS(qbmove, model_qbmove)
  * kp = 0.001 * 65536/(2 pi) per rad, and the derivative, a difference of ticks per 1 ms sample,
  * kd = 0.008 * 65536/(2 pi) * 1e-3 per rad/s. */
 static const asr_param_default qbmove_defaults[] = {
-    {ASR_P_MOTOR_J, 0.001}, {ASR_P_MOTOR_D, 0.01},
-    {ASR_P_FRICTION, 0.8}, {ASR_P_FRICTION_K, 0.8 / 0.03},
-    {ASR_P_KP, 0.001 * 65536.0 / TWO_PI}, {ASR_P_KI, 0.0},
-    {ASR_P_KD, 0.008 * 65536.0 / TWO_PI * 1e-3}, {ASR_P_CTRL_PERIOD, 1e-3},
-    {ASR_P_DRIVE, 1.0}, {ASR_P_KT, 0.8}, {ASR_P_KB, 0.3}, {ASR_P_R, 2.3}, {ASR_P_V_SUPPLY, 8.0},
-    {ASR_P_DEAD_ZONE, 0.3}, {ASR_P_LINK_FRICTION, 0.01}, {ASR_P_LINK_FRICTION_K, 0.01 / 0.03},
+    {ASR_P_MOTOR_J, 0.001},
+    {ASR_P_MOTOR_D, 0.01},
+    {ASR_P_FRICTION, 0.8},
+    {ASR_P_FRICTION_K, 0.8 / 0.03},
+    {ASR_P_KP, 0.001 * 65536.0 / TWO_PI},
+    {ASR_P_KI, 0.0},
+    {ASR_P_KD, 0.008 * 65536.0 / TWO_PI * 1e-3},
+    {ASR_P_CTRL_PERIOD, 1e-3},
+    {ASR_P_DRIVE, 1.0},
+    {ASR_P_KT, 0.8},
+    {ASR_P_KB, 0.3},
+    {ASR_P_R, 2.3},
+    {ASR_P_V_SUPPLY, 8.0},
+    {ASR_P_DEAD_ZONE, 0.3},
+    {ASR_P_LINK_FRICTION, 0.01},
+    {ASR_P_LINK_FRICTION_K, 0.01 / 0.03},
 };
 
 const asr_model_def model_qbmove = {
@@ -61,6 +76,11 @@ const asr_model_def model_qbmove = {
     .defaults = qbmove_defaults,
     .elastic = qbmove_elastic,
     .refmap = qbmove_refmap,
-    .ref2 = {.meaning = "preset angle: motors at eq +/- preset, clamped to th_max", .unit = "rad",
-             .kind = ASR_PRESET_REF, .lo = 0.0, .hi = 1.0, .soft = 0.2, .stiff = 0.6},
+    .ref2 = {.meaning = "preset angle: motors at eq +/- preset, clamped to th_max",
+             .unit = "rad",
+             .kind = ASR_PRESET_REF,
+             .lo = 0.0,
+             .hi = 1.0,
+             .soft = 0.2,
+             .stiff = 0.6},
 };

@@ -35,8 +35,13 @@ const asr_model_def model_sea = {
     .elastic = sea_elastic,
     .refmap = sea_refmap,
     .ref2 = {.meaning = "unused; the stiffness preset is the spring stiffness k",
-             .unit = "N m/rad", .kind = ASR_PRESET_PARAM, .param = "k",
-             .lo = 0.0, .hi = 1000.0, .soft = 200.0, .stiff = 400.0},
+             .unit = "N m/rad",
+             .kind = ASR_PRESET_PARAM,
+             .param = "k",
+             .lo = 0.0,
+             .hi = 1000.0,
+             .soft = 200.0,
+             .stiff = 400.0},
 };
 
 /* ---------------------------------------------------------------- sea_damped */
@@ -48,7 +53,7 @@ BUILTIN_CALLBACKS(sea_damped, model_sea_damped)
 /* [Kamedula2016] sec. 5.1: Bm, Dm (with back-EMF), PD Kp 1000 Kd 0, 33 N m, no friction. */
 static const asr_param_default sea_damped_defaults[] = {
     {ASR_P_MOTOR_J, 0.0742}, {ASR_P_MOTOR_D, 24.768}, {ASR_P_TAU_MAX, 33.0},
-    {ASR_P_FRICTION, 0.0}, {ASR_P_KP, 1000.0}, {ASR_P_KD, 0.0},
+    {ASR_P_FRICTION, 0.0},   {ASR_P_KP, 1000.0},      {ASR_P_KD, 0.0},
 };
 
 const asr_model_def model_sea_damped = {
@@ -63,6 +68,11 @@ const asr_model_def model_sea_damped = {
     .elastic = sea_damped_elastic,
     .refmap = sea_damped_refmap,
     .ref2 = {.meaning = "unused; the stiffness preset is the transmission stiffness Kt",
-             .unit = "N m/rad", .kind = ASR_PRESET_PARAM, .param = "Kt",
-             .lo = 0.0, .hi = 1000.0, .soft = 100.0, .stiff = 400.0},
+             .unit = "N m/rad",
+             .kind = ASR_PRESET_PARAM,
+             .param = "Kt",
+             .lo = 0.0,
+             .hi = 1000.0,
+             .soft = 100.0,
+             .stiff = 400.0},
 };

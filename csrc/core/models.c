@@ -71,12 +71,12 @@ int builtin_elastic(const asr_model_def* m, const double* p, const asr_elastic_i
     return 0;
 }
 
-int builtin_refmap(const asr_model_def* m, const double* p, double eq, double preset,
-                   double* th1, double* th2) {
+int builtin_refmap(const asr_model_def* m, const double* p, double eq, double preset, double* th1,
+                   double* th2) {
     lane_d pl[ASR_MAX_MODEL_PARAM], t1, t2;
     broadcast_params(m, p, pl);
-    lane_m refused = lane_refmap((spring_kind)spring_kind_of(m), pl, lane_set(eq),
-                                 lane_set(preset), &t1, &t2);
+    lane_m refused =
+        lane_refmap((spring_kind)spring_kind_of(m), pl, lane_set(eq), lane_set(preset), &t1, &t2);
     *th1 = t1[0];
     *th2 = t2[0];
     return refused[0] ? ASR_ERR_RANGE : 0;
@@ -104,8 +104,8 @@ static int params_valid(const asr_model_def* model, const double* p) {
 /* Every point is evaluated; a bad point (non-finite input, parameter out of range, failed or
  * non-finite evaluation) gets zero outputs with clamped = -1, and the first such status is
  * returned. */
-asr_status asr_compliance_eval(const asr_model_def* model, int n, const double* params,
-                               int pstride, const asr_elastic_in* in, asr_elastic_out* out) {
+asr_status asr_compliance_eval(const asr_model_def* model, int n, const double* params, int pstride,
+                               const asr_elastic_in* in, asr_elastic_out* out) {
     if (!model || !model->elastic || !in || !out || (model->nparam > 0 && !params)) {
         return ASR_ERR_NULL;
     }
@@ -114,9 +114,10 @@ asr_status asr_compliance_eval(const asr_model_def* model, int n, const double* 
     for (int m = 0; m < n; ++m) {
         const double* p = params ? params + (size_t)m * (size_t)pstride : NULL;
         const double x[] = {in[m].q, in[m].qd, in[m].th1, in[m].th2, in[m].th1d, in[m].th2d};
-        asr_status st = !num_all_finite(x, 6)        ? ASR_ERR_INPUT
-                        : !params_valid(model, p) ? ASR_ERR_RANGE
-                        : callback_status(model->elastic(model->user, p, &in[m], &out[m]));
+        asr_status st = !num_all_finite(x, 6) ? ASR_ERR_INPUT
+                        : !params_valid(model, p)
+                            ? ASR_ERR_RANGE
+                            : callback_status(model->elastic(model->user, p, &in[m], &out[m]));
         if (st == ASR_OK && !elastic_out_finite(&out[m])) st = ASR_ERR_RANGE;
         if (st != ASR_OK) {
             elastic_out_zero(&out[m]);
@@ -128,8 +129,8 @@ asr_status asr_compliance_eval(const asr_model_def* model, int n, const double* 
 }
 
 asr_status asr_reference_map_eval(const asr_model_def* model, int n, const double* params,
-                                  int pstride, const double* eq, const double* preset,
-                                  double* th1, double* th2) {
+                                  int pstride, const double* eq, const double* preset, double* th1,
+                                  double* th2) {
     if (!model || !model->refmap || !eq || !preset || !th1 || !th2 ||
         (model->nparam > 0 && !params)) {
         return ASR_ERR_NULL;
@@ -139,11 +140,11 @@ asr_status asr_reference_map_eval(const asr_model_def* model, int n, const doubl
     for (int m = 0; m < n; ++m) {
         const double* p = params ? params + (size_t)m * (size_t)pstride : NULL;
         const double x[] = {eq[m], preset[m]};
-        asr_status st =
-            !num_all_finite(x, 2)        ? ASR_ERR_INPUT
-            : !params_valid(model, p) ? ASR_ERR_RANGE
-            : callback_status(
-                  model->refmap(model->user, p, eq[m], preset[m], &th1[m], &th2[m]));
+        asr_status st = !num_all_finite(x, 2) ? ASR_ERR_INPUT
+                        : !params_valid(model, p)
+                            ? ASR_ERR_RANGE
+                            : callback_status(model->refmap(model->user, p, eq[m], preset[m],
+                                                            &th1[m], &th2[m]));
         if (st == ASR_OK && !(isfinite(th1[m]) && isfinite(th2[m]))) st = ASR_ERR_RANGE;
         if (st != ASR_OK) {
             th1[m] = th2[m] = 0.0;

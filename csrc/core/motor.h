@@ -49,15 +49,15 @@ LANE_INLINE lane_d motor_drive_voltage(lane_d u, lane_d dz, lane_d vs, lane_d* g
 
 /* Motor data of one sub-step: inertia, forces without friction, limits, scheme. */
 typedef struct motor_step {
-    lane_d J;                   /* inertia, kg m^2 */
-    lane_d F;                   /* drive + load - damping torques at the current state, N m */
-    lane_d k, c;                /* their local stiffness (N m/rad) and damping (N m s/rad) */
-    lane_d r;                   /* dF/dt from the link's motion, k_load qd, N m/s */
+    lane_d J;    /* inertia, kg m^2 */
+    lane_d F;    /* drive + load - damping torques at the current state, N m */
+    lane_d k, c; /* their local stiffness (N m/rad) and damping (N m s/rad) */
+    lane_d r;    /* dF/dt from the link's motion, k_load qd, N m/s */
     lane_d vel_max, pos_min, pos_max;
-    lane_d tau_fs, K;           /* static friction, N m; presliding stiffness, N m/rad */
-    lane_d z;                   /* tau_fs / K, rad */
-    lane_d z_edge;              /* motor_band_edge(z), rad */
-    int scheme;                 /* asr_motor_scheme */
+    lane_d tau_fs, K; /* static friction, N m; presliding stiffness, N m/rad */
+    lane_d z;         /* tau_fs / K, rad */
+    lane_d z_edge;    /* motor_band_edge(z), rad */
+    int scheme;       /* asr_motor_scheme */
 } motor_step;
 
 /* One linearly implicit sub-step of one motor under the torque m->F + dF, with the scheme given
@@ -68,8 +68,8 @@ LANE_INLINE void motor_update(lane_d* th, lane_d* v, double h, const motor_step*
     lane_d F = m->F + dF, vn, tn;
     if (scheme == ASR_MOTOR_TRAPEZOID) {
         lane_d kt = 0.5 * m->k + kf;
-        vn = *v + h * (F + 0.5 * h * m->r - h * kt * *v) /
-                      (m->J + 0.5 * h * m->c + 0.5 * h * h * kt);
+        vn = *v +
+             h * (F + 0.5 * h * m->r - h * kt * *v) / (m->J + 0.5 * h * m->c + 0.5 * h * h * kt);
         vn = lane_sat(vn, m->vel_max);
         tn = *th + 0.5 * h * (*v + vn);
     } else {
@@ -116,14 +116,10 @@ LANE_INLINE void motor_slide_on(lane_d* th, lane_d* v, lane_d* w, double h, cons
 
 /* The band edge less the allowance: the least |th - w| taken as "at the edge" (computed once,
  * when the parameters are loaded). */
-LANE_INLINE lane_d motor_band_edge(lane_d z) {
-    return z - z * 0x1p-20;
-}
+LANE_INLINE lane_d motor_band_edge(lane_d z) { return z - z * 0x1p-20; }
 
 /* The lanes that ended the last sub-step at the band edge. */
-LANE_INLINE lane_m motor_at_edge(lane_d d0, lane_d z_edge) {
-    return lane_abs(d0) >= z_edge;
-}
+LANE_INLINE lane_m motor_at_edge(lane_d d0, lane_d z_edge) { return lane_abs(d0) >= z_edge; }
 
 /* The lanes where (a) is consistent: the motor ends beyond the band on side s (or has none). */
 LANE_INLINE lane_m motor_slides_on(lane_d th, lane_d w0, lane_d s, lane_d z) {

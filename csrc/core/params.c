@@ -6,7 +6,7 @@
 #include "internal.h"
 
 /* The table of asr_common_param_spec, from the list in asr_model.h. */
-#define COMMON_SPEC_(id, name, def, lo, hi, lo_open, hi_open, integer, unit, group, doc) \
+#define COMMON_SPEC_(id, name, def, lo, hi, lo_open, hi_open, integer, unit, group, doc)           \
     {name, def, lo, hi, lo_open, hi_open, integer, unit, group, doc},
 static const asr_param_spec common_specs[ASR_NCOMMON] = {ASR_COMMON_PARAMS(COMMON_SPEC_)};
 #undef COMMON_SPEC_

@@ -11,7 +11,7 @@
  * baseline: the choice changes the speed, never a result.
  * Not under ThreadSanitizer: it instruments the ifunc resolver, which the loader runs before the
  * sanitizer's runtime is set up (a crash at start-up). */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && \
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) &&       \
     defined(__GLIBC__) && !defined(__SANITIZE_THREAD__)
 #define ASR_CLONED __attribute__((target_clones("avx512f", "avx2", "default")))
 #else

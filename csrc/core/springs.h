@@ -103,8 +103,7 @@ LANE_INLINE void lane_sincos_libm(lane_d x, lane_d* s, lane_d* c) {
 
 /* AwAS-II ([Mengacci2021] eq. 4), pivot s = th2. Returns the lanes whose pivot is outside
  * [0, L) (a singular lever: their output is meaningless). */
-LANE_INLINE lane_m spring_awas2(const lane_d* p, const lane_elastic_in* in,
-                                lane_elastic_out* out) {
+LANE_INLINE lane_m spring_awas2(const lane_d* p, const lane_elastic_in* in, lane_elastic_out* out) {
     lane_d s = in->th2, L = p[AWAS2_L], max_def = p[AWAS2_MAX_DEF];
     lane_elastic_zero(out);
     lane_m bad = ~((s >= 0.0) & (s < L));
@@ -171,10 +170,17 @@ LANE_INLINE void spring_sinh_pair(lane_d k1, lane_d a1, lane_d k2, lane_d a2, la
 LANE_INLINE lane_m lane_spring(spring_kind kind, const lane_d* p, const lane_elastic_in* in,
                                lane_elastic_out* out) {
     switch (kind) {
-    case SPRING_SEA: spring_sea(p, in, out); break;
-    case SPRING_SEA_DAMPED: spring_sea_damped(p, in, out); break;
-    case SPRING_AWAS2: return spring_awas2(p, in, out);
-    case SPRING_BAVS: spring_bavs(p, in, out); break;
+    case SPRING_SEA:
+        spring_sea(p, in, out);
+        break;
+    case SPRING_SEA_DAMPED:
+        spring_sea_damped(p, in, out);
+        break;
+    case SPRING_AWAS2:
+        return spring_awas2(p, in, out);
+    case SPRING_BAVS:
+        spring_bavs(p, in, out);
+        break;
     case SPRING_QBMOVE_ADVANCED:
         spring_sinh_pair(p[QBMOVE_ADVANCED_K1], p[QBMOVE_ADVANCED_A1], p[QBMOVE_ADVANCED_K2],
                          p[QBMOVE_ADVANCED_A2], p[QBMOVE_ADVANCED_MAX_DEF], p[QBMOVE_ADVANCED_KC],
@@ -184,7 +190,9 @@ LANE_INLINE lane_m lane_spring(spring_kind kind, const lane_d* p, const lane_ela
         spring_sinh_pair(p[QBMOVE_K], p[QBMOVE_A], p[QBMOVE_K], p[QBMOVE_A], lane_set(HUGE_VAL),
                          lane_set(0.0), in, out);
         break;
-    default: lane_elastic_zero(out); break; /* rigid: no spring */
+    default:
+        lane_elastic_zero(out);
+        break; /* rigid: no spring */
     }
     return lane_mask(0);
 }

@@ -14,15 +14,17 @@
  * doubles) along the arc length: p (3, m), R (9, row-major, rod frame -> world), n (3, N),
  * m (3, N m); n and m are the internal force and moment in the world frame, exerted by the
  * material beyond s on the material before it. Circular cross-section of radius r. */
-enum { ASR_ROD_NSTATE = 18 };
+enum {
+    ASR_ROD_NSTATE = 18
+};
 
 typedef struct asr_rod {
-    double E, G;                /* Young's and shear moduli, Pa, > 0 */
-    double r;                   /* cross-section radius, m, > 0 */
-    double rho;                 /* density, kg/m^3, >= 0 (weight rho*A*g per metre) */
-    double g[3];                /* gravity, m/s^2, world */
-    double u0[3];               /* precurvature, 1/m, rod frame (0: straight) */
-    double f_ext[3];            /* distributed external force, N/m, world */
+    double E, G;     /* Young's and shear moduli, Pa, > 0 */
+    double r;        /* cross-section radius, m, > 0 */
+    double rho;      /* density, kg/m^3, >= 0 (weight rho*A*g per metre) */
+    double g[3];     /* gravity, m/s^2, world */
+    double u0[3];    /* precurvature, 1/m, rod frame (0: straight) */
+    double f_ext[3]; /* distributed external force, N/m, world */
 } asr_rod;
 
 /* Integrate a rod of length L (m, > 0) from its base state y0 (18) with fixed-step RK4 over
@@ -40,52 +42,52 @@ typedef enum asr_cpr_base {
 
 /* Joint between a rod tip and the plate ([Gotelli2022], Table 1). */
 typedef enum asr_cpr_tip {
-    ASR_CPR_TIP_FIXED = 0,      /* clamped: position and orientation */
-    ASR_CPR_TIP_REVOLUTE = 1,   /* free rotation about tip_axis, zero moment about it */
-    ASR_CPR_TIP_PRISMATIC = 2,  /* free translation along tip_axis, zero force along it */
-    ASR_CPR_TIP_SPHERICAL = 3   /* position only, zero moment */
+    ASR_CPR_TIP_FIXED = 0,     /* clamped: position and orientation */
+    ASR_CPR_TIP_REVOLUTE = 1,  /* free rotation about tip_axis, zero moment about it */
+    ASR_CPR_TIP_PRISMATIC = 2, /* free translation along tip_axis, zero force along it */
+    ASR_CPR_TIP_SPHERICAL = 3  /* position only, zero moment */
 } asr_cpr_tip;
 
 typedef struct asr_cpr_leg {
     asr_rod rod;
-    double L;                   /* rod length, m (ignored for extensible legs: L = q) */
-    int base_joint;             /* asr_cpr_base */
-    double base_p[3];           /* base joint origin, m, world */
-    double base_R[9];           /* rod base frame at q = 0 (row-major; 3rd column = tangent) */
-    double base_axis[3];        /* unit joint axis, world (revolute, prismatic) */
-    int free_twist;             /* 1: the rod may twist in its base hole: no moment about its
+    double L;            /* rod length, m (ignored for extensible legs: L = q) */
+    int base_joint;      /* asr_cpr_base */
+    double base_p[3];    /* base joint origin, m, world */
+    double base_R[9];    /* rod base frame at q = 0 (row-major; 3rd column = tangent) */
+    double base_axis[3]; /* unit joint axis, world (revolute, prismatic) */
+    int free_twist;      /* 1: the rod may twist in its base hole: no moment about its
                                  * base tangent, tip twist free (isotropic straight rods, fixed
                                  * tip only); the leg then has 5 base wrench unknowns */
-    int tip_joint;              /* asr_cpr_tip */
-    double tip_p[3];            /* attachment point, m, plate frame */
-    double tip_R[9];            /* clamped rod tip frame, plate frame (row-major) */
-    double tip_axis[3];         /* unit joint axis, plate frame (revolute, prismatic) */
+    int tip_joint;       /* asr_cpr_tip */
+    double tip_p[3];     /* attachment point, m, plate frame */
+    double tip_R[9];     /* clamped rod tip frame, plate frame (row-major) */
+    double tip_axis[3];  /* unit joint axis, plate frame (revolute, prismatic) */
 } asr_cpr_leg;
 
 typedef struct asr_cpr {
     int n_leg;
-    const asr_cpr_leg* legs;    /* n_leg legs */
-    double plate_mass;          /* kg, centre of mass at the plate origin */
-    double g[3];                /* gravity on the plate, m/s^2, world */
-    double wrench[6];           /* external force (N) and moment (N m) at the plate origin, world */
+    const asr_cpr_leg* legs; /* n_leg legs */
+    double plate_mass;       /* kg, centre of mass at the plate origin */
+    double g[3];             /* gravity on the plate, m/s^2, world */
+    double wrench[6];        /* external force (N) and moment (N m) at the plate origin, world */
 } asr_cpr;
 
 typedef enum asr_cpr_problem {
-    ASR_CPR_IGM = 0,            /* plate pose given (in x), find the joint values */
-    ASR_CPR_DGM = 1             /* joint values given (in x), find the plate pose */
+    ASR_CPR_IGM = 0, /* plate pose given (in x), find the joint values */
+    ASR_CPR_DGM = 1  /* joint values given (in x), find the plate pose */
 } asr_cpr_problem;
 
 typedef struct asr_cpr_options {
-    int n_grid;                 /* rod grid points, >= 2 */
-    double tol;                 /* converged when the residual 2-norm is below this, > 0 */
-    int max_iter;               /* Levenberg-Marquardt iterations, >= 1 */
-    int threads;                /* threads over legs within a Jacobian, >= 1 */
+    int n_grid;   /* rod grid points, >= 2 */
+    double tol;   /* converged when the residual 2-norm is below this, > 0 */
+    int max_iter; /* Levenberg-Marquardt iterations, >= 1 */
+    int threads;  /* threads over legs within a Jacobian, >= 1 */
 } asr_cpr_options;
 
 typedef struct asr_cpr_report {
-    int converged;              /* 1 when the residual norm reached tol */
-    int iterations;             /* Levenberg-Marquardt steps (forward-difference or Broyden J) */
-    double residual_norm;       /* 2-norm of the residual at the returned x */
+    int converged;        /* 1 when the residual norm reached tol */
+    int iterations;       /* Levenberg-Marquardt steps (forward-difference or Broyden J) */
+    double residual_norm; /* 2-norm of the residual at the returned x */
 } asr_cpr_report;
 
 /* Length of the unknown vector x: per leg [n0 (3), m0 (3, or 2 with free_twist: components
@@ -95,14 +97,18 @@ int asr_cpr_nx(const asr_cpr* robot);
 
 /* Solve in place from the guess x (warm start): the IGM keeps the plate part of x fixed, the DGM
  * keeps every q fixed. x receives the last iterate even when it did not converge. */
-asr_status asr_cpr_solve(const asr_cpr* robot, int problem, double* x,
-                         const asr_cpr_options* opt, asr_cpr_report* report);
+asr_status asr_cpr_solve(const asr_cpr* robot, int problem, double* x, const asr_cpr_options* opt,
+                         asr_cpr_report* report);
 
 /* What a solve hands on to the next solve of a warm-started sequence, in one buffer of
  * asr_cpr_carry_size(robot, problem) doubles: the last Jacobian J (asr_cpr_nres x asr_cpr_nact,
  * column-major), then its inverse when the system is square (nact x nact, column-major), then
  * the rods' tip states at x (n_leg x 18, row per leg). Flags say which parts hold values. */
-enum { ASR_CPR_CARRY_J = 1, ASR_CPR_CARRY_INV = 2, ASR_CPR_CARRY_TIPS = 4 };
+enum {
+    ASR_CPR_CARRY_J = 1,
+    ASR_CPR_CARRY_INV = 2,
+    ASR_CPR_CARRY_TIPS = 4
+};
 int asr_cpr_carry_size(const asr_cpr* robot, int problem);
 
 /* asr_cpr_solve with a carry buffer (see asr_cpr_carry_size). On input *flags says which parts
@@ -129,8 +135,8 @@ int asr_cpr_nact(const asr_cpr* robot, int problem);
  * attempted report converged 0, iterations 0, residual_norm inf (with warm 0 and threads, which
  * ones depends on how the targets were split). */
 asr_status asr_cpr_solve_batch(const asr_cpr* robot, int problem, int n, const double* targets,
-                               const double* x0, int warm, const asr_cpr_options* opt,
-                               double* xs, asr_cpr_report* reports);
+                               const double* x0, int warm, const asr_cpr_options* opt, double* xs,
+                               asr_cpr_report* reports);
 
 /* The named quantities of n solver vectors xs (n x nx): joint values q (n x n_leg: rad, m or
  * rod lengths), plate position (n x 3, m), plate rotation (n x 9, row-major, plate -> world) and

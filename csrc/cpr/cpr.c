@@ -14,7 +14,9 @@
 #include "linalg.h"
 #include "core/threads.h"
 
-enum { S = ASR_ROD_NSTATE };
+enum {
+    S = ASR_ROD_NSTATE
+};
 
 /* ------------------------------------------------------------------ Levenberg-Marquardt */
 
@@ -27,11 +29,11 @@ static asr_status check_options(const asr_cpr_options* o) {
 /* What a solve may take from the previous one and hand to the next (each pointer NULL: not
  * carried; each flag says whether its buffer holds a valid value). */
 typedef struct lm_carry {
-    double* J;                  /* m x n Jacobian */
+    double* J; /* m x n Jacobian */
     int* have_J;
-    double* H;                  /* n x n its inverse (square systems) */
+    double* H; /* n x n its inverse (square systems) */
     int* have_H;
-    double* tips;               /* n_leg x 18 rod tips at x's leg unknowns */
+    double* tips; /* n_leg x 18 rod tips at x's leg unknowns */
     int* have_tips;
 } lm_carry;
 
@@ -252,8 +254,9 @@ asr_status asr_cpr_solve_warm(const asr_cpr* robot, int problem, double* x,
     int have_J = (*flags & ASR_CPR_CARRY_J) != 0;
     int have_H = have_J && (*flags & ASR_CPR_CARRY_INV) != 0;
     int have_tips = (*flags & ASR_CPR_CARRY_TIPS) != 0;
-    lm_carry c = {carry, &have_J, carry + (size_t)m * n, &have_H,
-                  carry + (size_t)m * n + (size_t)n * n, &have_tips};
+    lm_carry c = {
+        carry,     &have_J, carry + (size_t)m * n, &have_H, carry + (size_t)m * n + (size_t)n * n,
+        &have_tips};
     st = solve_with(robot, problem, x, opt, report, &c);
     if (st == ASR_OK || st == ASR_ERR_NONFINITE) /* the solve ran: its carry is what it says */
         *flags = (have_J ? ASR_CPR_CARRY_J : 0) | (have_H ? ASR_CPR_CARRY_INV : 0) |
@@ -261,8 +264,8 @@ asr_status asr_cpr_solve_warm(const asr_cpr* robot, int problem, double* x,
     return st;
 }
 
-asr_status asr_cpr_solve(const asr_cpr* robot, int problem, double* x,
-                         const asr_cpr_options* opt, asr_cpr_report* report) {
+asr_status asr_cpr_solve(const asr_cpr* robot, int problem, double* x, const asr_cpr_options* opt,
+                         asr_cpr_report* report) {
     return solve_with(robot, problem, x, opt, report, NULL);
 }
 
@@ -284,7 +287,7 @@ typedef struct batch_job {
     int problem, nx, width, n;
     const double* targets;
     const double* x0;
-    asr_cpr_options opt;        /* threads 1: the batch's threads take whole targets */
+    asr_cpr_options opt; /* threads 1: the batch's threads take whole targets */
     double* xs;
     asr_cpr_report* reports;
 } batch_job;
@@ -305,7 +308,8 @@ static asr_status solve_range(void* ctx, int k0, int k1) {
 /* A warm-started chain: each target from the previous solution, carrying the Jacobian and (IGM:
  * the leg unknowns a target starts from are those the previous one ended with) the rod tips. */
 static asr_status solve_chain(const batch_job* b, const asr_cpr_options* opt) {
-    double* carry = (double*)malloc((size_t)asr_cpr_carry_size(b->robot, b->problem) * sizeof(double));
+    double* carry =
+        (double*)malloc((size_t)asr_cpr_carry_size(b->robot, b->problem) * sizeof(double));
     if (!carry) return ASR_ERR_NOMEM;
     int flags = 0, keep = b->problem == ASR_CPR_IGM ? ~0 : ~ASR_CPR_CARRY_TIPS;
     asr_status st = ASR_OK;
@@ -321,15 +325,23 @@ static asr_status solve_chain(const batch_job* b, const asr_cpr_options* opt) {
 }
 
 asr_status asr_cpr_solve_batch(const asr_cpr* robot, int problem, int n, const double* targets,
-                               const double* x0, int warm, const asr_cpr_options* opt,
-                               double* xs, asr_cpr_report* reports) {
+                               const double* x0, int warm, const asr_cpr_options* opt, double* xs,
+                               asr_cpr_report* reports) {
     asr_status st = cpr_check_robot(robot);
     if (st == ASR_OK) st = check_options(opt);
     if (st != ASR_OK) return st;
     if (!targets || !x0 || !xs || !reports) return ASR_ERR_NULL;
     if (n < 0 || (problem != ASR_CPR_IGM && problem != ASR_CPR_DGM)) return ASR_ERR_RANGE;
-    batch_job b = {robot, problem, asr_cpr_nx(robot), problem == ASR_CPR_IGM ? 6 : robot->n_leg,
-                   n, targets, x0, *opt, xs, reports};
+    batch_job b = {robot,
+                   problem,
+                   asr_cpr_nx(robot),
+                   problem == ASR_CPR_IGM ? 6 : robot->n_leg,
+                   n,
+                   targets,
+                   x0,
+                   *opt,
+                   xs,
+                   reports};
     for (int k = 0; k < n; ++k) { /* what a target never attempted (after an error) reports */
         reports[k].converged = 0;
         reports[k].iterations = 0;

@@ -13,29 +13,28 @@ static inline int cpr_leg_nr(const asr_cpr_leg* leg) { return leg->free_twist ? 
  * packs of ASR_ROD_LANES, packs split over threads. */
 typedef struct cpr_rod_tasks {
     int n, cap, n_grid;
-    const asr_rod** rods;       /* cap */
-    double* L;                  /* cap, m */
-    double* y0;                 /* cap x 18 base states */
-    double* tips;               /* cap x 18 tip states (may point elsewhere for a run) */
-    double** paths;             /* NULL, or n pointers to n_grid x 18 states */
+    const asr_rod** rods; /* cap */
+    double* L;            /* cap, m */
+    double* y0;           /* cap x 18 base states */
+    double* tips;         /* cap x 18 tip states (may point elsewhere for a run) */
+    double** paths;       /* NULL, or n pointers to n_grid x 18 states */
 } cpr_rod_tasks;
 
 /* The solver's state at one iterate (cpr_solver_init). */
 typedef struct cpr_solver {
     const asr_cpr* robot;
     int problem, n_grid, nx, nres, nact, threads;
-    int *xoff, *roff;           /* per leg: start of its slice of x, of its rows */
-    int* act;                   /* nact: x index of each active unknown (Jacobian column) */
-    double* x;                  /* current iterate (nx) */
-    double* r;                  /* residual at x (nres) */
-    double* tips;               /* n_leg x 18 tip states at x */
-    double* weq;                /* n_leg x 6 plate wrenches at x */
-    double* J;                  /* nres x nact, column-major */
-    double P[3], Rp[9];         /* plate pose at x */
-    double** paths;             /* NULL, or n_leg pointers to n_grid x 18 centerline states */
-    cpr_rod_tasks tasks;        /* capacity: every leg column of the Jacobian, and n_leg */
+    int *xoff, *roff;    /* per leg: start of its slice of x, of its rows */
+    int* act;            /* nact: x index of each active unknown (Jacobian column) */
+    double* x;           /* current iterate (nx) */
+    double* r;           /* residual at x (nres) */
+    double* tips;        /* n_leg x 18 tip states at x */
+    double* weq;         /* n_leg x 6 plate wrenches at x */
+    double* J;           /* nres x nact, column-major */
+    double P[3], Rp[9];  /* plate pose at x */
+    double** paths;      /* NULL, or n_leg pointers to n_grid x 18 centerline states */
+    cpr_rod_tasks tasks; /* capacity: every leg column of the Jacobian, and n_leg */
 } cpr_solver;
-
 
 /* The plate pose (P, Rp) at x. */
 void cpr_plate_pose(const cpr_solver* s, const double* x, double* P, double* Rp);

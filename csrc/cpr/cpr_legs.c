@@ -23,7 +23,11 @@
 #include "rot3.h"
 #include "core/threads.h"
 
-enum { S = ASR_ROD_NSTATE, MAXW = 7, LANES = ASR_ROD_LANES };
+enum {
+    S = ASR_ROD_NSTATE,
+    MAXW = 7,
+    LANES = ASR_ROD_LANES
+};
 
 /* ------------------------------------------------------------------ layout */
 
@@ -79,7 +83,8 @@ void cpr_leg_tip(const asr_cpr_leg* leg, const double* y, const double* P, const
     for (int k = 0; k < 3; ++k) ep[k] = pL[k] - P[k] - a[k];
     r3_mat_mul(Rp, leg->tip_R, RJ);
     for (int i = 0; i < 3; ++i) /* M = RJ^T RL, orientation error vee(M - M^T) in joint frame */
-        for (int j = 0; j < 3; ++j) M[3 * i + j] = RJ[i] * RL[j] + RJ[3 + i] * RL[3 + j] + RJ[6 + i] * RL[6 + j];
+        for (int j = 0; j < 3; ++j)
+            M[3 * i + j] = RJ[i] * RL[j] + RJ[3 + i] * RL[3 + j] + RJ[6 + i] * RL[6 + j];
     eo[0] = M[7] - M[5];
     eo[1] = M[2] - M[6];
     eo[2] = M[3] - M[1];
@@ -257,7 +262,10 @@ void cpr_jac_plate(cpr_solver* s, double* scratch_r, double* scratch_w) {
         cpr_equilibrium(s, scratch_w, scratch_r);
         int col = -1;
         for (int c = 0; c < s->nact; ++c)
-            if (s->act[c] == px + j) { col = c; break; }
+            if (s->act[c] == px + j) {
+                col = c;
+                break;
+            }
         double* Jc = s->J + (size_t)col * s->nres;
         for (int k = 0; k < s->nres; ++k) Jc[k] = (scratch_r[k] - s->r[k]) / h;
     }
@@ -274,7 +282,6 @@ asr_status cpr_check_robot(const asr_cpr* rb) {
     }
     return ASR_OK;
 }
-
 
 /* Set up the solver (legs' offsets, active unknowns, rod integration lists); 0, or -1 when out
  * of memory. cpr_solver_free releases it either way. */
@@ -324,7 +331,8 @@ asr_status asr_cpr_residual(const asr_cpr* robot, const double* x, int n_grid, d
     if (n_grid < 2) return ASR_ERR_RANGE;
     int n_leg = robot->n_leg;
     cpr_solver s;
-    double* buf = (double*)malloc(((size_t)(S + 6) * n_leg + (size_t)n_leg * n_grid * S) * sizeof(double));
+    double* buf =
+        (double*)malloc(((size_t)(S + 6) * n_leg + (size_t)n_leg * n_grid * S) * sizeof(double));
     double** paths = (double**)malloc((size_t)n_leg * sizeof(double*));
     if (cpr_solver_init(&s, robot, ASR_CPR_IGM, n_grid, 1) != 0 || !buf || !paths) {
         cpr_solver_free(&s), free(buf), free(paths);
@@ -335,7 +343,8 @@ asr_status asr_cpr_residual(const asr_cpr* robot, const double* x, int n_grid, d
     s.paths = centerlines ? paths : NULL;
     st = cpr_evaluate(&s, x, res, buf, buf + (size_t)S * n_leg);
     if (st == ASR_OK && centerlines)
-        for (int i = 0; i < n_leg * n_grid; ++i) memcpy(centerlines + 3 * i, states + (size_t)S * i, 3 * sizeof(double));
+        for (int i = 0; i < n_leg * n_grid; ++i)
+            memcpy(centerlines + 3 * i, states + (size_t)S * i, 3 * sizeof(double));
     cpr_solver_free(&s), free(buf), free(paths);
     return st;
 }

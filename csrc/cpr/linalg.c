@@ -21,9 +21,8 @@ double la_norm(const double* v, int n) {
  * loops run along contiguous memory and vectorise without reassociating any sum. */
 /* The cloned kernels are static and reached through plain wrappers: GCC exports a cloned
  * function's dispatcher whatever the symbol visibility, and these names are private. */
-ASR_CLONED static void normal_eq(const double* restrict J, const double* restrict r, int m,
-                                 int n, double* restrict G, double* restrict g,
-                                 double* restrict Jt) {
+ASR_CLONED static void normal_eq(const double* restrict J, const double* restrict r, int m, int n,
+                                 double* restrict G, double* restrict g, double* restrict Jt) {
     for (int j = 0; j < n; ++j)
         for (int k = 0; k < m; ++k) Jt[(size_t)k * n + j] = J[(size_t)j * m + k];
     memset(G, 0, (size_t)n * n * sizeof(double));
@@ -93,7 +92,7 @@ void la_broyden(double* J, int m, int n, const double* d, const double* y, doubl
  * J^T read back column-major is J^-1, so the row operations run along contiguous memory.
  * Returns 0, or -1 when J is numerically singular. */
 ASR_CLONED static int invert(const double* restrict J, int n, double* restrict H,
-                              double* restrict A) {
+                             double* restrict A) {
     memcpy(A, J, (size_t)n * n * sizeof(double));
     memset(H, 0, (size_t)n * n * sizeof(double));
     for (int i = 0; i < n; ++i) H[(size_t)i * n + i] = 1.0;
@@ -138,8 +137,7 @@ void la_newton_step(const double* H, const double* r, int n, double* d) {
 /* The Broyden update of J seen through its inverse (Sherman-Morrison): after the step d changed
  * r by y, H += (d - H y)(d^T H) / (d^T H y); Hy and dH are n scratch. Returns -1 when the
  * update is singular (then H must be recomputed). */
-int la_broyden_inverse(double* H, int n, const double* d, const double* y, double* Hy,
-                       double* dH) {
+int la_broyden_inverse(double* H, int n, const double* d, const double* y, double* Hy, double* dH) {
     memset(Hy, 0, (size_t)n * sizeof(double));
     for (int j = 0; j < n; ++j)
         for (int i = 0; i < n; ++i) Hy[i] += H[(size_t)j * n + i] * y[j];

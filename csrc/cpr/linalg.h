@@ -27,7 +27,6 @@ void la_newton_step(const double* H, const double* r, int n, double* d);
 
 /* The Broyden update seen through the inverse H (Sherman-Morrison); Hy and dH are n scratch.
  * Returns -1 when the update is singular (then H must be recomputed). */
-int la_broyden_inverse(double* H, int n, const double* d, const double* y, double* Hy,
-                       double* dH);
+int la_broyden_inverse(double* H, int n, const double* d, const double* y, double* Hy, double* dH);
 
 #endif

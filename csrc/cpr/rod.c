@@ -11,17 +11,20 @@
 #include "rod.h"
 #include "core/simd.h"
 
-enum { S = ASR_ROD_NSTATE, W = ASR_ROD_LANES };
+enum {
+    S = ASR_ROD_NSTATE,
+    W = ASR_ROD_LANES
+};
 
 typedef double lanes __attribute__((vector_size(W * sizeof(double))));
 
 /* Constants of a pack of rods, lane by lane. */
 typedef struct pack_consts {
-    lanes inv_kse[3];           /* 1 / (G A, G A, E A) */
-    lanes inv_kbt[3];           /* 1 / (E I, E I, G J) */
+    lanes inv_kse[3]; /* 1 / (G A, G A, E A) */
+    lanes inv_kbt[3]; /* 1 / (E I, E I, G J) */
     lanes u0[3];
-    lanes dn[3];                /* n' = -(rho A g + f_ext), constant along the rod */
-    lanes h;                    /* step, L / (n_grid - 1) */
+    lanes dn[3]; /* n' = -(rho A g + f_ext), constant along the rod */
+    lanes h;     /* step, L / (n_grid - 1) */
 } pack_consts;
 
 static void set_lane_consts(pack_consts* c, int l, const asr_rod* rod, double h) {
@@ -39,9 +42,8 @@ static void set_lane_consts(pack_consts* c, int l, const asr_rod* rod, double h)
 }
 
 /* dy/ds at y, written out so that a whole RK4 stage stays in registers. */
-static inline __attribute__((always_inline)) void rod_deriv(const pack_consts* c,
-                                                            const lanes* restrict y,
-                                                            lanes* restrict dy) {
+static inline __attribute__((always_inline)) void
+rod_deriv(const pack_consts* c, const lanes* restrict y, lanes* restrict dy) {
     const lanes R0 = y[3], R1 = y[4], R2 = y[5], R3 = y[6], R4 = y[7], R5 = y[8], R6 = y[9],
                 R7 = y[10], R8 = y[11];
     const lanes n0 = y[12], n1 = y[13], n2 = y[14], m0 = y[15], m1 = y[16], m2 = y[17];
@@ -139,8 +141,8 @@ static asr_status integrate_pack(int n, const asr_rod* const* rods, const double
     return st;
 }
 
-asr_status rods_integrate(int n, const asr_rod* const* rods, const double* L,
-                          const double* y0, int n_grid, double* tips, double* const* paths) {
+asr_status rods_integrate(int n, const asr_rod* const* rods, const double* L, const double* y0,
+                          int n_grid, double* tips, double* const* paths) {
     if (!rods || !L || !y0 || !tips) return ASR_ERR_NULL;
     if (n < 0 || n_grid < 2) return ASR_ERR_RANGE;
     for (int k = 0; k < n; ++k)

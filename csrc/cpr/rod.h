@@ -13,7 +13,7 @@
  * (n_grid x 18). Every rod gets exactly the operations of a scalar RK4, so its result does not
  * depend on the other rods of its pack or on the instruction set chosen at run time. Returns
  * ASR_ERR_RANGE for a rod or length out of range, ASR_ERR_NONFINITE when a tip is not finite. */
-asr_status rods_integrate(int n, const asr_rod* const* rods, const double* L,
-                          const double* y0, int n_grid, double* tips, double* const* paths);
+asr_status rods_integrate(int n, const asr_rod* const* rods, const double* L, const double* y0,
+                          int n_grid, double* tips, double* const* paths);
 
 #endif

@@ -17,15 +17,15 @@ typedef void (*asr_engine_fn)(const void* model, void* data);
 
 /* An engine with one model and one data per instance (several instances may share a model). */
 typedef struct asr_engine {
-    asr_engine_fn step1;        /* positions and velocities ready; applied forces may change */
-    asr_engine_fn step2;        /* integrates with the applied forces */
-    const void* const* model;   /* n_inst engine models */
-    void* const* data;          /* n_inst engine data, one per instance */
-    double* const* qpos;        /* n_inst pointers to each data's generalized positions */
-    double* const* qvel;        /* n_inst pointers to each data's generalized velocities */
-    double* const* qfrc;        /* n_inst pointers to each data's applied generalized forces */
-    const int* qpos_adr;        /* n_joint: index of joint j's angle in qpos, rad */
-    const int* dof_adr;         /* n_joint: index of joint j's velocity / force in qvel, qfrc */
+    asr_engine_fn step1;      /* positions and velocities ready; applied forces may change */
+    asr_engine_fn step2;      /* integrates with the applied forces */
+    const void* const* model; /* n_inst engine models */
+    void* const* data;        /* n_inst engine data, one per instance */
+    double* const* qpos;      /* n_inst pointers to each data's generalized positions */
+    double* const* qvel;      /* n_inst pointers to each data's generalized velocities */
+    double* const* qfrc;      /* n_inst pointers to each data's applied generalized forces */
+    const int* qpos_adr;      /* n_joint: index of joint j's angle in qpos, rad */
+    const int* dof_adr;       /* n_joint: index of joint j's velocity / force in qvel, qfrc */
 } asr_engine;
 
 /* nstep coupled steps of length dt (the engine's own time step): for every instance and step,

@@ -18,7 +18,7 @@
 typedef struct engine_job {
     asr_batch* b;
     const asr_engine* e;
-    const asr_controller* ctl;  /* or NULL */
+    const asr_controller* ctl; /* or NULL */
     int nstep;
     double dt;
     asr_series refs, tau_ext, tau_ff;
@@ -81,8 +81,8 @@ static asr_status engine_range(void* ctx, int i0, int i1) {
     const asr_engine* e = job->e;
     const asr_controller* c = job->ctl;
     long long nj = b->n_joint;
-    step_inputs in = {job->dt, job->q, job->qd, job->refs_now, job->ext_now, job->ff_now,
-                      nj, nj, 2 * nj, nj, nj};
+    step_inputs in = {job->dt, job->q, job->qd, job->refs_now, job->ext_now, job->ff_now, nj, nj,
+                      2 * nj,  nj,     nj};
     void* local = NULL;
     lane_chunk ch;
     if (chunk_alloc(b, &ch) != ASR_OK) return ASR_ERR_NOMEM;
@@ -124,8 +124,8 @@ static asr_status engine_range(void* ctx, int i0, int i1) {
 }
 
 static asr_status check_engine(const asr_batch* b, const asr_engine* e) {
-    if (!e || !e->step1 || !e->step2 || !e->model || !e->data || !e->qpos || !e->qvel ||
-        !e->qfrc || !e->qpos_adr || !e->dof_adr) {
+    if (!e || !e->step1 || !e->step2 || !e->model || !e->data || !e->qpos || !e->qvel || !e->qfrc ||
+        !e->qpos_adr || !e->dof_adr) {
         return ASR_ERR_NULL;
     }
     for (int i = 0; i < b->n_inst; ++i) {
@@ -160,8 +160,21 @@ asr_status asr_batch_rollout_controlled(asr_batch* b, const asr_engine* engine,
     size_t n = (size_t)b->n_inst * (size_t)b->n_joint;
     double* scratch = (double*)malloc(6 * n * sizeof(double));
     if (!scratch) return ASR_ERR_NOMEM;
-    engine_job job = {b, engine, ctl, nstep, dt, refs, tau_ext, tau_ff, nrecord, record_fields,
-                      record, scratch, scratch + n, scratch + 2 * n, scratch + 4 * n,
+    engine_job job = {b,
+                      engine,
+                      ctl,
+                      nstep,
+                      dt,
+                      refs,
+                      tau_ext,
+                      tau_ff,
+                      nrecord,
+                      record_fields,
+                      record,
+                      scratch,
+                      scratch + n,
+                      scratch + 2 * n,
+                      scratch + 4 * n,
                       scratch + 5 * n};
     /* every instance is a whole engine simulation: worth a thread from two instances on */
     int threads = b->n_threads < b->n_inst ? b->n_threads : b->n_inst;

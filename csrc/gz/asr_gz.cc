@@ -37,17 +37,16 @@ namespace phys = ignition::physics;
 
 namespace {
 
-struct Features : phys::FeatureList<phys::ForwardStep, phys::GetEntities,
-                                    phys::GetBasicJointState, phys::SetBasicJointState,
-                                    phys::GetBasicJointProperties,
+struct Features : phys::FeatureList<phys::ForwardStep, phys::GetEntities, phys::GetBasicJointState,
+                                    phys::SetBasicJointState, phys::GetBasicJointProperties,
                                     phys::sdf::ConstructSdfWorld> {};
 
 using EnginePtr = phys::Engine3dPtr<Features>;
 using WorldPtr = phys::World3dPtr<Features>;
 using JointPtr = phys::Joint3dPtr<Features>;
 
-std::mutex g_mutex;                                  // plugin loading, world creation / destruction
-std::unique_ptr<ignition::plugin::Loader> g_loader;  // loaded once, kept for the process
+std::mutex g_mutex;                                 // plugin loading, world creation / destruction
+std::unique_ptr<ignition::plugin::Loader> g_loader; // loaded once, kept for the process
 std::string g_plugin_name;
 
 void set_err(char* err, int err_len, const std::string& msg) {
@@ -60,7 +59,7 @@ void set_err(char* err, int err_len, const std::string& msg) {
 void promote_to_global() {
     Dl_info info;
     if (dladdr(reinterpret_cast<void*>(&asr_gz_create), &info) && info.dli_fname)
-        dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL);  // kept: never closed
+        dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL); // kept: never closed
 }
 
 // The dartsim plugin's name, loading its library on first use (caller holds g_mutex).
@@ -78,10 +77,10 @@ std::string dartsim_plugin() {
     return g_plugin_name;
 }
 
-}  // namespace
+} // namespace
 
 struct asr_gz_world {
-    ignition::plugin::PluginPtr plugin;  // this world's own plugin instance and engine
+    ignition::plugin::PluginPtr plugin; // this world's own plugin instance and engine
     EnginePtr engine;
     WorldPtr world;
     std::vector<JointPtr> joints;
@@ -226,10 +225,11 @@ double* asr_gz_qvel(asr_gz_world* w) { return w ? w->qvel.data() : nullptr; }
 double* asr_gz_qfrc(asr_gz_world* w) { return w ? w->qfrc.data() : nullptr; }
 int asr_gz_n_joint(const asr_gz_world* w) { return w ? static_cast<int>(w->joints.size()) : 0; }
 double asr_gz_dt(const asr_gz_world* w) { return w ? w->dt : 0.0; }
-double asr_gz_time(const asr_gz_world* w) { return w ? static_cast<double>(w->nstep) * w->dt : 0.0; }
+double asr_gz_time(const asr_gz_world* w) {
+    return w ? static_cast<double>(w->nstep) * w->dt : 0.0;
+}
 
-int asr_gz_set_state(asr_gz_world* w, const double* q, const double* qd, char* err,
-                     int err_len) {
+int asr_gz_set_state(asr_gz_world* w, const double* q, const double* qd, char* err, int err_len) {
     if (!w) {
         set_err(err, err_len, "world is NULL");
         return -1;
@@ -260,7 +260,7 @@ void asr_gz_destroy(asr_gz_world* w) {
     }
 }
 
-}  // extern "C"
+} // extern "C"
 
 // Debian's ignition-common 4 builds its profiler with Remotery always on: the DART plugin's first
 // profiled call starts a Remotery server listening on 0.0.0.0:17815 in every process that steps

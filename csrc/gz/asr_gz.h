@@ -42,15 +42,15 @@ double* asr_gz_qpos(asr_gz_world* world);
 double* asr_gz_qvel(asr_gz_world* world);
 double* asr_gz_qfrc(asr_gz_world* world);
 int asr_gz_n_joint(const asr_gz_world* world);
-double asr_gz_dt(const asr_gz_world* world);       /* the step length, s */
-double asr_gz_time(const asr_gz_world* world);     /* simulated time, s (steps * dt) */
+double asr_gz_dt(const asr_gz_world* world);   /* the step length, s */
+double asr_gz_time(const asr_gz_world* world); /* simulated time, s (steps * dt) */
 
 /* A reset: sets the joints' positions q and velocities qd (n_joint each; NULL: leave as they
  * are), zeroes qfrc and the simulated time. Returns 0, or -1 with a message in err. */
 int asr_gz_set_state(asr_gz_world* world, const double* q, const double* qd, char* err,
                      int err_len);
 
-void asr_gz_destroy(asr_gz_world* world);          /* NULL is allowed */
+void asr_gz_destroy(asr_gz_world* world); /* NULL is allowed */
 
 #ifdef __cplusplus
 }

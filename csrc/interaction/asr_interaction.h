@@ -39,7 +39,9 @@
 #include "engine/asr_engine.h"
 
 /* The controlled chain has at most this many actuated joints. */
-enum { ASR_IC_MAX_JOINTS = 16 };
+enum {
+    ASR_IC_MAX_JOINTS = 16
+};
 
 typedef enum asr_ic_law {
     ASR_IC_ADMITTANCE = 0,
@@ -48,9 +50,9 @@ typedef enum asr_ic_law {
 
 /* The states of [Storiale2022] sec. 2.2.1. */
 typedef enum asr_ic_fsm {
-    ASR_FSM_STATIC = 0,         /* the control law with fixed references */
-    ASR_FSM_TRAJECTORY = 1,     /* the control law along a workspace trajectory */
-    ASR_FSM_JOINT = 2           /* independent joint control towards a setpoint */
+    ASR_FSM_STATIC = 0,     /* the control law with fixed references */
+    ASR_FSM_TRAJECTORY = 1, /* the control law along a workspace trajectory */
+    ASR_FSM_JOINT = 2       /* independent joint control towards a setpoint */
 } asr_ic_fsm;
 
 typedef enum asr_ic_event {
@@ -67,45 +69,45 @@ int asr_ic_transition(int s, int ev);
 
 /* Per-instance settings. Vectors of 3 are per task direction. */
 typedef struct asr_ic_config {
-    int law;                    /* asr_ic_law */
-    double mass[3];             /* admittance M_d, kg (> 0) */
-    double damping[3];          /* admittance K_D, N s/m (> 0) */
-    double stiffness[3];        /* admittance K_P, N/m (>= 0) */
-    double force_kp[3];         /* direct force proportional gain, m/N (>= 0; 0: position axis) */
-    double force_ki[3];         /* direct force integral gain, m/(N s) (>= 0) */
-    double max_offset[3];       /* bound of |x_c - x_d| along each task axis, m (> 0) */
-    int task_frame_tool;        /* 1: the task frame becomes the tool frame at each setpoint */
-    int sensor_period;          /* steps between sensor samples (>= 1) */
-    double cutoff;              /* first-order low-pass cutoff, Hz (0: no filter) */
-    double noise_force;         /* standard deviation of the noise on each force axis, N */
-    double noise_torque;        /* ... on each torque axis, N m */
-    double setpoint_tol;        /* JOINT -> STATIC once every |q - q_goal| <= this, rad */
-    double setpoint_vel_tol;    /* ... and every |qd| <= this, rad/s */
+    int law;                 /* asr_ic_law */
+    double mass[3];          /* admittance M_d, kg (> 0) */
+    double damping[3];       /* admittance K_D, N s/m (> 0) */
+    double stiffness[3];     /* admittance K_P, N/m (>= 0) */
+    double force_kp[3];      /* direct force proportional gain, m/N (>= 0; 0: position axis) */
+    double force_ki[3];      /* direct force integral gain, m/(N s) (>= 0) */
+    double max_offset[3];    /* bound of |x_c - x_d| along each task axis, m (> 0) */
+    int task_frame_tool;     /* 1: the task frame becomes the tool frame at each setpoint */
+    int sensor_period;       /* steps between sensor samples (>= 1) */
+    double cutoff;           /* first-order low-pass cutoff, Hz (0: no filter) */
+    double noise_force;      /* standard deviation of the noise on each force axis, N */
+    double noise_torque;     /* ... on each torque axis, N m */
+    double setpoint_tol;     /* JOINT -> STATIC once every |q - q_goal| <= this, rad */
+    double setpoint_vel_tol; /* ... and every |qd| <= this, rad/s */
 } asr_ic_config;
 
 /* Per-instance controller state, caller-owned; the caller sets it up (asr_ic_init) and changes
  * it only between rollouts. Positions in F_b (m), forces in the task frame (N). */
 typedef struct asr_ic_state {
-    int fsm;                    /* asr_ic_fsm */
-    int ik_ok;                  /* 1: the last inverse kinematics converged */
-    long long ik_fail;          /* steps whose inverse kinematics did not converge */
-    long long k;                /* TRAJECTORY: next sample; JOINT: steps since the setpoint */
-    long long sample_timer;     /* steps until the next sensor sample */
-    unsigned long long rng;     /* noise generator state */
-    double x_d[3], f_d[3];      /* references now */
-    double x_c[3];              /* last commanded position */
-    double x_m[3];              /* the site's position at the last step's start */
-    double f_e[3], tau_e[3];    /* last force (N) and torque (N m) on the environment, task frame */
-    double z[3], zd[3];         /* admittance offset (m) and its rate (m/s), task frame */
-    double integral[3];         /* direct force: integral of f~, N s */
-    double R_d[9];              /* orientation the IK holds, world, row-major */
-    double R_task[9];           /* task frame in the world, row-major (columns: its axes) */
-    double bias[6];             /* sensor bias, sensor frame: force N, torque N m */
-    double filtered[6];         /* filtered sensor reading, sensor frame */
+    int fsm;                 /* asr_ic_fsm */
+    int ik_ok;               /* 1: the last inverse kinematics converged */
+    long long ik_fail;       /* steps whose inverse kinematics did not converge */
+    long long k;             /* TRAJECTORY: next sample; JOINT: steps since the setpoint */
+    long long sample_timer;  /* steps until the next sensor sample */
+    unsigned long long rng;  /* noise generator state */
+    double x_d[3], f_d[3];   /* references now */
+    double x_c[3];           /* last commanded position */
+    double x_m[3];           /* the site's position at the last step's start */
+    double f_e[3], tau_e[3]; /* last force (N) and torque (N m) on the environment, task frame */
+    double z[3], zd[3];      /* admittance offset (m) and its rate (m/s), task frame */
+    double integral[3];      /* direct force: integral of f~, N s */
+    double R_d[9];           /* orientation the IK holds, world, row-major */
+    double R_task[9];        /* task frame in the world, row-major (columns: its axes) */
+    double bias[6];          /* sensor bias, sensor frame: force N, torque N m */
+    double filtered[6];      /* filtered sensor reading, sensor frame */
     double q_c[ASR_IC_MAX_JOINTS];     /* last joint commands, rad */
     double q_start[ASR_IC_MAX_JOINTS]; /* JOINT: where the move started, rad */
     double q_goal[ASR_IC_MAX_JOINTS];  /* JOINT: the setpoint, rad */
-    double move_time;           /* JOINT: duration of the move, s */
+    double move_time;                  /* JOINT: duration of the move, s */
 } asr_ic_state;
 
 /* Signature of MuJoCo's mj_jacSite: jacp, jacr (3 x nv each, row-major) of a site. */
@@ -116,42 +118,44 @@ typedef void (*asr_site_jac_fn)(const void* model, const void* data, double* jac
  * n_inst entries; each instance's IK runs on its own scratch engine data (never the simulated
  * one). */
 typedef struct asr_interaction {
-    asr_engine_fn kinematics;   /* positions -> frames (mj_kinematics) */
-    asr_engine_fn com_pos;      /* frames -> what the Jacobian needs (mj_comPos) */
-    asr_site_jac_fn jac_site;   /* mj_jacSite */
-    int nq, nv;                 /* sizes of the engine's qpos and qvel */
-    int site;                   /* index of the controlled site (the tool frame) */
-    void* const* ik_data;       /* scratch engine data */
-    double* const* ik_qpos;     /* its qpos (nq) */
-    const double* const* ik_site_pos;  /* its site position (3, world) */
-    const double* const* ik_site_mat;  /* its site orientation (9, world, row-major) */
-    const double* const* site_pos;     /* the simulated data's site position (3) */
-    const double* const* site_mat;     /* ... orientation (9) */
-    const double* const* sensor_mat;   /* the sensor site's orientation (9) */
-    const double* const* sensor_force; /* the engine's force sensor reading (3, sensor frame) */
-    const double* const* sensor_torque;/* the torque sensor reading (3, sensor frame) */
-    double* const* wrench_body; /* the tool body's applied wrench (6: force N, torque N m; world),
+    asr_engine_fn kinematics;           /* positions -> frames (mj_kinematics) */
+    asr_engine_fn com_pos;              /* frames -> what the Jacobian needs (mj_comPos) */
+    asr_site_jac_fn jac_site;           /* mj_jacSite */
+    int nq, nv;                         /* sizes of the engine's qpos and qvel */
+    int site;                           /* index of the controlled site (the tool frame) */
+    void* const* ik_data;               /* scratch engine data */
+    double* const* ik_qpos;             /* its qpos (nq) */
+    const double* const* ik_site_pos;   /* its site position (3, world) */
+    const double* const* ik_site_mat;   /* its site orientation (9, world, row-major) */
+    const double* const* site_pos;      /* the simulated data's site position (3) */
+    const double* const* site_mat;      /* ... orientation (9) */
+    const double* const* sensor_mat;    /* the sensor site's orientation (9) */
+    const double* const* sensor_force;  /* the engine's force sensor reading (3, sensor frame) */
+    const double* const* sensor_torque; /* the torque sensor reading (3, sensor frame) */
+    double* const* wrench_body;  /* the tool body's applied wrench (6: force N, torque N m; world),
                                    or NULL when no external wrench is applied */
-    asr_series wrench;          /* external wrench per instance and step (6 values), world;
+    asr_series wrench;           /* external wrench per instance and step (6 values), world;
                                    data NULL: none */
-    double base_pos[3];         /* F_b's origin in the world, m */
-    double base_mat[9];         /* F_b's rotation in the world, row-major */
-    int ik_max_iter;            /* iterations per step (>= 1) */
-    int ik_orientation;         /* 1: hold R_d as well (6 equations), 0: position only */
-    double ik_tol_pos;          /* m (> 0) */
-    double ik_tol_rot;          /* rad (> 0) */
-    double ik_damping;          /* lambda of (J J^T + lambda^2 I) (>= 0; m and rad rows alike) */
-    const asr_ic_config* config;       /* n_inst */
-    asr_ic_state* state;               /* n_inst */
-    const double* const* traj;  /* n_inst: trajectory samples, one per step: x_d (3, F_b) then
+    double base_pos[3];          /* F_b's origin in the world, m */
+    double base_mat[9];          /* F_b's rotation in the world, row-major */
+    int ik_max_iter;             /* iterations per step (>= 1) */
+    int ik_orientation;          /* 1: hold R_d as well (6 equations), 0: position only */
+    double ik_tol_pos;           /* m (> 0) */
+    double ik_tol_rot;           /* rad (> 0) */
+    double ik_damping;           /* lambda of (J J^T + lambda^2 I) (>= 0; m and rad rows alike) */
+    const asr_ic_config* config; /* n_inst */
+    asr_ic_state* state;         /* n_inst */
+    const double* const* traj;   /* n_inst: trajectory samples, one per step: x_d (3, F_b) then
                                    f_d (3, task frame); NULL when none */
-    const long long* traj_len;  /* n_inst: samples in traj */
-    double* record;             /* n_inst x nstep x ASR_IC_NREC (see below), or NULL */
+    const long long* traj_len;   /* n_inst: samples in traj */
+    double* record;              /* n_inst x nstep x ASR_IC_NREC (see below), or NULL */
 } asr_interaction;
 
 /* Recorded per instance and step: x_d, x_c, x_m (F_b, m), f_d, f_e (task frame, N), tau_e
  * (task frame, N m), the FSM state and ik_ok. */
-enum { ASR_IC_NREC = 20 };
+enum {
+    ASR_IC_NREC = 20
+};
 
 /* Check ic against the batch and engine: ASR_ERR_NULL, or ASR_ERR_RANGE naming nothing (the
  * Python layer names the field). */

@@ -92,13 +92,15 @@ static void expm3(const double* F, double* E) {
 /* Exact zero-order-hold discretisation of the admittance law along the three task axes for a
  * step dt: per axis [z, zd](n+1) = Phi [z, zd](n) + Gamma f~(n), stored as Phi (4, row-major)
  * then Gamma (2): IC_ZOH_SIZE doubles. */
-enum { IC_ZOH_SIZE = 18 };
+enum {
+    IC_ZOH_SIZE = 18
+};
 static void ic_zoh(const asr_ic_config* cfg, double dt, double* coef) {
     for (int a = 0; a < 3; ++a) {
-        double m = cfg->mass[a], F[9] = {0.0, dt, 0.0,
-                                          -cfg->stiffness[a] / m * dt, -cfg->damping[a] / m * dt,
-                                          dt / m,
-                                          0.0, 0.0, 0.0};
+        double m = cfg->mass[a],
+               F[9] = {
+                   0.0, dt,  0.0, -cfg->stiffness[a] / m * dt, -cfg->damping[a] / m * dt, dt / m,
+                   0.0, 0.0, 0.0};
         double E[9];
         expm3(F, E);
         double* c = coef + 6 * a;
@@ -278,8 +280,8 @@ static void admittance(const asr_ic_config* cfg, asr_ic_state* st, const double*
     }
 }
 
-static void direct_force(const asr_ic_config* cfg, asr_ic_state* st, double dt,
-                         const double* ftil, double* offset) {
+static void direct_force(const asr_ic_config* cfg, asr_ic_state* st, double dt, const double* ftil,
+                         double* offset) {
     for (int a = 0; a < 3; ++a) {
         double integral = st->integral[a] + ftil[a] * dt;
         double u = cfg->force_kp[a] * ftil[a] + cfg->force_ki[a] * integral;
@@ -348,8 +350,7 @@ static void joint_move(const asr_batch* b, const asr_engine* e, const asr_intera
     for (int j = 0; j < nj; ++j) {
         st->q_c[j] = st->q_start[j] + s * (st->q_goal[j] - st->q_start[j]);
         double q = e->qpos[i][e->qpos_adr[j]], qd = e->qvel[i][e->dof_adr[j]];
-        if (!(fabs(q - st->q_goal[j]) <= cfg->setpoint_tol &&
-              fabs(qd) <= cfg->setpoint_vel_tol)) {
+        if (!(fabs(q - st->q_goal[j]) <= cfg->setpoint_tol && fabs(qd) <= cfg->setpoint_vel_tol)) {
             reached = 0;
         }
     }
@@ -433,8 +434,8 @@ static int config_valid(const asr_ic_config* c) {
 asr_status asr_ic_check(const asr_batch* b, const asr_engine* e, const asr_interaction* ic) {
     if (!b || !e || !ic || !ic->kinematics || !ic->com_pos || !ic->jac_site || !ic->ik_data ||
         !ic->ik_qpos || !ic->ik_site_pos || !ic->ik_site_mat || !ic->site_pos || !ic->site_mat ||
-        !ic->sensor_mat || !ic->sensor_force || !ic->sensor_torque || !ic->config ||
-        !ic->state || !e->qpos || !e->qvel || !e->model || !e->qpos_adr || !e->dof_adr ||
+        !ic->sensor_mat || !ic->sensor_force || !ic->sensor_torque || !ic->config || !ic->state ||
+        !e->qpos || !e->qvel || !e->model || !e->qpos_adr || !e->dof_adr ||
         (ic->traj && !ic->traj_len) || (ic->wrench.data && !ic->wrench_body)) {
         return ASR_ERR_NULL;
     }
@@ -538,9 +539,7 @@ static void hook_record(void* local, int i, int t) {
     ic_record(lc->ic, i, t, lc->nstep);
 }
 
-static void hook_finish(void* local, int i) {
-    ic_release_wrench(((const ic_local*)local)->ic, i);
-}
+static void hook_finish(void* local, int i) { ic_release_wrench(((const ic_local*)local)->ic, i); }
 
 static void hook_end(void* local) {
     ic_local* lc = (ic_local*)local;
@@ -551,8 +550,8 @@ static void hook_end(void* local) {
 
 asr_status asr_ic_controller(const asr_interaction* ic, asr_controller* ctl) {
     if (!ic || !ctl) return ASR_ERR_NULL;
-    *ctl = (asr_controller){(void*)ic, hook_check, hook_begin, hook_control, hook_wrench,
-                            hook_record, hook_finish, hook_end};
+    *ctl = (asr_controller){(void*)ic,   hook_check,  hook_begin,  hook_control,
+                            hook_wrench, hook_record, hook_finish, hook_end};
     return ASR_OK;
 }
 

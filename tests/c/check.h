@@ -19,15 +19,15 @@ static void check_(int ok, const char* what, const char* file, int line) {
 }
 
 #define CHECK(cond) check_((cond) != 0, #cond, __FILE__, __LINE__)
-#define CHECK_ST(call, expected)                                                               \
-    do {                                                                                       \
-        int st_ = (int)(call);                                                                 \
-        int ex_ = (int)(expected);                                                             \
-        if (st_ != ex_) {                                                                      \
-            fprintf(stderr, "%s:%d: status %d, expected %d: %s\n", __FILE__, __LINE__, st_,  \
-                    ex_, #call);                                                               \
-        }                                                                                      \
-        check_(st_ == ex_, #call, __FILE__, __LINE__);                                         \
+#define CHECK_ST(call, expected)                                                                   \
+    do {                                                                                           \
+        int st_ = (int)(call);                                                                     \
+        int ex_ = (int)(expected);                                                                 \
+        if (st_ != ex_) {                                                                          \
+            fprintf(stderr, "%s:%d: status %d, expected %d: %s\n", __FILE__, __LINE__, st_, ex_,   \
+                    #call);                                                                        \
+        }                                                                                          \
+        check_(st_ == ex_, #call, __FILE__, __LINE__);                                             \
     } while (0)
 
 /* |a - b| within abs_tol + rel |b|. */

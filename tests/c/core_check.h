@@ -22,8 +22,8 @@ static inline const asr_model_def* model(const char* name) {
 }
 
 static inline int elastic_out_finite(const asr_elastic_out* o) {
-    const double v[12] = {o->tau1, o->tau2, o->stiffness, o->damping, o->load1, o->load2,
-                          o->kload1, o->kload2, o->cload1, o->cload2, o->defl1, o->defl2};
+    const double v[12] = {o->tau1,   o->tau2,   o->stiffness, o->damping, o->load1, o->load2,
+                          o->kload1, o->kload2, o->cload1,    o->cload2,  o->defl1, o->defl2};
     for (int k = 0; k < 12; ++k) {
         if (!isfinite(v[k])) return 0;
     }

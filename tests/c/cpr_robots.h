@@ -11,8 +11,17 @@
 #include "asr.h"
 #include "check.h"
 
-enum { S = ASR_ROD_NSTATE, TILL_LEGS = 6, TILL_NX = 6 * 6 + 6, TILL_NRES = 6 * 5 + 6, GRID = 30,
-       NPOSE = 8, RFR_LEGS = 3, RFR_NX = 3 * 7 + 6, RFR_NRES = 3 * 6 + 6 };
+enum {
+    S = ASR_ROD_NSTATE,
+    TILL_LEGS = 6,
+    TILL_NX = 6 * 6 + 6,
+    TILL_NRES = 6 * 5 + 6,
+    GRID = 30,
+    NPOSE = 8,
+    RFR_LEGS = 3,
+    RFR_NX = 3 * 7 + 6,
+    RFR_NRES = 3 * 6 + 6
+};
 
 static const double PI = 3.14159265358979323846;
 
@@ -131,7 +140,7 @@ static inline void rodrigues(const double* w, double* R) {
 /* Rod tip state of leg i at x (layout of asr.h), integrated here from its base state. Revolute
  * and extensible bases only (the robots of this file). */
 static inline asr_status leg_tip_state(const asr_cpr* robot, const double* x, int i, int n_grid,
-                                double* tip) {
+                                       double* tip) {
     int off = 0;
     for (int k = 0; k < i; ++k) off += (robot->legs[k].free_twist ? 5 : 6) + 1;
     const asr_cpr_leg* l = &robot->legs[i];
@@ -155,17 +164,17 @@ static inline asr_status leg_tip_state(const asr_cpr* robot, const double* x, in
 }
 
 typedef struct leg_errors {
-    double pos;                 /* max |tip - (P + Rp tip_p)|, m */
-    double tangent;             /* max |tip tangent direction - plate (Rp tip_R) tangent| */
-    double force, moment;       /* |sum of tip wrenches on the plate| */
-    double nmax;                /* max |n| at the rod tips, N */
-    int ok;                     /* every rod integrated */
+    double pos;           /* max |tip - (P + Rp tip_p)|, m */
+    double tangent;       /* max |tip tangent direction - plate (Rp tip_R) tangent| */
+    double force, moment; /* |sum of tip wrenches on the plate| */
+    double nmax;          /* max |n| at the rod tips, N */
+    int ok;               /* every rod integrated */
 } leg_errors;
 
 /* Integrate every rod of x here and compare with the plate pose x holds: tip positions and
  * tangents, and the plate equilibrium (no gravity or external wrench in these robots). */
 static inline leg_errors plate_check(const asr_cpr* robot, const double* x, int nx, int n_grid,
-                              double* tips) {
+                                     double* tips) {
     leg_errors e = {0, 0, 0, 0, 0, 1};
     const double* P = x + nx - 6;
     double Rp[9], F[3] = {0, 0, 0}, M[3] = {0, 0, 0};
@@ -175,7 +184,9 @@ static inline leg_errors plate_check(const asr_cpr* robot, const double* x, int 
         double* y = tips + S * i;
         if (leg_tip_state(robot, x, i, n_grid, y) != ASR_OK) e.ok = 0;
         double a[3], RJ[9];
-        for (int k = 0; k < 3; ++k) a[k] = P[k] + Rp[3 * k] * l->tip_p[0] + Rp[3 * k + 1] * l->tip_p[1] + Rp[3 * k + 2] * l->tip_p[2];
+        for (int k = 0; k < 3; ++k)
+            a[k] = P[k] + Rp[3 * k] * l->tip_p[0] + Rp[3 * k + 1] * l->tip_p[1] +
+                   Rp[3 * k + 2] * l->tip_p[2];
         mat_mul3(Rp, l->tip_R, RJ);
         /* RK4 does not keep R orthonormal (|tangent| - 1 ~ 5e-10 at 30 points): compare the
          * tangent's direction */
@@ -186,7 +197,8 @@ static inline leg_errors plate_check(const asr_cpr* robot, const double* x, int 
         }
         const double *p = y, *n = y + 12, *m = y + 15;
         double arm[3] = {p[0] - P[0], p[1] - P[1], p[2] - P[2]};
-        double t[3] = {arm[1] * n[2] - arm[2] * n[1], arm[2] * n[0] - arm[0] * n[2], arm[0] * n[1] - arm[1] * n[0]};
+        double t[3] = {arm[1] * n[2] - arm[2] * n[1], arm[2] * n[0] - arm[0] * n[2],
+                       arm[0] * n[1] - arm[1] * n[0]};
         for (int k = 0; k < 3; ++k) {
             F[k] -= n[k];
             M[k] -= m[k] + t[k];

@@ -28,7 +28,7 @@ static inline int same(double a, double b) {
 /* got[k] vs want[k] for k < n: bit-identical (tol 0) or within tol. One check per element; the
  * first mismatch of a call is described. */
 static inline void check_arrays(const char* what, const double* got, const double* want, size_t n,
-                         double tol, const char* file, int line) {
+                                double tol, const char* file, int line) {
     size_t bad = 0;
     for (size_t k = 0; k < n; ++k) {
         int ok = same(got[k], want[k]) || (tol > 0.0 && fabs(got[k] - want[k]) <= tol);
@@ -38,14 +38,14 @@ static inline void check_arrays(const char* what, const double* got, const doubl
         }
         ++n_fail;
         if (bad++ == 0) {
-            fprintf(stderr, "%s:%d: FAILED: %s: element %zu: got %.17g, want %.17g\n", file,
-                    line, what, k, got[k], want[k]);
+            fprintf(stderr, "%s:%d: FAILED: %s: element %zu: got %.17g, want %.17g\n", file, line,
+                    what, k, got[k], want[k]);
         }
     }
     if (bad > 1) fprintf(stderr, "%s:%d: ... %zu mismatches in %s\n", file, line, bad, what);
 }
 
-#define CHECK_ARRAYS(what, got, want, n, tol) \
+#define CHECK_ARRAYS(what, got, want, n, tol)                                                      \
     check_arrays((what), (got), (want), (size_t)(n), (tol), __FILE__, __LINE__)
 
 static inline void* xcalloc(size_t n, size_t size) {
@@ -59,29 +59,34 @@ static inline void* xcalloc(size_t n, size_t size) {
 
 /* ---------------------------------------------------------------- the fake engine */
 
-enum { NQ = 4, NV = 3, MAXJ = 2, MAXN = 16 };
+enum {
+    NQ = 4,
+    NV = 3,
+    MAXJ = 2,
+    MAXN = 16
+};
 
-static const int DOF_QPOS[NV] = {0, 1, 3};  /* qpos index of each dof; qpos[2] is no dof's */
-static const int QPOS_ADR[MAXJ] = {3, 0};   /* joint 0: qpos 3 (dof 2); joint 1: qpos 0 (dof 0) */
+static const int DOF_QPOS[NV] = {0, 1, 3}; /* qpos index of each dof; qpos[2] is no dof's */
+static const int QPOS_ADR[MAXJ] = {3, 0};  /* joint 0: qpos 3 (dof 2); joint 1: qpos 0 (dof 0) */
 static const int DOF_ADR[MAXJ] = {2, 0};
 static const double PASSIVE_FRC[NV] = {0.125, 0.25, -0.375}; /* initial qfrc_applied */
-static const double SPARE_QPOS = 0.7;       /* qpos[2]: never touched */
+static const double SPARE_QPOS = 0.7;                        /* qpos[2]: never touched */
 #define PASSIVE_DOF 1
 
 typedef struct fake_model {
-    double I, c, g, h;   /* inertia, damping, gravity torque coefficient, time step */
+    double I, c, g, h; /* inertia, damping, gravity torque coefficient, time step */
     int nv;
     const int* dof_qpos; /* nv */
 } fake_model;
 
 typedef struct fake_data {
-    double* qpos;        /* NQ, allocated alone so that ASan sees any access past it */
-    double* qvel;        /* NV */
+    double* qpos;         /* NQ, allocated alone so that ASan sees any access past it */
+    double* qvel;         /* NV */
     double* qfrc_applied; /* NV */
-    long n1, n2;         /* step1 / step2 calls */
-    long order_errors;   /* step1 and step2 not alternating */
-    uintptr_t tag_first; /* thread of the first step1 */
-    long tag_changes;    /* step1 calls on another thread than the first */
+    long n1, n2;          /* step1 / step2 calls */
+    long order_errors;    /* step1 and step2 not alternating */
+    uintptr_t tag_first;  /* thread of the first step1 */
+    long tag_changes;     /* step1 calls on another thread than the first */
 } fake_data;
 
 static const fake_model MODELS[2] = {
@@ -162,8 +167,8 @@ static inline void rig_init(rig* r, int n, int nj, const int* orig) {
         r->qvel_p[i] = d->qvel;
         r->qfrc_p[i] = d->qfrc_applied;
     }
-    asr_engine e = {fake_step1, fake_step2, r->model_p, r->data_p, r->qpos_p, r->qvel_p,
-                    r->qfrc_p, QPOS_ADR, DOF_ADR};
+    asr_engine e = {fake_step1, fake_step2, r->model_p, r->data_p, r->qpos_p,
+                    r->qvel_p,  r->qfrc_p,  QPOS_ADR,   DOF_ADR};
     r->e = e;
 }
 

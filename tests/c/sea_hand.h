@@ -10,9 +10,11 @@
 
 /* Fields of a sea joint in mode 3 the hand loop reproduces. */
 static const int SEA_FIELDS[] = {ASR_F_TAU_JOINT, ASR_F_TAU_LINK, ASR_F_STIFFNESS, ASR_F_TAU_EL1,
-                                 ASR_F_DEFL1, ASR_F_TH1, ASR_F_Q, ASR_F_QD, ASR_F_REF1,
-                                 ASR_F_REF2, ASR_F_TAU_EXT};
-enum { NSEA_FIELDS = (int)(sizeof SEA_FIELDS / sizeof SEA_FIELDS[0]) };
+                                 ASR_F_DEFL1,     ASR_F_TH1,      ASR_F_Q,         ASR_F_QD,
+                                 ASR_F_REF1,      ASR_F_REF2,     ASR_F_TAU_EXT};
+enum {
+    NSEA_FIELDS = (int)(sizeof SEA_FIELDS / sizeof SEA_FIELDS[0])
+};
 
 /* The default link_vel_max, rad/s: a faster link is a divergence. */
 #define LINK_VEL_MAX 1e4
@@ -20,9 +22,9 @@ enum { NSEA_FIELDS = (int)(sizeof SEA_FIELDS / sizeof SEA_FIELDS[0]) };
 /* A batch of sea joints in mode 3 coupled to the fake engine. */
 typedef struct sea_case {
     int n, nj;
-    int orig[MAXN];                    /* original instance of each instance */
+    int orig[MAXN];                       /* original instance of each instance */
     double k[MAXN][MAXJ], md[MAXN][MAXJ]; /* spring stiffness and deflection limit */
-    double vmax;                       /* link_vel_max of every joint, rad/s */
+    double vmax;                          /* link_vel_max of every joint, rad/s */
     asr_series refs, ext, ff;
 } sea_case;
 
@@ -101,7 +103,7 @@ static inline double sat(double x, double m) {
 
 /* nstep coupled steps by hand; expected records (layout as documented) into rec. */
 static inline void hand_run(hand* h, const sea_case* c, int nstep, int nrec, const int* rf,
-                     double* rec) {
+                            double* rec) {
     for (int i = 0; i < c->n; ++i) {
         const fake_model* m = &MODELS[c->orig[i] % 2];
         for (int t = 0; t < nstep; ++t) {
@@ -173,7 +175,8 @@ static inline void hand_run(hand* h, const sea_case* c, int nstep, int nrec, con
 }
 
 /* The coupled run against the hand loop: engine data, state fields, statuses. */
-static inline void check_against_hand(const char* name, const rig* r, const tbatch* t, const hand* h) {
+static inline void check_against_hand(const char* name, const rig* r, const tbatch* t,
+                                      const hand* h) {
     char what[160];
     for (int i = 0; i < r->n; ++i) {
         const fake_data* d = &r->data[i];
@@ -183,7 +186,7 @@ static inline void check_against_hand(const char* name, const rig* r, const tbat
         CHECK_ARRAYS(what, d->qvel, h->qvel[i], NV, 0.0);
         snprintf(what, sizeof what, "%s: qfrc_applied of instance %d", name, i);
         CHECK_ARRAYS(what, d->qfrc_applied, h->qfrc[i], NV, 0.0);
-        CHECK(d->qpos[2] == SPARE_QPOS);                           /* no dof's qpos: untouched */
+        CHECK(d->qpos[2] == SPARE_QPOS); /* no dof's qpos: untouched */
         CHECK(d->qfrc_applied[PASSIVE_DOF] == PASSIVE_FRC[PASSIVE_DOF]); /* not actuated */
         if (r->nj == 1) CHECK(d->qfrc_applied[0] == PASSIVE_FRC[0]);
         for (int j = 0; j < r->nj; ++j) {
@@ -194,7 +197,8 @@ static inline void check_against_hand(const char* name, const rig* r, const tbat
                 CHECK_ARRAYS(what, field(t, i, j, k), &h->s[i][j][k], 1, 0.0);
             }
             /* the torque in the applied forces is the state's joint torque */
-            if (h->step_count > 0) CHECK(same(d->qfrc_applied[DOF_ADR[j]], *field(t, i, j, ASR_F_TAU_JOINT)));
+            if (h->step_count > 0)
+                CHECK(same(d->qfrc_applied[DOF_ADR[j]], *field(t, i, j, ASR_F_TAU_JOINT)));
         }
         CHECK(t->code[i] == h->code[i]);
         CHECK(t->joint[i] == h->joint[i]);
@@ -205,14 +209,16 @@ static inline void check_against_hand(const char* name, const rig* r, const tbat
     CHECK(asr_batch_step_count(t->b) == h->step_count);
 }
 
-static const int SEA_REC[] = {ASR_F_TAU_JOINT, ASR_F_Q, ASR_F_REF1, ASR_F_REF2, ASR_F_TH1,
-                              ASR_F_TAU_EXT, ASR_F_DEFL1, ASR_F_TAU_LINK, ASR_F_QD};
-enum { NSEA_REC = (int)(sizeof SEA_REC / sizeof SEA_REC[0]) };
+static const int SEA_REC[] = {ASR_F_TAU_JOINT, ASR_F_Q,     ASR_F_REF1,     ASR_F_REF2, ASR_F_TH1,
+                              ASR_F_TAU_EXT,   ASR_F_DEFL1, ASR_F_TAU_LINK, ASR_F_QD};
+enum {
+    NSEA_REC = (int)(sizeof SEA_REC / sizeof SEA_REC[0])
+};
 
 /* Run case c for nstep steps with `threads` threads, coupled and by hand, and compare. Returns
  * the coupled rollout's status; the records are left in rec_out (if not NULL). */
 static inline asr_status run_sea_case(const char* name, const sea_case* c, int nstep, int threads,
-                               double* rec_out) {
+                                      double* rec_out) {
     rig r;
     tbatch t;
     hand h;
@@ -223,8 +229,8 @@ static inline asr_status run_sea_case(const char* name, const sea_case* c, int n
     double* rec = (double*)xcalloc(nrec_total, sizeof(double));
     double* want = (double*)xcalloc(nrec_total, sizeof(double));
     for (size_t k = 0; k < nrec_total; ++k) rec[k] = -999.0;
-    asr_status st = asr_batch_rollout_engine(t.b, &r.e, nstep, DT, c->refs, c->ext, c->ff,
-                                             NSEA_REC, SEA_REC, rec);
+    asr_status st = asr_batch_rollout_engine(t.b, &r.e, nstep, DT, c->refs, c->ext, c->ff, NSEA_REC,
+                                             SEA_REC, rec);
     hand_run(&h, c, nstep, NSEA_REC, SEA_REC, want);
     check_against_hand(name, &r, &t, &h);
     char what[160];

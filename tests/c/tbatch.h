@@ -10,10 +10,10 @@
 typedef struct tbatch {
     asr_batch* b;
     int n, nj;
-    double* state;  /* n x nj x ASR_NFIELD */
-    int* code;      /* n */
-    int* joint;     /* n */
-    long long* step;  /* n */
+    double* state;   /* n x nj x ASR_NFIELD */
+    int* code;       /* n */
+    int* joint;      /* n */
+    long long* step; /* n */
 } tbatch;
 
 static inline asr_status tb_create(tbatch* t, int n, int nj, const asr_model_def* const* defs,

@@ -335,41 +335,29 @@ static void test_batch_api(void) {
     int rec_fields[2] = {ASR_F_TAU_JOINT, ASR_F_TH1};
     double rec[2 * 2 * 9];
     asr_series sq = S(q, nj, 0), sqd = S(qd, nj, 0), sr = S(refs, 2 * nj, 0), none = S(NULL, 0, 0);
-    CHECK_ST(asr_batch_rollout(b, 2, 1e-3, none, sqd, sr, none, 2, rec_fields, rec),
-             ASR_ERR_NULL);
-    CHECK_ST(asr_batch_rollout(b, 2, 1e-3, sq, none, sr, none, 2, rec_fields, rec),
-             ASR_ERR_NULL);
-    CHECK_ST(asr_batch_rollout(b, 2, 1e-3, sq, sqd, none, none, 2, rec_fields, rec),
-             ASR_ERR_NULL);
-    CHECK_ST(asr_batch_rollout(b, 2, 1e-3, sq, sqd, sr, none, 2, NULL, rec),
-             ASR_ERR_NULL);
-    CHECK_ST(asr_batch_rollout(b, 2, 1e-3, sq, sqd, sr, none, 2, rec_fields, NULL),
-             ASR_ERR_NULL);
-    CHECK_ST(asr_batch_rollout(b, -1, 1e-3, sq, sqd, sr, none, 2, rec_fields, rec),
-             ASR_ERR_RANGE);
-    CHECK_ST(asr_batch_rollout(b, 2, 0.0, sq, sqd, sr, none, 2, rec_fields, rec),
-             ASR_ERR_RANGE);
-    CHECK_ST(asr_batch_rollout(b, 2, NAN, sq, sqd, sr, none, 2, rec_fields, rec),
-             ASR_ERR_RANGE);
+    CHECK_ST(asr_batch_rollout(b, 2, 1e-3, none, sqd, sr, none, 2, rec_fields, rec), ASR_ERR_NULL);
+    CHECK_ST(asr_batch_rollout(b, 2, 1e-3, sq, none, sr, none, 2, rec_fields, rec), ASR_ERR_NULL);
+    CHECK_ST(asr_batch_rollout(b, 2, 1e-3, sq, sqd, none, none, 2, rec_fields, rec), ASR_ERR_NULL);
+    CHECK_ST(asr_batch_rollout(b, 2, 1e-3, sq, sqd, sr, none, 2, NULL, rec), ASR_ERR_NULL);
+    CHECK_ST(asr_batch_rollout(b, 2, 1e-3, sq, sqd, sr, none, 2, rec_fields, NULL), ASR_ERR_NULL);
+    CHECK_ST(asr_batch_rollout(b, -1, 1e-3, sq, sqd, sr, none, 2, rec_fields, rec), ASR_ERR_RANGE);
+    CHECK_ST(asr_batch_rollout(b, 2, 0.0, sq, sqd, sr, none, 2, rec_fields, rec), ASR_ERR_RANGE);
+    CHECK_ST(asr_batch_rollout(b, 2, NAN, sq, sqd, sr, none, 2, rec_fields, rec), ASR_ERR_RANGE);
     CHECK_ST(asr_batch_rollout(b, 2, 1e-3, S(q, nj, -9), sqd, sr, none, 2, rec_fields, rec),
              ASR_ERR_RANGE);
     CHECK_ST(asr_batch_rollout(b, 2, 1e-3, sq, sqd, S(refs, -18, 0), none, 2, rec_fields, rec),
              ASR_ERR_RANGE);
     CHECK_ST(asr_batch_rollout(b, 2, 1e-3, sq, sqd, sr, S(ext, -9, 0), 2, rec_fields, rec),
              ASR_ERR_RANGE);
-    CHECK_ST(asr_batch_rollout(b, 2, 1e-3, sq, sqd, sr, none, -1, rec_fields, rec),
-             ASR_ERR_RANGE);
+    CHECK_ST(asr_batch_rollout(b, 2, 1e-3, sq, sqd, sr, none, -1, rec_fields, rec), ASR_ERR_RANGE);
     int bad_fields[2] = {ASR_F_TH1, ASR_NFIELD};
-    CHECK_ST(asr_batch_rollout(b, 2, 1e-3, sq, sqd, sr, none, 2, bad_fields, rec),
-             ASR_ERR_RANGE);
+    CHECK_ST(asr_batch_rollout(b, 2, 1e-3, sq, sqd, sr, none, 2, bad_fields, rec), ASR_ERR_RANGE);
     bad_fields[1] = -1;
-    CHECK_ST(asr_batch_rollout(b, 2, 1e-3, sq, sqd, sr, none, 2, bad_fields, rec),
-             ASR_ERR_RANGE);
+    CHECK_ST(asr_batch_rollout(b, 2, 1e-3, sq, sqd, sr, none, 2, bad_fields, rec), ASR_ERR_RANGE);
     CHECK(asr_batch_step_count(b) == 0);
     CHECK_ST(asr_batch_rollout(b, 0, 1e-3, sq, sqd, sr, none, 0, NULL, NULL), ASR_OK);
     CHECK(asr_batch_step_count(b) == 0);
-    CHECK_ST(asr_batch_rollout(b, 2, 1e-3, sq, sqd, sr, S(ext, nj, 0), 2, rec_fields, rec),
-             ASR_OK);
+    CHECK_ST(asr_batch_rollout(b, 2, 1e-3, sq, sqd, sr, S(ext, nj, 0), 2, rec_fields, rec), ASR_OK);
     CHECK(asr_batch_step_count(b) == 2);
     /* record layout: ((r * n_inst + i) * nstep + t) * n_joint + j */
     CHECK(close_to(rec[((0 * n + 1) * 2 + 1) * nj + 0], -18.5, 1e-14, 0));

@@ -50,26 +50,47 @@ static double unit(void) { return (double)(next_u64() >> 11) * (1.0 / 9007199254
 static int below(int n) { return (int)(next_u64() % (uint64_t)n); }
 
 static const double specials[] = {
-    0.0, -0.0, 1.0, -1.0, 0.5, 1e-300, -1e-300, 4.9406564584124654e-324, 2.2250738585072014e-308,
-    1e300, -1e300, 1.7976931348623157e308, -1.7976931348623157e308, 1e10, -1e10, 0.05, 0.8,
-    3.14159, 1e5,
+    0.0,
+    -0.0,
+    1.0,
+    -1.0,
+    0.5,
+    1e-300,
+    -1e-300,
+    4.9406564584124654e-324,
+    2.2250738585072014e-308,
+    1e300,
+    -1e300,
+    1.7976931348623157e308,
+    -1.7976931348623157e308,
+    1e10,
+    -1e10,
+    0.05,
+    0.8,
+    3.14159,
+    1e5,
 };
 #define NSPECIAL ((int)(sizeof specials / sizeof specials[0]))
 
 /* Any double: specials, NaN, +-inf, raw bit patterns (NaN payloads, denormals, huge), uniform. */
 static double any_double(void) {
     switch (below(10)) {
-    case 0: return specials[below(NSPECIAL)];
-    case 1: return NAN;
-    case 2: return below(2) ? HUGE_VAL : -HUGE_VAL;
+    case 0:
+        return specials[below(NSPECIAL)];
+    case 1:
+        return NAN;
+    case 2:
+        return below(2) ? HUGE_VAL : -HUGE_VAL;
     case 3: {
         uint64_t u = next_u64();
         double d;
         memcpy(&d, &u, sizeof d);
         return d;
     }
-    case 4: return (unit() - 0.5) * 2e6;
-    default: return (unit() - 0.5) * 4.0;
+    case 4:
+        return (unit() - 0.5) * 2e6;
+    default:
+        return (unit() - 0.5) * 4.0;
     }
 }
 
@@ -82,13 +103,15 @@ static double mostly_small(double scale) {
 static double any_param(const asr_param_spec* spec, double def) {
     switch (below(6)) {
     case 0:
-    case 1: return def;
+    case 1:
+        return def;
     case 2:
     case 3: {
         double v = (isfinite(def) && def != 0.0 ? def : 1.0) * pow(10.0, (unit() - 0.5) * 6.0);
         return asr_param_valid(spec, v) ? v : def;
     }
-    default: return any_double();
+    default:
+        return any_double();
     }
 }
 
@@ -98,7 +121,10 @@ static const asr_param_spec* joint_param_spec(const asr_model_def* m, int k) {
 
 /* ---------------------------------------------------------------- fuzz */
 
-enum { FZ_N = 3, FZ_MAXP = 64 };
+enum {
+    FZ_N = 3,
+    FZ_MAXP = 64
+};
 
 static void test_fuzz(long iterations) {
     fuzz_class bad_status = {"status code outside the asr_status enum", 0, ""};
@@ -106,31 +132,40 @@ static void test_fuzz(long iterations) {
      * outside its spec's range, or neither (overflow inside the model) */
     fuzz_class comp_nonfinite[3] = {
         {"asr_compliance_eval returned ASR_OK with non-finite outputs for a non-finite input "
-         "(expected ASR_ERR_INPUT)", 0, ""},
+         "(expected ASR_ERR_INPUT)",
+         0, ""},
         {"asr_compliance_eval returned ASR_OK with non-finite outputs for an out-of-range "
-         "parameter (expected ASR_ERR_RANGE)", 0, ""},
+         "parameter (expected ASR_ERR_RANGE)",
+         0, ""},
         {"asr_compliance_eval returned ASR_OK with non-finite outputs for finite inputs and "
-         "valid parameters (expected ASR_ERR_NONFINITE)", 0, ""}};
+         "valid parameters (expected ASR_ERR_NONFINITE)",
+         0, ""}};
     fuzz_class map_nonfinite[3] = {
         {"asr_reference_map_eval returned ASR_OK with non-finite outputs for a non-finite "
-         "input (expected ASR_ERR_INPUT)", 0, ""},
+         "input (expected ASR_ERR_INPUT)",
+         0, ""},
         {"asr_reference_map_eval returned ASR_OK with non-finite outputs for an out-of-range "
-         "parameter (expected ASR_ERR_RANGE)", 0, ""},
+         "parameter (expected ASR_ERR_RANGE)",
+         0, ""},
         {"asr_reference_map_eval returned ASR_OK with non-finite outputs for finite inputs and "
-         "valid parameters (expected ASR_ERR_NONFINITE)", 0, ""}};
+         "valid parameters (expected ASR_ERR_NONFINITE)",
+         0, ""}};
     fuzz_class set_bad_index = {"asr_batch_set_param: bad_index wrong", 0, ""};
     fuzz_class set_roundtrip = {"asr_batch_set_param/get_param do not round-trip", 0, ""};
     fuzz_class input_false = {
         "an instance frozen with ASR_ERR_INPUT although all its inputs were finite", 0, ""};
-    fuzz_class running_nonfinite = {
-        "a running instance (status 0) has a non-finite state field", 0, ""};
+    fuzz_class running_nonfinite = {"a running instance (status 0) has a non-finite state field", 0,
+                                    ""};
     fuzz_class frozen_torque = {"a frozen instance applies torque", 0, ""};
     fuzz_class rollout_nonfinite = {"rollout recorded a non-finite tau_joint of a running "
-                                    "instance", 0, ""};
+                                    "instance",
+                                    0, ""};
     char msg[512];
 
     /* one joint of every built-in model, in a mode with motors where it has them */
-    enum { NJ = 7 };
+    enum {
+        NJ = 7
+    };
     const asr_model_def* defs[NJ];
     int modes[NJ] = {1, 5, 6, 3, 4, 6, 6};
     for (int m = 0; m < NJ; ++m) defs[m] = asr_model_get(m);
@@ -147,8 +182,8 @@ static void test_fuzz(long iterations) {
         int np = m->nparam;
         double params[3 * 8];
         for (int r = 0; r < npt; ++r) {
-            for (int k = 0; k < np; ++k) params[r * np + k] = any_param(&m->params[k],
-                                                                       m->params[k].def);
+            for (int k = 0; k < np; ++k)
+                params[r * np + k] = any_param(&m->params[k], m->params[k].def);
         }
         int pstride = below(2) ? np : 0;
         int params_valid[3];
@@ -170,8 +205,7 @@ static void test_fuzz(long iterations) {
             in[p].th1d = mostly_small(5.0);
             in[p].th2d = mostly_small(5.0);
             inputs_finite[p] = isfinite(in[p].q) && isfinite(in[p].qd) && isfinite(in[p].th1) &&
-                               isfinite(in[p].th2) && isfinite(in[p].th1d) &&
-                               isfinite(in[p].th2d);
+                               isfinite(in[p].th2) && isfinite(in[p].th1d) && isfinite(in[p].th2d);
         }
         int st = asr_compliance_eval(m, below(50) ? npt : -1, np ? params : NULL,
                                      below(50) ? pstride : -1, in, out);
@@ -185,8 +219,8 @@ static void test_fuzz(long iterations) {
                 snprintf(msg, sizeof msg,
                          "%s q=%g qd=%g th1=%g th2=%g th1d=%g th2d=%g p0=%g p1=%g -> tau1=%g "
                          "stiffness=%g",
-                         m->name, in[p].q, in[p].qd, in[p].th1, in[p].th2, in[p].th1d,
-                         in[p].th2d, np > 0 ? params[(pstride ? p * np : 0)] : 0.0,
+                         m->name, in[p].q, in[p].qd, in[p].th1, in[p].th2, in[p].th1d, in[p].th2d,
+                         np > 0 ? params[(pstride ? p * np : 0)] : 0.0,
                          np > 1 ? params[(pstride ? p * np : 0) + 1] : 0.0, out[p].tau1,
                          out[p].stiffness);
                 fuzz_fail(&comp_nonfinite[!inputs_finite[p] ? 0 : (!params_valid[p] ? 1 : 2)], msg);
@@ -205,8 +239,8 @@ static void test_fuzz(long iterations) {
         }
         for (int p = 0; st == ASR_OK && p < npt; ++p) {
             if (isfinite(t1[p]) && isfinite(t2[p])) continue;
-            snprintf(msg, sizeof msg, "%s eq=%g preset=%g p0=%g -> th1=%g th2=%g", m->name,
-                     eq[p], pre[p], np > 0 ? params[(pstride ? p : 0) * np] : 0.0, t1[p], t2[p]);
+            snprintf(msg, sizeof msg, "%s eq=%g preset=%g p0=%g -> th1=%g th2=%g", m->name, eq[p],
+                     pre[p], np > 0 ? params[(pstride ? p : 0) * np] : 0.0, t1[p], t2[p]);
             int finite_in = isfinite(eq[p]) && isfinite(pre[p]);
             fuzz_fail(&map_nonfinite[!finite_in ? 0 : (!params_valid[p] ? 1 : 2)], msg);
             break;
@@ -221,8 +255,8 @@ static void test_fuzz(long iterations) {
             double vals[FZ_N + 4];
             const asr_param_spec* spec =
                 (nparam > 0 && k >= 0 && k < nparam) ? joint_param_spec(defs[j], k) : NULL;
-            double def = !spec ? 0.0
-                         : (k < ASR_NCOMMON ? asr_common_param_default(defs[j], k) : spec->def);
+            double def =
+                !spec ? 0.0 : (k < ASR_NCOMMON ? asr_common_param_default(defs[j], k) : spec->def);
             for (int c = 0; c < FZ_N + 4; ++c) {
                 vals[c] = spec ? any_param(spec, def) : any_double();
             }
@@ -252,8 +286,8 @@ static void test_fuzz(long iterations) {
                 int wrong = (first_bad >= 0) != (st == ASR_ERR_RANGE) ||
                             (first_bad >= 0 && bad != first_bad);
                 if (wrong) {
-                    snprintf(msg, sizeof msg, "j=%d k=%d count=%d st=%d bad=%d expected %d", j,
-                             k, count, st, bad, first_bad);
+                    snprintf(msg, sizeof msg, "j=%d k=%d count=%d st=%d bad=%d expected %d", j, k,
+                             count, st, bad, first_bad);
                     fuzz_fail(&set_bad_index, msg);
                 }
                 if (st == ASR_OK) {
@@ -309,11 +343,11 @@ static void test_fuzz(long iterations) {
         int use_ext = below(2), use_ff = below(2);
         int code_before[FZ_N];
         memcpy(code_before, t.code, sizeof code_before);
-        st = below(8) ? asr_batch_step(t.b, dt, q, qd, refs, use_ext ? ext : NULL,
-                                       use_ff ? ff : NULL)
-                      : asr_batch_rollout(t.b, below(3), dt, S(q, NJ, 0), S(qd, NJ, 0),
-                                          S(refs, 2 * NJ, 0), S(use_ext ? ext : NULL, NJ, 0),
-                                          0, NULL, NULL);
+        st = below(8)
+                 ? asr_batch_step(t.b, dt, q, qd, refs, use_ext ? ext : NULL, use_ff ? ff : NULL)
+                 : asr_batch_rollout(t.b, below(3), dt, S(q, NJ, 0), S(qd, NJ, 0),
+                                     S(refs, 2 * NJ, 0), S(use_ext ? ext : NULL, NJ, 0), 0, NULL,
+                                     NULL);
         if (!valid_status(st)) {
             snprintf(msg, sizeof msg, "step -> %d", st);
             fuzz_fail(&bad_status, msg);
@@ -328,8 +362,8 @@ static void test_fuzz(long iterations) {
                           (!use_ff || isfinite(ff[x]));
                 if (fin) {
                     snprintf(msg, sizeof msg,
-                             "joint %d: q=%g qd=%g ref1=%g ref2=%g tau_ext=%g tau_ff=%g", j,
-                             q[x], qd[x], refs[2 * x], refs[2 * x + 1], use_ext ? ext[x] : 0.0,
+                             "joint %d: q=%g qd=%g ref1=%g ref2=%g tau_ext=%g tau_ff=%g", j, q[x],
+                             qd[x], refs[2 * x], refs[2 * x + 1], use_ext ? ext[x] : 0.0,
                              use_ff ? ff[x] : 0.0);
                     fuzz_fail(&input_false, msg);
                 }

@@ -18,7 +18,7 @@
 /* ---------------------------------------------------------------- model table, specs, fields */
 
 static void test_model_table(void) {
-    static const char* names[] = {"rigid", "sea", "sea_damped", "awas2", "bavs",
+    static const char* names[] = {"rigid",           "sea",   "sea_damped", "awas2", "bavs",
                                   "qbmove_advanced", "qbmove"};
     CHECK(asr_model_count() == 7);
     for (int m = 0; m < 7; ++m) {
@@ -99,8 +99,7 @@ static void test_model_table(void) {
 
 /* ---------------------------------------------------------------- compliance, closed forms */
 
-static asr_elastic_in in_of(double q, double qd, double th1, double th2, double th1d,
-                            double th2d) {
+static asr_elastic_in in_of(double q, double qd, double th1, double th2, double th1d, double th2d) {
     asr_elastic_in in = {q, qd, th1, th2, th1d, th2d};
     return in;
 }
@@ -208,8 +207,7 @@ static void test_compliance_closed_forms(void) {
     CHECK_ST(asr_compliance_eval(qa, 4, qa_p, 0, in, o), ASR_OK);
     for (int m = 0; m < 4; ++m) {
         CHECK(close_to(o[m].stiffness, sigma[m], 5e-3, 0));
-        CHECK(close_to(o[m].stiffness, 2 * 8.9992 * 0.0019 * cosh(8.9992 * presets[m]), 1e-12,
-                       0));
+        CHECK(close_to(o[m].stiffness, 2 * 8.9992 * 0.0019 * cosh(8.9992 * presets[m]), 1e-12, 0));
         CHECK(close_to(o[m].tau1 + o[m].tau2, 0.0, 0, 1e-15));
     }
     in[0] = in_of(0.3, 0, 0, 0, 0, 0);
@@ -237,22 +235,18 @@ static void test_reference_maps(void) {
     CHECK_ST(asr_reference_map_eval(model("bavs"), 3, bv_p, 0, eq, pre, t1, t2), ASR_OK);
     CHECK(t1[0] == 0.1 + 0.2 && t2[0] == 0.1 - 0.2 && t1[1] == 4.0 && t2[1] == 2.0);
     double qa_p[6] = {0.0019, 8.9992, 0.0019, 8.9992, 0.8, 0.0};
-    CHECK_ST(asr_reference_map_eval(model("qbmove_advanced"), 1, qa_p, 0, eq, pre, t1, t2),
-             ASR_OK);
+    CHECK_ST(asr_reference_map_eval(model("qbmove_advanced"), 1, qa_p, 0, eq, pre, t1, t2), ASR_OK);
     CHECK(t1[0] == 0.1 + 0.2 && t2[0] == 0.1 - 0.2);
     double qb_p[3] = {0.022, 6.85, 3.1497};
     CHECK_ST(asr_reference_map_eval(model("qbmove"), 3, qb_p, 0, eq, pre, t1, t2), ASR_OK);
     CHECK(t1[1] == 3.1497 && t2[1] == 2.0); /* clamped to th_max */
     double aw_p[4] = {10.0, 0.05, 0.015, 0.3};
-    CHECK_ST(asr_reference_map_eval(model("awas2"), 1, aw_p, 0, &eq[2], &pre[2], t1, t2),
-             ASR_OK);
+    CHECK_ST(asr_reference_map_eval(model("awas2"), 1, aw_p, 0, &eq[2], &pre[2], t1, t2), ASR_OK);
     CHECK(t1[0] == -0.4 && t2[0] == 0.01);
     double bad = 0.05;
-    CHECK_ST(asr_reference_map_eval(model("awas2"), 1, aw_p, 0, eq, &bad, t1, t2),
-             ASR_ERR_RANGE);
+    CHECK_ST(asr_reference_map_eval(model("awas2"), 1, aw_p, 0, eq, &bad, t1, t2), ASR_ERR_RANGE);
     bad = -0.001;
-    CHECK_ST(asr_reference_map_eval(model("awas2"), 1, aw_p, 0, eq, &bad, t1, t2),
-             ASR_ERR_RANGE);
+    CHECK_ST(asr_reference_map_eval(model("awas2"), 1, aw_p, 0, eq, &bad, t1, t2), ASR_ERR_RANGE);
 }
 
 /* An evaluation that overflows with finite inputs and valid parameters must not report ASR_OK

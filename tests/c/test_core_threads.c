@@ -34,10 +34,13 @@ static void fill_inputs(int nstep, int n, int nj, double* q, double* qd, double*
 }
 
 static void test_rollout_equals_steps(void) {
-    const asr_model_def* defs[3] = {model("qbmove_advanced"), model("sea_damped"),
-                                    model("bavs")};
+    const asr_model_def* defs[3] = {model("qbmove_advanced"), model("sea_damped"), model("bavs")};
     int modes[3] = {6, 5, 4};
-    enum { N = 7, NJ = 3, NSTEP = 60 };
+    enum {
+        N = 7,
+        NJ = 3,
+        NSTEP = 60
+    };
     tbatch a, b;
     CHECK_ST(tb_create(&a, N, NJ, defs, modes), ASR_OK);
     CHECK_ST(tb_create(&b, N, NJ, defs, modes), ASR_OK);
@@ -94,7 +97,8 @@ static void test_rollout_equals_steps(void) {
         CHECK_ST(asr_batch_step(a.b, 2e-3, q, qd, refs, NULL, NULL), ASR_OK);
     }
     CHECK_ST(asr_batch_rollout(b.b, 10, 2e-3, S(q, NJ, 0), S(qd, NJ, 0), S(refs, 2 * NJ, 0),
-                               S(NULL, 0, 0), 0, NULL, NULL), ASR_OK);
+                               S(NULL, 0, 0), 0, NULL, NULL),
+             ASR_OK);
     CHECK(memcmp(a.state, b.state, per * ASR_NFIELD * sizeof(double)) == 0);
     free(q);
     free(qd);
@@ -128,7 +132,11 @@ static void test_threads_bit_identical(void) {
     counting.elastic = counting_sea;
     const asr_model_def* defs[2] = {model("qbmove_advanced"), &counting};
     int modes[2] = {6, 5};
-    enum { N = 5000, NJ = 2, NSTEP = 10 };
+    enum {
+        N = 5000,
+        NJ = 2,
+        NSTEP = 10
+    };
     tbatch t[2];
     size_t per = (size_t)N * NJ;
     double* q = (double*)malloc(NSTEP * per * sizeof(double));
@@ -201,7 +209,12 @@ static void test_threads_bit_identical(void) {
  * as separate Python objects are: the same records as one after the other. Under
  * ThreadSanitizer this shows that batches share no unsynchronised state (model table,
  * parameter specs). Checks run on the main thread only (check.h's counters are plain). */
-enum { APP_THREADS = 3, APP_N = 1500, APP_NJ = 2, APP_NSTEP = 12 };
+enum {
+    APP_THREADS = 3,
+    APP_N = 1500,
+    APP_NJ = 2,
+    APP_NSTEP = 12
+};
 
 typedef struct app_job {
     const double *q, *qd, *refs, *ext;
@@ -246,8 +259,13 @@ static void test_batches_on_application_threads(void) {
         pthread_t th[APP_THREADS];
         int started[APP_THREADS] = {0};
         for (int k = 0; k < APP_THREADS; ++k) {
-            app_job job = {q, qd, refs, ext, 50.0 + 20.0 * k,
-                           rec + (size_t)(pass * APP_THREADS + k) * nrec, ASR_OK};
+            app_job job = {q,
+                           qd,
+                           refs,
+                           ext,
+                           50.0 + 20.0 * k,
+                           rec + (size_t)(pass * APP_THREADS + k) * nrec,
+                           ASR_OK};
             jobs[pass][k] = job;
             if (pass == 0) {
                 app_rollout(&jobs[pass][k]);

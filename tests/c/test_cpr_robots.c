@@ -86,8 +86,8 @@ static void test_3rfr(void) {
         mz = fmax(mz, fabs(tips[S * i + 17]));    /* moment about the joint axis z */
     }
     printf("3rfr IGM (0.05, 0, 0): %d iterations, residual %.3g, q = %.9f %.9f %.9f; tip z %.3g, "
-           "tip moment z %.3g, plate force %.3g N (scale %.3g)\n", rep.iterations,
-           rep.residual_norm, x[6], x[13], x[20], zmax, mz, e.force, e.nmax);
+           "tip moment z %.3g, plate force %.3g N (scale %.3g)\n",
+           rep.iterations, rep.residual_norm, x[6], x[13], x[20], zmax, mz, e.force, e.nmax);
     CHECK(e.ok);
     CHECK(zmax < 1e-9);
     CHECK(tz < 1e-9);
@@ -109,10 +109,11 @@ static void test_3rfr(void) {
     rep.converged = -1;
     CHECK_ST(asr_cpr_solve(&robot, ASR_CPR_DGM, xd, &opt, &rep), ASR_OK);
     printf("3rfr DGM: %d iterations, residual %.3g, pose (%.3g, %.3g, %.3g) rot %.3g\n",
-           rep.iterations, rep.residual_norm, xd[RFR_NX - 6] - 0.05, xd[RFR_NX - 5],
-           xd[RFR_NX - 4], norm_n(xd + RFR_NX - 3, 3));
+           rep.iterations, rep.residual_norm, xd[RFR_NX - 6] - 0.05, xd[RFR_NX - 5], xd[RFR_NX - 4],
+           norm_n(xd + RFR_NX - 3, 3));
     CHECK(rep.converged == 1);
-    CHECK(fabs(xd[RFR_NX - 6] - 0.05) < 1e-9 && fabs(xd[RFR_NX - 5]) < 1e-9 && fabs(xd[RFR_NX - 4]) < 1e-9);
+    CHECK(fabs(xd[RFR_NX - 6] - 0.05) < 1e-9 && fabs(xd[RFR_NX - 5]) < 1e-9 &&
+          fabs(xd[RFR_NX - 4]) < 1e-9);
     CHECK(norm_n(xd + RFR_NX - 3, 3) < 1e-9);
 }
 
@@ -122,7 +123,10 @@ static void test_3rfr(void) {
  * work space has other proportions (5 unknowns per leg + 6 < 6 per leg), which the sanitizer
  * build checks for out-of-bounds use. */
 static void test_eight_legs_dgm(void) {
-    enum { NL = 8, NX = NL * 6 + 6 };
+    enum {
+        NL = 8,
+        NX = NL * 6 + 6
+    };
     asr_cpr_leg legs[NL];
     asr_cpr robot;
     memset(legs, 0, sizeof legs);

@@ -26,7 +26,7 @@
 
 /* ------------------------------------------------------------------ Till's robot */
 
-static double till_x[TILL_NX];  /* the IGM at (0, 0, 0.4), set by test_till_igm */
+static double till_x[TILL_NX]; /* the IGM at (0, 0, 0.4), set by test_till_igm */
 static int till_ok;
 
 static void test_till_sizes(void) {
@@ -60,7 +60,8 @@ static void test_till_igm(void) {
 
     leg_errors e = plate_check(&robot, x, TILL_NX, GRID, tips);
     printf("till IGM: tip position error %.3g m, tangent %.3g, plate force %.3g N, moment %.3g "
-           "N m (rod force scale %.3g N)\n", e.pos, e.tangent, e.force, e.moment, e.nmax);
+           "N m (rod force scale %.3g N)\n",
+           e.pos, e.tangent, e.force, e.moment, e.nmax);
     CHECK(e.ok);
     CHECK(e.nmax > 1e-3); /* the rods are loaded: the plate holes are turned from the base's */
     CHECK(e.pos < 1e-9);
@@ -107,13 +108,16 @@ static void test_till_dgm(void) {
     CHECK(rep.converged == 1 && rep.residual_norm < opt.tol);
     CHECK(rep.iterations >= 1 && rep.iterations <= opt.max_iter);
     printf("till DGM: %d iterations, residual %.3g, pose error %.3g m, %.3g rad\n", rep.iterations,
-           rep.residual_norm, fmax(fmax(fabs(x[TILL_NX - 6]), fabs(x[TILL_NX - 5])), fabs(x[TILL_NX - 4] - 0.4)),
+           rep.residual_norm,
+           fmax(fmax(fabs(x[TILL_NX - 6]), fabs(x[TILL_NX - 5])), fabs(x[TILL_NX - 4] - 0.4)),
            norm_n(x + TILL_NX - 3, 3));
-    CHECK(fabs(x[TILL_NX - 6]) < 1e-9 && fabs(x[TILL_NX - 5]) < 1e-9 && fabs(x[TILL_NX - 4] - 0.4) < 1e-9);
+    CHECK(fabs(x[TILL_NX - 6]) < 1e-9 && fabs(x[TILL_NX - 5]) < 1e-9 &&
+          fabs(x[TILL_NX - 4] - 0.4) < 1e-9);
     CHECK(norm_n(x + TILL_NX - 3, 3) < 1e-9);
     /* the DGM keeps every q */
     int same_q = 1;
-    for (int i = 0; i < TILL_LEGS; ++i) same_q &= memcmp(&x[6 * i + 5], &till_x[6 * i + 5], sizeof(double)) == 0;
+    for (int i = 0; i < TILL_LEGS; ++i)
+        same_q &= memcmp(&x[6 * i + 5], &till_x[6 * i + 5], sizeof(double)) == 0;
     CHECK(same_q);
     leg_errors e = plate_check(&robot, x, TILL_NX, GRID, tips);
     CHECK(e.ok && e.pos < 1e-9 && e.force < 1e-8 * e.nmax);
@@ -171,8 +175,10 @@ static void test_till_batch(void) {
     asr_cpr_options opt1 = options(GRID, 1e-10, 100, 1), opt2 = options(GRID, 1e-10, 100, 2);
 
     /* warm chain */
-    CHECK_ST(asr_cpr_solve_batch(&robot, ASR_CPR_IGM, NPOSE, targets, x0, 1, &opt1, xs1, r1), ASR_OK);
-    CHECK_ST(asr_cpr_solve_batch(&robot, ASR_CPR_IGM, NPOSE, targets, x0, 1, &opt2, xs2, r2), ASR_OK);
+    CHECK_ST(asr_cpr_solve_batch(&robot, ASR_CPR_IGM, NPOSE, targets, x0, 1, &opt1, xs1, r1),
+             ASR_OK);
+    CHECK_ST(asr_cpr_solve_batch(&robot, ASR_CPR_IGM, NPOSE, targets, x0, 1, &opt2, xs2, r2),
+             ASR_OK);
     CHECK(memcmp(xs1, xs2, sizeof xs1) == 0);
     int conv = 1, iters = 0, pose_kept = 1;
     double worst_res = 0.0, worst_eq = 0.0;
@@ -181,7 +187,8 @@ static void test_till_batch(void) {
         conv &= r1[k].iterations == r2[k].iterations;
         iters += r1[k].iterations;
         worst_res = fmax(worst_res, r1[k].residual_norm);
-        pose_kept &= memcmp(xs1 + (size_t)k * TILL_NX + TILL_NX - 6, targets + 6 * k, 6 * sizeof(double)) == 0;
+        pose_kept &= memcmp(xs1 + (size_t)k * TILL_NX + TILL_NX - 6, targets + 6 * k,
+                            6 * sizeof(double)) == 0;
         double tips[TILL_LEGS * S];
         leg_errors e = plate_check(&robot, xs1 + (size_t)k * TILL_NX, TILL_NX, GRID, tips);
         /* tip positions (m) and the plate's force and moment relative to the rods' forces
@@ -190,7 +197,8 @@ static void test_till_batch(void) {
         worst_eq = fmax(worst_eq, e.tangent);
     }
     printf("till batch (warm): %d iterations over %d poses, worst residual %.3g, worst tip/eq "
-           "error %.3g\n", iters, NPOSE, worst_res, worst_eq);
+           "error %.3g\n",
+           iters, NPOSE, worst_res, worst_eq);
     CHECK(conv);
     CHECK(pose_kept);
     CHECK(worst_eq < 1e-8);
@@ -198,8 +206,10 @@ static void test_till_batch(void) {
     CHECK(fabs(xs1[(size_t)(NPOSE - 1) * TILL_NX + 5] - xs1[5]) > 1e-3);
 
     /* independent targets: thread count, separate solves, and the chain's roots */
-    CHECK_ST(asr_cpr_solve_batch(&robot, ASR_CPR_IGM, NPOSE, targets, x0, 0, &opt1, xc1, c1), ASR_OK);
-    CHECK_ST(asr_cpr_solve_batch(&robot, ASR_CPR_IGM, NPOSE, targets, x0, 0, &opt2, xc2, c2), ASR_OK);
+    CHECK_ST(asr_cpr_solve_batch(&robot, ASR_CPR_IGM, NPOSE, targets, x0, 0, &opt1, xc1, c1),
+             ASR_OK);
+    CHECK_ST(asr_cpr_solve_batch(&robot, ASR_CPR_IGM, NPOSE, targets, x0, 0, &opt2, xc2, c2),
+             ASR_OK);
     CHECK(memcmp(xc1, xc2, sizeof xc1) == 0);
     int same_as_single = 1, conv0 = 1;
     double root_diff = 0.0;
@@ -213,7 +223,8 @@ static void test_till_batch(void) {
         same_as_single &= rep.iterations == c1[k].iterations && rep.converged == c1[k].converged;
         conv0 &= c1[k].converged == 1 && c2[k].converged == 1;
         for (int i = 0; i < TILL_LEGS; ++i)
-            root_diff = fmax(root_diff, fabs(xc1[(size_t)k * TILL_NX + 6 * i + 5] - xs1[(size_t)k * TILL_NX + 6 * i + 5]));
+            root_diff = fmax(root_diff, fabs(xc1[(size_t)k * TILL_NX + 6 * i + 5] -
+                                             xs1[(size_t)k * TILL_NX + 6 * i + 5]));
     }
     printf("till batch: warm vs cold lengths differ by %.3g m at most\n", root_diff);
     CHECK(same_as_single);
@@ -227,7 +238,8 @@ static void test_till_batch(void) {
     /* DGM batch of the lengths, a warm chain from the first IGM (and a perturbed plate) */
     double q[NPOSE * TILL_LEGS], xd0[TILL_NX];
     for (int k = 0; k < NPOSE; ++k)
-        for (int i = 0; i < TILL_LEGS; ++i) q[TILL_LEGS * k + i] = xs1[(size_t)k * TILL_NX + 6 * i + 5];
+        for (int i = 0; i < TILL_LEGS; ++i)
+            q[TILL_LEGS * k + i] = xs1[(size_t)k * TILL_NX + 6 * i + 5];
     memcpy(xd0, till_x, sizeof xd0);
     xd0[TILL_NX - 5] = -0.002, xd0[TILL_NX - 1] = 0.01;
     CHECK_ST(asr_cpr_solve_batch(&robot, ASR_CPR_DGM, NPOSE, q, xd0, 1, &opt1, xd, rd), ASR_OK);
@@ -236,8 +248,10 @@ static void test_till_batch(void) {
     for (int k = 0; k < NPOSE; ++k) {
         conv_d &= rd[k].converged == 1;
         for (int j = 0; j < 6; ++j)
-            pose_err = fmax(pose_err, fabs(xd[(size_t)k * TILL_NX + TILL_NX - 6 + j] - targets[6 * k + j]));
-        for (int i = 0; i < TILL_LEGS; ++i) q_kept &= xd[(size_t)k * TILL_NX + 6 * i + 5] == q[TILL_LEGS * k + i];
+            pose_err = fmax(pose_err,
+                            fabs(xd[(size_t)k * TILL_NX + TILL_NX - 6 + j] - targets[6 * k + j]));
+        for (int i = 0; i < TILL_LEGS; ++i)
+            q_kept &= xd[(size_t)k * TILL_NX + 6 * i + 5] == q[TILL_LEGS * k + i];
     }
     printf("till DGM batch: pose error %.3g\n", pose_err);
     CHECK(conv_d);
@@ -250,7 +264,10 @@ static void test_till_carry(void) {
     asr_cpr robot;
     build_till(legs, &robot);
     asr_cpr_options opt = options(GRID, 1e-10, 100, 1);
-    enum { NA = TILL_NX - 6, CARRY = TILL_NRES * NA + NA * NA + TILL_LEGS * S };
+    enum {
+        NA = TILL_NX - 6,
+        CARRY = TILL_NRES * NA + NA * NA + TILL_LEGS * S
+    };
     static double carry[CARRY];
     double* J = carry;
     double* H = carry + TILL_NRES * NA;
@@ -272,7 +289,8 @@ static void test_till_carry(void) {
     double mine[TILL_LEGS * S], tip_diff = 0.0;
     leg_errors e = plate_check(&robot, xa, TILL_NX, GRID, mine);
     CHECK(e.ok);
-    for (int k = 0; k < TILL_LEGS * S; ++k) tip_diff = fmax(tip_diff, fabs(mine[k] - tips[k]) / (1.0 + fabs(mine[k])));
+    for (int k = 0; k < TILL_LEGS * S; ++k)
+        tip_diff = fmax(tip_diff, fabs(mine[k] - tips[k]) / (1.0 + fabs(mine[k])));
     CHECK(tip_diff < 1e-12);
 
     /* pose B with the carried J (from A) and tips, against a plain solve */
@@ -354,7 +372,8 @@ static void test_bad_input(void) {
     for (int pos = 0; pos < TILL_NX; pos += 7) {
         memcpy(y, x, sizeof y);
         y[pos] = pos % 2 ? INFINITY : NAN;
-        CHECK_ST(asr_cpr_solve(&robot, pos % 3 ? ASR_CPR_IGM : ASR_CPR_DGM, y, &opt, &rep), ASR_ERR_INPUT);
+        CHECK_ST(asr_cpr_solve(&robot, pos % 3 ? ASR_CPR_IGM : ASR_CPR_DGM, y, &opt, &rep),
+                 ASR_ERR_INPUT);
         CHECK(memcmp(y, x, (size_t)pos * sizeof(double)) == 0);
     }
     /* bad joint enums, free twist on a non-fixed tip */
@@ -370,7 +389,8 @@ static void test_bad_input(void) {
     CHECK_ST(asr_cpr_solve(&bad, ASR_CPR_DGM, x, &opt, &rep), ASR_ERR_MODEL);
     bad_legs[5].tip_joint = ASR_CPR_TIP_SPHERICAL; /* free_twist still 1 */
     CHECK_ST(asr_cpr_solve(&bad, ASR_CPR_IGM, x, &opt, &rep), ASR_ERR_MODEL);
-    CHECK_ST(asr_cpr_solve_batch(&bad, ASR_CPR_IGM, 1, x + TILL_NX - 6, x, 0, &opt, y, &rep), ASR_ERR_MODEL);
+    CHECK_ST(asr_cpr_solve_batch(&bad, ASR_CPR_IGM, 1, x + TILL_NX - 6, x, 0, &opt, y, &rep),
+             ASR_ERR_MODEL);
     bad_legs[5].tip_joint = ASR_CPR_TIP_REVOLUTE;
     CHECK_ST(asr_cpr_residual(&bad, x, GRID, y, NULL), ASR_ERR_MODEL);
     /* seven legs: more IGM unknowns than equations */
@@ -413,7 +433,8 @@ static void test_bad_input(void) {
     memcpy(t3, targets, sizeof t3);
     CHECK_ST(asr_cpr_solve_batch(NULL, ASR_CPR_IGM, 3, t3, x, 0, &opt, xs, reps), ASR_ERR_NULL);
     CHECK_ST(asr_cpr_solve_batch(&robot, ASR_CPR_IGM, 3, NULL, x, 0, &opt, xs, reps), ASR_ERR_NULL);
-    CHECK_ST(asr_cpr_solve_batch(&robot, ASR_CPR_IGM, 3, t3, NULL, 0, &opt, xs, reps), ASR_ERR_NULL);
+    CHECK_ST(asr_cpr_solve_batch(&robot, ASR_CPR_IGM, 3, t3, NULL, 0, &opt, xs, reps),
+             ASR_ERR_NULL);
     CHECK_ST(asr_cpr_solve_batch(&robot, ASR_CPR_IGM, 3, t3, x, 0, &opt, NULL, reps), ASR_ERR_NULL);
     CHECK_ST(asr_cpr_solve_batch(&robot, ASR_CPR_IGM, 3, t3, x, 0, &opt, xs, NULL), ASR_ERR_NULL);
     CHECK_ST(asr_cpr_solve_batch(&robot, ASR_CPR_IGM, 3, t3, x, 0, NULL, xs, reps), ASR_ERR_NULL);
@@ -429,7 +450,8 @@ static void test_bad_input(void) {
     t3[6 + 1] = NAN;
     for (int warm = 0; warm <= 1; ++warm) {
         for (int k = 0; k < 3; ++k) reps[k].converged = -1;
-        CHECK_ST(asr_cpr_solve_batch(&robot, ASR_CPR_IGM, 3, t3, x, warm, &opt, xs, reps), ASR_ERR_INPUT);
+        CHECK_ST(asr_cpr_solve_batch(&robot, ASR_CPR_IGM, 3, t3, x, warm, &opt, xs, reps),
+                 ASR_ERR_INPUT);
         CHECK(reps[0].converged == 1);
         CHECK(reps[1].converged == 0 && reps[1].iterations == 0 && isinf(reps[1].residual_norm));
         CHECK(reps[2].converged == 0 && reps[2].iterations == 0 && isinf(reps[2].residual_norm));

@@ -11,7 +11,11 @@
 /* ---------------------------------------------------------------- non-finite inputs */
 
 static void test_nonfinite_inputs(void) {
-    enum { N = 4, NJ = 2, NSTEP = 12 };
+    enum {
+        N = 4,
+        NJ = 2,
+        NSTEP = 12
+    };
     double* refs = (double*)xcalloc((size_t)N * NSTEP * NJ * 2, sizeof(double));
     double* ff = (double*)xcalloc((size_t)N * NSTEP * NJ, sizeof(double));
     for (int i = 0; i < N; ++i) {
@@ -42,9 +46,9 @@ static void test_nonfinite_inputs(void) {
     size_t nrec = (size_t)NSEA_REC * N * NSTEP * NJ;
     double* rec = (double*)xcalloc(nrec, sizeof(double));
     double* want = (double*)xcalloc(nrec, sizeof(double));
-    CHECK_ST(asr_batch_rollout_engine(t.b, &r.e, NSTEP, DT, c.refs, c.ext, c.ff, NSEA_REC,
-                                      SEA_REC, rec),
-             ASR_ERR_INPUT);
+    CHECK_ST(
+        asr_batch_rollout_engine(t.b, &r.e, NSTEP, DT, c.refs, c.ext, c.ff, NSEA_REC, SEA_REC, rec),
+        ASR_ERR_INPUT);
     hand_run(&h, &c, NSTEP, NSEA_REC, SEA_REC, want);
     check_against_hand("non-finite inputs", &r, &t, &h);
     CHECK_ARRAYS("non-finite inputs: record", rec, want, nrec, 0.0);
@@ -74,18 +78,27 @@ static void test_nonfinite_inputs(void) {
 
 /* ---------------------------------------------------------------- a diverging instance */
 
-enum { DV_N = 5, DV_NJ = 2, DV_BAD = 2, DV_NSTEP1 = 5, DV_NSTEP2 = 40, DV_NSTEP3 = 3 };
+enum {
+    DV_N = 5,
+    DV_NJ = 2,
+    DV_BAD = 2,
+    DV_NSTEP1 = 5,
+    DV_NSTEP2 = 40,
+    DV_NSTEP3 = 3
+};
 
 static const int DV_REC[] = {ASR_F_TAU_JOINT, ASR_F_Q, ASR_F_QD, ASR_F_TH1};
-enum { DV_NREC = (int)(sizeof DV_REC / sizeof DV_REC[0]) };
+enum {
+    DV_NREC = (int)(sizeof DV_REC / sizeof DV_REC[0])
+};
 
 typedef struct dv_run {
     sea_case c;
     rig r;
     tbatch t;
     hand h;
-    double *refs, *ext;     /* per instance held; per instance and step */
-    double* rec[3];         /* the three rollouts' records */
+    double *refs, *ext; /* per instance held; per instance and step */
+    double* rec[3];     /* the three rollouts' records */
     double* want[3];
     asr_status st[3];
 } dv_run;
@@ -125,8 +138,8 @@ static void dv_run_all(dv_run* d, int n, const int* orig) {
         size_t nrec = (size_t)DV_NREC * (size_t)n * (size_t)DV_NSTEPS[k] * DV_NJ;
         d->rec[k] = (double*)xcalloc(nrec, sizeof(double));
         d->want[k] = (double*)xcalloc(nrec, sizeof(double));
-        d->st[k] = asr_batch_rollout_engine(d->t.b, &d->r.e, DV_NSTEPS[k], DT, d->c.refs,
-                                            d->c.ext, d->c.ff, DV_NREC, DV_REC, d->rec[k]);
+        d->st[k] = asr_batch_rollout_engine(d->t.b, &d->r.e, DV_NSTEPS[k], DT, d->c.refs, d->c.ext,
+                                            d->c.ff, DV_NREC, DV_REC, d->rec[k]);
         hand_run(&d->h, &d->c, DV_NSTEPS[k], DV_NREC, DV_REC, d->want[k]);
         char what[80];
         snprintf(what, sizeof what, "divergence (%d instances), rollout %d", n, k);
@@ -196,8 +209,7 @@ static void test_diverging_instance(void) {
                 for (int s = 0; s < DV_NSTEPS[k]; ++s) {
                     for (int j = 0; j < DV_NJ; ++j) {
                         ok &= same(full.rec[k][rec_at(r, o, s, j, DV_N, DV_NSTEPS[k], DV_NJ)],
-                                   rest.rec[k][rec_at(r, i, s, j, DV_N - 1, DV_NSTEPS[k],
-                                                      DV_NJ)]);
+                                   rest.rec[k][rec_at(r, i, s, j, DV_N - 1, DV_NSTEPS[k], DV_NJ)]);
                     }
                 }
             }
@@ -246,16 +258,20 @@ static int unchanged(const snapshot* s, const rig* r, const tbatch* t) {
     for (int i = 0; i < r->n; ++i) {
         ok &= memcmp(now.qpos[i], s->qpos[i], sizeof now.qpos[i]) == 0 &&
               memcmp(now.qvel[i], s->qvel[i], sizeof now.qvel[i]) == 0 &&
-              memcmp(now.qfrc[i], s->qfrc[i], sizeof now.qfrc[i]) == 0 &&
-              now.n1[i] == s->n1[i] && now.n2[i] == s->n2[i] && now.code[i] == s->code[i] &&
-              now.joint[i] == s->joint[i] && now.step[i] == s->step[i];
+              memcmp(now.qfrc[i], s->qfrc[i], sizeof now.qfrc[i]) == 0 && now.n1[i] == s->n1[i] &&
+              now.n2[i] == s->n2[i] && now.code[i] == s->code[i] && now.joint[i] == s->joint[i] &&
+              now.step[i] == s->step[i];
     }
     free(now.state);
     return ok;
 }
 
 static void test_errors(void) {
-    enum { N = 3, NJ = 2, NSTEP = 4 };
+    enum {
+        N = 3,
+        NJ = 2,
+        NSTEP = 4
+    };
     sea_case c;
     sea_case_init(&c, N, NJ, NULL);
     double* refs = (double*)xcalloc(NJ * 2, sizeof(double));
@@ -278,17 +294,16 @@ static void test_errors(void) {
     const asr_engine good = r.e;
     asr_engine e;
 
-#define EXPECT(call, status)                                                     \
-    do {                                                                         \
-        CHECK_ST(call, status);                                                  \
-        check_(unchanged(&s0, &r, &t), "nothing stepped: " #call, __FILE__, __LINE__); \
+#define EXPECT(call, status)                                                                       \
+    do {                                                                                           \
+        CHECK_ST(call, status);                                                                    \
+        check_(unchanged(&s0, &r, &t), "nothing stepped: " #call, __FILE__, __LINE__);             \
     } while (0)
 
     /* NULL batch, engine, step halves */
     EXPECT(asr_batch_rollout_engine(NULL, &good, NSTEP, DT, R, none, none, 2, rf, rec),
            ASR_ERR_NULL);
-    EXPECT(asr_batch_rollout_engine(b, NULL, NSTEP, DT, R, none, none, 2, rf, rec),
-           ASR_ERR_NULL);
+    EXPECT(asr_batch_rollout_engine(b, NULL, NSTEP, DT, R, none, none, 2, rf, rec), ASR_ERR_NULL);
     e = good;
     e.step1 = NULL;
     EXPECT(asr_batch_rollout_engine(b, &e, NSTEP, DT, R, none, none, 2, rf, rec), ASR_ERR_NULL);
@@ -299,16 +314,29 @@ static void test_errors(void) {
     for (int k = 0; k < 7; ++k) {
         e = good;
         switch (k) {
-            case 0: e.model = NULL; break;
-            case 1: e.data = NULL; break;
-            case 2: e.qpos = NULL; break;
-            case 3: e.qvel = NULL; break;
-            case 4: e.qfrc = NULL; break;
-            case 5: e.qpos_adr = NULL; break;
-            default: e.dof_adr = NULL; break;
+        case 0:
+            e.model = NULL;
+            break;
+        case 1:
+            e.data = NULL;
+            break;
+        case 2:
+            e.qpos = NULL;
+            break;
+        case 3:
+            e.qvel = NULL;
+            break;
+        case 4:
+            e.qfrc = NULL;
+            break;
+        case 5:
+            e.qpos_adr = NULL;
+            break;
+        default:
+            e.dof_adr = NULL;
+            break;
         }
-        EXPECT(asr_batch_rollout_engine(b, &e, NSTEP, DT, R, none, none, 2, rf, rec),
-               ASR_ERR_NULL);
+        EXPECT(asr_batch_rollout_engine(b, &e, NSTEP, DT, R, none, none, 2, rf, rec), ASR_ERR_NULL);
     }
     /* a NULL pointer for one instance (the last, the first) */
     for (int i = N - 1; i >= 0; i -= N - 1) {
@@ -347,8 +375,7 @@ static void test_errors(void) {
     /* references are required */
     EXPECT(asr_batch_rollout_engine(b, &good, NSTEP, DT, none, R, R, 2, rf, rec), ASR_ERR_NULL);
     /* record pointers */
-    EXPECT(asr_batch_rollout_engine(b, &good, NSTEP, DT, R, none, none, 2, rf, NULL),
-           ASR_ERR_NULL);
+    EXPECT(asr_batch_rollout_engine(b, &good, NSTEP, DT, R, none, none, 2, rf, NULL), ASR_ERR_NULL);
     EXPECT(asr_batch_rollout_engine(b, &good, NSTEP, DT, R, none, none, 2, NULL, rec),
            ASR_ERR_NULL);
     EXPECT(asr_batch_rollout_engine(b, &good, NSTEP, DT, R, none, none, -1, rf, rec),

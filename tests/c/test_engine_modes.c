@@ -11,11 +11,19 @@
 
 /* Two joints with motor dynamics: a sea in mode 6 with feed-forward torque and a qbmove_advanced
  * (two motors) in mode 6 with a controller period; per-instance gains. */
-enum { M6_N = 8, M6_NJ = 2, M6_NSTEP = 60, M6_NAN_I = 5, M6_NAN_T = 37 };
+enum {
+    M6_N = 8,
+    M6_NJ = 2,
+    M6_NSTEP = 60,
+    M6_NAN_I = 5,
+    M6_NAN_T = 37
+};
 
-static const int M6_REC[] = {ASR_F_TAU_JOINT, ASR_F_TH1, ASR_F_TH2, ASR_F_CMD1, ASR_F_Q,
-                             ASR_F_QD, ASR_F_TAU_M1};
-enum { M6_NREC = (int)(sizeof M6_REC / sizeof M6_REC[0]) };
+static const int M6_REC[] = {ASR_F_TAU_JOINT, ASR_F_TH1, ASR_F_TH2,   ASR_F_CMD1,
+                             ASR_F_Q,         ASR_F_QD,  ASR_F_TAU_M1};
+enum {
+    M6_NREC = (int)(sizeof M6_REC / sizeof M6_REC[0])
+};
 
 typedef struct m6_inputs {
     double *refs, *ext, *ff;
@@ -29,10 +37,10 @@ static void m6_inputs_make(m6_inputs* in) {
     for (int i = 0; i < M6_N; ++i) {
         for (int t = 0; t < M6_NSTEP; ++t) {
             size_t x = ((size_t)i * M6_NSTEP + (size_t)t) * M6_NJ;
-            in->refs[2 * x] = 0.3 * sin(0.05 * t + i);          /* sea: position */
-            in->refs[2 * x + 1] = 7.0;                          /* sea: unused */
+            in->refs[2 * x] = 0.3 * sin(0.05 * t + i);           /* sea: position */
+            in->refs[2 * x + 1] = 7.0;                           /* sea: unused */
             in->refs[2 * x + 2] = 0.2 * cos(0.04 * t + 0.5 * i); /* qbmove: equilibrium */
-            in->refs[2 * x + 3] = 0.1 + 0.02 * i;               /* qbmove: preset */
+            in->refs[2 * x + 3] = 0.1 + 0.02 * i;                /* qbmove: preset */
             in->ff[x] = 0.2 * sin(0.1 * t + i);
             in->ff[x + 1] = 0.3; /* unused by a two-motor joint */
         }
@@ -85,7 +93,9 @@ static void m6_setup(tbatch* t, rig* r, const m6_inputs* in, int threads) {
 /* The coupling written out with asr_batch_step: step1, gather the link state of the actuated
  * joints, one batch step, torques into qfrc_applied[dof_adr], step2, record. */
 static asr_status m6_step_loop(tbatch* t, rig* r, const m6_inputs* in, double* rec) {
-    enum { X = M6_N * M6_NJ };
+    enum {
+        X = M6_N * M6_NJ
+    };
     double q[X], qd[X], refs[2 * X], ext[X], ff[X];
     asr_status first = ASR_OK;
     for (int s = 0; s < M6_NSTEP; ++s) {

@@ -12,7 +12,11 @@
 /* ---------------------------------------------------------------- series and strides */
 
 static void test_sea_per_instance_per_step(void) {
-    enum { N = 4, NJ = 2, NSTEP = 40 };
+    enum {
+        N = 4,
+        NJ = 2,
+        NSTEP = 40
+    };
     sea_case c;
     sea_case_init(&c, N, NJ, NULL);
     /* refs per instance and step, tau_ext per instance held, tau_ff per step for all */
@@ -65,7 +69,11 @@ static void test_sea_per_instance_per_step(void) {
 }
 
 static void test_sea_shared_ramp_one_joint(void) {
-    enum { N = 3, NJ = 1, NSTEP = 25 };
+    enum {
+        N = 3,
+        NJ = 1,
+        NSTEP = 25
+    };
     sea_case c;
     sea_case_init(&c, N, NJ, NULL);
     /* a reference ramp per step shared by every instance; tau_ext per instance and step */
@@ -94,7 +102,11 @@ static void test_sea_shared_ramp_one_joint(void) {
 }
 
 static void test_sea_held_inputs(void) {
-    enum { N = 3, NJ = 2, NSTEP = 20 };
+    enum {
+        N = 3,
+        NJ = 2,
+        NSTEP = 20
+    };
     /* everything held: refs and tau_ext of exactly one instance and step (stride 0, 0) */
     double* refs = (double*)xcalloc(NJ * 2, sizeof(double));
     double* ext = (double*)xcalloc(NJ, sizeof(double));
@@ -175,7 +187,11 @@ static void test_sea_held_inputs(void) {
 }
 
 static void test_sea_per_instance_held_refs(void) {
-    enum { N = 5, NJ = 2, NSTEP = 15 };
+    enum {
+        N = 5,
+        NJ = 2,
+        NSTEP = 15
+    };
     double* refs = (double*)xcalloc((size_t)N * NJ * 2, sizeof(double));
     double* ff = (double*)xcalloc(NJ, sizeof(double));
     for (int i = 0; i < N; ++i) {

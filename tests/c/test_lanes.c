@@ -44,8 +44,8 @@ static long double exp_max_error(double lo, double hi, int n) {
 }
 
 static void test_exp_accuracy(void) {
-    static const double ranges[][2] = {{-8.0, 8.0}, {-0.5, 0.5}, {-708.0, -700.0},
-                                       {-708.0, 709.0}, {700.0, 709.0}};
+    static const double ranges[][2] = {
+        {-8.0, 8.0}, {-0.5, 0.5}, {-708.0, -700.0}, {-708.0, 709.0}, {700.0, 709.0}};
     for (int r = 0; r < 5; ++r) {
         long double e = exp_max_error(ranges[r][0], ranges[r][1], 400000);
         printf("exp on [%g, %g]: max error %.3Lf ulp\n", ranges[r][0], ranges[r][1], e);

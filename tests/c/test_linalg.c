@@ -11,7 +11,10 @@
 #include "check.h"
 #include "cpr/linalg.h"
 
-enum { NMAX = 17, MMAX = 23 };
+enum {
+    NMAX = 17,
+    MMAX = 23
+};
 
 static const int SIZES[] = {1, 2, 3, 5, 8, 9, 16, 17};
 #define N_SIZES ((int)(sizeof SIZES / sizeof SIZES[0]))

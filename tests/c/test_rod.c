@@ -15,14 +15,19 @@
 #include "check.h"
 #include "cpr/rod.h"
 
-enum { S = ASR_ROD_NSTATE, NROD = 2 * ASR_ROD_LANES + 3, NGRID = 25 };
+enum {
+    S = ASR_ROD_NSTATE,
+    NROD = 2 * ASR_ROD_LANES + 3,
+    NGRID = 25
+};
 
 /* Textbook derivative of docs/cpr.md: v = Kse^-1 R^T n + e3, u = Kbt^-1 R^T m + u0, p' = R v,
  * R' = R hat(u), n' = -(rho A g + f), m' = -p' x n. */
 static void ref_deriv(const asr_rod* rod, const double* y, double* dy) {
     const double pi = 3.14159265358979323846;
     double A = pi * rod->r * rod->r, I = pi * pow(rod->r, 4) / 4.0;
-    double kse[3] = {rod->G * A, rod->G * A, rod->E * A}, kbt[3] = {rod->E * I, rod->E * I, rod->G * 2 * I};
+    double kse[3] = {rod->G * A, rod->G * A, rod->E * A},
+           kbt[3] = {rod->E * I, rod->E * I, rod->G * 2 * I};
     const double *R = y + 3, *n = y + 12, *m = y + 15;
     double v[3], u[3], hu[9];
     for (int i = 0; i < 3; ++i) {
