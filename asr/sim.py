@@ -162,14 +162,15 @@ class Sim:
     @property
     def models(self) -> tuple[Any, ...]:
         """(N,) tuple of mujoco.MjModel, one per instance (the same object when shared): the
-        MuJoCo engine's own models, readable for scenes and experiments; empty with
-        engine='gazebo'."""
+        MuJoCo engine's own models, an escape hatch for users' experiments (the engine-neutral
+        q, qd, gravity and site_state serve most needs; the dashboard's 3-D view draws MuJoCo's
+        geoms from here); empty with engine='gazebo'."""
         return self._engine.models
 
     @property
     def datas(self) -> tuple[Any, ...]:
-        """(N,) tuple of mujoco.MjData, one per instance: the MuJoCo engine's own data; empty
-        with engine='gazebo'."""
+        """(N,) tuple of mujoco.MjData, one per instance: the MuJoCo engine's own data, an escape
+        hatch for users (see models); empty with engine='gazebo'."""
         return self._engine.datas
 
     @property
@@ -252,6 +253,21 @@ class Sim:
     def time(self) -> float:
         """Simulated time of instance 0, s."""
         return self._engine.time()
+
+    @property
+    @serialised
+    def gravity(self) -> FloatArray:
+        """(3,) gravitational acceleration in the world frame, m/s^2 (a copy; MuJoCo: the
+        MJCF's option gravity). NotImplementedError with engine='gazebo'."""
+        return self._engine.gravity()
+
+    @serialised
+    def site_state(self, name: str, instance: int = 0) -> tuple[FloatArray, FloatArray]:
+        """The site `name` of instance `instance` now: world position (3,) m and linear
+        velocity (3,) m/s (MuJoCo: a site of the MJCF; ValueError for an unknown name).
+        NotImplementedError with engine='gazebo'."""
+        i = V.positive_int(instance, "instance", lo=0, hi=self.n_instances - 1)
+        return self._engine.site_state(i, name)
 
     # ------------------------------------------------------------ stepping
 

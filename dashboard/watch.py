@@ -46,9 +46,7 @@ def advance(session, steps):
         if w.left == 0 or w.held is None or w.held.shape[0] != n:
             st = session.watch_state
             if st is None or st[0].shape[0] != n:
-                q = np.array([d.qpos[sim.qpos_adr] for d in sim.datas])
-                qd = np.array([d.qvel[sim.dof_adr] for d in sim.datas])
-                st = (q, qd)
+                st = (sim.q, sim.qd)
             w.act(*st)
         m = min(w.left, steps - done)
         refs = np.ascontiguousarray(np.broadcast_to(w.held[:, None], (n, m) + w.held.shape[1:]))

@@ -76,7 +76,8 @@ class LinkEngine:
     """N instances of a robot's links in one engine. Subclasses set, in __init__: name (as
     asr.Sim's engine=), label (for messages), timestep_name (what sets dt, for hints), dt (s),
     c_engine (an asr_engine* of asr._ffi, kept alive by the engine) and the joint addresses
-    (_set_addresses), and implement reset, q, qd and time."""
+    (_set_addresses), and implement reset, q, qd and time; gravity and site_state where the
+    engine can tell (else NotImplementedError naming the engine)."""
 
     name: str
     label: str
@@ -124,6 +125,20 @@ class LinkEngine:
     def time(self) -> float:
         """Simulated time of instance 0, s."""
         raise NotImplementedError
+
+    def gravity(self) -> FloatArray:
+        """(3,) gravitational acceleration in the world frame, m/s^2 (a copy)."""
+        raise self.unavailable("gravity")
+
+    def site_state(self, i: int, name: str) -> tuple[FloatArray, FloatArray]:
+        """Instance i's site `name` now: world position (3,) m and linear velocity (3,) m/s."""
+        raise self.unavailable(f"site_state({name!r})")
+
+    def unavailable(self, what: str) -> NotImplementedError:
+        """The error for what this engine cannot give (raised by the caller)."""
+        return NotImplementedError(
+            f"{what}: not available with engine={self.name!r} ({self.label})"
+        )
 
     def link_inertia(self, i: int, j: int) -> float | None:
         """Instance i's link inertia about actuated joint j now, kg m^2, or None when the engine

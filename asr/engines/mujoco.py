@@ -221,6 +221,24 @@ class Engine(LinkEngine):
     def time(self) -> float:
         return float(self._datas[0].time)
 
+    def gravity(self) -> FloatArray:
+        return np.array(self._models[0].opt.gravity, dtype=np.float64)
+
+    def site_state(self, i: int, name: str) -> tuple[FloatArray, FloatArray]:
+        """From instance i's MjData: site_xpos after mj_kinematics, the velocity J(q) qd with
+        mj_jacSite (kinematics recomputed in place: the state itself is not changed)."""
+        mujoco = _mujoco()
+        m, d = self._models[i], self._datas[i]
+        site = int(mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_SITE, name))
+        if site < 0:
+            raise ValueError(f"site: no site named {name!r} in {self.robot.mjcf}")
+        mujoco.mj_kinematics(m, d)
+        mujoco.mj_comPos(m, d)
+        jacp = np.zeros((3, m.nv))
+        mujoco.mj_jacSite(m, d, jacp, None, site)
+        velocity: FloatArray = jacp @ d.qvel
+        return np.array(d.site_xpos[site], dtype=np.float64), velocity
+
     def link_inertia(self, i: int, j: int) -> float:
         unit = np.zeros(self._models[i].nv)
         unit[self._dof_adr[j]] = 1.0

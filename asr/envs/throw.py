@@ -146,8 +146,7 @@ class Throw(AsrVectorEnv):
         r = self.sim.robot
         self._q0[:] = r.initial_q
         self._refs0[:] = r.initial_refs
-        self.gravity = float(-self.sim.models[0].opt.gravity[2])
-        self._site = self.sim.models[0].site(SITE).id
+        self.gravity = float(-self.sim.gravity[2])
         self._springs = None
         if actuator == "qbmove":
             b = self.sim.batch
@@ -165,17 +164,8 @@ class Throw(AsrVectorEnv):
     # ------------------------------------------------------------ kinematics
 
     def tip_state(self, i):
-        """Tip position (x, z) and velocity (vx, vz) of sub-env i from MuJoCo (site_xpos after
-        mj_kinematics, velocity J(q) qd with mj_jacSite)."""
-        import mujoco
-
-        m, d = self.sim.models[i], self.sim.datas[i]
-        mujoco.mj_kinematics(m, d)
-        mujoco.mj_comPos(m, d)
-        jacp = np.zeros((3, m.nv))
-        mujoco.mj_jacSite(m, d, jacp, None, self._site)
-        v = jacp @ d.qvel
-        p = d.site_xpos[self._site]
+        """Tip position (x, z) and velocity (vx, vz) of sub-env i (the SITE's world state)."""
+        p, v = self.sim.site_state(SITE, i)
         return np.array([p[0], p[2]]), np.array([v[0], v[2]])
 
     def spring_energy(self):
