@@ -11,6 +11,9 @@ live in asr._robot_toml.
 import dataclasses
 import importlib.resources
 import os
+import pathlib
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, NoReturn
 
 try:
     import tomllib
@@ -25,8 +28,11 @@ from asr.models import get_model
 ROBOTS_ENV = "ASR_ROBOTS"
 PACKAGE_ROBOTS = "robots_data"  # asr/robots_data in wheels (setup.py's build_py)
 
+# a mujoco.MjModel (mujoco has no type stubs)
+MjModel = Any
 
-def robots_dir():
+
+def robots_dir() -> str:
     """Where robot names are looked up: $ASR_ROBOTS, else the robots/ folder of the source tree
     (checkouts and editable installs), else the robots shipped in the package, asr/robots_data
     (wheels and `pip install .`: setup.py's build_py copies robots/ there)."""
@@ -40,8 +46,12 @@ def robots_dir():
         os.path.join(root, "setup.py")
     ):
         return os.path.join(root, "robots")
-    # a folder on disk: asr is never imported from a zip file (its C extension cannot be)
-    return os.fspath(importlib.resources.files("asr") / PACKAGE_ROBOTS)
+    shipped = importlib.resources.files("asr") / PACKAGE_ROBOTS
+    # a folder on disk: asr is never imported from a zip file (its C extension cannot be), so
+    # the package's resources are real paths
+    if not isinstance(shipped, pathlib.Path):
+        raise RuntimeError(f"asr's robots are not a folder on disk ({shipped!r})")
+    return str(shipped)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,7 +63,7 @@ class RobotJoint:
     mode: int
     params: dict[str, float]
 
-    def joint(self):
+    def joint(self) -> Joint:
         """The asr.Joint of this actuator."""
         return Joint(self.model, self.mode, dict(self.params))
 
@@ -80,10 +90,10 @@ class Robot:
     interaction: tuple[tuple[str, str], ...] | None = None
 
     @property
-    def joint_names(self):
+    def joint_names(self) -> tuple[str, ...]:
         return tuple(j.name for j in self.joints)
 
-    def mj_model(self):
+    def mj_model(self) -> MjModel:
         """A fresh mujoco.MjModel of this variant, checked against the actuated joints."""
         import mujoco
 
@@ -109,25 +119,25 @@ class RobotFileError(ValueError):
     what is wrong and what is valid (an MJCF file MuJoCo cannot read is named there, relative to
     the robot's folder). str(): '<file>: <entry>: <problem>'."""
 
-    def __init__(self, file, entry, problem):
+    def __init__(self, file: str, entry: str, problem: str) -> None:
         self.file, self.entry, self.problem = file, entry, problem
         super().__init__(f"{file}: {entry}: {problem}" if entry else f"{file}: {problem}")
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type["RobotFileError"], tuple[str, str, str]]:
         return RobotFileError, (self.file, self.entry, self.problem)
 
 
 class _File:
     """Names one file of a robot in errors and raises RobotFileError about it."""
 
-    def __init__(self, label, file):
+    def __init__(self, label: Callable[[str], str], file: str) -> None:
         self.label, self.file = label, file
 
-    def fail(self, entry, problem):
+    def fail(self, entry: str, problem: str) -> NoReturn:
         raise RobotFileError(self.label(self.file), entry, problem) from None
 
 
-def _joint(toml, where, table):
+def _joint(toml: _File, where: str, table: Mapping[str, Any]) -> RobotJoint:
     """A RobotJoint from one [[variants.<v>.joints]] table: mode and parameters valid for its
     model (asr's ParamSpec ranges)."""
     e = _entries(table, _JOINT, toml, where)
@@ -145,7 +155,7 @@ def _joint(toml, where, table):
     return RobotJoint(e["name"], e["model"], mode, params)
 
 
-def _file_in(folder, toml, entry, file):
+def _file_in(folder: str, toml: _File, entry: str, file: str) -> str:
     """folder/file, a robot file (asr._robot_files.check: inside the folder, links followed, a
     regular file)."""
     path = os.path.join(folder, file)
@@ -156,7 +166,7 @@ def _file_in(folder, toml, entry, file):
     return path
 
 
-def _mjcf_model(folder, toml, entry, file):
+def _mjcf_model(folder: str, toml: _File, entry: str, file: str) -> tuple[str, MjModel]:
     """(absolute path, mujoco.MjModel) of a variant's MJCF file: it and every file it names are
     robot files (asr._robot_files.mjcf_files, checked before MuJoCo opens any), MuJoCo reads it
     (its errors without the folder's path) and its options are ones asr can step."""
@@ -182,7 +192,7 @@ def _mjcf_model(folder, toml, entry, file):
 _OPTIONS = (("timestep", 0.0, 1.0, "s, the length of one step"),)
 
 
-def _check_options(model, toml, entry, file):
+def _check_options(model: MjModel, toml: _File, entry: str, file: str) -> None:
     for name, lo, hi, what in _OPTIONS:
         value = float(getattr(model.opt, name))
         if not lo < value <= hi:
@@ -191,7 +201,9 @@ def _check_options(model, toml, entry, file):
             )
 
 
-def _sdf_joints(folder, toml, entry, file):
+def _sdf_joints(
+    folder: str, toml: _File, entry: str, file: str
+) -> tuple[str, dict[str, str | None]]:
     """(absolute path, {joint name: type}) of a variant's SDF file: a robot file naming only
     robot files (asr._robot_files.sdf_files), well-formed XML with an <sdf> root holding exactly
     one <world> with exactly one <model> (robots/README.md, "SDF files for Gazebo"); the types
@@ -219,7 +231,7 @@ def _sdf_joints(folder, toml, entry, file):
     return path, {j.get("name"): j.get("type") for j in models[0].findall("joint")}
 
 
-def _one_dof_joints(model):
+def _one_dof_joints(model: MjModel) -> list[str]:
     """Names of the hinge and slide joints of a mujoco.MjModel."""
     import mujoco
 
@@ -227,7 +239,9 @@ def _one_dof_joints(model):
     return [model.joint(k).name for k in range(model.njnt) if int(model.jnt_type[k]) in one_dof]
 
 
-def _variant(folder, toml, name, table, models):
+def _variant(
+    folder: str, toml: _File, name: str, table: object, models: dict[object, tuple[str, Any]]
+) -> dict[str, Any]:
     """(Robot fields) of one [variants.<name>] table, checked in full; `models` caches the
     parsed MJCF files by name."""
     section = f"[variants.{name}]"
@@ -240,7 +254,7 @@ def _variant(folder, toml, name, table, models):
         models[e["mjcf"]] = _mjcf_model(folder, toml, f"{section} mjcf", e["mjcf"])
     mjcf, model = models[e["mjcf"]]
     hinges = _one_dof_joints(model)
-    joints = []
+    joints: list[RobotJoint] = []
     for k, entry in enumerate(e["joints"]):
         where = f"[[variants.{name}.joints]] #{k + 1}"
         joint = _joint(toml, where, entry)
@@ -256,10 +270,10 @@ def _variant(folder, toml, name, table, models):
         joints.append(joint)
     sdf = None
     if "sdf" in e:
-        key = ("sdf", e["sdf"])
-        if key not in models:
-            models[key] = _sdf_joints(folder, toml, f"{section} sdf", e["sdf"])
-        sdf, sdf_joints = models[key]
+        sdf_key = ("sdf", e["sdf"])
+        if sdf_key not in models:
+            models[sdf_key] = _sdf_joints(folder, toml, f"{section} sdf", e["sdf"])
+        sdf, sdf_joints = models[sdf_key]
         sdf_types = {"hinge": "revolute", "slide": "prismatic"}
         for k, joint in enumerate(joints):
             jtype = sdf_types[_joint_type(model, joint.name)]
@@ -285,12 +299,12 @@ def _variant(folder, toml, name, table, models):
                 f"[variants.{name}.initial] {key}",
                 f"expected one entry per joint ({len(joints)}), got {len(value)}",
             )
-    interaction = None
+    interaction: tuple[tuple[str, str], ...] | None = None
     if "interaction" in e:
         where = f"[variants.{name}.interaction]"
-        interaction = _entries(e["interaction"], _INTERACTION, toml, where)
-        _check_interaction_names(model, toml, where, interaction)
-        interaction = tuple(sorted(interaction.items()))
+        names = _entries(e["interaction"], _INTERACTION, toml, where)
+        _check_interaction_names(model, toml, where, names)
+        interaction = tuple(sorted(names.items()))
     return dict(
         mjcf=mjcf,
         joints=tuple(joints),
@@ -302,7 +316,9 @@ def _variant(folder, toml, name, table, models):
     )
 
 
-def _check_interaction_names(model, toml, where, names):
+def _check_interaction_names(
+    model: MjModel, toml: _File, where: str, names: Mapping[str, str]
+) -> None:
     """Each name of the interaction block is a site / sensor of the MJCF model."""
     import mujoco
 
@@ -328,7 +344,7 @@ def _check_interaction_names(model, toml, where, names):
             )
 
 
-def _joint_type(model, name):
+def _joint_type(model: MjModel, name: str) -> str:
     """'hinge' or 'slide': the type of 1-dof joint `name` of a mujoco.MjModel."""
     import mujoco
 
@@ -336,7 +352,7 @@ def _joint_type(model, name):
     return "hinge" if int(model.jnt_type[k]) == int(mujoco.mjtJoint.mjJNT_HINGE) else "slide"
 
 
-def _read_toml(folder, label):
+def _read_toml(folder: str, label: str) -> dict[str, Any]:
     """The parsed robot.toml of `folder` (a robot file: asr._robot_files.read)."""
     try:
         data = files.read(folder, os.path.join(folder, "robot.toml"), "robot.toml")
@@ -348,14 +364,15 @@ def _read_toml(folder, label):
     except files.BadFile as exc:
         raise RobotFileError(label, "", str(exc)) from None
     try:
-        return tomllib.loads(data.decode("utf-8"))
+        parsed: dict[str, Any] = tomllib.loads(data.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise RobotFileError(label, "", f"malformed TOML: {exc}") from None
     except RecursionError:  # the parser recurses once per nesting level
         raise RobotFileError(label, "", "malformed TOML: nested too deeply") from None
+    return parsed
 
 
-def robot_names():
+def robot_names() -> list[str]:
     """The robot names under robots_dir(): its sub-folders that hold a robot.toml, sorted."""
     folder = robots_dir()
     if not os.path.isdir(folder):
@@ -365,7 +382,9 @@ def robot_names():
     )
 
 
-def _robot_folder(name, allow_path):
+def _robot_folder(
+    name: str | os.PathLike[str], allow_path: bool
+) -> tuple[str, Callable[[str], str]]:
     """(folder, label) of robot `name`; label(file) names one of its files in errors: the robot's
     name and the file for names, the path as given for paths (never the robots folder's own
     path, so that servers do not reveal their file layout)."""
@@ -388,7 +407,9 @@ def _robot_folder(name, allow_path):
     )
 
 
-def load_robot(name, variant=None, *, allow_path=True):
+def load_robot(
+    name: str | os.PathLike[str], variant: str | None = None, *, allow_path: bool = True
+) -> Robot:
     """Load robot `name` (a folder under robots_dir(), or, unless allow_path=False, a path to a
     robot folder) in `variant` (default: its default_variant). Every entry of robot.toml and
     every variant is checked (robots/README.md lists what): a broken description raises
@@ -402,7 +423,7 @@ def load_robot(name, variant=None, *, allow_path=True):
     top = _entries(_read_toml(folder, toml.label(toml.file)), _TOP, toml, "")
     if not top["variants"]:
         toml.fail("variants", "needs at least one [variants.<name>] table")
-    models = {}
+    models: dict[object, tuple[str, Any]] = {}
     variants = {v: _variant(folder, toml, v, table, models) for v, table in top["variants"].items()}
     default = top.get("default_variant", next(iter(variants)))
     if default not in variants:
@@ -421,14 +442,16 @@ def load_robot(name, variant=None, *, allow_path=True):
     )
 
 
-def variant_names(name, *, allow_path=True):
+def variant_names(name: str | os.PathLike[str], *, allow_path: bool = True) -> tuple[str, ...]:
     """The variant names of robot `name` in robot.toml order, after load_robot(name) has checked
     the whole description (so every name listed is a variant that loads)."""
     folder = load_robot(name, allow_path=allow_path).folder
     return tuple(_read_toml(folder, "robot.toml")["variants"])
 
 
-def joint_addresses(model, names, where="model") -> tuple[list[int], list[int]]:
+def joint_addresses(
+    model: MjModel, names: Iterable[str], where: str = "model"
+) -> tuple[list[int], list[int]]:
     """qpos and dof addresses of the named hinge or slide joints of a mujoco.MjModel."""
     import mujoco
 
