@@ -18,26 +18,24 @@ import dataclasses
 import numpy as np
 
 from asr import _validate as V
+from asr._frequency_measure import _Accumulator, _run, _start
+from asr._frequency_rig import BATCH_INPUTS as BATCH_INPUTS
+from asr._frequency_rig import BATCH_OUTPUTS as BATCH_OUTPUTS
+from asr._frequency_rig import SIM_INPUTS as SIM_INPUTS
+from asr._frequency_rig import SIM_OUTPUTS as SIM_OUTPUTS
+from asr._frequency_rig import _rig
 from asr._optional import need
-from asr.batch import Batch, Joint
 from asr.models import compliance, reference_map
-from asr.robot import Robot, load_robot
-from asr.sim import Sim
 
 # name: unit. Inputs are driven with a sine; outputs are recorded state fields.
 INPUTS = {"equilibrium": "rad", "tau_ext": "N m", "q": "rad"}
 OUTPUTS = {"q": "rad", "tau_link": "N m", "tau_joint": "N m"}
-# What each system supports: a Sim has link dynamics; a Batch prescribes the link angle, so
-# only torques are outputs and the link angle itself may be the input (dynamic stiffness).
-SIM_INPUTS, SIM_OUTPUTS = ("equilibrium", "tau_ext"), ("q", "tau_link", "tau_joint")
-BATCH_INPUTS, BATCH_OUTPUTS = ("equilibrium", "q"), ("tau_link", "tau_joint")
 # Time of a recorded sample of step n, in steps: q is the link state at the end of the step,
 # torques are computed from the state at its start (asr.Sim.rollout, `record`).
 _OUTPUT_DELAY = {"q": 1, "tau_link": 0, "tau_joint": 0}
 _EQ_MODES = (3, 6)  # modes whose first reference is the equilibrium
 _MOTOR_MODES = (2, 5)  # single-motor joints: the motor angle is the spring's equilibrium
 DEFAULT_ANGLE = 0.01  # rad: default amplitude of an angle input (small-signal)
-_CHUNK = 4096  # steps per rollout call (bounds the per-step input arrays)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -225,133 +223,6 @@ def frequency_response(
     )
 
 
-# ---------------------------------------------------------------- the systems
-
-
-@dataclasses.dataclass
-class _Rig:
-    """What frequency_response needs of a system: its joints and a builder of the batch."""
-
-    kind: str  # "robot" or "batch"
-    specs: tuple
-    modes: np.ndarray  # (J,)
-    params: list  # J dicts {parameter: instance-0 value}
-    joint_names: tuple[str, ...]
-    refs0: np.ndarray  # (J, 2) held references
-    dt: float
-    inputs: tuple[str, ...]
-    outputs: tuple[str, ...]
-    build: object  # build(n, params) -> asr.Sim or asr.Batch
-    robot: object = None
-
-
-def _rig(system, variant, dt, threads):
-    if isinstance(system, Batch):
-        return _batch_rig(system, dt)
-    if isinstance(system, Sim):
-        if system.controller is not None:
-            raise ValueError(
-                "system: a Sim with an interaction controller (it writes the first "
-                "references); pass its robot instead"
-            )
-        b = system.batch
-        settings = dict(
-            threads=b.threads,
-            max_substep=b.max_substep,
-            motor_scheme=b.motor_scheme,
-            engine=system.engine,
-        )
-        return _robot_rig(system.robot, _params_of(b), b.modes, settings, system.dt)
-    if isinstance(system, (str, Robot)) or hasattr(system, "__fspath__"):
-        robot = system if isinstance(system, Robot) else load_robot(system, variant)
-        modes = np.array([j.mode for j in robot.joints])
-        return _robot_rig(
-            robot, [dict(j.params) for j in robot.joints], modes, dict(threads=threads)
-        )
-    raise TypeError(
-        f"system: expected an asr.Sim, an asr.Batch, a robot name, path or "
-        f"asr.Robot, got {type(system).__name__}"
-    )
-
-
-def _params_of(batch):
-    """Every parameter of every joint, instance 0's value (the order of all_params sets
-    pos_min before pos_max, so setting them in turn is always valid)."""
-    return [
-        {p.name: float(batch.get_param(j, p.name)[0]) for p in spec.all_params}
-        for j, spec in enumerate(batch.specs)
-    ]
-
-
-def _robot_rig(robot, params, modes, settings, dt=None):
-    from asr.models import get_model
-
-    specs = tuple(get_model(j.model).spec for j in robot.joints)
-    refs0 = (
-        np.zeros((len(specs), 2))
-        if robot.initial_refs is None
-        else np.array(robot.initial_refs, dtype=float)
-    )
-
-    def build(n, per_joint):
-        sim = Sim(
-            robot,
-            n,
-            params={k: {**params[k], **per_joint.get(k, {})} for k in range(len(specs))},
-            **settings,
-        )
-        for k, mode in enumerate(modes):
-            sim.batch.set_mode(k, int(mode))
-        return sim
-
-    dt = float(robot.mj_model().opt.timestep) if dt is None else dt
-    return _Rig(
-        "robot",
-        specs,
-        np.asarray(modes),
-        params,
-        robot.joint_names,
-        refs0,
-        dt,
-        SIM_INPUTS,
-        SIM_OUTPUTS,
-        build,
-        robot,
-    )
-
-
-def _batch_rig(batch, dt):
-    dt = batch.check_dt(dt)
-    params, modes = _params_of(batch), batch.modes
-
-    def build(n, per_joint):
-        joints = [
-            Joint(s.name, int(m), {**params[k], **per_joint.get(k, {})})
-            for k, (s, m) in enumerate(zip(batch.specs, modes))
-        ]
-        return Batch(
-            joints,
-            n,
-            threads=batch.threads,
-            max_substep=batch.max_substep,
-            motor_scheme=batch.motor_scheme,
-        )
-
-    names = tuple(f"{k} ({s.name})" for k, s in enumerate(batch.specs))
-    return _Rig(
-        "batch",
-        batch.specs,
-        modes,
-        params,
-        names,
-        np.zeros((len(modes), 2)),
-        dt,
-        BATCH_INPUTS,
-        BATCH_OUTPUTS,
-        build,
-    )
-
-
 # ---------------------------------------------------------------- checks and defaults
 
 
@@ -486,123 +357,3 @@ def _freqs(rig, j, freqs, stiffness, n_freqs):
 
 def _unit_text(unit):
     return f"({unit})" if " " in unit else unit
-
-
-# ---------------------------------------------------------------- running
-
-
-class _Accumulator:
-    """Discrete Fourier coefficients of input and output over each instance's window (the
-    last whole cycles of the rollout), summed chunk by chunk: X = (2 / n) sum x e^(-i w t)."""
-
-    def __init__(self, omega, start, dt, delay):
-        self.omega, self.start, self.dt, self.delay = omega, start, dt, delay
-        n = len(omega)
-        self.n = np.zeros(n)
-        self.u = np.zeros(n, complex)
-        self.y = np.zeros(n, complex)
-        self.s1, self.s2 = np.zeros(n), np.zeros(n)
-        self.shift = None
-
-    def add(self, t0, u, y):
-        """u, y: (N, c) input and output of steps t0 .. t0 + c - 1."""
-        if self.shift is None:  # sums of y - y(0): no cancellation against a large mean
-            self.shift = y[:, :1].copy()
-        k = t0 + np.arange(u.shape[1])
-        w = (k[None, :] >= self.start[:, None]).astype(float)
-        phase_u = np.exp(-1j * self.omega[:, None] * k * self.dt)
-        phase_y = np.exp(-1j * self.omega[:, None] * (k + self.delay) * self.dt)
-        z = (y - self.shift) * w
-        self.n += w.sum(axis=1)
-        self.u += (u * w * phase_u).sum(axis=1)
-        self.y += (z * phase_y).sum(axis=1)
-        self.s1 += z.sum(axis=1)
-        self.s2 += (z * z).sum(axis=1)
-
-    @property
-    def input(self):
-        return 2 * self.u / self.n
-
-    @property
-    def output(self):
-        return 2 * self.y / self.n
-
-    def residual(self):
-        """Over whole cycles sine, cosine and the mean are orthogonal: the residual's energy
-        is the variance less the fitted sine's, n |Y|^2 / 2."""
-        var = self.s2 - self.s1**2 / self.n
-        rest = var - self.n * np.abs(self.output) ** 2 / 2
-        with np.errstate(invalid="ignore", divide="ignore"):
-            r = np.sqrt(np.clip(rest, 0, None) / var)
-        return np.where(var > 0, r, 0.0)
-
-
-@dataclasses.dataclass
-class _Run:
-    """The batched system, reset at the operating point: link angles q0 (n, J), rad, and held
-    references refs (n, J, 2); dt s."""
-
-    system: object
-    q0: np.ndarray
-    refs: np.ndarray
-    dt: float
-
-
-def _start(rig, n, j, instance_presets, op):
-    """A _Run of n instances, instance i with preset instance_presets[i]."""
-    spec = rig.specs[j]
-    per_joint = {j: {spec.preset.param: instance_presets}} if spec.preset.kind == "param" else {}
-    system = rig.build(n, per_joint)
-    refs = np.broadcast_to(rig.refs0, (n,) + rig.refs0.shape).copy()
-    shift = op - refs[:, j, 0]
-    refs[:, j, 0] = op
-    if spec.preset.kind != "param":
-        refs[:, j, 1] = instance_presets
-    if rig.kind == "batch":
-        q0 = refs[:, :, 0].copy()
-        system.reset(q0, refs)
-    else:
-        system.reset()  # the robot's initial q (or the model's qpos0)
-        q0 = system.q
-        q0[:, j] += shift
-        system.reset(q0, refs)
-    return _Run(system, q0, refs, rig.dt)
-
-
-def _run(run, j, input, output, amplitude, steps, acc, progress):
-    """The whole rollout in chunks of _CHUNK steps, each summed into acc."""
-    from tqdm.auto import tqdm
-
-    omega = acc.omega[:, None]
-    with tqdm(total=steps, disable=not progress, desc="frequency response", unit="step") as bar:
-        for t0 in range(0, steps, _CHUNK):
-            c = min(_CHUNK, steps - t0)
-            t = (t0 + np.arange(c)) * acc.dt
-            u = amplitude * np.sin(omega * t)  # (N, c)
-            u_rate = amplitude * omega * np.cos(omega * t)  # du/dt
-            acc.add(t0, u, _advance(run, j, input, output, u, u_rate))
-            bar.update(c)
-
-
-def _advance(run, j, input, output, u, u_rate):
-    """Run one chunk of c steps with input u (N, c) (and its rate, per second) added on joint
-    j, the other inputs held; the output of joint j, (N, c)."""
-    n, c = u.shape
-    refs = run.refs
-    if input == "equilibrium":
-        refs = np.repeat(run.refs[:, None], c, axis=1)
-        refs[:, :, j, 0] += u
-    if isinstance(run.system, Batch):
-        q = np.repeat(run.q0[:, None], c, axis=1)
-        qd = np.zeros_like(q)
-        if input == "q":
-            q[:, :, j] += u
-            qd[:, :, j] = u_rate
-        out = run.system.rollout(c, run.dt, refs, q, qd, record=(output,))
-    else:
-        ext = None
-        if input == "tau_ext":
-            ext = np.zeros((n, c, run.system.n_joints))
-            ext[:, :, j] = u
-        out = run.system.rollout(c, refs, tau_ext=ext, record=(output,))
-    return out[output][:, :, j]
