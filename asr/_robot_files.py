@@ -15,10 +15,11 @@ import errno
 import os
 import stat
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 
 MAX_BYTES = 64 * 1024 * 1024  # a mesh may be large; robot.toml and XML files are far smaller
 _ALLOWED = "robot files must be regular files inside the robot's folder"
-_KINDS = (
+_KINDS: tuple[tuple[Callable[[int], bool], str], ...] = (
     (stat.S_ISFIFO, "a FIFO (named pipe)"),
     (stat.S_ISCHR, "a character device"),
     (stat.S_ISBLK, "a block device"),
@@ -31,17 +32,17 @@ class BadFile(Exception):
     """What is wrong with one file (its name as the robot gives it in the message)."""
 
 
-def inside(folder, path):
+def inside(folder: str, path: str) -> bool:
     """True when `path` resolves (links followed) inside `folder`."""
     folder, path = os.path.realpath(folder), os.path.realpath(path)
     return os.path.commonpath([folder, path]) == folder
 
 
-def _kind(mode):
+def _kind(mode: int) -> str:
     return next((text for test, text in _KINDS if test(mode)), "not a regular file")
 
 
-def check(folder, path, name):
+def check(folder: str, path: str, name: str) -> str:
     """The resolved path of robot file `path` (named `name` in errors): inside `folder`, a
     regular file of at most MAX_BYTES. FileNotFoundError when there is none; BadFile else."""
     if not inside(folder, path):
@@ -61,7 +62,7 @@ def check(folder, path, name):
     return os.path.realpath(path)
 
 
-def read(folder, path, name):
+def read(folder: str, path: str, name: str) -> bytes:
     """The bytes of robot file `path`, checked (check()); opened non-blocking and checked again
     once open, so that a file swapped for a FIFO or a device meanwhile is refused, not waited on."""
     real = check(folder, path, name)
@@ -86,14 +87,14 @@ def read(folder, path, name):
 _ASSET_DIRS = ("assetdir", "meshdir", "texturedir")
 
 
-def _xml(folder, path, name):
+def _xml(folder: str, path: str, name: str) -> ET.Element:
     try:
         return ET.fromstring(read(folder, path, name))
     except ET.ParseError as exc:
         raise BadFile(f"{name!r} is not well-formed XML: {exc}") from None
 
 
-def mjcf_files(folder, mjcf, name):
+def mjcf_files(folder: str, mjcf: str, name: str) -> None:
     """Check an MJCF file and every file it names before MuJoCo opens any: its <include>s
     (recursively; MuJoCo reads them relative to the main file's folder) and every file attribute
     (file, fileright, ... of meshes, textures, height fields, skins, models), relative to each
@@ -119,7 +120,7 @@ def mjcf_files(folder, mjcf, name):
     dirs = {""}
     for tree in trees:
         for compiler in tree.iter("compiler"):
-            dirs.update(compiler.get(a) for a in _ASSET_DIRS if compiler.get(a))
+            dirs.update(d for a in _ASSET_DIRS if (d := compiler.get(a)))
     for d in dirs:
         if not inside(folder, os.path.join(base, d, "x")):
             raise BadFile(f"<compiler> folder {d!r} is outside the robot's folder; {_ALLOWED}")
@@ -132,7 +133,7 @@ def mjcf_files(folder, mjcf, name):
                     _asset(folder, [os.path.join(base, d, file) for d in dirs], file)
 
 
-def _asset(folder, candidates, file):
+def _asset(folder: str, candidates: list[str], file: str) -> None:
     """Check the paths an asset file may resolve to: all inside the folder, those that exist
     robot files."""
     for path in candidates:
@@ -143,7 +144,7 @@ def _asset(folder, candidates, file):
             check(folder, path, file)
 
 
-def sdf_files(folder, sdf, name):
+def sdf_files(folder: str, sdf: str, name: str) -> ET.Element:
     """The parsed SDF file after checking it and the files its <uri>s name: plain paths or
     file:// URIs of robot files (no model:// or network URIs: SDFormat would look them up on
     SDF_PATH or download them)."""

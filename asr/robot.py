@@ -228,7 +228,9 @@ def _sdf_joints(
         toml.fail(
             entry, f"{file!r}: expected exactly one <model> in its <world>, got {len(models)}"
         )
-    return path, {j.get("name"): j.get("type") for j in models[0].findall("joint")}
+    # an unnamed joint (SDFormat refuses it) is none of the actuated joints
+    joints = models[0].findall("joint")
+    return path, {n: j.get("type") for j in joints if (n := j.get("name")) is not None}
 
 
 def _one_dof_joints(model: MjModel) -> list[str]:

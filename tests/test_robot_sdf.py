@@ -394,6 +394,17 @@ def test_sdf_missing_a_joint_names_the_joint(tmp_path):
     assert "revolute / prismatic joints are: hinge" in err.problem
 
 
+def test_sdf_unnamed_joint_is_not_an_actuated_one(tmp_path):
+    # an unnamed joint once broke the message (a TypeError instead of RobotFileError)
+    text = good_sdf().replace('<joint name="joint" type="revolute">', '<joint type="revolute">')
+    folder = robot_copy(
+        tmp_path, old='sdf = "pendulum.sdf"', new='sdf = "anon.sdf"', files={"anon.sdf": text}
+    )
+    err = load_error(folder)
+    assert "joint 'joint' ([[variants.sea.joints]] #1) is missing" in err.problem
+    assert "revolute / prismatic joints are: none" in err.problem
+
+
 def test_sdf_joint_of_the_wrong_type_is_named(tmp_path):
     text = good_sdf().replace(
         '<joint name="joint" type="revolute">', '<joint name="joint" type="prismatic">'
