@@ -16,15 +16,31 @@ base frame's axes (frame="base").
 """
 
 import contextlib
-import dataclasses
 import logging
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
+import numpy.typing as npt
 
 from asr import _validate as V
+from asr._batch_inputs import Series
 from asr._ffi import ffi, lib
-from asr.batch import as_series
+from asr._interaction_laws import FRAMES as FRAMES  # re-exported: its old home
+from asr._interaction_laws import (
+    Admittance,
+    DirectForce,
+    InverseKinematics,
+    Sensor,
+    _Controller,
+)
+from asr._validate import CData, FloatArray
+from asr.batch import Batch, as_series
 from asr.errors import raise_for_status
+from asr.robot import Robot
+
+if TYPE_CHECKING:
+    from asr.engines.base import LinkEngine
 
 log = logging.getLogger("asr.interaction")
 
@@ -50,10 +66,9 @@ RECORD = {
     "fsm": (1, ""),
     "ik_ok": (1, ""),
 }
-FRAMES = ("tool", "base")
 
 
-def transition(state, event):
+def transition(state: str, event: str) -> str | None:
     """The FSM state after `event` (a name of EVENTS) in `state` (a name of FSM_STATES), or None
     when the event is rejected there."""
     if state not in FSM_STATES:
@@ -69,138 +84,7 @@ class ControllerBusy(RuntimeError):
     accepted then)."""
 
 
-@dataclasses.dataclass(frozen=True)
-class Sensor:
-    """The force/torque sensor: sampled at `rate` Hz (None: every step; held between samples),
-    white noise of standard deviation noise_force (N) / noise_torque (N m) per axis from a
-    generator seeded with seed + instance index, then a first-order low-pass of cutoff Hz (0:
-    none)."""
-
-    rate: float | None = None
-    cutoff: float = 0.0
-    noise_force: float = 0.0
-    noise_torque: float = 0.0
-    seed: int = 0
-
-
-@dataclasses.dataclass(frozen=True)
-class InverseKinematics:
-    """Damped least squares on the engine's site Jacobian: at most max_iter steps per control
-    step, converged when the position error <= tol_position (m) and the orientation error <=
-    tol_rotation (rad); damping lambda of (J J^T + lambda^2 I). orientation: hold the tool's
-    orientation too (6 equations; False: position only, 3)."""
-
-    max_iter: int = 20
-    tol_position: float = 1e-6
-    tol_rotation: float = 1e-6
-    damping: float = 1e-3
-    orientation: bool = True
-
-
-class _Controller:
-    """What both laws share: the sensor, IK, frame, offset bound and setpoint tolerances."""
-
-    law = None
-
-    def __init__(self, *, max_offset, frame, sensor, ik, setpoint_tol, setpoint_vel_tol):
-        if frame not in FRAMES:
-            raise ValueError(f"frame: got {frame!r}, valid: {', '.join(map(repr, FRAMES))}")
-        if not isinstance(sensor, Sensor):
-            raise TypeError(f"sensor: expected asr.interaction.Sensor, got {type(sensor).__name__}")
-        if not isinstance(ik, InverseKinematics):
-            raise TypeError(
-                f"ik: expected asr.interaction.InverseKinematics, got {type(ik).__name__}"
-            )
-        self.max_offset, self.frame, self.sensor, self.ik = max_offset, frame, sensor, ik
-        self.setpoint_tol, self.setpoint_vel_tol = setpoint_tol, setpoint_vel_tol
-
-    def gains(self):
-        """{C config field: (per-axis value (3,) or (N, 3), name in errors, must be > 0 (else
-        >= 0))} of this law."""
-        raise NotImplementedError
-
-
-class Admittance(_Controller):
-    """M_d z'' + K_D z' + K_P z = f_d - f_e, x_c = x_d + z (task frame; [Storiale2022] eq. 1 with
-    the sign that makes the contact a restoring spring, see docs/interaction.md).
-    mass M_d kg (> 0), damping K_D N s/m (> 0), stiffness K_P N/m (>= 0): (3,) or (N, 3)."""
-
-    law = lib.ASR_IC_ADMITTANCE
-
-    def __init__(
-        self,
-        mass,
-        damping,
-        stiffness,
-        *,
-        max_offset=0.5,
-        frame="tool",
-        sensor=Sensor(),
-        ik=InverseKinematics(),
-        setpoint_tol=1e-3,
-        setpoint_vel_tol=1e-2,
-    ):
-        super().__init__(
-            max_offset=max_offset,
-            frame=frame,
-            sensor=sensor,
-            ik=ik,
-            setpoint_tol=setpoint_tol,
-            setpoint_vel_tol=setpoint_vel_tol,
-        )
-        self.mass, self.damping, self.stiffness = mass, damping, stiffness
-
-    @classmethod
-    def from_damping_ratio(cls, mass, zeta, stiffness, **kwargs):
-        """ros2_controllers' admittance parameters: M x'' + D x' + K x = F with D = 2 zeta
-        sqrt(M K) per axis."""
-        m = V.real_array(mass, "mass")
-        k = V.real_array(stiffness, "stiffness")
-        z = V.real_array(zeta, "zeta")
-        return cls(mass, 2.0 * z * np.sqrt(np.abs(m) * np.abs(k)), stiffness, **kwargs)
-
-    def gains(self):
-        return {
-            "mass": (self.mass, "mass", True),
-            "damping": (self.damping, "damping", True),
-            "stiffness": (self.stiffness, "stiffness", False),
-        }
-
-
-class DirectForce(_Controller):
-    """x_c = x_d + K_P f~ + K_I integral(f~) dt along the task axes, f~ = f_d - f_e
-    ([Storiale2022] sec. 2.1.2); kp m/N and ki m/(N s) (>= 0; zero on position-controlled axes),
-    (3,) or (N, 3); the offset bound max_offset (m) stops the integral (anti-windup)."""
-
-    law = lib.ASR_IC_DIRECT_FORCE
-
-    def __init__(
-        self,
-        kp,
-        ki,
-        *,
-        max_offset=0.1,
-        frame="tool",
-        sensor=Sensor(),
-        ik=InverseKinematics(),
-        setpoint_tol=1e-3,
-        setpoint_vel_tol=1e-2,
-    ):
-        super().__init__(
-            max_offset=max_offset,
-            frame=frame,
-            sensor=sensor,
-            ik=ik,
-            setpoint_tol=setpoint_tol,
-            setpoint_vel_tol=setpoint_vel_tol,
-        )
-        self.kp, self.ki = kp, ki
-
-    def gains(self):
-        return {"force_kp": (self.kp, "kp", False), "force_ki": (self.ki, "ki", False)}
-
-
-def _axes(value, name, n, positive):
+def _axes(value: npt.ArrayLike, name: str, n: int, positive: bool) -> FloatArray:
     """(N, 3) float array of a per-axis gain: finite, > 0 (positive) or >= 0."""
     arr = V.broadcast_input(value, name, (n, 3))
     bad = ~(arr > 0) if positive else ~(arr >= 0)
@@ -214,7 +98,7 @@ def _axes(value, name, n, positive):
     return arr
 
 
-def _positive(value, name, allow_zero=False):
+def _positive(value: object, name: str, allow_zero: bool = False) -> float:
     """A finite scalar > 0 (>= 0 with allow_zero) as float."""
     x = V.real_array(value, name)
     if x.ndim != 0 or not np.isfinite(x) or x < 0 or (x == 0 and not allow_zero):
@@ -223,12 +107,29 @@ def _positive(value, name, allow_zero=False):
     return float(x)
 
 
+class _BoundSim(Protocol):
+    """What the controller reads of its asr.Sim (asr.sim imports this module, not the reverse)."""
+
+    @property
+    def robot(self) -> Robot: ...
+    @property
+    def batch(self) -> Batch: ...
+    @property
+    def n_instances(self) -> int: ...
+    @property
+    def n_joints(self) -> int: ...
+    @property
+    def dt(self) -> float: ...
+    @property
+    def q(self) -> FloatArray: ...
+
+
 class Interaction:
     """The controller bound to a Sim (sim.controller): the C tables, per-instance state, and the
     FSM's inputs. Created by asr.Sim(..., controller=...) with its link engine (an
     asr.engines.base.LinkEngine: what the controller reads and moves); not by users."""
 
-    def __init__(self, sim, engine, controller):
+    def __init__(self, sim: _BoundSim, engine: "LinkEngine", controller: _Controller) -> None:
         engine.check_interaction()
         if not isinstance(controller, _Controller):
             raise TypeError(
@@ -257,8 +158,8 @@ class Interaction:
                 )
         self._sim, self._engine, self.spec, self.names = sim, engine, controller, names
         self._dt = sim.dt
-        self._keep = []
-        self._traj_keep = [None] * sim.n_instances
+        self._keep: list[CData] = []
+        self._traj_keep: list[FloatArray | None] = [None] * sim.n_instances
         self._config = ffi.new("asr_ic_config[]", sim.n_instances)
         self._state = ffi.new("asr_ic_state[]", sim.n_instances)
         self._fill_config(controller)
@@ -266,7 +167,7 @@ class Interaction:
 
     # ------------------------------------------------------------ set-up
 
-    def _fill_config(self, c):
+    def _fill_config(self, c: _Controller) -> None:
         n, s = self._sim.n_instances, c.sensor
         gains = {k: _axes(v, label, n, pos) for k, (v, label, pos) in c.gains().items()}
         offset = _axes(c.max_offset, "max_offset", n, True)
@@ -296,7 +197,7 @@ class Interaction:
             cfg.noise_force, cfg.noise_torque = noise
             cfg.setpoint_tol, cfg.setpoint_vel_tol = tols
 
-    def _tables(self):
+    def _tables(self) -> CData:
         """The asr_interaction struct: the engine's part (asr.engines.<engine>.interaction), the
         inverse kinematics' settings, the per-instance config, state and trajectories."""
         sim = self._sim
@@ -319,7 +220,7 @@ class Interaction:
 
     # ------------------------------------------------------------ FSM inputs
 
-    def init(self, instances=None):
+    def init(self, instances: npt.ArrayLike | None = None) -> None:
         """The INIT event: STATIC at the present pose, the sensor's present reading as its bias
         (called by Sim.reset)."""
         seed = self.spec.sensor.seed
@@ -332,11 +233,11 @@ class Interaction:
             if st != lib.ASR_OK:
                 raise_for_status(st, "controller init")
 
-    def _instances(self, instances):
+    def _instances(self, instances: npt.ArrayLike | None) -> range | V.IntArray:
         n = self._sim.n_instances
         return range(n) if instances is None else V.instance_indices(instances, n)
 
-    def _accept(self, event, instances):
+    def _accept(self, event: str, instances: npt.ArrayLike | None) -> list[int]:
         """The instances, after checking every one accepts `event` (else ControllerBusy)."""
         idx = list(self._instances(instances))
         busy = [i for i in idx if lib.asr_ic_transition(self._state[i].fsm, EVENTS[event]) < 0]
@@ -352,8 +253,15 @@ class Interaction:
         return idx
 
     def setpoint(
-        self, q=None, *, position=None, orientation=None, duration=None, speed=0.5, instances=None
-    ):
+        self,
+        q: npt.ArrayLike | None = None,
+        *,
+        position: npt.ArrayLike | None = None,
+        orientation: npt.ArrayLike | None = None,
+        duration: float | None = None,
+        speed: float = 0.5,
+        instances: npt.ArrayLike | None = None,
+    ) -> None:
         """Independent joint control to a setpoint (the SETPOINT_RECEIVED event): joint angles q
         ((J,) or (N, J), rad), or a tool position (3,) / (N, 3) in F_b (m) with an orientation
         (3, 3) world rotation (default: the present one) solved by inverse kinematics (an
@@ -366,7 +274,7 @@ class Interaction:
         if (q is None) == (position is None):
             raise ValueError("setpoint: give either q (joint angles) or position (a tool pose)")
         q_now = self._sim.q
-        if q is not None:
+        if position is None:
             goal = V.broadcast_input(q, "q", (n, nj))
         else:
             goal = self._solve_pose(position, orientation, idx, q_now)
@@ -385,10 +293,16 @@ class Interaction:
             st.move_time, st.k = move, 0
             st.fsm = lib.asr_ic_transition(st.fsm, EVENTS["setpoint_received"])
 
-    def _solve_pose(self, position, orientation, idx, q_now):
+    def _solve_pose(
+        self,
+        position: npt.ArrayLike,
+        orientation: npt.ArrayLike | None,
+        idx: list[int],
+        q_now: FloatArray,
+    ) -> FloatArray:
         n = self._sim.n_instances
         x = V.broadcast_input(position, "position", (n, 3))
-        goal = q_now.copy()
+        goal: FloatArray = q_now.copy()
         for i in idx:
             R = (
                 np.array(list(self._state[i].R_d)).reshape(3, 3)
@@ -404,7 +318,14 @@ class Interaction:
             goal[i] = q
         return goal
 
-    def solve_ik(self, position, orientation=None, *, q0=None, instance=0):
+    def solve_ik(
+        self,
+        position: npt.ArrayLike,
+        orientation: npt.ArrayLike | None = None,
+        *,
+        q0: npt.ArrayLike | None = None,
+        instance: int = 0,
+    ) -> tuple[FloatArray, bool]:
         """Joint angles (J,) putting the tool at position (3,) in F_b with orientation (3, 3)
         (world; None: position only), from q0 (default: the present angles), and whether the
         damped least squares converged (with ik.max_iter iterations and its tolerances)."""
@@ -431,7 +352,14 @@ class Interaction:
         )
         return np.array(list(qbuf)), ok == 1
 
-    def trajectory(self, times, positions, forces=None, *, instances=None):
+    def trajectory(
+        self,
+        times: npt.ArrayLike,
+        positions: npt.ArrayLike,
+        forces: npt.ArrayLike | None = None,
+        *,
+        instances: npt.ArrayLike | None = None,
+    ) -> None:
         """A workspace trajectory (the TRAJECTORY_RECEIVED event; the paper's
         FollowWorkspaceTrajectory goal): times (K,) s from now, strictly increasing, the first
         >= 0; positions (K, 3) or (N, K, 3) in F_b, m; forces (K, 3) or (N, K, 3) along the task
@@ -468,14 +396,20 @@ class Interaction:
             st.k = 0
             st.fsm = lib.asr_ic_transition(st.fsm, EVENTS["trajectory_received"])
 
-    def _per_instance(self, value, name, k):
+    def _per_instance(self, value: npt.ArrayLike, name: str, k: int) -> FloatArray:
         arr = V.real_array(value, name)
         n = self._sim.n_instances
         if arr.ndim == 2:
             arr = np.broadcast_to(arr, (n,) + arr.shape)
         return V.finite_array(arr, name, (n, k, 3))
 
-    def set_references(self, position=None, force=None, *, instances=None):
+    def set_references(
+        self,
+        position: npt.ArrayLike | None = None,
+        force: npt.ArrayLike | None = None,
+        *,
+        instances: npt.ArrayLike | None = None,
+    ) -> None:
         """New fixed references of the static law (STATIC only: no event): position (3,) or
         (N, 3) in F_b, m; force (3,) or (N, 3) along the task axes, N."""
         idx = list(self._instances(instances))
@@ -496,54 +430,54 @@ class Interaction:
             if f is not None:
                 self._state[i].f_d = list(f[i])
 
-    def remove_bias(self, instances=None):
+    def remove_bias(self, instances: npt.ArrayLike | None = None) -> None:
         """Take the sensor's present filtered reading as its bias (as at a setpoint)."""
         for i in self._instances(instances):
             self._state[i].bias = list(self._state[i].filtered)
 
     # ------------------------------------------------------------ state
 
-    def _field(self, name):
+    def _field(self, name: str) -> FloatArray:
         return np.array([list(getattr(self._state[i], name)) for i in range(self._sim.n_instances)])
 
     @property
-    def fsm(self):
+    def fsm(self) -> tuple[str, ...]:
         """FSM state per instance, (N,) names of FSM_STATES."""
         return tuple(FSM_STATES[self._state[i].fsm] for i in range(self._sim.n_instances))
 
     @property
-    def ik_failures(self):
+    def ik_failures(self) -> npt.NDArray[Any]:
         """Steps whose inverse kinematics did not converge (the command held), (N,)."""
         return np.array([self._state[i].ik_fail for i in range(self._sim.n_instances)])
 
     @property
-    def x_d(self):
+    def x_d(self) -> FloatArray:
         """Position references now, (N, 3), F_b, m."""
         return self._field("x_d")
 
     @property
-    def x_m(self):
+    def x_m(self) -> FloatArray:
         """Tool positions at the last step's start, (N, 3), F_b, m."""
         return self._field("x_m")
 
     @property
-    def f_d(self):
+    def f_d(self) -> FloatArray:
         """Force references now, (N, 3), task frame, N."""
         return self._field("f_d")
 
     @property
-    def f_e(self):
+    def f_e(self) -> FloatArray:
         """Last force on the environment, (N, 3), task frame, N."""
         return self._field("f_e")
 
     @property
-    def task_frame(self):
+    def task_frame(self) -> FloatArray:
         """The task frame's axes in the world, (N, 3, 3) (columns)."""
         return self._field("R_task").reshape(-1, 3, 3)
 
     # ------------------------------------------------------------ the rollout
 
-    def wrench_series(self, wrench, steps):
+    def wrench_series(self, wrench: npt.ArrayLike, steps: int) -> Series:
         """(array, time stride) of an external wrench on the tool body ((6,) / (N, 6) held or
         (N, steps, 6); force N then torque N m, world frame, at the body's centre of mass)."""
         n = self._sim.n_instances
@@ -553,15 +487,15 @@ class Interaction:
         return V.broadcast_input(arr, "wrench_ext", (n, 6)), 0
 
     @contextlib.contextmanager
-    def _c_hooks(self, wrench, ic_out):
+    def _c_hooks(self, wrench: Series | None, ic_out: npt.NDArray[Any] | None) -> Iterator[CData]:
         """The controller's hooks for the engine loop (an asr_controller*) over one C rollout
         with this external wrench ((array, stride_t) or None) recording into ic_out
         (C-contiguous (N, steps, ASR_IC_NREC))."""
-        keep = []
+        keep: list[CData] = []
         hooks = ffi.new("asr_controller*")
         lib.asr_ic_controller(self._ic, hooks)
         self._ic.wrench = as_series(wrench, keep)
-        self._ic.record = ffi.cast("double*", ic_out.ctypes.data)
+        self._ic.record = ffi.cast("double*", _record(ic_out).ctypes.data)
         try:
             yield hooks
         finally:
@@ -569,11 +503,18 @@ class Interaction:
             self._ic.record = ffi.NULL
 
 
-def split_record(ic_out):
+def _record(ic_out: npt.NDArray[Any] | None) -> npt.NDArray[Any]:
+    """The controller record of a controlled rollout (asr.Sim always passes one)."""
+    if ic_out is None:
+        raise ValueError("a controlled rollout records into ic_out; got None")
+    return ic_out
+
+
+def split_record(ic_out: npt.NDArray[Any] | None) -> dict[str, npt.NDArray[Any]]:
     """{name: array} of a (N, steps, ASR_IC_NREC) controller record (RECORD's layout)."""
     out, k = {}, 0
     for name, (cols, _) in RECORD.items():
-        part = ic_out[:, :, k : k + cols]
+        part = _record(ic_out)[:, :, k : k + cols]
         out[name] = part[..., 0].copy() if cols == 1 else part.copy()
         k += cols
     out["fsm"] = out["fsm"].astype(np.int8)
