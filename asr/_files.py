@@ -5,8 +5,10 @@ folder, so that two writers never share one), flushed to the disk (fsync) and re
 old one (atomic on POSIX: a reader sees the old file or the new one, never a mix; of two writers
 the last one wins), then the folder is synced so that the rename itself is on the disk. A writer
 holds an flock on its temporary file until it is renamed; a temporary file that no writer holds
-and that is older than STALE_S (its writer was killed) is removed by the next write to the same
-path. Temporary files are hidden (".<name>.<random>.tmp"); no loader ever reads them.
+(its writer was killed) is removed by the next write to the same path, whatever its age: a
+writer that finds its new temporary file removed in the instant between creating and locking
+it makes another (no clock involved, so a busy machine changes nothing). Temporary files are
+hidden (".<name>.<random>.tmp"); no loader ever reads them.
 
 write_pair / read_pair: a result made of a data file and a JSON manifest. The data file is named
 by its content (<stem>.<first 16 hex of its SHA-256><ext>), written first; the manifest, written
@@ -31,11 +33,11 @@ import os
 import re
 import shutil
 import tempfile
-import time
 
 import numpy as np
 
-STALE_S = 60.0  # a temporary file unheld for this long belongs to a killed writer (s)
+# tries at a temporary file that a cleaner does not remove before its writer locks it
+TEMPORARY_TRIES = 100
 
 
 def _sync_folder(folder):
@@ -47,9 +49,9 @@ def _sync_folder(folder):
 
 
 def _remove_stale(folder, prefix):
-    """Remove temporaries of killed writers: named prefix*.tmp, older than STALE_S and not
-    locked (a live writer holds its lock until the rename; the age covers the instant between
-    mkstemp and flock)."""
+    """Remove temporaries of killed writers: named prefix*.tmp and not locked (a live writer
+    holds its lock until the rename; one removed before its writer locked it is replaced by
+    _locked_temporary)."""
     try:
         names = [n for n in os.listdir(folder) if n.startswith(prefix) and n.endswith(".tmp")]
     except OSError:
@@ -57,8 +59,6 @@ def _remove_stale(folder, prefix):
     for name in names:
         tmp = os.path.join(folder, name)
         try:
-            if time.time() - os.stat(tmp).st_mtime < STALE_S:
-                continue
             fd = os.open(tmp, os.O_RDONLY)
         except OSError:
             continue  # renamed or removed meanwhile
@@ -71,6 +71,21 @@ def _remove_stale(folder, prefix):
             os.close(fd)
 
 
+def _locked_temporary(folder, prefix):
+    """(fd, path) of a new hidden temporary file in folder, flock'ed. A cleaner may remove it
+    between its creation and the lock (it looks like a killed writer's then): its link count is
+    0 after the lock, and another is made."""
+    for _ in range(TEMPORARY_TRIES):
+        fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=folder)
+        fcntl.flock(fd, fcntl.LOCK_EX)  # held until closed, after the rename: "in use"
+        if os.fstat(fd).st_nlink > 0:
+            return fd, tmp
+        os.close(fd)
+    raise OSError(
+        errno.EAGAIN, f"{TEMPORARY_TRIES} temporary files removed before they were locked", folder
+    )
+
+
 @contextlib.contextmanager
 def atomic_write(path, mode="wb"):
     """`with atomic_write(path) as f:` write f; path is replaced only if the block completes
@@ -79,9 +94,8 @@ def atomic_write(path, mode="wb"):
     folder = os.path.dirname(os.path.abspath(path))
     prefix = "." + os.path.basename(path) + "."
     _remove_stale(folder, prefix)
-    fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=folder)
+    fd, tmp = _locked_temporary(folder, prefix)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)  # held until closed, after the rename: "in use"
         with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as f:
             yield f
             f.flush()
