@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from asr.engines.base import CData, FloatArray
+from asr._validate import CData, FloatArray
 
 # The declarations of csrc/gz/asr_gz.h (checked against it by tests/test_gazebo.py).
 _CDEF = """

@@ -25,10 +25,12 @@ import numpy.typing as npt
 
 from asr import _validate as V
 from asr import engines
+from asr._batch_inputs import Series
 from asr._ffi import ffi, lib
 from asr._serial import BatchLock, serialised
+from asr._validate import CData, FloatArray
 from asr.batch import Batch, as_series, check_on_error, check_record, per_step, window
-from asr.engines.base import CData, FloatArray, IndexArray, LinkEngine, mapping
+from asr.engines.base import IndexArray, LinkEngine, mapping
 from asr.engines.mujoco import MUJOCO_FIELDS
 from asr.errors import SimulationError
 from asr.interaction import Admittance, DirectForce, Interaction, split_record
@@ -40,8 +42,6 @@ DEFAULT_RECORD = ("q", "qd", "th1", "th2", "tau_joint", "stiffness")
 # Link engines: MuJoCo (the robot's MJCF) or Gazebo's physics with DART (its SDF; asr.gazebo).
 ENGINES = tuple(engines.ENGINES)
 
-# a rollout input as asr.batch.per_step gives it: (array, time stride in doubles)
-Series = tuple[FloatArray, int]
 # refs as a callable: refs(sim, t) -> (N, J, 2) references
 RefsFn = Callable[["Sim", int], npt.ArrayLike]
 

@@ -15,14 +15,12 @@ import numpy.typing as npt
 
 from asr import _validate as V
 from asr._ffi import ffi
+from asr._validate import CData, FloatArray
 
 if TYPE_CHECKING:
     from asr.batch import Batch
     from asr.robot import Robot
 
-# cffi's CData (asr._core has no type stubs)
-CData = Any
-FloatArray = npt.NDArray[np.float64]
 # instance indices (asr._validate.instance_indices: C ints)
 IndexArray = npt.NDArray[np.integer[Any]]
 K = TypeVar("K")

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from asr.engines.base import CData, FloatArray, IndexArray, LinkEngine, c_engine_struct
+from asr._validate import CData, FloatArray
+from asr.engines.base import IndexArray, LinkEngine, c_engine_struct
 
 if TYPE_CHECKING:
     from asr.robot import Robot

@@ -20,10 +20,9 @@ import numpy.typing as npt
 
 from asr import _validate as V
 from asr._ffi import ffi, lib
+from asr._validate import CData, FloatArray
 from asr.engines import _mujoco_warnings as mj_warnings
 from asr.engines.base import (
-    CData,
-    FloatArray,
     IndexArray,
     LinkEngine,
     c_engine_struct,
