@@ -84,9 +84,26 @@ def gains_shown(pg):
                 kp: document.getElementById('gain-kp').value}; }""")
 
 
+WAIT_MS = 30_000  # generous: a busy machine delays the answers, not the conditions awaited
+
+
+def wait_server_state(pg, condition, arg=None):
+    """Until the state the page last received from the server (window.asrDebug.state, set by
+    every REST answer) satisfies the JavaScript `condition(joint, arg)` for every joint the
+    #joint selector targets: the server's answer has re-applied the state."""
+    pg.wait_for_function(
+        f"""arg => {{ const s = window.asrDebug.state, sel = document.getElementById('joint').value;
+            if (!s) return false;
+            const joints = s.joints.filter(j => sel === '*' || j.name === sel);
+            return joints.length > 0 && joints.every(j => ({condition})(j, arg)); }}""",
+        arg=arg,
+        timeout=WAIT_MS,
+    )
+
+
 def select_mode(pg, mode):
     pg.select_option("#mode", str(mode))
-    pg.wait_for_timeout(600)  # the server's answer re-applies the state
+    wait_server_state(pg, "(j, m) => j.mode === m", mode)  # the server's answer re-applies it
 
 
 # ---------------------------------------------------------------- 1. gains, motor 2, legends
@@ -98,7 +115,10 @@ def test_gains_follow_the_mode(browser, default_server):
     pg = open_page(browser, default_server)
     wait_live(pg)
     pg.select_option("#joint", "joint1")
-    pg.wait_for_timeout(300)
+    # the gains section drawn for the selected joint (the page applies the state it holds)
+    pg.wait_for_function(
+        "() => document.getElementById('gains').dataset.gains !== undefined", timeout=WAIT_MS
+    )
     shown = gains_shown(pg)  # the arm runs in mode 6: the motor PID (docs/models.md sec. 4)
     assert shown["visible"] and shown["kind"] == "motor", shown
     assert float(shown["kp"]) == pytest.approx(125.0)
@@ -112,7 +132,7 @@ def test_gains_follow_the_mode(browser, default_server):
     assert float(shown["kp"]) == pytest.approx(0.8)
     pg.fill("#gain-kp", "1.5")
     pg.dispatch_event("#gain-kp", "change")
-    pg.wait_for_timeout(600)
+    wait_server_state(pg, "(j, v) => j.params.link_kp === v", 1.5)
     state = json.loads(get(default_server + "/api/state"))
     params = {j["name"]: j["params"] for j in state["joints"]}
     assert params["joint1"]["link_kp"] == pytest.approx(1.5)  # the link gain, not the motor's
@@ -256,7 +276,7 @@ def test_clamp_marked_on_the_deflection_plot(browser, default_server):
         default_server + "/api/control",
         {"reference": {"joint1": {"kind": "hold", "amplitude": 0.0, "offset": 0.0}}},
     )
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + WAIT_MS / 1000
     while True:
         marks = pg.evaluate("""() => { const d = document.getElementById('plot-defl').data;
             const t = d.find(tr => tr.meta && tr.meta.field === 'clamped');
