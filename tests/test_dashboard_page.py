@@ -88,9 +88,9 @@ WAIT_MS = 30_000  # generous: a busy machine delays the answers, not the conditi
 
 
 def wait_server_state(pg, condition, arg=None):
-    """Until the state the page last received from the server (window.asrDebug.state, set by
-    every REST answer) satisfies the JavaScript `condition(joint, arg)` for every joint the
-    #joint selector targets: the server's answer has re-applied the state."""
+    """Until the state the page last received from the server (window.asrDebug.state: REST
+    answers and the stream's state messages) satisfies the JavaScript `condition(joint, arg)`
+    for every joint the #joint selector targets: the server's answer has re-applied the state."""
     pg.wait_for_function(
         f"""arg => {{ const s = window.asrDebug.state, sel = document.getElementById('joint').value;
             if (!s) return false;
