@@ -30,7 +30,7 @@ from asr._ffi import ffi, lib
 from asr._serial import BatchLock, serialised
 from asr._validate import CData, FloatArray
 from asr.batch import Batch, as_series, check_on_error, check_record, per_step, window
-from asr.engines.base import IndexArray, LinkEngine, mapping
+from asr.engines.base import IndexArray, LinkEngine, SceneGeometry, mapping
 from asr.engines.mujoco import MUJOCO_FIELDS
 from asr.errors import SimulationError
 from asr.interaction import Admittance, DirectForce, Interaction, split_record
@@ -163,8 +163,8 @@ class Sim:
     def models(self) -> tuple[Any, ...]:
         """(N,) tuple of mujoco.MjModel, one per instance (the same object when shared): the
         MuJoCo engine's own models, an escape hatch for users' experiments (the engine-neutral
-        q, qd, gravity and site_state serve most needs; the dashboard's 3-D view draws MuJoCo's
-        geoms from here); empty with engine='gazebo'."""
+        q, qd, gravity, site_state, body_state and the 3-D view's geometry and poses serve most
+        needs); empty with engine='gazebo'."""
         return self._engine.models
 
     @property
@@ -266,8 +266,47 @@ class Sim:
         """The site `name` of instance `instance` now: world position (3,) m and linear
         velocity (3,) m/s (MuJoCo: a site of the MJCF; ValueError for an unknown name).
         NotImplementedError with engine='gazebo'."""
-        i = V.positive_int(instance, "instance", lo=0, hi=self.n_instances - 1)
-        return self._engine.site_state(i, name)
+        return self._engine.site_state(self._instance(instance), name)
+
+    @serialised
+    def body_state(self, name: str, instance: int = 0) -> tuple[FloatArray, FloatArray]:
+        """As site_state, for the frame of the body `name` (MuJoCo: a body of the MJCF, its
+        xpos). NotImplementedError with engine='gazebo'."""
+        return self._engine.body_state(self._instance(instance), name)
+
+    @serialised
+    def joint_friction(self, instance: int = 0) -> FloatArray:
+        """(J,) static friction of the actuated joints in the engine, N m (MuJoCo: the model's
+        dof_frictionloss). NotImplementedError with engine='gazebo'."""
+        return self._engine.joint_friction(self._instance(instance))
+
+    # ------------------------------------------------------------ the 3-D view
+
+    @serialised
+    def scene_geometry(self) -> SceneGeometry:
+        """The robot's visible shapes as triangle meshes in their own frames (MuJoCo: its
+        geoms; see asr.engines.base.SceneGeometry). NotImplementedError with engine='gazebo'."""
+        return self._engine.scene_geometry()
+
+    @serialised
+    def geom_poses(self, instance: int = 0) -> FloatArray:
+        """(G, 12) world poses of scene_geometry's shapes in instance `instance` now: position
+        (3,) m, then rotation (9,) row-major. NotImplementedError with engine='gazebo'."""
+        return self._engine.geom_poses(self._instance(instance))
+
+    @serialised
+    def geom_poses_at(self, q: npt.ArrayLike, instance: int = 0) -> FloatArray:
+        """geom_poses with the actuated joints at link angles q (J,) rad, the rest of the
+        instance as it is now (which is left untouched; non-finite angles give non-finite
+        poses). NotImplementedError with engine='gazebo'."""
+        angles = V.real_array(q, "q")
+        if angles.shape != (self.n_joints,):
+            raise ValueError(f"q: expected shape ({self.n_joints},), got {angles.shape}")
+        return self._engine.geom_poses_at(self._instance(instance), angles)
+
+    def _instance(self, instance: int) -> int:
+        """instance, checked as an index of this Sim's instances."""
+        return V.positive_int(instance, "instance", lo=0, hi=self.n_instances - 1)
 
     # ------------------------------------------------------------ stepping
 

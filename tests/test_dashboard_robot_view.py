@@ -17,6 +17,7 @@ from conftest import require
 from fastapi.testclient import TestClient
 
 import asr
+from asr.engines import mujoco_scene
 from dashboard import scene
 from dashboard.app import create_app
 from dashboard.references import preset_spec
@@ -160,7 +161,7 @@ def test_frames_carry_poses_that_match_mujoco(page):
     robot = asr.load_robot("qbmove_arm_2dof")
     m = robot.mj_model()
     d = mujoco.MjData(m)
-    geoms = scene.visible_geoms(m)
+    geoms = mujoco_scene.visible_geoms(m)
     poses = np.array(msg["robot3d"]["poses"])
     ghost = np.array(msg["robot3d"]["ghost"])
     assert poses.shape == ghost.shape == (2, len(geoms), 12)
@@ -182,7 +183,7 @@ def names_of(m, geoms):
 def test_scene_route_answers_the_robots_geoms_behind_the_access_checks():
     robot = asr.load_robot("qbmove_arm_5dof")
     m = robot.mj_model()
-    names = names_of(m, scene.visible_geoms(m))
+    names = names_of(m, mujoco_scene.visible_geoms(m))
     settings = Settings(robot="qbmove_arm_5dof", token=TOKEN)
     with TestClient(create_app(settings), base_url="http://127.0.0.1:8000") as c:
         assert c.get("/api/scene").status_code == 401  # no token

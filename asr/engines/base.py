@@ -8,6 +8,7 @@ its module: the Sim and the controllers go through this interface.
 
 from collections.abc import Iterable, Mapping
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
@@ -25,6 +26,21 @@ if TYPE_CHECKING:
 IndexArray = npt.NDArray[np.integer[Any]]
 K = TypeVar("K")
 V_ = TypeVar("V_")
+
+
+@dataclass(frozen=True)
+class SceneGeometry:
+    """A robot's visible shapes for a 3-D view (LinkEngine.scene_geometry), G of them, each a
+    triangle mesh in its own frame: names (G,), bodies (G,) the index of the body each moves
+    with, rgba (G, 4) colours in [0, 1], vertices (G,) arrays (V, 3) m, faces (G,) arrays
+    (F, 3) of vertex indices, extent a length covering the robot, m."""
+
+    names: tuple[str, ...]
+    bodies: tuple[int, ...]
+    rgba: FloatArray
+    vertices: tuple[FloatArray, ...]
+    faces: tuple[IndexArray, ...]
+    extent: float
 
 
 def mapping(value: Mapping[K, V_] | None, name: str) -> Mapping[K, V_]:
@@ -74,7 +90,8 @@ class LinkEngine:
     """N instances of a robot's links in one engine. Subclasses set, in __init__: name (as
     asr.Sim's engine=), label (for messages), timestep_name (what sets dt, for hints), dt (s),
     c_engine (an asr_engine* of asr._ffi, kept alive by the engine) and the joint addresses
-    (_set_addresses), and implement reset, q, qd and time; gravity and site_state where the
+    (_set_addresses), and implement reset, q, qd and time; gravity, site_state, body_state,
+    joint_friction and the 3-D view's scene_geometry, geom_poses and geom_poses_at where the
     engine can tell (else NotImplementedError naming the engine)."""
 
     name: str
@@ -132,6 +149,30 @@ class LinkEngine:
         """Instance i's site `name` now: world position (3,) m and linear velocity (3,) m/s."""
         raise self.unavailable(f"site_state({name!r})")
 
+    def body_state(self, i: int, name: str) -> tuple[FloatArray, FloatArray]:
+        """Instance i's body `name` now: world position of its frame (3,) m and that point's
+        linear velocity (3,) m/s."""
+        raise self.unavailable(f"body_state({name!r})")
+
+    def joint_friction(self, i: int) -> FloatArray:
+        """(J,) static (dry) friction of instance i's actuated joints in the engine, N m."""
+        raise self.unavailable("joint_friction")
+
+    def scene_geometry(self) -> SceneGeometry:
+        """The robot's visible shapes as meshes, for a 3-D view (the same in every instance)."""
+        raise self.unavailable("scene_geometry")
+
+    def geom_poses(self, i: int) -> FloatArray:
+        """(G, 12) world poses of scene_geometry's shapes in instance i now: position (3,) m,
+        then rotation matrix (9,) row-major (a vertex v is at pos + R v)."""
+        raise self.unavailable("geom_poses")
+
+    def geom_poses_at(self, i: int, q: npt.ArrayLike) -> FloatArray:
+        """geom_poses(i) with the actuated joints at link angles q (J,) rad instead, the rest of
+        instance i as it is; computed on the engine's scratch data (the instance is left as it
+        is)."""
+        raise self.unavailable("geom_poses_at")
+
     def unavailable(self, what: str) -> NotImplementedError:
         """The error for what this engine cannot give (raised by the caller)."""
         return NotImplementedError(
@@ -175,4 +216,4 @@ class LinkEngine:
         raise NotImplementedError
 
 
-__all__ = ["LinkEngine", "c_engine_struct", "c_table", "mapping"]
+__all__ = ["LinkEngine", "SceneGeometry", "c_engine_struct", "c_table", "mapping"]

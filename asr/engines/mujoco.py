@@ -25,10 +25,12 @@ from asr.engines import _mujoco_warnings as mj_warnings
 from asr.engines.base import (
     IndexArray,
     LinkEngine,
+    SceneGeometry,
     c_engine_struct,
     c_table,
     mapping,
 )
+from asr.engines.mujoco_scene import Scene
 from asr.errors import SimulationError
 from asr.robot import joint_addresses
 
@@ -118,6 +120,7 @@ class Engine(LinkEngine):
         self._models = tuple(self._per_instance_models(base, mujoco_params or {}))
         self._datas = tuple(mujoco.MjData(m) for m in self._models)
         self._watch: mj_warnings.Watch | None = None
+        self._scene: Scene | None = None  # the 3-D view's reads, built on first use
         self._keep: list[CData] = []
         self.c_engine = self._engine_struct()
 
@@ -226,17 +229,48 @@ class Engine(LinkEngine):
     def site_state(self, i: int, name: str) -> tuple[FloatArray, FloatArray]:
         """From instance i's MjData: site_xpos after mj_kinematics, the velocity J(q) qd with
         mj_jacSite (kinematics recomputed in place: the state itself is not changed)."""
+        return self._point_state(i, "site", name)
+
+    def body_state(self, i: int, name: str) -> tuple[FloatArray, FloatArray]:
+        """As site_state, for the body's frame: xpos and mj_jacBody."""
+        return self._point_state(i, "body", name)
+
+    def _point_state(self, i: int, kind: str, name: str) -> tuple[FloatArray, FloatArray]:
+        """Position and J(q) qd of the site or body (kind) `name` of instance i."""
         mujoco = _mujoco()
         m, d = self._models[i], self._datas[i]
-        site = int(mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_SITE, name))
-        if site < 0:
-            raise ValueError(f"site: no site named {name!r} in {self.robot.mjcf}")
+        k = int(mujoco.mj_name2id(m, getattr(mujoco.mjtObj, f"mjOBJ_{kind.upper()}"), name))
+        if k < 0:
+            raise ValueError(f"{kind}: no {kind} named {name!r} in {self.robot.mjcf}")
         mujoco.mj_kinematics(m, d)
         mujoco.mj_comPos(m, d)
         jacp = np.zeros((3, m.nv))
-        mujoco.mj_jacSite(m, d, jacp, None, site)
+        getattr(mujoco, f"mj_jac{kind.capitalize()}")(m, d, jacp, None, k)
         velocity: FloatArray = jacp @ d.qvel
-        return np.array(d.site_xpos[site], dtype=np.float64), velocity
+        position = d.site_xpos[k] if kind == "site" else d.xpos[k]
+        return np.array(position, dtype=np.float64), velocity
+
+    def joint_friction(self, i: int) -> FloatArray:
+        """The model's dof_frictionloss of each actuated joint (mujoco_params may vary it)."""
+        return np.array(self._models[i].dof_frictionloss[self._dof_adr], dtype=np.float64)
+
+    # ------------------------------------------------------------ the 3-D view
+
+    def _scene_reads(self) -> Scene:
+        if self._scene is None:
+            self._scene = Scene(self._models, self._datas, self._qpos_adr)
+        return self._scene
+
+    def scene_geometry(self) -> SceneGeometry:
+        """Every visible geom (groups 0-2, not transparent; asr.engines.mujoco_scene)."""
+        return self._scene_reads().geometry()
+
+    def geom_poses(self, i: int) -> FloatArray:
+        """From instance i's MjData as the last step left it (geom_xpos, geom_xmat)."""
+        return self._scene_reads().poses(i)
+
+    def geom_poses_at(self, i: int, q: npt.ArrayLike) -> FloatArray:
+        return self._scene_reads().poses_at(i, q)
 
     def link_inertia(self, i: int, j: int) -> float:
         unit = np.zeros(self._models[i].nv)
