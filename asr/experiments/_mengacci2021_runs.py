@@ -280,13 +280,7 @@ def _arm_sim(variant, springs, presets, settle):
     )
     sim.reset(q0=q0, refs=r0)
     sim.rollout(int(round(settle / sim.dt)), r0, record=())
-    return sim, robot, r0, _joint_friction(sim)
-
-
-def _joint_friction(sim):
-    """Static friction of each actuated joint (N m), read from MuJoCo's model of instance 0."""
-    m = sim.models[0]
-    return np.array([m.dof_frictionloss[d] for d in sim.dof_adr])
+    return sim, robot, r0, sim.joint_friction()  # N m, per joint (the MJCF's frictionloss)
 
 
 def friction_band(tau, preset, friction, eq=0.0):
@@ -379,16 +373,17 @@ def fig13(
 
 
 def _box_position(sim):
-    """World position of the body `box` (m), a copy read from MuJoCo's data of instance 0."""
-    return sim.datas[0].xpos[sim.models[0].body("box").id].copy()
+    """World position of the body `box` (m) in instance 0."""
+    position, _ = sim.body_state("box")
+    return position
 
 
 def fig14(duration=6.0, start=SWEEP["start"], end=SWEEP["end"], sweep=SWEEP["duration"], every=20):
     """5-DOF arm and the 2 kg box: joint 1's equilibrium follows a minimum-jerk sweep start ->
     end in `sweep` s, then is held to `duration`; other references stay at the variant's
     [initial]. Returns per variant (soft, stiff) the box displacement (m, xyz and horizontal
-    norm, from MuJoCo's xpos), joint 1's final angle, the largest |tau_link| of joint 1 and
-    traces sampled every `every` steps."""
+    norm, of the box body's frame), joint 1's final angle, the largest |tau_link| of joint 1
+    and traces sampled every `every` steps."""
     res = {}
     for variant in ("soft", "stiff"):
         robot = asr.load_robot("qbmove_arm_5dof", variant)

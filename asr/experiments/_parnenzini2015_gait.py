@@ -83,7 +83,9 @@ def gait(
 
 
 def _mujoco(sim):
-    """The MuJoCo model and data of `sim`'s one instance (centre of mass and warnings)."""
+    """MuJoCo only: the model and data of `sim`'s one instance. The gait needs MuJoCo's own
+    objects: the free joint of a floating base, the centre of mass of the root body's subtree
+    (subtree_com) and MuJoCo's warning counters, which the engine interface does not give."""
     return sim.models[0], sim.datas[0]
 
 
