@@ -297,11 +297,13 @@ class Sim:
     @serialised
     def geom_poses_at(self, q: npt.ArrayLike, instance: int = 0) -> FloatArray:
         """geom_poses with the actuated joints at link angles q (J,) rad, the rest of the
-        instance as it is now (which is left untouched; non-finite angles give non-finite
-        poses). NotImplementedError with engine='gazebo'."""
+        instance as it is now (which is left untouched). ValueError for another shape or a
+        non-finite angle. NotImplementedError with engine='gazebo'."""
         angles = V.real_array(q, "q")
         if angles.shape != (self.n_joints,):
             raise ValueError(f"q: expected shape ({self.n_joints},), got {angles.shape}")
+        if not np.all(np.isfinite(angles)):
+            raise ValueError(f"q: got {angles.tolist()}, valid: finite link angles (rad)")
         return self._engine.geom_poses_at(self._instance(instance), angles)
 
     def _instance(self, instance: int) -> int:

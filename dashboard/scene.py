@@ -117,7 +117,10 @@ class SceneStream:
         return {"scene_id": self.scene_id, "robot3d": out}
 
     def _ghost(self, instance):
-        return self.sim.geom_poses_at(relaxed_angles(self.sim, instance), instance)
+        q = relaxed_angles(self.sim, instance)
+        if not np.all(np.isfinite(q)):  # a diverged instance: no relaxed pose to show
+            return np.zeros_like(self.sim.geom_poses(instance))
+        return self.sim.geom_poses_at(q, instance)
 
 
 def _rounded_rows(a):

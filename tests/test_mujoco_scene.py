@@ -123,6 +123,8 @@ def test_poses_at_move_only_the_ghost():
     np.testing.assert_array_equal(ghost, sim.geom_poses(1))  # the pose at those angles
     with pytest.raises(ValueError, match=r"q: expected shape \(2,\)"):
         sim.geom_poses_at([0.0, 0.0, 0.0])
+    with pytest.raises(ValueError, match=r"q: got \[0.0, nan\], valid: finite"):
+        sim.geom_poses_at([0.0, np.nan])
 
 
 def test_the_geometry_is_the_scene_of_every_visible_geom():
