@@ -60,3 +60,19 @@ def test_plots_endpoint_keeps_the_access_checks(client):
     r = client.get("/api/plots", headers={"host": "evil.example:8000"})
     assert r.status_code == 403 and "Host header" in r.text
     assert client.post("/api/plots").status_code == 405  # a read only
+
+
+def test_the_page_has_a_place_for_every_specified_plot():
+    """index.html lays the plots out (the 3-D view sits between them); the specification says
+    which there are: each specified div is in the page, once, and the page has no other
+    live-stream plot."""
+    import re
+    from pathlib import Path
+
+    import dashboard
+
+    html = (Path(dashboard.__file__).parent / "static" / "index.html").read_text(encoding="utf-8")
+    divs = [p["div"] for p in plot_specs.spec()["plots"]]
+    assert all(html.count(f'id="{d}"') == 1 for d in divs), divs
+    # the plain plot divs (the panels' plots, ILC, RL, datasheet, ..., carry more attributes)
+    assert re.findall(r'<div id="(plot-[a-z]+)" class="plot"></div>', html) == divs
