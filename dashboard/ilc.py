@@ -180,12 +180,11 @@ class ILCRun:
         return self.status()
 
     def stop(self):
-        """Ask the run to stop after its current trial; its final event follows."""
+        """Ask the run to stop after its current trial; its final event follows. The `stopping`
+        event goes out before the worker can see the request, so a run that ends at once still
+        tells its clients that it was asked to stop, in order (stopping, then final)."""
+        self._event(stopping=True, message="stopping after the current iteration")
         self._stop.set()
-        with self._lock:
-            running = self._status["running"]
-        if running:
-            self._event(stopping=True, message="stopping after the current iteration")
         return self.status()
 
     def shutdown(self, timeout):
