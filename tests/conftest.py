@@ -18,6 +18,19 @@ def require(module_name):
         pytest.skip(f"{module_name} not installed (a failure when CI is set)")
 
 
+def need_gazebo():
+    """asr's Gazebo engine (the shim asr/_asr_gz.so and Gazebo's libraries, make gazebo), loaded;
+    fail in CI, skip elsewhere, when it is missing."""
+    from asr import gazebo
+
+    try:
+        return gazebo.load_shim()
+    except ImportError as exc:
+        if IN_CI:
+            pytest.fail(f"the Gazebo engine is missing in CI: {exc}")
+        pytest.skip(f"{exc} (a failure when CI is set)")
+
+
 def require_ros1(module="rospy"):
     """A ROS 1 Python module from the system's packages (asr.ros.environment.ros1); fail in
     CI, skip elsewhere, when ROS 1 is not installed (`make ros` installs it)."""

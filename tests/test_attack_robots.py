@@ -12,7 +12,7 @@ import textwrap
 
 import numpy as np
 import pytest
-from conftest import IN_CI, require
+from conftest import need_gazebo, require
 
 import asr
 from asr._gymnasium_envs import ENVS  # the ids only: imports nothing of gymnasium
@@ -289,12 +289,7 @@ def test_gazebo_engine_opens_no_port():
     """Debian's ignition-common starts a Remotery profiler server on 0.0.0.0:17815 at the DART
     plugin's first profiled call; the shim disables the profiler, so stepping Gazebo worlds
     leaves the process without a listening socket."""
-    from asr import gazebo
-
-    if not gazebo.available():
-        if IN_CI:
-            pytest.fail("the Gazebo engine is missing in CI")
-        pytest.skip("the Gazebo engine is not built (a failure when CI is set)")
+    need_gazebo()
     code = (
         LISTENING
         + f"""

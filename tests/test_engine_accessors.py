@@ -10,9 +10,9 @@ import re
 import mujoco
 import numpy as np
 import pytest
+from conftest import need_gazebo
 
 import asr
-from asr import gazebo
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -46,8 +46,7 @@ def test_site_state_is_mujocos_site_position_and_velocity():
 
 
 def test_gazebo_names_itself_for_what_it_cannot_tell():
-    if not gazebo.available():
-        pytest.skip("the Gazebo engine is not available")
+    need_gazebo()
     sim = asr.Sim("pendulum_1dof", 1, engine="gazebo")
     with pytest.raises(NotImplementedError, match="gravity: not available with engine='gazebo'"):
         _ = sim.gravity

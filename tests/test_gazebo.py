@@ -11,7 +11,7 @@ import subprocess
 
 import numpy as np
 import pytest
-from conftest import IN_CI
+from conftest import need_gazebo
 from scipy.integrate import solve_ivp
 from scipy.optimize import brentq
 
@@ -32,16 +32,6 @@ GZ_PKGS = [
     "sdformat12",
     "ignition-common4-profiler",
 ]  # as the Makefile's
-
-
-def need_gazebo():
-    """The shim loaded; fail in CI, skip elsewhere, when it or Gazebo's libraries are missing."""
-    try:
-        return gazebo.load_shim()
-    except ImportError as exc:
-        if IN_CI:
-            pytest.fail(f"the Gazebo engine is missing in CI: {exc}")
-        pytest.skip(f"{exc} (a failure when CI is set)")
 
 
 def qbmove_tau(q, th1, th2, k=0.0019, a=8.9992):

@@ -10,7 +10,7 @@ import tempfile
 
 import numpy as np
 import pytest
-from test_gazebo import need_gazebo
+from conftest import need_gazebo
 
 import asr
 from asr.experiments import kamedula2016 as paper
