@@ -88,6 +88,7 @@ class Datasheet:
         deflection, stiffness vs preset (phi = 0), energy vs deflection. operating_point:
         (preset, deflection) in (preset_unit, rad) marks that point on every panel."""
         need("plotly", "plots", "Datasheet.figure")
+        from plotly.colors import qualitative
         from plotly.subplots import make_subplots
 
         fig = make_subplots(
@@ -114,7 +115,7 @@ class Datasheet:
                     name=label,
                     legendgroup=label,
                     showlegend=(row, col) == (1, 1),
-                    line=dict(color=_COLORS[k % len(_COLORS)]),
+                    line=dict(color=qualitative.D3[k % len(qualitative.D3)]),
                     row=row,
                     col=col,
                 )
@@ -187,20 +188,6 @@ class Datasheet:
             out[field.name] = value
         out["params"] = {k: (v if np.isfinite(v) else None) for k, v in self.params.items()}
         return out
-
-
-_COLORS = (
-    "#1f77b4",
-    "#ff7f0e",
-    "#2ca02c",
-    "#d62728",
-    "#9467bd",
-    "#8c564b",
-    "#e377c2",
-    "#7f7f7f",
-    "#bcbd22",
-    "#17becf",
-)
 
 
 def _json_numbers(arr):

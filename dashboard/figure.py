@@ -24,24 +24,15 @@ import threading
 import traceback
 
 import numpy as np
+from plotly.colors import qualitative
 
 from dashboard.plot_specs import PLOTS, SERIES, UNITS, div
 
 # plotted series and plots (dashboard.plot_specs, also served to the page); trace order is
 # instance -> joint -> series, so trace (i, k, s) has index (i * n_joints + k) * len(SERIES) + s
 FRAME_FIELDS = tuple(s.field for s in SERIES)
-PALETTE = (
-    "#1f77b4",
-    "#ff7f0e",
-    "#2ca02c",
-    "#d62728",
-    "#9467bd",
-    "#8c564b",
-    "#e377c2",
-    "#7f7f7f",
-    "#bcbd22",
-    "#17becf",
-)
+# plotly's D3 colours (as the datasheet's figure), lower case as the page has always had them
+PALETTE = tuple(c.lower() for c in qualitative.D3)
 DASH = {s.field: s.dash for s in SERIES}  # field -> line style
 SIGNIFICANT_DIGITS = 5
 MAX_DECIMALS = 6
