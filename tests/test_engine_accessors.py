@@ -39,8 +39,9 @@ def test_site_state_is_mujocos_site_position_and_velocity():
     assert np.linalg.norm(v) > 0
     p0, _ = sim.site_state("tip")  # instance 0 by default
     assert not np.array_equal(p0, p)
-    with pytest.raises(ValueError, match="no site named 'nose'"):
+    with pytest.raises(ValueError, match="no site named 'nose'") as err:
         sim.site_state("nose")
+    assert f"robot {sim.robot.name!r}" in str(err.value) and os.sep not in str(err.value)
     with pytest.raises(ValueError, match="instance"):
         sim.site_state("tip", 2)
 

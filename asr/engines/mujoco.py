@@ -150,7 +150,7 @@ class Engine(LinkEngine):
                 k = mujoco.mj_name2id(base, getattr(mujoco.mjtObj, f"mjOBJ_{kind.upper()}"), obj)
                 if k < 0:
                     raise ValueError(
-                        f"mujoco_params[{field!r}]: no {kind} named {obj!r} in {self.robot.mjcf}"
+                        f"mujoco_params[{field!r}]: no {kind} named {obj!r} in {self._where()}"
                     )
                 index = int(base.jnt_dofadr[k]) if kind == "joint" else k
                 arr = V.finite_array(value, f"mujoco_params[{field!r}][{obj!r}]")
@@ -241,7 +241,7 @@ class Engine(LinkEngine):
         m, d = self._models[i], self._datas[i]
         k = int(mujoco.mj_name2id(m, getattr(mujoco.mjtObj, f"mjOBJ_{kind.upper()}"), name))
         if k < 0:
-            raise ValueError(f"{kind}: no {kind} named {name!r} in {self.robot.mjcf}")
+            raise ValueError(f"{kind}: no {kind} named {name!r} in {self._where()}")
         mujoco.mj_kinematics(m, d)
         mujoco.mj_comPos(m, d)
         jacp = np.zeros((3, m.nv))
@@ -249,6 +249,10 @@ class Engine(LinkEngine):
         velocity: FloatArray = jacp @ d.qvel
         position = d.site_xpos[k] if kind == "site" else d.xpos[k]
         return np.array(position, dtype=np.float64), velocity
+
+    def _where(self) -> str:
+        """The robot and its MJCF file's name, for messages (never the server's folder)."""
+        return f"robot {self.robot.name!r} ({os.path.basename(self.robot.mjcf)})"
 
     def joint_friction(self, i: int) -> FloatArray:
         """The model's dof_frictionloss of each actuated joint (mujoco_params may vary it)."""
