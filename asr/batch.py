@@ -296,6 +296,14 @@ class Batch(StateFields, InstanceStatus):
 
     # ------------------------------------------------------------ state
 
+    def __setattr__(self, name: str, value: object) -> None:
+        if name in FIELDS:  # a property without a setter would say only "has no setter"
+            raise AttributeError(
+                f"{name}: Batch's state fields are read-only views of the C core's state; "
+                "start from other values with reset(q0=..., refs=...)"
+            )
+        super().__setattr__(name, value)
+
     def __getattr__(self, name: str) -> FloatArray:
         views: dict[str, FloatArray] | None = self.__dict__.get("_views")
         if views is not None and name in views:

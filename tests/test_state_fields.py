@@ -3,6 +3,8 @@ field table: it must match it, and each property must be the live view of its fi
 
 from pathlib import Path
 
+import pytest
+
 import asr
 from asr import _batch_inputs
 from asr._state_fields import StateFields
@@ -24,3 +26,11 @@ def test_state_properties_are_the_field_views():
     for f in _batch_inputs.FIELDS:
         assert getattr(b, f) is b.field(f)
     assert b.q.shape == (3, 2) and not b.q.flags.writeable
+
+
+def test_assigning_a_state_field_says_how_to_set_the_state():
+    b = asr.Batch(["sea"], 2)
+    with pytest.raises(AttributeError, match=r"q: .*read-only.*reset\(q0="):
+        b.q = 0.3
+    b._note = 1  # other attributes are set as usual
+    assert b._note == 1 and not b.q.any()
