@@ -13,7 +13,7 @@ CORE   := build/.core-built
 CPARTS := core engine interaction cpr
 CSRC   := $(wildcard csrc/*.h $(foreach p,$(CPARTS),csrc/$(p)/*.c csrc/$(p)/*.h))
 
-.PHONY: all build gz-shim gazebo browser valgrind ros run experiments lint test test-fast ctest bench clean
+.PHONY: all build gz-shim gazebo browser valgrind ros ros2 run experiments lint test test-fast ctest bench clean
 
 all: build
 
@@ -88,6 +88,24 @@ ros:
 	    apt-get install -y -qq $(ROS_DEBS); \
 	  else echo "ROS 1 missing: run 'sudo apt-get install $(ROS_DEBS)'"; fi; }
 
+# ROS 2 Jazzy from PyPI (the extra asr-sim[ros2] of setup.cfg: rclpy, Fast DDS, message packages)
+# in an environment of its own, .venv-ros2: ROS 2's Python packages (std_msgs, sensor_msgs, ...)
+# have the names of Debian's ROS 1 ones, so they cannot share .venv with asr.ros's ROS 1. It holds
+# no asr (a robot's Python: exported packages and the tests' ROS 2 peers run there); NumPy and
+# ONNX Runtime pinned to .venv's versions so that policies compute the same numbers. The tests run
+# asr's ROS 2 node with this Python and asr's tree and .venv on PYTHONPATH (tests/_ros2.py).
+ROS2_VENV  := .venv-ros2
+ROS2_STAMP := $(ROS2_VENV)/.deps-installed
+ROS2_REQS   = $$($(VPY) -c "import configparser as c; p = c.ConfigParser(); p.read('setup.cfg'); \
+              print(p['options.extras_require']['ros2'])" | grep -v '^\s*\#')
+$(ROS2_STAMP): $(STAMP) setup.cfg
+	$(PYTHON) -m venv $(ROS2_VENV)
+	$(ROS2_VENV)/bin/python -m pip install -q $(ROS2_REQS) \
+	  "numpy==$$($(VPY) -c 'import numpy; print(numpy.__version__)')" \
+	  "onnxruntime==$$($(VPY) -c 'import onnxruntime; print(onnxruntime.__version__)')"
+	touch $@
+ros2: $(ROS2_STAMP)
+
 # Gazebo's libraries from Debian (gz-physics 5 with its DART plugin, SDFormat 12) for
 # asr.Sim(..., engine="gazebo") and tests/test_gazebo.py: installed when one is missing.
 GZ_DEBS := libignition-physics-dev libignition-physics5-dartsim-plugin5 libsdformat-dev \
@@ -108,13 +126,13 @@ lint: $(STAMP)
 	$(VPY) -m mypy
 	$(VENV)/bin/clang-format --dry-run --Werror $(CFORMAT)
 
-test: lint gazebo build browser valgrind ros
+test: lint gazebo build browser valgrind ros ros2
 	$(VPY) -m pytest -q
 
 # The loop while working, under a minute on 2 cores: every test but those marked (setup.cfg)
 # slow or needing ROS, Gazebo, Chromium, a sanitizer build or a notebook kernel. `make test`
 # (and CI) runs them all.
-FAST := not slow and not ros and not gazebo and not browser and not sanitizer and not notebooks
+FAST := not slow and not ros and not ros2 and not gazebo and not browser and not sanitizer and not notebooks
 test-fast: build
 	$(VPY) -m pytest -q -m "$(FAST)"
 
@@ -146,4 +164,4 @@ bench: build
 	$(VPY) benchmarks/bench_rl.py
 
 clean:
-	rm -rf build asr/_core*.so asr/_core.c asr/*.o *.egg-info demo_output
+	rm -rf build $(ROS2_VENV) asr/_core*.so asr/_core.c asr/*.o *.egg-info demo_output

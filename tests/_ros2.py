@@ -1,0 +1,74 @@
+"""ROS 2 for the tests: Jazzy's rclpy, Fast DDS and message packages from PyPI in .venv-ros2
+(`make ros2`). Its Python packages (std_msgs, sensor_msgs, ...) have the names of Debian's ROS 1
+ones that the test process imports, so ROS 2 runs only in subprocesses:
+
+- `bare_env()`: .venv-ros2's Python as on a robot, without asr (exported packages, peers);
+- `asr_env()`: the same Python with asr's tree and .venv's packages on PYTHONPATH (asr's node).
+
+Every subprocess of one test session shares a DDS domain of its own (ROS_DOMAIN_ID from the
+pytest process id) with discovery on this host only, so two test runs on one machine, or a ROS
+graph of the user's, do not see each other.
+"""
+
+import os
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+from conftest import IN_CI
+
+ROOT = Path(__file__).resolve().parents[1]
+ROS2_VENV = ROOT / ".venv-ros2"
+ROS2_PYTHON = ROS2_VENV / "bin" / "python"
+# 0 is every ROS install's default domain; 1..101 are valid for Fast DDS on one host
+DOMAIN_ID = 1 + os.getpid() % 100
+
+
+def ros2_python():
+    """The path of .venv-ros2's Python; fail in CI, skip elsewhere, when it or rclpy is missing."""
+    problem = None
+    if not ROS2_PYTHON.exists():
+        problem = f"{ROS2_VENV.name} is missing (make ros2)"
+    else:
+        check = subprocess.run(
+            [str(ROS2_PYTHON), "-c", "import rclpy, sensor_msgs.msg"],
+            capture_output=True,
+            text=True,
+            env=bare_env(),
+            timeout=120,
+        )
+        if check.returncode:
+            problem = f"rclpy does not import in {ROS2_VENV.name}: {check.stderr[-400:]}"
+    if problem:
+        if IN_CI:
+            pytest.fail(f"ROS 2 is missing in CI: {problem}")
+        pytest.skip(f"{problem} (a failure when CI is set)")
+    return str(ROS2_PYTHON)
+
+
+def _ros_env(base=None):
+    env = dict(os.environ if base is None else base)
+    for key in ("PYTHONPATH", "VIRTUAL_ENV", "AMENT_PREFIX_PATH", "ROS_LOCALHOST_ONLY"):
+        env.pop(key, None)
+    env["ROS_DOMAIN_ID"] = str(DOMAIN_ID)
+    env["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+    env["RMW_IMPLEMENTATION"] = "rmw_fastrtps_cpp"
+    env["PYTHONUNBUFFERED"] = "1"
+    env.setdefault("ROS_LOG_DIR", str(ROOT / "build" / "ros2_logs"))
+    return env
+
+
+def bare_env(base=None):
+    """Environment for .venv-ros2's Python without asr: `import asr` fails there."""
+    return _ros_env(base)
+
+
+def asr_env(base=None):
+    """Environment for .venv-ros2's Python with asr importable (the tree, then .venv's
+    site-packages: asr's NumPy, MuJoCo and cffi; .venv-ros2's NumPy is the same version)."""
+    env = _ros_env(base)
+    site = sysconfig.get_paths()["purelib"] if sys.prefix != sys.base_prefix else None
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), site) if p)
+    return env
