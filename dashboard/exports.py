@@ -1,11 +1,11 @@
 """The dashboard's exports: the plotted history (POST /api/export.npz, /api/export.html:
 history_npz, history_html) and the policy exports (POST /api/rl/policy.onnx,
-/api/rl/policy.ros.zip), these in a child process, one at a time, each bounded in time
+/api/rl/policy.ros.zip?ros=1|2), these in a child process, one at a time, each bounded in time
 (PROTOCOL.md "RL").
 
 Why a child: torch's ONNX exporter is not thread-safe (two exports at once fail, and leave it
 failing for the next ones), it imports torch into the server for good, and it can take long.
-The child, `python -m dashboard.exports KIND FOLDER OUT [ROBOT VARIANT]`, writes OUT or prints
+The child, `python -m dashboard.exports KIND OUT FOLDER [ROBOT VARIANT ROS]`, writes OUT or prints
 one JSON line {"status", "detail"} (the HTTP answer: 422 bad checkpoint, 501 export not
 available) and exits 1. The parent (ExportGate.run) lets one child run at a time; requests
 arriving meanwhile wait their turn (at most MAX_WAITING; beyond, 429), and a child running longer
@@ -172,19 +172,21 @@ def _onnx(out, folder):
         raise ExportError(422, str(exc)) from None
 
 
-def _ros_zip(out, folder, robot, variant):
+def _ros_zip(out, folder, robot, variant, ros):
+    """The ROS `ros` ("1": catkin, "2": ament_python) package running the checkpoint's policy."""
     from asr.ros.export import export_zip
 
+    if ros not in ("1", "2"):  # the route checked it already; this guards a direct call
+        raise ExportError(422, f"ros: got {ros!r}, valid: 1 or 2")
     onnx = out + ".onnx"  # the policy goes to asr.ros.export as an ONNX file
     _onnx(onnx, folder)
     try:
-        data = export_zip(onnx, robot, variant=variant or None)
+        data = export_zip(onnx, robot, variant=variant or None, ros=int(ros))
     except TypeError as exc:
         raise ExportError(
             501,
-            "the ROS package export (asr.ros.export) does not take ONNX "
-            f"policies on this server: {exc}; download policy.onnx "
-            "instead",
+            f"the ROS {ros} package export (asr.ros.export) on this server cannot export "
+            f"this ONNX policy: {exc}; download policy.onnx instead",
         ) from None
     except (ValueError, OSError) as exc:
         raise ExportError(422, str(exc)) from None

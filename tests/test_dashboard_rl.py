@@ -6,12 +6,10 @@ the process gone after stop and after the server stops; then the page in Debian'
 (Playwright): start a training, see the curve grow, stop, watch, export, and the stream keeps
 >= 25 updates/s while the trainer runs."""
 
-import io
 import json
 import os
 import time
 import urllib.request
-import zipfile
 
 import pytest
 
@@ -27,6 +25,7 @@ from fastapi.testclient import TestClient  # noqa: E402
 from dashboard.app import create_app  # noqa: E402
 from dashboard.rl import read_curve  # noqa: E402
 from dashboard.settings import Settings  # noqa: E402
+from tests.test_dashboard_ros_export import assert_ros_package  # noqa: E402
 
 BASE = "http://127.0.0.1"
 STREAM = "ws://127.0.0.1/ws/stream"
@@ -242,12 +241,13 @@ def test_training_lifecycle(client):
     inp = sess.get_inputs()[0]
     out = sess.run(None, {inp.name: np.zeros((1, 8), dtype=np.float32)})[0]
     assert out.shape[-1] == 4 and np.all(np.isfinite(out))
-    r = client.post("/api/rl/policy.ros.zip")
-    assert r.status_code == 200, r.text
-    assert r.headers["content-disposition"].endswith('"asr_qbmove_arm_2dof_policy.zip"')
-    names = zipfile.ZipFile(io.BytesIO(r.content)).namelist()
-    assert any(n.endswith("package.xml") for n in names), names
-    assert any(n.endswith(".onnx") for n in names), names
+    pkg = "asr_qbmove_arm_2dof_policy"
+    for ros in (1, 2):  # the ROS 1 catkin and the ROS 2 ament_python package (?ros=)
+        r = client.post("/api/rl/policy.ros.zip", params={"ros": ros})
+        assert r.status_code == 200, r.text
+        assert r.headers["content-disposition"].endswith(f'"{pkg}_ros{ros}.zip"')
+        names = assert_ros_package(r.content, pkg, ros)
+        assert any(n.endswith(".onnx") for n in names), names
 
     # stop: SIGTERM, the process is gone
     st = client.post("/api/rl/stop").json()

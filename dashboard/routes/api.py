@@ -197,22 +197,38 @@ async def export_html(runner: Runner):
     )
 
 
-@router.post(
-    "/export.ros.zip",
-    summary="the current presets and references as a ROS 1 package "
-    "(asr.ros.export) for the toolbox interface",
-)
-async def export_ros(runner: Runner):
-    from asr.ros.export import export_zip
+# the ROS version of the package exports (?ros=1|2): ROS 2 by default (ROS 1 Noetic reached its
+# end of life in May 2025); a string Literal since a query value arrives as text
+RosVersion = Annotated[
+    Literal["1", "2"],
+    Query(description="2: an ament_python ROS 2 package; 1: a catkin ROS 1 package"),
+]
 
-    ws = await run_command(runner, lambda r: r.workspace())
-    try:
-        data = await asyncio.to_thread(export_zip, ws, ws["robot"], variant=ws["variant"])
-    except (ValueError, TypeError) as exc:
-        raise HTTPException(422, public_message(exc)) from None
-    name = f"asr_{ws['robot']}_policy.zip"
+
+def ros_zip_response(data, robot, ros):
+    """The download of a ROS package zip: named asr_<robot>_policy_ros<1|2>.zip, so that the
+    two versions of one robot's package never overwrite each other in a downloads folder."""
+    name = f"asr_{robot}_policy_ros{ros}.zip"
     return Response(
         data,
         media_type="application/zip",
         headers={"Content-Disposition": f'attachment; filename="{name}"'},
     )
+
+
+@router.post(
+    "/export.ros.zip",
+    summary="the current presets and references as a ROS package (asr.ros.export): "
+    "ROS 2 (ament_python, ?ros=2, the default) or ROS 1 (catkin, ?ros=1)",
+)
+async def export_ros(runner: Runner, ros: RosVersion = "2"):
+    from asr.ros.export import export_zip
+
+    ws = await run_command(runner, lambda r: r.workspace())
+    try:
+        data = await asyncio.to_thread(
+            export_zip, ws, ws["robot"], variant=ws["variant"], ros=int(ros)
+        )
+    except (ValueError, TypeError) as exc:
+        raise HTTPException(422, public_message(exc)) from None
+    return ros_zip_response(data, ws["robot"], ros)

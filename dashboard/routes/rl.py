@@ -17,7 +17,7 @@ from pydantic import Field
 from dashboard import exports, rl
 from dashboard.errors import public_message
 from dashboard.models import Strict
-from dashboard.routes.api import Runner, run_command
+from dashboard.routes.api import RosVersion, Runner, ros_zip_response, run_command
 
 
 @contextlib.asynccontextmanager
@@ -162,16 +162,12 @@ async def policy_onnx(request: Request):
 
 @router.post(
     "/policy.ros.zip",
-    summary="the latest checkpoint as a ROS 1 package (asr.ros.export, in a child process)",
+    summary="the latest checkpoint as a ROS package (asr.ros.export, in a child process): "
+    "ROS 2 (ament_python, ?ros=2, the default) or ROS 1 (catkin, ?ros=1)",
 )
-async def policy_ros(request: Request):
+async def policy_ros(request: Request, ros: RosVersion = "2"):
     m = manager(request)
     folder = _answer(m.checkpoint_dir)
     cls = rl.task_class(m.status()["config"]["task"])
-    data = await _export(request, "ros-zip", folder, cls.robot, cls.variant or "")
-    name = f"asr_{cls.robot}_policy.zip"
-    return Response(
-        data,
-        media_type="application/zip",
-        headers={"Content-Disposition": f'attachment; filename="{name}"'},
-    )
+    data = await _export(request, "ros-zip", folder, cls.robot, cls.variant or "", ros)
+    return ros_zip_response(data, cls.robot, ros)

@@ -97,5 +97,5 @@ export function bindRl() {
   on("btn-rl-watch", "click", () => act("/api/rl/watch", {}));
   on("btn-rl-manual", "click", () => act("/api/rl/manual", {}));
   on("btn-rl-onnx", "click", () => postDownload("/api/rl/policy.onnx", "policy.onnx"));
-  on("btn-rl-ros", "click", () => postDownload("/api/rl/policy.ros.zip", "ROS package"));
+  on("btn-rl-ros", "click", () => postDownload(`/api/rl/policy.ros.zip?ros=${$("rl-ros-version").value}`, "ROS package"));
 }

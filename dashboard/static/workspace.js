@@ -1,6 +1,6 @@
 /* The workspace & export panel (see app.js for the module map): save and load the workspace,
  * the history and ROS exports. */
-import { act, api, app, download, on, postDownload, showError } from "./core.js";
+import { $, act, api, app, download, on, postDownload, showError } from "./core.js";
 
 export function bindWorkspace() {
 
@@ -16,7 +16,8 @@ export function bindWorkspace() {
   // shows its reason instead of downloading an error
   on("btn-export-npz", "click", () => postDownload("/api/export.npz", "asr_history.npz"));
   on("btn-export-html", "click", () => postDownload("/api/export.html", "asr_history.html"));
-  on("btn-export-ros", "click", () => postDownload("/api/export.ros.zip", "export to ROS"));
+  // the ROS version (2: ament_python, 1: catkin) is the select beside the button
+  on("btn-export-ros", "click", () => postDownload(`/api/export.ros.zip?ros=${$("export-ros-version").value}`, "export to ROS"));
   on("workspace-file", "change", async (ev) => {
     const file = ev.target.files && ev.target.files[0];
     if (!file) return;
