@@ -415,6 +415,15 @@ def test_rl_panel_in_chromium():
                 pg.click("#btn-rl-onnx")
             path = dl.value.path()
             assert dl.value.suggested_filename == "policy.onnx" and os.path.getsize(path) > 1000
+            # the ROS package in the version chosen beside its button (ROS 2 preselected)
+            assert pg.input_value("#rl-ros-version") == "2"
+            pg.select_option("#rl-ros-version", "1")
+            with pg.expect_download(timeout=120000) as dl:
+                pg.click("#btn-rl-ros")
+            pkg = "asr_qbmove_arm_2dof_policy"
+            assert dl.value.suggested_filename == f"{pkg}_ros1.zip"
+            with open(dl.value.path(), "rb") as f:
+                assert_ros_package(f.read(), pkg, 1)
             assert not errors, errors
         finally:
             browser.close()
