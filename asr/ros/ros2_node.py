@@ -1,0 +1,523 @@
+"""The live ROS 2 node: one asr.Sim (N = 1) behind the compliant-actuator toolbox's topics
+[Mengacci2021], as asr.ros.node offers them over ROS 1, on rclpy (Jazzy). `asr ros2` wraps
+`run_ros2_node`; the topic table is in docs/ros.md. rclpy is imported here only, when a node is
+built (`import asr` never needs ROS 2).
+
+Threads: the main thread steps (one period = one NodeCore.step_period) and publishes; a
+MultiThreadedExecutor serves the subscriptions and services in background threads, so commands
+keep arriving while a period is computed. Commands are held by NodeCore (range-checked; a
+rejected one is logged once a second per topic and changes nothing) and a period always sees
+one consistent set.
+
+Real time: period k starts at wall time t0 + k * period (time.monotonic); a node more than
+MAX_LAG_S behind restarts the schedule from now (`overruns`), as the ROS 1 node does. Lockstep:
+one period per `step` message or `step_period` call, never on its own.
+
+Stamps: header.stamp and /clock are NodeCore.stamp_ns (periods * period_ns, integer ns), split
+exactly into sec / nanosec.
+"""
+
+from __future__ import annotations
+
+import queue
+import re
+import threading
+import time
+from typing import Any
+
+import numpy as np
+
+from asr.errors import SimulationError
+from asr.ros import ros2_trajectory as traj
+from asr.ros.node_core import DEFAULT_RATE_HZ, DEFAULT_ROBOT, NodeCore
+from asr.ros.ros2_publish import Publishers
+
+MAX_LAG_S = 0.25  # real time: a node further behind its schedule restarts the schedule
+STEP_QUEUE = 10_000  # lockstep: step requests waiting; more are rejected (bounded memory)
+STEP_SERVICE_TIMEOUT_S = 30.0  # step_period waits this long for its period at most
+QOS_DEPTH = 1000  # 1 s of messages at 1 kHz: a subscriber that keeps up loses none
+NODE_NAME = "asr"
+_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
+INSTALL_HINT = "pip install asr-sim[ros2] (or source /opt/ros/jazzy/setup.bash)"
+
+
+def load_rclpy() -> Any:
+    """The rclpy module (with the message packages the node uses imported); ImportError naming
+    how to install ROS 2 when any is missing."""
+    try:
+        import builtin_interfaces.msg  # noqa: F401
+        import rclpy
+        import rosgraph_msgs.msg  # noqa: F401
+        import sensor_msgs.msg  # noqa: F401
+        import std_msgs.msg  # noqa: F401
+        import std_srvs.srv  # noqa: F401
+        import trajectory_msgs.msg  # noqa: F401
+    except ImportError as exc:
+        raise ImportError(
+            f"asr ros2 needs ROS 2 Jazzy's rclpy and message packages: {INSTALL_HINT} ({exc})"
+        ) from exc
+    return rclpy
+
+
+def check_node_name(name: object) -> str:
+    """A ROS node name (a letter, then letters, digits, '_'); ValueError otherwise."""
+    if not isinstance(name, str) or not _NAME.match(name) or len(name) > 200:
+        raise ValueError(
+            f"name: got {name!r}; a node name starts with a letter and holds letters, digits "
+            "and '_' only (at most 200 characters)"
+        )
+    return name
+
+
+def qos_profiles() -> dict[str, Any]:
+    """{"control", "latest", "clock"}: the node's QoS profiles (rclpy QoSProfile).
+
+    control: reliable, keep_last QOS_DEPTH, volatile: every state and command topic; a
+    subscriber that keeps up loses no message at 1 kHz, a slow one loses the oldest.
+    latest: reliable, keep_last 1, transient_local (`joint_states_latest`): a peer that joins
+    late (a lockstep controller) still gets the current state, as a ROS 1 latched topic.
+    clock: reliable, keep_last 100, volatile (/clock; rclpy's time source subscribes best
+    effort, which a reliable publisher serves)."""
+    from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+
+    def profile(depth: int, durability: DurabilityPolicy) -> QoSProfile:
+        return QoSProfile(
+            history=HistoryPolicy.KEEP_LAST,
+            depth=depth,
+            reliability=ReliabilityPolicy.RELIABLE,
+            durability=durability,
+        )
+
+    return {
+        "control": profile(QOS_DEPTH, DurabilityPolicy.VOLATILE),
+        "latest": profile(1, DurabilityPolicy.TRANSIENT_LOCAL),
+        "clock": profile(100, DurabilityPolicy.VOLATILE),
+    }
+
+
+def _short(values: Any, limit: int = 8) -> str:
+    """A log-sized repr of a sequence (the first `limit` values and the count)."""
+    seq = list(values[: limit + 1]) if hasattr(values, "__getitem__") else [values]
+    text = ", ".join(repr(float(v)) if isinstance(v, (int, float)) else repr(v) for v in seq)
+    n = len(values) if hasattr(values, "__len__") else 1
+    return f"[{text}{', ...' if n > limit else ''}] ({n} values)"
+
+
+class Ros2Node:
+    """A NodeCore on rclpy. `start()` creates the node, its topics and services; `spin()` steps
+    until shutdown or `duration`; `close()` releases ROS. lockstep: see the module docstring.
+    clock: publish /clock. name: the ROS node name."""
+
+    def __init__(
+        self, core: NodeCore, *, lockstep: bool = False, clock: bool = True, name: str = NODE_NAME
+    ) -> None:
+        self.core = core
+        self.lockstep = bool(lockstep)
+        self.clock = bool(clock)
+        self.name = check_node_name(name)
+        self.overruns = 0  # real-time schedule restarts
+        self._steps: queue.Queue[tuple[np.ndarray | None, threading.Event | None]] = queue.Queue(
+            maxsize=STEP_QUEUE
+        )
+        self._lock = threading.Lock()  # one period's step + publish; reset; the trajectory
+        self._trajectory: traj.Trajectory | None = None
+        self._active: set[int] = set()  # joints (indices) the trajectory still drives
+        self._restart = threading.Event()  # real time: restart the schedule (reset, resume)
+        self._traj_params = [
+            {p.name: float(core.sim.batch.get_param(j, p.name)[0]) for p in spec.params}
+            for j, spec in enumerate(core.specs)
+        ]
+        self._rclpy: Any = None
+        self._node: Any = None
+        self._executor: Any = None
+        self._thread: threading.Thread | None = None
+
+    def topic(self, *parts: str) -> str:
+        """The absolute name of one of the node's topics (for log lines)."""
+        return self.core.namespace + "".join("/" + p for p in parts)
+
+    # ------------------------------------------------------------ setup
+
+    def start(self) -> None:
+        """Initialise rclpy (its own context), create the node, publishers, subscriptions and
+        services, and start the executor's threads."""
+        rclpy = self._rclpy = load_rclpy()
+        from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
+        from rclpy.executors import MultiThreadedExecutor
+
+        self._context = rclpy.context.Context()
+        rclpy.init(context=self._context)
+        node = self._node = rclpy.create_node(
+            self.name, namespace=self.core.namespace or None, context=self._context
+        )
+        logger = node.get_logger()
+        self.core.log = logger.warning
+        qos = qos_profiles()
+        self.pub = Publishers(node, self.core, qos, clock=self.clock)
+        self._commands_group = MutuallyExclusiveCallbackGroup()
+        self._services_group = ReentrantCallbackGroup()
+        self._subscribe(qos["control"])
+        self._services()
+        self._executor = MultiThreadedExecutor(num_threads=3, context=self._context)
+        self._executor.add_node(node)
+        self._thread = threading.Thread(target=self._spin_executor, daemon=True)
+        self._thread.start()
+
+    def _spin_executor(self) -> None:
+        try:
+            self._executor.spin()
+        except Exception:  # the context shut down under the executor: the node is closing
+            if self._rclpy.ok(context=self._context):
+                raise
+
+    def _subscribe(self, qos: Any) -> None:
+        from sensor_msgs.msg import JointState
+        from std_msgs.msg import Float64, Float64MultiArray
+        from trajectory_msgs.msg import JointTrajectory
+
+        node, group = self._node, self._commands_group
+        for j, jn in enumerate(self.core.names):
+            for t, target in self.core.commands[j].items():
+
+                def on_command(msg: Any, j: int = j, target: str = target, t: str = t) -> None:
+                    self._on_command(j, target, msg.data, self.topic(self.core.names[j], t))
+
+                node.create_subscription(
+                    Float64, f"{jn}/{t}", on_command, qos, callback_group=group
+                )
+        for k in (0, 1):
+
+            def on_refs(msg: Any, k: int = k) -> None:
+                self._on_references(k, msg.data)
+
+            node.create_subscription(
+                Float64MultiArray, f"reference_{k + 1}", on_refs, qos, callback_group=group
+            )
+        node.create_subscription(
+            JointTrajectory, "joint_trajectory", self._on_trajectory, qos, callback_group=group
+        )
+        node.create_subscription(
+            JointState, "reset_state", self._on_reset_state, qos, callback_group=group
+        )
+        if self.lockstep:
+            node.create_subscription(
+                Float64MultiArray, "step", self._on_step, qos, callback_group=group
+            )
+
+    def _services(self) -> None:
+        from std_srvs.srv import SetBool, Trigger
+
+        node, group = self._node, self._services_group
+        node.create_service(Trigger, "reset", self._srv_reset, callback_group=group)
+        node.create_service(SetBool, "pause", self._srv_pause, callback_group=group)
+        if self.lockstep:
+            node.create_service(Trigger, "step_period", self._srv_step, callback_group=group)
+
+    # ------------------------------------------------------------ commands
+
+    def _cancel(self, joints: range | list[int]) -> None:
+        """A direct command on a joint ends the trajectory's hold on it."""
+        with self._lock:
+            self._active.difference_update(joints)
+
+    def _on_command(self, j: int, target: str, value: float, what: str) -> None:
+        if self.core.set_command(j, target, value, what) and target in ("ref1", "ref2"):
+            self._cancel([j])
+
+    def _on_references(self, k: int, data: Any) -> None:
+        what = self.topic(f"reference_{k + 1}")
+        nj = len(self.core.names)
+        if len(data) != nj:  # checked here so a huge array is not printed whole
+            self.core.reject(what, _short(data), f"expected {nj} values, got {len(data)}")
+            return
+        if self.core.set_references(k, data, what):
+            self._cancel(range(nj))
+
+    def _on_step(self, msg: Any) -> None:
+        what, nj = self.topic("step"), len(self.core.names)
+        data = np.asarray(msg.data, dtype=np.float64)
+        if data.size not in (0, 2 * nj):
+            self.core.reject(
+                what,
+                _short(msg.data),
+                f"expected 0 or {2 * nj} values (the references (J, 2) row-major)",
+            )
+            return
+        refs = data.reshape(nj, 2) if data.size else None
+        if refs is not None:
+            why = None if np.all(np.isfinite(refs)) else "not finite"
+            why = why or self.core.check_references(refs)
+            if why is not None:
+                self.core.reject(what, _short(msg.data), why)
+                return
+        try:
+            self._steps.put_nowait((refs, None))
+        except queue.Full:
+            self.core.reject(what, _short(msg.data), f"{STEP_QUEUE} steps already wait")
+
+    def _on_reset_state(self, msg: Any) -> None:
+        what, names = self.topic("reset_state"), self.core.names
+        try:
+            q0 = np.asarray(msg.position, dtype=np.float64)
+            qd0 = np.asarray(msg.velocity, dtype=np.float64) if len(msg.velocity) else None
+            if len(msg.name):
+                order = traj.check_names(list(msg.name), names)
+                if len(order) != len(names):
+                    raise ValueError(f"name: give all joints ({', '.join(names)}) or none")
+                q0 = self._reorder(q0, order, "position")
+                qd0 = None if qd0 is None else self._reorder(qd0, order, "velocity")
+            with self._lock:
+                self.core.reset(q0, qd0)
+                self._trajectory, self._active = None, set()
+                self._publish(self.core.state())
+        except ValueError as exc:
+            self.core.reject(what, _short(msg.position), str(exc))
+            return
+        self._restart.set()
+
+    @staticmethod
+    def _reorder(values: np.ndarray, order: tuple[int, ...], what: str) -> np.ndarray:
+        if values.shape != (len(order),):
+            raise ValueError(f"{what}: expected {len(order)} values, got {values.size}")
+        out = np.empty_like(values)
+        out[list(order)] = values
+        return out
+
+    # ------------------------------------------------------------ trajectories
+
+    def _on_trajectory(self, msg: Any) -> None:
+        what = self.topic("joint_trajectory")
+        try:
+            joints = traj.check_names(list(msg.joint_names), self.core.names)
+            self._check_modes(joints)
+            start = traj.duration_ns(msg.header.stamp.sec, msg.header.stamp.nanosec)
+            points = [
+                (
+                    p.positions,
+                    p.velocities,
+                    traj.duration_ns(p.time_from_start.sec, p.time_from_start.nanosec),
+                )
+                for p in msg.points[: traj.MAX_POINTS + 1]
+            ]
+            with self._lock:
+                refs = self.core.held()[0]
+                s = self.core.state()
+                q0 = np.array([self._position(j, refs[j], s["q"][j]) for j in joints])
+                new = traj.build(
+                    joints, points, start or self.core.stamp_ns, q0, s["qd"][list(joints)]
+                )
+                self._check_points(new)
+                self._trajectory, self._active = new, set(joints)
+        except ValueError as exc:
+            self.core.reject(
+                what, f"{len(msg.points)} points for {list(msg.joint_names)[:8]}", str(exc)
+            )
+
+    def _check_modes(self, joints: tuple[int, ...]) -> None:
+        for j in joints:
+            if self.core.modes[j] in (0, 4):
+                raise ValueError(
+                    f"joint {self.core.names[j]} is in mode {self.core.modes[j]} (torque or "
+                    "motor commands): it takes no position trajectory"
+                )
+
+    def _position(self, j: int, refs: np.ndarray, q: float) -> float:
+        """The position command a trajectory starts from: the held link / equilibrium
+        reference (modes 1, 3, 6), the link angle (modes 2, 5)."""
+        return float(refs[0]) if self.core.modes[j] in (1, 3, 6) else float(q)
+
+    def _refs_for(self, j: int, x: float, held: np.ndarray) -> tuple[float, float]:
+        """(ref1, ref2) of joint j for position command x (rad): the link command (mode 1),
+        the equilibrium with the held preset (3, 6), the model's reference map at the soft
+        preset (2, 5)."""
+        mode, spec = self.core.modes[j], self.core.specs[j]
+        if mode in (1, 3, 6):
+            return x, float(held[1])
+        from asr.models import reference_map
+
+        preset = spec.preset.soft if spec.preset.kind == "ref" else 0.0
+        th1, th2 = reference_map(spec.name, x, preset, **self._traj_params[j])
+        return float(th1), float(th2)
+
+    def _check_points(self, t: traj.Trajectory) -> None:
+        held = self.core.held()[0]
+        for p, row in enumerate(t.positions):
+            for j, x in zip(t.joints, row):
+                for k, r in enumerate(self._refs_for(j, float(x), held[j])):
+                    why = self.core.check_command(j, ("ref1", "ref2")[k], r)
+                    if why is not None:
+                        raise ValueError(
+                            f"points[{p}] {self.core.names[j]} = {x!r} rad gives reference_"
+                            f"{k + 1} = {r!r}: {why}"
+                        )
+
+    def _apply_trajectory(self) -> None:
+        """Hold the trajectory's references for the period about to run (its value at the
+        period's end), for the joints it still drives; drop it once past its last point."""
+        t = self._trajectory
+        if t is None:
+            return
+        if not self._active:
+            self._trajectory = None
+            return
+        t_end = self.core.stamp_ns + self.core.period_ns
+        x = traj.sample(t, t_end)
+        refs = self.core.held()[0]
+        for j, xj in zip(t.joints, x):
+            if j in self._active:
+                refs[j] = self._refs_for(j, float(xj), refs[j])
+        self.core.hold_references(refs, self.topic("joint_trajectory"))
+        if t_end >= t.end_ns:
+            self._trajectory, self._active = None, set()
+
+    # ------------------------------------------------------------ services
+
+    def _srv_reset(self, request: Any, response: Any) -> Any:
+        with self._lock:
+            self.core.reset()
+            self._trajectory, self._active = None, set()
+            self._publish(self.core.state())
+        self._restart.set()
+        response.success, response.message = True, "t=0"
+        return response
+
+    def _srv_pause(self, request: Any, response: Any) -> Any:
+        self.core.paused = bool(request.data)
+        if not self.core.paused:
+            self._restart.set()
+        response.success = True
+        response.message = (
+            f"{'paused' if self.core.paused else 'running'} at t={self.core.stamp_ns}"
+        )
+        return response
+
+    def _srv_step(self, request: Any, response: Any) -> Any:
+        done = threading.Event()
+        if self.core.paused:
+            response.success, response.message = False, "paused: resume with pause(false)"
+            return response
+        try:
+            self._steps.put_nowait((None, done))
+        except queue.Full:
+            response.success, response.message = False, f"{STEP_QUEUE} steps already wait"
+            return response
+        ok = done.wait(STEP_SERVICE_TIMEOUT_S)
+        response.success = ok
+        response.message = f"t={self.core.stamp_ns}" if ok else "timed out"
+        return response
+
+    # ------------------------------------------------------------ stepping
+
+    def _publish(self, s: dict[str, np.ndarray]) -> None:
+        self.pub.publish(s, self.core.stamp_ns, self.core.held()[0])
+
+    def step_and_publish(self) -> None:
+        """One period with the held commands (and trajectory), then its state published."""
+        with self._lock:
+            self._apply_trajectory()
+            held = self.core.held()[0]
+            s = self.core.step_period()
+            self.pub.publish(s, self.core.stamp_ns, held)
+
+    def _next_lockstep(self) -> threading.Event | None | bool:
+        """Wait for a step request: its refs held, its event returned (None for a message);
+        False when none came within 0.1 s."""
+        try:
+            refs, done = self._steps.get(timeout=0.1)
+        except queue.Empty:
+            return False
+        if refs is not None and self.core.hold_references(refs, self.topic("step")):
+            self._cancel(range(len(self.core.names)))
+        return done
+
+    def spin(self, duration: float | None = None) -> int:
+        """Step until rclpy shuts down (Ctrl-C, SIGTERM) or `duration` wall seconds pass;
+        returns 0, or 1 when the simulation failed (logged)."""
+        rclpy, ctx = self._rclpy, self._context
+        end = None if duration is None else time.monotonic() + duration
+        self._publish(self.core.state())
+        next_t = time.monotonic() + self.core.period
+        try:
+            while rclpy.ok(context=ctx) and (end is None or time.monotonic() < end):
+                if self.core.paused:
+                    time.sleep(0.01)
+                    continue
+                if self.lockstep:
+                    done = self._next_lockstep()
+                    if done is False:
+                        continue
+                    self.step_and_publish()
+                    if isinstance(done, threading.Event):
+                        done.set()
+                    continue
+                now = time.monotonic()
+                if self._restart.is_set():
+                    self._restart.clear()
+                    next_t = now + self.core.period
+                    continue
+                if now < next_t:
+                    time.sleep(min(next_t - now, 0.1))
+                    continue
+                next_t += self.core.period
+                if now - next_t > MAX_LAG_S:
+                    self.overruns += 1
+                    next_t = now + self.core.period
+                self.step_and_publish()
+        except SimulationError as exc:
+            self._node.get_logger().error(f"asr ros2: the simulation stopped: {exc}")
+            return 1
+        return 0
+
+    def close(self) -> None:
+        """Stop the executor, destroy the node and shut its rclpy context down."""
+        rclpy = self._rclpy
+        if rclpy is None:
+            return
+        if self._executor is not None:
+            self._executor.shutdown(timeout_sec=2.0)
+        if self._node is not None:
+            self._node.destroy_node()
+        rclpy.try_shutdown(context=self._context)
+        if self._thread is not None:
+            self._thread.join(timeout=5.0)
+        self._rclpy = None
+
+
+def run_ros2_node(
+    robot: str = DEFAULT_ROBOT,
+    variant: str | None = None,
+    *,
+    rate: float = DEFAULT_RATE_HZ,
+    namespace: str = "",
+    name: str = NODE_NAME,
+    engine: str = "mujoco",
+    lockstep: bool = False,
+    clock: bool = True,
+    duration: float | None = None,
+) -> int:
+    """Build asr's ROS 2 node, run it until shutdown or `duration` wall seconds, and return the
+    exit code (0, or 1 when the simulation failed). ValueError / TypeError for bad arguments
+    (naming the argument and its valid range), ImportError naming the install when rclpy is
+    missing."""
+    check_node_name(name)
+    if duration is not None and not (isinstance(duration, (int, float)) and 0 < duration < 1e9):
+        raise ValueError(f"duration: got {duration!r} s, valid range (0, 1e9)")
+    load_rclpy()
+    core = NodeCore(robot, variant, rate=rate, namespace=namespace, engine=engine)
+    node = Ros2Node(core, lockstep=lockstep, clock=clock, name=name)
+    node.start()
+    try:
+        return node.spin(duration)
+    finally:
+        node.close()
+
+
+__all__ = [
+    "Ros2Node",
+    "run_ros2_node",
+    "qos_profiles",
+    "load_rclpy",
+    "check_node_name",
+    "INSTALL_HINT",
+    "QOS_DEPTH",
+]
