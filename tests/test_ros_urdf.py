@@ -21,15 +21,8 @@ from conftest import IN_CI, require_ros1
 import asr
 from asr.robot import robot_names
 from asr.ros.environment import tool_env
-from asr.ros.urdf import (
-    PLUGIN_FILE,
-    export_robot,
-    import_robot,
-    joint_params,
-    mat_rpy,
-    param_tags,
-    rpy_mat,
-)
+from asr.ros.urdf import export_robot, import_robot, mat_rpy, rpy_mat
+from asr.ros.urdf_tags import joint_params, param_tags, plugin_file
 
 pytestmark = pytest.mark.ros
 
@@ -147,31 +140,36 @@ def test_every_parameter_round_trips_exactly(exported, name, variant):
             assert value == batch.get_param(k, pname)[0], pname  # bit for bit, inf included
         for pname, value in orig.params.items():
             assert got.params[pname] == value
-    # the toolbox's tags are there, with the robot.toml's values
+    # the plugin file of the model; the spring's values under the toolbox's tag names
     plugin = ET.parse(paths["urdf"]).getroot().find("gazebo/plugin")
-    assert plugin.get("filename") == PLUGIN_FILE
-    tags = {c.tag: c.text for c in plugin}
     first = robot.joints[0]
+    assert plugin.get("filename") == plugin_file(first.model)
+    tags = {c.tag: c.text for c in plugin if isinstance(c.tag, str)}
     assert tags["joint"] == first.name and int(tags["operation_mode"]) == first.mode
     assert tags["pub_eltau"] == tags["pub_state"] == tags["sub_ext_tau"] == "true"
-    assert float(tags["mot_J"]) == batch.get_param(0, "motor_J")[0]
-    assert float(tags["ctrl_kp"]) == batch.get_param(0, "kp")[0]
-    if "max_def" in {p.name for p in asr.models()[first.model].params}:
-        assert float(tags["max_def"]) == batch.get_param(0, "max_def")[0]
-    for pname, value in first.params.items():
-        if pname in {p.name for p in asr.models()[first.model].params} and pname != "max_def":
-            assert float(tags["spring_" + pname]) == value
+    assert tags["asr_model"] == first.model
+    for pname, ptags in param_tags(first.model, first.mode).items():
+        for tag in ptags:
+            assert float(tags[tag]) == batch.get_param(0, pname)[0], (pname, tag)
 
 
 def test_tags_follow_the_toolbox():
-    tags = param_tags("qbmove_advanced")
-    assert tags["k1"] == "spring_k1" and tags["max_def"] == "max_def"
-    assert tags["motor_J"] == "mot_J" and tags["tau_max"] == "mot_tau_max"
-    assert tags["kp"] == "ctrl_kp" and tags["kd"] == "ctrl_kd"
-    assert tags["link_kp"] == "asr_link_kp" and tags["friction"] == "asr_friction"
+    tags = param_tags("qbmove_advanced", 6)
+    assert tags["k1"] == ("spring_k1",) and tags["max_def"] == ("max_def",)
+    assert tags["motor_J"] == ("mot_1_J", "mot_2_J") and tags["tau_max"][0] == "mot_1_tauMax"
+    assert tags["kp"] == ("ctrl_1_P", "ctrl_2_P") and tags["kd"] == ("ctrl_1_D", "ctrl_2_D")
+    assert tags["link_kp"] == ("asr_link_kp",) and tags["kc"] == ("asr_kc",)
+    assert tags["friction"] == ("mot_1_tauFric", "mot_2_tauFric")
+    # mode 1: the first controller is the link PID
+    link_pid = param_tags("qbmove_advanced", 1)
+    assert link_pid["link_kp"] == ("ctrl_1_P",) and link_pid["kp"] == ("ctrl_2_P",)
+    sea = param_tags("sea", 1)
+    assert sea["link_kd"] == ("ctrl_D",) and sea["kd"] == ("asr_kd",)
+    assert param_tags("sea_damped", 5)["Kt"] == ("asr_Kt",)
     for model in asr.models():
-        t = param_tags(model)
-        assert len(set(t.values())) == len(t) == len(asr.models()[model].all_params)
+        for mode in (1, 5):
+            t = [tag for tags in param_tags(model, mode).values() for tag in tags]
+            assert len(set(t)) == len(t) >= len(asr.models()[model].all_params)
 
 
 def _expand_xacro(path):
@@ -211,17 +209,37 @@ def test_xacro_expands_to_the_urdf_and_yaml_is_the_toolbox_plugin_manager(export
     yaml = require_ros1("yaml")
     with open(paths["yaml"]) as f:
         cfg = yaml.safe_load(f)
+    # the Plugin Manager's keys (template_description/config/*.yaml)
     assert set(cfg) == {
+        "namespace",
+        "T_sample",
         "joints_number",
         "joints_name",
         "ref1_topic_name",
         "ref2_topic_name",
-        "T_sample",
     }
+    assert cfg["namespace"] == name
     assert cfg["joints_number"] == len(robot.joints)
-    assert (cfg["ref1_topic_name"], cfg["ref2_topic_name"]) == ("reference_1", "reference_2")
+    # per joint, the command topics of its plugin in its mode (mode 5: reference_1/2, mode 6:
+    # equilibrium_position / stiffness_preset)
+    first = {5: ("/reference_1", "/reference_2"), 6: ("/equilibrium_position", "/stiffness_preset")}
+    assert (cfg["ref1_topic_name"][0], cfg["ref2_topic_name"][0]) == first[robot.joints[0].mode]
+    assert len(cfg["ref1_topic_name"]) == len(cfg["ref2_topic_name"]) == len(robot.joints)
     assert cfg["joints_name"] == list(robot.joint_names)
     assert cfg["T_sample"] == robot.mj_model().opt.timestep
+
+
+def test_yaml_namespace_and_topics_can_be_set(tmp_path):
+    yaml = require_ros1("yaml")
+    paths = export_robot(
+        "rrbot_sea", out_dir=tmp_path, namespace="arm/a", ref_topics=("eq", "preset")
+    )
+    with open(paths["yaml"]) as f:
+        cfg = yaml.safe_load(f)
+    assert cfg["namespace"] == "arm/a"
+    assert set(cfg["ref1_topic_name"]) == {"/eq"} and set(cfg["ref2_topic_name"]) == {"/preset"}
+    with pytest.raises(ValueError, match="namespace: got '/bad ns'"):
+        export_robot("rrbot_sea", out_dir=tmp_path, namespace="/bad ns")
 
 
 # ---------------------------------------------------------------- rotated bodies, gimbal lock
@@ -352,12 +370,10 @@ def test_import_refuses_what_it_cannot_read(tmp_path, exported):
     robot, paths = exported["rrbot_sea", _variants("rrbot_sea")[0]]
     text = open(paths["urdf"]).read()
     bad = tmp_path / "bad.urdf"
-    bad.write_text(
-        text.replace("<spring_Kt>", "<spring_Kx>").replace("</spring_Kt>", "</spring_Kx>")
-    )
-    with pytest.raises(ValueError, match="unknown tag <spring_Kx>"):
+    bad.write_text(text.replace("<asr_Kt>", "<asr_Kx>").replace("</asr_Kt>", "</asr_Kx>"))
+    with pytest.raises(ValueError, match="unknown tag <asr_Kx>"):
         import_robot(bad)
-    bad.write_text(re.sub("<spring_Kt>[^<]*<", "<spring_Kt>-1.0<", text))
+    bad.write_text(re.sub("<asr_Kt>[^<]*<", "<asr_Kt>-1.0<", text))
     with pytest.raises(ValueError, match="Kt: got -1.*valid range"):
         import_robot(bad)
     bad.write_text("<robot")

@@ -7,76 +7,45 @@ export_robot() writes, from MuJoCo's compiled model of the robot's MJCF file:
   in the link frame (MuJoCo's principal inertia `body_inertia` rotated by `body_iquat`; no
   roll-pitch-yaw for inertias, which would hit gimbal lock), joints with origin, axis, limits and
   dynamics (damping, frictionloss -> friction), simple collision / visual shapes, and per actuated
-  joint a `<gazebo><plugin>` block with the tags of the compliant-actuator toolbox of
-  [Mengacci2021] (joint, operation_mode, pub_eltau, pub_state, sub_ext_tau, spring_*, max_def,
-  mot_*, ctrl_*) plus every other asr parameter of the joint as `asr_<name>` and the asr model
-  as `asr_model`;
+  joint a `<gazebo><plugin>` block of the compliant-actuator toolbox of [Mengacci2021]: the
+  toolbox's plugin file for the asr model (libqbmove_plugin.so, libsea_plugin.so, ...) and every
+  tag that plugin reads (asr.ros.urdf_tags), with asr's values, plus asr_model and asr_<name> for
+  the asr parameters the toolbox has no tag for;
 - `<robot>.urdf.xacro`: the same robot, each actuator's block in a xacro macro;
-- `<robot>_plugin_manager.yaml`: the toolbox's Plugin Manager configuration (joints_number,
-  joints_name, ref1_topic_name, ref2_topic_name, T_sample = the MJCF time step).
+- `<robot>_plugin_manager.yaml`: the toolbox's Plugin Manager configuration (namespace, T_sample =
+  the MJCF time step, joints_number, joints_name, ref1_topic_name, ref2_topic_name).
 
-import_robot() reads the plugin blocks of such a URDF back into asr.RobotJoint entries (model,
-mode and every parameter, floats written with repr so they come back bit for bit).
+import_robot() reads the plugin blocks of such a URDF, or of one written for the toolbox, into
+asr.RobotJoint entries (floats written with repr come back bit for bit; missing tags take the
+toolbox's defaults); robot_from_urdf() makes an asr.Robot of a URDF that asr.Sim runs.
 
 What URDF cannot express is refused with a ValueError naming the body and the reason: free and
 ball joints (a floating base, a free object), bodies with more than one joint, and closed chains
 (MJCF equality constraints). See docs/ros.md, "Robots as URDF".
 """
 
+import json
 import math
 import os
+import re
 import xml.etree.ElementTree as ET
 
 import numpy as np
 
-from asr.models import get_model
-from asr.robot import Robot, RobotJoint, load_robot
+from asr.robot import Robot, load_robot
+from asr.ros.urdf_tags import (
+    ASR_ONLY_FILE,
+    FILE_MODELS,
+    MODEL_TAG,
+    joint_params,
+    num,
+    plugin_block,
+    read_block,
+)
 
-PLUGIN_FILE = "libCompliantActuatorPlugin.so"
 ROOT_LINK = "world"
-_FLAG_TAGS = ("pub_eltau", "pub_state", "sub_ext_tau")
-
-
-# ---------------------------------------------------------------- parameter <-> tag names
-
-
-def param_tags(model):
-    """{asr parameter name: plugin tag} of every parameter of `model` (an asr model name): the
-    model's own spring parameters as spring_<name> (max_def as max_def), the motor group as
-    mot_<name> (motor_J -> mot_J), the controller group as ctrl_<name>, every other parameter
-    as asr_<name>."""
-    spec = get_model(model).spec
-    tags = {}
-    own = {p.name for p in spec.params}
-    for p in spec.all_params:
-        if p.name == "max_def":
-            tag = "max_def"
-        elif p.name in own:
-            tag = "spring_" + p.name
-        elif p.group == "motor":
-            tag = "mot_" + p.name.removeprefix("motor_")
-        elif p.group == "controller":
-            tag = "ctrl_" + p.name
-        else:
-            tag = "asr_" + p.name
-        tags[p.name] = tag
-    if len(set(tags.values())) != len(tags):  # a user model whose names collide
-        tags = {name: "asr_" + name for name in tags}
-    return tags
-
-
-def joint_params(joint):
-    """{name: value} of every asr parameter of a RobotJoint: the model's defaults overridden by
-    the joint's params."""
-    spec = get_model(joint.model).spec
-    values = spec.defaults()
-    values.update(joint.params)
-    return {name: float(v) for name, v in values.items()}
-
-
-def _num(x):
-    """repr of a float: the shortest text that reads back to the same double ('inf' too)."""
-    return repr(float(x) + 0.0)  # + 0.0: no '-0.0'
+# URDF limits are numbers: an unlimited slide, effort or velocity is written as this
+_UNLIMITED = 1e10
 
 
 # ---------------------------------------------------------------- rotations
@@ -132,8 +101,8 @@ def rpy_mat(roll, pitch, yaw):
 
 
 def _origin(parent, xyz, rot=None):
-    e = ET.SubElement(parent, "origin", xyz=" ".join(_num(v) for v in xyz))
-    e.set("rpy", " ".join(_num(v) for v in (mat_rpy(rot) if rot is not None else (0, 0, 0))))
+    e = ET.SubElement(parent, "origin", xyz=" ".join(num(v) for v in xyz))
+    e.set("rpy", " ".join(num(v) for v in (mat_rpy(rot) if rot is not None else (0, 0, 0))))
     return e
 
 
@@ -210,12 +179,12 @@ def _geom(link, model, g, off, kind):
     size = model.geom_size[g]
     T = mujoco.mjtGeom
     if t == T.mjGEOM_BOX:
-        shape = ("box", {"size": " ".join(_num(2 * s) for s in size)})
+        shape = ("box", {"size": " ".join(num(2 * s) for s in size)})
     elif t == T.mjGEOM_SPHERE:
-        shape = ("sphere", {"radius": _num(size[0])})
+        shape = ("sphere", {"radius": num(size[0])})
     elif t in (T.mjGEOM_CYLINDER, T.mjGEOM_CAPSULE):
         length = 2 * size[1] + (2 * size[0] if t == T.mjGEOM_CAPSULE else 0.0)
-        shape = ("cylinder", {"radius": _num(size[0]), "length": _num(length)})
+        shape = ("cylinder", {"radius": num(size[0]), "length": num(length)})
     else:
         return None
     e = ET.SubElement(link, kind)
@@ -227,19 +196,26 @@ def _geom(link, model, g, off, kind):
     return e
 
 
-def _plugin(parent, rj):
-    """The toolbox's <gazebo><plugin> block of actuated joint rj."""
-    gz = ET.SubElement(parent, "gazebo")
-    pl = ET.SubElement(gz, "plugin", name=f"{rj.name}_compliant_actuator", filename=PLUGIN_FILE)
-    ET.SubElement(pl, "joint").text = rj.name
-    ET.SubElement(pl, "operation_mode").text = str(int(rj.mode))
-    for tag in _FLAG_TAGS:
-        ET.SubElement(pl, tag).text = "true"
-    ET.SubElement(pl, "asr_model").text = rj.model
-    tags = param_tags(rj.model)
-    for name, value in joint_params(rj).items():
-        ET.SubElement(pl, tags[name]).text = _num(value)
-    return gz
+def _limits(rj, model, j):
+    """<limit> effort (N m) and velocity (rad/s) of MuJoCo joint j, driven by asr joint rj (None:
+    a passive joint, 0 and 0). Modes 0 and 1 drive the link directly: effort is the link torque
+    limit link_tau_max, velocity link_vel_max; the other modes drive a motor: effort tau_max,
+    velocity vel_max (link_vel_max when unlimited). An unlimited effort is the MJCF joint's
+    actuatorfrcrange when it declares one; what stays unlimited is written as 1e10."""
+    if rj is None:
+        return {"effort": num(0.0), "velocity": num(0.0)}
+    params = joint_params(rj)
+    direct = rj.mode in (0, 1)
+    effort = params["link_tau_max"] if direct else params["tau_max"]
+    if not math.isfinite(effort) and model.jnt_actfrclimited[j]:
+        effort = float(np.abs(model.jnt_actfrcrange[j]).max())
+    velocity = params["link_vel_max"] if direct else params["vel_max"]
+    if not math.isfinite(velocity):
+        velocity = params["link_vel_max"]
+    return {
+        "effort": num(effort if math.isfinite(effort) else _UNLIMITED),
+        "velocity": num(velocity if math.isfinite(velocity) else _UNLIMITED),
+    }
 
 
 def _urdf_tree(robot, model):
@@ -272,18 +248,18 @@ def _urdf_tree(robot, model):
         if b > 0 and model.body_mass[b] > 0:
             inertial = ET.SubElement(link, "inertial")
             _origin(inertial, model.body_ipos[b] - off[b])
-            ET.SubElement(inertial, "mass", value=_num(model.body_mass[b]))
+            ET.SubElement(inertial, "mass", value=num(model.body_mass[b]))
             R = _quat_mat(model.body_iquat[b])
             I = R @ np.diag(model.body_inertia[b]) @ R.T
             ET.SubElement(
                 inertial,
                 "inertia",
-                ixx=_num(I[0, 0]),
-                ixy=_num(I[0, 1]),
-                ixz=_num(I[0, 2]),
-                iyy=_num(I[1, 1]),
-                iyz=_num(I[1, 2]),
-                izz=_num(I[2, 2]),
+                ixx=num(I[0, 0]),
+                ixy=num(I[0, 1]),
+                ixz=num(I[0, 2]),
+                iyy=num(I[1, 1]),
+                iyz=num(I[1, 2]),
+                izz=num(I[2, 2]),
             )
         for g in range(model.ngeom):
             if int(model.geom_bodyid[g]) == b:
@@ -309,30 +285,24 @@ def _urdf_tree(robot, model):
         ET.SubElement(joint, "child", link=names[b])
         if j is None:
             continue
-        ET.SubElement(joint, "axis", xyz=" ".join(_num(v) for v in model.jnt_axis[j]))
+        ET.SubElement(joint, "axis", xyz=" ".join(num(v) for v in model.jnt_axis[j]))
         rj = actuated.get(jname)
-        params = joint_params(rj) if rj else {}
-        effort = params.get("tau_max", 0.0)
-        velocity = params.get("vel_max", math.inf)
-        if not math.isfinite(velocity):
-            velocity = params.get("link_vel_max", 0.0)
-        velocity = velocity if math.isfinite(velocity) else 0.0
-        attrs = {"effort": _num(effort), "velocity": _num(velocity)}
+        attrs = _limits(rj, model, j)
         if kind != "continuous":
             lo, hi = model.jnt_range[j] if limited else (-math.inf, math.inf)
             if not limited:  # an unlimited slide: URDF needs numbers
-                lo, hi = -1e10, 1e10
-            attrs.update(lower=_num(lo), upper=_num(hi))
+                lo, hi = -_UNLIMITED, _UNLIMITED
+            attrs.update(lower=num(lo), upper=num(hi))
         ET.SubElement(joint, "limit", attrs)
         dof = int(model.jnt_dofadr[j])
         ET.SubElement(
             joint,
             "dynamics",
-            damping=_num(model.dof_damping[dof]),
-            friction=_num(model.dof_frictionloss[dof]),
+            damping=num(model.dof_damping[dof]),
+            friction=num(model.dof_frictionloss[dof]),
         )
         if rj:
-            plugins.append((jname, _plugin(root, rj)))
+            plugins.append((jname, plugin_block(root, rj)))
     return root, plugins
 
 
@@ -358,30 +328,75 @@ def _xacro(root, plugins, robot):
     return out
 
 
-def _yaml(robot, ref_topics):
-    names = ", ".join(rj.name for rj in robot.joints)
+# the toolbox plugin's command topics <ns>/<joint>/<topic> of reference 1 and 2 by operation mode
+# (CompliantActuatorPlugin::topicNames): the Plugin Manager's ref1_topic_name / ref2_topic_name
+MODE_TOPICS = {
+    0: ("torque_command", "disabled"),
+    1: ("link_command", "disabled"),
+    2: ("reference_1", "reference_2"),
+    3: ("equilibrium_position", "stiffness_preset"),
+    4: ("torque_m1_command", "torque_m2_command"),
+    5: ("reference_1", "reference_2"),
+    6: ("equilibrium_position", "stiffness_preset"),
+}
+_ROS_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*(/[A-Za-z][A-Za-z0-9_]*)*")
+
+
+def _yaml(robot, namespace, ref_topics):
+    """The Plugin Manager's configuration (its keys: namespace, T_sample, joints_number,
+    joints_name, ref1_topic_name, ref2_topic_name). The manager subscribes to
+    /<namespace>/reference_1 and /reference_2 (std_msgs/Float64MultiArray, one value per joint)
+    and publishes joint k's values on /<namespace>/<joint k><ref1_topic_name[k]> (and ref2): the
+    command topics of each joint's plugin in its operation mode, or `ref_topics` for all."""
+    topics = [ref_topics or MODE_TOPICS[rj.mode] for rj in robot.joints]
+
+    def seq(items):
+        return "[" + ", ".join(json.dumps(i) for i in items) + "]"
+
     return (
         f"# Plugin Manager of the compliant-actuator toolbox [Mengacci2021] for {robot.name} "
         f"({robot.variant}), written by asr\n"
+        f"namespace: {json.dumps(namespace)}\n"
+        f"T_sample: {num(robot.mj_model().opt.timestep)}\n"
         f"joints_number: {len(robot.joints)}\n"
-        f"joints_name: [{names}]\n"
-        f"ref1_topic_name: {ref_topics[0]}\n"
-        f"ref2_topic_name: {ref_topics[1]}\n"
-        f"T_sample: {_num(robot.mj_model().opt.timestep)}\n"
+        f"joints_name: {seq(rj.name for rj in robot.joints)}\n"
+        f"ref1_topic_name: {seq('/' + t[0] for t in topics)}\n"
+        f"ref2_topic_name: {seq('/' + t[1] for t in topics)}\n"
     )
 
 
-def export_robot(robot, variant=None, out_dir=None, *, ref_topics=("reference_1", "reference_2")):
+def _check_topics(namespace, ref_topics):
+    if namespace is not None and (
+        not isinstance(namespace, str) or not _ROS_NAME.fullmatch(namespace)
+    ):
+        raise ValueError(
+            f"namespace: got {namespace!r}, valid: a ROS name like 'robot1' (letters, digits, _, "
+            "parts joined by /)"
+        )
+    if ref_topics is not None and (
+        not isinstance(ref_topics, (tuple, list))
+        or len(ref_topics) != 2
+        or not all(isinstance(t, str) and _ROS_NAME.fullmatch(t) for t in ref_topics)
+    ):
+        raise ValueError(
+            f"ref_topics: expected None or two topic names like 'reference_1', got {ref_topics!r}"
+        )
+
+
+def export_robot(robot, variant=None, out_dir=None, *, namespace=None, ref_topics=None):
     """Write `<name>.urdf`, `<name>.urdf.xacro` and `<name>_plugin_manager.yaml` of `robot` (a
     robot name, a robot folder or an asr.Robot; `variant` for names and folders) into `out_dir`
     (created if missing). Returns {"urdf": path, "xacro": path, "yaml": path}.
 
-    `ref_topics`: the Plugin Manager's ref1_topic_name / ref2_topic_name, the robot-level
-    reference topics (one value per joint) that asr.ros.export's nodes publish.
-    Joint limits are the MJCF ranges (revolute; an unlimited hinge is continuous); asr's
+    `namespace`: the Plugin Manager's namespace (default: the robot's name); it reads the
+    robot-level references on /<namespace>/reference_1 and /reference_2. `ref_topics`: the
+    per-joint topics it forwards them to, (ref1, ref2) for every joint; default: each joint's
+    toolbox command topics in its operation mode (MODE_TOPICS).
+    Plugin blocks: see asr.ros.urdf_tags (the toolbox's plugin file and tags, asr_ tags for the
+    rest). Joint limits are the MJCF ranges (revolute; an unlimited hinge is continuous); asr's
     pos_min / pos_max limit the motors, not the link (the link moves past them by the spring's
-    deflection), so they go into the plugin block as mot_pos_min / mot_pos_max only. <limit>
-    effort is the motor torque limit tau_max, velocity vel_max (link_vel_max when unlimited).
+    deflection), so they go into the plugin block as mot_minPos / mot_maxPos only. <limit>: see
+    _limits (modes 0 / 1: link_tau_max, else tau_max).
 
     ValueError when the robot is not a fixed-base tree (free or ball joints, several joints in
     one body, equality constraints), naming the body; FileNotFoundError for an unknown robot;
@@ -390,12 +405,7 @@ def export_robot(robot, variant=None, out_dir=None, *, ref_topics=("reference_1"
         raise TypeError("out_dir: required, the folder to write the URDF files into")
     if not isinstance(out_dir, (str, os.PathLike)):
         raise TypeError(f"out_dir: expected a folder path, got {type(out_dir).__name__}")
-    if (
-        not isinstance(ref_topics, (tuple, list))
-        or len(ref_topics) != 2
-        or not all(isinstance(t, str) and t and not any(c.isspace() for c in t) for t in ref_topics)
-    ):
-        raise ValueError(f"ref_topics: expected two topic names without spaces, got {ref_topics!r}")
+    _check_topics(namespace, ref_topics)
     robot = _resolve(robot, variant)
     out_dir = os.fspath(out_dir)
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
@@ -411,17 +421,25 @@ def export_robot(robot, variant=None, out_dir=None, *, ref_topics=("reference_1"
     _write(root, paths["urdf"])
     _write(_xacro(root, plugins, robot), paths["xacro"])
     with open(paths["yaml"], "w", encoding="utf-8") as f:
-        f.write(_yaml(robot, ref_topics))
+        f.write(_yaml(robot, namespace or robot.name, ref_topics))
     return paths
 
 
 # ---------------------------------------------------------------- back
 
 
+def _is_actuator(pl):
+    file = pl.get("filename", "")
+    return file in FILE_MODELS or file.startswith(ASR_ONLY_FILE) or pl.find(MODEL_TAG) is not None
+
+
 def import_robot(urdf_path):
-    """The actuated joints of a URDF written by export_robot: a tuple of asr.RobotJoint (name,
-    model, mode, every parameter) in the file's order. ValueError naming the plugin block and
-    tag for a block asr cannot read (no asr_model, unknown model or tag, a value out of range)."""
+    """The actuated joints of a URDF: a tuple of asr.RobotJoint (name, model, mode, every
+    parameter), one per <gazebo><plugin> block of a toolbox actuator (libqbmove_plugin.so,
+    libsea_plugin.so, libbavs_plugin.so, libawas_ii_plugin.so) or of asr (asr_model), in the
+    file's order; other plugins are skipped. Written by export_robot, every parameter comes back
+    bit for bit; written for the toolbox, missing tags take the toolbox's defaults
+    (asr.ros.urdf_tags). ValueError naming the plugin block and tag for a block asr cannot read."""
     if not isinstance(urdf_path, (str, os.PathLike)):
         raise TypeError(f"urdf_path: expected a file path, got {type(urdf_path).__name__}")
     try:
@@ -430,51 +448,40 @@ def import_robot(urdf_path):
         raise ValueError(f"urdf_path: {os.fspath(urdf_path)!r} is not XML: {exc}") from None
     if root.tag != "robot":
         raise ValueError(f"urdf_path: root element <{root.tag}>, expected <robot>")
-    joints = []
-    for pl in root.iterfind("gazebo/plugin"):
-        if pl.get("filename") != PLUGIN_FILE:
-            continue
-        where = f"plugin {pl.get('name')!r}"
-        fields = {c.tag: (c.text or "").strip() for c in pl}
-        for tag in ("joint", "operation_mode", "asr_model"):
-            if tag not in fields:
-                raise ValueError(f"{where}: missing <{tag}> (not written by asr.ros.export_robot)")
-        model = fields["asr_model"]
-        get_model(model)
-        tags = {tag: name for name, tag in param_tags(model).items()}
-        spec = get_model(model).spec
-        params = {}
-        for tag, text in fields.items():
-            if tag in ("joint", "operation_mode", "asr_model") + _FLAG_TAGS:
-                continue
-            if tag not in tags:
-                raise ValueError(
-                    f"{where}: unknown tag <{tag}> for model {model!r}; valid: {', '.join(tags)}"
-                )
-            try:
-                value = float(text)
-            except ValueError:
-                raise ValueError(f"{where}: <{tag}>: expected a number, got {text!r}") from None
-            spec.param(tags[tag]).check(value, f"{where}: ")
-            params[tags[tag]] = value
-        try:
-            mode = int(fields["operation_mode"])
-        except ValueError:
-            raise ValueError(
-                f"{where}: <operation_mode>: expected 0-6, got {fields['operation_mode']!r}"
-            ) from None
-        if not 0 <= mode <= 6:
-            raise ValueError(f"{where}: <operation_mode>: got {mode}, valid modes 0-6")
-        joints.append(RobotJoint(fields["joint"], model, mode, params))
+    joints = [read_block(pl) for pl in root.iterfind("gazebo/plugin") if _is_actuator(pl)]
+    names = [j.name for j in joints]
+    for name in names:
+        if names.count(name) > 1:
+            raise ValueError(f"urdf_path: joint {name!r} has {names.count(name)} plugin blocks")
     return tuple(joints)
+
+
+def robot_from_urdf(urdf_path):
+    """An asr.Robot of a URDF file (variant "urdf"): MuJoCo reads its links and joints, its
+    plugin blocks give the actuators (import_robot), so asr.Sim(robot_from_urdf(path)) runs it.
+    The URDF's folder is the robot's folder (meshes must lie inside it). ValueError for a plugin
+    block asr cannot read or a joint it names that is not a hinge or slide joint of the URDF."""
+    joints = import_robot(urdf_path)
+    path = os.path.abspath(os.fspath(urdf_path))
+    root = ET.parse(path).getroot()
+    robot = Robot(
+        name=root.get("name") or os.path.splitext(os.path.basename(path))[0],
+        variant="urdf",
+        description=f"imported from {os.path.basename(path)}",
+        folder=os.path.dirname(path),
+        mjcf=path,
+        joints=joints,
+    )
+    robot.mj_model()  # RobotFileError / ValueError now, naming a joint the URDF lacks
+    return robot
 
 
 __all__ = [
     "export_robot",
     "import_robot",
+    "robot_from_urdf",
     "check_exportable",
-    "param_tags",
-    "joint_params",
+    "MODE_TOPICS",
     "mat_rpy",
     "rpy_mat",
 ]
