@@ -72,3 +72,68 @@ def asr_env(base=None):
     site = sysconfig.get_paths()["purelib"] if sys.prefix != sys.base_prefix else None
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), site) if p)
     return env
+
+
+PEERS = ROOT / "tests" / "ros2_peers"
+
+
+class NodeProcess:
+    """asr's ROS 2 node (asr.ros.ros2_node.run_ros2_node(**kwargs)) in a subprocess of
+    .venv-ros2's Python with asr importable; stderr goes to a file (`log()` reads it).
+    A context manager: on exit it is stopped with SIGINT, then killed after 10 s."""
+
+    def __init__(self, tmp_path, **kwargs):
+        import json
+
+        self.stderr_path = Path(tmp_path) / "node.stderr"
+        code = (
+            "import json, sys; from asr.ros.ros2_node import run_ros2_node; "
+            f"sys.exit(run_ros2_node(**json.loads({json.dumps(json.dumps(kwargs))})))"
+        )
+        self._err = open(self.stderr_path, "w")
+        self.proc = subprocess.Popen(
+            [ros2_python(), "-c", code],
+            env=asr_env(),
+            stdout=subprocess.DEVNULL,
+            stderr=self._err,
+            cwd=ROOT,
+        )
+
+    def log(self):
+        return self.stderr_path.read_text()
+
+    def stop(self):
+        import signal
+
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+        self._err.close()
+        return self.proc.returncode
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+def run_peer(script, *args, timeout=180):
+    """Run tests/ros2_peers/<script> with .venv-ros2's Python without asr; its JSON result
+    (stdout's last line). AssertionError with its stderr when it fails."""
+    import json
+
+    proc = subprocess.run(
+        [ros2_python(), str(PEERS / script), *args],
+        env=bare_env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=PEERS,
+    )
+    assert proc.returncode == 0, f"peer {script} {args[:1]} failed:\n{proc.stderr[-3000:]}"
+    return json.loads(proc.stdout.strip().splitlines()[-1])

@@ -1,0 +1,132 @@
+"""What every ROS 2 test peer shares (run with .venv-ros2's Python, without asr): an rclpy node
+that records asr's state topics in a background executor, publishers that wait for asr's
+subscription, service calls with deadlines, and the JSON result on stdout's last line."""
+
+import json
+import threading
+import time
+
+import rclpy
+from rcl_interfaces.msg import Log
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+
+DEADLINE_S = 30.0  # every wait: a busy CI host is slow, never this slow
+
+
+def qos(depth=1000, latched=False):
+    return QoSProfile(
+        history=HistoryPolicy.KEEP_LAST,
+        depth=depth,
+        reliability=ReliabilityPolicy.RELIABLE,
+        durability=DurabilityPolicy.TRANSIENT_LOCAL if latched else DurabilityPolicy.VOLATILE,
+    )
+
+
+def ns_of(stamp):
+    return stamp.sec * 10**9 + stamp.nanosec
+
+
+class Peer:
+    """Records joint_states [(stamp ns, positions, velocities, arrival s)], held_references
+    [(data, arrival s)], /clock [stamp ns] and /rosout lines of the node under test."""
+
+    def __init__(self, namespace="", use_sim_time=False):
+        rclpy.init()
+        params = [rclpy.parameter.Parameter("use_sim_time", value=True)] if use_sim_time else []
+        self.node = rclpy.create_node(
+            "peer", namespace=namespace or None, parameter_overrides=params
+        )
+        self.cond = threading.Condition()
+        self.states, self.held, self.clock, self.logs = [], [], [], []
+        self.latest = None
+        sub = self.node.create_subscription
+        sub(JointState, "joint_states", self._on_state, qos())
+        sub(JointState, "joint_states_latest", self._on_latest, qos(1, latched=True))
+        sub(Float64MultiArray, "held_references", self._on_held, qos())
+        sub(Clock, "/clock", self._on_clock, qos())
+        sub(Log, "/rosout", self._on_log, qos(1000, latched=True))
+        self.executor = SingleThreadedExecutor()
+        self.executor.add_node(self.node)
+        self.thread = threading.Thread(target=self.executor.spin, daemon=True)
+        self.thread.start()
+
+    def _add(self, store, item):
+        with self.cond:
+            store.append(item)
+            self.cond.notify_all()
+
+    def _on_state(self, m):
+        t = time.monotonic()
+        self._add(self.states, (ns_of(m.header.stamp), list(m.position), list(m.velocity), t))
+
+    def _on_latest(self, m):
+        with self.cond:
+            self.latest = (ns_of(m.header.stamp), list(m.position))
+            self.cond.notify_all()
+
+    def _on_held(self, m):
+        self._add(self.held, (list(m.data), time.monotonic()))
+
+    def _on_clock(self, m):
+        self._add(self.clock, ns_of(m.clock))
+
+    def _on_log(self, m):
+        self._add(self.logs, m.msg)
+
+    def wait(self, predicate, what, timeout=DEADLINE_S):
+        """Wait until predicate() (called under the lock) holds; RuntimeError naming `what`."""
+        with self.cond:
+            if not self.cond.wait_for(predicate, timeout):
+                raise RuntimeError(f"peer: timed out after {timeout} s waiting for {what}")
+
+    def publisher(self, msg_type, topic):
+        """A reliable publisher on `topic`, returned once asr's node subscribes to it."""
+        pub = self.node.create_publisher(msg_type, topic, qos())
+        end = time.monotonic() + DEADLINE_S
+        while pub.get_subscription_count() == 0:
+            if time.monotonic() > end:
+                raise RuntimeError(f"peer: nobody subscribes to {topic}")
+            time.sleep(0.01)
+        return pub
+
+    def call(self, srv_type, name, request):
+        """The response of service `name`, waiting for it to appear and answer."""
+        client = self.node.create_client(srv_type, name)
+        if not client.wait_for_service(timeout_sec=DEADLINE_S):
+            raise RuntimeError(f"peer: service {name} does not appear")
+        future = client.call_async(request)
+        done = threading.Event()
+        future.add_done_callback(lambda _f: done.set())
+        if not done.wait(DEADLINE_S):
+            raise RuntimeError(f"peer: service {name} does not answer")
+        return future.result()
+
+    def reset(self):
+        """Call asr's reset and wait for the reset state (stamp 0) on joint_states; returns its
+        index in `states`."""
+        from std_srvs.srv import Trigger
+
+        self.wait(lambda: self.latest is not None, "joint_states_latest (asr's node)")
+        with self.cond:
+            start = len(self.states)
+        assert self.call(Trigger, "reset", Trigger.Request()).success
+        self.wait(
+            lambda: any(s[0] == 0 for s in self.states[start:]), "the reset state on joint_states"
+        )
+        with self.cond:
+            return next(i for i in range(start, len(self.states)) if self.states[i][0] == 0)
+
+    def finish(self, result):
+        """Print the result as JSON (stdout's last line) and exit at once: tearing rclpy down
+        under the spinning executor thread aborts in C++ ("terminate called without an active
+        exception"), and the peer has nothing left to release."""
+        import os
+        import sys
+
+        print(json.dumps(result), flush=True)
+        sys.stderr.flush()
+        os._exit(0)

@@ -1,0 +1,66 @@
+"""asr's ROS 2 node in real time, with real rclpy over Fast DDS (node and controller peer in
+subprocesses, tests/_ros2.py): commands drive the link as an offline asr.Sim rollout does, no
+joint_states message is lost at 1 kHz, /clock and a use_sim_time node follow simulated time;
+latency and real-time factor are measured and printed (`-s`), judged only by sane bounds."""
+
+import json
+
+import numpy as np
+import pytest
+from _ros2 import NodeProcess, run_peer
+
+from asr.sim import Sim
+
+pytestmark = [pytest.mark.ros2, pytest.mark.slow]
+
+ROBOT = "qbmove_arm_2dof"
+
+
+def _period(rate):
+    sim = Sim(ROBOT, 1)
+    steps = int(round(1.0 / (rate * sim.dt)))
+    return steps, steps * int(round(sim.dt * 1e9))
+
+
+def _check_record(out, rate):
+    """The recording from the reset on: every period's state, exactly stamped; /clock equal;
+    the states those of an offline rollout with the held references."""
+    steps, period_ns = _period(rate)
+    n = len(out["stamps"])
+    assert out["stamps"] == [k * period_ns for k in range(n)], "a joint_states message was lost"
+    assert out["clock"] == out["stamps"], "/clock differs from the states' stamps"
+    assert out["sim_now"] == out["stamps"][-1], "a use_sim_time node's clock is not asr's time"
+    held = np.array(out["held"][1:]).reshape(n - 1, 2, 2)
+    sim = Sim(ROBOT, 1)
+    series = np.repeat(held, steps, axis=0)[None]
+    res = sim.rollout(series.shape[1], series, record=("q",))
+    assert np.array_equal(np.array(out["q"][1:]), res["q"][0, steps - 1 :: steps])
+    wall = out["arrival"][-1] - out["arrival"][0]
+    return (out["stamps"][-1] * 1e-9) / wall, n
+
+
+@pytest.mark.parametrize("rate", [100.0, 1000.0])
+def test_real_time_commands_clock_loss_latency(tmp_path, rate):
+    with NodeProcess(tmp_path, robot=ROBOT, rate=rate) as node:
+        cmd = {"commands": [["joint1/equilibrium_position", 0.4]], "after": 20, "seconds": 5.0}
+        out = run_peer("controller.py", "record", json.dumps(cmd))
+        rtf, n = _check_record(out, rate)
+        held = np.array(out["held"])
+        assert held[0, 0] == 0.0 and held[-1, 0] == 0.4, "the command was not held"
+        q = np.array(out["q"])
+        assert q[-1, 0] - q[0, 0] > 0.2, "the link did not follow the equilibrium command"
+        samples = 200
+        lat = run_peer(
+            "controller.py",
+            "latency",
+            json.dumps({"topic": "joint1/equilibrium_position", "samples": samples}),
+        )
+        assert node.proc.poll() is None
+    print(
+        f"\nasr ros2 at {rate:g} Hz: {n} periods, none lost; real-time factor {rtf:.3f} "
+        f"(simulated / wall over {n} periods); command -> state latency median "
+        f"{lat['median'] * 1e3:.2f} ms, p95 {lat['p95'] * 1e3:.2f} ms over {lat['n']} samples"
+    )
+    assert lat["n"] == samples
+    assert 0 < lat["median"] <= lat["p95"] < 5.0
+    assert rtf > 0.05
