@@ -19,6 +19,7 @@ _EXPORTS = {
     "as_rollout": "bags",
     "export_robot": "urdf",
     "import_robot": "urdf",
+    "robot_from_urdf": "urdf",
     "export_policy": "export",
     "roscore": "master",
 }
