@@ -1,10 +1,9 @@
-"""asr.ros.bags: rollouts written as ROS 1 / ROS 2 / MCAP bags, checked with independent readers
-(Debian's rosbag Python API and command-line tools, rosbags' rosbag2 reader, the mcap package),
-and a bag recorded by `rosbag record` from a rospy publisher read back with read_bag."""
+"""asr.ros.bags: rollouts written as ROS 1 bags, checked with independent readers (Debian's rosbag
+Python API and command-line tools), and a bag recorded by `rosbag record` from a rospy publisher
+read back with read_bag. ROS 2 bags: tests/test_ros2_bags.py."""
 
 import os
 import signal
-import struct
 import subprocess
 
 import numpy as np
@@ -14,9 +13,10 @@ from conftest import require, require_ros1
 import asr
 from asr.iterative_learning import ILCResult
 from asr.parameter_sweep import SweepResult
-from asr.ros.bags import as_rollout, read_bag, write_bag
+from asr.ros._bag_layout import LINK_MAP as LINK
+from asr.ros.bags import as_rollout, read_bag, state_info, write_bag
 from asr.ros.environment import tool_env
-from asr.ros.messages import STATE_INFO_DEFINITION, STATE_INFO_FIELDS
+from asr.ros.messages import STATE_INFO_FIELDS
 
 pytestmark = pytest.mark.ros
 
@@ -31,14 +31,16 @@ RECORD = asr.sim.DEFAULT_RECORD + (
     "tau_el1",
     "tau_el2",
 )
-LINK = {
-    "q": "q",
-    "dq": "qd",
-    "ref_1": "ref1",
-    "ref_2": "ref2",
-    "tau": "tau_joint",
-    "stiff": "stiffness",
-}
+# link_state's type in ROS 1 bags (the live node's); the toolbox's holds float32, every field of
+# one type: what a ROS 1 bag keeps
+STATE_INFO, STATE_INFO_DEFINITION, state_info_class = state_info()
+SI_DTYPE = np.dtype(STATE_INFO_DEFINITION.split()[0])
+SI_ONLY = ("ref1", "ref2", "stiffness")  # fields a ROS 1 bag carries in state_info only
+
+
+def as_state_info(a):
+    """A float64 array as it reads back from a state_info field."""
+    return np.asarray(a).astype(SI_DTYPE).astype(float)
 
 
 @pytest.fixture(scope="module")
@@ -72,11 +74,12 @@ def test_ros1_read_by_debian_rosbag(run, tmp_path):
     with rosbag.Bag(str(path)) as bag:
         info = bag.get_type_and_topic_info()
         assert info.topics["/joint_states"].msg_type == "sensor_msgs/JointState"
-        assert info.topics["/joint1/link_state"].msg_type == "asr_msgs/state_info"
+        assert info.topics["/joint1/link_state"].msg_type == STATE_INFO
+        assert info.topics["/joint2/motor_2_state"].msg_type == "sensor_msgs/JointState"
         assert info.topics["/joint2/torque_el2_state"].msg_type == "std_msgs/Float64"
         assert info.msg_types["sensor_msgs/JointState"] == sensor_msgs.JointState._md5sum
         assert info.msg_types["std_msgs/Float64"] == std_msgs.Float64._md5sum
-        assert info.msg_types["asr_msgs/state_info"] == asr.ros.messages.state_info_class()._md5sum
+        assert info.msg_types[STATE_INFO] == state_info_class()._md5sum
         for topic, msg, t in bag.read_messages():
             k = len(seen.setdefault(topic, []))
             seen[topic].append(t.to_nsec())
@@ -90,15 +93,17 @@ def test_ros1_read_by_debian_rosbag(run, tmp_path):
                 assert list(msg.position) == out[p][1, k].tolist()
                 assert list(msg.velocity) == out[v][1, k].tolist()
                 assert list(msg.effort) == out[e][1, k].tolist()
-            elif topic.endswith("/link_state") or topic.endswith("/motor_2_state"):
+            elif topic.endswith("/link_state"):
                 j = int(topic.split("/")[1][-1]) - 1
-                fmap = (
-                    LINK
-                    if topic.endswith("link_state")
-                    else dict(LINK, q="th2", dq="th2d", tau="tau_m2")
-                )
-                for f, src in fmap.items():
-                    assert getattr(msg, f) == out[src][1, k, j], (topic, f, k)
+                for f, src in LINK.items():
+                    assert getattr(msg, f) == as_state_info(out[src][1, k, j]), (topic, f, k)
+            elif topic.endswith("/motor_2_state"):  # the toolbox's: a JointState of one motor
+                j = int(topic.split("/")[1][-1]) - 1
+                assert tuple(msg.name) == (f"joint{j + 1}_motor_2",)
+                assert msg.header.stamp.to_nsec() == want_t[k]
+                assert list(msg.position) == [out["th2"][1, k, j]]
+                assert list(msg.velocity) == [out["th2d"][1, k, j]]
+                assert list(msg.effort) == [out["tau_m2"][1, k, j]]
             elif topic.endswith("/torque_el1_state"):
                 assert msg.data == out["tau_el1"][1, k, int(topic.split("/")[1][-1]) - 1]
     assert len(seen) == 14  # 4 robot-level + 2 joints x 5
@@ -123,17 +128,18 @@ def test_rosbag_info_and_check(run, tmp_path):
     assert {t["topic"]: (t["type"], t["messages"]) for t in info["topics"]} == {
         "/joint_states": ("sensor_msgs/JointState", STEPS),
         "/robot_state": ("sensor_msgs/JointState", STEPS),
-        "/joint1/link_state": ("asr_msgs/state_info", STEPS),
-        "/joint2/link_state": ("asr_msgs/state_info", STEPS),
+        "/joint1/link_state": (STATE_INFO, STEPS),
+        "/joint2/link_state": (STATE_INFO, STEPS),
     }
     assert info["start"] == pytest.approx(sim.dt) and info["end"] == pytest.approx(STEPS * sim.dt)
-    # rosbag check needs asr_msgs importable: a package made here from the message definition
-    pkg = tmp_path / "py" / "asr_msgs" / "msg"
+    # rosbag check needs state_info's package importable: one made here from its definition
+    pkg_name, msg_name = STATE_INFO.split("/")
+    pkg = tmp_path / "py" / pkg_name / "msg"
     pkg.mkdir(parents=True)
     (pkg.parent / "__init__.py").write_text("")
     (pkg / "__init__.py").write_text(
-        "import genpy.dynamic\nstate_info = genpy.dynamic.generate_dynamic("
-        f"'asr_msgs/state_info', {STATE_INFO_DEFINITION!r})['asr_msgs/state_info']\n"
+        f"import genpy.dynamic\n{msg_name} = genpy.dynamic.generate_dynamic("
+        f"{STATE_INFO!r}, {STATE_INFO_DEFINITION!r})[{STATE_INFO!r}]\n"
     )
     env["PYTHONPATH"] = str(tmp_path / "py")
     checked = run_tool(["rosbag", "check", str(path)], env)
@@ -155,7 +161,8 @@ def test_read_bag_round_trip_all_instances(run, tmp_path):
     assert set(back) - {"t", "joint_names"} == set(RECORD)
     for f in RECORD:
         assert back[f].shape == (2, STEPS, 2)
-        assert np.array_equal(back[f], out[f]), f
+        want = as_state_info(out[f]) if f in SI_ONLY else out[f]
+        assert np.array_equal(back[f], want), f
     assert not np.array_equal(back["q"][0], back["q"][1])  # instances stay apart
     # one topic, single instance
     one = read_bag(
@@ -183,91 +190,12 @@ def test_ilc_result(tmp_path):
     )
     back = as_rollout(read_bag(write_bag(res, tmp_path / "ilc.bag")))
     assert np.array_equal(back["q"], res.output)
-    assert np.array_equal(back["ref1"], res.input)
-    assert np.array_equal(back["ref2"], np.repeat(res.presets[:, None], T, axis=1))
+    assert np.array_equal(back["ref1"], as_state_info(res.input))
+    assert np.array_equal(back["ref2"], as_state_info(np.repeat(res.presets[:, None], T, axis=1)))
     assert np.array_equal(back["t"], np.array(stamps_ns(0.002, steps=T)) * 1e-9)
     assert np.array_equal(back["t"], np.rint(res.time * 1e9) * 1e-9)
     assert "qd" not in back and "tau_joint" not in back  # empty JointState arrays
     assert np.array_equal(back["stiffness"], np.zeros((n, T, J)))  # absent state_info field
-
-
-# ---------------------------------------------------------------- ROS 2 and MCAP
-
-
-def test_ros2_sqlite_read_by_rosbags(run, tmp_path):
-    from rosbags.rosbag2 import Reader
-    from rosbags.typesys import Stores, get_types_from_msg, get_typestore
-
-    sim, out = run
-    path = write_bag(out, tmp_path / "arm_ros2", "ros2", sim=sim, instance=0)
-    assert (path / "metadata.yaml").is_file() and list(path.glob("*.db3"))
-    store = get_typestore(Stores.ROS2_HUMBLE)
-    store.register(get_types_from_msg(STATE_INFO_DEFINITION, "asr_msgs/msg/StateInfo"))
-    want_t = stamps_ns(sim.dt)
-    counts = {}
-    with Reader(path) as reader:
-        types = {c.topic: c.msgtype for c in reader.connections}
-        assert types["/joint_states"] == "sensor_msgs/msg/JointState"
-        assert types["/joint2/link_state"] == "asr_msgs/msg/StateInfo"
-        assert types["/joint1/torque_el1_state"] == "std_msgs/msg/Float64"
-        for conn, t, data in reader.messages():
-            k = counts[conn.topic] = counts.get(conn.topic, -1) + 1
-            assert t == want_t[k]
-            msg = store.deserialize_cdr(data, conn.msgtype)
-            if conn.topic == "/joint_states":
-                assert msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec == t
-                assert np.array_equal(msg.position, out["q"][0, k])
-                assert np.array_equal(msg.effort, out["tau_joint"][0, k])
-            elif conn.topic == "/joint2/link_state":
-                assert [getattr(msg, f) for f in LINK] == [out[s][0, k, 1] for s in LINK.values()]
-    assert len(counts) == 14 and set(counts.values()) == {STEPS - 1}
-    back = as_rollout(read_bag(path))
-    for f in RECORD:
-        assert np.array_equal(back[f], out[f][:1]), f
-
-
-def test_mcap_read_by_mcap_package(run, tmp_path):
-    mcap_reader = require("mcap.reader")
-    sim, out = run
-    path = write_bag(out, tmp_path / "arm_mcap", "mcap", sim=sim)
-    files = list(path.glob("*.mcap"))
-    assert len(files) == 1 and (path / "metadata.yaml").is_file()
-    want_t = stamps_ns(sim.dt)
-    counts = {}
-    with open(files[0], "rb") as f:
-        reader = mcap_reader.make_reader(f)
-        summary = reader.get_summary()
-        chans = {c.topic: c for c in summary.channels.values()}
-        assert len(chans) == 2 * 14
-        assert summary.statistics.message_count == 2 * 14 * STEPS
-        for topic, schema in (
-            ("/instance_1/joint_states", "sensor_msgs/msg/JointState"),
-            ("/instance_0/joint1/link_state", "asr_msgs/msg/StateInfo"),
-        ):
-            assert summary.schemas[chans[topic].schema_id].name == schema
-            assert summary.schemas[chans[topic].schema_id].encoding == "ros2msg"
-            assert chans[topic].message_encoding == "cdr"
-        assert (
-            "float64 stiff"
-            in summary.schemas[chans["/instance_0/joint1/link_state"].schema_id].data.decode()
-        )
-        for _schema, channel, message in reader.iter_messages(log_time_order=True):
-            k = counts[channel.topic] = counts.get(channel.topic, -1) + 1
-            assert message.log_time == message.publish_time == want_t[k]
-            data = message.data
-            assert data[:4] == b"\x00\x01\x00\x00"  # CDR, little endian
-            if channel.topic.endswith("joint_states"):  # header.stamp: int32, uint32
-                sec, nsec = struct.unpack_from("<iI", data, 4)
-                assert sec * 10**9 + nsec == want_t[k]
-            elif channel.topic.endswith("/joint2/link_state"):  # six float64, 8-aligned
-                i = int(channel.topic.split("/")[1].rsplit("_", 1)[1])
-                got = struct.unpack_from("<6d", data, 4)
-                assert list(got) == [out[s][i, k, 1] for s in LINK.values()]
-    assert set(counts.values()) == {STEPS - 1}
-    for p in (path, files[0]):  # the folder, or the .mcap file alone
-        back = as_rollout(read_bag(p))
-        for f in RECORD:
-            assert np.array_equal(back[f], out[f]), (p, f)
 
 
 # ---------------------------------------------------------------- errors
@@ -275,7 +203,7 @@ def test_mcap_read_by_mcap_package(run, tmp_path):
 
 def test_bad_input(run, tmp_path):
     sim, out = run
-    with pytest.raises(ValueError, match=r"format: got 'ros3'.*'ros1', 'ros2', 'mcap'"):
+    with pytest.raises(ValueError, match=r"format: got 'ros3'.*'ros1', 'ros2', 'mcap', 'ros2-sql"):
         write_bag(out, tmp_path / "a.bag", "ros3", sim=sim)
     with pytest.raises(ValueError, match=r"path: the folder .*nowhere.* does not exist"):
         write_bag(out, tmp_path / "nowhere" / "a.bag", sim=sim)
@@ -305,6 +233,14 @@ def test_bad_input(run, tmp_path):
         )
     with pytest.raises(TypeError, match=r"result: got list"):
         write_bag([1, 2], tmp_path / "a.bag", sim=sim)
+    huge = dict(out, stiffness=np.full_like(out["q"], 1e39))
+    if SI_DTYPE == np.float32:
+        with pytest.raises(ValueError, match=r"result\['stiffness'\]: .* 1e\+39 exceeds float32's"):
+            write_bag(huge, tmp_path / "a.bag", sim=sim)
+    else:  # a float64 state_info holds it
+        back = as_rollout(read_bag(write_bag(huge, tmp_path / "huge.bag", sim=sim)))
+        assert np.all(back["stiffness"] == 1e39)
+        (tmp_path / "huge.bag").unlink()
     write_bag(out, tmp_path / "a.bag", sim=sim, instance=0)
     with pytest.raises(ValueError, match=r"exists already"):
         write_bag(out, tmp_path / "a.bag", sim=sim, instance=0)
@@ -319,6 +255,7 @@ def test_bad_input(run, tmp_path):
     with pytest.raises(TypeError, match=r"topics: got str"):
         as_rollout("a.bag")
     assert not (tmp_path / "nowhere").exists() and not (tmp_path / "a.db3").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.bag"]
 
 
 # ---------------------------------------------------------------- a bag recorded live
@@ -326,7 +263,7 @@ def test_bad_input(run, tmp_path):
 PUBLISHER = r"""
 import sys, time, genpy.dynamic, rospy
 from sensor_msgs.msg import JointState
-SI = genpy.dynamic.generate_dynamic("asr_msgs/state_info", sys.argv[1])["asr_msgs/state_info"]
+SI = genpy.dynamic.generate_dynamic(sys.argv[2], sys.argv[1])[sys.argv[2]]
 rospy.init_node("fake_asr_node", disable_signals=True)
 js = rospy.Publisher("/joint_states", JointState, queue_size=100)
 ls = rospy.Publisher("/joint1/link_state", SI, queue_size=100)
@@ -378,7 +315,7 @@ def test_read_bag_recorded_by_rosbag_record(ros_master, tmp_path):
         stderr=subprocess.STDOUT,
     )
     pub = subprocess.Popen(
-        ["/usr/bin/python3", "-c", PUBLISHER, STATE_INFO_DEFINITION],
+        ["/usr/bin/python3", "-c", PUBLISHER, STATE_INFO_DEFINITION, STATE_INFO],
         env=env,
         start_new_session=True,
         stdout=subprocess.PIPE,

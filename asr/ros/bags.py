@@ -1,42 +1,48 @@
-"""Rollouts as bags: write asr trajectories as ROS 1 bags, ROS 2 bags (SQLite 3) or ROS 2 MCAP
-recordings with the topics and types of asr's live node, and read bags (written here, or
-recorded from the node or a robot with `rosbag record`) back into NumPy arrays.
+"""Rollouts as bags: write asr trajectories as ROS 1 bags or ROS 2 (Jazzy) bags with the topics
+and types of asr's live nodes, and read bags (written here, or recorded from a node or a robot
+with `rosbag record` / `ros2 bag record`) back into NumPy arrays.
 
     out = sim.rollout(200, refs, record=asr.sim.DEFAULT_RECORD + ("ref1", "ref2"))
     write_bag(out, "arm.bag", sim=sim, instance=0)            # or dt=, joint_names=, robot=
+    write_bag(out, "arm_ros2", "ros2", sim=sim)               # a rosbag2 folder (MCAP)
     topics = read_bag("arm.bag")       # {topic: {"t": (M,) s, "type": ..., fields...}}
     back = as_rollout(topics)          # {field: (N, steps, J)}, "t", "joint_names"
 
 Topics (`<ns>` is empty with `instance=k`, `/instance_<k>` for every instance k with
-`instance=None`), the same names and types as the node (toolbox topics of [Mengacci2021]):
+`instance=None`), the names and types of the live nodes (toolbox topics of [Mengacci2021]);
+JointState: name, position (rad), velocity (rad/s), effort (N m):
 
-    <ns>/joint_states, <ns>/robot_state   sensor_msgs/JointState: name = joint names,
-                                          position = q (rad), velocity = qd (rad/s),
-                                          effort = tau_joint (N m, the torque on the link)
-    <ns>/<joint>/link_state               asr_msgs/state_info: q = q, dq = qd, ref_1 = ref1,
-                                          ref_2 = ref2, tau = tau_joint, stiff = stiffness
-    <ns>/<joint>/motor_1_state            asr_msgs/state_info: q = th1, dq = th1d, ref_1 = ref1,
-    <ns>/<joint>/motor_2_state            ref_2 = ref2, tau = tau_m1, stiff = stiffness (motor 2:
-                                          th2, th2d, tau_m2)
-    <ns>/motor_1_state, <ns>/motor_2_state  sensor_msgs/JointState of th1, th1d, tau_m1 (th2 ...)
-    <ns>/<joint>/torque_el1_state          std_msgs/Float64: tau_el1 (N m); el2: tau_el2
+    ROS 1 ("ros1")                      ROS 2 ("ros2", "ros2-sqlite3")
+    <ns>/joint_states, <ns>/robot_state <ns>/joint_states          JointState q, qd, tau_joint
+    <ns>/motor_1_state, motor_2_state   <ns>/motor_states          JointState th, thd, tau_m of
+      (JointState of every joint)         (names <j>_motor_1, <j>_motor_2, joint by joint)
+    <ns>/<j>/link_state: state_info     <ns>/<j>/link_state: JointState of joint <j> (q, qd,
+      (q, dq, ref_1, ref_2, tau =         tau_joint); <ns>/<j>/stiffness Float64 (N m/rad);
+      tau_joint, stiff = stiffness)       <ns>/reference_1, reference_2 Float64MultiArray (J)
+    <ns>/<j>/motor_1_state, motor_2_state: JointState of one motor (name <j>_motor_<m>)
+    <ns>/<j>/torque_el1_state, torque_el2_state: std_msgs Float64 tau_el1, tau_el2 (N m)
+                                        /clock rosgraph_msgs/msg/Clock (the stamps)
 
-Motor topics are written when the rollout recorded the motor angle (th1 / th2), elastic torques
-when it recorded tau_el1 / tau_el2. A state_info field whose rollout field was not recorded is
-0 (state_info has no "unset"); a JointState array whose field was not recorded is empty, the ROS
-convention. In ROS 2 (formats "ros2" and "mcap") message names must be CamelCase: the same
-message is asr_msgs/msg/StateInfo there (ROS 1: asr_msgs/state_info), with the same fields.
+state_info is the toolbox's message (asr.ros.messages: type name and definition, float32
+fields), so its values read back rounded to float32. Motor topics are written when the rollout
+recorded th1 / th2, elastic torques when it recorded tau_el1 / tau_el2, ROS 2's stiffness and
+references when it recorded them. A state_info field whose rollout field was not recorded is 0
+(state_info has no "unset"); a JointState array whose field was not recorded is empty, the ROS
+convention.
 
 Time: sample k of a rollout is the state at the end of step k, so its stamp is
 t0 + (k + 1) dt (s; t0, default 0, is the rollout's start on the bag's clock, which keeps
-every stamp positive). header.stamp and the bag's record time are equal, in integer nanoseconds
-round(t0 * 1e9) + round((k + 1) dt * 1e9).
+every stamp positive). header.stamp, the bag's record time and (ROS 2) the publish time are
+equal, in integer nanoseconds round(t0 * 1e9) + round((k + 1) dt * 1e9).
 
 Formats: "ros1" a ROS 1 bag (version 2.0) file, path ending in .bag, with each connection's full
-message definition and MD5 sum (Debian's rosbag info / rosbag check / rosbag play read it);
-"ros2" a rosbag2 folder (metadata.yaml + SQLite 3 .db3, CDR); "mcap" a rosbag2 folder with MCAP
-storage (metadata.yaml + <name>.mcap, ros2msg schemas, CDR), what `ros2 bag record -s mcap`
-writes. ROS 2 bags carry the robot name and dt as custom data (asr.robot, asr.dt_s).
+message definition and MD5 sum (Debian's rosbag info / rosbag check / rosbag play read it).
+"ros2" a rosbag2 folder as ROS 2 Jazzy's `ros2 bag record` writes it by default: metadata.yaml
+version 9 (type hashes, offered QoS) and <folder>_0.mcap (MCAP, ros2msg schemas, CDR), standard
+message types only (asr.ros._ros2_types); "mcap" is the same as "ros2" (before, "ros2" meant
+SQLite 3 storage and both used a custom asr_msgs/msg/StateInfo). "ros2-sqlite3" the same bag
+with SQLite 3 storage (<folder>.db3). ROS 2 bags carry the robot name and dt as custom data
+(asr.robot, asr.dt_s).
 """
 
 import math
@@ -47,52 +53,35 @@ from pathlib import Path
 import numpy as np
 
 from asr._optional import need
-from asr.ros.messages import STATE_INFO_DEFINITION
+from asr.ros import _ros2_types as ros2
+from asr.ros import messages
+from asr.ros._bag_layout import LINK_MAP, MSGTYPE, SOURCES, layout, read_field
 
-FORMATS = ("ros1", "ros2", "mcap")
-STATE_INFO_ROS2 = "asr_msgs/msg/StateInfo"
-_STATE_INFO_RS1 = "asr_msgs/msg/state_info"  # rosbags' spelling of asr_msgs/state_info
-_JOINT_STATE = "sensor_msgs/msg/JointState"
-_FLOAT64 = "std_msgs/msg/Float64"
-# state_info field: the rollout field it carries, per topic kind
-_LINK_MAP = {
-    "q": "q",
-    "dq": "qd",
-    "ref_1": "ref1",
-    "ref_2": "ref2",
-    "tau": "tau_joint",
-    "stiff": "stiffness",
-}
-_MOTOR_MAP = {
-    m: {
-        "q": f"th{m}",
-        "dq": f"th{m}d",
-        "ref_1": "ref1",
-        "ref_2": "ref2",
-        "tau": f"tau_m{m}",
-        "stiff": "stiffness",
-    }
-    for m in (1, 2)
-}
-_JS_MAP = {
-    "/joint_states": ("q", "qd", "tau_joint"),
-    "/robot_state": ("q", "qd", "tau_joint"),
-    "/motor_1_state": ("th1", "th1d", "tau_m1"),
-    "/motor_2_state": ("th2", "th2d", "tau_m2"),
-}
+FORMATS = ("ros1", "ros2", "mcap", "ros2-sqlite3")
+_STORAGE = {"ros2": "mcap", "mcap": "mcap", "ros2-sqlite3": "sqlite3"}
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 
 
+def state_info():
+    """(type name, definition, genpy class getter) of a ROS 1 bag's link_state: the type the
+    live ROS 1 node publishes, from asr.ros.messages (the one place of its definition)."""
+    return messages.STATE_INFO, messages.STATE_INFO_DEFINITION, messages.state_info_class
+
+
+def _state_info_type():
+    """rosbags' spelling (pkg/msg/name) of state_info's type."""
+    pkg, name = state_info()[0].split("/")
+    return f"{pkg}/msg/{name}"
+
+
 def _typestore(ros_version):
-    """rosbags' typestore of ROS 1 Noetic or ROS 2 Humble plus asr's state message."""
+    """rosbags' type store of ROS 1 Noetic plus the toolbox's state_info, or ROS 2 Jazzy."""
     from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
-    if ros_version == 1:
-        store = get_typestore(Stores.ROS1_NOETIC)
-        store.register(get_types_from_msg(STATE_INFO_DEFINITION, _STATE_INFO_RS1))
-    else:
-        store = get_typestore(Stores.ROS2_HUMBLE)
-        store.register(get_types_from_msg(STATE_INFO_DEFINITION, STATE_INFO_ROS2))
+    if ros_version == 2:
+        return ros2.typestore()
+    store = get_typestore(Stores.ROS1_NOETIC)
+    store.register(get_types_from_msg(state_info()[1], _state_info_type()))
     return store
 
 
@@ -215,9 +204,10 @@ def write_bag(
     result: a Sim.rollout result {field: (N, steps, J)} (units of asr.FIELD_UNITS; needs 'q'),
         or an asr.iterative_learning.ILCResult (its last trials: q = output, ref1 = the learned
         input eq, ref2 = the presets). A SweepResult holds no trajectories: TypeError.
-    path: ".bag" file (format "ros1") or a folder (formats "ros2", "mcap") that does not exist
-        yet, in an existing folder.
-    format: "ros1", "ros2" or "mcap" (see the module docstring).
+    path: ".bag" file (format "ros1") or a folder (the ROS 2 formats) that does not exist yet,
+        in an existing folder.
+    format: "ros1", "ros2" (MCAP storage), "mcap" (the same) or "ros2-sqlite3" (see the module
+        docstring).
     instance: an instance index k in [0, N): its topics without prefix; None: every instance
         under the namespace /instance_<k>.
     dt (s), joint_names (J names), robot (its name): taken from `sim` (an asr.Sim) or from an
@@ -257,90 +247,43 @@ def write_bag(
     if format == "ros1" and path.suffix != ".bag":
         raise ValueError(f"path: got {str(path)!r}; a ROS 1 bag's name ends in .bag")
     stamps = _stamps_ns(t0, dt, steps)
+    need("rosbags", "ros", "asr.ros.write_bag")
     if format == "ros1":
-        need("rosbags", "ros", "asr.ros.write_bag")
         _write_ros1(path, fields, names, robot, instances, stamps)
     else:
-        _write_ros2(path, format, fields, names, robot, instances, stamps, dt)
+        from asr.ros.bags_ros2 import write_ros2
+
+        write_ros2(path, _STORAGE[format], fields, names, robot, instances, stamps, dt)
     return path
 
 
-def _topics(fields, names, instances):
-    """[(topic, kind, instance, detail)] in write order; kind js / si / f64."""
-    out = []
-    for k, ns in instances:
-        for t in ("/joint_states", "/robot_state"):
-            out.append((ns + t, "js", k, _JS_MAP[t]))
-        for m in (1, 2):
-            if f"th{m}" in fields:
-                out.append((f"{ns}/motor_{m}_state", "js", k, _JS_MAP[f"/motor_{m}_state"]))
-        for j, name in enumerate(names):
-            out.append((f"{ns}/{name}/link_state", "si", k, (j, _LINK_MAP)))
-            for m in (1, 2):
-                if f"th{m}" in fields:
-                    out.append((f"{ns}/{name}/motor_{m}_state", "si", k, (j, _MOTOR_MAP[m])))
-            for e in (1, 2):
-                if f"tau_el{e}" in fields:
-                    out.append((f"{ns}/{name}/torque_el{e}_state", "f64", k, (j, f"tau_el{e}")))
-    return out
-
-
-def _messages(store, ros_version, fields, names, instances, stamps):
-    """Yield (step, topic index, message) in time order."""
-    T = store.types
-    Header, Time = T["std_msgs/msg/Header"], T["builtin_interfaces/msg/Time"]
-    JS, F64 = T[_JOINT_STATE], T[_FLOAT64]
-    SI = T[_STATE_INFO_RS1 if ros_version == 1 else STATE_INFO_ROS2]
-    topics = _topics(fields, names, instances)
-    empty = np.zeros(0)
-    zero = np.zeros(fields["q"].shape)
-    for s, ns_total in enumerate(stamps):
-        stamp = Time(sec=int(ns_total // 1_000_000_000), nanosec=int(ns_total % 1_000_000_000))
-        header = (
-            Header(seq=s, stamp=stamp, frame_id="")
-            if ros_version == 1
-            else Header(stamp=stamp, frame_id="")
-        )
-        for i, (_, kind, k, detail) in enumerate(topics):
-            if kind == "js":
-                arrs = [fields[f][k, s].copy() if f in fields else empty for f in detail]
-                msg = JS(
-                    header=header,
-                    name=list(names),
-                    position=arrs[0],
-                    velocity=arrs[1],
-                    effort=arrs[2],
+def _check_state_info_range(fields):
+    """state_info's fields are of one float type (the toolbox's: float32): a value beyond its
+    range would not fit (an OverflowError deep in the serialiser); say which field instead."""
+    dtype = np.dtype(state_info()[1].split()[0])
+    top = float(np.finfo(dtype).max)
+    for f in LINK_MAP.values():
+        if f in fields:
+            big = np.abs(fields[f][np.isfinite(fields[f])])
+            if big.size and big.max() > top:
+                raise ValueError(
+                    f"result[{f!r}]: a value of magnitude {big.max():.3g} exceeds {dtype}'s "
+                    f"range ({top:.3g}) of the toolbox's state_info in a ROS 1 bag; write "
+                    "format='ros2' (float64) instead"
                 )
-            elif kind == "si":
-                j, fmap = detail
-                msg = SI(**{m: float(fields.get(f, zero)[k, s, j]) for m, f in fmap.items()})
-            else:
-                j, f = detail
-                msg = F64(data=float(fields[f][k, s, j]))
-            yield s, i, msg
-
-
-def _type_of(kind, ros_version):
-    if kind == "js":
-        return _JOINT_STATE
-    if kind == "f64":
-        return _FLOAT64
-    return _STATE_INFO_RS1 if ros_version == 1 else STATE_INFO_ROS2
 
 
 def _ros1_definitions():
     """{rosbags type name: {msgdef, md5sum}} of the installed ROS 1 messages (Debian's genpy
     classes, comments included, as `rosbag record` stores them: `rosbag check` compares the
     full text, not only the MD5 sum); {} without ROS 1 (rosbags' Noetic definitions then)."""
-    from asr.ros.messages import state_info_class
-
     try:
         from asr.ros.environment import ros1
 
         classes = {
-            _JOINT_STATE: ros1("sensor_msgs.msg").JointState,
-            _FLOAT64: ros1("std_msgs.msg").Float64,
-            _STATE_INFO_RS1: state_info_class(),
+            MSGTYPE["js"]: ros1("sensor_msgs.msg").JointState,
+            MSGTYPE["f64"]: ros1("std_msgs.msg").Float64,
+            _state_info_type(): state_info()[2](),
         }
     except ImportError:
         return {}
@@ -350,38 +293,39 @@ def _ros1_definitions():
 def _write_ros1(path, fields, names, robot, instances, stamps):
     from rosbags.rosbag1 import Writer
 
+    _check_state_info_range(fields)
     store = _typestore(1)
+    T = store.types
+    Header, Time = T["std_msgs/msg/Header"], T["builtin_interfaces/msg/Time"]
+    msgtypes = dict(MSGTYPE, si=_state_info_type())
     callerid = "/asr" + (f"_{robot}" if _NAME.match(robot or "-") else "")
-    topics = _topics(fields, names, instances)
+    entries = layout(1, fields, names, instances)
     defs = _ros1_definitions()
     with Writer(path) as writer:
-        conns = [
-            writer.add_connection(
-                t,
-                _type_of(kind, 1),
-                callerid=callerid,
-                **defs.get(_type_of(kind, 1), {"typestore": store}),
-            )
-            for t, kind, _, _ in topics
-        ]
-        for s, i, msg in _messages(store, 1, fields, names, instances, stamps):
-            writer.write(conns[i], int(stamps[s]), store.serialize_ros1(msg, conns[i].msgtype))
-
-
-def _write_ros2(path, format, fields, names, robot, instances, stamps, dt):
-    from rosbags.rosbag2 import StoragePlugin, Writer
-
-    store = _typestore(2)
-    plugin = StoragePlugin.MCAP if format == "mcap" else StoragePlugin.SQLITE3
-    topics = _topics(fields, names, instances)
-    with Writer(path, version=8, storage_plugin=plugin) as writer:
-        writer.set_custom_data("asr.robot", robot)
-        writer.set_custom_data("asr.dt_s", repr(dt))
-        conns = [
-            writer.add_connection(t, _type_of(kind, 2), typestore=store) for t, kind, _, _ in topics
-        ]
-        for s, i, msg in _messages(store, 2, fields, names, instances, stamps):
-            writer.write(conns[i], int(stamps[s]), store.serialize_cdr(msg, conns[i].msgtype))
+        conns = []
+        for topic, kind, _ in entries:
+            msgtype = msgtypes[kind]
+            extra = defs.get(msgtype, {"typestore": store})
+            conns.append(writer.add_connection(topic, msgtype, callerid=callerid, **extra))
+        for s, t_ns in enumerate(stamps):
+            stamp = Time(sec=int(t_ns // 1_000_000_000), nanosec=int(t_ns % 1_000_000_000))
+            header = Header(seq=s, stamp=stamp, frame_id="")
+            for conn, (_, kind, get) in zip(conns, entries):
+                content = get(s)
+                if kind == "js":
+                    name, position, velocity, effort = content
+                    msg = T[conn.msgtype](
+                        header=header,
+                        name=list(name),
+                        position=position,
+                        velocity=velocity,
+                        effort=effort,
+                    )
+                elif kind == "si":
+                    msg = T[conn.msgtype](**content)
+                else:
+                    msg = T[conn.msgtype](data=content)
+                writer.write(conn, int(t_ns), store.serialize_ros1(msg, conn.msgtype))
 
 
 # ---------------------------------------------------------------- reading
@@ -395,15 +339,16 @@ def read_bag(path, topics=None):
     topics: read only these topic names (default: all).
 
     "type" is rosbags' spelling of the message type (sensor_msgs/msg/JointState; ROS 1's
-    asr_msgs/state_info reads as asr_msgs/msg/state_info, ROS 2's as asr_msgs/msg/StateInfo).
+    <pkg>/state_info reads as <pkg>/msg/state_info).
     "t" is each message's header.stamp where it has a header, else the bag's record time, in s
     (float64 of integer nanoseconds); "t_record" (M,) is the record time, s. Fields, M messages
     in record order: sensor_msgs/JointState: "name" (a tuple of the first message's names;
     ValueError if a later message names other joints), "position" (M, J) rad, "velocity" (M, J)
-    rad/s, "effort" (M, J) N m ((M, 0) when the messages leave them empty); state_info (ROS 1
-    and ROS 2 spellings): q, dq, ref_1, ref_2, tau, stiff, each (M,) (units in
-    asr.ros.messages.STATE_INFO_FIELDS); std_msgs/Float64: "data" (M,). Other types: their
-    numeric scalar fields as (M,) arrays. Use as_rollout for asr.Sim's {field: (N, steps, J)}.
+    rad/s, "effort" (M, J) N m ((M, 0) when the messages leave them empty); state_info: q, dq,
+    ref_1, ref_2, tau, stiff, each (M,) (units in asr.ros.messages.STATE_INFO_FIELDS; float32
+    values in float64 arrays); std_msgs/Float64: "data" (M,); std_msgs/Float64MultiArray: "data"
+    (M, n) (ValueError if n varies). Other types: their numeric scalar fields as (M,) arrays.
+    Use as_rollout for asr.Sim's {field: (N, steps, J)}.
     """
     need("rosbags", "ros", "asr.ros.read_bag")
     from rosbags.highlevel import AnyReader
@@ -434,6 +379,15 @@ def read_bag(path, topics=None):
     return {topic: _columns(topic, e["type"], e["msgs"], e["t_rec"]) for topic, e in raw.items()}
 
 
+def _rows(topic, field, arrays):
+    """(M, n) float64 of M messages' arrays `field`; ValueError when their lengths differ."""
+    rows = [np.asarray(a, dtype=float) for a in arrays]
+    width = {len(r) for r in rows}
+    if len(width) != 1:
+        raise ValueError(f"{topic}: {field} lengths vary between messages ({sorted(width)})")
+    return np.array(rows).reshape(len(rows), width.pop())
+
+
 def _columns(topic, msgtype, msgs, t_rec):
     rec = np.array(t_rec, dtype=np.int64)
     out = {"type": msgtype, "t_record": rec * 1e-9}
@@ -446,7 +400,10 @@ def _columns(topic, msgtype, msgs, t_rec):
         out["t"] = ns * 1e-9
     else:
         out["t"] = out["t_record"]
-    if msgtype == _JOINT_STATE:
+    if msgtype == ros2.FLOAT64_ARRAY:
+        out["data"] = _rows(topic, "data", [m.data for m in msgs])
+        return out
+    if msgtype == ros2.JOINT_STATE:
         names = tuple(msgs[0].name)
         for m in msgs:
             if tuple(m.name) != names:
@@ -455,11 +412,7 @@ def _columns(topic, msgtype, msgs, t_rec):
                 )
         out["name"] = names
         for f in ("position", "velocity", "effort"):
-            rows = [np.asarray(getattr(m, f), dtype=float) for m in msgs]
-            width = {len(r) for r in rows}
-            if len(width) != 1:
-                raise ValueError(f"{topic}: {f} lengths vary between messages ({sorted(width)})")
-            out[f] = np.array(rows).reshape(len(msgs), width.pop())
+            out[f] = _rows(topic, f, [getattr(m, f) for m in msgs])
         return out
     for f in msgs[0].__dataclass_fields__:
         v = getattr(msgs[0], f)
@@ -471,12 +424,14 @@ def _columns(topic, msgtype, msgs, t_rec):
 def as_rollout(topics, joint_names=None):
     """The asr.Sim view of read_bag's result: {field: (N, steps, J)} plus "t" (steps,) s and
     "joint_names" (J names), N instances from the namespaces /instance_<k> (or N = 1 for topics
-    without prefix). Fields: q, qd, tau_joint (from joint_states), ref1, ref2, stiffness (from
-    link_state), th1, th1d, tau_m1 / th2, th2d, tau_m2 (from motor_<m>_state) and tau_el1 /
-    tau_el2, each where the bag has its topic. state_info fields a rollout did not record were
-    written as 0 and read back as 0; empty JointState arrays give no field. All topics must
-    hold the same stamps (a bag from a live node whose topics were not sampled together does
-    not: ValueError; read its topics with read_bag instead)."""
+    without prefix), from ROS 1 or ROS 2 bags (asr.ros._bag_layout.SOURCES says which topic
+    gives which field). Fields: q, qd, tau_joint (joint_states), th1, th1d, tau_m1 / th2, th2d,
+    tau_m2 (the motor states), ref1, ref2 (reference_1/2, or state_info), stiffness
+    (<j>/stiffness, or state_info) and tau_el1 / tau_el2, each where the bag has it.
+    state_info fields a rollout did not record were written as 0 and read back as 0; empty
+    JointState arrays give no field. All topics must hold the same stamps (a bag from a live
+    node whose topics were not sampled together does not: ValueError; read its topics with
+    read_bag instead)."""
     if not isinstance(topics, dict):
         raise TypeError(f"topics: got {type(topics).__name__}, expected read_bag's dict")
     prefixes = sorted(
@@ -494,51 +449,25 @@ def as_rollout(topics, joint_names=None):
     js0 = topics[prefixes[0] + "/joint_states"]
     names = tuple(js0["name"]) if joint_names is None else tuple(joint_names)
     t = js0["t"]
+
+    def check(topic, d):
+        if len(d["t"]) != len(t) or not np.array_equal(d["t"], t):
+            raise ValueError(
+                f"{topic}: its {len(d['t'])} stamps differ from those of {prefixes[0]}/joint_states"
+            )
+
     per = {}
     for ns in prefixes:
-        parts = {}
-
-        def take(parts, topic, field, key, j=None):
-            d = topics.get(topic)
-            if d is None or d[key].size == 0:
-                return
-            if len(d["t"]) != len(t) or not np.array_equal(d["t"], t):
-                raise ValueError(
-                    f"{topic}: its {len(d['t'])} stamps differ from those of "
-                    f"{prefixes[0]}/joint_states"
-                )
-            col = d[key] if j is None else d[key][:, None]
-            parts.setdefault(field, {})[j] = col
-
-        js = topics[ns + "/joint_states"]
-        if tuple(js["name"]) != names:
-            raise ValueError(f"{ns}/joint_states: joints {tuple(js['name'])!r}, expected {names!r}")
-        for f, key in zip(("q", "qd", "tau_joint"), ("position", "velocity", "effort")):
-            take(parts, ns + "/joint_states", f, key)
-        for j, name in enumerate(names):
-            for m, fmap in [(None, _LINK_MAP)] + list(_MOTOR_MAP.items()):
-                topic = f"{ns}/{name}/" + ("link_state" if m is None else f"motor_{m}_state")
-                for key, f in fmap.items():
-                    if (
-                        m is None
-                        and f in ("q", "qd", "tau_joint")
-                        or (m is not None and f in ("ref1", "ref2", "stiffness"))
-                    ):
-                        continue
-                    take(parts, topic, f, key, j)
-            for e in (1, 2):
-                take(parts, f"{ns}/{name}/torque_el{e}_state", f"tau_el{e}", "data", j)
-        for f, cols in parts.items():
-            if None in cols:
-                per.setdefault(f, []).append(cols[None])
-            elif len(cols) == len(names):
-                per.setdefault(f, []).append(
-                    np.concatenate([cols[j] for j in range(len(names))], axis=1)
-                )
+        for field, sources in SOURCES.items():
+            for source in sources:
+                got = read_field(topics, ns, names, source, check)
+                if got is not None:
+                    per.setdefault(field, []).append(got)
+                    break
     out = {f: np.stack(v) for f, v in per.items() if len(v) == len(prefixes)}
     out["t"] = t
     out["joint_names"] = names
     return out
 
 
-__all__ = ["write_bag", "read_bag", "as_rollout", "FORMATS", "STATE_INFO_ROS2"]
+__all__ = ["write_bag", "read_bag", "as_rollout", "state_info", "FORMATS"]
