@@ -1,6 +1,6 @@
 """The `asr` command line. `asr dashboard` serves the web dashboard (dashboard/PROTOCOL.md);
-`asr ros` runs a robot as a live ROS 1 node (docs/ros.md); `asr train` trains a policy with PPO
-(asr.rl.train, extra asr-sim[rl])."""
+`asr ros` / `asr ros2` run a robot as a live ROS 1 / ROS 2 node (docs/ros.md); `asr train`
+trains a policy with PPO (asr.rl.train, extra asr-sim[rl])."""
 
 import argparse
 import os
@@ -72,20 +72,7 @@ def _parser():
         "compliant-actuator toolbox (docs/ros.md). Needs a running roscore "
         "at ROS_MASTER_URI.",
     )
-    r.add_argument("--robot", default=DEFAULT_ROBOT, help=f"robot name ({DEFAULT_ROBOT})")
-    r.add_argument("--variant", default=None, help="variant (the robot's default)")
-    r.add_argument(
-        "--rate",
-        type=float,
-        default=100.0,
-        help="publishing rate, Hz: the simulation advances one period per message (100)",
-    )
-    r.add_argument("--namespace", default="", help="topic namespace (none)")
-    r.add_argument(
-        "--lockstep",
-        action="store_true",
-        help="advance one period per message on <ns>/step instead of in real time",
-    )
+    _node_arguments(r, "<ns>/step")
     r.add_argument(
         "--clock-topic",
         default="/clock",
@@ -97,12 +84,16 @@ def _parser():
         default=5.0,
         help="seconds to wait for the ROS master at start (5)",
     )
-    r.add_argument(
-        "--duration",
-        type=float,
-        default=None,
-        help="stop after this many wall seconds (default: run until Ctrl-C)",
+    r2 = sub.add_parser(
+        "ros2",
+        help="run a robot as a live ROS 2 node",
+        description="Run a robot as a ROS 2 node (rclpy) with the compliant-actuator "
+        "toolbox's topics, joint_states and /clock (docs/ros.md). Needs ROS 2 Jazzy's "
+        "rclpy: pip install asr-sim[ros2], or source /opt/ros/jazzy/setup.bash.",
     )
+    _node_arguments(r2, "step")
+    r2.add_argument("--name", default="asr", help="node name (asr)")
+    r2.add_argument("--no-clock", action="store_true", help="do not publish /clock")
     t = sub.add_parser(
         "train",
         help="train a policy with PPO (Stable-Baselines3)",
@@ -131,6 +122,35 @@ def _parser():
     )
     t.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
+
+
+def _node_arguments(p, step_topic):
+    """The arguments `asr ros` and `asr ros2` share (asr.ros.node_core.NodeCore's)."""
+    p.add_argument("--robot", default=DEFAULT_ROBOT, help=f"robot name ({DEFAULT_ROBOT})")
+    p.add_argument("--variant", default=None, help="variant (the robot's default)")
+    p.add_argument(
+        "--rate",
+        type=float,
+        default=100.0,
+        help="publishing rate, Hz: the simulation advances one period per message (100)",
+    )
+    p.add_argument("--namespace", default="", help="topic namespace (none)")
+    p.add_argument(
+        "--engine",
+        default="mujoco",
+        help="link dynamics engine: mujoco (default) or gazebo (gz-physics with DART)",
+    )
+    p.add_argument(
+        "--lockstep",
+        action="store_true",
+        help=f"advance one period per message on {step_topic} instead of in real time",
+    )
+    p.add_argument(
+        "--duration",
+        type=float,
+        default=None,
+        help="stop after this many wall seconds (default: run until Ctrl-C)",
+    )
 
 
 def parse_set(items):
@@ -208,6 +228,13 @@ def train_main(args):
     return 0
 
 
+def _node_kwargs(args):
+    """The keyword arguments `asr ros` and `asr ros2` pass alike to their node."""
+    return dict(
+        rate=args.rate, namespace=args.namespace, engine=args.engine, lockstep=args.lockstep
+    )
+
+
 def ros_main(args):
     """`asr ros`: the exit code (0 done, 1 no ROS master / no ROS 1 / simulation failed, 2 bad
     arguments)."""
@@ -217,9 +244,7 @@ def ros_main(args):
         node = RosNode(
             args.robot,
             args.variant,
-            rate=args.rate,
-            namespace=args.namespace,
-            lockstep=args.lockstep,
+            **_node_kwargs(args),
             clock_topic=args.clock_topic,
             master_timeout=args.master_timeout,
         )
@@ -241,6 +266,52 @@ def ros_main(args):
         return node.spin(args.duration)
     finally:
         node.shutdown()
+
+
+def check_ros2_arguments(args):
+    """The checks of `asr ros2`'s arguments that need no rclpy (run_ros2_node makes them all,
+    but only once ROS 2 imports): ValueError / TypeError / OSError naming the argument."""
+    import math
+
+    from asr.robot import load_robot
+    from asr.ros.node_core import check_engine, check_namespace
+    from asr.ros.ros2_node import check_node_name
+
+    check_node_name(args.name)
+    check_namespace(args.namespace)
+    check_engine(args.engine)
+    if not (math.isfinite(args.rate) and args.rate > 0):
+        raise ValueError(f"rate: got {args.rate!r} Hz, valid range (0, 1 / dt]")
+    if args.duration is not None and not (0 < args.duration < 1e9):
+        raise ValueError(f"duration: got {args.duration!r} s, valid range (0, 1e9)")
+    load_robot(args.robot, args.variant, allow_path=False)
+
+
+def ros2_main(args):
+    """`asr ros2`: the exit code (0 done, 1 no ROS 2 (rclpy) / simulation failed, 2 bad
+    arguments)."""
+    try:
+        check_ros2_arguments(args)
+    except (OSError, ValueError, TypeError) as exc:
+        print(f"asr ros2: {exc}", file=sys.stderr)
+        return 2
+    from asr.ros.ros2_node import run_ros2_node
+
+    try:
+        return run_ros2_node(
+            args.robot,
+            args.variant,
+            **_node_kwargs(args),
+            name=args.name,
+            clock=not args.no_clock,
+            duration=args.duration,
+        )
+    except (OSError, ValueError, TypeError) as exc:
+        print(f"asr ros2: {exc}", file=sys.stderr)
+        return 2
+    except (ImportError, RuntimeError) as exc:
+        print(f"asr ros2: {exc}", file=sys.stderr)
+        return 1
 
 
 def start_robot(robot=None, variant=None):
@@ -325,6 +396,8 @@ def main(argv=None):
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     if args.command == "ros":
         return ros_main(args)
+    if args.command == "ros2":
+        return ros2_main(args)
     if args.command == "train":
         return train_main(args)
     if args.command != "dashboard":

@@ -158,3 +158,59 @@ def test_server_settings_default_to_the_robots_own_variant(monkeypatch):
     with TestClient(create_app(settings), base_url="http://127.0.0.1") as c:
         state = c.get("/api/state").json()
     assert (state["robot"], state["variant"]) == ("pendulum_1dof", "qbmove_advanced")
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["--rate", "0"], ["rate", "0.0", "valid range (0, 1 / dt]"]),
+        (["--rate", "nan"], ["rate", "nan"]),
+        (["--namespace", "9bad"], ["namespace", "'9bad'"]),
+        (["--engine", "bullet"], ["engine", "'bullet'", "mujoco, gazebo"]),
+        (["--name", "1node"], ["name", "'1node'"]),
+        (["--duration", "-1"], ["duration", "-1", "valid range"]),
+        (["--robot", "no_such_robot"], ["no_such_robot"]),
+    ],
+)
+def test_ros2_bad_arguments_exit_2_with_the_reason(args, words, capsys):
+    """`asr ros2` checks its arguments before ROS 2 is imported: no rclpy needed."""
+    assert main(["ros2", *args]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("asr ros2: ") and all(w in err for w in words), err
+
+
+def test_ros2_without_rclpy_exits_1_naming_the_install(capsys):
+    import importlib.util
+
+    if importlib.util.find_spec("rclpy") is not None:
+        pytest.skip("rclpy imports in this environment")
+    assert main(["ros2", "--robot", "pendulum_1dof", "--duration", "1"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("asr ros2: ") and "pip install asr-sim[ros2]" in err, err
+
+
+def test_ros_engine_argument_is_checked(capsys):
+    """`asr ros --engine`: anything but mujoco / gazebo exits 2 before any ROS contact."""
+    assert main(["ros", "--engine", "bullet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("asr ros: ") and "engine: got 'bullet'" in err, err
+    args = _parser().parse_args(["ros2", "--engine", "gazebo", "--lockstep", "--no-clock"])
+    assert (args.engine, args.lockstep, args.no_clock, args.name) == ("gazebo", True, True, "asr")
+
+
+@pytest.mark.ros2
+@pytest.mark.slow
+def test_ros2_command_runs_for_its_duration():
+    """`asr ros2 --duration 2` under ROS 2 Jazzy's Python starts, runs and exits 0."""
+    from _ros2 import asr_env, ros2_python
+
+    r = subprocess.run(
+        [ros2_python(), "-m", "asr.cli", "ros2", "--robot", "pendulum_1dof", "--duration", "2"],
+        cwd=ROOT,
+        env=asr_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "Traceback" not in r.stderr

@@ -91,9 +91,9 @@ def ros(rospy_node):
     """(rospy, std_msgs.msg, sensor_msgs.msg, state_info class) with this process's node."""
     std = require_ros1("std_msgs.msg")
     sensor = require_ros1("sensor_msgs.msg")
-    from asr.ros.messages import state_info_class
+    from asr.ros.messages import toolbox_state_info_class
 
-    return rospy_node, std, sensor, state_info_class()
+    return rospy_node, std, sensor, toolbox_state_info_class()
 
 
 @contextlib.contextmanager
@@ -132,6 +132,11 @@ def publisher(rospy, topic, cls):
     return pub
 
 
+def f32(x):
+    """x as link_state carries it (the toolbox's state_info fields are float32)."""
+    return float(np.float32(x))
+
+
 def steps_of(stamp, dt):
     return int(round(stamp.to_sec() / dt))
 
@@ -158,7 +163,7 @@ def test_equilibrium_command_matches_offline_rollout(ros, live):
         state.close()
     sim = asr.Sim(ROBOT, variant=VARIANT)
     dt, period = sim.dt, int(round(1 / (RATE_HZ * sim.dt)))
-    by_q = {m.position[0]: steps_of(m.header.stamp, dt) for _, m in states}
+    by_q = {f32(m.position[0]): steps_of(m.header.stamp, dt) for _, m in states}
     assert first.q in by_q, "link_state and robot_state of one period carry the same q"
     switch = by_q[first.q] - period  # the step at which the new reference began
     before = [m for _, m in links if m.ref_1 != target]
@@ -191,16 +196,16 @@ def test_robot_level_arrays_drive_all_joints(ros, live):
     state = Recorder(rospy, "/arm_a/robot_state", sensor.JointState)
     js = Recorder(rospy, "/arm_a/joint_states", sensor.JointState)
     try:
-        p1 = publisher(rospy, "/arm_a/qbmove_arm_2dof/reference_1", std.Float64MultiArray)
-        p2 = publisher(rospy, "/arm_a/qbmove_arm_2dof/reference_2", std.Float64MultiArray)
+        p1 = publisher(rospy, "/arm_a/reference_1", std.Float64MultiArray)
+        p2 = publisher(rospy, "/arm_a/reference_2", std.Float64MultiArray)
         p1.publish(std.Float64MultiArray(data=eq))
         p2.publish(std.Float64MultiArray(data=preset))
         for j, rec in enumerate(links):
-            rec.wait(lambda m, j=j: m.ref_1 == eq[j] and m.ref_2 == preset[j])
+            rec.wait(lambda m, j=j: m.ref_1 == f32(eq[j]) and m.ref_2 == f32(preset[j]))
         time.sleep(1.5)
         last = [rec.snapshot()[-1][1] for rec in links]
         for j in (0, 1):  # the robot_state of the same period carries the same q
-            state.wait(lambda m, j=j: m.position[j] == last[j].q)
+            state.wait(lambda m, j=j: f32(m.position[j]) == last[j].q)
         js.wait(lambda m: list(m.position) == list(state.snapshot()[-1][1].position))
         states, joint_states = state.snapshot(), js.snapshot()
     finally:
@@ -217,12 +222,12 @@ def test_robot_level_arrays_drive_all_joints(ros, live):
 
 def test_rostopic_reads_the_topics(ros, live, tmp_path):
     """Debian's rostopic (the system interpreter) lists the documented topics and echoes
-    asr_msgs/state_info from the generated message package."""
+    the toolbox's compliant_plugin/state_info from the generated message package."""
     from asr.ros.environment import tool_env
-    from asr.ros.messages import write_python_package
+    from asr.ros.messages import TOOLBOX_STATE_INFO, write_python_package
 
     env = tool_env(os.environ["ROS_MASTER_URI"])
-    env["PYTHONPATH"] = write_python_package(str(tmp_path))
+    env["PYTHONPATH"] = write_python_package(str(tmp_path), TOOLBOX_STATE_INFO)
     r = subprocess.run(["rostopic", "list"], env=env, capture_output=True, text=True, timeout=30)
     assert r.returncode == 0, r.stderr
     topics = set(r.stdout.split())
@@ -241,8 +246,9 @@ def test_rostopic_reads_the_topics(ros, live, tmp_path):
         )
     }
     expected |= {
-        "/arm_a/qbmove_arm_2dof/reference_1",
-        "/arm_a/qbmove_arm_2dof/reference_2",
+        "/arm_a/reference_1",
+        "/arm_a/reference_2",
+        "/arm_a/reset_state",
         "/arm_a/robot_state",
         "/arm_a/motor_1_state",
         "/arm_a/motor_2_state",
@@ -315,9 +321,9 @@ def test_bad_commands_are_rejected_and_the_last_valid_one_kept(ros, live):
     link = Recorder(rospy, "/arm_a/joint2/link_state", info)
     try:
         pub = publisher(rospy, "/arm_a/joint2/equilibrium_position", std.Float64)
-        arr = publisher(rospy, "/arm_a/qbmove_arm_2dof/reference_1", std.Float64MultiArray)
+        arr = publisher(rospy, "/arm_a/reference_1", std.Float64MultiArray)
         pub.publish(std.Float64(0.2))
-        link.wait(lambda m: m.ref_1 == 0.2)
+        link.wait(lambda m: m.ref_1 == f32(0.2))
         pub.publish(std.Float64(float("nan")))
         pub.publish(std.Float64(float("inf")))
         arr.publish(std.Float64MultiArray(data=[1.0, 2.0, 3.0]))
@@ -326,9 +332,9 @@ def test_bad_commands_are_rejected_and_the_last_valid_one_kept(ros, live):
         time.sleep(0.2)
         recent = [m for _, m in link.snapshot()[n:]]
         assert proc.poll() is None
-        assert recent and all(m.ref_1 == 0.2 for m in recent)
+        assert recent and all(m.ref_1 == f32(0.2) for m in recent)
         pub.publish(std.Float64(0.25))  # still alive and listening
-        link.wait(lambda m: m.ref_1 == 0.25)
+        link.wait(lambda m: m.ref_1 == f32(0.25))
     finally:
         link.close()
     log.seek(0)
@@ -364,12 +370,12 @@ def test_two_namespaces_at_once(ros, live):
         try:
             pub = publisher(rospy, "/arm_b/joint1/equilibrium_position", std.Float64)
             pub.publish(std.Float64(-0.35))
-            b.wait(lambda m: m.ref_1 == -0.35)
+            b.wait(lambda m: m.ref_1 == f32(-0.35))
             n = len(a.snapshot())
             a.wait(lambda m: True)
             time.sleep(0.1)
             assert len(a.snapshot()) > n  # both run
-            assert all(m.ref_1 != -0.35 for _, m in a.snapshot())
+            assert all(m.ref_1 != f32(-0.35) for _, m in a.snapshot())
         finally:
             a.close()
             b.close()
@@ -389,7 +395,7 @@ def test_latency_and_real_time_factor(ros, live):
             time.sleep(phase[i])
             t0 = time.monotonic()
             pub.publish(std.Float64(v))
-            t1, _ = link.wait(lambda m, v=v: m.ref_1 == v)
+            t1, _ = link.wait(lambda m, v=v: m.ref_1 == f32(v))
             lat.append(t1 - t0)
         n = len(state.snapshot())
         time.sleep(3.0)
@@ -409,44 +415,6 @@ def test_latency_and_real_time_factor(ros, live):
     assert np.median(lat) < 1000
 
 
-def test_topic_sets_per_mode():
-    """Which topics each joint offers (no ROS needed), including [Kamedula2016]'s on rrbot_sea."""
-    from asr.ros.node import joint_commands, joint_states
-
-    models = asr.models()
-    qb, sea = models["qbmove_advanced"], models["sea_damped"]
-    assert set(joint_commands(qb, 6)) == {
-        "equilibrium_position",
-        "stiffness_preset",
-        "external_torque",
-    }
-    assert set(joint_commands(qb, 4)) == {
-        "motor_1_command",
-        "motor_2_command",
-        "torque_m1_command",
-        "torque_m2_command",
-        "external_torque",
-    }
-    assert joint_commands(qb, 2)["reference_2"] == "ref2"
-    assert set(joint_commands(sea, 5)) == {
-        "reference_1",
-        "link_command",
-        "feedforward_torque",
-        "external_torque",
-    }
-    assert set(joint_states(sea, 5)) == {
-        "link_state",
-        "motor_1_state",
-        "torque_el1_state",
-        "torque_el2_state",
-        "spring_torque",
-        "link_torque",
-        "motor_torque",
-    }
-    assert set(joint_states(models["rigid"], 1)) == {"link_state"}
-    assert set(joint_commands(models["rigid"], 0)) == {"torque_command", "external_torque"}
-
-
 @pytest.mark.parametrize(
     "args, words",
     [
@@ -464,28 +432,6 @@ def test_bad_arguments_exit_2_with_the_reason(args, words, capsys):
     assert main(["ros", *args]) == 2
     err = capsys.readouterr().err
     assert err.startswith("asr ros: ") and all(w in err for w in words), err
-
-
-def test_held_commands_without_ros():
-    """RosNode's command handling, stepped offline (no master): a valid command is held, bad
-    ones are rejected and counted; a SEA's stiffness preset sets its spring k; AwAS-II's
-    pivot beyond its lever is refused."""
-    from asr.ros.node import RosNode
-
-    node = RosNode("pendulum_1dof", "sea", rate=50)
-    assert node.set_command(0, "ref1", 0.3)
-    assert not node.set_command(0, "ref1", float("nan"))
-    assert not node.set_command(0, "preset", -5.0)
-    assert node.set_command(0, "preset", 300.0)
-    assert not node.set_references(0, [0.1, 0.2], "refs")
-    assert node.rejected == 3
-    s = node.step_period()
-    assert s["ref1"][0] == 0.3 and node.sim.batch.get_param(0, "k")[0] == 300.0
-    assert s["stiffness"][0] == 300.0
-    awas = RosNode("pendulum_1dof", "awas2", rate=50)
-    L = awas.sim.batch.get_param(0, "L")[0]
-    assert not awas.set_command(0, "ref2", L) and awas.rejected == 1
-    assert awas.set_command(0, "ref2", 0.5 * L)
 
 
 def test_master_dying_mid_run_leaves_the_node_running(ros_master):
@@ -595,4 +541,4 @@ def test_a_bag_recorded_from_the_live_node_reads_back(ros_master, live, tmp_path
     steps = np.round(js["t"] / (1.0 / RATE_HZ))
     assert np.all(np.diff(steps) == 1), np.diff(steps)  # every period, in order
     # the same angles on both topics (the recording may start between the two publishes)
-    assert np.isin(js["position"][1:-1, 0], ls["q"]).all()
+    assert np.isin(js["position"][1:-1, 0].astype(np.float32), ls["q"].astype(np.float32)).all()

@@ -200,7 +200,7 @@ class NodeCore:
         self.rejected = 0
         self._warned = {}  # {topic: time.monotonic() last logged}
         self._lock = threading.Lock()  # held commands
-        self._step_lock = threading.RLock()  # stepping, reset, periods, last
+        self.step_lock = threading.RLock()  # stepping, reset, periods, last: hold it to publish
         self._initial_params = {
             (j, s.preset.param): float(batch.get_param(j, s.preset.param)[0])
             for j, s in enumerate(self.specs)
@@ -245,7 +245,7 @@ class NodeCore:
     def state(self):
         """{field: (J,)} (fields RECORD, units asr.FIELD_UNITS) at the end of the last period,
         or the reset state before any."""
-        with self._step_lock:
+        with self.step_lock:
             if self.last is not None:
                 return self.last
             s = {f: self.sim.batch.field(f)[0].copy() for f in RECORD}
@@ -261,7 +261,7 @@ class NodeCore:
         qd = None if qd0 is None else self._check_vector(qd0, "qd0", math.inf, "rad/s")
         if qd is not None and np.any(qd) and self.engine != "mujoco":
             raise ValueError(f"qd0: the {self.engine} engine resets link velocities to 0 only")
-        with self._step_lock:
+        with self.step_lock:
             self.sim.reset(q0=q)
             if qd is not None and np.any(qd):
                 self.sim.datas[0].qvel[self.sim.dof_adr] = qd
@@ -423,9 +423,10 @@ class NodeCore:
         """None when refs (J, 2) are all valid references, else the reason naming the joint."""
         for j in range(self.sim.n_joints):
             for k, target in enumerate(("ref1", "ref2")):
-                why = self.check_command(j, target, float(refs[j, k]))
+                value = float(refs[j, k])
+                why = self.check_command(j, target, value)
                 if why is not None:
-                    return f"{self.names[j]} reference_{k + 1} = {refs[j, k]!r}: {why}"
+                    return f"{self.names[j]} reference_{k + 1} = {value!r}: {why}"
         return None
 
     def _as_refs(self, values, shape, what):
@@ -438,7 +439,7 @@ class NodeCore:
         if v.size != math.prod(shape):
             self.reject(
                 what,
-                list(v.ravel()),
+                v.ravel().tolist(),
                 f"expected {math.prod(shape)} values (joints: {', '.join(self.names)}), "
                 f"got {v.size}",
             )
@@ -459,7 +460,7 @@ class NodeCore:
             if why is None:
                 self.refs = refs
         if why is not None:
-            self.reject(what, list(v), why)
+            self.reject(what, v.tolist(), why)
             return False
         return True
 
@@ -471,7 +472,7 @@ class NodeCore:
             return False
         why = self.check_references(v)
         if why is not None:
-            self.reject(what, list(v.ravel()), why)
+            self.reject(what, v.ravel().tolist(), why)
             return False
         with self._lock:
             self.refs = v.copy()
@@ -488,7 +489,7 @@ class NodeCore:
         """One period: one Sim.rollout of period_steps steps with the held commands; returns
         {field: (J,)} at its end (also what state() returns until the next). Raises
         asr.SimulationError when the simulation fails."""
-        with self._step_lock:
+        with self.step_lock:
             with self._lock:
                 refs, ext, ff = self.refs.copy(), self.tau_ext.copy(), self.tau_ff.copy()
                 params, self._params = self._params, {}
