@@ -99,7 +99,7 @@ def test_ros1_read_by_debian_rosbag(run, tmp_path):
                     assert getattr(msg, f) == as_state_info(out[src][1, k, j]), (topic, f, k)
             elif topic.endswith("/motor_2_state"):  # the toolbox's: a JointState of one motor
                 j = int(topic.split("/")[1][-1]) - 1
-                assert tuple(msg.name) == (f"joint{j + 1}_motor_2",)
+                assert tuple(msg.name) == (f"joint{j + 1}",)  # as the ROS 1 node names it
                 assert msg.header.stamp.to_nsec() == want_t[k]
                 assert list(msg.position) == [out["th2"][1, k, j]]
                 assert list(msg.velocity) == [out["th2d"][1, k, j]]

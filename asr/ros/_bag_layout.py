@@ -84,7 +84,9 @@ def layout(ros_version, fields, names, instances):
                 out.append((f"{ns}/{name}/link_state", "js", get))
             for m in (1, 2):
                 if f"th{m}" in fields:
-                    get = _js(fields, MOTOR_KEYS[m], k, [j], [motor_name(name, m)])
+                    # the ROS 1 node names the joint, the ROS 2 node the motor
+                    label = name if ros_version == 1 else motor_name(name, m)
+                    get = _js(fields, MOTOR_KEYS[m], k, [j], [label])
                     out.append((f"{ns}/{name}/motor_{m}_state", "js", get))
             for e in (1, 2):
                 if f"tau_el{e}" in fields:

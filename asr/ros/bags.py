@@ -10,7 +10,9 @@ with `rosbag record` / `ros2 bag record`) back into NumPy arrays.
 
 Topics (`<ns>` is empty with `instance=k`, `/instance_<k>` for every instance k with
 `instance=None`), the names and types of the live nodes (toolbox topics of [Mengacci2021]);
-JointState: name, position (rad), velocity (rad/s), effort (N m):
+JointState: name, position (rad), velocity (rad/s), effort (N m). A link's effort is the
+rollout's tau_joint (tau_link + tau_ext; the live nodes publish tau_link, the same without an
+external torque):
 
     ROS 1 ("ros1")                      ROS 2 ("ros2", "ros2-sqlite3")
     <ns>/joint_states, <ns>/robot_state <ns>/joint_states          JointState q, qd, tau_joint
@@ -19,7 +21,8 @@ JointState: name, position (rad), velocity (rad/s), effort (N m):
     <ns>/<j>/link_state: state_info     <ns>/<j>/link_state: JointState of joint <j> (q, qd,
       (q, dq, ref_1, ref_2, tau =         tau_joint); <ns>/<j>/stiffness Float64 (N m/rad);
       tau_joint, stiff = stiffness)       <ns>/reference_1, reference_2 Float64MultiArray (J)
-    <ns>/<j>/motor_1_state, motor_2_state: JointState of one motor (name <j>_motor_<m>)
+    <ns>/<j>/motor_1_state, motor_2_state: JointState of one motor (name: ROS 1 <j>, ROS 2
+      <j>_motor_<m>, as each node names it)
     <ns>/<j>/torque_el1_state, torque_el2_state: std_msgs Float64 tau_el1, tau_el2 (N m)
                                         /clock rosgraph_msgs/msg/Clock (the stamps)
 
