@@ -20,6 +20,7 @@ ROBOT, RATE = "qbmove_arm_2dof", 100.0
 def node(tmp_path_factory):
     with NodeProcess(tmp_path_factory.mktemp("ros2"), robot=ROBOT, rate=RATE, lockstep=True) as n:
         yield n
+        assert n.stop() == 0, f"the node did not exit cleanly on SIGINT:\n{n.log()[-2000:]}"
 
 
 def _offline(refs_per_period, period_steps):

@@ -56,6 +56,7 @@ def test_real_time_commands_clock_loss_latency(tmp_path, rate):
             json.dumps({"topic": "joint1/equilibrium_position", "samples": samples}),
         )
         assert node.proc.poll() is None
+        assert node.stop() == 0, node.log()[-2000:]
     print(
         f"\nasr ros2 at {rate:g} Hz: {n} periods, none lost; real-time factor {rtf:.3f} "
         f"(simulated / wall over {n} periods); command -> state latency median "

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import queue
 import re
+import signal
 import threading
 import time
 from typing import Any
@@ -131,6 +132,8 @@ class Ros2Node:
         self._node: Any = None
         self._executor: Any = None
         self._thread: threading.Thread | None = None
+        self._stop = threading.Event()  # set by SIGINT / SIGTERM: the loop ends
+        self._old_handlers: dict[int, Any] = {}
 
     def topic(self, *parts: str) -> str:
         """The absolute name of one of the node's topics (for log lines)."""
@@ -144,9 +147,13 @@ class Ros2Node:
         rclpy = self._rclpy = load_rclpy()
         from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
         from rclpy.executors import MultiThreadedExecutor
+        from rclpy.signals import SignalHandlerOptions
 
         self._context = rclpy.context.Context()
-        rclpy.init(context=self._context)
+        # our own SIGINT / SIGTERM handlers (rclpy's stop only its default context): the
+        # stepping loop ends, then close() releases ROS
+        rclpy.init(context=self._context, signal_handler_options=SignalHandlerOptions.NO)
+        self._catch_signals()
         node = self._node = rclpy.create_node(
             self.name, namespace=self.core.namespace or None, context=self._context
         )
@@ -162,6 +169,14 @@ class Ros2Node:
         self._executor.add_node(node)
         self._thread = threading.Thread(target=self._spin_executor, daemon=True)
         self._thread.start()
+
+    def _catch_signals(self) -> None:
+        """SIGINT and SIGTERM stop the stepping loop (main thread only; the previous handlers
+        come back in close())."""
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            self._old_handlers[sig] = signal.signal(sig, lambda *_: self._stop.set())
 
     def _spin_executor(self) -> None:
         try:
@@ -438,7 +453,11 @@ class Ros2Node:
         self._publish(self.core.state())
         next_t = time.monotonic() + self.core.period
         try:
-            while rclpy.ok(context=ctx) and (end is None or time.monotonic() < end):
+            while (
+                not self._stop.is_set()
+                and rclpy.ok(context=ctx)
+                and (end is None or time.monotonic() < end)
+            ):
                 if self.core.paused:
                     time.sleep(0.01)
                     continue
@@ -480,6 +499,8 @@ class Ros2Node:
         rclpy.try_shutdown(context=self._context)
         if self._thread is not None:
             self._thread.join(timeout=5.0)
+        for sig, handler in self._old_handlers.items():
+            signal.signal(sig, handler)
         self._rclpy = None
 
 
