@@ -66,9 +66,11 @@ _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 
 
 def state_info():
-    """(type name, definition, genpy class getter) of a ROS 1 bag's link_state: the type the
-    live ROS 1 node publishes, from asr.ros.messages (the one place of its definition)."""
-    return messages.STATE_INFO, messages.STATE_INFO_DEFINITION, messages.state_info_class
+    """(type name, definition, genpy class getter) of a ROS 1 bag's link_state: the toolbox's
+    compliant_plugin/state_info (float32), the type the live ROS 1 node publishes, from
+    asr.ros.messages (the one place of its definition)."""
+    m = messages
+    return m.TOOLBOX_STATE_INFO, m.TOOLBOX_STATE_INFO_DEFINITION, m.toolbox_state_info_class
 
 
 def _state_info_type():
