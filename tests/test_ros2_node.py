@@ -116,3 +116,15 @@ def test_missing_rclpy_names_the_install(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert "pip install asr-sim[ros2]" in out.stdout and "rclpy" in out.stdout
+
+
+def test_asr_ros2_without_rclpy_exits_1_with_one_line():
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-c", "import sys, asr.cli; sys.exit(asr.cli.main(sys.argv[1:]))"]
+    out = subprocess.run(cmd + ["ros2"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1, out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and "pip install asr-sim[ros2]" in lines[0], out.stderr
+    assert "No module named 'rclpy'" in lines[0]

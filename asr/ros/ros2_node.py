@@ -45,18 +45,19 @@ INSTALL_HINT = "pip install asr-sim[ros2] (or source /opt/ros/jazzy/setup.bash)"
 def load_rclpy() -> Any:
     """The rclpy module (with the message packages the node uses imported); ImportError naming
     how to install ROS 2 when any is missing."""
+    import importlib
+
+    modules = ("rclpy", "builtin_interfaces.msg", "rosgraph_msgs.msg", "sensor_msgs.msg")
+    modules += ("std_msgs.msg", "std_srvs.srv", "trajectory_msgs.msg")
     try:
-        import builtin_interfaces.msg  # noqa: F401
-        import rclpy
-        import rosgraph_msgs.msg  # noqa: F401
-        import sensor_msgs.msg  # noqa: F401
-        import std_msgs.msg  # noqa: F401
-        import std_srvs.srv  # noqa: F401
-        import trajectory_msgs.msg  # noqa: F401
+        for m in modules:  # rclpy first: its absence is the one to name
+            importlib.import_module(m)
     except ImportError as exc:
         raise ImportError(
-            f"asr ros2 needs ROS 2 Jazzy's rclpy and message packages: {INSTALL_HINT} ({exc})"
+            f"ROS 2 (Jazzy's rclpy and message packages) is not installed: {INSTALL_HINT} ({exc})"
         ) from exc
+    import rclpy
+
     return rclpy
 
 
