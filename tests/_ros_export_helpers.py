@@ -1,5 +1,5 @@
 """The exported policies, the rospy test node and the exported node's process that
-tests/test_ros_export_*.py share."""
+tests/test_ros_export_*.py and tests/test_ros2_export*.py share."""
 
 import os
 import subprocess
@@ -60,6 +60,31 @@ def workspace():
 
 def linear_W(seed=1):
     return np.random.default_rng(seed).normal(0, 0.7, (2, 5))
+
+
+def onnx_deps():
+    """What exporting a PPO policy to ONNX needs (skip, or fail in CI, without it)."""
+    from conftest import require
+
+    for m in ("torch", "stable_baselines3", "onnx", "onnxscript", "onnxruntime"):
+        require(m)
+    import torch
+
+    torch.set_num_threads(1)
+
+
+def reach_onnx(tmp_path):
+    """An exported Reach2DOF PPO policy (untrained, its action layer scaled up so that it moves
+    the arm and leaves the action Box), as asr.rl.export_onnx writes it."""
+    import torch
+    from test_rl_onnx import make_model
+
+    from asr.rl.onnx_policy import export_onnx
+
+    model, venv = make_model("asr/Reach2DOF-v0", 0, seed=2)
+    with torch.no_grad():
+        model.policy.action_net.weight.mul_(300.0)
+    return export_onnx(model, tmp_path / "reach.onnx", vec_normalize=venv)
 
 
 @pytest.fixture(scope="module")

@@ -62,7 +62,7 @@ class Loop:
                     start_new_session=True,
                 )
             )
-            remap = [f"/{ns}/{robot}/reference_{i}:=/{ns}/harness/reference_{i}" for i in (1, 2)]
+            remap = [f"/{ns}/reference_{i}:=/{ns}/harness/reference_{i}" for i in (1, 2)]
             self.procs.append(
                 (starter or start_node)(package, master, self.node_log, "policy_loop", remap)
             )

@@ -16,6 +16,7 @@ from _ros_export_helpers import (
     stop,
     workspace,
 )
+from conftest import IN_CI, require_ros1
 
 from asr.ros.export import export_policy
 
@@ -36,7 +37,7 @@ def wait_for(cond, what, proc, log):
 class Probe:
     """Publishes JointState on <ns>/joint_states and collects the node's robot-level references."""
 
-    def __init__(self, rospy, ns, robot, proc, log):
+    def __init__(self, rospy, ns, proc, log):
         from sensor_msgs.msg import JointState
         from std_msgs.msg import Float64MultiArray
 
@@ -45,10 +46,10 @@ class Probe:
         self.started = False
         self.pub = rospy.Publisher(f"/{ns}/joint_states", JointState, queue_size=100)
         self.r1 = rospy.Subscriber(
-            f"/{ns}/{robot}/reference_1", Float64MultiArray, lambda m: self.q.put((1, list(m.data)))
+            f"/{ns}/reference_1", Float64MultiArray, lambda m: self.q.put((1, list(m.data)))
         )
         self.r2 = rospy.Subscriber(
-            f"/{ns}/{robot}/reference_2", Float64MultiArray, lambda m: self.q.put((2, list(m.data)))
+            f"/{ns}/reference_2", Float64MultiArray, lambda m: self.q.put((2, list(m.data)))
         )
         wait_for(
             lambda: (
@@ -102,7 +103,7 @@ def test_node_plays_the_ilc_table(ros_node, ros_master, tmp_path):
     proc = start_node(path, ros_master, log, "policy_ilc")
     probe = None
     try:
-        probe = Probe(ros_node, "ilc", "qbmove_arm_2dof", proc, log)
+        probe = Probe(ros_node, "ilc", proc, log)
         names, zero = ["joint1", "joint2"], [0.0, 0.0]
         # settling (ILCResult: held at input[0] for settle_s), then sample k from settle + k dt
         # to settle + (k + 1) dt (sampled mid-step and just after its start), then the last
@@ -135,7 +136,7 @@ def test_node_computes_the_linear_policy(ros_node, ros_master, tmp_path):
     probe = None
     rng = np.random.default_rng(3)
     try:
-        probe = Probe(ros_node, "cem", "pendulum_1dof", proc, log)
+        probe = Probe(ros_node, "cem", proc, log)
         held = None
         # env steps every frame_skip * dt = 20 ms; states between them get the held action
         for t in (0.0, 0.001, 0.0195, 0.02, 0.021, 0.04, 0.06, 0.0799):
@@ -184,3 +185,75 @@ def test_node_publishes_the_workspace(ros_node, ros_master, tmp_path):
         for s in subs:
             s.unregister()
         stop(proc)
+
+
+@pytest.mark.slow
+def test_catkin_build_and_two_policies_at_once(ros_node, ros_master, tmp_path):
+    """Two exported packages built by catkin_make (Debian's catkin; the package's CMake asks
+    for 3.5, which CMake 4 still accepts) and started with roslaunch at once, under two node
+    names and namespaces (launch arguments node_name, ns): both stay up and answer their own
+    robot's joint states (one shared default name made ROS 1 stop the first)."""
+    import shutil
+    import subprocess
+
+    from asr.ros.environment import tool_env
+
+    rosgraph = require_ros1("rosgraph")
+    if shutil.which("catkin_make", path="/usr/bin:/bin") is None:
+        missing = "catkin_make is missing (Debian's catkin: make ros)"
+        pytest.fail(f"{missing} in CI") if IN_CI else pytest.skip(missing)
+    ws, names, zero = tmp_path / "ws", ["joint1", "joint2"], [0.0, 0.0]
+    runs = [
+        ("pol_a", "two_a", "policy_a", fake_ilc(seed=0)),
+        ("pol_b", "two_b", "policy_b", fake_ilc(seed=1)),
+    ]
+    for pkg, _, _, res in runs:
+        export_policy(res, "qbmove_arm_2dof", ws / "src", package=pkg)
+    cmake = (ws / "src" / "pol_a" / "CMakeLists.txt").read_text()
+    assert cmake.startswith("cmake_minimum_required(VERSION 3.5)\n")
+    env = dict(tool_env(ros_master), ROS_HOME=str(tmp_path))
+    build = subprocess.run(
+        ["catkin_make", "-C", str(ws), "install"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
+    procs = []
+    try:
+        for pkg, ns, name, _ in runs:
+            log = tmp_path / f"{pkg}.log"
+            launch = f". {ws}/install/setup.sh && exec roslaunch {pkg} policy_node.launch"
+            procs.append(
+                subprocess.Popen(
+                    ["bash", "-c", f"{launch} ns:={ns} node_name:={name}"],
+                    env=env,
+                    stdout=log.open("w"),
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
+            )
+        master = rosgraph.Master("/asr_tests")
+
+        def nodes():
+            return {n for _, ns_ in master.getSystemState()[0] for n in ns_}
+
+        for (pkg, ns, name, _), proc in zip(runs, procs):
+            log = tmp_path / f"{pkg}.log"
+            full = f"/{ns}/{name}"
+            wait_for(lambda full=full: full in nodes(), f"{full} registered", proc, log)
+        for (pkg, ns, _, res), proc in zip(runs, procs):
+            probe = Probe(ros_node, ns, proc, tmp_path / f"{pkg}.log")
+            try:
+                r1, r2 = probe.send(0.0, names, zero, zero)
+            finally:
+                probe.close()
+            assert (
+                r1.tolist() == res.input[0][0].tolist() and r2.tolist() == res.presets[0].tolist()
+            )
+        assert [p.poll() for p in procs] == [None, None]
+        assert {"/two_a/policy_a", "/two_b/policy_b"} <= nodes()
+    finally:
+        for p in procs:
+            stop(p)

@@ -7,9 +7,13 @@ import sys
 
 import numpy as np
 import pytest
-from _ros_export_helpers import ros_node  # noqa: F401  (a fixture)
+from _ros_export_helpers import (
+    onnx_deps,
+    reach_onnx,
+    ros_node,  # noqa: F401  (a fixture)
+)
 from _ros_export_loop import live_node, reach_loop
-from conftest import require, require_ros1
+from conftest import require_ros1
 
 from asr.ros.export import export_policy
 
@@ -21,28 +25,6 @@ pytestmark = pytest.mark.ros
 # with this venv's Python (numpy, onnxruntime) with the system's ROS packages appended to
 # sys.path after the venv's own (asr.ros.environment.ros1 does the same), through runpy so the
 # script runs as __main__ with its own argv (remappings, __name).
-
-
-def onnx_deps():
-    for m in ("torch", "stable_baselines3", "onnx", "onnxscript", "onnxruntime"):
-        require(m)
-    import torch
-
-    torch.set_num_threads(1)
-
-
-def reach_onnx(tmp_path):
-    """An exported Reach2DOF PPO policy (untrained, its action layer scaled up so that it moves
-    the arm and leaves the action Box), as asr.rl.export_onnx writes it."""
-    import torch
-    from test_rl_onnx import make_model
-
-    from asr.rl.onnx_policy import export_onnx
-
-    model, venv = make_model("asr/Reach2DOF-v0", 0, seed=2)
-    with torch.no_grad():
-        model.policy.action_net.weight.mul_(300.0)
-    return export_onnx(model, tmp_path / "reach.onnx", vec_normalize=venv)
 
 
 def start_onnx_node(path, master, log, name, remap=()):

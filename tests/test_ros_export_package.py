@@ -37,21 +37,41 @@ CASES = {
 def test_package_validates(tmp_path, kind):
     parse_package = require_ros1("catkin_pkg.package").parse_package
     obj, robot, kw = CASES[kind]()
-    path = export_policy(obj, robot, tmp_path, namespace="arm", **kw)
+    old_umask = os.umask(0o077)  # a strict umask: the package is world-readable all the same
+    try:
+        path = export_policy(obj, robot, tmp_path, namespace="arm", **kw)
+    finally:
+        os.umask(old_umask)
+    assert package_modes(path) == {
+        ".": 0o755,
+        "CMakeLists.txt": 0o644,
+        "README.md": 0o644,
+        "launch": 0o755,
+        "launch/policy_node.launch": 0o644,
+        "package.xml": 0o644,
+        "scripts": 0o755,
+        "scripts/policy_node.json": 0o644,
+        "scripts/policy_node.py": 0o755,
+    }
     assert os.path.basename(path) == f"asr_{robot}_policy"
     pkg = parse_package(os.path.join(path, "package.xml"))  # raises on format violations
     pkg.validate()
     assert pkg.package_format == 2 and pkg.name == f"asr_{robot}_policy"
-    assert [d.name for d in pkg.buildtool_depends] == ["catkin"]
-    for dep in ("rospy", "std_msgs", "sensor_msgs"):
-        assert dep in [d.name for d in pkg.build_depends]
-        assert dep in [d.name for d in pkg.exec_depends]
+    # a Python-only node: catkin alone builds it; rospy and the messages are needed to run it
+    assert [d.name for d in pkg.buildtool_depends] == ["catkin"] and pkg.build_depends == []
+    assert [d.name for d in pkg.exec_depends] == ["rospy", "std_msgs", "sensor_msgs"]
     cmake = open(os.path.join(path, "CMakeLists.txt")).read()
+    assert cmake.startswith("cmake_minimum_required(VERSION 3.5)\n")  # CMake 4 refuses < 3.5
+    assert "find_package(catkin REQUIRED)\n" in cmake
     assert "catkin_install_python(PROGRAMS scripts/policy_node.py" in cmake
     import xml.etree.ElementTree as ET
 
-    node = ET.parse(os.path.join(path, "launch", "policy_node.launch")).getroot().find("node")
+    launch = ET.parse(os.path.join(path, "launch", "policy_node.launch")).getroot()
+    args = {a.get("name"): a.get("default") for a in launch.findall("arg")}
+    assert args == {"node_name": "policy_node", "ns": "arm"}
+    node = launch.find("node")
     assert (node.get("pkg"), node.get("type")) == (pkg.name, "policy_node.py")
+    assert (node.get("name"), node.get("ns")) == ("$(arg node_name)", "$(arg ns)")
     script = os.path.join(path, "scripts", "policy_node.py")
     assert os.access(script, os.X_OK)
     src = open(script).read()
@@ -163,24 +183,27 @@ def test_dashboard_export_route():
         r = c.post("/api/control", json={"reference": {"joint1": hold, "joint2": hold}})
         assert r.status_code == 200, r.text
         ws = c.get("/api/workspace").json()
-        r = c.post("/api/export.ros.zip")
-        assert r.status_code == 200, r.text
         pkg = f"asr_{ws['robot']}_policy"
-        assert f'filename="{pkg}.zip"' in r.headers["content-disposition"]
-        z = zipfile.ZipFile(io.BytesIO(r.content))
-        names = set(z.namelist())
-        assert {
-            f"{pkg}/package.xml",
-            f"{pkg}/scripts/policy_node.py",
-            f"{pkg}/scripts/policy_node.json",
-        } <= names
-        assert z.getinfo(f"{pkg}/scripts/policy_node.py").external_attr >> 16 & 0o111
-        import json
+        # ROS 2 (ament_python) by default, ROS 1 (catkin) on ?ros=1: each its own files
+        for query, ros, data_file in (
+            ("", 2, f"{pkg}/policy_node.json"),
+            ("?ros=1", 1, "scripts/policy_node.json"),
+        ):
+            r = c.post(f"/api/export.ros.zip{query}")
+            assert r.status_code == 200, r.text
+            assert f'filename="{pkg}_ros{ros}.zip"' in r.headers["content-disposition"]
+            z = zipfile.ZipFile(io.BytesIO(r.content))
+            assert f"{pkg}/package.xml" in z.namelist()
+            import json
 
-        data = json.loads(z.read(f"{pkg}/scripts/policy_node.json"))
-        assert data["kind"] == "constant" and data["ref_2"] == [
-            ws["preset"][j] for j in data["joints"]
-        ]
+            data = json.loads(z.read(f"{pkg}/{data_file}"))
+            assert data["kind"] == "constant" and data["ref_2"] == [
+                ws["preset"][j] for j in data["joints"]
+            ]
+            modes = {i.external_attr >> 16 & 0o777 for i in z.infolist()}
+            assert modes == ({0o644, 0o755} if ros == 1 else {0o644})
+        r = c.post("/api/export.ros.zip?ros=3")
+        assert r.status_code == 422 and "ros" in r.text
         # refused (or answered) exactly as the other exports: a page under a foreign name
         # (DNS rebinding) or from a foreign Origin gets 403 (an export is a POST: work only the
         # dashboard's own page may start, dashboard/security.py)
@@ -205,7 +228,31 @@ def test_dashboard_export_route():
         assert r.status_code == 422 and "varies in time" in r.text
 
 
-def test_export_zip_roundtrip():
-    data = export_zip(fake_ilc(), "qbmove_arm_2dof", package="my_policy")
+def package_modes(path):
+    """{path relative to the package folder: permission bits} of every file and folder."""
+    modes = {}
+    for root, dirs, files in os.walk(path):
+        for n in [".", *dirs, *files]:
+            full = os.path.normpath(os.path.join(root, n))
+            modes[os.path.relpath(full, path)] = os.stat(full).st_mode & 0o777
+    return modes
+
+
+@pytest.mark.parametrize("ros", [1, 2])
+def test_export_zip_roundtrip(tmp_path, ros):
+    old_umask = os.umask(0o077)
+    try:
+        data = export_zip(fake_ilc(), "qbmove_arm_2dof", package="my_policy", ros=ros)
+    finally:
+        os.umask(old_umask)
     z = zipfile.ZipFile(io.BytesIO(data))
-    assert "my_policy/launch/policy_node.launch" in z.namelist()
+    launch = "launch/policy_node.launch" + (".py" if ros == 2 else "")
+    assert f"my_policy/{launch}" in z.namelist()
+    # the modes the zip carries (what unzip applies) are the package's own: world-readable
+    path = export_policy(fake_ilc(), "qbmove_arm_2dof", tmp_path, package="my_policy", ros=ros)
+    want = {k: v for k, v in package_modes(path).items() if not os.path.isdir(f"{path}/{k}")}
+    got = {i.filename[len("my_policy/") :]: i.external_attr >> 16 & 0o777 for i in z.infolist()}
+    assert got == want and set(got.values()) <= {0o644, 0o755}
+    assert (0o755 in got.values()) == (ros == 1)  # the ROS 1 script; ROS 2 installs its own
+    with pytest.raises(ValueError, match="ros: got 3, valid: 1 .catkin. or 2 .ament_python."):
+        export_zip(fake_ilc(), "qbmove_arm_2dof", ros=3)

@@ -1,6 +1,8 @@
-"""The text files of the catkin package asr.ros.export writes: the rospy node (NODE_TEMPLATE,
-with ONNX_BLOCK for an ONNX policy), package.xml, CMakeLists.txt, the launch file and the README
-of an ONNX package. asr.ros.export writes them atomically; here they are only composed."""
+"""The text files of the catkin package asr.ros.export writes: the rospy node (NODE_TEMPLATE),
+package.xml, CMakeLists.txt, the launch file and a README; and the plain Python that the ROS 1
+node and the ROS 2 node (asr.ros._export_ros2_templates) both embed: POLICY_BLOCK (the policy
+maths, the reading of a JointState, the command publishers) and ONNX_BLOCK (an ONNX policy's
+actor). asr.ros.export writes them atomically; here they are only composed."""
 
 import json
 import xml.etree.ElementTree as ET
@@ -29,54 +31,54 @@ def onnx_actor(path):
     return act
 '''
 
-NODE_TEMPLATE = r'''#!/usr/bin/env python3
-"""@PACKAGE@: an asr policy exported for the toolbox ROS interface [Mengacci2021].
+POLICY_BLOCK = r'''
 
-Reads <ns>/joint_states (sensor_msgs/JointState) and publishes the commands of the policy in
-@DATA@ (written by asr.ros.export, kind "@KIND@"); see that module's documentation. @NEEDS@
-Private parameters: ~namespace (topic prefix, default from the data file), ~target (rad, per
-joint, linear and ONNX policies), ~settle_s (s, time tables), ~use_stamps (default true: time
-is the JointState header stamp; false: rospy time, which follows /clock under /use_sim_time).
-"""
-import json
-import math
-import os
+def name_of(*parts):
+    """A ROS name relative to the node's namespace from names ('' parts left out)."""
+    return "/".join(p.strip("/") for p in parts if p and p.strip("/"))
 
-import rospy
-from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64, Float64MultiArray, MultiArrayDimension
 
-DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "@DATA@")
-@ONNX@
-
-def topic(*parts):
-    """Absolute topic name from a namespace and names ('' parts are left out)."""
-    return "/" + "/".join(p.strip("/") for p in parts if p and p.strip("/"))
+def finite(value, name, valid):
+    """value as a finite float, or a ValueError naming the parameter, value and valid range."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        x = float("nan")
+    if not math.isfinite(x):
+        raise ValueError("%s: got %r, valid: %s" % (name, value, valid))
+    return x
 
 
 class Policy:
-    """Commands (ref_1, ref_2), per joint, from the time since the first state and the state."""
+    """Commands (ref_1, ref_2), per joint, from the time since the first state and the state.
+    d: the data file; folder: where its files are; target (rad per joint) and settle_s (s): the
+    node's parameters, None for the data file's values."""
 
-    def __init__(self, d, target=None, settle_s=None):
+    def __init__(self, d, folder, target=None, settle_s=None):
         self.d, self.kind, self.nj = d, d["kind"], len(d["joints"])
         self.last_step, self.held = None, None
         if self.kind == "table":
             self.values_1 = [[float(v) for v in row] for row in d["values_1"]]
             self.ref_2 = [float(v) for v in d["ref_2"]]
             self.dt = float(d["dt"])
-            self.start_s = float(d["start_s"] if settle_s is None else settle_s)
+            settle_s = d["start_s"] if settle_s is None else settle_s
+            self.start_s = finite(settle_s, "settle_s", "a time >= 0 s")
+            if self.start_s < 0.0:
+                raise ValueError("settle_s: got %r, valid: a time >= 0 s" % (settle_s,))
         elif self.kind in ("linear", "onnx"):
             self.low, self.high = list(map(float, d["low"])), list(map(float, d["high"]))
-            self.target = [float(v) for v in (d["target"] if target is None else target)]
+            target = d["target"] if target is None else target
+            valid = "%d finite values (rad, one per joint)" % self.nj
+            many = isinstance(target, (list, tuple)) or hasattr(target, "tolist")
+            self.target = [finite(v, "target", valid) for v in (target if many else [target])]
             if len(self.target) != self.nj:
-                raise ValueError("~target: expected %d values (rad), got %r"
-                                 % (self.nj, target))
+                raise ValueError("target: got %r, valid: %s" % (target, valid))
             self.env_dt = float(d["env_dt"])
             if self.kind == "linear":
                 self.W = [[float(v) for v in row] for row in d["W"]]
                 self.act = self.linear
             else:
-                self.act = onnx_actor(os.path.join(os.path.dirname(DATA), d["onnx"]))
+                self.act = onnx_actor(os.path.join(folder, d["onnx"]))
         else:
             self.held = (list(map(float, d["ref_1"])), list(map(float, d["ref_2"])))
 
@@ -87,6 +89,7 @@ class Policy:
                 for lo, hi, v in zip(self.low, self.high, z)]
 
     def command(self, t, q, dq):
+        """(ref_1, ref_2) t s after the first state, from q (rad) and dq (rad/s) per joint."""
         if self.kind == "table":
             k = int(math.floor((t - self.start_s) / self.dt + 1e-6))
             k = min(max(k, 0), len(self.values_1) - 1)
@@ -102,54 +105,104 @@ class Policy:
         return self.held
 
 
+def joint_values(joints, names, position, velocity):
+    """(q (rad), dq (rad/s)) of `joints` from a JointState's name, position and velocity (the
+    joints in order when it names none; dq zero when it has no velocities), or None when one
+    is missing."""
+    index = {n: i for i, n in enumerate(names)}
+    try:
+        idx = [index[j] for j in joints] if len(names) else list(range(len(joints)))
+        q = [float(position[i]) for i in idx]
+        dq = [float(velocity[i]) for i in idx] if len(velocity) else [0.0] * len(joints)
+    except (KeyError, IndexError):
+        return None
+    return q, dq
+
+
 def array_msg(values, label):
-    m = Float64MultiArray(data=values)
+    m = Float64MultiArray(data=[float(v) for v in values])
     m.layout.dim = [MultiArrayDimension(label=label, size=len(values), stride=len(values))]
     return m
 
+
+def step_msg(r1, r2):
+    """asr's lockstep message: one period with these references, (J, 2) row-major."""
+    return array_msg([v for pair in zip(r1, r2) for v in pair], "joints_x_refs")
+
+
+class Commands:
+    """The command publishers: robot-level reference_1 / reference_2 (Float64MultiArray, one
+    value per joint) or, for a constant policy, each joint's equilibrium_position and
+    stiffness_preset (Float64). advertise(name, type): one publisher; prefix: the names'
+    prefix ('' for the node's namespace)."""
+
+    def __init__(self, d, advertise, prefix=""):
+        self.robot_level = d["topics"] == "robot"
+        if self.robot_level:
+            self.pubs = [advertise(name_of(prefix, "reference_%d" % i), Float64MultiArray)
+                         for i in (1, 2)]
+        else:
+            self.pubs = [advertise(name_of(prefix, j, n), Float64)
+                         for n in ("equilibrium_position", "stiffness_preset")
+                         for j in d["joints"]]
+
+    def publish(self, r1, r2):
+        if self.robot_level:
+            self.pubs[0].publish(array_msg(r1, "joints"))
+            self.pubs[1].publish(array_msg(r2, "joints"))
+        else:
+            for p, v in zip(self.pubs, list(r1) + list(r2)):
+                p.publish(Float64(data=float(v)))
+'''
+
+NODE_TEMPLATE = r'''#!/usr/bin/env python3
+"""@PACKAGE@: an asr policy exported for the toolbox ROS interface [Mengacci2021].
+
+Reads joint_states (sensor_msgs/JointState) and publishes the commands of the policy in @DATA@
+(written by asr.ros.export, kind "@KIND@"); see that module's documentation. @NEEDS@
+Names are relative to the node's namespace (launch argument ns, or __ns:=); a node started in
+none (rosrun) uses the data file's. Private parameters: ~namespace (a prefix of the names
+instead), ~target (rad, per joint, linear and ONNX policies), ~settle_s (s, time tables),
+~use_stamps (default true: time is the JointState header stamp; false: rospy time, which
+follows /clock under /use_sim_time).
+"""
+import json
+import math
+import os
+
+import rospy
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64, Float64MultiArray, MultiArrayDimension
+
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "@DATA@")
+@ONNX@@POLICY@
 
 def main():
     with open(DATA) as f:
         d = json.load(f)
     rospy.init_node(d["node"], anonymous=False)
-    ns = rospy.get_param("~namespace", d["namespace"])
-    policy = Policy(d, rospy.get_param("~target", None), rospy.get_param("~settle_s", None))
+    own_ns = rospy.get_namespace() not in ("", "/")
+    prefix = rospy.get_param("~namespace", "" if own_ns else d["namespace"])
+    policy = Policy(d, os.path.dirname(DATA), rospy.get_param("~target", None),
+                    rospy.get_param("~settle_s", None))
     use_stamps = bool(rospy.get_param("~use_stamps", True))
-    joints = d["joints"]
-    if d["topics"] == "robot":
-        pubs = [rospy.Publisher(topic(ns, d["robot"], "reference_%d" % i), Float64MultiArray,
-                                queue_size=10, latch=True) for i in (1, 2)]
-
-        def publish(r1, r2):
-            pubs[0].publish(array_msg(r1, "joints"))
-            pubs[1].publish(array_msg(r2, "joints"))
-    else:
-        pubs = [[rospy.Publisher(topic(ns, j, name), Float64, queue_size=10, latch=True)
-                 for j in joints] for name in ("equilibrium_position", "stiffness_preset")]
-
-        def publish(r1, r2):
-            for p, v in zip(pubs[0] + pubs[1], list(r1) + list(r2)):
-                p.publish(Float64(v))
-
-        publish(*policy.held)
+    out = Commands(d, lambda name, kind: rospy.Publisher(name, kind, queue_size=10, latch=True),
+                   prefix)
+    if policy.held is not None:
+        out.publish(*policy.held)
     state = {"t0": None}
 
     def on_state(msg):
         t = msg.header.stamp.to_sec() if use_stamps else rospy.get_time()
         if state["t0"] is None:
             state["t0"] = t
-        index = {n: i for i, n in enumerate(msg.name)}
-        try:
-            idx = [index[j] for j in joints] if msg.name else list(range(len(joints)))
-            q = [float(msg.position[i]) for i in idx]
-            dq = ([float(msg.velocity[i]) for i in idx] if msg.velocity
-                  else [0.0] * len(joints))
-        except (KeyError, IndexError):
-            rospy.logwarn_throttle(5.0, "joint_states without the joints %s" % joints)
+        got = joint_values(d["joints"], msg.name, msg.position, msg.velocity)
+        if got is None:
+            rospy.logwarn_throttle(5.0, "joint_states without the joints %s" % d["joints"])
             return
-        publish(*policy.command(t - state["t0"], q, dq))
+        out.publish(*policy.command(t - state["t0"], *got))
 
-    rospy.Subscriber(topic(ns, "joint_states"), JointState, on_state, queue_size=10)
+    rospy.Subscriber(name_of(prefix, "joint_states"), JointState, on_state, queue_size=10)
     rospy.spin()
 
 
@@ -159,6 +212,8 @@ if __name__ == "__main__":
 
 
 def _package_xml(name, robot, kind):
+    # a Python-only node: catkin builds it alone (no message generation, nothing compiled);
+    # rospy and the message packages are needed where it runs
     numpy = "\n  <exec_depend>python3-numpy</exec_depend>" if kind == "onnx" else ""
     return f"""<?xml version="1.0"?>
 <package format="2">
@@ -169,19 +224,20 @@ def _package_xml(name, robot, kind):
   <maintainer email="asr@example.com">asr</maintainer>
   <license>MIT</license>
   <buildtool_depend>catkin</buildtool_depend>
-  <depend>rospy</depend>
-  <depend>std_msgs</depend>
-  <depend>sensor_msgs</depend>{numpy}
+  <exec_depend>rospy</exec_depend>
+  <exec_depend>std_msgs</exec_depend>
+  <exec_depend>sensor_msgs</exec_depend>{numpy}
 </package>
 """
 
 
 def _cmakelists(name, node, kind="linear"):
     onnx = f" scripts/{node}.onnx" if kind == "onnx" else ""
-    return f"""cmake_minimum_required(VERSION 3.0.2)
+    # 3.5: the oldest version CMake 4 accepts (Noetic's catkin asks for 3.0.2, which it refuses)
+    return f"""cmake_minimum_required(VERSION 3.5)
 project({name})
-find_package(catkin REQUIRED COMPONENTS rospy std_msgs sensor_msgs)
-catkin_package(CATKIN_DEPENDS rospy std_msgs sensor_msgs)
+find_package(catkin REQUIRED)
+catkin_package()
 catkin_install_python(PROGRAMS scripts/{node}.py
   DESTINATION ${{CATKIN_PACKAGE_BIN_DESTINATION}})
 install(FILES scripts/{node}.json{onnx} DESTINATION ${{CATKIN_PACKAGE_BIN_DESTINATION}})
@@ -190,16 +246,25 @@ install(DIRECTORY launch DESTINATION ${{CATKIN_PACKAGE_SHARE_DESTINATION}})
 
 
 def _launch(name, node, d):
+    """node_name and ns as arguments: two exported policies run side by side under two names
+    or namespaces (ROS 1 stops the older of two nodes of one name)."""
     root = ET.Element("launch")
-    ET.SubElement(root, "arg", name="namespace", default=d["namespace"])
+    ET.SubElement(root, "arg", name="node_name", default=node)
+    ET.SubElement(root, "arg", name="ns", default=d["namespace"])
     extra = {}
     if d["kind"] == "onnx":  # the interpreter with rospy, numpy and onnxruntime ('': python3)
         ET.SubElement(root, "arg", name="python", default="")
         extra["launch-prefix"] = "$(arg python)"
     n = ET.SubElement(
-        root, "node", pkg=name, type=f"{node}.py", name=node, output="screen", **extra
+        root,
+        "node",
+        pkg=name,
+        type=f"{node}.py",
+        name="$(arg node_name)",
+        ns="$(arg ns)",
+        output="screen",
+        **extra,
     )
-    ET.SubElement(n, "param", name="namespace", value="$(arg namespace)")
     for key in ("target", "gains", "modes", "params"):
         if d.get(key):
             ET.SubElement(n, "rosparam", param=key).text = json.dumps(d[key])
@@ -207,27 +272,46 @@ def _launch(name, node, d):
     return '<?xml version="1.0"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-def _onnx_readme(name, node, d):
+def topics_text(d):
+    """What the node reads and publishes, for the READMEs (markdown)."""
+    if d["topics"] == "robot":
+        out = "`<ns>/reference_1` (equilibria, rad) and `<ns>/reference_2` (presets, rad)"
+    else:
+        out = "`<ns>/<joint>/equilibrium_position` and `<ns>/<joint>/stiffness_preset` (rad)"
+    return f"publishes {out} from `<ns>/joint_states`"
+
+
+def readme_intro(name, d, script, data):
+    """A README's title and first paragraph (markdown): what the node script does."""
     return f"""# {name}
 
-An ONNX policy exported by asr (asr.ros.export) for the robot {d["robot"]} (task {d["task"]},
-control period {d["env_dt"]} s): scripts/{node}.py runs scripts/{node}.onnx with onnxruntime every
-env step and publishes `<ns>/{d["robot"]}/reference_1` (equilibria, rad) and `reference_2`
-(presets, rad) from `<ns>/joint_states`; `~target` (rad per joint) sets the task's target.
+A policy ({d["kind"]}) exported by asr (asr.ros.export) for the robot {d["robot"]}: the node
+{script} {topics_text(d)}, with the data of {data}."""
 
-The node needs rospy, std_msgs and sensor_msgs (ROS) and numpy and onnxruntime in the same
-Python: `pip install numpy onnxruntime` for the ROS Python, or a virtual environment with them
-that also sees the ROS packages (for example one created with `--system-site-packages`), given to
-the launch file:
 
-    roslaunch {name} {node}.launch python:=/path/to/venv/bin/python
+_ONNX_NEEDS = (
+    "numpy and onnxruntime in the same\nPython: `pip install numpy onnxruntime` for the ROS "
+    "Python, or a virtual environment with them\nthat also sees the ROS packages (for example "
+    "one created with `--system-site-packages`), given to\nthe launch file "
+    "(`python:=/path/to/venv/bin/python`)."
+)
+
+
+def _readme(name, node, d):
+    needs = _ONNX_NEEDS if d["kind"] == "onnx" else "nothing else (plain Python arithmetic)."
+    return f"""{readme_intro(name, d, f"scripts/{node}.py", f"scripts/{node}.json")}
+
+The node needs rospy, std_msgs and sensor_msgs (ROS 1) and {needs}
+
+    catkin_make   # in the workspace whose src/ holds this folder
+    roslaunch {name} {node}.launch ns:=robot1 node_name:=policy_1
 """
 
 
 def package_files(name, node, d, robot, onnx):
-    """{path in the package: text} of package `name` with node `node` for the policy data d
-    (asr.ros.export.policy_data); onnx: the ONNX policy (OnnxPolicy, bytes) the node runs, or
-    None."""
+    """({path in the package: text or bytes}, the paths of executables) of package `name` with
+    node `node` for the policy data d (asr.ros.export.policy_data); onnx: the ONNX policy
+    (OnnxPolicy, bytes) the node runs, or None."""
     needs = (
         "Needs rospy, std_msgs, sensor_msgs, and numpy and onnxruntime (ONNX Runtime)."
         if onnx
@@ -236,14 +320,30 @@ def package_files(name, node, d, robot, onnx):
     files = {
         "package.xml": _package_xml(name, robot, d["kind"]),
         "CMakeLists.txt": _cmakelists(name, node, d["kind"]),
+        "README.md": _readme(name, node, d),
         f"launch/{node}.launch": _launch(name, node, d),
-        f"scripts/{node}.json": json.dumps(d, indent=None if d["kind"] == "table" else 1) + "\n",
-        f"scripts/{node}.py": NODE_TEMPLATE.replace("@PACKAGE@", name)
+        f"scripts/{node}.json": data_text(d),
+        f"scripts/{node}.py": node_source(NODE_TEMPLATE, name, node, d, needs),
+    }
+    if onnx:
+        files[f"scripts/{node}.onnx"] = onnx[1]
+    return files, {f"scripts/{node}.py"}
+
+
+def data_text(d):
+    """The node's data file (JSON: floats round-trip exactly; a time table on one line)."""
+    return json.dumps(d, indent=None if d["kind"] == "table" else 1) + "\n"
+
+
+def node_source(template, name, node, d, needs):
+    """The node's source from a template with the shared blocks (ONNX_BLOCK for an ONNX
+    policy only: the other nodes import no numpy)."""
+    return (
+        template.replace("@ONNX@", ONNX_BLOCK if d["kind"] == "onnx" else "")
+        .replace("@POLICY@", POLICY_BLOCK)
+        .replace("@PACKAGE@", name)
+        .replace("@NODE@", node)
         .replace("@DATA@", f"{node}.json")
         .replace("@KIND@", d["kind"])
         .replace("@NEEDS@", needs)
-        .replace("@ONNX@", ONNX_BLOCK if onnx else ""),
-    }
-    if onnx:
-        files["README.md"] = _onnx_readme(name, node, d)
-    return files
+    )

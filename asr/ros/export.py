@@ -1,20 +1,23 @@
-"""Export a learned or configured policy as a ROS 1 (catkin) package that runs on a robot
-without asr: a rospy node that reads the robot's `<ns>/joint_states` and publishes the command
-topics of the toolbox interface [Mengacci2021] (the interface `asr ros` serves, so the same
-package drives the simulated and the real robot).
+"""Export a learned or configured policy as a ROS package that runs on a robot without asr:
+ros=1, a catkin package with a rospy node; ros=2, an ament_python package with an rclpy node.
+The node reads the robot's `<ns>/joint_states` and publishes the command topics of the toolbox
+interface [Mengacci2021] (the interface `asr ros` and `asr ros2` serve, so the same package
+drives the simulated and the real robot). Both nodes embed one copy of the policy maths
+(asr.ros._export_templates.POLICY_BLOCK), so they compute the same commands.
 
     from asr.ros.export import export_policy
-    export_policy(ilc_result, "qbmove_arm_2dof", "ws/src")  # ws/src/asr_qbmove_arm_2dof_policy
+    export_policy(ilc_result, "qbmove_arm_2dof", "ws/src", ros=2)  # ws/src/asr_..._policy
 
-What is exported (the package's data file scripts/<node>.json; JSON floats round-trip exactly):
+What is exported (the node's data file <node>.json; JSON floats round-trip exactly):
 
 - an ILCResult (asr.iterative_learning): a time table. Sample k of the learned equilibrium
   reference is held from t = settle_s + k dt to settle_s + (k + 1) dt after the first joint state
   (zero-order hold, as `ilc` applied it to the Sim: one sample per step, after `settle_s`
   seconds held at sample 0), the preset (second reference) held throughout, the last sample held
-  after the end. Published as the robot-level `<ns>/<robot>/reference_1` (equilibria) and
-  `reference_2` (presets), std_msgs/Float64MultiArray, one value per joint (modes 3 / 6),
-  at every joint state, latched (a node that connects late gets the current command).
+  after the end. Published as the robot-level `<ns>/reference_1` (equilibria) and
+  `<ns>/reference_2` (presets) of the toolbox's Plugin Manager, std_msgs/Float64MultiArray,
+  one value per joint (modes 3 / 6), at every joint state (ROS 1: latched, a node that
+  connects late gets the current command).
 - a linear policy of asr.envs.cem (the dict `cem.train` returns, its "mean" W, or W itself,
   shape (2 J, 4 J + 1)) for a task of asr.envs.tasks (found from the robot and variant, or given
   with `task=`): every env step (frame_skip * dt s of joint-state time) the node builds the
@@ -25,23 +28,35 @@ What is exported (the package's data file scripts/<node>.json; JSON floats round
 - an ONNX policy (asr.rl.export_onnx: an asr.rl.OnnxPolicy, a .onnx file, or a training
   folder, exported on the way) for its task (the file's metadata, or `task=`; its input and
   output sizes must fit the task): the observation / action mapping of the linear policy above,
-  the action computed by running the file (copied as scripts/<node>.onnx) with onnxruntime,
+  the action computed by running the file (copied as <node>.onnx) with onnxruntime,
   which the node then needs, with numpy, in the Python that runs it (README.md of the package,
   launch argument python:=...).
 - a dashboard workspace dict (GET /api/workspace): constant per-joint
   `<ns>/<joint>/equilibrium_position` (the joint's "hold" offset, or offset + amplitude of a
-  "step") and `<ns>/<joint>/stiffness_preset` (std_msgs/Float64, latched, republished at every
-  joint state), which the toolbox offers in modes 3 and 6 only (other modes are refused).
+  "step") and `<ns>/<joint>/stiffness_preset` (std_msgs/Float64, latched (ROS 2:
+  transient_local), republished at every joint state), which the toolbox offers in modes 3
+  and 6 only (other modes are refused).
   Time-varying references (sine, chirp, minjerk) are refused: export an ILC result for a
   trajectory. The toolbox interface has no topic for control gains, operation modes or
   spring parameters: the package records them (data file, and the node's private parameters
   ~gains, ~modes, ~params) for the robot's own configuration; they are not sent.
 
 Time base: the header stamp of the JointState (the robot's, or the simulation's, time), counted
-from the first state received; with the node's private parameter ~use_stamps false, rospy time
+from the first state received; with the node's parameter use_stamps false, the ROS time
 instead (for a robot whose joint states carry no stamps).
 
-The package's files are composed in asr.ros._export_templates; here the policy is turned into
+Lockstep (ROS 2, parameter lockstep): against `asr ros2 --lockstep` the node answers every new
+joint state (by stamp; it also reads the latched `joint_states_latest`, so a node started after
+asr's gets the start state) with one `<ns>/step` message, the references (J, 2) row-major as
+its data: asr's node steps one period with them. The loop then runs exactly as the offline
+rollout of the same policy (tests/test_ros2_export.py).
+
+Topics are relative to the node's namespace (launch argument ns); started in none, the node
+uses the data file's (the `namespace` given here). Launch argument node_name names the node, so
+that two policies run at once.
+
+The package's files are composed in asr.ros._export_templates (ROS 1, and the blocks both
+nodes embed) and asr.ros._export_ros2_templates (ROS 2); here the policy is turned into
 the node's data and the package written atomically (a new hidden folder swapped in whole).
 """
 
@@ -55,6 +70,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 
 from asr._files import folder_lock, replace_folder
+from asr.ros._export_ros2_templates import ros2_package_files
 from asr.ros._export_templates import package_files
 
 FORMAT = "asr.ros_policy/1"
@@ -345,6 +361,7 @@ def export_policy(
     robot,
     out_dir,
     *,
+    ros=1,
     variant=None,
     namespace="",
     package=None,
@@ -352,13 +369,21 @@ def export_policy(
     task=None,
     target=None,
 ):
-    """Write the catkin package `package` (default asr_<robot>_policy) for `obj` into out_dir
-    (see the module doc): package.xml (format 2), CMakeLists.txt, launch/<node>.launch,
-    scripts/<node>.py (the rospy node, executable) and scripts/<node>.json (its data). An
-    existing package folder of that name is replaced. instance: which instance of an ILCResult;
-    task: the asr.envs task class of a linear or ONNX policy (default: the ONNX file's task, or
-    the one running `robot`); an ONNX policy also writes scripts/<node>.onnx and README.md;
-    target: its ~target default, rad per joint. Returns the package's path."""
+    """Write the ROS package `package` (default asr_<robot>_policy) for `obj` into out_dir (see
+    the module doc) and return its path. An existing package folder of that name is replaced.
+
+    ros=1: a catkin package: package.xml (format 2), CMakeLists.txt, README.md,
+    launch/<node>.launch (arguments node_name, ns), scripts/<node>.py (the rospy node) and
+    scripts/<node>.json (its data). ros=2: an ament_python package: package.xml (format 3),
+    setup.py, setup.cfg, resource/<package>, README.md, launch/<node>.launch.py (arguments
+    node_name, ns, lockstep, use_stamps), <package>/<node>.py (the rclpy node, entry point
+    main) and <package>/<node>.json. An ONNX policy also writes <node>.onnx beside the data.
+    instance: which instance of an ILCResult; task: the asr.envs task class of a linear or
+    ONNX policy (default: the ONNX file's task, or the one running `robot`); target: its
+    target default, rad per joint. Files are world-readable (0644, executables and folders
+    0755) whatever the umask."""
+    if ros not in (1, 2) or isinstance(ros, bool):
+        raise ValueError(f"ros: got {ros!r}, valid: 1 (catkin) or 2 (ament_python)")
     name = _package_name(package, robot)
     onnx = None if isinstance(obj, (dict, np.ndarray)) else _onnx_policy(obj)
     d = policy_data(
@@ -374,32 +399,38 @@ def export_policy(
     node = "policy_node"
     d["node"] = node
     d["package"] = name
+    if ros == 1:
+        files = package_files(name, node, d, robot, onnx)
+    else:
+        files = ros2_package_files(name, node, d, onnx)
     out_dir = os.fspath(out_dir)
     os.makedirs(out_dir, exist_ok=True)
     with folder_lock(out_dir):  # exporters of one folder take turns
         for left in os.listdir(out_dir):  # left by a killed export (none runs now)
             if left.startswith(f".{name}-"):
                 shutil.rmtree(os.path.join(out_dir, left), ignore_errors=True)
-        return _write_package(name, node, d, onnx, robot, out_dir)
+        return _write_package(name, files, out_dir)
 
 
-def _write_package(name, node, d, onnx, robot, out_dir):
-    """Write the package into a new hidden folder of out_dir, then swap it in whole."""
+def _write_package(name, files, out_dir):
+    """Write the package ({path: text or bytes}, executable paths) into a new hidden folder of
+    out_dir, then swap it in whole. Modes are set, not left to the umask (mkdtemp makes 0700):
+    a package is copied to robots and built by other users."""
+    contents, executables = files
     tmp = tempfile.mkdtemp(prefix=f".{name}-", dir=out_dir)
     try:
-        os.makedirs(os.path.join(tmp, "scripts"))
-        os.makedirs(os.path.join(tmp, "launch"))
-        files = package_files(name, node, d, robot, onnx)
-        if onnx:
-            with open(os.path.join(tmp, "scripts", f"{node}.onnx"), "wb") as f:
-                f.write(onnx[1])
-        for rel, text in files.items():
-            with open(os.path.join(tmp, rel), "w") as f:
-                f.write(text)
-        script = os.path.join(tmp, "scripts", f"{node}.py")
-        os.chmod(script, os.stat(script).st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
-        for rel in ("package.xml", f"launch/{node}.launch"):
-            ET.parse(os.path.join(tmp, rel))  # well-formed, or ParseError
+        for rel, content in contents.items():
+            path = os.path.join(tmp, rel)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "wb") as f:
+                f.write(content.encode() if isinstance(content, str) else content)
+            os.chmod(path, 0o755 if rel in executables else 0o644)
+        for root, dirs, _ in os.walk(tmp):
+            for folder in [root, *(os.path.join(root, x) for x in dirs)]:
+                os.chmod(folder, 0o755)
+        for rel in contents:
+            if rel.endswith((".xml", ".launch")):
+                ET.parse(os.path.join(tmp, rel))  # well-formed, or ParseError
         final = os.path.join(out_dir, name)
         replace_folder(tmp, final)  # the old package or the new one, whenever a kill comes
     except BaseException:
@@ -409,7 +440,8 @@ def _write_package(name, node, d, onnx, robot, out_dir):
 
 
 def export_zip(obj, robot, **kwargs):
-    """The package export_policy writes, as the bytes of a zip archive (folder <package>/)."""
+    """The package export_policy(obj, robot, ..., **kwargs) writes (ros=1 or 2), as the bytes
+    of a zip archive (folder <package>/, the files' modes kept)."""
     import io
     import zipfile
 
@@ -417,12 +449,14 @@ def export_zip(obj, robot, **kwargs):
         path = export_policy(obj, robot, tmp, **kwargs)
         buf = io.BytesIO()
         with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
-            for root, _, names in os.walk(path):
+            for root, dirs, names in os.walk(path):
+                dirs.sort()
                 for n in sorted(names):
                     full = os.path.join(root, n)
                     rel = os.path.relpath(full, tmp)
                     info = zipfile.ZipInfo(rel.replace(os.sep, "/"))
-                    info.external_attr = (os.stat(full).st_mode & 0o777) << 16
+                    info.external_attr = (stat.S_IFREG | (os.stat(full).st_mode & 0o777)) << 16
+                    info.create_system = 3  # unix: unzip applies the modes
                     info.compress_type = zipfile.ZIP_DEFLATED
                     with open(full, "rb") as f:
                         z.writestr(info, f.read())
