@@ -47,8 +47,8 @@ def load_rclpy() -> Any:
     how to install ROS 2 when any is missing."""
     import importlib
 
-    modules = ("rclpy", "builtin_interfaces.msg", "rosgraph_msgs.msg", "sensor_msgs.msg")
-    modules += ("std_msgs.msg", "std_srvs.srv", "trajectory_msgs.msg")
+    modules = ["rclpy", "builtin_interfaces.msg", "rosgraph_msgs.msg", "sensor_msgs.msg"]
+    modules += ["std_msgs.msg", "std_srvs.srv", "trajectory_msgs.msg"]
     try:
         for m in modules:  # rclpy first: its absence is the one to name
             importlib.import_module(m)
