@@ -37,7 +37,7 @@ def assert_ros_package(data, pkg, ros):
         assert f"{pkg}/setup.py" not in names, names
     else:
         assert manifest.get("format") == "3", manifest.attrib
-        assert "ament_python" in tools | {e.text for e in manifest.iter("build_type")}, tools
+        assert [e.text for e in manifest.iter("build_type")] == ["ament_python"], tools
         assert {f"{pkg}/setup.py", f"{pkg}/resource/{pkg}"} <= names, names
         assert f"{pkg}/CMakeLists.txt" not in names, names
     return names
