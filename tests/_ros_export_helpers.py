@@ -40,6 +40,28 @@ def fake_ilc(T=40, joints=("joint1", "joint2"), dt=1e-3, settle_s=0.05, seed=0):
     )
 
 
+def smooth_ilc(robot="qbmove_arm_2dof", T=150, settle_s=0.05, extra=20):
+    """An ILC result whose table moves the arm smoothly (a minimum-jerk step) from the live
+    node's start state (a fresh Sim's), and what the node must play: (res, table (periods, J, 2)
+    of references per MJCF step, settle_s at sample 0, one sample per step, then `extra` steps
+    holding the last, as ilc applies it) and the offline link angles (periods, J) rad."""
+    import asr
+
+    sim = asr.Sim(robot, 1)
+    q0, dt, names = sim.q[0].copy(), sim.dt, list(sim.robot.joint_names)
+    s = np.linspace(0, 1, T)[:, None]
+    u = q0[None, :] + np.array([0.6, -0.4]) * (10 * s**3 - 15 * s**4 + 6 * s**5)
+    res = fake_ilc(T=T, joints=names, dt=dt, settle_s=settle_s)
+    res.input[0] = u
+    settle = int(round(settle_s / dt))
+    periods = settle + T + extra
+    k = np.clip(np.arange(periods) - settle, 0, T - 1)
+    table = np.stack([u[k], np.broadcast_to(res.presets[0], (periods, len(names)))], axis=-1)
+    q_off = asr.Sim(robot, 1).rollout(periods, table[None], record=("q",))["q"][0]
+    assert np.ptp(q_off[:, 0]) > 0.1  # the arm moves: comparisons with it mean something
+    return res, table, q_off
+
+
 def workspace():
     return {
         "version": "asr.dashboard/1",

@@ -1,6 +1,7 @@
 """The closed loop of an exported node with `asr ros --lockstep` (tests/test_ros_export_loop.py
 and tests/test_ros_export_onnx.py)."""
 
+import json
 import os
 import queue
 import subprocess
@@ -151,20 +152,27 @@ def live_node():
     return require("asr.ros.node")
 
 
-def reach_loop(
-    policy_fn, package, ns, ros_node, tmp_path, ros_master, env, obs, starter=None, periods=40
-):
-    """The Reach2DOF closed loop offline (policy_fn on env for `periods` env steps of 20 ms)
-    and live (the exported `package` against `asr ros --lockstep`): (actions (periods, 4),
-    offline q (periods, 2), live q, the references the node sent (periods, 2, 2))."""
+def reach_offline(policy_fn, env, obs, periods=40):
+    """The Reach2DOF closed loop offline: policy_fn on env (reset, observation obs) for
+    `periods` env steps of 20 ms; (actions (periods, 4), q (periods, 2) rad). Closes env."""
     q_off, acts = [], []
     for _ in range(periods):
         a = policy_fn(obs)
         obs, *_ = env.step(a)
         acts.append(np.asarray(a[0], np.float64))
         q_off.append(env.q[0].copy())
-    names, env_dt = list(env.sim.robot.joint_names), env.env_dt
     env.close()
+    return np.array(acts), np.array(q_off)
+
+
+def reach_loop(
+    policy_fn, package, ns, ros_node, tmp_path, ros_master, env, obs, starter=None, periods=40
+):
+    """The Reach2DOF closed loop offline (reach_offline) and live (the exported `package`
+    against `asr ros --lockstep`): (actions (periods, 4), offline q (periods, 2), live q, the
+    references the node sent (periods, 2, 2))."""
+    names, env_dt = list(env.sim.robot.joint_names), env.env_dt
+    acts, q_off = reach_offline(policy_fn, env, obs, periods)
     loop = Loop(
         ros_node,
         tmp_path,
@@ -180,4 +188,113 @@ def reach_loop(
         q_live, refs = loop.run(names, periods)
     finally:
         loop.close()
-    return np.array(acts), np.array(q_off), q_live, refs
+    return acts, q_off, q_live, refs
+
+
+# ---------------------------------------------------------------- ROS 2: with `asr ros2`
+#
+# The exported ROS 2 node steps the live node itself (parameter lockstep): each new joint state
+# is answered by one `step` message carrying the references, so every period runs with the
+# references computed from the state at its start, as in the offline rollout. A third peer
+# (tests/ros2_peers/peer_base.Peer, run in .venv-ros2) records the live node's states: it
+# resets the live node and sees the reset state on joint_states before the exported node is
+# started, so it hears every period; the exported node gets that start state from the latched
+# joint_states_latest.
+
+RECORDER = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from peer_base import Peer
+
+peer = Peer(sys.argv[2])
+start = peer.reset()
+print("ready", flush=True)
+n = int(sys.argv[3])
+peer.wait(lambda: len(peer.states) > start + n, "%d lockstep states" % n)
+with peer.cond:
+    print(json.dumps([s[:2] for s in peer.states[start : start + n + 1]]), flush=True)
+"""
+PEERS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ros2_peers")
+LOOP_WAIT_S = 120.0  # start-up of three ROS 2 processes and the loop, on a busy host
+
+
+def lines_of(proc):
+    """A queue of proc's stdout lines (a reader thread: waits with deadlines)."""
+    q = queue.Queue()
+
+    def read():
+        for line in proc.stdout:
+            q.put(line)
+        q.put(None)
+
+    threading.Thread(target=read, daemon=True).start()
+    return q
+
+
+def ros2_module_command(package, node="policy_node"):
+    """The exported ROS 2 node run from its source folder: (argv, PYTHONPATH)."""
+    from _ros2 import ros2_python
+
+    pkg = os.path.basename(package)
+    return [ros2_python(), "-m", f"{pkg}.{node}"], str(package)
+
+
+def ros2_loop(tmp_path, ns, robot, variant, rate, periods, command, pythonpath, params=()):
+    """`periods` periods of the exported ROS 2 node (argv `command`, its PYTHONPATH, without
+    asr) in lockstep against `python -m asr.cli ros2 --lockstep`: the states the live node
+    published, [(stamp ns, q (J,) rad)] from the start state on (periods + 1)."""
+    from _ros2 import asr_env, bare_env, ros2_python
+
+    python = ros2_python()
+    node_env = dict(bare_env(), PYTHONPATH=pythonpath)
+    # run away from the source tree (a Python run there imports its asr/ from the cwd)
+    run = {"env": node_env, "cwd": tmp_path}
+    check = subprocess.run([python, "-c", "import asr"], capture_output=True, **run)
+    assert check.returncode and b"No module named 'asr'" in check.stderr  # runs without asr
+    logs = {k: tmp_path / f"{ns}_{k}.log" for k in ("live", "recorder", "node")}
+    procs = []
+
+    def start(argv, env, log, out=None):
+        procs.append(
+            subprocess.Popen(
+                argv,
+                env=env,
+                cwd=tmp_path,
+                stdout=out or log.open("w"),
+                stderr=log.open("w") if out else subprocess.STDOUT,
+                text=True,
+                start_new_session=True,
+            )
+        )
+        return procs[-1]
+
+    def get(q, what):
+        try:
+            line = q.get(timeout=LOOP_WAIT_S)
+        except queue.Empty:
+            line = None
+        if line is None:
+            tails = {k: v.read_text()[-1500:] for k, v in logs.items() if v.exists()}
+            raise AssertionError(f"no {what} within {LOOP_WAIT_S} s: {tails}")
+        return line
+
+    try:
+        live = [python, "-m", "asr.cli", "ros2", "--robot", robot, "--variant", variant]
+        live += ["--namespace", ns, "--lockstep", "--rate", repr(rate), "--no-clock"]
+        start(live, asr_env(), logs["live"])
+        rec = start(
+            [python, "-c", RECORDER, PEERS, ns, str(periods)],
+            bare_env(),
+            logs["recorder"],
+            subprocess.PIPE,
+        )
+        out = lines_of(rec)
+        assert get(out, "recorder ready line").strip() == "ready"
+        ros_args = ["--ros-args", "-r", "__node:=policy_loop", "-r", f"__ns:=/{ns}"]
+        ros_args += [x for p in ("lockstep:=true", *params) for x in ("-p", p)]
+        start(command + ros_args, node_env, logs["node"])
+        states = json.loads(get(out, "recorded states"))
+    finally:
+        for p in procs:
+            stop(p)
+    return states
