@@ -79,9 +79,9 @@ valgrind:
 	$(call apt_install,valgrind,valgrind)
 
 # ROS 1 from Debian for asr.ros and its tests (roscore, rospy, rosbag, rostopic, message
-# packages, genpy, check_urdf): installed when one of them is missing.
+# packages, genpy, check_urdf, catkin_make for the exported packages): installed when one is missing.
 ROS_DEBS := ros-core python3-rospy python3-rosbag python3-rostopic python3-std-msgs \
-            python3-sensor-msgs python3-genpy liburdfdom-tools
+            python3-sensor-msgs python3-genpy liburdfdom-tools catkin
 ros:
 	@dpkg -s $(ROS_DEBS) >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
