@@ -101,7 +101,7 @@ class RosNode(NodeCore):
         self.clock_topic = clock_topic
         self.master_timeout = float(master_timeout)
         self._steps = queue.Queue(maxsize=STEP_QUEUE)  # lockstep: (J, 2) refs or None each
-        self._resets = queue.Queue(maxsize=16)  # reset_state requests for the stepping loop
+        self._pending = []  # lockstep: the step taken off the queue, not yet run (0 or 1)
         self.overruns = 0  # real-time schedule restarts
         self._rospy = None
 
@@ -222,6 +222,7 @@ class RosNode(NodeCore):
             self.reset(q0, qd0)
             with self._steps.mutex:  # steps sent before the reset belong to the old run
                 self._steps.queue.clear()
+            self._pending.clear()
             self._next_t = time.monotonic() + self.period
             self.publish()
 
@@ -277,16 +278,21 @@ class RosNode(NodeCore):
         """Block until the next period is due (real time) or a step message arrives (lockstep);
         True when one is due, False to check for shutdown first."""
         now = time.monotonic()
+        if self.lockstep:
+            if not self._pending:  # a step taken off the queue waits here while paused
+                try:
+                    self._pending.append(self._steps.get(timeout=0.1))
+                except queue.Empty:
+                    return False
+            if self.paused:
+                time.sleep(0.01)
+                return False
+            refs = self._pending.pop()
+            return refs is None or self.hold_references(refs, self.topic("step"))
         if self.paused:  # no stepping, no time; real time resumes one period after unpausing
             self._next_t = now + self.period
             time.sleep(0.01)
             return False
-        if self.lockstep:
-            try:
-                refs = self._steps.get(timeout=0.1)
-            except queue.Empty:
-                return False
-            return refs is None or self.hold_references(refs, self.topic("step"))
         if now < self._next_t:
             time.sleep(min(self._next_t - now, 0.1))
             return False

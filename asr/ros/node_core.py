@@ -235,7 +235,7 @@ class NodeCore:
             self.tau_ff = np.zeros(nj)  # (J,) held feed-forward motor torques, N m
             self._params = {}  # {(joint, param): value} due next period
         self.periods = 0
-        self.last = None  # {field: (J,)} at the end of the last period
+        self.last = None  # {field: (J,)} at the end of the last period (None: reset state)
 
     @property
     def stamp_ns(self):
@@ -246,11 +246,34 @@ class NodeCore:
         """{field: (J,)} (fields RECORD, units asr.FIELD_UNITS) at the end of the last period,
         or the reset state before any."""
         with self.step_lock:
-            if self.last is not None:
-                return self.last
-            s = {f: self.sim.batch.field(f)[0].copy() for f in RECORD}
-            s["q"], s["qd"] = self.sim.q[0], self.sim.qd[0]
-            return s
+            if self.last is None:
+                self.last = self._reset_state()
+            return self.last
+
+    def _reset_state(self):
+        """{field: (J,)} after a reset. The batch computes its outputs when it steps, so the
+        references are the held ones and the springs' torques and stiffness are evaluated here
+        (asr.compliance at the reset's link and motor angles): a toolbox client sees the
+        stiffness of the reset state, not 0. Output-shaft friction is 0 at rest."""
+        from asr.models import compliance
+
+        b = self.sim.batch
+        s = {f: b.field(f)[0].copy() for f in RECORD}
+        s["q"], s["qd"] = self.sim.q[0], self.sim.qd[0]
+        s["ref1"], s["ref2"] = self.refs[:, 0].copy(), self.refs[:, 1].copy()
+        for j, (spec, mode) in enumerate(zip(self.specs, self.modes)):
+            if mode < 2 or spec.nmotor == 0:
+                continue
+            c = compliance(
+                spec.name,
+                s["q"][j],
+                s["th1"][j],
+                s["th2"][j],
+                **{p.name: b.get_param(j, p.name)[0] for p in spec.params},
+            )
+            s["tau_el1"][j], s["tau_el2"][j] = c.tau1, c.tau2
+            s["tau_link"][j], s["stiffness"][j] = c.tau_link, c.stiffness
+        return s
 
     def reset(self, q0=None, qd0=None):
         """Back to the robot's initial state: time 0, held commands and stiffness presets back to
