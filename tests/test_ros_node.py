@@ -480,6 +480,23 @@ def test_master_dying_mid_run_leaves_the_node_running(ros_master):
     assert "Traceback" not in out, out[-2000:]
 
 
+def stop_recorder(rec, out):
+    """Stop a `rosbag record` process group (SIGINT, then SIGKILL) and wait for its bag `out`:
+    the Python wrapper exits on SIGINT before its C++ recorder has closed the bag, which
+    renames out.active to out when done."""
+    import signal
+
+    os.killpg(rec.pid, signal.SIGINT)
+    try:
+        rec.wait(15)
+    except subprocess.TimeoutExpired:
+        os.killpg(rec.pid, signal.SIGKILL)
+        rec.wait(5)
+    deadline = time.monotonic() + 15.0
+    while not out.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+
+
 def subscribed(uri, node, topics):
     """True when the ROS master at `uri` lists `node` as a subscriber of every one of `topics`."""
     import xmlrpc.client
@@ -494,7 +511,6 @@ def test_a_bag_recorded_from_the_live_node_reads_back(ros_master, live, tmp_path
     reads the bag: the robot-level JointState and joint1's link_state carry the same link angle
     for every period (one state, published twice), and the JointState stamps (simulated time)
     advance by exactly one period."""
-    import signal
 
     from asr.ros import read_bag
     from asr.ros.environment import tool_env
@@ -521,17 +537,7 @@ def test_a_bag_recorded_from_the_live_node_reads_back(ros_master, live, tmp_path
             time.sleep(0.1)
         time.sleep(1.5)
     finally:
-        os.killpg(rec.pid, signal.SIGINT)
-        try:
-            rec.wait(15)
-        except subprocess.TimeoutExpired:
-            os.killpg(rec.pid, signal.SIGKILL)
-            rec.wait(5)
-    # the Python wrapper exits on SIGINT before its C++ recorder has closed the bag, which
-    # renames live.bag.active to live.bag when done: wait for that rename
-    deadline = time.monotonic() + 15.0
-    while not out.exists() and time.monotonic() < deadline:
-        time.sleep(0.1)
+        stop_recorder(rec, out)
     topics = read_bag(out)
     js, ls = topics["/arm_a/joint_states"], topics["/arm_a/joint1/link_state"]
     n = len(js["t"])

@@ -6,15 +6,13 @@ service, reset_state topic and pause service work; `rosbag record` at 1 kHz lose
 One lockstep node (qbmove_arm_2dof at 1 kHz: one 1 ms step per period) serves every test; each
 test starts by resetting it."""
 
-import os
-import signal
 import subprocess
 import time
 
 import numpy as np
 import pytest
 from conftest import require_ros1
-from test_ros_node import START_TIMEOUT_S, Recorder, publisher, running_node
+from test_ros_node import START_TIMEOUT_S, Recorder, publisher, running_node, stop_recorder
 
 pytestmark = pytest.mark.ros
 
@@ -197,15 +195,7 @@ def test_rosbag_record_at_1khz_loses_nothing(ros, node, ros_master, tmp_path):
         time.sleep(1.0)  # the recorder's own queue drains (it keeps up; this is its margin)
     finally:
         state.close()
-        os.killpg(rec.pid, signal.SIGINT)
-        try:
-            rec.wait(15)
-        except subprocess.TimeoutExpired:
-            os.killpg(rec.pid, signal.SIGKILL)
-            rec.wait(5)
-    deadline = time.monotonic() + 15.0
-    while not out.exists() and time.monotonic() < deadline:
-        time.sleep(0.1)
+        stop_recorder(rec, out)
     topics = read_bag(out)
     js, ls = topics[wanted[0]], topics[wanted[1]]
     ks = np.round(js["t"] * 1000).astype(int)
