@@ -79,9 +79,11 @@ valgrind:
 	$(call apt_install,valgrind,valgrind)
 
 # ROS 1 from Debian for asr.ros and its tests (roscore, rospy, rosbag, rostopic, message
-# packages, genpy, check_urdf, catkin_make for the exported packages): installed when one is missing.
-ROS_DEBS := ros-core python3-rospy python3-rosbag python3-rostopic python3-std-msgs \
-            python3-sensor-msgs python3-genpy liburdfdom-tools catkin
+# packages, genpy, check_urdf, catkin_make): asr/ros/environment.py's DEBIAN_PACKAGES, read here
+# so that the list lives in one place; installed when one of them is missing.
+ROS_DEBS := $(shell $(PYTHON) -c "import ast; t = ast.parse(open('asr/ros/environment.py').read()); \
+              print(*[ast.literal_eval(n.value) for n in t.body if isinstance(n, ast.Assign) \
+              and n.targets[0].id == 'DEBIAN_PACKAGES'][0])")
 ros:
 	@dpkg -s $(ROS_DEBS) >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive \

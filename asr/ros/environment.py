@@ -10,6 +10,8 @@ import os
 import sys
 
 DIST_PACKAGES = "/usr/lib/python3/dist-packages"
+# what asr.ros uses of ROS 1 (the node's reset / pause services: std_srvs; catkin_make builds the
+# exported packages); `make ros` installs this list
 DEBIAN_PACKAGES = (
     "ros-core",
     "python3-rospy",
@@ -17,8 +19,10 @@ DEBIAN_PACKAGES = (
     "python3-rostopic",
     "python3-std-msgs",
     "python3-sensor-msgs",
+    "python3-std-srvs",
     "python3-genpy",
     "liburdfdom-tools",
+    "catkin",
 )
 INSTALL_HINT = "apt-get install " + " ".join(DEBIAN_PACKAGES)
 
