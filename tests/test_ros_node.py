@@ -91,9 +91,9 @@ def ros(rospy_node):
     """(rospy, std_msgs.msg, sensor_msgs.msg, state_info class) with this process's node."""
     std = require_ros1("std_msgs.msg")
     sensor = require_ros1("sensor_msgs.msg")
-    from asr.ros.messages import toolbox_state_info_class
+    from asr.ros.messages import state_info_class
 
-    return rospy_node, std, sensor, toolbox_state_info_class()
+    return rospy_node, std, sensor, state_info_class()
 
 
 @contextlib.contextmanager
@@ -224,10 +224,10 @@ def test_rostopic_reads_the_topics(ros, live, tmp_path):
     """Debian's rostopic (the system interpreter) lists the documented topics and echoes
     the toolbox's compliant_plugin/state_info from the generated message package."""
     from asr.ros.environment import tool_env
-    from asr.ros.messages import TOOLBOX_STATE_INFO, write_python_package
+    from asr.ros.messages import write_python_package
 
     env = tool_env(os.environ["ROS_MASTER_URI"])
-    env["PYTHONPATH"] = write_python_package(str(tmp_path), TOOLBOX_STATE_INFO)
+    env["PYTHONPATH"] = write_python_package(str(tmp_path))
     r = subprocess.run(["rostopic", "list"], env=env, capture_output=True, text=True, timeout=30)
     assert r.returncode == 0, r.stderr
     topics = set(r.stdout.split())

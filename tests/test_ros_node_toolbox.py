@@ -81,15 +81,15 @@ def test_toolbox_subscribers_receive_link_state(ros, node):
     link_state (ROS 1 matches by MD5 sum: equal to asr's); motor states are JointState."""
     rospy, _, sensor, _ = ros
     genpy_dynamic = require_ros1("genpy.dynamic")
-    from asr.ros.messages import TOOLBOX_STATE_INFO as TYPE
-    from asr.ros.messages import toolbox_state_info_class
+    from asr.ros.messages import STATE_INFO as TYPE
+    from asr.ros.messages import state_info_class
 
     classes = [
         genpy_dynamic.generate_dynamic(t, TOOLBOX_STATE_INFO)[t]
         for t in (TYPE, "plugin_manager/state_info")
     ]
     assert TYPE == "compliant_plugin/state_info"
-    assert {c._md5sum for c in classes} == {toolbox_state_info_class()._md5sum}
+    assert {c._md5sum for c in classes} == {state_info_class()._md5sum}
     recs = [Recorder(rospy, f"{NS}/joint1/link_state", c) for c in classes]
     motor = Recorder(rospy, f"{NS}/joint2/motor_1_state", sensor.JointState)
     robot_m2 = Recorder(rospy, f"{NS}/motor_2_state", sensor.JointState)

@@ -70,7 +70,7 @@ def state_info():
     compliant_plugin/state_info (float32), the type the live ROS 1 node publishes, from
     asr.ros.messages (the one place of its definition)."""
     m = messages
-    return m.TOOLBOX_STATE_INFO, m.TOOLBOX_STATE_INFO_DEFINITION, m.toolbox_state_info_class
+    return m.STATE_INFO, m.STATE_INFO_DEFINITION, m.state_info_class
 
 
 def _state_info_type():

@@ -138,11 +138,11 @@ class RosNode(NodeCore):
     def _msgs(self):
         """The message classes (imported once ROS 1 is known to be there)."""
         from asr.ros.environment import ros1
-        from asr.ros.messages import toolbox_state_info_class
+        from asr.ros.messages import state_info_class
 
         std, sensor = ros1("std_msgs.msg"), ros1("sensor_msgs.msg")
         self._Float64, self._Array = std.Float64, std.Float64MultiArray
-        self._JointState, self._StateInfo = sensor.JointState, toolbox_state_info_class()
+        self._JointState, self._StateInfo = sensor.JointState, state_info_class()
         self._Clock = ros1("rosgraph_msgs.msg").Clock if self.clock_topic else None
 
     def _advertise(self):
