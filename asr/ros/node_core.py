@@ -39,17 +39,18 @@ UNUSED_BOUND = 1e6  # (unit of the ignored reference)
 # Per-joint command topics <joint>/<topic> (std_msgs Float64) -> what they set, by mode
 # (docs/models.md section 4): "ref1" / "ref2" the joint's two references, "tau_ext" the external
 # link torque (N m), "tau_ff" the feed-forward motor torque of [Kamedula2016] eq. 4 (N m),
-# "preset" the stiffness preset (a reference or a spring parameter, per model).
+# "preset" the stiffness preset (a reference or a spring parameter, per model). The toolbox
+# plugin's own topic for each reference comes first (asr.ros.urdf's Plugin Manager file names it).
 MODE_COMMANDS = {
     0: {"torque_command": "ref1"},
     1: {"link_command": "ref1"},
     2: {"reference_1": "ref1", "reference_2": "ref2"},
     3: {"equilibrium_position": "ref1", "stiffness_preset": "preset"},
     4: {
-        "motor_1_command": "ref1",
-        "motor_2_command": "ref2",
         "torque_m1_command": "ref1",
         "torque_m2_command": "ref2",
+        "motor_1_command": "ref1",
+        "motor_2_command": "ref2",
     },
     5: {"reference_1": "ref1", "reference_2": "ref2"},
     6: {"equilibrium_position": "ref1", "stiffness_preset": "preset"},

@@ -33,6 +33,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 
 from asr.robot import Robot, load_robot
+from asr.ros.node_core import MODE_COMMANDS
 from asr.ros.urdf_tags import (
     ASR_ONLY_FILE,
     FILE_MODELS,
@@ -328,16 +329,20 @@ def _xacro(root, plugins, robot):
     return out
 
 
-# the toolbox plugin's command topics <ns>/<joint>/<topic> of reference 1 and 2 by operation mode
-# (CompliantActuatorPlugin::topicNames): the Plugin Manager's ref1_topic_name / ref2_topic_name
+def _plugin_topic(mode, targets):
+    """The toolbox plugin's command topic (CompliantActuatorPlugin::topicNames) of the first of
+    `targets` in `mode`, or "disabled", its name for a reference the mode does not use."""
+    for topic, target in MODE_COMMANDS[mode].items():
+        if target in targets:
+            return topic
+    return "disabled"
+
+
+# the toolbox plugin's command topics <ns>/<joint>/<topic> of reference 1 and 2 by operation mode:
+# the Plugin Manager's ref1_topic_name / ref2_topic_name
 MODE_TOPICS = {
-    0: ("torque_command", "disabled"),
-    1: ("link_command", "disabled"),
-    2: ("reference_1", "reference_2"),
-    3: ("equilibrium_position", "stiffness_preset"),
-    4: ("torque_m1_command", "torque_m2_command"),
-    5: ("reference_1", "reference_2"),
-    6: ("equilibrium_position", "stiffness_preset"),
+    mode: (_plugin_topic(mode, ("ref1",)), _plugin_topic(mode, ("ref2", "preset")))
+    for mode in MODE_COMMANDS
 }
 _ROS_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*(/[A-Za-z][A-Za-z0-9_]*)*")
 
