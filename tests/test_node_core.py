@@ -191,16 +191,17 @@ def test_reset_restores_the_initial_state_and_commands():
     assert np.array_equal(refs, core._initial) and not ext.any() and not ff.any()
     for f, v in core.state().items():
         assert np.array_equal(v, s0[f]), f
-    core.reset(q0=[0.4], qd0=[0.1])
+    core.reset(q0=[0.4], qd0=[0.0])
     s = core.state()
-    assert s["q"][0] == 0.4 and s["qd"][0] == 0.1
-    for bad, words in (
-        ([10.0], ["q0[0] (joint1) = 10.0", "valid range"]),
-        ([0.1, 0.2], ["q0: expected 1 values"]),
-        ([float("nan")], ["q0[0]", "nan"]),
+    assert s["q"][0] == 0.4 and s["qd"][0] == 0.0
+    for bad, qd0, words in (
+        ([10.0], None, ["q0[0] (joint1) = 10.0", "valid range"]),
+        ([0.1, 0.2], None, ["q0: expected 1 values"]),
+        ([float("nan")], None, ["q0[0]", "nan"]),
+        ([0.1], [0.5], ["qd0: got [0.5] rad/s", "at rest"]),
     ):
         with pytest.raises(ValueError) as err:
-            core.reset(q0=bad)
+            core.reset(q0=bad, qd0=qd0)
         assert all(w in str(err.value) for w in words), str(err.value)
     assert core.state()["q"][0] == 0.4  # a refused reset changes nothing
 

@@ -19,8 +19,8 @@ restarts it from now (counted in `overruns`), so simulated time follows wall tim
 machine keeps up and falls behind steadily, without bursts of catch-up chunks, when it does not.
 Lockstep: the node steps one chunk per message on `<ns>/step` (see LOCKSTEP below) and never on
 its own. Services: `<ns>/reset` (std_srvs/Empty, as Gazebo's reset_simulation), `<ns>/pause`
-(std_srvs/SetBool); topic `<ns>/reset_state` (sensor_msgs/JointState: reset to its positions,
-and velocities when given).
+(std_srvs/SetBool); topic `<ns>/reset_state` (sensor_msgs/JointState: reset at rest to its
+positions).
 
 Commands arrive in rospy's callback threads and are held (last valid value) until the next chunk
 starts: a chunk always sees one consistent set. Bad commands (NaN / inf, arrays of the wrong
@@ -209,8 +209,8 @@ class RosNode(NodeCore):
         return self._srv.SetBoolResponse(success=True, message=word)
 
     def _on_reset_state(self, msg):
-        """sensor_msgs/JointState: reset to its positions (J, rad) and velocities (J or none,
-        rad/s), range-checked (a bad one is rejected and logged, nothing changes)."""
+        """sensor_msgs/JointState: reset at rest to its positions (J, rad; velocities zeros or
+        none), range-checked (a bad one is rejected and logged, nothing changes)."""
         what = self.topic("reset_state")
         try:
             self._reset_and_publish(list(msg.position), list(msg.velocity) or None)

@@ -279,16 +279,17 @@ class NodeCore:
     def reset(self, q0=None, qd0=None):
         """Back to the robot's initial state: time 0, held commands and stiffness presets back to
         the initial ones. q0: (J,) link angles, rad, each in +-ANGLE_BOUND (default: the robot's
-        initial q); qd0: (J,) link velocities, rad/s (default 0; MuJoCo engine only).
+        initial q); qd0: (J,) link velocities, rad/s: zeros or None (asr.Sim resets at rest, on
+        every engine).
         ValueError naming the bad value and the valid range (nothing changed then)."""
         q = None if q0 is None else self._check_vector(q0, "q0", ANGLE_BOUND, "rad")
         qd = None if qd0 is None else self._check_vector(qd0, "qd0", math.inf, "rad/s")
-        if qd is not None and np.any(qd) and self.engine != "mujoco":
-            raise ValueError(f"qd0: the {self.engine} engine resets link velocities to 0 only")
+        if qd is not None and np.any(qd):
+            raise ValueError(
+                f"qd0: got {qd.tolist()} rad/s; a reset starts at rest: give zeros or none"
+            )
         with self.step_lock:
             self.sim.reset(q0=q)
-            if qd is not None and np.any(qd):
-                self.sim.datas[0].qvel[self.sim.dof_adr] = qd
             for (j, name), value in self._initial_params.items():
                 self.sim.batch.set_param(j, name, value)
             self._clear()
