@@ -14,9 +14,8 @@ states and commands std_msgs/Float64; per robot the Plugin Manager's `reference_
 Stepping: the Sim advances in chunks of one publishing period (`period_steps` MJCF steps, one
 Sim.rollout per chunk with the commands held over it), then the node publishes the state at the
 end of the chunk, stamped with the simulated time in integer ns. Real time: chunk k starts at
-wall time t0 + k * period (time.monotonic); a node more than MAX_LAG_S behind that schedule
-restarts it from now (counted in `overruns`), so simulated time follows wall time while the
-machine keeps up and falls behind steadily, without bursts of catch-up chunks, when it does not.
+wall time t0 + k * period (asr.ros.node_core.RealTimeSchedule: a node that falls behind restarts
+its schedule instead of running a burst of catch-up chunks).
 Lockstep: the node steps one chunk per message on `<ns>/step` (see LOCKSTEP below) and never on
 its own. Services: `<ns>/reset` (std_srvs/Empty, as Gazebo's reset_simulation), `<ns>/pause`
 (std_srvs/SetBool); topic `<ns>/reset_state` (sensor_msgs/JointState: reset at rest to its
@@ -40,11 +39,11 @@ from asr.ros.node_core import (
     KAMEDULA_STATES,
     MODE_COMMANDS,
     NodeCore,
+    RealTimeSchedule,
     joint_commands,
     joint_states,
 )
 
-MAX_LAG_S = 0.25  # real time: a node further behind its schedule restarts the schedule
 NODE_NAME = "asr"
 # Publisher queues (per subscriber connection, messages): rospy drops the oldest message when a
 # connection's queue is full, and `rosbag record` at 1 kHz lost 171 of 6522 messages with 10;
@@ -102,7 +101,7 @@ class RosNode(NodeCore):
         self.master_timeout = float(master_timeout)
         self._steps = queue.Queue(maxsize=STEP_QUEUE)  # lockstep: (J, 2) refs or None each
         self._pending = []  # lockstep: the step taken off the queue, not yet run (0 or 1)
-        self.overruns = 0  # real-time schedule restarts
+        self.schedule = RealTimeSchedule(self.period)  # real time
         self._rospy = None
 
     def topic(self, *parts):
@@ -223,7 +222,7 @@ class RosNode(NodeCore):
             with self._steps.mutex:  # steps sent before the reset belong to the old run
                 self._steps.queue.clear()
             self._pending.clear()
-            self._next_t = time.monotonic() + self.period
+            self.schedule.restart()
             self.publish()
 
     def _stamp(self):
@@ -277,7 +276,6 @@ class RosNode(NodeCore):
     def _next_period(self):
         """Block until the next period is due (real time) or a step message arrives (lockstep);
         True when one is due, False to check for shutdown first."""
-        now = time.monotonic()
         if self.lockstep:
             if not self._pending:  # a step taken off the queue waits here while paused
                 try:
@@ -290,17 +288,10 @@ class RosNode(NodeCore):
             refs = self._pending.pop()
             return refs is None or self.hold_references(refs, self.topic("step"))
         if self.paused:  # no stepping, no time; real time resumes one period after unpausing
-            self._next_t = now + self.period
+            self.schedule.restart()
             time.sleep(0.01)
             return False
-        if now < self._next_t:
-            time.sleep(min(self._next_t - now, 0.1))
-            return False
-        self._next_t += self.period
-        if now - self._next_t > MAX_LAG_S:
-            self.overruns += 1
-            self._next_t = now + self.period
-        return True
+        return self.schedule.due()
 
     def spin(self, duration=None):
         """Run until ROS shuts down (Ctrl-C, SIGTERM) or `duration` wall seconds pass; returns
@@ -308,7 +299,7 @@ class RosNode(NodeCore):
         rospy = self._rospy
         end = None if duration is None else time.monotonic() + duration
         self.publish()
-        self._next_t = time.monotonic() + self.period
+        self.schedule.restart()
         try:
             while not rospy.is_shutdown() and (end is None or time.monotonic() < end):
                 if not self._next_period():

@@ -21,6 +21,7 @@ DEFAULT_ROBOT = "qbmove_arm_2dof"
 DEFAULT_RATE_HZ = 100.0
 ENGINES = ("mujoco", "gazebo")
 WARN_PERIOD_S = 1.0  # a rejection is logged at most once a second per topic
+MAX_LAG_S = 0.25  # real time: a node further behind its schedule restarts the schedule
 
 # Bounds for commands whose model declares no finite limit. A compliant joint's link or
 # equilibrium reference beyond one turn is a mistake (a unit error, a wound-up integrator), not a
@@ -152,6 +153,35 @@ def check_engine(engine):
 def _fmt_range(lo, hi, unit, lo_open=False, hi_open=False):
     text = f"{'(' if lo_open else '['}{lo:g}, {hi:g}{')' if hi_open else ']'}"
     return f"{text} {unit}" if unit else text
+
+
+class RealTimeSchedule:
+    """When the periods of a real-time node run: period k starts at wall time t0 + k * period
+    (time.monotonic). A node more than MAX_LAG_S behind restarts the schedule from now (counted
+    in `overruns`) instead of running a burst of catch-up periods, so simulated time follows
+    wall time while the machine keeps up and falls behind steadily when it does not."""
+
+    def __init__(self, period):
+        self.period = period  # s
+        self.overruns = 0  # schedule restarts because the node fell behind
+        self.restart()
+
+    def restart(self):
+        """The next period starts one period from now (at start, after a reset or a pause)."""
+        self._next = time.monotonic() + self.period
+
+    def due(self):
+        """True when the next period is due (and the schedule advanced past it); else sleep
+        until it is, at most 0.1 s (so the caller sees shutdown and pause), and return False."""
+        now = time.monotonic()
+        if now < self._next:
+            time.sleep(min(self._next - now, 0.1))
+            return False
+        self._next += self.period
+        if now - self._next > MAX_LAG_S:
+            self.overruns += 1
+            self._next = now + self.period
+        return True
 
 
 class NodeCore:
@@ -538,6 +568,7 @@ __all__ = [
     "joint_states",
     "check_rate",
     "check_namespace",
+    "RealTimeSchedule",
     "check_engine",
     "MODE_COMMANDS",
     "KAMEDULA_COMMANDS",

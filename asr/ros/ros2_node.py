@@ -9,9 +9,9 @@ keep arriving while a period is computed. Commands are held by NodeCore (range-c
 rejected one is logged once a second per topic and changes nothing) and a period always sees
 one consistent set.
 
-Real time: period k starts at wall time t0 + k * period (time.monotonic); a node more than
-MAX_LAG_S behind restarts the schedule from now (`overruns`), as the ROS 1 node does. Lockstep:
-one period per `step` message or `step_period` call, never on its own.
+Real time: period k starts at wall time t0 + k * period (asr.ros.node_core.RealTimeSchedule, as
+in the ROS 1 node). Lockstep: one period per `step` message or `step_period` call, never on its
+own.
 
 Stamps: header.stamp and /clock are NodeCore.stamp_ns (periods * period_ns, integer ns), split
 exactly into sec / nanosec.
@@ -30,10 +30,9 @@ import numpy as np
 
 from asr.errors import SimulationError
 from asr.ros import ros2_trajectory as traj
-from asr.ros.node_core import DEFAULT_RATE_HZ, DEFAULT_ROBOT, NodeCore
+from asr.ros.node_core import DEFAULT_RATE_HZ, DEFAULT_ROBOT, NodeCore, RealTimeSchedule
 from asr.ros.ros2_publish import Publishers
 
-MAX_LAG_S = 0.25  # real time: a node further behind its schedule restarts the schedule
 STEP_QUEUE = 10_000  # lockstep: step requests waiting; more are rejected (bounded memory)
 STEP_SERVICE_TIMEOUT_S = 30.0  # step_period waits this long for its period at most
 QOS_DEPTH = 1000  # 1 s of messages at 1 kHz: a subscriber that keeps up loses none
@@ -117,7 +116,7 @@ class Ros2Node:
         self.lockstep = bool(lockstep)
         self.clock = bool(clock)
         self.name = check_node_name(name)
-        self.overruns = 0  # real-time schedule restarts
+        self.schedule = RealTimeSchedule(self.core.period)  # real time
         self._steps: queue.Queue[tuple[np.ndarray | None, threading.Event | None]] = queue.Queue(
             maxsize=STEP_QUEUE
         )
@@ -452,14 +451,15 @@ class Ros2Node:
         rclpy, ctx = self._rclpy, self._context
         end = None if duration is None else time.monotonic() + duration
         self._publish(self.core.state())
-        next_t = time.monotonic() + self.core.period
+        self.schedule.restart()
         try:
             while (
                 not self._stop.is_set()
                 and rclpy.ok(context=ctx)
                 and (end is None or time.monotonic() < end)
             ):
-                if self.core.paused:
+                if self.core.paused:  # no stepping, no time; resumes one period after unpausing
+                    self.schedule.restart()
                     time.sleep(0.01)
                     continue
                 if self.lockstep:
@@ -470,19 +470,12 @@ class Ros2Node:
                     if isinstance(done, threading.Event):
                         done.set()
                     continue
-                now = time.monotonic()
                 if self._restart.is_set():
                     self._restart.clear()
-                    next_t = now + self.core.period
+                    self.schedule.restart()
                     continue
-                if now < next_t:
-                    time.sleep(min(next_t - now, 0.1))
-                    continue
-                next_t += self.core.period
-                if now - next_t > MAX_LAG_S:
-                    self.overruns += 1
-                    next_t = now + self.core.period
-                self.step_and_publish()
+                if self.schedule.due():
+                    self.step_and_publish()
         except SimulationError as exc:
             self._node.get_logger().error(f"asr ros2: the simulation stopped: {exc}")
             return 1
