@@ -169,6 +169,12 @@ class Ros2Node:
         self._executor.add_node(node)
         self._thread = threading.Thread(target=self._spin_executor, daemon=True)
         self._thread.start()
+        core = self.core
+        how = f"lockstep on {self.topic('step')}" if self.lockstep else "real time"
+        logger.info(
+            f"asr ros2: {core.robot.name} ({core.robot.variant}, {core.engine}) as "
+            f"{node.get_fully_qualified_name()}, {1 / core.period:g} Hz, {how}"
+        )
 
     def _catch_signals(self) -> None:
         """SIGINT and SIGTERM stop the stepping loop (main thread only; the previous handlers
