@@ -129,9 +129,9 @@ def assert_running(target):
 
 def plotted_time(pg, plot):
     """The simulated time of the last sample a chromium_page has plotted in #`plot` (s; -1
-    before any)."""
+    before any, also before Plotly has drawn the plot at all: its element has no .data yet)."""
     return pg.evaluate(
-        """(plot) => Math.max(-1, ...document.getElementById(plot).data
+        """(plot) => Math.max(-1, ...((document.getElementById(plot) || {}).data || [])
             .map(t => Array.from(t.x || []).filter(v => v !== null).pop() ?? -1))""",
         plot,
     )
