@@ -480,6 +480,23 @@ def test_master_dying_mid_run_leaves_the_node_running(ros_master):
     assert "Traceback" not in out, out[-2000:]
 
 
+def start_recorder(ros_master, folder, name, topics):
+    """Debian's `rosbag record` of `topics` into folder/name.bag as node __name (a process group
+    of its own, for stop_recorder); returns (process, bag path)."""
+    from asr.ros.environment import tool_env
+
+    out = folder / f"{name}.bag"
+    rec = subprocess.Popen(
+        ["rosbag", "record", "-O", str(out), *topics, f"__name:=asr_test_record_{name}"],
+        env=tool_env(ros_master),
+        cwd=folder,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    return rec, out
+
+
 def stop_recorder(rec, out):
     """Stop a `rosbag record` process group (SIGINT, then SIGKILL) and wait for its bag `out`:
     the Python wrapper exits on SIGINT before its C++ recorder has closed the bag, which
@@ -513,18 +530,9 @@ def test_a_bag_recorded_from_the_live_node_reads_back(ros_master, live, tmp_path
     advance by exactly one period."""
 
     from asr.ros import read_bag
-    from asr.ros.environment import tool_env
 
-    out = tmp_path / "live.bag"
     wanted = ("/arm_a/joint_states", "/arm_a/joint1/link_state")
-    rec = subprocess.Popen(
-        ["rosbag", "record", "-O", str(out), *wanted, "__name:=asr_test_record_live"],
-        env=tool_env(ros_master),
-        cwd=tmp_path,
-        start_new_session=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    rec, out = start_recorder(ros_master, tmp_path, "live", wanted)
     try:
         # rosbag's Python wrapper and its C++ recorder can take seconds to start on a busy
         # machine: the 1.5 s of recording start once the recorder is subscribed and its bag open

@@ -6,13 +6,19 @@ service, reset_state topic and pause service work; `rosbag record` at 1 kHz lose
 One lockstep node (qbmove_arm_2dof at 1 kHz: one 1 ms step per period) serves every test; each
 test starts by resetting it."""
 
-import subprocess
 import time
 
 import numpy as np
 import pytest
 from conftest import require_ros1
-from test_ros_node import START_TIMEOUT_S, Recorder, publisher, running_node, stop_recorder
+from test_ros_node import (
+    START_TIMEOUT_S,
+    Recorder,
+    publisher,
+    running_node,
+    start_recorder,
+    stop_recorder,
+)
 
 pytestmark = pytest.mark.ros
 
@@ -160,20 +166,11 @@ def test_rosbag_record_at_1khz_loses_nothing(ros, node, ros_master, tmp_path):
     1 ms at 1 kHz (bursts of BURST): the bag holds every period exactly once on both topics,
     as does a rospy subscriber with a queue as long as the node's."""
     from asr.ros import read_bag
-    from asr.ros.environment import tool_env
 
     rospy, std, sensor, _ = ros
     reset(ros)
-    out = tmp_path / "kHz.bag"
     wanted = (f"{NS}/joint_states", f"{NS}/joint1/link_state")
-    rec = subprocess.Popen(
-        ["rosbag", "record", "-O", str(out), *wanted, "__name:=asr_test_record_khz"],
-        env=tool_env(ros_master),
-        cwd=tmp_path,
-        start_new_session=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    rec, out = start_recorder(ros_master, tmp_path, "khz", wanted)
     state = Recorder(rospy, f"{NS}/robot_state", sensor.JointState)
     periods = 1000
     try:
