@@ -1,7 +1,10 @@
 """asr's ROS 2 node in real time, with real rclpy over Fast DDS (node and controller peer in
-subprocesses, tests/_ros2.py): commands drive the link as an offline asr.Sim rollout does, no
-joint_states message is lost at 1 kHz, /clock and a use_sim_time node follow simulated time;
-latency and real-time factor are measured and printed (`-s`), judged only by sane bounds."""
+subprocesses, tests/_ros2.py), at 100 Hz and 1 kHz: commands drive the link as an offline asr.Sim
+rollout does, no joint_states message is lost over the recording, stamps are exact, /clock and
+a use_sim_time node follow simulated time, and a few command -> state latencies are sane.
+
+Behaviour only: the latency and real-time factor figures (hundreds of samples, seconds of
+recording) are measured by benchmarks/bench_ros.py (`make bench`), not here."""
 
 import json
 
@@ -14,6 +17,8 @@ from asr.sim import Sim
 pytestmark = [pytest.mark.ros2, pytest.mark.slow]
 
 ROBOT = "qbmove_arm_2dof"
+RECORD_S = 1.5  # wall time recorded: 150 or 1500 periods, enough to see a lost message
+LATENCY_SAMPLES = 20
 
 
 def _period(rate):
@@ -40,16 +45,16 @@ def _check_record(out, rate):
 
 
 @pytest.mark.parametrize("rate", [100.0, 1000.0])
-def test_real_time_commands_clock_loss_latency(tmp_path, rate):
+def test_real_time_commands_clock_no_loss_sane_latency(tmp_path, rate):
     with NodeProcess(tmp_path, robot=ROBOT, rate=rate) as node:
-        cmd = {"commands": [["joint1/equilibrium_position", 0.4]], "after": 20, "seconds": 5.0}
+        cmd = {"commands": [["joint1/equilibrium_position", 0.4]], "after": 20, "seconds": RECORD_S}
         out = run_peer("controller.py", "record", json.dumps(cmd))
-        rtf, n = _check_record(out, rate)
+        rtf, _ = _check_record(out, rate)
         held = np.array(out["held"])
         assert held[0, 0] == 0.0 and held[-1, 0] == 0.4, "the command was not held"
         q = np.array(out["q"])
         assert q[-1, 0] - q[0, 0] > 0.2, "the link did not follow the equilibrium command"
-        samples = 200
+        samples = LATENCY_SAMPLES
         lat = run_peer(
             "controller.py",
             "latency",
@@ -57,11 +62,6 @@ def test_real_time_commands_clock_loss_latency(tmp_path, rate):
         )
         assert node.proc.poll() is None
         assert node.stop() == 0, node.log()[-2000:]
-    print(
-        f"\nasr ros2 at {rate:g} Hz: {n} periods, none lost; real-time factor {rtf:.3f} "
-        f"(simulated / wall over {n} periods); command -> state latency median "
-        f"{lat['median'] * 1e3:.2f} ms, p95 {lat['p95'] * 1e3:.2f} ms over {lat['n']} samples"
-    )
     assert lat["n"] == samples
     assert 0 < lat["median"] <= lat["p95"] < 5.0
-    assert rtf > 0.05
+    assert rtf > 0.05  # it ran in real time at all; the figure is benchmarks/bench_ros.py's

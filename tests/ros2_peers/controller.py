@@ -10,11 +10,13 @@ last stdout line. Scenarios:
 - bad: (lockstep node) sends malformed commands, one per topic, each awaited on /rosout; then a
   valid one; returns the held references seen after each.
 - services: (lockstep node) reset, step_period, pause, a joint_trajectory.
-- latency: (real-time node) params["samples"] equilibrium changes on params["topic"]; returns
-  command-to-held-reference delays (s).
+- latency: (real-time node) params["samples"] equilibrium changes on params["topic"], each after
+  a random wait of up to params.get("phase_s", 0) s (so that commands fall at random points of
+  the period); returns the median, p95, maximum and number of command-to-held-reference delays (s).
 """
 
 import json
+import random
 import statistics
 import sys
 import time
@@ -144,9 +146,10 @@ def services(peer, p):
 def latency(peer, p):
     pub = peer.publisher(Float64, p["topic"])
     peer.wait(lambda: len(peer.held) > 0, "held_references")
-    delays = []
+    delays, phase = [], random.Random(1)
     for k in range(p["samples"]):
         value = 0.1 if k % 2 else -0.1
+        time.sleep(phase.uniform(0.0, p.get("phase_s", 0.0)))
         n = len(peer.held)
         t0 = time.monotonic()
         pub.publish(Float64(data=value))
@@ -157,6 +160,7 @@ def latency(peer, p):
     return {
         "median": statistics.median(delays),
         "p95": sorted(delays)[int(0.95 * len(delays)) - 1],
+        "max": max(delays),
         "n": len(delays),
     }
 
