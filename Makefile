@@ -164,6 +164,7 @@ bench: build
 	$(VPY) benchmarks/bench_learning.py
 	$(VPY) benchmarks/bench_cpr.py
 	$(VPY) benchmarks/bench_rl.py
+	$(VPY) benchmarks/bench_ros.py
 
 clean:
 	rm -rf build $(ROS2_VENV) asr/_core*.so asr/_core.c asr/*.o *.egg-info demo_output
