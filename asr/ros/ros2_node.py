@@ -4,10 +4,14 @@
 built (`import asr` never needs ROS 2).
 
 Threads: the main thread steps (one period = one NodeCore.step_period) and publishes; a
-MultiThreadedExecutor serves the subscriptions and services in background threads, so commands
-keep arriving while a period is computed. Commands are held by NodeCore (range-checked; a
-rejected one is logged once a second per topic and changes nothing) and a period always sees
-one consistent set.
+SingleThreadedExecutor serves the subscriptions and services in a background thread, so commands
+keep arriving while a period is computed. One executor thread, not rclpy's MultiThreadedExecutor:
+at 1 kHz the stepping thread holds the GIL most of the time, and the multi-threaded executor's
+per-callback overhead then delayed commands by 40-70 ms (median; p95 0.3-0.5 s), against 4 ms
+(p95 9 ms) with one thread (benchmarks/bench_ros.py). A step_period call blocks that thread for
+at most one period; commands wait behind it, in order. Commands are held by NodeCore
+(range-checked; a rejected one is logged once a second per topic and changes nothing) and a
+period always sees one consistent set.
 
 Real time: period k starts at wall time t0 + k * period (asr.ros.node_core.RealTimeSchedule, as
 in the ROS 1 node). Lockstep: one period per `step` message or `step_period` call, never on its
@@ -145,8 +149,7 @@ class Ros2Node:
         """Initialise rclpy (its own context), create the node, publishers, subscriptions and
         services, and start the executor's threads."""
         rclpy = self._rclpy = load_rclpy()
-        from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
-        from rclpy.executors import MultiThreadedExecutor
+        from rclpy.executors import SingleThreadedExecutor
         from rclpy.signals import SignalHandlerOptions
 
         self._context = rclpy.context.Context()
@@ -161,11 +164,9 @@ class Ros2Node:
         self.core.log = logger.warning
         qos = qos_profiles()
         self.pub = Publishers(node, self.core, qos, clock=self.clock)
-        self._commands_group = MutuallyExclusiveCallbackGroup()
-        self._services_group = ReentrantCallbackGroup()
         self._subscribe(qos["control"])
         self._services()
-        self._executor = MultiThreadedExecutor(num_threads=3, context=self._context)
+        self._executor = SingleThreadedExecutor(context=self._context)
         self._executor.add_node(node)
         self._thread = threading.Thread(target=self._spin_executor, daemon=True)
         self._thread.start()
@@ -196,43 +197,33 @@ class Ros2Node:
         from std_msgs.msg import Float64, Float64MultiArray
         from trajectory_msgs.msg import JointTrajectory
 
-        node, group = self._node, self._commands_group
+        node = self._node
         for j, jn in enumerate(self.core.names):
             for t, target in self.core.commands[j].items():
 
                 def on_command(msg: Any, j: int = j, target: str = target, t: str = t) -> None:
                     self._on_command(j, target, msg.data, self.topic(self.core.names[j], t))
 
-                node.create_subscription(
-                    Float64, f"{jn}/{t}", on_command, qos, callback_group=group
-                )
+                node.create_subscription(Float64, f"{jn}/{t}", on_command, qos)
         for k in (0, 1):
 
             def on_refs(msg: Any, k: int = k) -> None:
                 self._on_references(k, msg.data)
 
-            node.create_subscription(
-                Float64MultiArray, f"reference_{k + 1}", on_refs, qos, callback_group=group
-            )
-        node.create_subscription(
-            JointTrajectory, "joint_trajectory", self._on_trajectory, qos, callback_group=group
-        )
-        node.create_subscription(
-            JointState, "reset_state", self._on_reset_state, qos, callback_group=group
-        )
+            node.create_subscription(Float64MultiArray, f"reference_{k + 1}", on_refs, qos)
+        node.create_subscription(JointTrajectory, "joint_trajectory", self._on_trajectory, qos)
+        node.create_subscription(JointState, "reset_state", self._on_reset_state, qos)
         if self.lockstep:
-            node.create_subscription(
-                Float64MultiArray, "step", self._on_step, qos, callback_group=group
-            )
+            node.create_subscription(Float64MultiArray, "step", self._on_step, qos)
 
     def _services(self) -> None:
         from std_srvs.srv import SetBool, Trigger
 
-        node, group = self._node, self._services_group
-        node.create_service(Trigger, "reset", self._srv_reset, callback_group=group)
-        node.create_service(SetBool, "pause", self._srv_pause, callback_group=group)
+        node = self._node
+        node.create_service(Trigger, "reset", self._srv_reset)
+        node.create_service(SetBool, "pause", self._srv_pause)
         if self.lockstep:
-            node.create_service(Trigger, "step_period", self._srv_step, callback_group=group)
+            node.create_service(Trigger, "step_period", self._srv_step)
 
     # ------------------------------------------------------------ commands
 
