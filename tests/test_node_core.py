@@ -9,6 +9,7 @@ import shutil
 
 import numpy as np
 import pytest
+from conftest import need_gazebo
 
 import asr
 from asr.ros.node_core import (
@@ -211,13 +212,8 @@ def test_engine_argument():
     before the robot loads."""
     with pytest.raises(ValueError, match="engine: got 'bullet', valid: mujoco, gazebo"):
         NodeCore("pendulum_1dof", engine="bullet")
-    pytest.importorskip("asr.gazebo")
-    try:
-        core = NodeCore(os.path.join(ROBOTS, "gz_pendulum"), engine="gazebo", rate=100)
-    except ImportError as exc:  # gz-physics not installed
-        if os.environ.get("CI"):
-            raise
-        pytest.skip(str(exc))
+    need_gazebo()  # fails in CI, skips elsewhere, without the Gazebo engine
+    core = NodeCore(os.path.join(ROBOTS, "gz_pendulum"), engine="gazebo", rate=100)
     assert core.sim.engine == "gazebo"
     core.step_period()
     assert core.stamp_ns == 10_000_000 and abs(core.sim.time - 0.01) < 1e-12
