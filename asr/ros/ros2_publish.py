@@ -50,20 +50,24 @@ class Publishers:
             MultiArrayDimension(label="references", size=2, stride=2),
         ]
         self._clock_msg = Clock()
-        self._joint: list[dict[str, tuple[Any, Any, str]]] = []
-        for j, jn in enumerate(names):
-            pubs = {}
-            for t, kind in {**core.states[j], **EXTRA_SCALARS}.items():
+        # per joint: (publisher, message, fields): a JointState's (angle, velocity, torque)
+        # state fields, or a Float64's one field; resolved here, not every period
+        self._joint: list[list[tuple[Any, Any, tuple[str, ...]]]] = []
+        for jn, states in zip(names, core.states):
+            pubs: list[tuple[Any, Any, tuple[str, ...]]] = []
+            for t, kind in {**states, **EXTRA_SCALARS}.items():
                 if kind in ("link", "motor1", "motor2"):
-                    label = jn if kind == "link" else f"{jn}_motor_{kind[-1]}"
-                    msg: Any = JointState(name=[label])
-                    pubs[t] = (node.create_publisher(JointState, f"{jn}/{t}", control), msg, kind)
-                else:
-                    pubs[t] = (
-                        node.create_publisher(Float64, f"{jn}/{t}", control),
-                        Float64(),
-                        kind,
+                    m = kind[-1]
+                    label, fields = (
+                        (jn, ("q", "qd", "tau_link"))
+                        if kind == "link"
+                        else (f"{jn}_motor_{m}", (f"th{m}", f"th{m}d", f"tau_m{m}"))
                     )
+                    pub = node.create_publisher(JointState, f"{jn}/{t}", control)
+                    pubs.append((pub, JointState(name=[label]), fields))
+                else:
+                    pub = node.create_publisher(Float64, f"{jn}/{t}", control)
+                    pubs.append((pub, Float64(), (kind,)))
             self._joint.append(pubs)
 
     def publish(self, s: dict[str, np.ndarray], stamp_ns: int, refs: np.ndarray) -> None:
@@ -86,19 +90,15 @@ class Publishers:
         self._refs.data = np.asarray(refs, dtype=np.float64).ravel().tolist()
         self.held.publish(self._refs)
         for j, pubs in enumerate(self._joint):
-            for pub, msg, kind in pubs.values():
-                if kind in ("link", "motor1", "motor2"):
-                    q, qd, tau = (
-                        ("q", "qd", "tau_link")
-                        if kind == "link"
-                        else (f"th{kind[-1]}", f"th{kind[-1]}d", f"tau_m{kind[-1]}")
-                    )
+            for pub, msg, fields in pubs:
+                if len(fields) == 3:  # JointState of one joint or motor
+                    q, qd, tau = fields
                     msg.header.stamp.sec, msg.header.stamp.nanosec = sec, nanosec
                     msg.position = [float(s[q][j])]
                     msg.velocity = [float(s[qd][j])]
                     msg.effort = [float(s[tau][j])]
                 else:
-                    msg.data = float(s[kind][j])
+                    msg.data = float(s[fields[0]][j])
                 pub.publish(msg)
         if self.clock is not None:
             self._clock_msg.clock.sec, self._clock_msg.clock.nanosec = sec, nanosec
