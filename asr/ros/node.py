@@ -190,12 +190,12 @@ class RosNode(NodeCore):
                 return
             why = self.check_references(refs)
             if why is not None:
-                self.reject(what, list(msg.data), why)
+                self.reject(what, msg.data, why)
                 return
         try:
             self._steps.put_nowait(refs)
         except queue.Full:
-            self.reject(what, list(msg.data), f"more than {STEP_QUEUE} steps queued")
+            self.reject(what, msg.data, f"more than {STEP_QUEUE} steps queued")
 
     def _on_reset(self, _req):
         """std_srvs/Empty: back to the initial state; the reset state is published."""
@@ -214,7 +214,7 @@ class RosNode(NodeCore):
         try:
             self._reset_and_publish(list(msg.position), list(msg.velocity) or None)
         except ValueError as exc:
-            self.reject(what, list(msg.position), str(exc))
+            self.reject(what, msg.position, str(exc))
 
     def _reset_and_publish(self, q0=None, qd0=None):
         with self.step_lock:

@@ -155,6 +155,18 @@ def _fmt_range(lo, hi, unit, lo_open=False, hi_open=False):
     return f"{text} {unit}" if unit else text
 
 
+def loggable(value, limit=8):
+    """The repr of a rejected value, bounded: a sequence (a message's array, which a peer may
+    make as long as it likes) shows its first `limit` values and its length."""
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__len__"):
+        return repr(value)
+    n = len(value)
+    head = ", ".join(
+        repr(float(v)) if isinstance(v, (int, float)) else repr(v) for v in value[:limit]
+    )
+    return f"[{head}{', ...' if n > limit else ''}] ({n} value{'s' if n != 1 else ''})"
+
+
 class RealTimeSchedule:
     """When the periods of a real-time node run: period k starts at wall time t0 + k * period
     (time.monotonic). A node more than MAX_LAG_S behind restarts the schedule from now (counted
@@ -447,7 +459,9 @@ class NodeCore:
         now = time.monotonic()
         if now - self._warned.get(what, -math.inf) >= WARN_PERIOD_S:
             self._warned[what] = now
-            self.log(f"asr: rejected {what} = {value!r}: {why}; the last valid command is kept")
+            self.log(
+                f"asr: rejected {what} = {loggable(value)}: {why}; the last valid command is kept"
+            )
 
     def set_command(self, joint, target, value, what=None):
         """Hold one joint command (target: TARGETS); False (and a logged rejection) when `value`
@@ -494,7 +508,7 @@ class NodeCore:
         if v.size != math.prod(shape):
             self.reject(
                 what,
-                v.ravel().tolist(),
+                v.ravel(),
                 f"expected {math.prod(shape)} values (joints: {', '.join(self.names)}), "
                 f"got {v.size}",
             )
@@ -515,7 +529,7 @@ class NodeCore:
             if why is None:
                 self.refs = refs
         if why is not None:
-            self.reject(what, v.tolist(), why)
+            self.reject(what, v, why)
             return False
         return True
 
@@ -527,7 +541,7 @@ class NodeCore:
             return False
         why = self.check_references(v)
         if why is not None:
-            self.reject(what, v.ravel().tolist(), why)
+            self.reject(what, v.ravel(), why)
             return False
         with self._lock:
             self.refs = v.copy()

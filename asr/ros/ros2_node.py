@@ -100,14 +100,6 @@ def qos_profiles() -> dict[str, Any]:
     }
 
 
-def _short(values: Any, limit: int = 8) -> str:
-    """A log-sized repr of a sequence (the first `limit` values and the count)."""
-    seq = list(values[: limit + 1]) if hasattr(values, "__getitem__") else [values]
-    text = ", ".join(repr(float(v)) if isinstance(v, (int, float)) else repr(v) for v in seq)
-    n = len(values) if hasattr(values, "__len__") else 1
-    return f"[{text}{', ...' if n > limit else ''}] ({n} values)"
-
-
 class Ros2Node:
     """A NodeCore on rclpy. `start()` creates the node, its topics and services; `spin()` steps
     until shutdown or `duration`; `close()` releases ROS. lockstep: see the module docstring.
@@ -240,7 +232,7 @@ class Ros2Node:
         what = self.topic(f"reference_{k + 1}")
         nj = len(self.core.names)
         if len(data) != nj:  # checked here so a huge array is not printed whole
-            self.core.reject(what, _short(data), f"expected {nj} values, got {len(data)}")
+            self.core.reject(what, data, f"expected {nj} values, got {len(data)}")
             return
         if self.core.set_references(k, data, what):
             self._cancel(range(nj))
@@ -251,7 +243,7 @@ class Ros2Node:
         if data.size not in (0, 2 * nj):
             self.core.reject(
                 what,
-                _short(msg.data),
+                msg.data,
                 f"expected 0 or {2 * nj} values (the references (J, 2) row-major)",
             )
             return
@@ -260,12 +252,12 @@ class Ros2Node:
             why = None if np.all(np.isfinite(refs)) else "not finite"
             why = why or self.core.check_references(refs)
             if why is not None:
-                self.core.reject(what, _short(msg.data), why)
+                self.core.reject(what, msg.data, why)
                 return
         try:
             self._steps.put_nowait((refs, None))
         except queue.Full:
-            self.core.reject(what, _short(msg.data), f"{STEP_QUEUE} steps already wait")
+            self.core.reject(what, msg.data, f"{STEP_QUEUE} steps already wait")
 
     def _on_reset_state(self, msg: Any) -> None:
         what, names = self.topic("reset_state"), self.core.names
@@ -283,7 +275,7 @@ class Ros2Node:
                 self._trajectory, self._active = None, set()
                 self._publish(self.core.state())
         except ValueError as exc:
-            self.core.reject(what, _short(msg.position), str(exc))
+            self.core.reject(what, msg.position, str(exc))
             return
         self._restart.set()
 
