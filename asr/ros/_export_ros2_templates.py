@@ -7,6 +7,7 @@ composed."""
 import json
 
 from asr.ros._export_templates import data_text, node_source, readme_intro
+from asr.ros._ros2_types import QOS_DEPTH_CONTROL
 
 NODE_TEMPLATE = r'''"""@PACKAGE@.@NODE@: an asr policy exported for asr's ROS 2 interface
 (the compliant-actuator toolbox's topics [Mengacci2021] on ROS 2).
@@ -36,7 +37,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64, Float64MultiArray, MultiArrayDimension
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "@DATA@")
-QOS_DEPTH = 1000  # as asr's node: 1 s of messages at 1 kHz, none lost by a peer that keeps up
+QOS_DEPTH = @QOS_DEPTH@  # as asr's node: 1 s at 1 kHz, none lost by a peer that keeps up
 @ONNX@@POLICY@
 
 def qos(depth, latched):
@@ -279,7 +280,9 @@ def ros2_package_files(name, node, d, onnx):
         f"launch/{node}.launch.py": _launch(name, node, d),
         f"{name}/__init__.py": f'"""{name}: an asr policy for ROS 2 (see {node}.py)."""\n',
         f"{name}/{node}.json": data_text(d),
-        f"{name}/{node}.py": node_source(NODE_TEMPLATE, name, node, d, needs),
+        f"{name}/{node}.py": node_source(NODE_TEMPLATE, name, node, d, needs).replace(
+            "@QOS_DEPTH@", str(QOS_DEPTH_CONTROL)
+        ),
     }
     if onnx:
         files[f"{name}/{node}.onnx"] = onnx[1]

@@ -20,11 +20,13 @@ FLOAT64 = "std_msgs/msg/Float64"
 FLOAT64_ARRAY = "std_msgs/msg/Float64MultiArray"
 CLOCK = "rosgraph_msgs/msg/Clock"
 TYPES = (JOINT_STATE, FLOAT64, FLOAT64_ARRAY, CLOCK)
-# the ROS 2 node's QoS (asr.ros.ros2_node.qos_profiles): reliable, volatile, keep_last 1000 on
-# state topics (no message lost at 1 kHz for a subscriber that keeps up), 100 on /clock;
-# deadline, lifespan and lease infinite, as rmw reports the defaults
-QOS_DEPTH = {CLOCK: 100}
-QOS_DEPTH_STATE = 1000
+# the QoS history depths of asr's ROS 2 topics (the node's asr.ros.ros2_node.qos_profiles, the
+# exported policy nodes', bags' offered profiles): 1 s of messages at 1 kHz on state and command
+# topics, so a subscriber that keeps up loses none; 100 on /clock. Reliable, volatile; deadline,
+# lifespan and lease infinite, as rmw reports the defaults
+QOS_DEPTH_CONTROL = 1000
+QOS_DEPTH_CLOCK = 100
+QOS_DEPTH = {CLOCK: QOS_DEPTH_CLOCK}
 _INFINITE = {"sec": 9223372036, "nsec": 854775807}  # RMW_DURATION_INFINITE, 2**63 - 1 ns
 
 
@@ -49,7 +51,7 @@ def qos_profiles(msgtype):
     return [
         {
             "history": "keep_last",
-            "depth": QOS_DEPTH.get(msgtype, QOS_DEPTH_STATE),
+            "depth": QOS_DEPTH.get(msgtype, QOS_DEPTH_CONTROL),
             "reliability": "reliable",
             "durability": "volatile",
             "deadline": dict(_INFINITE),

@@ -34,12 +34,13 @@ import numpy as np
 
 from asr.errors import SimulationError
 from asr.ros import ros2_trajectory as traj
+from asr.ros._ros2_types import QOS_DEPTH_CLOCK
+from asr.ros._ros2_types import QOS_DEPTH_CONTROL as QOS_DEPTH
 from asr.ros.node_core import DEFAULT_RATE_HZ, DEFAULT_ROBOT, NodeCore, RealTimeSchedule
 from asr.ros.ros2_publish import Publishers
 
 STEP_QUEUE = 10_000  # lockstep: step requests waiting; more are rejected (bounded memory)
 STEP_SERVICE_TIMEOUT_S = 30.0  # step_period waits this long for its period at most
-QOS_DEPTH = 1000  # 1 s of messages at 1 kHz: a subscriber that keeps up loses none
 NODE_NAME = "asr"
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
 INSTALL_HINT = "pip install asr-sim[ros2] (or source /opt/ros/jazzy/setup.bash)"
@@ -77,12 +78,13 @@ def check_node_name(name: object) -> str:
 def qos_profiles() -> dict[str, Any]:
     """{"control", "latest", "clock"}: the node's QoS profiles (rclpy QoSProfile).
 
-    control: reliable, keep_last QOS_DEPTH, volatile: every state and command topic; a
-    subscriber that keeps up loses no message at 1 kHz, a slow one loses the oldest.
+    control: reliable, keep_last QOS_DEPTH (asr.ros._ros2_types), volatile: every state and
+    command topic; a subscriber that keeps up loses no message at 1 kHz, a slow one loses the
+    oldest.
     latest: reliable, keep_last 1, transient_local (`joint_states_latest`): a peer that joins
     late (a lockstep controller) still gets the current state, as a ROS 1 latched topic.
-    clock: reliable, keep_last 100, volatile (/clock; rclpy's time source subscribes best
-    effort, which a reliable publisher serves)."""
+    clock: reliable, keep_last QOS_DEPTH_CLOCK, volatile (/clock; rclpy's time source
+    subscribes best effort, which a reliable publisher serves)."""
     from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
     def profile(depth: int, durability: DurabilityPolicy) -> QoSProfile:
@@ -96,7 +98,7 @@ def qos_profiles() -> dict[str, Any]:
     return {
         "control": profile(QOS_DEPTH, DurabilityPolicy.VOLATILE),
         "latest": profile(1, DurabilityPolicy.TRANSIENT_LOCAL),
-        "clock": profile(100, DurabilityPolicy.VOLATILE),
+        "clock": profile(QOS_DEPTH_CLOCK, DurabilityPolicy.VOLATILE),
     }
 
 
