@@ -268,34 +268,10 @@ def ros_main(args):
         node.shutdown()
 
 
-def check_ros2_arguments(args):
-    """The checks of `asr ros2`'s arguments that need no rclpy (run_ros2_node makes them all,
-    but only once ROS 2 imports): ValueError / TypeError / OSError naming the argument."""
-    import math
-
-    from asr.robot import load_robot
-    from asr.ros.node_core import check_engine, check_namespace
-    from asr.ros.ros2_node import check_node_name
-
-    check_node_name(args.name)
-    check_namespace(args.namespace)
-    check_engine(args.engine)
-    if not (math.isfinite(args.rate) and args.rate > 0):
-        raise ValueError(f"rate: got {args.rate!r} Hz, valid range (0, 1 / dt]")
-    if args.duration is not None and not (0 < args.duration < 1e9):
-        raise ValueError(f"duration: got {args.duration!r} s, valid range (0, 1e9)")
-    load_robot(args.robot, args.variant, allow_path=False)
-
-
 def ros2_main(args):
     """`asr ros2`: the exit code (0 done, 1 no ROS 2 (rclpy) / simulation failed, 2 bad
     arguments)."""
-    try:
-        check_ros2_arguments(args)
-    except (OSError, ValueError, TypeError) as exc:
-        print(f"asr ros2: {exc}", file=sys.stderr)
-        return 2
-    from asr.ros.ros2_node import run_ros2_node
+    from asr.ros.ros2_node import run_ros2_node  # rclpy is imported once the arguments pass
 
     try:
         return run_ros2_node(

@@ -502,14 +502,14 @@ def run_ros2_node(
     duration: float | None = None,
 ) -> int:
     """Build asr's ROS 2 node, run it until shutdown or `duration` wall seconds, and return the
-    exit code (0, or 1 when the simulation failed). ValueError / TypeError for bad arguments
-    (naming the argument and its valid range), ImportError naming the install when rclpy is
-    missing."""
+    exit code (0, or 1 when the simulation failed). ValueError / TypeError / OSError for bad
+    arguments (naming the argument and its valid range), checked before rclpy is imported;
+    then ImportError naming the install when rclpy is missing."""
     check_node_name(name)
     if duration is not None and not (isinstance(duration, (int, float)) and 0 < duration < 1e9):
         raise ValueError(f"duration: got {duration!r} s, valid range (0, 1e9)")
-    load_rclpy()
     core = NodeCore(robot, variant, rate=rate, namespace=namespace, engine=engine)
+    load_rclpy()  # after every argument is checked: a bad one is named even without ROS 2
     node = Ros2Node(core, lockstep=lockstep, clock=clock, name=name)
     node.start()
     try:
