@@ -12,6 +12,8 @@ CORE   := build/.core-built
 # The C core's parts, one folder each under csrc/ (csrc/asr.h); csrc/gz is the Gazebo shim.
 CPARTS := core engine interaction cpr
 CSRC   := $(wildcard csrc/*.h $(foreach p,$(CPARTS),csrc/$(p)/*.c csrc/$(p)/*.h))
+# csrc/mujoco: the MuJoCo plugin library asr/_asr_mujoco*.so, built with the extension
+MJSRC  := $(wildcard csrc/mujoco/*.c csrc/mujoco/*.h)
 
 .PHONY: all build gz-shim gazebo browser valgrind ros ros2 run experiments lint test test-fast ctest bench clean
 
@@ -29,7 +31,7 @@ $(STAMP): $(VPY) pyproject.toml setup.cfg setup.py
 	@mkdir -p build && touch $(CORE)
 
 # The C core as the extension asr._core, rebuilt when a C file or the build script changes.
-$(CORE): $(STAMP) $(CSRC) asr/_build.py
+$(CORE): $(STAMP) $(CSRC) $(MJSRC) asr/_build.py setup.py
 	$(VPY) setup.py -q build_ext --inplace
 	@mkdir -p build && touch $@
 
@@ -167,4 +169,4 @@ bench: build
 	$(VPY) benchmarks/bench_ros.py
 
 clean:
-	rm -rf build $(ROS2_VENV) asr/_core*.so asr/_core.c asr/*.o *.egg-info demo_output
+	rm -rf build $(ROS2_VENV) asr/_core*.so asr/_asr_mujoco*.so asr/_core.c asr/*.o *.egg-info demo_output

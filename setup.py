@@ -1,10 +1,13 @@
 """Shim: setuptools reads everything from setup.cfg except cffi's `cffi_modules` keyword, which
-it accepts only as a setup() argument. The Gazebo engine shim (csrc/gz, C++) is an optional
+it accepts only as a setup() argument. The MuJoCo plugin library asr/_asr_mujoco.<suffix>.so
+(csrc/mujoco: asr's actuators as the MuJoCo plugin "asr.actuator", asr.mujoco_plugin) is built
+against the installed mujoco package's headers. The Gazebo engine shim (csrc/gz, C++) is an optional
 extension, built when pkg-config finds Gazebo's libraries: asr/_asr_gz.<suffix>.so, a plain C
 library that asr.gazebo loads like the Makefile's asr/_asr_gz.so. The robot descriptions (the
 top-level robots/ folder) are copied into the built package as asr/robots_data (build_py below).
 """
 
+import importlib.util
 import os
 import subprocess
 
@@ -45,6 +48,16 @@ def _gazebo_shim():
     ]
 
 
+def _mujoco_plugin():
+    """asr._asr_mujoco, the MuJoCo plugin library (asr/_build.py, loaded by path: importing the
+    asr package needs the extension this build makes)."""
+    spec = importlib.util.spec_from_file_location("_asr_build", os.path.join("asr", "_build.py"))
+    build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build)
+    ext = build.mujoco_plugin_extension()
+    return [ext] if ext else []
+
+
 class BuildPyWithRobots(build_py):
     """build_py that also copies robots/ (every robot, every file: robot.toml, MJCF, SDF, meshes,
     textures, READMEs) to asr/robots_data in the build folder, so that wheels and `pip install .`
@@ -67,6 +80,6 @@ class BuildPyWithRobots(build_py):
 
 setup(
     cffi_modules=["asr/_build.py:ffibuilder"],
-    ext_modules=_gazebo_shim(),
+    ext_modules=_mujoco_plugin() + _gazebo_shim(),
     cmdclass={"build_py": BuildPyWithRobots},
 )

@@ -1,4 +1,6 @@
-"""cffi build script (out-of-line API mode): compiles csrc/ into the extension ``asr._core``.
+"""cffi build script (out-of-line API mode): compiles csrc/ into the extension ``asr._core``;
+and the MuJoCo plugin library ``asr/_asr_mujoco*.so`` (csrc/mujoco with the actuator core,
+mujoco_plugin_extension below), which setup.py builds next to it.
 
 The cdef is csrc/asr.h itself run through the C preprocessor (cdef cannot parse macros, and the
 state fields are an X-macro list, csrc/core/asr_fields.h), so the compiler checks the
@@ -19,7 +21,7 @@ CSRC = os.path.join(os.path.dirname(HERE), "csrc")
 # Listed explicitly, by part (csrc/<part>/, see csrc/asr.h): a new C file is a deliberate change
 # to the build.
 PARTS = ["core", "engine", "interaction", "cpr"]
-SOURCES = [
+CORE_SOURCES = [
     "core/params.c",
     "core/models.c",
     "core/model_sea.c",
@@ -31,6 +33,8 @@ SOURCES = [
     "core/joint_avx512.c",
     "core/batch.c",
     "core/threads.c",
+]
+SOURCES = CORE_SOURCES + [
     "engine/engine.c",
     "interaction/interaction.c",
     "cpr/rod.c",
@@ -99,6 +103,39 @@ ffibuilder.set_source(
     extra_compile_args=CFLAGS,
     libraries=["m", "pthread"],
 )
+
+
+def mujoco_plugin_extension():
+    """The MuJoCo plugin "asr.actuator" (csrc/mujoco/asr_mujoco.h) as a setuptools Extension
+    asr._asr_mujoco: a plain shared library (no Python module in it) of csrc/mujoco and the
+    actuator core, compiled against the headers of the mujoco package installed here and linked
+    to its libmujoco (found through the rpath of this build, or next to asr in an installed
+    package; MuJoCo's Python bindings have it loaded already). None without mujoco."""
+    try:
+        import mujoco
+    except ImportError:
+        return None
+    from setuptools import Extension
+
+    folder = os.path.dirname(mujoco.__file__)
+    libs = sorted(glob.glob(os.path.join(folder, "libmujoco.so*")))
+    if not libs:
+        return None
+    mujoco_sources = ["mujoco/plugin.c", "mujoco/config.c"]
+    return Extension(
+        "asr._asr_mujoco",
+        [os.path.relpath(os.path.join(CSRC, s)) for s in mujoco_sources + CORE_SOURCES],
+        include_dirs=[os.path.relpath(CSRC), os.path.join(folder, "include")],
+        depends=sorted(
+            os.path.relpath(h)
+            for part in ("core", "mujoco")
+            for h in glob.glob(os.path.join(CSRC, part, "*.h"))
+        ),
+        extra_compile_args=CFLAGS,
+        extra_link_args=[libs[-1], f"-Wl,-rpath,{folder}", "-Wl,-rpath,$ORIGIN/../mujoco"],
+        libraries=["m", "pthread"],
+    )
+
 
 if __name__ == "__main__":
     ffibuilder.compile(verbose=True)

@@ -7,8 +7,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 CSRC = ROOT / "csrc"
 # part -> the parts its files may include (itself included); csrc/gz, the C++ Gazebo shim,
-# includes none of them
+# includes none of them; csrc/mujoco, the MuJoCo plugin library, builds on core alone
 ALLOWED = {
+    "mujoco": {"mujoco", "core"},
     "core": {"core"},
     "engine": {"engine", "core"},
     "interaction": {"interaction", "engine", "core"},

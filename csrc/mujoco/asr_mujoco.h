@@ -1,0 +1,81 @@
+/* asr_mujoco.h - asr's actuators as a MuJoCo engine plugin (the library asr/_asr_mujoco*.so).
+ *
+ * The plugin "asr.actuator" (ASR_MUJOCO_PLUGIN) drives one hinge or slide joint with one asr
+ * actuator: a built-in compliance model (or one registered with asr_mujoco_register_model), its
+ * motors with friction, the PID and one of the seven operation modes, stepped by the same C core
+ * as asr.Sim. MJCF (docs/mujoco_plugin.md has the full reference):
+ *
+ *   <extension><plugin plugin="asr.actuator"><instance name="shoulder">
+ *     <config key="model" value="qbmove_advanced"/> <config key="mode" value="6"/>
+ *     <config key="k1" value="0.01038"/> ...                (any parameter of the model, SI units)
+ *   </instance></plugin></extension>
+ *   <actuator>
+ *     <plugin name="shoulder_ref1" joint="shoulder" instance="shoulder"/>   first reference
+ *     <plugin name="shoulder_ref2" joint="shoulder" instance="shoulder"/>   second reference
+ *   </actuator>
+ *
+ * The instance's actuators, in actuator order, take the joint's references from ctrl (one
+ * actuator: the second reference is 0); the first carries the joint torque, the second none.
+ *
+ * Plugin state of an instance (mjSTATE_PLUGIN, saved and restored by mj_getState / mj_setState):
+ * ASR_MJ_NHEADER header values (ASR_MUJOCO_HEADER below), then the joint's asr state record
+ * (ASR_NFIELD values in the order of core/asr_fields.h). Everything that evolves lives there, so
+ * mj_setState restores a run exactly and mujoco.rollout / mujoco.batch carry it.
+ *
+ * Like the rest of csrc/ this is plain C11 with no system include here; the plugin's sources
+ * include MuJoCo's headers, this header does not.
+ */
+#ifndef ASR_MUJOCO_H
+#define ASR_MUJOCO_H
+
+#include "core/asr_model.h"
+
+/* The plugin's name in MJCF's <plugin plugin="..."> and <extension>. */
+#define ASR_MUJOCO_PLUGIN "asr.actuator"
+
+/* The header of an instance's plugin state, listed once: X(ID, name, doc). */
+#define ASR_MUJOCO_HEADER(X)                                                                       \
+    X(STARTED, started, "0 until the first step after a reset (which places the motors), then 1")  \
+    X(STATUS, status, "asr status of the actuator: 0 running, else frozen with zero torque")       \
+    X(STEPS, steps, "steps taken since the reset")                                                 \
+    X(FAILED_STEP, failed_step, "step at which the actuator froze, -1 if it runs")
+
+#define ASR_MUJOCO_HEADER_ENUM_(id, name, doc) ASR_MJ_##id,
+typedef enum asr_mujoco_header {
+    ASR_MUJOCO_HEADER(ASR_MUJOCO_HEADER_ENUM_) /* ASR_MJ_STARTED = 0, ... */
+    ASR_MJ_NHEADER
+} asr_mujoco_header;
+#undef ASR_MUJOCO_HEADER_ENUM_
+
+/* The library's entry points besides the plugin registration (which runs when it is loaded). */
+#if defined(__GNUC__)
+#define ASR_MUJOCO_API __attribute__((visibility("default")))
+#else
+#define ASR_MUJOCO_API
+#endif
+
+/* Number of header values and the name of header value k (NULL if none). */
+ASR_MUJOCO_API int asr_mujoco_header_count(void);
+ASR_MUJOCO_API const char* asr_mujoco_header_name(int k);
+/* Number of asr state fields after the header (ASR_NFIELD). */
+ASR_MUJOCO_API int asr_mujoco_field_count(void);
+/* The MuJoCo version the library was built against (mjVERSION_HEADER, e.g. 4000000); it
+ * registers the plugin only when the running library has the same version. */
+ASR_MUJOCO_API int asr_mujoco_built_for(void);
+/* 1 if the plugin was registered when the library was loaded, else 0. */
+ASR_MUJOCO_API int asr_mujoco_registered(void);
+/* MuJoCo's slot number of the plugin (mjModel.plugin holds it per instance), -1 if not
+ * registered. */
+ASR_MUJOCO_API int asr_mujoco_slot(void);
+
+/* Make a user-defined model available as config key model="<def->name>" (kept by pointer: it
+ * must outlive every MuJoCo model that uses it). Returns ASR_OK, ASR_ERR_NULL, ASR_ERR_MODEL
+ * (a built-in model's name, or one registered with another definition) or ASR_ERR_NOMEM (more
+ * than ASR_MUJOCO_MAX_USER_MODELS). Parameters of a user model beyond the declared keys are given
+ * as one config key, params="name=value name=value ...". */
+enum {
+    ASR_MUJOCO_MAX_USER_MODELS = 64
+};
+ASR_MUJOCO_API int asr_mujoco_register_model(const asr_model_def* def);
+
+#endif
