@@ -33,6 +33,7 @@ from asr.models import (
     register_model,
     unregister_model,
 )
+from asr.mujoco_export import export_mjcf
 from asr.parameter_sweep import SweepResult, sweep
 from asr.robot import Robot, RobotFileError, RobotJoint, load_robot
 from asr.sim import Sim
@@ -62,6 +63,7 @@ __all__ = [
     "RobotFileError",
     "RobotJoint",
     "load_robot",
+    "export_mjcf",
     "Sim",
     "Admittance",
     "DirectForce",
