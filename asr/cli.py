@@ -1,6 +1,7 @@
 """The `asr` command line. `asr dashboard` serves the web dashboard (dashboard/PROTOCOL.md);
 `asr ros` / `asr ros2` run a robot as a live ROS 1 / ROS 2 node (docs/ros.md); `asr train`
-trains a policy with PPO (asr.rl.train, extra asr-sim[rl])."""
+trains a policy with PPO (asr.rl.train, extra asr-sim[rl]); `asr export-mjcf` writes a robot as
+one MJCF with asr's MuJoCo plugin actuators (asr.export_mjcf)."""
 
 import argparse
 import os
@@ -121,6 +122,17 @@ def _parser():
         "learning_rate=3e-4 or net_arch=64,64; repeatable",
     )
     t.add_argument("--no-progress", action="store_true", help="no progress bar")
+    e = sub.add_parser(
+        "export-mjcf",
+        help="write a robot as one MJCF with asr's MuJoCo plugin actuators",
+        description="Write a robot variant as one MJCF file whose actuators are asr's MuJoCo "
+        "plugin asr.actuator (asr.export_mjcf): ctrl holds each joint's two references, key "
+        "asr_initial the variant's initial state. Load the plugin before compiling it "
+        "(asr.mujoco_plugin.load()).",
+    )
+    e.add_argument("robot", metavar="ROBOT", help="robot name (or a robot folder)")
+    e.add_argument("--variant", default=None, help="variant (the robot's default)")
+    e.add_argument("-o", "--output", required=True, metavar="PATH", help="the MJCF file to write")
     return p
 
 
@@ -223,6 +235,29 @@ def train_main(args):
         f"asr train: {last.get('steps', 0)} env-steps in {last.get('wall_s', 0.0):.1f} s"
         + ("" if ret is None else f", mean return {ret:.2f}")
         + f"{final}; {args.out}",
+        flush=True,
+    )
+    return 0
+
+
+def export_mjcf_main(args):
+    """`asr export-mjcf`: the exit code (0 written, 1 the plugin library missing or not matching
+    MuJoCo, 2 bad arguments: robot, variant or output path)."""
+    from asr.mujoco_export import export_mjcf
+    from asr.robot import load_robot
+
+    try:
+        robot = load_robot(args.robot, args.variant)
+        path = export_mjcf(robot, path=args.output)
+    except ImportError as exc:
+        print(f"asr export-mjcf: {exc}", file=sys.stderr)
+        return 1
+    except (OSError, ValueError, TypeError) as exc:
+        print(f"asr export-mjcf: {exc}", file=sys.stderr)
+        return 2
+    print(
+        f"asr export-mjcf: {robot.name} ({robot.variant}), {len(robot.joints)} joints, "
+        f"ctrl <joint>_ref1/_ref2 per joint: {path}",
         flush=True,
     )
     return 0
@@ -376,6 +411,8 @@ def main(argv=None):
         return ros2_main(args)
     if args.command == "train":
         return train_main(args)
+    if args.command == "export-mjcf":
+        return export_mjcf_main(args)
     if args.command != "dashboard":
         parser.print_help()
         return 2

@@ -17,7 +17,8 @@ same text: a round trip through MjSpec would round some of them. Added to it:
 - <keyframe><key name="asr_initial">: the variant's initial link angles and references.
 
 Robot MJCF files that name other files (<include>, file= attributes) are refused: the exported
-file stands alone and never holds a path of the machine it was written on.
+file stands alone and never holds a path of the machine it was written on. So are joints with a
+user model (asr.register_model): the file would compile only where the same model is registered.
 """
 
 import os
@@ -56,8 +57,16 @@ def _robot(robot: Robot | str | os.PathLike[str], variant: str | None) -> Robot:
                 f"variant: got {variant!r} with an asr.Robot of variant {robot.variant!r}; "
                 "pass the robot's name to choose another variant"
             )
-        return robot
-    return load_robot(robot, variant)
+    else:
+        robot = load_robot(robot, variant)
+    for j in robot.joints:
+        if j.model not in BUILTIN_MODELS:
+            raise ValueError(
+                f"robot {robot.name!r} ({robot.variant}): joint {j.name!r} uses the user model "
+                f"{j.model!r}; export_mjcf writes built-in models only ({', '.join(BUILTIN_MODELS)}"
+                "): a C user model goes in an instance by hand (asr.mujoco_plugin.register_model)"
+            )
+    return robot
 
 
 def _check_path(path: str | os.PathLike[str]) -> str:
@@ -127,12 +136,8 @@ def _add_extension(root: ET.Element, robot: Robot) -> None:
         inst = _sub(plugin, "instance", name=j.name)
         _sub(inst, "config", key="model", value=j.model)
         _sub(inst, "config", key="mode", value=str(j.mode))
-        if j.model in BUILTIN_MODELS:
-            for name, value in j.params.items():
-                _sub(inst, "config", key=name, value=_number(value))
-        elif j.params:  # a user model's parameters have no keys of their own in the plugin
-            text = " ".join(f"{n}={_number(v)}" for n, v in j.params.items())
-            _sub(inst, "config", key="params", value=text)
+        for name, value in j.params.items():
+            _sub(inst, "config", key=name, value=_number(value))
 
 
 def _add_actuators(root: ET.Element, robot: Robot, model: MjModel) -> None:
@@ -222,16 +227,16 @@ def _xml(robot: Robot, model: MjModel) -> str:
 
 
 def _compile(robot: Robot, text: str) -> MjModel:
-    """The exported text compiled by MuJoCo with the plugin loaded (user models registered
-    with it); ValueError naming the robot if MuJoCo refuses it."""
+    """The exported text compiled by MuJoCo with the plugin loaded; ValueError naming the robot
+    if MuJoCo refuses it, ImportError if the plugin library is missing or does not match."""
     import mujoco
 
     from asr import mujoco_plugin
 
-    mujoco_plugin.load()
-    for j in robot.joints:
-        if j.model not in BUILTIN_MODELS:
-            mujoco_plugin.register_model(j.model)
+    try:
+        mujoco_plugin.load()
+    except FileNotFoundError as exc:  # not built: a missing dependency, not a bad argument
+        raise ImportError(str(exc)) from None
     try:
         return mujoco.MjModel.from_xml_string(text)
     except ValueError as exc:
