@@ -99,6 +99,9 @@ asr_status chunk_alloc(const asr_batch* b, lane_chunk* ch);
 void chunk_free(lane_chunk* ch);
 /* The state records and parameters of the chunk's instances into its lanes, and which step. */
 void chunk_load(const asr_batch* b, lane_chunk* ch);
+/* Only the state records (and which instances run), for a chunk whose lanes already hold the
+ * same instances' parameters (the MuJoCo plugin steps one instance again and again). */
+void chunk_load_state(const asr_batch* b, lane_chunk* ch);
 /* The lanes' state back into the records of the chunk's instances. */
 void chunk_store(asr_batch* b, const lane_chunk* ch);
 /* One step of every joint of the chunk's live instances; freezes those that fail. Returns the

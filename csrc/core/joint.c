@@ -44,10 +44,19 @@ static void load_params(const asr_batch* b, const lane_chunk* ch, int j, lane_jo
 }
 
 void chunk_load(const asr_batch* b, lane_chunk* ch) {
+    for (int j = 0; j < b->n_joint; ++j) load_params(b, ch, j, &ch->J[j]);
+    chunk_load_state(b, ch);
+}
+
+void chunk_load_state(const asr_batch* b, lane_chunk* ch) {
     size_t nj = (size_t)b->n_joint;
     for (int j = 0; j < b->n_joint; ++j) {
         lane_joint* J = &ch->J[j];
-        load_params(b, ch, j, J);
+        if (ch->n == 1) { /* one instance in every lane: one broadcast per field */
+            const double* rec = joint_state(b, (size_t)ch->i0 * nj + (size_t)j);
+            for (int k = 0; k < ASR_NFIELD; ++k) J->s[k] = lane_set(rec[k]);
+            continue;
+        }
         for (int l = 0; l < ASR_LANES; ++l) {
             const double* rec = joint_state(b, (size_t)chunk_instance(ch, l) * nj + (size_t)j);
             for (int k = 0; k < ASR_NFIELD; ++k) J->s[k][l] = rec[k];

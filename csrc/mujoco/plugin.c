@@ -36,9 +36,10 @@ typedef struct candidate {
 
 typedef struct plugin_data {
     joint_config cfg;
-    asr_batch* batch;          /* one instance, one joint, state in `record` */
-    double record[ASR_NFIELD]; /* the batch's state block */
-    int code, joint;           /* the batch's status arrays (one instance) */
+    asr_batch* batch; /* one instance, one joint; its state block is the record of the
+                                  candidate being computed (`record` between steps) */
+    double record[ASR_NFIELD];
+    int code, joint; /* the batch's status arrays (one instance) */
     long long step;
     lane_chunk chunk; /* the instance's lanes, kept between steps */
     candidate cand[NCANDIDATE];
@@ -76,7 +77,10 @@ static int make_batch(plugin_data* pd) {
         asr_batch_set_motor_scheme(pd->batch, c->motor_scheme) != ASR_OK) {
         return -1;
     }
-    return chunk_alloc(pd->batch, &pd->chunk) == ASR_OK ? 0 : -1;
+    if (chunk_alloc(pd->batch, &pd->chunk) != ASR_OK) return -1;
+    chunk_at(&pd->chunk, 0, 1);
+    chunk_load(pd->batch, &pd->chunk); /* the parameters stay in the lanes; states come per step */
+    return 0;
 }
 
 static int init(const mjModel* m, mjData* d, int inst) {
@@ -135,14 +139,17 @@ static void warn_stopped(const mjModel* m, const plugin_data* pd, long long step
                 ASR_MUJOCO_PLUGIN, name ? name : "", step, pd->code);
 }
 
-/* One asr step from plugin state s (not changed) for the current inputs: the result into *out. */
+/* One asr step from plugin state s (not changed) for the current inputs: the result into *out.
+ * The batch's state block is pointed at the candidate's record, so the step writes it there. */
 static void step_candidate(const mjModel* m, const mjData* d, plugin_data* pd, const double* s,
                            candidate* out) {
     const joint_config* c = &pd->cfg;
     double q = d->qpos[c->qpos_adr], qd = d->qvel[c->dof_adr], refs[2];
+    double* o = out->state;
     long long steps = (long long)s[ASR_MJ_STEPS];
     references(m, d, c, refs);
-    memcpy(pd->record, s + ASR_MJ_NHEADER, ASR_NFIELD * sizeof(double));
+    memcpy(o + ASR_MJ_NHEADER, s + ASR_MJ_NHEADER, ASR_NFIELD * sizeof(double));
+    pd->batch->state = o + ASR_MJ_NHEADER;
     load_status(pd, s);
     if (s[ASR_MJ_STARTED] == 0.0) { /* as asr.Sim.reset(q0=qpos, refs=ctrl) */
         asr_status st = asr_batch_reset(pd->batch, &q, refs);
@@ -151,21 +158,17 @@ static void step_candidate(const mjModel* m, const mjData* d, plugin_data* pd, c
             pd->step = 0;
         }
     }
-    int was_running = pd->code == ASR_OK;
-    if (was_running) {
+    if (pd->code == ASR_OK) {
         step_inputs in = {m->opt.timestep, &q, &qd, refs, NULL, NULL, 1, 1, 2, 1, 1};
-        chunk_at(&pd->chunk, 0, 1);
-        chunk_load(pd->batch, &pd->chunk);
+        chunk_load_state(pd->batch, &pd->chunk); /* its parameters were loaded by init */
         chunk_step(pd->batch, &pd->chunk, &in, steps);
         chunk_store(pd->batch, &pd->chunk);
     }
-    double* o = out->state;
     out->time = d->time;
     o[ASR_MJ_STARTED] = 1.0;
     o[ASR_MJ_STATUS] = pd->code;
     o[ASR_MJ_STEPS] = (double)(steps + 1);
     o[ASR_MJ_FAILED_STEP] = pd->code ? (double)pd->step : -1.0;
-    memcpy(o + ASR_MJ_NHEADER, pd->record, ASR_NFIELD * sizeof(double));
     if (pd->code != ASR_OK) { /* frozen: no torque */
         o[ASR_MJ_NHEADER + ASR_F_TAU_JOINT] = 0.0;
         o[ASR_MJ_NHEADER + ASR_F_TAU_LINK] = 0.0;
