@@ -31,7 +31,10 @@ $(STAMP): $(VPY) pyproject.toml setup.cfg setup.py
 	@mkdir -p build && touch $(CORE)
 
 # The C core as the extension asr._core, rebuilt when a C file or the build script changes.
+# The old libraries are unlinked first: a running Python keeps its mapped copy instead of
+# seeing the file rewritten under it.
 $(CORE): $(STAMP) $(CSRC) $(MJSRC) asr/_build.py setup.py
+	rm -f asr/_core*.so asr/_asr_mujoco*.so
 	$(VPY) setup.py -q build_ext --inplace
 	@mkdir -p build && touch $@
 
