@@ -126,6 +126,14 @@ def record_run(m: Any, d: Any, ctrl: np.ndarray) -> dict[str, np.ndarray]:
     return out
 
 
+def plugin_field(run: dict[str, np.ndarray], name: str, joint: int = 0) -> np.ndarray:
+    """(steps,) values of plugin state field `name` (a header name or asr.FIELDS) of instance
+    `joint` in a record_run result."""
+    from asr import mujoco_plugin
+
+    return run["state"][:, joint, mujoco_plugin.fields().index(name)]
+
+
 def batch_replay(
     joints: list[dict[str, Any]],
     q: np.ndarray,

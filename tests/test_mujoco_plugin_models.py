@@ -9,7 +9,7 @@ motion), the second actuator's force is 0, and an instance with one actuator run
 
 import numpy as np
 import pytest
-from _mujoco_plugin import batch_replay, compile_plugin, plugin_mjcf, record_run
+from _mujoco_plugin import batch_replay, compile_plugin, plugin_field, plugin_mjcf, record_run
 
 import asr
 from asr.models import reference_map
@@ -102,33 +102,25 @@ def run_both(model, mode, nact=2, q0=0.0):
     return m, run, ref
 
 
-def state_field(m, run, name):
-    from asr import mujoco_plugin
-
-    return run["state"][:, 0, mujoco_plugin.fields().index(name)]
-
-
-def largest_difference(m, run, ref):
-    return max(np.max(np.abs(state_field(m, run, f) - ref[f][:, 0])) for f in asr.FIELDS)
+def largest_difference(run, ref):
+    return max(np.max(np.abs(plugin_field(run, f) - ref[f][:, 0])) for f in asr.FIELDS)
 
 
 @pytest.mark.parametrize("model,mode", cases())
 def test_plugin_state_is_asr_batch_on_the_same_link_motion(model, mode):
     m, run, ref = run_both(model, mode, q0=0.05)
-    assert np.all(state_field(m, run, "status") == 0)
+    assert np.all(plugin_field(run, "status") == 0)
     assert np.ptp(run["q"][:, 0]) > 1e-3, "the link should move"
     assert np.max(np.abs(ref["tau_joint"])) > 1e-3, "the actuator should act"
     for f in asr.FIELDS:
-        np.testing.assert_allclose(
-            state_field(m, run, f), ref[f][:, 0], rtol=0, atol=TOL, err_msg=f
-        )
-    assert state_field(m, run, "steps")[-1] == STEPS
+        np.testing.assert_allclose(plugin_field(run, f), ref[f][:, 0], rtol=0, atol=TOL, err_msg=f)
+    assert plugin_field(run, "steps")[-1] == STEPS
 
 
 @pytest.mark.parametrize("model,mode", [("qbmove_advanced", 6), ("sea", 3), ("rigid", 0)])
 def test_mujoco_integrates_the_plugin_torque(model, mode):
     m, run, _ = run_both(model, mode, q0=0.05)
-    tau = state_field(m, run, "tau_joint")
+    tau = plugin_field(run, "tau_joint")
     np.testing.assert_array_equal(run["force"][:, 0], tau)
     np.testing.assert_array_equal(run["force"][:, 1], 0.0)
     np.testing.assert_array_equal(run["qfrc"][:, 0], tau)
@@ -146,9 +138,9 @@ def test_one_actuator_instance_runs_with_ref2_zero(model, mode):
     m, run, ref = run_both(model, mode, nact=1, q0=0.05)
     assert m.nu == 1
     assert np.max(np.abs(ref["tau_joint"])) > 1e-3
-    assert largest_difference(m, run, ref) <= TOL
-    np.testing.assert_array_equal(state_field(m, run, "ref2"), 0.0)
-    np.testing.assert_array_equal(run["force"][:, 0], state_field(m, run, "tau_joint"))
+    assert largest_difference(run, ref) <= TOL
+    np.testing.assert_array_equal(plugin_field(run, "ref2"), 0.0)
+    np.testing.assert_array_equal(run["force"][:, 0], plugin_field(run, "tau_joint"))
 
 
 def test_two_instances_in_a_chain_are_asr_batch_with_two_joints():
@@ -158,11 +150,8 @@ def test_two_instances_in_a_chain_are_asr_batch_with_two_joints():
     refs = np.stack([ctrl_series("sea", 6), ctrl_series("qbmove_advanced", 3)], axis=1)
     run = record_run(m, d, refs.reshape(STEPS, 4))
     ref = batch_replay(joints, run["q"], run["qd"], refs, DT, asr.FIELDS)
-    from asr import mujoco_plugin
-
-    names = mujoco_plugin.fields()
     for j in range(2):
         assert np.max(np.abs(ref["tau_joint"][:, j])) > 1e-3
         for f in asr.FIELDS:
-            got = run["state"][:, j, names.index(f)]
+            got = plugin_field(run, f, j)
             np.testing.assert_allclose(got, ref[f][:, j], rtol=0, atol=TOL, err_msg=f"{j} {f}")
