@@ -91,12 +91,14 @@ def initial_states(m):
 
 
 def serial(m, x0, ctrl):
-    """The reference: one fresh MjData per run, set to x0[r], stepped with ctrl[r]."""
+    """The reference: one fresh MjData per run, set to x0[r], stepped with ctrl[r], on model m
+    (or m[r] for a list of models)."""
     out = []
-    for x, c in zip(x0, ctrl):
-        d = mujoco.MjData(m)
-        mujoco.mj_setState(m, d, x, FULL)
-        out.append(step_run(m, d, c))
+    for r, (x, c) in enumerate(zip(x0, ctrl)):
+        model = m[r] if isinstance(m, list) else m
+        d = mujoco.MjData(model)
+        mujoco.mj_setState(model, d, x, FULL)
+        out.append(step_run(model, d, c))
     return np.array(out)
 
 
@@ -175,6 +177,46 @@ def test_mujoco_batch_equals_serial_mj_step(arm, reference, persistent):
         np.testing.assert_array_equal(qpos, states[:, t, 1 : 1 + arm.nq])
         np.testing.assert_array_equal(qvel, states[:, t, 1 + arm.nq : 1 + arm.nq + arm.nv])
         np.testing.assert_array_equal(plugin, states[:, t, -npl:])
+
+
+def chain_models(params, masses):
+    """One model per run: a 1-DOF sea link (mode 3) with config keys params[r] and link mass
+    masses[r] (kg); their reset states (nrun, nstate) and references (nrun, STEPS, 2)."""
+    models = []
+    for p, mass in zip(params, masses):
+        joint = {"name": "j", "model": "sea", "mode": 3, "params": p, "mass": mass, "length": 0.1}
+        models.append(compile_plugin(plugin_mjcf([joint]))[0])
+    x0 = np.array([get_state(m, mujoco.MjData(m)) for m in models])
+    ctrl = np.tile([0.5, 0.0], (len(models), STEPS, 1))
+    return models, x0, ctrl
+
+
+def check_models(models, x0, ctrl):
+    """mujoco.rollout over the models on 2 threads (1 is enough to share an MjData), and
+    mujoco.batch with set_models (shared and persistent), equal the serial runs."""
+    states = serial(models, x0, ctrl)
+    assert np.ptp(states[:, -1, 1]) > 1e-3  # the models move the link differently
+    datas = [mujoco.MjData(models[0]) for _ in range(2)]
+    np.testing.assert_array_equal(mujoco.rollout.rollout(models, datas, x0, ctrl)[0], states)
+    for persistent in (False, True):
+        batch = mujoco.batch.Batch(models[0], len(models), nthread=2, persistent=persistent)
+        batch.set_models(models)
+        batch.reset()
+        out = batch.rollout(STEPS, control=ctrl, record=(FULL,))
+        np.testing.assert_array_equal(out[FULL], states, err_msg=f"persistent={persistent}")
+
+
+def test_runs_on_models_with_other_masses_equal_serial_mj_step():
+    check_models(*chain_models([{"k": 50.0}] * 3, [0.2, 0.5, 1.0]))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the plugin reads its configuration once per MjData (plugin init), so an MjData "
+    "made for one model runs another model's runs with the first model's parameters",
+)
+def test_runs_on_models_with_other_plugin_parameters_equal_serial_mj_step():
+    check_models(*chain_models([{"k": 5.0}, {"k": 50.0}, {"k": 500.0}], [0.5] * 3))
 
 
 SPLIT = STEPS // 2
