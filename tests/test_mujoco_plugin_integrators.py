@@ -20,6 +20,7 @@ import os
 import numpy as np
 import pytest
 from _mujoco_plugin import batch_replay, compile_plugin, plugin_field, plugin_mjcf, record_run
+from conftest import require
 
 import asr
 
@@ -138,7 +139,7 @@ def sea_link_error(integrator, dt, duration=0.05, eq=0.2):
     """Largest |q - q_exact| (rad) of the rig's link on a SEA in mode 3 (motors held at eq, so
     I q'' = k (eq - q) - m g l cos q exactly), started at rest at q = 0, against scipy's DOP853
     at tolerances far below the errors measured."""
-    from scipy.integrate import solve_ivp
+    solve_ivp = require("scipy.integrate").solve_ivp
 
     steps = round(duration / dt)
     _, (m, d) = pendulum("sea", 3, {"k": K_SEA}, dt, integrator, nact=1)
