@@ -11,6 +11,7 @@ The robot is qbmove_arm_2dof vertical (two qbmove Advanced joints in mode 6, gra
 friction: MuJoCo's frictionloss constraints) as asr.export_mjcf writes it.
 """
 
+import copy
 import uuid
 
 import mujoco
@@ -280,11 +281,15 @@ def test_copy_data_continues_bit_for_bit(arm):
     ctrl = controls(arm, 1, STEPS, seed=7)[0]
     d = at_key(arm)
     step_run(arm, d, ctrl[:SPLIT])
-    copy = mujoco.MjData(arm)
-    mujoco.mj_copyData(copy, arm, d)
-    np.testing.assert_array_equal(step_run(arm, copy, ctrl[SPLIT:]), step_run(arm, d, ctrl[SPLIT:]))
-    also = d.__copy__()
-    np.testing.assert_array_equal(step_run(arm, also, ctrl[:SPLIT]), step_run(arm, d, ctrl[:SPLIT]))
+    target = mujoco.MjData(arm)
+    mujoco.mj_copyData(target, arm, d)
+    np.testing.assert_array_equal(
+        step_run(arm, target, ctrl[SPLIT:]), step_run(arm, d, ctrl[SPLIT:])
+    )
+    shallow, deep = copy.copy(d), copy.deepcopy(d)  # each with its own plugin data
+    again = step_run(arm, d, ctrl[:SPLIT])
+    np.testing.assert_array_equal(step_run(arm, shallow, ctrl[:SPLIT]), again)
+    np.testing.assert_array_equal(step_run(arm, deep, ctrl[:SPLIT]), again)
 
 
 def test_reset_data_restarts_the_actuators(arm):
