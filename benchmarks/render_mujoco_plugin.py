@@ -52,13 +52,14 @@ FILL = 0.85  # the framed geoms' bounding sphere spans this fraction of the view
 
 def exported(robot, variant=None):
     """The robot's MjModel with asr's plugin actuators (asr.export_mjcf, written to a temporary
-    folder) and an MjData at its key asr_initial."""
+    folder) and an MjData at its key asr_initial, forward computed."""
     asr.mujoco_plugin.load()
     with tempfile.TemporaryDirectory() as folder:
         path = asr.export_mjcf(robot, variant, os.path.join(folder, "robot.xml"))
         m = mujoco.MjModel.from_xml_path(path)
     d = mujoco.MjData(m)
     mujoco.mj_resetDataKeyframe(m, d, mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_KEY, KEY))
+    mujoco.mj_forward(m, d)  # the geoms' poses; the plugin places its motors at the first step
     return m, d
 
 
