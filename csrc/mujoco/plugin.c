@@ -187,22 +187,38 @@ static void compute(const mjModel* m, mjData* d, int inst, int capability) {
     if (pd->cfg.nact == 2) d->actuator_force[pd->cfg.act[1]] = 0.0;
 }
 
-/* The latest candidate computed at the step's start (time - timestep, to a millionth of the
- * timestep: RK4's other stages are half a timestep or more later), else the latest of all. */
-static const candidate* step_start(const mjModel* m, const mjData* d, const plugin_data* pd) {
-    double h = m->opt.timestep, start = d->time - h;
-    for (int k = 1; k <= pd->ncand; ++k) {
-        const candidate* c = &pd->cand[(pd->next - k + NCANDIDATE) % NCANDIDATE];
-        if (c->time >= start - 1e-6 * h && c->time <= start + 1e-6 * h) return c;
-    }
-    return &pd->cand[(pd->next - 1 + NCANDIDATE) % NCANDIDATE];
+/* The candidate of age k (1: the latest). */
+static candidate* candidate_aged(plugin_data* pd, int k) {
+    return &pd->cand[(pd->next - k + NCANDIDATE) % NCANDIDATE];
 }
 
+/* The age of the latest candidate computed at the step's start (time - timestep, to a millionth
+ * of the timestep: RK4's other stages are half a timestep or more later), else 1 (the latest). */
+static int step_start_age(const mjModel* m, const mjData* d, plugin_data* pd) {
+    double h = m->opt.timestep, start = d->time - h;
+    for (int k = 1; k <= pd->ncand; ++k) {
+        double t = candidate_aged(pd, k)->time;
+        if (t >= start - 1e-6 * h && t <= start + 1e-6 * h) return k;
+    }
+    return 1;
+}
+
+/* Commits the step-start candidate. An evaluation after it within the step (RK4's later stages)
+ * that stopped the actuator (a link faster than link_vel_max, a non-finite torque) stops it as
+ * well: its torque was missing from the step, so the step cannot be trusted. */
 static void advance(const mjModel* m, mjData* d, int inst) {
     plugin_data* pd = (plugin_data*)d->plugin_data[inst];
     double* s = d->plugin_state + m->plugin_stateadr[inst];
     if (pd->ncand == 0) return; /* no forward pass since the last advance */
-    const candidate* c = step_start(m, d, pd);
+    int age = step_start_age(m, d, pd);
+    candidate* c = candidate_aged(pd, age);
+    for (int k = age - 1; k >= 1 && c->state[ASR_MJ_STATUS] == 0.0; --k) {
+        const candidate* later = candidate_aged(pd, k);
+        if (later->state[ASR_MJ_STATUS] != 0.0) {
+            c->state[ASR_MJ_STATUS] = later->state[ASR_MJ_STATUS];
+            c->state[ASR_MJ_FAILED_STEP] = later->state[ASR_MJ_FAILED_STEP];
+        }
+    }
     if (c->state[ASR_MJ_STATUS] != 0.0 && s[ASR_MJ_STATUS] == 0.0) {
         pd->code = (int)c->state[ASR_MJ_STATUS];
         warn_stopped(m, pd, (long long)c->state[ASR_MJ_FAILED_STEP]);
