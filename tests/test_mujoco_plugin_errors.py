@@ -69,7 +69,7 @@ CONFIG_CASES = [
     (
         "parameter of another model",
         mjcf(config=sea(k1=1.0)),
-        ["key 'k1' is not a parameter of model 'sea'"],
+        ["key 'k1' is not a parameter of model 'sea'", "valid: its own (k, max_def)"],
     ),
     (
         "k out of range",
@@ -100,7 +100,12 @@ CONFIG_CASES = [
     (
         "max_substep too small for the timestep",
         mjcf(config=sea(max_substep=1e-10)),
-        ["max_substep = 1e-10 s", "timestep 0.001 s", "more than 1000000 motor sub-steps"],
+        [
+            "key 'max_substep' = '1e-10'",
+            "timestep 0.001 s",
+            "more than 1000000 motor sub-steps",
+            "valid: >= 1e-09 s",
+        ],
     ),
     (
         "unknown motor_scheme",
@@ -174,7 +179,10 @@ ACTUATOR_CASES = [
             instances=f'<instance name="j1b">{GOOD}</instance>',
             actuators=ONE + '<plugin name="j1b_ref1" joint="j1" instance="j1b"/>',
         ),
-        ["joint 'j1' is also driven by another asr.actuator instance"],
+        [
+            "joint 'j1' is also driven by instance 'j1b' (actuator 'j1b_ref1')",
+            "valid: one instance per joint",
+        ],
     ),
     (
         "actuators on two joints",
@@ -230,6 +238,7 @@ def test_instance_without_actuator_names_the_instance():
     message = compile_error(mjcf(actuators='<motor name="m" joint="j1"/>'))
     assert "asr.actuator instance 'j1'" in message
     assert "drives no actuator; valid: 1 (ref1) or 2 (ref1, ref2)" in message
+    assert "actuator #" not in message  # no actuator to name
     assert_good_model_runs()
 
 

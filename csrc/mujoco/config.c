@@ -101,20 +101,40 @@ typedef struct reader {
     char who[256];
 } reader;
 
-static void name_reader(reader* r, const mjModel* m, int inst, int act) {
-    const char* iname = m->names + m->name_pluginadr[inst];
-    const char* aname = act >= 0 ? mj_id2name(m, mjOBJ_ACTUATOR, act) : NULL;
-    char abuf[96];
-    if (aname && aname[0]) {
-        snprintf(abuf, sizeof abuf, "actuator '%s'", aname);
+/* "actuator 'name'" (or "actuator #i" when unnamed) into buf. */
+static void actuator_text(const mjModel* m, int act, char* buf, size_t size) {
+    const char* name = mj_id2name(m, mjOBJ_ACTUATOR, act);
+    if (name && name[0]) {
+        snprintf(buf, size, "actuator '%s'", name);
     } else {
-        snprintf(abuf, sizeof abuf, "actuator #%d", act);
+        snprintf(buf, size, "actuator #%d", act);
     }
+}
+
+/* "instance 'name'" (or "instance #k" when unnamed) into buf. */
+static void instance_text(const mjModel* m, int inst, char* buf, size_t size) {
+    const char* name = m->names + m->name_pluginadr[inst];
+    if (name[0]) {
+        snprintf(buf, size, "instance '%s'", name);
+    } else {
+        snprintf(buf, size, "instance #%d", inst);
+    }
+}
+
+/* The reader of instance inst, naming actuator act too (act < 0: none). */
+static void name_reader(reader* r, const mjModel* m, int inst, int act) {
+    char ibuf[96], abuf[96];
     r->m = m;
     r->inst = inst;
-    if (iname[0]) {
-        snprintf(r->who, sizeof r->who, "%s instance '%s' (%s)", ASR_MUJOCO_PLUGIN, iname, abuf);
-    } else {
+    instance_text(m, inst, ibuf, sizeof ibuf);
+    if (act < 0) {
+        snprintf(r->who, sizeof r->who, "%s %s", ASR_MUJOCO_PLUGIN, ibuf);
+        return;
+    }
+    actuator_text(m, act, abuf, sizeof abuf);
+    if (m->names[m->name_pluginadr[inst]]) {
+        snprintf(r->who, sizeof r->who, "%s %s (%s)", ASR_MUJOCO_PLUGIN, ibuf, abuf);
+    } else { /* an actuator's own <plugin> element: the actuator names it */
         snprintf(r->who, sizeof r->who, "%s on %s", ASR_MUJOCO_PLUGIN, abuf);
     }
 }
@@ -192,7 +212,17 @@ static int param_index(const joint_config* c, const char* name) {
 
 static void set_param(const reader* r, joint_config* c, const char* key, const char* text) {
     int k = param_index(c, key);
-    if (k < 0) fail(r, "key '%s' is not a parameter of model '%s'", key, c->model->name);
+    if (k < 0) {
+        char own[512] = "";
+        for (int p = 0; p < c->model->nparam; ++p) {
+            strncat(own, p ? ", " : "", sizeof own - strlen(own) - 1);
+            strncat(own, c->model->params[p].name, sizeof own - strlen(own) - 1);
+        }
+        fail(r,
+             "key '%s' is not a parameter of model '%s'; valid: its own (%s) and the common "
+             "ones (motor, friction, controller, electrical, link: asr.models()['%s'].params)",
+             key, c->model->name, own[0] ? own : "none", c->model->name);
+    }
     const asr_param_spec* s = param_spec(c, k);
     char valid[160];
     range_text(s, valid, sizeof valid);
@@ -248,8 +278,10 @@ static void read_integration(const reader* r, joint_config* c) {
         }
     }
     if (dt / c->max_substep > ASR_MAX_SUBSTEPS) {
-        fail(r, "max_substep = %g s splits the timestep %g s into more than %d motor sub-steps",
-             c->max_substep, dt, ASR_MAX_SUBSTEPS);
+        fail(r,
+             "key 'max_substep' = '%s' splits the timestep %g s into more than %d motor "
+             "sub-steps; valid: >= %g s",
+             text ? text : "0.001", dt, ASR_MAX_SUBSTEPS, dt / ASR_MAX_SUBSTEPS);
     }
     text = value_of(r, "motor_scheme");
     c->motor_scheme = ASR_MOTOR_EULER;
@@ -305,8 +337,11 @@ static void read_actuators(const reader* r, joint_config* c) {
         int other = m->actuator_plugin[i];
         if (other >= 0 && other != r->inst && m->plugin[other] == m->plugin[r->inst] &&
             m->actuator_trntype[i] == mjTRN_JOINT && m->actuator_trnid[2 * i] == jnt) {
-            fail(r, "joint '%s' is also driven by another %s instance (actuator #%d)",
-                 joint_name(m, jnt), ASR_MUJOCO_PLUGIN, i);
+            char ibuf[96], abuf[96];
+            instance_text(m, other, ibuf, sizeof ibuf);
+            actuator_text(m, i, abuf, sizeof abuf);
+            fail(r, "joint '%s' is also driven by %s (%s); valid: one instance per joint",
+                 joint_name(m, jnt), ibuf, abuf);
         }
     }
     c->qpos_adr = m->jnt_qposadr[jnt];

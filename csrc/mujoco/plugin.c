@@ -35,6 +35,9 @@ typedef struct candidate {
 } candidate;
 
 typedef struct plugin_data {
+    const mjModel* model; /* the model cfg was read from ... */
+    char* attr;           /* ... and a copy of its configuration text, nattr bytes */
+    int nattr;
     joint_config cfg;
     asr_batch* batch; /* one instance, one joint; its state block is the record of the
                                   candidate being computed (`record` between steps) */
@@ -54,11 +57,19 @@ static int nstate(const mjModel* m, int inst) {
     return NSTATE;
 }
 
+/* The batch, its lanes and the configuration copy (what configure makes). */
+static void release(plugin_data* pd) {
+    chunk_free(&pd->chunk);
+    asr_batch_destroy(pd->batch);
+    free(pd->attr);
+    pd->batch = NULL;
+    pd->attr = NULL;
+}
+
 static void destroy(mjData* d, int inst) {
     plugin_data* pd = (plugin_data*)d->plugin_data[inst];
     if (!pd) return;
-    chunk_free(&pd->chunk);
-    asr_batch_destroy(pd->batch);
+    release(pd);
     free(pd);
     d->plugin_data[inst] = 0;
 }
@@ -83,6 +94,47 @@ static int make_batch(plugin_data* pd) {
     return 0;
 }
 
+/* Instance inst's configuration text in m (key and value strings), its length into *n. */
+static const char* config_text(const mjModel* m, int inst, int* n) {
+    int start = m->plugin_attradr[inst], end = (int)m->npluginattr;
+    for (int k = 0; k < m->nplugin; ++k) { /* the next instance's text ends this one */
+        int adr = m->plugin_attradr[k];
+        if (adr > start && adr < end) end = adr;
+    }
+    *n = end - start;
+    return m->plugin_attr + start;
+}
+
+/* Reads instance inst's configuration from m into pd and builds its batch: 0, or -1 without
+ * memory. */
+static int configure(const mjModel* m, int inst, plugin_data* pd) {
+    int n;
+    const char* text = config_text(m, inst, &n);
+    release(pd);
+    config_read(m, inst, &pd->cfg);
+    pd->model = m;
+    pd->nattr = n;
+    pd->attr = (char*)malloc((size_t)n + 1);
+    pd->ncand = 0;
+    if (!pd->attr) return -1;
+    memcpy(pd->attr, text, (size_t)n);
+    return make_batch(pd);
+}
+
+/* Whether pd was configured from m as m is now. One mjData may step several models in turn
+ * (mujoco.rollout with a model per initial state, mujoco.batch's set_models), and a freed
+ * model's address may come back for another, so the text is compared too. */
+static int configured_for(const plugin_data* pd, const mjModel* m, int inst) {
+    int n;
+    const char* text = config_text(m, inst, &n);
+    return pd->model == m && pd->nattr == n && !memcmp(pd->attr, text, (size_t)n);
+}
+
+static void fail_memory(mjData* d, int inst) {
+    destroy(d, inst);
+    mju_error("%s: cannot create the actuator (out of memory)", ASR_MUJOCO_PLUGIN);
+}
+
 static int init(const mjModel* m, mjData* d, int inst) {
     /* aligned for the lane vectors in the chunk (calloc guarantees only 16 bytes) */
     size_t size = (sizeof(plugin_data) + 63) / 64 * 64;
@@ -90,10 +142,8 @@ static int init(const mjModel* m, mjData* d, int inst) {
     if (!pd) return -1;
     memset(pd, 0, size);
     d->plugin_data[inst] = (uintptr_t)pd;
-    config_read(m, inst, &pd->cfg);
-    if (make_batch(pd) != 0) {
-        destroy(d, inst);
-        mju_error("%s: cannot create the actuator (out of memory)", ASR_MUJOCO_PLUGIN);
+    if (configure(m, inst, pd) != 0) {
+        fail_memory(d, inst);
         return -1;
     }
     return 0;
@@ -158,8 +208,13 @@ static void step_candidate(const mjModel* m, const mjData* d, plugin_data* pd, c
             pd->step = 0;
         }
     }
+    double dt = m->opt.timestep; /* checked at compile time, but a program may change it */
+    if (pd->code == ASR_OK && (!(dt > 0.0) || dt / c->max_substep > ASR_MAX_SUBSTEPS)) {
+        pd->code = ASR_ERR_RANGE;
+        pd->step = steps;
+    }
     if (pd->code == ASR_OK) {
-        step_inputs in = {m->opt.timestep, &q, &qd, refs, NULL, NULL, 1, 1, 2, 1, 1};
+        step_inputs in = {dt, &q, &qd, refs, NULL, NULL, 1, 1, 2, 1, 1};
         chunk_load_state(pd->batch, &pd->chunk); /* its parameters were loaded by init */
         chunk_step(pd->batch, &pd->chunk, &in, steps);
         chunk_store(pd->batch, &pd->chunk);
@@ -179,6 +234,10 @@ static void compute(const mjModel* m, mjData* d, int inst, int capability) {
     plugin_data* pd = (plugin_data*)d->plugin_data[inst];
     const double* s = d->plugin_state + m->plugin_stateadr[inst];
     (void)capability;
+    if (!configured_for(pd, m, inst) && configure(m, inst, pd) != 0) {
+        fail_memory(d, inst);
+        return;
+    }
     candidate* c = &pd->cand[pd->next];
     step_candidate(m, d, pd, s, c);
     pd->next = (pd->next + 1) % NCANDIDATE;
