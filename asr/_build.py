@@ -121,7 +121,7 @@ def mujoco_plugin_extension():
     libs = sorted(glob.glob(os.path.join(folder, "libmujoco.so*")))
     if not libs:
         return None
-    mujoco_sources = ["mujoco/plugin.c", "mujoco/config.c"]
+    mujoco_sources = ["mujoco/plugin.c", "mujoco/group.c", "mujoco/config.c"]
     return Extension(
         "asr._asr_mujoco",
         [os.path.relpath(os.path.join(CSRC, s)) for s in mujoco_sources + CORE_SOURCES],

@@ -143,14 +143,37 @@ def test_one_actuator_instance_runs_with_ref2_zero(model, mode):
     np.testing.assert_array_equal(run["force"][:, 0], plugin_field(run, "tau_joint"))
 
 
-def test_two_instances_in_a_chain_are_asr_batch_with_two_joints():
-    joints = [joint_of("sea", 6), joint_of("qbmove_advanced", 3)]
-    joints[0]["name"], joints[1]["name"] = "shoulder", "elbow"
+# chains of instances: the plugin steps the instances of one model, mode and integration
+# settings together, one joint per lane (csrc/mujoco/group.h); the groups here are interleaved,
+# their members' parameters differ, and the last chain's sea group fills more than one chunk
+CHAINS = {
+    "two models": [("sea", 6, {}), ("qbmove_advanced", 3, {})],
+    "interleaved groups": [
+        ("sea", 6, {}),
+        ("qbmove_advanced", 6, {}),
+        ("sea", 6, {"k": 150.0}),
+        ("sea", 5, {}),
+        ("qbmove_advanced", 6, {"k1": 0.0025}),
+    ],
+    "six of one group": [("sea", 6, {"k": 100.0 + 20.0 * j}) for j in range(6)],
+}
+
+
+@pytest.mark.parametrize("chain", CHAINS, ids=list(CHAINS))
+def test_instances_in_a_chain_are_asr_batch_with_those_joints(chain):
+    joints = []
+    for j, (model, mode, params) in enumerate(CHAINS[chain]):
+        joint = joint_of(model, mode)
+        joint["name"], joint["params"] = f"j{j}", {**joint["params"], **params}
+        if len(CHAINS[chain]) > 2:  # links heavy enough for the explicit coupling (omega dt < 2)
+            joint["mass"], joint["length"] = 0.5, 0.1
+        joints.append(joint)
+    n = len(joints)
     m, d = compile_plugin(plugin_mjcf(joints, timestep=DT))
-    refs = np.stack([ctrl_series("sea", 6), ctrl_series("qbmove_advanced", 3)], axis=1)
-    run = record_run(m, d, refs.reshape(STEPS, 4))
+    refs = np.stack([ctrl_series(model, mode) for model, mode, _ in CHAINS[chain]], axis=1)
+    run = record_run(m, d, refs.reshape(STEPS, 2 * n))
     ref = batch_replay(joints, run["q"], run["qd"], refs, DT, asr.FIELDS)
-    for j in range(2):
+    for j in range(n):
         assert np.max(np.abs(ref["tau_joint"][:, j])) > 1e-3
         for f in asr.FIELDS:
             got = plugin_field(run, f, j)

@@ -11,10 +11,14 @@
  * never changed by compute, so an mj_forward in between, and RK4's intermediate stages (which
  * see the link at later times with the motors as at the step's start), leave it alone.
  *
+ * Groups. The instances of one model, mode and integration settings are stepped together by the
+ * first of them, one joint per lane of the core's vectors (group.h); the others' compute calls,
+ * which MuJoCo makes after the leader's in the same pass, find their candidates made.
+ *
  * State. Everything that evolves lives in the plugin state (asr_mujoco.h); plugin_data holds only
- * the configuration, a one-instance batch with its lanes and the candidates, all rebuilt from the
- * plugin state by each compute, so one mjData may run several simulations in turn (mujoco.batch
- * swaps states in and out of a thread's data) and mj_setState restores a run exactly. */
+ * the configuration, the group and the candidates, all rebuilt from the plugin state by each
+ * compute, so one mjData may run several simulations in turn (mujoco.batch swaps states in and
+ * out of a thread's data) and mj_setState restores a run exactly. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,10 +26,11 @@
 
 #include "asr_mujoco.h"
 #include "config.h"
+#include "group.h"
 
 enum {
-    NSTATE = ASR_MJ_NHEADER + ASR_NFIELD, /* plugin state values of an instance */
-    NCANDIDATE = 4                        /* forward passes per step: RK4 has 4 */
+    NCANDIDATE = 4, /* forward passes per step: RK4 has 4 */
+    MAX_GROUP = 64  /* instances in a group (more: the rest form further groups) */
 };
 
 /* An instance's plugin state after a step computed from the inputs at `time`. */
@@ -39,15 +44,17 @@ typedef struct plugin_data {
     char* attr;           /* ... and a copy of its configuration text, nattr bytes */
     int nattr;
     joint_config cfg;
-    asr_batch* batch; /* one instance, one joint; its state block is the record of the
-                                  candidate being computed (`record` between steps) */
-    double record[ASR_NFIELD];
-    int code, joint; /* the batch's status arrays (one instance) */
-    long long step;
-    lane_chunk chunk; /* the instance's lanes, kept between steps */
+    int leader;   /* the instance that steps this one (itself when leading), -1: none yet */
+    group* grp;   /* a leader's group: its members ... */
+    int* members; /* ... by instance index, the leader first */
+    int nmember;
     candidate cand[NCANDIDATE];
     int ncand, next; /* candidates kept, the slot of the next */
 } plugin_data;
+
+static plugin_data* data_of(const mjData* d, int inst) {
+    return (plugin_data*)d->plugin_data[inst];
+}
 
 /* ---------------------------------------------------------------- lifetime */
 
@@ -57,41 +64,28 @@ static int nstate(const mjModel* m, int inst) {
     return NSTATE;
 }
 
-/* The batch, its lanes and the configuration copy (what configure makes). */
-static void release(plugin_data* pd) {
-    chunk_free(&pd->chunk);
-    asr_batch_destroy(pd->batch);
-    free(pd->attr);
-    pd->batch = NULL;
-    pd->attr = NULL;
+/* Leader inst's group, if it leads one: its other members have no leader until a compute gives
+ * them one (a later leader's group, or their own). */
+static void release_group(const mjData* d, int inst) {
+    plugin_data* pd = data_of(d, inst);
+    for (int i = 0; i < pd->nmember; ++i) {
+        plugin_data* member = data_of(d, pd->members[i]);
+        if (member && member->leader == inst) member->leader = -1;
+    }
+    group_destroy(pd->grp);
+    free(pd->members);
+    pd->grp = NULL;
+    pd->members = NULL;
+    pd->nmember = 0;
 }
 
 static void destroy(mjData* d, int inst) {
-    plugin_data* pd = (plugin_data*)d->plugin_data[inst];
+    plugin_data* pd = data_of(d, inst);
     if (!pd) return;
-    release(pd);
+    release_group(d, inst);
+    free(pd->attr);
     free(pd);
     d->plugin_data[inst] = 0;
-}
-
-static int make_batch(plugin_data* pd) {
-    const joint_config* c = &pd->cfg;
-    asr_status_arrays status = {&pd->code, &pd->joint, &pd->step};
-    const asr_model_def* models[1] = {c->model};
-    if (asr_batch_create(&pd->batch, 1, 1, models, &c->mode, pd->record, status) != ASR_OK) {
-        return -1;
-    }
-    for (int k = 0; k < c->nparam; ++k) {
-        if (asr_batch_set_param(pd->batch, 0, k, &c->params[k], 1, NULL) != ASR_OK) return -1;
-    }
-    if (asr_batch_set_max_substep(pd->batch, c->max_substep) != ASR_OK ||
-        asr_batch_set_motor_scheme(pd->batch, c->motor_scheme) != ASR_OK) {
-        return -1;
-    }
-    if (chunk_alloc(pd->batch, &pd->chunk) != ASR_OK) return -1;
-    chunk_at(&pd->chunk, 0, 1);
-    chunk_load(pd->batch, &pd->chunk); /* the parameters stay in the lanes; states come per step */
-    return 0;
 }
 
 /* Instance inst's configuration text in m (key and value strings), its length into *n. */
@@ -105,20 +99,23 @@ static const char* config_text(const mjModel* m, int inst, int* n) {
     return m->plugin_attr + start;
 }
 
-/* Reads instance inst's configuration from m into pd and builds its batch: 0, or -1 without
- * memory. */
-static int configure(const mjModel* m, int inst, plugin_data* pd) {
+/* Reads instance inst's configuration from m into its plugin data: 0, or -1 without memory. Its
+ * group, if it led one, is dissolved. */
+static int configure(const mjModel* m, const mjData* d, int inst) {
+    plugin_data* pd = data_of(d, inst);
     int n;
     const char* text = config_text(m, inst, &n);
-    release(pd);
+    release_group(d, inst);
+    free(pd->attr);
     config_read(m, inst, &pd->cfg);
     pd->model = m;
     pd->nattr = n;
     pd->attr = (char*)malloc((size_t)n + 1);
+    pd->leader = -1;
     pd->ncand = 0;
     if (!pd->attr) return -1;
     memcpy(pd->attr, text, (size_t)n);
-    return make_batch(pd);
+    return 0;
 }
 
 /* Whether pd was configured from m as m is now. One mjData may step several models in turn
@@ -130,20 +127,18 @@ static int configured_for(const plugin_data* pd, const mjModel* m, int inst) {
     return pd->model == m && pd->nattr == n && !memcmp(pd->attr, text, (size_t)n);
 }
 
-static void fail_memory(mjData* d, int inst) {
-    destroy(d, inst);
-    mju_error("%s: cannot create the actuator (out of memory)", ASR_MUJOCO_PLUGIN);
+static void fail_memory(void) {
+    mju_error("%s: cannot create the actuators (out of memory)", ASR_MUJOCO_PLUGIN);
 }
 
 static int init(const mjModel* m, mjData* d, int inst) {
-    /* aligned for the lane vectors in the chunk (calloc guarantees only 16 bytes) */
-    size_t size = (sizeof(plugin_data) + 63) / 64 * 64;
-    plugin_data* pd = (plugin_data*)aligned_alloc(64, size);
+    plugin_data* pd = (plugin_data*)calloc(1, sizeof(plugin_data));
     if (!pd) return -1;
-    memset(pd, 0, size);
     d->plugin_data[inst] = (uintptr_t)pd;
-    if (configure(m, inst, pd) != 0) {
-        fail_memory(d, inst);
+    pd->leader = -1;
+    if (configure(m, d, inst) != 0) {
+        destroy(d, inst);
+        fail_memory();
         return -1;
     }
     return 0;
@@ -157,93 +152,93 @@ static void reset(const mjModel* m, double* plugin_state, void* plugin_data, int
     s[ASR_MJ_FAILED_STEP] = -1.0;
 }
 
-/* ---------------------------------------------------------------- step */
+/* ---------------------------------------------------------------- groups */
 
-/* The references of the joint from ctrl, clamped to ctrlrange where the actuator has one and
- * the model does not disable clamping (MuJoCo clamps ctrl only for its own actuator types). */
-static void references(const mjModel* m, const mjData* d, const joint_config* c, double refs[2]) {
-    int clamp = !(m->opt.disableflags & mjDSBL_CLAMPCTRL);
-    refs[1] = 0.0;
-    for (int a = 0; a < c->nact; ++a) {
-        int i = c->act[a];
-        double x = d->ctrl[i];
-        if (clamp && m->actuator_ctrllimited[i]) {
-            const double* r = m->actuator_ctrlrange + 2 * i;
-            x = x < r[0] ? r[0] : x > r[1] ? r[1] : x;
-        }
-        refs[a] = x;
+/* Whether instance k of m runs this plugin. */
+static int is_asr(const mjModel* m, int k, int slot) { return m->plugin[k] == slot; }
+
+/* Leader inst's group: itself and every later instance it can share lanes with that no earlier
+ * leader took (configured afresh where m changed). 0, or -1 without memory. */
+static int form_group(const mjModel* m, const mjData* d, int inst) {
+    plugin_data* pd = data_of(d, inst);
+    const joint_config* cfg[MAX_GROUP];
+    release_group(d, inst);
+    pd->members = (int*)malloc((size_t)m->nplugin * sizeof(int));
+    if (!pd->members) return -1;
+    for (int k = inst; k < m->nplugin && pd->nmember < MAX_GROUP; ++k) {
+        plugin_data* other = is_asr(m, k, m->plugin[inst]) ? data_of(d, k) : NULL;
+        if (!other || (k > inst && other->leader >= 0 && other->leader < inst)) continue;
+        if (!configured_for(other, m, k) && configure(m, d, k) != 0) return -1;
+        if (!group_compatible(&pd->cfg, &other->cfg)) continue;
+        if (k > inst) release_group(d, k); /* it led a group of its own: it joins this one */
+        other->leader = inst;
+        cfg[pd->nmember] = &other->cfg;
+        pd->members[pd->nmember++] = k;
     }
+    pd->grp = group_create(cfg, pd->nmember);
+    return pd->grp ? 0 : -1;
 }
 
-/* The batch's status from a plugin state's header, and back. */
-static void load_status(plugin_data* pd, const double* s) {
-    pd->code = (int)s[ASR_MJ_STATUS];
-    pd->joint = pd->code ? 0 : -1;
-    pd->step = (long long)s[ASR_MJ_FAILED_STEP];
+/* Whether leader inst's group still holds: it and every member configured from m as m is now. A
+ * member configured afresh leaves (and leads its own group, or joins one, at its own compute). */
+static int group_current(const mjModel* m, const mjData* d, int inst) {
+    plugin_data* pd = data_of(d, inst);
+    int current = pd->grp != NULL;
+    for (int i = 0; i < pd->nmember; ++i) {
+        int k = pd->members[i];
+        plugin_data* member = data_of(d, k);
+        if (member->leader != inst || !configured_for(member, m, k)) current = 0;
+    }
+    return current;
 }
 
-static void warn_stopped(const mjModel* m, const plugin_data* pd, long long step) {
+static void warn_stopped(const mjModel* m, const plugin_data* pd, int code, long long step) {
     const char* name = mj_id2name(m, mjOBJ_ACTUATOR, pd->cfg.act[0]);
     mju_warning("%s: actuator '%s' stopped at step %lld with asr status %d (it applies no torque "
                 "until the next reset; asr.mujoco_plugin.states() explains the code)",
-                ASR_MUJOCO_PLUGIN, name ? name : "", step, pd->code);
+                ASR_MUJOCO_PLUGIN, name ? name : "", step, code);
 }
 
-/* One asr step from plugin state s (not changed) for the current inputs: the result into *out.
- * The batch's state block is pointed at the candidate's record, so the step writes it there. */
-static void step_candidate(const mjModel* m, const mjData* d, plugin_data* pd, const double* s,
-                           candidate* out) {
-    const joint_config* c = &pd->cfg;
-    double q = d->qpos[c->qpos_adr], qd = d->qvel[c->dof_adr], refs[2];
-    double* o = out->state;
-    long long steps = (long long)s[ASR_MJ_STEPS];
-    references(m, d, c, refs);
-    memcpy(o + ASR_MJ_NHEADER, s + ASR_MJ_NHEADER, ASR_NFIELD * sizeof(double));
-    pd->batch->state = o + ASR_MJ_NHEADER;
-    load_status(pd, s);
-    if (s[ASR_MJ_STARTED] == 0.0) { /* as asr.Sim.reset(q0=qpos, refs=ctrl) */
-        asr_status st = asr_batch_reset(pd->batch, &q, refs);
-        if (st != ASR_OK) {
-            pd->code = st;
-            pd->step = 0;
-        }
+/* ---------------------------------------------------------------- step */
+
+/* Leader inst steps its group: a candidate for every member, whose torque goes to MuJoCo. */
+static void step_group(const mjModel* m, mjData* d, int inst) {
+    plugin_data* pd = data_of(d, inst);
+    const double* s[MAX_GROUP];
+    double* out[MAX_GROUP];
+    for (int i = 0; i < pd->nmember; ++i) {
+        int k = pd->members[i];
+        plugin_data* member = data_of(d, k);
+        candidate* c = &member->cand[member->next];
+        member->next = (member->next + 1) % NCANDIDATE;
+        member->ncand = member->ncand < NCANDIDATE ? member->ncand + 1 : NCANDIDATE;
+        c->time = d->time;
+        s[i] = d->plugin_state + m->plugin_stateadr[k];
+        out[i] = c->state;
     }
-    double dt = m->opt.timestep; /* checked at compile time, but a program may change it */
-    if (pd->code == ASR_OK && (!(dt > 0.0) || dt / c->max_substep > ASR_MAX_SUBSTEPS)) {
-        pd->code = ASR_ERR_RANGE;
-        pd->step = steps;
-    }
-    if (pd->code == ASR_OK) {
-        step_inputs in = {dt, &q, &qd, refs, NULL, NULL, 1, 1, 2, 1, 1};
-        chunk_load_state(pd->batch, &pd->chunk); /* its parameters were loaded by init */
-        chunk_step(pd->batch, &pd->chunk, &in, steps);
-        chunk_store(pd->batch, &pd->chunk);
-    }
-    out->time = d->time;
-    o[ASR_MJ_STARTED] = 1.0;
-    o[ASR_MJ_STATUS] = pd->code;
-    o[ASR_MJ_STEPS] = (double)(steps + 1);
-    o[ASR_MJ_FAILED_STEP] = pd->code ? (double)pd->step : -1.0;
-    if (pd->code != ASR_OK) { /* frozen: no torque */
-        o[ASR_MJ_NHEADER + ASR_F_TAU_JOINT] = 0.0;
-        o[ASR_MJ_NHEADER + ASR_F_TAU_LINK] = 0.0;
+    group_step(pd->grp, m, d, s, out);
+    for (int i = 0; i < pd->nmember; ++i) {
+        const joint_config* cfg = &data_of(d, pd->members[i])->cfg;
+        d->actuator_force[cfg->act[0]] = out[i][ASR_MJ_NHEADER + ASR_F_TAU_JOINT];
+        if (cfg->nact == 2) d->actuator_force[cfg->act[1]] = 0.0;
     }
 }
 
 static void compute(const mjModel* m, mjData* d, int inst, int capability) {
-    plugin_data* pd = (plugin_data*)d->plugin_data[inst];
-    const double* s = d->plugin_state + m->plugin_stateadr[inst];
+    plugin_data* pd = data_of(d, inst);
     (void)capability;
-    if (!configured_for(pd, m, inst) && configure(m, inst, pd) != 0) {
-        fail_memory(d, inst);
+    /* a member: its leader, called first in every pass, checked its configuration and stepped it
+     * (if the leader is still an asr.actuator instance that ran on this model) */
+    int leader = pd->leader;
+    if (leader >= 0 && leader != inst && is_asr(m, leader, m->plugin[inst]) &&
+        data_of(d, leader)->model == m) {
         return;
     }
-    candidate* c = &pd->cand[pd->next];
-    step_candidate(m, d, pd, s, c);
-    pd->next = (pd->next + 1) % NCANDIDATE;
-    pd->ncand = pd->ncand < NCANDIDATE ? pd->ncand + 1 : NCANDIDATE;
-    d->actuator_force[pd->cfg.act[0]] = c->state[ASR_MJ_NHEADER + ASR_F_TAU_JOINT];
-    if (pd->cfg.nact == 2) d->actuator_force[pd->cfg.act[1]] = 0.0;
+    if (!configured_for(pd, m, inst) && configure(m, d, inst) != 0) fail_memory();
+    if ((pd->leader != inst || !group_current(m, d, inst)) && form_group(m, d, inst) != 0) {
+        fail_memory();
+    }
+    step_group(m, d, inst);
 }
 
 /* The candidate of age k (1: the latest). */
@@ -266,7 +261,7 @@ static int step_start_age(const mjModel* m, const mjData* d, plugin_data* pd) {
  * that stopped the actuator (a link faster than link_vel_max, a non-finite torque) stops it as
  * well: its torque was missing from the step, so the step cannot be trusted. */
 static void advance(const mjModel* m, mjData* d, int inst) {
-    plugin_data* pd = (plugin_data*)d->plugin_data[inst];
+    plugin_data* pd = data_of(d, inst);
     double* s = d->plugin_state + m->plugin_stateadr[inst];
     if (pd->ncand == 0) return; /* no forward pass since the last advance */
     int age = step_start_age(m, d, pd);
@@ -279,8 +274,7 @@ static void advance(const mjModel* m, mjData* d, int inst) {
         }
     }
     if (c->state[ASR_MJ_STATUS] != 0.0 && s[ASR_MJ_STATUS] == 0.0) {
-        pd->code = (int)c->state[ASR_MJ_STATUS];
-        warn_stopped(m, pd, (long long)c->state[ASR_MJ_FAILED_STEP]);
+        warn_stopped(m, pd, (int)c->state[ASR_MJ_STATUS], (long long)c->state[ASR_MJ_FAILED_STEP]);
     }
     memcpy(s, c->state, NSTATE * sizeof(double));
     pd->ncand = 0;
