@@ -1,5 +1,6 @@
 """The built extension under Debian's valgrind (memcheck): a small asr.Sim rollout on two threads
-and a CPR solve. Errors whose innermost frame outside the C library is in asr's own extension
+and a CPR solve; and the MuJoCo plugin library (asr/_asr_mujoco*.so: groups formed and re-formed
+as one MjData steps other models, resets, copies, RK4). Errors whose innermost frame outside the C library is in asr's own extension
 (asr/_core*.so: invalid reads and writes, uses of uninitialised values, definitely lost blocks
 it allocated) fail the test; those of Python, NumPy, MuJoCo or the loader are not asr's. The C
 tests run under ASan/UBSan separately (tests/test_c_core.py)."""
@@ -14,6 +15,7 @@ import pytest
 from conftest import IN_CI
 
 import asr._core
+import asr.mujoco_plugin
 
 pytestmark = pytest.mark.sanitizer
 
@@ -27,6 +29,52 @@ assert sol.converged
 print("asr under valgrind: done")
 """
 CORE = os.path.realpath(asr._core.__file__)  # the built extension
+PLUGIN_SCRIPT = """
+import mujoco, mujoco.rollout, numpy as np, asr.mujoco_plugin
+asr.mujoco_plugin.load()
+
+def arm(models, integrator="Euler"):
+    body, inst, act = "", "", ""
+    for j, (model, k) in enumerate(models):
+        body += f'<body pos="0 0.1 0"><joint name="j{j}" axis="1 0 0"/>'
+        body += '<geom type="capsule" fromto="0 0 0 0 0.1 0" size="0.01" mass="0.5"/>'
+        key = "k" if model == "sea" else "k1"
+        inst += (f'<instance name="j{j}"><config key="model" value="{model}"/>'
+                 f'<config key="mode" value="6"/><config key="{key}" value="{k}"/></instance>')
+        act += (f'<plugin name="j{j}_1" joint="j{j}" instance="j{j}"/>'
+                f'<plugin name="j{j}_2" joint="j{j}" instance="j{j}"/>')
+    body += "</body>" * len(models)
+    return mujoco.MjModel.from_xml_string(
+        f'<mujoco><option integrator="{integrator}"/><extension><plugin plugin="asr.actuator">'
+        f'{inst}</plugin></extension><worldbody>{body}</worldbody><actuator>{act}</actuator>'
+        '</mujoco>')
+
+a = arm([("sea", 100.0), ("qbmove_advanced", 0.003), ("sea", 150.0), ("sea", 120.0)])
+b = arm([("sea", 90.0), ("sea", 110.0), ("qbmove_advanced", 0.002), ("sea", 130.0)])
+r = arm([("sea", 100.0), ("sea", 100.0), ("sea", 100.0), ("sea", 100.0)], "RK4")
+d = mujoco.MjData(a)
+d.ctrl[:] = 0.3
+for _ in range(20):
+    mujoco.mj_step(a, d)
+mujoco.mj_forward(a, d)
+c = mujoco.MjData(a)
+mujoco.mj_copyData(c, a, d)
+for _ in range(10):
+    mujoco.mj_step(b, c)
+mujoco.mj_resetData(a, d)
+d.ctrl[:] = float("nan")
+mujoco.mj_step(a, d)
+dr = mujoco.MjData(r)
+dr.ctrl[:] = 0.2
+for _ in range(10):
+    mujoco.mj_step(r, dr)
+size = mujoco.mj_stateSize(a, mujoco.mjtState.mjSTATE_FULLPHYSICS)
+x0 = np.zeros((2, size))
+state, _ = mujoco.rollout.rollout([a, b], [mujoco.MjData(a)], x0, np.full((2, 10, a.nu), 0.3))
+assert np.all(np.isfinite(state))
+del c, d, dr
+print("plugin under valgrind: done")
+"""
 # frames that only pass the error on: valgrind's replacements, the C library, the loader
 NOT_THE_CULPRIT = ("vgpreload_", "libc.so", "ld-linux")
 
@@ -78,7 +126,8 @@ def test_the_classifier_blames_only_asr():
     assert asr_errors(doc, core="/x/asr/_core.abi3.so") == [("InvalidRead", "asr_batch_step")]
 
 
-def test_sim_rollout_and_cpr_solve_under_valgrind(tmp_path):
+def memcheck(tmp_path, script):
+    """Valgrind's XML report of running script (Python) under memcheck."""
     valgrind = shutil.which("valgrind")
     if valgrind is None:
         if IN_CI:
@@ -98,7 +147,7 @@ def test_sim_rollout_and_cpr_solve_under_valgrind(tmp_path):
             "--num-callers=40",
             sys.executable,
             "-c",
-            SCRIPT,
+            script,
         ],
         env=env,
         capture_output=True,
@@ -106,8 +155,19 @@ def test_sim_rollout_and_cpr_solve_under_valgrind(tmp_path):
         timeout=600,
     )
     assert run.returncode == 0, run.stderr[-3000:]
-    assert "asr under valgrind: done" in run.stdout
-    text = xml.read_text()
+    assert "under valgrind: done" in run.stdout
+    return xml.read_text()
+
+
+def test_sim_rollout_and_cpr_solve_under_valgrind(tmp_path):
+    text = memcheck(tmp_path, SCRIPT)
     found = asr_errors(text)
     print(f"valgrind: {text.count('<error>')} errors in all, {len(found)} in asr")
+    assert found == []
+
+
+def test_mujoco_plugin_under_valgrind(tmp_path):
+    text = memcheck(tmp_path, PLUGIN_SCRIPT)
+    found = asr_errors(text, core=os.path.realpath(asr.mujoco_plugin.path()))
+    print(f"valgrind: {text.count('<error>')} errors in all, {len(found)} in the plugin")
     assert found == []
