@@ -170,6 +170,7 @@ bench: build
 	$(VPY) benchmarks/bench_cpr.py
 	$(VPY) benchmarks/bench_rl.py
 	$(VPY) benchmarks/bench_ros.py
+	$(VPY) benchmarks/bench_mujoco_plugin.py
 
 clean:
 	rm -rf build $(ROS2_VENV) asr/_core*.so asr/_asr_mujoco*.so asr/_core.c asr/*.o *.egg-info demo_output
