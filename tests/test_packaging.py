@@ -235,6 +235,31 @@ def test_installed_package_loads_every_robot(installed, tmp_path):
     assert all(t > 0 for t in got["time"].values()), got["time"]
 
 
+PLUGIN_RUN = """
+import json, mujoco, numpy as np, asr, asr.mujoco_plugin
+path = asr.mujoco_plugin.load()
+xml = asr.export_mjcf("qbmove_arm_2dof", "vertical", "arm.xml")
+m = mujoco.MjModel.from_xml_path(xml)
+d = mujoco.MjData(m)
+mujoco.mj_resetDataKeyframe(m, d, m.key("asr_initial").id)
+mujoco.mj_step(m, d, nstep=200)
+sim = asr.Sim("qbmove_arm_2dof", 1, variant="vertical")
+robot = sim.robot
+sim.reset(q0=np.array(robot.initial_q), refs=np.array(robot.initial_refs))
+sim.rollout(200, np.array(robot.initial_refs))
+print(json.dumps({"path": path, "dq": float(np.max(np.abs(sim.q[0] - d.qpos[:2])))}))
+"""
+
+
+def test_installed_package_has_the_mujoco_plugin(installed, tmp_path):
+    """The wheel ships the MuJoCo plugin library: outside the source tree it loads into MuJoCo
+    from site-packages and an exported robot steps as asr.Sim does."""
+    python, site, _ = installed
+    got = json.loads(_in_venv(python, PLUGIN_RUN, tmp_path).stdout.splitlines()[-1])
+    assert got["path"].startswith(os.path.join(site, "asr", "_asr_mujoco")), got["path"]
+    assert got["dq"] == 0.0
+
+
 def test_core_install_names_the_missing_extra(installed, tmp_path):
     """Only the core is installed: no web server, SciPy or Gymnasium; `asr dashboard`,
     asr.identify and asr.envs each say which extra to install."""
