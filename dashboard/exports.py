@@ -32,9 +32,9 @@ MAX_ERROR_BYTES = 4096
 
 
 def history_npz(frames, meta, n_instances):
-    """.npz bytes of the plotted history `frames` at full resolution (t, and every
-    figure.FRAME_FIELDS (N, T, J)), the joints' names and `meta` (robot, variant, joints,
-    presets, compare, dt) as JSON."""
+    """.npz bytes of the history `frames`, the record of every simulation step
+    (dashboard/frames.py: t (T,) s, evenly spaced at dt, and every figure.FRAME_FIELDS (N, T, J)),
+    the joints' names and `meta` (robot, variant, joints, presets, compare, dt) as JSON."""
     arrays = fig.history_arrays(frames) or {
         "t": np.zeros(0),
         **{f: np.zeros((n_instances, 0, len(meta["joints"]))) for f in fig.FRAME_FIELDS},

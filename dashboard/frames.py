@@ -1,12 +1,21 @@
 """Frames of the live simulation: one rollout of the Session's Sim as the arrays the page plots
 (build_frame, whoever chooses the references: the manual controls here, a watched policy in
-dashboard/watch.py), and their decimation into the plotted history."""
+dashboard/watch.py), their decimation for the stream (decimate), and the record of every step
+that the history and the exports read (record, keep_newest).
+
+The record holds every simulation step of the last `window_s` of simulated time (the stream's
+frames are decimated, the record never is), bounded in memory: at most RECORD_MAX_BYTES of
+arrays; where a full window would take more (many instances and joints, a small time step, a
+long window) it holds the newest steps that fit."""
 
 import math
 
 import numpy as np
 
 RECORD = ("q", "tau_joint", "stiffness", "th1", "th2", "clamped")
+# the record's arrays (t and the frame fields, float64): at most 64 MiB; the default arm's
+# 10 s window at dt = 1 ms takes 1.2 MB (the first view's two instances: 2.3 MB)
+RECORD_MAX_BYTES = 64 * 2**20
 
 
 def build_frame(t, dt, out, eq):
@@ -63,3 +72,31 @@ def decimate(frame, names, max_samples):
     return {
         k: (v[idx] if k == "t" else v[:, idx]) for k, v in frame.items() if k != "clamped"
     }, clamped
+
+
+def record(frame):
+    """The frame as the record keeps it: every step, without the per-step `clamped` flags (the
+    stream reports them)."""
+    return {k: v for k, v in frame.items() if k != "clamped"}
+
+
+def record_steps(frame, window_s, dt):
+    """Steps the record keeps: the window_s of simulated time (window_s / dt steps), fewer
+    where they would take more than RECORD_MAX_BYTES (the bytes of one step from `frame`)."""
+    per_step = sum(v.nbytes for v in frame.values()) / max(1, frame["t"].size)
+    return max(1, min(int(round(window_s / dt)), int(RECORD_MAX_BYTES // per_step)))
+
+
+def keep_newest(history, steps):
+    """Drop the oldest steps of the deque of record frames `history` beyond `steps`: whole
+    frames, then the oldest one cut (a copy: frames are never modified once kept)."""
+    extra = sum(f["t"].size for f in history) - steps
+    while extra > 0:
+        first = history[0]
+        n = first["t"].size
+        if n <= extra:
+            history.popleft()
+            extra -= n
+            continue
+        history[0] = {k: (v[extra:] if k == "t" else v[:, extra:]).copy() for k, v in first.items()}
+        extra = 0

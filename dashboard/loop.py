@@ -9,6 +9,10 @@ bounded buffer filled on the subscriber's event loop with `loop.call_soon_thread
 client loses old `extend` frames first, and waiting `figure` / `state` messages are replaced by
 newer ones (dashboard/subscribers.py). A new client's first view is built on its own thread
 (figure.FirstViews).
+
+The session's history is the record of every simulation step of the last `window_s` (bounded:
+frames.RECORD_MAX_BYTES), kept before the frame is decimated for the stream: a late tick's long
+frame loses samples on the stream only, never in the history the exports and first views read.
 """
 
 import concurrent.futures
@@ -218,11 +222,11 @@ class SimLoop:
         # the page shows the clamped joints in its status line
         f, clamped = frames.decimate(frame, self.session.joint_names, self.settings.max_samples)
         s = self.session
+        kept = frames.record(frame)  # the history: every step, whatever the stream dropped
+        steps = frames.record_steps(kept, self.settings.window_s, s.sim.dt)
         with self.lock:
-            s.history.append(f)
-            keep = self.settings.window_s
-            while s.history and s.history[0]["t"][-1] < f["t"][-1] - keep:
-                s.history.popleft()
+            s.history.append(kept)
+            frames.keep_newest(s.history, steps)
             self.frames += 1
             msg = fig.extend_message(f, self.view().n_traces)
             msg.update(
