@@ -17,10 +17,16 @@ every client when either changed; the curve sent is decimated to at most
 
 PolicyWatcher ("watch"): the latest checkpoint's SB3 model (model.zip) and observation
 normaliser (vecnormalize.pkl) loaded in the server (torch on one thread); the runner asks it for
-references at every env step of the task (dashboard/watch.py) and the task's
-observation is built from the runner's Sim as the task builds it (asr/envs/tasks.py: q, qd,
-target, q - target; actions [equilibria, presets] held as mode 3 / 6 references for frame_skip
-steps, a new random target every episode).
+references at every env step of the task (dashboard/watch.py). Observation and references come
+from the task's own code: the watcher keeps an instance of the task's vector env (never
+stepped), writes the runner's link state and the episode's env step into it and calls its
+_observe() and _refs() (asr/envs: [q, qd, target, q - target] -> [equilibria, presets] for the
+reaching tasks, [q, qd, t] -> [equilibria, presets, release] for Throw), so every registered
+task is watchable. A new episode (the env's reset: a new random target) starts after
+max_episode_steps env steps or when the task ends it (Throw: the release).
+
+A run has something to watch once its folder holds a model after at least one PPO update and
+the run has not failed (can_watch in the status; NothingToWatch, 422, otherwise).
 """
 
 import json
@@ -63,6 +69,11 @@ class NoCheckpoint(LookupError):
 
 class RLInputError(ValueError):
     """A value out of the server's RL limits (-> 422, naming the field)."""
+
+
+class NothingToWatch(ValueError):
+    """The latest run has no policy to watch: it failed, or no PPO update has finished yet
+    (-> 422, saying which)."""
 
 
 def _finite(x):
@@ -147,6 +158,7 @@ class TrainingManager:
                 "returncode": None if running else self._returncode,
                 "message": self._message,
                 "has_checkpoint": self.checkpoint_dir(quiet=True) is not None,
+                "can_watch": self._watch_problem() is None,
                 "watching": self.watch_info(),
                 "curve": {k: list(v) for k, v in self._curve.items()},
             }
@@ -166,6 +178,39 @@ class TrainingManager:
             "no checkpoint yet: start a training (POST /api/rl/start) and wait "
             "for its first PPO update"
         )
+
+    def _watch_problem(self):
+        """Why the latest run has nothing to watch (a sentence), or None when it has: its model
+        after at least one PPO update, and the run did not fail (a stopped run is watchable)."""
+        with self._lock:
+            run, curve, code, msg = self._run, self._curve, self._returncode, self._message
+        if run is None:
+            return "no training yet: start one (POST /api/rl/start)"
+        failed = code not in (None, 0) and msg != "stopped"
+        if failed:
+            return (
+                f"nothing to watch: run {run['id']} {msg}; start a new training "
+                "(POST /api/rl/start)"
+            )
+        if not curve["steps"] or not os.path.isfile(os.path.join(run["dir"], "model.zip")):
+            return (
+                f"nothing to watch yet: run {run['id']} has not finished its first PPO "
+                "update; wait for the first row of its curve"
+            )
+        return None
+
+    def watch_dir(self):
+        """The latest run's folder when its policy can be watched; NoCheckpoint (404) before
+        any training's model, NothingToWatch (422, saying why) for a failed run or one without
+        a finished PPO update."""
+        with self._lock:
+            if self._run is None:
+                self.checkpoint_dir()  # NoCheckpoint: no training yet
+            self._reap()
+            problem = self._watch_problem()
+            if problem is not None:
+                raise NothingToWatch(problem)
+            return self._run["dir"]
 
     # ------------------------------------------------------------ control
 
@@ -349,11 +394,18 @@ class TrainingManager:
         self._close_log()
         self._refresh_curve()
         if self._message != "stopped":
-            self._message = (
-                "finished"
-                if proc.returncode == 0
-                else public_message(f"failed (exit {proc.returncode}): {self._log_tail()}", 300)
-            )
+            self._message = "finished" if proc.returncode == 0 else self._failure(proc.returncode)
+
+    def _failure(self, code):
+        """ "failed (exit n): <last line of its output>", a signal named (exit -9, SIGKILL)."""
+        why = f"exit {code}"
+        if code < 0:
+            try:
+                why += f", {signal.Signals(-code).name}"
+            except ValueError:
+                pass
+        tail = self._log_tail()
+        return public_message(f"failed ({why})" + (f": {tail}" if tail else ""), 300)
 
     def _log_tail(self):
         run = self._run
@@ -404,23 +456,21 @@ def task_class(task):
 
 
 def watchable_tasks():
+    """The tasks whose class imports (every registered task watches through its own env)."""
     out = []
     for task in TASKS:
         try:
-            cls = task_class(task)
+            task_class(task)
         except Exception:  # noqa: BLE001 - a task that does not import cannot be watched
             continue
-        j = cls.single_action_space.shape[0] // 2
-        if getattr(
-            cls, "target_range", None
-        ) is not None and cls.single_observation_space.shape == (4 * j,):
-            out.append(task)
+        out.append(task)
     return out
 
 
 class PolicyWatcher:
     """The SB3 policy of a training folder acting on the runner's Sim as the task's agent.
-    Loaded off the runner thread (torch import, model load); used on the runner thread only."""
+    Loaded off the runner thread (torch import, model load, the task env); used on the runner
+    thread only."""
 
     def __init__(self, folder, task, run_id=None, seed=0):
         import torch
@@ -435,53 +485,69 @@ class PolicyWatcher:
         self.timestep = cls.timestep
         self.frame_skip = int(cls.frame_skip)
         self.episode_steps = int(cls.max_episode_steps)
-        self.target_range = float(cls.target_range)
         space = cls.single_action_space
         self.low, self.high = np.asarray(space.low, float), np.asarray(space.high, float)
-        self.n_joints = self.low.size // 2
-        obs = cls.single_observation_space.shape
-        if getattr(cls, "target_range", None) is None or obs != (4 * self.n_joints,):
-            raise RLInputError(
-                f"task: watching supports the reaching tasks whose observation is "
-                f"[q, qd, target, q - target] ({', '.join(watchable_tasks())}), "
-                f"not {task!r}; download its policy.onnx instead"
-            )
         self.model = PPO.load(os.path.join(folder, "model.zip"), device="cpu")
+        shapes = (self.model.observation_space.shape, self.model.action_space.shape)
+        if shapes != (cls.single_observation_space.shape, space.shape):
+            raise RLInputError(
+                f"task: the policy in run {run_id} maps observations {shapes[0]} to actions "
+                f"{shapes[1]}, not those of {task!r}"
+            )
         self.norm = None
         path = os.path.join(folder, "vecnormalize.pkl")
         if os.path.isfile(path):
             with open(path, "rb") as f:  # written by the server's own trainer, in its folder
                 self.norm = pickle.load(f)
         self.rng = np.random.default_rng(seed)
-        self.target = None
+        self.env = cls(1)  # the task's own observation and references (never stepped)
+        self.ended = True  # the current episode is over: the next act starts one
+        self.episode = 0  # episodes started
         self.left = 0  # simulation steps left in the current env step
         self.env_step = 0  # env steps in the current episode
         self.held = None  # (N, J, 2) references of the current env step
 
+    @property
+    def target(self):
+        """(N, J) or (N,) targets of the current episodes (rad), None for a task without."""
+        return getattr(self.env, "target", None)
+
     def new_episode(self, n):
-        self.target = self.rng.uniform(-self.target_range, self.target_range, (n, self.n_joints))
+        """A new episode of n sub-envs: the task's reset (its random target), env step 0."""
+        if self.env.num_envs != n:
+            self.env.close()
+            self.env = self.cls(n)
+        self.env.reset(seed=int(self.rng.integers(2**31)))
         self.env_step = 0
+        self.episode += 1
+        self.ended = False
 
     def act(self, q, qd):
         """(N, J, 2) references for the next env step from the link state (N, J)."""
         n = q.shape[0]
-        if self.target is None or self.target.shape[0] != n or self.env_step >= self.episode_steps:
+        if self.ended or self.env.num_envs != n:
             self.new_episode(n)
-        obs = np.concatenate([q, qd, self.target, q - self.target], axis=1)
+        env = self.env
+        env.q[...], env.qd[...] = q, qd
+        env._elapsed[:] = self.env_step
+        obs = env._observe()
         if self.norm is not None:
             obs = self.norm.normalize_obs(obs)
         action, _ = self.model.predict(obs.astype(np.float32), deterministic=True)
         action = np.clip(np.asarray(action, float).reshape(n, -1), self.low, self.high)
-        j = self.n_joints
-        self.held = np.stack([action[:, :j], action[:, j:]], axis=-1)
+        self.held = np.asarray(env._refs(action), float)
         self.left = self.frame_skip
         self.env_step += 1
+        # the task ends the episode with this step (Throw: the release) or the time limit
+        self.ended = bool(np.any(env._terminated())) or self.env_step >= self.episode_steps
         return self.held
 
     def info(self):
+        target = self.target
         return {
             "task": self.task,
             "run": self.run,
-            "target": None if self.target is None else self.target[0].tolist(),
+            "target": None if target is None else np.atleast_1d(target[0]).tolist(),
             "env_step": self.env_step,
+            "episode": self.episode,
         }

@@ -17,12 +17,69 @@ EVAL_SEED_BASE = 1_000_000_000
 FILES = ("model.zip", "vecnormalize.pkl", "config.json", "curve.json")
 
 
+@dataclasses.dataclass(frozen=True)
+class TaskMetric:
+    """A task's held-out metric: name, unit (SI), better ("lower" or "higher"), text (what
+    config.json says of it) and value(env) -> (N,), read when sub-env i's episode has just ended."""
+
+    key: str
+    name: str
+    unit: str
+    better: str
+    text: str
+    value: object
+
+
+def _final_joint_error(env):
+    return np.linalg.norm((env.q - env.target).reshape(env.num_envs, -1), axis=1)
+
+
+def _distance_thrown(env):
+    return np.array(env.distance, dtype=float)
+
+
+FINAL_ERROR = TaskMetric(
+    "final_error_rad",
+    "final joint error",
+    "rad",
+    "lower",
+    "mean final joint error (rad): norm of q - target at the end of a held-out episode, "
+    "deterministic policy",
+    _final_joint_error,
+)
+DISTANCE = TaskMetric(
+    "distance_m",
+    "distance thrown",
+    "m",
+    "higher",
+    "mean distance thrown (m): the ball's landing x of a held-out episode (0 without a "
+    "release), deterministic policy",
+    _distance_thrown,
+)
+
+
+def task_metric(task_cls):
+    """The held-out metric of a task class: the final joint error of the tasks with targets
+    (target_range), the distance thrown of Throw."""
+    from asr.envs.throw import Throw
+
+    if issubclass(task_cls, Throw):
+        return DISTANCE
+    if getattr(task_cls, "target_range", None) is not None:
+        return FINAL_ERROR
+    raise ValueError(
+        f"task: {task_cls.__name__} has no held-out metric (known: tasks with targets, Throw)"
+    )
+
+
 @dataclasses.dataclass
 class TrainResult:
     """A trained (or loaded) policy: model (SB3 PPO), vecnormalize (SB3 VecNormalize, its
     statistics frozen for inference), config (config.json's dict), curve (curve.json's rows),
-    final_error_rad (mean final joint error on the final held-out targets, None if not
-    evaluated), out_dir (None if nothing was written)."""
+    final_error_rad (mean final joint error on the final held-out targets of a task with
+    targets; None if not evaluated or for another task), out_dir (None if nothing was written),
+    final_metric (the final held-out value of the task's metric, task_metric: the final joint
+    error in rad, or the distance thrown in m for Throw; None if not evaluated)."""
 
     model: object
     vecnormalize: object
@@ -30,6 +87,12 @@ class TrainResult:
     curve: list
     final_error_rad: float | None = None
     out_dir: str | None = None
+    final_metric: float | None = None
+
+    @property
+    def metric(self):
+        """The task's held-out metric (TaskMetric: name, unit, better)."""
+        return task_metric(_task_class(self.config["task"]))
 
     def predict(self, obs, deterministic=True):
         """Actions (clipped to the action space) for raw observations (N, obs_dim)."""
@@ -37,8 +100,8 @@ class TrainResult:
         return self.model.predict(obs, deterministic=deterministic)[0]
 
     def evaluate(self, episodes=256, threads=1):
-        """Mean final joint error (rad) of the deterministic policy on `episodes` held-out
-        targets."""
+        """Mean of the task's metric (self.metric: final joint error, rad, or distance thrown,
+        m) of the deterministic policy on `episodes` held-out episodes."""
         cls = _task_class(self.config["task"])
         return float(
             np.mean(evaluate_policy(self.model, self.vecnormalize, cls, episodes, threads))
@@ -46,15 +109,18 @@ class TrainResult:
 
     def figure(self):
         """The learning curve as a Plotly figure (return and metric against env-steps)."""
-        return curve_figure(self.curve, title=f"PPO on {self.config['task']}")
+        return curve_figure(self.curve, title=f"PPO on {self.config['task']}", metric=self.metric)
 
 
-def curve_figure(curve, title="learning curve"):
+def curve_figure(curve, title="learning curve", metric=None):
     """Plotly figure of curve rows: mean episode return (left axis) and the task metric (right
-    axis, log scale) against env-steps."""
+    axis; metric: its TaskMetric, default the final joint error, on a log scale) against
+    env-steps."""
     need("plotly", "plots", "the learning curve figure")
     import plotly.graph_objects as go
 
+    metric = metric or FINAL_ERROR
+    label = f"{metric.name} ({metric.unit})"
     steps = [r["steps"] for r in curve]
     fig = go.Figure()
     fig.add_trace(
@@ -68,7 +134,7 @@ def curve_figure(curve, title="learning curve"):
             go.Scatter(
                 x=[p[0] for p in pts],
                 y=[p[1] for p in pts],
-                name="final joint error (rad, held-out)",
+                name=f"{metric.name} ({metric.unit}, held-out)",
                 yaxis="y2",
                 mode="lines+markers",
             )
@@ -77,24 +143,39 @@ def curve_figure(curve, title="learning curve"):
         title=title,
         xaxis_title="env-steps",
         yaxis_title="mean episode return",
-        yaxis2=dict(title="final joint error (rad)", overlaying="y", side="right", type="log"),
+        yaxis2=dict(
+            title=label,
+            overlaying="y",
+            side="right",
+            type="log" if metric is FINAL_ERROR else "linear",
+        ),
     )
     return fig
 
 
 def evaluate_policy(model, vecnormalize, task_cls, episodes, threads=1):
-    """Final joint error (rad) per held-out episode: sub-env k reset with seed EVAL_SEED_BASE + k,
-    one episode with the deterministic policy, then the norm of q - target."""
+    """The task's metric (task_metric(task_cls): final joint error, rad, or distance thrown,
+    m) per held-out episode, shape (episodes,): sub-env k reset with seed EVAL_SEED_BASE + k,
+    one episode with the deterministic policy, the metric read at the step that ends it
+    (terminated or truncated; the episode's last state, before any autoreset)."""
+    metric = task_metric(task_cls)
     env = task_cls(int(episodes), threads=threads)
+    out = np.full(env.num_envs, np.nan)
+    ended = np.zeros(env.num_envs, dtype=bool)
     obs, _ = env.reset(seed=[EVAL_SEED_BASE + k for k in range(int(episodes))])
     for _ in range(env.max_episode_steps):
         act = model.predict(vecnormalize.normalize_obs(obs), deterministic=True)[0]
         obs, _, term, trunc, _ = env.step(act)
         if env.sim.batch.status.any():
             env.sim.batch.check()
-    err = np.linalg.norm((env.q - env.target).reshape(env.num_envs, -1), axis=1)
+        now = (term | trunc) & ~ended
+        if now.any():
+            out[now] = metric.value(env)[now]
+            ended |= now
+        if ended.all():
+            break
     env.close()
-    return err
+    return out
 
 
 # ------------------------------------------------------------ files
@@ -165,5 +246,8 @@ def load_checkpoint(out_dir, env=None, device="cpu"):
             f"({type(exc).__name__}: {exc}); "
             "the file is missing, truncated or corrupted"
         ) from None
-    final = config.get("final_eval", {}).get("final_error_rad")
-    return TrainResult(model, vecnorm, config, curve, final, out_dir)
+    final_eval = config.get("final_eval") or {}
+    final = final_eval.get("final_error_rad")
+    return TrainResult(
+        model, vecnorm, config, curve, final, out_dir, final_eval.get("metric", final)
+    )

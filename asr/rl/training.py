@@ -12,9 +12,10 @@ out_dir holds:
 - curve.json: the learning curve, one row per PPO rollout + update: {"steps": env-steps (all
   sub-envs), "wall_s": training wall time so far, "return": mean return of the last 100
   episodes ended (SB3's ep_info_buffer; null before the first), "length": their mean length,
-  "metric": the task's metric on held-out targets after the update (mean final joint error,
-  rad: the norm of q - target at the end of an episode driven by the deterministic policy; null
-  when not evaluated)}.
+  "metric": the task's metric on held-out episodes after the update (asr.rl._results.task_metric:
+  for the tasks with targets the mean final joint error, rad, the norm of q - target at the end
+  of an episode driven by the deterministic policy; for Throw the mean distance thrown, m, 0 for
+  an episode without a release; null when not evaluated)}.
 
 Checkpoints: after every update the four files are written, synced, into a new hidden folder
 out_dir/.checkpoint-<random>/, and the symlink out_dir/checkpoint is switched to it in one atomic
@@ -54,6 +55,7 @@ from asr.rl._results import (
     curve_figure,
     evaluate_policy,
     load_checkpoint,
+    task_metric,
 )
 
 
@@ -86,6 +88,7 @@ def train(
     if algo not in ALGOS:
         raise ValueError(f"algo: got {algo!r}, valid: {', '.join(ALGOS)}")
     cls = _task_class(task)
+    metric = task_metric(cls)
     total_steps = _check_int("total_steps", total_steps, 1)
     num_envs = _check_int("num_envs", num_envs, 1)
     seed = _check_int("seed", seed, 0)
@@ -147,8 +150,9 @@ def train(
         "total_steps": total_steps,
         "asr_version": asr.__version__,
         "observation_normalisation": "VecNormalize(norm_obs=True, norm_reward=False)",
-        "metric": "mean final joint error (rad): norm of q - target at the end of a "
-        "held-out episode, deterministic policy",
+        "metric": metric.text,
+        "metric_name": metric.name,
+        "metric_unit": metric.unit,
         "eval_seed_base": EVAL_SEED_BASE,
     }
 
@@ -290,7 +294,8 @@ def train(
             )
             config["final_eval"] = {
                 "episodes": hp["final_eval_episodes"],
-                "final_error_rad": final,
+                metric.key: final,
+                "metric": final,
                 "steps": int(model.num_timesteps),
             }
             checkpoint()
@@ -298,7 +303,8 @@ def train(
         torch.set_num_threads(old_threads)
     vecnorm.training = False
     sb3env.close()
-    return TrainResult(model, vecnorm, config, curve, final, out_dir)
+    final_error = final if metric.key == "final_error_rad" else None
+    return TrainResult(model, vecnorm, config, curve, final_error, out_dir, final)
 
 
 def _train_summary(kwargs):
@@ -308,6 +314,7 @@ def _train_summary(kwargs):
         "config": res.config,
         "curve": res.curve,
         "final_error_rad": res.final_error_rad,
+        "final_metric": res.final_metric,
         "out_dir": res.out_dir,
     }
 
@@ -319,7 +326,7 @@ def train_many(runs, executor=None, out_root=None):
     concurrent.futures.Executor, as in asr.sweep: processes or dask workers, not threads (runs
     on threads of one process share its global torch and NumPy random generators, so they are
     not reproducible). Returns, in the order of `runs`, dicts with the run's config, curve,
-    final_error_rad and out_dir."""
+    final_error_rad, final_metric and out_dir."""
     if not isinstance(runs, (list, tuple)) or not all(isinstance(r, dict) for r in runs):
         raise TypeError(
             f"runs: expected a list of train() keyword dicts, got {type(runs).__name__}"
@@ -347,6 +354,7 @@ __all__ = [
     "load_checkpoint",
     "validate_hyperparameters",
     "evaluate_policy",
+    "task_metric",
     "curve_figure",
     "HYPERPARAMETERS",
     "EVAL_SEED_BASE",

@@ -72,7 +72,7 @@ def _answer(fn, *args):
         raise HTTPException(409, public_message(exc)) from None
     except rl.NoCheckpoint as exc:
         raise HTTPException(404, public_message(exc)) from None
-    except rl.RLInputError as exc:
+    except (rl.RLInputError, rl.NothingToWatch) as exc:
         raise HTTPException(422, public_message(exc)) from None
 
 
@@ -115,12 +115,16 @@ async def stop(request: Request):
 
 
 def _watcher(m):
-    folder = m.checkpoint_dir()
+    folder = m.watch_dir()
     st = m.status()
     return rl.PolicyWatcher(folder, st["config"]["task"], st["run"], seed=st["config"]["seed"])
 
 
-@router.post("/watch", summary="the latest checkpoint's policy drives the live robot")
+@router.post(
+    "/watch",
+    summary="the latest checkpoint's policy drives the live robot (404 before a training, 422 "
+    "when the latest run failed or has no finished PPO update)",
+)
 async def watch(request: Request, runner: Runner):
     m = manager(request)
     w = await asyncio.to_thread(_answer, _watcher, m)

@@ -45,19 +45,32 @@ export function handleRl(msg) {
   $("btn-rl-pause").disabled = !running;
   $("btn-rl-pause").textContent = msg.paused ? "resume" : "pause";
   $("btn-rl-stop").disabled = !running;
-  $("btn-rl-watch").disabled = !msg.has_checkpoint;
-  if (hasPlotly() && rows) {
-    Plotly.react($("plot-rl"), rlTraces(curve), {
-      uirevision: "rl",
-      margin: { l: 44, r: 40, t: 6, b: 28 },
-      font: { size: 9 },
-      xaxis: { title: { text: "env-steps", standoff: 2 } },
-      yaxis: { title: { text: "return" } },
-      yaxis2: { overlaying: "y", side: "right", title: { text: "length / metric" } },
-      showlegend: true,
-      legend: { x: 0, y: 1, font: { size: 9 } },
-    }, { displaylogo: false, displayModeBar: false, responsive: true });
+  // a policy to watch: a finished PPO update of a run that did not fail (the server decides)
+  $("btn-rl-watch").disabled = !msg.can_watch;
+  drawRlCurve(msg.run, curve, rows);
+}
+
+// The plot shows the current run only: a new run (or one without rows yet) starts it clean,
+// and its zoom is kept only within one run (uirevision per run).
+function drawRlCurve(run, curve, rows) {
+  const plot = $("plot-rl");
+  plot.dataset.run = run == null ? "" : String(run);
+  plot.dataset.rows = String(rows);
+  if (!hasPlotly()) return;
+  if (!rows) {
+    if (plot.data && plot.data.length) Plotly.react(plot, [], plot.layout || {});
+    return;
   }
+  Plotly.react(plot, rlTraces(curve), {
+    uirevision: `rl-${run}`,
+    margin: { l: 44, r: 40, t: 6, b: 28 },
+    font: { size: 9 },
+    xaxis: { title: { text: "env-steps", standoff: 2 } },
+    yaxis: { title: { text: "return" } },
+    yaxis2: { overlaying: "y", side: "right", title: { text: "length / metric" } },
+    showlegend: true,
+    legend: { x: 0, y: 1, font: { size: 9 } },
+  }, { displaylogo: false, displayModeBar: false, responsive: true });
 }
 
 export async function loadRlTasks() {
