@@ -1,9 +1,9 @@
 """The built extension under Debian's valgrind (memcheck): a small asr.Sim rollout on two threads
 and a CPR solve; and the MuJoCo plugin library (asr/_asr_mujoco*.so: groups formed and re-formed
-as one MjData steps other models, resets, copies, RK4). Errors whose innermost frame outside the C library is in asr's own extension
-(asr/_core*.so: invalid reads and writes, uses of uninitialised values, definitely lost blocks
-it allocated) fail the test; those of Python, NumPy, MuJoCo or the loader are not asr's. The C
-tests run under ASan/UBSan separately (tests/test_c_core.py)."""
+as one MjData steps other models, resets, copies, RK4). Errors whose innermost frame outside the
+C library is in asr's own library (invalid reads and writes, uses of uninitialised values,
+definitely lost blocks it allocated) fail the test; those of Python, NumPy, MuJoCo or the loader
+are not asr's. The C tests run under ASan/UBSan separately (tests/test_c_core.py)."""
 
 import os
 import shutil
