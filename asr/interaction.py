@@ -16,6 +16,7 @@ base frame's axes (frame="base").
 """
 
 import contextlib
+import importlib
 import logging
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Protocol
@@ -33,6 +34,7 @@ from asr._interaction_laws import (
     InverseKinematics,
     Sensor,
     _Controller,
+    holding_deflection,
 )
 from asr._validate import CData, FloatArray
 from asr.batch import Batch, as_series
@@ -122,6 +124,8 @@ class _BoundSim(Protocol):
     def dt(self) -> float: ...
     @property
     def q(self) -> FloatArray: ...
+    @property
+    def models(self) -> tuple[Any, ...]: ...
 
 
 class Interaction:
@@ -260,6 +264,8 @@ class Interaction:
         orientation: npt.ArrayLike | None = None,
         duration: float | None = None,
         speed: float = 0.5,
+        tolerance: float | None = None,
+        start: npt.ArrayLike | None = None,
         instances: npt.ArrayLike | None = None,
     ) -> None:
         """Independent joint control to a setpoint (the SETPOINT_RECEIVED event): joint angles q
@@ -268,8 +274,13 @@ class Interaction:
         unreachable pose is a ValueError). The references move linearly over `duration` s
         (default: the largest joint change / speed rad/s); SETPOINT_REACHED follows once every
         joint is within setpoint_tol and setpoint_vel_tol (after the move), then the static law
-        runs from there with the sensor bias removed and a zero force reference."""
+        runs from there with the sensor bias removed and a zero force reference. tolerance (rad):
+        this setpoint's setpoint_tol (default the controller's), e.g. to allow the spring
+        deflection of the gravity_equilibria sent as q. start ((J,) or (N, J), rad): where the
+        references move from (default: the present link angles; an elastic arm's equilibria in
+        effect, else its links drop by their sag at the first step)."""
         idx = self._accept("setpoint_received", instances)
+        tol = _positive(self.spec.setpoint_tol if tolerance is None else tolerance, "tolerance")
         n, nj = self._sim.n_instances, self._sim.n_joints
         if (q is None) == (position is None):
             raise ValueError("setpoint: give either q (joint angles) or position (a tool pose)")
@@ -278,6 +289,7 @@ class Interaction:
             goal = V.broadcast_input(q, "q", (n, nj))
         else:
             goal = self._solve_pose(position, orientation, idx, q_now)
+        q_from = q_now if start is None else V.broadcast_input(start, "start", (n, nj))
         speed = _positive(speed, "speed")
         if duration is not None:
             duration = _positive(duration, "duration", allow_zero=True)
@@ -286,12 +298,35 @@ class Interaction:
             move = (
                 duration
                 if duration is not None
-                else float(np.max(np.abs(goal[i] - q_now[i])) / speed)
+                else float(np.max(np.abs(goal[i] - q_from[i])) / speed)
             )
-            st.q_start[0:nj] = list(q_now[i])
+            st.q_start[0:nj] = list(q_from[i])
             st.q_goal[0:nj] = list(goal[i])
             st.move_time, st.k = move, 0
+            self._config[i].setpoint_tol = tol
             st.fsm = lib.asr_ic_transition(st.fsm, EVENTS["setpoint_received"])
+
+    def gravity_equilibria(self, q: npt.ArrayLike, presets: npt.ArrayLike) -> FloatArray:
+        """Equilibria (J,) rad whose springs hold MuJoCo's gravity torques at rest at link angles
+        q (J,) rad with presets (J,) (the second references, rad; modes 3 and 6; mode 1 joints: q
+        itself): a setpoint to them brings the links of an elastic arm to q instead of sagging
+        below it (compare the link angles with `tolerance` >= the largest |eq - q|)."""
+        nj = self._sim.n_joints
+        q = V.broadcast_input(q, "q", (nj,))
+        pre = V.broadcast_input(presets, "presets", (nj,))
+        mujoco = importlib.import_module("mujoco")
+        model = self._sim.models[0]
+        data = mujoco.MjData(model)
+        qpos_adr, dof_adr = self._engine.public_adr
+        data.qpos[qpos_adr] = q
+        mujoco.mj_forward(model, data)
+        eq = q.copy()
+        for j, joint in enumerate(self._sim.robot.joints):
+            if joint.mode != 1:
+                g = float(data.qfrc_bias[dof_adr[j]])
+                eq[j] += holding_deflection(joint.model, joint.params, float(pre[j]), g)
+        result: FloatArray = eq
+        return result
 
     def _solve_pose(
         self,
@@ -449,6 +484,12 @@ class Interaction:
     def ik_failures(self) -> npt.NDArray[Any]:
         """Steps whose inverse kinematics did not converge (the command held), (N,)."""
         return np.array([self._state[i].ik_fail for i in range(self._sim.n_instances)])
+
+    @property
+    def q_c(self) -> FloatArray:
+        """The joint references commanded now (link angles or equilibria), (N, J), rad."""
+        nj = self._sim.n_joints
+        return np.array([list(self._state[i].q_c)[:nj] for i in range(self._sim.n_instances)])
 
     @property
     def x_d(self) -> FloatArray:

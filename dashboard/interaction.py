@@ -48,6 +48,7 @@ LAWS = ("admittance", "direct_force")
 BOX = {"x": (0.4, 1.0), "y": (-0.3, 0.35), "z": (0.055, 0.3)}
 START_POSITION = (0.6, 0.2, 0.07)  # m: 1 cm above contact, over the plate
 START_DURATION_S = 1.0
+ELASTIC_START_S = 2.0  # an elastic arm's start move: slower, its links swing on the springs
 SWITCH_DURATION_S = 0.5  # the setpoint after a law / gains change
 POSITION_SPEED = 0.1  # m/s of a position reference move
 MIN_MOVE_S = 0.2
@@ -64,6 +65,21 @@ DEFAULT_GAINS = {
     "direct_force": {"kp": [0.0, 0.0, 0.0], "ki": [0.0, 0.0, 1e-3], "max_offset": 0.1},
 }
 GAIN_FIELDS = {"admittance": ("mass", "damping", "stiffness"), "direct_force": ("kp", "ki")}
+# The valid range of each value per axis, {field: (low, high, unit, why)}. Gains: measured on
+# every ur10 variant pressing 20 N on the plate from the start pose (direct force: kp 1e-4 m/N
+# oscillates on the rigid arm, ki 5e-3 m/(N s) on vsa_stiff; admittance on z: mass 100 kg and
+# damping 100 N s/m oscillate, damping 3e4 N s/m does not reach the plate in 6 s). Values that
+# asr's constructors refuse (a mass <= 0, a negative gain) keep asr's message.
+RANGES = {
+    "force": (-100.0, 100.0, "N", "about the UR10's rated payload, 10 kg"),
+    "mass": (1e-3, 10.0, "kg", "heavier oscillates in contact"),
+    "damping": (150.0, 1e4, "N s/m", "lower oscillates in contact, higher barely moves"),
+    "stiffness": (0.0, 1e5, "N/m", "the arm and plate together are about 1e5 N/m"),
+    "kp": (0.0, 3e-5, "m/N", "higher oscillates in contact"),
+    "ki": (0.0, 3e-3, "m/(N s)", "higher oscillates in contact"),
+}
+# asr's own rule per field (checked by asr, with its message): mass and damping > 0, else >= 0
+_ASR_POSITIVE = ("mass", "damping")
 
 
 @functools.lru_cache(maxsize=1)
@@ -105,7 +121,23 @@ def law_config(law, gains=None):
     for k, v in (gains or {}).items():
         if k in cfg and v is not None:
             cfg[k] = list(v) if isinstance(v, (list, tuple)) else v
+    for k in GAIN_FIELDS[law]:
+        check_range(k, cfg[k])
     return {"law": law, **cfg}
+
+
+def check_range(field, values):
+    """InteractionInputError naming the field, the axis, the value and RANGES' range when a
+    value (3,) is outside it; not-a-number and values of the wrong sign are left to asr."""
+    lo, hi, unit, why = RANGES[field]
+    for axis, v in zip("xyz", values):
+        v = float(v)
+        asr_refuses = v <= 0 if field in _ASR_POSITIVE else v < 0 and lo >= 0
+        if math.isfinite(v) and not asr_refuses and not lo <= v <= hi:
+            raise InteractionInputError(
+                f"{field}: {axis} = {v:g} {unit} is outside the valid range "
+                f"[{lo:g}, {hi:g}] {unit} ({why})"
+            )
 
 
 def make_controller(cfg):
@@ -140,6 +172,29 @@ def check_position(position):
     return p
 
 
+def start_setpoint(sim, position):
+    """Send the start setpoint to the tool position (3,) m; answers the joint tolerance (rad) of
+    an elastic arm's setpoints, None for a rigid one. A rigid arm goes to the inverse
+    kinematics' link angles. Elastic joints (modes 3, 6) sag under gravity below the
+    equilibria they are sent (0.03 rad at ur10's stiff preset, 0.2 rad soft: the tool 3 / 26 cm
+    low), so the arm gets the equilibria whose springs hold gravity at those link angles
+    (asr's gravity_equilibria) and the FSM compares the link angles with them within the
+    largest deflection plus the controller's setpoint_tol."""
+    ctl = sim.controller
+    if all(j.mode == 1 for j in sim.robot.joints):
+        ctl.setpoint(position=position, duration=START_DURATION_S)
+        return None
+    orientation = ctl.task_frame[0]  # the tool frame at INIT: the orientation held
+    q, ok = ctl.solve_ik(position, orientation)
+    if not ok:
+        raise InteractionInputError(f"position: {position} m is not reachable with the tool down")
+    refs = np.array(sim.robot.initial_refs, float)  # in effect: the Sim is not stepped yet
+    eq = ctl.gravity_equilibria(q, refs[:, 1])
+    tol = float(np.max(np.abs(eq - q))) + ctl.spec.setpoint_tol
+    ctl.setpoint(q=eq, duration=ELASTIC_START_S, tolerance=tol, start=refs[:, 0])
+    return tol
+
+
 def decimate_idx(n, points):
     """At most `points` indices of n samples, evenly spaced, the last kept."""
     if n <= points:
@@ -165,6 +220,9 @@ class InteractionSession:
         self._cfg = None
         self._time = 0.0
         self._f_ref = np.zeros(3)
+        self._tol = None  # the setpoints' joint tolerance of an elastic arm (rad), else None
+        self._offset = np.zeros(3)  # x_d - x_m at rest at the start pose (the sag), m
+        self._await_offset = False
         self._resend_force = False
         self._message = None
         self._await_static = False  # the message says "holding" once the FSM is static again
@@ -217,6 +275,9 @@ class InteractionSession:
             "defaults": DEFAULT_GAINS,
             "gain_fields": {k: list(v) for k, v in GAIN_FIELDS.items()},
             "box": {k: list(v) for k, v in BOX.items()},
+            "ranges": {
+                k: {"min": lo, "max": hi, "unit": u} for k, (lo, hi, u, _) in RANGES.items()
+            },
             "start_position": list(START_POSITION),
         }
 
@@ -235,7 +296,8 @@ class InteractionSession:
                     "an interaction session is already running; POST /api/interaction/stop first"
                 )
             sim = build_sim(variant, cfg, self.settings.threads)
-            sim.controller.setpoint(position=position, duration=START_DURATION_S)
+            self._tol = start_setpoint(sim, position)
+            self._offset, self._await_offset = np.zeros(3), self._tol is not None
             self._sim, self._variant, self._cfg = sim, variant, cfg
             self._time, self._f_ref, self._resend_force = 0.0, np.zeros(3), False
             self._message, self._await_static = "moving to the start pose", True
@@ -286,6 +348,8 @@ class InteractionSession:
         f = None if force is None else np.array([float(v) for v in force])
         if f is not None and (f.shape != (3,) or not np.all(np.isfinite(f))):
             raise InteractionInputError("force: expected 3 finite numbers (N)")
+        if f is not None:
+            check_range("force", f)
         p = None if position is None else check_position(position)
         self._require_running()
         return self._submit(lambda: self._reference(f, p))
@@ -317,11 +381,17 @@ class InteractionSession:
         q = old.q[0].copy()
         refs = sim.robot.initial_refs
         refs = None if refs is None else np.array(refs, float).reshape(sim.n_joints, 2)
-        if refs is not None:
-            refs[:, 0] = q  # motors at zero deflection at the present pose
-        sim.reset(q0=q, refs=refs)
-        x_d = old.controller.x_d[0].copy()
-        sim.controller.setpoint(position=x_d, duration=SWITCH_DURATION_S)
+        if self._tol is None:  # rigid: motors at zero deflection at the present pose
+            if refs is not None:
+                refs[:, 0] = q
+            sim.reset(q0=q, refs=refs)
+            x_d = old.controller.x_d[0].copy()
+            sim.controller.setpoint(position=x_d, duration=SWITCH_DURATION_S)
+        else:  # elastic: the equilibria in effect, which hold gravity at the present pose
+            q_c = old.controller.q_c[0].copy()
+            refs[:, 0] = q_c
+            sim.reset(q0=q, refs=refs)
+            sim.controller.setpoint(q=q_c, duration=SWITCH_DURATION_S, tolerance=self._tol)
         with self._lock:
             self._sim, self._cfg = sim, cfg
             self._resend_force = bool(np.any(self._f_ref != 0))
@@ -335,9 +405,10 @@ class InteractionSession:
         try:
             if p is not None:
                 x0 = ctl.x_d[0]
-                move = max(MIN_MOVE_S, float(np.linalg.norm(np.asarray(p) - x0)) / POSITION_SPEED)
+                goal = np.asarray(p) + self._offset  # the tool's position -> the reference's
+                move = max(MIN_MOVE_S, float(np.linalg.norm(goal - x0)) / POSITION_SPEED)
                 fd = ctl.f_d[0] if f is None else f
-                ctl.trajectory([0.0, move], [x0, p], [fd, fd])  # ControllerBusy unless static
+                ctl.trajectory([0.0, move], [x0, goal], [fd, fd])  # ControllerBusy unless static
             elif f is not None:
                 ctl.set_references(force=f)
         except asr.interaction.ControllerBusy as exc:
@@ -362,7 +433,7 @@ class InteractionSession:
             "f_e": _vec(ctl.f_e[0]),
             "f_d": _vec(ctl.f_d[0]),
             "x_m": _vec(ctl.x_m[0]),
-            "x_d": _vec(ctl.x_d[0]),
+            "x_d": _vec(ctl.x_d[0] - self._offset),
             "law": cfg["law"],
         }
 
@@ -400,6 +471,9 @@ class InteractionSession:
                 self._resend_force = False
             if self._await_static and sim.controller.fsm[0] == "static":
                 self._message, self._await_static = "holding (static law)", False
+                if self._await_offset:  # at rest and free of contact at the start pose
+                    self._offset = sim.controller.x_d[0] - sim.controller.x_m[0]
+                    self._await_offset = False
             self._last = self._snapshot()
         idx = decimate_idx(steps, MAX_SAMPLES)
         return {
