@@ -83,6 +83,8 @@ export function handleFigure(figure, state) {
 function drawFigure(figure) {
   const layout = figure.layout || {};
   app.uirevision = layout.uirevision != null ? String(layout.uirevision) : "asr";
+  const run = /^run-(\d+)$/.exec(app.uirevision);  // the figure's run (figure.py: "run-<id>")
+  app.runId = run ? Number(run[1]) : null;
   const data = figure.data;
   const sharedX = Array.isArray(figure.x) ? figure.x : null;  // time axis of traces without x
   const cls = classify(data);
@@ -116,6 +118,8 @@ function drawFigure(figure) {
   perPlot.defl.push({ type: "scatter", mode: "markers", name: "on the deflection clamp", x: [], y: [],
                       meta: { field: "clamped" }, marker: { color: "#d62728", size: 7, symbol: "x" } });
   app.clampLocal = perPlot.defl.length - 1;
+  app.tNewest = newestTime(perPlot);  // the shared window ends here (keepPoints)
+  app.tFirst = sharedX && sharedX.length ? sharedX[0] : null;  // the run's first sample
   if (window.asrDatasheet) window.asrDatasheet.figure(data);  // datasheet.js: trace order
   app.buffer = {};
   if (!hasPlotly()) return;
@@ -146,6 +150,9 @@ export function handleExtend(msg) {
   }
 
   if (!app.plotted || !hasPlotly()) return;
+  // a frame of the run before the figure's (sent before a reset, arriving after its figure):
+  // its times are another run's, they would move the shared window
+  if (app.runId != null && msg.run_id != null && msg.run_id !== app.runId) return;
   const indices = Array.isArray(msg.indices) ? msg.indices : [];
   const update = msg.update || {};
   const keys = Object.keys(update);
@@ -164,6 +171,11 @@ export function handleExtend(msg) {
   const kept = Math.ceil(n / stride);
   if (msg.maxPoints != null) {
     app.maxPoints = Math.min(MAX_POINTS, Math.max(10, Math.ceil((msg.maxPoints * kept) / n)));
+  }
+  const xs = Array.isArray(update.x) ? update.x.find((a) => Array.isArray(a) && a.length) : null;
+  if (xs && num(xs[xs.length - 1]) !== null) {
+    app.tNewest = Math.max(app.tNewest ?? -Infinity, xs[xs.length - 1]);
+    if (app.tFirst == null) app.tFirst = xs[0];
   }
   markClamped(clamped, indices, update);
   indices.forEach((gi, k) => {
@@ -206,21 +218,59 @@ function scheduleFlush() {
   app.flushTimer = setTimeout(() => requestAnimationFrame(flush), wait);
 }
 
-/* Points trace `local` of plot div `gd` keeps after adding `add` ({x, y}): those within the
-   server's window_s of the newest sample, at most app.maxPoints. By time, not by count: the
-   history of a first view is decimated, sparser than the frames that follow it. */
-function keepPoints(gd, local, add) {
+/* The newest time of a figure's traces (their x arrays by plot), or null. */
+function newestTime(perPlot) {
+  let newest = null;
+  for (const traces of Object.values(perPlot)) {
+    for (const tr of traces) {
+      const x = Array.isArray(tr.x) ? tr.x : [];
+      if (x.length && num(x[x.length - 1]) !== null) newest = Math.max(newest ?? -Infinity, x[x.length - 1]);
+    }
+  }
+  return newest;
+}
+
+/* The start of the plotted window: window_s before the newest sample of any trace (all live
+   plots share it), or null before there is one. */
+function windowStart() {
   const windowS = app.state ? num(app.state.window_s) : null;
+  return windowS && app.tNewest != null ? app.tNewest - windowS : null;
+}
+
+/* Points trace `local` of plot div `gd` keeps after adding `add` ({x, y}): those within the
+   shared window (windowStart), at most app.maxPoints. By time, not by count: the history of a
+   first view is decimated, sparser than the frames that follow it; and a trace that gets no
+   new points (the clamp markers once the spring is off its clamp) is cut to the same window. */
+function keepPoints(gd, local, add, tMin) {
   const ax = Array.isArray(add.x) ? add.x : [];
-  if (!windowS || !ax.length) return app.maxPoints;
-  const tMin = ax[ax.length - 1] - windowS;
+  if (tMin === null) return app.maxPoints;
   const newer = (arr) => {  // points >= tMin of a sorted array
     let lo = 0, hi = arr.length;
     while (lo < hi) { const mid = (lo + hi) >> 1; if (arr[mid] < tMin) lo = mid + 1; else hi = mid; }
     return arr.length - lo;
   };
   const cur = gd.data && gd.data[local] && Array.isArray(gd.data[local].x) ? gd.data[local].x : [];
-  return Math.max(1, Math.min(app.maxPoints, newer(cur) + newer(ax)));
+  return Math.max(0, Math.min(app.maxPoints, newer(cur) + newer(ax)));
+}
+
+/* Traces of plot div `gd` not in `bufs` whose oldest point is before tMin: added with no new
+   points, so that extendTraces cuts them to the shared window too. */
+function addStale(gd, bufs, tMin) {
+  if (tMin === null || !Array.isArray(gd.data)) return;
+  gd.data.forEach((tr, local) => {
+    const x = Array.isArray(tr.x) ? tr.x : [];
+    if (!bufs[local] && x.length && x[0] < tMin) bufs[local] = { x: [], y: [] };
+  });
+}
+
+/* The x autorange of plot div `gd` held within the shared window [lo, hi] s: plotly pads the
+   range of a marker trace (the clamp markers) beyond its points, the line traces' not; so every
+   live plot shows the same window. Set on the layout the next redraw (extendTraces) reads: no
+   relayout event, and a user's zoom (autorange off) is left as it is. */
+function shareWindow(gd, lo, hi) {
+  if (!gd.layout || !(hi > lo)) return;
+  const xa = gd.layout.xaxis || (gd.layout.xaxis = {});
+  xa.autorangeoptions = { minallowed: lo, maxallowed: hi };
 }
 
 function flush() {
@@ -229,15 +279,20 @@ function flush() {
   const buffer = app.buffer;
   app.buffer = {};
   if (!app.plotted || !hasPlotly()) return;
-  for (const p of Object.keys(buffer)) {
-    const locals = Object.keys(buffer[p]).map(Number);
+  const tMin = windowStart();
+  for (const { plot: p, div } of spec.plots) {
+    const gd = $(div);
+    if (!gd) continue;
+    const bufs = buffer[p] || {};
+    addStale(gd, bufs, tMin);
+    const locals = Object.keys(bufs).map(Number);
     if (!locals.length) continue;
-    const gd = $(spec.byKey[p].div);
+    if (tMin !== null) shareWindow(gd, Math.max(tMin, app.tFirst ?? tMin), app.tNewest);
     const upd = {}, maxPoints = {};
     for (const local of locals) {
-      const keep = keepPoints(gd, local, buffer[p][local]);
-      for (const key of Object.keys(buffer[p][local])) {
-        (upd[key] || (upd[key] = [])).push(buffer[p][local][key]);
+      const keep = keepPoints(gd, local, bufs[local], tMin);
+      for (const key of Object.keys(bufs[local])) {
+        (upd[key] || (upd[key] = [])).push(bufs[local][key]);
         (maxPoints[key] || (maxPoints[key] = [])).push(keep);
       }
     }
