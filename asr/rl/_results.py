@@ -31,7 +31,9 @@ class TaskMetric:
 
 
 def _final_joint_error(env):
-    return np.linalg.norm((env.q - env.target).reshape(env.num_envs, -1), axis=1)
+    # q (N, J) and target (N, J), or (N,) for one joint: each sub-env against its own target
+    n = env.num_envs
+    return np.linalg.norm(env.q.reshape(n, -1) - env.target.reshape(n, -1), axis=1)
 
 
 def _distance_thrown(env):
