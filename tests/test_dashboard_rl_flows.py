@@ -1,0 +1,122 @@
+"""The RL panel's flows in Debian's Chromium (dashboard/PROTOCOL.md "RL"), against a real server
+and real `asr train` processes: Throw (a task without targets) trains to the end and its policy
+drives the live robot; a run that fails (its trainer killed) says so on the page, Watch stays
+disabled and POST /api/rl/watch answers 422 naming the failure; the learning-curve plot shows the
+current run only (a new run starts it clean)."""
+
+import json
+import os
+import signal
+
+import pytest
+
+from tests.conftest import require
+
+require("fastapi")
+require("stable_baselines3")
+require("playwright.sync_api")
+from dashboard_server import chromium_page, wait_for  # noqa: E402
+
+THROW = {"#rl-num-envs": "4", "#rl-n-steps": "16", "#rl-batch-size": "64", "#rl-total-steps": "64"}
+# a long first rollout (2000 steps of 16 sub-envs): the trainer is killed before or after its
+# first row, the plot must show that run's rows only either way
+LONG = {"#rl-num-envs": "16", "#rl-n-steps": "2000", "#rl-batch-size": "64"}
+LONG["#rl-total-steps"] = "1000000"
+
+
+def api(pg, method, path):
+    """(status, JSON body) of a request made by the page (same origin)."""
+    out = pg.evaluate(
+        """async ([method, path]) => {
+            const r = await fetch(path, {method});
+            return [r.status, await r.text()];
+        }""",
+        [method, path],
+    )
+    return out[0], json.loads(out[1])
+
+
+def start(pg, task, fields):
+    pg.select_option("#rl-task", task)
+    for sel, value in fields.items():
+        pg.fill(sel, value)
+    pg.click("#btn-rl-start")
+
+
+def status_text(pg, words, timeout_s):
+    """Wait until #rl-status shows `words` and no training runs; its text."""
+    pg.wait_for_function(
+        """(w) => { const s = document.getElementById('rl-status');
+            return s.dataset.running === '0' && s.textContent.includes(w); }""",
+        arg=words,
+        timeout=timeout_s * 1000,
+    )
+    return pg.text_content("#rl-status")
+
+
+def plotted_steps(pg):
+    """The run the plot shows (data-run) and the env-steps of each of its traces."""
+    return pg.evaluate(
+        """() => { const p = document.getElementById('plot-rl');
+            return [p.dataset.run, (p.data || []).map(t => Array.from(t.x || []))]; }"""
+    )
+
+
+def assert_plot_is_run(pg, run):
+    """The plot shows run `run` and exactly its curve (GET /api/rl/status): nothing older."""
+    code, st = api(pg, "GET", "/api/rl/status")
+    assert code == 200 and st["run"] == run
+    shown, traces = plotted_steps(pg)
+    assert shown == str(run)
+    assert all(x == st["curve"]["steps"] for x in traces), (traces, st["curve"]["steps"])
+    return st
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_throw_trains_and_a_failed_run_leaves_nothing_to_watch():
+    with chromium_page(rl_stop_s=3) as pg:
+        pg.wait_for_function(
+            "() => document.querySelectorAll('#rl-task option').length > 0", timeout=20000
+        )
+        options = pg.eval_on_selector_all("#rl-task option", "os => os.map(o => o.value)")
+        assert "asr/Throw-v0" in options and options == api(pg, "GET", "/api/rl/tasks")[1]["tasks"]
+
+        # run 1: Throw to the end, its curve plotted, its policy watched on the vertical arm
+        start(pg, "asr/Throw-v0", THROW)
+        text = status_text(pg, "finished", 240)
+        assert text.startswith("run 1: finished; 64 steps"), text
+        st = assert_plot_is_run(pg, 1)
+        assert st["curve"]["steps"] == [64] and st["can_watch"]
+        pg.wait_for_selector("#btn-rl-watch:not([disabled])", timeout=10000)
+        pg.click("#btn-rl-watch")
+        pg.wait_for_selector("#btn-rl-manual:not([disabled])", timeout=30000)
+        state = wait_for(
+            lambda: (lambda s: s["watch"] and s["watch"]["env_step"] > 3 and s)(
+                api(pg, "GET", "/api/state")[1]
+            ),
+            30,
+            "the Throw policy acting",
+        )
+        assert state["watch"]["task"] == "asr/Throw-v0" and state["variant"] == "vertical"
+        assert state["error"] is None
+        pg.click("#btn-rl-manual")
+        pg.wait_for_selector("#btn-rl-manual[disabled]", timeout=20000)
+
+        # run 2: the plot starts clean at once, then the trainer dies (SIGKILL)
+        start(pg, "asr/Reach2DOF-v0", LONG)
+        pg.wait_for_function(
+            "() => document.getElementById('plot-rl').dataset.run === '2'", timeout=20000
+        )
+        code, st = api(pg, "GET", "/api/rl/status")
+        assert code == 200 and st["run"] == 2 and st["running"]
+        os.kill(st["pid"], signal.SIGKILL)
+        text = status_text(pg, "failed", 60)
+        assert text.startswith("run 2: failed (exit -9, SIGKILL)"), text
+        st = assert_plot_is_run(pg, 2)
+        assert not st["can_watch"]
+        assert pg.is_disabled("#btn-rl-watch")
+        code, body = api(pg, "POST", "/api/rl/watch")
+        assert code == 422 and "run 2 failed (exit -9" in body["detail"], body
+        assert api(pg, "GET", "/api/state")[1]["watch"] is None
+        assert not pg.js_errors, pg.js_errors
