@@ -2,7 +2,8 @@
 and real `asr train` processes: Throw (a task without targets) trains to the end and its policy
 drives the live robot; a run that fails (its trainer killed) says so on the page, Watch stays
 disabled and POST /api/rl/watch answers 422 naming the failure; the learning-curve plot shows the
-current run only (a new run starts it clean)."""
+current run only (a new run starts it clean). And every registered task is watchable: the
+watcher's references equal those of the task's own env under the same policy."""
 
 import json
 import os
@@ -14,8 +15,9 @@ from tests.conftest import require
 
 require("fastapi")
 require("stable_baselines3")
-require("playwright.sync_api")
 from dashboard_server import chromium_page, wait_for  # noqa: E402
+
+from asr._gymnasium_envs import ENVS  # noqa: E402
 
 THROW = {"#rl-num-envs": "4", "#rl-n-steps": "16", "#rl-batch-size": "64", "#rl-total-steps": "64"}
 # a long first rollout (2000 steps of 16 sub-envs): the trainer is killed before or after its
@@ -120,3 +122,38 @@ def test_throw_trains_and_a_failed_run_leaves_nothing_to_watch():
         assert code == 422 and "run 2 failed (exit -9" in body["detail"], body
         assert api(pg, "GET", "/api/state")[1]["watch"] is None
         assert not pg.js_errors, pg.js_errors
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task", sorted(ENVS))  # every registered task
+def test_the_watcher_acts_as_the_task(task, tmp_path):
+    """Every task is watchable: the watcher's references from the link state equal those the
+    task's own env holds when the same policy acts on it (same episode seed, same steps), for 2
+    instances; Throw's release ends the watcher's episode as it ends the task's."""
+    import numpy as np
+    from stable_baselines3 import PPO
+
+    from asr.rl.vec_env import SB3VecEnv
+    from dashboard.rl import PolicyWatcher, task_class, watchable_tasks
+
+    assert task in watchable_tasks()
+    cls = task_class(task)
+    PPO("MlpPolicy", SB3VecEnv(cls(1)), n_steps=8, batch_size=8, seed=1, device="cpu").save(
+        tmp_path / "model.zip"
+    )
+    w = PolicyWatcher(str(tmp_path), task, run_id=1, seed=5)
+    env = cls(2)
+    obs, _ = env.reset(seed=int(np.random.default_rng(5).integers(2**31)))
+    for step in range(1, 6):
+        held = w.act(env.q.copy(), env.qd.copy())
+        action = np.clip(
+            w.model.predict(obs.astype(np.float32), deterministic=True)[0], w.low, w.high
+        )
+        obs, _, term, trunc, _ = env.step(action)
+        np.testing.assert_array_equal(held, env._held)
+        assert w.info()["env_step"] == step and w.ended == bool(term.any() or trunc.any())
+        if w.ended:
+            break
+    info = w.info()
+    assert info["task"] == task and info["episode"] == 1
+    assert (info["target"] is None) == (task == "asr/Throw-v0")
