@@ -41,19 +41,27 @@ router = APIRouter(
 )
 
 Law = Literal[ic.LAWS]  # type: ignore[valid-type]
+# finite numbers here; their ranges (dashboard/interaction.py RANGES and BOX) are checked by the
+# session, whose 422 names the field, the axis, the value and the range
 Vec3 = Annotated[
-    list[Annotated[float, Field(ge=-1e9, le=1e9)]],
+    list[Annotated[float, Field(allow_inf_nan=False)]],
     Field(min_length=3, max_length=3, description="one value per task axis"),
 ]
 
 
+def _described(what, field):
+    """OpenAPI text of a field: what it is and its valid range (RANGES)."""
+    lo, hi, unit, _ = ic.RANGES[field]
+    return f"{what}, {unit}, valid {lo:g} .. {hi:g} per axis"
+
+
 class LawBody(Strict):
     law: Law = Field("direct_force", description="admittance or direct_force")
-    mass: Vec3 | None = Field(None, description="admittance M_d, kg (> 0)")
-    damping: Vec3 | None = Field(None, description="admittance K_D, N s/m (> 0)")
-    stiffness: Vec3 | None = Field(None, description="admittance K_P, N/m (>= 0)")
-    kp: Vec3 | None = Field(None, description="direct force K_P, m/N (>= 0)")
-    ki: Vec3 | None = Field(None, description="direct force K_I, m/(N s) (>= 0)")
+    mass: Vec3 | None = Field(None, description=_described("admittance M_d", "mass"))
+    damping: Vec3 | None = Field(None, description=_described("admittance K_D", "damping"))
+    stiffness: Vec3 | None = Field(None, description=_described("admittance K_P", "stiffness"))
+    kp: Vec3 | None = Field(None, description=_described("direct force K_P", "kp"))
+    ki: Vec3 | None = Field(None, description=_described("direct force K_I", "ki"))
     max_offset: float | None = Field(None, gt=0, le=1, description="offset bound, m")
 
     def gains(self):
@@ -75,7 +83,9 @@ class StartBody(LawBody):
 
 
 class ReferenceBody(Strict):
-    force: Vec3 | None = Field(None, description="N along the task axes (tool frame)")
+    force: Vec3 | None = Field(
+        None, description=_described("force reference along the task axes (tool frame)", "force")
+    )
     position: Vec3 | None = Field(None, description="m, base frame, inside the box")
 
 

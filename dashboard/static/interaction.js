@@ -3,7 +3,10 @@
  * POST /api/interaction/{start,stop,law,reference}; the live state arrives as `interaction`
  * messages on the page's WebSocket (app.js routes them to window.asrInteraction.handle).
  * The plot (#plot-ic) shows f_e z and f_d z over the last WINDOW_S seconds of simulated time,
- * redrawn at most every DRAW_MS; #ic-fsm shows the controller's FSM state (data-state too). */
+ * redrawn at most every DRAW_MS; #ic-fsm shows the controller's FSM state (data-state too).
+ * A refused command (422: a value outside its range, named with the range by the server) shows
+ * in #ic-error and its fields go back to the values in effect (the last status); the inputs'
+ * titles give the valid ranges of GET /api/interaction/options. */
 "use strict";
 
 (function () {
@@ -13,7 +16,7 @@
   const AXES = ["x", "y", "z"];
   const $ = (id) => document.getElementById(id);
   const hasPlotly = () => typeof window.Plotly !== "undefined";
-  const ic = { options: null, t: [], fe: [], fd: [], drawTimer: null, lastDraw: 0, running: false, revision: 0 };
+  const ic = { options: null, last: null, t: [], fe: [], fd: [], drawTimer: null, lastDraw: 0, running: false, revision: 0 };
 
   function showError(text) {
     const el = $("ic-error");
@@ -41,6 +44,29 @@
     return data;
   }
 
+  function rangeText(field) {  // "[lo, hi] unit" of options.ranges, "" without one
+    const r = ic.options && ic.options.ranges && ic.options.ranges[field];
+    return r ? `valid [${r.min}, ${r.max}] ${r.unit}` : "";
+  }
+
+  function setVec(prefix, values, digits) {  // fill `${prefix}-x` ... (no-op without values)
+    if (!Array.isArray(values)) return;
+    AXES.forEach((a, k) => {
+      const v = values[k];
+      if (v != null) $(`${prefix}-${a}`).value = String(digits ? Number(Number(v).toFixed(digits)) : v);
+    });
+  }
+
+  // the fields of a refused command back to the values in effect (the last status)
+  function restoreGains() {
+    const law = $("ic-law").value;
+    const last = ic.last;
+    const values = last && last.running && last.law === law ? last.gains : ic.options && ic.options.defaults[law];
+    for (const f of (ic.options && ic.options.gain_fields[law]) || []) setVec(`ic-gain-${f}`, values && values[f]);
+  }
+  const restoreForce = () => setVec("ic-force", ic.last && ic.last.force_reference);
+  const restorePosition = () => { if (ic.last && ic.last.running) setVec("ic-pos", ic.last.x_d, 4); };
+
   function vec(prefix) {  // [x, y, z] from inputs `${prefix}-x` ...; null when one is not a number
     const v = AXES.map((a) => Number($(`${prefix}-${a}`).value));
     return v.some((x) => !isFinite(x)) || AXES.some((a) => $(`${prefix}-${a}`).value === "") ? null : v;
@@ -59,7 +85,8 @@
       row.appendChild(label);
       AXES.forEach((a, k) => {
         const inp = document.createElement("input");
-        inp.type = "number"; inp.step = "any"; inp.id = `ic-gain-${f}-${a}`; inp.title = `${f} ${a}`;
+        inp.type = "number"; inp.step = "any"; inp.id = `ic-gain-${f}-${a}`;
+        inp.title = `${f} ${a}, ${rangeText(f)}`;
         inp.className = "ic-axis";
         inp.value = values && values[f] ? String(values[f][k]) : "";
         row.appendChild(inp);
@@ -118,6 +145,7 @@
 
   function handle(msg) {
     if (!msg || typeof msg !== "object") return;
+    ic.last = msg;
     ic.running = !!msg.running;
     const fsm = msg.fsm || "-";
     $("ic-fsm").textContent = ic.running ? fsm : `${fsm} (stopped)`;
@@ -144,7 +172,10 @@
     for (const l of o.laws) { const op = document.createElement("option"); op.value = l; op.textContent = l.replace("_", " "); ls.appendChild(op); }
     ls.value = "direct_force";
     gainInputs(ls.value, o.defaults[ls.value]);
-    AXES.forEach((a, k) => { $(`ic-pos-${a}`).value = String(o.start_position[k]); });
+    AXES.forEach((a, k) => {
+      $(`ic-pos-${a}`).value = String(o.start_position[k]);
+      $(`ic-force-${a}`).title = `${a} (z: the tool axis, down), ${rangeText("force")}`;
+    });
     const st = await call("GET", "/api/interaction/status");
     if (st) handle(st);
   }
@@ -157,21 +188,26 @@
       body.variant = $("ic-variant").value;
       $("ic-status").textContent = "starting...";
       const r = await call("POST", "/api/interaction/start", body);
-      if (r) handle(r); else $("ic-status").textContent = "not started";
+      if (r) handle(r); else { $("ic-status").textContent = "not started"; restoreGains(); }
     });
     $("btn-ic-stop").addEventListener("click", async () => { const r = await call("POST", "/api/interaction/stop", {}); if (r) handle(r); });
-    $("btn-ic-law").addEventListener("click", async () => { const body = lawBody(); if (body) { const r = await call("POST", "/api/interaction/law", body); if (r) handle(r); } });
+    $("btn-ic-law").addEventListener("click", async () => {
+      const body = lawBody();
+      if (!body) return;
+      const r = await call("POST", "/api/interaction/law", body);
+      if (r) handle(r); else restoreGains();
+    });
     $("btn-ic-force").addEventListener("click", async () => {
       const force = vec("ic-force");
       if (!force) { showError("force: enter three numbers (N)"); return; }
       const r = await call("POST", "/api/interaction/reference", { force });
-      if (r) handle(r);
+      if (r) handle(r); else restoreForce();
     });
     $("btn-ic-position").addEventListener("click", async () => {
       const position = vec("ic-pos");
       if (!position) { showError("position: enter three numbers (m)"); return; }
       const r = await call("POST", "/api/interaction/reference", { position });
-      if (r) handle(r);
+      if (r) handle(r); else restorePosition();
     });
   }
 
