@@ -68,7 +68,10 @@ def test_every_live_plot_shows_the_same_window():
         post(url + "/api/control", {"reference": {"joint1": hold, "joint2": hold}})
         # off the clamp after the swing back; then a window and a half more of simulated time
         wait_plotted(pg, 2.0, "plot-defl")
-        pg.wait_for_function("document.getElementById('status').dataset.clamped === ''")
+        pg.wait_for_function(
+            "document.getElementById('status').dataset.clamped === ''",
+            timeout=SIM_DEADLINE_S * 1000,
+        )
         last_mark = max(shown(pg)["plot-defl"]["marks"] or marked)
         wait_plotted(pg, 1.5 * WINDOW_S, "plot-defl")
         s = wait_shown(
