@@ -193,10 +193,12 @@ class TrainingManager:
                 "(POST /api/rl/start)"
             )
         if not curve["steps"] or not os.path.isfile(os.path.join(run["dir"], "model.zip")):
-            return (
-                f"nothing to watch yet: run {run['id']} has not finished its first PPO "
-                "update; wait for the first row of its curve"
+            then = (
+                "wait for the first row of its curve"
+                if code is None
+                else "start a new training (POST /api/rl/start)"
             )
+            return f"nothing to watch yet: run {run['id']} has no finished PPO update; {then}"
         return None
 
     def watch_dir(self):
@@ -397,7 +399,8 @@ class TrainingManager:
             self._message = "finished" if proc.returncode == 0 else self._failure(proc.returncode)
 
     def _failure(self, code):
-        """ "failed (exit n): <last line of its output>", a signal named (exit -9, SIGKILL)."""
+        """The message of a failed run: "failed (exit n): <last line of its output>", a signal
+        named (exit -9, SIGKILL)."""
         why = f"exit {code}"
         if code < 0:
             try:

@@ -112,6 +112,11 @@ def test_throw_trains_and_a_failed_run_leaves_nothing_to_watch():
         )
         code, st = api(pg, "GET", "/api/rl/status")
         assert code == 200 and st["run"] == 2 and st["running"]
+        # nothing to watch before its first update (a 32000-step rollout after the trainer's
+        # torch import: seconds at best, against the milliseconds of these requests)
+        assert not st["curve"]["steps"] and not st["can_watch"]
+        code, body = api(pg, "POST", "/api/rl/watch")
+        assert code == 422 and "run 2 has no finished PPO update" in body["detail"], body
         os.kill(st["pid"], signal.SIGKILL)
         text = status_text(pg, "failed", 60)
         assert text.startswith("run 2: failed (exit -9, SIGKILL)"), text
