@@ -159,6 +159,7 @@ class TrainingManager:
                 "message": self._message,
                 "has_checkpoint": self.checkpoint_dir(quiet=True) is not None,
                 "can_watch": self._watch_problem() is None,
+                "metric": dict(run["metric"]) if run else None,
                 "watching": self.watch_info(),
                 "curve": {k: list(v) for k, v in self._curve.items()},
             }
@@ -240,6 +241,7 @@ class TrainingManager:
         """Start `asr train` for cfg (RLStart fields) in a new run folder; TrainingBusy if one
         runs. Answers the status."""
         self.check(cfg)
+        metric = metric_info(cfg["task"])
         with self._lock:
             if self._proc is not None and self._proc.poll() is None:
                 raise TrainingBusy("a training is already running; POST /api/rl/stop first")
@@ -289,7 +291,13 @@ class TrainingManager:
             except OSError as exc:
                 self._close_log()
                 raise RuntimeError(public_message(f"could not start the trainer: {exc}")) from None
-            self._run = {"id": self._runs, "dir": out, "config": dict(cfg), "started": time.time()}
+            self._run = {
+                "id": self._runs,
+                "dir": out,
+                "config": dict(cfg),
+                "started": time.time(),
+                "metric": metric,
+            }
             self._curve = decimate(read_curve(""), 1)
             self._curve_mtime = None
             self._paused = False
@@ -456,6 +464,15 @@ def task_class(task):
 
     module, _, name = ENVS[task][1].partition(":")
     return getattr(importlib.import_module(module), name)
+
+
+def metric_info(task):
+    """{"name", "unit", "better"} of the task's held-out metric (asr.rl's task_metric: the
+    curve's `metric` column)."""
+    from asr.rl._results import task_metric  # no torch: the metric's definition only
+
+    m = task_metric(task_class(task))
+    return {"name": m.name, "unit": m.unit, "better": m.better}
 
 
 def watchable_tasks():

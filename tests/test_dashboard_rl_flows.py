@@ -90,6 +90,10 @@ def test_throw_trains_and_a_failed_run_leaves_nothing_to_watch():
         assert text.startswith("run 1: finished; 64 steps"), text
         st = assert_plot_is_run(pg, 1)
         assert st["curve"]["steps"] == [64] and st["can_watch"]
+        # the plot names Throw's metric: the distance thrown, m (not a joint error)
+        assert st["metric"] == {"name": "distance thrown", "unit": "m", "better": "higher"}
+        names = pg.evaluate("() => document.getElementById('plot-rl').data.map(t => t.name)")
+        assert "distance thrown (m)" in names, names
         pg.wait_for_selector("#btn-rl-watch:not([disabled])", timeout=10000)
         pg.click("#btn-rl-watch")
         pg.wait_for_selector("#btn-rl-manual:not([disabled])", timeout=30000)

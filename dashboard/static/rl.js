@@ -12,14 +12,19 @@ const RL_FIELDS = [  // [element id, body key, parse]
   ["rl-batch-size", "batch_size", (v) => parseInt(v, 10)], ["rl-gamma", "gamma", parseFloat],
 ];
 
-function rlTraces(curve) {
+function rlTraces(curve, metric) {
   const x = (curve && curve.steps) || [];
   const out = [];
   if (!x.length) return out;
   out.push({ type: "scatter", mode: "lines+markers", x, y: curve.return || [], name: "return", connectgaps: true });
   out.push({ type: "scatter", mode: "lines", x, y: curve.length || [], name: "length", yaxis: "y2", connectgaps: true });
-  out.push({ type: "scatter", mode: "lines", x, y: curve.metric || [], name: "metric", yaxis: "y2", connectgaps: true, line: { dash: "dot" } });
+  out.push({ type: "scatter", mode: "lines", x, y: curve.metric || [], name: metricLabel(metric), yaxis: "y2", connectgaps: true, line: { dash: "dot" } });
   return out;
+}
+
+// the task's held-out metric, e.g. "final joint error (rad)" or "distance thrown (m)"
+function metricLabel(metric) {
+  return metric && metric.name ? `${metric.name} (${metric.unit})` : "metric";
 }
 
 export function handleRl(msg) {
@@ -47,12 +52,12 @@ export function handleRl(msg) {
   $("btn-rl-stop").disabled = !running;
   // a policy to watch: a finished PPO update of a run that did not fail (the server decides)
   $("btn-rl-watch").disabled = !msg.can_watch;
-  drawRlCurve(msg.run, curve, rows);
+  drawRlCurve(msg.run, curve, rows, msg.metric);
 }
 
 // The plot shows the current run only: a new run (or one without rows yet) starts it clean,
 // and its zoom is kept only within one run (uirevision per run).
-function drawRlCurve(run, curve, rows) {
+function drawRlCurve(run, curve, rows, metric) {
   const plot = $("plot-rl");
   plot.dataset.run = run == null ? "" : String(run);
   plot.dataset.rows = String(rows);
@@ -61,13 +66,13 @@ function drawRlCurve(run, curve, rows) {
     if (plot.data && plot.data.length) Plotly.react(plot, [], plot.layout || {});
     return;
   }
-  Plotly.react(plot, rlTraces(curve), {
+  Plotly.react(plot, rlTraces(curve, metric), {
     uirevision: `rl-${run}`,
     margin: { l: 44, r: 40, t: 6, b: 28 },
     font: { size: 9 },
     xaxis: { title: { text: "env-steps", standoff: 2 } },
     yaxis: { title: { text: "return" } },
-    yaxis2: { overlaying: "y", side: "right", title: { text: "length / metric" } },
+    yaxis2: { overlaying: "y", side: "right", title: { text: `length / ${metricLabel(metric)}` } },
     showlegend: true,
     legend: { x: 0, y: 1, font: { size: 9 } },
   }, { displaylogo: false, displayModeBar: false, responsive: true });
