@@ -5,7 +5,8 @@
   sub-envs), equal bit for bit to DummyVecEnv over single asr envs.
 - train, TrainResult, load_checkpoint (asr.rl.training): PPO with observation normalisation,
   held-out evaluation, an atomic, resumable training folder (model.zip, vecnormalize.pkl,
-  config.json, curve.json); `asr train` on the command line.
+  config.json, curve.json); `asr train` on the command line. task_metric (asr.rl._results): a
+  task's held-out metric (final joint error, rad, or Throw's distance thrown, m).
 - export_onnx, OnnxPolicy (asr.rl.onnx_policy): a trained policy as ONNX.
 
 The names load lazily, so `import asr.rl` works without torch; using one without torch raises
@@ -20,6 +21,7 @@ _LAZY = {
     "train_many": "asr.rl.training",
     "TrainResult": "asr.rl.training",
     "load_checkpoint": "asr.rl.training",
+    "task_metric": "asr.rl._results",
     "export_onnx": "asr.rl.onnx_policy",
     "OnnxPolicy": "asr.rl.onnx_policy",
 }
