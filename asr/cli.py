@@ -227,8 +227,9 @@ def train_main(args):
     last = res.curve[-1] if res.curve else {}
     final = (
         ""
-        if res.final_error_rad is None
-        else f", final joint error {res.final_error_rad:.4f} rad on held-out targets"
+        if res.final_metric is None
+        else f", final {res.metric.name} {res.final_metric:.4f} {res.metric.unit} "
+        "on held-out episodes"
     )
     ret = last.get("return")
     print(
