@@ -22,13 +22,14 @@ all: build
 $(VPY):
 	$(PYTHON) -m venv $(VENV)
 
-# Dependencies, installed once (and again when the package metadata changes).
+# Dependencies, installed once (and again when the package metadata changes). The build that
+# follows ($(CORE)) compiles the extension and the MuJoCo plugin library in place: the editable
+# install cannot build the plugin the first time, before it has installed mujoco's headers.
 $(STAMP): $(VPY) pyproject.toml setup.cfg setup.py
 	$(VPY) -m pip install -q --upgrade pip setuptools wheel "cffi>=1.17"
 	$(VPY) -m pip install -q $(TORCH)
 	$(VPY) -m pip install -q --no-build-isolation -e ".[all,test]"
 	touch $@
-	@mkdir -p build && touch $(CORE)
 
 # The C core as the extension asr._core, rebuilt when a C file or the build script changes.
 # The old libraries are unlinked first: a running Python keeps its mapped copy instead of

@@ -55,6 +55,8 @@ def _mujoco_plugin():
     build = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(build)
     ext = build.mujoco_plugin_extension()
+    if ext is None:
+        print("mujoco is not installed: asr's MuJoCo plugin library is not built")
     return [ext] if ext else []
 
 

@@ -16,7 +16,6 @@ base frame's axes (frame="base").
 """
 
 import contextlib
-import importlib
 import logging
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Protocol
@@ -314,7 +313,8 @@ class Interaction:
         nj = self._sim.n_joints
         q = V.broadcast_input(q, "q", (nj,))
         pre = V.broadcast_input(presets, "presets", (nj,))
-        mujoco = importlib.import_module("mujoco")
+        import mujoco  # interaction control runs on MuJoCo only (engines.base.check_interaction)
+
         model = self._sim.models[0]
         data = mujoco.MjData(model)
         qpos_adr, dof_adr = self._engine.public_adr

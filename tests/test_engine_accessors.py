@@ -117,6 +117,8 @@ MUJOCO_ONLY = {
     "asr/experiments/_parnenzini2015_gait.py": "subtree centre of mass and MuJoCo's warnings",
     "asr/_build.py": "the MuJoCo plugin library is compiled against the installed mujoco",
     "asr/mujoco_plugin.py": "MuJoCo's own plugin: loads it into MuJoCo, reads its plugin state",
+    "asr/mujoco_export.py": "writes a robot's MJCF for MuJoCo's plugin: qpos0, joint ranges",
+    "asr/interaction.py": "gravity torques at a pose (interaction control runs on MuJoCo only)",
     "dashboard/session.py": "session.models: the joints' actuator model names, not MuJoCo's",
     "dashboard/datasheet.py": "session.models: the joints' actuator model names, not MuJoCo's",
 }
