@@ -379,3 +379,24 @@ def test_stiff_preset_is_the_largest_off_the_clamp(robot, variant):
         # swinging about the hanging pose (robot.toml first_view), both joints stay off the
         # clamp up to the model's stiff preset
         assert all(free.values()) and not clamped.any()
+
+
+def test_disabled_buttons_look_disabled(browser, default_server):
+    """A button that does nothing now (Watch before any training) is drawn faded with a
+    not-allowed cursor, and hovering it does not highlight it as it does an enabled one."""
+    pg = open_page(browser, default_server)
+    wait_live(pg, frames=2)
+    pg.wait_for_function("() => document.getElementById('btn-rl-watch').disabled")
+
+    def look(selector):
+        return pg.eval_on_selector(
+            selector,
+            "e => { const s = getComputedStyle(e); return [s.opacity, s.cursor, s.borderColor]; }",
+        )
+
+    enabled, disabled = look("#btn-rl-start"), look("#btn-rl-watch")
+    assert float(enabled[0]) == 1.0 and enabled[1] == "pointer"
+    assert float(disabled[0]) < 0.6 and disabled[1] == "not-allowed"
+    pg.hover("#btn-rl-watch", force=True)
+    assert look("#btn-rl-watch")[2] == disabled[2]  # no accent border on hover
+    pg.close()
