@@ -31,8 +31,11 @@ def lockstep(peer, p):
     start = peer.reset()
     for k, refs in enumerate(p["refs"]):
         step.publish(Float64MultiArray(data=[float(x) for row in refs for x in row]))
-        peer.wait(lambda k=k: len(peer.states) - start > k + 1, f"the state of step {k + 1}")
-    got = peer.states[start:]
+        peer.wait(
+            lambda k=k: len(peer.states) - peer.last_reset_index(start) > k + 1,
+            f"the state of step {k + 1}",
+        )
+    got = peer.states[peer.last_reset_index(start) :]
     peer.wait(lambda: peer.latest[0] == got[-1][0], "joint_states_latest of the last step")
     return {
         "stamps": [s[0] for s in got],
@@ -45,7 +48,10 @@ def lockstep(peer, p):
 def record(peer, p):
     pubs = {t: peer.publisher(Float64, t) for t, _ in p["commands"]}
     start = peer.reset()
-    peer.wait(lambda: len(peer.states) - start > p["after"], "periods before the command")
+    peer.wait(
+        lambda: len(peer.states) - peer.last_reset_index(start) > p["after"],
+        "periods before the command",
+    )
     for topic, value in p["commands"]:
         pubs[topic].publish(Float64(data=float(value)))
     time.sleep(p["seconds"])  # the recording's length in wall time (not asserted on)
@@ -53,6 +59,7 @@ def record(peer, p):
     # end with the same period (held_references has no stamp to match them by)
     assert peer.call(SetBool, "pause", SetBool.Request(data=True)).success
     time.sleep(1.0)
+    start = peer.last_reset_index(start)  # a late pre-reset stamp 0 moved it on
     with peer.cond:
         states, held, clock = peer.states[start:], list(peer.held), list(peer.clock)
         now = peer.node.get_clock().now().nanoseconds

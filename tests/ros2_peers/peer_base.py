@@ -15,6 +15,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 DEADLINE_S = 30.0  # every wait: a busy CI host is slow, never this slow
+SETTLE_S = 0.5  # after a reset, for late messages from before it (see Peer.reset)
 
 
 def qos(depth=1000, latched=False):
@@ -107,7 +108,10 @@ class Peer:
 
     def reset(self):
         """Call asr's reset and wait for the reset state (stamp 0) on joint_states; returns its
-        index in `states`."""
+        index in `states`. States published before the reset can still arrive after the call
+        (a busy host delays the peer's executor; CI once saw the node's first 150 ms, from its
+        own start at stamp 0, arrive then), so the reset state is the last stamp 0: one
+        writer's reliable messages arrive in order, so nothing older follows it."""
         from std_srvs.srv import Trigger
 
         self.wait(lambda: self.latest is not None, "joint_states_latest (asr's node)")
@@ -117,8 +121,16 @@ class Peer:
         self.wait(
             lambda: any(s[0] == 0 for s in self.states[start:]), "the reset state on joint_states"
         )
+        # settle: if that 0 was a late one from the node's own start, the reset's 0 follows
+        # it; SETTLE_S bounds the wait (callers that record on recompute the index)
         with self.cond:
-            return next(i for i in range(start, len(self.states)) if self.states[i][0] == 0)
+            self.cond.wait_for(lambda: sum(s[0] == 0 for s in self.states[start:]) > 1, SETTLE_S)
+            return self.last_reset_index(start)
+
+    def last_reset_index(self, start=0):
+        """Index in `states` of the last stamp-0 state at or after `start` (the latest reset)."""
+        with self.cond:
+            return max(i for i in range(start, len(self.states)) if self.states[i][0] == 0)
 
     def finish(self, result):
         """Print the result as JSON (stdout's last line) and exit at once: tearing rclpy down
