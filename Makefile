@@ -15,7 +15,7 @@ CSRC   := $(wildcard csrc/*.h $(foreach p,$(CPARTS),csrc/$(p)/*.c csrc/$(p)/*.h)
 # csrc/mujoco: the MuJoCo plugin library asr/_asr_mujoco*.so, built with the extension
 MJSRC  := $(wildcard csrc/mujoco/*.c csrc/mujoco/*.h)
 
-.PHONY: all build gz-shim gazebo browser valgrind ros ros2 run experiments lint test test-fast ctest bench clean
+.PHONY: all build gz-shim gazebo browser threejs valgrind ros ros2 run experiments lint test test-fast ctest bench clean
 
 all: build
 
@@ -60,7 +60,7 @@ gz-shim:
 # (qbmove_arm_2dof, vertical). HOST / PORT override. The papers' experiments: make experiments.
 HOST ?= 127.0.0.1
 PORT ?= 8000
-run: build
+run: build threejs
 	$(VPY) -m asr.cli dashboard --host $(HOST) --port $(PORT)
 
 experiments: build
@@ -78,6 +78,15 @@ endef
 # does not work offline).
 browser:
 	$(call apt_install,chromium,chromium)
+
+# The dashboard's 3-D view draws with three.js, from Debian's libjs-three (served by the
+# dashboard from /usr/share/javascript/three; npm's registry is not reachable everywhere).
+THREEJS := /usr/share/javascript/three/three.module.js
+threejs:
+	@test -f $(THREEJS) || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+	    apt-get install -y -qq libjs-three; \
+	  else echo "three.js missing: run 'sudo apt-get install libjs-three'"; fi; }
 
 # tests/test_valgrind.py runs a Sim rollout and a CPR solve of the built extension under Debian's
 # valgrind.
@@ -134,7 +143,7 @@ lint: $(STAMP)
 	$(VPY) -m mypy
 	$(VENV)/bin/clang-format --dry-run --Werror $(CFORMAT)
 
-test: lint gazebo build browser valgrind ros ros2
+test: lint gazebo build browser threejs valgrind ros ros2
 	$(VPY) -m pytest -q
 
 # The loop while working, under a minute on 2 cores: every test but those marked (setup.cfg)
