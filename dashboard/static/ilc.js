@@ -1,6 +1,8 @@
 /* The ILC panel (PROTOCOL.md "ILC"; see app.js for the module map): its start / stop, status
  * and error plot. */
-import { $, act, api, app, fmt, hasPlotly, num, on, showError, showProgress } from "./core.js";
+import {
+  $, act, api, app, fmt, hasPlotly, num, on, postDownload, showError, showProgress,
+} from "./core.js";
 
 // ------------------------------------------------------------------ ILC
 
@@ -40,6 +42,7 @@ export function handleIlc(msg) {
   el.dataset.running = running ? "1" : "0";
   el.dataset.verdict = msg.verdict || "";
   $("btn-ilc-start").disabled = running;
+  $("btn-ilc-download").disabled = running || !msg.has_result;
   const iterations = msg.config && Number(msg.config.iterations);
   showProgress("ilc-progress", n, iterations > 0 ? iterations : null);
   if (hasPlotly() && n) {
@@ -54,6 +57,21 @@ export function handleIlc(msg) {
     }, { displaylogo: false, displayModeBar: false, responsive: true });
   }
   if (!running && app.ilcPoll) { clearInterval(app.ilcPoll); app.ilcPoll = null; }
+}
+
+
+/* The settings of a run (its config, from the server) back into the inputs: a reload shows the
+   last run's. Empty decay / cut-off: a constant gain / no filter. */
+const SETTINGS = [["ilc-iterations", "iterations"], ["ilc-gain", "gain"], ["ilc-decay", "gain_decay"],
+                  ["ilc-lowpass", "lowpass_hz"], ["ilc-tol", "tol"]];
+
+function showSettings(config) {
+  if (!config || typeof config !== "object") return;
+  for (const [id, key] of SETTINGS) {
+    if (!(key in config)) continue;
+    const v = config[key];
+    $(id).value = v === null || v === undefined ? "" : String(v);
+  }
 }
 
 
@@ -89,16 +107,19 @@ export function bindIlc() {
     if (r !== null) { if (r && "running" in r) handleIlc(r); pollIlc(); }
     else $("ilc-status").textContent = "not started";
   });
+  on("btn-ilc-download", "click", () => postDownload("/api/ilc/result.npz", "asr_ilc.npz"));
   on("btn-ilc-stop", "click", async () => {
     const r = await act("/api/ilc/stop", {}, { control: false });
     if (r && "running" in r) { handleIlc(r); if (r.running) pollIlc(); }
   });
 }
 
-/* The run's status at start (a run may be going, or done with errors to show). */
+/* The run's status at start (a run may be going, or done with errors to show) and its
+   settings in the inputs. */
 export async function loadIlc() {
   try {
     const st = await api("GET", "/api/ilc");
+    if (st) showSettings(st.config);
     if (st && Array.isArray(st.errors) && st.errors.length) handleIlc(st);
     if (st && st.running) pollIlc();
   } catch (e) { /* no ILC yet */ }
