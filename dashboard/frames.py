@@ -1,16 +1,23 @@
 """Frames of the live simulation: one rollout of the Session's Sim as the arrays the page plots
 (build_frame, whoever chooses the references: the manual controls here, a watched policy in
 dashboard/watch.py), their decimation for the stream (decimate), and the record of every step
-that the history and the exports read (record, keep_newest).
+that the history and the exports read (record, keep_newest), and the archive of the run's
+older steps that the page scrubs back over (Archive, run_frames).
 
 The record holds every simulation step of the last `window_s` of simulated time (the stream's
 frames are decimated, the record never is), bounded in memory: at most RECORD_MAX_BYTES of
 arrays; where a full window would take more (many instances and joints, a small time step, a
-long window) it holds the newest steps that fit."""
+long window) it holds the newest steps that fit. The steps it drops go to its Archive (one per
+record deque, that is per run: a reset starts a new deque), min/max decimated by halves whenever
+it would pass ARCHIVE_MAX_BYTES: the run's whole past stays viewable, coarser the longer it
+runs."""
 
 import math
+import weakref
 
 import numpy as np
+
+from dashboard.figure import decimate_time, decimate_values
 
 RECORD = ("q", "tau_joint", "stiffness", "th1", "th2", "clamped")
 # the record's arrays (t and the frame fields, float64): at most 64 MiB; the default arm's
@@ -88,15 +95,129 @@ def record_steps(frame, window_s, dt):
 
 
 def keep_newest(history, steps):
-    """Drop the oldest steps of the deque of record frames `history` beyond `steps`: whole
-    frames, then the oldest one cut (a copy: frames are never modified once kept)."""
+    """Move the oldest steps of the deque of record frames `history` beyond `steps` to its
+    archive (archive_of): whole frames, then the oldest one cut (copies: frames are never
+    modified once kept)."""
     extra = sum(f["t"].size for f in history) - steps
+    archive = archive_of(history) if extra > 0 else None
     while extra > 0:
         first = history[0]
         n = first["t"].size
         if n <= extra:
-            history.popleft()
+            archive.add(history.popleft())
             extra -= n
             continue
-        history[0] = {k: (v[extra:] if k == "t" else v[:, extra:]).copy() for k, v in first.items()}
+        archive.add(_copy(cut(first, 0, extra)))
+        history[0] = _copy(cut(first, extra, n))
         extra = 0
+
+
+def cut(frame, i, j):
+    """Steps i..j-1 of a record frame (views)."""
+    return {k: (v[i:j] if k == "t" else v[:, i:j]) for k, v in frame.items()}
+
+
+def _copy(frame):
+    return {k: v.copy() for k, v in frame.items()}
+
+
+def nbytes(frame):
+    return sum(v.nbytes for v in frame.values())
+
+
+# ---------------------------------------------------------------- the run's archive
+
+# the archive's arrays: at most 32 MiB per run (the default arm's 1 kHz steps: about 4.5 min at
+# full resolution; each halving doubles the span at half the resolution)
+ARCHIVE_MAX_BYTES = 32 * 2**20
+MERGE_FRAMES = 256  # evicted frames merged into one chunk (keeps the chunk list short)
+
+
+class Archive:
+    """The steps of one run older than its record: chunks of record frames, oldest first, each
+    with its level (halved `level` times). Levels never rise toward the newest chunk, so the
+    chunks of the lowest level are the newest ones; halving those first keeps the resolution
+    about even over the run. Frames are never modified once kept (readers hold references
+    outside the lock): a merge or a halving replaces the list."""
+
+    def __init__(self, max_bytes=ARCHIVE_MAX_BYTES):
+        self.max_bytes = max_bytes
+        self.chunks = []  # [(level, frame)]
+        self.tail = []  # frames added since the last merge (level 0)
+        self.nbytes = 0
+        self.halvings = 0
+
+    def add(self, frame):
+        self.tail.append(frame)
+        self.nbytes += nbytes(frame)
+        if len(self.tail) >= MERGE_FRAMES:
+            self._merge_tail()
+        while self.nbytes > self.max_bytes and self._halve():
+            pass
+
+    def _merge_tail(self):
+        if self.tail:
+            self.chunks = [*self.chunks, (0, join(self.tail))]
+            self.tail = []
+
+    def _halve(self):
+        """The newest chunks of the lowest level -> their min/max over 4 steps (half the steps,
+        one level up); a group too short to halve joins the level before it. False when
+        nothing is left to halve."""
+        self._merge_tail()
+        low = self.chunks[-1][0] if self.chunks else None
+        k = next((i for i, (level, _) in enumerate(self.chunks) if level == low), 0)
+        group = join([f for _, f in self.chunks[k:]]) if self.chunks else None
+        if group is None or group["t"].size < 8:
+            if k == 0:
+                return False
+            up = self.chunks[k - 1][0]
+            self.chunks = [*self.chunks[:k], *((up, f) for _, f in self.chunks[k:])]
+            return True
+        halved = {
+            k_: decimate_time(v, 4) if k_ == "t" else decimate_values(v, 4)
+            for k_, v in group.items()
+        }
+        self.chunks = [*self.chunks[:k], (low + 1, halved)]
+        self.nbytes = sum(nbytes(f) for f in self.frames())
+        self.halvings += 1
+        return True
+
+    def frames(self):
+        return [f for _, f in self.chunks] + self.tail
+
+
+_ARCHIVES: dict[
+    int, Archive
+] = {}  # id(record deque) -> its Archive, dropped when the deque is collected
+
+
+def archive_of(history):
+    """The Archive of the record deque `history` (made on first use). Kept beside the deque,
+    not in it: the exports and first views read the deque as the record alone."""
+    key = id(history)
+    archive = _ARCHIVES.get(key)
+    if archive is None:
+        archive = _ARCHIVES[key] = Archive()
+        weakref.finalize(history, _ARCHIVES.pop, key, None)
+    return archive
+
+
+def run_frames(history, t0, t1):
+    """The run's frames (archive, then record) cut to the steps with t0 <= t <= t1 (s): views,
+    call under the lock that guards `history`; nothing is copied."""
+    out = []
+    for f in [*archive_of(history).frames(), *history]:
+        t = f["t"]
+        if not t.size or t[-1] < t0 or t[0] > t1:
+            continue
+        i, j = np.searchsorted(t, t0, "left"), np.searchsorted(t, t1, "right")
+        if j > i:
+            out.append(cut(f, i, j))
+    return out
+
+
+def run_span(history):
+    """(first, last) step time of the run kept (archive and record), s, or None."""
+    parts = [f["t"] for f in [*archive_of(history).frames(), *history] if f["t"].size]
+    return (float(parts[0][0]), float(parts[-1][-1])) if parts else None

@@ -1,12 +1,24 @@
-"""GET /api/plots: the page's plot specification (dashboard/plot_specs.py; PROTOCOL.md "Plots"),
-the one table the server's figure and the page's plots are both built from. A read of constant
-data: it passes the Host and token checks of every route (dashboard/security.py)."""
+"""The plots' data beyond the live stream (PROTOCOL.md "Plots"): GET /api/plots, the page's plot
+specification (dashboard/plot_specs.py), the one table the server's figure and the page's plots
+are both built from; GET /api/plots/range, a past window of the run (the record and its archive,
+dashboard/frames.py) decimated as a first view, for the page's scrub back; GET /api/rl/runs, the
+RL runs of this server session with their curves and hyperparameters (dashboard/rl_runs.py).
+Reads: they pass the Host and token checks of every route (dashboard/security.py)."""
 
-from fastapi import APIRouter
+import asyncio
 
+from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi.responses import Response
+
+from dashboard import figure as fig
+from dashboard import frames, rl_runs
 from dashboard.plot_specs import spec
+from dashboard.routes.api import Runner
 
 router = APIRouter(prefix="/api", tags=["simulation"])
+
+MAX_RANGE_POINTS = 4000  # points per trace of a range answer, at most (and figure_max_values)
+MAX_TIME_S = 1e9  # bound of t0 / t1, s
 
 
 @router.get(
@@ -16,3 +28,61 @@ router = APIRouter(prefix="/api", tags=["simulation"])
 )
 async def plots():
     return spec()
+
+
+def _range_text(frames_, span, run_id, t0, t1, points, settings):
+    """The range answer's JSON text: the frames decimated to at most `points` per trace."""
+    history = None
+    if frames_:
+        n, _, j = frames_[0]["q"].shape
+        per_trace = settings.figure_max_values // (n * j * len(fig.FRAME_FIELDS) + 1)
+        points = max(2, min(points, per_trace - per_trace % 2))  # as a first view's bound
+        history = fig.decimated_history(frames_, points)
+    x, y = (
+        ([], [])
+        if history is None
+        else (fig.rounded_times(history[0]), fig.rounded_rows(history[1]))
+    )
+    body = {"run_id": run_id, "span": span, "t0": t0, "t1": t1, "x": x, "y": y}
+    return fig.dumps(body)
+
+
+@router.get(
+    "/plots/range",
+    summary="the run's samples with t0 <= t <= t1 (s; default: the whole run kept) decimated "
+    "min/max to at most `points` per trace, in the figure's trace order; `span` is the first "
+    "and last time kept",
+)
+async def plot_range(
+    request: Request,
+    runner: Runner,
+    t0: float | None = Query(None, ge=0, le=MAX_TIME_S, description="window start, s"),
+    t1: float | None = Query(None, ge=0, le=MAX_TIME_S, description="window end, s"),
+    points: int = Query(1000, ge=2, le=MAX_RANGE_POINTS, description="points per trace"),
+):
+    if t0 is not None and t1 is not None and t1 < t0:
+        raise HTTPException(422, f"t1 = {t1:g} s is before t0 = {t0:g} s: t1 must be >= t0")
+    with runner.lock:
+        history = runner.session.history
+        span = frames.run_span(history)
+        run_id = runner.session.run_id
+        lo = t0 if t0 is not None else (span[0] if span else 0.0)
+        hi = t1 if t1 is not None else (span[1] if span else 0.0)
+        parts = frames.run_frames(history, lo, hi)
+    text = await asyncio.to_thread(
+        _range_text, parts, span, run_id, lo, hi, points, request.app.state.settings
+    )
+    return Response(text, media_type="application/json")
+
+
+@router.get(
+    "/rl/runs",
+    tags=["reinforcement learning"],
+    summary=f"the RL runs of this server session (at most {rl_runs.MAX_RUNS}, newest last): id, "
+    "status, hyperparameters, metric and learning curve",
+)
+async def rl_runs_history(request: Request):
+    state = request.app.state
+    if getattr(state, "rl_runs", None) is None:
+        state.rl_runs = rl_runs.RunsHistory()
+    return await asyncio.to_thread(state.rl_runs.answer, state.rl, state.settings.rl_curve_points)

@@ -1,0 +1,119 @@
+"""The plots' data beyond the live stream (PROTOCOL.md "Plots", "RL"): GET /api/plots/range
+serves any past window of the whole run (the record's dropped steps live on in its archive),
+exactly the steps a plain asr.Sim rolls out; the archive stays within its bound by halving its
+resolution with min/max (peaks survive); GET /api/rl/runs answers the runs of the server session
+(two real `asr train` runs) with their hyperparameters and curves; bad queries get a 422 naming
+the parameter. Waits are in simulated time or on the trainer, with generous deadlines."""
+
+import collections
+
+import numpy as np
+import pytest
+
+from tests.conftest import require
+
+require("fastapi")
+require("httpx")
+
+from dashboard_server import app_client, wait_for, wait_sim_past  # noqa: E402
+from test_dashboard_export_samples import direct_q, start_held, synthetic_frame  # noqa: E402
+
+from dashboard import frames  # noqa: E402
+
+
+@pytest.mark.slow
+def test_range_serves_the_whole_run_beyond_the_window():
+    # window 1 s at speed max: by 4 s the record holds the last second only; the steps of
+    # 0.5..1.5 s come from the archive, every one of them (points > steps: no decimation)
+    with app_client(window_s=1.0) as client:
+        start_held(client)
+        client.post("/api/control", json={"speed": "max"})
+        wait_sim_past(client, 4.0)
+        state = client.post("/api/control", json={"paused": True}).json()
+        r = client.get("/api/plots/range", params={"t0": 0.5, "t1": 1.5, "points": 4000})
+        assert r.status_code == 200, r.text
+        body = r.json()
+        whole = client.get("/api/plots/range", params={"points": 100}).json()
+        bad = [
+            client.get("/api/plots/range", params=p)
+            for p in ({"t0": 2, "t1": 1}, {"points": 1}, {"t0": -1}, {"t1": "nan"})
+        ]
+    dt = state["dt"]
+    x = np.array(body["x"])
+    first = int(round(0.5 / dt))
+    np.testing.assert_allclose(x, dt * np.arange(first, first + x.size), atol=1e-9)
+    assert x[0] == pytest.approx(0.5) and x[-1] == pytest.approx(1.5)
+    # trace order: (instance, joint, series); q is series 0 of each joint
+    q = direct_q(int(round(1.5 / dt)))[0, first - 1 :]  # (T, J)
+    series = len(body["y"]) // 2
+    for k in range(2):
+        np.testing.assert_allclose(body["y"][k * series], q[:, k], rtol=0, atol=2e-5)
+    assert body["span"][0] == pytest.approx(dt) and body["span"][1] == pytest.approx(state["time"])
+    assert body["run_id"] == state["run_id"]
+    # the whole run, decimated to at most 100 points per trace
+    assert 50 <= len(whole["x"]) <= 100 and whole["x"][0] == pytest.approx(dt)
+    assert all(b.status_code == 422 for b in bad), [b.text for b in bad]
+    assert "t1 = 1 s is before t0 = 2 s" in bad[0].json()["detail"]
+    assert "points" in str(bad[1].json()["detail"])
+
+
+def test_archive_halves_within_its_bound_and_keeps_peaks():
+    dt = 1e-3
+    history = collections.deque()
+    archive = frames.archive_of(history)
+    archive.max_bytes = 200_000  # a small bound: halved several times
+    peak_at = 5000  # a spike in one step of q
+    for k in range(300):
+        f = synthetic_frame(k * 40, 40, 2, 3, dt)
+        if k * 40 < peak_at <= k * 40 + 40:
+            f["q"][:, peak_at - k * 40 - 1] = 1e6
+        history.append(f)
+        frames.keep_newest(history, 1000)
+    assert archive.nbytes <= archive.max_bytes and archive.halvings >= 2
+    span = frames.run_span(history)
+    assert span == (pytest.approx(dt), pytest.approx(12000 * dt))
+    parts = frames.run_frames(history, 0.0, 1.0)
+    t = np.concatenate([p["t"] for p in parts])
+    assert np.all(np.diff(t) > 0)
+    assert max(p["q"].max() for p in frames.run_frames(history, 4.0, 6.0)) == 1e6
+    # the record itself is untouched: the newest 1000 steps, every one
+    assert sum(f["t"].size for f in history) == 1000
+
+
+def _start(client, task, **over):
+    body = {
+        "task": task,
+        "num_envs": 2,
+        "total_steps": 64,
+        "n_steps": 16,
+        "batch_size": 32,
+        **over,
+    }
+    r = client.post("/api/rl/start", json=body)
+    assert r.status_code == 200, r.text
+    return body
+
+
+def _finished(client):
+    st = client.get("/api/rl/status").json()
+    return not st["running"] and st["curve"]["steps"] and st
+
+
+@pytest.mark.slow
+def test_runs_history_holds_each_run_with_its_hyperparameters():
+    require("stable_baselines3")
+    with app_client() as client:
+        first = _start(client, "asr/Reach2DOF-v0", learning_rate=3e-4, gamma=0.9)
+        st1 = wait_for(lambda: _finished(client), 180, "run 1 to finish", 0.5)
+        second = _start(client, "asr/Throw-v0", learning_rate=1e-3, gamma=0.99)
+        st2 = wait_for(lambda: _finished(client), 180, "run 2 to finish", 0.5)
+        runs = client.get("/api/rl/runs").json()
+    assert [r["run"] for r in runs["runs"]] == [1, 2] and runs["max_runs"] == 8
+    for run, asked, st in zip(runs["runs"], (first, second), (st1, st2)):
+        for key in ("task", "num_envs", "total_steps", "learning_rate", "n_steps", "batch_size"):
+            assert run["config"][key] == asked[key], (key, run["config"])
+        assert run["config"]["gamma"] == asked["gamma"] and run["config"]["algo"] == "PPO"
+        assert run["curve"]["steps"] == st["curve"]["steps"]
+        assert run["curve"]["return"] == st["curve"]["return"]
+    assert runs["runs"][1]["metric"]["name"] == "distance thrown"
+    assert runs["runs"][0]["status"] == "ended" and runs["runs"][1]["status"] == "finished"
