@@ -5,11 +5,13 @@ history_npz, history_html) and the policy exports (POST /api/rl/policy.onnx,
 
 Why a child: torch's ONNX exporter is not thread-safe (two exports at once fail, and leave it
 failing for the next ones), it imports torch into the server for good, and it can take long.
-The child, `python -m dashboard.exports KIND OUT FOLDER [ROBOT VARIANT ROS]`, writes OUT or prints
-one JSON line {"status", "detail"} (the HTTP answer: 422 bad checkpoint, 501 export not
-available) and exits 1. The parent (ExportGate.run) lets one child run at a time; requests
-arriving meanwhile wait their turn (at most MAX_WAITING; beyond, 429), and a child running longer
-than Settings.export_timeout_s is killed (504), and so is one running when the server stops.
+The child, `python -m dashboard.exports KIND OUT FOLDER [TASK | ROBOT VARIANT ROS]`, writes OUT
+or prints one JSON line {"status", "detail"} (the HTTP answer: 422 bad checkpoint, 501 export
+not available) and exits 1. RL "watch" runs its policy from such an ONNX export with
+onnxruntime (dashboard/rl.py), so torch and Stable-Baselines3 never enter the server process.
+The parent (ExportGate.run) lets one child run at a time; requests arriving meanwhile wait their
+turn (at most MAX_WAITING; beyond, 429), and a child running longer than
+Settings.export_timeout_s is killed (504), and so is one running when the server stops.
 """
 
 import asyncio
@@ -102,6 +104,12 @@ class ExportGate:
         return await asyncio.shield(job)
 
 
+def export_bytes(kind, args, timeout_s):
+    """The bytes of export `kind` of `args` made in a child now, outside any ExportGate (a
+    PolicyWatcher made outside the server); ExportError otherwise."""
+    return _run_child(kind, tuple(args), timeout_s, set())
+
+
 def _kill(proc):
     try:
         os.killpg(proc.pid, signal.SIGKILL)
@@ -161,13 +169,14 @@ def _child_error(code, output):
 # ---------------------------------------------------------------- the child
 
 
-def _onnx(out, folder):
+def _onnx(out, folder, task=None):
+    """The checkpoint's policy as ONNX; task: its asr env id (default: the folder's config)."""
     try:
         from asr.rl import export_onnx
     except (ImportError, AttributeError) as exc:
         raise ExportError(501, f"ONNX export is not available on this server: {exc}") from None
     try:
-        export_onnx(folder, out)
+        export_onnx(folder, out, task=task or None)
     except (ValueError, TypeError, OSError) as exc:
         raise ExportError(422, str(exc)) from None
 

@@ -15,8 +15,10 @@ rewritten atomically after every PPO update) and the process, and publishes an `
 every client when either changed; the curve sent is decimated to at most
 `Settings.rl_curve_points` rows and the file read is bounded (MAX_CURVE_BYTES).
 
-PolicyWatcher ("watch"): the latest checkpoint's SB3 model (model.zip) and observation
-normaliser (vecnormalize.pkl) loaded in the server (torch on one thread); the runner asks it for
+PolicyWatcher ("watch"): the latest checkpoint's policy exported as ONNX in a child process
+(dashboard/exports.py, the same export as POST /api/rl/policy.onnx: the SB3 actor's mean with the
+observation normaliser) and run in the server with onnxruntime, so torch and Stable-Baselines3
+never load into the server (they would hold ~500 MB for good); the runner asks it for
 references at every env step of the task (dashboard/watch.py). Observation and references come
 from the task's own code: the watcher keeps an instance of the task's vector env (never
 stepped), writes the runner's link state and the episode's env step into it and calls its
@@ -32,7 +34,6 @@ the run has not failed (can_watch in the status; NothingToWatch, 422, otherwise)
 import json
 import math
 import os
-import pickle
 import shutil
 import signal
 import subprocess
@@ -140,6 +141,7 @@ class TrainingManager:
         self._closed = threading.Event()
         self._thread = None
         self.watch_info = watch_info or (lambda: None)  # the runner's watched policy, or None
+        self._onnx = None  # (checkpoint key, ONNX bytes) of the last policy watched
 
     # ------------------------------------------------------------ status
 
@@ -214,6 +216,29 @@ class TrainingManager:
             if problem is not None:
                 raise NothingToWatch(problem)
             return self._run["dir"]
+
+    def watch_target(self):
+        """(folder, task, run id, seed) of the latest run when its policy can be watched (the
+        errors of watch_dir)."""
+        with self._lock:
+            folder = self.watch_dir()
+            run = self._run
+            return folder, run["config"]["task"], run["id"], run["config"]["seed"]
+
+    def checkpoint_key(self, folder):
+        """The name of the folder's current checkpoint (the target of its `checkpoint` link; the
+        folder itself for one without): an export of it is reused until the next update."""
+        return os.path.realpath(os.path.join(folder, "checkpoint"))
+
+    def cached_policy(self, key):
+        """The ONNX bytes exported for checkpoint `key`, or None."""
+        with self._lock:
+            return self._onnx[1] if self._onnx and self._onnx[0] == key else None
+
+    def keep_policy(self, key, data):
+        """Keep the ONNX bytes of checkpoint `key` (one at a time: the latest)."""
+        with self._lock:
+            self._onnx = (key, data)
 
     # ------------------------------------------------------------ control
 
@@ -488,15 +513,15 @@ def watchable_tasks():
 
 
 class PolicyWatcher:
-    """The SB3 policy of a training folder acting on the runner's Sim as the task's agent.
-    Loaded off the runner thread (torch import, model load, the task env); used on the runner
-    thread only."""
+    """The policy of a training run acting on the runner's Sim as the task's agent, run with
+    onnxruntime (asr.rl.OnnxPolicy: the observation normalisation and the action clip are in
+    the graph) so that the server never imports torch. `policy`: the ONNX file's bytes (the
+    server's export child made them), an OnnxPolicy, or a training folder (exported here in a
+    child, dashboard/exports.py). Made off the runner thread; used on the runner thread only."""
 
-    def __init__(self, folder, task, run_id=None, seed=0):
-        import torch
-        from stable_baselines3 import PPO
+    def __init__(self, policy, task, run_id=None, seed=0, export_timeout_s=120.0):
+        from asr.rl.onnx_policy import OnnxPolicy
 
-        torch.set_num_threads(1)
         self.task = task
         self.run = run_id
         cls = task_class(task)
@@ -507,18 +532,18 @@ class PolicyWatcher:
         self.episode_steps = int(cls.max_episode_steps)
         space = cls.single_action_space
         self.low, self.high = np.asarray(space.low, float), np.asarray(space.high, float)
-        self.model = PPO.load(os.path.join(folder, "model.zip"), device="cpu")
-        shapes = (self.model.observation_space.shape, self.model.action_space.shape)
-        if shapes != (cls.single_observation_space.shape, space.shape):
+        if isinstance(policy, (str, os.PathLike)):
+            from dashboard.exports import export_bytes
+
+            policy = export_bytes("onnx", (os.fspath(policy), task), export_timeout_s)
+        try:
+            if not isinstance(policy, OnnxPolicy):
+                policy = OnnxPolicy.from_bytes(policy, name=f"run {run_id}'s policy.onnx")
+            self.model = policy.check_task(cls)
+        except ValueError as exc:
             raise RLInputError(
-                f"task: the policy in run {run_id} maps observations {shapes[0]} to actions "
-                f"{shapes[1]}, not those of {task!r}"
-            )
-        self.norm = None
-        path = os.path.join(folder, "vecnormalize.pkl")
-        if os.path.isfile(path):
-            with open(path, "rb") as f:  # written by the server's own trainer, in its folder
-                self.norm = pickle.load(f)
+                f"task: the policy of run {run_id} does not fit {task!r}: {exc}"
+            ) from None
         self.rng = np.random.default_rng(seed)
         self.env = cls(1)  # the task's own observation and references (never stepped)
         self.ended = True  # the current episode is over: the next act starts one
@@ -550,10 +575,7 @@ class PolicyWatcher:
         env = self.env
         env.q[...], env.qd[...] = q, qd
         env._elapsed[:] = self.env_step
-        obs = env._observe()
-        if self.norm is not None:
-            obs = self.norm.normalize_obs(obs)
-        action, _ = self.model.predict(obs.astype(np.float32), deterministic=True)
+        action = self.model(env._observe())  # (n, act_dim) float32, inside the action Box
         action = np.clip(np.asarray(action, float).reshape(n, -1), self.low, self.high)
         self.held = np.asarray(env._refs(action), float)
         self.left = self.frame_skip

@@ -427,3 +427,93 @@ def test_rl_panel_in_chromium():
             assert not errors, errors
         finally:
             browser.close()
+
+
+# ------------------------------------------------------------------ watch runs ONNX, not torch
+
+NO_TORCH_SCRIPT = """
+import json, sys, time
+from fastapi.testclient import TestClient
+from dashboard.app import create_app
+from dashboard.settings import Settings
+
+with TestClient(create_app(Settings()), base_url="http://127.0.0.1") as c:
+    r = c.post("/api/rl/start", json=json.loads(sys.argv[1]))
+    assert r.status_code == 200, r.text
+    deadline = time.monotonic() + 90
+    while c.get("/api/rl/status").json()["running"] and time.monotonic() < deadline:
+        time.sleep(0.2)
+    r = c.post("/api/rl/watch")
+    assert r.status_code == 200, r.text
+    while c.get("/api/state").json()["watch"]["env_step"] < 3 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    state = c.get("/api/state").json()
+    heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "stable_baselines3"))
+    print(json.dumps({"env_step": state["watch"]["env_step"], "heavy": heavy,
+                      "onnxruntime": "onnxruntime" in sys.modules}))
+"""
+
+
+@pytest.mark.slow
+def test_watch_never_imports_torch_into_the_server():
+    """The dashboard imported, a training run and watched in a fresh process: the watched policy
+    acts (env steps go by) and neither torch nor stable_baselines3 is in sys.modules (the trainer
+    and the ONNX export ran in children)."""
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", NO_TORCH_SCRIPT, json.dumps({**TRAIN, "total_steps": 128})],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["env_step"] >= 3 and got["onnxruntime"], got
+    assert got["heavy"] == [], got["heavy"][:10]
+
+
+@pytest.mark.slow
+def test_watched_references_are_the_onnx_policys(tmp_path):
+    """The watcher of a training folder (its policy exported in a child, run with onnxruntime)
+    holds exactly the references the task makes of OnnxPolicy's actions on the same
+    observations (the ONNX file exported here), and those actions are the torch policy's
+    (SB3 predict on the normalised observations) to float32 precision."""
+    import numpy as np
+
+    from asr.rl import train
+    from asr.rl.onnx_policy import OnnxPolicy, export_onnx, load_training
+    from dashboard.rl import PolicyWatcher, task_class
+
+    task = TRAIN["task"]
+    folder = tmp_path / "run"
+    train(
+        task,
+        total_steps=128,
+        num_envs=4,
+        n_steps=16,
+        batch_size=64,
+        out_dir=folder,
+        eval_episodes=1,
+        final_eval_episodes=1,
+    )
+    w = PolicyWatcher(str(folder), task, run_id=1, seed=5)
+    policy = OnnxPolicy(export_onnx(folder, tmp_path / "policy.onnx"))
+    model, vn, _ = load_training(folder)
+    env = task_class(task)(3)  # link states to act on: the task's own, driven by the policy
+    env.reset(seed=11)
+    w.act(env.q.copy(), env.qd.copy())  # the watcher's episode starts (its own target)
+    for _ in range(4):
+        env.step(np.clip(np.asarray(policy(env._observe()), float), w.low, w.high))
+        q, qd = env.q.copy(), env.qd.copy()
+        mine = w.env  # the observation as the watcher builds it (its target, its env step)
+        mine.q[...], mine.qd[...], mine._elapsed[:] = q, qd, w.env_step
+        obs = mine._observe()
+        action = np.clip(np.asarray(policy(obs), float), w.low, w.high)
+        expected = np.asarray(mine._refs(action), float)
+        np.testing.assert_array_equal(w.act(q, qd), expected)
+        torch_action = model.predict(vn.normalize_obs(obs).astype(np.float32), deterministic=True)
+        np.testing.assert_allclose(action, np.clip(torch_action[0], w.low, w.high), atol=1e-5)
+    assert w.info()["env_step"] == 5 and w.info()["episode"] == 1

@@ -27,7 +27,9 @@ env step, frame_skip * dt), obs_normalization (JSON {"clip_obs", "epsilon"} or n
 asr_version, torch_version, source.
 
 OnnxPolicy(path, env=None) runs such a file with onnxruntime (CPU, one thread by default):
-policy(obs) -> actions for (N, obs_dim) -> (N, act_dim) or (obs_dim,) -> (act_dim,).
+policy(obs) -> actions for (N, obs_dim) -> (N, act_dim) or (obs_dim,) -> (act_dim,);
+OnnxPolicy.from_bytes(data) runs a file's bytes (the dashboard gets them from an export child,
+so that the server never imports torch); policy.predict(obs) answers as SB3's model.predict.
 """
 
 import json
@@ -329,17 +331,29 @@ class OnnxPolicy:
     variant, control_period_s, observation / action (lists of entries as in the metadata)."""
 
     def __init__(self, path, *, env=None, threads=1):
-        import onnxruntime as ort
-
         if isinstance(path, bool) or not isinstance(path, (str, os.PathLike)):
             raise TypeError(f"path: expected an ONNX file path, got {type(path).__name__}")
+        with open(os.fspath(path), "rb") as f:
+            data = f.read()
+        self._load(data, os.fspath(path), env, threads)
+
+    @classmethod
+    def from_bytes(cls, data, *, name="<bytes>", env=None, threads=1):
+        """The policy of an ONNX file's bytes (`name` stands for its path in messages)."""
+        if not isinstance(data, (bytes, bytearray)):
+            raise TypeError(f"data: expected the bytes of an ONNX file, got {type(data).__name__}")
+        self = cls.__new__(cls)
+        self._load(bytes(data), str(name), env, threads)
+        return self
+
+    def _load(self, data, path, env, threads):
+        import onnxruntime as ort
+
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 0:
             raise ValueError(
                 f"threads: got {threads!r}, valid: an int >= 0 (0: onnxruntime's default)"
             )
-        self.path = os.fspath(path)
-        with open(self.path, "rb") as f:
-            data = f.read()
+        self.path = path
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = threads
         opts.inter_op_num_threads = threads
@@ -404,6 +418,17 @@ class OnnxPolicy:
             )
         a = self.session.run([self._out], {self._in: np.ascontiguousarray(x)})[0]
         return a[0] if single else a
+
+    def predict(self, obs, state=None, episode_start=None, deterministic=True):
+        """(actions, None): the call shape of Stable-Baselines3's model.predict, so code written
+        for it runs an exported policy. The policy is the deterministic one (deterministic=False
+        is refused), and obs are raw observations: the file normalises them itself."""
+        if deterministic is not True:
+            raise ValueError(
+                f"deterministic: got {deterministic!r}, valid: True (an exported policy is "
+                "the actor's mean)"
+            )
+        return self(obs), None
 
     def __repr__(self):
         return (

@@ -114,10 +114,17 @@ async def stop(request: Request):
     return await asyncio.to_thread(manager(request).stop)
 
 
-def _watcher(m):
-    folder = m.watch_dir()
-    st = m.status()
-    return rl.PolicyWatcher(folder, st["config"]["task"], st["run"], seed=st["config"]["seed"])
+async def _watcher(request, m):
+    """The PolicyWatcher of the latest run: its checkpoint exported as ONNX in a child (the
+    export gate's; reused while the checkpoint is the same) and run with onnxruntime, so that
+    torch never loads into the server."""
+    folder, task, run, seed = await asyncio.to_thread(_answer, m.watch_target)
+    key = m.checkpoint_key(folder)
+    data = m.cached_policy(key)
+    if data is None:
+        data = await _export(request, "onnx", folder, task)
+        m.keep_policy(key, data)
+    return await asyncio.to_thread(_answer, rl.PolicyWatcher, data, task, run, seed)
 
 
 @router.post(
@@ -127,7 +134,7 @@ def _watcher(m):
 )
 async def watch(request: Request, runner: Runner):
     m = manager(request)
-    w = await asyncio.to_thread(_answer, _watcher, m)
+    w = await _watcher(request, m)
     state = await run_command(runner, lambda r: r.start_watch(w))
     m.publish_status()
     return state
