@@ -10,6 +10,11 @@ run.
   (asr.iterative_learning.lowpass) applied to every update.
 - Diverging: the max error grew in DIVERGE_GROWTHS trials in a row and the latest is more than
   DIVERGE_FACTOR times the smallest so far; the run then stops at that trial.
+- Result (POST /api/ilc/result.npz): the last run's learned feed-forward of every trial (the
+  input eq(t) of trial n, recorded as asr.ilc builds it: the first trial's is the reference,
+  each next one the last plus the filtered update), its errors per trial and its settings. The
+  trials' inputs are bounded to MAX_INPUTS_BYTES: a longer run keeps evenly spaced trials, the
+  first and the last always.
 """
 
 import io
@@ -27,6 +32,7 @@ from dashboard.session import num
 
 DIVERGE_GROWTHS = 3  # trials in a row whose max error grew
 DIVERGE_FACTOR = 2.0  # ... past this multiple of the smallest max error so far
+MAX_INPUTS_BYTES = 32 << 20  # the trials' inputs kept for the download (float64), at most
 
 # verdict -> the status text's words (the message of the final `ilc` event)
 VERDICTS = {
@@ -96,6 +102,45 @@ def final_message(kind, errors, tol):
     best = min(x for x in errors if x is not None) if any(x is not None for x in errors) else None
     best_s = "nan" if best is None else f"{best:.3g}"
     return f"{words} at iteration {n}: max |e| {last_s} rad (best {best_s}, tol {tol:g} rad)"
+
+
+def kept_trials(iterations, bytes_per_input, max_bytes=MAX_INPUTS_BYTES):
+    """The trial numbers (1-based) whose inputs a run of at most `iterations` trials keeps: all
+    of them when they fit in max_bytes, else evenly spaced ones, the first and the last."""
+    most = max(2, int(max_bytes // max(1, bytes_per_input)))
+    if iterations <= most:
+        return set(range(1, iterations + 1))
+    return {int(n) for n in np.linspace(1, iterations, most).round()}
+
+
+class InputRecorder:
+    """The `filter` given to asr.ilc: applies the run's own filter (or none) to every update and
+    rebuilds the input of the next trial as asr.ilc does (the last input plus the update, the
+    same float operations on one instance), keeping those of the trials in `keep`."""
+
+    def __init__(self, first, inner, keep):
+        self.inner = inner
+        self.description = getattr(inner, "description", None) if inner else "none"
+        self.input = np.array(first, dtype=float)  # (N, T, J) rad, the current trial's
+        self.trial = 1
+        self.keep = keep
+        self.kept = {1: self.input.copy()} if 1 in keep else {}
+
+    def __call__(self, update):
+        out = np.asarray(update if self.inner is None else self.inner(update), dtype=float)
+        self.input = self.input + out
+        self.trial += 1
+        if self.trial in self.keep:
+            self.kept[self.trial] = self.input.copy()
+        return out
+
+    def trials(self, last_input, trials):
+        """(numbers (K,), inputs (K, N, T, J) rad) of the kept trials of a run of `trials`
+        trials whose last input is last_input (always kept)."""
+        kept = {n: u for n, u in self.kept.items() if n <= trials}
+        kept[trials] = np.asarray(last_input, dtype=float)
+        numbers = sorted(kept)
+        return np.array(numbers, dtype=np.int64), np.stack([kept[n] for n in numbers])
 
 
 class Busy(RuntimeError):
@@ -221,6 +266,10 @@ class ILCRun:
             q = min_jerk(t, 0.0, cfg["target"], cfg["duration"])
             ref = np.repeat(q[:, None], sim.n_joints, axis=1)
 
+            inner = update_filter(cfg["lowpass_hz"], sim.dt)
+            keep = kept_trials(cfg["iterations"], ref.nbytes)
+            recorder = InputRecorder(ref[None], inner, keep)
+
             def callback(n, row, converged):
                 errors.append(num(row[0]))
                 diverged[0] = not converged[0] and diverging(errors)
@@ -231,15 +280,17 @@ class ILCRun:
                 sim,
                 ref,
                 schedule=gain_schedule(cfg["gain"], cfg["gain_decay"]),
-                filter=update_filter(cfg["lowpass_hz"], sim.dt),
+                filter=recorder,
                 preset=cfg["preset"],
                 tol=cfg["tol"],
                 max_iter=cfg["iterations"],
                 settle_s=cfg["settle_s"],
                 callback=callback,
             )
+            res.metadata["filter"] = None if inner is None else res.metadata["filter"]
+            numbers, inputs = recorder.trials(res.input, len(errors))
             with self._lock:
-                self._result = res
+                self._result = (res, numbers, inputs, dict(cfg))
             kind = verdict(
                 bool(res.converged[0]), diverged[0], self._stopped(), len(errors), cfg["iterations"]
             )
@@ -259,11 +310,19 @@ class ILCRun:
             )
 
     def result_npz(self):
-        """The last finished run's arrays as .npz bytes, or None."""
+        """The last finished run's arrays as .npz bytes, or None: asr.ilc's result (input,
+        reference, output (N, T, J) rad, errors (n, N), errors_joint (n, N, J) rad, presets,
+        dt), `time` (T,) s, `trial_inputs` (K, N, T, J) rad the learned feed-forward of the
+        trials `trials` (K,) (every trial up to MAX_INPUTS_BYTES), `trial_errors` (n,) rad the
+        max |e| of every trial (the status' errors), and JSON `settings` (the run's start
+        fields, verdict, message) and `metadata` (asr.ilc's)."""
         with self._lock:
-            res = self._result
-        if res is None:
+            result = self._result
+            status = dict(self._status)
+        if result is None:
             return None
+        res, numbers, inputs, cfg = result
+        settings = dict(cfg, verdict=status.get("verdict"), message=status.get("message"))
         buf = io.BytesIO()
         np.savez_compressed(
             buf,
@@ -274,6 +333,11 @@ class ILCRun:
             errors_joint=res.errors_joint,
             presets=res.presets,
             dt=np.array(res.dt),
+            time=res.time,
+            trials=numbers,
+            trial_inputs=inputs,
+            trial_errors=res.errors[:, 0],
+            settings=np.array(json.dumps(settings)),
             metadata=np.array(json.dumps(res.metadata)),
         )
         return buf.getvalue()

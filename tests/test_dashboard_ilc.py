@@ -128,3 +128,67 @@ def test_stop_is_final(client):
     assert any(e.get("stopping") for e in events)
     assert events[-1]["seq"] == st["seq"]  # nothing changed after the final event
     assert client.post("/api/ilc/stop").json() == st  # a stop after the end changes nothing
+
+
+def test_kept_trials_are_bounded():
+    assert rules.kept_trials(20, 1000, max_bytes=10**6) == set(range(1, 21))
+    kept = rules.kept_trials(50, 10**5, max_bytes=10**6)  # room for 10 inputs
+    assert len(kept) == 10 and {1, 50} <= kept
+    assert rules.kept_trials(50, 10**9, max_bytes=10**6) == {1, 50}  # always the two ends
+
+
+def load_result(data):
+    import io
+    import json
+
+    with np.load(io.BytesIO(data)) as z:
+        out = {k: z[k] for k in z.files}
+    out["settings"] = json.loads(str(out["settings"]))
+    return out
+
+
+@pytest.mark.slow
+def test_result_download_holds_every_trial(client):
+    """POST /api/ilc/result.npz after a run: the learned feed-forward of every trial (the first
+    the reference, the last the result's input, trial n's the input asr.ilc itself learns in n
+    trials), the errors per trial equal to the status', and the run's settings."""
+    body = {"iterations": 3, "gain_decay": None, "lowpass_hz": 2.0, "tol": 0.01}
+    _, st = run_to_end(client, body)
+    assert st["has_result"] and len(st["errors"]) == 3, st
+    r = client.post("/api/ilc/result.npz")
+    assert r.status_code == 200 and r.headers["content-disposition"].endswith('"asr_ilc.npz"')
+    z = load_result(r.content)
+    np.testing.assert_array_equal(z["trial_errors"], st["errors"])
+    np.testing.assert_array_equal(z["trials"], [1, 2, 3])
+    inputs = z["trial_inputs"]  # (K, N, T, J) rad
+    assert inputs.shape == (3, 1) + z["reference"].shape[1:]
+    np.testing.assert_array_equal(inputs[0], z["reference"])
+    np.testing.assert_array_equal(inputs[-1], z["input"])
+    assert z["settings"]["gain"] == 0.5 and z["settings"]["gain_decay"] is None
+    assert z["settings"]["lowpass_hz"] == 2.0 and z["settings"]["iterations"] == 3
+    assert z["settings"]["verdict"] == "max_iterations"
+    # trial 2's input is what asr.ilc learns from one trial with the same settings
+    from asr.iterative_learning import lowpass
+
+    sim = asr.Sim("qbmove_arm_2dof", 1, variant="vertical")
+    ref = z["reference"][0]
+    res = ilc(
+        sim,
+        ref,
+        gain=0.5,
+        filter=lowpass(2.0, sim.dt),
+        preset=0.2,
+        tol=0.01,
+        max_iter=2,
+        settle_s=1.0,
+    )
+    np.testing.assert_allclose(inputs[1], res.input, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(z["trial_errors"][:2], res.errors[:, 0], rtol=1e-12)
+    assert len(r.content) < 64 << 20
+
+
+def test_result_before_a_run_is_404():
+    with app_client(update_hz=10) as c:
+        r = c.post("/api/ilc/result.npz")
+        assert r.status_code == 404 and "no ILC result yet" in r.text
+        assert c.get("/api/ilc").json()["has_result"] is False
