@@ -45,7 +45,10 @@ def config_from_disk(folder):
         return {}
     hp = raw.get("hyperparameters") if isinstance(raw.get("hyperparameters"), dict) else {}
     flat = {**hp, **raw}
-    return {k: flat[k] for k in CONFIG_KEYS if isinstance(flat.get(k), (str, int, float))}
+    out = {k: flat[k] for k in CONFIG_KEYS if isinstance(flat.get(k), (str, int, float))}
+    if "algo" in out:  # the trainer writes "ppo", the dashboard's choices are "PPO"
+        out["algo"] = str(out["algo"]).upper()
+    return out
 
 
 def _metric(config):

@@ -1,9 +1,12 @@
 /* The plots (see app.js for the module map, the trace convention at its top): the figure
  * message (Plotly.react once per figure) and the extend frames (buffered, drawn at most every
  * FLUSH_MS). Which plots there are (div id, title, unit) and each series' plot and line style come
- * from the server's plot specification, GET /api/plots (dashboard/plot_specs.py), fetched once. */
+ * from the server's plot specification, GET /api/plots (dashboard/plot_specs.py), fetched once.
+ * The shared time axis (live or a past window, one zoom for all) and the log y toggles are
+ * timeline.js's; frames wait while it shows a past window. */
 import { $, api, app, hasPlotly, num, setStatus, showError, stats } from "./core.js";
 import { applyState } from "./controls.js";
+import { afterFigure, holdFrames, newerThanDrawn, yType } from "./timeline.js";
 
 let spec = null;           // {plots: [{plot, div, title, unit}], byKey, byDiv, byField}
 let specLoading = null;    // the GET /api/plots in flight
@@ -13,6 +16,11 @@ const MAX_POINTS = 4000;       // drawn points per trace, at most
 const FLUSH_MS = 100;          // redraw the plots at most 10 times per second
 const HISTORY_POINTS = 3000;   // points per trace kept from a figure's history
 const PLOT_CONFIG = { responsive: true, displaylogo: false, modeBarButtonsToRemove: ["lasso2d", "select2d"] };
+
+/* The live plots [{plot, div, title, unit}] (none before the specification) and where figure
+   trace `gi` is drawn ({plot, local} or null): for timeline.js. */
+export const livePlots = () => (spec ? spec.plots : []);
+export const routeOf = (gi) => app.route[gi] || null;
 
 // ------------------------------------------------------------------ plot specification
 
@@ -45,7 +53,8 @@ function classify(data) {
   return data.map((tr) => ({ plot: spec.byDiv[tr.meta.plot].plot, field: tr.meta.field }));
 }
 
-function plotLayout(plot, uirevision) {
+/* The layout of plot `plot`; `ys` its traces' y arrays (the log default, timeline.js). */
+function plotLayout(plot, uirevision, ys) {
   const info = spec.byKey[plot];
   return {
     uirevision,
@@ -53,9 +62,11 @@ function plotLayout(plot, uirevision) {
     margin: { l: 52, r: 8, t: 26, b: 30 },
     font: { size: 10 },
     xaxis: { title: { text: "t (s)", standoff: 2 }, automargin: true },
-    yaxis: { title: { text: info.unit }, automargin: true, zeroline: true },
-    // outside the plot area, right of it (plotly widens the margin for it): never over a trace
-    legend: { orientation: "v", x: 1.01, xanchor: "left", y: 1, yanchor: "top", font: { size: 9 } },
+    yaxis: { title: { text: info.unit }, automargin: true, zeroline: true, type: yType(plot, ys) },
+    // outside the plot area, right of it (plotly widens the margin for it): never over a trace;
+    // taller than the plot (16-48 traces of a compare), it scrolls; one group per instance
+    legend: { orientation: "v", x: 1.01, xanchor: "left", y: 1, yanchor: "top", font: { size: 9 },
+              tracegroupgap: 4, groupclick: "toggleitem", itemwidth: 24 },
     showlegend: true,
     hovermode: "x",
   };
@@ -88,6 +99,7 @@ function drawFigure(figure) {
   const data = figure.data;
   const sharedX = Array.isArray(figure.x) ? figure.x : null;  // time axis of traces without x
   const cls = classify(data);
+  const compare = data.some((tr) => tr.meta.instance > 0);  // several instances: grouped legends
 
   const perPlot = {};
   for (const p of spec.plots) perPlot[p.plot] = [];
@@ -97,6 +109,7 @@ function drawFigure(figure) {
     const copy = Object.assign({}, tr);
     delete copy.xaxis; delete copy.yaxis;
     if (!copy.type) copy.type = "scatter";
+    groupByInstance(copy, compare);
     if (!copy.mode) copy.mode = "lines";
     copy.line = Object.assign({}, copy.line, { dash: spec.byField[field].dash });  // the served style
     if (copy.x === undefined) copy.x = sharedX && Array.isArray(copy.y) ? sharedX.slice(0, copy.y.length) : [];
@@ -123,9 +136,23 @@ function drawFigure(figure) {
   if (window.asrDatasheet) window.asrDatasheet.figure(data);  // datasheet.js: trace order
   app.buffer = {};
   if (!hasPlotly()) return;
-  for (const p of spec.plots) Plotly.react($(p.div), perPlot[p.plot], plotLayout(p.plot, app.uirevision), PLOT_CONFIG);
+  for (const p of spec.plots) {
+    const ys = perPlot[p.plot].map((tr) => tr.y);
+    Plotly.react($(p.div), perPlot[p.plot], plotLayout(p.plot, app.uirevision, ys), PLOT_CONFIG);
+  }
   app.plotted = true;
   stats.figures += 1;
+  afterFigure();
+}
+
+/* In compare mode, a trace's legend entry under its instance's group ("preset 0.2"), named
+   by joint and series only: short entries; a click on a group's title hides the instance. */
+function groupByInstance(copy, compare) {
+  if (!compare) return;
+  const m = copy.meta;
+  copy.legendgroup = `instance-${m.instance}`;
+  copy.legendgrouptitle = { text: `preset ${m.preset}`, font: { size: 9 } };
+  copy.name = String(copy.name || "").replace(/^preset \S+ /, "");
 }
 
 export function handleExtend(msg) {
@@ -273,12 +300,28 @@ function shareWindow(gd, lo, hi) {
   xa.autorangeoptions = { minallowed: lo, maxallowed: hi };
 }
 
+/* Cut the buffered samples a restored window already holds (timeline.js newerThanDrawn). */
+function dropDrawn(buffer) {
+  for (const bufs of Object.values(buffer)) {
+    for (const tr of Object.values(bufs)) {
+      const from = Array.isArray(tr.x) ? newerThanDrawn(tr.x) : 0;
+      if (from === 0) continue;
+      for (const key of Object.keys(tr)) tr[key] = from < 0 ? [] : tr[key].slice(from);
+    }
+  }
+}
+
 function flush() {
   app.flushTimer = null;
   app.lastFlush = performance.now();
+  if (holdFrames()) {  // a past window shown: frames are dropped; restoring: kept for later
+    if (app.view.mode === "past") app.buffer = {};
+    return;
+  }
   const buffer = app.buffer;
   app.buffer = {};
   if (!app.plotted || !hasPlotly()) return;
+  dropDrawn(buffer);
   const tMin = windowStart();
   for (const { plot: p, div } of spec.plots) {
     const gd = $(div);

@@ -1,5 +1,6 @@
-/* The RL panel (PROTOCOL.md "RL"; see app.js for the module map): training, its curve, the
- * policy watch and the policy exports. */
+/* The RL panel (PROTOCOL.md "RL"; see app.js for the module map): training, its curve (smoothed
+ * as TensorBoard's, the task metric on its own axis, the session's past runs overlaid on demand
+ * with their hyperparameters: GET /api/rl/runs), the policy watch and the policy exports. */
 import { $, act, api, app, fmt, hasPlotly, on, postDownload, showProgress } from "./core.js";
 
 // ------------------------------------------------------------------ RL (PROTOCOL.md "RL")
@@ -12,13 +13,59 @@ const RL_FIELDS = [  // [element id, body key, parse]
   ["rl-batch-size", "batch_size", (v) => parseInt(v, 10)], ["rl-gamma", "gamma", parseFloat],
 ];
 
-function rlTraces(curve, metric) {
-  const x = (curve && curve.steps) || [];
+// the runs' colours (plotly's D3, as the live plots), by run id
+const RUN_COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+                     "#7f7f7f", "#bcbd22", "#17becf"];
+// the hyperparameters the runs table shows: [config key, column]
+const RUN_COLUMNS = [["task", "task"], ["algo", "algo"], ["num_envs", "envs"], ["total_steps", "steps"],
+                     ["learning_rate", "lr"], ["n_steps", "n_steps"], ["batch_size", "batch"], ["gamma", "gamma"]];
+const runs = { list: [], shown: new Set(), key: null };  // GET /api/rl/runs; past runs drawn
+
+const runColour = (run) => RUN_COLOURS[(Math.max(1, run) - 1) % RUN_COLOURS.length];
+
+/* TensorBoard's smoothing: an exponential moving average with weight w (0: the raw curve),
+   debiased so that it starts at the first value; null values stay gaps. */
+export function smooth(ys, w) {
   const out = [];
-  if (!x.length) return out;
-  out.push({ type: "scatter", mode: "lines+markers", x, y: curve.return || [], name: "return", connectgaps: true });
-  out.push({ type: "scatter", mode: "lines", x, y: curve.length || [], name: "length", yaxis: "y2", connectgaps: true });
-  out.push({ type: "scatter", mode: "lines", x, y: curve.metric || [], name: metricLabel(metric), yaxis: "y2", connectgaps: true, line: { dash: "dot" } });
+  let last = 0, n = 0;
+  for (const v of ys) {
+    if (v == null || !isFinite(v)) { out.push(null); continue; }
+    last = last * w + (1 - w) * v;
+    n += 1;
+    out.push(w > 0 ? last / (1 - w ** n) : v);
+  }
+  return out;
+}
+
+function smoothing() {
+  const v = parseFloat($("rl-smoothing").value);
+  return isFinite(v) ? Math.min(0.99, Math.max(0, v)) : 0;
+}
+
+function hyperText(config) {
+  return config ? RUN_COLUMNS.filter(([k]) => config[k] != null).map(([k, c]) => `${c} ${config[k]}`).join(", ") : "";
+}
+
+/* One run's traces: the return smoothed (its colour) over the raw one (faint), the metric on
+   its own y axis (y2, dotted); the current run also its episode length (y3, in the legend). */
+function runTraces(run, curve, metric, config, current) {
+  const x = (curve && curve.steps) || [];
+  if (!x.length) return [];
+  const colour = runColour(run), tag = current ? "" : `run ${run} `;
+  const hover = `run ${run}: %{y:.4g} at %{x} env-steps<br>${hyperText(config)}<extra></extra>`;
+  const raw = curve.return || [];
+  const out = [
+    { type: "scatter", mode: "lines", x, y: raw, name: `${tag}return (raw)`, showlegend: false, connectgaps: true,
+      line: { color: colour, width: 1 }, opacity: 0.25, hoverinfo: "skip", meta: { run, series: "raw" } },
+    { type: "scatter", mode: "lines+markers", x, y: smooth(raw, smoothing()), name: `${tag}return`, connectgaps: true,
+      line: { color: colour, width: 2 }, marker: { size: 4 }, hovertemplate: hover, meta: { run, series: "return" } },
+    { type: "scatter", mode: "lines", x, y: curve.metric || [], name: `${tag}${metricLabel(metric)}`, yaxis: "y2",
+      connectgaps: true, line: { color: colour, dash: "dot" }, hovertemplate: hover, meta: { run, series: "metric" } },
+  ];
+  if (current) {
+    out.push({ type: "scatter", mode: "lines", x, y: curve.length || [], name: "length", yaxis: "y3", connectgaps: true,
+               visible: "legendonly", line: { color: colour, dash: "dash", width: 1 }, meta: { run, series: "length" } });
+  }
   return out;
 }
 
@@ -52,30 +99,84 @@ export function handleRl(msg) {
   $("btn-rl-stop").disabled = !running;
   // a policy to watch: a finished PPO update of a run that did not fail (the server decides)
   $("btn-rl-watch").disabled = !msg.can_watch;
-  drawRlCurve(msg.run, curve, rows, msg.metric);
+  drawRlCurve();
+  const key = `${msg.run}:${running}:${msg.message}`;  // a new run or one that ended: the table
+  if (msg.run != null && key !== runs.key) { runs.key = key; loadRuns(); }
 }
 
-// The plot shows the current run only: a new run (or one without rows yet) starts it clean,
-// and its zoom is kept only within one run (uirevision per run).
-function drawRlCurve(run, curve, rows, metric) {
+// The current run is always drawn (a new run, or one without rows yet, starts the plot clean);
+// the past runs checked in the runs table over it. Its zoom is kept within one run.
+function drawRlCurve() {
+  const msg = app.rl || {};
   const plot = $("plot-rl");
-  plot.dataset.run = run == null ? "" : String(run);
+  const curve = msg.curve || {};
+  const rows = (curve.steps || []).length;
+  plot.dataset.run = msg.run == null ? "" : String(msg.run);
   plot.dataset.rows = String(rows);
+  plot.dataset.smoothing = String(smoothing());
   if (!hasPlotly()) return;
-  if (!rows) {
+  const data = [];
+  for (const r of runs.list) {
+    if (r.run !== msg.run && runs.shown.has(r.run)) data.push(...runTraces(r.run, r.curve, r.metric, r.config, false));
+  }
+  if (rows) data.push(...runTraces(msg.run, curve, msg.metric, msg.config, true));
+  if (!data.length) {
     if (plot.data && plot.data.length) Plotly.react(plot, [], plot.layout || {});
     return;
   }
-  Plotly.react(plot, rlTraces(curve, metric), {
-    uirevision: `rl-${run}`,
-    margin: { l: 44, r: 40, t: 6, b: 28 },
+  Plotly.react(plot, data, {
+    uirevision: `rl-${msg.run}`,
+    margin: { l: 44, r: 44, t: 6, b: 28 },
     font: { size: 9 },
     xaxis: { title: { text: "env-steps", standoff: 2 } },
     yaxis: { title: { text: "return" } },
-    yaxis2: { overlaying: "y", side: "right", title: { text: `length / ${metricLabel(metric)}` } },
+    // the task metric on its own axis, right; the episode length on a third, without ticks
+    yaxis2: { overlaying: "y", side: "right", showgrid: false, title: { text: metricLabel(msg.metric) } },
+    yaxis3: { overlaying: "y", side: "right", visible: false },
     showlegend: true,
-    legend: { x: 0, y: 1, font: { size: 9 } },
+    legend: { orientation: "h", x: 0, y: -0.25, yanchor: "top", font: { size: 9 } },
   }, { displaylogo: false, displayModeBar: false, responsive: true });
+}
+
+/* The session's runs (GET /api/rl/runs) in the runs table: a colour, a show toggle (the current
+   run is always shown) and the hyperparameters of each. */
+async function loadRuns() {
+  try {
+    runs.list = (await api("GET", "/api/rl/runs")).runs || [];
+  } catch (e) { return; }
+  const current = app.rl ? app.rl.run : null;
+  const body = $("rl-runs").querySelector("tbody");
+  body.innerHTML = "";
+  for (const r of runs.list) {
+    const tr = document.createElement("tr");
+    tr.dataset.run = String(r.run);
+    const box = document.createElement("input");
+    box.type = "checkbox";
+    box.checked = r.run === current || runs.shown.has(r.run);
+    box.disabled = r.run === current;
+    box.title = r.run === current ? "the current run: always shown" : `overlay run ${r.run}`;
+    box.addEventListener("change", () => {
+      if (box.checked) runs.shown.add(r.run); else runs.shown.delete(r.run);
+      drawRlCurve();
+    });
+    const first = document.createElement("td");
+    first.appendChild(box);
+    const swatch = document.createElement("span");
+    swatch.className = "run-swatch";
+    swatch.style.background = runColour(r.run);
+    first.appendChild(swatch);
+    first.appendChild(document.createTextNode(String(r.run)));
+    tr.appendChild(first);
+    for (const [k] of RUN_COLUMNS) {
+      const td = document.createElement("td");
+      td.textContent = r.config && r.config[k] != null ? String(r.config[k]).replace(/^asr\//, "") : "";
+      tr.appendChild(td);
+    }
+    tr.title = `${r.status}: ${hyperText(r.config)}`;
+    body.appendChild(tr);
+  }
+  $("rl-runs").hidden = !runs.list.length;
+  drawRlCurve();
 }
 
 export async function loadRlTasks() {
@@ -94,8 +195,15 @@ export async function loadRlTasks() {
   } catch (e) { /* no RL on this server */ }
 }
 
+function bindSmoothing() {
+  const show = () => { $("rl-smoothing-value").textContent = smoothing().toFixed(2); };
+  show();
+  on("rl-smoothing", "input", () => { show(); drawRlCurve(); });
+}
+
 
 export function bindRl() {
+  bindSmoothing();
   on("btn-rl-start", "click", async () => {
     const body = {};
     for (const [id, key, parse] of RL_FIELDS) body[key] = parse($(id).value);
