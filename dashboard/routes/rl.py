@@ -119,12 +119,19 @@ async def _watcher(request, m):
     export gate's; reused while the checkpoint is the same) and run with onnxruntime, so that
     torch never loads into the server."""
     folder, task, run, seed = await asyncio.to_thread(_answer, m.watch_target)
+    data = await _policy_onnx(request, m, folder, task)
+    return await asyncio.to_thread(_answer, rl.PolicyWatcher, data, task, run, seed)
+
+
+async def _policy_onnx(request, m, folder, task):
+    """The ONNX bytes of the folder's current checkpoint: exported in a child (the export
+    gate's) once per checkpoint, shared by watch and POST /api/rl/policy.onnx."""
     key = m.checkpoint_key(folder)
     data = m.cached_policy(key)
     if data is None:
         data = await _export(request, "onnx", folder, task)
         m.keep_policy(key, data)
-    return await asyncio.to_thread(_answer, rl.PolicyWatcher, data, task, run, seed)
+    return data
 
 
 @router.post(
@@ -162,8 +169,9 @@ async def _export(request, kind, *args):
     "(asr.rl.export_onnx, in a child process; 429 when several wait already)",
 )
 async def policy_onnx(request: Request):
-    folder = _answer(manager(request).checkpoint_dir)
-    data = await _export(request, "onnx", folder)
+    m = manager(request)
+    folder = _answer(m.checkpoint_dir)
+    data = await _policy_onnx(request, m, folder, m.status()["config"]["task"])
     return Response(
         data,
         media_type="application/octet-stream",
