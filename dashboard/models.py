@@ -42,14 +42,25 @@ class Gains(Strict):
 
 
 class Reference(Strict):
-    """Equilibrium reference generator of one joint (rad, Hz, s)."""
+    """Reference generator of one joint (rad, Hz, s, N m). A field not given keeps the value in
+    effect (a control changes only what it names: re-entering the frequency keeps the offset);
+    a workspace's missing fields keep the loaded robot's. The torques are the inputs of the
+    torque modes (docs/models.md sec. 4): mode 0 the link torque (ref1, N m), mode 4 the motor
+    commands ref1, ref2 (N m, or the normalised PWM command in [-1, 1] with `drive` = 1); the
+    runner checks them against the joint's limits."""
 
-    kind: Literal["step", "sine", "chirp", "minjerk", "hold"] = "hold"
-    amplitude: float = Field(0.0, ge=-10, le=10, description="rad")
-    frequency: float = Field(0.5, ge=0, le=50, description="Hz (sine; chirp start)")
-    frequency_end: float = Field(2.0, ge=0, le=50, description="Hz (chirp end)")
-    period: float = Field(5.0, gt=0, le=3600, description="s (chirp sweep / minjerk duration)")
-    offset: float = Field(0.0, ge=-10, le=10, description="rad")
+    kind: Literal["step", "sine", "chirp", "minjerk", "hold"] | None = None
+    amplitude: float | None = Field(None, ge=-10, le=10, description="rad")
+    frequency: float | None = Field(None, ge=0, le=50, description="Hz (sine; chirp start)")
+    frequency_end: float | None = Field(None, ge=0, le=50, description="Hz (chirp end)")
+    period: float | None = Field(
+        None, gt=0, le=3600, description="s (chirp sweep / minjerk duration)"
+    )
+    offset: float | None = Field(None, ge=-10, le=10, description="rad")
+    torque: float | None = Field(
+        None, ge=-100, le=100, description="mode 0: link torque, N m; mode 4: motor 1 command"
+    )
+    torque2: float | None = Field(None, ge=-100, le=100, description="mode 4: motor 2 command")
 
 
 class Control(Strict):

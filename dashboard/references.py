@@ -2,6 +2,8 @@
 functions; the runner applies them). The presets are those the package defines with each
 model (asr.models()[name].preset); the minimum-jerk profile is asr.references.min_jerk."""
 
+import math
+
 import numpy as np
 
 import asr
@@ -34,12 +36,13 @@ def check_preset(joint, model, value):
         )
 
 
-def sim_references(batch, models, modes, eq, presets):
+def sim_references(batch, models, modes, eq, presets, torques=None):
     """(N, T, J, 2) Sim references of joints in `modes` (docs/models.md sec. 4) for equilibrium
     references `eq` (N, T, J) rad and presets `presets` (N, J) in each model's preset unit (used
     here when of kind "ref"; "param" presets are the Sim's parameters). Modes 3 / 6: (eq,
     preset); 2 / 5: the model's reference map to the motor angles (rad) with the joint's
-    parameters from `batch`; 1: (eq, 0); 0 / 4: zero torque commands."""
+    parameters from `batch`; 1: (eq, 0); 0 / 4: the torque commands `torques` (J, 2) (mode 0:
+    link torque N m, 0; mode 4: the two motor commands), zero when None."""
     n, T, nj = eq.shape
     refs = np.zeros((n, T, nj, 2))
     for k, model in enumerate(models):
@@ -60,7 +63,62 @@ def sim_references(batch, models, modes, eq, presets):
             refs[:, :, k, 1] = th2
         elif mode == 1:
             refs[:, :, k, 0] = e
+        elif torques is not None:  # modes 0 and 4: the torque commands, held
+            refs[:, :, k, 0] = torques[k][0]
+            refs[:, :, k, 1] = torques[k][1] if mode == 4 else 0.0
     return refs
+
+
+# the modes whose inputs are torques, not an equilibrium (docs/models.md sec. 4)
+TORQUE_MODES = (0, 4)
+DEFAULT_GENERATOR = {
+    "kind": "hold",
+    "amplitude": 0.0,
+    "frequency": 0.5,
+    "frequency_end": 2.0,
+    "period": 5.0,
+    "offset": 0.0,
+    "torque": 0.0,
+    "torque2": 0.0,
+}
+
+
+def generator(**values):
+    """A complete reference generator: DEFAULT_GENERATOR with `values`."""
+    return dict(DEFAULT_GENERATOR, **values)
+
+
+def torque_range(mode, params):
+    """(lo, hi, unit) of the torque inputs of a joint in `mode` with parameters `params`
+    ({name: value}): mode 0 the link torque within link_tau_max (the request's +-100 N m where
+    it is infinite); mode 4 the motor command within tau_max, or [-1, 1] with the voltage drive
+    (drive = 1: a normalised PWM command); None in the other modes."""
+    if mode == 0:
+        lim = params.get("link_tau_max", math.inf)
+        lim = 100.0 if not math.isfinite(lim) else min(lim, 100.0)
+        return -lim, lim, "N m"
+    if mode == 4:
+        if params.get("drive", 0) >= 1:
+            return -1.0, 1.0, "(normalised PWM command)"
+        lim = min(params.get("tau_max", 100.0), 100.0)
+        return -lim, lim, "N m"
+    return None
+
+
+def check_torques(joint, mode, gen, params):
+    """Raises ControlError unless the torque inputs of generator `gen` of `joint` are within
+    torque_range(mode, params) (checked in the torque modes only, where they are used)."""
+    rng = torque_range(mode, params)
+    if rng is None:
+        return
+    lo, hi, unit = rng
+    for field in ("torque", "torque2") if mode == 4 else ("torque",):
+        v = float(gen.get(field, 0.0))
+        if not lo <= v <= hi:
+            raise ControlError(
+                f"reference {joint}.{field}: got {v:g}, valid range [{lo:g}, {hi:g}] {unit} "
+                f"in mode {mode}"
+            )
 
 
 def reference_values(gen, t):
@@ -94,14 +152,12 @@ def first_view_motion(joint_names, offsets, models):
     joint with a preset has the same model preset (the compare view sets one value on all of
     them), else [] (one instance)."""
     reference = {
-        name: {
-            "kind": "sine",
-            "amplitude": FIRST_VIEW_AMPLITUDE,
-            "frequency": FIRST_VIEW_FREQUENCY,
-            "frequency_end": 2.0,
-            "period": 5.0,
-            "offset": float(offset),
-        }
+        name: generator(
+            kind="sine",
+            amplitude=FIRST_VIEW_AMPLITUDE,
+            frequency=FIRST_VIEW_FREQUENCY,
+            offset=float(offset),
+        )
         for name, offset in zip(joint_names, offsets)
     }
     specs = [preset_spec(m) for m in models]

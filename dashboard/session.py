@@ -24,10 +24,13 @@ from dashboard.presets import choose_presets
 from dashboard.references import (
     ControlError,
     check_preset,
+    check_torques,
     first_view_motion,
+    generator,
     preset_spec,
     reference_values,
     sim_references,
+    torque_range,
 )
 from dashboard.robots import NotFound, motor_count
 from dashboard.scene import SceneStream  # robot3d: poses in every frame
@@ -150,15 +153,7 @@ class Session:
             self.q0 = None
         self.button_presets = self._choose_presets()
         self.reference = {
-            name: {
-                "kind": "hold",
-                "amplitude": 0.0,
-                "frequency": 0.5,
-                "frequency_end": 2.0,
-                "period": 5.0,
-                "offset": self.eq0[k],
-            }
-            for k, name in enumerate(self.joint_names)
+            name: generator(offset=float(self.eq0[k])) for k, name in enumerate(self.joint_names)
         }
         self.ref_t0 = {name: 0.0 for name in self.joint_names}
         self.compare = []
@@ -283,7 +278,8 @@ class Session:
         eq = np.broadcast_to(self._eq(t_abs), (n, T, nj))
         presets = np.stack([self.instance_presets(k) for k in range(nj)], axis=1)
         self.last_eq = eq
-        return sim_references(self.sim.batch, self.models, self.modes, eq, presets)
+        torques = [(g.get("torque", 0.0), g.get("torque2", 0.0)) for g in self.reference.values()]
+        return sim_references(self.sim.batch, self.models, self.modes, eq, presets, torques)
 
     def take_push(self, steps):
         """(N, steps, J) external torques of the pending push for the next `steps` steps (the
@@ -404,8 +400,7 @@ class Session:
             k = self.joint(joint)
             asr.batch.check_mode(int(mode), self.sim.batch.specs[k], f"mode {joint}: ")
         params = self._check_params(c)
-        for joint in c.get("reference") or {}:
-            self.joint(joint)
+        refs = self._merged_references(c)
         # apply
         for joint, mode in (c.get("mode") or {}).items():
             k = self.joint(joint)
@@ -427,13 +422,51 @@ class Session:
                 self.compare = []
                 self.build_sim()
             self.apply_presets()
-        for joint, gen in (c.get("reference") or {}).items():
-            self.reference[joint] = dict(gen)
+        for joint, gen in refs.items():
+            self.reference[joint] = gen
             self.ref_t0[joint] = self.time
         if "speed" in c:
             self.speed = c["speed"] if c["speed"] == "max" else float(c["speed"])
         if "paused" in c:
             self.paused = bool(c["paused"])
+
+    def _params_of(self, k):
+        """{name: value} of joint k's parameters (instance 0)."""
+        batch = self.sim.batch
+        return {p.name: float(batch.get_param(k, p.name)[0]) for p in batch.specs[k].all_params}
+
+    def _merged_references(self, c):
+        """{joint: generator} of a control's references, each the joint's generator in effect
+        with the fields the control gives (what the user did not change stays: the offset of a
+        joint whose frequency is re-entered), its torques checked against the joint's limits in
+        the mode it will have."""
+        modes = {**dict(zip(self.joint_names, self.modes)), **(c.get("mode") or {})}
+        out = {}
+        for joint, gen in (c.get("reference") or {}).items():
+            k = self.joint(joint)
+            merged = {**self.reference[joint], **{f: v for f, v in gen.items() if v is not None}}
+            check_torques(joint, int(modes[joint]), merged, self._params_of(k))
+            out[joint] = merged
+        for joint in (c.get("mode") or {}).keys() - out.keys():  # the torques held, new mode
+            k = self.joint(joint)
+            check_torques(joint, int(modes[joint]), self.reference[joint], self._params_of(k))
+        return out
+
+    def effective_presets(self):
+        """{joint: [preset of each instance] in the model's unit, or None without a preset}:
+        the presets in effect, the compare presets in compare mode, the watched policy's second
+        references while it chooses them (modes 3 and 6, a preset of kind "ref")."""
+        held = self.watcher.held if self.watcher is not None else None
+        out = {}
+        for k, (name, model) in enumerate(zip(self.joint_names, self.models)):
+            kind = preset_spec(model)["kind"]
+            if kind == "none":
+                out[name] = None
+            elif held is not None and kind == "ref" and self.modes[k] in (3, 6):
+                out[name] = [num(v) for v in held[:, k, 1]]
+            else:
+                out[name] = [num(v) for v in self.instance_presets(k)]
+        return out
 
     def stiffness_presets(self, which, joint=None):
         """{joint: preset} of the `which` ("soft" / "stiff") buttons of every joint (or only
@@ -447,6 +480,8 @@ class Session:
 
     def set_push(self, p):
         k = self.joint(p["joint"])
+        if self.paused:  # a push waits for no one: said, not kept for later
+            raise ControlError(f"push {p['joint']}: the simulation is paused; resume it, then push")
         steps = max(1, int(round(p["duration"] / self.sim.dt)))
         self.push = (k, float(p["torque"]), steps)
         return {
@@ -509,6 +544,7 @@ class Session:
                     "preset_range": preset_spec(self.models[k]),
                     "motors": motor_count(self.models[k]),
                     "presets": self.button_presets.get(name),
+                    "torque_range": torque_range(self.modes[k], self._params_of(k)),
                 }
             )
         return {
@@ -516,6 +552,7 @@ class Session:
             "variant": self.robot.variant,
             "joints": joints,
             "presets": dict(self.presets),
+            "presets_in_effect": self.effective_presets(),
             "reference": {k: dict(v) for k, v in self.reference.items()},
             "gains": {
                 name: {g: num(batch.get_param(k, g)[0]) for g in ("kp", "ki", "kd")}

@@ -4,6 +4,7 @@ the Session's references instead of the manual controls. Runs on the runner thre
 import numpy as np
 
 from dashboard.frames import RECORD, build_frame
+from dashboard.references import preset_spec
 
 
 def start(session, watcher):
@@ -19,9 +20,17 @@ def start(session, watcher):
 
 
 def stop(session):
-    """Back to manual control: every joint holds the policy's last equilibrium."""
+    """Back to manual control: every joint holds the policy's last equilibrium and preset (the
+    ones in effect when watch stops, so that the arm does not jump)."""
+    last = session.effective_presets()
     w, session.watcher = session.watcher, None
     if w is not None and w.held is not None:
+        for name, values in last.items():
+            k = session.joint_names.index(name)
+            if values and values[0] is not None:
+                spec = preset_spec(session.models[k])
+                session.presets[name] = float(np.clip(values[0], spec["lo"], spec["hi"]))
+        session.apply_presets()
         for k, name in enumerate(session.joint_names):
             session.reference[name] = dict(
                 session.reference[name],
@@ -50,7 +59,8 @@ def advance(session, steps):
             w.act(*st)
         m = min(w.left, steps - done)
         refs = np.ascontiguousarray(np.broadcast_to(w.held[:, None], (n, m) + w.held.shape[1:]))
-        out = sim.rollout(m, refs, record=RECORD + ("qd",))
+        # a push acts during watch too: the policy sees its effect at its next env step
+        out = sim.rollout(m, refs, tau_ext=session.take_push(m), record=RECORD + ("qd",))
         w.left -= m
         done += m
         session.watch_state = (out["q"][:, -1].copy(), out["qd"][:, -1].copy())

@@ -4,7 +4,15 @@ import { $, act, api, app, clearError, handlers, looksLikeState, num, on, showEr
 
 const GAINS = ["kp", "ki", "kd"];  // the PID gain inputs #gain-kp, #gain-ki, #gain-kd
 
-function control(body) { return act("/api/control", body); }
+/* A command whose refusal puts every field back to the value in effect (the server keeps it). */
+async function command(path, body) {
+  const data = await act(path, body);
+  if (data === null) restoreFields();
+  return data;
+}
+function control(body) { return command("/api/control", body); }
+/* A value refused on the page (not a number): said, and the fields back to the values in effect. */
+function refuse(message) { showError(message); restoreFields(); }
 
 /* state.joints with each joint's preset (state.presets) and reference (state.reference). */
 function normalizeJoints(state) {
@@ -12,10 +20,12 @@ function normalizeJoints(state) {
     const spec = j.preset_range;  // asr.models()[model].preset: kind, soft, stiff, unit, meaning
     // what the preset is and its unit, as the package defines them
     const presetInfo = [spec.meaning, spec.unit].filter((s) => typeof s === "string" && s).join(", ");
+    const live = (state.presets_in_effect || {})[j.name];  // per instance, the policy's in watch
     return { name: j.name, model: j.model, mode: j.mode, params: j.params,
-             preset: num(state.presets[j.name]), range: [spec.soft, spec.stiff],
+             preset: num(state.presets[j.name]), range: [spec.lo, spec.hi], unit: spec.unit || "",
+             live: Array.isArray(live) ? live : null,
              reference: state.reference[j.name] || null, presetKind: spec.kind, presetInfo,
-             motors: j.motors, buttons: j.presets || null };
+             motors: j.motors, buttons: j.presets || null, torqueRange: j.torque_range || null };
   });
 }
 
@@ -33,7 +43,21 @@ export function firstTarget() {
   const names = targets();
   return app.joints.find((j) => j.name === names[0]) || null;
 }
-const editing = (el) => document.activeElement === el;
+// restoreFields sets every field, also the one focused (the one whose value was refused)
+let forcing = false;
+const editing = (el) => !forcing && document.activeElement === el;
+const lastAccepted = { push: "2", compare: "0.2, 0.6" };  // fields the state does not hold
+
+/* Every field back to the value in effect (the last state), after a refused command. */
+export function restoreFields() {
+  if (!app.state) return;
+  forcing = true;
+  try {
+    applyState(app.state);
+    $("push-torque").value = lastAccepted.push;
+    if (!app.state.compare.length) $("compare-presets").value = lastAccepted.compare;
+  } finally { forcing = false; }
+}
 
 export function applyState(state) {
   if (!looksLikeState(state)) return;
@@ -63,15 +87,14 @@ export function applyState(state) {
   if (j) {
     if (j.mode !== null && !editing($("mode"))) $("mode").value = String(j.mode);
     showGains(j);
-    const ref = j.reference;
-    if (ref && typeof ref === "object") {
-      if (ref.kind && !editing($("ref-kind"))) $("ref-kind").value = ref.kind;
-      if (num(ref.amplitude) !== null && !editing($("ref-amplitude"))) $("ref-amplitude").value = String(ref.amplitude);
-      if (num(ref.frequency) !== null && !editing($("ref-frequency"))) $("ref-frequency").value = String(ref.frequency);
-    }
+    showReference(j);
     updatePresetSlider(j);
     showButtonPresets(j);
+    showModeOptions();
   }
+  showAvailability(state);
+  hideUnusedTraces();
+  followWatch(state);
   if (window.asrDatasheet) window.asrDatasheet.state(state, j ? j.name : null);  // datasheet.js
 
   // pause / speed
@@ -81,6 +104,7 @@ export function applyState(state) {
   if (state.speed !== undefined && !editing($("speed"))) $("speed").value = state.speed === "max" ? "max" : "1";
   if (Array.isArray(state.compare) && state.compare.length && !editing($("compare-presets"))) {
     $("compare-presets").value = state.compare.join(", ");
+    lastAccepted.compare = $("compare-presets").value;
   }
   if (num(state.time) !== null) $("sim-time").textContent = `t = ${state.time.toFixed(1)} s`;
 }
@@ -118,29 +142,175 @@ function showButtonPresets(j) {
     : `${j.name}: preset ${b.stiff}, the largest off the deflection clamp in the first view`;
 }
 
+// ------------------------------------------------------------------ reference
+
+const TORQUE_MODES = [0, 4];  // their inputs are torques, not an equilibrium (docs/models.md sec. 4)
+const NO_FREQUENCY = ["step", "hold", "minjerk"];  // kinds without a frequency
+const REF_FIELDS = { amplitude: "ref-amplitude", frequency: "ref-frequency", offset: "ref-offset",
+                     torque: "ref-torque", torque2: "ref-torque2" };
+
+/* `field` of the targets' generators: the value when they agree, "mixed" when they differ. */
+function targetValue(field) {
+  const vals = targets().map((n) => (app.state.reference[n] || {})[field]).filter((v) => v !== undefined);
+  if (!vals.length) return null;
+  return vals.every((v) => v === vals[0]) ? vals[0] : "mixed";
+}
+
+function setField(id, value) {
+  const el = $(id);
+  if (editing(el) || value === null) return;
+  el.value = value === "mixed" ? "" : String(value);
+  el.placeholder = value === "mixed" ? "mixed" : "";
+}
+
+/* The reference inputs of joint j's mode (`mode`, default its own): equilibrium generator in
+   modes 1, 2, 3, 5, 6; the torque inputs with their range in modes 0 and 4. */
+function showReference(j, mode = j.mode) {
+  const torque = TORQUE_MODES.includes(mode);
+  for (const id of ["ref-kind", "ref-amplitude", "ref-offset"]) $(id).closest(".row").hidden = torque;
+  $("ref-torque-row").hidden = !torque;
+  $("ref-torque2-label").hidden = mode !== 4 || j.motors < 2;
+  const rng = j.torqueRange;
+  if (torque && rng && j.mode === mode) {
+    const [lo, hi, unit] = rng;
+    for (const id of ["ref-torque", "ref-torque2"]) {
+      $(id).min = String(lo); $(id).max = String(hi);
+      $(id).title = `valid [${lo}, ${hi}] ${unit}`;
+    }
+    $("ref-torque-label").firstChild.textContent = mode === 0 ? `link torque (${unit}) ` : `motor 1 (${unit}) `;
+  }
+  if (!app.state) return;
+  const kind = targetValue("kind");
+  if (kind && kind !== "mixed" && !editing($("ref-kind"))) $("ref-kind").value = kind;
+  for (const [field, id] of Object.entries(REF_FIELDS)) setField(id, targetValue(field));
+  const k = $("ref-kind").value;
+  $("ref-frequency").disabled = NO_FREQUENCY.includes(k);
+  $("ref-frequency").title = NO_FREQUENCY.includes(k) ? `a ${k} has no frequency` : "";
+  $("ref-amplitude").disabled = k === "hold";
+  $("ref-amplitude").title = k === "hold" ? "a hold has no amplitude: it holds the offset" : "";
+}
+
+/* A reference change of the fields named: only they change, the others stay as in effect. */
+function sendReference(fields) {
+  const gen = {};
+  for (const f of fields) {
+    if (f === "kind") { gen.kind = $("ref-kind").value; continue; }
+    const el = $(REF_FIELDS[f]);
+    if (el.value === "" && el.placeholder === "mixed") continue;  // left as each joint has it
+    const v = Number(el.value);
+    if (el.value === "" || !isFinite(v)) { refuse(`reference ${f}: enter a number, got "${el.value}"`); return; }
+    gen[f] = v;
+  }
+  if (Object.keys(gen).length) control({ reference: perJoint(gen) });
+}
+
+// ------------------------------------------------------------------ what each state offers
+
+/* Mode options a selected joint's model does not support are disabled (no spring: 0 and 1). */
+function showModeOptions() {
+  const rigid = targets().some((n) => (app.joints.find((j) => j.name === n) || {}).motors === 0);
+  for (const o of $("mode").options) {
+    o.disabled = rigid && Number(o.value) > 1;
+    o.title = o.disabled ? "a joint without a spring has modes 0 and 1 only" : "";
+  }
+}
+
+/* Disable the elements `ids` with `reason` as their title ("" enables them, their own title back). */
+function disable(ids, reason) {
+  for (const id of ids) {
+    const el = $(id);
+    if (el.dataset.reason && el.title === el.dataset.reason) el.title = el.dataset.base || "";
+    else el.dataset.base = el.title;
+    el.disabled = !!reason;
+    el.dataset.reason = reason || "";
+    if (reason) el.title = reason;
+  }
+}
+function note(id, text) { $(id).textContent = text || ""; $(id).hidden = !text; }
+
+/* Controls that do nothing in the current state are disabled with their reason beside them; the
+   plots a robot without springs cannot fill are hidden. */
+function showAvailability(state) {
+  const none = targets().filter((n) => !hasPreset(app.joints.find((j) => j.name === n)));
+  const springless = app.joints.length > 0 && app.joints.every((j) => j.motors === 0);
+  const models = Array.from(new Set(app.joints.filter((j) => none.includes(j.name)).map((j) => j.model)));
+  let stiff = none.length ? `${none.join(", ")}: no stiffness control (model ${models.join(", ")})` : "";
+  if (state.watch) stiff = "the watched policy chooses the preset (manual control to set it)";
+  disable(["btn-soft", "btn-stiff", "preset-slider"], stiff);
+  note("stiffness-note", springless ? `${stiff}; no spring on any joint: the stiffness and motor plots are hidden` : stiff);
+  for (const id of ["plot-stiffness", "plot-motors"]) if ($(id)) $(id).style.display = springless ? "none" : "";
+  const ref = state.watch ? "the watched policy chooses the references (manual control to set them)" : "";
+  disable(["ref-kind", "ref-offset", "ref-torque", "ref-torque2", "btn-ref-apply"], ref);
+  if (ref) disable(["ref-amplitude", "ref-frequency"], ref);
+  note("ref-note", ref);
+  const push = state.paused ? "paused: resume to push" : "";
+  disable(["btn-push"], push);
+  note("push-note", push);
+  const springs = app.joints.some(hasPreset);
+  disable(["btn-compare"], springs ? "" : "no joint has a stiffness preset to compare");
+  disable(["btn-compare-off"], state.compare.length ? "" : "one instance already (not comparing)");
+  note("compare-note", state.compare.length ? `instances: preset ${state.compare.join(" / ")}` : "");
+}
+
+/* Modes 0 and 4 take torques: their equilibrium (and q - eq) is not used, so not drawn. */
+function hideUnusedTraces() {
+  const modes = Object.fromEntries(app.joints.map((j) => [j.name, j.mode]));
+  for (const id of ["plot-q", "plot-defl"]) {
+    const gd = $(id);
+    if (!gd || !Array.isArray(gd.data) || !window.Plotly) continue;
+    if (!gd.asrShows && gd.on) { gd.asrShows = true; gd.on("plotly_afterplot", hideUnusedTraces); }
+    const idx = [], vis = [];
+    gd.data.forEach((tr, k) => {
+      const m = tr.meta || {};
+      const want = !((m.field === "eq" || m.field === "defl") && TORQUE_MODES.includes(modes[m.joint]));
+      if ((tr.visible !== false) !== want) { idx.push(k); vis.push(want); }
+    });
+    if (idx.length) window.Plotly.restyle(gd, { visible: vis }, idx);
+  }
+}
+
+/* While a policy is watched the preset changes every env step: the state is polled. */
+let watchPoll = null;
+function followWatch(state) {
+  if (state.watch && !watchPoll) {
+    watchPoll = setInterval(async () => {
+      try { applyState(await api("GET", "/api/state")); } catch (e) { /* the next poll */ }
+    }, 500);
+  } else if (!state.watch && watchPoll) { clearInterval(watchPoll); watchPoll = null; }
+}
+
 function hasPreset(j) {
   return !!j && j.presetKind !== "none" && j.range[0] !== j.range[1];
 }
 
+/* The slider spans the model's preset range (asr.models()[model].preset lo .. hi) and stands at
+   the joint's preset. */
 function updatePresetSlider(j) {
   const [lo, hi] = j.range;
-  $("preset-lo").textContent = `soft ${lo}`;
-  $("preset-hi").textContent = `stiff ${hi}`;
   const slider = $("preset-slider");
-  slider.title = j.presetInfo || "";
-  if (j.preset !== null && !editing(slider)) {
-    const f = hi !== lo ? (j.preset - lo) / (hi - lo) : 0;
-    slider.value = String(Math.min(1, Math.max(0, f)));
-  }
+  $("preset-lo").textContent = hasPreset(j) ? `${lo} ${j.unit}` : "";
+  $("preset-hi").textContent = hasPreset(j) ? `${hi} ${j.unit}` : "";
+  slider.min = String(lo);
+  slider.max = String(hi);
+  slider.step = hi > lo ? String((hi - lo) / 200) : "any";
+  slider.title = j.presetInfo ? `${j.presetInfo}, ${lo} to ${hi} ${j.unit}` : "";
+  if (j.preset !== null && !editing(slider)) slider.value = String(j.preset);
   showPresetValue();
 }
 
+/* The preset label: the value in effect, each instance's in compare mode ("0.2 / 0.6"), the
+   policy's while a policy is watched (live, GET /api/state polled), the slider's while dragged. */
 function showPresetValue() {
   const j = firstTarget();
-  if (!j) return;
-  const [lo, hi] = j.range;
-  const v = lo + Number($("preset-slider").value) * (hi - lo);
-  $("preset-value").textContent = `= ${+v.toPrecision(4)}`;
+  const label = $("preset-value");
+  if (!j || !hasPreset(j)) { label.textContent = ""; return; }
+  const p = (v) => (num(v) === null ? "?" : String(+v.toPrecision(4)));
+  const st = app.state || {};
+  if (editing($("preset-slider"))) label.textContent = `= ${p(Number($("preset-slider").value))} ${j.unit}`;
+  else if (st.watch && j.presetKind === "ref") label.textContent = `= ${(j.live || []).map(p).join(" / ")} ${j.unit} (policy)`;
+  else if (st.compare && st.compare.length) label.textContent = `= ${st.compare.map(p).join(" / ")} ${j.unit} (compare)`;
+  else label.textContent = `= ${p(j.preset)} ${j.unit}`;
+  label.dataset.value = label.textContent;
 }
 
 // ------------------------------------------------------------------ robots
@@ -190,14 +360,14 @@ export function bindControls() {
     const [robot, variant] = $("robot").value.split("|");
     const body = { robot };
     if (variant) body.variant = variant;
-    act("/api/robot", body);
+    command("/api/robot", body);
   });
   on("joint", "change", () => { if (app.state) applyState(app.state); });
 
   on("mode", "change", () => {
     const mode = Number($("mode").value);
     const j = firstTarget();
-    if (j) showGains(j, mode);  // at once, before the server's answer
+    if (j) { showGains(j, mode); showReference(j, mode); }  // at once, before the server's answer
     control({ mode: perJoint(mode) });
   });
 
@@ -206,11 +376,14 @@ export function bindControls() {
     const sel = $("joint").value;
     return sel === "*" ? `/api/stiffness/${which}` : `/api/stiffness/${which}?joint=${encodeURIComponent(sel)}`;
   };
-  on("btn-soft", "click", () => act(stiffnessPath("soft")));
-  on("btn-stiff", "click", () => act(stiffnessPath("stiff")));
+  on("btn-soft", "click", () => command(stiffnessPath("soft")));
+  on("btn-stiff", "click", () => command(stiffnessPath("stiff")));
   on("preset-slider", "input", showPresetValue);
   on("preset-slider", "change", () => {
-    const f = Number($("preset-slider").value);
+    const first = firstTarget();
+    if (!first) return;
+    const [lo0, hi0] = first.range;  // the same fraction of each joint's own model range
+    const f = hi0 > lo0 ? (Number($("preset-slider").value) - lo0) / (hi0 - lo0) : 0;
     const preset = {};
     for (const name of targets()) {
       const j = app.joints.find((jj) => jj.name === name);
@@ -218,7 +391,7 @@ export function bindControls() {
       const [lo, hi] = j.range;
       preset[name] = +(lo + f * (hi - lo)).toPrecision(6);
     }
-    if (!Object.keys(preset).length) { showError("no joint with a stiffness preset selected"); return; }
+    if (!Object.keys(preset).length) { refuse("no joint with a stiffness preset selected"); return; }
     control({ preset });
   });
 
@@ -229,29 +402,25 @@ export function bindControls() {
       const prefix = j ? gainPrefix(Number($("mode").value)) : null;
       if (prefix === null) return;  // the section is hidden: no PID in this mode
       const key = prefix + g, v = Number($(id).value);
-      if ($(id).value === "" || !isFinite(v)) { showError(`${key}: enter a number`); return; }
+      if ($(id).value === "" || !isFinite(v)) { refuse(`${key}: enter a number`); return; }
       control({ params: perJoint({ [key]: v }) });
     });
   }
 
-  const sendReference = () => {
-    const gen = { kind: $("ref-kind").value };
-    const amp = Number($("ref-amplitude").value);
-    const freq = Number($("ref-frequency").value);
-    if ($("ref-amplitude").value !== "" && isFinite(amp)) gen.amplitude = amp;
-    if ($("ref-frequency").value !== "" && isFinite(freq) && gen.kind !== "step" && gen.kind !== "hold" && gen.kind !== "minjerk") gen.frequency = freq;
-    control({ reference: perJoint(gen) });
-  };
-  on("ref-kind", "change", sendReference);
-  on("ref-amplitude", "change", sendReference);
-  on("ref-frequency", "change", sendReference);
-  on("btn-ref-apply", "click", sendReference);
+  on("ref-kind", "change", () => sendReference(["kind"]));
+  for (const [field, id] of Object.entries(REF_FIELDS)) on(id, "change", () => sendReference([field]));
+  on("btn-ref-apply", "click", () => {
+    const torque = TORQUE_MODES.includes(Number($("mode").value));
+    sendReference(torque ? ["torque", "torque2"] : ["kind", "amplitude", "frequency", "offset"]);
+  });
 
-  on("btn-push", "click", () => {
+  on("btn-push", "click", async () => {
     const names = targets();
     if (!names.length) { showError("no joints yet"); return; }
-    const torque = Number($("push-torque").value);
-    act("/api/push", { joint: names[0], torque: isFinite(torque) ? torque : 1.0, duration: 0.05 });
+    const text = $("push-torque").value, torque = Number(text);
+    if (text === "" || !isFinite(torque)) { refuse(`push torque: enter a number (N m), got "${text}"`); return; }
+    const done = await command("/api/push", { joint: names[0], torque, duration: 0.05 });
+    if (done) lastAccepted.push = text;
   });
   on("btn-pause", "click", () => control({ paused: !(app.state && app.state.paused) }));
   on("btn-reset", "click", () => act("/api/reset"));
@@ -261,12 +430,12 @@ export function bindControls() {
     const parts = $("compare-presets").value.split(/[,;\s]+/).filter(Boolean);
     const presets = parts.map(Number);
     if (!presets.length || presets.some((v) => !isFinite(v))) {
-      showError(`compare: expected comma-separated numbers, got "${$("compare-presets").value}"`);
+      refuse(`compare: expected comma-separated numbers, got "${$("compare-presets").value}"`);
       return;
     }
-    act("/api/compare", { presets });
+    command("/api/compare", { presets });
   });
-  on("btn-compare-off", "click", () => act("/api/compare", { presets: [] }));
+  on("btn-compare-off", "click", () => command("/api/compare", { presets: [] }));
 }
 
 handlers.state = applyState;

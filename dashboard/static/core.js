@@ -61,13 +61,22 @@ export function setStatus(text, cls) {
   el.className = "status " + (cls || text);
 }
 
+/* One error of a 422 list (pydantic): the parameter, the value refused and the rule it breaks. */
+function detailLine(e) {
+  if (!e || !e.msg) return JSON.stringify(e);
+  const where = (e.loc || []).filter((x) => x !== "body").join(".");
+  const got = e.input !== undefined && (typeof e.input !== "object" || e.input === null)
+    ? ` got ${JSON.stringify(e.input).slice(0, 40)};` : "";
+  return `${where}:${got} ${e.msg}`;
+}
+
 export function formatDetail(data) {
   if (data == null) return "";
   if (typeof data === "string") return data;
   const d = data.detail !== undefined ? data.detail : data;
 
   if (Array.isArray(d)) {
-    return d.map((e) => (e && e.msg ? `${(e.loc || []).filter((x) => x !== "body").join(".")}: ${e.msg}` : JSON.stringify(e))).join("\n");
+    return d.map(detailLine).join("\n");
   }
   return JSON.stringify(d);
 }

@@ -4,10 +4,10 @@
  * joint when "all" is selected): torque vs deflection (one curve per preset), stiffness vs
  * deflection (one per preset) and stiffness vs preset at zero deflection, side by side. The
  * last three traces are the OPERATING POINT of the first shown instance: its deflection `defl`
- * (rad) from the streamed extend frames and its preset (the first compare preset in compare
- * mode, else state.presets[J]), placed on the curves by linear interpolation (between the two
- * nearest preset curves, then along deflection), redrawn with Plotly.restyle at most every
- * DRAW_MS. The datasheet is fetched again when the robot, the joint or its parameters change.
+ * (rad) from the streamed extend frames and its preset in effect (state.presets_in_effect[J][0]:
+ * the first compare preset in compare mode, the policy's while watched), placed on the curves
+ * by linear interpolation (between the two nearest preset curves, then along deflection),
+ * redrawn with Plotly.restyle at most every DRAW_MS. The datasheet is fetched again when the robot, the joint or its parameters change.
  *
  * app.js calls window.asrDatasheet.state(state, joint), .figure(figure.data) and .extend(msg).
  * #plot-datasheet attributes: data-joint, data-curves (preset curves drawn), data-op
@@ -155,9 +155,13 @@
 
   // ------------------------------------------------------------------ the operating point
 
+  /* The preset in effect of the first instance: state.presets_in_effect (the compare preset in
+     compare mode, the policy's while a policy is watched), else state.presets. */
   function currentPreset() {
     const st = ds.state, sheet = ds.sheet;
     if (sheet.preset_kind === "none") return sheet.presets[0];
+    const live = st && st.presets_in_effect ? st.presets_in_effect[ds.joint] : null;
+    if (Array.isArray(live) && typeof live[0] === "number" && isFinite(live[0])) return live[0];
     if (st && Array.isArray(st.compare) && st.compare.length) return st.compare[0];
     const p = st && st.presets ? st.presets[ds.joint] : null;
     return typeof p === "number" && isFinite(p) ? p : null;
