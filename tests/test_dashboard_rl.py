@@ -402,7 +402,9 @@ def test_rl_panel_in_chromium():
             # watch, then manual control
             pg.wait_for_selector("#btn-rl-watch:not([disabled])", timeout=20000)
             pg.click("#btn-rl-watch")
-            pg.wait_for_selector("#btn-rl-manual:not([disabled])", timeout=30000)
+            # watch first exports the checkpoint as ONNX in a child (it imports torch): 6 s on
+            # an idle host, 20 s on a loaded one
+            pg.wait_for_selector("#btn-rl-manual:not([disabled])", timeout=90000)
             state = json.loads(
                 pg.evaluate("async () => JSON.stringify(await (await fetch('/api/state')).json())")
             )
