@@ -33,6 +33,32 @@ def _plotly_js_path():
     return os.path.join(os.path.dirname(plotly.__file__), "package_data", "plotly.min.js")
 
 
+# three.js (Debian's libjs-three) for the 3-D view: a fixed list of files, never a path from
+# the request; OrbitControls imports "../../../build/three.module.js", which these URLs keep
+THREE_DIR = "/usr/share/javascript/three"
+THREE_FILES = ("build/three.module.js", "examples/jsm/controls/OrbitControls.js")
+
+
+def _serve_three(app):
+    """GET /static/vendor/three/<one of THREE_FILES>: the installed file, or a 404 that names
+    the package to install and none of the server's paths (the page then says so in its 3-D
+    panel)."""
+
+    def route(rel):
+        async def three_js():
+            path = os.path.join(THREE_DIR, rel)  # rel: one of THREE_FILES
+            if os.path.isfile(path):
+                return FileResponse(path, media_type="application/javascript")
+            return PlainTextResponse(
+                "three.js is not installed: apt-get install libjs-three", status_code=404
+            )
+
+        return three_js
+
+    for rel in THREE_FILES:
+        app.get(f"/static/vendor/three/{rel}", include_in_schema=False)(route(rel))
+
+
 def _swagger_ui_dir():
     """The folder of swagger-ui's dist files (the swagger-ui-bundle package), or None without
     it (then FastAPI's own /docs, which loads them from a CDN)."""
@@ -120,6 +146,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         from plotly.offline import get_plotlyjs
 
         return Response(get_plotlyjs(), media_type="application/javascript")
+
+    _serve_three(app)  # robot3d: three.js for the 3-D view
 
     @app.get("/favicon.ico", include_in_schema=False)
     async def favicon():  # browsers ask for it on every load: a small SVG, not a 404

@@ -22,11 +22,14 @@ Busy) and answer through a concurrent Future:
 A ControllerBusy (an input while a setpoint or trajectory runs) is a Busy with asr's message
 (409), never a crash. Every 1 / update_hz s the session publishes an `interaction` message to every
 client: the state now and the samples since the last message, decimated to at most
-MAX_SAMPLES (time, f_e (3,), f_d (3,) each).
+MAX_SAMPLES (time, f_e (3,), f_d (3,) each), and `robot3d`: the session Sim's geom poses for the
+page's 3-D view (dashboard/scene.py; its meshes: GET /api/scene/interaction), which draws the arm,
+the plate and f_e as an arrow at the tool.
 """
 
 import concurrent.futures
 import functools
+import itertools
 import math
 import queue
 import threading
@@ -39,6 +42,7 @@ from asr.robot import variant_names
 from dashboard.commands import apply_pending, fail_pending
 from dashboard.errors import public_message
 from dashboard.pacing import Pacer
+from dashboard.scene import SceneStream
 
 ROBOT = "ur10"
 LAWS = ("admittance", "direct_force")
@@ -227,6 +231,8 @@ class InteractionSession:
         self._message = None
         self._await_static = False  # the message says "holding" once the FSM is static again
         self._last = None  # the last published state
+        self._scene = None  # SceneStream of the Sim (robot3d), a new scene_id per session
+        self._scene_ids = itertools.count(1)
 
     # ------------------------------------------------------------ status
 
@@ -260,7 +266,27 @@ class InteractionSession:
             "type": "interaction",
             **self.status(),
             "samples": samples or {"t": [], "f_e": [], "f_d": []},
+            "robot3d": self.robot3d(),
         }
+
+    def robot3d(self):
+        """The 3-D view's part of a message: {"scene_id", "poses": (1, G, 12), "ghost" every
+        few messages} (dashboard/scene.py SceneStream.frame), None before the first session."""
+        with self._lock:
+            stream = self._scene
+        if stream is None:
+            return None
+        f = stream.frame()
+        return dict(f["robot3d"], scene_id=f["scene_id"])
+
+    def scene(self):
+        """The session Sim's meshes for GET /api/scene/interaction (SceneStream.scene);
+        NotRunning before the first session."""
+        with self._lock:
+            stream = self._scene
+        if stream is None:
+            raise NotRunning("no interaction session has run; POST /api/interaction/start first")
+        return dict(stream.scene(), labels=[f"{ROBOT} ({self._variant})"])
 
     @staticmethod
     def options():
@@ -299,6 +325,8 @@ class InteractionSession:
             self._tol = start_setpoint(sim, position)
             self._offset, self._await_offset = np.zeros(3), self._tol is not None
             self._sim, self._variant, self._cfg = sim, variant, cfg
+            self._scene = SceneStream(sim, 1, next(self._scene_ids))
+            self._scene.scene()  # built here: the session thread holds the Sim while it steps
             self._time, self._f_ref, self._resend_force = 0.0, np.zeros(3), False
             self._message, self._await_static = "moving to the start pose", True
             self._last = self._snapshot()
@@ -394,6 +422,8 @@ class InteractionSession:
             sim.controller.setpoint(q=q_c, duration=SWITCH_DURATION_S, tolerance=self._tol)
         with self._lock:
             self._sim, self._cfg = sim, cfg
+            # the same arm and plate: the same scene
+            self._scene = SceneStream(sim, 1, self._scene.scene_id, same_as=self._scene)
             self._resend_force = bool(np.any(self._f_ref != 0))
             self._message = f"{cfg['law']} gains applied; settling at the position reference"
             self._await_static = True

@@ -236,5 +236,6 @@ class SimLoop:
                 run_id=s.run_id,
                 clamped=clamped,
             )
-            msg.update(s.robot3d.frame())  # robot3d: scene_id, geom poses, ghost
+            # robot3d: scene_id, geom poses, ghost, the watched task's target
+            msg.update(s.robot3d.frame(getattr(s.watcher, "target", None)))
         self.publish("extend", msg)

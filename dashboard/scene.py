@@ -9,7 +9,8 @@ Why meshes and poses instead of rendered images: MuJoCo's own offscreen renderer
 (MUJOCO_GL=egl, Mesa's software rasteriser) but took 34 ms per 320 x 240 frame on the 2-core
 development machine, a whole core at the page's 30 frames/s next to the simulation; the pose of
 a geom is 12 numbers, the transform of a few hundred vertices is the browser's work, and the view
-can be turned with the mouse (plotly.js mesh3d traces).
+can be turned with the mouse (three.js: the meshes go to the GPU once, a frame only moves each
+geom's 4x4 transform).
 
 Units: m for positions and sizes, rad for angles. Poses are the geom's position (3,) and its
 rotation matrix (9,), row-major, in the world frame: a vertex v of the geom's mesh is at
@@ -26,9 +27,11 @@ RELAX_TOL = 1e-9  # N m: spring torque at which a joint counts as relaxed
 
 def scene(geometry):
     """What the page needs once per robot, from an asr.engines.base.SceneGeometry: {"geoms":
-    [{name, body, rgba, x, y, z, i, j, k}], "extent"}: vertices x, y, z (m, geom frame) and
-    triangle corner indices i, j, k as lists, rgba in [0, 1]; extent: a length covering the
-    robot (m, at least 1 mm), for the view's range."""
+    [{name, body, rgba, x, y, z, i, j, k, radius, ground}], "extent"}: vertices x, y, z (m, geom
+    frame) and triangle corner indices i, j, k as lists, rgba in [0, 1]; radius: the largest
+    distance of a vertex from the geom's origin (m), for the view's bounds; ground: a flat shape
+    fixed to the world (a floor plane), which the view replaces by a grid sized to the robot;
+    extent: a length covering the robot (m, at least 1 mm)."""
     geoms = []
     for name, body, rgba, v, f in zip(
         geometry.names, geometry.bodies, geometry.rgba, geometry.vertices, geometry.faces
@@ -44,9 +47,21 @@ def scene(geometry):
                 "i": f[:, 0].tolist(),
                 "j": f[:, 1].tolist(),
                 "k": f[:, 2].tolist(),
+                "radius": round(float(np.max(np.linalg.norm(v, axis=1))), 5),
+                "ground": is_ground(body, v),
             }
         )
     return {"geoms": geoms, "extent": float(max(geometry.extent, 1e-3))}
+
+
+GROUND_THICKNESS = 1e-6  # m: a world-fixed mesh thinner than this is a floor plane
+
+
+def is_ground(body, vertices):
+    """True for a flat mesh (vertices (V, 3) m) on the world body (0): a floor plane, which
+    would dwarf the robot in the view (MuJoCo planes are drawn as large quads)."""
+    v = np.asarray(vertices, float)
+    return int(body) == 0 and float(np.min(np.ptp(v, axis=0))) < GROUND_THICKNESS
 
 
 def _rounded(a, digits=5):
@@ -88,10 +103,12 @@ class SceneStream:
     Sim: a robot switch or a compare change): scene_id names the scene GET /api/scene
     answers, frame() the poses of the first `n_max` instances."""
 
-    def __init__(self, sim, n_max, scene_id):
+    def __init__(self, sim, n_max, scene_id, same_as=None):
+        """same_as: a SceneStream of a Sim of the same robot, whose scene this one answers
+        (it is not built again)."""
         self.sim, self.scene_id = sim, int(scene_id)
         self.n_shown = max(1, min(int(n_max), sim.n_instances))
-        self._scene = None
+        self._scene = None if same_as is None else same_as.scene()
         self._frames = 0
 
     def scene(self):
@@ -106,14 +123,23 @@ class SceneStream:
             )
         return self._scene
 
-    def frame(self):
+    def frame(self, target=None):
         """{"scene_id", "robot3d": {"poses": (n, G, 12), "ghost": (n, G, 12) every
-        GHOST_EVERY-th call}} as nested lists, m and rotation entries rounded to 1e-5."""
+        GHOST_EVERY-th call, "target": (n, G, 12) and "target_q": (n, J) rad, the angles they
+        are drawn at, with the ghost when `target` is given}} as nested lists, m and rotation
+        entries rounded to 1e-5. target: the watched task's
+        joint-angle targets, (J,) or (N, J) rad (row i for instance i, the last row for the
+        rest); None, another shape or a non-finite angle: no target poses."""
         self._frames += 1
         shown = range(self.n_shown)
         out = {"poses": [_rounded_rows(self.sim.geom_poses(i)) for i in shown]}
         if self._frames % GHOST_EVERY == 1 or GHOST_EVERY == 1:
             out["ghost"] = [_rounded_rows(self._ghost(i)) for i in shown]
+            rows = target_rows(target, self.sim.n_joints)
+            if rows is not None:
+                q = [rows[min(i, len(rows) - 1)] for i in shown]
+                out["target"] = [_rounded_rows(self.sim.geom_poses_at(q[i], i)) for i in shown]
+                out["target_q"] = [[round(float(a), 6) for a in q[i]] for i in shown]
         return {"scene_id": self.scene_id, "robot3d": out}
 
     def _ghost(self, instance):
@@ -121,6 +147,18 @@ class SceneStream:
         if not np.all(np.isfinite(q)):  # a diverged instance: no relaxed pose to show
             return np.zeros_like(self.sim.geom_poses(instance))
         return self.sim.geom_poses_at(q, instance)
+
+
+def target_rows(target, n_joints):
+    """(N, J) rad of a watched task's target, (J,) or (N, J) rad; None when there is none, its
+    shape is not one angle per joint (a task whose target is no joint angle) or it is not
+    finite."""
+    if target is None:
+        return None
+    rows = np.atleast_2d(np.asarray(target, float))
+    if rows.ndim != 2 or rows.shape[1] != n_joints or not np.all(np.isfinite(rows)):
+        return None
+    return rows
 
 
 def _rounded_rows(a):

@@ -1,9 +1,9 @@
 """The dashboard's 3-D robot view (robot3d: dashboard/scene.py, dashboard/routes/scene.py,
-static/robot3d.js) and its moving first view, in Debian's Chromium driven by Playwright against
-a real server with the default settings (qbmove_arm_2dof, vertical): the view draws something
-and the robot moves in it, the ghost (springs relaxed) is drawn, GET /api/scene answers the
-robot's geoms behind the same access checks as the other reads, and the first view's two
-instances (soft, stiff) move and differ within 3 s."""
+static/robot3d.js with three.js) and its moving first view, in Debian's Chromium driven by
+Playwright against a real server with the default settings (qbmove_arm_2dof, vertical): the
+view draws something and the robot moves in it, the ghost (springs relaxed) is drawn, GET
+/api/scene answers the robot's geoms behind the same access checks as the other reads, and the
+first view's two instances (soft, stiff) move and differ within 3 s."""
 
 import json
 import struct
@@ -30,7 +30,7 @@ TOKEN = "robot3d-token-0123456789"
 def page():
     from dashboard_server import chromium_page
 
-    # software WebGL (SwiftShader) for plotly's 3-D canvas in a headless browser
+    # software WebGL (SwiftShader) for the three.js canvas in a headless browser
     with chromium_page(("--use-angle=swiftshader", "--enable-unsafe-swiftshader")) as pg:
         yield pg
 
@@ -40,7 +40,7 @@ def get_json(url):
         return json.loads(r.read())
 
 
-def wait_drawn(pg, frames, timeout_ms=20000):
+def wait_drawn(pg, frames, timeout_ms=60000):
     pg.wait_for_function(
         f"() => +(document.getElementById('robot3d').dataset.frames || 0) >= {frames}",
         timeout=timeout_ms,
@@ -123,13 +123,19 @@ def test_first_view_moves_and_its_two_instances_differ(page):
 @pytest.mark.slow
 @pytest.mark.browser
 def test_the_3d_view_draws_the_robot_and_it_moves(page):
+    """The three.js view (window.asrView3d): a solid and a ghost mesh per drawn geom and
+    instance, the ghosts semi-transparent, one canvas; its pixels are not blank and change as
+    the robot moves."""
     wait_drawn(page, 5)
-    info = page.evaluate("""() => { const gd = document.getElementById('robot3d');
-        return {ghosts: gd.data.filter(t => t.meta.robot3d === 'ghost').map(t => t.opacity),
-                solid: gd.data.filter(t => t.meta.robot3d === 'solid').length,
-                canvas: gd.querySelectorAll('canvas').length}; }""")
-    names = get_json(page.base_url + "/api/scene")["names"]
-    assert info["solid"] == 2 * len(names) and info["canvas"] >= 1
+    info = page.evaluate("""() => {
+        const m = window.asrView3d.model, el = document.getElementById('robot3d');
+        const meshes = (kind) => m.instances.flatMap((i) => i.sets[kind]).filter((x) => x.visible);
+        return {solid: meshes('solid').length,
+                ghosts: meshes('ghost').map((x) => x.material.opacity),
+                canvas: el.querySelectorAll('canvas').length}; }""")
+    geoms = get_json(page.base_url + "/api/scene")["geoms"]
+    drawn = [g for g in geoms if not g["ground"]]
+    assert info["solid"] == 2 * len(drawn) and info["canvas"] == 1
     assert len(info["ghosts"]) == info["solid"] and set(info["ghosts"]) == {0.25}
     first = pixels(page)
     page.wait_for_timeout(1000)
@@ -198,6 +204,8 @@ def test_scene_route_answers_the_robots_geoms_behind_the_access_checks():
         s = c.get("/api/scene", headers=auth).json()
         assert s["names"] == names and "pusher" in names  # the contact box is a geom
         assert s["n_instances"] == 2 and len(s["geoms"]) == len(names)
+        assert len(s["labels"]) == 2 and all(x.startswith("preset ") for x in s["labels"])
+        assert [g["name"] for g in s["geoms"] if g["ground"]] == ["floor"]
         assert c.post("/api/scene", headers=auth).status_code == 405  # a read only
         # a robot switch: a new scene id, the new robot's geoms
         c.post("/api/robot", json={"robot": "pendulum_1dof"}, headers=auth)

@@ -81,3 +81,38 @@ def test_every_robot_scene_is_small_and_drawable(name):
         n = len(g["x"])
         assert n == len(g["y"]) == len(g["z"]) > 0
         assert max(g["i"] + g["j"] + g["k"]) < n
+
+
+@pytest.mark.parametrize("name", ("qbmove_snake", "ur10", "qbmove_arm_2dof"))
+def test_only_floor_planes_count_as_ground(name):
+    """The view draws a grid instead of floor planes (a flat mesh on the world body): the snake's
+    and the ur10's floors are ground, the ur10's plate and every robot part are not."""
+    sim = asr.Sim(name, 1)
+    geoms = scene.scene(sim.scene_geometry())["geoms"]
+    ground = {g["name"] for g in geoms if g["ground"]}
+    assert ground == ({"floor"} if name != "qbmove_arm_2dof" else set())
+    for g in geoms:  # radius: the farthest vertex from the geom's origin
+        v = np.array([g["x"], g["y"], g["z"]]).T
+        assert abs(g["radius"] - np.max(np.linalg.norm(v, axis=1))) < 2e-5
+
+
+def test_target_poses_are_the_geoms_at_the_target_angles():
+    """frame(target): the target poses are the geoms' poses at those angles (MuJoCo's forward
+    kinematics on a second Sim set there), one row per instance; other shapes send none."""
+    sim = asr.Sim("qbmove_arm_2dof", 2)
+    stream = scene.SceneStream(sim, 8, 3)
+    target = np.array([[0.4, -0.7], [-0.2, 0.5]])
+    r3 = stream.frame(target)["robot3d"]
+    assert r3["target_q"] == target.tolist()
+    other = asr.Sim("qbmove_arm_2dof", 1)
+    for i in range(2):
+        other.reset(q0=target[i])
+        np.testing.assert_allclose(r3["target"][i], other.geom_poses(0), atol=2e-5)
+    one = stream.frame(target[0])  # (J,): every instance the same; 2nd call: no ghost
+    assert "target" not in one["robot3d"]
+    stream.frame()
+    r3 = stream.frame(target[0])["robot3d"]
+    np.testing.assert_allclose(r3["target"][1], r3["target"][0], atol=1e-12)
+    for bad in (np.zeros(3), np.array([0.1, np.nan]), 0.5):  # no joint-angle target: none
+        stream.frame(), stream.frame()
+        assert "target" not in stream.frame(bad)["robot3d"]

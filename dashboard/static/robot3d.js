@@ -1,165 +1,149 @@
-/* asr dashboard: the robot in 3-D (robot3d; PROTOCOL.md "Robot view").
+/* asr dashboard: the robot in 3-D (robot3d; PROTOCOL.md "Robot view"), drawn with three.js
+ * (Debian's libjs-three, served under /static/vendor/three/; view3d_scene.js, view3d_model.js).
  *
- * GET /api/scene gives each visible MuJoCo geom as a triangle mesh in its own frame (vertices
- * x, y, z in m; triangles i, j, k) once per scene; every extend frame carries `scene_id` and
- * `robot3d.poses[instance][geom]` = 12 numbers, position (m) then the rotation matrix R
- * row-major, so a vertex v is drawn at pos + R v. `robot3d.ghost` (same shape, every few
- * frames) is where each spring would hold no torque: drawn as semi-transparent copies, the gap
- * between the solid robot and its ghost is the spring deflection.
+ * GET /api/scene gives each visible MuJoCo geom as a triangle mesh in its own frame once per
+ * scene; every extend frame carries `scene_id` and `robot3d.poses[instance][geom]` = 12 numbers,
+ * position (m) then the rotation matrix R row-major (a vertex v is drawn at pos + R v);
+ * `robot3d.ghost` (every few frames) is where each spring would hold no torque, drawn
+ * semi-transparent: the gap to the solid robot is the spring deflection; `robot3d.target`, while
+ * a trained policy is watched, the task's joint-angle target (`target_q`), drawn as a purple
+ * ghost and written in the panel. While the
+ * interaction panel's session runs, its `interaction` messages (robot3d: the ur10's poses, f_e,
+ * x_m) are drawn instead: the arm, the plate and the measured force as an arrow at the tool.
  *
- * One plotly mesh3d trace per (instance, geom), solid first then ghosts; instances stand side by
- * side along y (one scene extent apart) and are tinted by instance. A frame only stores the
- * newest poses; they are drawn (one Plotly.restyle) at most every DRAW_MS. A frame naming
- * another scene_id refetches the scene. The app.js WebSocket handler calls
- * window.asrRobot3d.handle(msg) for every extend message.
+ * Only the newest poses are kept; view3d_scene.js draws them on requestAnimationFrame. This
+ * classic script loads the three.js modules with import(): without them the panel says what to
+ * install and the rest of the page works on. The app.js WebSocket handler calls
+ * window.asrRobot3d.handle(msg) for every extend message; interaction messages reach it through
+ * window.asrInteraction.handle, which it wraps.
  *
- * #robot3d attributes: data-scene-id (the scene drawn), data-frames (pose updates drawn),
- * data-traces (solid traces), data-ghosts (ghost traces).
+ * #robot3d attributes: data-scene-id (the scene drawn), data-frames (draws), data-source
+ * ("main" or "interaction"). window.asrView3d: the View3D, for tests and the console.
  */
 (function () {
   "use strict";
 
   const DIV = "robot3d";
-  const DRAW_MS = 33;            // at most ~30 draws a second, the server's frame rate
-  const GHOST_OPACITY = 0.25;
-  const TINTS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"];
-  const TINT = 0.35;             // how much of the instance's colour goes into each geom's
+  const MISSING = "3-D view needs three.js: apt-get install libjs-three";
+  const SCENE_URL = { main: "/api/scene", interaction: "/api/scene/interaction" };
 
-  const view = { scene: null, sceneId: null, loading: false, poses: null, ghost: null,
-                 ghostDirty: false, timer: null, drawn: 0, built: 0, offsets: [] };
+  const st = { view: null, failed: false, want: { main: null, interaction: null },
+               loading: { main: false, interaction: false }, pending: {}, interaction: false,
+               lastTarget: null };  // the target angles (J,) rad drawn for instance 0
 
   function el() { return document.getElementById(DIV); }
 
-  function hex(c) { return [1, 3, 5].map((k) => parseInt(c.slice(k, k + 2), 16) / 255); }
-
-  function colour(rgba, instance) {
-    const tint = hex(TINTS[instance % TINTS.length]);
-    const c = [0, 1, 2].map((k) => Math.round(255 * ((1 - TINT) * rgba[k] + TINT * tint[k])));
-    return `rgb(${c[0]},${c[1]},${c[2]})`;
-  }
-
-  /* Vertices of geom g placed by pose p (12 numbers), shifted by dy along y (m). */
-  function place(g, p, dy) {
-    const n = g.x.length, x = new Array(n), y = new Array(n), z = new Array(n);
-    for (let k = 0; k < n; k++) {
-      const vx = g.x[k], vy = g.y[k], vz = g.z[k];
-      x[k] = p[0] + p[3] * vx + p[4] * vy + p[5] * vz;
-      y[k] = p[1] + p[6] * vx + p[7] * vy + p[8] * vz + dy;
-      z[k] = p[2] + p[9] * vx + p[10] * vy + p[11] * vz;
-    }
-    return [x, y, z];
-  }
-
-  /* [min, max] per axis of every placed vertex of the first instance and the last. */
-  function bounds(poses) {
-    const lo = [Infinity, Infinity, Infinity], hi = [-Infinity, -Infinity, -Infinity];
-    const geoms = view.scene.geoms;
-    [0, poses.length - 1].forEach((i) => {
-      geoms.forEach((g, gi) => {
-        const xyz = place(g, poses[i][gi], view.offsets[i]);
-        for (let a = 0; a < 3; a++) {
-          for (const v of xyz[a]) { if (v < lo[a]) lo[a] = v; if (v > hi[a]) hi[a] = v; }
-        }
-      });
-    });
-    return [lo, hi];
-  }
-
-  function layout(poses) {
-    const [lo, hi] = bounds(poses);
-    const half = 0.55 * Math.max(hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2], 1e-3);
-    const axis = (a, name) => ({ title: { text: `${name} (m)` }, range: [(lo[a] + hi[a]) / 2 - half, (lo[a] + hi[a]) / 2 + half],
-                                 autorange: false, showspikes: false });
-    return {
-      margin: { l: 0, r: 0, t: 24, b: 0 }, showlegend: false, uirevision: `scene-${view.sceneId}`,
-      title: { text: "robot (ghost: springs relaxed)", font: { size: 12 }, x: 0.02 },
-      scene: { aspectmode: "cube", xaxis: axis(0, "x"), yaxis: axis(1, "y"), zaxis: axis(2, "z"),
-               camera: { eye: { x: 0.2, y: -2.0, z: 0.6 } } },
-    };
-  }
-
-  function traces(poses, ghost) {
-    const out = [];
-    const add = (set, kind, opacity) => set.forEach((inst, i) => view.scene.geoms.forEach((g, gi) => {
-      const [x, y, z] = place(g, inst[gi], view.offsets[i]);
-      out.push({ type: "mesh3d", x, y, z, i: g.i, j: g.j, k: g.k, color: colour(g.rgba, i),
-                 opacity, flatshading: true, hoverinfo: "name", name: `${g.name} #${i}${kind === "ghost" ? " (relaxed)" : ""}`,
-                 meta: { robot3d: kind, instance: i, geom: gi } });
-    }));
-    add(poses, "solid", 1.0);
-    add(ghost || poses, "ghost", GHOST_OPACITY);
-    return out;
-  }
-
-  /* The first frame of a scene: the whole figure (Plotly.react). */
-  function build(poses) {
-    const n = poses.length;
-    view.offsets = Array.from({ length: n }, (_, i) => 1.2 * view.scene.extent * (i - (n - 1) / 2));
-    const gd = el();
-    Plotly.react(gd, traces(poses, view.ghost), layout(poses), { displaylogo: false, responsive: true });
-    gd.dataset.sceneId = String(view.sceneId);
-    gd.dataset.traces = String(n * view.scene.geoms.length);
-    gd.dataset.ghosts = String(n * view.scene.geoms.length);
-    view.built = n;
-  }
-
-  /* Later frames: only the vertices move (one Plotly.restyle of x, y, z). */
-  function update(poses) {
-    const G = view.scene.geoms.length, x = [], y = [], z = [], idx = [];
-    const put = (set, base) => set.forEach((inst, i) => view.scene.geoms.forEach((g, gi) => {
-      const xyz = place(g, inst[gi], view.offsets[i]);
-      x.push(xyz[0]); y.push(xyz[1]); z.push(xyz[2]); idx.push(base + i * G + gi);
-    }));
-    put(poses, 0);
-    if (view.ghostDirty && view.ghost) put(view.ghost, poses.length * G);
-    view.ghostDirty = false;
-    Plotly.restyle(el(), { x, y, z }, idx);
-  }
-
-  function draw() {
-    view.timer = null;
-    const poses = view.poses;
-    if (!poses || !view.scene || typeof Plotly === "undefined" || !el()) return;
-    if (poses.length !== view.built) {  // the scene's first frame
-      if (view.ghost && view.ghost.length !== poses.length) view.ghost = null;
-      build(poses);
-      view.ghostDirty = false;
-    } else {
-      update(poses);
-    }
-    view.drawn += 1;
-    el().dataset.frames = String(view.drawn);
-  }
-
-  async function loadScene() {
-    view.loading = true;
+  async function loadScene(source, id) {
+    st.loading[source] = true;
     try {
-      const r = await fetch("/api/scene", { credentials: "same-origin" });
-      if (!r.ok) throw new Error(`GET /api/scene: ${r.status}`);
+      const r = await fetch(SCENE_URL[source], { credentials: "same-origin" });
+      if (!r.ok) throw new Error(`GET ${SCENE_URL[source]}: ${r.status}`);
       const s = await r.json();
-      view.scene = s;
-      view.sceneId = s.scene_id;
-      view.poses = null;
-      view.ghost = null;
-      view.built = 0;
+      if (s.scene_id === id) {
+        st.view.setScene(source, s, Math.max(1, s.n_instances || 1));
+        st.want[source] = id;
+        const p = st.pending[source];
+        if (p) apply(source, p);
+      }
     } catch (e) {
       console.warn("robot3d", e);
     } finally {
-      view.loading = false;
+      st.loading[source] = false;
+    }
+  }
+
+  /* robot3d part r3 of a message for source: poses into its model, its scene fetched first. */
+  function take(source, id, r3) {
+    if (!st.view) { st.pending[source] = { id, r3 }; return; }
+    const m = st.view.models[source];
+    if (!m || m.sceneId !== id) {
+      st.pending[source] = { id, r3 };
+      if (!st.loading[source]) loadScene(source, id);
+      return;
+    }
+    apply(source, { id, r3 });
+  }
+
+  function apply(source, { id, r3 }) {
+    const m = st.view.models[source];
+    if (!m || m.sceneId !== id) return;
+    st.pending[source] = null;
+    st.view.poses(source, "solid", r3.poses);
+    if (Array.isArray(r3.ghost)) {
+      st.view.poses(source, "ghost", r3.ghost);
+      if (Array.isArray(r3.target)) st.view.poses(source, "target", r3.target);
+      else st.view.hide(source, "target");  // the watch ended
+      st.lastTarget = Array.isArray(r3.target_q) ? r3.target_q[0] : null;
+      if (source === "main" && st.view.source === "main") {
+        st.view.note(st.lastTarget ? `target (purple): q = (${st.lastTarget.map((a) => a.toFixed(2)).join(", ")}) rad` : "");
+      }
+    }
+    if (source === st.view.source) {
+      el().dataset.sceneId = String(id);
+      el().dataset.source = source;
     }
   }
 
   function handle(msg) {
     const r3 = msg && msg.robot3d;
-    if (!r3 || !Array.isArray(r3.poses)) return;
-    if (msg.scene_id !== view.sceneId) {  // a new robot or compare view: its scene first
-      if (!view.loading) loadScene();
-      return;
-    }
-    view.poses = r3.poses;
-    if (Array.isArray(r3.ghost)) { view.ghost = r3.ghost; view.ghostDirty = true; }
-    if (!view.timer) view.timer = setTimeout(() => requestAnimationFrame(draw), DRAW_MS);
+    if (!r3 || !Array.isArray(r3.poses) || st.failed) return;
+    take("main", msg.scene_id, r3);
   }
 
-  window.asrRobot3d = { handle, view };
+  /* An interaction message: while its session runs the view shows its ur10 and force. */
+  function handleInteraction(msg) {
+    const r3 = msg && msg.robot3d;
+    const running = !!(msg && msg.running && r3 && Array.isArray(r3.poses));
+    if (st.failed) return;
+    st.interaction = running;
+    if (!st.view) return;
+    st.view.show(running ? "interaction" : "main");
+    if (!running) return;
+    take("interaction", r3.scene_id, r3);
+    st.view.setForce(msg.x_m, msg.f_e);
+  }
+
+  function wrapInteraction() {
+    const ia = window.asrInteraction;
+    if (!ia || ia.robot3dWrapped) return;
+    const inner = ia.handle;
+    ia.handle = (msg) => { inner(msg); try { handleInteraction(msg); } catch (e) { console.error("robot3d", e); } };
+    ia.robot3dWrapped = true;
+  }
+
+  function fail(e) {
+    st.failed = true;
+    console.warn("robot3d: three.js did not load", e);
+    const d = el();
+    if (!d) return;
+    d.dataset.error = MISSING;
+    const p = document.createElement("p");
+    p.className = "view3d-missing";
+    p.textContent = MISSING;
+    d.appendChild(p);
+  }
+
+  async function start() {
+    wrapInteraction();
+    const d = el();
+    if (!d) return;
+    try {
+      const { View3D } = await import("/static/view3d_scene.js");
+      st.view = new View3D(d);
+    } catch (e) {
+      fail(e);
+      return;
+    }
+    window.asrView3d = st.view;
+    const reset = document.getElementById("robot3d-reset");
+    if (reset) reset.addEventListener("click", () => st.view.restart());
+    for (const source of ["main", "interaction"]) {
+      const p = st.pending[source];
+      if (p) take(source, p.id, p.r3);
+    }
+  }
+
+  window.asrRobot3d = { handle, handleInteraction, state: st };
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
 })();
