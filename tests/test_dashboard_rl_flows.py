@@ -96,7 +96,9 @@ def test_throw_trains_and_a_failed_run_leaves_nothing_to_watch():
         assert "distance thrown (m)" in names, names
         pg.wait_for_selector("#btn-rl-watch:not([disabled])", timeout=10000)
         pg.click("#btn-rl-watch")
-        pg.wait_for_selector("#btn-rl-manual:not([disabled])", timeout=30000)
+        # watch starts after the checkpoint's ONNX export, made in a child that imports torch
+        # (6 s idle, 20 s on a loaded host): 90 s is a stopped export, not a slow one
+        pg.wait_for_selector("#btn-rl-manual:not([disabled])", timeout=90000)
         state = wait_for(
             lambda: (lambda s: s["watch"] and s["watch"]["env_step"] > 3 and s)(
                 api(pg, "GET", "/api/state")[1]
