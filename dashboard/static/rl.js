@@ -74,9 +74,13 @@ function metricLabel(metric) {
   return metric && metric.name ? `${metric.name} (${metric.unit})` : "metric";
 }
 
+const POLL_MS = 3000;  // while a run trains: its status asked for when no rl message came this long
+let lastRlAt = 0;
+
 export function handleRl(msg) {
   if (!msg || typeof msg !== "object") return;
   app.rl = msg;
+  lastRlAt = performance.now();
   const curve = msg.curve || {};
   const rows = (curve.steps || []).length;
   const running = !!msg.running;
@@ -195,6 +199,16 @@ export async function loadRlTasks() {
   } catch (e) { /* no RL on this server */ }
 }
 
+/* A busy page can miss an rl message (the stream drops what a slow client cannot take): while
+   a run trains, its status is asked for after POLL_MS without one, so its end is always shown. */
+function pollWhileTraining() {
+  setInterval(async () => {
+    if (!app.rl || !app.rl.running || performance.now() - lastRlAt < POLL_MS) return;
+    lastRlAt = performance.now();
+    try { handleRl(await api("GET", "/api/rl/status")); } catch (e) { /* shown by the next one */ }
+  }, POLL_MS / 2);
+}
+
 function bindSmoothing() {
   const show = () => { $("rl-smoothing-value").textContent = smoothing().toFixed(2); };
   show();
@@ -204,6 +218,7 @@ function bindSmoothing() {
 
 export function bindRl() {
   bindSmoothing();
+  pollWhileTraining();
   on("btn-rl-start", "click", async () => {
     const body = {};
     for (const [id, key, parse] of RL_FIELDS) body[key] = parse($(id).value);
