@@ -116,3 +116,47 @@ def test_target_poses_are_the_geoms_at_the_target_angles():
     for bad in (np.zeros(3), np.array([0.1, np.nan]), 0.5):  # no joint-angle target: none
         stream.frame(), stream.frame()
         assert "target" not in stream.frame(bad)["robot3d"]
+
+
+def test_threejs_is_served_from_a_fixed_list_and_its_absence_names_the_package(monkeypatch):
+    """GET /static/vendor/three/...: the two listed files of Debian's libjs-three, nothing else
+    under that prefix; without the package a 404 that names it and no server path."""
+    from dashboard_server import app_client
+
+    from dashboard import app as app_module
+
+    listed = ("build/three.module.js", "examples/jsm/controls/OrbitControls.js")
+    with app_client() as c:
+        for rel in listed:
+            r = c.get(f"/static/vendor/three/{rel}")
+            assert r.status_code == 200 and "javascript" in r.headers["content-type"]
+        assert "REVISION = '111'" in c.get(f"/static/vendor/three/{listed[0]}").text
+        for other in ("build/three.js", "../../../etc/passwd", "build/%2e%2e/%2e%2e/x.js"):
+            assert c.get(f"/static/vendor/three/{other}").status_code == 404
+        monkeypatch.setattr(app_module, "THREE_DIR", "/nonexistent-three")
+        r = c.get(f"/static/vendor/three/{listed[1]}")
+        assert r.status_code == 404 and "apt-get install libjs-three" in r.text
+        assert "nonexistent" not in r.text and "/usr" not in r.text
+
+
+def test_interaction_messages_carry_the_ur10_poses_bounded():
+    """An interaction session's messages carry its Sim's geom poses (1, G, 12) under a scene_id
+    whose scene (GET /api/scene/interaction) holds the plate; a message stays small."""
+    from dashboard import interaction as ic
+    from dashboard.settings import Settings
+
+    messages = []
+    session = ic.InteractionSession(Settings(), messages.append)
+    session.start("rigid", "direct_force")
+    try:
+        s = session.scene()
+        msg = session.message()
+        r3 = msg["robot3d"]
+        assert r3["scene_id"] == s["scene_id"] and "plate" in s["names"]
+        poses = np.array(r3["poses"])
+        assert poses.shape == (1, len(s["geoms"]), 12)
+        plate = s["names"].index("plate")  # welded to the world where robots/ur10 puts it
+        np.testing.assert_allclose(poses[0, plate, :3], [0.7, 0.2, 0.025], atol=1e-9)
+        assert len(json.dumps(msg)) < 8000
+    finally:
+        session.stop()

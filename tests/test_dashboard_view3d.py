@@ -6,6 +6,7 @@ the watched task's target as a second ghost at the target angles, and a clear me
 panel when three.js is missing. The page's View3D is read through window.asrView3d."""
 
 import json
+import re
 import urllib.request
 
 import numpy as np
@@ -57,13 +58,15 @@ def view(pg):
     """What the view draws now: instances, labels, per-instance world bounds (m), meshes shown,
     the robot's projected share of the panel (width, height) and the arrow."""
     return pg.evaluate("""() => { const v = window.asrView3d, m = v.model;
+        v.arrow.updateMatrixWorld(true);  // as the next draw places it
         return {n: m.n, axis: m.axis, source: v.source, share: v.projectedShare(),
                 labels: v.labels.map((l) => l.textContent), drawn: m.drawn.length,
                 names: m.scene.geoms.map((g) => g.name),
                 boxes: Array.from({length: m.n}, (_, i) => {
                     const b = m.bounds(i); return [b.min.toArray(), b.max.toArray()]; }),
                 solid: m.shown('solid'), ghost: m.shown('ghost'), target: m.shown('target'),
-                arrow: v.arrow.visible, direction: v.arrow.userData.direction,
+                arrow: v.arrow.visible, force: v.force && v.force.f,
+                shaft: v.arrow.matrixWorld.elements.slice(4, 7),  // the arrow's drawn +y axis
                 info: v.info.textContent}; }""")
 
 
@@ -131,14 +134,18 @@ def test_interaction_shows_the_ur10_and_the_measured_force(page):
             "the tool pressing on the plate",
         )
         page.wait_for_function(
-            """() => { const d = window.asrView3d.arrow.userData.direction;
-                       return window.asrView3d.arrow.visible && d && d[2] > 0.9; }""",
+            """() => { const v = window.asrView3d, f = v.force && v.force.f;
+                       return v.arrow.visible && f && f[2] > 10; }""",
             timeout=DEADLINE_MS,
         )
         v = view(page)
-        f = np.array(get(page, "/api/interaction/status")["f_e"], float)
-        assert np.dot(v["direction"], f / np.linalg.norm(f)) > 0.98, (v["direction"], f)
-        assert v["info"].startswith("F/T: |f| = ")
+        f = np.array(v["force"], float)  # f_e of the interaction message drawn
+        shaft = np.array(v["shaft"])
+        assert np.dot(shaft, f) / np.linalg.norm(shaft) / np.linalg.norm(f) > 0.9999
+        assert np.linalg.norm(shaft) == pytest.approx(min(0.5, 0.01 * np.linalg.norm(f)), 1e-3)
+        shown = [float(x) for x in re.findall(r"-?\d+\.\d", v["info"])]  # |f|, fx, fy, fz
+        assert v["info"].startswith("F/T: |f| = ") and len(shown) == 4, v["info"]
+        np.testing.assert_allclose(shown, [np.linalg.norm(f), *f], atol=0.051)
     finally:
         post(page, "/api/interaction/stop", {})
     settle(page)  # back to the main robot
@@ -161,7 +168,7 @@ def test_the_watched_tasks_target_is_drawn_at_the_target_angles(page):
         return {target: window.asrRobot3d.state.lastTarget,
                 poses: m.instances[0].sets.target.map((x) => x.matrix.elements.slice())}; }""")
     state = get(page, "/api/state")
-    sim = asr.Sim(state["robot"], 1)
+    sim = asr.Sim(state["robot"], 1, variant=state["variant"])
     expected = sim.geom_poses_at(np.array(got["target"]), 0)
     drawn = [g for g in get(page, "/api/scene")["geoms"]]
     k = 0

@@ -135,7 +135,7 @@ export class View3D {
   /* The F/T arrow: f (3,) N at origin (3,) m, both in the world frame; null hides it. */
   setForce(origin, f) {
     this.force = origin && f ? { origin, f } : null;
-    const ok = this.force && f.every(Number.isFinite) && origin.every(Number.isFinite);
+    const ok = Boolean(this.force && f.every(Number.isFinite) && origin.every(Number.isFinite));
     const mag = ok ? Math.hypot(f[0], f[1], f[2]) : 0;
     this.arrow.visible = ok && mag >= ARROW_MIN_N;
     if (this.arrow.visible) {
