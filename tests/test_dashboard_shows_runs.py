@@ -187,6 +187,9 @@ def test_torque_modes_offer_their_torque_and_draw_no_equilibrium(page):
     assert page.is_visible("#ref-torque2")
     wait_for(lambda: state(page)["joints"][0]["mode"] == 4, 10, "mode 4")
     assert page.get_attribute("#ref-torque", "max") == "6"  # the motor's tau_max, N m
+    # the preset (a second reference) is not an input in a torque mode: its controls say so
+    page.wait_for_selector("#preset-slider[disabled]", timeout=10000)
+    assert "takes torques" in page.text_content("#stiffness-note")
     enter(page, "#ref-torque", "50")
     banner(page, "joint1.torque", "50", "[-6, 6] N m")
     value_is(page, "#ref-torque", 0)
@@ -211,6 +214,7 @@ def test_torque_modes_offer_their_torque_and_draw_no_equilibrium(page):
     page.select_option("#mode", "6")
     page.wait_for_selector("#ref-torque-row[hidden]", state="attached", timeout=10000)
     assert page.is_visible("#ref-offset")
+    page.wait_for_selector("#btn-stiff:not([disabled])", timeout=10000)
     wait_for(lambda: all(drawn().values()), 10, "joint1's equilibrium drawn again")
 
 

@@ -228,16 +228,26 @@ function disable(ids, reason) {
 }
 function note(id, text) { $(id).textContent = text || ""; $(id).hidden = !text; }
 
+/* Why joint j's preset does nothing ("" when it acts): no stiffness control, or a preset of kind
+   "ref" (a second reference) in a torque mode, where the references are torques. */
+function presetIdle(j) {
+  if (!hasPreset(j)) return `model ${j.model} has no stiffness control`;
+  if (j.presetKind === "ref" && TORQUE_MODES.includes(j.mode)) return `mode ${j.mode} takes torques: its preset is not an input`;
+  return "";
+}
+
 /* Controls that do nothing in the current state are disabled with their reason beside them; the
    plots a robot without springs cannot fill are hidden. */
 function showAvailability(state) {
-  const none = targets().filter((n) => !hasPreset(app.joints.find((j) => j.name === n)));
+  const sel = targets().map((n) => app.joints.find((j) => j.name === n)).filter(Boolean);
+  const reasons = sel.map((j) => presetIdle(j) && `${j.name}: ${presetIdle(j)}`).filter(Boolean);
   const springless = app.joints.length > 0 && app.joints.every((j) => j.motors === 0);
-  const models = Array.from(new Set(app.joints.filter((j) => none.includes(j.name)).map((j) => j.model)));
-  let stiff = none.length ? `${none.join(", ")}: no stiffness control (model ${models.join(", ")})` : "";
+  // disabled when no selected joint's preset acts; the note names those whose does not
+  let stiff = sel.length && reasons.length === sel.length ? reasons.join("; ") : "";
   if (state.watch) stiff = "the watched policy chooses the preset (manual control to set it)";
   disable(["btn-soft", "btn-stiff", "preset-slider"], stiff);
-  note("stiffness-note", springless ? `${stiff}; no spring on any joint: the stiffness and motor plots are hidden` : stiff);
+  const why = stiff || reasons.join("; ");
+  note("stiffness-note", springless ? `${why}; no spring on any joint: the stiffness and motor plots are hidden` : why);
   for (const id of ["plot-stiffness", "plot-motors"]) if ($(id)) $(id).style.display = springless ? "none" : "";
   const ref = state.watch ? "the watched policy chooses the references (manual control to set them)" : "";
   disable(["ref-kind", "ref-offset", "ref-torque", "ref-torque2", "btn-ref-apply"], ref);
