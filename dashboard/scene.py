@@ -95,6 +95,30 @@ def _relax(model, q, th1, th2, params):
     return q
 
 
+MOTION_PROBE = 1e-3  # rad: the joint step whose geom displacements find the motion plane
+PLANAR = 0.05  # eigenvalue ratio below which the robot counts as moving in a plane
+
+
+def least_motion_axis(sim):
+    """(3,) unit vector, world frame: the direction in which instance 0's geoms move least when
+    each joint turns a little from where it is (the smallest eigenvector of the sum of their
+    displacements' outer products). A planar arm's is its joints' axis: the view looks along
+    it, at the plane the arm moves in. All zero for a robot that does not move in a plane
+    (its geoms move across the least direction more than PLANAR as much as across the next)."""
+    q = np.nan_to_num(np.array(sim.q[0], float))
+    base = sim.geom_poses_at(q, 0)[:, :3]
+    spread = np.zeros((3, 3))
+    for j in range(sim.n_joints):
+        step = q.copy()
+        step[j] += MOTION_PROBE
+        d = sim.geom_poses_at(step, 0)[:, :3] - base
+        spread += d.T @ d
+    values, vectors = np.linalg.eigh(spread)
+    if not values[1] > 0 or values[0] > PLANAR * values[1]:
+        return np.zeros(3)
+    return vectors[:, 0]
+
+
 GHOST_EVERY = 3  # frames: the relaxed (ghost) poses go out with every 3rd frame only
 
 
@@ -112,7 +136,8 @@ class SceneStream:
         self._frames = 0
 
     def scene(self):
-        """scene() of the robot (built once) with scene_id, n_instances (shown) and names."""
+        """scene() of the robot (built once) with scene_id, n_instances (shown), names and
+        view_axis (least_motion_axis: the view looks along it)."""
         if self._scene is None:
             s = scene(self.sim.scene_geometry())
             self._scene = dict(
@@ -120,6 +145,7 @@ class SceneStream:
                 scene_id=self.scene_id,
                 n_instances=self.n_shown,
                 names=[g["name"] for g in s["geoms"]],
+                view_axis=[round(float(a), 4) for a in least_motion_axis(self.sim)],
             )
         return self._scene
 

@@ -160,3 +160,14 @@ def test_interaction_messages_carry_the_ur10_poses_bounded():
         assert len(json.dumps(msg)) < 8000
     finally:
         session.stop()
+
+
+@pytest.mark.parametrize(
+    "name, axis",
+    (("qbmove_arm_2dof", [0, 1, 0]), ("rrbot_sea", [0, 1, 0]), ("ur10", [0, 0, 0])),
+)
+def test_the_view_looks_along_a_planar_robots_joint_axis(name, axis):
+    """view_axis: the planar arms' hinge axis (y in their MJCF), none for the ur10 (a 3-D arm):
+    the page then frames it by its bounds."""
+    stream = scene.SceneStream(asr.Sim(name, 1), 8, 1)
+    np.testing.assert_allclose(np.abs(stream.scene()["view_axis"]), axis, atol=1e-3)

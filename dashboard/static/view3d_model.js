@@ -5,9 +5,10 @@
  * mesh's 4x4 matrix from its 12-number pose (position m, rotation row-major), so the vertices go
  * to the GPU once.
  *
- * Instances stand side by side, one robot extent apart, along the layout axis (x for a tall robot,
- * seen from -y; y for a flat one, a crawling snake, seen from above): chosen from the first
- * frame's bounds. Floor planes (scene geom `ground`) are not drawn: the view draws a small grid.
+ * Instances stand side by side, one robot extent apart, along the layout axis: for a tall robot
+ * the horizontal axis across its view_axis (a planar arm is seen along its joints' axis, at the
+ * plane it moves in) or else its longer side, seen across it; for a flat one (a crawling snake)
+ * its shorter side, seen from above. Chosen from the first frame's bounds. Floor planes (scene geom `ground`) are not drawn: the view draws a small grid.
  */
 import * as THREE from "/static/vendor/three/build/three.module.js";
 
@@ -121,6 +122,8 @@ export class Model {
     const size = box.getSize(new THREE.Vector3());
     this.tall = size.z > TALL * Math.max(size.x, size.y);
     this.axis = this.tall ? (size.x >= size.y ? 0 : 1) : (size.x >= size.y ? 1 : 0);
+    const v = this.scene.view_axis || [0, 0, 0];  // a planar robot's: seen along it
+    if (this.tall && Math.hypot(v[0], v[1]) > 0.7) this.axis = Math.abs(v[0]) > Math.abs(v[1]) ? 1 : 0;
     const step = SPACING * Math.max(size.x, size.y, size.z, 1e-3);
     this.instances.forEach((inst, i) => {
       const d = step * (i - (this.n - 1) / 2);
