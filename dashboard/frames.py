@@ -130,15 +130,24 @@ def nbytes(frame):
 # the archive's arrays: at most 32 MiB per run (the default arm's 1 kHz steps: about 4.5 min at
 # full resolution; each halving doubles the span at half the resolution)
 ARCHIVE_MAX_BYTES = 32 * 2**20
-MERGE_FRAMES = 256  # evicted frames merged into one chunk (keeps the chunk list short)
+# evicted frames are merged into chunks of at most this many frames or (from several frames)
+# steps: a halving works on one chunk, so it costs about a millisecond, never the whole archive
+MERGE_FRAMES = 256
+CHUNK_STEPS = 8192
+
+
+def halve(frame):
+    """A record frame at half its steps: each 4 steps -> their minimum and maximum (in the order
+    they occurred) at the 4 steps' first and last time (figure's min/max decimation)."""
+    return {k: decimate_time(v, 4) if k == "t" else decimate_values(v, 4) for k, v in frame.items()}
 
 
 class Archive:
     """The steps of one run older than its record: chunks of record frames, oldest first, each
-    with its level (halved `level` times). Levels never rise toward the newest chunk, so the
-    chunks of the lowest level are the newest ones; halving those first keeps the resolution
-    about even over the run. Frames are never modified once kept (readers hold references
-    outside the lock): a merge or a halving replaces the list."""
+    with its level (halved `level` times). Over its bound, the newest chunk of the lowest level
+    is halved (a chunk too short to halve counts one level up), so the resolution stays about
+    even over the run. Frames are never modified once kept (readers hold references outside
+    the lock): a merge or a halving replaces the list."""
 
     def __init__(self, max_bytes=ARCHIVE_MAX_BYTES):
         self.max_bytes = max_bytes
@@ -150,7 +159,7 @@ class Archive:
     def add(self, frame):
         self.tail.append(frame)
         self.nbytes += nbytes(frame)
-        if len(self.tail) >= MERGE_FRAMES:
+        if len(self.tail) >= MERGE_FRAMES or sum(f["t"].size for f in self.tail) >= CHUNK_STEPS:
             self._merge_tail()
         while self.nbytes > self.max_bytes and self._halve():
             pass
@@ -161,26 +170,27 @@ class Archive:
             self.tail = []
 
     def _halve(self):
-        """The newest chunks of the lowest level -> their min/max over 4 steps (half the steps,
-        one level up); a group too short to halve joins the level before it. False when
-        nothing is left to halve."""
+        """Halve one chunk (see the class doc); False when none can be halved."""
         self._merge_tail()
-        low = self.chunks[-1][0] if self.chunks else None
-        k = next((i for i, (level, _) in enumerate(self.chunks) if level == low), 0)
-        group = join([f for _, f in self.chunks[k:]]) if self.chunks else None
-        if group is None or group["t"].size < 8:
-            if k == 0:
-                return False
-            up = self.chunks[k - 1][0]
-            self.chunks = [*self.chunks[:k], *((up, f) for _, f in self.chunks[k:])]
-            return True
-        halved = {
-            k_: decimate_time(v, 4) if k_ == "t" else decimate_values(v, 4)
-            for k_, v in group.items()
-        }
-        self.chunks = [*self.chunks[:k], (low + 1, halved)]
-        self.nbytes = sum(nbytes(f) for f in self.frames())
-        self.halvings += 1
+        chunks = list(self.chunks)
+        if not chunks or all(f["t"].size < 8 for _, f in chunks):
+            return False
+        low = min(level for level, _ in chunks)
+        i = max(k for k, (level, _) in enumerate(chunks) if level == low)
+        f = chunks[i][1]
+        if f["t"].size >= 8:
+            h = halve(f)
+            self.nbytes += nbytes(h) - nbytes(f)
+            self.halvings += 1
+            f = h
+        chunks[i] = (low + 1, f)
+        # a neighbour of the same level, the two small enough together: one chunk
+        for j in (i, i - 1):
+            if 0 <= j < len(chunks) - 1 and chunks[j][0] == chunks[j + 1][0]:
+                a, b = chunks[j][1], chunks[j + 1][1]
+                if a["t"].size + b["t"].size <= CHUNK_STEPS:
+                    chunks[j : j + 2] = [(chunks[j][0], join([a, b]))]
+        self.chunks = chunks
         return True
 
     def frames(self):

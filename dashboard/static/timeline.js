@@ -31,8 +31,9 @@ export function holdFrames() {
   return view.mode !== "live";
 }
 
+/* GET /api/plots/range for [t0, t1] s, or (t0 null) the span alone (an empty window at 0). */
 async function getRange(t0, t1) {
-  const q = t0 == null ? `points=2` : `t0=${Math.max(0, t0)}&t1=${Math.max(0, t1)}&points=${RANGE_POINTS}`;
+  const q = t0 == null ? "t0=0&t1=0&points=2" : `t0=${Math.max(0, t0)}&t1=${Math.max(0, t1)}&points=${RANGE_POINTS}`;
   return api("GET", `/api/plots/range?${q}`);
 }
 
@@ -121,11 +122,14 @@ async function freeze() {
 }
 
 /* Freeze or go live as the toggle and the simulation's pause say (polled: the state arrives
-   by several paths). A new figure (a reset, another robot) while frozen asks the span again. */
+   by several paths). Live again only once a frame newer than the frozen run's end came: a
+   state older than the pause, late on a busy stream, does not unfreeze the view. A new figure
+   (a reset, another robot) while frozen asks the span again. */
 function syncMode() {
   const want = frozen();
+  const ran = !view.span || (app.tNewest ?? -Infinity) > view.span[1];
   if (want && view.mode !== "past") freeze();
-  else if (!want && view.mode === "past") {
+  else if (!want && view.mode === "past" && ran) {
     $("view-scrub").disabled = true;
     $("view-live").disabled = true;
     restoreLive();
