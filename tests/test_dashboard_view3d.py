@@ -98,6 +98,47 @@ def test_the_robot_is_drawn_large_with_its_ghost(page):
     assert not page.js_errors, page.js_errors
 
 
+FOLLOW_JS = """async (dx) => { const v = window.asrView3d, m = v.model;
+    const t0 = v.controls.target.toArray(), e0 = v.camera.position.toArray();
+    const poses = m.instances.map((inst) => { const full = [];
+        m.drawn.forEach((gi, j) => { const e = inst.sets.solid[j].matrix.elements;
+            full[gi] = [e[12], e[13], e[14], e[0], e[4], e[8], e[1], e[5], e[9], e[2], e[6], e[10]];
+        });
+        return full; });
+    for (let k = 1; k <= 40; k++) {  // the robot moves dx (m) along x over 40 frames
+        const moved = poses.map((i) => i.map((p) => p && [p[0] + dx * k / 40, ...p.slice(1)]));
+        v.poses('main', 'solid', moved);
+        await new Promise((r) => requestAnimationFrame(r));
+    }
+    for (let k = 0; k < 60; k++) { v.dirty = true; v.frame(); }
+    return {user: v.userCamera, t0, t1: v.controls.target.toArray(), e0,
+            e1: v.camera.position.toArray()}; }"""
+
+
+def test_a_turned_view_stays_and_follows_the_robot_until_reset(page):
+    """The user turns the view (a mouse drag): it stays theirs, but when the robot moves 1 m
+    away (poses moved in the page, the simulation paused) target and eye follow it by the same
+    shift; "reset view" frames the robot again."""
+    post(page, "/api/control", {"paused": True})
+    try:
+        box = page.locator("#robot3d canvas").bounding_box()
+        page.mouse.move(box["x"] + 300, box["y"] + 150)
+        page.mouse.down()
+        page.mouse.move(box["x"] + 380, box["y"] + 130, steps=5)
+        page.mouse.up()
+        got = page.evaluate(FOLLOW_JS, 1.0)
+        assert got["user"] is True
+        shift = np.subtract(got["t1"], got["t0"])
+        assert 0.6 < shift[0] <= 1.0 and abs(shift[1]) < 1e-9 and abs(shift[2]) < 1e-9, shift
+        np.testing.assert_allclose(np.subtract(got["e1"], got["e0"]), shift, atol=1e-9)
+        page.click("#robot3d-reset")
+        page.wait_for_function("() => !window.asrView3d.userCamera", timeout=DEADLINE_MS)
+        page.evaluate("() => { const v = window.asrView3d; v.dirty = true; v.frame(); }")
+        assert max(view(page)["share"]) > SHARE
+    finally:
+        post(page, "/api/control", {"paused": False})
+
+
 def test_compare_of_four_stands_side_by_side_labelled(page):
     presets = [0.1, 0.3, 0.5, 0.8]
     post(page, "/api/compare", {"presets": presets})
