@@ -1,5 +1,5 @@
-"""Reinforcement learning from the dashboard: the training-process manager and the policy
-watcher (PROTOCOL.md "RL").
+"""Reinforcement learning from the dashboard: the training-process manager (PROTOCOL.md "RL";
+the tasks in dashboard/rl_tasks.py, the policy watch in dashboard/policy_watch.py).
 
 Training runs in its own process, `python -m asr.cli train --task T ... --out <run folder>`
 (asr/rl: Stable-Baselines3 PPO on asr's batched envs), so the simulation thread, the 30 Hz
@@ -14,18 +14,6 @@ A watcher thread polls the folder's curve.json (rows {steps, wall_s, return, len
 rewritten atomically after every PPO update) and the process, and publishes an `rl` message to
 every client when either changed; the curve sent is decimated to at most
 `Settings.rl_curve_points` rows and the file read is bounded (MAX_CURVE_BYTES).
-
-PolicyWatcher ("watch"): the latest checkpoint's policy exported as ONNX in a child process
-(dashboard/exports.py, the same export as POST /api/rl/policy.onnx: the SB3 actor's mean with the
-observation normaliser) and run in the server with onnxruntime, so torch and Stable-Baselines3
-never load into the server (they would hold ~500 MB for good); the runner asks it for
-references at every env step of the task (dashboard/watch.py). Observation and references come
-from the task's own code: the watcher keeps an instance of the task's vector env (never
-stepped), writes the runner's link state and the episode's env step into it and calls its
-_observe() and _refs() (asr/envs: [q, qd, target, q - target] -> [equilibria, presets] for the
-reaching tasks, [q, qd, t] -> [equilibria, presets, release] for Throw), so every registered
-task is watchable. A new episode (the env's reset: a new random target) starts after
-max_episode_steps env steps or when the task ends it (Throw: the release).
 
 A run has something to watch once its folder holds a model after at least one PPO update and
 the run has not failed (can_watch in the status; NothingToWatch, 422, otherwise).
@@ -44,10 +32,11 @@ import time
 
 import numpy as np
 
-from asr._gymnasium_envs import ENVS
 from dashboard.errors import public_message
+from dashboard.policy_watch import PolicyWatcher as PolicyWatcher  # its home before the split
+from dashboard.rl_tasks import RLInputError, metric_info
+from dashboard.rl_tasks import task_class as task_class  # its home before the split
 
-TASKS = tuple(ENVS)  # the registered asr env ids: the only tasks a client names
 ALGOS = ("PPO",)
 TRAIN_COMMAND = (sys.executable, "-m", "asr.cli", "train")
 MAX_CURVE_BYTES = 16 << 20  # curve.json read at most (larger: the tail rows are lost)
@@ -66,10 +55,6 @@ class TrainingBusy(RuntimeError):
 
 class NoCheckpoint(LookupError):
     """No training folder with a model yet (-> 404)."""
-
-
-class RLInputError(ValueError):
-    """A value out of the server's RL limits (-> 422, naming the field)."""
 
 
 class NothingToWatch(ValueError):
@@ -144,6 +129,12 @@ class TrainingManager:
         self._onnx = None  # (checkpoint key, ONNX bytes) of the last policy watched
 
     # ------------------------------------------------------------ status
+
+    @property
+    def runs_root(self):
+        """The folder of this server's run folders (`run-<id>`, the server's own temporary
+        folder), None before the first training; read-only."""
+        return self._root
 
     def status(self):
         with self._lock:
@@ -478,118 +469,3 @@ class TrainingManager:
             self.publish(self.message())
         except Exception:  # noqa: BLE001 - a closed event loop: nobody to tell
             pass
-
-
-# ---------------------------------------------------------------- watching a policy
-
-
-def task_class(task):
-    """The vector env class of a registered task id."""
-    import importlib
-
-    module, _, name = ENVS[task][1].partition(":")
-    return getattr(importlib.import_module(module), name)
-
-
-def metric_info(task):
-    """{"name", "unit", "better"} of the task's held-out metric (asr.rl's task_metric: the
-    curve's `metric` column)."""
-    from asr.rl._results import task_metric  # no torch: the metric's definition only
-
-    m = task_metric(task_class(task))
-    return {"name": m.name, "unit": m.unit, "better": m.better}
-
-
-def watchable_tasks():
-    """The tasks whose class imports (every registered task watches through its own env)."""
-    out = []
-    for task in TASKS:
-        try:
-            task_class(task)
-        except Exception:  # noqa: BLE001 - a task that does not import cannot be watched
-            continue
-        out.append(task)
-    return out
-
-
-class PolicyWatcher:
-    """The policy of a training run acting on the runner's Sim as the task's agent, run with
-    onnxruntime (asr.rl.OnnxPolicy: the observation normalisation and the action clip are in
-    the graph) so that the server never imports torch. `policy`: the ONNX file's bytes (the
-    server's export child made them), an OnnxPolicy, or a training folder (exported here in a
-    child, dashboard/exports.py). Made off the runner thread; used on the runner thread only."""
-
-    def __init__(self, policy, task, run_id=None, seed=0, export_timeout_s=120.0):
-        from asr.rl.onnx_policy import OnnxPolicy
-
-        self.task = task
-        self.run = run_id
-        cls = task_class(task)
-        self.cls = cls
-        self.robot, self.variant = cls.robot, cls.variant
-        self.timestep = cls.timestep
-        self.frame_skip = int(cls.frame_skip)
-        self.episode_steps = int(cls.max_episode_steps)
-        space = cls.single_action_space
-        self.low, self.high = np.asarray(space.low, float), np.asarray(space.high, float)
-        if isinstance(policy, (str, os.PathLike)):
-            from dashboard.exports import export_bytes
-
-            policy = export_bytes("onnx", (os.fspath(policy), task), export_timeout_s)
-        try:
-            if not isinstance(policy, OnnxPolicy):
-                policy = OnnxPolicy.from_bytes(policy, name=f"run {run_id}'s policy.onnx")
-            self.model = policy.check_task(cls)
-        except ValueError as exc:
-            raise RLInputError(
-                f"task: the policy of run {run_id} does not fit {task!r}: {exc}"
-            ) from None
-        self.rng = np.random.default_rng(seed)
-        self.env = cls(1)  # the task's own observation and references (never stepped)
-        self.ended = True  # the current episode is over: the next act starts one
-        self.episode = 0  # episodes started
-        self.left = 0  # simulation steps left in the current env step
-        self.env_step = 0  # env steps in the current episode
-        self.held = None  # (N, J, 2) references of the current env step
-
-    @property
-    def target(self):
-        """(N, J) or (N,) targets of the current episodes (rad), None for a task without."""
-        return getattr(self.env, "target", None)
-
-    def new_episode(self, n):
-        """A new episode of n sub-envs: the task's reset (its random target), env step 0."""
-        if self.env.num_envs != n:
-            self.env.close()
-            self.env = self.cls(n)
-        self.env.reset(seed=int(self.rng.integers(2**31)))
-        self.env_step = 0
-        self.episode += 1
-        self.ended = False
-
-    def act(self, q, qd):
-        """(N, J, 2) references for the next env step from the link state (N, J)."""
-        n = q.shape[0]
-        if self.ended or self.env.num_envs != n:
-            self.new_episode(n)
-        env = self.env
-        env.q[...], env.qd[...] = q, qd
-        env._elapsed[:] = self.env_step
-        action = self.model(env._observe())  # (n, act_dim) float32, inside the action Box
-        action = np.clip(np.asarray(action, float).reshape(n, -1), self.low, self.high)
-        self.held = np.asarray(env._refs(action), float)
-        self.left = self.frame_skip
-        self.env_step += 1
-        # the task ends the episode with this step (Throw: the release) or the time limit
-        self.ended = bool(np.any(env._terminated())) or self.env_step >= self.episode_steps
-        return self.held
-
-    def info(self):
-        target = self.target
-        return {
-            "task": self.task,
-            "run": self.run,
-            "target": None if target is None else np.atleast_1d(target[0]).tolist(),
-            "env_step": self.env_step,
-            "episode": self.episode,
-        }

@@ -13,7 +13,7 @@ import json
 import os
 import threading
 
-from dashboard import rl
+from dashboard import rl, rl_tasks
 
 MAX_RUNS = 8
 MAX_CONFIG_BYTES = 1 << 20  # config.json read at most
@@ -53,7 +53,7 @@ def config_from_disk(folder):
 
 def _metric(config):
     try:
-        return rl.metric_info(config["task"])
+        return rl_tasks.metric_info(config["task"])
     except Exception:  # noqa: BLE001 - an unknown or missing task: the runs table says "metric"
         return None
 
@@ -80,7 +80,7 @@ class RunsHistory:
             return {"runs": [], "max_runs": self.max_runs}
         if st["config"]:
             self.remember(latest, st["config"])
-        root = getattr(manager, "_root", None)  # the manager's own folder of run-<id> folders
+        root = manager.runs_root
         runs = []
         for run in range(max(1, latest - self.max_runs + 1), latest + 1):
             folder = os.path.join(root, f"run-{run}") if root else ""

@@ -1,9 +1,9 @@
 """The plots' data beyond the live stream (PROTOCOL.md "Plots"): GET /api/plots, the page's plot
 specification (dashboard/plot_specs.py), the one table the server's figure and the page's plots
 are both built from; GET /api/plots/range, a past window of the run (the record and its archive,
-dashboard/frames.py) decimated as a first view, for the page's scrub back; GET /api/rl/runs, the
-RL runs of this server session with their curves and hyperparameters (dashboard/rl_runs.py).
-Reads: they pass the Host and token checks of every route (dashboard/security.py)."""
+dashboard/frames.py) decimated as a first view, for the page's scrub back (the RL runs' curves:
+GET /api/rl/runs, dashboard/routes/rl.py). Reads: they pass the Host and token checks of every
+route (dashboard/security.py)."""
 
 import asyncio
 
@@ -11,7 +11,7 @@ from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import Response
 
 from dashboard import figure as fig
-from dashboard import frames, rl_runs
+from dashboard import frames
 from dashboard.plot_specs import spec
 from dashboard.routes.api import Runner
 
@@ -73,16 +73,3 @@ async def plot_range(
         _range_text, parts, span, run_id, lo, hi, points, request.app.state.settings
     )
     return Response(text, media_type="application/json")
-
-
-@router.get(
-    "/rl/runs",
-    tags=["reinforcement learning"],
-    summary=f"the RL runs of this server session (at most {rl_runs.MAX_RUNS}, newest last): id, "
-    "status, hyperparameters, metric and learning curve",
-)
-async def rl_runs_history(request: Request):
-    state = request.app.state
-    if getattr(state, "rl_runs", None) is None:
-        state.rl_runs = rl_runs.RunsHistory()
-    return await asyncio.to_thread(state.rl_runs.answer, state.rl, state.settings.rl_curve_points)

@@ -1,5 +1,6 @@
 """RL routes under /api/rl (PROTOCOL.md "RL"): start / pause / resume / stop a PPO training in its
-own process (dashboard/rl.py), its status and learning curve, watching its latest checkpoint on
+own process (dashboard/rl.py), its status and learning curve, the session's runs with their
+hyperparameters and curves (dashboard/rl_runs.py), watching its latest checkpoint on
 the live robot, and its exports (POST: they are work a foreign page must not start; made one at a
 time in a child process, dashboard/exports.py). Tasks are named from the registered asr env ids
 (a list, never free text); the training folder is the server's own, never a client path. The manager
@@ -14,7 +15,7 @@ from fastapi import APIRouter, FastAPI, HTTPException, Request
 from fastapi.responses import Response
 from pydantic import Field
 
-from dashboard import exports, rl
+from dashboard import exports, policy_watch, rl, rl_runs, rl_tasks
 from dashboard.errors import public_message
 from dashboard.models import Strict
 from dashboard.routes.api import RosVersion, Runner, ros_zip_response, run_command
@@ -26,6 +27,7 @@ async def lifespan(app: FastAPI):
     app.state.rl = rl.TrainingManager(
         app.state.settings, lambda msg: runner.publish("rl", msg), watch_info=runner.watch_info
     )
+    app.state.rl_runs = rl_runs.RunsHistory()
     app.state.exports = exports.ExportGate(app.state.settings.export_timeout_s)
     try:
         yield
@@ -44,7 +46,7 @@ router = APIRouter(
     },
 )
 
-Task = Literal[rl.TASKS]  # type: ignore[valid-type]  # the registered asr env ids
+Task = Literal[rl_tasks.TASKS]  # type: ignore[valid-type]  # the registered asr env ids
 
 
 class RLStart(Strict):
@@ -72,7 +74,7 @@ def _answer(fn, *args):
         raise HTTPException(409, public_message(exc)) from None
     except rl.NoCheckpoint as exc:
         raise HTTPException(404, public_message(exc)) from None
-    except (rl.RLInputError, rl.NothingToWatch) as exc:
+    except (rl_tasks.RLInputError, rl.NothingToWatch) as exc:
         raise HTTPException(422, public_message(exc)) from None
 
 
@@ -80,8 +82,8 @@ def _answer(fn, *args):
 async def tasks(request: Request):
     s = request.app.state.settings
     return {
-        "tasks": list(rl.TASKS),
-        "watchable": await asyncio.to_thread(rl.watchable_tasks),
+        "tasks": list(rl_tasks.TASKS),
+        "watchable": await asyncio.to_thread(rl_tasks.watchable_tasks),
         "algos": list(rl.ALGOS),
         "defaults": RLStart().model_dump(),  # type: ignore[call-arg]  # pydantic fills the defaults
         "limits": {"num_envs": [1, s.rl_num_envs_max], "total_steps": [1, s.rl_total_steps_max]},
@@ -91,6 +93,16 @@ async def tasks(request: Request):
 @router.get("/status", summary="the training: running, paused, pid, config, learning curve")
 async def status(request: Request):
     return manager(request).status()
+
+
+@router.get(
+    "/runs",
+    summary=f"the RL runs of this server session (at most {rl_runs.MAX_RUNS}, newest last): id, "
+    "status, hyperparameters, metric and learning curve",
+)
+async def runs(request: Request):
+    state = request.app.state
+    return await asyncio.to_thread(state.rl_runs.answer, state.rl, state.settings.rl_curve_points)
 
 
 @router.post("/start", summary="start a training in its own process (409 while one runs)")
@@ -120,7 +132,7 @@ async def _watcher(request, m):
     torch never loads into the server."""
     folder, task, run, seed = await asyncio.to_thread(_answer, m.watch_target)
     data = await _policy_onnx(request, m, folder, task)
-    return await asyncio.to_thread(_answer, rl.PolicyWatcher, data, task, run, seed)
+    return await asyncio.to_thread(_answer, policy_watch.PolicyWatcher, data, task, run, seed)
 
 
 async def _policy_onnx(request, m, folder, task):
@@ -187,6 +199,6 @@ async def policy_onnx(request: Request):
 async def policy_ros(request: Request, ros: RosVersion = "2"):
     m = manager(request)
     folder = _answer(m.checkpoint_dir)
-    cls = rl.task_class(m.status()["config"]["task"])
+    cls = rl_tasks.task_class(m.status()["config"]["task"])
     data = await _export(request, "ros-zip", folder, cls.robot, cls.variant or "", ros)
     return ros_zip_response(data, cls.robot, ros)
