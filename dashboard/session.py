@@ -19,7 +19,8 @@ import numpy as np
 
 import asr
 from asr.robot import load_robot
-from dashboard.errors import public_message, short
+from dashboard.errors import public_message
+from dashboard.joint_params import check_params, compact, params_of, set_params
 from dashboard.presets import choose_presets
 from dashboard.references import (
     ControlError,
@@ -44,12 +45,6 @@ def num(x):
     """JSON-safe float (NaN/inf -> None)."""
     x = float(x)
     return x if math.isfinite(x) else None
-
-
-def compact(values):
-    """A parameter's (N,) values as one float when they are all equal."""
-    values = np.asarray(values, dtype=float)
-    return float(values.flat[0]) if np.all(values == values.flat[0]) else values
 
 
 class Session:
@@ -110,7 +105,7 @@ class Session:
         self.last_eq = None  # (N, T, J) equilibria of the latest references
         self.last_change = None  # {joint: {param: (old, new)}} of the latest params change
         self.failed = False  # a rollout failed: the Sim restarts when it runs again
-        self.watcher = None  # a dashboard.rl.PolicyWatcher choosing the references
+        self.watcher = None  # a dashboard.policy_watch.PolicyWatcher choosing the references
         self.watch_state = None  # (q, qd) at the watcher's next env step, or None
         self.load(robot, variant)
 
@@ -319,14 +314,8 @@ class Session:
             if batch.modes[k] != mode:
                 batch.set_mode(k, int(mode))
         for k, old in enumerate(params):
-            self._set_params(
-                k,
-                {
-                    p: compact(v)
-                    for p, v in old.items()
-                    if not np.array_equal(batch.get_param(k, p), v)
-                },
-            )
+            changed = {p: v for p, v in old.items() if not np.array_equal(batch.get_param(k, p), v)}
+            set_params(batch, k, {p: compact(v) for p, v in changed.items()})
 
     @contextlib.contextmanager
     def all_or_nothing(self):
@@ -341,54 +330,6 @@ class Session:
 
     # ------------------------------------------------------------ controls
 
-    def _set_params(self, k, values):
-        """Set joint k's parameters {name: value}. The motor limits go in an order whose every
-        intermediate state is valid (pos_min < pos_max), given that the old and the new pair
-        both are: pos_min first to the lower of old and new, then pos_max, then pos_min."""
-        batch = self.sim.batch
-        values = dict(values)
-        if "pos_min" in values and "pos_max" in values:
-            batch.set_param(
-                k, "pos_min", compact(np.minimum(batch.get_param(k, "pos_min"), values["pos_min"]))
-            )
-            batch.set_param(k, "pos_max", values.pop("pos_max"))
-        for p, v in values.items():
-            batch.set_param(k, p, v)
-
-    def _check_params(self, c):
-        """{joint: {param: float}} of a control's params, each checked against its model's
-        range, and the cross-parameter rule asr checks too (pos_min < pos_max, with the other
-        bound as it will be)."""
-        params = {}
-        for joint, values in (c.get("params") or {}).items():
-            k = self.joint(joint)
-            spec = self.sim.batch.specs[k]
-            for p, v in values.items():
-                if v is None:
-                    continue
-                if isinstance(v, bool) or not isinstance(v, (int, float)):
-                    raise ControlError(f"params {joint}.{p}: expected a number, got {short(v)}")
-                try:
-                    v = float(v)
-                except OverflowError:
-                    raise ControlError(
-                        f"params {joint}.{p}: got {short(v)}, too large for a float"
-                    ) from None
-                spec.param(p).check(v, f"params {joint}: ")
-                params.setdefault(joint, {})[p] = v
-            new = params.get(joint, {})
-            if "pos_min" in new or "pos_max" in new:
-                lo = new.get("pos_min", self.sim.batch.get_param(k, "pos_min"))
-                hi = new.get("pos_max", self.sim.batch.get_param(k, "pos_max"))
-                if not np.all(np.less(lo, hi)):
-                    p = "pos_max" if "pos_max" in new else "pos_min"
-                    raise ControlError(
-                        f"params {joint}.{p}: got {new[p]:g}, valid range: "
-                        f"pos_min < pos_max (they would be {np.max(lo):g} and "
-                        f"{np.min(hi):g})"
-                    )
-        return params
-
     def apply_control(self, c):
         """Apply a partial control update (models.Control.model_dump(exclude_none)): everything
         checked first, then applied (call inside all_or_nothing)."""
@@ -399,7 +340,7 @@ class Session:
         for joint, mode in (c.get("mode") or {}).items():
             k = self.joint(joint)
             asr.batch.check_mode(int(mode), self.sim.batch.specs[k], f"mode {joint}: ")
-        params = self._check_params(c)
+        params = check_params(self.sim.batch, self.joint, c.get("params"))
         refs = self._merged_references(c)
         # apply
         for joint, mode in (c.get("mode") or {}).items():
@@ -413,7 +354,7 @@ class Session:
             self.last_change[joint] = {
                 p: (float(self.sim.batch.get_param(k, p)[0]), v) for p, v in values.items()
             }
-            self._set_params(k, values)
+            set_params(self.sim.batch, k, values)
             self.param_overrides[joint].update(values)
         if c.get("preset"):
             for joint, value in c["preset"].items():
@@ -430,11 +371,6 @@ class Session:
         if "paused" in c:
             self.paused = bool(c["paused"])
 
-    def _params_of(self, k):
-        """{name: value} of joint k's parameters (instance 0)."""
-        batch = self.sim.batch
-        return {p.name: float(batch.get_param(k, p.name)[0]) for p in batch.specs[k].all_params}
-
     def _merged_references(self, c):
         """{joint: generator} of a control's references, each the joint's generator in effect
         with the fields the control gives (what the user did not change stays: the offset of a
@@ -445,11 +381,13 @@ class Session:
         for joint, gen in (c.get("reference") or {}).items():
             k = self.joint(joint)
             merged = {**self.reference[joint], **{f: v for f, v in gen.items() if v is not None}}
-            check_torques(joint, int(modes[joint]), merged, self._params_of(k))
+            check_torques(joint, int(modes[joint]), merged, params_of(self.sim.batch, k))
             out[joint] = merged
         for joint in (c.get("mode") or {}).keys() - out.keys():  # the torques held, new mode
             k = self.joint(joint)
-            check_torques(joint, int(modes[joint]), self.reference[joint], self._params_of(k))
+            check_torques(
+                joint, int(modes[joint]), self.reference[joint], params_of(self.sim.batch, k)
+            )
         return out
 
     def effective_presets(self):
@@ -544,7 +482,7 @@ class Session:
                     "preset_range": preset_spec(self.models[k]),
                     "motors": motor_count(self.models[k]),
                     "presets": self.button_presets.get(name),
-                    "torque_range": torque_range(self.modes[k], self._params_of(k)),
+                    "torque_range": torque_range(self.modes[k], params_of(self.sim.batch, k)),
                 }
             )
         return {
