@@ -2,9 +2,13 @@
  *
  * ES modules (<script type="module">), one per panel, no build step: app.js (this entry),
  * core.js (the page state, REST, errors), controls.js (robot, joint, stiffness, gains,
- * reference, run, compare), plots.js (the figure and its frames), ilc.js, rl.js, workspace.js
- * (save, load, exports), stream.js (the WebSocket). datasheet.js, interaction.js and robot3d.js
- * are classic scripts (window.asrDatasheet, asrInteraction, asrRobot3d) that run before it.
+ * reference, run, compare), plots.js (the figure and its frames), timeline.js (the live plots'
+ * shared time axis: pause the view, scrub back, one zoom, log y), ilc.js, rl.js (training, its
+ * curve and runs, watch, exports), workspace.js (save, load, exports), stream.js (the
+ * WebSocket). datasheet.js, interaction.js and robot3d.js are classic scripts
+ * (window.asrDatasheet, asrInteraction, asrRobot3d) that run before it; robot3d.js imports the
+ * 3-D view's modules on demand: view3d_scene.js (three.js renderer, camera, overlays) and
+ * view3d_model.js (one robot scene's meshes).
  *
  * Trace / plot convention (also in dashboard/PROTOCOL.md, "WebSocket"):
  *
