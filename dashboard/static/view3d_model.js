@@ -96,7 +96,10 @@ export class Model {
     for (let i = 0; i < m; i++) {
       const meshes = this.instances[i].sets[kind], inst = poses[i];
       this.drawn.forEach((gi, k) => {
-        if (inst[gi]) { setPose(meshes[k], inst[gi]); meshes[k].visible = true; }
+        // a ghost or target copy of a geom fixed to the world would only tint the solid one
+        if (!inst[gi] || (kind !== "solid" && this.scene.geoms[gi].body === 0)) return;
+        setPose(meshes[k], inst[gi]);
+        meshes[k].visible = true;
       });
     }
   }
@@ -135,21 +138,22 @@ export class Model {
     this.laidOut = true;
   }
 
-  /* World bounds (THREE.Box3) of instance i's solid meshes. */
-  bounds(i) {
+  /* World bounds (THREE.Box3) of instance i's solid meshes and, with `target`, of its target
+   * copies shown (the camera frames both). */
+  bounds(i, target = false) {
     const box = new THREE.Box3(), b = new THREE.Box3();
-    const group = this.instances[i].group;
-    group.updateMatrixWorld(true);
-    for (const m of this.instances[i].sets.solid) {
+    const inst = this.instances[i];
+    inst.group.updateMatrixWorld(true);
+    for (const m of target ? inst.sets.solid.concat(inst.sets.target) : inst.sets.solid) {
       if (!m.visible) continue;
       box.union(b.copy(m.geometry.boundingBox).applyMatrix4(m.matrixWorld));
     }
     return box;
   }
 
-  allBounds() {
+  allBounds(target = false) {
     const box = new THREE.Box3();
-    for (let i = 0; i < this.n; i++) box.union(this.bounds(i));
+    for (let i = 0; i < this.n; i++) box.union(this.bounds(i, target));
     return box;
   }
 

@@ -175,7 +175,7 @@ export class View3D {
     const model = this.model;
     if (!this.dirty || !model || !model.laidOut) return;
     this.dirty = false;
-    const box = model.allBounds();
+    const box = model.allBounds(true);
     if (box.isEmpty()) return;
     this.history.push(box.clone());
     if (this.history.length > FIT_FRAMES) this.history.shift();
