@@ -111,15 +111,15 @@
     ia.robot3dWrapped = true;
   }
 
-  function fail(e) {
+  function fail(text, e) {
     st.failed = true;
-    console.warn("robot3d: three.js did not load", e);
+    console.warn("robot3d:", text, e);
     const d = el();
     if (!d) return;
-    d.dataset.error = MISSING;
+    d.dataset.error = text;
     const p = document.createElement("p");
     p.className = "view3d-missing";
-    p.textContent = MISSING;
+    p.textContent = text;
     d.appendChild(p);
   }
 
@@ -127,11 +127,17 @@
     wrapInteraction();
     const d = el();
     if (!d) return;
+    let View3D;
     try {
-      const { View3D } = await import("/static/view3d_scene.js");
-      st.view = new View3D(d);
+      ({ View3D } = await import("/static/view3d_scene.js"));
     } catch (e) {
-      fail(e);
+      fail(MISSING, e);
+      return;
+    }
+    try {
+      st.view = new View3D(d);
+    } catch (e) {  // three.js loaded, but the browser gave no WebGL context
+      fail(`3-D view needs WebGL, which this browser did not provide (${e.message || e})`, e);
       return;
     }
     window.asrView3d = st.view;
