@@ -25,10 +25,10 @@ def stop(session):
     last = session.effective_presets()
     w, session.watcher = session.watcher, None
     if w is not None and w.held is not None:
+        model_of = dict(zip(session.joint_names, session.models))  # compliance model names
         for name, values in last.items():
-            k = session.joint_names.index(name)
             if values and values[0] is not None:
-                spec = preset_spec(session.models[k])
+                spec = preset_spec(model_of[name])
                 session.presets[name] = float(np.clip(values[0], spec["lo"], spec["hi"]))
         session.apply_presets()
         for k, name in enumerate(session.joint_names):
