@@ -58,6 +58,7 @@ POSITION_SPEED = 0.1  # m/s of a position reference move
 MIN_MOVE_S = 0.2
 COMMAND_QUEUE = 16
 COMMAND_TIMEOUT_S = 10.0
+MIN_YIELD_S = 2e-3  # s the session thread sleeps between ticks, at least (see _loop)
 MAX_SAMPLES = 10  # samples per message (decimated)
 DEFAULT_GAINS = {
     "admittance": {
@@ -215,6 +216,7 @@ class InteractionSession:
         self.publish = publish
         self._lock = threading.RLock()
         self._switch_lock = threading.Lock()  # one law change built at a time
+        self._start_lock = threading.Lock()  # one session start built at a time
         self._thread = None
         self._stop = threading.Event()
         self._closed = False
@@ -314,6 +316,24 @@ class InteractionSession:
         runs. Answers the status."""
         cfg = law_config(law, gains)
         position = check_position(position)
+        # one start built at a time; the Sim and its scene are built outside self._lock, which
+        # status() takes on the server's event loop: a build of seconds on a busy host would
+        # hold every request and the stream
+        if not self._start_lock.acquire(blocking=False):
+            raise Busy("an interaction session is being started; try again")
+        try:
+            self._check_startable()
+            sim = build_sim(variant, cfg, self.settings.threads)
+            tol = start_setpoint(sim, position)
+            scene = SceneStream(sim, 1, next(self._scene_ids))
+            scene.scene()  # built here: the session thread holds the Sim while it steps
+            self._install(sim, variant, cfg, tol, scene)
+        finally:
+            self._start_lock.release()
+        self._publish()
+        return self.status()
+
+    def _check_startable(self):
         with self._lock:
             if self._closed:
                 raise RuntimeError("the dashboard is stopping")
@@ -321,12 +341,15 @@ class InteractionSession:
                 raise Busy(
                     "an interaction session is already running; POST /api/interaction/stop first"
                 )
-            sim = build_sim(variant, cfg, self.settings.threads)
-            self._tol = start_setpoint(sim, position)
+
+    def _install(self, sim, variant, cfg, tol, scene):
+        """Make the built Sim the session's and start its thread."""
+        with self._lock:
+            self._check_startable()  # a stop or shutdown may have come while it was built
+            self._tol = tol
             self._offset, self._await_offset = np.zeros(3), self._tol is not None
             self._sim, self._variant, self._cfg = sim, variant, cfg
-            self._scene = SceneStream(sim, 1, next(self._scene_ids))
-            self._scene.scene()  # built here: the session thread holds the Sim while it steps
+            self._scene = scene
             self._time, self._f_ref, self._resend_force = 0.0, np.zeros(3), False
             self._message, self._await_static = "moving to the start pose", True
             self._last = self._snapshot()
@@ -336,8 +359,6 @@ class InteractionSession:
                 target=self._loop, args=(self._stop,), name="asr-dashboard-interaction", daemon=True
             )
             self._thread.start()
-        self._publish()
-        return self.status()
 
     def stop(self, timeout=5.0):
         """End the thread (bounded wait); answers the status."""
@@ -479,7 +500,10 @@ class InteractionSession:
                 self._apply_commands()
                 samples = self._advance(pacer.steps(t0, period, 1.0, self._sim.dt))
                 self._publish(samples)
-                stop.wait(max(0.0, period - (time.monotonic() - t0)))
+                # at least MIN_YIELD_S asleep even when behind: Python's locks and the GIL are not
+                # fair, and a loop that takes the lock again at once can starve the requests
+                # waiting for it on a busy host (the Pacer makes up the time next tick)
+                stop.wait(max(MIN_YIELD_S, period - (time.monotonic() - t0)))
         except Exception as exc:  # noqa: BLE001 - the session ends with its reason shown
             with self._lock:
                 self._message = public_message(f"stopped by an error: {exc}", 300)

@@ -16,7 +16,13 @@ from dashboard_server import wait_for  # noqa: E402
 
 import asr  # noqa: E402
 from dashboard import interaction as ic  # noqa: E402
-from tests.test_dashboard_interaction import client, status  # noqa: E402, F401 (a fixture)
+from tests.test_dashboard_interaction import (  # noqa: E402
+    ANSWER_MS,
+    SIM_MS,
+    SIM_S,
+    client,  # noqa: F401 (a fixture)
+    status,
+)
 
 START = np.array(ic.START_POSITION)
 PRESS_N = 20.0  # force reference, N along the tool axis (down)
@@ -41,14 +47,14 @@ def test_elastic_variant_reaches_the_start_pose_and_presses(client, variant, tol
     r = client.post("/api/interaction/start", json={"variant": variant})
     assert r.status_code == 200, r.text
     try:
-        wait_for(lambda: status(client)["message"] == "holding (static law)", 30, "static")
+        wait_for(lambda: status(client)["message"] == "holding (static law)", SIM_S, "static")
         st = status(client)
         assert st["fsm"] == "static"
         assert np.linalg.norm(np.array(st["x_m"]) - START) < 5e-3, st["x_m"]
         assert np.linalg.norm(st["f_e"]) < 1.0, st["f_e"]  # free of contact, bias removed
         r = client.post("/api/interaction/reference", json={"force": [0, 0, PRESS_N]})
         assert r.status_code == 200, r.text
-        wait_for(lambda: abs(status(client)["f_e"][2] - PRESS_N) < tolerance_n, 30, "the force")
+        wait_for(lambda: abs(status(client)["f_e"][2] - PRESS_N) < tolerance_n, SIM_S, "the force")
         assert status(client)["x_m"][2] < 0.0605  # the tcp at the plate (0.06: touching)
     finally:
         client.post("/api/interaction/stop")
@@ -64,7 +70,7 @@ def test_elastic_variant_reaches_the_start_pose_and_presses(client, variant, tol
 def test_out_of_range_force_is_refused_and_the_reference_kept(client, body, field, words):
     client.post("/api/interaction/start", json={"variant": "rigid"})
     try:
-        wait_for(lambda: status(client)["fsm"] == "static", 30, "static")
+        wait_for(lambda: status(client)["fsm"] == "static", SIM_S, "static")
         assert client.post("/api/interaction/reference", json={"force": [0, 0, 5]}).is_success
         r = client.post("/api/interaction/reference", json=body)
         assert r.status_code == 422 and r.json()["detail"].startswith(f"{field}: "), r.text
@@ -126,7 +132,7 @@ def test_panel_runs_vsa_soft_and_refuses_out_of_range_values():
         pg.wait_for_function(
             "() => [...document.querySelectorAll('#ic-variant option')]"
             ".some(o => o.value === 'vsa_soft') && document.getElementById('ic-gain-ki-z')",
-            timeout=20000,
+            timeout=ANSWER_MS,
         )
         assert "[0, 0.003] m/(N s)" in pg.get_attribute("#ic-gain-ki-z", "title")
         assert "[-100, 100] N" in pg.get_attribute("#ic-force-z", "title")
@@ -134,29 +140,29 @@ def test_panel_runs_vsa_soft_and_refuses_out_of_range_values():
         pg.click("#btn-ic-start")
         pg.wait_for_function(
             "() => /holding/.test(document.getElementById('ic-status').textContent)",
-            timeout=30000,
+            timeout=SIM_MS,
         )
         assert pg.text_content("#ic-fsm") == "static"
         pg.click("#btn-ic-force")  # 10 N on z (the panel's default): accepted
         pg.wait_for_function(
             "() => /force reference set|f_d z 10.00/"
             ".test(document.getElementById('ic-status').textContent)",
-            timeout=10000,
+            timeout=SIM_MS,
         )
         assert pg.is_hidden("#ic-error")
         # out of range: the server's range shows, the field goes back to the force in effect
         pg.fill("#ic-force-z", "1e9")
         pg.click("#btn-ic-force")
-        pg.wait_for_selector("#ic-error:not([hidden])", timeout=10000)
+        pg.wait_for_selector("#ic-error:not([hidden])", timeout=ANSWER_MS)
         assert "valid range [-100, 100] N" in pg.text_content("#ic-error")
         pg.wait_for_function(
-            "() => document.getElementById('ic-force-z').value === '10'", timeout=5000
+            "() => document.getElementById('ic-force-z').value === '10'", timeout=ANSWER_MS
         )
         pg.fill("#ic-gain-ki-z", "1e6")
         pg.click("#btn-ic-law")
         pg.wait_for_function(
             "() => /ki: z = 1e\\+06/.test(document.getElementById('ic-error').textContent)",
-            timeout=10000,
+            timeout=ANSWER_MS,
         )
         assert "[0, 0.003] m/(N s)" in pg.text_content("#ic-error")
         assert field_values(pg, "ic-gain-ki") == ["0", "0", "0.001"]
@@ -164,6 +170,7 @@ def test_panel_runs_vsa_soft_and_refuses_out_of_range_values():
         pg.click("#btn-ic-stop")
         # the page learns it from the stop's answer or a message (late on a busy host)
         pg.wait_for_function(
-            "() => document.getElementById('ic-status').dataset.running === '0'", timeout=30000
+            "() => document.getElementById('ic-status').dataset.running === '0'",
+            timeout=ANSWER_MS,
         )
         assert not pg.js_errors, pg.js_errors
