@@ -19,6 +19,9 @@ from dashboard.app import create_app  # noqa: E402
 from dashboard.settings import Settings  # noqa: E402
 
 BASE = "http://127.0.0.1"  # a Host name the server answers (dashboard/security.py)
+# How long the page tests wait for an answer drawn in the page: the CI host is shared and busy
+# (load ~10 on 2 cores); a real stop still fails, after this
+ANSWER_S = 60.0
 ROBOT, VARIANT = "qbmove_arm_2dof", "vertical"
 
 
@@ -140,7 +143,7 @@ def test_panel_shows_the_curves(page):
 
     shown = wait_for(
         lambda: (lambda p: p if p["curves"] and p["op"] else None)(panel(page)),
-        30,
+        ANSWER_S,
         "the datasheet panel with its operating point",
     )
     answer = page.evaluate("""async () => (await fetch('/api/datasheet?joint=' +
@@ -168,11 +171,13 @@ def test_panel_shows_the_curves(page):
 def test_operating_point_moves(page):
     from dashboard_server import wait_for
 
-    wait_for(lambda: panel(page)["op"], 30, "the operating point")
+    wait_for(lambda: panel(page)["op"], ANSWER_S, "the operating point")
     first = panel(page)
     # it moves: waited for with a generous deadline (a busy host plots late), not a fixed 1 s
     second = wait_for(
-        lambda: (p := panel(page))["op"] != first["op"] and p, 30, "the operating point to move"
+        lambda: (p := panel(page))["op"] != first["op"] and p,
+        ANSWER_S,
+        "the operating point to move",
     )
     assert second["markers"][0] != first["markers"][0]
     preset, deflection = (float(v) for v in second["op"].split(","))
@@ -189,24 +194,26 @@ def test_panel_follows_a_parameter_change(page):
     from dashboard_server import wait_for
 
     name, _, params = robot_joint(0)
-    wait_for(lambda: panel(page)["curves"], 30, "the datasheet panel")
-    before = page.inner_text("#datasheet-status")
+
+    def shown(unlike=None):
+        """The panel's status once a datasheet is drawn (not loading), differing from `unlike`."""
+        text = page.inner_text("#datasheet-status")
+        ready = panel(page)["curves"] and "loading" not in text and text != unlike
+        return text if ready else None
+
+    before = wait_for(shown, ANSWER_S, "the datasheet panel")
     post = """async ([joint, k1]) => (await fetch('/api/control', {method: 'POST',
         headers: {'Content-Type': 'application/json'},
         body: JSON.stringify({params: {[joint]: {k1}}})})).status"""
     assert page.evaluate(post, [name, 4.0 * params["k1"]]) == 200
     try:
-        after = wait_for(
-            lambda: (lambda t: t if t != before and "loading" not in t else None)(
-                page.inner_text("#datasheet-status")
-            ),
-            20,
-            "the datasheet fetched again",
-        )
+        # the page learns the change from the next state message, then fetches and computes the
+        # datasheet again: seconds on a busy host
+        after = wait_for(lambda: shown(before), ANSWER_S, "the datasheet fetched again")
         assert name in after and "N m/rad" in after
     finally:
         assert page.evaluate(post, [name, params["k1"]]) == 200
-    wait_for(lambda: page.inner_text("#datasheet-status") == before, 20, "the datasheet back")
+    wait_for(lambda: shown() == before, ANSWER_S, "the datasheet back")
 
 
 @pytest.mark.slow
@@ -228,6 +235,8 @@ def test_ilc_progress_advances(page):
         assert time.monotonic() < deadline, "the ILC run did not end"
         page.wait_for_timeout(100)
     values = [v for v, m in page.evaluate("() => window.ilcBars") if m == 2]
-    assert 1 in values and values[-1] == 2, values  # iteration 1 of 2 shown, then 2 of 2
+    # the bar polls the run's status: a busy host can skip an intermediate value (two
+    # iterations within one poll), so what is asserted is that it never goes back and ends full
+    assert values and values[-1] == 2, values
     assert values == sorted(values), f"the bar went back: {values}"
     assert not page.js_errors, page.js_errors
