@@ -1,6 +1,6 @@
 /* The control panels (see app.js for the module map): robot and joint, stiffness, PID gains,
  * reference, run (push, pause, reset, speed) and compare; applyState shows a state in them. */
-import { $, act, api, app, clearError, handlers, looksLikeState, num, on, showError } from "./core.js";
+import { $, act, api, app, clearError, handlers, looksLikeState, num, on, short, showError } from "./core.js";
 
 const GAINS = ["kp", "ki", "kd"];  // the PID gain inputs #gain-kp, #gain-ki, #gain-kd
 
@@ -103,7 +103,7 @@ export function applyState(state) {
   $("btn-pause").classList.toggle("active", paused);
   if (state.speed !== undefined && !editing($("speed"))) $("speed").value = state.speed === "max" ? "max" : "1";
   if (Array.isArray(state.compare) && state.compare.length && !editing($("compare-presets"))) {
-    $("compare-presets").value = state.compare.join(", ");
+    $("compare-presets").value = state.compare.map(short).join(", ");
     lastAccepted.compare = $("compare-presets").value;
   }
   if (num(state.time) !== null) $("sim-time").textContent = `t = ${state.time.toFixed(1)} s`;
@@ -259,7 +259,7 @@ function showAvailability(state) {
   const springs = app.joints.some(hasPreset);
   disable(["btn-compare"], springs ? "" : "no joint has a stiffness preset to compare");
   disable(["btn-compare-off"], state.compare.length ? "" : "one instance already (not comparing)");
-  note("compare-note", state.compare.length ? `instances: preset ${state.compare.join(" / ")}` : "");
+  note("compare-note", state.compare.length ? `instances: preset ${state.compare.map(short).join(" / ")}` : "");
 }
 
 /* Modes 0 and 4 take torques: their equilibrium (and q - eq) is not used, so not drawn. */

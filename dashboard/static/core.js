@@ -130,6 +130,12 @@ export function looksLikeState(s) {
 
 export function num(v) { return typeof v === "number" && isFinite(v) ? v : null; }
 
+/* A number as a person writes it: at most 6 significant digits, no float noise (0.1 * 3 is
+   "0.3", not "0.30000000000000004"); for labels and fields that echo values back. */
+export function short(v) {
+  return typeof v === "number" && Number.isFinite(v) ? String(+v.toPrecision(6)) : String(v);
+}
+
 export function fmt(v) {
   return typeof v === "number" ? v.toPrecision(3) : String(v);
 }

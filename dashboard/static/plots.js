@@ -4,7 +4,7 @@
  * from the server's plot specification, GET /api/plots (dashboard/plot_specs.py), fetched once.
  * The shared time axis (live or a past window, one zoom for all) and the log y toggles are
  * timeline.js's; frames wait while it shows a past window. */
-import { $, api, app, hasPlotly, num, setStatus, showError, stats } from "./core.js";
+import { $, api, app, hasPlotly, num, setStatus, short, showError, stats } from "./core.js";
 import { applyState } from "./controls.js";
 import { afterFigure, holdFrames, newerThanDrawn, yType } from "./timeline.js";
 
@@ -151,7 +151,7 @@ function groupByInstance(copy, compare) {
   if (!compare) return;
   const m = copy.meta;
   copy.legendgroup = `instance-${m.instance}`;
-  copy.legendgrouptitle = { text: `preset ${m.preset}`, font: { size: 9 } };
+  copy.legendgrouptitle = { text: `preset ${short(m.preset)}`, font: { size: 9 } };
   copy.name = String(copy.name || "").replace(/^preset \S+ /, "");
 }
 
