@@ -94,6 +94,21 @@ def chromium_page(launch_args=(), **settings):
         browser.close()
 
 
+def page_api(pg, method, path, body=None):
+    """(status, JSON body) of a request the chromium_page `pg` makes itself (fetch in the page:
+    its origin, its cookies); `body` is sent as JSON."""
+    out = pg.evaluate(
+        """async ([method, path, body]) => {
+            const opts = {method, headers: {'Content-Type': 'application/json'}};
+            if (body !== null) opts.body = JSON.stringify(body);
+            const r = await fetch(path, opts);
+            return [r.status, await r.text()];
+        }""",
+        [method, path, body],
+    )
+    return out[0], json.loads(out[1])
+
+
 def wait_for(fn, timeout, what, every=0.1):
     """fn()'s first truthy value, polled every `every` s; a failure after `timeout` s."""
     deadline = time.monotonic() + timeout

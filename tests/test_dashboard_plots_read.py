@@ -8,11 +8,12 @@ each one's hyperparameters, a ticked past run is overlaid in its own colour, the
 slider changes the drawn curve (the raw curve kept). Waits are in simulated time, on the trainer
 or on the page, with generous deadlines."""
 
-import json
-
 import pytest
 
 from tests.conftest import require
+
+require("fastapi")
+from dashboard_server import SIM_DEADLINE_S, chromium_page, page_api, wait_for  # noqa: E402
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -35,22 +36,8 @@ LEGENDS = """(plots) => plots.map((id) => {
 })"""
 
 
-def api(pg, method, path, body=None):
-    """(status, JSON body) of a request made by the page (same origin)."""
-    out = pg.evaluate(
-        """async ([method, path, body]) => {
-            const opts = {method, headers: {'Content-Type': 'application/json'}};
-            if (body !== null) opts.body = JSON.stringify(body);
-            const r = await fetch(path, opts);
-            return [r.status, await r.text()];
-        }""",
-        [method, path, body],
-    )
-    return out[0], json.loads(out[1])
-
-
 def ok(pg, method, path, body=None):
-    code, out = api(pg, method, path, body)
+    code, out = page_api(pg, method, path, body)
     assert code == 200, (path, code, out)
     return out
 
@@ -60,8 +47,6 @@ def ranges(pg):
 
 
 def wait_ranges(pg, cond, what, timeout=30.0):
-    from dashboard_server import wait_for
-
     last = []
 
     def check():
@@ -106,7 +91,6 @@ def start_run(pg, lr, gamma):
 
 def wait_run_ended(pg, run):
     """Wait until run `run` has finished (the server says) and the page shows it."""
-    from dashboard_server import wait_for
 
     def ended():
         st = ok(pg, "GET", "/api/rl/status")
@@ -122,8 +106,6 @@ def wait_run_ended(pg, run):
 
 def test_plots_read_as_tensorboard_and_foxglove():
     require("stable_baselines3")
-    from dashboard_server import SIM_DEADLINE_S, chromium_page, wait_for
-
     with chromium_page() as pg:
         pg.wait_for_selector("#status.live", timeout=60000)
         # the first RL run trains meanwhile (its own process; the sim runs on)

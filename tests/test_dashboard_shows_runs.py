@@ -12,7 +12,7 @@ import pytest
 from tests.conftest import require
 
 require("fastapi")
-from dashboard_server import chromium_page, wait_for  # noqa: E402
+from dashboard_server import chromium_page, page_api, wait_for  # noqa: E402
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -32,17 +32,8 @@ def page():
         assert not pg.js_errors, pg.js_errors
 
 
-def api(pg, method, path, body=None):
-    """(status, JSON body) of a request from the page's origin (Playwright's request context of
-    the page, with the page's Origin header: the server's POST check)."""
-    r = pg.request.fetch(
-        pg.base_url + path, method=method, data=body, headers={"Origin": pg.base_url}
-    )
-    return r.status, r.json()
-
-
 def state(pg):
-    return api(pg, "GET", "/api/state")[1]
+    return page_api(pg, "GET", "/api/state")[1]
 
 
 def enter(pg, selector, value):
@@ -91,7 +82,7 @@ def test_a_training_starts_for_the_watch(page):
 
 def test_refused_values_go_back_to_the_values_in_effect(page):
     select_joint(page, "joint1")
-    api(page, "POST", "/api/control", {"mode": {"joint1": 6, "joint2": 6}})
+    page_api(page, "POST", "/api/control", {"mode": {"joint1": 6, "joint2": 6}})
     page.wait_for_function("() => !document.getElementById('gains').hidden", timeout=10000)
     kp = state(page)["joints"][0]["params"]["kp"]
     enter(page, "#gain-kp", "-5")
@@ -223,11 +214,11 @@ def test_push_is_refused_with_a_message_while_paused(page):
     page.wait_for_selector("#btn-push[disabled]", timeout=10000)
     assert "resume" in page.get_attribute("#btn-push", "title")
     assert "resume" in page.text_content("#push-note")
-    code, body = api(page, "POST", "/api/push", {"joint": "joint1", "torque": 1.0})
+    code, body = page_api(page, "POST", "/api/push", {"joint": "joint1", "torque": 1.0})
     assert code == 422 and "paused" in body["detail"]
     page.click("#btn-pause")
     page.wait_for_selector("#btn-push:not([disabled])", timeout=10000)
-    assert api(page, "POST", "/api/push", {"joint": "joint1", "torque": 1.0})[0] == 200
+    assert page_api(page, "POST", "/api/push", {"joint": "joint1", "torque": 1.0})[0] == 200
 
 
 def test_watch_shows_the_policys_preset(page):
@@ -255,7 +246,7 @@ def test_watch_shows_the_policys_preset(page):
 
     wait_for(marker_follows, 20, "the datasheet marker at the policy's preset")
     # a push is not ignored during watch: accepted (the runner applies it to the policy's rollout)
-    code, body = api(page, "POST", "/api/push", {"joint": "joint1", "torque": 5.0})
+    code, body = page_api(page, "POST", "/api/push", {"joint": "joint1", "torque": 5.0})
     assert code == 200 and body["steps"] > 0
     page.click("#btn-rl-manual")
     page.wait_for_selector("#btn-rl-manual[disabled]", timeout=20000)
