@@ -2,10 +2,10 @@
 and real `asr train` processes: Throw (a task without targets) trains to the end and its policy
 drives the live robot; a run that fails (its trainer killed) says so on the page, Watch stays
 disabled and POST /api/rl/watch answers 422 naming the failure; the learning-curve plot shows the
-current run only (a new run starts it clean). And every registered task is watchable: the
-watcher's references equal those of the task's own env under the same policy."""
+current run only (a new run starts it clean) and a status older than the one shown (a late
+answer) changes nothing. And every registered task is watchable: the watcher's references equal
+those of the task's own env under the same policy."""
 
-import json
 import os
 import signal
 
@@ -15,7 +15,7 @@ from tests.conftest import require
 
 require("fastapi")
 require("stable_baselines3")
-from dashboard_server import chromium_page, wait_for  # noqa: E402
+from dashboard_server import chromium_page, page_api, wait_for  # noqa: E402
 
 from asr._gymnasium_envs import ENVS  # noqa: E402
 
@@ -24,18 +24,6 @@ THROW = {"#rl-num-envs": "4", "#rl-n-steps": "16", "#rl-batch-size": "64", "#rl-
 # first row, the plot must show that run's rows only either way
 LONG = {"#rl-num-envs": "16", "#rl-n-steps": "2000", "#rl-batch-size": "64"}
 LONG["#rl-total-steps"] = "1000000"
-
-
-def api(pg, method, path):
-    """(status, JSON body) of a request made by the page (same origin)."""
-    out = pg.evaluate(
-        """async ([method, path]) => {
-            const r = await fetch(path, {method});
-            return [r.status, await r.text()];
-        }""",
-        [method, path],
-    )
-    return out[0], json.loads(out[1])
 
 
 def start(pg, task, fields):
@@ -66,7 +54,7 @@ def plotted_steps(pg):
 
 def assert_plot_is_run(pg, run):
     """The plot shows run `run` and exactly its curve (GET /api/rl/status): nothing older."""
-    code, st = api(pg, "GET", "/api/rl/status")
+    code, st = page_api(pg, "GET", "/api/rl/status")
     assert code == 200 and st["run"] == run
     shown, traces = plotted_steps(pg)
     assert shown == str(run)
@@ -82,13 +70,16 @@ def test_throw_trains_and_a_failed_run_leaves_nothing_to_watch():
             "() => document.querySelectorAll('#rl-task option').length > 0", timeout=20000
         )
         options = pg.eval_on_selector_all("#rl-task option", "os => os.map(o => o.value)")
-        assert "asr/Throw-v0" in options and options == api(pg, "GET", "/api/rl/tasks")[1]["tasks"]
+        assert (
+            "asr/Throw-v0" in options
+            and options == page_api(pg, "GET", "/api/rl/tasks")[1]["tasks"]
+        )
 
         # run 1: Throw to the end, its curve plotted, its policy watched on the vertical arm
         start(pg, "asr/Throw-v0", THROW)
         text = status_text(pg, "finished", 240)
         assert text.startswith("run 1: finished; 64 steps"), text
-        st = assert_plot_is_run(pg, 1)
+        run1 = st = assert_plot_is_run(pg, 1)
         assert st["curve"]["steps"] == [64] and st["can_watch"]
         # the plot names Throw's metric: the distance thrown, m (not a joint error)
         assert st["metric"] == {"name": "distance thrown", "unit": "m", "better": "higher"}
@@ -101,7 +92,7 @@ def test_throw_trains_and_a_failed_run_leaves_nothing_to_watch():
         pg.wait_for_selector("#btn-rl-manual:not([disabled])", timeout=90000)
         state = wait_for(
             lambda: (lambda s: s["watch"] and s["watch"]["env_step"] > 3 and s)(
-                api(pg, "GET", "/api/state")[1]
+                page_api(pg, "GET", "/api/state")[1]
             ),
             30,
             "the Throw policy acting",
@@ -116,22 +107,32 @@ def test_throw_trains_and_a_failed_run_leaves_nothing_to_watch():
         pg.wait_for_function(
             "() => document.getElementById('plot-rl').dataset.run === '2'", timeout=20000
         )
-        code, st = api(pg, "GET", "/api/rl/status")
+        code, st = page_api(pg, "GET", "/api/rl/status")
         assert code == 200 and st["run"] == 2 and st["running"]
         # nothing to watch before its first update (a 32000-step rollout after the trainer's
         # torch import: seconds at best, against the milliseconds of these requests)
         assert not st["curve"]["steps"] and not st["can_watch"]
-        code, body = api(pg, "POST", "/api/rl/watch")
+        code, body = page_api(pg, "POST", "/api/rl/watch")
         assert code == 422 and "run 2 has no finished PPO update" in body["detail"], body
+        training2 = st
         os.kill(st["pid"], signal.SIGKILL)
         text = status_text(pg, "failed", 60)
         assert text.startswith("run 2: failed (exit -9, SIGKILL)"), text
         st = assert_plot_is_run(pg, 2)
+        # answers that cross: run 1's status and run 2's while it trained, arriving now (a status
+        # poll answered late), are older than what the page shows and change nothing
+        pg.evaluate(
+            """async (old) => { const rl = await import('/static/rl.js');
+                old.forEach((m) => rl.handleRl(m)); }""",
+            [run1, training2],
+        )
+        assert pg.text_content("#rl-status") == text
+        assert_plot_is_run(pg, 2)
         assert not st["can_watch"]
         assert pg.is_disabled("#btn-rl-watch")
-        code, body = api(pg, "POST", "/api/rl/watch")
+        code, body = page_api(pg, "POST", "/api/rl/watch")
         assert code == 422 and "run 2 failed (exit -9" in body["detail"], body
-        assert api(pg, "GET", "/api/state")[1]["watch"] is None
+        assert page_api(pg, "GET", "/api/state")[1]["watch"] is None
         assert not pg.js_errors, pg.js_errors
 
 
@@ -145,7 +146,8 @@ def test_the_watcher_acts_as_the_task(task, tmp_path):
     from stable_baselines3 import PPO
 
     from asr.rl.vec_env import SB3VecEnv
-    from dashboard.rl import PolicyWatcher, task_class, watchable_tasks
+    from dashboard.policy_watch import PolicyWatcher
+    from dashboard.rl_tasks import task_class, watchable_tasks
 
     assert task in watchable_tasks()
     cls = task_class(task)

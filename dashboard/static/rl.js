@@ -19,7 +19,8 @@ const RUN_COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c
 // the hyperparameters the runs table shows: [config key, column]
 const RUN_COLUMNS = [["task", "task"], ["algo", "algo"], ["num_envs", "envs"], ["total_steps", "steps"],
                      ["learning_rate", "lr"], ["n_steps", "n_steps"], ["batch_size", "batch"], ["gamma", "gamma"]];
-const runs = { list: [], shown: new Set(), key: null };  // GET /api/rl/runs; past runs drawn
+// GET /api/rl/runs; the past runs drawn; seq: requests made (only the latest one's answer is shown)
+const runs = { list: [], shown: new Set(), key: null, seq: 0 };
 
 const runColour = (run) => RUN_COLOURS[(Math.max(1, run) - 1) % RUN_COLOURS.length];
 
@@ -77,10 +78,35 @@ function metricLabel(metric) {
 const POLL_MS = 3000;  // while a run trains: its status asked for when no rl message came this long
 let lastRlAt = 0;
 
+/* The statuses reach the page by two paths that can cross: the stream's rl messages and the REST
+   answers (start / pause / stop, the status poll). An answer computed before the newest message
+   shown can arrive after it (a poll answered under load while the next run started, or just
+   before the run ended), and drawing it would take the page back to an older run or state. A
+   status is placed by [run id, 1 once the run ended, its env-steps so far], each of which only
+   grows on the server (a run never runs again, its curve never shrinks); one behind the one
+   shown is ignored. A new WebSocket (a reconnect: perhaps a restarted server, its run ids from
+   1 again) starts the order afresh. */
+const seen = { order: null, ws: null };
+
+function statusOrder(msg) {
+  const steps = (msg.curve && msg.curve.steps) || [];
+  return [Number(msg.run) || 0, msg.running ? 0 : 1, Number(steps[steps.length - 1]) || 0];
+}
+
+function olderThanShown(msg) {
+  if (seen.ws !== app.ws) { seen.ws = app.ws; seen.order = null; }
+  const order = statusOrder(msg), last = seen.order;
+  const k = last ? order.findIndex((v, i) => v !== last[i]) : -1;
+  if (k >= 0 && order[k] < last[k]) return true;
+  seen.order = order;
+  return false;
+}
+
 export function handleRl(msg) {
   if (!msg || typeof msg !== "object") return;
-  app.rl = msg;
   lastRlAt = performance.now();
+  if (olderThanShown(msg)) return;
+  app.rl = msg;
   const curve = msg.curve || {};
   const rows = (curve.steps || []).length;
   const running = !!msg.running;
@@ -145,9 +171,13 @@ function drawRlCurve() {
 /* The session's runs (GET /api/rl/runs) in the runs table: a colour, a show toggle (the current
    run is always shown) and the hyperparameters of each. */
 async function loadRuns() {
+  const seq = ++runs.seq;
+  let list;
   try {
-    runs.list = (await api("GET", "/api/rl/runs")).runs || [];
+    list = (await api("GET", "/api/rl/runs")).runs || [];
   } catch (e) { return; }
+  if (seq !== runs.seq) return;  // a newer request is under way: its answer is newer
+  runs.list = list;
   const current = app.rl ? app.rl.run : null;
   const body = $("rl-runs").querySelector("tbody");
   body.innerHTML = "";
