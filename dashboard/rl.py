@@ -356,20 +356,28 @@ class TrainingManager:
 
     def stop(self, timeout=None):
         """SIGTERM (and SIGCONT, so a paused trainer sees it), SIGKILL after `timeout`
-        (Settings.rl_stop_s); waits for the process. Answers the status."""
+        (Settings.rl_stop_s); waits for the process. Answers the status. The wait holds no
+        lock: status, pause and watch requests, answered on the server's event loop, take the
+        manager's lock, and the whole server would stand still until the trainer exits."""
         timeout = self.settings.rl_stop_s if timeout is None else timeout
         with self._lock:
             proc = self._proc
-            if proc is not None and proc.poll() is None:
+            live = proc is not None and proc.poll() is None
+            if live:
                 self._signal(signal.SIGTERM)
                 self._signal(signal.SIGCONT)
-                try:
-                    proc.wait(timeout)
-                except subprocess.TimeoutExpired:
-                    self._signal(signal.SIGKILL)
-                    proc.wait(10)
-                self._paused = False
                 self._message = "stopped"
+        if live:
+            try:
+                proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                with self._lock:
+                    if self._proc is proc:
+                        self._signal(signal.SIGKILL)
+                proc.wait(10)
+        with self._lock:
+            if live and self._proc is proc:
+                self._paused = False
             self._reap()
             self._exit_published = True
         self._publish()
