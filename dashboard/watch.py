@@ -1,4 +1,4 @@
-"""The RL watch on the live simulation (PROTOCOL.md "RL"): a dashboard.rl.PolicyWatcher chooses
+"""The RL watch on the live simulation (PROTOCOL.md "RL"): a dashboard.policy_watch.PolicyWatcher chooses
 the Session's references instead of the manual controls. Runs on the runner thread."""
 
 import numpy as np
