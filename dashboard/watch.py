@@ -1,5 +1,6 @@
-"""The RL watch on the live simulation (PROTOCOL.md "RL"): a dashboard.policy_watch.PolicyWatcher chooses
-the Session's references instead of the manual controls. Runs on the runner thread."""
+"""The RL watch on the live simulation (PROTOCOL.md "RL"): a
+dashboard.policy_watch.PolicyWatcher chooses the Session's references instead of the manual
+controls. Runs on the runner thread."""
 
 import numpy as np
 
