@@ -95,7 +95,7 @@ def main():
             if box.count() and not box.first.is_checked():
                 box.first.check()
             if want("rl"):
-                shoot(pg, args.out, "rl", "#rl-panel")
+                shoot(pg, args.out, "rl", "#rl-curves")
             if want("watch"):
                 pg.click("#btn-rl-watch")
                 pg.wait_for_selector("#btn-rl-manual:not([disabled])", timeout=DEADLINE_S * 1000)
