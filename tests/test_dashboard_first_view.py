@@ -24,12 +24,11 @@ ROBOT = ("--robot", "qbmove_snake", "--variant", "floor")
 WINDOW_S = 3.0  # a short plotted window fills fast; a first view's size does not depend on it
 MAX_MESSAGE_BYTES = 4 << 20
 CONNECTIONS = 5
-# Wall-time bounds on a quiet host, scaled by the host's slowdown measured in the same run (the
-# test's comments): a first message within FIRST_MESSAGE_S, and no frame of the connected client
-# later than STALL_S after the previous beyond the largest gap it saw over BASELINE_S without
-# first views being built
-FIRST_MESSAGE_S = 10.0
+FIRST_MESSAGE_S = 10.0  # s a first message may take, at most
+# the connected client's largest frame gap while first views are built: at most STALL_S plus
+# BASELINE_GAPS times the largest it saw over BASELINE_S without them, in the same run
 STALL_S = 2.0
+BASELINE_GAPS = 3.0
 BASELINE_S = 4.0
 
 
@@ -162,18 +161,18 @@ def test_largest_view_first_message_is_small_quick_and_stalls_nobody():
 
     sizes = [len(text.encode()) for _, text in firsts]
     times = [dt for dt, _ in firsts]
-    # how much slower than real time this host ran the stream beside it (1 on a quiet host):
-    # the wall-time bounds below are stated for a quiet host and scaled by it, for a first view
-    # takes that much longer to build and send on a starved host and stalls the others no more
-    slowdown = max(1.0, s.update_hz * BASELINE_S / max(len(baseline) - 1, 1))
-    stall_bound = STALL_S * slowdown + baseline.max()
+    # a first view may hold the connected client's frames STALL_S on a quiet host; on a busy
+    # one, the host itself holds them too: up to BASELINE_GAPS times the longest gap the client
+    # saw with no first view being built, in this run (a starved CI host at load 15 made a
+    # 4.75 s gap that was not the server's; a first view built on the event loop made 14 s)
+    stall_bound = STALL_S + BASELINE_GAPS * baseline.max()
     print(
         f"qbmove_snake x {s.n_compare_max} ({n_traces} traces), window {WINDOW_S:g} s: first "
         f"message {max(sizes) / 1e6:.2f} MB, received in {min(times):.2f}-{max(times):.2f} s "
         f"({CONNECTIONS} connections); the connected client got {n_during} frames meanwhile, "
-        f"largest gap {gaps.max():.2f} s (bound {stall_bound:.2f} s; without: "
-        f"{len(baseline) - 1} frames in {BASELINE_S:g} s, largest gap {baseline.max():.2f} s, "
-        f"slowdown {slowdown:.1f}); server RSS {rss0:.0f} -> {rss1:.0f} MB; exports: "
+        f"largest gap {gaps.max():.2f} s (bound {stall_bound:.2f} s; without first views: "
+        f"{len(baseline) - 1} frames in {BASELINE_S:g} s, largest gap {baseline.max():.2f} s); "
+        f"server RSS {rss0:.0f} -> {rss1:.0f} MB; exports: "
         f"npz {len(npz) / 1e6:.1f} MB, html {len(html) / 1e6:.1f} MB"
     )
 
@@ -194,7 +193,7 @@ def test_largest_view_first_message_is_small_quick_and_stalls_nobody():
         "plot-motors",
     }
     assert max(sizes) <= MAX_MESSAGE_BYTES
-    assert max(times) < FIRST_MESSAGE_S * slowdown
+    assert max(times) < FIRST_MESSAGE_S
     assert gaps.max() < stall_bound, "building a first view stalled the other client's frames"
     assert rss1 - rss0 < 40.0
     # exports: the .npz has the kept history at full resolution, the HTML the decimated view.
