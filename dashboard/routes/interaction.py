@@ -109,7 +109,9 @@ async def options():
 
 @router.get("/status", summary="the session: running, FSM state, f_e, f_d, x_m, x_d, law, gains")
 async def status(request: Request):
-    return session(request).status()
+    # in a worker thread: status() takes the session's lock, which its stepping thread holds
+    # while it steps; the event loop (every request, the stream) must never wait for it
+    return await asyncio.to_thread(session(request).status)
 
 
 @router.post("/start", summary="build the Sim, move over the plate, hold (409 while one runs)")
