@@ -33,9 +33,7 @@ import time
 import numpy as np
 
 from dashboard.errors import public_message
-from dashboard.policy_watch import PolicyWatcher as PolicyWatcher  # its home before the split
 from dashboard.rl_tasks import RLInputError, metric_info
-from dashboard.rl_tasks import task_class as task_class  # its home before the split
 
 ALGOS = ("PPO",)
 TRAIN_COMMAND = (sys.executable, "-m", "asr.cli", "train")

@@ -497,7 +497,8 @@ def test_watched_references_are_the_onnx_policys(tmp_path):
 
     from asr.rl import train
     from asr.rl.onnx_policy import OnnxPolicy, export_onnx, load_training
-    from dashboard.rl import PolicyWatcher, task_class
+    from dashboard.policy_watch import PolicyWatcher
+    from dashboard.rl_tasks import task_class
 
     task = TRAIN["task"]
     folder = tmp_path / "run"
