@@ -10,6 +10,8 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
+from dashboard.ranges import request_schema, schema_range, with_ranges
+
 MAX_ECHO = 80  # characters of a client's value repeated in an error
 MAX_MESSAGE = 1000  # characters of one error message
 
@@ -98,8 +100,18 @@ def validation_text(errors):
 
 
 async def validation_error_handler(request, exc):
-    """422 like FastAPI's own, with what the client sent trimmed (RequestValidationError)."""
-    return SafeJSONResponse(status_code=422, content={"detail": trimmed_errors(exc.errors())})
+    """422 like FastAPI's own, with what the client sent trimmed (RequestValidationError) and a
+    broken bound's message followed by the field's whole valid range (dashboard/ranges.py)."""
+
+    def find(loc):
+        try:
+            found = request_schema(request.app, request.scope.get("route"), loc)
+        except Exception:  # noqa: BLE001 - no OpenAPI document: the message without the range
+            return None
+        return schema_range(found[0], found[2], found[1]) if found else None
+
+    errors = with_ranges(exc.errors(), find)
+    return SafeJSONResponse(status_code=422, content={"detail": trimmed_errors(errors)})
 
 
 async def http_error_handler(request, exc: HTTPException):

@@ -11,6 +11,7 @@ its own bounded queue (subscribers.Subscriber) and its own sender task, so a slo
 frames but never holds up the others."""
 
 import asyncio
+import functools
 import json
 import logging
 
@@ -21,6 +22,7 @@ from dashboard import models
 from dashboard.errors import public_message, short, validation_text
 from dashboard.ilc import Busy
 from dashboard.limits import MessageBudget, json_problem, size_problem
+from dashboard.ranges import schema_range, with_ranges
 from dashboard.references import ControlError
 from dashboard.robots import NotFound
 from dashboard.routes.api import _set_fields
@@ -28,6 +30,7 @@ from dashboard.routes.api import _set_fields
 log = logging.getLogger(__name__)
 router = APIRouter(tags=["stream"])
 _message = TypeAdapter(models.WSMessage)
+_message_schema = functools.cache(_message.json_schema)  # the messages' ranges, for errors
 WS_MESSAGE_TOO_BIG = 1009
 WS_POLICY_VIOLATION = 1008
 
@@ -49,9 +52,10 @@ async def _handle(runner, settings, text):
     try:
         msg = _message.validate_python(raw)
     except ValidationError as exc:
+        errors = with_ranges(exc.errors(), lambda loc: schema_range(_message_schema(), loc))
         return {
             "type": "error",
-            "message": f"bad {short(raw.get('type'))} message: {validation_text(exc.errors())}",
+            "message": f"bad {short(raw.get('type'))} message: {validation_text(errors)}",
         }
     if isinstance(msg, models.WSPing):
         return {"type": "pong"}
