@@ -213,6 +213,10 @@ def read_pair(manifest, what, name_key="arrays", sha_key="arrays_sha256"):
     return doc, data
 
 
+# _link's temporary: ".<name>.<pid>.link", named by its writer's pid
+_LINK_TEMPORARY = re.compile(r"^\..+\.[0-9]+\.link$")
+
+
 def _link(target, path):
     """Make `path` a symlink to `target`, atomically (a new link renamed over the old entry)."""
     tmp = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{os.getpid()}.link")
@@ -251,6 +255,9 @@ def write_version(folder, items, link="checkpoint"):
         for n in os.listdir(folder):  # older versions, and those of killed writers
             if n.startswith(prefix) and n != os.path.basename(new):
                 shutil.rmtree(os.path.join(folder, n), ignore_errors=True)
+            elif _LINK_TEMPORARY.match(n):  # a killed writer's (the lock excludes a live one)
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(os.path.join(folder, n))
         _sync_folder(folder)
 
 
