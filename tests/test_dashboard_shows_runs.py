@@ -233,9 +233,14 @@ def test_watch_shows_the_policys_preset(page):
     assert "policy" in page.text_content("#ref-note")
 
     # the page follows the watch live (it polls the state): the env steps it shows advance
-    steps = page.evaluate("() => window.asrDebug.state.watch.env_step")
+    # (episode, env step) advances: an episode may end right after the first reading and the
+    # next one start at env step 0
+    w0 = page.evaluate("() => window.asrDebug.state.watch")
     page.wait_for_function(
-        f"() => (window.asrDebug.state.watch || {{}}).env_step > {steps}", timeout=20000
+        "([e, s]) => { const w = window.asrDebug.state.watch || {};"
+        " return w.episode > e || (w.episode === e && w.env_step > s); }",
+        arg=[w0["episode"], w0["env_step"]],
+        timeout=60000,
     )
 
     def marker_follows():
