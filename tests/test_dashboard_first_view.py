@@ -196,8 +196,8 @@ def test_largest_view_first_message_is_small_quick_and_stalls_nobody():
     assert max(times) < FIRST_MESSAGE_S
     assert gaps.max() < stall_bound, "building a first view stalled the other client's frames"
     # gross growth only: five 2.5 MB first views and the .npz / .html exports (plotly's HTML
-    # builder) allocate tens of MB that the C allocator keeps in its arenas; quiet full runs
-    # grew 26 to 57 MB here. A first view kept per connection, or an unbounded record, grows
+    # builder) allocate tens of MB that the C allocator keeps in its arenas; a quiet full run
+    # grew 57 MB here. A first view kept per connection, or an unbounded record, grows
     # by hundreds.
     assert rss1 - rss0 < 100.0
     # exports: the .npz has the kept history at full resolution, the HTML the decimated view.
