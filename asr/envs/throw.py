@@ -128,6 +128,15 @@ class Throw(AsrVectorEnv):
     robot, variant = ROBOT, VARIANT
     frame_skip, max_episode_steps = 2, 500
 
+    OBSERVATION = (("q1", "rad"), ("q2", "rad"), ("qd1", "rad/s"), ("qd2", "rad/s"), ("t", "s"))
+    ACTION = (
+        ("equilibrium1", "rad"),
+        ("equilibrium2", "rad"),
+        ("preset1", "rad"),
+        ("preset2", "rad"),
+        ("release", "-"),
+    )
+
     single_observation_space = spaces.Box(-np.inf, np.inf, (5,), np.float64)
     single_action_space = spaces.Box(
         np.array([-EQ_LIMIT, -EQ_LIMIT, PRESET_LO, PRESET_LO, -1.0]),
