@@ -121,6 +121,14 @@ def _parser():
         help="a hyperparameter (asr.rl.training.HYPERPARAMETERS), e.g. "
         "learning_rate=3e-4 or net_arch=64,64; repeatable",
     )
+    t.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a keyword argument of the task class (asr.rl.train's env_kwargs), the value "
+        "as JSON, else a string, e.g. actuator=rigid; repeatable",
+    )
     t.add_argument("--no-progress", action="store_true", help="no progress bar")
     e = sub.add_parser(
         "export-mjcf",
@@ -165,29 +173,45 @@ def _node_arguments(p, step_topic):
     )
 
 
-def parse_set(items):
-    """--set KEY=VALUE items -> {key: value}: numbers as numbers, 'a,b' as a list of numbers."""
-    import json
-
+def _key_values(items, flag, example, value):
+    """KEY=VALUE items of `flag` -> {key: value(text)}; ValueError naming a malformed item."""
     out = {}
     for item in items:
         key, sep, text = item.partition("=")
         key = key.strip()
         if not sep or not key:
-            raise ValueError(f"--set: got {item!r}, expected KEY=VALUE (e.g. learning_rate=3e-4)")
-        text = text.strip()
-        try:
-            value = json.loads(text)
-        except ValueError:
-            if "," in text:
-                try:
-                    value = [json.loads(x) for x in text.split(",") if x.strip()]
-                except ValueError:
-                    value = text
-            else:
-                value = text
-        out[key] = value
+            raise ValueError(f"{flag}: got {item!r}, expected KEY=VALUE (e.g. {example})")
+        out[key] = value(text.strip())
     return out
+
+
+def _json_or_text(text):
+    import json
+
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _hyperparameter_value(text):
+    # 'a,b' (not JSON) as a list of numbers, e.g. net_arch=64,64
+    value = _json_or_text(text)
+    if value is text and "," in text:
+        parts = [_json_or_text(x) for x in text.split(",") if x.strip()]
+        if not any(isinstance(x, str) for x in parts):
+            return parts
+    return value
+
+
+def parse_set(items):
+    """--set KEY=VALUE items -> {key: value}: numbers as numbers, 'a,b' as a list of numbers."""
+    return _key_values(items, "--set", "learning_rate=3e-4", _hyperparameter_value)
+
+
+def parse_env(items):
+    """--env KEY=VALUE items -> {key: value}: the value parsed as JSON, else kept as a string."""
+    return _key_values(items, "--env", "actuator=rigid", _json_or_text)
 
 
 def train_main(args):
@@ -195,6 +219,7 @@ def train_main(args):
     arguments or a bad training folder)."""
     try:
         hp = parse_set(args.set)
+        env_kwargs = parse_env(args.env)
     except ValueError as exc:
         print(f"asr train: {exc}", file=sys.stderr)
         return 2
@@ -216,6 +241,7 @@ def train_main(args):
             out_dir=args.out,
             resume=args.resume,
             progress_bar=not args.no_progress,
+            env_kwargs=env_kwargs,
             **hp,
         )
     except (ValueError, TypeError) as exc:

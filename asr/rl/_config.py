@@ -97,6 +97,57 @@ def _check_int(name, value, lo):
     return int(value)
 
 
+# train() sets these itself (num_envs, threads) or the batch rejects them (render_mode)
+_RESERVED_ENV_KWARGS = ("num_envs", "threads", "render_mode")
+
+
+def env_kwargs_names(task_cls):
+    """The keyword arguments task_cls(num_envs, threads=..., **env_kwargs) accepts: the keyword
+    parameters of each __init__ along the class's MRO while they pass **kwargs on."""
+    import inspect
+
+    names = []
+    for klass in task_cls.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is None:
+            continue
+        params = inspect.signature(init).parameters.values()
+        for p in params:
+            if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and p.name != "self":
+                if p.name not in _RESERVED_ENV_KWARGS and p.name not in names:
+                    names.append(p.name)
+        if not any(p.kind == p.VAR_KEYWORD for p in params):
+            break
+    return names
+
+
+def validate_env_kwargs(task_cls, env_kwargs):
+    """env_kwargs checked before anything is built: a dict of keyword arguments task_cls
+    accepts (env_kwargs_names), JSON-serialisable values (config.json stores them). Returns a
+    new dict ({} for None)."""
+    import json
+
+    if env_kwargs is None:
+        return {}
+    if not isinstance(env_kwargs, dict):
+        raise TypeError(f"env_kwargs: expected a dict, got {type(env_kwargs).__name__}")
+    valid = env_kwargs_names(task_cls)
+    for key, value in env_kwargs.items():
+        if key not in valid:
+            raise ValueError(
+                f"env_kwargs: {key!r} is not a keyword argument of {task_cls.__name__}; "
+                f"valid: {', '.join(valid) or '(none)'}"
+            )
+        try:
+            json.dumps(value)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"env_kwargs[{key!r}]: got {value!r}, expected a JSON value (number, "
+                "string, bool, null, list or dict of those)"
+            ) from None
+    return dict(env_kwargs)
+
+
 def _task_class(task):
     from asr._gymnasium_envs import ENVS
 

@@ -106,7 +106,16 @@ class TrainResult:
         m) of the deterministic policy on `episodes` held-out episodes."""
         cls = _task_class(self.config["task"])
         return float(
-            np.mean(evaluate_policy(self.model, self.vecnormalize, cls, episodes, threads))
+            np.mean(
+                evaluate_policy(
+                    self.model,
+                    self.vecnormalize,
+                    cls,
+                    episodes,
+                    threads,
+                    self.config.get("env_kwargs") or {},
+                )
+            )
         )
 
     def figure(self):
@@ -155,13 +164,14 @@ def curve_figure(curve, title="learning curve", metric=None):
     return fig
 
 
-def evaluate_policy(model, vecnormalize, task_cls, episodes, threads=1):
+def evaluate_policy(model, vecnormalize, task_cls, episodes, threads=1, env_kwargs=None):
     """The task's metric (task_metric(task_cls): final joint error, rad, or distance thrown,
     m) per held-out episode, shape (episodes,): sub-env k reset with seed EVAL_SEED_BASE + k,
     one episode with the deterministic policy, the metric read at the step that ends it
-    (terminated or truncated; the episode's last state, before any autoreset)."""
+    (terminated or truncated; the episode's last state, before any autoreset). env_kwargs: the
+    task class's keyword arguments the policy was trained with (config.json's env_kwargs)."""
     metric = task_metric(task_cls)
-    env = task_cls(int(episodes), threads=threads)
+    env = task_cls(int(episodes), threads=threads, **(env_kwargs or {}))
     out = np.full(env.num_envs, np.nan)
     ended = np.zeros(env.num_envs, dtype=bool)
     obs, _ = env.reset(seed=[EVAL_SEED_BASE + k for k in range(int(episodes))])

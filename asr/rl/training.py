@@ -46,7 +46,14 @@ import asr
 from asr._executors import completed
 from asr._files import current_version, write_version
 from asr.errors import SimulationError
-from asr.rl._config import ALGOS, HYPERPARAMETERS, _check_int, _task_class, validate_hyperparameters
+from asr.rl._config import (
+    ALGOS,
+    HYPERPARAMETERS,
+    _check_int,
+    _task_class,
+    validate_env_kwargs,
+    validate_hyperparameters,
+)
 from asr.rl._results import (
     EVAL_SEED_BASE,
     FILES,
@@ -69,16 +76,19 @@ def train(
     out_dir=None,
     resume=False,
     progress_bar=False,
+    env_kwargs=None,
     **hyperparameters,
 ):
     """Train `algo` on `task` (an asr gymnasium id) for total_steps env-steps (all sub-envs
-    together; PPO rounds up to whole rollouts of n_steps * num_envs) with num_envs sub-envs of
-    one batch. threads: torch and asr threads (1 for reproducible runs). out_dir: the training
-    folder (None: nothing written, no resume). resume: continue from out_dir. Hyperparameters:
-    HYPERPARAMETERS (validated, ranges in the errors). Returns a TrainResult.
+        together; PPO rounds up to whole rollouts of n_steps * num_envs) with num_envs sub-envs of
+        one batch. threads: torch and asr threads (1 for reproducible runs). out_dir: the training
+        folder (None: nothing written, no resume). resume: continue from out_dir. Hyperparameters:
+        HYPERPARAMETERS (validated, ranges in the errors). env_kwargs: keyword arguments of the task
+    class (e.g. Throw's actuator="rigid"), checked first, stored in config.json and used again by
+    the held-out evaluation and resume. Returns a TrainResult.
 
-    A simulation error stops training with asr.SimulationError naming the instance, the step and
-    the training step; the folder keeps the last checkpoint."""
+        A simulation error stops training with asr.SimulationError naming the instance, the step and
+        the training step; the folder keeps the last checkpoint."""
     from stable_baselines3 import PPO
     from stable_baselines3.common.callbacks import BaseCallback
     from stable_baselines3.common.vec_env import VecMonitor, VecNormalize
@@ -89,6 +99,7 @@ def train(
         raise ValueError(f"algo: got {algo!r}, valid: {', '.join(ALGOS)}")
     cls = _task_class(task)
     metric = task_metric(cls)
+    env_kwargs = validate_env_kwargs(cls, env_kwargs)
     total_steps = _check_int("total_steps", total_steps, 1)
     num_envs = _check_int("num_envs", num_envs, 1)
     seed = _check_int("seed", seed, 0)
@@ -106,8 +117,9 @@ def train(
                 ("algo", algo),
                 ("seed", seed),
                 ("num_envs", num_envs),
+                ("env_kwargs", env_kwargs),
             ):
-                if cfg.get(key) != value:
+                if cfg.get(key, {} if key == "env_kwargs" else None) != value:
                     raise ValueError(
                         f"{key}: got {value!r}, but the checkpoint in {out_dir} was "
                         f"trained with {cfg.get(key)!r} (resume needs the same)"
@@ -146,6 +158,7 @@ def train(
         "seed": seed,
         "num_envs": num_envs,
         "threads": threads,
+        "env_kwargs": env_kwargs,
         "hyperparameters": hp,
         "total_steps": total_steps,
         "asr_version": asr.__version__,
@@ -158,7 +171,7 @@ def train(
 
     old_threads = torch.get_num_threads()
     torch.set_num_threads(threads)
-    venv = cls(num_envs, threads=threads)
+    venv = cls(num_envs, threads=threads, **env_kwargs)
     sb3env = SB3VecEnv(venv)
     monitor = VecMonitor(sb3env)
     curve = []
@@ -222,7 +235,9 @@ def train(
         state["updates"] += 1
         if hp["eval_every"] and state["updates"] % hp["eval_every"] == 0:
             metric = float(
-                np.mean(evaluate_policy(model, vecnorm, cls, hp["eval_episodes"], threads))
+                np.mean(
+                    evaluate_policy(model, vecnorm, cls, hp["eval_episodes"], threads, env_kwargs)
+                )
             )
         curve.append(
             {
@@ -290,7 +305,11 @@ def train(
         torch.set_num_threads(threads)
         if hp["final_eval_episodes"]:
             final = float(
-                np.mean(evaluate_policy(model, vecnorm, cls, hp["final_eval_episodes"], threads))
+                np.mean(
+                    evaluate_policy(
+                        model, vecnorm, cls, hp["final_eval_episodes"], threads, env_kwargs
+                    )
+                )
             )
             config["final_eval"] = {
                 "episodes": hp["final_eval_episodes"],
