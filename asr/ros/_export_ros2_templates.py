@@ -19,7 +19,10 @@ node started in none uses the data file's. Parameters: target (rad, per joint, l
 policies), settle_s (s, time tables), use_stamps (default true: time is the JointState header
 stamp; false: the node's clock, which follows /clock under use_sim_time), lockstep (default
 false; true: every new joint state is answered by one `step` message of asr's lockstep node,
-the references as data, instead of reference_1 / reference_2).
+the references as data, instead of reference_1 / reference_2). A task with a release action
+(Throw) also gets `release` (std_msgs/Bool, transient_local): True once, at the first state
+after the env step whose action asked for it; from then on, and after a task's time limit,
+the last references are held.
 
     python3 -m @PACKAGE@.@NODE@ --ros-args -r __ns:=/robot1 -p lockstep:=true
 """
@@ -34,7 +37,7 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rcl_interfaces.msg import ParameterDescriptor
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64, Float64MultiArray, MultiArrayDimension
+from std_msgs.msg import Bool, Float64, Float64MultiArray, MultiArrayDimension
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "@DATA@")
 QOS_DEPTH = @QOS_DEPTH@  # as asr's node: 1 s at 1 kHz, none lost by a peer that keeps up
@@ -63,6 +66,9 @@ class PolicyNode(Node):
         self.lockstep = self.declare_parameter("lockstep", False).value
         self.policy = Policy(d, os.path.dirname(DATA), target, settle_s)
         self.t0, self.last_ns, self.pending = None, None, None
+        self.release = None
+        if d.get("release"):  # the task's release action: True once (latched), then held
+            self.release = self.create_publisher(Bool, "release", qos(1, True))
         if self.lockstep:
             self.step = self.create_publisher(Float64MultiArray, "step", qos(QOS_DEPTH, False))
             # a step sent before asr's node subscribes is lost, and the loop would wait forever:
@@ -104,6 +110,10 @@ class PolicyNode(Node):
             self.step.publish(step_msg(r1, r2))
         else:
             self.out.publish(r1, r2)
+        if self.release is not None and self.policy.take_release():
+            self.release.publish(Bool(data=True))
+            self.get_logger().info("released at env step %d (t = %.6f s)" % (
+                self.policy.last_step, (t_ns - self.t0) * 1e-9))
 
 
 def main(args=None):

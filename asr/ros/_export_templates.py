@@ -67,13 +67,11 @@ class Policy:
                 raise ValueError("settle_s: got %r, valid: a time >= 0 s" % (settle_s,))
         elif self.kind in ("linear", "onnx"):
             self.low, self.high = list(map(float, d["low"])), list(map(float, d["high"]))
-            target = d["target"] if target is None else target
-            valid = "%d finite values (rad, one per joint)" % self.nj
-            many = isinstance(target, (list, tuple)) or hasattr(target, "tolist")
-            self.target = [finite(v, "target", valid) for v in (target if many else [target])]
-            if len(self.target) != self.nj:
-                raise ValueError("target: got %r, valid: %s" % (target, valid))
+            self.obs_map, self.act_map = task_entries(d, self.nj)
+            self.target = self.read_target(d, target)
             self.env_dt = float(d["env_dt"])
+            self.max_steps = d.get("max_steps")  # episodic tasks: hold after it (env steps)
+            self.releasing, self.ended, self.release_due = False, False, False
             if self.kind == "linear":
                 self.W = [[float(v) for v in row] for row in d["W"]]
                 self.act = self.linear
@@ -81,6 +79,46 @@ class Policy:
                 self.act = onnx_actor(os.path.join(folder, d["onnx"]))
         else:
             self.held = (list(map(float, d["ref_1"])), list(map(float, d["ref_2"])))
+
+    def read_target(self, d, target):
+        """The target (rad per joint) of a task observing one, else None."""
+        if "target" not in d:
+            return None
+        target = d["target"] if target is None else target
+        valid = "%d finite values (rad, one per joint)" % self.nj
+        many = isinstance(target, (list, tuple)) or hasattr(target, "tolist")
+        out = [finite(v, "target", valid) for v in (target if many else [target])]
+        if len(out) != self.nj:
+            raise ValueError("target: got %r, valid: %s" % (target, valid))
+        return out
+
+    def observe(self, step, q, dq):
+        """The task's observation at the start of env step `step` (its OBSERVATION's order)."""
+        value = {"q": lambda j: q[j], "qd": lambda j: dq[j],
+                 "target": lambda j: self.target[j], "error": lambda j: q[j] - self.target[j],
+                 "t": lambda j: step * self.env_dt}   # as the env: env steps x env step (s)
+        return [value[source](j) for source, j in self.obs_map]
+
+    def env_step(self, step, q, dq):
+        """A new env step: the release of the step before takes effect (the env lets the ball
+        go at the end of the step whose action asked for it), the episode's time limit ends the
+        episode, or the policy computes the next references. After the end: held."""
+        if self.releasing or (self.max_steps is not None and step >= self.max_steps):
+            self.ended, self.release_due = True, self.releasing
+            return
+        a = self.act(self.observe(step, q, dq))
+        refs = {"equilibrium": [0.0] * self.nj, "preset": [0.0] * self.nj}
+        for (sink, j), v in zip(self.act_map, a):
+            if sink == "release":
+                self.releasing = v > 0.0
+            else:
+                refs[sink][j] = v
+        self.held = (refs["equilibrium"], refs["preset"])
+
+    def take_release(self):
+        """True once, at the first state after the release step (publish the release then)."""
+        due, self.release_due = self.release_due, False
+        return due
 
     def linear(self, obs):
         """a = low + (high - low) (1 + tanh(W [obs, 1])) / 2"""
@@ -96,13 +134,20 @@ class Policy:
             return self.values_1[k], self.ref_2
         if self.kind in ("linear", "onnx"):
             step = int(math.floor(t / self.env_dt + 1e-6))   # env step since the first state
-            if step != self.last_step:
-                obs = (list(q) + list(dq) + self.target
-                       + [a - b for a, b in zip(q, self.target)])
-                a = self.act(obs)
-                self.held = (a[:self.nj], a[self.nj:])
-                self.last_step = step
+            if step != self.last_step and not self.ended:
+                self.env_step(step, q, dq)
+            self.last_step = step
         return self.held
+
+
+def task_entries(d, nj):
+    """The data file's observation / action entries; a data file of an older asr has none:
+    its tasks observed [q, dq, target, q - target] and acted [equilibria, presets]."""
+    if "observation" in d:
+        return ([tuple(e) for e in d["observation"]], [tuple(e) for e in d["action"]])
+    joints = list(range(nj))
+    obs = [(s, j) for s in ("q", "qd", "target", "error") for j in joints]
+    return obs, [(s, j) for s in ("equilibrium", "preset") for j in joints]
 
 
 def joint_values(joints, names, position, velocity):
@@ -161,7 +206,10 @@ NODE_TEMPLATE = r'''#!/usr/bin/env python3
 Reads joint_states (sensor_msgs/JointState) and publishes the commands of the policy in @DATA@
 (written by asr.ros.export, kind "@KIND@"); see that module's documentation. @NEEDS@
 Names are relative to the node's namespace (launch argument ns, or __ns:=); a node started in
-none (rosrun) uses the data file's. Private parameters: ~namespace (a prefix of the names
+none (rosrun) uses the data file's. A task with a release action (Throw) also gets `release`
+(std_msgs/Bool, latched): True once, at the first state after the env step whose action asked
+for it; from then on, and after a task's time limit, the last references are held. Private
+parameters: ~namespace (a prefix of the names
 instead), ~target (rad, per joint, linear and ONNX policies), ~settle_s (s, time tables),
 ~use_stamps (default true: time is the JointState header stamp; false: rospy time, which
 follows /clock under /use_sim_time).
@@ -172,7 +220,7 @@ import os
 
 import rospy
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64, Float64MultiArray, MultiArrayDimension
+from std_msgs.msg import Bool, Float64, Float64MultiArray, MultiArrayDimension
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "@DATA@")
 @ONNX@@POLICY@
@@ -190,6 +238,9 @@ def main():
                    prefix)
     if policy.held is not None:
         out.publish(*policy.held)
+    release = None
+    if d.get("release"):  # the task's release action: one True, latched, then references held
+        release = rospy.Publisher(name_of(prefix, "release"), Bool, queue_size=1, latch=True)
     state = {"t0": None}
 
     def on_state(msg):
@@ -201,6 +252,10 @@ def main():
             rospy.logwarn_throttle(5.0, "joint_states without the joints %s" % d["joints"])
             return
         out.publish(*policy.command(t - state["t0"], *got))
+        if release is not None and policy.take_release():
+            release.publish(Bool(data=True))
+            rospy.loginfo("released at env step %d (t = %.6f s)", policy.last_step,
+                          t - state["t0"])
 
     rospy.Subscriber(name_of(prefix, "joint_states"), JointState, on_state, queue_size=10)
     rospy.spin()
@@ -278,6 +333,8 @@ def topics_text(d):
         out = "`<ns>/reference_1` (equilibria, rad) and `<ns>/reference_2` (presets, rad)"
     else:
         out = "`<ns>/<joint>/equilibrium_position` and `<ns>/<joint>/stiffness_preset` (rad)"
+    if d.get("release"):
+        out += " and `<ns>/release` (std_msgs/Bool: True once, when the policy lets go)"
     return f"publishes {out} from `<ns>/joint_states`"
 
 

@@ -19,12 +19,19 @@ What is exported (the node's data file <node>.json; JSON floats round-trip exact
   one value per joint (modes 3 / 6), at every joint state (ROS 1: latched, a node that
   connects late gets the current command).
 - a linear policy of asr.envs.cem (the dict `cem.train` returns, its "mean" W, or W itself,
-  shape (2 J, 4 J + 1)) for a task of asr.envs.tasks (found from the robot and variant, or given
-  with `task=`): every env step (frame_skip * dt s of joint-state time) the node builds the
-  task's observation [q (J), dq (J), target (J), q - target (J)] from the JointState (rad,
-  rad/s; target: the private parameter ~target, rad) and publishes the action
-  a = low + (high - low) (1 + tanh(W [obs, 1])) / 2 = [equilibria (J), presets (J)] as
-  reference_1 / reference_2 above, held until the next env step, as the env holds it.
+  shape (act_dim, obs_dim + 1)) for a registered task (asr/... gymnasium ids; found from the
+  robot, the variant and W's shape, or given with `task=`): every env step (frame_skip * dt s
+  of joint-state time) the node builds the task's observation from the JointState, entry by
+  entry as the task's OBSERVATION names them (task_io: q, qd (rad, rad/s), target (the
+  private parameter ~target, rad, for a task that observes one), q - target, t (s: the env
+  step's start, counted from the first state)) and publishes the action
+  a = low + (high - low) (1 + tanh(W [obs, 1])) / 2, split as its ACTION names it: the
+  equilibria as reference_1 and the presets as reference_2 above, held until the next env
+  step, as the env holds them. A release entry (Throw): the first env step whose release is
+  > 0 ends the episode; at the first state after that step (when the env lets the ball go)
+  the node publishes True once on `<ns>/release` (std_msgs/Bool, latched) and from then on
+  holds its last references. A task that observes its time (t) is episodic: after
+  max_episode_steps env steps the node holds its last references too.
 - an ONNX policy (asr.rl.export_onnx: an asr.rl.OnnxPolicy, a .onnx file, or a training
   folder, exported on the way) for its task (the file's metadata, or `task=`; its input and
   output sizes must fit the task): the observation / action mapping of the linear policy above,
@@ -139,34 +146,125 @@ def _from_ilc(res, robot, variant, instance):
     }
 
 
-def find_task(robot, variant):
-    """The asr.envs task class running `robot` (and `variant`, when given)."""
-    from asr.envs import tasks
-    from asr.envs.vector import AsrVectorEnv
+def _registered_tasks():
+    """The task classes of every registered asr gymnasium id (asr._gymnasium_envs.ENVS)."""
+    import importlib
 
-    found = [
-        c
-        for c in (getattr(tasks, n) for n in tasks.__all__)
-        if isinstance(c, type)
-        and issubclass(c, AsrVectorEnv)
-        and c.robot == robot
-        and variant in (None, c.variant)
-    ]
+    from asr._gymnasium_envs import ENVS
+
+    out = []
+    for _, vector in ENVS.values():
+        module, name = vector.split(":")
+        out.append(getattr(importlib.import_module(module), name))
+    return out
+
+
+def find_task(robot, variant, sizes=None):
+    """The registered asr task class running `robot` (and `variant`, when given); of several,
+    the one of (observation, action) sizes `sizes`, when given."""
+    found = [c for c in _registered_tasks() if c.robot == robot and variant in (None, c.variant)]
+    if len(found) > 1 and sizes is not None:
+        found = [
+            c
+            for c in found
+            if sizes == (c.single_observation_space.shape[0], c.single_action_space.shape[0])
+        ]
     if len(found) != 1:
+        names = ", ".join(c.__name__ for c in found) or "none"
         raise ValueError(
-            f"robot: no single asr.envs task runs {robot!r} (variant {variant!r}); give task="
+            f"robot: no single asr task runs {robot!r} (variant {variant!r}; found: {names}); "
+            "give task="
         )
     return found[0]
 
 
-def _task_mapping(robot, variant, task, target):
+# the entries of a task's OBSERVATION / ACTION (names as asr.envs declares them) the node knows:
+# joint k's angle, velocity, target and error (the joint's number left out for one joint), the
+# time since the episode start; equilibrium, preset (reference_1 / reference_2) and the release
+_OBS_NAME = re.compile(r"^(q|qd|target)(\d*)$")
+_ERR_NAME = re.compile(r"^q(\d*) - target(\d*)$")
+_ACT_NAME = re.compile(r"^(equilibrium|preset)(\d*)$")
+_KNOWN = (
+    "observation: q<k>, qd<k>, target<k>, q<k> - target<k>, t; "
+    "action: equilibrium<k>, preset<k>, release"
+)
+
+
+def _joint_of(digits, nj, task, name):
+    k = int(digits) - 1 if digits else 0
+    if (not digits and nj != 1) or not 0 <= k < nj:
+        raise ValueError(
+            f"task: {task.__name__}'s entry {name!r} names no joint of its {nj} (valid: {_KNOWN})"
+        )
+    return k
+
+
+def _legacy_names(nj):
+    """The names of a task without OBSERVATION / ACTION: [q, qd, target, q - target] and
+    [equilibria, presets] (what every exported policy observed before tasks named them)."""
+    ks = [""] if nj == 1 else [str(k + 1) for k in range(nj)]
+    obs = [f"{x}{k}" for x in ("q", "qd", "target") for k in ks] + [f"q{k} - target{k}" for k in ks]
+    return obs, [f"{x}{k}" for x in ("equilibrium", "preset") for k in ks]
+
+
+def _entry(name, nj, task):
+    """[source or sink, joint index or None] of one observation or action entry name."""
+    if name in ("t", "release"):
+        return [name, None]
+    for pattern in (_OBS_NAME, _ACT_NAME):
+        m = pattern.match(name)
+        if m:
+            return [m.group(1), _joint_of(m.group(2), nj, task, name)]
+    m = _ERR_NAME.match(name)
+    if m and m.group(1) == m.group(2):
+        return ["error", _joint_of(m.group(1), nj, task, name)]
+    raise ValueError(
+        f"task: {task.__name__} has the entry {name!r}, which the node cannot build "
+        f"or apply (valid: {_KNOWN})"
+    )
+
+
+def task_io(task, nj):
+    """(observation, action) of the node for `task` on a robot of nj joints: one [source,
+    joint] per observation entry ("q", "qd", "target", "error" = q - target, "t" = time since
+    the episode start, s) and one [sink, joint] per action entry ("equilibrium", "preset",
+    "release"), in the task's order, from its OBSERVATION / ACTION names."""
+    legacy = _legacy_names(nj)
+    obs_names = [n for n, _ in getattr(task, "OBSERVATION", ())] or legacy[0]
+    act_names = [n for n, _ in getattr(task, "ACTION", ())] or legacy[1]
+    sizes = (task.single_observation_space.shape[0], task.single_action_space.shape[0])
+    if (len(obs_names), len(act_names)) != sizes:
+        raise ValueError(
+            f"task: {task.__name__} has observation {sizes[0]} and action {sizes[1]} but "
+            f"names {len(obs_names)} and {len(act_names)} entries (OBSERVATION / ACTION)"
+        )
+    obs = [_entry(n, nj, task) for n in obs_names]
+    act = [_entry(n, nj, task) for n in act_names]
+    if any(e[0] in ("equilibrium", "preset", "release") for e in obs) or any(
+        e[0] not in ("equilibrium", "preset", "release") for e in act
+    ):
+        raise ValueError(
+            f"task: {task.__name__} mixes observation and action entries (valid: {_KNOWN})"
+        )
+    for sink in ("equilibrium", "preset"):
+        if sorted(j for s, j in act if s == sink) != list(range(nj)):
+            raise ValueError(
+                f"task: {task.__name__}'s action must hold one {sink} per joint ({nj}); "
+                f"it names {act_names}"
+            )
+    if sum(s == "release" for s, _ in act) > 1:
+        raise ValueError(f"task: {task.__name__}'s action names more than one release")
+    return obs, act
+
+
+def _task_mapping(robot, variant, task, target, sizes=None):
     """The task's observation / action mapping of the node (linear and ONNX policies): joints,
-    action Box, ~target, env step; the task must observe [q, dq, target, q - target] and act
-    [equilibria, presets]."""
+    action Box, entries (task_io), ~target (tasks observing targets), env step, episode end
+    (tasks observing time)."""
     from asr.envs.vector import AsrVectorEnv
 
     if task is None:
-        task = find_task(robot, variant)
+        task = find_task(robot, variant, sizes)
     if not (isinstance(task, type) and issubclass(task, AsrVectorEnv)):
         raise TypeError(f"task: expected an asr.envs task class, got {task!r}")
     if task.robot != robot:
@@ -175,39 +273,46 @@ def _task_mapping(robot, variant, task, target):
 
     r = asr.load_robot(task.robot, task.variant)
     nj = len(r.joint_names)
-    obs_dim = task.single_observation_space.shape[0]
-    act_dim = task.single_action_space.shape[0]
-    if obs_dim != 4 * nj or act_dim != 2 * nj:
-        raise ValueError(
-            f"task: {task.__name__} has observation {obs_dim} and action {act_dim}; "
-            f"exported policies need [q, dq, target, q - target] ({4 * nj}) and "
-            f"[equilibria, presets] ({2 * nj})"
-        )
-    target = _finite(np.zeros(nj) if target is None else target, "target")
-    target = np.broadcast_to(target, (nj,)) if target.ndim == 0 else target
-    if target.shape != (nj,):
-        raise ValueError(f"target: expected {nj} values (rad), got shape {target.shape}")
+    obs, act = task_io(task, nj)
     dt = task.timestep if task.timestep is not None else r.mj_model().opt.timestep
-    return task, {
+    d = {
         "topics": "robot",
         "joints": list(r.joint_names),
         "variant": task.variant,
         "task": task.__name__,
+        "observation": obs,
+        "action": act,
+        "release": any(s == "release" for s, _ in act),
+        # a task observing its time is episodic: after max_episode_steps the node holds
+        "max_steps": int(task.max_episode_steps) if ["t", None] in obs else None,
         "low": task.single_action_space.low.tolist(),
         "high": task.single_action_space.high.tolist(),
-        "target": target.tolist(),
         "dt": float(dt),
         "frame_skip": int(task.frame_skip),
         "env_dt": float(dt) * int(task.frame_skip),
         "modes": [j.mode for j in r.joints],
     }
+    if any(s in ("target", "error") for s, _ in obs):
+        d["target"] = _target(target, nj).tolist()
+    elif target is not None:
+        raise ValueError(f"target: got {target!r}, but task {task.__name__} observes no target")
+    return task, d
+
+
+def _target(target, nj):
+    target = _finite(np.zeros(nj) if target is None else target, "target")
+    target = np.broadcast_to(target, (nj,)) if target.ndim == 0 else target
+    if target.shape != (nj,):
+        raise ValueError(f"target: expected {nj} values (rad), got shape {target.shape}")
+    return target
 
 
 def _from_linear(W, robot, variant, task, target):
-    task, d = _task_mapping(robot, variant, task, target)
+    W = _finite(W, "obj (W)")
+    sizes = (W.shape[1] - 1, W.shape[0]) if W.ndim == 2 else None
+    task, d = _task_mapping(robot, variant, task, target, sizes)
     obs_dim = task.single_observation_space.shape[0]
     act_dim = task.single_action_space.shape[0]
-    W = _finite(W, "obj (W)")
     if W.shape != (act_dim, obs_dim + 1):
         raise ValueError(
             f"obj: W of shape {W.shape}, expected (act_dim, obs_dim + 1) = "
@@ -246,7 +351,8 @@ def _from_onnx(policy, robot, variant, task, target):
             f"robot: got {robot!r}, the ONNX policy {policy.path!r} was exported "
             f"for {policy.robot!r}"
         )
-    task, d = _task_mapping(robot, variant, task, target)
+    sizes = (policy.obs_dim, policy.act_dim)
+    task, d = _task_mapping(robot, variant, task, target, sizes)
     policy.check_task(task)  # ValueError naming both sizes
     return dict(
         d,
