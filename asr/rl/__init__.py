@@ -1,11 +1,12 @@
-"""Reinforcement learning on asr's batched environments with Stable-Baselines3 (extra
-`asr-sim[rl]`).
+"""Reinforcement learning on asr's batched environments with PPO of Stable-Baselines3 or
+rsl-rl-lib (extra `asr-sim[rl]`).
 
 - SB3VecEnv (asr.rl.vec_env): SB3's VecEnv over an asr vector env (one C call per step for all
   sub-envs), equal bit for bit to DummyVecEnv over single asr envs.
 - train, TrainResult, load_checkpoint (asr.rl.training): PPO with observation normalisation,
-  held-out evaluation, an atomic, resumable training folder (model.zip, vecnormalize.pkl,
-  config.json, curve.json); `asr train` on the command line. task_metric (asr.rl._results): a
+  held-out evaluation, an atomic, resumable training folder (config.json, curve.json and the
+  backend's model files); algo "sb3" (Stable-Baselines3), "rsl_rl" (rsl-rl-lib) or "ppo" (the
+  default backend); `asr train` on the command line. task_metric (asr.rl._results): a
   task's held-out metric (final joint error, rad, or Throw's distance thrown, m).
 - export_onnx, OnnxPolicy (asr.rl.onnx_policy): a trained policy as ONNX.
 
@@ -43,6 +44,8 @@ def __getattr__(name):
             "gymnasium",
             "torch",
             "stable_baselines3",
+            "rsl_rl",
+            "tensordict",
             "onnx",
             "onnxruntime",
             "onnxscript",

@@ -1,4 +1,4 @@
-"""What a training run of asr.rl.train is configured with: the algorithms, the PPO
+"""What a training run of asr.rl.train is configured with: the algorithms (backends), the PPO
 hyperparameters (defaults and valid ranges) and their checks, and the task class of a gymnasium
 id. Errors name the parameter, the value and the valid range."""
 
@@ -6,7 +6,11 @@ import math
 
 import numpy as np
 
-ALGOS = ("ppo",)
+# "sb3": Stable-Baselines3's PPO, "rsl_rl": rsl-rl-lib's PPO, "ppo": the default backend (the
+# faster of the two to reach Reach2DOF's goal, measured by benchmarks/bench_rl.py)
+BACKENDS = ("sb3", "rsl_rl")
+DEFAULT_BACKEND = "sb3"
+ALGOS = ("ppo", *BACKENDS)
 
 # name: (default, kind, low, high, low_open, high_open); kind "int", "float" or "net_arch"
 HYPERPARAMETERS = {
@@ -21,6 +25,8 @@ HYPERPARAMETERS = {
     "vf_coef": (0.5, "float", 0.0, None, False, False),
     "max_grad_norm": (0.5, "float", 0.0, None, True, False),
     "log_std_init": (-1.0, "float", -20.0, 2.0, False, False),
+    # rsl_rl only: > 0 adapts the learning rate to this KL divergence per update, 0: fixed rate
+    "desired_kl": (0.0, "float", 0.0, None, False, False),
     "net_arch": ((64, 64), "net_arch", 1, 4096, False, False),
     "eval_every": (1, "int", 0, None, False, False),  # updates between evals, 0: none
     "eval_episodes": (32, "int", 1, None, False, False),  # held-out episodes during training
@@ -87,6 +93,25 @@ def validate_hyperparameters(hp, num_envs=None):
             f"num_envs = {out['n_steps'] * num_envs}] (one rollout's samples)"
         )
     return out
+
+
+def backend_of(algo):
+    """The backend ("sb3" or "rsl_rl") of an algo name; ValueError naming the valid ones."""
+    if algo not in ALGOS:
+        raise ValueError(
+            f"algo: got {algo!r}, valid: {', '.join(ALGOS)} (ppo: the default backend, "
+            f"{DEFAULT_BACKEND})"
+        )
+    return DEFAULT_BACKEND if algo == "ppo" else algo
+
+
+def check_backend_hyperparameters(backend, hp):
+    """ValueError for a hyperparameter the backend does not use set away from its default."""
+    if backend != "rsl_rl" and hp["desired_kl"] != HYPERPARAMETERS["desired_kl"][0]:
+        raise ValueError(
+            f"desired_kl: got {hp['desired_kl']!r}, valid for the rsl_rl backend only "
+            f"(algo={backend!r}: leave it at 0)"
+        )
 
 
 def _check_int(name, value, lo):

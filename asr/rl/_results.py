@@ -5,16 +5,16 @@ layout and its atomic writes are described in asr.rl.training."""
 import dataclasses
 import json
 import os
-import pickle
 
 import numpy as np
 
 from asr._files import current_version
 from asr._optional import need
-from asr.rl._config import ALGOS, _task_class
+from asr.rl._config import ALGOS, BACKENDS, _task_class
 
 EVAL_SEED_BASE = 1_000_000_000
-FILES = ("model.zip", "vecnormalize.pkl", "config.json", "curve.json")
+# every file a training folder may hold (sb3: model.zip, vecnormalize.pkl; rsl_rl: model.pt)
+FILES = ("model.zip", "vecnormalize.pkl", "model.pt", "config.json", "curve.json")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,8 +76,10 @@ def task_metric(task_cls):
 
 @dataclasses.dataclass
 class TrainResult:
-    """A trained (or loaded) policy: model (SB3 PPO), vecnormalize (SB3 VecNormalize, its
-    statistics frozen for inference), config (config.json's dict), curve (curve.json's rows),
+    """A trained (or loaded) policy: model (the sb3 backend's SB3 PPO, or the rsl_rl backend's
+    asr.rl._rsl_rl.RslRlPolicy), vecnormalize (SB3 VecNormalize, its statistics frozen for
+    inference; None for rsl_rl, whose actor normalises its input itself), config (config.json's
+    dict), curve (curve.json's rows),
     final_error_rad (mean final joint error on the final held-out targets of a task with
     targets; None if not evaluated or for another task), out_dir (None if nothing was written),
     final_metric (the final held-out value of the task's metric, task_metric: the final joint
@@ -98,7 +100,7 @@ class TrainResult:
 
     def predict(self, obs, deterministic=True):
         """Actions (clipped to the action space) for raw observations (N, obs_dim)."""
-        obs = self.vecnormalize.normalize_obs(np.asarray(obs, dtype=np.float64))
+        obs = _normalized(self.vecnormalize, np.asarray(obs, dtype=np.float64))
         return self.model.predict(obs, deterministic=deterministic)[0]
 
     def evaluate(self, episodes=256, threads=1):
@@ -164,9 +166,14 @@ def curve_figure(curve, title="learning curve", metric=None):
     return fig
 
 
+def _normalized(vecnormalize, obs):
+    return obs if vecnormalize is None else vecnormalize.normalize_obs(obs)
+
+
 def evaluate_policy(model, vecnormalize, task_cls, episodes, threads=1, env_kwargs=None):
     """The task's metric (task_metric(task_cls): final joint error, rad, or distance thrown,
-    m) per held-out episode, shape (episodes,): sub-env k reset with seed EVAL_SEED_BASE + k,
+    m) per held-out episode, shape (episodes,) (model: anything with SB3's predict; vecnormalize:
+    its observation normaliser, or None): sub-env k reset with seed EVAL_SEED_BASE + k,
     one episode with the deterministic policy, the metric read at the step that ends it
     (terminated or truncated; the episode's last state, before any autoreset). env_kwargs: the
     task class's keyword arguments the policy was trained with (config.json's env_kwargs)."""
@@ -176,7 +183,7 @@ def evaluate_policy(model, vecnormalize, task_cls, episodes, threads=1, env_kwar
     ended = np.zeros(env.num_envs, dtype=bool)
     obs, _ = env.reset(seed=[EVAL_SEED_BASE + k for k in range(int(episodes))])
     for _ in range(env.max_episode_steps):
-        act = model.predict(vecnormalize.normalize_obs(obs), deterministic=True)[0]
+        act = model.predict(_normalized(vecnormalize, obs), deterministic=True)[0]
         obs, _, term, trunc, _ = env.step(act)
         if env.sim.batch.status.any():
             env.sim.batch.check()
@@ -209,55 +216,40 @@ def _read_json(path, what, shown):
 
 
 def load_checkpoint(out_dir, env=None, device="cpu"):
-    """TrainResult of a training folder (model.zip, vecnormalize.pkl, config.json, curve.json).
-    env: the VecEnv to attach (None: the statistics are loaded without one, for inference).
-    A missing, truncated or corrupted file raises ValueError naming it."""
-    from stable_baselines3 import PPO
-
+    """TrainResult of a training folder (config.json, curve.json and the backend's files: sb3's
+    model.zip and vecnormalize.pkl, rsl_rl's model.pt). env: the VecEnv to attach (sb3; None:
+    the statistics are loaded without one, for inference). A missing, truncated or corrupted
+    file raises ValueError naming it."""
     out_dir = os.fspath(out_dir)
     if not os.path.isdir(out_dir):
         raise ValueError(f"out_dir: {out_dir!r} is not a folder")
     files = current_version(out_dir)  # every file from one checkpoint
     # errors name out_dir/<name>: a link into that checkpoint's hidden folder
-    config = _read_json(
-        os.path.join(files, "config.json"),
-        "training configuration",
-        os.path.join(out_dir, "config.json"),
-    )
-    if not isinstance(config, dict) or config.get("algo") not in ALGOS or "task" not in config:
-        raise ValueError(
-            f"{os.path.join(out_dir, 'config.json')}: not an asr training "
-            "configuration (no task / algo)"
-        )
+    shown = os.path.join(out_dir, "config.json")
+    config = _read_json(os.path.join(files, "config.json"), "training configuration", shown)
+    if (
+        not isinstance(config, dict)
+        or config.get("algo") not in ALGOS
+        or config.get("backend", "sb3") not in BACKENDS
+        or "task" not in config
+    ):
+        raise ValueError(f"{shown}: not an asr training configuration (no task / algo / backend)")
     curve = _read_json(
         os.path.join(files, "curve.json"), "learning curve", os.path.join(out_dir, "curve.json")
     )
     if not isinstance(curve, list) or not all(isinstance(r, dict) and "steps" in r for r in curve):
         raise ValueError(f"{os.path.join(out_dir, 'curve.json')}: not a list of curve rows")
-    path = os.path.join(files, "vecnormalize.pkl")
-    try:
-        with open(path, "rb") as f:
-            vecnorm = pickle.load(f)
-        vecnorm.obs_rms.mean  # noqa: B018  (an object of the right kind)
-    except Exception as exc:  # noqa: BLE001  (any unpickling failure means a bad file)
-        raise ValueError(
-            f"{os.path.join(out_dir, 'vecnormalize.pkl')}: cannot load the "
-            "observation normalisation "
-            f"({type(exc).__name__}: {exc}); the file is missing, truncated or "
-            "corrupted"
-        ) from None
-    if env is not None:
-        vecnorm.set_venv(env)
-    vecnorm.training = False
-    path = os.path.join(files, "model.zip")
-    try:
-        model = PPO.load(path, env=vecnorm if env is not None else None, device=device)
-    except Exception as exc:  # noqa: BLE001  (SB3 raises many kinds for a bad zip)
-        raise ValueError(
-            f"{os.path.join(out_dir, 'model.zip')}: cannot load the PPO model "
-            f"({type(exc).__name__}: {exc}); "
-            "the file is missing, truncated or corrupted"
-        ) from None
+    if config.get("backend", "sb3") == "rsl_rl":
+        from asr.rl._config import validate_hyperparameters
+        from asr.rl._rsl_rl import load_policy as load_rsl_rl
+
+        hp = validate_hyperparameters(config.get("hyperparameters") or {})
+        shown = os.path.join(out_dir, "model.pt")
+        model, vecnorm = load_rsl_rl(files, _task_class(config["task"]), hp, shown)
+    else:
+        from asr.rl._sb3 import load_policy as load_sb3
+
+        model, vecnorm = load_sb3(files, out_dir, env, device)
     final_eval = config.get("final_eval") or {}
     final = final_eval.get("final_error_rad")
     return TrainResult(

@@ -13,7 +13,10 @@ high are the task's action Box rounded inwards to float32 (a clipped action is i
 float64 Box: 0.6 becomes 0.59999996, where SB3's float64 clip gives 0.6). Without
 vec_normalize (a model trained without VecNormalize) the normalisation is left out. `model` may
 also be a training folder (asr.rl.train / `asr train --out DIR`: model.zip, vecnormalize.pkl,
-config.json), which gives the model, the normaliser and the task.
+config.json), which gives the model, the normaliser and the task. A policy of the rsl_rl
+backend (asr.rl._rsl_rl.RslRlPolicy, or a folder trained with algo="rsl_rl": model.pt) exports
+as x = (obs - mean) / (std + 0.01) (rsl-rl-lib's EmpiricalNormalization, inside its actor),
+action = clip(mlp(x), low, high): what its predict(obs) returns.
 
 The exporter is torch.onnx.export's dynamo (torch.export) exporter, the default of torch >= 2.9
 (needs onnx and onnxscript), opset 20 or newer, with a dynamic batch dimension. The file is
@@ -131,22 +134,29 @@ def _infer_task(obs_space, act_space):
 
 
 def load_training(folder):
-    """(model, vec_normalize or None, config dict) of a training folder."""
+    """(model, vec_normalize or None, config dict) of a training folder: an SB3 PPO and its
+    VecNormalize, or (rsl_rl backend) an asr.rl._rsl_rl.RslRlPolicy and None."""
+    folder = os.fspath(folder)
+    files = current_version(folder)  # the files of one checkpoint
+    config = {}
+    if os.path.isfile(os.path.join(files, CONFIG_FILE)):
+        with open(os.path.join(files, CONFIG_FILE)) as f:
+            config = json.load(f)
+    if isinstance(config, dict) and config.get("backend") == "rsl_rl":
+        from asr.rl._results import load_checkpoint
+
+        res = load_checkpoint(folder)
+        return res.model, None, res.config
     from stable_baselines3 import PPO
 
-    folder = current_version(os.fspath(folder))  # the files of one checkpoint
-    zip_path = os.path.join(folder, MODEL_FILE)
+    zip_path = os.path.join(files, MODEL_FILE)
     if not os.path.isfile(zip_path):
-        raise ValueError(f"model: {folder!r} is not a training folder (no {MODEL_FILE})")
+        raise ValueError(f"model: {files!r} is not a training folder (no {MODEL_FILE})")
     model = PPO.load(zip_path, device="cpu")
     vn = None
-    if os.path.isfile(os.path.join(folder, NORMALIZE_FILE)):
-        with open(os.path.join(folder, NORMALIZE_FILE), "rb") as f:
+    if os.path.isfile(os.path.join(files, NORMALIZE_FILE)):
+        with open(os.path.join(files, NORMALIZE_FILE), "rb") as f:
             vn = pickle.load(f)
-    config = {}
-    if os.path.isfile(os.path.join(folder, CONFIG_FILE)):
-        with open(os.path.join(folder, CONFIG_FILE)) as f:
-            config = json.load(f)
     return model, vn, config
 
 
@@ -193,11 +203,77 @@ def _actor_module(policy, norm, low, high):
     return Actor().eval()
 
 
+def _sb3_normalisation(vec_normalize, obs_dim):
+    """(mean, std, clip) of an SB3 VecNormalize for the graph, or None."""
+    if vec_normalize is None:
+        return None
+    rms = getattr(vec_normalize, "obs_rms", None)
+    if (
+        not getattr(vec_normalize, "norm_obs", False)
+        or rms is None
+        or np.shape(rms.mean) != (obs_dim,)
+    ):
+        raise ValueError(
+            f"vec_normalize: expected an SB3 VecNormalize normalising "
+            f"observations of size {obs_dim} (norm_obs=True), got "
+            f"{type(vec_normalize).__name__}"
+        )
+    eps = float(vec_normalize.epsilon)
+    return (
+        np.asarray(rms.mean, np.float64),
+        np.sqrt(np.asarray(rms.var, np.float64) + eps),
+        float(vec_normalize.clip_obs),
+    )
+
+
+def _sb3_graph(model, vec_normalize, low, high):
+    """(actor module, obs_normalization metadata, source) of an SB3 PPO."""
+    policy = model.policy
+    if getattr(policy, "squash_output", False):
+        raise ValueError(
+            "model: squash_output=True (gSDE) policies are not supported; valid: "
+            "the default Gaussian MlpPolicy"
+        )
+    norm = _sb3_normalisation(vec_normalize, model.observation_space.shape[0])
+    meta = None
+    if norm is not None:
+        meta = {"clip_obs": norm[2], "epsilon": float(vec_normalize.epsilon)}
+    source = f"stable-baselines3 {type(model).__name__}, deterministic actor mean"
+    return _actor_module(policy, norm, low, high), meta, source
+
+
+def _is_rsl_rl(model):
+    try:
+        from asr.rl._rsl_rl import RslRlPolicy
+    except ImportError:  # rsl-rl-lib not installed: not one of its policies
+        return False
+    return isinstance(model, RslRlPolicy)
+
+
+def _model_spaces(model):
+    """(observation Box, action Box) of an SB3 PPO or an rsl_rl policy; TypeError otherwise."""
+    from gymnasium import spaces
+
+    if _is_rsl_rl(model):
+        obs = spaces.Box(-np.inf, np.inf, (model.obs_dim,), np.float64)
+        return obs, spaces.Box(model.low, model.high, dtype=np.float64)
+    policy = getattr(model, "policy", None)
+    if policy is None or not all(
+        hasattr(policy, a) for a in ("mlp_extractor", "action_net", "pi_features_extractor")
+    ):
+        raise TypeError(
+            f"model: expected a Stable-Baselines3 PPO (MlpPolicy), an rsl_rl policy "
+            f"(asr.rl.train(algo='rsl_rl').model) or a training folder, got "
+            f"{type(model).__name__}"
+        )
+    return model.observation_space, model.action_space
+
+
 def export_onnx(model, path, *, vec_normalize=None, task=None):
-    """Write the deterministic policy of `model` (an SB3 PPO, or a training folder) with
-    observation normalisation and action clipping as the ONNX file `path` (see the module
-    doc). task: the asr task (class, id or name; default: the folder's config, else the one
-    task whose spaces are the model's). Returns the path."""
+    """Write the deterministic policy of `model` (an SB3 PPO, an rsl_rl backend's policy, or a
+    training folder) with observation normalisation and action clipping as the ONNX file `path`
+    (see the module doc). task: the asr task (class, id or name; default: the folder's config,
+    else the one task whose spaces are the model's). Returns the path."""
     import torch
     from gymnasium import spaces
 
@@ -213,15 +289,7 @@ def export_onnx(model, path, *, vec_normalize=None, task=None):
                 f"vec_normalize: give None with a training folder (its {NORMALIZE_FILE} is used)"
             )
         model, vec_normalize, config = load_training(model)
-    policy = getattr(model, "policy", None)
-    if policy is None or not all(
-        hasattr(policy, a) for a in ("mlp_extractor", "action_net", "pi_features_extractor")
-    ):
-        raise TypeError(
-            f"model: expected a Stable-Baselines3 PPO (MlpPolicy) or a training "
-            f"folder, got {type(model).__name__}"
-        )
-    obs_space, act_space = model.observation_space, model.action_space
+    obs_space, act_space = _model_spaces(model)
     if (
         not isinstance(act_space, spaces.Box)
         or not isinstance(obs_space, spaces.Box)
@@ -230,11 +298,6 @@ def export_onnx(model, path, *, vec_normalize=None, task=None):
     ):
         raise ValueError(
             f"model: spaces {obs_space} / {act_space}; valid: 1-D Box observation and action spaces"
-        )
-    if getattr(policy, "squash_output", False):
-        raise ValueError(
-            "model: squash_output=True (gSDE) policies are not supported; valid: "
-            "the default Gaussian MlpPolicy"
         )
     if task is None:
         task = _config_task(config)
@@ -246,30 +309,25 @@ def export_onnx(model, path, *, vec_normalize=None, task=None):
             f"task: {cls.__name__} has observation size {t_obs} and action size "
             f"{t_act}, the model {obs_dim} and {act_dim}"
         )
-    norm = None
-    if vec_normalize is not None:
-        rms = getattr(vec_normalize, "obs_rms", None)
-        if (
-            not getattr(vec_normalize, "norm_obs", False)
-            or rms is None
-            or np.shape(rms.mean) != (obs_dim,)
-        ):
-            raise ValueError(
-                f"vec_normalize: expected an SB3 VecNormalize normalising "
-                f"observations of size {obs_dim} (norm_obs=True), got "
-                f"{type(vec_normalize).__name__}"
-            )
-        eps, clip = float(vec_normalize.epsilon), float(vec_normalize.clip_obs)
-        norm = (
-            np.asarray(rms.mean, np.float64),
-            np.sqrt(np.asarray(rms.var, np.float64) + eps),
-            clip,
-        )
     low = np.asarray(cls.single_action_space.low, np.float64)
     high = np.asarray(cls.single_action_space.high, np.float64)
-    actor = _actor_module(policy, norm, low, high)
-    was_training = policy.training
-    policy.set_training_mode(False)
+    if not _is_rsl_rl(model):
+        actor, norm_meta, source = _sb3_graph(model, vec_normalize, low, high)
+        module = model.policy
+    else:
+        if vec_normalize is not None:
+            raise ValueError(
+                "vec_normalize: give None with an rsl_rl policy (its actor normalises itself)"
+            )
+        from asr.rl import _rsl_rl
+
+        bounds = (_inward(low, np.inf), _inward(high, -np.inf))
+        actor = _rsl_rl.onnx_actor(model, *bounds)
+        norm_meta = _rsl_rl.normalisation_metadata(model)
+        source = "rsl-rl-lib PPO, deterministic actor mean"
+        module = model.actor
+    was_training = module.training
+    module.train(False)
     try:
         with torch.no_grad():
             program = torch.onnx.export(
@@ -282,8 +340,15 @@ def export_onnx(model, path, *, vec_normalize=None, task=None):
                 verbose=False,
             )
     finally:
-        policy.set_training_mode(was_training)
-    proto = program.model_proto
+        module.train(was_training)
+    meta = _metadata(cls, obs_dim, act_dim, low, high, norm_meta, source)
+    _write_proto(program.model_proto, meta, path)
+    return path
+
+
+def _metadata(cls, obs_dim, act_dim, low, high, norm_meta, source):
+    import torch
+
     env = cls(1)
     try:
         period = float(env.env_dt)
@@ -291,7 +356,7 @@ def export_onnx(model, path, *, vec_normalize=None, task=None):
         env.close()
     obs_names = getattr(cls, "OBSERVATION", None) or [(f"obs{i}", "") for i in range(obs_dim)]
     act_names = getattr(cls, "ACTION", None) or [(f"action{i}", "") for i in range(act_dim)]
-    meta = {
+    return {
         "format": FORMAT,
         "task": cls.__name__,
         "task_id": task_id(cls),
@@ -304,13 +369,14 @@ def export_onnx(model, path, *, vec_normalize=None, task=None):
             [[n, u, float(lo), float(hi)] for (n, u), lo, hi in zip(act_names, low, high)]
         ),
         "control_period_s": repr(period),
-        "obs_normalization": json.dumps(
-            None if norm is None else {"clip_obs": norm[2], "epsilon": float(vec_normalize.epsilon)}
-        ),
+        "obs_normalization": json.dumps(norm_meta),
         "asr_version": __version__,
         "torch_version": torch.__version__,
-        "source": f"stable-baselines3 {type(model).__name__}, deterministic actor mean",
+        "source": source,
     }
+
+
+def _write_proto(proto, meta, path):
     del proto.metadata_props[:]
     for k, v in meta.items():
         entry = proto.metadata_props.add()
@@ -318,7 +384,6 @@ def export_onnx(model, path, *, vec_normalize=None, task=None):
     proto.producer_name = "asr.rl.export_onnx"
     with atomic_write(path) as f:
         f.write(proto.SerializeToString())
-    return path
 
 
 # ---------------------------------------------------------------- run

@@ -1,27 +1,29 @@
-"""PPO (Stable-Baselines3) on asr's batched environments, with an atomic, resumable training folder.
+"""PPO on asr's batched environments, with an atomic, resumable training folder; two backends.
 
 train(task, algo="ppo", total_steps, num_envs, seed, threads=1, out_dir=..., resume=False,
-**hyperparameters) trains on SB3VecEnv (all sub-envs in one C call per step) wrapped in SB3's
-VecMonitor (episode returns) and VecNormalize (observations only, norm_reward=False). The folder
-out_dir holds:
+env_kwargs=None, **hyperparameters) trains PPO on the task's vector env (all sub-envs in one C
+call per step). algo: "sb3" (Stable-Baselines3's PPO, asr.rl._sb3), "rsl_rl" (rsl-rl-lib's PPO,
+asr.rl._rsl_rl) or "ppo", the default backend (asr.rl._config.DEFAULT_BACKEND: the faster of
+the two to reach Reach2DOF's goal, benchmarks/bench_rl.py). Both normalise observations (not
+rewards). The folder out_dir holds:
 
-- model.zip: the PPO model (SB3 model.save),
-- vecnormalize.pkl: the VecNormalize statistics (pickled as VecNormalize.save does),
-- config.json: task id, robot, variant, algo, seed, num_envs, threads, hyperparameters,
+- the backend's files: model.zip and vecnormalize.pkl (sb3), model.pt (rsl_rl),
+- config.json: task id, robot, variant, algo ("ppo"), backend (the one used: "sb3" or
+  "rsl_rl") and its version, seed, num_envs, threads, env_kwargs, hyperparameters,
   total_steps, asr version (and, once training ends, the final held-out evaluation),
 - curve.json: the learning curve, one row per PPO rollout + update: {"steps": env-steps (all
   sub-envs), "wall_s": training wall time so far, "return": mean return of the last 100
-  episodes ended (SB3's ep_info_buffer; null before the first), "length": their mean length,
-  "metric": the task's metric on held-out episodes after the update (asr.rl._results.task_metric:
-  for the tasks with targets the mean final joint error, rad, the norm of q - target at the end
-  of an episode driven by the deterministic policy; for Throw the mean distance thrown, m, 0 for
-  an episode without a release; null when not evaluated)}.
+  episodes ended (null before the first), "length": their mean length, "metric": the task's
+  metric on held-out episodes after the update (asr.rl._results.task_metric: for the tasks with
+  targets the mean final joint error, rad, the norm of q - target at the end of an episode
+  driven by the deterministic policy; for Throw the mean distance thrown, m, 0 for an episode
+  without a release; null when not evaluated)}.
 
-Checkpoints: after every update the four files are written, synced, into a new hidden folder
+Checkpoints: after every update the files are written, synced, into a new hidden folder
 out_dir/.checkpoint-<random>/, and the symlink out_dir/checkpoint is switched to it in one atomic
-rename (asr._files.write_version); out_dir/model.zip etc. are symlinks into checkpoint/. A
-process killed at any time thus leaves the four files of one update, never a mix. Folders of
-earlier versions (plain files) load and resume too. resume=True continues from the folder: the
+rename (asr._files.write_version); the files in out_dir are symlinks into checkpoint/. A process
+killed at any time thus leaves the files of one update, never a mix. Folders of earlier versions
+(plain files, no "backend": sb3) load and resume too. resume=True continues from the folder: the
 model, its optimiser and the normalisation statistics are restored, the curve is cut at the
 model's steps, and the environments start new episodes (their physics state is not saved).
 
@@ -35,11 +37,9 @@ the evaluation in asr.rl._results (all importable from here).
 """
 
 import os
-import pickle
 import time
 
 import numpy as np
-import stable_baselines3  # noqa: F401  (the extra [rl]: asr.rl names it when missing)
 import torch
 
 import asr
@@ -47,10 +47,11 @@ from asr._executors import completed
 from asr._files import current_version, write_version
 from asr.errors import SimulationError
 from asr.rl._config import (
-    ALGOS,
     HYPERPARAMETERS,
     _check_int,
     _task_class,
+    backend_of,
+    check_backend_hyperparameters,
     validate_env_kwargs,
     validate_hyperparameters,
 )
@@ -66,6 +67,59 @@ from asr.rl._results import (
 )
 
 
+def _backend_class(name):
+    """The backend class of a backend name (its module imported only when used)."""
+    if name == "rsl_rl":
+        from asr.rl._rsl_rl import RslRlBackend
+
+        return RslRlBackend
+    from asr.rl._sb3 import SB3Backend
+
+    return SB3Backend
+
+
+def _backend_version(name):
+    from importlib.metadata import version
+
+    dist = {"sb3": "stable-baselines3", "rsl_rl": "rsl-rl-lib"}[name]
+    return f"{dist} {version(dist)}"
+
+
+def _resume_checks(out_dir, task, backend, algo, seed, num_envs, env_kwargs, hyperparameters):
+    """(previous TrainResult, hyperparameters) of the folder to continue; ValueError when an
+    argument differs from the checkpoint's."""
+    prev = load_checkpoint(out_dir)
+    cfg = prev.config
+    used = cfg.get("backend", "sb3")
+    if algo != "ppo" and backend != used:  # "ppo" continues whatever backend the folder has
+        raise ValueError(
+            f"algo: got {algo!r}, but the checkpoint in {out_dir} was trained with the "
+            f"{used!r} backend (resume needs the same)"
+        )
+    for key, value in (
+        ("task", task),
+        ("seed", seed),
+        ("num_envs", num_envs),
+        ("env_kwargs", env_kwargs),
+    ):
+        if cfg.get(key, {} if key == "env_kwargs" else None) != value:
+            raise ValueError(
+                f"{key}: got {value!r}, but the checkpoint in {out_dir} was "
+                f"trained with {cfg.get(key)!r} (resume needs the same)"
+            )
+    hp = validate_hyperparameters(cfg["hyperparameters"], num_envs)
+    if hyperparameters:
+        given = validate_hyperparameters({**hp, **hyperparameters}, num_envs)
+        diff = [k for k in hyperparameters if given[k] != hp[k]]
+        if diff:
+            raise ValueError(
+                f"{diff[0]}: got {given[diff[0]]!r}, but the checkpoint in "
+                f"{out_dir} was trained with {hp[diff[0]]!r} (resume keeps "
+                "the hyperparameters)"
+            )
+    return prev, hp, used
+
+
 def train(
     task,
     algo="ppo",
@@ -79,24 +133,18 @@ def train(
     env_kwargs=None,
     **hyperparameters,
 ):
-    """Train `algo` on `task` (an asr gymnasium id) for total_steps env-steps (all sub-envs
-        together; PPO rounds up to whole rollouts of n_steps * num_envs) with num_envs sub-envs of
-        one batch. threads: torch and asr threads (1 for reproducible runs). out_dir: the training
-        folder (None: nothing written, no resume). resume: continue from out_dir. Hyperparameters:
-        HYPERPARAMETERS (validated, ranges in the errors). env_kwargs: keyword arguments of the task
-    class (e.g. Throw's actuator="rigid"), checked first, stored in config.json and used again by
-    the held-out evaluation and resume. Returns a TrainResult.
+    """Train PPO with the backend `algo` ("sb3", "rsl_rl" or "ppo": the default backend) on
+    `task` (an asr gymnasium id) for total_steps env-steps (all sub-envs together; PPO rounds up
+    to whole rollouts of n_steps * num_envs) with num_envs sub-envs of one batch. threads: torch
+    and asr threads (1 for reproducible runs). out_dir: the training folder (None: nothing
+    written, no resume). resume: continue from out_dir. Hyperparameters: HYPERPARAMETERS
+    (validated, ranges in the errors). env_kwargs: keyword arguments of the task class (e.g.
+    Throw's actuator="rigid"), checked first, stored in config.json and used again by the
+    held-out evaluation and resume. Returns a TrainResult.
 
-        A simulation error stops training with asr.SimulationError naming the instance, the step and
-        the training step; the folder keeps the last checkpoint."""
-    from stable_baselines3 import PPO
-    from stable_baselines3.common.callbacks import BaseCallback
-    from stable_baselines3.common.vec_env import VecMonitor, VecNormalize
-
-    from asr.rl.vec_env import SB3VecEnv
-
-    if algo not in ALGOS:
-        raise ValueError(f"algo: got {algo!r}, valid: {', '.join(ALGOS)}")
+    A simulation error stops training with asr.SimulationError naming the instance, the step and
+    the training step; the folder keeps the last checkpoint."""
+    backend = backend_of(algo)
     cls = _task_class(task)
     metric = task_metric(cls)
     env_kwargs = validate_env_kwargs(cls, env_kwargs)
@@ -107,39 +155,16 @@ def train(
     if resume and out_dir is None:
         raise ValueError("resume: needs out_dir (the folder to continue)")
     prev = None
-    if out_dir is not None:
+    if out_dir is not None and resume:
         out_dir = os.fspath(out_dir)
-        if resume:
-            prev = load_checkpoint(out_dir)
-            cfg = prev.config
-            for key, value in (
-                ("task", task),
-                ("algo", algo),
-                ("seed", seed),
-                ("num_envs", num_envs),
-                ("env_kwargs", env_kwargs),
-            ):
-                if cfg.get(key, {} if key == "env_kwargs" else None) != value:
-                    raise ValueError(
-                        f"{key}: got {value!r}, but the checkpoint in {out_dir} was "
-                        f"trained with {cfg.get(key)!r} (resume needs the same)"
-                    )
-            hp = validate_hyperparameters(cfg["hyperparameters"], num_envs)
-            given = (
-                validate_hyperparameters({**hp, **hyperparameters}, num_envs)
-                if hyperparameters
-                else None
-            )
-            if given is not None:
-                diff = [k for k in hyperparameters if given[k] != hp[k]]
-                if diff:
-                    raise ValueError(
-                        f"{diff[0]}: got {given[diff[0]]!r}, but the checkpoint in "
-                        f"{out_dir} was trained with {hp[diff[0]]!r} (resume keeps "
-                        "the hyperparameters)"
-                    )
-        else:
-            hp = validate_hyperparameters(hyperparameters, num_envs)
+        prev, hp, backend = _resume_checks(
+            out_dir, task, backend, algo, seed, num_envs, env_kwargs, hyperparameters
+        )
+    else:
+        hp = validate_hyperparameters(hyperparameters, num_envs)
+        check_backend_hyperparameters(backend, hp)
+        if out_dir is not None:
+            out_dir = os.fspath(out_dir)
             existing = [n for n in FILES if os.path.exists(os.path.join(out_dir, n))]
             if existing:
                 raise ValueError(
@@ -147,14 +172,13 @@ def train(
                     "resume=True (--resume) to continue it, or another folder"
                 )
             os.makedirs(out_dir, exist_ok=True)
-    else:
-        hp = validate_hyperparameters(hyperparameters, num_envs)
-
     config = {
         "task": task,
         "robot": cls.robot,
         "variant": cls.variant,
-        "algo": algo,
+        "algo": "ppo",
+        "backend": backend,
+        "backend_version": _backend_version(backend),
         "seed": seed,
         "num_envs": num_envs,
         "threads": threads,
@@ -162,168 +186,135 @@ def train(
         "hyperparameters": hp,
         "total_steps": total_steps,
         "asr_version": asr.__version__,
-        "observation_normalisation": "VecNormalize(norm_obs=True, norm_reward=False)",
+        "observation_normalisation": (
+            "VecNormalize(norm_obs=True, norm_reward=False)"
+            if backend == "sb3"
+            else "EmpiricalNormalization in the actor and the critic (rsl-rl-lib)"
+        ),
         "metric": metric.text,
         "metric_name": metric.name,
         "metric_unit": metric.unit,
         "eval_seed_base": EVAL_SEED_BASE,
     }
-
-    old_threads = torch.get_num_threads()
-    torch.set_num_threads(threads)
-    venv = cls(num_envs, threads=threads, **env_kwargs)
-    sb3env = SB3VecEnv(venv)
-    monitor = VecMonitor(sb3env)
-    curve = []
-    wall0 = 0.0
-    if prev is not None:
-        vecnorm = prev.vecnormalize
-        vecnorm.set_venv(monitor)
-        vecnorm.training = True
-        model = PPO.load(
-            os.path.join(current_version(out_dir), "model.zip"), env=vecnorm, device="cpu"
-        )
-        model.set_random_seed(seed + model.num_timesteps)
-        curve = [r for r in prev.curve if r["steps"] <= model.num_timesteps]
-        wall0 = curve[-1]["wall_s"] if curve else 0.0
-    else:
-        vecnorm = VecNormalize(monitor, norm_obs=True, norm_reward=False, gamma=hp["gamma"])
-        model = PPO(
-            "MlpPolicy",
-            vecnorm,
-            learning_rate=hp["learning_rate"],
-            n_steps=hp["n_steps"],
-            batch_size=hp["batch_size"],
-            n_epochs=hp["n_epochs"],
-            gamma=hp["gamma"],
-            gae_lambda=hp["gae_lambda"],
-            clip_range=hp["clip_range"],
-            ent_coef=hp["ent_coef"],
-            vf_coef=hp["vf_coef"],
-            max_grad_norm=hp["max_grad_norm"],
-            seed=seed,
-            device="cpu",
-            verbose=0,
-            policy_kwargs={"net_arch": list(hp["net_arch"]), "log_std_init": hp["log_std_init"]},
-        )
     if out_dir is not None:
         config_prev = prev.config if prev is not None else {}
         config["started"] = config_prev.get("started", time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+    old_threads = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        venv = cls(num_envs, threads=threads, **env_kwargs)
+        files = current_version(out_dir) if prev is not None else None
+        learner = _backend_class(backend)(venv, hp, seed, files)
+        run = _Run(learner, config, hp, cls, threads, env_kwargs, out_dir, prev)
+        run.learn(total_steps, task if progress_bar else None)
+        final = run.final_evaluation(metric)
+    finally:
+        torch.set_num_threads(old_threads)
+    model, vecnorm = learner.policy()
+    learner.close()
+    final_error = final if metric.key == "final_error_rad" else None
+    return TrainResult(model, vecnorm, config, run.curve, final_error, out_dir, final)
 
-    state = {"updates": 0, "t0": time.perf_counter()}
 
-    def wall():
-        return wall0 + time.perf_counter() - state["t0"]
+class _Run:
+    """One training run's shared part, whatever the backend: the curve rows, the held-out
+    evaluations, the checkpoints and the progress bar."""
 
-    def checkpoint():
-        if out_dir is None:
+    def __init__(self, learner, config, hp, cls, threads, env_kwargs, out_dir, prev):
+        self.learner, self.config, self.hp, self.cls = learner, config, hp, cls
+        self.threads, self.env_kwargs, self.out_dir = threads, env_kwargs, out_dir
+        steps = learner.num_timesteps
+        self.curve = [r for r in prev.curve if r["steps"] <= steps] if prev is not None else []
+        self.wall0 = self.curve[-1]["wall_s"] if self.curve else 0.0
+        self.updates = 0
+        self.t0 = time.perf_counter()
+
+    def evaluate(self, episodes):
+        model, vecnorm = self.learner.policy()
+        values = evaluate_policy(model, vecnorm, self.cls, episodes, self.threads, self.env_kwargs)
+        return float(np.mean(values))
+
+    def checkpoint(self):
+        if self.out_dir is None:
             return
-        vecnorm.asr_num_timesteps = model.num_timesteps  # travels in the pickle
         write_version(
-            out_dir,
+            self.out_dir,
             [
-                ("config.json", _json_writer(config)),
-                ("vecnormalize.pkl", lambda f: pickle.dump(vecnorm, f)),
-                ("model.zip", lambda f: model.save(f)),
-                ("curve.json", _json_writer(curve)),
+                ("config.json", _json_writer(self.config)),
+                *self.learner.writers(),
+                ("curve.json", _json_writer(self.curve)),
             ],
         )
 
-    def add_row():
-        eps = [(e["r"], e["l"]) for e in model.ep_info_buffer]
+    def add_row(self):
+        eps = self.learner.episodes()
+        self.updates += 1
+        every = self.hp["eval_every"]
         metric = None
-        state["updates"] += 1
-        if hp["eval_every"] and state["updates"] % hp["eval_every"] == 0:
-            metric = float(
-                np.mean(
-                    evaluate_policy(model, vecnorm, cls, hp["eval_episodes"], threads, env_kwargs)
-                )
-            )
-        curve.append(
+        if every and self.updates % every == 0:
+            metric = self.evaluate(self.hp["eval_episodes"])
+        self.curve.append(
             {
-                "steps": int(model.num_timesteps),
-                "wall_s": wall(),
+                "steps": self.learner.num_timesteps,
+                "wall_s": self.wall0 + time.perf_counter() - self.t0,
                 "return": float(np.mean([e[0] for e in eps])) if eps else None,
                 "length": float(np.mean([e[1] for e in eps])) if eps else None,
                 "metric": metric,
             }
         )
-        checkpoint()
+        self.checkpoint()
 
-    bar = None
-    if progress_bar:
-        from tqdm.auto import tqdm
+    def learn(self, total_steps, bar_task):
+        """Train to total_steps env-steps; bar_task: show a progress bar titled with it."""
+        learner, out_dir = self.learner, self.out_dir
+        remaining = total_steps - learner.num_timesteps
+        bar = None
+        if bar_task is not None:
+            from tqdm.auto import tqdm
 
-        bar = tqdm(
-            total=total_steps,
-            initial=min(model.num_timesteps, total_steps),
-            unit="step",
-            desc=f"PPO {task}",
-            dynamic_ncols=True,
-        )
+            bar = tqdm(
+                total=total_steps,
+                initial=min(learner.num_timesteps, total_steps),
+                unit="step",
+                desc=f"PPO {bar_task}",
+                dynamic_ncols=True,
+            )
 
-    class _Callback(BaseCallback):
-        def _on_rollout_start(self):
-            if self.model.num_timesteps > (curve[-1]["steps"] if curve else 0) and state["pending"]:
-                add_row()  # the previous rollout's update is done
-            state["pending"] = True
-
-        def _on_step(self):
+        def on_step(n):
             if bar is not None:
-                bar.update(min(self.training_env.num_envs, max(0, total_steps - bar.n)))
-            return True
+                bar.update(min(n, max(0, total_steps - bar.n)))
 
-    state["pending"] = False
-    remaining = total_steps - model.num_timesteps
-    try:
-        if remaining > 0:
-            if prev is None:
-                checkpoint()  # a folder from the start: config and the untrained model
-            model.learn(
-                total_timesteps=remaining,
-                callback=_Callback(),
-                reset_num_timesteps=False,
-                progress_bar=False,
-            )
-            if state["pending"]:
-                add_row()
-    except SimulationError as exc:
-        raise SimulationError(
-            exc.instance,
-            exc.joint,
-            exc.step,
-            exc.code,
-            hint=f"{exc.hint}; training stopped at {model.num_timesteps} "
-            f"env-steps" + (f", the last checkpoint in {out_dir} is kept" if out_dir else ""),
-        ) from exc
-    finally:
-        if bar is not None:
-            bar.close()
-        torch.set_num_threads(old_threads)
-    final = None
-    try:
-        torch.set_num_threads(threads)
-        if hp["final_eval_episodes"]:
-            final = float(
-                np.mean(
-                    evaluate_policy(
-                        model, vecnorm, cls, hp["final_eval_episodes"], threads, env_kwargs
-                    )
-                )
-            )
-            config["final_eval"] = {
-                "episodes": hp["final_eval_episodes"],
-                metric.key: final,
-                "metric": final,
-                "steps": int(model.num_timesteps),
-            }
-            checkpoint()
-    finally:
-        torch.set_num_threads(old_threads)
-    vecnorm.training = False
-    sb3env.close()
-    final_error = final if metric.key == "final_error_rad" else None
-    return TrainResult(model, vecnorm, config, curve, final_error, out_dir, final)
+        try:
+            if remaining > 0:
+                if not self.curve and learner.num_timesteps == 0:
+                    self.checkpoint()  # a folder from the start: config and the untrained model
+                learner.learn(remaining, self.add_row, on_step)
+        except SimulationError as exc:
+            raise SimulationError(
+                exc.instance,
+                exc.joint,
+                exc.step,
+                exc.code,
+                hint=f"{exc.hint}; training stopped at {learner.num_timesteps} env-steps"
+                + (f", the last checkpoint in {out_dir} is kept" if out_dir else ""),
+            ) from exc
+        finally:
+            if bar is not None:
+                bar.close()
+
+    def final_evaluation(self, metric):
+        episodes = self.hp["final_eval_episodes"]
+        if not episodes:
+            return None
+        final = self.evaluate(episodes)
+        self.config["final_eval"] = {
+            "episodes": episodes,
+            metric.key: final,
+            "metric": final,
+            "steps": self.learner.num_timesteps,
+        }
+        self.checkpoint()
+        return final
 
 
 def _train_summary(kwargs):

@@ -24,7 +24,7 @@ from copy import deepcopy
 import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
-from asr.errors import SimulationError
+from asr.rl._stepping import check_simulation, reset_ended
 
 
 class SB3VecEnv(VecEnv):
@@ -82,32 +82,18 @@ class SB3VecEnv(VecEnv):
         for i in range(self.num_envs):
             infos[i]["TimeLimit.truncated"] = bool(trunc[i] and not term[i])
         obs = np.array(obs)
-        if dones.any():
-            idx = np.flatnonzero(dones)
-            for i in idx:
-                infos[i]["terminal_observation"] = obs[i].copy()
-            new_obs, rinfo = self.venv.reset(options={"reset_mask": dones.copy()})
-            obs[idx] = new_obs[idx]
-            for i in idx:
-                self.reset_infos[i] = _info_of(rinfo, i)
+        for i in np.flatnonzero(dones):
+            infos[i]["terminal_observation"] = obs[i].copy()
+        rinfo = reset_ended(self.venv, obs, dones)
+        for i in np.flatnonzero(dones):
+            self.reset_infos[i] = _info_of(rinfo, i)
         return obs, rew.astype(np.float32), dones.astype(bool), deepcopy(infos)
 
     def close(self):
         self.venv.close()
 
     def _check_simulation(self):
-        batch = self.venv.sim.batch
-        if np.any(batch.status != 0):
-            e = batch.errors()[0]
-            raise SimulationError(
-                e["instance"],
-                e["joint"],
-                e["step"],
-                e["code"],
-                more=len(batch.errors()) - 1,
-                hint=f"sub-env {e['instance']} at env step {self.env_steps} "
-                "of this SB3VecEnv (training stopped)",
-            )
+        check_simulation(self.venv, self.env_steps, "SB3VecEnv")
 
     # ------------------------------------------------------------ attributes and methods
 

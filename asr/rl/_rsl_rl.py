@@ -1,0 +1,233 @@
+"""The rsl-rl-lib backend of asr.rl.train (algo="rsl_rl"): rsl-rl-lib's PPO (the learner of
+its OnPolicyRunner, the one Isaac Lab uses) on an asr vector env through RslRlVecEnv.
+
+The rollout / update loop is driven here (not by OnPolicyRunner.learn) so that the training
+folder is written after every update, as for the Stable-Baselines3 backend. asr's
+hyperparameters map onto rsl-rl-lib's PPO: n_epochs -> num_learning_epochs, batch_size ->
+num_mini_batches = max(1, n_steps * num_envs // batch_size) (rsl-rl-lib splits a rollout into
+equal mini-batches), clip_range -> clip_param, gae_lambda -> lam, vf_coef -> value_loss_coef,
+ent_coef -> entropy_coef, desired_kl > 0 -> the adaptive learning-rate schedule (the rate
+scaled by 1.5 to keep the KL divergence of an update near desired_kl), 0 -> a fixed rate;
+net_arch -> hidden_dims of the actor and of the critic (ELU), log_std_init -> the Gaussian's
+initial standard deviation exp(log_std_init). Observations are normalised inside the actor and
+the critic (rsl-rl-lib's EmpiricalNormalization, (obs - mean) / (std + 0.01), statistics updated
+after every update from the rollout's observations), so the exported policy carries them.
+
+Files: model.pt (torch.save of {"actor", "critic", "optimizer": state dicts, "steps": env-steps
+trained, "learning_rate": the rate of the adaptive schedule}). Determinism: torch's global
+generator seeded with seed (seed + steps on resume), sub-env i reset with seed + i."""
+
+import math
+
+import numpy as np
+import torch
+from rsl_rl.algorithms import PPO
+from rsl_rl.models import MLPModel
+from rsl_rl.storage import RolloutStorage
+from tensordict import TensorDict
+
+from asr.rl._rsl_rl_env import RslRlVecEnv
+
+MODEL_FILE = "model.pt"
+OBS_GROUPS = {"actor": ["policy"], "critic": ["policy"]}
+ACTIVATION = "elu"
+# asr's hyperparameter name -> rsl-rl-lib PPO's argument
+PPO_ARGUMENTS = {
+    "n_epochs": "num_learning_epochs",
+    "clip_range": "clip_param",
+    "gamma": "gamma",
+    "gae_lambda": "lam",
+    "vf_coef": "value_loss_coef",
+    "ent_coef": "entropy_coef",
+    "learning_rate": "learning_rate",
+    "max_grad_norm": "max_grad_norm",
+}
+
+
+def _model(obs_dim, out_dim, hp, which):
+    obs = TensorDict({"policy": torch.zeros(1, obs_dim)}, batch_size=[1])
+    dist = None
+    if which == "actor":
+        dist = {
+            "class_name": "GaussianDistribution",
+            "init_std": math.exp(hp["log_std_init"]),
+            "std_type": "log",
+        }
+    return MLPModel(
+        obs,
+        OBS_GROUPS,
+        which,
+        out_dim,
+        hidden_dims=list(hp["net_arch"]),
+        activation=ACTIVATION,
+        obs_normalization=True,
+        distribution_cfg=dist,
+    )
+
+
+class RslRlPolicy:
+    """A trained rsl-rl-lib actor as a policy: predict(obs, deterministic=True) -> (actions
+    (N, act_dim) clipped to the task's action Box, None), the call shape of Stable-Baselines3's
+    model.predict. obs are raw observations (N, obs_dim): the actor normalises them itself.
+    num_timesteps: the env-steps it was trained for."""
+
+    def __init__(self, actor, low, high, num_timesteps=0):
+        self.actor = actor
+        self.low = np.asarray(low, np.float64)
+        self.high = np.asarray(high, np.float64)
+        self.num_timesteps = int(num_timesteps)
+        self.obs_dim = int(actor.obs_dim)
+        self.act_dim = int(self.low.shape[0])
+
+    def predict(self, obs, state=None, episode_start=None, deterministic=True):
+        x = torch.as_tensor(np.asarray(obs, dtype=np.float32)).reshape(-1, self.obs_dim)
+        was_training = self.actor.training
+        self.actor.eval()
+        try:
+            with torch.no_grad():
+                a = self.actor(
+                    TensorDict({"policy": x}, batch_size=[x.shape[0]]),
+                    stochastic_output=not deterministic,
+                )
+        finally:
+            self.actor.train(was_training)
+        return np.clip(a.numpy(), self.low, self.high), None
+
+
+class RslRlBackend:
+    """PPO of rsl-rl-lib on an asr vector env (what asr.rl.train drives; see the module doc)."""
+
+    name = "rsl_rl"
+    files = (MODEL_FILE,)
+
+    def __init__(self, venv, hp, seed, files=None):
+        self.hp = hp
+        self.env = RslRlVecEnv(venv)
+        self.steps = 0
+        state = None
+        if files is not None:
+            state = torch.load(f"{files}/{MODEL_FILE}", map_location="cpu", weights_only=False)
+            self.steps = int(state["steps"])
+        torch.manual_seed(seed + self.steps)
+        n = self.env.num_envs
+        obs = self.env.reset([seed + self.steps + i for i in range(n)])
+        obs_dim = obs["policy"].shape[1]
+        self.alg = PPO(
+            _model(obs_dim, self.env.num_actions, hp, "actor"),
+            _model(obs_dim, 1, hp, "critic"),
+            RolloutStorage("rl", n, hp["n_steps"], obs, [self.env.num_actions], "cpu"),
+            num_mini_batches=max(1, hp["n_steps"] * n // hp["batch_size"]),
+            **{name: hp[key] for key, name in PPO_ARGUMENTS.items()},
+            schedule="adaptive" if hp["desired_kl"] > 0 else "fixed",
+            desired_kl=hp["desired_kl"] if hp["desired_kl"] > 0 else None,
+            device="cpu",
+        )
+        if state is not None:
+            self.alg.load(
+                {
+                    "actor_state_dict": state["actor"],
+                    "critic_state_dict": state["critic"],
+                    "optimizer_state_dict": state["optimizer"],
+                },
+                None,
+                True,
+            )
+            self.alg.learning_rate = float(state["learning_rate"])
+        self._obs = obs
+
+    @property
+    def num_timesteps(self):
+        return self.steps
+
+    def learn(self, steps, on_update, on_step):
+        """Rollouts of n_steps * num_envs env-steps, each followed by one PPO update and
+        on_update(), until `steps` more env-steps are done; on_step(n) after every vector
+        step of n env-steps."""
+        alg, env, n = self.alg, self.env, self.env.num_envs
+        target = self.steps + steps
+        alg.train_mode()
+        while self.steps < target:
+            obs = self._obs
+            with torch.inference_mode():
+                for _ in range(self.hp["n_steps"]):
+                    actions = alg.act(obs)
+                    obs, rew, dones, extras = env.step(actions)
+                    alg.process_env_step(obs, rew, dones, extras)
+                    self.steps += n
+                    on_step(n)
+                alg.compute_returns(obs)
+            self._obs = obs
+            alg.update()
+            on_update()
+
+    def episodes(self):
+        return self.env.episodes()
+
+    def policy(self):
+        """(RslRlPolicy, None): the policy and its (absent) separate normaliser."""
+        actor = self.alg.get_policy()
+        return RslRlPolicy(actor, self.env.low, self.env.high, self.steps), None
+
+    def writers(self):
+        def save(f):
+            torch.save(
+                {
+                    "actor": self.alg.actor.state_dict(),
+                    "critic": self.alg.critic.state_dict(),
+                    "optimizer": self.alg.optimizer.state_dict(),
+                    "steps": self.steps,
+                    "learning_rate": float(self.alg.learning_rate),
+                },
+                f,
+            )
+
+        return [(MODEL_FILE, save)]
+
+    def close(self):
+        self.alg.eval_mode()
+        self.env.close()
+
+
+def load_policy(files, task_cls, hp, shown):
+    """(RslRlPolicy, None) of a training folder's model.pt (files: the checkpoint's folder;
+    shown: the path named in errors)."""
+    space = task_cls.single_action_space
+    obs_dim = int(np.prod(task_cls.single_observation_space.shape))
+    try:
+        state = torch.load(f"{files}/{MODEL_FILE}", map_location="cpu", weights_only=False)
+        actor = _model(obs_dim, int(np.prod(space.shape)), hp, "actor")
+        actor.load_state_dict(state["actor"])
+        steps = int(state["steps"])
+    except Exception as exc:  # noqa: BLE001  (torch raises many kinds for a bad file)
+        raise ValueError(
+            f"{shown}: cannot load the rsl-rl-lib model ({type(exc).__name__}: {exc}); the "
+            "file is missing, truncated or corrupted"
+        ) from None
+    actor.eval()
+    return RslRlPolicy(actor, space.low, space.high, steps), None
+
+
+def onnx_actor(policy, low, high):
+    """A torch module obs (B, obs_dim) float32 -> the deterministic action (B, act_dim): the
+    actor's normalisation and MLP (its Gaussian's mean), clipped to [low, high] (float32
+    bounds inside the Box, as the SB3 export rounds them)."""
+    actor = policy.actor
+
+    class Actor(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.normalizer = actor.obs_normalizer
+            self.mlp = actor.mlp
+            self.register_buffer("low", torch.as_tensor(low))
+            self.register_buffer("high", torch.as_tensor(high))
+
+        def forward(self, obs):
+            a = self.mlp(self.normalizer(obs))
+            return torch.minimum(torch.maximum(a, self.low), self.high)
+
+    return Actor().eval()
+
+
+def normalisation_metadata(policy):
+    """What the exported file says of its observation normalisation."""
+    return {"kind": "rsl_rl EmpiricalNormalization", "epsilon": policy.actor.obs_normalizer.eps}
