@@ -72,6 +72,7 @@ class Policy:
             self.env_dt = float(d["env_dt"])
             self.max_steps = d.get("max_steps")  # episodic tasks: hold after it (env steps)
             self.releasing, self.ended, self.release_due = False, False, False
+            self.release_above = float(d.get("release_above", 0.0))
             if self.kind == "linear":
                 self.W = [[float(v) for v in row] for row in d["W"]]
                 self.act = self.linear
@@ -110,7 +111,7 @@ class Policy:
         refs = {"equilibrium": [0.0] * self.nj, "preset": [0.0] * self.nj}
         for (sink, j), v in zip(self.act_map, a):
             if sink == "release":
-                self.releasing = v > 0.0
+                self.releasing = v > self.release_above
             else:
                 refs[sink][j] = v
         self.held = (refs["equilibrium"], refs["preset"])

@@ -28,10 +28,10 @@ What is exported (the node's data file <node>.json; JSON floats round-trip exact
   a = low + (high - low) (1 + tanh(W [obs, 1])) / 2, split as its ACTION names it: the
   equilibria as reference_1 and the presets as reference_2 above, held until the next env
   step, as the env holds them. A release entry (Throw): the first env step whose release is
-  > 0 ends the episode; at the first state after that step (when the env lets the ball go)
-  the node publishes True once on `<ns>/release` (std_msgs/Bool, latched) and from then on
-  holds its last references. A task that observes its time (t) is episodic: after
-  max_episode_steps env steps the node holds its last references too.
+  above the task's RELEASE_THRESHOLD ends the episode; at the first state after that step
+  (when the env lets the ball go) the node publishes True once on `<ns>/release`
+  (std_msgs/Bool, latched) and from then on holds its last references. A task that observes
+  its time (t) is episodic: after max_episode_steps env steps the node holds them too.
 - an ONNX policy (asr.rl.export_onnx: an asr.rl.OnnxPolicy, a .onnx file, or a training
   folder, exported on the way) for its task (the file's metadata, or `task=`; its input and
   output sizes must fit the task): the observation / action mapping of the linear policy above,
@@ -283,6 +283,7 @@ def _task_mapping(robot, variant, task, target, sizes=None):
         "observation": obs,
         "action": act,
         "release": any(s == "release" for s, _ in act),
+        "release_above": _release_threshold(task),
         # a task observing its time is episodic: after max_episode_steps the node holds
         "max_steps": int(task.max_episode_steps) if ["t", None] in obs else None,
         "low": task.single_action_space.low.tolist(),
@@ -297,6 +298,16 @@ def _task_mapping(robot, variant, task, target, sizes=None):
     elif target is not None:
         raise ValueError(f"target: got {target!r}, but task {task.__name__} observes no target")
     return task, d
+
+
+def _release_threshold(task):
+    """The release entry's threshold: the env lets go at the first env step whose release
+    action is above it (the task's RELEASE_THRESHOLD, as a class or module attribute; 0)."""
+    import sys
+
+    module = sys.modules.get(task.__module__)
+    value = getattr(task, "RELEASE_THRESHOLD", getattr(module, "RELEASE_THRESHOLD", 0.0))
+    return float(value)
 
 
 def _target(target, nj):
