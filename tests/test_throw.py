@@ -16,7 +16,15 @@ from gymnasium.vector import AutoresetMode
 
 import asr
 import asr.envs  # noqa: F401  (registers the environments)
-from asr.envs.throw import PRESET_HI, PRESET_LO, Throw, ThrowEnv, rigid_robot
+from asr.envs.throw import (
+    MOTOR_TAU_MAX,
+    MOTOR_VEL_MAX,
+    PRESET_HI,
+    PRESET_LO,
+    Throw,
+    ThrowEnv,
+    rigid_robot,
+)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 G = 9.81
@@ -73,9 +81,9 @@ def test_reward_is_closed_form_range(actuator):
     kinematics."""
     env = Throw(3, actuator=actuator)
     env.reset(seed=0)
-    release_at = [60, 120, 200]
+    release_at = [12, 24, 40]
     checked = set()
-    for k in range(201):
+    for k in range(41):
         a = np.tile([2.5, 0.8, 0.0, 0.0, -1.0], (3, 1))
         for i, kr in enumerate(release_at):
             a[i, 4] = 1.0 if k == kr else -1.0
@@ -126,20 +134,59 @@ def test_make_vec_and_check_env():
     assert isinstance(gymnasium.make("asr/Throw-v0").unwrapped, ThrowEnv)
 
 
-def test_rigid_robot_has_the_motor_limits():
+def test_arms_have_the_published_motor_limits():
+    """Every motor of the three arms: 6 N m and 6 rad/s (the toolbox's qbmove template); the
+    rigid arm's shaft carries two of them (12 N m, inertia, damping, friction and PID gains
+    doubled) through a 2000 N m/rad transmission."""
     qb = asr.Sim("qbmove_arm_2dof", 1, variant="vertical")
+    env = Throw(1)
+    for j in range(2):
+        assert env.sim.batch.get_param(j, "tau_max")[0] == MOTOR_TAU_MAX == 6.0
+        assert env.sim.batch.get_param(j, "vel_max")[0] == MOTOR_VEL_MAX == 6.0
     robot = rigid_robot()
-    assert [j.model for j in robot.joints] == ["rigid", "rigid"]
-    base = asr.load_robot("qbmove_arm_2dof", "vertical").mj_model()
-    m = robot.mj_model()
+    assert [(j.model, j.mode) for j in robot.joints] == [("sea", 6), ("sea", 6)]
     for j, joint in enumerate(robot.joints):
-        tau_max = qb.batch.get_param(j, "tau_max")[0]
-        assert joint.params["link_tau_max"] == 2 * tau_max
-        adr = m.jnt_dofadr[m.joint(joint.name).id]
-        assert m.dof_armature[adr] == pytest.approx(2 * qb.batch.get_param(j, "motor_J")[0])
-        assert m.dof_damping[adr] == pytest.approx(
-            base.dof_damping[adr] + 2 * qb.batch.get_param(j, "motor_D")[0]
-        )
+        for name in ("motor_J", "motor_D", "friction", "kp", "kd"):
+            assert joint.params[name] == pytest.approx(2 * qb.batch.get_param(j, name)[0])
+        assert joint.params["tau_max"] == 2 * MOTOR_TAU_MAX
+        assert joint.params["vel_max"] == MOTOR_VEL_MAX
+        assert joint.params["k"] == 2000.0
+
+
+@pytest.mark.parametrize("actuator", ["qbmove", "rigid"])
+def test_motors_never_exceed_their_speed_but_springs_let_the_link(actuator):
+    """A bang-bang swing (equilibria +3 then -3 rad): no motor turns faster than 6 rad/s; the
+    qbmove links outrun their motors (> 7 rad/s, the springs' release), the rigid links stay
+    within 6 rad/s plus the transmission's 6 mrad of deflection (< 6.6 rad/s)."""
+    env = Throw(1, actuator=actuator)
+    env.reset(seed=0)
+    motor, link = 0.0, 0.0
+    for k in range(55):
+        eq = 3.0 if k < 25 else -3.0
+        env.step(np.array([[eq, eq, 0.1, 0.1, -1.0]]))
+        b = env.sim.batch
+        motor = max(motor, np.abs(b.field("th1d")).max(), np.abs(b.field("th2d")).max())
+        link = max(link, np.abs(env.qd).max())
+    assert motor <= 6.0 + 1e-12
+    assert (link > 7.0) if actuator == "qbmove" else (link < 6.6)
+
+
+def test_fixed_preset_and_release_threshold():
+    """preset=P holds P whatever the preset actions; a release needs r > 0.5."""
+    env = Throw(2, preset=0.3)
+    env.reset(seed=0)
+    a = np.array([[1.0, 0.5, 0.8, 0.0, 0.5], [1.0, 0.5, 0.0, 0.8, -1.0]])
+    _, _, term, _, _ = env.step(a)
+    np.testing.assert_array_equal(env.sim.batch.ref2, 0.3)
+    assert not term.any()
+    a[0, 4] = 0.51
+    _, r, term, _, info = env.step(a)
+    assert term.tolist() == [True, False] and info["released"][0] and r[0] != 0.0
+    for bad, err in ((0.9, ValueError), (-0.1, ValueError), ("soft", TypeError)):
+        with pytest.raises(err, match="preset"):
+            Throw(1, preset=bad)
+    with pytest.raises(ValueError, match="preset"):
+        Throw(1, actuator="rigid", preset=0.2)
 
 
 @pytest.mark.slow

@@ -2,8 +2,14 @@
 
 Robot: robots/qbmove_arm_2dof, variant `vertical` (joint axes horizontal, gravity in the plane of
 motion; module 1's axis 0.3 m above the ground plane z = 0), mode 6 (equilibrium and preset
-references, motor PID and dynamics). With `actuator="rigid"` the same links are driven directly
-by their motors instead (rigid_robot(): no spring, for the comparison of asr.experiments.throw).
+references, motor PID and dynamics). The motors have the limits of the published device
+description (the toolbox's qbmove template, [Mengacci2021]): 6 N m and 6 rad/s each
+(MOTOR_TAU_MAX, MOTOR_VEL_MAX; qbmove_robot()). A spring lets a link outrun its speed-limited
+motors, which is what a throw needs ([Braun2012]). Keyword arguments:
+- actuator="qbmove" (default, variable stiffness) or "rigid": the same links each driven by its
+  joint's two motors on one shaft, through a stiff transmission (rigid_robot());
+- preset=None (the presets are actions) or a fixed preset P in [0, 0.8] rad held throughout
+  (the preset actions are then ignored; qbmove only).
 
 Ball: a point mass held at the end-effector site `tip` (0.133 m past joint 2 on link 2). Its mass
 is taken as negligible against the 0.9 kg arm: it does not load the arm, and its flight does not
@@ -12,13 +18,19 @@ depend on it. No air drag, no collision with the arm or the stand.
 observation (5,): q1, q2 (rad), qd1, qd2 (rad/s), t (s, time since the episode start).
 action (5,): equilibria eq1, eq2 in [-3, 3] rad, presets p1, p2 in the qbmove Advanced preset
     range [0, 0.8] rad (asr.models()["qbmove_advanced"].preset lo..hi), release r in [-1, 1].
-    The references are held over one env step (frame_skip = 2 steps of the MJCF's 1 ms). With
-    the rigid actuator the equilibria are the link PID's position references and the presets
-    are ignored.
-Release: the first env step whose action has r > 0 ends with the release: the ball leaves the
+    The references are held over one env step of 10 ms (frame_skip = 10 steps of the MJCF's
+    1 ms). With the rigid actuator the equilibria are the motor shafts' position references
+    and the presets are ignored.
+Release: the first env step whose action has r > RELEASE_THRESHOLD = 0.5 ends with the release
+    (a margin above 0, see policy_init): the ball leaves the
     tip with the tip's position and velocity at the end of that step, the episode terminates and
     its only non-zero reward is the distance thrown. Without a release within the time limit
-    (max_episode_steps = 500 env steps, 1 s) the episode is truncated with reward 0 (no throw).
+    (max_episode_steps = 100 env steps, 1 s) the episode is truncated with reward 0 (no throw).
+policy_init: where asr.rl.train starts an untrained policy (mean action and its standard
+    deviation per entry): equilibria 0 +- 1 rad, presets 0.4 +- 1 rad, release -1.5 +- 1, so
+    that a step releases with probability 2.3 % and early episodes hold the ball for 0.3 s
+    (median) and see swings; from the usual start (mean 0) nearly every episode released within
+    its first steps and PPO took 4x longer to find the wind-up.
 Release state: tip position p = (x, z) from MuJoCo's site_xpos, velocity v = (vx, vz) = J(q) qd
     with J from mujoco.mj_jacSite (x and z rows; the arm moves in the x-z plane).
 Distance (the reward): ballistic flight from the release state to the ground plane z = 0,
@@ -32,7 +44,8 @@ released), distance (m), stiffness (2,) (N m/rad), spring_energy (J, closed form
 
 Spring energy of the qbmove Advanced (docs/models.md): tau_i = -k_i sinh(a_i phi_i), so the
 energy stored in spring i is U_i = (k_i / a_i) (cosh(a_i phi_i) - 1), phi_i the clamped
-deflection; spring_energy is the sum over both springs of both joints (0 for the rigid arm).
+deflection; spring_energy is the sum over both springs of both joints (for the rigid arm: the
+energy k phi^2 / 2 in its stiff transmissions).
 """
 
 import dataclasses
@@ -51,53 +64,78 @@ EQ_LIMIT = 3.0  # rad
 ROBOT, VARIANT = "qbmove_arm_2dof", "vertical"
 SITE = "tip"
 ACTUATORS = ("qbmove", "rigid")
+RELEASE_THRESHOLD = 0.5
+
+
+# The motors of every arm: the qbmove Advanced's, with the limits of the published device
+# description, the NMMI toolbox's qbmove template ([Mengacci2021]: mot_tauMax 6 N m,
+# mot_maxVel 6 rad/s per motor). asr's qbmove_advanced defaults carry the torque limit but no
+# velocity limit; the throw is where the velocity limit matters ([Braun2012]: a spring lets the
+# link outrun a speed-limited motor).
+MOTOR_TAU_MAX = 6.0  # N m, per motor
+MOTOR_VEL_MAX = 6.0  # rad/s, per motor
+# the rigid arm's transmission: a series spring this stiff (N m/rad) holds the motors' 12 N m at
+# 6 mrad and 0.036 J, against the qbmove springs' 0.5-1.4 J (see rigid_robot)
+RIGID_K = 2000.0
 
 
 def _motor_params():
-    """The qbmove Advanced motor parameters of the arm's joints (per motor), read from asr."""
+    """The qbmove Advanced motor parameters of the arm's joints (per motor), read from asr, with
+    the throw's motor limits."""
     sim = asr.Sim(ROBOT, 1, variant=VARIANT)
-    names = ("tau_max", "vel_max", "motor_J", "motor_D", "kp", "kd", "friction")
-    return [{n: float(sim.batch.get_param(j, n)[0]) for n in names} for j in range(sim.n_joints)]
+    names = ("motor_J", "motor_D", "kp", "kd", "friction")
+    out = [{n: float(sim.batch.get_param(j, n)[0]) for n in names} for j in range(sim.n_joints)]
+    for m in out:
+        m.update(tau_max=MOTOR_TAU_MAX, vel_max=MOTOR_VEL_MAX)
+    return out
+
+
+def _with_joints(base, variant, joints, refs, description):
+    fields = {f.name: getattr(base, f.name) for f in dataclasses.fields(base)}
+    fields.update(variant=variant, joints=tuple(joints), initial_refs=refs)
+    fields.update(description=base.description + description)
+    return type(base)(**fields)
+
+
+def qbmove_robot():
+    """The vertical qbmove Advanced arm with the throw's motor limits (MOTOR_TAU_MAX,
+    MOTOR_VEL_MAX on each of the four motors)."""
+    base = asr.load_robot(ROBOT, VARIANT)
+    limits = dict(tau_max=MOTOR_TAU_MAX, vel_max=MOTOR_VEL_MAX)
+    joints = [RobotJoint(j.name, j.model, j.mode, {**j.params, **limits}) for j in base.joints]
+    return _with_joints(
+        base, "vertical_throw", joints, base.initial_refs, "; motors limited to 6 N m, 6 rad/s"
+    )
 
 
 def rigid_robot():
-    """The vertical arm with rigid joints (model `rigid`, mode 1: link PID), each link driven
-    directly by the joint's two motors acting together: torque limit link_tau_max = 2 tau_max
-    (12 N m), PID gains 2 kp, 2 kd, the motors' inertia 2 motor_J added to the joint as MuJoCo
-    armature and their damping 2 motor_D to the joint damping, static friction 2 friction on the
-    output shaft. vel_max is that of the qbmove motors (inf: none); the top speed under full
-    torque, 2 tau_max / (2 motor_D) = 22 rad/s, is the motors'. Initial state: the qbmove arm's
-    (q0, with the PID references at q0)."""
+    """The vertical arm made rigid with the same motors: each link driven by the joint's two
+    qbmove motors on one shaft (inertia 2 motor_J, damping 2 motor_D, static friction 2 friction,
+    torque limit 2 MOTOR_TAU_MAX = 12 N m, velocity limit MOTOR_VEL_MAX, PID gains 2 kp, 2 kd on
+    the shaft position), through a transmission RIGID_K = 2000 N m/rad stiff: asr's `sea` model
+    in mode 6 (equilibrium = the shaft's position reference), so the motors obey exactly the
+    qbmove arm's motor dynamics, velocity clamp and PID. The transmission deflects 6 mrad and
+    stores 0.036 J at 12 N m (what energy it stores is reported, not hidden: spring_energy).
+    Initial state: the qbmove arm's q0, the references at q0."""
     base = asr.load_robot(ROBOT, VARIANT)
-    motors = _motor_params()
     joints = []
-    for j, m in zip(base.joints, motors):
+    for j, m in zip(base.joints, _motor_params()):
         params = dict(
-            link_kp=2 * m["kp"],
-            link_kd=2 * m["kd"],
-            link_tau_max=2 * m["tau_max"],
-            link_friction=2 * m["friction"],
+            k=RIGID_K,
+            max_def=10.0,  # rad: never reached (12 N m deflect 6 mrad)
+            motor_J=2 * m["motor_J"],
+            motor_D=2 * m["motor_D"],
+            friction=2 * m["friction"],
+            kp=2 * m["kp"],
+            kd=2 * m["kd"],
+            tau_max=2 * m["tau_max"],
+            vel_max=m["vel_max"],
         )
-        joints.append(RobotJoint(j.name, "rigid", 1, params))
-    names = base.joint_names
-
-    class _RigidArm(type(base)):
-        def mj_model(self):
-            model = super().mj_model()
-            for name, m in zip(names, motors):
-                adr = model.jnt_dofadr[model.joint(name).id]
-                model.dof_armature[adr] += 2 * m["motor_J"]
-                model.dof_damping[adr] += 2 * m["motor_D"]
-            return model
-
-    fields = {f.name: getattr(base, f.name) for f in dataclasses.fields(base)}
-    fields.update(
-        variant="vertical_rigid",
-        joints=tuple(joints),
-        initial_refs=tuple((q, 0.0) for q in base.initial_q),
-        description=base.description + "; rigid joints driven by the motors",
+        joints.append(RobotJoint(j.name, "sea", 6, params))
+    refs = tuple((q, 0.0) for q in base.initial_q)
+    return _with_joints(
+        base, "vertical_rigid", joints, refs, "; rigid joints: two motors on one shaft each"
     )
-    return _RigidArm(**fields)
 
 
 def landing_distance(pos, vel, g=9.81):
@@ -126,7 +164,9 @@ class Throw(AsrVectorEnv):
     __doc__ = __doc__
 
     robot, variant = ROBOT, VARIANT
-    frame_skip, max_episode_steps = 2, 500
+    frame_skip, max_episode_steps = 10, 100
+
+    policy_init = {"mean": (0.0, 0.0, 0.4, 0.4, -1.5), "std": (1.0, 1.0, 1.0, 1.0, 1.0)}
 
     OBSERVATION = (("q1", "rad"), ("q2", "rad"), ("qd1", "rad/s"), ("qd2", "rad/s"), ("t", "s"))
     ACTION = (
@@ -145,24 +185,33 @@ class Throw(AsrVectorEnv):
         np.float64,
     )
 
-    def __init__(self, num_envs=1, *, actuator="qbmove", **kwargs):
+    def __init__(self, num_envs=1, *, actuator="qbmove", preset=None, **kwargs):
         if actuator not in ACTUATORS:
             raise ValueError(f"actuator: got {actuator!r}, expected one of {ACTUATORS}")
+        if preset is not None:
+            if actuator != "qbmove":
+                raise ValueError(f"preset: got {preset!r}, only the qbmove arm has a preset")
+            if isinstance(preset, bool) or not isinstance(preset, (int, float, np.number)):
+                raise TypeError(f"preset: got {preset!r}, expected a number in [0, 0.8] rad")
+            if not PRESET_LO <= preset <= PRESET_HI:
+                raise ValueError(
+                    f"preset: got {preset!r}, valid range [{PRESET_LO:g}, {PRESET_HI:g}] rad"
+                )
+            preset = float(preset)
         super().__init__(num_envs, **kwargs)
-        self.actuator = actuator
-        if actuator == "rigid":
-            self.sim = asr.Sim(rigid_robot(), self.num_envs, threads=kwargs.get("threads", 1))
-        r = self.sim.robot
-        self._q0[:] = r.initial_q
-        self._refs0[:] = r.initial_refs
+        self.actuator, self.preset = actuator, preset
+        robot = qbmove_robot() if actuator == "qbmove" else rigid_robot()
+        self.sim = asr.Sim(robot, self.num_envs, threads=kwargs.get("threads", 1))
+        self._q0[:] = robot.initial_q
+        self._refs0[:] = robot.initial_refs
+        if preset is not None:
+            self._refs0[:, :, 1] = preset
         self.gravity = float(-self.sim.gravity[2])
-        self._springs = None
-        if actuator == "qbmove":
-            b = self.sim.batch
-            self._springs = [
-                tuple(float(b.get_param(j, n)[0]) for n in ("k1", "a1", "k2", "a2"))
-                for j in range(self.n_joints)
-            ]
+        b = self.sim.batch
+        names = ("k1", "a1", "k2", "a2") if actuator == "qbmove" else ("k",)
+        self._springs = [
+            tuple(float(b.get_param(j, n)[0]) for n in names) for j in range(self.n_joints)
+        ]
         n = self.num_envs
         self.released = np.zeros(n, dtype=bool)
         self.release_pos = np.zeros((n, 2))
@@ -178,11 +227,14 @@ class Throw(AsrVectorEnv):
         return np.array([p[0], p[2]]), np.array([v[0], v[2]])
 
     def spring_energy(self):
-        """(N,) energy stored in the springs now, J (closed form from the clamped deflections)."""
-        if self._springs is None:
-            return np.zeros(self.num_envs)
+        """(N,) energy stored in the springs now, J: the qbmove closed form from the clamped
+        deflections, or k defl^2 / 2 in the rigid arm's stiff transmission."""
         b = self.sim.batch
-        d1, d2 = b.field("defl1"), b.field("defl2")
+        d1 = b.field("defl1")
+        if self.actuator == "rigid":
+            k = np.array([s[0] for s in self._springs])
+            return 0.5 * np.sum(k * d1 * d1, axis=1)
+        d2 = b.field("defl2")
         return sum(
             spring_energy_from_deflection(d1[:, j], d2[:, j], *self._springs[j])
             for j in range(self.n_joints)
@@ -198,8 +250,11 @@ class Throw(AsrVectorEnv):
         self._release_cmd[i] = False
 
     def _refs(self, actions):
-        self._release_cmd = np.where(self._autoreset, False, actions[:, 4] > 0)
-        return np.stack([actions[:, :2], actions[:, 2:4]], axis=-1)  # (N, 2, 2)
+        self._release_cmd = np.where(self._autoreset, False, actions[:, 4] > RELEASE_THRESHOLD)
+        presets = (
+            actions[:, 2:4] if self.preset is None else np.full((len(actions), 2), self.preset)
+        )
+        return np.stack([actions[:, :2], presets], axis=-1)  # (N, 2, 2)
 
     def _terminated(self):
         return self._release_cmd.copy()
