@@ -32,6 +32,20 @@ PPO_ARGUMENTS = (
 )
 
 
+def start_policy_at(policy, init):
+    """Start an untrained SB3 policy at its task's policy_init ({"mean": (act_dim,), "std":
+    (act_dim,)} in the action's units; None: SB3's start, mean 0 and exp(log_std_init)): the
+    mean through the action layer's bias (its weights start near 0, SB3's orthogonal gain 0.01)
+    and the standard deviation through log_std."""
+    if init is None:
+        return
+    import torch
+
+    with torch.no_grad():
+        policy.action_net.bias.copy_(torch.as_tensor(init["mean"], dtype=torch.float32))
+        policy.log_std.copy_(torch.log(torch.as_tensor(init["std"], dtype=torch.float32)))
+
+
 class SB3Backend:
     """Stable-Baselines3 PPO on an asr vector env (what asr.rl.train drives)."""
 
@@ -61,6 +75,7 @@ class SB3Backend:
                     "log_std_init": hp["log_std_init"],
                 },
             )
+            start_policy_at(model.policy, getattr(type(venv), "policy_init", None))
         self.model, self.vecnorm = model, vecnorm
 
     @property
