@@ -41,16 +41,19 @@ SEED = 0
 
 @pytest.fixture(scope="module", params=TASKS)
 def trained(request, tmp_path_factory):
-    """(task id, task class, TrainResult of a short training, its folder)."""
+    """(task id, task class, TrainResult of a short training, its ONNX export's path)."""
     import torch
 
-    from asr.rl import train
+    from asr.rl import export_onnx, train
     from asr.rl._config import _task_class
 
     torch.set_num_threads(1)
-    out = tmp_path_factory.mktemp("run") / "run"
-    res = train(request.param, seed=SEED, out_dir=out, final_eval_episodes=EPISODES, **BUDGET)
-    return request.param, _task_class(request.param), res, out
+    out = tmp_path_factory.mktemp("run")
+    res = train(
+        request.param, seed=SEED, out_dir=out / "run", final_eval_episodes=EPISODES, **BUDGET
+    )
+    onnx = export_onnx(out / "run", out / "policy.onnx")  # from the training folder
+    return request.param, _task_class(request.param), res, onnx
 
 
 class _Raw:
@@ -103,11 +106,11 @@ def env_observations(cls, policy, envs=8, steps=25, seed=7):
 
 
 @pytest.mark.slow
-def test_onnx_runs_as_the_torch_policy(trained, tmp_path):
-    from asr.rl import OnnxPolicy, export_onnx
+def test_onnx_runs_as_the_torch_policy(trained):
+    from asr.rl import OnnxPolicy
 
-    task, cls, res, folder = trained
-    policy = OnnxPolicy(export_onnx(folder, tmp_path / "policy.onnx"))
+    task, cls, res, onnx = trained
+    policy = OnnxPolicy(onnx)
     meta = policy.metadata
     assert (meta["task_id"], meta["task"]) == (task, cls.__name__)
     assert [n for n, *_ in meta["observation"]] == [n for n, _ in cls.OBSERVATION]
@@ -163,12 +166,11 @@ def node_rollout(cls, data, folder, policy, steps, seed=11):
 @pytest.mark.parametrize("ros", (1, 2))
 def test_ros_package_of_every_task(trained, tmp_path, ros):
     parse_package = require_ros1("catkin_pkg.package").parse_package
-    from asr.rl import OnnxPolicy, export_onnx
+    from asr.rl import OnnxPolicy
     from asr.ros.export import export_policy
 
-    task, cls, _, folder = trained
-    policy = OnnxPolicy(export_onnx(folder, tmp_path / "policy.onnx"))
-    path = export_policy(policy, cls.robot, tmp_path / "src", ros=ros)
+    task, cls, _, onnx = trained
+    path = export_policy(OnnxPolicy(onnx), cls.robot, tmp_path / "src", ros=ros)
     name = os.path.basename(path)
     parse_package(os.path.join(path, "package.xml")).validate()
     code = os.path.join(path, "scripts" if ros == 1 else name)
