@@ -8,13 +8,13 @@ lets the ball go). One training per task is shared by the module's tests (about 
 
 import ast
 import json
-import math
 import os
 import py_compile
 
 import numpy as np
 import pytest
 from conftest import require, require_ros1
+from test_ros_export_tasks import node_policy_class
 
 gymnasium = require("gymnasium")
 for _module in ("torch", "stable_baselines3", "onnx", "onnxscript", "onnxruntime"):
@@ -121,15 +121,6 @@ def test_onnx_runs_as_the_torch_policy(trained):
     assert onnx_act.shape == torch_act.shape == (len(obs), cls.single_action_space.shape[0])
     # float32 graph against SB3's float64 normalisation and clip: agree to float32 rounding
     np.testing.assert_allclose(onnx_act, torch_act, rtol=0, atol=1e-5)
-
-
-def node_policy_class():
-    """The Policy class the exported nodes embed, run in this process (no ROS needed)."""
-    from asr.ros._export_templates import ONNX_BLOCK, POLICY_BLOCK
-
-    space = {"math": math, "os": os}
-    exec(compile(ONNX_BLOCK + POLICY_BLOCK, "<node policy>", "exec"), space)
-    return space["Policy"]
 
 
 def node_rollout(cls, data, folder, policy, steps, seed=11):

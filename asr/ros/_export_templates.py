@@ -84,6 +84,9 @@ class Policy:
     def read_target(self, d, target):
         """The target (rad per joint) of a task observing one, else None."""
         if "target" not in d:
+            if target is not None:
+                raise ValueError("target: got %r, valid: none (task %s observes no target)"
+                                 % (target, d["task"]))
             return None
         target = d["target"] if target is None else target
         valid = "%d finite values (rad, one per joint)" % self.nj

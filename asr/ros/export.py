@@ -159,21 +159,20 @@ def _registered_tasks():
     return out
 
 
+def _sizes(task):
+    return (task.single_observation_space.shape[0], task.single_action_space.shape[0])
+
+
 def find_task(robot, variant, sizes=None):
     """The registered asr task class running `robot` (and `variant`, when given); of several,
     the one of (observation, action) sizes `sizes`, when given."""
-    found = [c for c in _registered_tasks() if c.robot == robot and variant in (None, c.variant)]
-    if len(found) > 1 and sizes is not None:
-        found = [
-            c
-            for c in found
-            if sizes == (c.single_observation_space.shape[0], c.single_action_space.shape[0])
-        ]
+    runs = [c for c in _registered_tasks() if c.robot == robot and variant in (None, c.variant)]
+    found = runs if len(runs) <= 1 or sizes is None else [c for c in runs if _sizes(c) == sizes]
     if len(found) != 1:
-        names = ", ".join(c.__name__ for c in found) or "none"
+        names = ", ".join(f"{c.__name__} {_sizes(c)}" for c in runs) or "none"
         raise ValueError(
-            f"robot: no single asr task runs {robot!r} (variant {variant!r}; found: {names}); "
-            "give task="
+            f"robot: no single asr task runs {robot!r} (variant {variant!r}, policy sizes "
+            f"{sizes}); tasks (observation, action): {names}; give task="
         )
     return found[0]
 
