@@ -15,8 +15,8 @@ NODE_TEMPLATE = r'''"""@PACKAGE@.@NODE@: an asr policy exported for asr's ROS 2 
 Reads joint_states (sensor_msgs/msg/JointState) and publishes the commands of the policy in
 @DATA@ (written by asr.ros.export, kind "@KIND@"); see that module's documentation. @NEEDS@
 Names are relative to the node's namespace (launch argument ns, or --ros-args -r __ns:=/x); a
-node started in none uses the data file's. Parameters: target (rad, per joint, linear and ONNX
-policies), settle_s (s, time tables), use_stamps (default true: time is the JointState header
+node started in none uses the data file's. Parameters: target (rad, per joint: a task that
+observes one), settle_s (s, time tables), use_stamps (default true: time is the JointState header
 stamp; false: the node's clock, which follows /clock under use_sim_time), lockstep (default
 false; true: every new joint state is answered by one `step` message of asr's lockstep node,
 the references as data, instead of reference_1 / reference_2). A task with a release action
@@ -265,7 +265,7 @@ It needs rclpy, std_msgs and sensor_msgs{needs}; asr is not needed.
     ros2 launch {name} {node}.launch.py ns:=robot1 node_name:=policy_1
     ros2 run {name} {node} --ros-args -r __ns:=/robot1 -p lockstep:=true
 
-Parameters: `target` (rad per joint: linear and ONNX policies), `settle_s` (s: time tables),
+Parameters: `target` (rad per joint: a task that observes one), `settle_s` (s: time tables),
 `use_stamps` (true: time from the JointState header stamps), `lockstep` (true: against
 `asr ros2 --lockstep`, each joint state is answered by one `step` message carrying the
 references, so the loop runs as asr's offline rollout does).

@@ -213,10 +213,9 @@ Names are relative to the node's namespace (launch argument ns, or __ns:=); a no
 none (rosrun) uses the data file's. A task with a release action (Throw) also gets `release`
 (std_msgs/Bool, latched): True once, at the first state after the env step whose action asked
 for it; from then on, and after a task's time limit, the last references are held. Private
-parameters: ~namespace (a prefix of the names
-instead), ~target (rad, per joint, linear and ONNX policies), ~settle_s (s, time tables),
-~use_stamps (default true: time is the JointState header stamp; false: rospy time, which
-follows /clock under /use_sim_time).
+parameters: ~namespace (a prefix of the names instead), ~target (rad, per joint: a task that
+observes one), ~settle_s (s, time tables), ~use_stamps (default true: time is the JointState
+header stamp; false: rospy time, which follows /clock under /use_sim_time).
 """
 import json
 import math
