@@ -12,6 +12,7 @@ import pickle
 
 from stable_baselines3 import PPO
 from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.logger import Logger
 from stable_baselines3.common.vec_env import VecMonitor, VecNormalize
 
 from asr.rl.vec_env import SB3VecEnv
@@ -76,6 +77,8 @@ class SB3Backend:
                 },
             )
             start_policy_at(model.policy, getattr(type(venv), "policy_init", None))
+        # a logger of no outputs: SB3's default makes an empty folder /tmp/SB3-<time> per run
+        model.set_logger(Logger(None, []))
         self.model, self.vecnorm = model, vecnorm
 
     @property
