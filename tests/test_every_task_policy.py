@@ -65,10 +65,12 @@ class _Raw:
 
 
 def untrained_metric(task, cls):
-    """The held-out metric of PPO's initial policy (the training's network and seed)."""
+    """The held-out metric of the policy a training starts from: PPO's initial network for
+    the training's seed, started at the task's policy_init as asr.rl.train starts it."""
     from stable_baselines3 import PPO
 
     from asr.rl._results import evaluate_policy
+    from asr.rl._sb3 import start_policy_at
 
     model = PPO(
         "MlpPolicy",
@@ -77,6 +79,7 @@ def untrained_metric(task, cls):
         device="cpu",
         policy_kwargs={"net_arch": list(BUDGET["net_arch"]), "log_std_init": -1.0},
     )
+    start_policy_at(model.policy, getattr(cls, "policy_init", None))
     return float(np.mean(evaluate_policy(model, _Raw(), cls, EPISODES)))
 
 
