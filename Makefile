@@ -179,6 +179,7 @@ bench: build
 	$(VPY) benchmarks/bench_learning.py
 	$(VPY) benchmarks/bench_cpr.py
 	$(VPY) benchmarks/bench_rl.py
+	$(VPY) benchmarks/bench_throw.py
 	$(VPY) benchmarks/bench_ros.py
 	$(VPY) benchmarks/bench_mujoco_plugin.py
 
