@@ -135,6 +135,80 @@ def flight_figure(throws, g=9.81):
     return fig
 
 
+def overview_figure(res, g=9.81):
+    """One picture of the comparison (the README's): distances with their spread, the balls'
+    flights, the presets and the link speeds of the three throws over time."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    throws = res["throws"]
+    fig = make_subplots(
+        rows=2,
+        cols=2,
+        subplot_titles=(
+            "distance thrown (m), mean and spread over seeds",
+            "the best throws' flights (m)",
+            "presets p_j (rad), dotted: joint 2",
+            "link 1 speed |qd_1| (rad/s), dashed: the motors' 6 rad/s",
+        ),
+        vertical_spacing=0.12,
+    )
+    for name in STRATEGIES:
+        c, d, tr = COLOURS[name], res["distances"][name], throws[name]
+        fig.add_trace(
+            go.Bar(
+                x=[name],
+                y=[np.mean(d)],
+                error_y=dict(type="data", array=[np.std(d)]),
+                marker_color=c,
+                showlegend=False,
+            ),
+            row=1,
+            col=1,
+        )
+        p, v = np.asarray(tr["release_pos"]), np.asarray(tr["release_vel"])
+        t = np.linspace(0.0, (v[1] + np.sqrt(v[1] ** 2 + 2 * g * p[1])) / g, 60)
+        fig.add_trace(
+            go.Scatter(
+                x=p[0] + v[0] * t,
+                y=p[1] + v[1] * t - 0.5 * g * t * t,
+                name=name,
+                line=dict(color=c),
+            ),
+            row=1,
+            col=2,
+        )
+        if name != "rigid":
+            for j, dash in ((0, None), (1, "dot")):
+                fig.add_trace(
+                    go.Scatter(
+                        x=tr["t"],
+                        y=tr["preset"][:, j],
+                        line=dict(color=c, dash=dash),
+                        showlegend=False,
+                    ),
+                    row=2,
+                    col=1,
+                )
+        fig.add_trace(
+            go.Scatter(x=tr["t"], y=np.abs(tr["qd"][:, 0]), line=dict(color=c), showlegend=False),
+            row=2,
+            col=2,
+        )
+    fig.add_hline(y=MOTOR_VEL_MAX, line_dash="dash", line_color="black", row=2, col=2)
+    fig.update_xaxes(title_text="t (s)", row=2, col=1)
+    fig.update_xaxes(title_text="t (s)", row=2, col=2)
+    fig.update_layout(
+        width=1200,
+        height=800,
+        title=(
+            f"asr/Throw-v0, PPO closed-loop, the same 6 N m / 6 rad/s motors: variable stiffness "
+            f"/ best fixed preset {res['vsa_vs_best_fixed']:.2f}, / rigid {res['vsa_vs_rigid']:.2f}"
+        ),
+    )
+    return fig
+
+
 def figures(res):
     """All figures of a comparison (asr.experiments.throw_ppo.run's dict)."""
     throws = res["throws"]
@@ -143,4 +217,11 @@ def figures(res):
     ]
 
 
-__all__ = ["figures", "distance_figure", "time_figure", "account_figure", "flight_figure"]
+__all__ = [
+    "figures",
+    "overview_figure",
+    "distance_figure",
+    "time_figure",
+    "account_figure",
+    "flight_figure",
+]
