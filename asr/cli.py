@@ -97,14 +97,19 @@ def _parser():
     r2.add_argument("--no-clock", action="store_true", help="do not publish /clock")
     t = sub.add_parser(
         "train",
-        help="train a policy with PPO (Stable-Baselines3)",
+        help="train a policy with PPO (Stable-Baselines3 or rsl-rl-lib)",
         description="Train a policy with PPO on an asr task (asr.rl.train). "
-        "DIR gets model.zip, vecnormalize.pkl, config.json and curve.json, each "
-        "rewritten atomically after every PPO update; a run killed at any time "
-        "continues with --resume.",
+        "DIR gets config.json, curve.json and the backend's model files (sb3: model.zip "
+        "and vecnormalize.pkl; rsl_rl: model.pt), each rewritten atomically after every "
+        "PPO update; a run killed at any time continues with --resume.",
     )
     t.add_argument("--task", default="asr/Reach2DOF-v0", help="task id (asr/Reach2DOF-v0)")
-    t.add_argument("--algo", default="ppo", help="algorithm (ppo)")
+    t.add_argument(
+        "--algo",
+        default="ppo",
+        help="PPO backend: sb3 (Stable-Baselines3), rsl_rl (rsl-rl-lib) or ppo (the default "
+        "backend; --resume: the folder's)",
+    )
     t.add_argument(
         "--total-steps", type=int, default=500_000, help="env-steps over all sub-envs (500000)"
     )
