@@ -1,11 +1,18 @@
-"""Reinforcement-learning benchmark (`make bench`): PPO (Stable-Baselines3) on asr/Reach2DOF-v0.
+"""Reinforcement-learning benchmark (`make bench`): PPO on asr/Reach2DOF-v0, both backends.
 
-1. Reaching: asr.rl.train with the benchmark's hyperparameters; the mean final joint error (norm
-   of q - target at the end of an episode, deterministic policy) on 256 held-out targets, and
-   the training wall time. Target: <= 0.02 rad within 120 s of training.
-2. Training throughput: env-steps per second of the same PPO (collection + updates) on asr's
+1. Reaching, per backend (sb3: Stable-Baselines3, rsl_rl: rsl-rl-lib), each with its tuned
+   hyperparameters (REACH): asr.rl.train's mean final joint error (norm of q - target at the end
+   of an episode, deterministic policy) on 256 held-out targets, and the training wall time
+   (the training's own wall_s, the evaluation excluded). Target: <= 0.01 rad within 25 s of
+   training. reach_* without a suffix: the default backend (algo="ppo").
+2. Training throughput: env-steps per second of SB3's PPO (collection + updates) on asr's
    batch through asr.rl.SB3VecEnv (one C call per step for all sub-envs) and on SB3's
    DummyVecEnv of N single asr envs, N = 64, one torch thread.
+3. Threads: env-steps per second of the vector env alone (Reach2DOF.step, random actions held,
+   autoresets included) at N = 64 and 1024 with asr's batch on 1 and 2 native threads, and bare
+   MuJoCo stepping the same link model for the same number of physics steps with
+   mujoco.rollout (nthread 1 and 2, no actuator: the floor), in env-step equivalents
+   (instances x physics steps / frame_skip per second), side by side in this process.
 
 Writes benchmarks/results/rl.json (one flat {figure: number} object)."""
 
@@ -19,24 +26,46 @@ from results_file import report_and_write
 
 DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "rl.json")
 TASK = "asr/Reach2DOF-v0"
-TARGET_ERROR_RAD, TARGET_TRAIN_S = 0.02, 120.0
+TARGET_ERROR_RAD, TARGET_TRAIN_S = 0.01, 25.0
+THREADS = (1, 2)
+THREAD_SIZES = (64, 1024)
 
-# the benchmark's PPO settings (asr.rl.training.HYPERPARAMETERS holds the defaults)
-REACH = dict(
-    num_envs=64,
-    total_steps=300_000,
-    seed=0,
-    hyperparameters=dict(
-        n_steps=32,
-        batch_size=512,
-        n_epochs=10,
-        learning_rate=1e-3,
-        gamma=0.95,
-        log_std_init=-1.0,
-        eval_every=0,
-        final_eval_episodes=256,
+# each backend's tuned PPO settings (asr.rl.training.HYPERPARAMETERS holds the defaults)
+REACH = {
+    "sb3": dict(
+        num_envs=64,
+        total_steps=300_000,
+        seed=0,
+        threads=2,
+        hyperparameters=dict(
+            n_steps=32,
+            batch_size=512,
+            n_epochs=10,
+            learning_rate=1e-3,
+            gamma=0.95,
+            log_std_init=-1.0,
+            eval_every=0,
+            final_eval_episodes=256,
+        ),
     ),
-)
+    "rsl_rl": dict(
+        num_envs=64,
+        total_steps=300_000,
+        seed=0,
+        threads=2,
+        hyperparameters=dict(
+            n_steps=32,
+            batch_size=512,
+            n_epochs=10,
+            learning_rate=1e-3,
+            gamma=0.95,
+            log_std_init=-1.0,
+            desired_kl=0.01,
+            eval_every=0,
+            final_eval_episodes=256,
+        ),
+    ),
+}
 
 
 def ppo_steps_per_s(vec_env, steps, seed=0):
@@ -65,49 +94,149 @@ def ppo_steps_per_s(vec_env, steps, seed=0):
     return n / dt
 
 
-def main(reach=REACH, n=64, throughput_steps=64 * 32 * 6, out=DEFAULT_OUT, write=True, quiet=False):
+def vec_env_steps_per_s(n, threads, steps):
+    """Env-steps per second of Reach2DOF(n, threads=threads).step (actions held), after a
+    warm-up."""
+    from asr.envs.tasks import Reach2DOF
+
+    env = Reach2DOF(n, threads=threads)
+    env.reset(seed=0)
+    space = env.single_action_space
+    act = np.random.default_rng(0).uniform(space.low, space.high, size=(n, space.shape[0]))
+    for _ in range(5):
+        env.step(act)
+    t = time.perf_counter()
+    for _ in range(steps):
+        env.step(act)
+    dt = time.perf_counter() - t
+    env.close()
+    return n * steps / dt
+
+
+def mujoco_rollout_steps_per_s(n, threads, steps):
+    """Bare MuJoCo's rate on Reach2DOF's link model: mujoco.rollout of n instances from the
+    task's initial state for steps * frame_skip physics steps (nthread threads), in env-step
+    equivalents per second."""
+    import mujoco
+    import mujoco.rollout
+
+    from asr.envs.tasks import Reach2DOF
+
+    env = Reach2DOF(n)
+    env.reset(seed=0)
+    model = env.sim.models[0]
+    spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
+    x0 = np.empty((n, mujoco.mj_stateSize(model, spec)))
+    for i, d in enumerate(env.sim.datas):
+        mujoco.mj_getState(model, d, x0[i], spec)
+    env.close()
+    nstep = steps * Reach2DOF.frame_skip
+    nthread = threads if threads > 1 else 0  # 0: on the calling thread
+    datas = [mujoco.MjData(model) for _ in range(max(1, nthread))]
+    state = np.empty((n, nstep, x0.shape[1]))
+    with mujoco.rollout.Rollout(nthread=nthread) as pool:
+        pool.rollout(model, datas, x0, nstep=Reach2DOF.frame_skip, state=state[:, :20])
+        t = time.perf_counter()
+        pool.rollout(model, datas, x0, nstep=nstep, state=state)
+        dt = time.perf_counter() - t
+    return n * steps / dt
+
+
+def thread_figures(fig, say, sizes=THREAD_SIZES, seconds=1.0):
+    """The vector env at threads 1 and 2 for each N, and bare MuJoCo at N = sizes[0]."""
+    for n in sizes:
+        steps = max(10, int(seconds * 20_000 / n))  # about `seconds` at ~20k env-steps/s
+        rates = {t: vec_env_steps_per_s(n, t, steps) for t in THREADS}
+        for t, r in rates.items():
+            fig[f"vec_env_steps_per_s_n{n}_t{t}"] = r
+        fig[f"vec_env_ratio_t2_vs_t1_n{n}"] = rates[2] / rates[1]
+        say(
+            f"vector env at N = {n}: {rates[1]:.0f} env-steps/s on 1 thread, {rates[2]:.0f} "
+            f"on 2 (ratio {rates[2] / rates[1]:.2f})"
+        )
+    n = sizes[0]
+    steps = max(10, int(seconds * 20_000 / n))
+    for t in THREADS:
+        bare = mujoco_rollout_steps_per_s(n, t, steps)
+        fig[f"mujoco_rollout_steps_per_s_n{n}_t{t}"] = bare
+        fig[f"vec_env_vs_mujoco_rollout_t{t}_n{n}"] = fig[f"vec_env_steps_per_s_n{n}_t{t}"] / bare
+        say(
+            f"bare MuJoCo (mujoco.rollout, nthread {t}) at N = {n}: {bare:.0f} env-step "
+            f"equivalents/s; the vector env runs at "
+            f"{fig[f'vec_env_vs_mujoco_rollout_t{t}_n{n}']:.2f} of it"
+        )
+
+
+def reach_figures(fig, say, backend, reach):
+    """Train the backend on Reach2DOF with its settings; its figures, suffixed _<backend>."""
+    from asr.rl import train
+
+    hp = dict(reach["hyperparameters"])
+    res = train(
+        TASK,
+        algo=backend,
+        total_steps=reach["total_steps"],
+        num_envs=reach["num_envs"],
+        seed=reach["seed"],
+        threads=reach["threads"],
+        **hp,
+    )
+    last = res.curve[-1]
+    fig[f"reach_final_error_rad_{backend}"] = res.final_error_rad
+    fig[f"reach_train_s_{backend}"] = last["wall_s"]
+    fig[f"reach_env_steps_{backend}"] = last["steps"]
+    fig[f"reach_steps_per_s_{backend}"] = last["steps"] / last["wall_s"]
+    fig[f"reach_final_return_{backend}"] = last["return"]
+    fig[f"reach_num_envs_{backend}"] = reach["num_envs"]
+    fig[f"reach_threads_{backend}"] = reach["threads"]
+    for k, v in res.config["hyperparameters"].items():  # every one, the defaults too
+        fig[f"reach_hp_{backend}_{k}"] = v if k != "net_arch" else ",".join(map(str, v))
+    met = res.final_error_rad <= TARGET_ERROR_RAD and last["wall_s"] <= TARGET_TRAIN_S
+    fig[f"target_met_reach_final_error_rad_{backend}"] = bool(met)
+    say(
+        f"PPO ({backend}) on {TASK}: {last['steps']} env-steps in {last['wall_s']:.1f} s "
+        f"({reach['threads']} threads), final joint error {res.final_error_rad:.4f} rad on "
+        "256 held-out targets"
+    )
+
+
+def main(
+    reach=REACH,
+    n=64,
+    throughput_steps=64 * 32 * 6,
+    out=DEFAULT_OUT,
+    write=True,
+    quiet=False,
+    thread_sizes=THREAD_SIZES,
+    thread_seconds=1.0,
+):
     from stable_baselines3.common.vec_env import DummyVecEnv
 
     from asr.envs.tasks import Reach2DOF
     from asr.envs.vector import AsrEnv
-    from asr.rl import SB3VecEnv, train
+    from asr.rl import SB3VecEnv
+    from asr.rl._config import DEFAULT_BACKEND
 
     say = (lambda *a: None) if quiet else print
     t_bench = time.perf_counter()
     old_threads = torch.get_num_threads()
     torch.set_num_threads(1)
-    fig = {"cpu_count": os.cpu_count() or 0}
+    fig = {"cpu_count": os.cpu_count() or 0, "default_backend": DEFAULT_BACKEND}
     try:
         load = os.getloadavg()[0]
     except OSError:
         load = float("nan")
     fig["load_average_before"] = load
     try:
-        if reach:
-            hp = dict(reach["hyperparameters"])
-            res = train(
-                TASK,
-                total_steps=reach["total_steps"],
-                num_envs=reach["num_envs"],
-                seed=reach["seed"],
-                threads=1,
-                **hp,
-            )
-            fig["reach_final_error_rad"] = res.final_error_rad
-            fig["reach_train_s"] = res.curve[-1]["wall_s"]
-            fig["reach_env_steps"] = res.curve[-1]["steps"]
-            fig["reach_num_envs"] = reach["num_envs"]
-            fig["reach_final_return"] = res.curve[-1]["return"]
-            for k, v in hp.items():
-                if isinstance(v, (int, float)):
-                    fig[f"reach_hp_{k}"] = v
-            met = res.final_error_rad <= TARGET_ERROR_RAD and fig["reach_train_s"] <= TARGET_TRAIN_S
-            fig["target_met_reach_final_error_rad"] = bool(met)
-            say(
-                f"PPO on {TASK}: {fig['reach_env_steps']} env-steps in "
-                f"{fig['reach_train_s']:.1f} s, final joint error "
-                f"{res.final_error_rad:.4f} rad on 256 held-out targets"
-            )
+        for backend, settings in (reach or {}).items():
+            reach_figures(fig, say, backend, settings)
+        if f"reach_final_error_rad_{DEFAULT_BACKEND}" in fig:
+            for key in ("reach_final_error_rad", "reach_train_s", "reach_env_steps"):
+                fig[key] = fig[f"{key}_{DEFAULT_BACKEND}"]
+            fig["target_met_reach_final_error_rad"] = fig[
+                f"target_met_reach_final_error_rad_{DEFAULT_BACKEND}"
+            ]
+        torch.set_num_threads(1)
         ours = ppo_steps_per_s(SB3VecEnv(Reach2DOF(n)), throughput_steps)
         dummy = ppo_steps_per_s(
             DummyVecEnv([lambda: AsrEnv(Reach2DOF) for _ in range(n)]), throughput_steps
@@ -119,16 +248,20 @@ def main(reach=REACH, n=64, throughput_steps=64 * 32 * 6, out=DEFAULT_OUT, write
             f"PPO training env-steps/s at N = {n}: SB3VecEnv {ours:.0f}, DummyVecEnv "
             f"{dummy:.0f}, ratio {ours / dummy:.2f}"
         )
+        thread_figures(fig, say, thread_sizes, thread_seconds)
     finally:
         torch.set_num_threads(old_threads)
+    fig["load_average_after"] = os.getloadavg()[0]
     fig["bench_wall_s"] = time.perf_counter() - t_bench
     targets = [
         (
-            "reach_final_error_rad",
-            f"final joint error <= {TARGET_ERROR_RAD} rad within {TARGET_TRAIN_S:.0f} s of "
-            "training",
-            lambda v: f"{v:.4f} rad in {fig['reach_train_s']:.1f} s",
+            f"reach_final_error_rad{suffix}",
+            f"final joint error{label} <= {TARGET_ERROR_RAD} rad within {TARGET_TRAIN_S:.0f} s "
+            "of training",
+            lambda v, s=suffix: f"{v:.4f} rad in {fig['reach_train_s' + s]:.1f} s",
         )
+        for suffix, label in [("", " (default backend)")]
+        + [(f"_{b}", f" ({b})") for b in (reach or {})]
     ]
     report_and_write(
         fig, out, say, write, targets=targets, note=f"load average {load:.2f} before the run; "
