@@ -57,7 +57,7 @@ def defl_mean(frame, trace):
 def test_robots_state_and_static(client):
     robots = client.get("/api/robots").json()["robots"]
     arm = next(r for r in robots if r["name"] == "qbmove_arm_2dof")
-    assert set(arm["variants"]) == {"vertical", "horizontal"}
+    assert set(arm["variants"]) == {"vertical", "horizontal", "throw", "throw_rigid"}
     assert [j["name"] for j in arm["joints"]] == ["joint1", "joint2"]
     s = client.get("/api/state").json()
     assert (s["robot"], s["variant"], s["speed"], s["paused"], s["compare"]) == (

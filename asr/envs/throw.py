@@ -1,13 +1,14 @@
 """Throw: the 2-DOF qbmove Advanced arm throws a ball as far as it can ([Braun2012]).
 
-Robot: robots/qbmove_arm_2dof, variant `vertical` (joint axes horizontal, gravity in the plane of
-motion; module 1's axis 0.3 m above the ground plane z = 0), mode 6 (equilibrium and preset
-references, motor PID and dynamics). The motors have the limits of the published device
-description (the toolbox's qbmove template, [Mengacci2021]): 6 N m and 6 rad/s each
-(MOTOR_TAU_MAX, MOTOR_VEL_MAX; qbmove_robot()). A spring lets a link outrun its speed-limited
-motors, which is what a throw needs ([Braun2012]). Keyword arguments:
+Robot: robots/qbmove_arm_2dof, variant `throw`: the vertical arm (joint axes horizontal, gravity
+in the plane of motion; module 1's axis 0.3 m above the ground plane z = 0) in mode 6
+(equilibrium and preset references, motor PID and dynamics), whose motors have the limits of the
+published device description (the toolbox's qbmove template, [Mengacci2021]): 6 N m and 6 rad/s
+each (MOTOR_TAU_MAX, MOTOR_VEL_MAX). A spring lets a link outrun its speed-limited motors, which
+is what a throw needs ([Braun2012]). Keyword arguments:
 - actuator="qbmove" (default, variable stiffness) or "rigid": the same links each driven by its
-  joint's two motors on one shaft, through a stiff transmission (rigid_robot());
+  joint's two motors on one shaft, through a stiff transmission (variant `throw_rigid`,
+  rigid_robot());
 - preset=None (the presets are actions) or a fixed preset P in [0, 0.8] rad held throughout
   (the preset actions are then ignored; qbmove only).
 
@@ -49,94 +50,57 @@ deflection; spring_energy is the sum over both springs of both joints (for the r
 energy k phi^2 / 2 in its stiff transmissions).
 """
 
-import dataclasses
-
 import numpy as np
 from gymnasium import spaces
 
 import asr
 from asr.envs.vector import AsrEnv, AsrVectorEnv
 from asr.models import get_model
-from asr.robot import RobotJoint
 
 _PRESET = get_model("qbmove_advanced").spec.preset
 PRESET_LO, PRESET_HI = float(_PRESET.lo), float(_PRESET.hi)
 EQ_LIMIT = 3.0  # rad
-ROBOT, VARIANT = "qbmove_arm_2dof", "vertical"
+ROBOT, VARIANT = "qbmove_arm_2dof", "throw"
 SITE = "tip"
 ACTUATORS = ("qbmove", "rigid")
 RELEASE_THRESHOLD = 0.5
 
 
-# The motors of every arm: the qbmove Advanced's, with the limits of the published device
-# description, the NMMI toolbox's qbmove template ([Mengacci2021]: mot_tauMax 6 N m,
-# mot_maxVel 6 rad/s per motor). asr's qbmove_advanced defaults carry the torque limit but no
-# velocity limit; the throw is where the velocity limit matters ([Braun2012]: a spring lets the
-# link outrun a speed-limited motor).
-MOTOR_TAU_MAX = 6.0  # N m, per motor
-MOTOR_VEL_MAX = 6.0  # rad/s, per motor
-# the rigid arm's transmission: a series spring this stiff (N m/rad) holds the motors' 12 N m at
-# 6 mrad and 0.036 J, against the qbmove springs' 0.5-1.4 J (see rigid_robot)
-RIGID_K = 2000.0
-
-
-def _motor_params():
-    """The qbmove Advanced motor parameters of the arm's joints (per motor), read from asr, with
-    the throw's motor limits."""
-    sim = asr.Sim(ROBOT, 1, variant=VARIANT)
-    names = ("motor_J", "motor_D", "kp", "kd", "friction")
-    out = [{n: float(sim.batch.get_param(j, n)[0]) for n in names} for j in range(sim.n_joints)]
-    for m in out:
-        m.update(tau_max=MOTOR_TAU_MAX, vel_max=MOTOR_VEL_MAX)
-    return out
-
-
-def _with_joints(base, variant, joints, refs, description):
-    fields = {f.name: getattr(base, f.name) for f in dataclasses.fields(base)}
-    fields.update(variant=variant, joints=tuple(joints), initial_refs=refs)
-    fields.update(description=base.description + description)
-    return type(base)(**fields)
+ROBOT_RIGID = "throw_rigid"  # the rigid arm's variant of ROBOT
 
 
 def qbmove_robot():
-    """The vertical qbmove Advanced arm with the throw's motor limits (MOTOR_TAU_MAX,
-    MOTOR_VEL_MAX on each of the four motors)."""
-    base = asr.load_robot(ROBOT, VARIANT)
-    limits = dict(tau_max=MOTOR_TAU_MAX, vel_max=MOTOR_VEL_MAX)
-    joints = [RobotJoint(j.name, j.model, j.mode, {**j.params, **limits}) for j in base.joints]
-    return _with_joints(
-        base, "vertical_throw", joints, base.initial_refs, "; motors limited to 6 N m, 6 rad/s"
-    )
+    """The throw's qbmove Advanced arm: robots/qbmove_arm_2dof, variant `throw` (the vertical
+    arm whose four motors have the published device's limits: MOTOR_TAU_MAX, MOTOR_VEL_MAX)."""
+    return asr.load_robot(ROBOT, VARIANT)
 
 
 def rigid_robot():
-    """The vertical arm made rigid with the same motors: each link driven by the joint's two
-    qbmove motors on one shaft (inertia 2 motor_J, damping 2 motor_D, static friction 2 friction,
-    torque limit 2 MOTOR_TAU_MAX = 12 N m, velocity limit MOTOR_VEL_MAX, PID gains 2 kp, 2 kd on
-    the shaft position), through a transmission RIGID_K = 2000 N m/rad stiff: asr's `sea` model
-    in mode 6 (equilibrium = the shaft's position reference), so the motors obey exactly the
-    qbmove arm's motor dynamics, velocity clamp and PID. The transmission deflects 6 mrad and
-    stores 0.036 J at 12 N m (what energy it stores is reported, not hidden: spring_energy).
-    Initial state: the qbmove arm's q0, the references at q0."""
-    base = asr.load_robot(ROBOT, VARIANT)
-    joints = []
-    for j, m in zip(base.joints, _motor_params()):
-        params = dict(
-            k=RIGID_K,
-            max_def=10.0,  # rad: never reached (12 N m deflect 6 mrad)
-            motor_J=2 * m["motor_J"],
-            motor_D=2 * m["motor_D"],
-            friction=2 * m["friction"],
-            kp=2 * m["kp"],
-            kd=2 * m["kd"],
-            tau_max=2 * m["tau_max"],
-            vel_max=m["vel_max"],
-        )
-        joints.append(RobotJoint(j.name, "sea", 6, params))
-    refs = tuple((q, 0.0) for q in base.initial_q)
-    return _with_joints(
-        base, "vertical_rigid", joints, refs, "; rigid joints: two motors on one shaft each"
-    )
+    """The throw's rigid arm: robots/qbmove_arm_2dof, variant `throw_rigid`. Each link is driven
+    by its joint's two qbmove motors on one shaft (inertia 2 motor_J, damping 2 motor_D, static
+    friction 2 friction, torque limit 2 MOTOR_TAU_MAX = 12 N m, velocity limit MOTOR_VEL_MAX, PID
+    gains 2 kp, 2 kd on the shaft position) through a transmission of k = 2000 N m/rad: asr's
+    `sea` model in mode 6 (equilibrium = the shaft's position reference), so the motors obey
+    exactly the qbmove arm's motor dynamics, velocity clamp and PID. The transmission deflects
+    6 mrad and stores 0.036 J at 12 N m (spring_energy reports what it stores). Initial state:
+    the qbmove arm's q0, the references at q0."""
+    return asr.load_robot(ROBOT, ROBOT_RIGID)
+
+
+def _motor_limit(name):
+    values = {j.params[name] for j in qbmove_robot().joints}
+    if len(values) != 1:
+        raise ValueError(f"robots/{ROBOT} variant {VARIANT}: joints differ in {name}: {values}")
+    return float(values.pop())
+
+
+# the motors of every arm: the qbmove Advanced's, with the limits of the published device
+# description, the NMMI toolbox's qbmove template ([Mengacci2021]: mot_tauMax 6 N m, mot_maxVel
+# 6 rad/s per motor), defined in the robot file. asr's qbmove_advanced defaults carry the torque
+# limit but no velocity limit; the throw is where the velocity limit matters ([Braun2012]: a
+# spring lets the link outrun a speed-limited motor).
+MOTOR_TAU_MAX = _motor_limit("tau_max")  # N m, per motor
+MOTOR_VEL_MAX = _motor_limit("vel_max")  # rad/s, per motor
 
 
 def landing_distance(pos, vel, g=9.81):
@@ -167,6 +131,7 @@ class Throw(AsrVectorEnv):
     robot, variant = ROBOT, VARIANT
     frame_skip, max_episode_steps = 10, 100
 
+    RELEASE_THRESHOLD = RELEASE_THRESHOLD
     policy_init = {"mean": (0.0, 0.0, 0.4, 0.4, -1.5), "std": (1.0, 1.0, 1.0, 1.0, 1.0)}
 
     OBSERVATION = (("q1", "rad"), ("q2", "rad"), ("qd1", "rad/s"), ("qd2", "rad/s"), ("t", "s"))
@@ -201,8 +166,9 @@ class Throw(AsrVectorEnv):
             preset = float(preset)
         super().__init__(num_envs, **kwargs)
         self.actuator, self.preset = actuator, preset
-        robot = qbmove_robot() if actuator == "qbmove" else rigid_robot()
-        self.sim = asr.Sim(robot, self.num_envs, threads=kwargs.get("threads", 1))
+        if actuator == "rigid":  # the base class built the qbmove arm (robot, variant)
+            self.sim = asr.Sim(rigid_robot(), self.num_envs, threads=kwargs.get("threads", 1))
+        robot = self.sim.robot
         self._q0[:] = robot.initial_q
         self._refs0[:] = robot.initial_refs
         if preset is not None:
