@@ -152,3 +152,23 @@ def test_rsl_rl_stops_on_a_simulation_error(tmp_path, monkeypatch):
             **dict(TINY, batch_size=64),
         )
     assert load_checkpoint(tmp_path / "x").model.num_timesteps == 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("algo", ["sb3", "rsl_rl"])
+def test_lr_decay_ends_at_the_decayed_rate(tmp_path, algo):
+    """lr_decay = 0.5: the rate of the last update (all total_steps done) is half the initial."""
+    import torch
+
+    from asr.rl import train
+
+    hp = dict(TINY, learning_rate=2e-3, lr_decay=0.5, final_eval_episodes=0)
+    res = train(TASK, algo=algo, total_steps=512, num_envs=8, out_dir=tmp_path / "r", **hp)
+    if algo == "sb3":
+        rate = res.model.policy.optimizer.param_groups[0]["lr"]
+    else:
+        saved = torch.load(tmp_path / "r" / "model.pt", weights_only=False)
+        rate = saved["optimizer"]["param_groups"][0]["lr"]
+    assert rate == pytest.approx(1e-3, rel=1e-12)
+    with pytest.raises(ValueError, match=r"lr_decay: got 0.5, valid only with desired_kl = 0"):
+        train(TASK, algo="rsl_rl", total_steps=16, num_envs=8, **dict(hp, desired_kl=0.01))

@@ -25,6 +25,8 @@ HYPERPARAMETERS = {
     "vf_coef": (0.5, "float", 0.0, None, False, False),
     "max_grad_norm": (0.5, "float", 0.0, None, True, False),
     "log_std_init": (-1.0, "float", -20.0, 2.0, False, False),
+    # the rate falls linearly over total_steps to learning_rate * (1 - lr_decay); 0: constant
+    "lr_decay": (0.0, "float", 0.0, 1.0, False, False),
     # rsl_rl only: > 0 adapts the learning rate to this KL divergence per update, 0: fixed rate
     "desired_kl": (0.0, "float", 0.0, None, False, False),
     "net_arch": ((64, 64), "net_arch", 1, 4096, False, False),
@@ -106,7 +108,13 @@ def backend_of(algo):
 
 
 def check_backend_hyperparameters(backend, hp):
-    """ValueError for a hyperparameter the backend does not use set away from its default."""
+    """ValueError for a hyperparameter the backend does not use set away from its default, or
+    for two that exclude each other."""
+    if hp["desired_kl"] > 0 and hp["lr_decay"] > 0:
+        raise ValueError(
+            f"lr_decay: got {hp['lr_decay']!r}, valid only with desired_kl = 0 (the adaptive "
+            "schedule sets the rate itself)"
+        )
     if backend != "rsl_rl" and hp["desired_kl"] != HYPERPARAMETERS["desired_kl"][0]:
         raise ValueError(
             f"desired_kl: got {hp['desired_kl']!r}, valid for the rsl_rl backend only "

@@ -6,8 +6,10 @@ folder is written after every update, as for the Stable-Baselines3 backend. asr'
 hyperparameters map onto rsl-rl-lib's PPO: n_epochs -> num_learning_epochs, batch_size ->
 num_mini_batches = max(1, n_steps * num_envs // batch_size) (rsl-rl-lib splits a rollout into
 equal mini-batches), clip_range -> clip_param, gae_lambda -> lam, vf_coef -> value_loss_coef,
-ent_coef -> entropy_coef, desired_kl > 0 -> the adaptive learning-rate schedule (the rate
-scaled by 1.5 to keep the KL divergence of an update near desired_kl), 0 -> a fixed rate;
+ent_coef -> entropy_coef, lr_decay -> the rate set before each update to learning_rate *
+(1 - lr_decay * steps done / total_steps), desired_kl > 0 -> the adaptive learning-rate
+schedule (the rate scaled by 1.5 to keep the KL divergence of an update near desired_kl),
+0 -> a fixed rate;
 net_arch -> hidden_dims of the actor and of the critic (ELU), log_std_init -> the Gaussian's
 initial standard deviation exp(log_std_init). Observations are normalised inside the actor and
 the critic (rsl-rl-lib's EmpiricalNormalization, (obs - mean) / (std + 0.01), statistics updated
@@ -141,10 +143,10 @@ class RslRlBackend:
 
     def learn(self, steps, on_update, on_step):
         """Rollouts of n_steps * num_envs env-steps, each followed by one PPO update and
-        on_update(), until `steps` more env-steps are done; on_step(n) after every vector
-        step of n env-steps."""
+        on_update(), until `steps` more env-steps are done (total_steps in all, which
+        lr_decay's schedule runs over); on_step(n) after every vector step of n env-steps."""
         alg, env, n = self.alg, self.env, self.env.num_envs
-        target = self.steps + steps
+        target = total_steps = self.steps + steps
         alg.train_mode()
         while self.steps < target:
             obs = self._obs
@@ -157,6 +159,11 @@ class RslRlBackend:
                     on_step(n)
                 alg.compute_returns(obs)
             self._obs = obs
+            if self.hp["lr_decay"] > 0:  # the fixed schedule, decayed by the steps done
+                done = min(1.0, self.steps / total_steps)
+                alg.learning_rate = self.hp["learning_rate"] * (1 - self.hp["lr_decay"] * done)
+                for group in alg.optimizer.param_groups:
+                    group["lr"] = alg.learning_rate
             alg.update()
             on_update()
 

@@ -18,9 +18,8 @@ from stable_baselines3.common.vec_env import VecMonitor, VecNormalize
 from asr.rl.vec_env import SB3VecEnv
 
 MODEL_FILE, NORMALIZE_FILE = "model.zip", "vecnormalize.pkl"
-# asr's hyperparameters that are SB3 PPO's arguments of the same name
+# asr's hyperparameters that are SB3 PPO's arguments of the same name (and learning_rate)
 PPO_ARGUMENTS = (
-    "learning_rate",
     "n_steps",
     "batch_size",
     "n_epochs",
@@ -47,6 +46,18 @@ def start_policy_at(policy, init):
         policy.log_std.copy_(torch.log(torch.as_tensor(init["std"], dtype=torch.float32)))
 
 
+class LinearDecay:
+    """SB3 learning-rate schedule: rate(progress_remaining) = rate * (1 - decay * progress),
+    progress the fraction of total_steps done (a class, not a closure: it pickles in
+    model.zip)."""
+
+    def __init__(self, rate, decay):
+        self.rate, self.decay = float(rate), float(decay)
+
+    def __call__(self, progress_remaining):
+        return self.rate * (1.0 - self.decay * (1.0 - progress_remaining))
+
+
 class SB3Backend:
     """Stable-Baselines3 PPO on an asr vector env (what asr.rl.train drives)."""
 
@@ -67,6 +78,7 @@ class SB3Backend:
             model = PPO(
                 "MlpPolicy",
                 vecnorm,
+                learning_rate=LinearDecay(hp["learning_rate"], hp["lr_decay"]),
                 **{key: hp[key] for key in PPO_ARGUMENTS},
                 seed=seed,
                 device="cpu",
