@@ -205,13 +205,11 @@ def test_training_lifecycle(client):
     n = rows(client)
     time.sleep(1.5)  # six of the watcher's polls (fewer on a busy host: never a false failure)
     assert rows(client) == n and last_step(client) == last
-    st = client.post("/api/rl/resume").json()
-    assert not st["paused"]
-    wait_for(lambda: proc_state(pid) != "T", 10, "the trainer to continue (SIGCONT)")
-    wait_for(lambda: rows(client) > n, 30, "a row after resume")
-
-    # watch: the checkpoint's policy drives the live robot (the task's robot, references
-    # from the policy), then back to manual control
+    # watch, while the trainer is stopped: the checkpoint's policy drives the live robot (the
+    # task's robot, references from the policy), then back to manual control. Paused, its
+    # checkpoint stays the same: watch, the second watch and the ONNX export share one export
+    # child (its torch import: seconds) and no trainer takes their CPU; exports beside a
+    # trainer writing checkpoints: test_attack_dashboard's concurrent exports
     r = client.post("/api/rl/watch")
     assert r.status_code == 200, r.text
     state = r.json()
@@ -254,6 +252,14 @@ def test_training_lifecycle(client):
         names = assert_ros_package(r.content, pkg, ros)
         assert any(n.endswith(".onnx") for n in names), names
 
+    # still stopped: the curve stood still through the watch and the exports
+    assert rows(client) == n and last_step(client) == last
+    # resume continues the training where it stood
+    st = client.post("/api/rl/resume").json()
+    assert not st["paused"]
+    wait_for(lambda: proc_state(pid) != "T", 10, "the trainer to continue (SIGCONT)")
+    wait_for(lambda: rows(client) > n, 30, "a row after resume")
+
     # stop: SIGTERM, the process is gone
     st = client.post("/api/rl/stop").json()
     assert not st["running"] and st["pid"] is None and st["message"] == "stopped"
@@ -272,15 +278,9 @@ def test_stop_kills_a_paused_training(client):
 
 
 @pytest.mark.slow
-def test_a_short_training_finishes(client):
-    client.post("/api/rl/stop")
-    st = client.post("/api/rl/start", json={**TRAIN, "total_steps": 128}).json()
-    assert st["running"]
-    st = wait_for(
-        lambda: (lambda s: not s["running"] and s)(client.get("/api/rl/status").json()),
-        60,
-        "the training to finish",
-    )
+def test_a_short_training_finishes(short_run):
+    st = short_run["status"]  # the status once the 128-step training has ended
+    assert short_run["started"]["running"]
     assert st["message"] == "finished" and st["returncode"] == 0, st
     assert st["curve"]["steps"][-1] >= 128 and st["has_checkpoint"]
 
@@ -443,8 +443,10 @@ def test_rl_panel_in_chromium():
 
 # ------------------------------------------------------------------ watch runs ONNX, not torch
 
-NO_TORCH_SCRIPT = """
-import json, sys, time
+# a short training to its end, then watched, in a fresh process; argv: the training's JSON body,
+# the folder to copy the finished run's folder into (the server removes its own at shutdown)
+SHORT_RUN_SCRIPT = """
+import json, os, shutil, sys, time
 from fastapi.testclient import TestClient
 from dashboard.app import create_app
 from dashboard.settings import Settings
@@ -452,9 +454,13 @@ from dashboard.settings import Settings
 with TestClient(create_app(Settings()), base_url="http://127.0.0.1") as c:
     r = c.post("/api/rl/start", json=json.loads(sys.argv[1]))
     assert r.status_code == 200, r.text
+    started = r.json()
     deadline = time.monotonic() + 90
     while c.get("/api/rl/status").json()["running"] and time.monotonic() < deadline:
         time.sleep(0.2)
+    status = c.get("/api/rl/status").json()
+    run = os.path.join(c.app.state.rl.runs_root, f"run-{status['run']}")
+    shutil.copytree(run, sys.argv[2], symlinks=True)
     r = c.post("/api/rl/watch")
     assert r.status_code == 200, r.text
     while c.get("/api/state").json()["watch"]["env_step"] < 3 and time.monotonic() < deadline:
@@ -462,56 +468,57 @@ with TestClient(create_app(Settings()), base_url="http://127.0.0.1") as c:
     state = c.get("/api/state").json()
     heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "stable_baselines3"))
     print(json.dumps({"env_step": state["watch"]["env_step"], "heavy": heavy,
-                      "onnxruntime": "onnxruntime" in sys.modules}))
+                      "onnxruntime": "onnxruntime" in sys.modules,
+                      "started": started, "status": status}))
 """
 
 
-@pytest.mark.slow
-def test_watch_never_imports_torch_into_the_server():
-    """The dashboard imported, a training run and watched in a fresh process: the watched policy
-    acts (env steps go by) and neither torch nor stable_baselines3 is in sys.modules (the trainer
-    and the ONNX export ran in children)."""
+@pytest.fixture(scope="module")
+def short_run(tmp_path_factory):
+    """A 128-step training run to its end by a dashboard in a fresh process, then watched: what
+    that process saw ({env_step, heavy, onnxruntime, started, status}) and `folder`, a copy of
+    the run's folder. One training for the three tests that need a finished one (each trainer
+    and its torch import take seconds)."""
     import subprocess
     import sys
 
+    folder = tmp_path_factory.mktemp("short_run") / "run"
+    body = json.dumps({**TRAIN, "total_steps": 128})
     out = subprocess.run(
-        [sys.executable, "-c", NO_TORCH_SCRIPT, json.dumps({**TRAIN, "total_steps": 128})],
+        [sys.executable, "-c", SHORT_RUN_SCRIPT, body, str(folder)],
         capture_output=True,
         text=True,
         timeout=180,
         cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
     )
     assert out.returncode == 0, out.stderr[-3000:]
-    got = json.loads(out.stdout.strip().splitlines()[-1])
+    return {**json.loads(out.stdout.strip().splitlines()[-1]), "folder": folder}
+
+
+@pytest.mark.slow
+def test_watch_never_imports_torch_into_the_server(short_run):
+    """The dashboard imported, a training run and watched in a fresh process: the watched policy
+    acts (env steps go by) and neither torch nor stable_baselines3 is in sys.modules (the trainer
+    and the ONNX export ran in children)."""
+    got = short_run
     assert got["env_step"] >= 3 and got["onnxruntime"], got
     assert got["heavy"] == [], got["heavy"][:10]
 
 
 @pytest.mark.slow
-def test_watched_references_are_the_onnx_policys(tmp_path):
+def test_watched_references_are_the_onnx_policys(short_run, tmp_path):
     """The watcher of a training folder (its policy exported in a child, run with onnxruntime)
     holds exactly the references the task makes of OnnxPolicy's actions on the same
     observations (the ONNX file exported here), and those actions are the torch policy's
     (SB3 predict on the normalised observations) to float32 precision."""
     import numpy as np
 
-    from asr.rl import train
     from asr.rl.onnx_policy import OnnxPolicy, export_onnx, load_training
     from dashboard.policy_watch import PolicyWatcher
     from dashboard.rl_tasks import task_class
 
     task = TRAIN["task"]
-    folder = tmp_path / "run"
-    train(
-        task,
-        total_steps=128,
-        num_envs=4,
-        n_steps=16,
-        batch_size=64,
-        out_dir=folder,
-        eval_episodes=1,
-        final_eval_episodes=1,
-    )
+    folder = short_run["folder"]  # a finished 128-step training
     w = PolicyWatcher(str(folder), task, run_id=1, seed=5)
     policy = OnnxPolicy(export_onnx(folder, tmp_path / "policy.onnx"))
     model, vn, _ = load_training(folder)
