@@ -21,7 +21,12 @@ import os
 import time
 
 import numpy as np
-import torch
+
+# as asr.rl sets it (asr/rl/__init__.py), before torch's OpenMP runtime starts: waiting threads
+# sleep, so torch's and asr's threads do not spin against each other on 2 cores
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import torch  # noqa: E402
 from results_file import report_and_write
 
 DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "rl.json")
