@@ -141,20 +141,23 @@ def test_throw_trains_and_a_failed_run_leaves_nothing_to_watch():
 def test_the_watcher_acts_as_the_task(task, tmp_path):
     """Every task is watchable: the watcher's references from the link state equal those the
     task's own env holds when the same policy acts on it (same episode seed, same steps), for 2
-    instances; Throw's release ends the watcher's episode as it ends the task's."""
+    instances; Throw's release ends the watcher's episode as it ends the task's. The policy is
+    exported here, in this process (torch is loaded already): the export child of a training
+    folder that the server uses is run for every task by test_every_task_dashboard and
+    test_dashboard_rl (a child per task here took ~9 s at load 6, against ~3 s)."""
     import numpy as np
     from stable_baselines3 import PPO
 
+    from asr.rl.onnx_policy import OnnxPolicy, export_onnx
     from asr.rl.vec_env import SB3VecEnv
     from dashboard.policy_watch import PolicyWatcher
     from dashboard.rl_tasks import task_class, watchable_tasks
 
     assert task in watchable_tasks()
     cls = task_class(task)
-    PPO("MlpPolicy", SB3VecEnv(cls(1)), n_steps=8, batch_size=8, seed=1, device="cpu").save(
-        tmp_path / "model.zip"
-    )
-    w = PolicyWatcher(str(tmp_path), task, run_id=1, seed=5)
+    model = PPO("MlpPolicy", SB3VecEnv(cls(1)), n_steps=8, batch_size=8, seed=1, device="cpu")
+    onnx = export_onnx(model, tmp_path / "policy.onnx", task=task)
+    w = PolicyWatcher(OnnxPolicy(onnx), task, run_id=1, seed=5)
     env = cls(2)
     obs, _ = env.reset(seed=int(np.random.default_rng(5).integers(2**31)))
     for step in range(1, 6):
