@@ -205,11 +205,13 @@ def test_training_lifecycle(client):
     n = rows(client)
     time.sleep(1.5)  # six of the watcher's polls (fewer on a busy host: never a false failure)
     assert rows(client) == n and last_step(client) == last
-    # watch, while the trainer is stopped: the checkpoint's policy drives the live robot (the
-    # task's robot, references from the policy), then back to manual control. Paused, its
-    # checkpoint stays the same: watch, the second watch and the ONNX export share one export
-    # child (its torch import: seconds) and no trainer takes their CPU; exports beside a
-    # trainer writing checkpoints: test_attack_dashboard's concurrent exports
+    st = client.post("/api/rl/resume").json()
+    assert not st["paused"]
+    wait_for(lambda: proc_state(pid) != "T", 10, "the trainer to continue (SIGCONT)")
+    wait_for(lambda: rows(client) > n, 30, "a row after resume")
+
+    # watch: the checkpoint's policy drives the live robot (the task's robot, references
+    # from the policy), then back to manual control
     r = client.post("/api/rl/watch")
     assert r.status_code == 200, r.text
     state = r.json()
@@ -251,14 +253,6 @@ def test_training_lifecycle(client):
         assert r.headers["content-disposition"].endswith(f'"{pkg}_ros{ros}.zip"')
         names = assert_ros_package(r.content, pkg, ros)
         assert any(n.endswith(".onnx") for n in names), names
-
-    # still stopped: the curve stood still through the watch and the exports
-    assert rows(client) == n and last_step(client) == last
-    # resume continues the training where it stood
-    st = client.post("/api/rl/resume").json()
-    assert not st["paused"]
-    wait_for(lambda: proc_state(pid) != "T", 10, "the trainer to continue (SIGCONT)")
-    wait_for(lambda: rows(client) > n, 30, "a row after resume")
 
     # stop: SIGTERM, the process is gone
     st = client.post("/api/rl/stop").json()
