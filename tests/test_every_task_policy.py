@@ -25,7 +25,7 @@ import asr  # noqa: E402,F401  (registers the asr/ ids)
 TASKS = sorted(k for k in gymnasium.registry if k.startswith("asr/"))
 # a budget at which every task improves reliably (measured with seeds 0, 1, 2: the final joint
 # error 0.47 -> 0.11-0.14 rad for EquilibriumTracking, 0.69 -> 0.41-0.47 rad for Reach2DOF, the
-# distance thrown 0 -> 0.17 m), 2.5-3 s of training per task on a busy 2-core host
+# distance thrown: Throw below), 2.5-3 s of training per task on a busy 2-core host
 BUDGET = dict(
     total_steps=8192,
     num_envs=16,
@@ -35,6 +35,13 @@ BUDGET = dict(
     net_arch=(32, 32),
     eval_every=0,
 )
+# Throw's one reward comes at the release, undiscounted (gamma 1): from its policy_init (which
+# holds the ball to the time limit, where the hand opens: 0.16 m) 49152 env steps throw 0.34 and
+# 0.37 m (seeds 1, 0), 32768 only 0.16-0.33 m
+TASK_BUDGET = {
+    "asr/Throw-v0": dict(BUDGET, total_steps=49152, num_envs=32, n_steps=64, batch_size=512),
+}
+TASK_BUDGET["asr/Throw-v0"]["gamma"] = 1.0
 EPISODES = 16  # held-out episodes (seeds EVAL_SEED_BASE + k), trained and untrained alike
 SEED = 0
 
@@ -50,7 +57,11 @@ def trained(request, tmp_path_factory):
     torch.set_num_threads(1)
     out = tmp_path_factory.mktemp("run")
     res = train(
-        request.param, seed=SEED, out_dir=out / "run", final_eval_episodes=EPISODES, **BUDGET
+        request.param,
+        seed=SEED,
+        out_dir=out / "run",
+        final_eval_episodes=EPISODES,
+        **TASK_BUDGET.get(request.param, BUDGET),
     )
     onnx = export_onnx(out / "run", out / "policy.onnx")  # from the training folder
     return request.param, _task_class(request.param), res, onnx
@@ -77,7 +88,7 @@ def untrained_metric(task, cls):
         gymnasium.make(task),
         seed=SEED,
         device="cpu",
-        policy_kwargs={"net_arch": list(BUDGET["net_arch"]), "log_std_init": -1.0},
+        policy_kwargs={"net_arch": list(BUDGET["net_arch"]), "log_std_init": -1.0},  # all tasks
     )
     start_policy_at(model.policy, getattr(cls, "policy_init", None))
     return float(np.mean(evaluate_policy(model, _Raw(), cls, EPISODES)))

@@ -103,7 +103,9 @@ def test_reward_is_closed_form_range(actuator):
     assert checked == {0, 1, 2}
 
 
-def test_time_limit_is_no_throw_and_next_step_autoreset():
+def test_time_limit_releases_and_next_step_autoreset():
+    """At the time limit the hand opens: the last step releases (terminated, its reward the
+    closed-form range of the state then), whatever the release action says."""
     env = Throw(2, max_episode_steps=3)
     assert env.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP
     env.reset(seed=0)
@@ -112,7 +114,10 @@ def test_time_limit_is_no_throw_and_next_step_autoreset():
         _, r, term, trunc, _ = env.step(act)
         assert not (term | trunc).any() and np.all(r == 0)
     obs, r, term, trunc, info = env.step(act)
-    assert trunc.all() and not term.any() and np.all(r == 0) and not info["released"].any()
+    assert term.all() and not trunc.any() and info["released"].all()
+    for i in range(2):
+        ref, _, _ = _range_numpy(obs[i, :2], obs[i, 2:4])
+        assert r[i] == pytest.approx(ref, abs=1e-10) and r[i] != 0.0
     act[:, 4] = 1.0
     obs, r, term, trunc, info = env.step(act)  # autoreset step: action ignored, no release
     assert np.array_equal(r, [0.0, 0.0]) and not (term | trunc).any()
@@ -217,7 +222,7 @@ def test_comparison_tiny_budget():
         tr["energy_work"], tr["energy"], rtol=0, atol=2e-3 * tr["energy"].max()
     )
     assert rows["variable"]["peak_spring_energy"] == pytest.approx(tr["energy"].max())
-    assert rows["rigid"]["peak_spring_energy"] == 0.0
+    assert 0.0 <= rows["rigid"]["peak_spring_energy"] < 0.05  # its stiff transmission
     # the fixed-preset strategies hold their preset
     assert np.all(res["traces"]["fixed 0.6"]["preset"] == 0.6)
     text = throw.summary(res)

@@ -57,12 +57,12 @@ from asr.envs.throw import (
     EQ_LIMIT,
     PRESET_HI,
     PRESET_LO,
+    RELEASE_THRESHOLD,
     Throw,
-    landing_distance,
-    spring_energy_from_deflection,
     spring_energy_from_torque,
 )
 from asr.experiments import command_line, write_html
+from asr.experiments._throw_energy import replay_actions
 
 N_KNOTS = 4
 T_KNOTS = 0.6  # s, last knot
@@ -201,35 +201,21 @@ def cem(
 
 
 def replay(policy, theta, actuator="qbmove"):
-    """One candidate replayed on asr.Sim directly at the 1 ms step, recording tau_el1/2 and
-    defl1/2 up to the release: dict with t (s), q, qd, stiffness, energy (closed form from the
-    deflections), energy_from_torque, energy_work (-int tau_el d defl + U(0)), distance (from
-    the env's tip kinematics after the replay), release step."""
-    env = Throw(1, actuator=actuator)
-    env.reset(seed=0)
-    eq, pre, t_r = policy.decode(theta)
-    dt_env = env.env_dt
-    n_env = int(min(np.ceil((t_r[0] - 1e-12) / dt_env - 1), env.max_episode_steps - 1)) + 1
-    n_env = max(n_env, 1)
+    """One candidate replayed on asr.Sim at the 1 ms step up to its release
+    (asr.experiments._throw_energy.replay_actions: t (s), q, qd, stiffness, eq, preset, the
+    energies and the release), plus energy (the spring energy, J), for the qbmove arm also
+    energy_from_torque (from the elastic torques) and energy_work (-int tau_el d defl + U(0),
+    the trapezoid rule over the 1 ms steps), and release_step."""
+    dt, theta = Throw.frame_skip * 1e-3, np.atleast_2d(theta)
     steps = []
-    for k in range(n_env):
-        a = actions(policy, np.atleast_2d(theta), np.array([k * dt_env]))[0]
-        steps += [[[a[0], a[2]], [a[1], a[3]]]] * env.frame_skip
-    refs = np.array(steps)[None]
-    fields = ("q", "qd", "stiffness", "tau_el1", "tau_el2", "defl1", "defl2")
-    out = env.sim.rollout(refs.shape[1], refs, record=fields)
-    out = {f: out[f][0] for f in fields}
-    released = bool(t_r[0] <= n_env * dt_env + 1e-12)
-    p, v = env.tip_state(0)
-    out["distance"] = float(landing_distance(p, v, env.gravity)) if released else 0.0
-    out["release_pos"], out["release_vel"] = p, v
-    out["t"] = (np.arange(refs.shape[1]) + 1) * env.sim.dt
+    for k in range(Throw.max_episode_steps):
+        steps.append(actions(policy, theta, np.array([k * dt]))[0])
+        if steps[-1][4] > RELEASE_THRESHOLD:
+            break
+    out = replay_actions(np.array(steps), actuator)
+    out["energy"] = out["spring"]
     if actuator == "qbmove":
-        sp = env._springs
-        out["energy"] = sum(
-            spring_energy_from_deflection(out["defl1"][:, j], out["defl2"][:, j], *sp[j])
-            for j in range(2)
-        )
+        sp = Throw(1)._springs
         out["energy_from_torque"] = sum(
             spring_energy_from_torque(out["tau_el1"][:, j], out["tau_el2"][:, j], *sp[j])
             for j in range(2)
@@ -245,10 +231,7 @@ def replay(policy, theta, actuator="qbmove"):
                 ]
             ).sum(axis=1)
         out["energy_work"] = out["energy"][0] + work
-    else:
-        out["energy"] = out["energy_from_torque"] = out["energy_work"] = np.zeros(len(out["t"]))
-    out["eq"], out["preset"] = refs[0, :, :, 0], refs[0, :, :, 1]
-    out["release_step"] = refs.shape[1]
+    out["release_step"] = len(out["t"])
     return out
 
 

@@ -73,6 +73,7 @@ class Policy:
             self.max_steps = d.get("max_steps")  # episodic tasks: hold after it (env steps)
             self.releasing, self.ended, self.release_due = False, False, False
             self.release_above = float(d.get("release_above", 0.0))
+            self.has_release = any(sink == "release" for sink, _ in self.act_map)
             if self.kind == "linear":
                 self.W = [[float(v) for v in row] for row in d["W"]]
                 self.act = self.linear
@@ -107,8 +108,10 @@ class Policy:
         """A new env step: the release of the step before takes effect (the env lets the ball
         go at the end of the step whose action asked for it), the episode's time limit ends the
         episode, or the policy computes the next references. After the end: held."""
-        if self.releasing or (self.max_steps is not None and step >= self.max_steps):
-            self.ended, self.release_due = True, self.releasing
+        limit = self.max_steps is not None and step >= self.max_steps
+        if self.releasing or limit:  # Throw: at its time limit the hand opens too
+            self.ended = True
+            self.release_due = self.releasing or (limit and self.has_release)
             return
         a = self.act(self.observe(step, q, dq))
         refs = {"equilibrium": [0.0] * self.nj, "preset": [0.0] * self.nj}
