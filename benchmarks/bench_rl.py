@@ -35,42 +35,26 @@ TARGET_ERROR_RAD, TARGET_TRAIN_S = 0.01, 25.0
 THREADS = (1, 2)
 THREAD_SIZES = (64, 1024)
 
-# each backend's tuned PPO settings (asr.rl.training.HYPERPARAMETERS holds the defaults)
-REACH = {
-    "sb3": dict(
-        num_envs=64,
-        total_steps=300_000,
-        seed=0,
-        threads=2,
-        hyperparameters=dict(
-            n_steps=32,
-            batch_size=512,
-            n_epochs=10,
-            learning_rate=1e-3,
-            gamma=0.95,
-            log_std_init=-1.0,
-            eval_every=0,
-            final_eval_episodes=256,
-        ),
-    ),
-    "rsl_rl": dict(
-        num_envs=64,
-        total_steps=300_000,
-        seed=0,
-        threads=2,
-        hyperparameters=dict(
-            n_steps=32,
-            batch_size=512,
-            n_epochs=10,
-            learning_rate=1e-3,
-            gamma=0.95,
-            log_std_init=-1.0,
-            desired_kl=0.01,
-            eval_every=0,
-            final_eval_episodes=256,
-        ),
-    ),
-}
+# each backend's tuned PPO settings (asr.rl.training.HYPERPARAMETERS holds the defaults): 128
+# sub-envs, rollouts of 16 steps (2048 samples an update, as 64 x 32, but fewer, larger C
+# calls), 10 epochs of 512-sample mini-batches, and a learning rate of 3e-3 falling linearly to 0
+# (lr_decay 1: with a constant rate the held-out error hovers near 0.013 rad); asr's batch and
+# torch on 2 threads. Measured (threads 2, 196608 env-steps, held-out error every 32768): sb3
+# 0.0066 rad, rsl_rl 0.0074 rad at the end; 64 x 32 at 2e-3 with lr_decay 1 ended near 0.010,
+# with lr_decay 0.9 at 0.015, mini-batches of 1024 and 5 epochs at 0.026.
+_PPO = dict(
+    n_steps=16,
+    batch_size=512,
+    n_epochs=10,
+    learning_rate=3e-3,
+    lr_decay=1.0,
+    gamma=0.95,
+    log_std_init=-1.0,
+    eval_every=0,
+    final_eval_episodes=256,
+)
+_RUN = dict(num_envs=128, total_steps=196_608, seed=0, threads=2)
+REACH = {backend: dict(_RUN, hyperparameters=dict(_PPO)) for backend in ("sb3", "rsl_rl")}
 
 
 def ppo_steps_per_s(vec_env, steps, seed=0):
