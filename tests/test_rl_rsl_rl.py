@@ -21,6 +21,7 @@ require("rsl_rl")
 ACTION_ATOL = 1e-5  # the ONNX graph and the torch actor, both float32
 
 
+@pytest.mark.slow
 def test_rsl_rl_env_steps_as_sb3_vec_env():
     """Same seeds, same actions (some outside the action Box, clipped by both): the same
     observations, rewards, dones and time-outs, across episode ends and resets."""
