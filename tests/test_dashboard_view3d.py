@@ -17,6 +17,15 @@ import asr
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 DEADLINE_MS = 60000  # the page draws on requestAnimationFrame: slow on a busy CI host
 SHARE = 0.4  # of the panel's width or height the robot's projected bounds must cover
+# a 128-step Reach training: a policy for the watch test
+TRAIN = {
+    "task": "asr/Reach2DOF-v0",
+    "num_envs": 4,
+    "n_steps": 16,
+    "batch_size": 64,
+    "total_steps": 128,
+    "seed": 0,
+}
 
 
 @pytest.fixture(scope="module")
@@ -24,6 +33,10 @@ def page():
     from dashboard_server import chromium_page
 
     with chromium_page(("--use-angle=swiftshader", "--enable-unsafe-swiftshader")) as pg:
+        # the short training whose policy the watch test watches runs meanwhile, in its own
+        # process (the trainer's torch import and its updates take seconds): the live view the
+        # other tests check is the server's Sim, which no training touches
+        post(pg, "/api/rl/start", TRAIN)
         yield pg
 
 
@@ -197,8 +210,7 @@ def test_interaction_shows_the_ur10_and_the_measured_force(page):
 def test_the_watched_tasks_target_is_drawn_at_the_target_angles(page):
     from dashboard_server import wait_for
 
-    train = {"task": "asr/Reach2DOF-v0", "num_envs": 4, "n_steps": 16, "batch_size": 64}
-    post(page, "/api/rl/start", dict(train, total_steps=128, seed=0))
+    # the training the page fixture started
     wait_for(lambda: get(page, "/api/rl/status").get("can_watch"), 120, "a policy to watch")
     post(page, "/api/rl/watch", {})
     page.wait_for_function(
