@@ -26,6 +26,17 @@ BASE = "http://127.0.0.1"
 STREAM = "ws://127.0.0.1/ws/stream"
 
 
+# a short Reach2DOF training (128 env-steps: two PPO updates), a policy to watch or export
+SHORT_TRAINING = {
+    "task": "asr/Reach2DOF-v0",
+    "num_envs": 4,
+    "n_steps": 16,
+    "batch_size": 64,
+    "total_steps": 128,
+    "seed": 0,
+}
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

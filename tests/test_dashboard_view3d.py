@@ -17,26 +17,17 @@ import asr
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 DEADLINE_MS = 60000  # the page draws on requestAnimationFrame: slow on a busy CI host
 SHARE = 0.4  # of the panel's width or height the robot's projected bounds must cover
-# a 128-step Reach training: a policy for the watch test
-TRAIN = {
-    "task": "asr/Reach2DOF-v0",
-    "num_envs": 4,
-    "n_steps": 16,
-    "batch_size": 64,
-    "total_steps": 128,
-    "seed": 0,
-}
 
 
 @pytest.fixture(scope="module")
 def page():
-    from dashboard_server import chromium_page
+    from dashboard_server import SHORT_TRAINING, chromium_page
 
     with chromium_page(("--use-angle=swiftshader", "--enable-unsafe-swiftshader")) as pg:
         # the short training whose policy the watch test watches runs meanwhile, in its own
         # process (the trainer's torch import and its updates take seconds): the live view the
         # other tests check is the server's Sim, which no training touches
-        post(pg, "/api/rl/start", TRAIN)
+        post(pg, "/api/rl/start", SHORT_TRAINING)
         yield pg
 
 
