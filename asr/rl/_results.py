@@ -219,11 +219,22 @@ def load_checkpoint(out_dir, env=None, device="cpu"):
     """TrainResult of a training folder (config.json, curve.json and the backend's files: sb3's
     model.zip and vecnormalize.pkl, rsl_rl's model.pt). env: the VecEnv to attach (sb3; None:
     the statistics are loaded without one, for inference). A missing, truncated or corrupted
-    file raises ValueError naming it."""
+    file raises ValueError naming it. A checkpoint that a trainer running on the folder
+    replaces while it is read is read again from the new one."""
     out_dir = os.fspath(out_dir)
     if not os.path.isdir(out_dir):
         raise ValueError(f"out_dir: {out_dir!r} is not a folder")
-    files = current_version(out_dir)  # every file from one checkpoint
+    for _ in range(20):
+        files = current_version(out_dir)  # every file from one checkpoint
+        try:
+            return _load_version(out_dir, files, env, device)
+        except ValueError:
+            if current_version(out_dir) == files:
+                raise  # the same checkpoint: a real error (else a trainer replaced it: again)
+    return _load_version(out_dir, current_version(out_dir), env, device)
+
+
+def _load_version(out_dir, files, env, device):
     # errors name out_dir/<name>: a link into that checkpoint's hidden folder
     shown = os.path.join(out_dir, "config.json")
     config = _read_json(os.path.join(files, "config.json"), "training configuration", shown)

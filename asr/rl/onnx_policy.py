@@ -135,9 +135,23 @@ def _infer_task(obs_space, act_space):
 
 def load_training(folder):
     """(model, vec_normalize or None, config dict) of a training folder: an SB3 PPO and its
-    VecNormalize, or (rsl_rl backend) an asr.rl._rsl_rl.RslRlPolicy and None."""
+    VecNormalize, or (rsl_rl backend) an asr.rl._rsl_rl.RslRlPolicy and None. The files are
+    read from one checkpoint; when a trainer running on the folder replaces that checkpoint
+    while it is read (write_version removes the old one), the new one is read instead."""
+    from stable_baselines3 import PPO  # imported first: the checkpoint may change meanwhile
+
     folder = os.fspath(folder)
-    files = current_version(folder)  # the files of one checkpoint
+    for _ in range(20):
+        files = current_version(folder)
+        try:
+            return _load_version(PPO, folder, files)
+        except (OSError, ValueError):
+            if current_version(folder) == files:
+                raise  # the same checkpoint: a real error
+    return _load_version(PPO, folder, current_version(folder))
+
+
+def _load_version(ppo, folder, files):
     config = {}
     if os.path.isfile(os.path.join(files, CONFIG_FILE)):
         with open(os.path.join(files, CONFIG_FILE)) as f:
@@ -147,12 +161,10 @@ def load_training(folder):
 
         res = load_checkpoint(folder)
         return res.model, None, res.config
-    from stable_baselines3 import PPO
-
     zip_path = os.path.join(files, MODEL_FILE)
     if not os.path.isfile(zip_path):
         raise ValueError(f"model: {files!r} is not a training folder (no {MODEL_FILE})")
-    model = PPO.load(zip_path, device="cpu")
+    model = ppo.load(zip_path, device="cpu")
     vn = None
     if os.path.isfile(os.path.join(files, NORMALIZE_FILE)):
         with open(os.path.join(files, NORMALIZE_FILE), "rb") as f:
