@@ -70,9 +70,6 @@ def tour(url, pid):
         phases.append((phase, now - clock[0], memory_mb(pid)))
         clock[0] = now
 
-    # the short RL training runs in its own process from the start, beside the phases before
-    # its own (its torch import and updates take seconds); the server's memory is what counts
-    post_json(url, "/api/rl/start", TRAIN)
     kinds = asyncio.run(read_stream(url, 40))
     assert "extend" in kinds, kinds
     state = post_json(url, "/api/compare", {"presets": [0.1 * k for k in range(1, 9)]})
@@ -89,6 +86,7 @@ def tour(url, pid):
     assert len(ilc["errors"]) == 2, ilc
     done("ILC")
 
+    post_json(url, "/api/rl/start", TRAIN)
     st = wait_for(
         lambda: (lambda s: not s["running"] and s)(get_json(url + "/api/rl/status")),
         60,
