@@ -173,3 +173,25 @@ def test_lr_decay_ends_at_the_decayed_rate(tmp_path, algo):
     assert rate == pytest.approx(1e-3, rel=1e-12)
     with pytest.raises(ValueError, match=r"lr_decay: got 0.5, valid only with desired_kl = 0"):
         train(TASK, algo="rsl_rl", total_steps=16, num_envs=8, **dict(hp, desired_kl=0.01))
+
+
+def test_an_untrained_actor_starts_at_the_tasks_policy_init():
+    """Throw's policy_init: the untrained actor's mean action is near its mean (the output
+    layer's bias, its weights scaled by 0.01) and its standard deviation is its std."""
+    import torch
+
+    from asr.envs.throw import Throw
+    from asr.rl._config import validate_hyperparameters
+    from asr.rl._rsl_rl import RslRlBackend
+
+    learner = RslRlBackend(Throw(4), validate_hyperparameters({"batch_size": 64}, 4), seed=0)
+    try:
+        obs = learner.env.get_observations()["policy"].numpy()
+        mean = np.asarray(Throw.policy_init["mean"])
+        policy, _ = learner.policy()
+        act = policy.actor(learner.env.get_observations()).detach().numpy()  # unclipped mean
+        assert np.abs(act - mean).max() < 0.05, (obs, act)
+        std = torch.exp(policy.actor.distribution.log_std_param).detach().numpy()
+        np.testing.assert_allclose(std, Throw.policy_init["std"], rtol=1e-6)
+    finally:
+        learner.close()

@@ -67,6 +67,22 @@ def _model(obs_dim, out_dim, hp, which):
     )
 
 
+def start_policy_at(actor, init):
+    """Start an untrained actor at its task's policy_init ({"mean": (act_dim,), "std":
+    (act_dim,)} in the action's units; None: rsl-rl-lib's start), as the sb3 backend does: the
+    output layer's weights scaled by 0.01 (SB3's gain for the action layer) so that its bias,
+    set to the mean, is the mean action, and the Gaussian's log standard deviation set to
+    log(std)."""
+    if init is None:
+        return
+    last = [m for m in actor.mlp.modules() if isinstance(m, torch.nn.Linear)][-1]
+    with torch.no_grad():
+        last.weight.mul_(0.01)
+        last.bias.copy_(torch.as_tensor(init["mean"], dtype=torch.float32))
+        log_std = torch.log(torch.as_tensor(init["std"], dtype=torch.float32))
+        actor.distribution.log_std_param.copy_(log_std)
+
+
 class RslRlPolicy:
     """A trained rsl-rl-lib actor as a policy: predict(obs, deterministic=True) -> (actions
     (N, act_dim) clipped to the task's action Box, None), the call shape of Stable-Baselines3's
@@ -114,8 +130,11 @@ class RslRlBackend:
         n = self.env.num_envs
         obs = self.env.reset([seed + self.steps + i for i in range(n)])
         obs_dim = obs["policy"].shape[1]
+        actor = _model(obs_dim, self.env.num_actions, hp, "actor")
+        if state is None:
+            start_policy_at(actor, getattr(type(venv), "policy_init", None))
         self.alg = PPO(
-            _model(obs_dim, self.env.num_actions, hp, "actor"),
+            actor,
             _model(obs_dim, 1, hp, "critic"),
             RolloutStorage("rl", n, hp["n_steps"], obs, [self.env.num_actions], "cpu"),
             num_mini_batches=max(1, hp["n_steps"] * n // hp["batch_size"]),
