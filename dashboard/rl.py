@@ -32,6 +32,7 @@ import time
 
 import numpy as np
 
+from asr.rl._config import MODEL_FILES
 from dashboard.errors import public_message
 from dashboard.rl_tasks import RLInputError, metric_info
 
@@ -66,6 +67,11 @@ def _finite(x):
     except (TypeError, ValueError):
         return None
     return x if math.isfinite(x) else None
+
+
+def _has_model(folder):
+    """Whether a training folder holds a model of either backend (its first checkpoint)."""
+    return any(os.path.isfile(os.path.join(folder, f)) for f in MODEL_FILES.values())
 
 
 def read_curve(path, max_bytes=MAX_CURVE_BYTES):
@@ -159,10 +165,11 @@ class TrainingManager:
         return {"type": "rl", **self.status()}
 
     def checkpoint_dir(self, quiet=False):
-        """The latest run's folder once it holds a model (model.zip), else None / NoCheckpoint."""
+        """The latest run's folder once it holds a model (a backend's MODEL_FILES), else None /
+        NoCheckpoint."""
         with self._lock:
             run = self._run
-        if run and os.path.isfile(os.path.join(run["dir"], "model.zip")):
+        if run and _has_model(run["dir"]):
             return run["dir"]
         if quiet:
             return None
@@ -184,7 +191,7 @@ class TrainingManager:
                 f"nothing to watch: run {run['id']} {msg}; start a new training "
                 "(POST /api/rl/start)"
             )
-        if not curve["steps"] or not os.path.isfile(os.path.join(run["dir"], "model.zip")):
+        if not curve["steps"] or not _has_model(run["dir"]):
             then = (
                 "wait for the first row of its curve"
                 if code is None

@@ -504,7 +504,8 @@ def test_watched_references_are_the_onnx_policys(short_run, tmp_path):
     """The watcher of a training folder (its policy exported in a child, run with onnxruntime)
     holds exactly the references the task makes of OnnxPolicy's actions on the same
     observations (the ONNX file exported here), and those actions are the torch policy's
-    (SB3 predict on the normalised observations) to float32 precision."""
+    (the backend's predict: SB3's on the normalised observations, rsl_rl's on the raw ones) to
+    float32 precision."""
     import numpy as np
 
     from asr.rl.onnx_policy import OnnxPolicy, export_onnx, load_training
@@ -528,6 +529,7 @@ def test_watched_references_are_the_onnx_policys(short_run, tmp_path):
         action = np.clip(np.asarray(policy(obs), float), w.low, w.high)
         expected = np.asarray(mine._refs(action), float)
         np.testing.assert_array_equal(w.act(q, qd), expected)
-        torch_action = model.predict(vn.normalize_obs(obs).astype(np.float32), deterministic=True)
+        raw = obs if vn is None else vn.normalize_obs(obs)  # rsl_rl's actor normalises itself
+        torch_action = model.predict(raw.astype(np.float32), deterministic=True)
         np.testing.assert_allclose(action, np.clip(torch_action[0], w.low, w.high), atol=1e-5)
     assert w.info()["env_step"] == 5 and w.info()["episode"] == 1

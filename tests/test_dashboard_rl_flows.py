@@ -75,7 +75,7 @@ def test_throw_trains_and_a_failed_run_leaves_nothing_to_watch():
             and options == page_api(pg, "GET", "/api/rl/tasks")[1]["tasks"]
         )
 
-        # run 1: Throw to the end, its curve plotted, its policy watched on the vertical arm
+        # run 1: Throw to the end, its curve plotted, its policy watched on the throw arm
         start(pg, "asr/Throw-v0", THROW)
         text = status_text(pg, "finished", 240)
         assert text.startswith("run 1: finished; 64 steps"), text
@@ -97,7 +97,7 @@ def test_throw_trains_and_a_failed_run_leaves_nothing_to_watch():
             30,
             "the Throw policy acting",
         )
-        assert state["watch"]["task"] == "asr/Throw-v0" and state["variant"] == "vertical"
+        assert state["watch"]["task"] == "asr/Throw-v0" and state["variant"] == "throw"
         assert state["error"] is None
         pg.click("#btn-rl-manual")
         pg.wait_for_selector("#btn-rl-manual[disabled]", timeout=20000)

@@ -14,6 +14,16 @@ from conftest import require
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TASK = "asr/Reach2DOF-v0"
+
+
+@pytest.fixture(autouse=True)
+def _sb3_backend(monkeypatch):
+    """This file checks the training folder as the Stable-Baselines3 backend writes it (model.zip,
+    vecnormalize.pkl); tests/test_rl_rsl_rl.py checks the rsl_rl backend's. algo="ppo" (the
+    default) runs sb3 here, as `asr train --algo sb3` in the subprocesses."""
+    monkeypatch.setattr("asr.rl._config.DEFAULT_BACKEND", "sb3")
+
+
 TINY = dict(
     n_steps=16,
     batch_size=128,
@@ -192,7 +202,9 @@ def test_train_many_on_an_executor_equals_one_after_another(tmp_path):
 
     from asr.rl import train_many
 
-    runs = [dict(task=TASK, total_steps=1_000, num_envs=8, seed=s, **TINY) for s in (3, 4)]
+    runs = [
+        dict(task=TASK, algo="sb3", total_steps=1_000, num_envs=8, seed=s, **TINY) for s in (3, 4)
+    ]
     serial = train_many(runs)
     with concurrent.futures.ProcessPoolExecutor(
         2, mp_context=multiprocessing.get_context("spawn")
@@ -242,6 +254,8 @@ def test_resume_after_sigkill(tmp_path):
         "-m",
         "asr.cli",
         "train",
+        "--algo",
+        "sb3",
         "--task",
         TASK,
         "--total-steps",

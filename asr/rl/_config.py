@@ -9,7 +9,9 @@ import numpy as np
 # "sb3": Stable-Baselines3's PPO, "rsl_rl": rsl-rl-lib's PPO, "ppo": the default backend (the
 # faster of the two to reach Reach2DOF's goal, measured by benchmarks/bench_rl.py)
 BACKENDS = ("sb3", "rsl_rl")
-DEFAULT_BACKEND = "sb3"
+DEFAULT_BACKEND = "rsl_rl"
+# the file holding a backend's model in a training folder (a folder with one has a checkpoint)
+MODEL_FILES = {"sb3": "model.zip", "rsl_rl": "model.pt"}
 ALGOS = ("ppo", *BACKENDS)
 
 # name: (default, kind, low, high, low_open, high_open); kind "int", "float" or "net_arch"

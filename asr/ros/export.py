@@ -77,6 +77,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 
 from asr._files import folder_lock, replace_folder
+from asr.rl._config import MODEL_FILES
 from asr.ros._export_ros2_templates import ros2_package_files
 from asr.ros._export_templates import package_files
 
@@ -336,7 +337,9 @@ def _onnx_policy(obj):
     (exported with asr.rl.export_onnx); None for anything else."""
     if isinstance(obj, (str, os.PathLike)):
         p = os.fspath(obj)
-        folder = os.path.isdir(p) and os.path.isfile(os.path.join(p, "model.zip"))
+        folder = os.path.isdir(p) and any(
+            os.path.isfile(os.path.join(p, f)) for f in MODEL_FILES.values()
+        )
         if not (folder or p.endswith(".onnx")):
             return None
         from asr.rl.onnx_policy import OnnxPolicy, export_onnx
