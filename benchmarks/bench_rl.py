@@ -27,7 +27,7 @@ import numpy as np
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import torch  # noqa: E402
-from results_file import report_and_write
+from results_file import is_throw_figure, merged_into, report_and_write
 
 DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "rl.json")
 TASK = "asr/Reach2DOF-v0"
@@ -252,6 +252,8 @@ def main(
         for suffix, label in [("", " (default backend)")]
         + [(f"_{b}", f" ({b})") for b in (reach or {})]
     ]
+    if write:  # the throw_* figures are bench_throw.py's: kept
+        fig = merged_into(out, fig, lambda key: not is_throw_figure(key))
     report_and_write(
         fig, out, say, write, targets=targets, note=f"load average {load:.2f} before the run; "
     )

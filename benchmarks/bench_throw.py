@@ -23,7 +23,7 @@ import shutil
 import tempfile
 import time
 
-from results_file import report_and_write
+from results_file import is_throw_figure, merged_into, report_and_write
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_OUT = os.path.join(HERE, "results", "rl.json")
@@ -55,17 +55,6 @@ def throw_figures(res):
     return fig
 
 
-def _merged(out, fig):
-    """rl.json's other figures (bench_rl.py's) with this benchmark's throw_* keys replaced."""
-    old = {}
-    if os.path.exists(out):
-        with open(out) as f:
-            old = {k: v for k, v in json.load(f).items() if not k.startswith("throw_")}
-            old.pop("target_met_throw_vsa_vs_best_fixed", None)
-            old.pop("target_met_throw_vsa_vs_rigid", None)
-    return {**old, **fig}
-
-
 def main(out=DEFAULT_OUT, folder=DEFAULT_FOLDER, write=True, quiet=False, **run_kwargs):
     from asr.experiments import throw_ppo
 
@@ -90,7 +79,7 @@ def main(out=DEFAULT_OUT, folder=DEFAULT_FOLDER, write=True, quiet=False, **run_
         ("throw_vsa_vs_rigid", f">= {GOAL_VS_RIGID} (variable / rigid)", str),
     ]
     report_and_write(
-        _merged(out, fig) if write else fig,
+        merged_into(out, fig, is_throw_figure) if write else fig,
         out,
         say,
         write,

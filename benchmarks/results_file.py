@@ -30,3 +30,19 @@ def report_and_write(fig, out, say, write, targets=(), note=""):
     )
     if write:
         write_results(fig, out, say)
+
+
+def is_throw_figure(key):
+    """rl.json is shared: bench_throw.py writes the throw_* figures (and their target_met_*
+    flags), bench_rl.py every other one."""
+    return key.startswith(("throw_", "target_met_throw_"))
+
+
+def merged_into(out, fig, mine):
+    """fig plus the figures already in the file `out` that another benchmark wrote there (the
+    keys for which mine(key) is false), so that each benchmark rewrites only its own."""
+    old = {}
+    if os.path.exists(out):
+        with open(out) as f:
+            old = {k: v for k, v in json.load(f).items() if not mine(k)}
+    return {**old, **fig}

@@ -28,6 +28,7 @@ import mujoco
 import numpy as np
 
 from asr.envs.throw import (
+    RELEASE_THRESHOLD,
     Throw,
     landing_distance,
     qbmove_robot,
@@ -85,17 +86,19 @@ def _damping_power(robot, qd):
 
 
 def replay_actions(actions, actuator="qbmove", preset=None):
-    """Replay env-step actions (T, 5) of asr.envs.throw.Throw (the last one releases, or none
-    does) on the arm at the simulation step. Returns a dict: t (S,) s at the end of each
-    simulation step, q, qd (S, 2), stiffness (S, 2), eq, preset (S, 2) references, energies
-    (S,) J (spring, link_kinetic, link_potential, motor_kinetic, motor_work cumulative), the
-    release state (release_pos, release_vel (2,)), distance (m, 0 without a release),
-    released, and account: a dict of scalars in J (see the module doc)."""
+    """Replay env-step actions (T, 5) of asr.envs.throw.Throw (the last one releases: it asks
+    to, or it ends the 1 s time limit; else none does) on the arm at the simulation step.
+    Returns a dict: t (S,) s at the end of each simulation step, q, qd (S, 2), stiffness
+    (S, 2), eq, preset (S, 2) references, energies (S,) J (spring, link_kinetic,
+    link_potential, motor_kinetic, motor_work cumulative), the release state (release_pos,
+    release_vel (2,)), distance (m, 0 without a release), released, and account: a dict of
+    scalars in J (see the module doc)."""
     actions = np.atleast_2d(np.asarray(actions, dtype=float))
     env = Throw(1, actuator=actuator, preset=preset)
     env.reset(seed=0)
     refs = env._refs(actions)  # (T, 2, 2): the env's own mapping (fixed preset included)
-    released = bool(actions[-1, 4] > 0.5)
+    # the last step releases when its action asks, or at the time limit (the hand opens)
+    released = bool(actions[-1, 4] > RELEASE_THRESHOLD or len(actions) >= env.max_episode_steps)
     steps = np.repeat(refs, env.frame_skip, axis=0)[None]  # (1, S, J, 2)
     out = env.sim.rollout(steps.shape[1], steps, record=FIELDS)
     out = {f: out[f][0] for f in FIELDS}

@@ -102,7 +102,7 @@ def run(
     total_steps=TOTAL_STEPS,
     seeds=SEEDS,
     presets=FIXED_PRESETS,
-    algo="ppo",
+    algo="sb3",
     executor=None,
     out_dir=None,
 ):
