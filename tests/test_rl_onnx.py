@@ -299,3 +299,27 @@ def test_a_training_folder_exports_as_a_ros_package_zip(trained):
         onnx = next(n for n in names if n.endswith(".onnx"))
         assert any(n.endswith("package.xml") for n in names)
         assert z.read(onnx) == open(path, "rb").read()
+
+
+@pytest.mark.slow
+def test_the_dynamo_exporter_where_torch_has_no_tracing_one(trained, tmp_path, monkeypatch):
+    """export_onnx traces the actor with torch's tracing exporter; where a torch lacks it (torch
+    deprecates it), the dynamo exporter writes a policy acting the same (float32 precision)."""
+    import torch
+
+    from asr.rl.onnx_policy import OnnxPolicy, export_onnx
+
+    _, _, folder, path = trained
+    real = torch.onnx.export
+
+    def no_tracing(*args, dynamo=True, **kwargs):
+        if not dynamo:
+            raise TypeError("the tracing exporter was removed")
+        return real(*args, dynamo=dynamo, **kwargs)
+
+    monkeypatch.setattr(torch.onnx, "export", no_tracing)
+    dynamo_path = export_onnx(folder, tmp_path / "dynamo.onnx")
+    obs = np.random.default_rng(3).normal(0.0, 1.0, (64, 4))
+    a, b = OnnxPolicy(path)(obs), OnnxPolicy(dynamo_path)(obs)
+    np.testing.assert_allclose(a, b, rtol=0, atol=1e-5)
+    assert OnnxPolicy(dynamo_path).metadata["task"] == OnnxPolicy(path).metadata["task"]

@@ -18,8 +18,10 @@ backend (asr.rl._rsl_rl.RslRlPolicy, or a folder trained with algo="rsl_rl": mod
 as x = (obs - mean) / (std + 0.01) (rsl-rl-lib's EmpiricalNormalization, inside its actor),
 action = clip(mlp(x), low, high): what its predict(obs) returns.
 
-The exporter is torch.onnx.export's dynamo (torch.export) exporter, the default of torch >= 2.9
-(needs onnx and onnxscript), opset 20 or newer, with a dynamic batch dimension. The file is
+The exporter is torch.onnx.export's tracing (TorchScript) exporter, opset OPSET = 20, with a
+dynamic batch dimension: the policies are plain MLPs, which it traces in 0.1 s, where the dynamo
+exporter took about 10 s from a cold start (each dashboard watch and export runs in a fresh
+process); a torch without the tracing exporter gets the dynamo one (needs onnxscript). The file is
 written atomically (a temporary file in the same folder, then renamed).
 
 The model's metadata_props (strings; the JSON ones parsed by OnnxPolicy.metadata):
@@ -35,9 +37,11 @@ OnnxPolicy.from_bytes(data) runs a file's bytes (the dashboard gets them from an
 so that the server never imports torch); policy.predict(obs) answers as SB3's model.predict.
 """
 
+import io
 import json
 import os
 import pickle
+import warnings
 
 import numpy as np
 
@@ -45,6 +49,7 @@ from asr._files import atomic_write, current_version
 from asr._version import __version__
 
 FORMAT = "asr.onnx_policy/1"
+OPSET = 20  # the ONNX opset of exported policies
 MODEL_FILE, NORMALIZE_FILE, CONFIG_FILE = "model.zip", "vecnormalize.pkl", "config.json"
 
 
@@ -342,20 +347,48 @@ def export_onnx(model, path, *, vec_normalize=None, task=None):
     module.train(False)
     try:
         with torch.no_grad():
-            program = torch.onnx.export(
-                actor,
-                (torch.zeros(2, obs_dim),),
-                dynamo=True,
-                input_names=["obs"],
-                output_names=["action"],
-                dynamic_shapes={"obs": {0: torch.export.Dim("batch")}},
-                verbose=False,
-            )
+            proto = _to_onnx(actor, obs_dim)
     finally:
         module.train(was_training)
     meta = _metadata(cls, obs_dim, act_dim, low, high, norm_meta, source)
-    _write_proto(program.model_proto, meta, path)
+    _write_proto(proto, meta, path)
     return path
+
+
+def _to_onnx(actor, obs_dim):
+    """The ONNX ModelProto of the actor (input obs (batch, obs_dim), output action): torch's
+    tracing exporter (0.1 s; torch deprecates it for the dynamo exporter, which took about 10 s
+    from a cold start), or the dynamo exporter where a torch no longer has the tracing one."""
+    import onnx
+    import torch
+
+    buf = io.BytesIO()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # the tracing exporter's notice
+            torch.onnx.export(
+                actor,
+                (torch.zeros(2, obs_dim),),
+                buf,
+                dynamo=False,
+                input_names=["obs"],
+                output_names=["action"],
+                dynamic_axes={"obs": {0: "batch"}, "action": {0: "batch"}},
+                opset_version=OPSET,
+            )
+        return onnx.load_from_string(buf.getvalue())
+    except (TypeError, AttributeError, NotImplementedError):  # no tracing exporter any more
+        program = torch.onnx.export(
+            actor,
+            (torch.zeros(2, obs_dim),),
+            dynamo=True,
+            input_names=["obs"],
+            output_names=["action"],
+            dynamic_shapes={"obs": {0: torch.export.Dim("batch")}},
+            opset_version=OPSET,
+            verbose=False,
+        )
+        return program.model_proto
 
 
 def _metadata(cls, obs_dim, act_dim, low, high, norm_meta, source):
