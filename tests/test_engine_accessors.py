@@ -115,6 +115,7 @@ MUJOCO_ONLY = {
     "asr/experiments/_kamedula2016_setup.py": "link parameters read from the MJCF",
     "asr/experiments/_mengacci2021_closed_forms.py": "pendulum parameters read from the MJCF",
     "asr/experiments/_parnenzini2015_gait.py": "subtree centre of mass and MuJoCo's warnings",
+    "asr/experiments/_throw_energy.py": "the arm's link energies (mjENBL_ENERGY), joint damping",
     "asr/_build.py": "the MuJoCo plugin library is compiled against the installed mujoco",
     "asr/mujoco_plugin.py": "MuJoCo's own plugin: loads it into MuJoCo, reads its plugin state",
     "asr/mujoco_export.py": "writes a robot's MJCF for MuJoCo's plugin: qpos0, joint ranges",
