@@ -31,8 +31,6 @@ from asr.envs.throw import (
     RELEASE_THRESHOLD,
     Throw,
     landing_distance,
-    qbmove_robot,
-    rigid_robot,
     spring_energy_from_deflection,
 )
 
@@ -96,13 +94,14 @@ def replay_actions(actions, actuator="qbmove", preset=None):
     actions = np.atleast_2d(np.asarray(actions, dtype=float))
     env = Throw(1, actuator=actuator, preset=preset)
     env.reset(seed=0)
+    robot = env.sim.robot
+    start = _stored_energies(env, robot)  # before the throw: the arm at rest at q0
     refs = env._refs(actions)  # (T, 2, 2): the env's own mapping (fixed preset included)
     # the last step releases when its action asks, or at the time limit (the hand opens)
     released = bool(actions[-1, 4] > RELEASE_THRESHOLD or len(actions) >= env.max_episode_steps)
     steps = np.repeat(refs, env.frame_skip, axis=0)[None]  # (1, S, J, 2)
     out = env.sim.rollout(steps.shape[1], steps, record=FIELDS)
     out = {f: out[f][0] for f in FIELDS}
-    robot = qbmove_robot() if actuator == "qbmove" else rigid_robot()
     b = env.sim.batch
     motor_j = np.array([b.get_param(j, "motor_J")[0] for j in range(env.n_joints)])
     p, v = env.tip_state(0)
@@ -122,22 +121,19 @@ def replay_actions(actions, actuator="qbmove", preset=None):
     res["released"] = released
     res["release_pos"], res["release_vel"] = p, v
     res["distance"] = float(landing_distance(p, v, env.gravity)) if released else 0.0
-    res["account"] = energy_account(res, env, robot)
+    res["account"] = energy_account(res, *start)
     return res
 
 
-def _initial_energies(env, robot):
-    """Stored energies (J) at the episode start (the arm at rest at q0: potential, springs)."""
-    q0 = np.asarray(robot.initial_q, dtype=float)[None]
-    _, pot = _link_energies(robot, q0, np.zeros_like(q0))
+def _stored_energies(env, robot):
+    """The link potential and spring energies (J) of sub-env 0 now (at rest: no kinetic)."""
+    _, pot = _link_energies(robot, env.q[:1], np.zeros_like(env.q[:1]))
     return float(pot[0]), float(env.spring_energy()[0])
 
 
-def energy_account(res, env, robot):
-    """The scalars of the account (J) at the release (the last simulation step)."""
-    fresh = Throw(1, actuator=env.actuator, preset=env.preset)
-    fresh.reset(seed=0)
-    pot0, spring0 = _initial_energies(fresh, robot)
+def energy_account(res, pot0, spring0):
+    """The scalars of the account (J) at the release (the last simulation step), from the
+    replay's records `res` and the potential and spring energies pot0, spring0 at the start."""
     last = {k: float(res[k][-1]) for k in ("spring", "link_kinetic", "link_potential")}
     delivered = float(res["delivered"][-1])
     gained = last["spring"] - spring0 + last["link_kinetic"] + last["link_potential"] - pot0
