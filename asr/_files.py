@@ -19,6 +19,10 @@ manifest with its own: loading follows the manifest and gives the old result or 
 write_version / current_version: a folder of several files (a training checkpoint) switched as a
 whole through one symlink.
 
+read_json / parse_json: a JSON file (or text) read with a bounded nesting depth; every way it
+can be malformed (not UTF-8, not JSON, nested too deeply, a number too long for Python, NaN
+where it is refused) is a ValueError naming the file.
+
 Used by asr.parameter_sweep, asr.iterative_learning, asr.identification and asr.rl.training.
 """
 
@@ -38,6 +42,9 @@ import numpy as np
 
 # tries at a temporary file that a cleaner does not remove before its writer locks it
 TEMPORARY_TRIES = 100
+# read_json's default nesting limit: far above any file asr writes (3 to 5 levels), far below
+# the interpreter's recursion limit (Python's json recurses once per level)
+JSON_MAX_DEPTH = 64
 
 
 def _sync_folder(folder):
@@ -331,7 +338,62 @@ def check_sha256(path, arrays, saved, what):
         )
 
 
+def _nesting(value):
+    """How deeply lists and dicts nest in a parsed JSON value (0: a scalar), counted without
+    recursion, so that checking a deep value cannot itself overflow the stack."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            item = item.values()
+        elif not isinstance(item, list):
+            continue
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in item)
+    return deepest
+
+
+def _refuse_constant(name):
+    raise ValueError(f"{name} is not a JSON number (non-finite numbers are written as null)")
+
+
+def parse_json(data, where, what, max_depth=JSON_MAX_DEPTH, allow_nan=False):
+    """The parsed JSON text `data` (str or UTF-8 bytes); `where` names it in the errors (a
+    file's path, or "<path>: its meta") and `what` its kind ("an identification result").
+    ValueError naming `where` and what is wrong for text that is not UTF-8, not JSON, nested
+    more than max_depth levels (also text the parser cannot descend: Python's json recurses
+    per level), or holds a number longer than Python parses; NaN, Infinity and -Infinity (not
+    JSON, though Python writes them) are refused unless allow_nan. What the value must hold
+    is the caller's to check."""
+    problem = None
+    try:
+        text = data.decode("utf-8") if isinstance(data, bytes) else data
+        value = json.loads(text, parse_constant=None if allow_nan else _refuse_constant)
+    except RecursionError:
+        problem = f"nested too deeply to parse (limit {max_depth} levels)"
+    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        problem = f"not valid JSON ({exc})"
+    else:
+        depth = _nesting(value)
+        if depth > max_depth:
+            problem = f"nested {depth} levels deep (limit {max_depth} levels)"
+    if problem is not None:
+        raise ValueError(f"{where}: {problem}; it is not {what} written by asr")
+    return value
+
+
+def read_json(path, what, max_depth=JSON_MAX_DEPTH, allow_nan=False):
+    """The parsed JSON file `path`: parse_json of its bytes, errors naming the path. A missing
+    or unreadable file raises its OSError (FileNotFoundError, ...) as open() does."""
+    path = os.fspath(path)
+    with open(path, "rb") as f:
+        data = f.read()
+    return parse_json(data, path, what, max_depth, allow_nan)
+
+
 __all__ = [
+    "parse_json",
+    "read_json",
     "atomic_write",
     "sha256_file",
     "write_pair",
