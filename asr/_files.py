@@ -270,10 +270,27 @@ def write_version(folder, items, link="checkpoint"):
 
 def current_version(folder, link="checkpoint"):
     """The folder holding the current set of files write_version wrote (folder itself for a
-    folder written before versions: plain files)."""
+    folder written before versions: plain files). ValueError naming the link when it leads
+    outside `folder` (inside_folder)."""
     folder = os.fspath(folder)
     path = os.path.join(folder, link)
-    return os.path.realpath(path) if os.path.islink(path) else folder
+    return inside_folder(folder, path, path) if os.path.islink(path) else folder
+
+
+def inside_folder(folder, path, shown):
+    """The real path of `path` (every symbolic link on the way resolved), which must lie inside
+    `folder`: a folder that links out of itself (to another user's files, a server's secrets)
+    is refused with ValueError naming `shown` (the link as the reader names it, never its
+    target, which a server must not echo)."""
+    root = os.path.realpath(folder)
+    real = os.path.realpath(path)
+    if os.path.commonpath([root, real]) != root:
+        raise ValueError(
+            f"{shown}: a symbolic link that leads outside its folder; refused (the links of a "
+            "folder asr wrote stay inside it, and a shared folder must not read files "
+            "elsewhere on this machine)"
+        )
+    return real
 
 
 def _exchange(a, b):
@@ -402,6 +419,7 @@ __all__ = [
     "check_sha256",
     "write_version",
     "current_version",
+    "inside_folder",
     "replace_folder",
     "folder_lock",
 ]

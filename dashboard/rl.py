@@ -84,7 +84,7 @@ def read_curve(path, max_bytes=MAX_CURVE_BYTES):
         if len(data) > max_bytes:
             return cols
         rows = json.loads(data)
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # RecursionError: JSON nested too deeply
         return cols
     if isinstance(rows, dict):  # tolerate {"rows": [...]}
         rows = rows.get("rows", [])

@@ -39,7 +39,7 @@ def config_from_disk(folder):
         with open(os.path.join(folder, "config.json"), "rb") as f:
             data = f.read(MAX_CONFIG_BYTES + 1)
         raw = json.loads(data) if len(data) <= MAX_CONFIG_BYTES else {}
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # RecursionError: JSON nested too deeply
         return {}
     if not isinstance(raw, dict):
         return {}

@@ -8,7 +8,6 @@ in float64 and runs the network in float32, so actions differ by float32 roundin
 1e-5 (absolute, actions of order 1); the closed-loop link trajectories of the two policies on the
 asr vector env are asserted within 1e-4 rad (measured figures printed with -s)."""
 
-import json
 import os
 
 import numpy as np
@@ -65,12 +64,25 @@ def make_model(task_id, learn_steps, seed=0):
 
 
 def save_folder(model, venv, folder, task_id):
-    """The training folder layout of asr.rl.train."""
+    """The training folder of asr.rl.train (its files as asr's sb3 backend writes them, data
+    only) of a model trained by SB3 itself."""
+    from asr._files import write_version
+    from asr.rl._safe_load import json_writer
+    from asr.rl._sb3 import normalisation_state, save_model
+
     os.makedirs(folder, exist_ok=True)
-    model.save(os.path.join(folder, "model.zip"))
-    venv.save(os.path.join(folder, "vecnormalize.pkl"))
-    with open(os.path.join(folder, "config.json"), "w") as f:
-        json.dump({"task": task_id, "algo": "PPO", "seed": 0}, f)
+    hp = {"n_steps": 64, "batch_size": 64, "n_epochs": 1, "net_arch": [32, 32]}
+    config = {"task": task_id, "algo": "ppo", "backend": "sb3", "seed": 0, "hyperparameters": hp}
+    stats = normalisation_state(venv, model.num_timesteps)
+    write_version(
+        folder,
+        [
+            ("config.json", json_writer(config)),
+            ("model.zip", lambda f: save_model(model, f)),
+            ("vecnormalize.json", json_writer(stats)),
+            ("curve.json", json_writer([])),
+        ],
+    )
     return folder
 
 

@@ -19,7 +19,7 @@ TASK = "asr/Reach2DOF-v0"
 @pytest.fixture(autouse=True)
 def _sb3_backend(monkeypatch):
     """This file checks the training folder as the Stable-Baselines3 backend writes it (model.zip,
-    vecnormalize.pkl); tests/test_rl_rsl_rl.py checks the rsl_rl backend's. algo="ppo" (the
+    vecnormalize.json); tests/test_rl_rsl_rl.py checks the rsl_rl backend's. algo="ppo" (the
     default) runs sb3 here, as `asr train --algo sb3` in the subprocesses."""
     monkeypatch.setattr("asr.rl._config.DEFAULT_BACKEND", "sb3")
 
@@ -376,7 +376,7 @@ def test_bad_types():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["model.zip", "vecnormalize.pkl", "config.json", "curve.json"])
+@pytest.mark.parametrize("name", ["model.zip", "vecnormalize.json", "config.json", "curve.json"])
 def test_corrupted_checkpoint_names_the_file(tmp_path, name):
     from asr.rl import load_checkpoint, train
 

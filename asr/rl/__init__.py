@@ -9,6 +9,9 @@ rsl-rl-lib (extra `asr-sim[rl]`).
   default backend); `asr train` on the command line. task_metric (asr.rl._results): a
   task's held-out metric (final joint error, rad, or Throw's distance thrown, m).
 - export_onnx, OnnxPolicy (asr.rl.onnx_policy): a trained policy as ONNX.
+- convert_pickled_folder (asr.rl._convert): the explicit opt-in that rewrites a folder of an
+  earlier asr, holding a pickle, as data only; loading a folder otherwise never runs code from
+  it (docs/learning.md, "What loading a training folder trusts").
 
 Importing asr.rl sets OMP_WAIT_POLICY=PASSIVE unless set (see below). The names load lazily,
 so `import asr.rl` works without torch; using one without torch raises
@@ -31,6 +34,7 @@ _LAZY = {
     "train_many": "asr.rl.training",
     "TrainResult": "asr.rl.training",
     "load_checkpoint": "asr.rl.training",
+    "convert_pickled_folder": "asr.rl._convert",
     "task_metric": "asr.rl._results",
     "export_onnx": "asr.rl.onnx_policy",
     "OnnxPolicy": "asr.rl.onnx_policy",

@@ -3,7 +3,6 @@ held-out evaluation of a policy (evaluate_policy) and the learning curve's figur
 layout and its atomic writes are described in asr.rl.training."""
 
 import dataclasses
-import json
 import os
 
 import numpy as np
@@ -11,10 +10,19 @@ import numpy as np
 from asr._files import current_version
 from asr._optional import need
 from asr.rl._config import ALGOS, BACKENDS, _task_class
+from asr.rl._safe_load import folder_file, json_writer, read_json
 
 EVAL_SEED_BASE = 1_000_000_000
-# every file a training folder may hold (sb3: model.zip, vecnormalize.pkl; rsl_rl: model.pt)
-FILES = ("model.zip", "vecnormalize.pkl", "model.pt", "config.json", "curve.json")
+# every file a training folder may hold (sb3: model.zip, vecnormalize.json; rsl_rl: model.pt;
+# vecnormalize.pkl: the pickle of earlier versions, refused, asr.rl._safe_load)
+FILES = (
+    "model.zip",
+    "vecnormalize.json",
+    "vecnormalize.pkl",
+    "model.pt",
+    "config.json",
+    "curve.json",
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -199,28 +207,16 @@ def evaluate_policy(model, vecnormalize, task_cls, episodes, threads=1, env_kwar
 
 # ------------------------------------------------------------ files
 
-
-def _json_writer(obj):
-    return lambda f: f.write((json.dumps(obj, indent=1) + "\n").encode())
-
-
-def _read_json(path, what, shown):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError, UnicodeDecodeError) as exc:
-        raise ValueError(
-            f"{shown}: cannot read the {what} ({type(exc).__name__}: {exc}); the "
-            "file is missing, truncated or corrupted"
-        ) from None
+_json_writer = json_writer  # training.py writes config.json and curve.json with it
 
 
 def load_checkpoint(out_dir, env=None, device="cpu"):
     """TrainResult of a training folder (config.json, curve.json and the backend's files: sb3's
-    model.zip and vecnormalize.pkl, rsl_rl's model.pt). env: the VecEnv to attach (sb3; None:
-    the statistics are loaded without one, for inference). A missing, truncated or corrupted
-    file raises ValueError naming it. A checkpoint that a trainer running on the folder
-    replaces while it is read is read again from the new one."""
+    model.zip and vecnormalize.json, rsl_rl's model.pt), read as data: no code from the folder
+    runs (asr.rl._safe_load). env: the VecEnv to attach (sb3; None: the statistics are loaded
+    without one, for inference). A missing, truncated or corrupted file, a pickle, a link
+    leading out of the folder raise ValueError naming it. A checkpoint that a trainer running
+    on the folder replaces while it is read is read again from the new one."""
     out_dir = os.fspath(out_dir)
     if not os.path.isdir(out_dir):
         raise ValueError(f"out_dir: {out_dir!r} is not a folder")
@@ -234,34 +230,51 @@ def load_checkpoint(out_dir, env=None, device="cpu"):
     return _load_version(out_dir, current_version(out_dir), env, device)
 
 
-def _load_version(out_dir, files, env, device):
-    # errors name out_dir/<name>: a link into that checkpoint's hidden folder
-    shown = os.path.join(out_dir, "config.json")
-    config = _read_json(os.path.join(files, "config.json"), "training configuration", shown)
+def read_config(out_dir, files):
+    """config.json of a checkpoint folder, checked to be asr's: ValueError naming it."""
+    path, shown = folder_file(out_dir, files, "config.json")
+    config = read_json(path, "training configuration", shown)
     if (
         not isinstance(config, dict)
         or config.get("algo") not in ALGOS
         or config.get("backend", "sb3") not in BACKENDS
-        or "task" not in config
+        or not isinstance(config.get("task"), str)
     ):
         raise ValueError(f"{shown}: not an asr training configuration (no task / algo / backend)")
-    curve = _read_json(
-        os.path.join(files, "curve.json"), "learning curve", os.path.join(out_dir, "curve.json")
-    )
+    hp = config.get("hyperparameters", {})
+    if not isinstance(hp, dict):
+        raise ValueError(f"{shown}: hyperparameters: expected a JSON object")
+    try:
+        _task_class(config["task"])
+    except ValueError as exc:
+        raise ValueError(f"{shown}: {exc}") from None
+    return config
+
+
+def _load_version(out_dir, files, env, device):
+    # errors name out_dir/<name>: a link into that checkpoint's hidden folder
+    config = read_config(out_dir, files)
+    path, shown = folder_file(out_dir, files, "curve.json")
+    curve = read_json(path, "learning curve", shown)
     if not isinstance(curve, list) or not all(isinstance(r, dict) and "steps" in r for r in curve):
-        raise ValueError(f"{os.path.join(out_dir, 'curve.json')}: not a list of curve rows")
+        raise ValueError(f"{shown}: not a list of curve rows")
+    from asr.rl._config import validate_hyperparameters
+
+    try:
+        hp = validate_hyperparameters(config.get("hyperparameters") or {})
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{os.path.join(out_dir, 'config.json')}: {exc}") from None
     if config.get("backend", "sb3") == "rsl_rl":
-        from asr.rl._config import validate_hyperparameters
         from asr.rl._rsl_rl import load_policy as load_rsl_rl
 
-        hp = validate_hyperparameters(config.get("hyperparameters") or {})
-        shown = os.path.join(out_dir, "model.pt")
-        model, vecnorm = load_rsl_rl(files, _task_class(config["task"]), hp, shown)
+        model, vecnorm = load_rsl_rl(files, out_dir, _task_class(config["task"]), hp)
     else:
         from asr.rl._sb3 import load_policy as load_sb3
 
-        model, vecnorm = load_sb3(files, out_dir, env, device)
+        model, vecnorm = load_sb3(files, out_dir, config, env, device)
     final_eval = config.get("final_eval") or {}
+    if not isinstance(final_eval, dict):
+        final_eval = {}
     final = final_eval.get("final_error_rad")
     return TrainResult(
         model, vecnorm, config, curve, final, out_dir, final_eval.get("metric", final)

@@ -16,10 +16,13 @@ the critic (rsl-rl-lib's EmpiricalNormalization, (obs - mean) / (std + 0.01), st
 after every update from the rollout's observations), so the exported policy carries them.
 
 Files: model.pt (torch.save of {"actor", "critic", "optimizer": state dicts, "steps": env-steps
-trained, "learning_rate": the rate of the adaptive schedule}). Determinism: torch's global
-generator seeded with seed (seed + steps on resume), sub-env i reset with seed + i."""
+trained, "learning_rate": the rate of the adaptive schedule}: tensors, numbers and plain
+containers, read back with torch.load(weights_only=True), asr.rl._safe_load). Determinism:
+torch's global generator seeded with seed (seed + steps on resume), sub-env i reset with
+seed + i."""
 
 import math
+import os
 
 import numpy as np
 import torch
@@ -29,6 +32,7 @@ from rsl_rl.storage import RolloutStorage
 from tensordict import TensorDict
 
 from asr.rl._rsl_rl_env import RslRlVecEnv
+from asr.rl._safe_load import folder_file, torch_data
 
 MODEL_FILE = "model.pt"
 OBS_GROUPS = {"actor": ["policy"], "critic": ["policy"]}
@@ -118,14 +122,14 @@ class RslRlBackend:
     name = "rsl_rl"
     files = (MODEL_FILE,)
 
-    def __init__(self, venv, hp, seed, files=None):
+    def __init__(self, venv, hp, seed, files=None, out_dir=None):
         self.hp = hp
         self.env = RslRlVecEnv(venv)
         self.steps = 0
         state = None
         if files is not None:
-            state = torch.load(f"{files}/{MODEL_FILE}", map_location="cpu", weights_only=False)
-            self.steps = int(state["steps"])
+            state = read_model(files, out_dir)
+            self.steps = state["steps"]
         torch.manual_seed(seed + self.steps)
         n = self.env.num_envs
         obs = self.env.reset([seed + self.steps + i for i in range(n)])
@@ -144,15 +148,22 @@ class RslRlBackend:
             device="cpu",
         )
         if state is not None:
-            self.alg.load(
-                {
-                    "actor_state_dict": state["actor"],
-                    "critic_state_dict": state["critic"],
-                    "optimizer_state_dict": state["optimizer"],
-                },
-                None,
-                True,
-            )
+            try:
+                self.alg.load(
+                    {
+                        "actor_state_dict": state["actor"],
+                        "critic_state_dict": state["critic"],
+                        "optimizer_state_dict": state["optimizer"],
+                    },
+                    None,
+                    True,
+                )
+            except (RuntimeError, ValueError, KeyError, TypeError) as exc:
+                raise ValueError(
+                    f"{os.path.join(out_dir, MODEL_FILE)}: its networks do not fit "
+                    f"config.json's hyperparameters and the task ({type(exc).__name__}: "
+                    f"{str(exc)[:300]}); the folder is damaged or mixed"
+                ) from None
             self.alg.learning_rate = float(state["learning_rate"])
         self._obs = obs
 
@@ -214,23 +225,42 @@ class RslRlBackend:
         self.env.close()
 
 
-def load_policy(files, task_cls, hp, shown):
+def read_model(files, out_dir):
+    """model.pt of a checkpoint as data (asr.rl._safe_load.torch_data: no code runs), its
+    entries checked: ValueError naming the file."""
+    path, shown = folder_file(out_dir, files, MODEL_FILE)
+    state = torch_data(path, "rsl-rl-lib model", shown)
+    keys = ("actor", "critic", "optimizer", "steps", "learning_rate")
+    if not isinstance(state, dict) or any(k not in state for k in keys):
+        raise ValueError(f"{shown}: not an rsl-rl-lib model of asr (expected {', '.join(keys)})")
+    for key in ("actor", "critic", "optimizer"):
+        if not isinstance(state[key], dict):
+            raise ValueError(f"{shown}: {key}: expected a state dict")
+    steps, rate = state["steps"], state["learning_rate"]
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
+        raise ValueError(f"{shown}: steps: got {steps!r}, expected an int >= 0")
+    if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not math.isfinite(rate):
+        raise ValueError(f"{shown}: learning_rate: got {rate!r}, expected a finite number")
+    return state
+
+
+def load_policy(files, out_dir, task_cls, hp):
     """(RslRlPolicy, None) of a training folder's model.pt (files: the checkpoint's folder;
-    shown: the path named in errors)."""
+    out_dir: the folder named in errors)."""
     space = task_cls.single_action_space
     obs_dim = int(np.prod(task_cls.single_observation_space.shape))
+    state = read_model(files, out_dir)
+    actor = _model(obs_dim, int(np.prod(space.shape)), hp, "actor")
     try:
-        state = torch.load(f"{files}/{MODEL_FILE}", map_location="cpu", weights_only=False)
-        actor = _model(obs_dim, int(np.prod(space.shape)), hp, "actor")
         actor.load_state_dict(state["actor"])
-        steps = int(state["steps"])
-    except Exception as exc:  # noqa: BLE001  (torch raises many kinds for a bad file)
+    except (RuntimeError, ValueError, KeyError, TypeError) as exc:
         raise ValueError(
-            f"{shown}: cannot load the rsl-rl-lib model ({type(exc).__name__}: {exc}); the "
-            "file is missing, truncated or corrupted"
+            f"{os.path.join(out_dir, MODEL_FILE)}: its actor does not fit config.json's "
+            f"hyperparameters and the task ({type(exc).__name__}: {str(exc)[:300]}); the "
+            "folder is damaged or mixed"
         ) from None
     actor.eval()
-    return RslRlPolicy(actor, space.low, space.high, steps), None
+    return RslRlPolicy(actor, space.low, space.high, state["steps"]), None
 
 
 def onnx_actor(policy, low, high):

@@ -2,22 +2,39 @@
 SB3VecEnv (all sub-envs in one C call per step) wrapped in SB3's VecMonitor (episode returns)
 and VecNormalize (observations only, norm_reward=False).
 
-Files: model.zip (SB3 model.save: the network and its optimiser) and vecnormalize.pkl (the
-VecNormalize statistics, pickled as VecNormalize.save does, with asr_num_timesteps: the model's
-env-steps when written). Determinism: SB3's seeding (seed; seed + num_timesteps on resume, sub-env
-i reset with that + i)."""
+Files, data only (asr.rl._safe_load): model.zip (SB3's layout, model.save, with only its
+JSON-able attributes in `data`, none cloudpickled: policy.pth and policy.optimizer.pth, torch
+state dicts of the network and its optimiser, and num_timesteps, _n_updates and asr_episodes,
+the episode buffer, in `data`) and vecnormalize.json (the VecNormalize statistics and settings,
+with asr_num_timesteps: the model's env-steps when written). Reading never uses PPO.load (it
+unpickles `data`'s cloudpickled entries): the PPO is built again from config.json's
+hyperparameters and the task's spaces, and the state dicts are loaded with
+torch.load(weights_only=True). Determinism: SB3's seeding (seed; seed + num_timesteps on resume,
+sub-env i reset with that + i)."""
 
+import json
 import os
-import pickle
+import zipfile
 
+import numpy as np
 from stable_baselines3 import PPO
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.logger import Logger
+from stable_baselines3.common.running_mean_std import RunningMeanStd
 from stable_baselines3.common.vec_env import VecMonitor, VecNormalize
 
+from asr.rl._safe_load import (
+    folder_file,
+    json_bytes,
+    json_writer,
+    read_json,
+    refuse_pickled,
+    torch_data,
+)
 from asr.rl.vec_env import SB3VecEnv
 
-MODEL_FILE, NORMALIZE_FILE = "model.zip", "vecnormalize.pkl"
+MODEL_FILE, NORMALIZE_FILE = "model.zip", "vecnormalize.json"
+NORMALIZE_FORMAT = "asr.vecnormalize/1"
 # asr's hyperparameters that are SB3 PPO's arguments of the same name (and learning_rate)
 PPO_ARGUMENTS = (
     "n_steps",
@@ -48,8 +65,7 @@ def start_policy_at(policy, init):
 
 class LinearDecay:
     """SB3 learning-rate schedule: rate(progress_remaining) = rate * (1 - decay * progress),
-    progress the fraction of total_steps done (a class, not a closure: it pickles in
-    model.zip)."""
+    progress the fraction of total_steps done."""
 
     def __init__(self, rate, decay):
         self.rate, self.decay = float(rate), float(decay)
@@ -64,30 +80,18 @@ class SB3Backend:
     name = "sb3"
     files = (MODEL_FILE, NORMALIZE_FILE)
 
-    def __init__(self, venv, hp, seed, files=None):
+    def __init__(self, venv, hp, seed, files=None, out_dir=None):
         self.sb3env = SB3VecEnv(venv)
         monitor = VecMonitor(self.sb3env)
+        vecnorm = VecNormalize(monitor, norm_obs=True, norm_reward=False, gamma=hp["gamma"])
+        model = new_ppo(hp, seed, vecnorm)
         if files is not None:
-            vecnorm = _load_vecnormalize(files, os.path.join(files, NORMALIZE_FILE))
-            vecnorm.set_venv(monitor)
+            state = read_files(files, out_dir)
+            _restore_normalisation(vecnorm, state["vecnormalize"])
             vecnorm.training = True
-            model = PPO.load(os.path.join(files, MODEL_FILE), env=vecnorm, device="cpu")
+            _restore_model(model, state, out_dir)
             model.set_random_seed(seed + model.num_timesteps)
         else:
-            vecnorm = VecNormalize(monitor, norm_obs=True, norm_reward=False, gamma=hp["gamma"])
-            model = PPO(
-                "MlpPolicy",
-                vecnorm,
-                learning_rate=LinearDecay(hp["learning_rate"], hp["lr_decay"]),
-                **{key: hp[key] for key in PPO_ARGUMENTS},
-                seed=seed,
-                device="cpu",
-                verbose=0,
-                policy_kwargs={
-                    "net_arch": list(hp["net_arch"]),
-                    "log_std_init": hp["log_std_init"],
-                },
-            )
             start_policy_at(model.policy, getattr(type(venv), "policy_init", None))
         # a logger of no outputs: SB3's default makes an empty folder /tmp/SB3-<time> per run
         model.set_logger(Logger(None, []))
@@ -129,10 +133,12 @@ class SB3Backend:
         return self.model, self.vecnorm
 
     def writers(self):
-        self.vecnorm.asr_num_timesteps = self.model.num_timesteps  # travels in the pickle
+        steps = int(self.model.num_timesteps)
+        self.vecnorm.asr_num_timesteps = steps
+        stats = normalisation_state(self.vecnorm, steps)
         return [
-            (NORMALIZE_FILE, lambda f: pickle.dump(self.vecnorm, f)),
-            (MODEL_FILE, lambda f: self.model.save(f)),
+            (NORMALIZE_FILE, json_writer(stats)),
+            (MODEL_FILE, lambda f: save_model(self.model, f)),
         ]
 
     def close(self):
@@ -140,35 +146,217 @@ class SB3Backend:
         self.sb3env.close()
 
 
-def _load_vecnormalize(files, shown):
-    try:
-        with open(os.path.join(files, NORMALIZE_FILE), "rb") as f:
-            vecnorm = pickle.load(f)
-        vecnorm.obs_rms.mean  # noqa: B018  (an object of the right kind)
-    except Exception as exc:  # noqa: BLE001  (any unpickling failure means a bad file)
-        raise ValueError(
-            f"{shown}: cannot load the observation normalisation "
-            f"({type(exc).__name__}: {exc}); the file is missing, truncated or corrupted"
-        ) from None
+def new_ppo(hp, seed, env, spaces=None, device="cpu"):
+    """SB3's PPO of asr's hyperparameters hp (asr.rl._config) on env (VecNormalize), or, env
+    None, on spaces = (observation space, action space) for inference."""
+    kwargs = dict(
+        learning_rate=LinearDecay(hp["learning_rate"], hp["lr_decay"]),
+        **{key: hp[key] for key in PPO_ARGUMENTS},
+        seed=seed,
+        device=device,
+        verbose=0,
+        policy_kwargs={"net_arch": list(hp["net_arch"]), "log_std_init": hp["log_std_init"]},
+    )
+    if env is not None:
+        return PPO("MlpPolicy", env, **kwargs)
+    model = PPO("MlpPolicy", None, _init_setup_model=False, **kwargs)
+    model.observation_space, model.action_space = spaces
+    model.n_envs = 1
+    model._setup_model()
+    return model
+
+
+def save_model(model, f):
+    """model.save into f with only the attributes that are JSON (SB3 cloudpickles the others
+    into `data`: never written, so the file is data only) and the episode buffer as
+    asr_episodes [[return, length, time], ...]."""
+    model.asr_episodes = [
+        [float(e["r"]), int(e["l"]), float(e["t"])] for e in (model.ep_info_buffer or ())
+    ]
+    exclude = []
+    for key, value in vars(model).items():
+        try:
+            json.dumps(value)
+        except (TypeError, ValueError):
+            exclude.append(key)
+    model.save(f, exclude=exclude)
+
+
+def normalisation_state(vecnorm, steps):
+    """The VecNormalize statistics and settings as JSON data (vecnormalize.json)."""
+    obs, ret = vecnorm.obs_rms, vecnorm.ret_rms
+    return {
+        "format": NORMALIZE_FORMAT,
+        "obs_mean": np.asarray(obs.mean, np.float64).tolist(),
+        "obs_var": np.asarray(obs.var, np.float64).tolist(),
+        "obs_count": float(obs.count),
+        "ret_mean": float(ret.mean),
+        "ret_var": float(ret.var),
+        "ret_count": float(ret.count),
+        "norm_obs": bool(vecnorm.norm_obs),
+        "norm_reward": bool(vecnorm.norm_reward),
+        "clip_obs": float(vecnorm.clip_obs),
+        "clip_reward": float(vecnorm.clip_reward),
+        "gamma": float(vecnorm.gamma),
+        "epsilon": float(vecnorm.epsilon),
+        "asr_num_timesteps": int(steps),
+    }
+
+
+def _number(doc, key, shown, kind=float):
+    value = doc.get(key)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{shown}: {key}: got {str(value)[:80]!r}, expected a number")
+    if kind is int and value != int(value):
+        raise ValueError(f"{shown}: {key}: got {value!r}, expected an int")
+    return kind(value)
+
+
+def _statistics(doc, shown, obs_dim):
+    """{name: value} of vecnormalize.json checked: ValueError naming the file and the entry."""
+    if not isinstance(doc, dict) or doc.get("format") != NORMALIZE_FORMAT:
+        raise ValueError(f"{shown}: not asr's observation normalisation ({NORMALIZE_FORMAT})")
+    out = {}
+    for key in ("obs_mean", "obs_var"):
+        try:
+            a = np.asarray(doc.get(key), dtype=np.float64)
+        except (TypeError, ValueError):
+            a = np.zeros(0)
+        if a.shape != (obs_dim,) or not np.all(np.isfinite(a)):
+            raise ValueError(
+                f"{shown}: {key}: expected {obs_dim} finite numbers (the observation size)"
+            )
+        out[key] = a
+    for key in ("obs_count", "ret_mean", "ret_var", "ret_count", "clip_obs", "clip_reward"):
+        out[key] = _number(doc, key, shown)
+    for key in ("gamma", "epsilon"):
+        out[key] = _number(doc, key, shown)
+    out["asr_num_timesteps"] = _number(doc, "asr_num_timesteps", shown, int)
+    for key in ("norm_obs", "norm_reward"):
+        if not isinstance(doc.get(key), bool):
+            raise ValueError(f"{shown}: {key}: expected true or false")
+        out[key] = doc[key]
+    return out
+
+
+def _restore_normalisation(vecnorm, stats):
+    obs = RunningMeanStd(shape=stats["obs_mean"].shape)
+    obs.mean, obs.var, obs.count = stats["obs_mean"], stats["obs_var"], stats["obs_count"]
+    ret = RunningMeanStd(shape=())
+    ret.mean, ret.var, ret.count = (
+        np.array(stats["ret_mean"], np.float64),
+        np.array(stats["ret_var"], np.float64),
+        stats["ret_count"],
+    )
+    vecnorm.obs_rms, vecnorm.ret_rms = obs, ret
+    for key in ("norm_obs", "norm_reward", "clip_obs", "clip_reward", "gamma", "epsilon"):
+        setattr(vecnorm, key, stats[key])
+    vecnorm.asr_num_timesteps = stats["asr_num_timesteps"]
+
+
+def _frozen_normalisation(stats, spaces):
+    """A VecNormalize of the statistics without an env (as one unpickled before set_venv):
+    for inference, statistics frozen."""
+    vecnorm = VecNormalize.__new__(VecNormalize)
+    vecnorm.__setstate__(
+        {
+            "observation_space": spaces[0],
+            "action_space": spaces[1],
+            "num_envs": 1,
+            "norm_obs_keys": None,
+            "training": False,
+            "old_reward": np.zeros(1),
+            "render_mode": None,
+            "metadata": {},
+            "reset_infos": [{}],
+            "_seeds": [None],
+            "_options": [{}],
+        }
+    )
+    _restore_normalisation(vecnorm, stats)
     return vecnorm
 
 
-def load_policy(files, out_dir, env=None, device="cpu"):
+def read_files(files, out_dir, obs_dim=None):
+    """The checkpoint's files as data: {"policy", "optimizer": state dicts, "data": model.zip's
+    JSON entries (cloudpickled ones never decoded), "vecnormalize": the checked statistics}.
+    ValueError naming the file for a pickle, a link out of the folder, a bad file."""
+    refuse_pickled(out_dir, files)
+    path, shown = folder_file(out_dir, files, MODEL_FILE)
+    try:
+        with zipfile.ZipFile(path) as z:
+            data = json_bytes(z.read("data"), "PPO model's data", f"{shown} (data)")
+            policy = z.read("policy.pth")
+            optimizer = z.read("policy.optimizer.pth")
+    except (OSError, zipfile.BadZipFile, KeyError, EOFError, ValueError) as exc:
+        if isinstance(exc, ValueError) and str(exc).startswith(shown):
+            raise
+        raise ValueError(
+            f"{shown}: cannot load the PPO model ({type(exc).__name__}: {exc}); the file is "
+            "missing, truncated or corrupted"
+        ) from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{shown}: not a PPO model of asr (its data is not a JSON object)")
+    state = {
+        "data": data,
+        "policy": torch_data(policy, "PPO network (policy.pth)", shown),
+        "optimizer": torch_data(optimizer, "PPO optimiser (policy.optimizer.pth)", shown),
+    }
+    npath, nshown = folder_file(out_dir, files, NORMALIZE_FILE)
+    doc = read_json(npath, "observation normalisation", nshown)
+    if obs_dim is None:
+        obs_dim = len(doc.get("obs_mean") or ()) if isinstance(doc, dict) else 0
+    state["vecnormalize"] = _statistics(doc, nshown, obs_dim)
+    return state
+
+
+def _restore_model(model, state, out_dir):
+    """The network, its optimiser and the run's counters of read_files's state into model."""
+    shown = os.path.join(out_dir, MODEL_FILE)
+    try:
+        model.policy.load_state_dict(state["policy"])
+        if state["optimizer"] is not None:
+            model.policy.optimizer.load_state_dict(state["optimizer"])
+    except (RuntimeError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(
+            f"{shown}: its network does not fit config.json's hyperparameters and the task "
+            f"({type(exc).__name__}: {str(exc)[:300]}); the folder is damaged or mixed"
+        ) from None
+    data = state["data"]
+    model.num_timesteps = _number(data, "num_timesteps", f"{shown} (data)", int)
+    model._n_updates = _number(data, "_n_updates", f"{shown} (data)", int)
+    episodes = data.get("asr_episodes", [])
+    if not isinstance(episodes, list) or not all(
+        isinstance(e, list) and len(e) == 3 and all(isinstance(x, (int, float)) for x in e)
+        for e in episodes
+    ):
+        raise ValueError(f"{shown} (data): asr_episodes: expected [[return, length, time], ...]")
+    from collections import deque
+
+    model.ep_info_buffer = deque(
+        ({"r": np.float32(r), "l": np.int32(n), "t": float(t)} for r, n, t in episodes),
+        maxlen=model._stats_window_size,
+    )
+    model.ep_success_buffer = deque(maxlen=model._stats_window_size)  # no task reports success
+
+
+def load_policy(files, out_dir, config, env=None, device="cpu"):
     """(PPO model, VecNormalize with frozen statistics) of a training folder (files: the
-    checkpoint's folder; out_dir: the folder named in errors). env: the VecEnv to attach."""
-    vecnorm = _load_vecnormalize(files, os.path.join(out_dir, NORMALIZE_FILE))
+    checkpoint's folder; out_dir: the folder named in errors; config: its config.json) built
+    from data only. env: the VecEnv to attach."""
+    from asr.rl._config import _task_class, validate_hyperparameters
+
+    cls = _task_class(config["task"])
+    spaces = (cls.single_observation_space, cls.single_action_space)
+    state = read_files(files, out_dir, int(np.prod(spaces[0].shape)))
+    hp = validate_hyperparameters(config.get("hyperparameters") or {})
+    seed = config.get("seed", 0) if isinstance(config.get("seed"), int) else 0
+    vecnorm = _frozen_normalisation(state["vecnormalize"], spaces)
     if env is not None:
         vecnorm.set_venv(env)
-    vecnorm.training = False
-    try:
-        model = PPO.load(
-            os.path.join(files, MODEL_FILE),
-            env=vecnorm if env is not None else None,
-            device=device,
-        )
-    except Exception as exc:  # noqa: BLE001  (SB3 raises many kinds for a bad zip)
-        raise ValueError(
-            f"{os.path.join(out_dir, MODEL_FILE)}: cannot load the PPO model "
-            f"({type(exc).__name__}: {exc}); the file is missing, truncated or corrupted"
-        ) from None
+        model = new_ppo(hp, seed, vecnorm, device=device)
+    else:
+        model = new_ppo(hp, seed, None, spaces, device)
+    _restore_model(model, state, out_dir)
+    model.set_logger(Logger(None, []))
     return model, vecnorm

@@ -12,8 +12,9 @@ in float32 (the normalisation too: SB3 does it in float64, then the network in f
 high are the task's action Box rounded inwards to float32 (a clipped action is inside the
 float64 Box: 0.6 becomes 0.59999996, where SB3's float64 clip gives 0.6). Without
 vec_normalize (a model trained without VecNormalize) the normalisation is left out. `model` may
-also be a training folder (asr.rl.train / `asr train --out DIR`: model.zip, vecnormalize.pkl,
-config.json), which gives the model, the normaliser and the task. A policy of the rsl_rl
+also be a training folder (asr.rl.train / `asr train --out DIR`: model.zip, vecnormalize.json,
+config.json), which gives the model, the normaliser and the task; it is read as data
+(asr.rl.load_checkpoint: no code from the folder runs). A policy of the rsl_rl
 backend (asr.rl._rsl_rl.RslRlPolicy, or a folder trained with algo="rsl_rl": model.pt) exports
 as x = (obs - mean) / (std + 0.01) (rsl-rl-lib's EmpiricalNormalization, inside its actor),
 action = clip(mlp(x), low, high): what its predict(obs) returns.
@@ -40,17 +41,17 @@ so that the server never imports torch); policy.predict(obs) answers as SB3's mo
 import io
 import json
 import os
-import pickle
 import warnings
 
 import numpy as np
 
-from asr._files import atomic_write, current_version
+from asr._files import atomic_write
 from asr._version import __version__
+from asr.rl._config import MODEL_FILES
 
 FORMAT = "asr.onnx_policy/1"
 OPSET = 20  # the ONNX opset of exported policies
-MODEL_FILE, NORMALIZE_FILE, CONFIG_FILE = "model.zip", "vecnormalize.pkl", "config.json"
+CONFIG_FILE = "config.json"
 
 
 # ---------------------------------------------------------------- tasks
@@ -140,41 +141,21 @@ def _infer_task(obs_space, act_space):
 
 def load_training(folder):
     """(model, vec_normalize or None, config dict) of a training folder: an SB3 PPO and its
-    VecNormalize, or (rsl_rl backend) an asr.rl._rsl_rl.RslRlPolicy and None. The files are
-    read from one checkpoint; when a trainer running on the folder replaces that checkpoint
-    while it is read (write_version removes the old one), the new one is read instead."""
-    from stable_baselines3 import PPO  # imported first: the checkpoint may change meanwhile
+    VecNormalize, or (rsl_rl backend) an asr.rl._rsl_rl.RslRlPolicy and None, read as data by
+    asr.rl.load_checkpoint (no code from the folder runs; a pickle or a link leading out of
+    the folder is refused, naming it)."""
+    from asr.rl._results import load_checkpoint
 
     folder = os.fspath(folder)
-    for _ in range(20):
-        files = current_version(folder)
-        try:
-            return _load_version(PPO, folder, files)
-        except (OSError, ValueError):
-            if current_version(folder) == files:
-                raise  # the same checkpoint: a real error
-    return _load_version(PPO, folder, current_version(folder))
-
-
-def _load_version(ppo, folder, files):
-    config = {}
-    if os.path.isfile(os.path.join(files, CONFIG_FILE)):
-        with open(os.path.join(files, CONFIG_FILE)) as f:
-            config = json.load(f)
-    if isinstance(config, dict) and config.get("backend") == "rsl_rl":
-        from asr.rl._results import load_checkpoint
-
-        res = load_checkpoint(folder)
-        return res.model, None, res.config
-    zip_path = os.path.join(files, MODEL_FILE)
-    if not os.path.isfile(zip_path):
-        raise ValueError(f"model: {files!r} is not a training folder (no {MODEL_FILE})")
-    model = ppo.load(zip_path, device="cpu")
-    vn = None
-    if os.path.isfile(os.path.join(files, NORMALIZE_FILE)):
-        with open(os.path.join(files, NORMALIZE_FILE), "rb") as f:
-            vn = pickle.load(f)
-    return model, vn, config
+    if not any(
+        os.path.lexists(os.path.join(folder, name)) for name in (*MODEL_FILES.values(), CONFIG_FILE)
+    ):
+        raise ValueError(
+            f"model: {folder!r} is not a training folder (no {CONFIG_FILE}, "
+            f"{' or '.join(MODEL_FILES.values())})"
+        )
+    res = load_checkpoint(folder)
+    return res.model, res.vecnormalize, res.config
 
 
 def _config_task(config):
@@ -303,7 +284,7 @@ def export_onnx(model, path, *, vec_normalize=None, task=None):
     if isinstance(model, (str, os.PathLike)):
         if vec_normalize is not None:
             raise ValueError(
-                f"vec_normalize: give None with a training folder (its {NORMALIZE_FILE} is used)"
+                "vec_normalize: give None with a training folder (its normalisation is used)"
             )
         model, vec_normalize, config = load_training(model)
     obs_space, act_space = _model_spaces(model)

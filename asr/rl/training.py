@@ -7,7 +7,9 @@ asr.rl._rsl_rl) or "ppo", the default backend (asr.rl._config.DEFAULT_BACKEND: t
 the two to reach Reach2DOF's goal, benchmarks/bench_rl.py). Both normalise observations (not
 rewards). The folder out_dir holds:
 
-- the backend's files: model.zip and vecnormalize.pkl (sb3), model.pt (rsl_rl),
+- the backend's files: model.zip and vecnormalize.json (sb3), model.pt (rsl_rl), data only:
+  loading a folder never runs code from it (asr.rl._safe_load; docs/learning.md, "What loading
+  a training folder trusts"),
 - config.json: task id, robot, variant, algo ("ppo"), backend (the one used: "sb3" or
   "rsl_rl") and its version, seed, num_envs, threads, env_kwargs, hyperparameters,
   total_steps, asr version (and, once training ends, the final held-out evaluation),
@@ -22,10 +24,11 @@ rewards). The folder out_dir holds:
 Checkpoints: after every update the files are written, synced, into a new hidden folder
 out_dir/.checkpoint-<random>/, and the symlink out_dir/checkpoint is switched to it in one atomic
 rename (asr._files.write_version); the files in out_dir are symlinks into checkpoint/. A process
-killed at any time thus leaves the files of one update, never a mix. Folders of earlier versions
-(plain files, no "backend": sb3) load and resume too. resume=True continues from the folder: the
-model, its optimiser and the normalisation statistics are restored, the curve is cut at the
-model's steps, and the environments start new episodes (their physics state is not saved).
+killed at any time thus leaves the files of one update, never a mix. The sb3 folders of earlier
+versions hold a pickle (vecnormalize.pkl): they are refused, saying why and how to go on.
+resume=True continues from the folder: the model, its optimiser and the normalisation
+statistics are restored, the curve is cut at the model's steps, and the environments start new
+episodes (their physics state is not saved).
 
 Evaluation: held-out targets are the episodes of seeds EVAL_SEED_BASE + k (training seeds are
 seed + i and the draws of those generators), one full episode each, deterministic policy.
@@ -204,7 +207,7 @@ def train(
     try:
         venv = cls(num_envs, threads=threads, **env_kwargs)
         files = current_version(out_dir) if prev is not None else None
-        learner = _backend_class(backend)(venv, hp, seed, files)
+        learner = _backend_class(backend)(venv, hp, seed, files, out_dir)
         run = _Run(learner, config, hp, cls, threads, env_kwargs, out_dir, prev)
         run.learn(total_steps, task if progress_bar else None)
         final = run.final_evaluation(metric)
