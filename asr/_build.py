@@ -108,9 +108,17 @@ ffibuilder.set_source(
 def mujoco_plugin_extension():
     """The MuJoCo plugin "asr.actuator" (csrc/mujoco/asr_mujoco.h) as a setuptools Extension
     asr._asr_mujoco: a plain shared library (no Python module in it) of csrc/mujoco and the
-    actuator core, compiled against the headers of the mujoco package installed here and linked
-    to its libmujoco (found through the rpath of this build, or next to asr in an installed
-    package; MuJoCo's Python bindings have it loaded already). None without mujoco."""
+    actuator core, compiled against the headers of the mujoco package installed here. None
+    without mujoco.
+
+    It needs libmujoco by its soname alone (libmujoco.so.<version>, what linking the file
+    records) and has no runpath of its own: it loads into a process that runs that MuJoCo
+    already (MuJoCo's Python bindings have it loaded, a C program links it), whose copy the
+    loader takes by that soname. A runpath to the build's site-packages would send a stale
+    build to another environment's libmujoco (two MuJoCo copies in one process); the installed
+    layout's ../mujoco is the running package only when nothing else is on sys.path. The version
+    it is built for is stamped into the file (asr_mujoco_stamp), so that asr.mujoco_plugin checks
+    it before the loader looks for a libmujoco that another MuJoCo version no longer has."""
     try:
         import mujoco
     except ImportError:
@@ -132,7 +140,7 @@ def mujoco_plugin_extension():
             for h in glob.glob(os.path.join(CSRC, part, "*.h"))
         ),
         extra_compile_args=CFLAGS,
-        extra_link_args=[libs[-1], f"-Wl,-rpath,{folder}", "-Wl,-rpath,$ORIGIN/../mujoco"],
+        extra_link_args=[libs[-1]],  # recorded as NEEDED by its soname, not by this path
         libraries=["m", "pthread"],
     )
 

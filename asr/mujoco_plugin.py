@@ -19,18 +19,20 @@ by name.
 import ctypes
 import glob
 import os
+import re
 import threading
 from typing import Any
 
 from asr._ffi import ffi
+from asr._ffi import lib as core
 from asr._model_registry import BUILTIN_MODELS, get_model
 from asr.batch import FIELDS
-from asr.errors import status_text
+from asr.errors import raise_for_status, status_text
 
 PLUGIN = "asr.actuator"  # the name MJCF uses: <plugin plugin="asr.actuator">
 
 _LOCK = threading.Lock()
-_LOADED: dict[str, Any] = {}  # "lib": the ctypes handle once load() succeeded
+_LOADED: dict[str, Any] = {}  # "lib", "path": the ctypes handle and its file once load() succeeded
 _KEEP: list[Any] = []  # C model definitions handed to the plugin: they must outlive it
 
 
@@ -47,31 +49,108 @@ def path() -> str:
     return found[-1]
 
 
-def _check_version(lib: Any, mujoco: Any) -> None:
-    built, running = lib.asr_mujoco_built_for(), int(mujoco.mj_version())
+# The rebuild against the running MuJoCo: a source checkout, or the installed package (built from
+# its source with the MuJoCo installed here, not with a build environment's newest MuJoCo).
+REBUILD = (
+    "`make build` in a source checkout, or `pip install --force-reinstall --no-deps "
+    "--no-build-isolation --no-binary asr-sim asr-sim` for an installed asr-sim"
+)
+_STAMP = re.compile(rb"ASR_MUJOCO_BUILT_FOR=([0-9]+)\0")  # asr_mujoco_stamp in csrc/mujoco
+
+
+def _version_text(version: int) -> str:
+    """mjVERSION_HEADER as MuJoCo writes it: 4000001 is 4.0.1, MuJoCo 3's 327 is 3.2.7."""
+    if version >= 1000000:  # MuJoCo 4 on: major * 10^6 + minor * 10^3 + patch
+        major, rest = divmod(version, 1000000)
+        minor, patch = divmod(rest, 1000)
+    else:  # MuJoCo 3: major * 100 + minor * 10 + patch
+        major, rest = divmod(version, 100)
+        minor, patch = divmod(rest, 10)
+    return f"{major}.{minor}.{patch}"
+
+
+def built_for(where: str) -> int | None:
+    """The MuJoCo version (mjVERSION_HEADER) the plugin library at `where` was built for, read
+    from the file without loading it; None for a library without the stamp (an older asr's)."""
+    with open(where, "rb") as f:
+        found = _STAMP.search(f.read())
+    return int(found.group(1)) if found else None
+
+
+def _check_version(where: str, mujoco: Any) -> None:
+    """ImportError unless the library at `where` was built for the running MuJoCo: checked
+    before loading it, since a library built for another MuJoCo needs that MuJoCo's
+    libmujoco.so.<version> and would fail in the loader with a bare OSError."""
+    built, running = built_for(where), int(mujoco.mj_version())
+    if built is None:
+        raise ImportError(
+            f"asr's MuJoCo plugin library {where} does not say which MuJoCo it was built for "
+            f"(an older asr built it); MuJoCo {_version_text(running)} ({running}) is running: "
+            f"rebuild it: {REBUILD}"
+        )
     if built != running:
         raise ImportError(
-            f"asr's MuJoCo plugin was built for MuJoCo {built} but MuJoCo {running} is "
-            "running: rebuild asr (make build, or reinstall asr-sim) against this MuJoCo"
+            f"asr's MuJoCo plugin library {where} was built for MuJoCo {_version_text(built)} "
+            f"({built}) but MuJoCo {_version_text(running)} ({running}) is running: rebuild it "
+            f"against this MuJoCo: {REBUILD}"
         )
+
+
+class _DlInfo(ctypes.Structure):
+    _fields_ = [
+        ("dli_fname", ctypes.c_char_p),
+        ("dli_fbase", ctypes.c_void_p),
+        ("dli_sname", ctypes.c_char_p),
+        ("dli_saddr", ctypes.c_void_p),
+    ]
+
+
+def _library_at(address: int) -> str | None:
+    """Path of the loaded library holding code address `address` (dladdr), None if unknown."""
+    info = _DlInfo()
+    try:
+        found = address and ctypes.CDLL(None).dladdr(ctypes.c_void_p(address), ctypes.byref(info))
+    except AttributeError:  # a C library without dladdr
+        return None
+    return os.path.realpath(os.fsdecode(info.dli_fname)) if found and info.dli_fname else None
+
+
+def _open(where: str, mujoco: Any) -> Any:
+    """Load the library at `where` (its init registers the plugin: what
+    mujoco.mj_loadPluginLibrary does, a dlopen) and check that it did."""
+    _check_version(where, mujoco)
+    lib = ctypes.CDLL(where)
+    lib.asr_mujoco_header_name.restype = ctypes.c_char_p
+    lib.asr_mujoco_registered_code.restype = ctypes.c_ulonglong
+    state = lib.asr_mujoco_registered()
+    if state == -1:
+        owner = _library_at(lib.asr_mujoco_registered_code()) or "another library"
+        raise ImportError(
+            f"asr's MuJoCo plugin library {where} cannot register {PLUGIN!r}: another copy of "
+            f"it, {owner}, registered it first in this process (loaded with "
+            "mj_loadPluginLibrary or ctypes, not by asr.mujoco_plugin.load). Two copies (an "
+            "installed wheel's and a build tree's, say) cannot both register it: load one, "
+            "asr.mujoco_plugin.path()"
+        )
+    if state != 1:
+        raise ImportError(f"asr's MuJoCo plugin library {where} did not register {PLUGIN!r}")
+    return lib
 
 
 def load() -> str:
     """Load the plugin library into MuJoCo once per process (later calls do nothing) and
-    return its path. ImportError if it does not match the running MuJoCo."""
+    return its path. ImportError if it was built for another MuJoCo version than the running
+    one (checked before the library is loaded; the message says how to rebuild) or if another
+    copy of it, loaded by other means, registered "asr.actuator" first (the message names
+    both files)."""
     import mujoco
 
     with _LOCK:
         if "lib" not in _LOADED:
             where = path()
-            lib = ctypes.CDLL(where)
-            lib.asr_mujoco_header_name.restype = ctypes.c_char_p
-            _check_version(lib, mujoco)
-            mujoco.mj_loadPluginLibrary(where)
-            if not lib.asr_mujoco_registered():
-                raise ImportError(f"asr's MuJoCo plugin did not register {PLUGIN!r}")
-            _LOADED["lib"] = lib
-        return path()
+            _LOADED["lib"] = _open(where, mujoco)
+            _LOADED["path"] = where
+        return str(_LOADED["path"])
 
 
 def _lib() -> Any:
@@ -140,13 +219,22 @@ def register_model(name: str) -> None:
             f"model {name!r} is a Python callable; the MuJoCo plugin runs C models only "
             "(register it with C function pointers)"
         )
-    address = int(ffi.cast("uintptr_t", model.cdef))
-    rc = _lib().asr_mujoco_register_model(ctypes.c_void_p(address))
-    if rc:
+    lib = _lib()
+    rc = lib.asr_mujoco_register_model(ctypes.c_void_p(int(ffi.cast("uintptr_t", model.cdef))))
+    if rc == core.ASR_ERR_MODEL:
         raise ValueError(
-            f"name: {name!r} is registered with the MuJoCo plugin as another model, or the "
-            f"plugin holds its maximum of user models (status {rc})"
+            f"name: {name!r} is registered with the MuJoCo plugin as another model (an earlier "
+            "definition of that name, which the plugin keeps for the models compiled with it); "
+            "valid: a name the plugin does not know yet, or the definition it registered"
         )
+    if rc == core.ASR_ERR_NOMEM:
+        most = lib.asr_mujoco_max_user_models()
+        raise ValueError(
+            f"name: {name!r} cannot be registered: the MuJoCo plugin holds {most} user models "
+            f"already (registered models stay for the process); valid: at most {most} user "
+            "models per process"
+        )
+    raise_for_status(rc, f"registering {name!r} with the MuJoCo plugin")
     _KEEP.append(model)
 
 

@@ -18,7 +18,10 @@ import sys
 import zipfile
 
 import pytest
+from _elf import dynamic_section, interpreter_rpaths
 from conftest import require
+
+from asr.mujoco_plugin import built_for
 
 pytestmark = pytest.mark.slow
 
@@ -259,11 +262,22 @@ print(json.dumps({"path": path, "dq": float(np.max(np.abs(sim.q[0] - d.qpos[:2])
 
 def test_installed_package_has_the_mujoco_plugin(installed, tmp_path):
     """The wheel ships the MuJoCo plugin library: outside the source tree it loads into MuJoCo
-    from site-packages and an exported robot steps as asr.Sim does."""
+    from site-packages and an exported robot steps as asr.Sim does. The library names libmujoco
+    by its soname and has no runpath of its own (none into the folder the wheel was built in,
+    this environment's site-packages or MuJoCo's folder): it takes the running MuJoCo's copy,
+    here one linked from another folder than the installed asr's (core_deps)."""
     python, site, _ = installed
     got = json.loads(_in_venv(python, PLUGIN_RUN, tmp_path).stdout.splitlines()[-1])
     assert got["path"].startswith(os.path.join(site, "asr", "_asr_mujoco")), got["path"]
     assert got["dq"] == 0.0
+    mujoco = require("mujoco")
+    elf = dynamic_section(got["path"])
+    folder = os.path.dirname(mujoco.__file__)
+    assert [n for n in elf["needed"] if "mujoco" in n] == [
+        n for n in os.listdir(folder) if n.startswith("libmujoco.so")
+    ]
+    assert set(elf["runpath"]) <= interpreter_rpaths(), elf["runpath"]
+    assert built_for(got["path"]) == mujoco.mj_version()
 
 
 def test_core_install_names_the_missing_extra(installed, tmp_path):

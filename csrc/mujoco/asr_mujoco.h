@@ -62,8 +62,12 @@ ASR_MUJOCO_API int asr_mujoco_field_count(void);
 /* The MuJoCo version the library was built against (mjVERSION_HEADER, e.g. 4000000); it
  * registers the plugin only when the running library has the same version. */
 ASR_MUJOCO_API int asr_mujoco_built_for(void);
-/* 1 if the plugin was registered when the library was loaded, else 0. */
+/* 1 if the library registered the plugin when it was loaded, -1 if another library (another
+ * copy of this one) had registered the name first, else 0 (another MuJoCo version runs). */
 ASR_MUJOCO_API int asr_mujoco_registered(void);
+/* Address of the registered asr.actuator's init callback (0 if none), whichever library
+ * registered it: dladdr names that library. */
+ASR_MUJOCO_API unsigned long long asr_mujoco_registered_code(void);
 /* MuJoCo's slot number of the plugin (mjModel.plugin holds it per instance), -1 if not
  * registered. */
 ASR_MUJOCO_API int asr_mujoco_slot(void);
@@ -77,5 +81,7 @@ enum {
     ASR_MUJOCO_MAX_USER_MODELS = 64
 };
 ASR_MUJOCO_API int asr_mujoco_register_model(const asr_model_def* def);
+/* ASR_MUJOCO_MAX_USER_MODELS, for callers that cannot read the enum. */
+ASR_MUJOCO_API int asr_mujoco_max_user_models(void);
 
 #endif

@@ -293,18 +293,47 @@ ASR_MUJOCO_API const char* asr_mujoco_header_name(int k) {
 ASR_MUJOCO_API int asr_mujoco_field_count(void) { return ASR_NFIELD; }
 ASR_MUJOCO_API int asr_mujoco_built_for(void) { return mjVERSION_HEADER; }
 
+/* The MuJoCo version the library was built for, also as text in the file, which
+ * asr.mujoco_plugin reads before loading it: a library built for another MuJoCo need not load at
+ * all (it needs that MuJoCo's libmujoco.so.<version>). */
+#define ASR_MJ_TEXT_(x) #x
+#define ASR_MJ_TEXT(x) ASR_MJ_TEXT_(x)
+ASR_MUJOCO_API const char asr_mujoco_stamp[] =
+    "ASR_MUJOCO_BUILT_FOR=" ASR_MJ_TEXT(mjVERSION_HEADER);
+
+ASR_MUJOCO_API int asr_mujoco_max_user_models(void) { return ASR_MUJOCO_MAX_USER_MODELS; }
+
+/* 1: this library registered the plugin; -1: another library had registered the name first;
+ * 0: not registered (another MuJoCo version is running). */
 static int registered = 0;
 ASR_MUJOCO_API int asr_mujoco_registered(void) { return registered; }
 
 ASR_MUJOCO_API int asr_mujoco_slot(void) {
     int slot = -1;
-    return registered && mjp_getPlugin(ASR_MUJOCO_PLUGIN, &slot) ? slot : -1;
+    return registered == 1 && mjp_getPlugin(ASR_MUJOCO_PLUGIN, &slot) ? slot : -1;
+}
+
+ASR_MUJOCO_API unsigned long long asr_mujoco_registered_code(void) {
+    int slot = -1;
+    const mjpPlugin* p =
+        mj_version() == mjVERSION_HEADER ? mjp_getPlugin(ASR_MUJOCO_PLUGIN, &slot) : NULL;
+    return p ? (unsigned long long)p->init : 0;
 }
 
 mjPLUGIN_LIB_INIT(asr_actuator) {
     if (mj_version() != mjVERSION_HEADER) { /* the plugin table's layout may differ */
         mju_warning("%s: not registered: built for MuJoCo %d, running %d", ASR_MUJOCO_PLUGIN,
                     mjVERSION_HEADER, mj_version());
+        return;
+    }
+    int slot = -1;
+    if (mjp_getPlugin(ASR_MUJOCO_PLUGIN, &slot)) {
+        /* another copy of this library (another file) registered it: registering the name again
+         * is mju_error, which ends the process */
+        registered = -1;
+        mju_warning("%s: not registered by this library: another library registered it first "
+                    "(plugin slot %d); load one copy of asr's plugin per process",
+                    ASR_MUJOCO_PLUGIN, slot);
         return;
     }
     mjpPlugin p;
