@@ -40,12 +40,14 @@ Result (python -m asr.experiments.throw, defaults: 30 iterations x 32 candidates
 
 Reading it. The springs beat the rigid arm by 57 %: the motors stop at 6 rad/s, the rigid
 links with them, while the qbmove links outrun their motors on the energy their springs
-stored. Variable stiffness adds only 3.4 % over the best fixed preset (it starts from that
-preset's solution, so it cannot lose): the identified springs of joint 1 transmit at most
-k1 sinh(0.8 a1) + k2 sinh(0.8 a2) = 1.78 N m at their 0.8 rad deflection clamp, which this
-throw reaches at every preset, so all presets store about the same 0.52-0.56 J and the preset
-changes little. The closed-loop version with PPO, its energy account and the same three arms:
-asr.experiments.throw_ppo.
+stored. Variable stiffness adds 3.4 % over the best fixed preset, but it starts from that
+preset's solution (so it cannot lose) while each fixed preset, the same on both joints, gets
+one CEM run of this small budget: the figures bound nothing. Every preset reaches about the
+same peak spring energy (0.52-0.56 J), yet that does not bound the distance, which depends on
+how much of it the wind-up turns into link speed at the release: 4 restarts of 60 iterations x
+64 candidates per preset reach 1.565 m at 0.6 rad and 1.463 m at 0 rad, peak spring
+energy 0.58 J (benchmarks/throw_fixed_search.py). The closed-loop version with PPO, its
+energy account and the same three arms: asr.experiments.throw_ppo.
 """
 
 import os

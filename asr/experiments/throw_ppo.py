@@ -212,9 +212,12 @@ def summary(res):
     for name, d in res["distances"].items():
         per = " ".join(f"{x:.3f}" for x in d)
         lines.append(f"{name:>12}  {np.mean(d):>8.3f}  {np.std(d):>7.3f}  {per}")
+    best = {k: max(v) for k, v in res["distances"].items()}
     lines.append(
-        f"best fixed preset {res['best_preset']:g} rad; variable / best fixed "
-        f"{res['vsa_vs_best_fixed']:.3f}, variable / rigid {res['vsa_vs_rigid']:.3f}"
+        f"best fixed preset {res['best_preset']:g} rad; ratios of the means: variable / best fixed "
+        f"{res['vsa_vs_best_fixed']:.3f}, variable / rigid {res['vsa_vs_rigid']:.3f}; of the best "
+        f"throws: {_ratio(best['variable'], best['best fixed']):.3f} and "
+        f"{_ratio(best['variable'], best['rigid']):.3f}"
     )
     lines.append(f"{'energy (J)':>24}  " + "  ".join(f"{n:>10}" for n in res["throws"]))
     for key in ACCOUNT_ROWS:
