@@ -11,7 +11,7 @@ import io
 import json
 import os
 
-from asr._files import inside_folder
+from asr._files import inside_folder, parse_json
 
 # the files the versions of asr before data-only folders wrote, and what replaced them
 PICKLED_FILES = {"vecnormalize.pkl": "vecnormalize.json"}
@@ -29,20 +29,15 @@ def folder_file(out_dir, files, name):
 
 def read_json(path, what, shown):
     """The JSON value of a file (shown: its name in the errors); ValueError when it is missing,
-    not JSON, or nested too deeply for Python's reader (a RecursionError otherwise)."""
+    not JSON or nested too deeply (asr._files.parse_json: never a RecursionError)."""
     try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except RecursionError:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as exc:
         raise ValueError(
-            f"{shown}: cannot read the {what}: its JSON is nested too deeply (Python's reader "
-            "stops at about 1000 levels; asr writes a few); not a file asr wrote"
+            f"{shown}: cannot read the {what} ({type(exc).__name__}: {exc}); the file is missing"
         ) from None
-    except (OSError, ValueError, UnicodeDecodeError) as exc:
-        raise ValueError(
-            f"{shown}: cannot read the {what} ({type(exc).__name__}: {exc}); the "
-            "file is missing, truncated or corrupted"
-        ) from None
+    return json_bytes(data, what, shown)
 
 
 def json_writer(obj):
@@ -51,18 +46,9 @@ def json_writer(obj):
 
 
 def json_bytes(data, what, shown):
-    """The JSON value of `data` (bytes), with read_json's errors."""
-    try:
-        return json.loads(data)
-    except RecursionError:
-        raise ValueError(
-            f"{shown}: cannot read the {what}: its JSON is nested too deeply; not a file asr wrote"
-        ) from None
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ValueError(
-            f"{shown}: cannot read the {what} ({type(exc).__name__}: {exc}); the file is "
-            "truncated or corrupted"
-        ) from None
+    """The JSON value of `data` (bytes) with read_json's errors; NaN is allowed (Python's json
+    writes it for a missing value of a curve)."""
+    return parse_json(data, shown, f"the {what}", allow_nan=True)
 
 
 def _unpickling_detail(text):
