@@ -6,7 +6,8 @@ with `step_period` and publishes `state()` stamped with `stamp_ns`.
 
 Commands arrive in the transport's callback threads and are held (last valid value) until the
 next period starts: a period always sees one consistent set. A command is rejected (state
-untouched, `rejected` counted, one throttled line through `log`) when it is not a finite number,
+untouched, `rejected` counted, one line through `log` per topic and reason per WARN_PERIOD_S:
+asr.ros.rejections) when it is not a finite number,
 has the wrong length, or lies outside `command_range(joint, target)`: the model's declared
 range where it has one, else the documented bounds below.
 """
@@ -17,10 +18,11 @@ import time
 
 import numpy as np
 
+from asr.ros.rejections import WARN_PERIOD_S, RejectionLog, loggable
+
 DEFAULT_ROBOT = "qbmove_arm_2dof"
 DEFAULT_RATE_HZ = 100.0
 ENGINES = ("mujoco", "gazebo")
-WARN_PERIOD_S = 1.0  # a rejection is logged at most once a second per topic
 MAX_LAG_S = 0.25  # real time: a node further behind its schedule restarts the schedule
 
 # Bounds for commands whose model declares no finite limit. A compliant joint's link or
@@ -155,18 +157,6 @@ def _fmt_range(lo, hi, unit, lo_open=False, hi_open=False):
     return f"{text} {unit}" if unit else text
 
 
-def loggable(value, limit=8):
-    """The repr of a rejected value, bounded: a sequence (a message's array, which a peer may
-    make as long as it likes) shows its first `limit` values and its length."""
-    if isinstance(value, (str, bytes)) or not hasattr(value, "__len__"):
-        return repr(value)
-    n = len(value)
-    head = ", ".join(
-        repr(float(v)) if isinstance(v, (int, float)) else repr(v) for v in value[:limit]
-    )
-    return f"[{head}{', ...' if n > limit else ''}] ({n} value{'s' if n != 1 else ''})"
-
-
 class RealTimeSchedule:
     """When the periods of a real-time node run: period k starts at wall time t0 + k * period
     (time.monotonic). A node more than MAX_LAG_S behind restarts the schedule from now (counted
@@ -238,10 +228,8 @@ class NodeCore:
         self.specs = batch.specs
         self.commands = [joint_commands(s, m) for s, m in zip(self.specs, self.modes)]
         self.states = [joint_states(s, m) for s, m in zip(self.specs, self.modes)]
-        self.log = None  # callable(str) | None: where rejections are logged
+        self.rejections = RejectionLog()  # counted; logged through `log` (throttled)
         self.paused = False
-        self.rejected = 0
-        self._warned = {}  # {topic: time.monotonic() last logged}
         self._lock = threading.Lock()  # held commands
         self.step_lock = threading.RLock()  # stepping, reset, periods, last: hold it to publish
         self._initial_params = {
@@ -449,19 +437,25 @@ class NodeCore:
 
     # ------------------------------------------------------------ commands
 
+    @property
+    def log(self):
+        """callable(str) | None: where rejections are logged."""
+        return self.rejections.log
+
+    @log.setter
+    def log(self, log):
+        self.rejections.log = log
+
+    @property
+    def rejected(self):
+        """Commands rejected so far."""
+        return self.rejections.rejected
+
     def reject(self, what, value, why):
         """Count a rejected command and log it through `log`, at most once per WARN_PERIOD_S
-        for each topic (one shared throttle would hide a NaN on one topic behind a wrong length
-        on another). `what` names one of the node's own topics, so the dict stays bounded."""
-        self.rejected += 1
-        if self.log is None:
-            return
-        now = time.monotonic()
-        if now - self._warned.get(what, -math.inf) >= WARN_PERIOD_S:
-            self._warned[what] = now
-            self.log(
-                f"asr: rejected {what} = {loggable(value)}: {why}; the last valid command is kept"
-            )
+        for each topic and reason (asr.ros.rejections: a NaN after a 1e300 on one topic gets
+        its own line; a flood of one mistake one line a period, with the count held back)."""
+        self.rejections.reject(what, value, why)
 
     def set_command(self, joint, target, value, what=None):
         """Hold one joint command (target: TARGETS); False (and a logged rejection) when `value`
@@ -593,4 +587,6 @@ __all__ = [
     "ANGLE_BOUND",
     "MOTOR_ANGLE_BOUND",
     "TORQUE_BOUND",
+    "WARN_PERIOD_S",
+    "loggable",
 ]
