@@ -10,12 +10,19 @@ at 1 kHz the stepping thread holds the GIL most of the time, and the multi-threa
 per-callback overhead then delayed commands by 40-70 ms (median; p95 0.3-0.5 s), against 4 ms
 (p95 9 ms) with one thread (benchmarks/bench_ros.py). A step_period call blocks that thread for
 at most one period; commands wait behind it, in order. Commands are held by NodeCore
-(range-checked; a rejected one is logged once a second per topic and changes nothing) and a
-period always sees one consistent set.
+(range-checked; a rejected one is logged once a second per topic and reason, and changes
+nothing) and a period always sees one consistent set.
+
+Bounded memory: a subscription keeps few messages (COMMAND_DEPTH; `step` STEP_DEPTH), and the
+array topics are taken serialised (rclpy's raw subscriptions): a message longer than its topic
+can validly be (`max_bytes`) is rejected by its length, never deserialised nor kept, so a
+flood of large arrays costs at most depth x message size in the middleware's queue.
 
 Real time: period k starts at wall time t0 + k * period (asr.ros.node_core.RealTimeSchedule, as
 in the ROS 1 node). Lockstep: one period per `step` message or `step_period` call, never on its
-own.
+own. Paused is checked under the stepping lock, where the period would run: a step already
+taken off the queue when pause(true) comes waits for pause(false) (a `step_period` call is
+answered "paused"), and pause's answer names the time that then holds.
 
 Stamps: header.stamp and /clock are NodeCore.stamp_ns (periods * period_ns, integer ns), split
 exactly into sec / nanosec.
@@ -37,9 +44,14 @@ from asr.ros import ros2_trajectory as traj
 from asr.ros._ros2_types import QOS_DEPTH_CLOCK
 from asr.ros._ros2_types import QOS_DEPTH_CONTROL as QOS_DEPTH
 from asr.ros.node_core import DEFAULT_RATE_HZ, DEFAULT_ROBOT, NodeCore, RealTimeSchedule
+from asr.ros.rejections import MessageSize, max_bytes
 from asr.ros.ros2_publish import Publishers
 
 STEP_QUEUE = 10_000  # lockstep: step requests waiting; more are rejected (bounded memory)
+# subscription depths (keep_last): a held command needs only its newest value, a few absorb a
+# burst; `step` messages are each one period, so more of them may wait for the executor
+COMMAND_DEPTH = 4
+STEP_DEPTH = 16
 STEP_SERVICE_TIMEOUT_S = 30.0  # step_period waits this long for its period at most
 NODE_NAME = "asr"
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
@@ -76,11 +88,11 @@ def check_node_name(name: object) -> str:
 
 
 def qos_profiles() -> dict[str, Any]:
-    """{"control", "latest", "clock"}: the node's QoS profiles (rclpy QoSProfile).
+    """{"control", "command", "step", "latest", "clock"}: the node's QoS profiles.
 
-    control: reliable, keep_last QOS_DEPTH (asr.ros._ros2_types), volatile: every state and
-    command topic; a subscriber that keeps up loses no message at 1 kHz, a slow one loses the
-    oldest.
+    control: reliable, keep_last QOS_DEPTH (asr.ros._ros2_types), volatile: every state topic;
+    a subscriber that keeps up loses no message at 1 kHz, a slow one loses the oldest.
+    command, step: keep_last COMMAND_DEPTH, STEP_DEPTH: the node's subscriptions.
     latest: reliable, keep_last 1, transient_local (`joint_states_latest`): a peer that joins
     late (a lockstep controller) still gets the current state, as a ROS 1 latched topic.
     clock: reliable, keep_last QOS_DEPTH_CLOCK, volatile (/clock; rclpy's time source
@@ -97,9 +109,20 @@ def qos_profiles() -> dict[str, Any]:
 
     return {
         "control": profile(QOS_DEPTH, DurabilityPolicy.VOLATILE),
+        "command": profile(COMMAND_DEPTH, DurabilityPolicy.VOLATILE),
+        "step": profile(STEP_DEPTH, DurabilityPolicy.VOLATILE),
         "latest": profile(1, DurabilityPolicy.TRANSIENT_LOCAL),
         "clock": profile(QOS_DEPTH_CLOCK, DurabilityPolicy.VOLATILE),
     }
+
+
+class StepCall:
+    """A step_period call waiting for its period: `done` set once it ran (`stamp`: the
+    period's end, ns) or was dropped by a pause (`stamp` None)."""
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.stamp: int | None = None
 
 
 class Ros2Node:
@@ -115,10 +138,11 @@ class Ros2Node:
         self.clock = bool(clock)
         self.name = check_node_name(name)
         self.schedule = RealTimeSchedule(self.core.period)  # real time
-        self._steps: queue.Queue[tuple[np.ndarray | None, threading.Event | None]] = queue.Queue(
+        self._steps: queue.Queue[tuple[np.ndarray | None, StepCall | None]] = queue.Queue(
             maxsize=STEP_QUEUE
         )
         self._lock = threading.Lock()  # one period's step + publish; reset; the trajectory
+        self._pending: list[tuple[np.ndarray | None, StepCall | None]] = []  # 0 or 1
         self._trajectory: traj.Trajectory | None = None
         self._active: set[int] = set()  # joints (indices) the trajectory still drives
         self._restart = threading.Event()  # real time: restart the schedule (reset, resume)
@@ -158,7 +182,7 @@ class Ros2Node:
         self.core.log = logger.warning
         qos = qos_profiles()
         self.pub = Publishers(node, self.core, qos, clock=self.clock)
-        self._subscribe(qos["control"])
+        self._subscribe(qos)
         self._services()
         self._executor = SingleThreadedExecutor(context=self._context)
         self._executor.add_node(node)
@@ -186,29 +210,49 @@ class Ros2Node:
             if self._rclpy.ok(context=self._context):
                 raise
 
-    def _subscribe(self, qos: Any) -> None:
+    def _subscribe(self, qos: dict[str, Any]) -> None:
         from sensor_msgs.msg import JointState
         from std_msgs.msg import Float64, Float64MultiArray
         from trajectory_msgs.msg import JointTrajectory
 
-        node = self._node
+        node, nj = self._node, len(self.core.names)
         for j, jn in enumerate(self.core.names):
             for t, target in self.core.commands[j].items():
 
                 def on_command(msg: Any, j: int = j, target: str = target, t: str = t) -> None:
                     self._on_command(j, target, msg.data, self.topic(self.core.names[j], t))
 
-                node.create_subscription(Float64, f"{jn}/{t}", on_command, qos)
+                node.create_subscription(Float64, f"{jn}/{t}", on_command, qos["command"])
         for k in (0, 1):
 
             def on_refs(msg: Any, k: int = k) -> None:
                 self._on_references(k, msg.data)
 
-            node.create_subscription(Float64MultiArray, f"reference_{k + 1}", on_refs, qos)
-        node.create_subscription(JointTrajectory, "joint_trajectory", self._on_trajectory, qos)
-        node.create_subscription(JointState, "reset_state", self._on_reset_state, qos)
+            self._bounded(Float64MultiArray, f"reference_{k + 1}", on_refs, nj, qos["command"])
+        # a point: positions, velocities, accelerations, efforts, lengths, time (3 values)
+        points = (traj.MAX_POINTS + 1) * (4 * nj + 3)
+        self._bounded(
+            JointTrajectory, "joint_trajectory", self._on_trajectory, points, qos["command"]
+        )
+        self._bounded(JointState, "reset_state", self._on_reset_state, 3 * nj, qos["command"])
         if self.lockstep:
-            node.create_subscription(Float64MultiArray, "step", self._on_step, qos)
+            self._bounded(Float64MultiArray, "step", self._on_step, 2 * nj, qos["step"])
+
+    def _bounded(self, cls: Any, name: str, callback: Any, values: int, qos: Any) -> None:
+        """Subscribe `callback` to topic `name` (type `cls`) taking serialised messages: one of
+        more than max_bytes (`values` float64s and the joints' names) is rejected by its length,
+        unread; the others are deserialised and handed on (and checked there)."""
+        from rclpy.serialization import deserialize_message
+
+        what, limit = self.topic(name), max_bytes(values, len(self.core.names))
+
+        def on_raw(raw: bytes) -> None:
+            if len(raw) > limit:
+                self.core.reject(what, MessageSize(len(raw)), f"a valid one takes <= {limit}")
+                return
+            callback(deserialize_message(raw, cls))
+
+        self._node.create_subscription(cls, name, on_raw, qos, raw=True)
 
     def _services(self) -> None:
         from std_srvs.srv import SetBool, Trigger
@@ -388,28 +432,36 @@ class Ros2Node:
         return response
 
     def _srv_pause(self, request: Any, response: Any) -> Any:
-        self.core.paused = bool(request.data)
+        # under the stepping lock: a period already running ends first, and none starts after
+        # this (the stepping loop checks paused under the same lock), so the time answered is
+        # the time that holds while paused
+        with self._lock:
+            self.core.paused = bool(request.data)
+            stamp = self.core.stamp_ns
         if not self.core.paused:
             self._restart.set()
         response.success = True
-        response.message = (
-            f"{'paused' if self.core.paused else 'running'} at t={self.core.stamp_ns}"
-        )
+        response.message = f"{'paused' if self.core.paused else 'running'} at t={stamp}"
         return response
 
     def _srv_step(self, request: Any, response: Any) -> Any:
-        done = threading.Event()
+        call = StepCall()
         if self.core.paused:
             response.success, response.message = False, "paused: resume with pause(false)"
             return response
         try:
-            self._steps.put_nowait((None, done))
+            self._steps.put_nowait((None, call))
         except queue.Full:
             response.success, response.message = False, f"{STEP_QUEUE} steps already wait"
             return response
-        ok = done.wait(STEP_SERVICE_TIMEOUT_S)
-        response.success = ok
-        response.message = f"t={self.core.stamp_ns}" if ok else "timed out"
+        ok = call.done.wait(STEP_SERVICE_TIMEOUT_S)
+        response.success = ok and call.stamp is not None
+        if not ok:
+            response.message = "timed out"
+        elif call.stamp is None:  # paused before its period ran: dropped
+            response.message = "paused: resume with pause(false)"
+        else:
+            response.message = f"t={call.stamp}"
         return response
 
     # ------------------------------------------------------------ stepping
@@ -417,24 +469,46 @@ class Ros2Node:
     def _publish(self, s: dict[str, np.ndarray]) -> None:
         self.pub.publish(s, self.core.stamp_ns, self.core.held()[0])
 
-    def step_and_publish(self) -> None:
-        """One period with the held commands (and trajectory), then its state published."""
+    def step_and_publish(self) -> bool:
+        """One period with the held commands (and trajectory), then its state published; False
+        (nothing done) when paused, checked under the lock pause is set under."""
         with self._lock:
-            self._apply_trajectory()
-            held = self.core.held()[0]
-            s = self.core.step_period()
-            self.pub.publish(s, self.core.stamp_ns, held)
+            if self.core.paused:
+                return False
+            self._step_and_publish()
+            return True
 
-    def _next_lockstep(self) -> threading.Event | None | bool:
-        """Wait for a step request: its refs held, its event returned (None for a message);
-        False when none came within 0.1 s."""
-        try:
-            refs, done = self._steps.get(timeout=0.1)
-        except queue.Empty:
-            return False
-        if refs is not None and self.core.hold_references(refs, self.topic("step")):
-            self._cancel(range(len(self.core.names)))
-        return done
+    def _step_and_publish(self) -> None:  # self._lock held
+        self._apply_trajectory()
+        held = self.core.held()[0]
+        s = self.core.step_period()
+        self.pub.publish(s, self.core.stamp_ns, held)
+
+    def _lockstep_period(self) -> None:
+        """Wait (0.1 s at most) for a step request and run its period, unless paused: the
+        check is made under the stepping lock, where pause is set, so a request taken while
+        pause(true) was coming waits for pause(false) (a step_period call is answered
+        "paused" then and its step dropped)."""
+        if not self._pending:
+            try:
+                self._pending.append(self._steps.get(timeout=0.1))
+            except queue.Empty:
+                return
+        with self._lock:
+            paused = self.core.paused
+            refs, call = self._pending[0]
+            if not paused or call is not None:  # a call waits: it hears "paused" (_srv_step)
+                self._pending.clear()
+            if not paused:
+                if refs is not None and self.core.hold_references(refs, self.topic("step")):
+                    self._active.clear()  # the step's references end a trajectory's hold
+                self._step_and_publish()
+                if call is not None:
+                    call.stamp = self.core.stamp_ns
+        if call is not None:
+            call.done.set()
+        if paused:
+            time.sleep(0.01)
 
     def spin(self, duration: float | None = None) -> int:
         """Step until rclpy shuts down (Ctrl-C, SIGTERM) or `duration` wall seconds pass;
@@ -449,17 +523,12 @@ class Ros2Node:
                 and rclpy.ok(context=ctx)
                 and (end is None or time.monotonic() < end)
             ):
+                if self.lockstep:
+                    self._lockstep_period()
+                    continue
                 if self.core.paused:  # no stepping, no time; resumes one period after unpausing
                     self.schedule.restart()
                     time.sleep(0.01)
-                    continue
-                if self.lockstep:
-                    done = self._next_lockstep()
-                    if done is False:
-                        continue
-                    self.step_and_publish()
-                    if isinstance(done, threading.Event):
-                        done.set()
                     continue
                 if self._restart.is_set():
                     self._restart.clear()
