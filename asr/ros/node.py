@@ -32,6 +32,7 @@ import time
 
 from asr.errors import SimulationError
 from asr.ros.master import wait_for_master
+from asr.ros.messages import bounded_class
 from asr.ros.node_core import (
     DEFAULT_RATE_HZ,
     DEFAULT_ROBOT,
@@ -43,16 +44,21 @@ from asr.ros.node_core import (
     joint_commands,
     joint_states,
 )
+from asr.ros.rejections import MessageSize, max_bytes
 
 NODE_NAME = "asr"
 # Publisher queues (per subscriber connection, messages): rospy drops the oldest message when a
 # connection's queue is full, and `rosbag record` at 1 kHz lost 171 of 6522 messages with 10;
 # 1000 messages hold one second at 1 kHz, so a recorder that keeps up on average loses none
-# (the toolbox's plugins use 500). Command subscribers keep 100: a held command needs only the
-# newest value; lockstep steps keep 1000, each is one period.
+# (the toolbox's plugins use 500). Command subscribers keep COMMAND_QUEUE: a held command needs
+# only the newest value; lockstep steps keep 1000, each is one period. Subscribers read
+# BUFF_SIZE bytes at a time, and the array topics' messages are bounded in length
+# (asr.ros.messages.bounded_class): a longer one is rejected unread, so a flood of large arrays
+# does not grow the node.
 STATE_QUEUE = 1000
-COMMAND_QUEUE = 100
+COMMAND_QUEUE = 4
 STEP_QUEUE = 1000
+BUFF_SIZE = 65536  # bytes (rospy's default, stated)
 ROBOT_STATES = ("robot_state", "motor_1_state", "motor_2_state", "joint_states")
 LOCKSTEP = (
     "<ns>/step (std_msgs/Float64MultiArray): each message advances exactly one period. "
@@ -161,10 +167,23 @@ class RosNode(NodeCore):
             self._clock = rospy.Publisher(self.clock_topic, self._Clock, queue_size=STATE_QUEUE)
 
     def _subscribe(self):
-        rospy = self._rospy
+        rospy, nj = self._rospy, len(self.names)
 
         def sub(topic, cls, cb, size=COMMAND_QUEUE):
-            self._subs.append(rospy.Subscriber(topic, cls, cb, queue_size=size))
+            s = rospy.Subscriber(topic, cls, cb, queue_size=size, buff_size=BUFF_SIZE)
+            self._subs.append(s)
+
+        def bounded(topic, cls, values, cb, size=COMMAND_QUEUE):
+            """`cb` on messages of at most max_bytes(values, J); longer ones rejected unread."""
+            limit = max_bytes(values, nj)
+
+            def checked(msg):
+                if msg.oversize:
+                    self.reject(topic, MessageSize(msg.oversize), f"a valid one takes <= {limit}")
+                else:
+                    cb(msg)
+
+            sub(topic, bounded_class(cls, limit), checked, size)
 
         self._subs = []
         for j, jn in enumerate(self.names):
@@ -173,10 +192,10 @@ class RosNode(NodeCore):
                 sub(name, self._Float64, lambda m, j=j, g=target, n=name: self._cmd(j, g, m, n))
         for k in (0, 1):
             name = self.topic(f"reference_{k + 1}")
-            sub(name, self._Array, lambda m, k=k, n=name: self.set_references(k, m.data, n))
-        sub(self.topic("reset_state"), self._JointState, self._on_reset_state, 16)
+            bounded(name, self._Array, nj, lambda m, k=k, n=name: self.set_references(k, m.data, n))
+        bounded(self.topic("reset_state"), self._JointState, 3 * nj, self._on_reset_state)
         if self.lockstep:
-            sub(self.topic("step"), self._Array, self._on_step, STEP_QUEUE)
+            bounded(self.topic("step"), self._Array, 2 * nj, self._on_step, STEP_QUEUE)
 
     def _cmd(self, joint, target, msg, name):
         self.set_command(joint, target, msg.data, name)
