@@ -347,3 +347,30 @@ def test_a_pickled_folder_converts_only_when_trusted(tmp_path):
     obs = np.random.default_rng(0).normal(size=(5, 8))
     assert np.array_equal(back.predict(obs), res.predict(obs))
     assert back.model.num_timesteps == res.model.num_timesteps
+
+
+@pytest.mark.parametrize(
+    "key,value,words",
+    [
+        ("obs_var", [-1.0] * 8, "obs_var: expected 8 finite numbers"),
+        ("obs_mean", [0.0] * 3, "obs_mean: expected 8 finite numbers"),
+        ("epsilon", 0.0, r"epsilon: got 0.0, valid range \(0.0, inf\]"),
+        ("asr_num_timesteps", 1.5, "asr_num_timesteps: got '1.5', expected an int"),
+        ("format", "x", "not asr's observation normalisation"),
+    ],
+)
+def test_bad_normalisation_statistics_name_the_entry(folders, tmp_path, key, value, words):
+    """vecnormalize.json is data, checked entry by entry: a value that would make the policy's
+    input NaN or wrong is a ValueError naming the file, the entry and the range."""
+    from asr.rl import load_checkpoint
+
+    folder = _copy(folders, "sb3", tmp_path)
+    path = _real(folder, "vecnormalize.json")
+    doc = json.loads(open(path).read())
+    doc[key] = value
+    os.remove(path)
+    with open(path, "w") as f:
+        json.dump(doc, f)
+    with pytest.raises(ValueError, match=words) as err:
+        load_checkpoint(folder)
+    assert str(folder / "vecnormalize.json") in str(err.value)

@@ -168,7 +168,7 @@ def test_lr_decay_ends_at_the_decayed_rate(tmp_path, algo):
     if algo == "sb3":
         rate = res.model.policy.optimizer.param_groups[0]["lr"]
     else:
-        saved = torch.load(tmp_path / "r" / "model.pt", weights_only=False)
+        saved = torch.load(tmp_path / "r" / "model.pt", weights_only=True)
         rate = saved["optimizer"]["param_groups"][0]["lr"]
     assert rate == pytest.approx(1e-3, rel=1e-12)
     with pytest.raises(ValueError, match=r"lr_decay: got 0.5, valid only with desired_kl = 0"):

@@ -13,6 +13,7 @@ torch.load(weights_only=True). Determinism: SB3's seeding (seed; seed + num_time
 sub-env i reset with that + i)."""
 
 import json
+import math
 import os
 import zipfile
 
@@ -203,13 +204,35 @@ def normalisation_state(vecnorm, steps):
     }
 
 
-def _number(doc, key, shown, kind=float):
+def _number(doc, key, shown, kind=float, low=0.0, high=math.inf, low_open=False):
+    """doc[key], a finite number in the range (low, high] or [low, high]: ValueError naming the
+    file, the entry, the value and the range."""
     value = doc.get(key)
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"{shown}: {key}: got {str(value)[:80]!r}, expected a number")
-    if kind is int and value != int(value):
-        raise ValueError(f"{shown}: {key}: got {value!r}, expected an int")
+    rng = f"{'(' if low_open else '['}{low}, {high}]"
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or (kind is int and value != int(value))
+    ):
+        kind_text = "an int" if kind is int else "a finite number"
+        raise ValueError(f"{shown}: {key}: got {str(value)[:80]!r}, expected {kind_text} in {rng}")
+    if (value <= low if low_open else value < low) or value > high:
+        raise ValueError(f"{shown}: {key}: got {value!r}, valid range {rng}")
     return kind(value)
+
+
+# vecnormalize.json's numbers: (low, high, low open)
+_STATISTICS = {
+    "obs_count": (0.0, math.inf, True),
+    "ret_mean": (-math.inf, math.inf, False),
+    "ret_var": (0.0, math.inf, False),
+    "ret_count": (0.0, math.inf, True),
+    "clip_obs": (0.0, math.inf, True),
+    "clip_reward": (0.0, math.inf, True),
+    "gamma": (0.0, 1.0, False),
+    "epsilon": (0.0, math.inf, True),
+}
 
 
 def _statistics(doc, shown, obs_dim):
@@ -217,20 +240,19 @@ def _statistics(doc, shown, obs_dim):
     if not isinstance(doc, dict) or doc.get("format") != NORMALIZE_FORMAT:
         raise ValueError(f"{shown}: not asr's observation normalisation ({NORMALIZE_FORMAT})")
     out = {}
-    for key in ("obs_mean", "obs_var"):
+    for key, low in (("obs_mean", -np.inf), ("obs_var", 0.0)):
         try:
             a = np.asarray(doc.get(key), dtype=np.float64)
         except (TypeError, ValueError):
             a = np.zeros(0)
-        if a.shape != (obs_dim,) or not np.all(np.isfinite(a)):
+        if a.shape != (obs_dim,) or not np.all(np.isfinite(a)) or np.any(a < low):
             raise ValueError(
                 f"{shown}: {key}: expected {obs_dim} finite numbers (the observation size)"
+                + (", each >= 0" if low == 0.0 else "")
             )
         out[key] = a
-    for key in ("obs_count", "ret_mean", "ret_var", "ret_count", "clip_obs", "clip_reward"):
-        out[key] = _number(doc, key, shown)
-    for key in ("gamma", "epsilon"):
-        out[key] = _number(doc, key, shown)
+    for key, (lo, hi, lo_open) in _STATISTICS.items():
+        out[key] = _number(doc, key, shown, float, lo, hi, lo_open)
     out["asr_num_timesteps"] = _number(doc, "asr_num_timesteps", shown, int)
     for key in ("norm_obs", "norm_reward"):
         if not isinstance(doc.get(key), bool):
@@ -327,7 +349,11 @@ def _restore_model(model, state, out_dir):
     model._n_updates = _number(data, "_n_updates", f"{shown} (data)", int)
     episodes = data.get("asr_episodes", [])
     if not isinstance(episodes, list) or not all(
-        isinstance(e, list) and len(e) == 3 and all(isinstance(x, (int, float)) for x in e)
+        isinstance(e, list)
+        and len(e) == 3
+        and all(
+            isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in e
+        )
         for e in episodes
     ):
         raise ValueError(f"{shown} (data): asr_episodes: expected [[return, length, time], ...]")
