@@ -201,9 +201,21 @@ def states(m: Any, d: Any) -> dict[str, dict[str, float]]:
         values = d.plugin_state[adr : adr + len(names)]
         state: dict[str, Any] = {n: float(v) for n, v in zip(names, values)}
         if state["status"]:
-            state["status_text"] = status_text(int(state["status"]))
+            state["status_text"] = _status_text(state["status"])
         out[_instance_name(mujoco, m, k)] = state
     return out
+
+
+def _status_text(status: float) -> str:
+    """The meaning of a plugin state's status value; one that is not a status code (NaN, 0.5,
+    1e300: a state a step did not write) is said to be one, as the plugin's next step stops the
+    actuator with status 2 for it."""
+    if status.is_integer() and 0 < status <= 255:
+        return str(status_text(int(status)))
+    return (
+        f"not a status code: {status!r} (valid: an integer in [0, 255]); the plugin state was not "
+        "written by a step, and the next step stops the actuator with status 2"
+    )
 
 
 def register_model(name: str) -> None:

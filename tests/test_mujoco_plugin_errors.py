@@ -137,6 +137,34 @@ CONFIG_CASES = [
         mjcf(config=sea(params="zz=1")),
         ["key 'zz' is not a parameter of model 'sea'"],
     ),
+    (
+        "motor limits not ordered",
+        mjcf(config=sea(pos_min=1, pos_max=0.5)),
+        ["key 'pos_min' = 1 is not below key 'pos_max' = 0.5", "valid: pos_min < pos_max"],
+    ),
+    (
+        "motor limits equal",
+        mjcf(config=sea(params="pos_min=0.5 pos_max=0.5")),
+        ["key 'pos_min' = 0.5 is not below key 'pos_max' = 0.5"],
+    ),
+    ("blank value", mjcf(config=sea(k=" ")), ["key 'k' = ' ' is not a number", "(0, inf)"]),
+    (
+        "space inside a number",
+        mjcf(config=sea(k="6 0")),
+        ["key 'k' = '6 0' is not a number", "(0, inf)"],
+    ),
+    ("space inside the mode", mjcf(config=key("model", "sea") + key("mode", "3 1")), ["'3 1'"]),
+]
+
+# settings of the actuators that MuJoCo would apply behind the plugin's back
+PLUGIN_ACTUATOR = '<plugin name="j1_ref1" joint="j1" instance="j1" {}/>'
+UNHONOURED = [
+    ("gear", 'gear="2"', ["gear = 2", "valid: 1"]),
+    ("forcerange", 'forcerange="-1 1"', ["forcerange = [-1, 1]", "valid: none"]),
+    ("dyntype", 'dyntype="filter" dynprm="0.1"', ["dyntype = filter", "valid: none"]),
+    ("actdim", 'actdim="1"', ["actdim = 1", "valid: 0"]),
+    ("delay", 'delay="0.01" nsample="5"', ["delay = 0.01 s", "valid: 0"]),
+    ("nsample", 'nsample="3"', ["nsample = 3", "valid: 0"]),
 ]
 
 ACTUATOR_CASES = [
@@ -226,6 +254,46 @@ def test_bad_configuration_fails_compilation_naming_it(xml, pieces):
     for piece in who + pieces:
         assert piece in message, f"{piece!r} not in {message!r}"
     assert_good_model_runs()
+
+
+@pytest.mark.parametrize(
+    "attributes,pieces", [c[1:] for c in UNHONOURED], ids=[c[0] for c in UNHONOURED]
+)
+def test_actuator_setting_the_plugin_cannot_honour_fails_compilation(attributes, pieces):
+    message = compile_error(mjcf(actuators=PLUGIN_ACTUATOR.format(attributes)))
+    for piece in [INSTANCE, FIRST, *pieces]:
+        assert piece in message, f"{piece!r} not in {message!r}"
+    assert_good_model_runs()
+
+
+def test_actuator_in_a_disabled_group_fails_compilation():
+    xml = mjcf(actuators=PLUGIN_ACTUATOR.format('group="3"'))
+    mujoco.MjModel.from_xml_string(xml)  # an enabled group compiles
+    disabled = xml.replace(
+        '<option timestep="0.001"/>', '<option timestep="0.001" actuatorgroupdisable="3"/>'
+    )
+    message = compile_error(disabled)
+    for piece in [INSTANCE, FIRST, "group 3 is disabled (option disableactuator = 8)"]:
+        assert piece in message, f"{piece!r} not in {message!r}"
+    assert_good_model_runs()
+
+
+def test_numbers_and_names_may_have_surrounding_spaces():
+    """Every value is read the same way: surrounding white space is ignored (mode=" 6" and
+    k="60 " alike), white space inside is refused; an empty value is MuJoCo's absent key."""
+    mujoco_plugin.load()
+    spaced = key("model", " sea ") + key("mode", " 3") + key("k", "60 ") + key("max_def", "")
+    spaced += key("motor_scheme", " trapezoid ") + key("params", "  max_def=0.4   ")
+    plain = key("model", "sea") + key("mode", "3") + key("k", "60") + key("max_def", "0.4")
+    plain += key("motor_scheme", "trapezoid")
+    runs = []
+    for config in (spaced, plain):
+        m = mujoco.MjModel.from_xml_string(mjcf(config=config))
+        d = mujoco.MjData(m)
+        d.ctrl[0] = 0.3
+        mujoco.mj_step(m, d, nstep=20)
+        runs.append(d.qpos.copy())
+    np.testing.assert_array_equal(runs[0], runs[1])
 
 
 def test_undeclared_key_is_mujocos_own_error():

@@ -1,9 +1,12 @@
 """The built extension under Debian's valgrind (memcheck): a small asr.Sim rollout on two threads
 and a CPR solve; and the MuJoCo plugin library (asr/_asr_mujoco*.so: groups formed and re-formed
-as one MjData steps other models, resets, copies, RK4). Errors whose innermost frame outside the
-C library is in asr's own library (invalid reads and writes, uses of uninitialised values,
-definitely lost blocks it allocated) fail the test; those of Python, NumPy, MuJoCo or the loader
-are not asr's. The C tests run under ASan/UBSan separately (tests/test_c_core.py)."""
+as one MjData steps other models, resets, copies, RK4, and the crash cases of
+tests/_mujoco_plugin_cases.py: a configuration failing at a step under mj_step, mujoco.batch and
+mujoco.rollout, settings edited in place, bad restored headers, params= from two threads).
+Errors whose innermost frame outside the C library is in asr's own library (invalid reads and
+writes, uses of uninitialised values, definitely lost blocks it allocated) fail the test; those
+of Python, NumPy, MuJoCo or the loader are not asr's. The C tests run under ASan/UBSan
+separately (tests/test_c_core.py)."""
 
 import os
 import shutil
@@ -12,6 +15,7 @@ import sys
 import xml.etree.ElementTree as ET
 
 import pytest
+from _mujoco_plugin_cases import CASES
 from conftest import IN_CI
 
 import asr._core
@@ -75,6 +79,15 @@ assert np.all(np.isfinite(state))
 del c, d, dr
 print("plugin under valgrind: done")
 """
+# the plugin's crash cases (tests/_mujoco_plugin_cases.py) against the same library, loaded
+# already: one round of the threads' compilations; memcheck's allocator keeps freed blocks back,
+# so a freed model's address need not come back
+CASES_SCRIPT = (
+    "\nimport sys, asr.mujoco_plugin\n"
+    'sys.argv = ["-c", asr.mujoco_plugin.path(), "rounds=1", "reuse=optional"]\n'
+    + CASES
+    + '\nprint("plugin cases under valgrind: done")\n'
+)
 # frames that only pass the error on: valgrind's replacements, the C library, the loader
 NOT_THE_CULPRIT = ("vgpreload_", "libc.so", "ld-linux")
 
@@ -162,10 +175,11 @@ def memcheck(tmp_path, script):
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
-    """Valgrind's XML report of one process that runs SCRIPT, then PLUGIN_SCRIPT: the two tests
+    """Valgrind's XML report of one process that runs SCRIPT, then PLUGIN_SCRIPT and the plugin's
+    crash cases (CASES_SCRIPT): the two tests
     read their own library's errors from it (each error is blamed on one library's frame), so
     Python, NumPy and MuJoCo start under memcheck once, not twice (~20 s each on 2 cores)."""
-    return memcheck(tmp_path_factory.mktemp("valgrind"), SCRIPT + PLUGIN_SCRIPT)
+    return memcheck(tmp_path_factory.mktemp("valgrind"), SCRIPT + PLUGIN_SCRIPT + CASES_SCRIPT)
 
 
 def test_sim_rollout_and_cpr_solve_under_valgrind(report):

@@ -72,6 +72,13 @@ ASR_MUJOCO_API unsigned long long asr_mujoco_registered_code(void);
  * registered. */
 ASR_MUJOCO_API int asr_mujoco_slot(void);
 
+/* Work the plugin has done outside the actuators' steps since the library was loaded, in units
+ * of one configuration byte read or compared, or one actuator or instance scanned: reading a
+ * model and checking in every forward pass that the model is still the one read. Linear in the
+ * model's size per mjData made and per pass; for tests of that (never reset, counted atomically
+ * by every thread). */
+ASR_MUJOCO_API long long asr_mujoco_work(void);
+
 /* Make a user-defined model available as config key model="<def->name>" (kept by pointer: it
  * must outlive every MuJoCo model that uses it). Returns ASR_OK, ASR_ERR_NULL, ASR_ERR_MODEL
  * (a built-in model's name, or one registered with another definition) or ASR_ERR_NOMEM (more

@@ -1,11 +1,17 @@
 /* config.c - reading and checking an asr.actuator instance's configuration (config.h).
  *
- * Every check runs when MuJoCo compiles the model (the plugin's nstate callback), so a bad MJCF
- * fails to load with a message naming the instance, its actuator, the key, the value and the
- * valid range, and nothing can go wrong later in a step. */
+ * MuJoCo's compiler calls the plugin's nstate and init callbacks, which read every instance
+ * with these functions, so a bad MJCF fails to load with a message naming the instance, its
+ * actuator, the key, the value and the valid range. A step re-reads an instance only when the
+ * model it is given differs from the one its configuration came from; what fails then stops the
+ * actuator with a status and a warning (plugin.c), never an error from inside a step.
+ *
+ * An instance's text is read in one pass: MuJoCo stores it as one NUL-terminated value per
+ * declared key, in the declared order (an absent key and an empty value are both ""). */
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,15 +21,24 @@
 
 /* ---------------------------------------------------------------- declared keys */
 
-/* The keys that are not parameters. */
-static const char* const SETTING_KEYS[] = {"model", "mode", "max_substep", "motor_scheme",
-                                           "params"};
+/* The keys that are not parameters, in this order at the start of the table. */
 enum {
-    NSETTING = sizeof(SETTING_KEYS) / sizeof(SETTING_KEYS[0]),
-    MAX_KEYS = NSETTING + ASR_NCOMMON + 16 * ASR_MAX_MODEL_PARAM
+    KEY_MODEL,
+    KEY_MODE,
+    KEY_MAX_SUBSTEP,
+    KEY_MOTOR_SCHEME,
+    KEY_PARAMS,
+    NSETTING
+};
+static const char* const SETTING_KEYS[NSETTING] = {"model", "mode", "max_substep", "motor_scheme",
+                                                   "params"};
+enum {
+    MAX_KEYS = NSETTING + ASR_NCOMMON + 16 * ASR_MAX_MODEL_PARAM,
+    MAX_TEXT = 2048 /* longest value read (a params list) */
 };
 static const char* keys[MAX_KEYS];
 static int nkeys = 0;
+static pthread_once_t keys_once = PTHREAD_ONCE_INIT;
 
 static void add_key(const char* name) {
     for (int k = 0; k < nkeys; ++k) {
@@ -32,9 +47,7 @@ static void add_key(const char* name) {
     if (nkeys < MAX_KEYS) keys[nkeys++] = name;
 }
 
-/* Built once, when the library registers the plugin (before any other thread can ask). */
 static void build_keys(void) {
-    if (nkeys) return;
     for (int k = 0; k < NSETTING; ++k) add_key(SETTING_KEYS[k]);
     for (int k = 0; k < ASR_NCOMMON; ++k) add_key(asr_common_param_spec(k)->name);
     for (int i = 0; i < asr_model_count(); ++i) {
@@ -44,13 +57,25 @@ static void build_keys(void) {
 }
 
 int config_key_count(void) {
-    build_keys();
+    pthread_once(&keys_once, build_keys);
     return nkeys;
 }
 
 const char* const* config_keys(void) {
-    build_keys();
+    pthread_once(&keys_once, build_keys);
     return keys;
+}
+
+/* ---------------------------------------------------------------- work counter */
+
+static atomic_llong work_done = 0;
+
+void config_count_work(long long n) {
+    atomic_fetch_add_explicit(&work_done, n, memory_order_relaxed);
+}
+
+ASR_MUJOCO_API long long asr_mujoco_work(void) {
+    return atomic_load_explicit(&work_done, memory_order_relaxed);
 }
 
 /* ---------------------------------------------------------------- user models */
@@ -94,15 +119,17 @@ const asr_model_def* config_find_model(const char* name) {
 
 /* ---------------------------------------------------------------- messages */
 
-/* Who a message is about: the instance and its first actuator, by name where they have one. */
+/* Who a message is about (the instance and its first actuator, by name where they have one),
+ * the instance's values by key index, and where a failure is reported. */
 typedef struct reader {
     const mjModel* m;
     int inst;
     char who[256];
+    const char* value[MAX_KEYS]; /* "" where the key is absent */
+    config_error* err;
 } reader;
 
-/* "actuator 'name'" (or "actuator #i" when unnamed) into buf. */
-static void actuator_text(const mjModel* m, int act, char* buf, size_t size) {
+void config_actuator_text(const mjModel* m, int act, char* buf, size_t size) {
     const char* name = mj_id2name(m, mjOBJ_ACTUATOR, act);
     if (name && name[0]) {
         snprintf(buf, size, "actuator '%s'", name);
@@ -121,32 +148,42 @@ static void instance_text(const mjModel* m, int inst, char* buf, size_t size) {
     }
 }
 
-/* The reader of instance inst, naming actuator act too (act < 0: none). */
-static void name_reader(reader* r, const mjModel* m, int inst, int act) {
+/* Names instance inst in r->who, and actuator act too (act < 0: none). */
+static void name_reader(reader* r, int act) {
     char ibuf[96], abuf[96];
-    r->m = m;
-    r->inst = inst;
-    instance_text(m, inst, ibuf, sizeof ibuf);
+    const mjModel* m = r->m;
+    instance_text(m, r->inst, ibuf, sizeof ibuf);
     if (act < 0) {
         snprintf(r->who, sizeof r->who, "%s %s", ASR_MUJOCO_PLUGIN, ibuf);
         return;
     }
-    actuator_text(m, act, abuf, sizeof abuf);
-    if (m->names[m->name_pluginadr[inst]]) {
+    config_actuator_text(m, act, abuf, sizeof abuf);
+    if (m->names[m->name_pluginadr[r->inst]]) {
         snprintf(r->who, sizeof r->who, "%s %s (%s)", ASR_MUJOCO_PLUGIN, ibuf, abuf);
     } else { /* an actuator's own <plugin> element: the actuator names it */
         snprintf(r->who, sizeof r->who, "%s on %s", ASR_MUJOCO_PLUGIN, abuf);
     }
 }
 
-/* mju_error with the instance named first; does not return. */
-static void fail(const reader* r, const char* fmt, ...) {
-    char msg[1024];
+/* Fills r->err with the instance named first; returns code. */
+static int fail(const reader* r, int code, const char* fmt, ...) {
+    char msg[760];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    mju_error("%s: %s", r->who, msg);
+    r->err->code = code;
+    snprintf(r->err->msg, sizeof r->err->msg, "%s: %s", r->who, msg);
+    return code;
+}
+
+void config_out_of_memory(const mjModel* m, int inst, const char* what, config_error* err) {
+    reader r;
+    r.m = m;
+    r.inst = inst;
+    r.err = err;
+    name_reader(&r, -1);
+    fail(&r, ASR_ERR_NOMEM, "out of memory (allocating %s)", what);
 }
 
 /* "(0, inf) N m/rad" or "integer in [0, 1]" for a parameter spec. */
@@ -160,137 +197,232 @@ static void range_text(const asr_param_spec* s, char* out, size_t size) {
 
 /* ---------------------------------------------------------------- values */
 
-static const char* value_of(const reader* r, const char* key) {
-    const char* v = mj_getPluginConfig(r->m, r->inst, key);
-    return v && v[0] ? v : NULL;
+int config_text_length(const mjModel* m, int inst) {
+    long long start = m->plugin_attradr[inst], end = (long long)m->npluginattr, at = start;
+    int n = config_key_count();
+    if (start < 0) return -1;
+    for (int k = 0; k < n; ++k) {
+        while (at < end && m->plugin_attr[at]) ++at;
+        if (at >= end) return -1;
+        ++at; /* the NUL */
+    }
+    config_count_work(at - start);
+    return (int)(at - start);
 }
 
-/* The number in text (the whole of it; inf allowed, checked by the caller), or fail. */
-static double number(const reader* r, const char* key, const char* text, const char* valid) {
-    char* end;
-    double x = strtod(text, &end);
-    if (end == text || *end)
-        fail(r, "key '%s' = '%s' is not a number; valid: %s", key, text, valid);
-    return x;
+/* The instance's values by key index, in one pass over its text. */
+static int split_values(reader* r) {
+    const char* at = r->m->plugin_attr + r->m->plugin_attradr[r->inst];
+    if (config_text_length(r->m, r->inst) < 0) {
+        return fail(r, ASR_ERR_RANGE,
+                    "its configuration text is truncated (not a model MuJoCo "
+                    "compiled with this plugin)");
+    }
+    for (int k = 0; k < config_key_count(); ++k) {
+        r->value[k] = at;
+        at += strlen(at) + 1;
+    }
+    return 0;
 }
 
-static void read_model_and_mode(const reader* r, joint_config* c) {
-    const char* name = value_of(r, "model");
-    char valid[512] = "";
+static int is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+/* text without leading and trailing white space into buf (size MAX_TEXT), or -1 if too long. */
+static int trimmed(const char* text, char* buf) {
+    while (is_space(*text)) ++text;
+    size_t n = strlen(text);
+    while (n && is_space(text[n - 1])) --n;
+    if (n >= MAX_TEXT) return -1;
+    memcpy(buf, text, n);
+    buf[n] = '\0';
+    return 0;
+}
+
+/* The number in text (all of it but surrounding white space; inf allowed, checked by the
+ * caller) into *x: 0, or a status with the message filled. */
+static int number(const reader* r, const char* key, const char* text, const char* valid,
+                  double* x) {
+    char buf[MAX_TEXT], *end;
+    if (trimmed(text, buf) != 0 || !buf[0]) {
+        return fail(r, ASR_ERR_RANGE, "key '%s' = '%s' is not a number; valid: %s", key, text,
+                    valid);
+    }
+    *x = strtod(buf, &end);
+    if (end == buf || *end) {
+        return fail(r, ASR_ERR_RANGE, "key '%s' = '%s' is not a number; valid: %s", key, text,
+                    valid);
+    }
+    return 0;
+}
+
+static int read_model_and_mode(const reader* r, joint_config* c) {
+    const char* name = r->value[KEY_MODEL];
+    char valid[512] = "", buf[MAX_TEXT];
     for (int i = 0; i < asr_model_count(); ++i) {
         strncat(valid, i ? ", " : "", sizeof valid - strlen(valid) - 1);
         strncat(valid, asr_model_get(i)->name, sizeof valid - strlen(valid) - 1);
     }
-    if (!name) fail(r, "key 'model' is missing; valid: %s, or a registered user model", valid);
-    c->model = config_find_model(name);
-    if (!c->model) {
-        fail(r, "key 'model' = '%s' is not a model; valid: %s, or a registered user model", name,
-             valid);
+    if (trimmed(name, buf) != 0 || !buf[0]) {
+        if (!name[0]) {
+            return fail(r, ASR_ERR_MODEL,
+                        "key 'model' is missing; valid: %s, or a registered user model", valid);
+        }
+        buf[0] = '\0';
     }
-    const char* mode = value_of(r, "mode");
+    c->model = buf[0] ? config_find_model(buf) : NULL;
+    if (!c->model) {
+        return fail(r, ASR_ERR_MODEL,
+                    "key 'model' = '%s' is not a model; valid: %s, or a registered user model",
+                    name, valid);
+    }
+    const char* mode = r->value[KEY_MODE];
     int lo = 0, hi = c->model->nmotor == 0 ? ASR_MODE_LINK_PID : ASR_NMODE - 1;
-    if (!mode) fail(r, "key 'mode' is missing; valid: integer in [%d, %d]", lo, hi);
+    if (!mode[0]) {
+        return fail(r, ASR_ERR_MODEL, "key 'mode' is missing; valid: integer in [%d, %d]", lo, hi);
+    }
     char* end;
-    long k = strtol(mode, &end, 10);
-    if (end == mode || *end || k < lo || k > hi) {
-        fail(r, "key 'mode' = '%s' for model '%s'; valid: integer in [%d, %d]", mode, name, lo, hi);
+    long k = 0;
+    int ok = trimmed(mode, buf) == 0 && buf[0] && (k = strtol(buf, &end, 10), !*end);
+    if (!ok || k < lo || k > hi) {
+        return fail(r, ASR_ERR_MODEL,
+                    "key 'mode' = '%s' for model '%s'; valid: integer in [%d, %d]", mode,
+                    c->model->name, lo, hi);
     }
     c->mode = (int)k;
+    return 0;
 }
 
-/* Parameter k of the joint (common first, then the model's own), or NULL. */
+/* Parameter k of the joint (common first, then the model's own). */
 static const asr_param_spec* param_spec(const joint_config* c, int k) {
     return k < ASR_NCOMMON ? asr_common_param_spec(k) : &c->model->params[k - ASR_NCOMMON];
 }
 
-static int param_index(const joint_config* c, const char* name) {
+static int param_index(const joint_config* c, const char* name, size_t len) {
     for (int k = 0; k < c->nparam; ++k) {
-        if (!strcmp(param_spec(c, k)->name, name)) return k;
+        const char* p = param_spec(c, k)->name;
+        if (!strncmp(p, name, len) && !p[len]) return k;
     }
     return -1;
 }
 
-static void set_param(const reader* r, joint_config* c, const char* key, const char* text) {
-    int k = param_index(c, key);
+/* Parameter `key` (len characters) = text into c. */
+static int set_param(const reader* r, joint_config* c, const char* key, size_t len,
+                     const char* text) {
+    char name[128];
+    snprintf(name, sizeof name, "%.*s", (int)(len < 127 ? len : 127), key);
+    int k = param_index(c, key, len);
     if (k < 0) {
         char own[512] = "";
         for (int p = 0; p < c->model->nparam; ++p) {
             strncat(own, p ? ", " : "", sizeof own - strlen(own) - 1);
             strncat(own, c->model->params[p].name, sizeof own - strlen(own) - 1);
         }
-        fail(r,
-             "key '%s' is not a parameter of model '%s'; valid: its own (%s) and the common "
-             "ones (motor, friction, controller, electrical, link: asr.models()['%s'].params)",
-             key, c->model->name, own[0] ? own : "none", c->model->name);
+        return fail(
+            r, ASR_ERR_PARAM,
+            "key '%s' is not a parameter of model '%s'; valid: its own (%s) and the common "
+            "ones (motor, friction, controller, electrical, link: asr.models()['%s'].params)",
+            name, c->model->name, own[0] ? own : "none", c->model->name);
     }
     const asr_param_spec* s = param_spec(c, k);
     char valid[160];
+    double x = 0.0;
     range_text(s, valid, sizeof valid);
-    double x = number(r, key, text, valid);
-    if (!asr_param_valid(s, x))
-        fail(r, "key '%s' = '%s' is out of range; valid: %s", key, text, valid);
+    int st = number(r, name, text, valid, &x);
+    if (st) return st;
+    if (!asr_param_valid(s, x)) {
+        return fail(r, ASR_ERR_RANGE, "key '%s' = '%s' is out of range; valid: %s", name, text,
+                    valid);
+    }
     c->params[k] = x;
+    return 0;
 }
 
-/* params="name=value name=value ...": parameters without a key of their own (user models). */
-static void read_param_list(const reader* r, joint_config* c) {
-    const char* list = value_of(r, "params");
-    if (!list) return;
-    char buf[2048];
-    if (strlen(list) >= sizeof buf)
-        fail(r, "key 'params' is longer than %zu characters", sizeof buf - 1);
-    strcpy(buf, list);
-    for (char* tok = strtok(buf, " \t\n"); tok; tok = strtok(NULL, " \t\n")) {
-        char* eq = strchr(tok, '=');
-        if (!eq || eq == tok || !eq[1]) {
-            fail(
-                r,
-                "key 'params': '%s' is not name=value; valid: name=value pairs separated by spaces",
-                tok);
+/* params="name=value name=value ...": parameters without a key of their own (user models).
+ * Split by hand: no strtok, whose hidden position all threads would share. */
+static int read_param_list(const reader* r, joint_config* c) {
+    const char* at = r->value[KEY_PARAMS];
+    if (strlen(at) >= MAX_TEXT) {
+        return fail(r, ASR_ERR_RANGE, "key 'params' is longer than %d characters", MAX_TEXT - 1);
+    }
+    for (;;) {
+        while (is_space(*at)) ++at;
+        if (!*at) return 0;
+        const char* tok = at;
+        while (*at && !is_space(*at)) ++at;
+        size_t len = (size_t)(at - tok);
+        const char* eq = memchr(tok, '=', len);
+        if (!eq || eq == tok || eq + 1 == at) {
+            return fail(r, ASR_ERR_RANGE,
+                        "key 'params': '%.*s' is not name=value; valid: name=value pairs "
+                        "separated by spaces",
+                        (int)len, tok);
         }
-        *eq = '\0';
-        set_param(r, c, tok, eq + 1);
+        char value[MAX_TEXT];
+        snprintf(value, sizeof value, "%.*s", (int)(at - eq - 1), eq + 1);
+        int st = set_param(r, c, tok, (size_t)(eq - tok), value);
+        if (st) return st;
     }
 }
 
-static void read_params(const reader* r, joint_config* c) {
+/* The motor's position limits must be ordered (asr_batch_set_param refuses them otherwise). */
+static int check_limits(const reader* r, const joint_config* c) {
+    double lo = c->params[ASR_P_POS_MIN], hi = c->params[ASR_P_POS_MAX];
+    if (lo < hi) return 0;
+    return fail(r, ASR_ERR_RANGE,
+                "key 'pos_min' = %.17g is not below key 'pos_max' = %.17g; valid: pos_min < "
+                "pos_max (rad)",
+                lo, hi);
+}
+
+static int read_params(const reader* r, joint_config* c) {
     c->nparam = ASR_NCOMMON + c->model->nparam;
     for (int k = 0; k < c->nparam; ++k) {
         c->params[k] =
             k < ASR_NCOMMON ? asr_common_param_default(c->model, k) : param_spec(c, k)->def;
     }
     for (int k = NSETTING; k < config_key_count(); ++k) {
-        const char* text = value_of(r, keys[k]);
-        if (text) set_param(r, c, keys[k], text);
+        const char* text = r->value[k];
+        int st = text[0] ? set_param(r, c, keys[k], strlen(keys[k]), text) : 0;
+        if (st) return st;
     }
-    read_param_list(r, c);
+    int st = read_param_list(r, c);
+    return st ? st : check_limits(r, c);
 }
 
-static void read_integration(const reader* r, joint_config* c) {
-    const char* text = value_of(r, "max_substep");
+static int read_integration(const reader* r, joint_config* c) {
+    const char* text = r->value[KEY_MAX_SUBSTEP];
     double dt = r->m->opt.timestep;
     c->max_substep = 1e-3;
-    if (text) {
+    if (text[0]) {
         const char* valid = "(0, inf) s";
-        c->max_substep = number(r, "max_substep", text, valid);
+        int st = number(r, "max_substep", text, valid, &c->max_substep);
+        if (st) return st;
         if (!(c->max_substep > 0.0) || !isfinite(c->max_substep)) {
-            fail(r, "key 'max_substep' = '%s' is out of range; valid: %s", text, valid);
+            return fail(r, ASR_ERR_RANGE, "key 'max_substep' = '%s' is out of range; valid: %s",
+                        text, valid);
         }
     }
-    if (dt / c->max_substep > ASR_MAX_SUBSTEPS) {
-        fail(r,
-             "key 'max_substep' = '%s' splits the timestep %g s into more than %d motor "
-             "sub-steps; valid: >= %g s",
-             text ? text : "0.001", dt, ASR_MAX_SUBSTEPS, dt / ASR_MAX_SUBSTEPS);
+    if (!(dt / c->max_substep <= ASR_MAX_SUBSTEPS)) {
+        return fail(r, ASR_ERR_RANGE,
+                    "key 'max_substep' = '%s' splits the timestep %g s into more than %d motor "
+                    "sub-steps; valid: >= %g s",
+                    text[0] ? text : "0.001", dt, ASR_MAX_SUBSTEPS, dt / ASR_MAX_SUBSTEPS);
     }
-    text = value_of(r, "motor_scheme");
+    text = r->value[KEY_MOTOR_SCHEME];
     c->motor_scheme = ASR_MOTOR_EULER;
-    if (text) {
-        for (c->motor_scheme = 0; c->motor_scheme < ASR_NMOTOR_SCHEME; ++c->motor_scheme) {
-            if (!strcmp(text, asr_motor_scheme_name(c->motor_scheme))) return;
+    if (text[0]) {
+        char buf[MAX_TEXT];
+        if (trimmed(text, buf) == 0) {
+            for (int k = 0; k < ASR_NMOTOR_SCHEME; ++k) {
+                if (!strcmp(buf, asr_motor_scheme_name(k))) {
+                    c->motor_scheme = k;
+                    return 0;
+                }
+            }
         }
-        fail(r, "key 'motor_scheme' = '%s'; valid: euler, trapezoid", text);
+        return fail(r, ASR_ERR_RANGE, "key 'motor_scheme' = '%s'; valid: euler, trapezoid", text);
     }
+    return 0;
 }
 
 /* ---------------------------------------------------------------- actuators */
@@ -300,77 +432,157 @@ static const char* joint_name(const mjModel* m, int jnt) {
     return name ? name : "(unnamed)";
 }
 
-/* The instance's actuators: one or two, joint transmission with gear 1, on one hinge or slide
- * joint that no other instance of the plugin drives. */
-static void read_actuators(const reader* r, joint_config* c) {
+/* What MuJoCo would do to actuator i's force or input that the plugin cannot honour: 0, or a
+ * status with the message filled (r names the actuator). */
+static int check_unhonoured(const reader* r, int i) {
     const mjModel* m = r->m;
-    c->nact = 0;
-    for (int i = 0; i < m->nu; ++i) {
-        if (m->actuator_plugin[i] != r->inst) continue;
-        if (c->nact == 2)
-            fail(r, "drives more than two actuators; valid: 1 (ref1) or 2 (ref1, ref2)");
-        c->act[c->nact++] = i;
+    if (m->actuator_gear[6 * i] != 1.0) {
+        return fail(r, ASR_ERR_RANGE,
+                    "gear = %g; valid: 1 (the plugin applies the joint torque itself)",
+                    m->actuator_gear[6 * i]);
     }
-    if (c->nact == 0) fail(r, "drives no actuator; valid: 1 (ref1) or 2 (ref1, ref2)");
-    int jnt = m->actuator_trnid[2 * c->act[0]];
-    for (int a = 0; a < c->nact; ++a) {
-        int i = c->act[a];
+    if (m->actuator_forcelimited[i]) {
+        const double* f = m->actuator_forcerange + 2 * i;
+        return fail(r, ASR_ERR_RANGE,
+                    "forcerange = [%g, %g]; valid: none (MuJoCo would clip the torque the actuator "
+                    "model computed and records; limit the motor with its own parameters, e.g. "
+                    "tau_max)",
+                    f[0], f[1]);
+    }
+    if (m->actuator_dyntype[i] != mjDYN_NONE) {
+        static const char* const DYN[] = {"none",   "integrator", "filter", "filterexact",
+                                          "muscle", "dcmotor",    "pid",    "user"};
+        int t = m->actuator_dyntype[i];
+        return fail(r, ASR_ERR_RANGE,
+                    "dyntype = %s; valid: none (the actuator's dynamics are the asr model's, its "
+                    "state the plugin state)",
+                    t >= 0 && t < (int)(sizeof DYN / sizeof DYN[0]) ? DYN[t] : "(other)");
+    }
+    if (m->actuator_actnum[i] != 0) {
+        return fail(r, ASR_ERR_RANGE,
+                    "actdim = %d; valid: 0 (the actuator's state is the plugin state, not "
+                    "MuJoCo's act)",
+                    m->actuator_actnum[i]);
+    }
+    if (m->actuator_delay[i] != 0.0) {
+        return fail(r, ASR_ERR_RANGE, "delay = %g s; valid: 0 (the plugin reads ctrl as it is now)",
+                    m->actuator_delay[i]);
+    }
+    if (m->actuator_history[2 * i] != 0) {
+        return fail(r, ASR_ERR_RANGE,
+                    "nsample = %d; valid: 0 (the plugin keeps no ctrl history; it reads ctrl as it "
+                    "is now)",
+                    m->actuator_history[2 * i]);
+    }
+    if (m->actuator_ctrlnum[i] != 1) {
+        return fail(r, ASR_ERR_RANGE, "takes %d controls; valid: 1 (its reference)",
+                    m->actuator_ctrlnum[i]);
+    }
+    int group = m->actuator_group[i];
+    if (group >= 0 && group < 31 && (m->opt.disableactuator >> group) & 1) {
+        return fail(r, ASR_ERR_RANGE,
+                    "group %d is disabled (option disableactuator = %d); valid: an enabled group "
+                    "(MuJoCo would drop the torque the actuator model computed and records)",
+                    group, m->opt.disableactuator);
+    }
+    return 0;
+}
+
+/* The instance's actuators: one or two, joint transmission, honoured settings, on one hinge or
+ * slide joint that no other instance of the plugin drives. */
+static int read_actuators(const reader* r, const int* acts, int nact, joint_rival rival,
+                          joint_config* c) {
+    const mjModel* m = r->m;
+    if (nact > 2) {
+        return fail(r, ASR_ERR_RANGE,
+                    "drives more than two actuators; valid: 1 (ref1) or 2 (ref1, ref2)");
+    }
+    if (nact == 0) {
+        return fail(r, ASR_ERR_RANGE, "drives no actuator; valid: 1 (ref1) or 2 (ref1, ref2)");
+    }
+    c->nact = nact;
+    int jnt = m->actuator_trnid[2 * acts[0]];
+    for (int a = 0; a < nact; ++a) {
+        int i = c->act[a] = acts[a];
         reader ra = *r;
-        name_reader(&ra, m, r->inst, i);
-        if (m->actuator_trntype[i] != mjTRN_JOINT)
-            fail(&ra, "transmission must be a joint (joint=\"...\")");
+        name_reader(&ra, i);
+        if (m->actuator_trntype[i] != mjTRN_JOINT) {
+            return fail(&ra, ASR_ERR_RANGE, "transmission must be a joint (joint=\"...\")");
+        }
         if (m->actuator_trnid[2 * i] != jnt) {
-            fail(&ra, "joint '%s' differs from the instance's first actuator's joint '%s'",
-                 joint_name(m, m->actuator_trnid[2 * i]), joint_name(m, jnt));
+            return fail(&ra, ASR_ERR_RANGE,
+                        "joint '%s' differs from the instance's first actuator's joint '%s'",
+                        joint_name(m, m->actuator_trnid[2 * i]), joint_name(m, jnt));
         }
-        if (m->actuator_gear[6 * i] != 1.0) {
-            fail(&ra, "gear = %g; valid: 1 (the plugin applies the joint torque itself)",
-                 m->actuator_gear[6 * i]);
-        }
+        int st = check_unhonoured(&ra, i);
+        if (st) return st;
     }
     int type = m->jnt_type[jnt];
     if (type != mjJNT_HINGE && type != mjJNT_SLIDE) {
-        fail(r, "joint '%s' is a %s joint; valid: a hinge or slide joint", joint_name(m, jnt),
-             type == mjJNT_BALL ? "ball" : "free");
+        return fail(r, ASR_ERR_RANGE, "joint '%s' is a %s joint; valid: a hinge or slide joint",
+                    joint_name(m, jnt), type == mjJNT_BALL ? "ball" : "free");
     }
-    for (int i = 0; i < m->nu; ++i) {
-        int other = m->actuator_plugin[i];
-        if (other >= 0 && other != r->inst && m->plugin[other] == m->plugin[r->inst] &&
-            m->actuator_trntype[i] == mjTRN_JOINT && m->actuator_trnid[2 * i] == jnt) {
-            char ibuf[96], abuf[96];
-            instance_text(m, other, ibuf, sizeof ibuf);
-            actuator_text(m, i, abuf, sizeof abuf);
-            fail(r, "joint '%s' is also driven by %s (%s); valid: one instance per joint",
-                 joint_name(m, jnt), ibuf, abuf);
-        }
+    if (rival.inst >= 0) {
+        char ibuf[96], abuf[96];
+        instance_text(m, rival.inst, ibuf, sizeof ibuf);
+        config_actuator_text(m, rival.act, abuf, sizeof abuf);
+        return fail(r, ASR_ERR_RANGE,
+                    "joint '%s' is also driven by %s (%s); valid: one instance "
+                    "per joint",
+                    joint_name(m, jnt), ibuf, abuf);
     }
+    c->jnt = jnt;
     c->qpos_adr = m->jnt_qposadr[jnt];
     c->dof_adr = m->jnt_dofadr[jnt];
+    return 0;
 }
 
-/* The reader of instance inst, naming its first actuator in every message. */
-static reader instance_reader(const mjModel* m, int inst) {
-    reader r;
-    name_reader(&r, m, inst, -1);
+/* The reader of instance inst, naming its first actuator (if any) in every message. */
+static void open_reader(reader* r, const mjModel* m, int inst, int first_act, config_error* err) {
+    r->m = m;
+    r->inst = inst;
+    r->err = err;
+    err->code = 0;
+    err->msg[0] = '\0';
+    name_reader(r, first_act);
+}
+
+/* The first actuator of instance inst, -1 if none. */
+static int first_actuator(const mjModel* m, int inst) {
     for (int i = 0; i < m->nu; ++i) {
         if (m->actuator_plugin[i] == inst) {
-            name_reader(&r, m, inst, i);
-            break;
+            config_count_work(i + 1);
+            return i;
         }
     }
-    return r;
+    config_count_work(m->nu);
+    return -1;
 }
 
-void config_read_keys(const mjModel* m, int inst, joint_config* c) {
-    reader r = instance_reader(m, inst);
+static int read_keys(reader* r, joint_config* c) {
     memset(c, 0, sizeof *c);
-    read_model_and_mode(&r, c);
-    read_params(&r, c);
-    read_integration(&r, c);
+    int st = split_values(r);
+    if (!st) st = read_model_and_mode(r, c);
+    if (!st) st = read_params(r, c);
+    if (!st) st = read_integration(r, c);
+    return st;
 }
 
-void config_read(const mjModel* m, int inst, joint_config* c) {
-    reader r = instance_reader(m, inst);
-    config_read_keys(m, inst, c);
-    read_actuators(&r, c);
+int config_read_keys(const mjModel* m, int inst, joint_config* c, config_error* err) {
+    reader r;
+    open_reader(&r, m, inst, -1, err);
+    int st = read_keys(&r, c);
+    if (st) { /* again, naming the first actuator (found only now: a scan of them all) */
+        open_reader(&r, m, inst, first_actuator(m, inst), err);
+        st = read_keys(&r, c);
+    }
+    return st;
+}
+
+int config_read(const mjModel* m, int inst, const int* acts, int nact, joint_rival rival,
+                joint_config* c, config_error* err) {
+    reader r;
+    open_reader(&r, m, inst, nact ? acts[0] : -1, err);
+    int st = read_keys(&r, c);
+    return st ? st : read_actuators(&r, acts, nact, rival, c);
 }

@@ -1,4 +1,7 @@
-/* group.c - the asr.actuator instances of one mjData stepped together (group.h). */
+/* group.c - the asr.actuator instances of one mjData stepped together, and the plan that
+ * says which (group.h). */
+#include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +19,41 @@ struct group {
     lane_chunk* chunks;       /* nchunk, ASR_LANES members each, parameters loaded once */
     int nchunk;
 };
+
+/* x is an integer in [lo, hi] (so that a cast is defined). */
+static int integer_in(double x, double lo, double hi) {
+    return x >= lo && x <= hi && x == floor(x);
+}
+
+int header_read(const double* s, mj_header* h) {
+    double started = s[ASR_MJ_STARTED], status = s[ASR_MJ_STATUS], steps = s[ASR_MJ_STEPS];
+    double failed = s[ASR_MJ_FAILED_STEP], most = 9007199254740992.0; /* 2^53 */
+    int ok = (started == 0.0 || started == 1.0) && integer_in(status, 0, 255) &&
+             integer_in(steps, 0, most) && integer_in(failed, -1, most);
+    h->steps = integer_in(steps, 0, most) ? (long long)steps : 0;
+    if (!ok) {
+        h->started = 1;
+        h->status = ASR_ERR_RANGE;
+        h->failed_step = h->steps;
+        return ASR_ERR_RANGE;
+    }
+    h->started = started != 0.0;
+    h->status = (int)status;
+    h->failed_step = (long long)failed;
+    return 0;
+}
+
+void header_stop(const double* s, int code, double* o) {
+    mj_header h;
+    header_read(s, &h);
+    memcpy(o, s, NSTATE * sizeof(double));
+    o[ASR_MJ_STARTED] = 1.0;
+    o[ASR_MJ_STATUS] = h.status ? h.status : code;
+    o[ASR_MJ_STEPS] = (double)(h.steps + 1);
+    o[ASR_MJ_FAILED_STEP] = (double)(h.status ? h.failed_step : h.steps);
+    o[ASR_MJ_NHEADER + ASR_F_TAU_JOINT] = 0.0;
+    o[ASR_MJ_NHEADER + ASR_F_TAU_LINK] = 0.0;
+}
 
 int group_compatible(const joint_config* a, const joint_config* b) {
     return a->model == b->model && a->mode == b->mode && a->max_substep == b->max_substep &&
@@ -102,7 +140,7 @@ static void references(const mjModel* m, const mjData* d, const joint_config* c,
     refs[1] = 0.0;
     for (int a = 0; a < c->nact; ++a) {
         int i = c->act[a];
-        double x = d->ctrl[i];
+        double x = d->ctrl[m->actuator_ctrladr[i]];
         if (clamp && m->actuator_ctrllimited[i]) {
             const double* r = m->actuator_ctrlrange + 2 * i;
             x = x < r[0] ? r[0] : x > r[1] ? r[1] : x;
@@ -116,34 +154,37 @@ static void references(const mjModel* m, const mjData* d, const joint_config* c,
 static void load_member(group* g, const mjModel* m, const mjData* d, int i, const double* s) {
     const joint_config* c = g->cfg[i];
     double dt = m->opt.timestep; /* checked at compile time, but a program may change it */
+    mj_header h;
+    int bad = header_read(s, &h);
     g->q[i] = d->qpos[c->qpos_adr];
     g->qd[i] = d->qvel[c->dof_adr];
     references(m, d, c, g->refs + 2 * i);
     memcpy(g->state + (size_t)i * ASR_NFIELD, s + ASR_MJ_NHEADER, ASR_NFIELD * sizeof(double));
-    g->code[i] = (int)s[ASR_MJ_STATUS];
+    g->code[i] = h.status;
     g->joint[i] = g->code[i] ? 0 : -1;
-    g->step[i] = (long long)s[ASR_MJ_FAILED_STEP];
-    if (s[ASR_MJ_STARTED] == 0.0) {
+    g->step[i] = h.failed_step;
+    if (!bad && !h.started) {
         asr_status st = asr_batch_reset_instances(g->batch, 1, &i, g->q, g->refs);
         if (st != ASR_OK) g->code[i] = st;
     }
-    if (g->code[i] == ASR_OK && (!(dt > 0.0) || dt / c->max_substep > ASR_MAX_SUBSTEPS)) {
+    if (g->code[i] == ASR_OK && !(dt / c->max_substep <= ASR_MAX_SUBSTEPS && dt > 0.0)) {
         g->code[i] = ASR_ERR_RANGE;
     }
     g->was[i] = g->code[i];
-    if (g->code[i] != ASR_OK && s[ASR_MJ_STATUS] == 0.0) g->step[i] = (long long)s[ASR_MJ_STEPS];
+    if (g->code[i] != ASR_OK && h.status == 0) g->step[i] = h.steps;
 }
 
 /* Member i's new plugin state: header, then its record (a stopped member applies no torque). */
 static void store_member(const group* g, int i, const double* s, double* o) {
-    long long steps = (long long)s[ASR_MJ_STEPS];
+    mj_header h;
+    header_read(s, &h);
     int code = g->code[i];
     memcpy(o + ASR_MJ_NHEADER, g->state + (size_t)i * ASR_NFIELD, ASR_NFIELD * sizeof(double));
     o[ASR_MJ_STARTED] = 1.0;
     o[ASR_MJ_STATUS] = code;
-    o[ASR_MJ_STEPS] = (double)(steps + 1);
+    o[ASR_MJ_STEPS] = (double)(h.steps + 1);
     /* stopped by this step: at its own step count (the lanes' step index is the group's) */
-    o[ASR_MJ_FAILED_STEP] = !code ? -1.0 : g->was[i] ? (double)g->step[i] : (double)steps;
+    o[ASR_MJ_FAILED_STEP] = !code ? -1.0 : g->was[i] ? (double)g->step[i] : (double)h.steps;
     if (code != ASR_OK) {
         o[ASR_MJ_NHEADER + ASR_F_TAU_JOINT] = 0.0;
         o[ASR_MJ_NHEADER + ASR_F_TAU_LINK] = 0.0;
@@ -166,4 +207,266 @@ void group_step(group* g, const mjModel* m, const mjData* d, const double* const
         }
     }
     for (int i = 0; i < g->n; ++i) store_member(g, i, s[i], out[i]);
+}
+
+/* ---------------------------------------------------------------- the plan (group.h) */
+
+static void act_print_of(const mjModel* m, int i, int slot, act_print* a) {
+    int inst = m->actuator_plugin[i];
+    memset(a, 0, sizeof *a);
+    a->inst = inst >= 0 && inst < m->nplugin && m->plugin[inst] == slot ? inst : -1;
+    if (a->inst < 0) return;
+    a->trntype = m->actuator_trntype[i];
+    a->trnid = m->actuator_trnid[2 * i];
+    a->dyntype = m->actuator_dyntype[i];
+    a->actnum = m->actuator_actnum[i];
+    a->nsample = m->actuator_history[2 * i];
+    a->ctrlnum = m->actuator_ctrlnum[i];
+    a->ctrladr = m->actuator_ctrladr[i];
+    int group = m->actuator_group[i];
+    a->disabled = group >= 0 && group < 31 && ((m->opt.disableactuator >> group) & 1);
+    a->forcelimited = m->actuator_forcelimited[i];
+    memcpy(a->gear, m->actuator_gear + 6 * i, sizeof a->gear);
+    a->delay = m->actuator_delay[i];
+}
+
+static void drop_group(plan* p, int k) {
+    entry* e = &p->e[k];
+    group_destroy(e->grp);
+    free(e->members);
+    e->grp = NULL;
+    e->members = NULL;
+    e->nmember = 0;
+}
+
+/* Everything the plan holds, freed (the arrays stay). */
+static void plan_clear(plan* p) {
+    for (int k = 0; k < p->nplugin; ++k) {
+        drop_group(p, k);
+        free(p->e[k].why);
+        free(p->e[k].text);
+    }
+    p->grouped = 0;
+}
+
+void plan_free(plan* p) {
+    if (!p) return;
+    if (p->e) plan_clear(p);
+    free(p->e);
+    free(p->acts);
+    free(p);
+}
+
+/* Instance k cannot run: code and message. */
+void entry_fail(entry* e, const config_error* err) {
+    e->code = err->code ? err->code : ASR_ERR_RANGE;
+    free(e->why);
+    e->why = (char*)malloc(strlen(err->msg) + 1);
+    if (e->why) strcpy(e->why, err->msg);
+}
+
+/* Reads instance k's configuration and actuators from m into its entry. */
+static void entry_configure(const mjModel* m, entry* e, int k) {
+    config_error err;
+    e->leader = -1;
+    e->ntext = config_text_length(m, k);
+    e->text = e->ntext >= 0 ? (char*)malloc((size_t)e->ntext + 1) : NULL;
+    if (e->text) memcpy(e->text, m->plugin_attr + m->plugin_attradr[k], (size_t)e->ntext);
+    e->code = config_read(m, k, e->act, e->nact, e->rival, &e->cfg, &err);
+    if (!e->code && e->ntext >= 0 && !e->text) {
+        config_out_of_memory(m, k, "a copy of its configuration", &err);
+        e->code = err.code;
+    }
+    if (e->code) {
+        entry_fail(e, &err);
+        return;
+    }
+    e->jtype = m->jnt_type[e->cfg.jnt];
+    e->qposadr = m->jnt_qposadr[e->cfg.jnt];
+    e->dofadr = m->jnt_dofadr[e->cfg.jnt];
+}
+
+/* The other instances on each instance's joint: the first two instances (their first
+ * actuators) found on every joint, in actuator order. 0, or -1 without memory. */
+static int find_rivals(plan* p, const mjModel* m) {
+    joint_rival* on = (joint_rival*)malloc((size_t)(2 * m->njnt + 1) * sizeof(joint_rival));
+    if (!on) return -1;
+    for (int j = 0; j < 2 * m->njnt; ++j) on[j].inst = -1;
+    for (int i = 0; i < m->nu; ++i) {
+        const act_print* a = &p->acts[i];
+        if (a->inst < 0 || a->trntype != mjTRN_JOINT || a->trnid < 0 || a->trnid >= m->njnt) {
+            continue;
+        }
+        joint_rival* r = on + 2 * a->trnid;
+        if (r[0].inst < 0) {
+            r[0] = (joint_rival){a->inst, i};
+        } else if (r[0].inst != a->inst && r[1].inst < 0) {
+            r[1] = (joint_rival){a->inst, i};
+        }
+    }
+    for (int k = 0; k < p->nplugin; ++k) {
+        entry* e = &p->e[k];
+        e->rival.inst = -1;
+        if (!e->nact) continue;
+        const act_print* a = &p->acts[e->act[0]];
+        if (a->trntype != mjTRN_JOINT || a->trnid < 0 || a->trnid >= m->njnt) continue;
+        const joint_rival* r = on + 2 * a->trnid;
+        e->rival = r[0].inst != k ? r[0] : r[1];
+    }
+    free(on);
+    config_count_work(m->nu + m->njnt + p->nplugin);
+    return 0;
+}
+
+/* The plan's view of m: sizes, actuators, which instance has which, every instance of this
+ * plugin configured. 0, or -1 without memory (the plan is then empty). */
+int plan_read(plan* p, const mjModel* m, int slot) {
+    if (p->e) plan_clear(p);
+    free(p->e);
+    free(p->acts);
+    p->nplugin = (int)m->nplugin;
+    p->e = (entry*)calloc((size_t)p->nplugin + 1, sizeof(entry));
+    p->acts = (act_print*)calloc((size_t)m->nu + 1, sizeof(act_print));
+    if (!p->e || !p->acts) {
+        free(p->e);
+        free(p->acts);
+        p->e = NULL;
+        p->acts = NULL;
+        p->nplugin = 0;
+        return -1;
+    }
+    p->slot = slot;
+    p->nu = (int)m->nu;
+    p->nq = (int)m->nq;
+    p->nv = (int)m->nv;
+    p->njnt = (int)m->njnt;
+    p->npluginattr = (long long)m->npluginattr;
+    p->first = p->nplugin;
+    for (int k = p->nplugin - 1; k >= 0; --k) {
+        p->e[k].ours = m->plugin[k] == slot;
+        p->e[k].leader = -1;
+        if (p->e[k].ours) p->first = k;
+    }
+    for (int i = 0; i < p->nu; ++i) {
+        act_print_of(m, i, slot, &p->acts[i]);
+        entry* e = p->acts[i].inst >= 0 ? &p->e[p->acts[i].inst] : NULL;
+        if (e && e->nact < 2) e->act[e->nact] = i;
+        if (e) e->nact++;
+    }
+    if (find_rivals(p, m) != 0) return -1;
+    for (int k = 0; k < p->nplugin; ++k) {
+        if (p->e[k].ours) entry_configure(m, &p->e[k], k);
+    }
+    config_count_work(p->nplugin + p->nu);
+    return 0;
+}
+
+/* Whether m is, in everything the plugin derived from it, the model the plan was read from. */
+int plan_matches(const plan* p, const mjModel* m) {
+    if (!p->e || p->nplugin != m->nplugin || p->nu != m->nu || p->nq != m->nq || p->nv != m->nv ||
+        p->njnt != m->njnt || p->npluginattr != (long long)m->npluginattr) {
+        return 0;
+    }
+    long long bytes = 0;
+    for (int i = 0; i < p->nu; ++i) {
+        act_print a;
+        act_print_of(m, i, p->slot, &a);
+        if (memcmp(&a, &p->acts[i], sizeof a)) return 0;
+    }
+    for (int k = 0; k < p->nplugin; ++k) {
+        const entry* e = &p->e[k];
+        if (e->ours != (m->plugin[k] == p->slot)) return 0;
+        if (!e->ours) continue;
+        long long adr = m->plugin_attradr[k];
+        if (e->ntext < 0 || !e->text || adr < 0 || adr + e->ntext > p->npluginattr ||
+            memcmp(e->text, m->plugin_attr + adr, (size_t)e->ntext)) {
+            return 0;
+        }
+        bytes += e->ntext;
+        if (!e->code &&
+            (m->jnt_type[e->cfg.jnt] != e->jtype || m->jnt_qposadr[e->cfg.jnt] != e->qposadr ||
+             m->jnt_dofadr[e->cfg.jnt] != e->dofadr)) {
+            return 0;
+        }
+    }
+    config_count_work(p->nu + p->nplugin + bytes);
+    return 1;
+}
+
+/* Orders the instances that can run by what a group shares, then by index. */
+typedef struct group_key {
+    const asr_model_def* model;
+    int mode, scheme, inst;
+    double max_substep;
+} group_key;
+
+/* The order of the settings a group shares (0: the same, so group_compatible). */
+static int class_order(const group_key* a, const group_key* b) {
+    if (a->model != b->model) return (uintptr_t)a->model < (uintptr_t)b->model ? -1 : 1;
+    if (a->mode != b->mode) return a->mode < b->mode ? -1 : 1;
+    if (a->scheme != b->scheme) return a->scheme < b->scheme ? -1 : 1;
+    if (a->max_substep != b->max_substep) return a->max_substep < b->max_substep ? -1 : 1;
+    return 0;
+}
+
+static int key_order(const void* pa, const void* pb) {
+    const group_key *a = (const group_key*)pa, *b = (const group_key*)pb;
+    int order = class_order(a, b);
+    return order ? order : a->inst < b->inst ? -1 : a->inst > b->inst;
+}
+
+/* Leader k's group of the n instances at key[0..n): their group made, or each stopped with
+ * ASR_ERR_NOMEM. */
+static void make_group(plan* p, const mjModel* m, const group_key* key, int n) {
+    const joint_config* cfg[MAX_GROUP];
+    entry* lead = &p->e[key[0].inst];
+    lead->members = (int*)malloc((size_t)n * sizeof(int));
+    for (int i = 0; i < n; ++i) cfg[i] = &p->e[key[i].inst].cfg;
+    lead->grp = lead->members ? group_create(cfg, n) : NULL;
+    for (int i = 0; i < n; ++i) {
+        entry* e = &p->e[key[i].inst];
+        if (lead->grp) {
+            lead->members[i] = key[i].inst;
+            e->leader = key[0].inst;
+        } else {
+            config_error err;
+            config_out_of_memory(m, key[i].inst, "the actuators' group", &err);
+            e->code = err.code;
+            entry_fail(e, &err);
+        }
+    }
+    if (lead->grp) {
+        lead->nmember = n;
+    } else {
+        drop_group(p, key[0].inst);
+    }
+}
+
+/* The groups: the instances of one model, mode and integration settings, in index order, up to
+ * MAX_GROUP each, led by the first. */
+void plan_group(plan* p, const mjModel* m) {
+    group_key* key = (group_key*)malloc((size_t)p->nplugin * sizeof(group_key) + 1);
+    int n = 0;
+    p->grouped = 1;
+    for (int k = 0; k < p->nplugin; ++k) {
+        const entry* e = &p->e[k];
+        if (!e->ours || e->code) continue;
+        if (!key) { /* no memory for the sort: each alone */
+            group_key one = {e->cfg.model, e->cfg.mode, e->cfg.motor_scheme, k, e->cfg.max_substep};
+            make_group(p, m, &one, 1);
+            continue;
+        }
+        key[n++] =
+            (group_key){e->cfg.model, e->cfg.mode, e->cfg.motor_scheme, k, e->cfg.max_substep};
+    }
+    if (!key) return;
+    qsort(key, (size_t)n, sizeof *key, key_order);
+    for (int i = 0; i < n;) {
+        int j = i + 1;
+        while (j < n && j - i < MAX_GROUP && !class_order(&key[i], &key[j])) ++j;
+        make_group(p, m, key + i, j - i);
+        i = j;
+    }
+    free(key);
+    config_count_work(p->nplugin);
 }

@@ -13,8 +13,26 @@
 #include "config.h"
 
 enum {
-    NSTATE = ASR_MJ_NHEADER + ASR_NFIELD /* plugin state values of an instance */
+    NSTATE = ASR_MJ_NHEADER + ASR_NFIELD, /* plugin state values of an instance */
+    MAX_GROUP = 64 /* instances in a group (more: the rest form further groups) */
 };
+
+/* The header of an instance's plugin state, as numbers. */
+typedef struct mj_header {
+    int started, status;
+    long long steps, failed_step;
+} mj_header;
+
+/* Reads the header of plugin state s into *h: 0, or ASR_ERR_RANGE when a value is not one a
+ * step writes (a state restored from elsewhere: started not 0 or 1, status not an integer code
+ * in [0, 255], steps not an integer >= 0, failed_step not -1 or a step); *h then holds a
+ * stopped actuator (status ASR_ERR_RANGE at its step count, 0 if that too is bad). Never casts
+ * a value that does not fit. */
+int header_read(const double* s, mj_header* h);
+
+/* The plugin state o after a step of an actuator that cannot run (status code) from committed
+ * state s: its record kept, no torque, stopped at this step unless it had stopped before. */
+void header_stop(const double* s, int code, double* o);
 
 typedef struct group group;
 
@@ -32,5 +50,67 @@ void group_destroy(group* g);
  * asr.Sim.reset(q0=qpos, refs=ctrl) does; a stopped one keeps its state and applies no torque. */
 void group_step(group* g, const mjModel* m, const mjData* d, const double* const* s,
                 double* const* out);
+
+/* ---------------------------------------------------------------- the plan
+ *
+ * What the plugin read from a model for one mjData (plugin.c): every instance's configuration,
+ * its actuators, and the groups. */
+
+/* What the plan took from one actuator of the model: compared in every pass. */
+typedef struct act_print {
+    int inst; /* the instance of this plugin it belongs to, -1: none (nothing else kept) */
+    int trntype, trnid, dyntype, actnum, nsample, ctrlnum, ctrladr, disabled, forcelimited;
+    double gear[6], delay;
+} act_print;
+
+/* Instance k of the plan's model. */
+typedef struct entry {
+    int ours;          /* it runs this plugin */
+    int code;          /* 0: cfg holds its configuration; else why it cannot run (asr status) */
+    char* why;         /* ... the message (malloc) */
+    joint_config cfg;  /* code 0 */
+    int nact, act[2];  /* its actuators: how many, the first two */
+    joint_rival rival; /* another instance on its first actuator's joint */
+    char* text;        /* a copy of its configuration text, ntext bytes */
+    int ntext;
+    int jtype, qposadr, dofadr; /* its joint's, code 0 */
+    int leader;                 /* the instance that steps it, -1: none */
+    group* grp;                 /* a leader's group: its members, by instance, the leader first */
+    int* members;
+    int nmember;
+} entry;
+
+typedef struct plan {
+    int refs; /* plugin_data pointing here */
+    int slot; /* this plugin's */
+    int nplugin, nu, nq, nv, njnt;
+    long long npluginattr;
+    int first;       /* the first instance of this plugin, called first in every pass */
+    int grouped;     /* groups formed */
+    entry* e;        /* nplugin */
+    act_print* acts; /* nu */
+} plan;
+
+/* Reads m into p (slot: this plugin's): sizes, every actuator, which instance has which, every
+ * instance of this plugin configured (an entry that cannot run gets code and why). Groups are
+ * formed apart (plan_group). 0, or -1 without memory (p is then empty). */
+int plan_read(plan* p, const mjModel* m, int slot);
+
+/* Whether m is, in everything the plugin derived from it, the model p was read from: the sizes,
+ * every actuator's instance, transmission, gear, force limit, dynamics, delay, control and
+ * disabled group, every instance's configuration text and its joint's type and addresses.
+ * Linear in the model's size; no text parsed. */
+int plan_matches(const plan* p, const mjModel* m);
+
+/* The groups: the instances that can run, of one model, mode and integration settings, in
+ * index order, up to MAX_GROUP each, led by the first (an instance whose group cannot be
+ * allocated stops with ASR_ERR_NOMEM). */
+void plan_group(plan* p, const mjModel* m);
+
+/* Frees p and all it holds (NULL: nothing). */
+void plan_free(plan* p);
+
+/* Entry e cannot run: err's code and message. */
+void entry_fail(entry* e, const config_error* err);
 
 #endif

@@ -11,14 +11,29 @@
  * never changed by compute, so an mj_forward in between, and RK4's intermediate stages (which
  * see the link at later times with the motors as at the step's start), leave it alone.
  *
+ * Plan. The instances of one mjData share one plan (refcounted by their plugin_data): every
+ * instance's configuration read once, its actuators, and the groups. It is made when the mjData
+ * is (init: the first instance reads and checks every instance, so a bad configuration fails
+ * the compilation and leaves nothing allocated), and made again only when a step is given a
+ * model that differs from it in anything the plugin derived: in every forward pass the first
+ * instance compares the model with the plan (sizes, every actuator's transmission, gear, force
+ * limits, dynamics, delay, group, every instance's configuration text, its joint's type and
+ * addresses): linear in the model's size, no text parsed. One mjData may so step several models
+ * in turn (mujoco.rollout with a model per initial state, mujoco.batch's set_models), a freed
+ * model's address may come back for another model, and a program may edit a model in place:
+ * each is read afresh. An actuator the new reading cannot run stops with a status and a
+ * warning; no step calls mju_error.
+ *
  * Groups. The instances of one model, mode and integration settings are stepped together by the
  * first of them, one joint per lane of the core's vectors (group.h); the others' compute calls,
  * which MuJoCo makes after the leader's in the same pass, find their candidates made.
  *
  * State. Everything that evolves lives in the plugin state (asr_mujoco.h); plugin_data holds only
- * the configuration, the group and the candidates, all rebuilt from the plugin state by each
- * compute, so one mjData may run several simulations in turn (mujoco.batch swaps states in and
- * out of a thread's data) and mj_setState restores a run exactly. */
+ * the plan and the candidates, so one mjData may run several simulations in turn (mujoco.batch
+ * swaps states in and out of a thread's data) and mj_setState restores a run exactly. Nothing
+ * is kept outside an mjData but the key table and the registered user models (config.c). */
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,118 +44,92 @@
 #include "group.h"
 
 enum {
-    NCANDIDATE = 4, /* forward passes per step: RK4 has 4 */
-    MAX_GROUP = 64  /* instances in a group (more: the rest form further groups) */
+    NCANDIDATE = 4 /* forward passes per step: RK4 has 4 */
+};
+
+/* Why a candidate's actuator is stopped, for advance's warning. */
+enum {
+    WHY_STEP,   /* the asr step (a status of the core) */
+    WHY_CONFIG, /* the plan cannot run it (its entry's message) */
+    WHY_HEADER  /* its committed plugin state's header was not one a step writes */
 };
 
 /* An instance's plugin state after a step computed from the inputs at `time`. */
 typedef struct candidate {
     double time;
+    int why;
     double state[NSTATE];
 } candidate;
 
 typedef struct plugin_data {
-    const mjModel* model; /* the model cfg was read from ... */
-    char* attr;           /* ... and a copy of its configuration text, nattr bytes */
-    int nattr;
-    joint_config cfg;
-    int leader;   /* the instance that steps this one (itself when leading), -1: none yet */
-    group* grp;   /* a leader's group: its members ... */
-    int* members; /* ... by instance index, the leader first */
-    int nmember;
+    plan* plan;
     candidate cand[NCANDIDATE];
     int ncand, next; /* candidates kept, the slot of the next */
 } plugin_data;
+
+/* ---------------------------------------------------------------- lifetime */
 
 static plugin_data* data_of(const mjData* d, int inst) {
     return (plugin_data*)d->plugin_data[inst];
 }
 
-/* ---------------------------------------------------------------- lifetime */
+/* Instance inst's plugin data in d if d holds this plugin's there (d was made for a model with
+ * it at inst), else NULL. */
+static plugin_data* own_data(const mjModel* m, const mjData* d, int inst) {
+    if (inst < 0 || inst >= d->nplugin || d->plugin[inst] != m->plugin[inst]) return NULL;
+    return data_of(d, inst);
+}
 
 static int nstate(const mjModel* m, int inst) {
     joint_config cfg;
-    config_read_keys(m, inst, &cfg); /* the actuators are checked by init, at compile time too */
+    config_error err;
+    /* the actuators are checked by init, at compile time too */
+    if (config_read_keys(m, inst, &cfg, &err)) mju_error("%s", err.msg);
     return NSTATE;
-}
-
-/* Leader inst's group, if it leads one: its other members have no leader until a compute gives
- * them one (a later leader's group, or their own). */
-static void release_group(const mjData* d, int inst) {
-    plugin_data* pd = data_of(d, inst);
-    for (int i = 0; i < pd->nmember; ++i) {
-        plugin_data* member = data_of(d, pd->members[i]);
-        if (member && member->leader == inst) member->leader = -1;
-    }
-    group_destroy(pd->grp);
-    free(pd->members);
-    pd->grp = NULL;
-    pd->members = NULL;
-    pd->nmember = 0;
 }
 
 static void destroy(mjData* d, int inst) {
     plugin_data* pd = data_of(d, inst);
     if (!pd) return;
-    release_group(d, inst);
-    free(pd->attr);
+    if (pd->plan && --pd->plan->refs == 0) plan_free(pd->plan);
     free(pd);
     d->plugin_data[inst] = 0;
 }
 
-/* Instance inst's configuration text in m (key and value strings), its length into *n. */
-static const char* config_text(const mjModel* m, int inst, int* n) {
-    int start = m->plugin_attradr[inst], end = (int)m->npluginattr;
-    for (int k = 0; k < m->nplugin; ++k) { /* the next instance's text ends this one */
-        int adr = m->plugin_attradr[k];
-        if (adr > start && adr < end) end = adr;
+/* The plan of the nearest earlier instance of this plugin in d, NULL if none (each instance's
+ * init looks back only to the previous one of this plugin: linear in all). */
+static plan* earlier_plan(const mjModel* m, const mjData* d, int inst) {
+    for (int j = inst - 1; j >= 0; --j) {
+        if (d->plugin[j] == m->plugin[inst] && data_of(d, j)) return data_of(d, j)->plan;
     }
-    *n = end - start;
-    return m->plugin_attr + start;
-}
-
-/* Reads instance inst's configuration from m into its plugin data: 0, or -1 without memory. Its
- * group, if it led one, is dissolved. */
-static int configure(const mjModel* m, const mjData* d, int inst) {
-    plugin_data* pd = data_of(d, inst);
-    int n;
-    const char* text = config_text(m, inst, &n);
-    release_group(d, inst);
-    free(pd->attr);
-    config_read(m, inst, &pd->cfg);
-    pd->model = m;
-    pd->nattr = n;
-    pd->attr = (char*)malloc((size_t)n + 1);
-    pd->leader = -1;
-    pd->ncand = 0;
-    if (!pd->attr) return -1;
-    memcpy(pd->attr, text, (size_t)n);
-    return 0;
-}
-
-/* Whether pd was configured from m as m is now. One mjData may step several models in turn
- * (mujoco.rollout with a model per initial state, mujoco.batch's set_models), and a freed
- * model's address may come back for another, so the text is compared too. */
-static int configured_for(const plugin_data* pd, const mjModel* m, int inst) {
-    int n;
-    const char* text = config_text(m, inst, &n);
-    return pd->model == m && pd->nattr == n && !memcmp(pd->attr, text, (size_t)n);
-}
-
-static void fail_memory(void) {
-    mju_error("%s: cannot create the actuators (out of memory)", ASR_MUJOCO_PLUGIN);
+    return NULL;
 }
 
 static int init(const mjModel* m, mjData* d, int inst) {
     plugin_data* pd = (plugin_data*)calloc(1, sizeof(plugin_data));
     if (!pd) return -1;
-    d->plugin_data[inst] = (uintptr_t)pd;
-    pd->leader = -1;
-    if (configure(m, d, inst) != 0) {
-        destroy(d, inst);
-        fail_memory();
-        return -1;
+    plan* p = earlier_plan(m, d, inst);
+    if (!p) { /* the first instance: the plan of the whole model, every instance checked */
+        char msg[sizeof(((config_error*)0)->msg)] = "";
+        p = (plan*)calloc(1, sizeof(plan));
+        if (!p || plan_read(p, m, m->plugin[inst]) != 0) {
+            snprintf(msg, sizeof msg, "%s: out of memory (allocating the actuators' plan)",
+                     ASR_MUJOCO_PLUGIN);
+        }
+        for (int k = 0; p && p->e && !msg[0] && k < p->nplugin; ++k) {
+            const entry* e = &p->e[k];
+            if (e->ours && e->code) snprintf(msg, sizeof msg, "%s", e->why ? e->why : "?");
+        }
+        if (msg[0]) { /* nothing of this mjData's plugin stays allocated */
+            plan_free(p);
+            free(pd);
+            mju_error("%s", msg);
+            return -1;
+        }
     }
+    p->refs++;
+    pd->plan = p;
+    d->plugin_data[inst] = (uintptr_t)pd;
     return 0;
 }
 
@@ -152,93 +141,115 @@ static void reset(const mjModel* m, double* plugin_state, void* plugin_data, int
     s[ASR_MJ_FAILED_STEP] = -1.0;
 }
 
-/* ---------------------------------------------------------------- groups */
-
-/* Whether instance k of m runs this plugin. */
-static int is_asr(const mjModel* m, int k, int slot) { return m->plugin[k] == slot; }
-
-/* Leader inst's group: itself and every later instance it can share lanes with that no earlier
- * leader took (configured afresh where m changed). 0, or -1 without memory. */
-static int form_group(const mjModel* m, const mjData* d, int inst) {
-    plugin_data* pd = data_of(d, inst);
-    const joint_config* cfg[MAX_GROUP];
-    release_group(d, inst);
-    pd->members = (int*)malloc((size_t)m->nplugin * sizeof(int));
-    if (!pd->members) return -1;
-    for (int k = inst; k < m->nplugin && pd->nmember < MAX_GROUP; ++k) {
-        plugin_data* other = is_asr(m, k, m->plugin[inst]) ? data_of(d, k) : NULL;
-        if (!other || (k > inst && other->leader >= 0 && other->leader < inst)) continue;
-        if (!configured_for(other, m, k) && configure(m, d, k) != 0) return -1;
-        if (!group_compatible(&pd->cfg, &other->cfg)) continue;
-        if (k > inst) release_group(d, k); /* it led a group of its own: it joins this one */
-        other->leader = inst;
-        cfg[pd->nmember] = &other->cfg;
-        pd->members[pd->nmember++] = k;
-    }
-    pd->grp = group_create(cfg, pd->nmember);
-    return pd->grp ? 0 : -1;
-}
-
-/* Whether leader inst's group still holds: it and every member configured from m as m is now. A
- * member configured afresh leaves (and leads its own group, or joins one, at its own compute). */
-static int group_current(const mjModel* m, const mjData* d, int inst) {
-    plugin_data* pd = data_of(d, inst);
-    int current = pd->grp != NULL;
-    for (int i = 0; i < pd->nmember; ++i) {
-        int k = pd->members[i];
-        plugin_data* member = data_of(d, k);
-        if (member->leader != inst || !configured_for(member, m, k)) current = 0;
-    }
-    return current;
-}
-
-static void warn_stopped(const mjModel* m, const plugin_data* pd, int code, long long step) {
-    const char* name = mj_id2name(m, mjOBJ_ACTUATOR, pd->cfg.act[0]);
-    mju_warning("%s: actuator '%s' stopped at step %lld with asr status %d (it applies no torque "
-                "until the next reset; asr.mujoco_plugin.states() explains the code)",
-                ASR_MUJOCO_PLUGIN, name ? name : "", step, code);
-}
-
 /* ---------------------------------------------------------------- step */
 
+static void warn_stopped(const mjModel* m, const entry* e, const candidate* c, const double* s) {
+    char who[128] = "an actuator";
+    if (e && e->nact) config_actuator_text(m, e->act[0], who, sizeof who);
+    int code = (int)c->state[ASR_MJ_STATUS];
+    long long step = (long long)c->state[ASR_MJ_FAILED_STEP];
+    if (c->why == WHY_CONFIG) {
+        mju_warning("%s: %s stopped at step %lld with asr status %d: %s (it applies no torque "
+                    "until the next reset after that is fixed)",
+                    ASR_MUJOCO_PLUGIN, who, step, code, e && e->why ? e->why : "?");
+    } else if (c->why == WHY_HEADER) {
+        mju_warning("%s: %s stopped at step %lld with asr status %d: its plugin state's header "
+                    "(started %g, status %g, steps %g, failed_step %g) is not one a step writes; "
+                    "valid: started 0 or 1, status an integer code in [0, 255], steps an integer "
+                    ">= 0, failed_step -1 or a step (it applies no torque until the next reset)",
+                    ASR_MUJOCO_PLUGIN, who, step, code, s[ASR_MJ_STARTED], s[ASR_MJ_STATUS],
+                    s[ASR_MJ_STEPS], s[ASR_MJ_FAILED_STEP]);
+    } else {
+        mju_warning("%s: %s stopped at step %lld with asr status %d (it applies no torque "
+                    "until the next reset; asr.mujoco_plugin.states() explains the code)",
+                    ASR_MUJOCO_PLUGIN, who, step, code);
+    }
+}
+
+/* The next candidate slot of instance k. */
+static candidate* new_candidate(plugin_data* pd, const mjData* d, int why) {
+    candidate* c = &pd->cand[pd->next];
+    pd->next = (pd->next + 1) % NCANDIDATE;
+    pd->ncand = pd->ncand < NCANDIDATE ? pd->ncand + 1 : NCANDIDATE;
+    c->time = d->time;
+    c->why = why;
+    return c;
+}
+
 /* Leader inst steps its group: a candidate for every member, whose torque goes to MuJoCo. */
-static void step_group(const mjModel* m, mjData* d, int inst) {
-    plugin_data* pd = data_of(d, inst);
+static void step_group(const mjModel* m, mjData* d, const plan* p, int inst) {
+    const entry* lead = &p->e[inst];
     const double* s[MAX_GROUP];
     double* out[MAX_GROUP];
-    for (int i = 0; i < pd->nmember; ++i) {
-        int k = pd->members[i];
-        plugin_data* member = data_of(d, k);
-        candidate* c = &member->cand[member->next];
-        member->next = (member->next + 1) % NCANDIDATE;
-        member->ncand = member->ncand < NCANDIDATE ? member->ncand + 1 : NCANDIDATE;
-        c->time = d->time;
+    for (int i = 0; i < lead->nmember; ++i) {
+        int k = lead->members[i];
+        mj_header h;
         s[i] = d->plugin_state + m->plugin_stateadr[k];
-        out[i] = c->state;
+        out[i] =
+            new_candidate(data_of(d, k), d, header_read(s[i], &h) ? WHY_HEADER : WHY_STEP)->state;
     }
-    group_step(pd->grp, m, d, s, out);
-    for (int i = 0; i < pd->nmember; ++i) {
-        const joint_config* cfg = &data_of(d, pd->members[i])->cfg;
+    group_step(lead->grp, m, d, s, out);
+    for (int i = 0; i < lead->nmember; ++i) {
+        const joint_config* cfg = &p->e[lead->members[i]].cfg;
         d->actuator_force[cfg->act[0]] = out[i][ASR_MJ_NHEADER + ASR_F_TAU_JOINT];
         if (cfg->nact == 2) d->actuator_force[cfg->act[1]] = 0.0;
     }
 }
 
+/* Instance inst cannot run (its entry says why): stopped, no torque. */
+static void step_stopped(const mjModel* m, mjData* d, const entry* e, int inst) {
+    const double* s = d->plugin_state + m->plugin_stateadr[inst];
+    header_stop(s, e->code, new_candidate(data_of(d, inst), d, WHY_CONFIG)->state);
+    for (int a = 0; a < e->nact && a < 2; ++a) d->actuator_force[e->act[a]] = 0.0;
+}
+
+/* The plan of d made current for m before instance inst's compute; NULL if it has no memory.
+ * The first instance of a pass compares the whole model (MuJoCo calls the instances in index
+ * order); any other finds it done, unless m's first instance is not the plan's. */
+static plan* current_plan(const mjModel* m, mjData* d, plan* p, int inst) {
+    int stale = inst < p->first || inst >= p->nplugin || !p->e || !p->e[inst].ours ||
+                p->slot != m->plugin[inst] || p->first >= m->nplugin ||
+                m->plugin[p->first] != p->slot;
+    if (!stale && inst == p->first) stale = !plan_matches(p, m);
+    if (stale) {
+        if (plan_read(p, m, m->plugin[inst]) != 0) return NULL;
+        for (int k = 0; k < p->nplugin; ++k) { /* an mjData made for another model */
+            entry* e = &p->e[k];
+            if (e->ours && !e->code && !own_data(m, d, k)) {
+                config_error err = {ASR_ERR_MODEL, ""};
+                snprintf(err.msg, sizeof err.msg,
+                         "%s: instance #%d is not this plugin's in the mjData stepped with this "
+                         "model (made for another model)",
+                         ASR_MUJOCO_PLUGIN, k);
+                entry_fail(e, &err);
+            }
+        }
+    }
+    if (!p->grouped) plan_group(p, m);
+    return p;
+}
+
 static void compute(const mjModel* m, mjData* d, int inst, int capability) {
-    plugin_data* pd = data_of(d, inst);
+    plugin_data* pd = own_data(m, d, inst);
     (void)capability;
-    /* a member: its leader, called first in every pass, checked its configuration and stepped it
-     * (if the leader is still an asr.actuator instance that ran on this model) */
-    int leader = pd->leader;
-    if (leader >= 0 && leader != inst && is_asr(m, leader, m->plugin[inst]) &&
-        data_of(d, leader)->model == m) {
+    if (!pd) {
+        mju_warning("%s: instance #%d of the model is not this plugin's in the mjData (made for "
+                    "another model): not stepped",
+                    ASR_MUJOCO_PLUGIN, inst);
         return;
     }
-    if (!configured_for(pd, m, inst) && configure(m, d, inst) != 0) fail_memory();
-    if ((pd->leader != inst || !group_current(m, d, inst)) && form_group(m, d, inst) != 0) {
-        fail_memory();
+    plan* p = current_plan(m, d, pd->plan, inst);
+    if (!p) {
+        mju_warning("%s: out of memory reading the model: instance #%d not stepped",
+                    ASR_MUJOCO_PLUGIN, inst);
+        return;
     }
-    step_group(m, d, inst);
+    const entry* e = &p->e[inst];
+    if (e->code) {
+        step_stopped(m, d, e, inst);
+    } else if (e->leader == inst) {
+        step_group(m, d, p, inst);
+    } /* else a member: its leader, called earlier in this pass, stepped it */
 }
 
 /* The candidate of age k (1: the latest). */
@@ -261,9 +272,9 @@ static int step_start_age(const mjModel* m, const mjData* d, plugin_data* pd) {
  * that stopped the actuator (a link faster than link_vel_max, a non-finite torque) stops it as
  * well: its torque was missing from the step, so the step cannot be trusted. */
 static void advance(const mjModel* m, mjData* d, int inst) {
-    plugin_data* pd = data_of(d, inst);
+    plugin_data* pd = own_data(m, d, inst);
+    if (!pd || pd->ncand == 0) return; /* not this plugin's, or no forward pass since */
     double* s = d->plugin_state + m->plugin_stateadr[inst];
-    if (pd->ncand == 0) return; /* no forward pass since the last advance */
     int age = step_start_age(m, d, pd);
     candidate* c = candidate_aged(pd, age);
     for (int k = age - 1; k >= 1 && c->state[ASR_MJ_STATUS] == 0.0; --k) {
@@ -271,10 +282,15 @@ static void advance(const mjModel* m, mjData* d, int inst) {
         if (later->state[ASR_MJ_STATUS] != 0.0) {
             c->state[ASR_MJ_STATUS] = later->state[ASR_MJ_STATUS];
             c->state[ASR_MJ_FAILED_STEP] = later->state[ASR_MJ_FAILED_STEP];
+            c->why = later->why;
         }
     }
-    if (c->state[ASR_MJ_STATUS] != 0.0 && s[ASR_MJ_STATUS] == 0.0) {
-        warn_stopped(m, pd, (int)c->state[ASR_MJ_STATUS], (long long)c->state[ASR_MJ_FAILED_STEP]);
+    mj_header h;
+    int bad = header_read(s, &h);
+    if (c->state[ASR_MJ_STATUS] != 0.0 && (bad || h.status == 0)) {
+        const plan* p = pd->plan;
+        const entry* e = p && p->e && inst < p->nplugin ? &p->e[inst] : NULL;
+        warn_stopped(m, e, c, s);
     }
     memcpy(s, c->state, NSTATE * sizeof(double));
     pd->ncand = 0;
