@@ -222,9 +222,13 @@ class RosNode(NodeCore):
         return self._srv.EmptyResponse()
 
     def _on_pause(self, req):
-        self.paused = bool(req.data)
+        # under the stepping lock: a period already running ends first and none starts after
+        # (spin checks paused under it), so the time answered is the time that holds
+        with self.step_lock:
+            self.paused = bool(req.data)
+            stamp = self.stamp_ns
         word = "paused" if self.paused else "running"
-        return self._srv.SetBoolResponse(success=True, message=word)
+        return self._srv.SetBoolResponse(success=True, message=f"{word} at t={stamp}")
 
     def _on_reset_state(self, msg):
         """sensor_msgs/JointState: reset at rest to its positions (J, rad; velocities zeros or
@@ -304,13 +308,22 @@ class RosNode(NodeCore):
             if self.paused:
                 time.sleep(0.01)
                 return False
-            refs = self._pending.pop()
-            return refs is None or self.hold_references(refs, self.topic("step"))
+            return True
         if self.paused:  # no stepping, no time; real time resumes one period after unpausing
             self.schedule.restart()
             time.sleep(0.01)
             return False
         return self.schedule.due()
+
+    def _take_step(self):
+        """(step_lock held, not paused) Lockstep: the pending step's references held; False
+        when it is gone (a reset) or its references are refused. Real time: True."""
+        if not self.lockstep:
+            return True
+        if not self._pending:
+            return False
+        refs = self._pending.pop()
+        return refs is None or self.hold_references(refs, self.topic("step"))
 
     def spin(self, duration=None):
         """Run until ROS shuts down (Ctrl-C, SIGTERM) or `duration` wall seconds pass; returns
@@ -324,6 +337,8 @@ class RosNode(NodeCore):
                 if not self._next_period():
                     continue
                 with self.step_lock:
+                    if self.paused or not self._take_step():  # paused meanwhile: wait
+                        continue
                     self.step_period()
                     self.publish()
         except SimulationError as exc:
