@@ -87,7 +87,7 @@ class SB3Backend:
         vecnorm = VecNormalize(monitor, norm_obs=True, norm_reward=False, gamma=hp["gamma"])
         model = new_ppo(hp, seed, vecnorm)
         if files is not None:
-            state = read_files(files, out_dir)
+            state = read_files(files, out_dir, int(np.prod(self.sb3env.observation_space.shape)))
             _restore_normalisation(vecnorm, state["vecnormalize"])
             vecnorm.training = True
             _restore_model(model, state, out_dir)
@@ -299,9 +299,10 @@ def _frozen_normalisation(stats, spaces):
     return vecnorm
 
 
-def read_files(files, out_dir, obs_dim=None):
+def read_files(files, out_dir, obs_dim):
     """The checkpoint's files as data: {"policy", "optimizer": state dicts, "data": model.zip's
-    JSON entries (cloudpickled ones never decoded), "vecnormalize": the checked statistics}.
+    JSON entries (cloudpickled ones never decoded), "vecnormalize": the checked statistics of
+    observations of size obs_dim}.
     ValueError naming the file for a pickle, a link out of the folder, a bad file."""
     refuse_pickled(out_dir, files)
     path, shown = folder_file(out_dir, files, MODEL_FILE)
@@ -326,8 +327,6 @@ def read_files(files, out_dir, obs_dim=None):
     }
     npath, nshown = folder_file(out_dir, files, NORMALIZE_FILE)
     doc = read_json(npath, "observation normalisation", nshown)
-    if obs_dim is None:
-        obs_dim = len(doc.get("obs_mean") or ()) if isinstance(doc, dict) else 0
     state["vecnormalize"] = _statistics(doc, nshown, obs_dim)
     return state
 
