@@ -37,6 +37,12 @@ are times: `plugin_vs_bare_*` = plugin batch / bare batch (the plugin's overhead
 at N = 1024), `plugin_vs_sim_*` = plugin batch / asr.Sim, `rollout_vs_batch_*` = plugin rollout
 / plugin batch. `plugin_ns_per_joint_step_*` = (plugin - bare) time per joint and step.
 
+Cost against the instance count (`scale_*`): n = 250, 1000 and 3000 pendulums on the world, each
+hinge driven by a sea instance (mode 3), "separate" (every instance a group of its own: its
+max_substep differs) or "shared" (instances that share groups), and "bare" (two MuJoCo motors per
+hinge, ctrl 0): compiling the MJCF, making an MjData, its first step (s) and a later step per
+joint (ns, 50 steps), medians of 3. Linear cost keeps the per-joint figures flat as n grows.
+
 Prints a table and writes benchmarks/results/mujoco_plugin.json: one flat object of figures
 (numbers) plus the machine's description (CPU model, flags, versions: strings). Benchmarks
 report; they do not assert. Wall-clock figures on a shared machine are noisy.
@@ -70,6 +76,7 @@ ROBOTS = ("qbmove_arm_2dof", "qbmove_arm_5dof")
 SIZES = (64, 1024)
 ROLLOUT_MAX_N = 64  # mujoco.rollout records every step's full state: N x steps x nstate doubles
 SIM_TIME_S = 0.5  # s of simulated time per timing
+SCALE_SIZES = (250, 1000, 3000)  # instances of the cost-against-count section
 TARGET_OVERHEAD_N1024 = 1.10  # plugin batch time / bare batch time at N = 1024 (<=)
 CTRL = mujoco.mjtState.mjSTATE_CTRL.value
 FULLPHYSICS = mujoco.mjtState.mjSTATE_FULLPHYSICS
@@ -332,6 +339,73 @@ def print_table(fig, rows, threads, say):
     )
 
 
+# ---------------------------------------------------------------- cost against the instance count
+
+
+def pendulums_mjcf(n, kind):
+    """n pendulums on the world (a 0.2 kg capsule of 0.1 m on a hinge each, gravity), each hinge
+    driven by: kind "separate", a sea instance (mode 3) in a group of its own (max_substep
+    differs); "shared", sea instances that share groups; "bare", two MuJoCo motors (gear 1)."""
+    body = '<body pos="{x} 0 0"><joint name="j{i}" axis="1 0 0"/>'
+    body += '<geom type="capsule" fromto="0 0 0 0 0.1 0" size="0.01" mass="0.2"/></body>'
+    parts = {"body": [], "inst": [], "act": []}
+    for i in range(n):
+        parts["body"].append(body.format(x=0.3 * i, i=i))
+        if kind == "bare":
+            parts["act"].append(f'<motor joint="j{i}" gear="1"/><motor joint="j{i}" gear="1"/>')
+            continue
+        sub = 1e-3 * (1.0 - 1e-6 * i) if kind == "separate" else 1e-3
+        keys = {"model": "sea", "mode": 3, "k": 50.0 + i % 10, "max_substep": repr(sub)}
+        config = "".join(f'<config key="{k}" value="{v}"/>' for k, v in keys.items())
+        parts["inst"].append(f'<instance name="j{i}">{config}</instance>')
+        parts["act"].append("".join(f'<plugin joint="j{i}" instance="j{i}"/>' for _ in "12"))
+    extension = (
+        f'<extension><plugin plugin="asr.actuator">{"".join(parts["inst"])}</plugin></extension>'
+    )
+    return (
+        f'<mujoco><option gravity="0 0 -9.81"/>{extension if parts["inst"] else ""}'
+        f"<worldbody>{''.join(parts['body'])}</worldbody><actuator>{''.join(parts['act'])}"
+        "</actuator></mujoco>"
+    )
+
+
+def bench_scale(fig, sizes=SCALE_SIZES, steps=50, reps=3):
+    """Per n and kind: compile, MjData and first-step times (s) and a later step's time per
+    joint (ns), medians of `reps`, into fig as scale_<kind>_n<n>_<what>."""
+    for n in sizes:
+        for kind in ("separate", "shared", "bare"):
+            xml = pendulums_mjcf(n, kind)
+            rows = []
+            for _ in range(reps):
+                t = [time.perf_counter()]
+                m = mujoco.MjModel.from_xml_string(xml)
+                t.append(time.perf_counter())
+                d = mujoco.MjData(m)
+                t.append(time.perf_counter())
+                d.ctrl[:] = 0.2 if kind != "bare" else 0.0
+                mujoco.mj_step(m, d)
+                t.append(time.perf_counter())
+                mujoco.mj_step(m, d, nstep=steps)
+                t.append(time.perf_counter())
+                rows.append([b - a for a, b in zip(t, t[1:])])
+            med = [statistics.median(c) for c in zip(*rows)]
+            tag = f"scale_{kind}_n{n}"
+            fig[tag + "_compile_s"], fig[tag + "_makedata_s"] = med[0], med[1]
+            fig[tag + "_first_step_s"] = med[2]
+            fig[tag + "_ns_per_joint_step"] = 1e9 * med[3] / steps / n
+
+
+def print_scale(fig, sizes, say):
+    say("\ninstances  kind       compile s  MjData s  first step s  ns/joint-step")
+    for n in sizes:
+        for kind in ("separate", "shared", "bare"):
+            t = f"scale_{kind}_n{n}"
+            say(
+                f"{n:9d}  {kind:9s}  {fig[t + '_compile_s']:9.3f}  {fig[t + '_makedata_s']:8.4f}  "
+                f"{fig[t + '_first_step_s']:12.4f}  {fig[t + '_ns_per_joint_step']:13.0f}"
+            )
+
+
 def main(robots=ROBOTS, sizes=SIZES, threads=1, reps=5, out=DEFAULT_OUT, write=True, quiet=False):
     """Run the benchmark; returns the figures (also written to `out` when `write`)."""
     t_start = time.perf_counter()
@@ -355,8 +429,10 @@ def main(robots=ROBOTS, sizes=SIZES, threads=1, reps=5, out=DEFAULT_OUT, write=T
     if key in fig:
         fig["target_plugin_vs_bare_n1024"] = TARGET_OVERHEAD_N1024
         fig["target_met_" + key] = int(fig[key] <= TARGET_OVERHEAD_N1024)
+    bench_scale(fig)
     fig["bench_wall_s"] = time.perf_counter() - t_start
     print_table(fig, rows, threads, say)
+    print_scale(fig, SCALE_SIZES, say)
     targets = [
         (
             key,

@@ -25,7 +25,7 @@ def flat_mjcf(n, separate):
         substep = 1e-3 * (1.0 - 1e-6 * i) if separate else 1e-3
         instances.append(
             f'<instance name="j{i}"><config key="model" value="sea"/>'
-            f'<config key="mode" value="3"/><config key="k" value="{50.0 + i}"/>'
+            f'<config key="mode" value="3"/><config key="k" value="{50.0 + i % 10}"/>'
             f'<config key="max_substep" value="{substep!r}"/></instance>'
         )
         actuators.append(

@@ -230,6 +230,23 @@ static void act_print_of(const mjModel* m, int i, int slot, act_print* a) {
     a->delay = m->actuator_delay[i];
 }
 
+/* Whether actuator i of m is as a says (act_print_of, compared field by field). */
+static int act_same(const mjModel* m, int i, int slot, const act_print* a) {
+    int inst = m->actuator_plugin[i];
+    if (!(inst >= 0 && inst < m->nplugin && m->plugin[inst] == slot)) return a->inst < 0;
+    int group = m->actuator_group[i];
+    int disabled = group >= 0 && group < 31 && ((m->opt.disableactuator >> group) & 1);
+    const double* gear = m->actuator_gear + 6 * i;
+    return inst == a->inst && m->actuator_trntype[i] == a->trntype &&
+           m->actuator_trnid[2 * i] == a->trnid && m->actuator_dyntype[i] == a->dyntype &&
+           m->actuator_actnum[i] == a->actnum && m->actuator_history[2 * i] == a->nsample &&
+           m->actuator_ctrlnum[i] == a->ctrlnum && m->actuator_ctrladr[i] == a->ctrladr &&
+           disabled == a->disabled && m->actuator_forcelimited[i] == a->forcelimited &&
+           gear[0] == a->gear[0] && gear[1] == a->gear[1] && gear[2] == a->gear[2] &&
+           gear[3] == a->gear[3] && gear[4] == a->gear[4] && gear[5] == a->gear[5] &&
+           m->actuator_delay[i] == a->delay;
+}
+
 static void drop_group(plan* p, int k) {
     entry* e = &p->e[k];
     group_destroy(e->grp);
@@ -369,9 +386,7 @@ int plan_matches(const plan* p, const mjModel* m) {
     }
     long long bytes = 0;
     for (int i = 0; i < p->nu; ++i) {
-        act_print a;
-        act_print_of(m, i, p->slot, &a);
-        if (memcmp(&a, &p->acts[i], sizeof a)) return 0;
+        if (!act_same(m, i, p->slot, &p->acts[i])) return 0;
     }
     for (int k = 0; k < p->nplugin; ++k) {
         const entry* e = &p->e[k];
