@@ -1,18 +1,24 @@
 """The result of asr.identify: estimates, confidence intervals and fit statistics, its text
-summary and its .json / .npz files (asr.identification re-exports it)."""
+summary and its .json / .npz files (asr.identification re-exports it). Loading checks the whole
+file: anything malformed (not JSON, nested too deeply, a key missing, a value of the wrong type
+or shape, NaN where a number must be finite) is a ValueError naming the file and the entry."""
 
 import dataclasses
 import json
 import math
 import os
+import zipfile
+import zlib
 
 import numpy as np
 
-from asr._files import atomic_write
+from asr._files import atomic_write, parse_json, read_json
 
 FORMAT = "asr.identification/1"
+KINDS = ("static", "bench", "robot")
 # the unit of each measured channel
 _UNITS = {"q": "rad", "tau": "N m"}
+_WHAT = f"an identification result (format {FORMAT!r})"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -108,26 +114,146 @@ class Identification:
 
     @classmethod
     def load(cls, path):
-        """Read what save() wrote (.json or .npz)."""
+        """Read what save() wrote (.json or .npz). ValueError naming the file and what is wrong
+        for a file that is not such a result (never a KeyError or TypeError); OSError
+        (FileNotFoundError, ...) for one that cannot be read. Non-finite numbers, written as
+        null, come back as NaN."""
         path = os.fspath(path)
-        if path.endswith(".npz"):
-            with np.load(path) as z:
-                d = json.loads(str(z["meta"]))
-        else:
-            with open(path) as f:
-                d = json.load(f)
+        d = _read_npz_meta(path) if path.endswith(".npz") else read_json(path, _WHAT)
         if not isinstance(d, dict) or d.get("format") != FORMAT:
+            shown = _shown(d.get("format")) if isinstance(d, dict) else f"a JSON {_kind(d)}"
             raise ValueError(
-                f"path: {path!r} is not an asr identification result (format {FORMAT!r})"
+                f"{path}: not an asr identification result (format {FORMAT!r}; got {shown})"
             )
-        num = lambda v: math.nan if v is None else float(v)  # noqa: E731 - JSON null is NaN
-        kw = {f.name: d[f.name] for f in dataclasses.fields(cls)}
-        kw["names"] = tuple(d["names"])
-        kw["covariance"] = np.array([[num(x) for x in row] for row in d["covariance"]])
-        for key in ("estimates", "stderr", "initial", "residual_rms"):
-            kw[key] = {k: num(v) for k, v in d[key].items()}
-        kw["ci95"] = {k: (num(lo), num(hi)) for k, (lo, hi) in d["ci95"].items()}
-        return cls(**kw)
+        try:
+            return cls(**_fields(d))
+        except _Invalid as exc:
+            raise ValueError(f"{path}: {exc}; it is not {_WHAT} as asr writes it") from None
+
+
+class _Invalid(Exception):
+    """An entry of a result file that is not what save() writes."""
+
+
+def _read_npz_meta(path):
+    """The parsed JSON of an .npz result's "meta" (a string array); ValueError naming the file
+    for a file that is not an .npz (np.load never unpickles: allow_pickle is off) or whose meta
+    is missing or not JSON."""
+    try:
+        z = np.load(path)
+        if not hasattr(z, "files"):  # one array (an .npy file), not an archive
+            raise ValueError("an .npy array, not an .npz archive")
+        with z:
+            meta = z["meta"] if "meta" in z.files else None
+    except (ValueError, EOFError, zipfile.BadZipFile, zlib.error) as exc:  # OSError: unreadable
+        raise ValueError(f"{path}: not an .npz file ({exc}); it is not {_WHAT}") from None
+    if meta is None or meta.dtype.kind != "U" or meta.shape != ():
+        raise ValueError(f"{path}: no 'meta' string array; it is not {_WHAT}")
+    return parse_json(str(meta), f"{path} (its 'meta')", _WHAT)
+
+
+def _shown(value):
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _kind(value):
+    if isinstance(value, bool) or value is None:
+        return "true/false" if value is not None else "null"
+    return {dict: "object", list: "array", str: "string"}.get(type(value), "number")
+
+
+def _number(value, entry, null=False, lo=-math.inf):
+    """float of a JSON number >= lo (null: NaN, where allowed)."""
+    if value is None and null:
+        return math.nan
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        try:
+            x = float(value)
+        except OverflowError:
+            x = math.inf
+        if math.isfinite(x) and x >= lo:
+            return x
+    expected = "a finite number" + (f" >= {lo:g}" if lo > -math.inf else "")
+    raise _Invalid(f"{entry}: got {_shown(value)}, expected {expected}{' or null' * null}")
+
+
+def _count(value, entry, lo=0):
+    if isinstance(value, int) and not isinstance(value, bool) and value >= lo:
+        return value
+    raise _Invalid(f"{entry}: got {_shown(value)}, expected a whole number >= {lo}")
+
+
+def _of_type(value, entry, kind):
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        names = {dict: "an object", list: "an array", str: "a string", bool: "true or false"}
+        raise _Invalid(f"{entry}: got {_shown(value)}, expected {names[kind]}")
+    return value
+
+
+def _per_name(d, key, names, convert):
+    """{name: convert(value, entry)} of the object d[key], whose keys must be `names`."""
+    values = _of_type(d[key], key, dict)
+    if set(values) != set(names):
+        raise _Invalid(
+            f"{key}: has entries {sorted(values)}, expected one per parameter {list(names)}"
+        )
+    return {n: convert(values[n], f"{key}[{n!r}]") for n in names}
+
+
+def _pair(value, entry):
+    if not isinstance(value, list) or len(value) != 2:
+        raise _Invalid(f"{entry}: got {_shown(value)}, expected [low, high]")
+    return _number(value[0], f"{entry}[0]", null=True), _number(value[1], f"{entry}[1]", null=True)
+
+
+def _fields(d):
+    """The keyword arguments of Identification from a loaded file's dict, every entry checked."""
+    missing = [f.name for f in dataclasses.fields(Identification) if f.name not in d]
+    if missing:
+        raise _Invalid(f"missing {', '.join(missing)}")
+    names = _of_type(d["names"], "names", list)
+    for k, n in enumerate(names):
+        _of_type(n, f"names[{k}]", str)
+    if not names or len(set(names)) != len(names):
+        raise _Invalid(f"names: got {_shown(names)}, expected distinct parameter names")
+    p = len(names)
+    finite = lambda v, e: _number(v, e)  # noqa: E731
+    nonnegative = lambda v, e: _number(v, e, null=True, lo=0.0)  # noqa: E731
+    rows = _of_type(d["covariance"], "covariance", list)
+    if len(rows) != p or any(not isinstance(r, list) or len(r) != p for r in rows):
+        raise _Invalid(f"covariance: expected {p} rows of {p} numbers (one per parameter)")
+    rms = _of_type(d["residual_rms"], "residual_rms", dict)
+    if not rms or set(rms) - set(_UNITS):
+        raise _Invalid(f"residual_rms: has {sorted(rms)}, expected channels of {list(_UNITS)}")
+    m = _count(d["m"], "m", lo=p + 1)
+    if _count(d["dof"], "dof") != m - p:
+        raise _Invalid(f"dof: got {_shown(d['dof'])}, expected m - parameters = {m - p}")
+    if d["kind"] not in KINDS:
+        raise _Invalid(f"kind: got {_shown(d['kind'])}, expected one of {', '.join(KINDS)}")
+    return {
+        "names": tuple(names),
+        "estimates": _per_name(d, "estimates", names, finite),
+        "stderr": _per_name(d, "stderr", names, nonnegative),
+        "ci95": _per_name(d, "ci95", names, _pair),
+        "covariance": np.array(
+            [
+                [_number(x, f"covariance[{i}][{j}]", null=True) for j, x in enumerate(r)]
+                for i, r in enumerate(rows)
+            ]
+        ).reshape(p, p),
+        "initial": _per_name(d, "initial", names, finite),
+        "residual_rms": {c: _number(v, f"residual_rms[{c!r}]", lo=0.0) for c, v in rms.items()},
+        "cost": _number(d["cost"], "cost", lo=0.0),
+        "m": m,
+        "dof": m - p,
+        "nfev": _count(d["nfev"], "nfev"),
+        "njev": _count(d["njev"], "njev"),
+        "success": _of_type(d["success"], "success", bool),
+        "message": _of_type(d["message"], "message", str),
+        "kind": d["kind"],
+        "source": _of_type(d["source"], "source", str),
+    }
 
 
 def _json(x):

@@ -33,12 +33,11 @@ import numpy as np
 from asr import _validate as V
 from asr._identify_data import _array, _per_joint, _refs, _time_step, load_data
 from asr._identify_params import _fitted, _fixed
-from asr._identify_result import _UNITS, FORMAT, Identification
+from asr._identify_result import _UNITS, FORMAT, KINDS, Identification
 from asr._optional import need
 from asr.batch import Batch, Joint
 from asr.models import compliance, get_model
 
-KINDS = ("static", "bench", "robot")
 # what the simulation records for each measured channel
 _RECORD = {"q": "q", "tau": "tau_link"}
 _PENALTY = 1e6  # residual, in noise standard deviations, of a sample of a diverged rollout
