@@ -5,10 +5,13 @@
  * reference, run, compare), plots.js (the figure and its frames), timeline.js (the live plots'
  * shared time axis: pause the view, scrub back, one zoom, log y), ilc.js, rl.js (training, its
  * curve and runs, watch, exports), workspace.js (save, load, exports), stream.js (the
- * WebSocket). datasheet.js, interaction.js and robot3d.js are classic scripts
- * (window.asrDatasheet, asrInteraction, asrRobot3d) that run before it; robot3d.js imports the
- * 3-D view's modules on demand: view3d_scene.js (three.js renderer, camera, overlays) and
- * view3d_model.js (one robot scene's meshes).
+ * WebSocket), datasheet.js (the datasheet panel and its operating point), interaction.js (the
+ * interaction control panel), robot3d.js (the 3-D robot view). plot_spec.js holds the plot
+ * specification both plots.js and timeline.js read. robot3d.js loads the 3-D view's modules
+ * with import() when it starts, so that the page works on without three.js: view3d_scene.js
+ * (three.js renderer, camera, overlays) and view3d_model.js (one robot scene's meshes).
+ * tests/test_dashboard_modules.py checks that every script is in this graph and that it has no
+ * import cycle.
  *
  * Trace / plot convention (also in dashboard/PROTOCOL.md, "WebSocket"):
  *
@@ -41,7 +44,9 @@
 import { api, hasPlotly, showError } from "./core.js";
 import { applyState, bindControls, loadRobots } from "./controls.js";
 import { bindIlc, loadIlc } from "./ilc.js";
+import { startInteraction } from "./interaction.js";
 import { bindRl, loadRlTasks } from "./rl.js";
+import { startRobot3d } from "./robot3d.js";
 import { connect, startWatchdog } from "./stream.js";
 import { bindWorkspace } from "./workspace.js";
 
@@ -49,6 +54,8 @@ import { bindWorkspace } from "./workspace.js";
 
 async function start() {
   if (!hasPlotly()) showError("plotly.js did not load from /static/plotly.min.js");
+  startInteraction();
+  startRobot3d();
   bindControls();
   bindIlc();
   bindRl();

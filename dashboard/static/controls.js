@@ -1,6 +1,7 @@
 /* The control panels (see app.js for the module map): robot and joint, stiffness, PID gains,
  * reference, run (push, pause, reset, speed) and compare; applyState shows a state in them. */
 import { $, act, api, app, clearError, handlers, looksLikeState, num, on, short, showError } from "./core.js";
+import { datasheetState } from "./datasheet.js";
 
 const GAINS = ["kp", "ki", "kd"];  // the PID gain inputs #gain-kp, #gain-ki, #gain-kd
 
@@ -95,7 +96,7 @@ export function applyState(state) {
   showAvailability(state);
   hideUnusedTraces();
   followWatch(state);
-  if (window.asrDatasheet) window.asrDatasheet.state(state, j ? j.name : null);  // datasheet.js
+  datasheetState(state, j ? j.name : null);
 
   // pause / speed
   const paused = !!state.paused;

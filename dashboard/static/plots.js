@@ -6,9 +6,10 @@
  * timeline.js's; frames wait while it shows a past window. */
 import { $, api, app, hasPlotly, num, setStatus, short, showError, stats } from "./core.js";
 import { applyState } from "./controls.js";
+import { datasheetFigure } from "./datasheet.js";
+import { setPlotSpec, spec } from "./plot_spec.js";
 import { afterFigure, holdFrames, newerThanDrawn, yType } from "./timeline.js";
 
-let spec = null;           // {plots: [{plot, div, title, unit}], byKey, byDiv, byField}
 let specLoading = null;    // the GET /api/plots in flight
 let pendingFigure = null;  // a figure that came before the specification: drawn when it arrives
 const SAMPLES_PER_FRAME = 10;  // drawn samples per frame and trace (about 300 per second at 30 fps)
@@ -17,25 +18,13 @@ const FLUSH_MS = 100;          // redraw the plots at most 10 times per second
 const HISTORY_POINTS = 3000;   // points per trace kept from a figure's history
 const PLOT_CONFIG = { responsive: true, displaylogo: false, modeBarButtonsToRemove: ["lasso2d", "select2d"] };
 
-/* The live plots [{plot, div, title, unit}] (none before the specification) and where figure
-   trace `gi` is drawn ({plot, local} or null): for timeline.js. */
-export const livePlots = () => (spec ? spec.plots : []);
-export const routeOf = (gi) => app.route[gi] || null;
-
 // ------------------------------------------------------------------ plot specification
-
-/* The served specification, indexed: plots by key and by div id, series by frame field. */
-function indexSpec(served) {
-  const by = (arr, key) => Object.fromEntries(arr.map((x) => [x[key], x]));
-  return { plots: served.plots, byKey: by(served.plots, "plot"), byDiv: by(served.plots, "div"),
-           byField: by(served.series, "field") };
-}
 
 /* Fetch the specification once (again after a failure); then draw a figure that waited for it. */
 export function loadPlotSpec() {
   if (spec || specLoading) return;
   specLoading = api("GET", "/api/plots").then((served) => {
-    spec = indexSpec(served);
+    setPlotSpec(served);
     specLoading = null;
     const figure = pendingFigure;
     pendingFigure = null;
@@ -133,7 +122,7 @@ function drawFigure(figure) {
   app.clampLocal = perPlot.defl.length - 1;
   app.tNewest = newestTime(perPlot);  // the shared window ends here (keepPoints)
   app.tFirst = sharedX && sharedX.length ? sharedX[0] : null;  // the run's first sample
-  if (window.asrDatasheet) window.asrDatasheet.figure(data);  // datasheet.js: trace order
+  datasheetFigure(data);  // the datasheet finds its deflection trace by the trace order
   app.buffer = {};
   if (!hasPlotly()) return;
   for (const p of spec.plots) {

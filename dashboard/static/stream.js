@@ -2,9 +2,12 @@
  * message to its panel, reconnection with backoff, the status watchdog. */
 import { $, app, setStatus, showError, stats } from "./core.js";
 import { applyState } from "./controls.js";
+import { datasheetExtend } from "./datasheet.js";
 import { handleIlc } from "./ilc.js";
+import { handleInteraction } from "./interaction.js";
 import { handleExtend, handleFigure } from "./plots.js";
 import { handleRl } from "./rl.js";
+import { handleInteractionView, handleRobot3d } from "./robot3d.js";
 
 // ------------------------------------------------------------------ WebSocket
 
@@ -26,15 +29,13 @@ export function connect() {
     try {
       switch (msg.type) {
         case "figure": handleFigure(msg.figure, msg.state); break;
-        case "extend":
-          handleExtend(msg);
-          if (window.asrRobot3d) window.asrRobot3d.handle(msg); // robot3d: geom poses
-          if (window.asrDatasheet) window.asrDatasheet.extend(msg); // the operating point
-          break;
+        // the plots, the 3-D view's geom poses, the datasheet's operating point
+        case "extend": deliver(msg, handleExtend, handleRobot3d, datasheetExtend); break;
         case "state": applyState(msg.state); break;
         case "ilc": handleIlc(msg); break;
         case "rl": handleRl(msg); break;
-        case "interaction": if (window.asrInteraction) window.asrInteraction.handle(msg); break;
+        // the interaction panel, and the 3-D view (the ur10 while a session runs)
+        case "interaction": deliver(msg, handleInteraction, handleInteractionView); break;
         case "error": showError(msg.message || JSON.stringify(msg)); break;
         default: break;
       }
@@ -49,6 +50,14 @@ export function connect() {
     scheduleReconnect();
   };
   ws.onerror = () => { /* onclose follows */ };
+}
+
+/* A message several panels read reaches each in its own try: one panel's error does not keep
+   it from the next. */
+function deliver(msg, ...panels) {
+  for (const panel of panels) {
+    try { panel(msg); } catch (e) { console.error("message", msg.type, panel.name, e); }
+  }
 }
 
 function scheduleReconnect() {

@@ -6,7 +6,7 @@
  * (drag, double-click) zooms all. The log y toggles: the stiffness plot and the datasheet's
  * stiffness panels (log at once where the drawn values span more than LOG_DECADES decades). */
 import { $, api, app, hasPlotly, num, showError } from "./core.js";
-import { livePlots, routeOf } from "./plots.js";
+import { livePlots, routeOf } from "./plot_spec.js";
 
 const RANGE_POINTS = 1500;   // points per trace of a past window (the server bounds it too)
 const SCRUB_WAIT_MS = 120;   // a past window is fetched at most this often while scrubbing
