@@ -4,7 +4,9 @@ it accepts only as a setup() argument. The MuJoCo plugin library asr/_asr_mujoco
 against the installed mujoco package's headers. The Gazebo engine shim (csrc/gz, C++) is an optional
 extension, built when pkg-config finds Gazebo's libraries: asr/_asr_gz.<suffix>.so, a plain C
 library that asr.gazebo loads like the Makefile's asr/_asr_gz.so. The robot descriptions (the
-top-level robots/ folder) are copied into the built package as asr/robots_data (build_py below).
+top-level robots/ folder) are copied into the built package as asr/robots_data, and the shim's
+header csrc/gz/asr_gz.h next to the shim, where asr.gazebo reads its cffi declarations (build_py
+below).
 """
 
 import importlib.util
@@ -78,6 +80,8 @@ class BuildPyWithRobots(build_py):
                 out = os.path.join(target, os.path.relpath(source, "robots"))
                 self.mkpath(os.path.dirname(out))
                 self.copy_file(source, out)
+        # the shim's declarations, read by asr.gazebo when it loads the shim (one definition)
+        self.copy_file(os.path.join("csrc", "gz", "asr_gz.h"), os.path.join(self.build_lib, "asr"))
 
 
 setup(

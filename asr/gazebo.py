@@ -15,6 +15,7 @@ whatever DART makes of the SDF's collision elements; asr checks none of them.
 
 import glob
 import os
+import re
 import threading
 from collections.abc import Iterable, Sequence
 
@@ -22,26 +23,7 @@ import numpy as np
 
 from asr._validate import CData, FloatArray
 
-# The declarations of csrc/gz/asr_gz.h (checked against it by tests/test_gazebo.py).
-_CDEF = """
-typedef struct asr_gz_world asr_gz_world;
-asr_gz_world* asr_gz_create(const char* sdf_path, const char* model_name,
-                            const char* const* joint_names, int n_joint, double dt, char* err,
-                            int err_len);
-void asr_gz_step1(const void* model, void* world);
-void asr_gz_step2(const void* model, void* world);
-void asr_gz_step_replay(asr_gz_world* const* worlds, int n, int n_step, const double* qfrc);
-double* asr_gz_qpos(asr_gz_world* world);
-double* asr_gz_qvel(asr_gz_world* world);
-double* asr_gz_qfrc(asr_gz_world* world);
-int asr_gz_n_joint(const asr_gz_world* world);
-double asr_gz_dt(const asr_gz_world* world);
-double asr_gz_time(const asr_gz_world* world);
-int asr_gz_set_state(asr_gz_world* world, const double* q, const double* qd, char* err,
-                     int err_len);
-void asr_gz_destroy(asr_gz_world* world);
-"""
-
+HEADER = "asr_gz.h"
 _ERR_LEN = 1024
 _lock = threading.Lock()
 _shim: dict[str, CData] = {}
@@ -54,6 +36,52 @@ def shim_path() -> str | None:
         glob.glob(os.path.join(here, "_asr_gz.*.so"))
     )
     return next((p for p in found if os.path.isfile(p)), None)
+
+
+def header_path() -> str:
+    """csrc/gz/asr_gz.h, the shim's declarations: the copy an installed package ships next to the
+    shim (setup.py's build_py), else the source tree's. FileNotFoundError naming both when
+    neither is there."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    found = [os.path.join(here, HEADER), os.path.join(os.path.dirname(here), "csrc", "gz", HEADER)]
+    for path in found:
+        if os.path.isfile(path):
+            return path
+    raise FileNotFoundError(f"the Gazebo shim's header {HEADER} is in neither {found}")
+
+
+_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+_DIRECTIVE = re.compile(r"\s*#\s*(\w+)\s*(.*)")
+_CPLUSPLUS = {("ifdef", "__cplusplus"): True, ("ifndef", "__cplusplus"): False}
+
+
+def header_cdef(text: str) -> str:
+    """A C header's declarations for cffi's cdef, as a C compiler sees them: comments removed, the
+    lines under `#ifdef __cplusplus` (the extern "C" guards) left out, every other preprocessor
+    line (the include guard) blanked. cdef parses no preprocessor lines, and at run time there is
+    no compiler to run them through (asr/_build.py preprocesses asr.h with one at build time).
+    ValueError for a conditional it cannot decide (an #else or #elif of another condition)."""
+    out: list[str] = []
+    blocks: list[bool | None] = []  # per open #if: True C++ only, False C only, None always kept
+    skip: list[bool] = []  # per open #if: whether its current branch is left out
+    for n, line in enumerate(_COMMENT.sub(lambda m: "\n" * m[0].count("\n"), text).splitlines()):
+        directive = _DIRECTIVE.match(line)
+        # a line left out stays as a blank one: cffi's errors name the header's line numbers
+        out.append(line if directive is None and not any(skip) else "")
+        if directive is None:
+            continue
+        word, arg = directive[1], directive[2].strip()
+        if word in ("if", "ifdef", "ifndef"):
+            blocks.append(_CPLUSPLUS.get((word, arg)))
+            skip.append(blocks[-1] is True)
+        elif word in ("else", "elif") and (not blocks or blocks[-1] is None or word == "elif"):
+            raise ValueError(f"header line {n + 1}: cannot decide #{word} {arg} for the cdef")
+        elif word == "else":
+            skip[-1] = not skip[-1]
+        elif word == "endif" and blocks:
+            blocks.pop()
+            skip.pop()
+    return "\n".join(out) + "\n"
 
 
 def load_shim() -> tuple[CData, CData]:
@@ -72,7 +100,8 @@ def load_shim() -> tuple[CData, CData]:
                     "libsdformat-dev) and run `make build`"
                 )
             ffi = cffi.FFI()
-            ffi.cdef(_CDEF)
+            with open(header_path(), encoding="utf-8") as f:
+                ffi.cdef(header_cdef(f.read()))
             try:
                 lib = ffi.dlopen(path)
             except OSError as exc:

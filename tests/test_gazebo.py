@@ -6,9 +6,12 @@ With CI set, a missing shim or missing Gazebo libraries fail these tests instead
 
 import dataclasses
 import os
+import re
 import shutil
 import subprocess
+import sys
 
+import cffi
 import numpy as np
 import pytest
 from conftest import need_gazebo
@@ -228,23 +231,90 @@ def test_reset_of_some_instances():
     assert sim.q[0, 0] == moved[0, 0] and sim.q[1, 0] == 0.2 and sim.qd[1, 0] == 0.0
 
 
-def test_python_cdef_matches_the_header():
-    """asr.gazebo's ABI-mode cdef repeats csrc/gz/asr_gz.h's declarations: they must agree."""
-    import cffi
+def test_shim_declarations_come_from_the_header():
+    """asr.gazebo declares the shim's functions from csrc/gz/asr_gz.h itself (no copy to drift):
+    every function the header declares, and every asr_gz_* symbol the built shim exports, is in
+    the loaded ffi with the header's signature."""
+    ffi, lib = need_gazebo()
+    header = os.path.join(ROOT, "csrc", "gz", "asr_gz.h")
+    assert gazebo.header_path() == header  # the source tree's, not a stale copy
+    text = open(header).read()
+    declared = set(re.findall(r"\b(asr_gz_\w+)\(", re.sub(r"/\*.*?\*/", "", text, flags=re.S)))
+    nm = subprocess.run(
+        ["nm", "-D", "--defined-only", gazebo.shim_path()], capture_output=True, text=True
+    )
+    assert nm.returncode == 0, nm.stderr
+    exported = {w for line in nm.stdout.splitlines() for w in line.split()[2:3]}
+    exported = {s for s in exported if s.startswith("asr_gz_")}
+    assert exported == declared  # the shim exports what the header declares
+    assert {n for n in dir(lib) if n.startswith("asr_gz_")} == declared
+    ref = cffi.FFI()  # the header through the C preprocessor, as the build reads asr.h
+    ref.cdef(
+        subprocess.run(
+            ["cc", "-E", "-P", "-x", "c", header], capture_output=True, text=True, check=True
+        ).stdout
+    )
+    ref_lib = ref.dlopen(gazebo.shim_path())
+    for name in declared:
+        assert ffi.typeof(getattr(lib, name)).cname == ref.typeof(getattr(ref_lib, name)).cname
 
-    need_gazebo()
-    text = open(os.path.join(ROOT, "csrc", "gz", "asr_gz.h")).read()
-    decls = text.split('extern "C" {\n#endif', 1)[1].split("#ifdef __cplusplus\n}", 1)[0]
-    libs = []
-    for cdef in (decls, gazebo._CDEF):
-        ffi = cffi.FFI()
-        ffi.cdef(cdef)
-        libs.append((ffi, ffi.dlopen(gazebo.shim_path())))
-    (fa, la), (fb, lb) = libs
-    names = [n for n in dir(la) if n.startswith("asr_gz_")]
-    assert sorted(names) == sorted(n for n in dir(lb) if n.startswith("asr_gz_"))
-    for n in names:
-        assert fa.typeof(getattr(la, n)).cname == fb.typeof(getattr(lb, n)).cname, n
+
+CPP_GUARDED = """/* a comment with #ifdef and extern "C" { in it */
+#ifndef X_H
+#define X_H
+#ifdef __cplusplus
+extern "C" {
+#endif
+typedef struct x_world x_world;  // opaque
+#ifdef __cplusplus
+#  if __cplusplus > 201103L
+int x_cpp_only(void);
+#  endif
+}
+#else
+int x_c_only(const x_world* w);
+#endif
+double x_dt(const x_world* w, /* s */ int k);
+#endif
+"""
+
+
+def test_header_cdef_keeps_what_a_c_compiler_sees():
+    """header_cdef drops comments, C++-only blocks (nested ones too) and preprocessor lines; a
+    header cffi could then parse wrongly is refused with the line named."""
+    cdef = gazebo.header_cdef(CPP_GUARDED)
+    ffi = cffi.FFI()
+    ffi.cdef(cdef)
+    assert "extern" not in cdef and "x_cpp_only" not in cdef and "#" not in cdef
+    declared = ffi.dlopen(None)  # the process itself: the names cffi parsed, none looked up
+    assert sorted(n for n in dir(declared) if n.startswith("x_")) == ["x_c_only", "x_dt"]
+    assert len(cdef.splitlines()) == len(CPP_GUARDED.splitlines())  # cffi's line numbers hold
+    with pytest.raises(ValueError, match="line 3: cannot decide #else"):
+        gazebo.header_cdef("#if FOO\nint a;\n#else\nint b;\n#endif\n")
+
+
+@pytest.mark.slow
+def test_built_package_ships_the_header(tmp_path):
+    """setup.py's build_py puts asr_gz.h next to the shim in the built package (the wheel), where
+    asr.gazebo reads it before the source tree's."""
+    subprocess.run(
+        [sys.executable, "setup.py", "-q", "build_py", "--build-lib", str(tmp_path)],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    shipped = tmp_path / "asr" / "asr_gz.h"
+    assert shipped.read_text() == open(os.path.join(ROOT, "csrc", "gz", "asr_gz.h")).read()
+    out = subprocess.run(
+        [sys.executable, "-c", "from asr import gazebo; print(gazebo.header_path())"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+    )
+    assert out.stdout.strip() == str(shipped), out.stderr
 
 
 # ------------------------------------------------ [Mengacci2021] fig. 7 step, both engines
