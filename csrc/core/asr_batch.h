@@ -145,4 +145,44 @@ asr_status asr_batch_rollout(asr_batch* b, int nstep, double dt, asr_series q, a
 /* Number of steps taken since the last reset. */
 long long asr_batch_step_count(const asr_batch* b);
 
+/* The batch's sizes (-1 when b is NULL) and joint's operation mode (-1 when out of range). */
+int asr_batch_n_inst(const asr_batch* b);
+int asr_batch_n_joint(const asr_batch* b);
+int asr_batch_mode(const asr_batch* b, int joint);
+/* The values of instance i at step t of s (s.data + i * s.stride_i + t * s.stride_t), or NULL
+ * when s.data is NULL. */
+const double* asr_series_at(asr_series s, int i, int t);
+
+/* ------------------------------------------------------------------ stepping driven from outside */
+
+/* One instance's actuators after a step of asr_batch_drive: read with asr_drive_value. */
+typedef struct asr_drive_lane asr_drive_lane;
+
+/* Field k (asr_field) of joint j of the instance after the step; NaN when j or k is out of range. */
+double asr_drive_value(const asr_drive_lane* lane, int joint, int field);
+
+/* A rollout whose link state and inputs come from outside the core at every step (csrc/engine:
+ * a rigid-body engine's two step halves around the actuators). Instances run in chunks of the
+ * vector width over all nstep steps, over the batch's threads (one instance is worth a thread).
+ * Per step t: before(i, t) for each instance i of the chunk writes row i of the input arrays
+ * given to asr_batch_drive (the batch layout: n_inst x n_joint, refs x 2); the chunk's actuators
+ * step together; after(i, t, lane) reads each instance's outputs. begin / end (may be NULL)
+ * bracket a thread's instance range [i0, i1) and give it its `local` state (a begin that
+ * returns a status other than ASR_OK ends the range with it); finish (may be NULL) follows an
+ * instance's last step. */
+typedef struct asr_driver {
+    void* user;
+    asr_status (*begin)(void* user, int i0, int i1, void** local);
+    void (*before)(void* user, void* local, int i, int t);
+    void (*after)(void* user, void* local, int i, int t, const asr_drive_lane* lane);
+    void (*finish)(void* user, void* local, int i);
+    void (*end)(void* user, void* local);
+} asr_driver;
+
+/* nstep steps of length dt driven by driver; q, qd, refs (not NULL), tau_ext and tau_ff (NULL:
+ * zero) are the arrays before() fills. Returns the first status raised. */
+asr_status asr_batch_drive(asr_batch* b, const asr_driver* driver, int nstep, double dt,
+                           const double* q, const double* qd, const double* refs,
+                           const double* tau_ext, const double* tau_ff);
+
 #endif

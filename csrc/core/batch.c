@@ -221,6 +221,18 @@ const char* asr_batch_simd(const asr_batch* b) { return b ? b->kernel_name : "";
 
 long long asr_batch_step_count(const asr_batch* b) { return b ? b->step_count : -1; }
 
+int asr_batch_n_inst(const asr_batch* b) { return b ? b->n_inst : -1; }
+
+int asr_batch_n_joint(const asr_batch* b) { return b ? b->n_joint : -1; }
+
+int asr_batch_mode(const asr_batch* b, int joint) {
+    return b && joint >= 0 && joint < b->n_joint ? b->mode[joint] : -1;
+}
+
+const double* asr_series_at(asr_series s, int i, int t) {
+    return s.data ? s.data + i * s.stride_i + t * s.stride_t : NULL;
+}
+
 /* ---------------------------------------------------------------- reset */
 
 /* Motor positions for instance i, joint j at reset: where the references put them in a mode
@@ -372,10 +384,10 @@ static asr_status rollout_range(void* ctx, int i0, int i1) {
         chunk_load(job->b, &ch);
         for (int t = 0; t < job->nstep; ++t) {
             step_inputs in = {job->dt,
-                              series_at(job->q, 0, t),
-                              series_at(job->qd, 0, t),
-                              series_at(job->refs, 0, t),
-                              series_at(job->tau_ext, 0, t),
+                              asr_series_at(job->q, 0, t),
+                              asr_series_at(job->qd, 0, t),
+                              asr_series_at(job->refs, 0, t),
+                              asr_series_at(job->tau_ext, 0, t),
                               NULL,
                               job->q.stride_i,
                               job->qd.stride_i,
@@ -410,6 +422,81 @@ asr_status asr_batch_rollout(asr_batch* b, int nstep, double dt, asr_series q, a
     }
     rollout_job job = {b, nstep, dt, q, qd, refs, tau_ext, nrecord, record_fields, record};
     st = parallel_for(batch_threads(b, nstep), b->n_inst, rollout_range, &job);
+    b->step_count += nstep;
+    return st;
+}
+
+/* ---------------------------------------------------------------- stepping driven from outside */
+
+struct asr_drive_lane {
+    const lane_chunk* ch;
+    int l, n_joint;
+};
+
+double asr_drive_value(const asr_drive_lane* lane, int joint, int field) {
+    if (!lane || joint < 0 || joint >= lane->n_joint || field < 0 || field >= ASR_NFIELD) {
+        return NAN;
+    }
+    return lane->ch->J[joint].s[field][lane->l];
+}
+
+typedef struct drive_job {
+    asr_batch* b;
+    const asr_driver* d;
+    int nstep;
+    step_inputs in;
+} drive_job;
+
+/* Instances [i0, i1) in chunks of ASR_LANES, each chunk over all steps (the driver's data for
+ * it stays in cache, its actuator state in lanes), as rollout_range with the driver's calls
+ * around each step. */
+static asr_status drive_range(void* ctx, int i0, int i1) {
+    const drive_job* job = (const drive_job*)ctx;
+    asr_batch* b = job->b;
+    const asr_driver* d = job->d;
+    void* local = NULL;
+    lane_chunk ch;
+    if (chunk_alloc(b, &ch) != ASR_OK) return ASR_ERR_NOMEM;
+    if (d->begin) {
+        asr_status st = d->begin(d->user, i0, i1, &local);
+        if (st != ASR_OK) {
+            chunk_free(&ch);
+            return st;
+        }
+    }
+    asr_status first = ASR_OK;
+    for (int c0 = i0; c0 < i1; c0 += ASR_LANES) {
+        chunk_at(&ch, c0, i1);
+        chunk_load(b, &ch);
+        for (int t = 0; t < job->nstep; ++t) { /* a frozen instance goes on with zero torque */
+            for (int l = 0; l < ch.n; ++l) d->before(d->user, local, c0 + l, t);
+            asr_status st = chunk_step(b, &ch, &job->in, b->step_count + t);
+            if (first == ASR_OK) first = st;
+            for (int l = 0; l < ch.n; ++l) {
+                asr_drive_lane lane = {&ch, l, b->n_joint};
+                d->after(d->user, local, c0 + l, t, &lane);
+            }
+        }
+        chunk_store(b, &ch);
+        for (int l = 0; l < ch.n && d->finish; ++l) d->finish(d->user, local, c0 + l);
+    }
+    if (d->end) d->end(d->user, local);
+    chunk_free(&ch);
+    return first;
+}
+
+asr_status asr_batch_drive(asr_batch* b, const asr_driver* driver, int nstep, double dt,
+                           const double* q, const double* qd, const double* refs,
+                           const double* tau_ext, const double* tau_ff) {
+    asr_status st = check_step(b, dt);
+    if (st != ASR_OK) return st;
+    if (!driver || !driver->before || !driver->after || !q || !qd || !refs) return ASR_ERR_NULL;
+    if (nstep < 0) return ASR_ERR_RANGE;
+    long long nj = b->n_joint;
+    drive_job job = {b, driver, nstep, {dt, q, qd, refs, tau_ext, tau_ff, nj, nj, 2 * nj, nj, nj}};
+    /* every instance is a whole simulation of the driver's: worth a thread from two on */
+    int threads = b->n_threads < b->n_inst ? b->n_threads : b->n_inst;
+    st = parallel_for(threads, b->n_inst, drive_range, &job);
     b->step_count += nstep;
     return st;
 }

@@ -51,11 +51,6 @@ typedef struct step_inputs {
     long long stride_q, stride_qd, stride_refs, stride_ext, stride_ff;
 } step_inputs;
 
-/* Values of a series for instance i at step t, or NULL. */
-static inline const double* series_at(asr_series s, int i, int t) {
-    return s.data ? s.data + i * s.stride_i + t * s.stride_t : NULL;
-}
-
 /* One joint of a chunk of instances, lane l holding instance i0 + l (lanes.h). */
 typedef struct lane_joint {
     lane_d s[ASR_NFIELD];    /* the state records' fields */

@@ -12,14 +12,14 @@
 #include <string.h>
 
 #include "asr_engine.h"
-#include "core/batch.h"
-#include "core/threads.h"
 
+/* The coupling runs as a driver of the core's stepping (asr_batch_drive): the engine's step1
+ * and the inputs before each actuator step, the torques, step2 and the records after it. */
 typedef struct engine_job {
-    asr_batch* b;
+    const asr_batch* b;
     const asr_engine* e;
     const asr_controller* ctl; /* or NULL */
-    int nstep;
+    int nstep, n_inst, n_joint;
     double dt;
     asr_series refs, tau_ext, tau_ff;
     int nrecord;
@@ -33,10 +33,10 @@ typedef struct engine_job {
  * its references and external torques. */
 static void gather_inputs(const engine_job* job, int i, int t) {
     const asr_engine* e = job->e;
-    size_t nj = (size_t)job->b->n_joint, x0 = (size_t)i * nj;
-    const double* refs = series_at(job->refs, i, t);
-    const double* ext = series_at(job->tau_ext, i, t);
-    const double* ff = series_at(job->tau_ff, i, t);
+    size_t nj = (size_t)job->n_joint, x0 = (size_t)i * nj;
+    const double* refs = asr_series_at(job->refs, i, t);
+    const double* ext = asr_series_at(job->tau_ext, i, t);
+    const double* ff = asr_series_at(job->tau_ff, i, t);
     for (size_t j = 0; j < nj; ++j) {
         job->q[x0 + j] = e->qpos[i][e->qpos_adr[j]];
         job->qd[x0 + j] = e->qvel[i][e->dof_adr[j]];
@@ -47,80 +47,64 @@ static void gather_inputs(const engine_job* job, int i, int t) {
     }
 }
 
-/* Instance ch->i0 + l's joint torques, from its lane, into the engine's applied forces. */
-static void write_torques(const engine_job* job, const lane_chunk* ch, int l) {
-    int i = ch->i0 + l;
-    for (int j = 0; j < job->b->n_joint; ++j) {
-        job->e->qfrc[i][job->e->dof_adr[j]] = ch->J[j].s[ASR_F_TAU_JOINT][l];
-    }
-}
-
 /* Recorded after step2: the link angle and velocity as the engine has them after the step (the
- * state's q, qd hold what the actuators saw at its start), everything else from the lane. */
-static void record_instance(const engine_job* job, const lane_chunk* ch, int l, int t) {
-    const asr_batch* b = job->b;
+ * state's q, qd hold what the actuators saw at its start), everything else from the actuators. */
+static void record_instance(const engine_job* job, const asr_drive_lane* lane, int i, int t) {
     const asr_engine* e = job->e;
-    int i = ch->i0 + l;
+    size_t n_inst = (size_t)job->n_inst, nj = (size_t)job->n_joint;
     for (int r = 0; r < job->nrecord; ++r) {
         int k = job->record_fields[r];
-        double* dst = job->record + (((size_t)r * b->n_inst + i) * job->nstep + t) * b->n_joint;
-        for (int j = 0; j < b->n_joint; ++j) {
+        double* dst = job->record + (((size_t)r * n_inst + (size_t)i) * job->nstep + t) * nj;
+        for (int j = 0; j < job->n_joint; ++j) {
             dst[j] = k == ASR_F_Q    ? e->qpos[i][e->qpos_adr[j]]
                      : k == ASR_F_QD ? e->qvel[i][e->dof_adr[j]]
-                                     : ch->J[j].s[k][l];
+                                     : asr_drive_value(lane, j, k);
         }
     }
 }
 
-/* Instances [i0, i1) in chunks of ASR_LANES, each chunk over all steps (its engine data stays
- * in cache, its actuator state in lanes): per step, step1 of each instance, the actuators of
- * the chunk at once, then step2 of each. A controller's hooks run around them. */
-static asr_status engine_range(void* ctx, int i0, int i1) {
-    engine_job* job = (engine_job*)ctx;
-    asr_batch* b = job->b;
+/* A thread's range: the controller's local state for it. */
+static asr_status engine_begin(void* user, int i0, int i1, void** local) {
+    const engine_job* job = (const engine_job*)user;
+    const asr_controller* c = job->ctl;
+    if (!c || !c->begin) return ASR_OK;
+    return c->begin(c->user, job->b, job->e, job->dt, job->nstep, i0, i1, local);
+}
+
+/* Before the actuators' step t of instance i: the engine's step1, then the inputs it gives. */
+static void engine_before(void* user, void* local, int i, int t) {
+    const engine_job* job = (const engine_job*)user;
     const asr_engine* e = job->e;
     const asr_controller* c = job->ctl;
-    long long nj = b->n_joint;
-    step_inputs in = {job->dt, job->q, job->qd, job->refs_now, job->ext_now, job->ff_now, nj, nj,
-                      2 * nj,  nj,     nj};
-    void* local = NULL;
-    lane_chunk ch;
-    if (chunk_alloc(b, &ch) != ASR_OK) return ASR_ERR_NOMEM;
-    if (c && c->begin) {
-        asr_status st = c->begin(c->user, b, e, job->dt, job->nstep, i0, i1, &local);
-        if (st != ASR_OK) {
-            chunk_free(&ch);
-            return st;
-        }
+    e->step1(e->model[i], e->data[i]);
+    gather_inputs(job, i, t);
+    if (c && c->after_step1)
+        c->after_step1(local, i, t, job->refs_now + 2 * (size_t)i * job->n_joint);
+}
+
+/* After it: the joint torques into the engine's applied forces, its step2, the records. A
+ * frozen instance goes on with zero torque. */
+static void engine_after(void* user, void* local, int i, int t, const asr_drive_lane* lane) {
+    const engine_job* job = (const engine_job*)user;
+    const asr_engine* e = job->e;
+    const asr_controller* c = job->ctl;
+    for (int j = 0; j < job->n_joint; ++j) {
+        e->qfrc[i][e->dof_adr[j]] = asr_drive_value(lane, j, ASR_F_TAU_JOINT);
     }
-    asr_status first = ASR_OK;
-    for (int c0 = i0; c0 < i1; c0 += ASR_LANES) {
-        chunk_at(&ch, c0, i1);
-        chunk_load(b, &ch);
-        for (int t = 0; t < job->nstep; ++t) { /* a frozen instance goes on with zero torque */
-            for (int l = 0; l < ch.n; ++l) {
-                int i = c0 + l;
-                e->step1(e->model[i], e->data[i]);
-                gather_inputs(job, i, t);
-                if (c && c->after_step1) c->after_step1(local, i, t, job->refs_now + 2 * i * nj);
-            }
-            asr_status st = chunk_step(b, &ch, &in, b->step_count + t);
-            if (first == ASR_OK) first = st;
-            for (int l = 0; l < ch.n; ++l) {
-                int i = c0 + l;
-                write_torques(job, &ch, l);
-                if (c && c->before_step2) c->before_step2(local, i, t);
-                e->step2(e->model[i], e->data[i]);
-                record_instance(job, &ch, l, t);
-                if (c && c->after_step2) c->after_step2(local, i, t);
-            }
-        }
-        chunk_store(b, &ch);
-        for (int l = 0; l < ch.n && c && c->finish; ++l) c->finish(local, c0 + l);
-    }
+    if (c && c->before_step2) c->before_step2(local, i, t);
+    e->step2(e->model[i], e->data[i]);
+    record_instance(job, lane, i, t);
+    if (c && c->after_step2) c->after_step2(local, i, t);
+}
+
+static void engine_finish(void* user, void* local, int i) {
+    const asr_controller* c = ((const engine_job*)user)->ctl;
+    if (c && c->finish) c->finish(local, i);
+}
+
+static void engine_end(void* user, void* local) {
+    const asr_controller* c = ((const engine_job*)user)->ctl;
     if (c && c->begin && c->end) c->end(local);
-    chunk_free(&ch);
-    return first;
 }
 
 static asr_status check_engine(const asr_batch* b, const asr_engine* e) {
@@ -128,12 +112,12 @@ static asr_status check_engine(const asr_batch* b, const asr_engine* e) {
         !e->qpos_adr || !e->dof_adr) {
         return ASR_ERR_NULL;
     }
-    for (int i = 0; i < b->n_inst; ++i) {
+    for (int i = 0; i < asr_batch_n_inst(b); ++i) {
         if (!e->model[i] || !e->data[i] || !e->qpos[i] || !e->qvel[i] || !e->qfrc[i]) {
             return ASR_ERR_NULL;
         }
     }
-    for (int j = 0; j < b->n_joint; ++j) {
+    for (int j = 0; j < asr_batch_n_joint(b); ++j) {
         if (e->qpos_adr[j] < 0 || e->dof_adr[j] < 0) return ASR_ERR_RANGE;
     }
     return ASR_OK;
@@ -147,9 +131,7 @@ asr_status asr_batch_rollout_controlled(asr_batch* b, const asr_engine* engine,
     asr_status st = check_engine(b, engine);
     if (st == ASR_OK && ctl && ctl->check) st = ctl->check(ctl->user, b, engine);
     if (st != ASR_OK) return st;
-    if (!(dt > 0.0) || dt / b->max_substep > ASR_MAX_SUBSTEPS || nstep < 0 || nrecord < 0) {
-        return ASR_ERR_RANGE;
-    }
+    if (nstep < 0 || nrecord < 0) return ASR_ERR_RANGE; /* dt: asr_batch_drive */
     const asr_series series[3] = {refs, tau_ext, tau_ff};
     for (int k = 0; k < 3; ++k) {
         if (series[k].stride_i < 0 || series[k].stride_t < 0) return ASR_ERR_RANGE;
@@ -157,30 +139,19 @@ asr_status asr_batch_rollout_controlled(asr_batch* b, const asr_engine* engine,
     for (int r = 0; r < nrecord; ++r) {
         if (record_fields[r] < 0 || record_fields[r] >= ASR_NFIELD) return ASR_ERR_RANGE;
     }
-    size_t n = (size_t)b->n_inst * (size_t)b->n_joint;
+    int n_inst = asr_batch_n_inst(b), n_joint = asr_batch_n_joint(b);
+    size_t n = (size_t)n_inst * (size_t)n_joint;
     double* scratch = (double*)malloc(6 * n * sizeof(double));
     if (!scratch) return ASR_ERR_NOMEM;
-    engine_job job = {b,
-                      engine,
-                      ctl,
-                      nstep,
-                      dt,
-                      refs,
-                      tau_ext,
-                      tau_ff,
-                      nrecord,
-                      record_fields,
-                      record,
-                      scratch,
-                      scratch + n,
-                      scratch + 2 * n,
-                      scratch + 4 * n,
-                      scratch + 5 * n};
-    /* every instance is a whole engine simulation: worth a thread from two instances on */
-    int threads = b->n_threads < b->n_inst ? b->n_threads : b->n_inst;
-    st = parallel_for(threads, b->n_inst, engine_range, &job);
+    engine_job job = {
+        b,      engine,  ctl,         nstep,           n_inst,          n_joint,
+        dt,     refs,    tau_ext,     tau_ff,          nrecord,         record_fields,
+        record, scratch, scratch + n, scratch + 2 * n, scratch + 4 * n, scratch + 5 * n};
+    const asr_driver driver = {&job,         engine_begin,  engine_before,
+                               engine_after, engine_finish, engine_end};
+    st = asr_batch_drive(b, &driver, nstep, dt, job.q, job.qd, job.refs_now, job.ext_now,
+                         job.ff_now);
     free(scratch);
-    b->step_count += nstep;
     return st;
 }
 

@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "asr_interaction.h"
-#include "core/batch.h"
 
 /* ------------------------------------------------------------------ the FSM */
 
@@ -250,13 +249,13 @@ static int ik_solve(const asr_engine* e, const asr_interaction* ic, int i, int n
 
 int asr_ic_solve_ik(const asr_batch* b, const asr_engine* e, const asr_interaction* ic, int i,
                     const double* x, const double* R, double* q) {
-    if (!b || !e || !ic || !x || !q || i < 0 || i >= b->n_inst) return -1;
+    if (!b || !e || !ic || !x || !q || i < 0 || i >= asr_batch_n_inst(b)) return -1;
     if (asr_ic_check(b, e, ic) != ASR_OK) return -1;
-    double* scratch = (double*)malloc(ic_scratch_size(ic, b->n_joint) * sizeof(double));
+    double* scratch = (double*)malloc(ic_scratch_size(ic, asr_batch_n_joint(b)) * sizeof(double));
     if (!scratch) return -1;
     double p[3];
     base_to_world(ic, x, p);
-    int ok = ik_solve(e, ic, i, b->n_joint, p, R, q, scratch);
+    int ok = ik_solve(e, ic, i, asr_batch_n_joint(b), p, R, q, scratch);
     free(scratch);
     return ok;
 }
@@ -342,7 +341,7 @@ static void setpoint_reached(const asr_engine* e, const asr_interaction* ic,
 /* Independent joint control: the references move linearly from q_start to q_goal. */
 static void joint_move(const asr_batch* b, const asr_engine* e, const asr_interaction* ic,
                        const asr_ic_config* cfg, asr_ic_state* st, int i, double dt) {
-    int nj = b->n_joint;
+    int nj = asr_batch_n_joint(b);
     st->k += 1;
     double s = st->move_time > 0.0 ? (double)st->k * dt / st->move_time : 1.0;
     if (s > 1.0) s = 1.0;
@@ -365,7 +364,7 @@ static void ic_control(const asr_batch* b, const asr_engine* e, const asr_intera
                        double dt, const double* coef, double* scratch, double* refs) {
     const asr_ic_config* cfg = &ic->config[i];
     asr_ic_state* st = &ic->state[i];
-    int nj = b->n_joint;
+    int nj = asr_batch_n_joint(b);
     world_to_base(ic, ic->site_pos[i], st->x_m);
     if (--st->sample_timer <= 0) {
         sample_sensor(ic, cfg, st, i, dt);
@@ -394,7 +393,7 @@ static void ic_control(const asr_batch* b, const asr_engine* e, const asr_intera
 /* ------------------------------------------------------------------ wrench and record */
 
 static void ic_apply_wrench(const asr_interaction* ic, int i, int t) {
-    const double* w = series_at(ic->wrench, i, t);
+    const double* w = asr_series_at(ic->wrench, i, t);
     if (w && ic->wrench_body) memcpy(ic->wrench_body[i], w, 6 * sizeof(double));
 }
 
@@ -439,20 +438,20 @@ asr_status asr_ic_check(const asr_batch* b, const asr_engine* e, const asr_inter
         (ic->traj && !ic->traj_len) || (ic->wrench.data && !ic->wrench_body)) {
         return ASR_ERR_NULL;
     }
-    if (b->n_joint > ASR_IC_MAX_JOINTS || ic->nq < 1 || ic->nv < 1 || ic->site < 0 ||
+    if (asr_batch_n_joint(b) > ASR_IC_MAX_JOINTS || ic->nq < 1 || ic->nv < 1 || ic->site < 0 ||
         ic->ik_max_iter < 1 || !(ic->ik_tol_pos > 0.0) || !(ic->ik_tol_rot > 0.0) ||
         !(ic->ik_damping >= 0.0) || !isfinite(ic->ik_damping) || ic->wrench.stride_i < 0 ||
         ic->wrench.stride_t < 0) {
         return ASR_ERR_RANGE;
     }
-    for (int j = 0; j < b->n_joint; ++j) {
-        int mode = b->mode[j];
+    for (int j = 0; j < asr_batch_n_joint(b); ++j) {
+        int mode = asr_batch_mode(b, j);
         if (mode != ASR_MODE_LINK_PID && mode != ASR_MODE_EQ_PRESET &&
             mode != ASR_MODE_EQ_PRESET_PID) {
             return ASR_ERR_RANGE;
         }
     }
-    for (int i = 0; i < b->n_inst; ++i) {
+    for (int i = 0; i < asr_batch_n_inst(b); ++i) {
         if (!ic->ik_data[i] || !ic->ik_qpos[i] || !ic->ik_site_pos[i] || !ic->ik_site_mat[i] ||
             !ic->site_pos[i] || !ic->site_mat[i] || !ic->sensor_mat[i] || !ic->sensor_force[i] ||
             !ic->sensor_torque[i] || (ic->wrench.data && !ic->wrench_body[i])) {
@@ -466,7 +465,7 @@ asr_status asr_ic_check(const asr_batch* b, const asr_engine* e, const asr_inter
 
 asr_status asr_ic_init(const asr_batch* b, const asr_engine* e, const asr_interaction* ic, int i,
                        unsigned long long seed) {
-    if (!b || i < 0 || i >= b->n_inst) return ASR_ERR_RANGE;
+    if (!b || i < 0 || i >= asr_batch_n_inst(b)) return ASR_ERR_RANGE;
     asr_status status = asr_ic_check(b, e, ic);
     if (status != ASR_OK) return status;
     asr_ic_state* st = &ic->state[i];
@@ -479,7 +478,7 @@ asr_status asr_ic_init(const asr_batch* b, const asr_engine* e, const asr_intera
     memcpy(st->x_c, st->x_m, sizeof st->x_c);
     memcpy(st->R_d, ic->site_mat[i], sizeof st->R_d);
     memcpy(st->R_task, ic->config[i].task_frame_tool ? st->R_d : ic->base_mat, sizeof st->R_task);
-    for (int j = 0; j < b->n_joint; ++j) st->q_c[j] = e->qpos[i][e->qpos_adr[j]];
+    for (int j = 0; j < asr_batch_n_joint(b); ++j) st->q_c[j] = e->qpos[i][e->qpos_adr[j]];
     for (int k = 0; k < 3; ++k) { /* at rest: the reading is the bias, as at a setpoint */
         st->filtered[k] = st->bias[k] = ic->sensor_force[i][k];
         st->filtered[3 + k] = st->bias[3 + k] = ic->sensor_torque[i][k];
@@ -510,7 +509,7 @@ static asr_status hook_begin(void* user, const asr_batch* b, const asr_engine* e
     const asr_interaction* ic = (const asr_interaction*)user;
     ic_local* lc = (ic_local*)malloc(sizeof *lc);
     double* coef = (double*)malloc((size_t)(i1 - i0) * IC_ZOH_SIZE * sizeof(double));
-    double* scratch = (double*)malloc(ic_scratch_size(ic, b->n_joint) * sizeof(double));
+    double* scratch = (double*)malloc(ic_scratch_size(ic, asr_batch_n_joint(b)) * sizeof(double));
     if (!lc || !coef || !scratch) {
         free(lc);
         free(coef);
