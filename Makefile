@@ -57,11 +57,12 @@ gz-shim:
 	fi
 
 # Main job: the live dashboard on http://127.0.0.1:8000 with the default robot simulating
-# (qbmove_arm_2dof, vertical). HOST / PORT override. The papers' experiments: make experiments.
-HOST ?= 127.0.0.1
-PORT ?= 8000
+# (qbmove_arm_2dof, vertical). HOST / PORT override (make run HOST=... PORT=...); given neither,
+# asr dashboard takes $ASR_DASHBOARD_HOST / _PORT, else its defaults, as every other setting
+# (dashboard/PROTOCOL.md). The papers' experiments: make experiments.
+RUN_ARGS = $(if $(HOST),--host $(HOST)) $(if $(PORT),--port $(PORT))
 run: build threejs
-	$(VPY) -m asr.cli dashboard --host $(HOST) --port $(PORT)
+	$(VPY) -m asr.cli dashboard $(RUN_ARGS)
 
 experiments: build
 	$(VPY) -m asr.demo --out demo_output

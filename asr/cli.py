@@ -16,6 +16,15 @@ DEFAULT_ROBOT = "qbmove_arm_2dof"
 DASHBOARD_MODULES = ("fastapi", "uvicorn", "websockets", "plotly")
 # the environment variables of Settings.robot and .variant (dashboard/settings.py)
 ENV_ROBOT, ENV_VARIANT = "ASR_DASHBOARD_ROBOT", "ASR_DASHBOARD_VARIANT"
+# the `asr dashboard` options that set a Settings field: {field: option}; an option given
+# overrides the field's environment variable, one not given leaves it in force
+SETTING_OPTIONS = {
+    "host": "--host",
+    "port": "--port",
+    "update_hz": "--update-hz",
+    "allow_origins": "--allow-origin",
+    "token": "--token",
+}
 
 NETWORK_WARNING = (
     "WARNING: the dashboard listens on {host}, beyond this machine's loopback "
@@ -34,10 +43,13 @@ def _parser():
     )
     d.add_argument(
         "--host",
-        default="127.0.0.1",
-        help="interface (default 127.0.0.1; anything else requires a token)",
+        default=None,
+        help="interface (default $ASR_DASHBOARD_HOST, else 127.0.0.1; anything beyond "
+        "loopback requires a token)",
     )
-    d.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    d.add_argument(
+        "--port", type=int, default=None, help="port (default $ASR_DASHBOARD_PORT, else 8000)"
+    )
     d.add_argument(
         "--robot",
         default=None,
@@ -50,20 +62,27 @@ def _parser():
         help="variant (default: the robot's own default variant, or "
         f"${ENV_VARIANT} when no --robot is given)",
     )
-    d.add_argument("--update-hz", type=float, default=30.0, help="frames per second (30)")
+    d.add_argument(
+        "--update-hz",
+        type=float,
+        default=None,
+        help="frames per second (default $ASR_DASHBOARD_UPDATE_HZ, else 30)",
+    )
     d.add_argument(
         "--allow-origin",
         action="append",
-        default=[],
+        default=None,
         metavar="ORIGIN",
         help="also accept pages from ORIGIN (e.g. http://mybox.lan:8000) on the "
-        "WebSocket and the state-changing routes; repeatable",
+        "WebSocket and the state-changing routes; repeatable (default: "
+        "$ASR_DASHBOARD_ALLOW_ORIGINS, comma-separated)",
     )
     d.add_argument(
         "--token",
         default=None,
-        help="require this token (16 characters or more) on every request; default: "
-        "none on loopback, a random one printed at start otherwise",
+        help="require this token (16 characters or more) on every request; default "
+        "$ASR_DASHBOARD_TOKEN, else none on loopback and a random one printed at start "
+        "otherwise",
     )
     d.add_argument("--log-level", default="info", help="uvicorn log level (info)")
     r = sub.add_parser(
@@ -400,34 +419,33 @@ def start_robot(robot=None, variant=None):
 
 
 def dashboard_settings(args):
-    """(Settings, lines to print) for the parsed `asr dashboard` arguments. Without --robot
-    $ASR_DASHBOARD_ROBOT, else the default robot, else the first one that loads (start_robot);
-    without --variant the robot's own default variant ($ASR_DASHBOARD_VARIANT without --robot).
-    Beyond loopback a token is always required (a random one unless --token gives it). Raises
-    ValueError / OSError with a clear message for a bad robot, origin or token."""
+    """(Settings, lines to print) for the parsed `asr dashboard` arguments: each setting from
+    its option when given, else from its ASR_DASHBOARD_* variable, else its default
+    (dashboard.settings.settings_from_env). Without --robot $ASR_DASHBOARD_ROBOT, else the
+    default robot, else the first one that loads (start_robot); without --variant the robot's
+    own default variant ($ASR_DASHBOARD_VARIANT without --robot). Beyond loopback a token is
+    always required (a random one unless --token or $ASR_DASHBOARD_TOKEN gives it); with a
+    token the URL printed carries it (the only place it is shown). Raises ValueError / OSError
+    with a clear message for a bad robot, origin, token or other setting."""
     from dashboard.security import is_loopback, is_wildcard
     from dashboard.settings import settings_from_env
 
+    given = {field: getattr(args, field) for field in ("host", "port", "update_hz", "token")}
+    given["allow_origins"] = None if args.allow_origin is None else tuple(args.allow_origin)
+    base = settings_from_env({f: v for f, v in given.items() if v is not None}, SETTING_OPTIONS)
     env_variant = None if args.robot else os.environ.get(ENV_VARIANT)
     name, robot, note = start_robot(
         args.robot or os.environ.get(ENV_ROBOT), args.variant or env_variant or None
     )
-    local = is_loopback(args.host)
-    token = args.token if args.token is not None or local else secrets.token_urlsafe(24)
-    settings = settings_from_env(
-        robot=name,
-        variant=robot.variant,
-        update_hz=args.update_hz,
-        host=args.host,
-        allow_origins=tuple(args.allow_origin),
-        token=token,
-    )
-    shown = "<this machine's address>" if is_wildcard(args.host) else args.host
+    host, local = base.host, is_loopback(base.host)
+    token = base.token if base.token is not None or local else secrets.token_urlsafe(24)
+    settings = base.model_copy(update={"robot": name, "variant": robot.variant, "token": token})
+    shown = "<this machine's address>" if is_wildcard(host) else host
     shown = f"[{shown}]" if ":" in shown else shown
     query = f"?token={token}" if token else ""
-    lines = [f"asr dashboard: http://{shown}:{args.port}/{query} ({name}, {robot.variant})"]
+    lines = [f"asr dashboard: http://{shown}:{base.port}/{query} ({name}, {robot.variant})"]
     if not local:
-        lines.insert(0, NETWORK_WARNING.format(host=args.host))
+        lines.insert(0, NETWORK_WARNING.format(host=host))
     if note:
         lines.append(note)
     return settings, lines
@@ -448,8 +466,6 @@ def main(argv=None):
     if args.command != "dashboard":
         parser.print_help()
         return 2
-    if not 0 < args.port < 65536:
-        parser.error(f"--port: got {args.port}, valid range 1..65535")
     try:
         for module in DASHBOARD_MODULES:
             need(module, "dashboard", "the dashboard")
@@ -464,7 +480,7 @@ def main(argv=None):
         return 2
     for line in lines:
         print(line, file=sys.stderr if line.startswith("WARNING") else sys.stdout, flush=True)
-    serve(settings, args.port, args.log_level)
+    serve(settings, log_level=args.log_level)
     return 0
 
 

@@ -15,10 +15,14 @@ the server can apply them:
 - at most Settings.max_connections connections are open (HTTP and WebSocket together); one more
   is closed as soon as it is accepted, before it costs anything;
 - on SIGTERM, requests still running after SHUTDOWN_S are cancelled, so a request waiting on a
-  worker thread that never returns does not keep the server up.
+  worker thread that never returns does not keep the server up;
+- uvicorn logs every request's and WebSocket's path with its query string: a token given as
+  ?token= is logged as <hidden> (the token is shown once, in the URL `asr dashboard` prints).
 """
 
+import logging
 import socket
+from urllib.parse import parse_qsl, urlencode
 
 import h11
 import uvicorn
@@ -161,12 +165,48 @@ def _deadline_guarded(header_s, body_s, max_connections):
     return DeadlineH11
 
 
-def uvicorn_config(settings, port, log_level="info"):
-    """A uvicorn.Config serving create_app(settings) on settings.host:port."""
-    return uvicorn.Config(
+HIDDEN = "<hidden>"
+
+
+def hide_token(text):
+    """`text` with the token of a URL's query string (path?...token=...) replaced by HIDDEN."""
+    path, sep, query = text.partition("?")
+    if not sep:
+        return text
+    pairs = parse_qsl(query, keep_blank_values=True)
+    if not any(key == "token" for key, _ in pairs):
+        return text
+    hidden = [(key, HIDDEN if key == "token" else value) for key, value in pairs]
+    return f"{path}?{urlencode(hidden, safe='<>')}"
+
+
+class HideToken(logging.Filter):
+    """A log filter: the token in the URLs a record holds (its arguments and message) hidden."""
+
+    def filter(self, record):
+        if isinstance(record.args, tuple):
+            record.args = tuple(hide_token(a) if isinstance(a, str) else a for a in record.args)
+        if isinstance(record.msg, str):
+            record.msg = hide_token(record.msg)
+        return True
+
+
+def _hide_tokens_in_logs():
+    """HideToken on uvicorn's loggers of requests ("uvicorn.access") and WebSocket handshakes
+    ("uvicorn.error"), once per process."""
+    for name in ("uvicorn.access", "uvicorn.error"):
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, HideToken) for f in logger.filters):
+            logger.addFilter(HideToken())
+
+
+def uvicorn_config(settings, port=None, log_level="info"):
+    """A uvicorn.Config serving create_app(settings) on settings.host and `port` (None:
+    settings.port), the token hidden in its logs."""
+    config = uvicorn.Config(
         create_app(settings),
         host=settings.host,
-        port=port,
+        port=settings.port if port is None else port,
         log_level=log_level,
         ws=_stall_guarded(settings.client_stall_s),
         ws_max_size=settings.max_message_bytes,
@@ -175,8 +215,10 @@ def uvicorn_config(settings, port, log_level="info"):
         ),
         timeout_graceful_shutdown=SHUTDOWN_S,
     )
+    _hide_tokens_in_logs()  # after uvicorn.Config, which sets up its loggers afresh
+    return config
 
 
-def serve(settings, port, log_level="info"):
+def serve(settings, port=None, log_level="info"):
     """Run the dashboard until interrupted."""
     uvicorn.Server(uvicorn_config(settings, port, log_level)).run()

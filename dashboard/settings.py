@@ -1,15 +1,20 @@
 """Dashboard settings: a pydantic model, read once from ASR_DASHBOARD_* environment variables by
 get_settings() (cached) and overridable in tests (create_app(settings) or
-app.dependency_overrides[get_settings])."""
+app.dependency_overrides[get_settings]). settings_from_env puts what the command line gave on
+top of the environment; a value out of range is a SettingsError naming where it came from (the
+variable or the option), the value (never the token's) and the valid range."""
 
 import functools
 import os
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from dashboard.errors import short
 from dashboard.security import normalize_origin
 
 ENV_PREFIX = "ASR_DASHBOARD_"
+# settings whose value is never shown, not even in an error
+SECRET_FIELDS = frozenset({"token"})
 
 
 class Settings(BaseModel):
@@ -38,6 +43,7 @@ class Settings(BaseModel):
         "there are many traces)",
     )
     threads: int = Field(1, ge=1, le=64, description="asr threads of the simulation")
+    port: int = Field(8000, ge=1, le=65535, description="TCP port the server listens on")
     # who may drive the simulation (dashboard/security.py)
     host: str = Field(
         "127.0.0.1",
@@ -144,16 +150,87 @@ class Settings(BaseModel):
         return tuple(normalize_origin(o) for o in value)
 
 
-def settings_from_env(**overrides) -> Settings:
-    """Settings from the environment (ASR_DASHBOARD_ROBOT, ..._UPDATE_HZ, ...) with `overrides`
-    (e.g. command-line options) on top."""
+class SettingsError(ValueError):
+    """A dashboard setting that is not valid, named as the user gave it."""
+
+
+def env_name(field):
+    """The environment variable of Settings field `field` (ASR_DASHBOARD_<FIELD>)."""
+    return ENV_PREFIX + field.upper()
+
+
+def valid_range(field):
+    """The valid values of Settings field `field` in words ("valid range (0, 240]"), from its
+    Field constraints; "" for a field without any."""
+    bounds = {}
+    for m in Settings.model_fields[field].metadata:
+        for key in ("gt", "ge", "lt", "le", "min_length"):
+            if getattr(m, key, None) is not None:
+                bounds[key] = getattr(m, key)
+    if "min_length" in bounds:
+        n = bounds["min_length"]
+        return "non-empty" if n == 1 else f"at least {n} characters"
+    if not bounds:
+        return ""
+    lo = f"({bounds['gt']:g}" if "gt" in bounds else f"[{bounds.get('ge', '-inf'):g}"
+    hi = f"{bounds['lt']:g})" if "lt" in bounds else f"{bounds.get('le', float('inf')):g}]"
+    return f"valid range {lo}, {hi}"
+
+
+# pydantic's error types of a value outside a Field's bounds
+_RANGE_ERRORS = frozenset(
+    {"greater_than", "greater_than_equal", "less_than", "less_than_equal", "string_too_short"}
+)
+
+
+def _reason(msg):
+    """pydantic's message as a clause: "not a number, ..." rather than "Value error, Not ..."."""
+    text = str(msg).removeprefix("Value error, ")
+    return text[:1].lower() + text[1:]
+
+
+def _shown(field, value):
+    if field in SECRET_FIELDS and isinstance(value, str):
+        return f"a value of {len(value)} characters"
+    return short(value)
+
+
+def _error(exc, values, options):
+    """A SettingsError with one line per invalid field of the ValidationError `exc`."""
+    lines = []
+    for err in exc.errors():
+        field = str(err["loc"][0]) if err["loc"] else ""
+        where = options.get(field) or (env_name(field) if field in Settings.model_fields else field)
+        valid = valid_range(field) if field in Settings.model_fields else ""
+        # out of range: the range says it all; else (not a number, not an origin) the reason
+        reason = "" if err["type"] in _RANGE_ERRORS else _reason(err["msg"])
+        lines.append(
+            f"{where}: got {_shown(field, values.get(field))}"
+            + "".join(f"; {text}" for text in (reason, valid) if text)
+        )
+    return SettingsError("\n".join(lines))
+
+
+def settings_from_env(overrides=None, options=None) -> Settings:
+    """Settings from the environment (ASR_DASHBOARD_ROBOT, ..._UPDATE_HZ, ...: every field,
+    ASR_DASHBOARD_ALLOW_ORIGINS comma-separated) with `overrides` {field: value} on top (what
+    the command line gave; a field absent from it keeps the environment's value, else the
+    default). options {field: the option's name}: how an error names an overridden value
+    ("--update-hz"); one from the environment is named by its variable. SettingsError (a
+    ValueError) for a value out of range."""
     values = {}
+    options = {f: o for f, o in (options or {}).items() if f in (overrides or {})}
     for name in Settings.model_fields:
-        raw = os.environ.get(ENV_PREFIX + name.upper())
+        raw = os.environ.get(env_name(name))
         if raw is not None:
-            values[name] = raw.split(",") if name == "allow_origins" else raw
-    values.update(overrides)
-    return Settings.model_validate(values)
+            values[name] = (
+                [o for o in raw.split(",") if o.strip()] if name == "allow_origins" else raw
+            )
+    values.update(overrides or {})
+    try:
+        return Settings.model_validate(values)
+    except ValidationError as exc:
+        raise _error(exc, values, options) from None
 
 
 @functools.lru_cache
