@@ -74,7 +74,7 @@ def header_cdef(text: str) -> str:
         if word in ("if", "ifdef", "ifndef"):
             blocks.append(_CPLUSPLUS.get((word, arg)))
             skip.append(blocks[-1] is True)
-        elif word in ("else", "elif") and (not blocks or blocks[-1] is None or word == "elif"):
+        elif word == "elif" or (word == "else" and (not blocks or blocks[-1] is None)):
             raise ValueError(f"header line {n + 1}: cannot decide #{word} {arg} for the cdef")
         elif word == "else":
             skip[-1] = not skip[-1]
