@@ -146,6 +146,28 @@ def check_token_required(url):
     assert websocket_status(f"{url}/ws/stream?token={TOKEN}") == 101
 
 
+def make_run(*args):
+    """`make run`'s own command with `args`, its build steps skipped (-o), with this Python."""
+    return ["make", "-s", "-o", "build", "-o", "threejs", "run", *args, f"VENV={sys.prefix}"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("launcher", ["asr dashboard", "make run"])
+def test_on_loopback_the_environments_token_is_required(launcher):
+    """The issue as reported: ASR_DASHBOARD_TOKEN set, the default host 127.0.0.1, the port
+    given on the command line (as `make run` gives it)."""
+    port = free_port("127.0.0.1")
+    argv = (
+        [sys.executable, "-m", "asr.cli", "dashboard", "--port", str(port)]
+        if launcher == "asr dashboard"
+        else make_run(f"PORT={port}")
+    )
+    url = f"http://127.0.0.1:{port}"
+    with started(argv, environment(token=TOKEN), url) as (_, output):
+        check_token_required(url)
+    assert f"asr dashboard: http://127.0.0.1:{port}/?token={TOKEN} (" in "".join(output)
+
+
 @pytest.mark.slow
 def test_asr_dashboard_takes_its_settings_from_the_environment():
     """Token, host, port, frame rate and origins from the environment, on a loopback host."""
@@ -178,23 +200,13 @@ def test_asr_dashboard_takes_its_settings_from_the_environment():
 
 @pytest.mark.slow
 def test_make_run_keeps_the_environment_and_its_own_port():
-    """`make run`'s own command (its build steps skipped: -o), with a token and a host in the
-    environment and PORT on make's command line: the token is required, the host is the
-    environment's, the port make's (over the environment's)."""
+    """`make run`'s own command, with a token and a host in the environment and PORT on
+    make's command line: the token is required, the host is the environment's, the port
+    make's (over the environment's)."""
     host = "127.0.0.3"
     port, env_port = free_port(host), free_port(host)
     env = environment(token=TOKEN, host=host, port=env_port)
-    argv = [
-        "make",
-        "-s",
-        "-o",
-        "build",
-        "-o",
-        "threejs",
-        "run",
-        f"PORT={port}",
-        f"VENV={sys.prefix}",
-    ]
+    argv = make_run(f"PORT={port}")
     url = f"http://{host}:{port}"
     with started(argv, env, url) as (_, output):
         check_token_required(url)
@@ -205,7 +217,7 @@ def test_make_run_keeps_the_environment_and_its_own_port():
 def test_make_run_passes_only_the_host_and_port_it_is_given():
     def command(*args):
         done = subprocess.run(
-            ["make", "-n", "-o", "build", "-o", "threejs", "run", *args],
+            ["make", "-n", *make_run(*args)[2:]],
             cwd=ROOT,
             env=environment(),
             capture_output=True,
