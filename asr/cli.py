@@ -119,7 +119,7 @@ def _parser():
         help="train a policy with PPO (Stable-Baselines3 or rsl-rl-lib)",
         description="Train a policy with PPO on an asr task (asr.rl.train). "
         "DIR gets config.json, curve.json and the backend's model files (sb3: model.zip "
-        "and vecnormalize.pkl; rsl_rl: model.pt), each rewritten atomically after every "
+        "and vecnormalize.json; rsl_rl: model.pt), each rewritten atomically after every "
         "PPO update; a run killed at any time continues with --resume.",
     )
     t.add_argument("--task", default="asr/Reach2DOF-v0", help="task id (asr/Reach2DOF-v0)")
