@@ -1,11 +1,11 @@
 """Shim: setuptools reads everything from setup.cfg except cffi's `cffi_modules` keyword, which
 it accepts only as a setup() argument. The MuJoCo plugin library asr/_asr_mujoco.<suffix>.so
-(csrc/mujoco: asr's actuators as the MuJoCo plugin "asr.actuator", asr.mujoco_plugin) is built
+(csrc/mujoco: asr's actuators as the MuJoCo plugin "asr.actuator", asr.mujoco.plugin) is built
 against the installed mujoco package's headers. The Gazebo engine shim (csrc/gz, C++) is an optional
 extension, built when pkg-config finds Gazebo's libraries: asr/_asr_gz.<suffix>.so, a plain C
-library that asr.gazebo loads like the Makefile's asr/_asr_gz.so. The robot descriptions (the
+library that asr.engines.gz_shim loads like the Makefile's asr/_asr_gz.so. The robot descriptions (the
 top-level robots/ folder) are copied into the built package as asr/robots_data, and the shim's
-header csrc/gz/asr_gz.h next to the shim, where asr.gazebo reads its cffi declarations (build_py
+header csrc/gz/asr_gz.h next to the shim, where asr.engines.gz_shim reads its cffi declarations (build_py
 below).
 """
 
@@ -65,7 +65,7 @@ def _mujoco_plugin():
 class BuildPyWithRobots(build_py):
     """build_py that also copies robots/ (every robot, every file: robot.toml, MJCF, SDF, meshes,
     textures, READMEs) to asr/robots_data in the build folder, so that wheels and `pip install .`
-    ship them as package data (asr.robot.robots_dir finds them with importlib.resources). The
+    ship them as package data (asr.robots.robot.robots_dir finds them with importlib.resources). The
     folder stays at the top of the source tree; editable installs read it there."""
 
     def run(self):
@@ -80,7 +80,7 @@ class BuildPyWithRobots(build_py):
                 out = os.path.join(target, os.path.relpath(source, "robots"))
                 self.mkpath(os.path.dirname(out))
                 self.copy_file(source, out)
-        # the shim's declarations, read by asr.gazebo when it loads the shim (one definition)
+        # the shim's declarations, read by asr.engines.gz_shim when it loads the shim (one definition)
         self.copy_file(os.path.join("csrc", "gz", "asr_gz.h"), os.path.join(self.build_lib, "asr"))
 
 

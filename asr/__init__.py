@@ -11,18 +11,19 @@ the reference toolbox, in C, stepped in batches from NumPy with the GIL released
 """
 
 # asr.ilc, asr.sweep, asr.datasheet, asr.identify and asr.frequency_response are functions; their
-# modules are asr.iterative_learning, asr.parameter_sweep, asr.actuator_datasheet,
-# asr.identification and asr.frequency (names that no function shadows)
-from asr._gymnasium_envs import register_when_imported
+# modules are asr.learning.iterative_learning, asr.analysis.sweep, asr.analysis.datasheet,
+# asr.analysis.identification and asr.analysis.frequency. The rooms (subpackages) and their
+# layering: docs/development.md; the old flat module paths still import (asr/_moved.py).
+from asr import _moved
 from asr._version import __version__
-from asr.actuator_datasheet import Datasheet, datasheet
-from asr.batch import FIELD_DOCS, FIELD_UNITS, FIELDS, MODES, Batch, Joint
-from asr.errors import SimulationError
-from asr.frequency import FrequencyResponse, frequency_response
-from asr.identification import Identification, identify
-from asr.interaction import Admittance, DirectForce
-from asr.iterative_learning import ILCResult, ilc
-from asr.models import (
+from asr.analysis.datasheet import Datasheet, datasheet
+from asr.analysis.frequency import FrequencyResponse, frequency_response
+from asr.analysis.identification import Identification, identify
+from asr.analysis.sweep import SweepResult, sweep
+from asr.controllers.interaction import Admittance, DirectForce
+from asr.core.batch import FIELD_DOCS, FIELD_UNITS, FIELDS, MODES, Batch, Joint
+from asr.core.errors import SimulationError
+from asr.core.models import (
     Compliance,
     ModelSpec,
     ParamSpec,
@@ -33,14 +34,16 @@ from asr.models import (
     register_model,
     unregister_model,
 )
-from asr.mujoco_export import export_mjcf
-from asr.parameter_sweep import SweepResult, sweep
-from asr.robot import Robot, RobotFileError, RobotJoint, load_robot
-from asr.sim import Sim
+from asr.learning.gym_registry import register_when_imported
+from asr.learning.iterative_learning import ILCResult, ilc
+from asr.mujoco.export import export_mjcf
+from asr.robots.robot import Robot, RobotFileError, RobotJoint, load_robot
+from asr.sim.simulation import Sim
 
 # gymnasium.make_vec("asr/<Task>-v0") after `import asr`, without importing gymnasium here
 register_when_imported()
 del register_when_imported
+_moved.install()
 
 __all__ = [
     "Batch",

@@ -117,7 +117,7 @@ def mujoco_plugin_extension():
     loader takes by that soname. A runpath to the build's site-packages would send a stale
     build to another environment's libmujoco (two MuJoCo copies in one process); the installed
     layout's ../mujoco is the running package only when nothing else is on sys.path. The version
-    it is built for is stamped into the file (asr_mujoco_stamp), so that asr.mujoco_plugin checks
+    it is built for is stamped into the file (asr_mujoco_stamp), so that asr.mujoco.plugin checks
     it before the loader looks for a libmujoco that another MuJoCo version no longer has."""
     try:
         import mujoco

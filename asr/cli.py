@@ -8,7 +8,7 @@ import os
 import secrets
 import sys
 
-from asr._optional import need
+from asr.common.optional import need
 
 DEFAULT_ROBOT = "qbmove_arm_2dof"
 # what `asr dashboard` imports from the extra [dashboard] (setup.cfg), checked first so that a
@@ -160,7 +160,7 @@ def _parser():
         description="Write a robot variant as one MJCF file whose actuators are asr's MuJoCo "
         "plugin asr.actuator (asr.export_mjcf): ctrl holds each joint's two references, key "
         "asr_initial the variant's initial state. Load the plugin before compiling it "
-        "(asr.mujoco_plugin.load()).",
+        "(asr.mujoco.plugin.load()).",
     )
     e.add_argument("robot", metavar="ROBOT", help="robot name (or a robot folder)")
     e.add_argument("--variant", default=None, help="variant (the robot's default)")
@@ -252,7 +252,7 @@ def train_main(args):
     except ImportError as exc:
         print(f"asr train: {exc}", file=sys.stderr)
         return 1
-    from asr.errors import SimulationError
+    from asr.core.errors import SimulationError
 
     try:
         res = train(
@@ -294,8 +294,8 @@ def train_main(args):
 def export_mjcf_main(args):
     """`asr export-mjcf`: the exit code (0 written, 1 the plugin library missing or not matching
     MuJoCo, 2 bad arguments: robot, variant or output path)."""
-    from asr.mujoco_export import export_mjcf
-    from asr.robot import load_robot
+    from asr.mujoco.export import export_mjcf
+    from asr.robots.robot import load_robot
 
     try:
         robot = load_robot(args.robot, args.variant)
@@ -381,7 +381,7 @@ def start_robot(robot=None, variant=None):
     name (load_robot's errors). None: DEFAULT_ROBOT, else the first of robot_names() that loads
     in `variant` (None: each robot's default), with a note saying which and why; ValueError when
     no robot of the robots folder loads."""
-    from asr.robot import load_robot, robot_names, robots_dir
+    from asr.robots.robot import load_robot, robot_names, robots_dir
 
     if robot:
         return robot, load_robot(robot, variant, allow_path=False), None

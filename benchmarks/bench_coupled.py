@@ -72,7 +72,7 @@ from coupled_workload import ROBOT, ROBOT_5DOF, PythonLoop, make_refs  # noqa: E
 from results_file import report_and_write  # noqa: E402
 
 import asr  # noqa: E402
-import asr.gazebo  # noqa: E402
+import asr.engines.gz_shim  # noqa: E402
 
 DEFAULT_OUT = os.path.join(HERE, "results", "coupled.json")
 
@@ -151,7 +151,7 @@ def main(
         if extra is not None:
             rows.append((n, "mj_step", None, extra.rate, None, None, None, None))
     gz_rows = []
-    if gazebo_sizes and not asr.gazebo.available():
+    if gazebo_sizes and not asr.engines.gz_shim.available():
         say("Gazebo engine not built (asr/_asr_gz.so): no DART figures")
         gazebo_sizes = ()
     for name in GZ_ROBOTS if gazebo_sizes else ():

@@ -69,7 +69,7 @@ from coupled_workload import make_refs  # noqa: E402
 from results_file import report_and_write  # noqa: E402
 
 import asr  # noqa: E402
-import asr.mujoco_plugin  # noqa: E402
+import asr.mujoco.plugin  # noqa: E402
 
 DEFAULT_OUT = os.path.join(HERE, "results", "mujoco_plugin.json")
 ROBOTS = ("qbmove_arm_2dof", "qbmove_arm_5dof")
@@ -214,7 +214,7 @@ def bench_robot_n(robot, models, n, threads, reps):
     steps = int(round(SIM_TIME_S / dt))
     refs = make_refs(robot, n, steps, dt)
     ctrl = controls(refs)
-    qpos_adr, _ = asr.robot.joint_addresses(plugin, robot.joint_names)
+    qpos_adr, _ = asr.robots.robot.joint_addresses(plugin, robot.joint_names)
     # the plugin's joint torques over those steps, replayed by the bare motors
     recorder = BatchCase(plugin, ctrl, threads, record=("qpos", "actuator_force"))
     recorder.run()
@@ -410,7 +410,7 @@ def main(robots=ROBOTS, sizes=SIZES, threads=1, reps=5, out=DEFAULT_OUT, write=T
     """Run the benchmark; returns the figures (also written to `out` when `write`)."""
     t_start = time.perf_counter()
     say = (lambda *a: None) if quiet else print
-    asr.mujoco_plugin.load()
+    asr.mujoco.plugin.load()
     fig = machine()
     fig["threads"] = threads
     fig["sim_time_s"] = SIM_TIME_S

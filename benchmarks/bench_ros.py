@@ -54,7 +54,7 @@ def missing(check):
 
 
 def period_ns(rate):
-    from asr.sim import Sim
+    from asr.sim.simulation import Sim
 
     dt_ns = int(round(Sim(ROBOT, 1).dt * 1e9))
     return int(round(1e9 / (rate * dt_ns))) * dt_ns

@@ -187,7 +187,7 @@ class _BareDart:
     recorded joint torques (N, steps, J), no actuator model."""
 
     def __init__(self, robot, q0, tau):
-        from asr.gazebo import GazeboWorlds
+        from asr.engines.gz_shim import GazeboWorlds
 
         self.tau = np.ascontiguousarray(tau, dtype=np.float64)
         self.n, self.steps = self.tau.shape[:2]

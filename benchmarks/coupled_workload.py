@@ -48,7 +48,9 @@ class PythonLoop:
         self.n, self.nj = int(n), len(self.robot.joints)
         self.model = self.robot.mj_model()
         self.dt = float(self.model.opt.timestep)
-        self.qpos_adr, self.dof_adr = asr.robot.joint_addresses(self.model, self.robot.joint_names)
+        self.qpos_adr, self.dof_adr = asr.robots.robot.joint_addresses(
+            self.model, self.robot.joint_names
+        )
         self.datas = [mujoco.MjData(self.model) for _ in range(self.n)]
         # per-joint parameters, flattened instance-major (index i * J + j)
         params = {}

@@ -23,7 +23,7 @@ import mujoco  # noqa: E402
 import numpy as np  # noqa: E402
 
 import asr  # noqa: E402
-import asr.mujoco_plugin  # noqa: E402
+import asr.mujoco.plugin  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 IMAGES = os.path.join(os.path.dirname(HERE), "docs", "images")
@@ -53,7 +53,7 @@ FILL = 0.85  # the framed geoms' bounding sphere spans this fraction of the view
 def exported(robot, variant=None):
     """The robot's MjModel with asr's plugin actuators (asr.export_mjcf, written to a temporary
     folder) and an MjData at its key asr_initial, forward computed."""
-    asr.mujoco_plugin.load()
+    asr.mujoco.plugin.load()
     with tempfile.TemporaryDirectory() as folder:
         path = asr.export_mjcf(robot, variant, os.path.join(folder, "robot.xml"))
         m = mujoco.MjModel.from_xml_path(path)
@@ -133,7 +133,7 @@ def main(argv=None):
         image, m, d = picture(robot)
         out = os.path.join(a.out_dir, f"mujoco_plugin_{robot}.png")
         imageio.imwrite(out, image)
-        torques = {k: round(v["tau_joint"], 3) for k, v in asr.mujoco_plugin.states(m, d).items()}
+        torques = {k: round(v["tau_joint"], 3) for k, v in asr.mujoco.plugin.states(m, d).items()}
         print(
             f"wrote {out} ({os.path.getsize(out) // 1024} KB); t = {d.time:.2f} s, joint "
             f"torques {torques} N m"

@@ -7,7 +7,7 @@ run.
   paper's K_off(n) = 0.5 exp(-n/10): gain 0.5, gain_decay 10 iterations); gain_decay null
   keeps K constant (a constant 0.5 on the default arm falls for ~6 trials, then grows).
 - Filter: lowpass_hz null (none) or the cut-off (Hz) of asr's zero-phase Butterworth filter
-  (asr.iterative_learning.lowpass) applied to every update.
+  (asr.learning.iterative_learning.lowpass) applied to every update.
 - Diverging: the max error grew in DIVERGE_GROWTHS trials in a row and the latest is more than
   DIVERGE_FACTOR times the smallest so far; the run then stops at that trial.
 - Result (POST /api/ilc/result.npz): the last run's learned feed-forward of every trial (the
@@ -63,7 +63,7 @@ def update_filter(lowpass_hz, dt):
     lowpass_hz and the valid range."""
     if lowpass_hz is None:
         return None
-    from asr.iterative_learning import lowpass
+    from asr.learning.iterative_learning import lowpass
 
     return lowpass(lowpass_hz, dt)
 
@@ -251,7 +251,7 @@ class ILCRun:
         return self._stop.is_set() or self.server_stopping()
 
     def _run(self, robot, modes, overrides, cfg):
-        from asr.iterative_learning import ilc
+        from asr.learning.iterative_learning import ilc
 
         errors, diverged = [], [False]
         try:

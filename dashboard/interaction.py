@@ -1,6 +1,7 @@
 """Interaction control from the dashboard (PROTOCOL.md "Interaction control"): one
 InteractionSession at a time owns its own `asr.Sim("ur10", 1, variant=V, controller=...)`
-(asr/interaction.py: admittance or direct force, docs/interaction.md), stepped at real time in its
+(asr/controllers/interaction.py: admittance or direct force, docs/interaction.md), stepped at real
+time in its
 own thread (dashboard/pacing.py's Pacer), beside the main runner's Sim.
 
 Start: the Sim is built (asr's constructors check the gains: their ValueError is the 422 text),
@@ -38,7 +39,7 @@ import time
 import numpy as np
 
 import asr
-from asr.robot import variant_names
+from asr.robots.robot import variant_names
 from dashboard.commands import apply_pending, fail_pending
 from dashboard.errors import public_message
 from dashboard.pacing import Pacer
@@ -462,7 +463,7 @@ class InteractionSession:
                 ctl.trajectory([0.0, move], [x0, goal], [fd, fd])  # ControllerBusy unless static
             elif f is not None:
                 ctl.set_references(force=f)
-        except asr.interaction.ControllerBusy as exc:
+        except asr.controllers.interaction.ControllerBusy as exc:
             raise Busy(public_message(f"{exc}; try again once the state is 'static'")) from None
         with self._lock:
             if f is not None:

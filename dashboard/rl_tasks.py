@@ -5,7 +5,7 @@ history (dashboard/rl_runs.py) and the RL routes; imports neither torch nor the 
 
 import importlib
 
-from asr._gymnasium_envs import ENVS
+from asr.learning.gym_registry import ENVS
 
 TASKS = tuple(ENVS)  # the registered asr env ids: the only tasks a client names
 

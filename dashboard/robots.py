@@ -2,7 +2,7 @@
 loaded by name only (allow_path=False), with the errors of those that do not load."""
 
 import asr
-from asr.robot import load_robot, robot_names, variant_names
+from asr.robots.robot import load_robot, robot_names, variant_names
 from dashboard.errors import public_message
 from dashboard.references import preset_spec
 

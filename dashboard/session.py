@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 import asr
-from asr.robot import load_robot
+from asr.robots.robot import load_robot
 from dashboard.errors import public_message
 from dashboard.joint_params import check_params, compact, params_of, set_params
 from dashboard.presets import choose_presets
@@ -339,7 +339,7 @@ class Session:
             self.check_preset(joint, float(value))
         for joint, mode in (c.get("mode") or {}).items():
             k = self.joint(joint)
-            asr.batch.check_mode(int(mode), self.sim.batch.specs[k], f"mode {joint}: ")
+            asr.core.batch.check_mode(int(mode), self.sim.batch.specs[k], f"mode {joint}: ")
         params = check_params(self.sim.batch, self.joint, c.get("params"))
         refs = self._merged_references(c)
         # apply

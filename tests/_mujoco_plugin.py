@@ -86,7 +86,7 @@ def plugin_mjcf(
 def compile_plugin(xml: str) -> tuple[Any, Any]:
     """(MjModel, MjData) of an MJCF using the plugin, which is loaded first."""
     mujoco = require("mujoco")
-    from asr import mujoco_plugin
+    from asr.mujoco import plugin as mujoco_plugin
 
     mujoco_plugin.load()
     m = mujoco.MjModel.from_xml_string(xml)
@@ -129,7 +129,7 @@ def record_run(m: Any, d: Any, ctrl: np.ndarray) -> dict[str, np.ndarray]:
 def plugin_field(run: dict[str, np.ndarray], name: str, joint: int = 0) -> np.ndarray:
     """(steps,) values of plugin state field `name` (a header name or asr.FIELDS) of instance
     `joint` in a record_run result."""
-    from asr import mujoco_plugin
+    from asr.mujoco import plugin as mujoco_plugin
 
     return run["state"][:, joint, mujoco_plugin.fields().index(name)]
 

@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import pytest
 
-from asr.iterative_learning import ILCResult
+from asr.learning.iterative_learning import ILCResult
 
 WAIT_S = 10.0
 ASR_CLI = os.path.join(os.path.dirname(sys.executable), "asr")

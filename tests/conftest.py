@@ -21,7 +21,7 @@ def require(module_name):
 def need_gazebo():
     """asr's Gazebo engine (the shim asr/_asr_gz.so and Gazebo's libraries, make gazebo), loaded;
     fail in CI, skip elsewhere, when it is missing."""
-    from asr import gazebo
+    from asr.engines import gz_shim as gazebo
 
     try:
         return gazebo.load_shim()

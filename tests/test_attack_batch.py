@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import asr
-from asr.errors import SimulationError
+from asr.core.errors import SimulationError
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PENDULUM = os.path.join(HERE, "robots", "pendulum")
@@ -86,7 +86,7 @@ def test_frozen_instances_raise_until_reset(python_model):
     hooks["elastic"] = lambda q: 1 / 0 if q > 0.5 else None
     with pytest.raises(ZeroDivisionError):
         b.rollout(3, 1e-3, refs, q=[[0.0], [1.0], [0.0]])
-    assert b.status.tolist() == [0, asr._ffi.lib.ASR_ERR_CALLBACK, 0]
+    assert b.status.tolist() == [0, asr.core.ffi.lib.ASR_ERR_CALLBACK, 0]
     del hooks["elastic"]
     for run in (lambda: b.rollout(3, 1e-3, refs), lambda: b.step(0.0, 0.0, refs, 1e-3)):
         with pytest.raises(

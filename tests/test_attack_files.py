@@ -1,4 +1,5 @@
-"""Results files under attack (asr/_files.py): a writer killed with SIGKILL at a random moment,
+"""Results files under attack (asr/common/files.py): a writer killed with SIGKILL at a random
+moment,
 two writers of one path at once, and a file edited by hand. After any kill, loading gives the
 old result or the new one; two writers never crash and leave one complete version; an edited
 file is refused with an error naming it, never resumed as finished work.
@@ -15,7 +16,7 @@ import sys
 import numpy as np
 import pytest
 
-from asr.parameter_sweep import SweepResult, sweep
+from asr.analysis.sweep import SweepResult, sweep
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PENDULUM = os.path.join(HERE, "robots", "pendulum")
@@ -28,7 +29,7 @@ import json, os, random, signal, sys, time
 import numpy as np
 
 def ilc_result(k):
-    from asr.iterative_learning import ILCResult
+    from asr.learning.iterative_learning import ILCResult
     n, T, J = 2, 400, 2
     return ILCResult(input=np.full((n, T, J), float(k)), errors=np.full((3, n), 0.1),
                      iterations=np.array([3, 3]), converged=np.array([True, True]),
@@ -39,7 +40,7 @@ def ilc_save(path, k):
     ilc_result(k).save(path)
 
 def ilc_load(path):
-    from asr.iterative_learning import ILCResult
+    from asr.learning.iterative_learning import ILCResult
     r = ILCResult.load(path)
     ks = {float(r.input.min()), float(r.input.max()), float(r.reference.max()),
           float(r.metadata["k"])}
@@ -47,7 +48,7 @@ def ilc_load(path):
     return int(ks.pop())
 
 def sweep_result(k):
-    from asr.parameter_sweep import SweepResult
+    from asr.analysis.sweep import SweepResult
     S = 2000
     return SweepResult(["joint.k1"], np.linspace(1, 2, S)[:, None], {"m": np.full(S, float(k))},
                        np.ones(S, bool), {"samples": S, "batch_size": 10, "k": k})
@@ -56,14 +57,14 @@ def sweep_save(path, k):
     sweep_result(k).save(path)
 
 def sweep_load(path):
-    from asr.parameter_sweep import SweepResult
+    from asr.analysis.sweep import SweepResult
     r = SweepResult.load(path)
     ks = {float(r.metrics["m"].min()), float(r.metrics["m"].max())}
     assert len(ks) == 1, f"a mix of saves: {ks}"
     return int(ks.pop())
 
 def ident_result(k):
-    from asr.identification import Identification
+    from asr.analysis.identification import Identification
     names = tuple(f"p{i}" for i in range(40))
     v = {n: float(k) for n in names}
     return Identification(names=names, estimates=v, stderr=v, ci95={n: (k, k) for n in names},
@@ -76,7 +77,7 @@ def ident_save(path, k):
     ident_result(k).save(path)
 
 def ident_load(path):
-    from asr.identification import Identification
+    from asr.analysis.identification import Identification
     r = Identification.load(path)
     ks = {float(r.cost), float(r.nfev), float(r.covariance.max()), float(r.estimates["p39"])}
     assert len(ks) == 1, f"a mix of saves: {ks}"
@@ -85,13 +86,13 @@ def ident_load(path):
 RL_FILES = ("model.zip", "vecnormalize.pkl", "config.json", "curve.json")
 
 def rl_save(path, k):  # the writer of asr.rl.train's checkpoints, with files of 200 kB
-    from asr._files import write_version
+    from asr.common.files import write_version
     os.makedirs(path, exist_ok=True)
     body = json.dumps({"k": k, "pad": "x" * 200_000}).encode()
     write_version(path, [(n, lambda f: f.write(body)) for n in RL_FILES])
 
 def rl_load(path):
-    from asr._files import current_version
+    from asr.common.files import current_version
     folder = current_version(path)
     ks = set()
     for n in RL_FILES:
@@ -191,7 +192,7 @@ def test_sigkill_while_saving_leaves_the_old_or_the_new_result(tmp_path, kind, n
     assert report["kills"] == KILLS
     assert report["lost"] == 0, report["errors"][:3]
     # after one more save: the result's files, and for rl / ros at most one hidden leftover
-    # (their folder swaps: asr._files.write_version, replace_folder); the killed writers'
+    # (their folder swaps: asr.common.files.write_version, replace_folder); the killed writers'
     # temporaries of single files are gone (test_temporaries_of_killed_writers_...)
     visible = [f for f in report["files"] if not f.startswith(".")]
     assert len(visible) == {"ilc": 2, "sweep": 2, "ident": 1, "rl": 5, "ros": 1}[kind], visible
@@ -255,7 +256,7 @@ def test_sweep_file_edited_to_mark_every_sample_done_is_refused(tmp_path):
 
 
 def test_ilc_data_file_edited_is_refused(tmp_path):
-    from asr.iterative_learning import ILCResult
+    from asr.learning.iterative_learning import ILCResult
 
     res = ILCResult(
         input=np.ones((1, 5, 1)),
@@ -284,7 +285,7 @@ def test_temporaries_of_killed_writers_are_removed_by_the_next_write(tmp_path):
     import fcntl
     import time
 
-    from asr.iterative_learning import ILCResult
+    from asr.learning.iterative_learning import ILCResult
 
     old = time.time() - 3600
     names = {
@@ -327,7 +328,7 @@ def test_a_temporary_removed_before_its_writer_locks_it_is_replaced(tmp_path, mo
     with no name (the result would be lost)."""
     import tempfile
 
-    from asr import _files
+    from asr.common import files as _files
 
     made, mkstemp = [], tempfile.mkstemp
 
@@ -349,7 +350,7 @@ def test_a_killed_writers_link_temporaries_go_with_the_next_version(tmp_path):
     """A writer killed between making its temporary symlink and renaming it leaves
     ".<name>.<pid>.link" (seen once in 30 kills): the next write_version, holding the folder's
     lock, removes those of any pid."""
-    from asr._files import write_version
+    from asr.common.files import write_version
 
     write_version(tmp_path, [("a.txt", lambda f: f.write(b"1"))])
     for stale in (".checkpoint.99999.link", ".a.txt.12345.link"):

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 import asr
-from asr._ffi import lib
-from asr.models import MAX_MODEL_PARAMS
+from asr.core.ffi import lib
+from asr.core.models import MAX_MODEL_PARAMS
 
 INF = math.inf
 
@@ -143,15 +143,15 @@ def test_a_batch_error_does_not_outlive_its_call(register):
 
 CRASH_SCRIPT = textwrap.dedent("""
     import asr
-    from asr._ffi import ffi
+    from asr.core.ffi import ffi
     good = lambda q, qd, th1, th2, th1d, th2d: {"tau1": -q, "stiffness": 1.0}
     cases = {
         "elastic data": dict(elastic=ffi.new("double[4]")),
-        "elastic refmap type": dict(elastic=asr._ffi.lib.asr_py_refmap),
+        "elastic refmap type": dict(elastic=asr.core.ffi.lib.asr_py_refmap),
         "elastic int pointer": dict(elastic=ffi.new("int*")),
         "elastic NULL": dict(elastic=ffi.cast("asr_elastic_fn", 0)),
         "refmap data": dict(elastic=good, refmap=ffi.new("double[4]")),
-        "refmap elastic type": dict(elastic=good, refmap=asr._ffi.lib.asr_py_elastic),
+        "refmap elastic type": dict(elastic=good, refmap=asr.core.ffi.lib.asr_py_elastic),
         "refmap NULL": dict(elastic=good, refmap=ffi.cast("asr_refmap_fn", 0)),
     }
     for k, (case, kw) in enumerate(cases.items()):

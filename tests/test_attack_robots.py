@@ -15,8 +15,8 @@ import pytest
 from conftest import need_gazebo, require
 
 import asr
-from asr._gymnasium_envs import ENVS  # the ids only: imports nothing of gymnasium
-from asr.robot import RobotFileError
+from asr.learning.gym_registry import ENVS  # the ids only: imports nothing of gymnasium
+from asr.robots.robot import RobotFileError
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -212,7 +212,7 @@ def test_a_robot_folder_with_a_fifo_does_not_hang_the_dashboard_listing(tmp_path
         import os
         os.environ['ASR_ROBOTS'] = {str(tmp_path)!r}
         import asr
-        from asr.robot import robot_names
+        from asr.robots.robot import robot_names
         print('NAMES', robot_names())
         try:
             asr.load_robot('b', allow_path=False)
@@ -423,7 +423,7 @@ def test_nonfinite_inputs_are_refused():
 
 
 def asr_lib():
-    from asr._ffi import lib
+    from asr.core.ffi import lib
 
     return lib
 

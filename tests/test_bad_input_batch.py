@@ -296,7 +296,7 @@ def test_substep_limit_raises_even_with_a_frozen_instance_in_flag_mode():
     and whether or not some instance is already frozen."""
     b = asr.Batch(asr.Joint("qbmove_advanced", 3, {"a1": np.array([8.9992, 2000.0])}), 2)
     b.step(0.5, 0.0, 0.0, DT, on_error="flag")  # exp(2000 * 0.5) overflows: instance 1 frozen
-    assert list(b.status) == [0, asr._ffi.lib.ASR_ERR_NONFINITE]
+    assert list(b.status) == [0, asr.core.ffi.lib.ASR_ERR_NONFINITE]
     count = b.step_count
     b.max_substep = 1e-9
     check(ValueError, lambda: b.step(0.0, 0.0, 0.0, 1.0, on_error="flag"), "dt", "max_substep")

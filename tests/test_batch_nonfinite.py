@@ -9,7 +9,7 @@ import pytest
 from _batch_helpers import DT, run_steps
 
 import asr
-from asr._ffi import lib
+from asr.core.ffi import lib
 
 # ---------------------------------------------------------------- non-finite state detection
 

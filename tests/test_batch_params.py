@@ -58,7 +58,7 @@ def test_get_param_round_trips():
 
 
 def test_field_units_and_docs_come_from_one_list():
-    from asr.batch import FIELD_DOCS, FIELD_UNITS
+    from asr.core.batch import FIELD_DOCS, FIELD_UNITS
 
     assert set(FIELD_UNITS) == set(FIELD_DOCS) == set(asr.FIELDS)
     assert asr.FIELD_UNITS is FIELD_UNITS and "FIELD_UNITS" in asr.__all__  # exported

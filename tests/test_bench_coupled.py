@@ -13,7 +13,7 @@ import pytest
 from conftest import IN_CI
 
 import asr
-import asr.gazebo
+import asr.engines.gz_shim
 
 BENCH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks")
 sys.path.insert(0, BENCH)
@@ -97,7 +97,7 @@ def test_bench_coupled_smoke(tmp_path):
     # the Gazebo engine's figures (a failure in CI when the engine is not built): the bare DART
     # and bare MuJoCo replays followed asr's links exactly; on the frictionless pendulum asr +
     # DART and asr + MuJoCo end together (the arm's static friction differs between the two)
-    if not asr.gazebo.available():
+    if not asr.engines.gz_shim.available():
         assert not IN_CI, "the Gazebo engine is missing in CI"
         return
     for name in bench_coupled.GZ_ROBOTS:

@@ -2,9 +2,9 @@
 tables it exports agree with the structs and enums cffi sees, and the Python constants are read from
 them."""
 
-from asr import batch
-from asr._ffi import ffi, lib
-from asr._model_callbacks import IN_FIELDS, OUT_FIELDS, OUT_NAMES
+from asr.core import batch
+from asr.core.ffi import ffi, lib
+from asr.core.model_callbacks import IN_FIELDS, OUT_FIELDS, OUT_NAMES
 
 
 def _names(name_of, count):

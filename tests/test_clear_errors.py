@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 import asr
-from asr import cpr
-from asr._ffi import lib
-from asr.parameter_sweep import sweep
+from asr.cpr import solver as cpr
+from asr.analysis.sweep import sweep
+from asr.core.ffi import lib
 
 
 def test_a_subnormal_max_substep_is_a_value_error_not_an_overflow():
@@ -149,7 +149,7 @@ def test_cpr_failures_say_what_failed_and_what_to_try(status, error, words):
 
 
 def test_one_rule_turns_a_status_into_an_exception():
-    from asr.errors import raise_for_status
+    from asr.core.errors import raise_for_status
 
     raise_for_status(lib.ASR_OK, "x")
     for code in (lib.ASR_ERR_RANGE, lib.ASR_ERR_INPUT, lib.ASR_ERR_MODEL, lib.ASR_ERR_PARAM):

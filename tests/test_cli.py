@@ -16,7 +16,7 @@ require("uvicorn")
 from dashboard_server import ROOT, get_json, server_process  # noqa: E402
 
 from asr.cli import DEFAULT_ROBOT, _parser, dashboard_settings, main  # noqa: E402
-from asr.robot import robot_names, robots_dir, tomllib  # noqa: E402
+from asr.robots.robot import robot_names, robots_dir, tomllib  # noqa: E402
 
 ROBOTS = robots_dir()
 

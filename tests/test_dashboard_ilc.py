@@ -16,7 +16,7 @@ from dashboard_server import STREAM, app_client  # noqa: E402
 
 import asr  # noqa: E402
 from asr.experiments.mengacci2021_ilc import k_off  # noqa: E402
-from asr.iterative_learning import ilc  # noqa: E402
+from asr.learning.iterative_learning import ilc  # noqa: E402
 from asr.references import min_jerk  # noqa: E402
 from dashboard import ilc as rules  # noqa: E402
 
@@ -168,7 +168,7 @@ def test_result_download_holds_every_trial(client):
     assert z["settings"]["lowpass_hz"] == 2.0 and z["settings"]["iterations"] == 3
     assert z["settings"]["verdict"] == "max_iterations"
     # trial 2's input is what asr.ilc learns from one trial with the same settings
-    from asr.iterative_learning import lowpass
+    from asr.learning.iterative_learning import lowpass
 
     sim = asr.Sim("qbmove_arm_2dof", 1, variant="vertical")
     ref = z["reference"][0]

@@ -17,7 +17,7 @@ require("fastapi")
 require("stable_baselines3")
 from dashboard_server import chromium_page, page_api, wait_for  # noqa: E402
 
-from asr._gymnasium_envs import ENVS  # noqa: E402
+from asr.learning.gym_registry import ENVS  # noqa: E402
 
 THROW = {"#rl-num-envs": "4", "#rl-n-steps": "16", "#rl-batch-size": "64", "#rl-total-steps": "64"}
 # a long first rollout (2000 steps of 16 sub-envs): the trainer is killed before or after its

@@ -19,7 +19,7 @@ from fastapi.testclient import TestClient  # noqa: E402
 from starlette.testclient import WebSocketDenialResponse  # noqa: E402
 
 from asr.cli import _parser, dashboard_settings, main  # noqa: E402
-from asr.robot import robots_dir  # noqa: E402
+from asr.robots.robot import robots_dir  # noqa: E402
 from dashboard.app import create_app  # noqa: E402
 from dashboard.settings import Settings  # noqa: E402
 

@@ -8,7 +8,7 @@ import pytest
 from conftest import require
 
 import asr
-from asr.actuator_datasheet import Datasheet, datasheet
+from asr.analysis.datasheet import Datasheet, datasheet
 
 QBA = asr.models()["qbmove_advanced"].defaults()
 K1, A1, K2, A2, QBA_MAX = QBA["k1"], QBA["a1"], QBA["k2"], QBA["a2"], QBA["max_def"]

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import asr
-from asr._ffi import lib
+from asr.core.ffi import lib
 
 INERTIA = 0.2 * 0.04**2 + 1e-7  # pendulum_1dof: 0.2 kg at 0.04 m, kg m^2
 DT = 1e-4  # its MJCF timestep, s

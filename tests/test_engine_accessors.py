@@ -107,19 +107,19 @@ ENGINE_DATA = re.compile(
     r"\.models\[|\.datas\[|\bsim\.(models|datas)\b|^\s*(import|from) mujoco\b", re.MULTILINE
 )
 MUJOCO_ONLY = {
-    "asr/robot.py": "the robot's MJCF: loading and checking it, joint addresses",
+    "asr/robots/robot.py": "the robot's MJCF: loading and checking it, joint addresses",
     "asr/ros/urdf.py": "URDF export, built from the MJCF's geoms and bodies",
-    "asr/frequency.py": "a link's inertia at the initial pose, read from the MJCF",
-    "asr/_sweep_space.py": "sweep keys mujoco.<field>.<object> name MJCF objects",
-    "asr/iterative_learning.py": "the MuJoCo version recorded in an ILC run's metadata",
+    "asr/analysis/frequency/response.py": "a link's inertia at the initial pose, from the MJCF",
+    "asr/analysis/sweep/space.py": "sweep keys mujoco.<field>.<object> name MJCF objects",
+    "asr/learning/iterative_learning.py": "the MuJoCo version recorded in an ILC run's metadata",
     "asr/experiments/_kamedula2016_setup.py": "link parameters read from the MJCF",
     "asr/experiments/_mengacci2021_closed_forms.py": "pendulum parameters read from the MJCF",
     "asr/experiments/_parnenzini2015_gait.py": "subtree centre of mass and MuJoCo's warnings",
     "asr/experiments/_throw_energy.py": "the arm's link energies (mjENBL_ENERGY), joint damping",
     "asr/_build.py": "the MuJoCo plugin library is compiled against the installed mujoco",
-    "asr/mujoco_plugin.py": "MuJoCo's own plugin: loads it into MuJoCo, reads its plugin state",
-    "asr/mujoco_export.py": "writes a robot's MJCF for MuJoCo's plugin: qpos0, joint ranges",
-    "asr/interaction.py": "gravity torques at a pose (interaction control runs on MuJoCo only)",
+    "asr/mujoco/plugin.py": "MuJoCo's own plugin: loads it into MuJoCo, reads its plugin state",
+    "asr/mujoco/export.py": "writes a robot's MJCF for MuJoCo's plugin: qpos0, joint ranges",
+    "asr/controllers/interaction.py": "gravity torques at a pose (interaction: MuJoCo only)",
     "dashboard/session.py": "session.models: the joints' actuator model names, not MuJoCo's",
     "dashboard/datasheet.py": "session.models: the joints' actuator model names, not MuJoCo's",
 }

@@ -1,4 +1,5 @@
-"""asr.frequency: stepped-sine frequency responses against closed forms (docs/frequency.md).
+"""asr.analysis.frequency: stepped-sine frequency responses against closed forms
+(docs/frequency.md).
 
 Rig: tests/robots/link_1dof, one horizontal link without gravity, I = 1.0001e-3 kg m^2 (read
 from MuJoCo below), joint damping b = 0.005 N m s/rad, dt = 1 ms. With the motor an ideal
@@ -20,7 +21,7 @@ import pytest
 from conftest import require
 
 import asr
-from asr.frequency import FrequencyResponse, frequency_response
+from asr.analysis.frequency import FrequencyResponse, frequency_response
 
 ROBOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "robots", "link_1dof")
 K_SEA = 0.25  # N m/rad, the SEA variant's k

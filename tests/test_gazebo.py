@@ -19,7 +19,7 @@ from scipy.integrate import solve_ivp
 from scipy.optimize import brentq
 
 import asr
-from asr import gazebo
+from asr.engines import gz_shim as gazebo
 
 pytestmark = pytest.mark.gazebo
 
@@ -202,7 +202,7 @@ def test_threads_do_not_change_results():
 
 def test_records_match_mujoco_fields_and_shapes():
     need_gazebo()
-    fields = asr.batch.FIELDS
+    fields = asr.core.batch.FIELDS
     res = {}
     for engine in ("mujoco", "gazebo"):
         sim = asr.Sim(robot(), 2, engine=engine)
@@ -232,7 +232,8 @@ def test_reset_of_some_instances():
 
 
 def test_shim_declarations_come_from_the_header():
-    """asr.gazebo declares the shim's functions from csrc/gz/asr_gz.h itself (no copy to drift):
+    """asr.engines.gz_shim declares the shim's functions from csrc/gz/asr_gz.h itself (no copy to
+    drift):
     every function the header declares, and every asr_gz_* symbol the built shim exports, is in
     the loaded ffi with the header's signature."""
     ffi, lib = need_gazebo()
@@ -296,7 +297,7 @@ def test_header_cdef_keeps_what_a_c_compiler_sees():
 @pytest.mark.slow
 def test_built_package_ships_the_header(tmp_path):
     """setup.py's build_py puts asr_gz.h next to the shim in the built package (the wheel), where
-    asr.gazebo reads it before the source tree's."""
+    asr.engines.gz_shim reads it before the source tree's."""
     subprocess.run(
         [sys.executable, "setup.py", "-q", "build_py", "--build-lib", str(tmp_path)],
         cwd=ROOT,
@@ -307,7 +308,7 @@ def test_built_package_ships_the_header(tmp_path):
     shipped = tmp_path / "asr" / "asr_gz.h"
     assert shipped.read_text() == open(os.path.join(ROOT, "csrc", "gz", "asr_gz.h")).read()
     out = subprocess.run(
-        [sys.executable, "-c", "from asr import gazebo; print(gazebo.header_path())"],
+        [sys.executable, "-c", "from asr.engines import gz_shim; print(gz_shim.header_path())"],
         cwd=tmp_path,
         capture_output=True,
         text=True,

@@ -1,4 +1,4 @@
-"""asr.identification: parameters recovered from static samples, actuator benches and robot
+"""asr.analysis.identification: parameters recovered from static samples, actuator benches and robot
 rollouts with Gaussian noise, the 95 % intervals checked against closed forms and by coverage,
 data formats (dict, .npz, .csv, ROS bag) and bad input."""
 
@@ -9,7 +9,7 @@ import pytest
 from conftest import require
 
 import asr
-from asr.identification import Identification, identify
+from asr.analysis.identification import Identification, identify
 
 # [Mengacci2021] sec. 4.3, identified on the real arm (docs/models.md, robots/qbmove_arm_2dof)
 MENGACCI = {

@@ -1,5 +1,5 @@
 """Malformed files give a ValueError naming the file and what is wrong, never a KeyError,
-TypeError or RecursionError: asr._files.read_json (the depth-bounded JSON reader shared by the
+TypeError or RecursionError: asr.common.files.read_json (the depth-bounded JSON reader shared by the
 loaders) and asr.Identification.load."""
 
 import json
@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from asr._files import JSON_MAX_DEPTH, parse_json, read_json
+from asr.common.files import JSON_MAX_DEPTH, parse_json, read_json
 
 # (file bytes, words the error holds)
 BAD_JSON = [
@@ -172,12 +172,18 @@ def test_malformed_result_names_the_file_and_the_entry(tmp_path, edit, words):
 # (file bytes, words): whole files that are not results at all
 NOT_RESULTS = [
     (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
-    (b'{"format": "asr.identification/1", "names": ' + b"[" * 5000 + b"]" * 5000 + b"}", "deep"),
+    (
+        b'{"format": "asr.analysis.identification/1", "names": ' + b"[" * 5000 + b"]" * 5000 + b"}",
+        "deep",
+    ),
     (b"not json", "not valid JSON"),
     (b"", "not valid JSON"),
-    (b'{"format": "asr.identification/1", "cost": NaN}', "NaN is not a JSON number"),
-    (b"[1, 2]", "not an asr identification result (format 'asr.identification/1'; got a JSON"),
-    (b"{}", "not an asr identification result (format 'asr.identification/1'; got None)"),
+    (b'{"format": "asr.analysis.identification/1", "cost": NaN}', "NaN is not a JSON number"),
+    (
+        b"[1, 2]",
+        "not an asr identification result (format 'asr.analysis.identification/1'; got a JSON",
+    ),
+    (b"{}", "not an asr identification result (format 'asr.analysis.identification/1'; got None)"),
     (b'{"format": "asr.sweep/1"}', "got 'asr.sweep/1'"),
 ]
 

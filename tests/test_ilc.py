@@ -11,7 +11,7 @@ import pytest
 
 import asr
 from asr.experiments import mengacci2021_ilc
-from asr.iterative_learning import ILCResult, ilc, lowpass, moving_average
+from asr.learning.iterative_learning import ILCResult, ilc, lowpass, moving_average
 
 PENDULUM = os.path.join(os.path.dirname(__file__), "robots", "pendulum")
 

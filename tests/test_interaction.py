@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import asr
-from asr.interaction import ControllerBusy, Sensor, transition
+from asr.controllers.interaction import ControllerBusy, Sensor, transition
 
 HOME = (0.5, 0.0, 0.15)  # the tcp's home position, tool pointing down (robots/ur10)
 DT = 1e-3
@@ -33,9 +33,9 @@ def test_fsm_table():
         ("trajectory", "trajectory_completed"): "static",
         ("joint", "setpoint_reached"): "static",
     }
-    for state in asr.interaction.FSM_STATES:
+    for state in asr.controllers.interaction.FSM_STATES:
         assert transition(state, "init") == "static"
-        for event in asr.interaction.EVENTS:
+        for event in asr.controllers.interaction.EVENTS:
             if event != "init":
                 assert transition(state, event) == expected.get((state, event)), (state, event)
     with pytest.raises(ValueError, match="event"):

@@ -206,7 +206,7 @@ def test_docs_preset_table_is_the_model_definitions():
     path = os.path.join(os.path.dirname(__file__), os.pardir, "docs", "models.md")
     with open(path, encoding="utf-8") as f:
         docs = f.read()
-    from asr.models import preset_table
+    from asr.core.models import preset_table
 
     specs = asr.models()
     assert preset_table({n: specs[n] for n in BUILTIN}) in docs

@@ -1,4 +1,4 @@
-"""asr.export_mjcf (asr/mujoco_export.py) and `asr export-mjcf`: every variant of every robot of
+"""asr.export_mjcf (asr/mujoco/export.py) and `asr export-mjcf`: every variant of every robot of
 robots/ exports as one MJCF with asr's MuJoCo plugin actuators that compiles, keeps the robot's
 own XML (numbers as text, exactly), and, stepped by plain mujoco.mj_step from its key
 asr_initial, moves its links exactly as asr.Sim does on the original robot. Bad input raises a
@@ -14,11 +14,11 @@ from conftest import require
 
 import asr
 from asr.cli import main
-from asr.mujoco_export import KEY_NAME, export_mjcf
-from asr.robot import joint_addresses, load_robot, robot_names, robots_dir, variant_names
+from asr.mujoco.export import KEY_NAME, export_mjcf
+from asr.robots.robot import joint_addresses, load_robot, robot_names, robots_dir, variant_names
 
 mujoco = require("mujoco")
-from asr import mujoco_plugin  # noqa: E402
+from asr.mujoco import plugin as mujoco_plugin  # noqa: E402
 
 CASES = [(name, v) for name in robot_names() for v in variant_names(name)]
 IDS = [f"{n}-{v}" for n, v in CASES]

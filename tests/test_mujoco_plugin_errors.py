@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import asr
-from asr import mujoco_plugin
+from asr.mujoco import plugin as mujoco_plugin
 
 GOOD = '<config key="model" value="sea"/><config key="mode" value="3"/>'
 INSTANCE, FIRST = "asr.actuator instance 'j1'", "(actuator 'j1_ref1')"

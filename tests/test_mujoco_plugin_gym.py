@@ -15,7 +15,7 @@ import pytest
 from conftest import require
 
 import asr
-from asr import mujoco_plugin
+from asr.mujoco import plugin as mujoco_plugin
 
 STEPS = 150  # env steps per episode
 EQ_RANGE = np.pi  # rad: the equilibrium references' action bound (the joints have no limits)

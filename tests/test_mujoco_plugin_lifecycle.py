@@ -38,7 +38,7 @@ def run_cases(library, *flags, env=None):
 @pytest.mark.slow
 def test_crash_cases_run_to_the_end_in_one_process():
     require("mujoco")
-    from asr import mujoco_plugin
+    from asr.mujoco import plugin as mujoco_plugin
 
     rc, out, err = run_cases(mujoco_plugin.path())
     assert rc == 0, err[-4000:]
@@ -123,7 +123,7 @@ def test_states_names_a_status_that_is_not_a_code(bad):
     mujoco = require("mujoco")
     from _mujoco_plugin import compile_plugin, plugin_mjcf
 
-    from asr import mujoco_plugin
+    from asr.mujoco import plugin as mujoco_plugin
 
     m, d = compile_plugin(plugin_mjcf([{"name": "j", "model": "sea", "mode": 3}]))
     d.ctrl[:] = 0.2

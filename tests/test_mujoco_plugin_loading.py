@@ -1,4 +1,4 @@
-"""Loading asr's MuJoCo plugin library (asr.mujoco_plugin.load, docs/mujoco_plugin.md "Building
+"""Loading asr's MuJoCo plugin library (asr.mujoco.plugin.load, docs/mujoco_plugin.md "Building
 and loading"): what the library asks of the dynamic loader, the MuJoCo version check before it is
 loaded, two copies of it in one process, and register_model's refusals.
 
@@ -21,8 +21,8 @@ import pytest
 from _elf import dynamic_section, interpreter_rpaths
 
 import asr
-from asr import mujoco_plugin
-from asr._ffi import ffi, lib
+from asr.core.ffi import ffi, lib
+from asr.mujoco import plugin as mujoco_plugin
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TIMEOUT_S = 120  # a fresh process imports asr and MuJoCo: a few seconds on the 2-core machine
@@ -155,7 +155,7 @@ def test_version_text():
 
 COPY_FIRST = f"""
 import json, sys, mujoco
-from asr import mujoco_plugin
+from asr.mujoco import plugin as mujoco_plugin
 mujoco.mj_loadPluginLibrary(sys.argv[1])   # another copy, loaded by someone else
 out = {{}}
 try:
@@ -178,15 +178,15 @@ def test_second_copy_after_another_is_an_import_error_naming_both(tmp_path):
     assert out["error"] == (
         f"asr's MuJoCo plugin library {ours} cannot register 'asr.actuator': another copy of "
         f"it, {copy}, registered it first in this process (loaded with mj_loadPluginLibrary or "
-        "ctypes, not by asr.mujoco_plugin.load). Two copies (an installed wheel's and a build "
-        "tree's, say) cannot both register it: load one, asr.mujoco_plugin.path()"
+        "ctypes, not by asr.mujoco.plugin.load). Two copies (an installed wheel's and a build "
+        "tree's, say) cannot both register it: load one, asr.mujoco.plugin.path()"
     )
     assert out["qpos"] != 0.0 and np.isfinite(out["qpos"])
 
 
 ASR_FIRST = f"""
 import ctypes, json, sys, mujoco
-from asr import mujoco_plugin
+from asr.mujoco import plugin as mujoco_plugin
 first = mujoco_plugin.load()
 mujoco.mj_loadPluginLibrary(sys.argv[1])   # then another copy: it must not register
 out = {{"registered": ctypes.CDLL(sys.argv[1]).asr_mujoco_registered(),
@@ -244,8 +244,8 @@ def test_register_model_names_a_name_taken_by_another_definition():
 
 FILL = """
 import json, numpy as np, asr
-from asr import mujoco_plugin
-from asr._ffi import ffi, lib
+from asr.mujoco import plugin as mujoco_plugin
+from asr.core.ffi import ffi, lib
 sea = next(lib.asr_model_get(k) for k in range(lib.asr_model_count())
            if ffi.string(lib.asr_model_get(k).name) == b"sea")
 spec = asr.ParamSpec("u_k", 10.0, lo=0.0, hi=np.inf, lo_open=True, hi_open=True)

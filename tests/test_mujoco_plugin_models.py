@@ -12,7 +12,7 @@ import pytest
 from _mujoco_plugin import batch_replay, compile_plugin, plugin_field, plugin_mjcf, record_run
 
 import asr
-from asr.models import reference_map
+from asr.core.models import reference_map
 
 DT = 1e-3  # s, the MuJoCo timestep
 SUBSTEP = 2.5e-4  # s, max_substep: 4 motor sub-steps per step

@@ -22,8 +22,8 @@ import pytest
 from _mujoco_plugin import batch_replay, compile_plugin, plugin_mjcf, raw_states, record_run
 
 import asr
-from asr import mujoco_plugin
-from asr._ffi import ffi, lib
+from asr.core.ffi import ffi, lib
+from asr.mujoco import plugin as mujoco_plugin
 
 STATE = mujoco.mjtState
 # state specs as ints (mjtState has no ~): FULL is time, qpos, qvel, act, plugin state

@@ -41,7 +41,7 @@ def flat_mjcf(n, separate):
 
 def work_counter():
     """The plugin library's asr_mujoco_work, as a function."""
-    from asr import mujoco_plugin
+    from asr.mujoco import plugin as mujoco_plugin
 
     lib = ctypes.CDLL(mujoco_plugin.load())  # the loaded library: the same handle
     lib.asr_mujoco_work.restype = ctypes.c_longlong

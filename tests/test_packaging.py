@@ -21,7 +21,7 @@ import pytest
 from _elf import dynamic_section, interpreter_rpaths
 from conftest import require
 
-from asr.mujoco_plugin import built_for
+from asr.mujoco.plugin import built_for
 
 pytestmark = pytest.mark.slow
 
@@ -196,7 +196,7 @@ LOAD_ALL = """
 import json, os, sys
 import numpy as np
 import asr, asr.cpr
-from asr.robot import load_robot, robot_names, robots_dir, variant_names
+from asr.robots.robot import load_robot, robot_names, robots_dir, variant_names
 rows = []
 for name in robot_names():
     for variant in variant_names(name):
@@ -245,8 +245,8 @@ def test_installed_package_loads_every_robot(installed, tmp_path):
 
 
 PLUGIN_RUN = """
-import json, mujoco, numpy as np, asr, asr.mujoco_plugin
-path = asr.mujoco_plugin.load()
+import json, mujoco, numpy as np, asr, asr.mujoco.plugin
+path = asr.mujoco.plugin.load()
 xml = asr.export_mjcf("qbmove_arm_2dof", "vertical", "arm.xml")
 m = mujoco.MjModel.from_xml_path(xml)
 d = mujoco.MjData(m)

@@ -1,4 +1,5 @@
-"""Results files of sweeps and ILC (asr/_files.py): written atomically, a sweep killed with SIGKILL
+"""Results files of sweeps and ILC (asr/common/files.py): written atomically, a sweep killed with
+SIGKILL
 resumes to exactly the results of an uninterrupted run, and a truncated, corrupted or
 inconsistent file is reported with a clear error, never merged or silently started over."""
 
@@ -12,9 +13,9 @@ import time
 import numpy as np
 import pytest
 
-from asr._files import atomic_write
-from asr.iterative_learning import ILCResult
-from asr.parameter_sweep import SweepResult, sweep
+from asr.analysis.sweep import SweepResult, sweep
+from asr.common.files import atomic_write
+from asr.learning.iterative_learning import ILCResult
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PENDULUM = os.path.join(HERE, "robots", "pendulum")  # 1 DOF, dt 1 ms
@@ -25,7 +26,7 @@ GRID = {
 }
 KW = dict(steps=150_000, refs=[[0.8, 0.3]], batch_size=2, progress=False)  # 6 batches, ~0.4 s each
 CHILD = """import json, sys
-from asr.parameter_sweep import sweep
+from asr.analysis.sweep import sweep
 sweep(sys.argv[1], json.loads(sys.argv[2]), results=sys.argv[3], **json.loads(sys.argv[4]))
 """
 

@@ -66,7 +66,7 @@ def make_model(task_id, learn_steps, seed=0):
 def save_folder(model, venv, folder, task_id):
     """The training folder of asr.rl.train (its files as asr's sb3 backend writes them, data
     only) of a model trained by SB3 itself."""
-    from asr._files import write_version
+    from asr.common.files import write_version
     from asr.rl._safe_load import json_writer
     from asr.rl._sb3 import normalisation_state, save_model
 

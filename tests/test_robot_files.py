@@ -1,4 +1,4 @@
-"""Broken robot descriptions (asr/robot.py; robots/README.md, "What asr.load_robot checks"):
+"""Broken robot descriptions (asr/robots/robot.py; robots/README.md, "What asr.load_robot checks"):
 every malformed robot.toml or MJCF file raises a ValueError (RobotFileError) that names the file
 and the entry, and every robot of robots/ loads in all its variants and steps."""
 
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import asr
-from asr.robot import RobotFileError, load_robot, robot_names, robots_dir, tomllib
+from asr.robots.robot import RobotFileError, load_robot, robot_names, robots_dir, tomllib
 
 ROBOTS = robots_dir()
 PEND = "pendulum_1dof"  # first variant [variants.sea]: one joint "joint", model sea, mode 3

@@ -1,4 +1,5 @@
-"""Robot descriptions stay inside their folders (asr/robot.py): servers load robots by name only
+"""Robot descriptions stay inside their folders (asr/robots/robot.py): servers load robots by name
+only
 (allow_path=False), a variant's MJCF file must resolve inside the robot's folder, and errors
 about robots looked up by name never show the server's robots folder."""
 
@@ -8,7 +9,7 @@ import shutil
 import pytest
 
 import asr
-from asr.robot import load_robot, robot_names, robots_dir
+from asr.robots.robot import load_robot, robot_names, robots_dir
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PENDULUM = os.path.join(HERE, "robots", "pendulum")

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from conftest import IN_CI, require
 
-from asr.robot import RobotFileError, load_robot, robot_names, robots_dir
+from asr.robots.robot import RobotFileError, load_robot, robot_names, robots_dir
 
 ROBOTS = robots_dir()
 
@@ -25,7 +25,7 @@ def sdf_variants():
     """(robot, variant) of every variant that has an sdf key, one per distinct SDF file."""
     out, seen = [], set()
     for name in robot_names():
-        from asr.robot import tomllib
+        from asr.robots.robot import tomllib
 
         with open(os.path.join(ROBOTS, name, "robot.toml"), "rb") as f:
             toml = tomllib.load(f)
@@ -322,7 +322,7 @@ def test_sdf_matches_mujoco_libsdformat(robot, variant, sdformat_probe):
 
 def test_variants_sharing_an_mjcf_share_the_sdf():
     for name in ("pendulum_1dof", "rrbot_sea"):
-        from asr.robot import tomllib
+        from asr.robots.robot import tomllib
 
         with open(os.path.join(ROBOTS, name, "robot.toml"), "rb") as f:
             variants = tomllib.load(f)["variants"]

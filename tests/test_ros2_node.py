@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from _ros2 import NodeProcess, run_peer
 
-from asr.sim import Sim
+from asr.sim.simulation import Sim
 
 pytestmark = [pytest.mark.ros2, pytest.mark.slow]
 

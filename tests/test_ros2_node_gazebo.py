@@ -11,7 +11,7 @@ import pytest
 from _ros2 import ROOT, NodeProcess, asr_env, ros2_python, run_peer
 from conftest import need_gazebo
 
-from asr.sim import Sim
+from asr.sim.simulation import Sim
 
 pytestmark = [pytest.mark.ros2, pytest.mark.gazebo, pytest.mark.slow]
 

@@ -13,7 +13,7 @@ import pytest
 from _ros2 import NodeProcess, run_peer
 
 from asr.ros._ros2_types import QOS_DEPTH_CLOCK
-from asr.sim import Sim
+from asr.sim.simulation import Sim
 
 pytestmark = [pytest.mark.ros2, pytest.mark.slow]
 

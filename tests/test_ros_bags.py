@@ -11,8 +11,8 @@ import pytest
 from conftest import require, require_ros1
 
 import asr
-from asr.iterative_learning import ILCResult
-from asr.parameter_sweep import SweepResult
+from asr.analysis.sweep import SweepResult
+from asr.learning.iterative_learning import ILCResult
 from asr.ros._bag_layout import LINK_MAP as LINK
 from asr.ros.bags import as_rollout, read_bag, state_info, write_bag
 from asr.ros.environment import tool_env

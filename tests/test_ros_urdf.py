@@ -19,7 +19,7 @@ import pytest
 from conftest import IN_CI, require_ros1
 
 import asr
-from asr.robot import robot_names
+from asr.robots.robot import robot_names
 from asr.ros.environment import tool_env
 from asr.ros.urdf import export_robot, import_robot, mat_rpy, rpy_mat
 from asr.ros.urdf_tags import joint_params, param_tags, plugin_file
@@ -43,7 +43,7 @@ def _check_urdf():
 def _variants(name):
     import tomllib
 
-    with open(os.path.join(asr.robot.robots_dir(), name, "robot.toml"), "rb") as f:
+    with open(os.path.join(asr.robots.robot.robots_dir(), name, "robot.toml"), "rb") as f:
         return list(tomllib.load(f)["variants"])
 
 

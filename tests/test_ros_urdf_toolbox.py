@@ -195,7 +195,9 @@ def test_the_toolbox_plugin_files_and_asr_only_blocks(checked):
     assert files["bavs"] == {"libbavs_plugin.so"}
     assert files["awas2"] == {"libawas_ii_plugin.so"}
     assert files["qbmove"] == {"asr:qbmove"} and files["sea_damped"] == {"asr:sea_damped"}
-    text = open(checked["qbmove_3r", asr.robot.variant_names("qbmove_3r")[0]][1]["urdf"]).read()
+    text = open(
+        checked["qbmove_3r", asr.robots.robot.variant_names("qbmove_3r")[0]][1]["urdf"]
+    ).read()
     assert "'qbmove' has no plugin in the compliant-actuator toolbox" in text
 
 
@@ -290,7 +292,7 @@ def test_round_trip_of_changed_parameters_in_every_mode(tmp_path):
         path = tmp_path / f"mode{mode}.urdf"
         ET.ElementTree(src).write(path)
         (rj,) = import_robot(path)
-        changed = asr.robot.RobotJoint(
+        changed = asr.robots.robot.RobotJoint(
             rj.name, rj.model, mode, {**rj.params, "kp": 77.5, "link_kd": 0.125, "ke": 9.5}
         )
         robot = robot_from_urdf(path)

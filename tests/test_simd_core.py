@@ -19,8 +19,8 @@ import pytest
 from conftest import IN_CI
 
 import asr
-from asr._ffi import lib
-from asr.models import get_model
+from asr.core.ffi import lib
+from asr.core.models import get_model
 
 DT = 1e-3
 STEPS = 300
@@ -245,7 +245,7 @@ def test_every_instruction_set_gives_the_same_bits(tmp_path):
     available = cpu_kernels()
     assert len(available) >= 2, "no AVX2 on this x86-64 CPU: only one kernel could be compared"
     results = {}
-    for cap in asr.batch.SIMD_KERNELS:
+    for cap in asr.core.batch.SIMD_KERNELS:
         path = tmp_path / f"{cap}.npz"
         env = dict(os.environ, ASR_SIMD=cap)
         subprocess.run(
@@ -256,12 +256,12 @@ def test_every_instruction_set_gives_the_same_bits(tmp_path):
         expected = [
             k
             for k in available
-            if asr.batch.SIMD_KERNELS.index(k) <= asr.batch.SIMD_KERNELS.index(cap)
+            if asr.core.batch.SIMD_KERNELS.index(k) <= asr.core.batch.SIMD_KERNELS.index(cap)
         ][-1]
         assert str(results[cap].pop("simd")) == expected, cap
     assert asr.Batch("sea", 1).simd == available[-1]  # uncapped: the widest
     base = results["baseline"]
-    for cap in asr.batch.SIMD_KERNELS[1:]:
+    for cap in asr.core.batch.SIMD_KERNELS[1:]:
         for key, value in base.items():
             assert np.array_equal(results[cap][key], value, equal_nan=True), f"{cap}: {key}"
     assert np.ptp(base["qbmove_advanced/6/tau_joint"]) > 0

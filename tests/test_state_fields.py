@@ -1,4 +1,5 @@
-"""asr/_state_fields.py, the typed properties of the batch's state fields, is generated from the C
+"""asr/core/state_fields.py, the typed properties of the batch's state fields, is generated from
+the C
 field table: it must match it, and each property must be the live view of its field."""
 
 from pathlib import Path
@@ -6,15 +7,15 @@ from pathlib import Path
 import pytest
 
 import asr
-from asr import _batch_inputs
-from asr._state_fields import StateFields
+from asr.core import batch_inputs as _batch_inputs
+from asr.core.state_fields import StateFields
 
 
 def test_generated_state_fields_match_the_c_table():
-    path = Path(_batch_inputs.__file__).with_name("_state_fields.py")
+    path = Path(_batch_inputs.__file__).with_name("state_fields.py")
     assert path.read_text() == _batch_inputs.state_fields_source(), (
-        "asr/_state_fields.py is stale: regenerate it with "
-        '.venv/bin/python -c "from asr._batch_inputs import write_state_fields as w; w()"'
+        "asr/core/state_fields.py is stale: regenerate it with "
+        '.venv/bin/python -c "from asr.core.batch_inputs import write_state_fields as w; w()"'
     )
     props = [n for n, v in vars(StateFields).items() if isinstance(v, property)]
     assert props == list(_batch_inputs.FIELDS)

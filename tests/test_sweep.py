@@ -12,7 +12,7 @@ import pytest
 from conftest import require
 
 import asr
-from asr.parameter_sweep import SweepResult, sweep
+from asr.analysis.sweep import SweepResult, sweep
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PENDULUM = os.path.join(HERE, "robots", "pendulum")  # 1 DOF, dt 1 ms, mode 3 (qbmove_advanced)
@@ -261,8 +261,8 @@ def test_distributed_equals_local(dask_client):
     rkw = dict(method="random", samples=7, seed=5, metrics=("rms_q_error", "max_tau"), **kw)
     a, b = sweep(PENDULUM, rspace, **rkw), sweep(PENDULUM, rspace, executor=dask_client, **rkw)
     assert all(np.array_equal(a.metrics[k], b.metrics[k]) for k in a.metrics)
-    # the batches ran in the worker processes (which imported asr.parameter_sweep there)
-    ran = dask_client.run(lambda: "asr.parameter_sweep" in __import__("sys").modules)
+    # the batches ran in the worker processes (which imported asr.analysis.sweep there)
+    ran = dask_client.run(lambda: "asr.analysis.sweep" in __import__("sys").modules)
     assert len(ran) == 2 and any(ran.values())
 
 

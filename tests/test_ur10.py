@@ -9,7 +9,7 @@ import pytest
 from conftest import require
 
 import asr
-from asr.robot import robots_dir, tomllib
+from asr.robots.robot import robots_dir, tomllib
 
 mujoco = require("mujoco")
 

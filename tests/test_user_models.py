@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import asr
-from asr._ffi import ffi
+from asr.core.ffi import ffi
 
 INF = math.inf
 

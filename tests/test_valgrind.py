@@ -19,7 +19,7 @@ from _mujoco_plugin_cases import CASES
 from conftest import IN_CI
 
 import asr._core
-import asr.mujoco_plugin
+import asr.mujoco.plugin
 
 pytestmark = pytest.mark.sanitizer
 
@@ -34,8 +34,8 @@ print("asr under valgrind: done")
 """
 CORE = os.path.realpath(asr._core.__file__)  # the built extension
 PLUGIN_SCRIPT = """
-import mujoco, mujoco.rollout, numpy as np, asr.mujoco_plugin
-asr.mujoco_plugin.load()
+import mujoco, mujoco.rollout, numpy as np, asr.mujoco.plugin
+asr.mujoco.plugin.load()
 
 def arm(models, integrator="Euler"):
     body, inst, act = "", "", ""
@@ -83,8 +83,8 @@ print("plugin under valgrind: done")
 # already: one round of the threads' compilations; memcheck's allocator keeps freed blocks back,
 # so a freed model's address need not come back
 CASES_SCRIPT = (
-    "\nimport sys, asr.mujoco_plugin\n"
-    'sys.argv = ["-c", asr.mujoco_plugin.path(), "rounds=1", "reuse=optional"]\n'
+    "\nimport sys, asr.mujoco.plugin\n"
+    'sys.argv = ["-c", asr.mujoco.plugin.path(), "rounds=1", "reuse=optional"]\n'
     + CASES
     + '\nprint("plugin cases under valgrind: done")\n'
 )
@@ -189,6 +189,6 @@ def test_sim_rollout_and_cpr_solve_under_valgrind(report):
 
 
 def test_mujoco_plugin_under_valgrind(report):
-    found = asr_errors(report, core=os.path.realpath(asr.mujoco_plugin.path()))
+    found = asr_errors(report, core=os.path.realpath(asr.mujoco.plugin.path()))
     print(f"valgrind: {report.count('<error>')} errors in all, {len(found)} in the plugin")
     assert found == []

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from asr.engines.base import LinkEngine
-    from asr.robot import Robot
+    from asr.robots.robot import Robot
 
 # {name: module}: the engines asr.Sim(engine=...) accepts.
 ENGINES = {"mujoco": "asr.engines.mujoco", "gazebo": "asr.engines.gazebo"}

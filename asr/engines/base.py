@@ -14,15 +14,15 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from asr import _validate as V
-from asr._ffi import ffi
-from asr._validate import CData, FloatArray
+from asr.common import validate as V
+from asr.common.validate import CData, FloatArray
+from asr.core.ffi import ffi
 
 if TYPE_CHECKING:
-    from asr.batch import Batch
-    from asr.robot import Robot
+    from asr.core.batch import Batch
+    from asr.robots.robot import Robot
 
-# instance indices (asr._validate.instance_indices: C ints)
+# instance indices (asr.common.validate.instance_indices: C ints)
 IndexArray = npt.NDArray[np.integer[Any]]
 K = TypeVar("K")
 V_ = TypeVar("V_")
@@ -89,7 +89,7 @@ def c_engine_struct(
 class LinkEngine:
     """N instances of a robot's links in one engine. Subclasses set, in __init__: name (as
     asr.Sim's engine=), label (for messages), timestep_name (what sets dt, for hints), dt (s),
-    c_engine (an asr_engine* of asr._ffi, kept alive by the engine) and the joint addresses
+    c_engine (an asr_engine* of asr.core.ffi, kept alive by the engine) and the joint addresses
     (_set_addresses), and implement reset, q, qd and time; gravity, site_state, body_state,
     joint_friction and the 3-D view's scene_geometry, geom_poses and geom_poses_at where the
     engine can tell (else NotImplementedError naming the engine)."""
@@ -203,7 +203,8 @@ class LinkEngine:
     def interaction(
         self, ic: CData, names: Mapping[str, str], keep: list[CData]
     ) -> tuple[FloatArray, FloatArray]:
-        """Fill the engine's part of the interaction controller's C struct (asr.interaction;
+        """Fill the engine's part of the interaction controller's C struct
+        (asr.controllers.interaction;
         see asr.engines.mujoco) and return the robot's base frame in the world (position (3,),
         rotation (9,) row-major): refused here."""
         self.check_interaction()

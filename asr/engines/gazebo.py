@@ -1,17 +1,17 @@
 """Gazebo's physics as asr's link engine: gz-physics with DART on the robot's SDF file
 (Robot.sdf), one DART world per instance, the time step the SDF's max_step_size (the worlds and
-the shim that drives them: asr.gazebo)."""
+the shim that drives them: asr.engines.gz_shim)."""
 
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from asr._validate import CData, FloatArray
+from asr.common.validate import CData, FloatArray
 from asr.engines.base import IndexArray, LinkEngine, c_engine_struct
 
 if TYPE_CHECKING:
-    from asr.robot import Robot
+    from asr.robots.robot import Robot
 
 
 class Engine(LinkEngine):
@@ -23,7 +23,7 @@ class Engine(LinkEngine):
     def __init__(
         self, robot: "Robot", n_instances: int, mujoco_params: Mapping[str, Any] | None = None
     ) -> None:
-        from asr.gazebo import GazeboWorlds
+        from asr.engines.gz_shim import GazeboWorlds
 
         super().__init__(robot, n_instances)
         if mujoco_params:

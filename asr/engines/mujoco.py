@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from asr import _validate as V
-from asr._ffi import ffi, lib
-from asr._validate import CData, FloatArray
+from asr.common import validate as V
+from asr.common.validate import CData, FloatArray
+from asr.core.errors import SimulationError
+from asr.core.ffi import ffi, lib
 from asr.engines import _mujoco_warnings as mj_warnings
 from asr.engines.base import (
     IndexArray,
@@ -31,12 +32,11 @@ from asr.engines.base import (
     mapping,
 )
 from asr.engines.mujoco_scene import Scene
-from asr.errors import SimulationError
-from asr.robot import joint_addresses
+from asr.robots.robot import joint_addresses
 
 if TYPE_CHECKING:
-    from asr.batch import Batch
-    from asr.robot import Robot
+    from asr.core.batch import Batch
+    from asr.robots.robot import Robot
 
 # MuJoCo model fields a sweep may vary per instance: {field: the object kind it is indexed by}.
 MUJOCO_FIELDS = {

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from asr._validate import FloatArray
+from asr.common.validate import FloatArray
 from asr.engines.base import IndexArray, SceneGeometry
 
 SPHERE_RINGS = 6  # latitude bands of a sphere, capsule cap or ellipsoid

@@ -7,17 +7,18 @@ asr/Reach2DOF-v0 (2-DOF qbmove Advanced arm, horizontal, mode 6). asr.envs.throw
 (2-DOF qbmove Advanced arm, vertical, mode 6: throw a ball, reward the distance [Braun2012]).
 Trainer: asr.envs.cem.
 
-`import asr` registers the ids (asr._gymnasium_envs: at once, or right after gymnasium's import
+`import asr` registers the ids (asr.learning.gym_registry: at once, or right after gymnasium's
+import
 when gymnasium is not imported yet); register_envs() does it by hand and is idempotent. It is
 also gymnasium's plugin entry point (group "gymnasium.envs", see setup.cfg), which Gymnasium
 before 1.0 loaded.
 """
 
-from asr._optional import need
+from asr.common.optional import need
 
 need("gymnasium", "rl", "asr.envs")
 
-from asr._gymnasium_envs import ENVS, register_envs  # noqa: E402
+from asr.learning.gym_registry import ENVS, register_envs  # noqa: E402
 
 register_envs()
 

@@ -10,8 +10,8 @@ order (what asr.rl.export_onnx writes into an exported policy's metadata).
 import numpy as np
 from gymnasium import spaces
 
+from asr.core.models import get_model
 from asr.envs.vector import AsrVectorEnv
-from asr.models import get_model
 
 # the qbmove Advanced soft / stiff presets (rad), from the model's own definition
 _PRESET = get_model("qbmove_advanced").spec.preset

@@ -56,8 +56,8 @@ import numpy as np
 from gymnasium import spaces
 
 import asr
+from asr.core.models import get_model
 from asr.envs.vector import AsrEnv, AsrVectorEnv
-from asr.models import get_model
 
 _PRESET = get_model("qbmove_advanced").spec.preset
 PRESET_LO, PRESET_HI = float(_PRESET.lo), float(_PRESET.hi)

@@ -294,7 +294,7 @@ def vecenv_steps_per_s(n, steps=50, env_id="asr/EquilibriumTracking-v0", sync=Fa
     """Env steps per second (sub-env steps: n * steps / time) of `env_id` with n sub-envs:
     asr's vector env (one C call per step), or with sync=True gymnasium's SyncVectorEnv of n
     single-instance envs. Random actions from the action space; one reset outside the timing."""
-    from asr._gymnasium_envs import register_envs
+    from asr.learning.gym_registry import register_envs
 
     register_envs()
     mode = "sync" if sync else "vector_entry_point"

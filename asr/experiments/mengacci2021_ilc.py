@@ -50,7 +50,7 @@ import numpy as np
 
 import asr
 from asr.experiments import command_line
-from asr.iterative_learning import ilc
+from asr.learning.iterative_learning import ilc
 from asr.references import min_jerk
 
 ROBOT, VARIANT = "qbmove_arm_2dof", "vertical"

@@ -40,7 +40,7 @@ _LAZY = {
     "OnnxPolicy": "asr.rl.onnx_policy",
 }
 
-from asr._optional import install_hint, missing_extra  # noqa: E402
+from asr.common.optional import install_hint, missing_extra  # noqa: E402
 
 INSTALL_HINT = install_hint("rl")
 

@@ -184,7 +184,7 @@ def validate_env_kwargs(task_cls, env_kwargs):
 
 
 def _task_class(task):
-    from asr._gymnasium_envs import ENVS
+    from asr.learning.gym_registry import ENVS
 
     if task not in ENVS:
         raise ValueError(f"task: got {task!r}, valid: {', '.join(ENVS)}")

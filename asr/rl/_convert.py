@@ -7,7 +7,7 @@ The folder is then rewritten, as one new checkpoint, in the data-only format."""
 import contextlib
 import os
 
-from asr._files import current_version, write_version
+from asr.common.files import current_version, write_version
 from asr.rl._results import read_config
 from asr.rl._safe_load import PICKLED_FILES, folder_file, json_writer, read_json
 

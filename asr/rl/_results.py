@@ -7,8 +7,8 @@ import os
 
 import numpy as np
 
-from asr._files import current_version
-from asr._optional import need
+from asr.common.files import current_version
+from asr.common.optional import need
 from asr.rl._config import ALGOS, BACKENDS, _task_class
 from asr.rl._safe_load import folder_file, json_writer, read_json
 

@@ -2,7 +2,7 @@
 training folder trusts"). A shared folder (a colleague's run, a download) is data: asr reads its
 JSON with the JSON reader, its tensors with torch.load(weights_only=True) (tensors, numbers,
 strings and plain containers; no other Python object), and never unpickles anything. Links are
-followed only while they stay inside the folder (asr._files.inside_folder).
+followed only while they stay inside the folder (asr.common.files.inside_folder).
 
 The errors name the file and say what was refused and why, apart from the files that are
 missing, truncated or corrupted."""
@@ -11,7 +11,7 @@ import io
 import json
 import os
 
-from asr._files import inside_folder, parse_json
+from asr.common.files import inside_folder, parse_json
 
 # the files the versions of asr before data-only folders wrote, and what replaced them
 PICKLED_FILES = {"vecnormalize.pkl": "vecnormalize.json"}
@@ -29,7 +29,7 @@ def folder_file(out_dir, files, name):
 
 def read_json(path, what, shown):
     """The JSON value of a file (shown: its name in the errors); ValueError when it is missing,
-    not JSON or nested too deeply (asr._files.parse_json: never a RecursionError)."""
+    not JSON or nested too deeply (asr.common.files.parse_json: never a RecursionError)."""
     try:
         with open(path, "rb") as f:
             data = f.read()

@@ -10,7 +10,7 @@ NEXT_STEP reset step."""
 
 import numpy as np
 
-from asr.errors import SimulationError
+from asr.core.errors import SimulationError
 
 
 def check_simulation(venv, env_steps, who):

@@ -45,8 +45,8 @@ import warnings
 
 import numpy as np
 
-from asr._files import atomic_write
 from asr._version import __version__
+from asr.common.files import atomic_write
 from asr.rl._config import MODEL_FILES
 
 FORMAT = "asr.onnx_policy/1"
@@ -58,7 +58,7 @@ CONFIG_FILE = "config.json"
 
 
 def _task_entries():
-    from asr._gymnasium_envs import ENVS
+    from asr.learning.gym_registry import ENVS
 
     return {env_id: vector for env_id, (_, vector) in ENVS.items()}
 

@@ -23,7 +23,8 @@ rewards). The folder out_dir holds:
 
 Checkpoints: after every update the files are written, synced, into a new hidden folder
 out_dir/.checkpoint-<random>/, and the symlink out_dir/checkpoint is switched to it in one atomic
-rename (asr._files.write_version); the files in out_dir are symlinks into checkpoint/. A process
+rename (asr.common.files.write_version); the files in out_dir are symlinks into checkpoint/. A
+process
 killed at any time thus leaves the files of one update, never a mix. The sb3 folders of earlier
 versions hold a pickle (vecnormalize.pkl): they are refused, saying why and how to go on.
 resume=True continues from the folder: the model, its optimiser and the normalisation
@@ -46,9 +47,9 @@ import numpy as np
 import torch
 
 import asr
-from asr._executors import completed
-from asr._files import current_version, write_version
-from asr.errors import SimulationError
+from asr.common.executors import completed
+from asr.common.files import current_version, write_version
+from asr.core.errors import SimulationError
 from asr.rl._config import (
     HYPERPARAMETERS,
     _check_int,

@@ -45,7 +45,7 @@ version 9 (type hashes, offered QoS) and <folder>_0.mcap (MCAP, ros2msg schemas,
 message types only (asr.ros._ros2_types); "mcap" is the same as "ros2" (before, "ros2" meant
 SQLite 3 storage and both used a custom asr_msgs/msg/StateInfo). "ros2-sqlite3" the same bag
 with SQLite 3 storage (<folder>.db3). ROS 2 bags carry the robot name and dt as custom data
-(asr.robot, asr.dt_s).
+(asr.robots.robot, asr.dt_s).
 """
 
 import math
@@ -55,7 +55,7 @@ from pathlib import Path
 
 import numpy as np
 
-from asr._optional import need
+from asr.common.optional import need
 from asr.ros import _ros2_types as ros2
 from asr.ros import messages
 from asr.ros._bag_layout import LINK_MAP, MSGTYPE, SOURCES, layout, read_field
@@ -105,8 +105,8 @@ def _positive(x, name):
 
 def _from_result(result, dt, joint_names, robot, sim):
     """(fields {name: (N, steps, J) float64}, dt, joint names, robot name) of any result kind."""
-    from asr.iterative_learning import ILCResult
-    from asr.parameter_sweep import SweepResult
+    from asr.analysis.sweep import SweepResult
+    from asr.learning.iterative_learning import ILCResult
 
     if sim is not None:
         dt = sim.dt if dt is None else dt
@@ -151,7 +151,7 @@ def _from_result(result, dt, joint_names, robot, sim):
     else:
         raise TypeError(
             f"result: got {type(result).__name__}, expected a Sim.rollout dict "
-            "{field: (N, steps, J)} or an asr.iterative_learning.ILCResult"
+            "{field: (N, steps, J)} or an asr.learning.iterative_learning.ILCResult"
         )
     shape = fields["q"].shape
     for k, v in fields.items():
@@ -207,7 +207,8 @@ def write_bag(
     """Write a rollout as a bag; returns the path written (a .bag file or a rosbag2 folder).
 
     result: a Sim.rollout result {field: (N, steps, J)} (units of asr.FIELD_UNITS; needs 'q'),
-        or an asr.iterative_learning.ILCResult (its last trials: q = output, ref1 = the learned
+        or an asr.learning.iterative_learning.ILCResult (its last trials: q = output, ref1 = the
+        learned
         input eq, ref2 = the presets). A SweepResult holds no trajectories: TypeError.
     path: ".bag" file (format "ros1") or a folder (the ROS 2 formats) that does not exist yet,
         in an existing folder.

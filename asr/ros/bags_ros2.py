@@ -6,8 +6,8 @@ asr.ros._ros2_types for the versions, type hashes and QoS). Called by asr.ros.ba
 
 import shutil
 
-from asr._optional import need
 from asr._version import __version__
+from asr.common.optional import need
 from asr.ros import _ros2_types as ros2
 from asr.ros._bag_layout import MSGTYPE, layout
 
@@ -52,7 +52,7 @@ def _messages(fields, names, instances, stamps):
 def write_ros2(path, storage, fields, names, robot, instances, stamps, dt):
     """Write the rosbag2 folder `path` (not existing yet) with storage "mcap" or "sqlite3"; a
     failed write leaves no folder behind."""
-    custom = {"asr.robot": robot, "asr.dt_s": repr(dt)}
+    custom = {"asr.robots.robot": robot, "asr.dt_s": repr(dt)}
     path.mkdir()
     try:
         if storage == "mcap":

@@ -10,7 +10,7 @@ drives the simulated and the real robot). Both nodes embed one copy of the polic
 
 What is exported (the node's data file <node>.json; JSON floats round-trip exactly):
 
-- an ILCResult (asr.iterative_learning): a time table. Sample k of the learned equilibrium
+- an ILCResult (asr.learning.iterative_learning): a time table. Sample k of the learned equilibrium
   reference is held from t = settle_s + k dt to settle_s + (k + 1) dt after the first joint state
   (zero-order hold, as `ilc` applied it to the Sim: one sample per step, after `settle_s`
   seconds held at sample 0), the preset (second reference) held throughout, the last sample held
@@ -76,7 +76,7 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
-from asr._files import folder_lock, replace_folder
+from asr.common.files import folder_lock, replace_folder
 from asr.rl._config import MODEL_FILES
 from asr.ros._export_ros2_templates import ros2_package_files
 from asr.ros._export_templates import package_files
@@ -148,10 +148,10 @@ def _from_ilc(res, robot, variant, instance):
 
 
 def _registered_tasks():
-    """The task classes of every registered asr gymnasium id (asr._gymnasium_envs.ENVS)."""
+    """The task classes of every registered asr gymnasium id (asr.learning.gym_registry.ENVS)."""
     import importlib
 
-    from asr._gymnasium_envs import ENVS
+    from asr.learning.gym_registry import ENVS
 
     out = []
     for _, vector in ENVS.values():
@@ -436,7 +436,7 @@ def policy_data(
     """The JSON-able data of the exported node (see the module doc) for `obj`. onnx: the
     (OnnxPolicy, bytes) of `obj` when the caller has it already (a policy exported from a
     training folder lives in a temporary file that is gone by now)."""
-    from asr.iterative_learning import ILCResult
+    from asr.learning.iterative_learning import ILCResult
 
     _check_robot(robot)
     if not isinstance(namespace, str) or (

@@ -30,7 +30,7 @@ last valid command stays.
 import queue
 import time
 
-from asr.errors import SimulationError
+from asr.core.errors import SimulationError
 from asr.ros.master import wait_for_master
 from asr.ros.messages import bounded_class
 from asr.ros.node_core import (

@@ -211,7 +211,7 @@ class NodeCore:
         namespace="",
         engine="mujoco",
     ):
-        from asr.sim import Sim
+        from asr.sim.simulation import Sim
 
         self.namespace = check_namespace(namespace)
         self.engine = check_engine(engine)
@@ -286,7 +286,7 @@ class NodeCore:
         references are the held ones and the springs' torques and stiffness are evaluated here
         (asr.compliance at the reset's link and motor angles): a toolbox client sees the
         stiffness of the reset state, not 0. Output-shaft friction is 0 at rest."""
-        from asr.models import compliance
+        from asr.core.models import compliance
 
         b = self.sim.batch
         s = {f: b.field(f)[0].copy() for f in RECORD}

@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from asr.errors import SimulationError
+from asr.core.errors import SimulationError
 from asr.ros import ros2_trajectory as traj
 from asr.ros._ros2_types import QOS_DEPTH_CLOCK
 from asr.ros._ros2_types import QOS_DEPTH_CONTROL as QOS_DEPTH
@@ -383,7 +383,7 @@ class Ros2Node:
         mode, spec = self.core.modes[j], self.core.specs[j]
         if mode in (1, 3, 6):
             return x, float(held[1])
-        from asr.models import reference_map
+        from asr.core.models import reference_map
 
         preset = spec.preset.soft if spec.preset.kind == "ref" else 0.0
         th1, th2 = reference_map(spec.name, x, preset, **self._traj_params[j])

@@ -32,7 +32,7 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
-from asr.robot import Robot, load_robot
+from asr.robots.robot import Robot, load_robot
 from asr.ros.node_core import MODE_COMMANDS
 from asr.ros.urdf_tags import (
     ASR_ONLY_FILE,

@@ -20,8 +20,8 @@ import dataclasses
 import math
 import xml.etree.ElementTree as ET
 
-from asr.models import get_model
-from asr.robot import RobotJoint
+from asr.core.models import get_model
+from asr.robots.robot import RobotJoint
 
 FLAG_TAGS = ("pub_eltau", "pub_state", "sub_ext_tau")
 ASR_PREFIX = "asr_"
