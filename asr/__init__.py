@@ -15,11 +15,11 @@ the reference toolbox, in C, stepped in batches from NumPy with the GIL released
 # asr.analysis.identification and asr.analysis.frequency. The rooms (subpackages) and their
 # layering: docs/development.md; the old flat module paths still import (asr/_moved.py).
 from asr import _moved
-from asr._version import __version__
 from asr.analysis.datasheet import Datasheet, datasheet
 from asr.analysis.frequency import FrequencyResponse, frequency_response
 from asr.analysis.identification import Identification, identify
 from asr.analysis.sweep import SweepResult, sweep
+from asr.common.version import __version__
 from asr.controllers.interaction import Admittance, DirectForce
 from asr.core.batch import FIELD_DOCS, FIELD_UNITS, FIELDS, MODES, Batch, Joint
 from asr.core.errors import SimulationError

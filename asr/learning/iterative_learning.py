@@ -40,9 +40,9 @@ from typing import Any
 
 import numpy as np
 
-from asr._version import __version__
 from asr.common import validate as V
 from asr.common.files import read_pair, write_pair
+from asr.common.version import __version__
 
 ILC_MODES = (3, 6)  # equilibrium + preset references
 KINDS = ("P", "PD")

@@ -27,8 +27,8 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 from typing import Any
 
-from asr._version import __version__
 from asr.common.files import atomic_write
+from asr.common.version import __version__
 from asr.core.model_registry import BUILTIN_MODELS, get_model
 from asr.robots.robot import Robot, load_robot
 

@@ -45,8 +45,8 @@ import warnings
 
 import numpy as np
 
-from asr._version import __version__
 from asr.common.files import atomic_write
+from asr.common.version import __version__
 from asr.rl._config import MODEL_FILES
 
 FORMAT = "asr.onnx_policy/1"

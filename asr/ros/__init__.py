@@ -9,6 +9,8 @@ so `import asr` never needs it. See docs/ros.md.
 
 import importlib
 
+from asr.analysis.identification.data import register_reader
+
 # public name -> defining module (imported on first use: none of them imports ROS at import time,
 # and the node, bags and export modules pull in rospy, rosbags or MuJoCo only when called)
 _EXPORTS = {
@@ -17,6 +19,7 @@ _EXPORTS = {
     "write_bag": "bags",
     "read_bag": "bags",
     "as_rollout": "bags",
+    "identification_data": "bags",
     "export_robot": "urdf",
     "import_robot": "urdf",
     "robot_from_urdf": "urdf",
@@ -25,6 +28,16 @@ _EXPORTS = {
 }
 
 __all__ = sorted(_EXPORTS)
+
+
+def _identification_data(path):
+    """asr.identify's data from a ROS bag (asr.ros.bags.identification_data, loaded on use)."""
+    return importlib.import_module("asr.ros.bags").identification_data(path)
+
+
+# asr.identify reads .bag, .mcap and rosbag2 folders through this reader; identification itself
+# imports nothing of asr.ros (the core API below the applications)
+register_reader(_identification_data, (".bag", ".mcap"), folders=True)
 
 
 def __getattr__(name):

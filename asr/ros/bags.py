@@ -476,4 +476,25 @@ def as_rollout(topics, joint_names=None):
     return out
 
 
-__all__ = ["write_bag", "read_bag", "as_rollout", "state_info", "FORMATS"]
+def identification_data(path):
+    """A bag as asr.identify's data (asr.analysis.identification.data.load_data): instance 0 of
+    as_rollout(read_bag(path)), its q, qd, tau_joint -> tau, th1 -> theta1, th2 -> theta2,
+    ref1 / ref2 -> refs (steps, J, 2) and the stamps t. asr.ros registers it as the reader of
+    .bag, .mcap and rosbag2 folders when imported."""
+    back = as_rollout(read_bag(path))
+    out = {"t": back["t"]}
+    for field, key in (
+        ("q", "q"),
+        ("qd", "qd"),
+        ("tau_joint", "tau"),
+        ("th1", "theta1"),
+        ("th2", "theta2"),
+    ):
+        if field in back:
+            out[key] = back[field][0]
+    if "ref1" in back and "ref2" in back:
+        out["refs"] = np.stack([back["ref1"][0], back["ref2"][0]], axis=-1)
+    return out
+
+
+__all__ = ["write_bag", "read_bag", "as_rollout", "identification_data", "state_info", "FORMATS"]

@@ -6,8 +6,8 @@ asr.ros._ros2_types for the versions, type hashes and QoS). Called by asr.ros.ba
 
 import shutil
 
-from asr._version import __version__
 from asr.common.optional import need
+from asr.common.version import __version__
 from asr.ros import _ros2_types as ros2
 from asr.ros._bag_layout import MSGTYPE, layout
 

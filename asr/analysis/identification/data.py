@@ -1,17 +1,45 @@
-"""The data of asr.identify: reading a dict, .npz, .csv or ROS bag, and checking the arrays'
-shapes and the sample period (asr.analysis.identification re-exports load_data)."""
+"""The data of asr.identify: reading a dict, .npz, .csv or a format another room reads (a ROS bag:
+asr.ros registers its reader here when imported), and checking the arrays' shapes and the sample
+period (asr.analysis.identification re-exports load_data and register_reader)."""
 
 import os
+from collections.abc import Callable
 
 import numpy as np
 
 from asr.common import validate as V
 
+# readers of data files in formats that other rooms of asr own: (suffixes, reads folders, reader).
+# Identification imports none of them: asr.ros, when imported, registers the ROS bag reader.
+_READERS: list[tuple[tuple[str, ...], bool, Callable]] = []
+
+
+def register_reader(reader, suffixes, folders=False):
+    """Read a data path ending in one of `suffixes` (and, folders=True, a folder) with
+    reader(path) -> {key: array}; a later registration of a suffix overrides an earlier one.
+    asr.ros registers the ROS bag reader (.bag, .mcap, a rosbag2 folder) when it is imported."""
+    if not callable(reader):
+        raise TypeError(f"reader: expected a callable reader(path), got {type(reader).__name__}")
+    suffixes = (suffixes,) if isinstance(suffixes, str) else tuple(suffixes)
+    if not all(isinstance(s, str) and s.startswith(".") for s in suffixes):
+        raise ValueError(f"suffixes: expected file suffixes starting with '.', got {suffixes!r}")
+    _READERS.insert(0, (suffixes, bool(folders), reader))
+
+
+def _reader_for(path):
+    """The registered reader of path, else None."""
+    folder = os.path.isdir(path)
+    for suffixes, folders, reader in _READERS:
+        if (folder and folders) or (not folder and path.endswith(suffixes)):
+            return reader
+    return None
+
 
 def load_data(data):
     """The data as {key: float64 array}: a dict of arrays, an .npz, a .csv with a header row
-    naming the columns (a column "<key>_<j>" is joint j's column of <key>), or a ROS bag (a
-    .bag / .mcap file or a rosbag2 folder, read by asr.ros.bags; instance 0, its fields
+    naming the columns (a column "<key>_<j>" is joint j's column of <key>), or a path a
+    registered reader reads (register_reader): a ROS bag (a .bag / .mcap file or a rosbag2
+    folder) once asr.ros is imported (asr.ros.bags.identification_data: instance 0, its fields
     q, qd, tau_joint -> tau, th1 -> theta1, th2 -> theta2, ref1 / ref2 -> refs, t)."""
     if isinstance(data, dict):
         return {k: v for k, v in data.items()}
@@ -28,10 +56,16 @@ def load_data(data):
             return {k: z[k] for k in z.files}
     if path.endswith(".csv"):
         return _read_csv(path)
+    reader = _reader_for(path)
+    if reader is not None:
+        return reader(path)
     if path.endswith((".bag", ".mcap")) or os.path.isdir(path):
-        return _read_bag(path)
+        raise ValueError(
+            f"data: {path!r} is a ROS bag, read by asr.ros: `import asr.ros` registers its reader"
+        )
     raise ValueError(
-        f"data: got {path!r}; valid: a dict, .npz, .csv, .bag, .mcap or a rosbag2 folder"
+        f"data: got {path!r}; valid: a dict, .npz, .csv, or a path a registered reader reads "
+        f"(register_reader; asr.ros registers .bag, .mcap and rosbag2 folders)"
     )
 
 
@@ -54,25 +88,6 @@ def _read_csv(path):
                 f"{len(cols) - 1}, got {sorted(cols)}"
             )
         out[key] = np.stack([cols[j] for j in range(len(cols))], axis=1)
-    return out
-
-
-def _read_bag(path):
-    from asr.ros.bags import as_rollout, read_bag
-
-    back = as_rollout(read_bag(path))
-    out = {"t": back["t"]}
-    for field, key in (
-        ("q", "q"),
-        ("qd", "qd"),
-        ("tau_joint", "tau"),
-        ("th1", "theta1"),
-        ("th2", "theta2"),
-    ):
-        if field in back:
-            out[key] = back[field][0]
-    if "ref1" in back and "ref2" in back:
-        out["refs"] = np.stack([back["ref1"][0], back["ref2"][0]], axis=-1)
     return out
 
 

@@ -30,7 +30,14 @@ noise of one variance, and first-order (asymptotic) otherwise.
 
 import numpy as np
 
-from asr.analysis.identification.data import _array, _per_joint, _refs, _time_step, load_data
+from asr.analysis.identification.data import (
+    _array,
+    _per_joint,
+    _refs,
+    _time_step,
+    load_data,
+    register_reader,
+)
 from asr.analysis.identification.params import _fitted, _fixed
 from asr.analysis.identification.result import _UNITS, FORMAT, KINDS, Identification
 from asr.common import validate as V
@@ -214,7 +221,8 @@ def identify(
     (scipy.optimize.least_squares, trust-region reflective within the valid ranges).
 
     model: the compliance model name; with `robot`, None or the model of joint `joint`.
-    data: a dict of arrays, an .npz, a .csv with a header row or a ROS bag (see load_data).
+    data: a dict of arrays, an .npz, a .csv with a header row or a ROS bag (asr.ros registers
+        its reader when imported; see load_data).
         static: q, theta1, theta2 (M,) rad (awas2 theta2: pivot, m), tau (M,) N m, optional
         qd, theta1_d, theta2_d (M,) rad/s. bench: refs (steps, 2) (or ref1, ref2 (steps,)),
         q (steps,) rad, optional qd (steps,) rad/s (default: the central difference of q),
@@ -382,4 +390,4 @@ def _problem(kind, source, data, params, joint, mode, dt, x0, bounds, fixed):
     return evaluate, measured, plist, u0, ub[:, 0], ub[:, 1], x_start
 
 
-__all__ = ["identify", "Identification", "load_data", "KINDS", "FORMAT"]
+__all__ = ["identify", "Identification", "load_data", "register_reader", "KINDS", "FORMAT"]
