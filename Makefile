@@ -136,12 +136,14 @@ gazebo:
 
 # ruff (lint and format check) and mypy over the Python tree, their settings in pyproject.toml
 # (.venv, build/ and the generated asr/_core.c left out). `make test` runs it before pytest.
+# lint-imports checks the layering contracts of asr's rooms (pyproject.toml [tool.importlinter]).
 # clang-format (pinned in setup.cfg, settings in .clang-format) checks the C of csrc/ and tests/c.
 CFORMAT := $(wildcard csrc/*.h csrc/*/*.c csrc/*/*.h csrc/*/*.cc tests/c/*.c tests/c/*.h)
 lint: $(STAMP)
 	$(VPY) -m ruff check .
 	$(VPY) -m ruff format --check .
 	$(VPY) -m mypy
+	$(VENV)/bin/lint-imports --no-cache
 	$(VENV)/bin/clang-format --dry-run --Werror $(CFORMAT)
 
 test: lint gazebo build browser threejs valgrind ros ros2

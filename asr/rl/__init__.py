@@ -36,6 +36,7 @@ _LAZY = {
     "load_checkpoint": "asr.rl.training",
     "convert_pickled_folder": "asr.rl._convert",
     "task_metric": "asr.rl._results",
+    "MODEL_FILES": "asr.rl._config",
     "export_onnx": "asr.rl.onnx_policy",
     "OnnxPolicy": "asr.rl.onnx_policy",
 }

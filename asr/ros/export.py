@@ -77,7 +77,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 
 from asr.common.files import folder_lock, replace_folder
-from asr.rl._config import MODEL_FILES
+from asr.rl import MODEL_FILES
 from asr.ros._export_ros2_templates import ros2_package_files
 from asr.ros._export_templates import package_files
 
