@@ -1,7 +1,7 @@
 """The interaction control laws a user configures (asr.Admittance, asr.DirectForce) with their
-force/torque sensor and inverse kinematics settings; asr.controllers.interaction binds one to a Sim
-and runs
-it (docs/interaction.md)."""
+force/torque sensor and inverse kinematics settings. Each is an asr.sim.Controller: asr.Sim binds
+it to itself and its link engine (bind), which gives the running controller
+(asr.controllers.bound.Interaction, sim.controller; docs/interaction.md)."""
 
 import dataclasses
 from typing import Any
@@ -10,8 +10,9 @@ import numpy as np
 import numpy.typing as npt
 
 from asr.common import validate as V
+from asr.controllers.bound import Interaction, SimView
 from asr.core.ffi import lib
-from asr.core.models import compliance, get_model, reference_map
+from asr.engines.base import LinkEngine
 
 # the task frame of the force axes: the tool frame at the last setpoint or the base frame's axes
 FRAMES = ("tool", "base")
@@ -80,6 +81,12 @@ class _Controller:
     def gains(self) -> Gains:
         """The per-axis gains of this law (Gains)."""
         raise NotImplementedError
+
+    def bind(self, sim: SimView, engine: LinkEngine) -> Interaction:
+        """This law run by `sim` on its link engine (asr.sim.Controller's bind): checks the robot
+        (its [interaction] block, at most ASR_IC_MAX_JOINTS joints in modes 1, 3 or 6), the
+        engine (MuJoCo) and the settings, and builds the C controller."""
+        return Interaction(sim, engine, self)
 
 
 class Admittance(_Controller):
@@ -166,32 +173,3 @@ class DirectForce(_Controller):
 
     def gains(self) -> Gains:
         return {"force_kp": (self.kp, "kp", False), "force_ki": (self.ki, "ki", False)}
-
-
-def holding_deflection(model: str, params: dict[str, float], preset: float, torque: float) -> float:
-    """The deflection eq - q (rad) at which compliance model `model` (its own parameters in
-    `params`, others ignored) at `preset` holds a link load `torque` (N m, the torque the springs
-    must apply: MuJoCo's gravity torque qfrc_bias at rest): bisection of the spring torque, which
-    falls monotonically with q - eq, over +/- max_def (1 rad without a limit). ValueError when the
-    springs cannot hold it there."""
-    names = {p.name for p in get_model(model).spec.params}
-    own = {k: v for k, v in params.items() if k in names}
-    th1, th2 = reference_map(model, 0.0, preset, **own)
-    lo = -float(own.get("max_def", 1.0))
-    hi = -lo
-
-    def spring(phi: float) -> float:  # the springs' torque on the link at q - eq = phi
-        return float(compliance(model, phi, th1, th2, **own).tau_link)
-
-    if not spring(hi) <= torque <= spring(lo):
-        raise ValueError(
-            f"{model}: the springs at preset {preset:g} cannot hold {torque:.4g} N m within "
-            f"their deflection range [{lo:g}, {hi:g}] rad"
-        )
-    for _ in range(60):  # 2 max_def / 2^60: below 1e-15 rad
-        mid = 0.5 * (lo + hi)
-        if spring(mid) > torque:
-            lo = mid
-        else:
-            hi = mid
-    return -0.5 * (lo + hi)

@@ -472,9 +472,8 @@ class Batch(StateFields, InstanceStatus):
         return {f: out[r] for r, f in enumerate(fields)}
 
     # ------------------------------------------------------------ engine interface
-    # Internal: for asr.Sim and other engines that step this batch's actuators inside their own
-    # loop. They hold `lock` across a call sequence (a Sim shares it), validate their inputs with
-    # the check_* methods, run the C rollout with _rollout_engine, and never touch the C handle.
+    # The checks and the status handling asr.core.coupled.rollout_coupled (a batch coupled to a
+    # link engine and a controller, asr.Sim's rollout) shares with step and rollout.
 
     @serialised
     def check_refs(self, refs: FloatArray, name: str) -> None:
@@ -503,42 +502,6 @@ class Batch(StateFields, InstanceStatus):
         """A step length dt, s, that max_substep splits into at most ASR_MAX_SUBSTEPS motor
         sub-steps; returns it as a float."""
         return check_step_length(dt, self._max_substep)
-
-    @serialised
-    def _rollout_engine(
-        self,
-        engine: CData,
-        steps: int,
-        dt: float,
-        refs: CData,
-        ext: CData,
-        ff: CData,
-        record: Sequence[str],
-        out: FloatArray,
-        controller: CData = ffi.NULL,
-    ) -> int:
-        """One C rollout of `steps` steps of `dt` s coupled to a link engine (an asr_engine*, see
-        csrc/engine/asr_engine.h), with a controller's hooks (an asr_controller*, or NULL) inside
-        it. refs, ext, ff: asr_series; record: state field names; out: writable C-contiguous
-        float64 array the recorded fields go into (ignored when record is empty). Returns the C
-        status: pass it to finish_run."""
-        idx = record_indices(record)
-        st: int = self._lock.run_c(
-            "rollout",
-            lib.asr_batch_rollout_controlled,
-            self._b,
-            engine,
-            controller,
-            steps,
-            dt,
-            refs,
-            ext,
-            ff,
-            len(record),
-            ffi.from_buffer("int[]", idx),
-            _record_buffer(out, record),
-        )
-        return st
 
     @serialised
     def finish_run(self, st: int, on_error: str) -> None:

@@ -3,11 +3,11 @@
 An engine owns N instances of the robot's links (one per Sim instance) and hands the C core an
 asr_engine struct (csrc/engine/asr_engine.h: its step halves and pointers into its state), so the
 C rollout couples any engine the same way. Everything else about the engine's own data stays in
-its module: the Sim and the controllers go through this interface.
+its module: the Sim and the controllers go through this interface (a controller reads what it
+needs through it and builds its own C part; the engine knows no controller).
 """
 
 from collections.abc import Iterable, Mapping
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -191,30 +191,6 @@ class LinkEngine:
     def check_run(self, before: Any, batch: "Batch", steps: int, on_error: str) -> None:
         """After a rollout of `steps` steps: report the engine's own failures (freeze the
         instances it gave up on in batch, raise or warn as on_error says)."""
-
-    def check_interaction(self) -> None:
-        """Refuse the interaction controller (ValueError) unless the engine provides what it
-        needs: site Jacobians, force sensors and an applied wrench (see interaction)."""
-        raise ValueError(
-            "controller: interaction control needs MuJoCo's site Jacobians and force "
-            f"sensors; not available with engine={self.name!r}"
-        )
-
-    def interaction(
-        self, ic: CData, names: Mapping[str, str], keep: list[CData]
-    ) -> tuple[FloatArray, FloatArray]:
-        """Fill the engine's part of the interaction controller's C struct
-        (asr.controllers.interaction;
-        see asr.engines.mujoco) and return the robot's base frame in the world (position (3,),
-        rotation (9,) row-major): refused here."""
-        self.check_interaction()
-        raise NotImplementedError
-
-    def sensors_at_rest(self, i: int) -> AbstractContextManager[None]:
-        """A context manager in which instance i's force sensors read at rest (the interaction
-        controller's bias): refused here."""
-        self.check_interaction()
-        raise NotImplementedError
 
 
 __all__ = ["LinkEngine", "SceneGeometry", "c_engine_struct", "c_table", "mapping"]

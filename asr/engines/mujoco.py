@@ -7,12 +7,11 @@ qfrc_applied, so it does not compile against a MuJoCo version, and no global MuJ
 installed (several robots can run in one process).
 """
 
-import contextlib
 import ctypes
 import glob
 import os
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -28,7 +27,6 @@ from asr.engines.base import (
     LinkEngine,
     SceneGeometry,
     c_engine_struct,
-    c_table,
     mapping,
 )
 from asr.engines.mujoco_scene import Scene
@@ -332,68 +330,6 @@ class Engine(LinkEngine):
                 "written into its MjData, or lower the timestep or the "
                 "stiffness",
             )
-
-    # ------------------------------------------------------------ interaction control
-
-    def check_interaction(self) -> None:
-        """MuJoCo has what the interaction controller needs."""
-
-    def interaction(
-        self, ic: CData, names: Mapping[str, str], keep: list[CData]
-    ) -> tuple[FloatArray, FloatArray]:
-        """Fill the engine's part of the interaction controller's asr_interaction ic: the
-        kinematics functions, per-instance scratch data for the inverse kinematics, and pointers
-        to the tool site, the F/T sensor and the tool body's applied wrench named by `names`
-        (the robot's [interaction] block); keep holds the tables alive. Returns the base frame
-        (position (3,), rotation (9,), row-major) in the world."""
-        mujoco = _mujoco()
-        m0, d = self._models[0], self._datas
-
-        def ident(kind: Any, name: str) -> int:
-            return int(mujoco.mj_name2id(m0, kind, name))
-
-        def table(ctype: str, values: list[CData]) -> CData:
-            return c_table(keep, ctype, values)
-
-        site = ident(mujoco.mjtObj.mjOBJ_SITE, names["site"])
-        sensor_site = ident(mujoco.mjtObj.mjOBJ_SITE, names["sensor_site"])
-        f_adr = int(m0.sensor_adr[ident(mujoco.mjtObj.mjOBJ_SENSOR, names["force_sensor"])])
-        t_adr = int(m0.sensor_adr[ident(mujoco.mjtObj.mjOBJ_SENSOR, names["torque_sensor"])])
-        body = int(m0.site_bodyid[site])
-        ik = tuple(mujoco.MjData(m) for m in self._models)
-        keep.append(ik)
-        ic.kinematics, ic.com_pos, ic.jac_site = kinematics_functions()
-        ic.nq, ic.nv, ic.site = m0.nq, m0.nv, site
-        ic.ik_data = table("void*", [ffi.cast("void*", x._address) for x in ik])
-        ic.ik_qpos = table("double*", [_ptr(x.qpos) for x in ik])
-        ic.ik_site_pos = table("double*", [_ptr(x.site_xpos, 3 * site) for x in ik])
-        ic.ik_site_mat = table("double*", [_ptr(x.site_xmat, 9 * site) for x in ik])
-        ic.site_pos = table("double*", [_ptr(x.site_xpos, 3 * site) for x in d])
-        ic.site_mat = table("double*", [_ptr(x.site_xmat, 9 * site) for x in d])
-        ic.sensor_mat = table("double*", [_ptr(x.site_xmat, 9 * sensor_site) for x in d])
-        ic.sensor_force = table("double*", [_ptr(x.sensordata, f_adr) for x in d])
-        ic.sensor_torque = table("double*", [_ptr(x.sensordata, t_adr) for x in d])
-        ic.wrench_body = table("double*", [_ptr(x.xfrc_applied, 6 * body) for x in d])
-        base_pos, base_mat = np.zeros(3), np.eye(3).ravel()
-        if "base" in names:
-            mujoco.mj_forward(m0, d[0])
-            b = ident(mujoco.mjtObj.mjOBJ_SITE, names["base"])
-            base_pos, base_mat = d[0].site_xpos[b].copy(), d[0].site_xmat[b].copy()
-        return base_pos, base_mat
-
-    @contextlib.contextmanager
-    def sensors_at_rest(self, i: int) -> Iterator[None]:
-        """Instance i's sensors read at rest inside the block: inverse dynamics with zero
-        accelerations (after a reset's mj_forward the sensors see the arm falling, no joint
-        torque applied yet); its forward state is recomputed after."""
-        mujoco = _mujoco()
-        m, d = self._models[i], self._datas[i]
-        d.qacc[:] = 0.0
-        mujoco.mj_inverse(m, d)
-        try:
-            yield
-        finally:
-            mujoco.mj_forward(m, d)
 
 
 __all__ = ["Engine", "MUJOCO_FIELDS", "kinematics_functions", "step_functions"]

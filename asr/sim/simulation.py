@@ -2,12 +2,12 @@
 at once.
 
 A Sim composes three parts: a link engine (asr.engines: MuJoCo on the robot's MJCF, or Gazebo's
-physics on its SDF), the actuator batch (asr.Batch) and optionally an interaction controller
-(asr.controllers.interaction). For every instance and step the C core runs the engine's first step
-half ->
-actuator update from the link state -> joint torques into the engine's applied forces -> the
-second step half, the controller's hooks around them, in C over native threads with the GIL
-released.
+physics on its SDF), the actuator batch (asr.Batch) and optionally a controller (any
+asr.sim.Controller, e.g. interaction control, asr.Admittance). For every instance and step the C
+core runs the engine's first step half -> actuator update from the link state -> joint torques
+into the engine's applied forces -> the second step half, the controller's hooks around them, in
+C over native threads with the GIL released (asr.core.coupled.rollout_coupled: the inputs are
+checked there once and run in one call).
 
 Coupling error: the actuator torque of a step is computed from the state at its start and held
 over the step (explicit coupling); the engine's Euler step then integrates the links. The error
@@ -16,9 +16,9 @@ stiffness: a spring of stiffness k on a link of inertia I is integrated stably w
 dt < 2 / sqrt(k / I) and accurately well below it. Choose the engine's timestep accordingly.
 """
 
+import contextlib
 import os
-from collections.abc import Callable, Iterable, Mapping
-from contextlib import nullcontext
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -28,15 +28,16 @@ from asr import engines
 from asr.common import validate as V
 from asr.common.serial import BatchLock, serialised
 from asr.common.validate import CData, FloatArray
-from asr.controllers.interaction import Admittance, DirectForce, Interaction, split_record
-from asr.core.batch import Batch, as_series, check_on_error, check_record, per_step, window
+from asr.core.batch import Batch, window
 from asr.core.batch_inputs import Series
+from asr.core.coupled import HooksAt, RefsAt, rollout_coupled
 from asr.core.errors import SimulationError
-from asr.core.ffi import ffi, lib
+from asr.core.ffi import lib
 from asr.core.models import compliance
 from asr.engines.base import IndexArray, LinkEngine, SceneGeometry, mapping
 from asr.engines.mujoco import MUJOCO_FIELDS
 from asr.robots.robot import Robot, load_robot
+from asr.sim.controller import BoundController, Controller, empty_record
 
 DEFAULT_RECORD = ("q", "qd", "th1", "th2", "tau_joint", "stiffness")
 
@@ -57,10 +58,10 @@ class Sim:
         MUJOCO_FIELDS (body_mass kg, dof_damping N m s/rad, dof_frictionloss N m, geom_friction
         (3,) or (N, 3)); instances then get their own model copies.
     threads, max_substep, motor_scheme: as for asr.Batch.
-    controller: asr.Admittance or asr.DirectForce: interaction control ([Storiale2022]) run in C
-        inside every rollout step, writing the joints' first references (see
-        asr.controllers.interaction and
-        `controller`); needs the robot's [interaction] block.
+    controller: any asr.sim.Controller, run in C inside every rollout step; e.g. asr.Admittance
+        or asr.DirectForce: interaction control ([Storiale2022]) writing the joints' first
+        references (see asr.controllers.interaction and `controller`; needs the robot's
+        [interaction] block).
     engine: "mujoco" (default) or "gazebo": gz-physics with DART on the robot's SDF file
         (Robot.sdf; see asr.engines.gz_shim), one DART world per instance, the time step the SDF's
         max_step_size; models and datas are then empty and mujoco_params is refused (see
@@ -84,9 +85,14 @@ class Sim:
         motor_scheme: str = "euler",
         variant: str | None = None,
         engine: str = "mujoco",
-        controller: Admittance | DirectForce | None = None,
+        controller: Controller | None = None,
     ) -> None:
         engines.check(engine)
+        if controller is not None and not isinstance(controller, Controller):
+            raise TypeError(
+                "controller: expected an asr.sim.Controller (an object with bind(sim, engine), "
+                f"e.g. asr.Admittance or asr.DirectForce), got {type(controller).__name__}"
+            )
         self._robot: Robot = robot if isinstance(robot, Robot) else load_robot(robot, variant)
         self._n_instances: int = V.positive_int(n_instances, "n_instances", hi=2**31 - 1)
         self._engine: LinkEngine = engines.create(
@@ -102,9 +108,9 @@ class Sim:
         self._lock: BatchLock = self._batch.lock
         for joint, values in mapping(params, "params").items():
             self.batch.set_params(self._joint_index(joint), **mapping(values, f"params[{joint!r}]"))
-        self._controller: Interaction | None = None
+        self._controller: BoundController | None = None
         if controller is not None:
-            self._controller = Interaction(self, self._engine, controller)
+            self._controller = controller.bind(self, self._engine)
         self._held_refs = np.zeros((self.n_instances, self.n_joints, 2))
         self.reset()
 
@@ -135,10 +141,11 @@ class Sim:
         return len(self.robot.joints)
 
     @property
-    def controller(self) -> Interaction | None:
-        """The interaction controller (asr.controllers.interaction.Interaction: setpoint,
-        trajectory,
-        set_references, fsm, ...), or None."""
+    def controller(self) -> Any:
+        """The controller bound to this Sim (what the controller's bind returned, an
+        asr.sim.BoundController with its own interface; interaction control:
+        asr.controllers.interaction.Interaction: setpoint, trajectory, set_references, fsm,
+        ...), or None."""
         return self._controller
 
     @property
@@ -229,7 +236,7 @@ class Sim:
         self.batch.reset(self.q, refs, instances=idx)
         self._hold_refs(refs, idx)
         if self._controller is not None:
-            self._controller.init(idx)
+            self._controller.reset(idx)
 
     def _hold_refs(self, refs: npt.ArrayLike | None, instances: IndexArray | None) -> None:
         """The references a controlled rollout without refs uses: those of the last step, or
@@ -327,7 +334,7 @@ class Sim:
         every: int = 1,
         record: str | Iterable[str] = DEFAULT_RECORD,
         on_error: str = "raise",
-        wrench_ext: npt.ArrayLike | None = None,
+        **inputs: npt.ArrayLike,
     ) -> dict[str, npt.NDArray[Any]]:
         """Simulate `steps` steps of the MJCF timestep.
 
@@ -338,134 +345,70 @@ class Sim:
         tau_ext: external link torques, tau_ff: feed-forward motor torques (gravity compensation
             of single-motor joints in modes 5-6, [Kamedula2016] eq. 4); each None, (N, J) held or
             (N, steps, J), N m.
-        wrench_ext (with a controller): an external wrench on the tool's body, (6,) / (N, 6) held
-            or (N, steps, 6): force N and torque N m, world frame, at the body's centre of mass.
+        inputs: the controller's rollout inputs (its `inputs`); interaction control:
+            wrench_ext, an external wrench on the tool's body, (6,) / (N, 6) held or
+            (N, steps, 6): force N and torque N m, world frame, at the body's centre of mass.
         record: state fields recorded after every step: q and qd are the link state at the end of
             the step, torques (tau_joint, tau_link, ...) those applied over it, motor fields at
-            its end. Returns {field: (N, steps, J)}; with a controller also
-            asr.controllers.interaction.RECORD's fields: x_d, x_c, x_m (N, steps, 3) m in the base
-            frame,
-            f_d, f_e (N, steps, 3) N and tau_e (N, steps, 3) N m along the task axes, fsm
-            (N, steps) state index, ik_ok (N, steps) bool.
+            its end. Returns {field: (N, steps, J)}; with a controller also its record's fields
+            (interaction control: asr.controllers.interaction.RECORD's x_d, x_c, x_m (N, steps,
+            3) m in the base frame, f_d, f_e (N, steps, 3) N and tau_e (N, steps, 3) N m along
+            the task axes, fsm (N, steps) state index, ik_ok (N, steps) bool).
         """
-        check_on_error(on_error)
-        steps = V.positive_int(steps, "steps", hi=2**31 - 1)
-        fields: tuple[str, ...] = check_record(record)
         ctl = self._controller
+        inputs = {k: v for k, v in inputs.items() if v is not None}
+        for name in inputs:
+            if ctl is None or name not in ctl.inputs:
+                takes = ", ".join(ctl.inputs) if ctl is not None and ctl.inputs else "none"
+                raise ValueError(
+                    f"{name}: needs a controller that takes it (this Sim's controller "
+                    f"inputs: {takes})"
+                )
         if refs is None:
             if ctl is None:
                 raise TypeError("refs: required without a controller (N, J, 2 references)")
             refs = self._held_refs
-        if wrench_ext is not None and ctl is None:
-            raise ValueError("wrench_ext: needs a controller (it names the tool body)")
-        n, nj = self.n_instances, self.n_joints
-        out = np.empty((len(fields), n, steps, nj))
-        ic_out = np.empty((n, steps, lib.ASR_IC_NREC)) if ctl else None
-        ext = None if tau_ext is None else self._per_step(tau_ext, "tau_ext", steps, ())
-        ff = None if tau_ff is None else self._per_step(tau_ff, "tau_ff", steps, ())
-        wrench = None if wrench_ext is None or ctl is None else ctl.wrench_series(wrench_ext, steps)
-        if ff is not None:
-            self.batch.check_ff(ff[0].reshape(-1, nj))
-        self.batch.check_frozen(on_error, "Sim.rollout")
+        run_refs: npt.ArrayLike | RefsAt
         if callable(refs):
-            every = V.positive_int(every, "every")
-            for t0 in range(0, steps, every):
-                k = min(every, steps - t0)
-                r = V.broadcast_input(refs(self, t0), "refs(sim, t)", (n, nj, 2))
-                self._run(
-                    k,
-                    (r, 0),
-                    window(ext, t0),
-                    window(ff, t0),
-                    fields,
-                    out[:, :, t0 : t0 + k],
-                    on_error,
-                    window(wrench, t0),
-                    None if ic_out is None else ic_out[:, t0 : t0 + k],
-                )
+            fn = refs
+            run_refs = lambda t: fn(self, t)  # noqa: E731 (refs(sim, t) for the core's refs(t))
         else:
-            self._run(
-                steps,
-                self._per_step(refs, "refs", steps, (2,)),
-                ext,
-                ff,
-                fields,
-                out,
-                on_error,
-                wrench,
-                ic_out,
-            )
-        res = {f: out[k] for k, f in enumerate(fields)}
+            run_refs = refs
+        with self._controlled(steps, inputs) as (hooks, ctl_record):
+            res = self._coupled(steps, run_refs, tau_ext, tau_ff, every, record, on_error, hooks)
         self._held_refs = np.stack([self.batch.field("ref1"), self.batch.field("ref2")], axis=-1)
-        if ctl is not None:
-            res.update(split_record(ic_out))
+        if ctl is not None and ctl_record is not None:
+            res.update(ctl.results(ctl_record))
         return res
 
-    def step(
-        self,
-        refs: npt.ArrayLike | RefsFn | None = None,
-        *,
-        tau_ext: npt.ArrayLike | None = None,
-        tau_ff: npt.ArrayLike | None = None,
-        record: str | Iterable[str] = DEFAULT_RECORD,
-        on_error: str = "raise",
-        wrench_ext: npt.ArrayLike | None = None,
-    ) -> dict[str, npt.NDArray[Any]]:
-        """One step; returns {field: (N, J)} after it (with a controller also its fields)."""
-        res = self.rollout(
-            1,
-            refs,
-            tau_ext=tau_ext,
-            tau_ff=tau_ff,
-            record=record,
-            on_error=on_error,
-            wrench_ext=wrench_ext,
-        )
-        return {f: v[:, 0] for f, v in res.items()}
-
-    def _per_step(
-        self, value: npt.ArrayLike, name: str, steps: int, tail: tuple[int, ...]
-    ) -> Series:
-        """(array, time stride in doubles): (N, steps, J, *tail) per step or held (N, J, *tail)."""
-        series: Series = per_step(value, name, self.n_instances, steps, self.n_joints, tail)
-        return series
-
-    def _run(
+    def _coupled(
         self,
         steps: int,
-        refs: Series,
-        ext: Series | None,
-        ff: Series | None,
-        record: tuple[str, ...],
-        out: FloatArray,
+        refs: npt.ArrayLike | RefsAt,
+        tau_ext: npt.ArrayLike | None,
+        tau_ff: npt.ArrayLike | None,
+        every: int,
+        record: str | Iterable[str],
         on_error: str,
-        wrench: Series | None = None,
-        ic_out: FloatArray | None = None,
-    ) -> None:
-        """One C rollout of `steps` steps writing into out (nrecord, N, steps, J) and, with a
-        controller, ic_out (N, steps, ASR_IC_NREC) (either maybe a view of a longer record:
-        copied back when not contiguous). refs, ext, ff, wrench: (array, stride_t) from
-        _per_step (ext, ff and wrench may be None)."""
-        self.batch.check_refs_per_step(refs, "refs")
-        self.batch.check_dt(self.dt)
-        buf = out if out.flags.c_contiguous else np.empty(out.shape)
-        ic_buf = None
-        if ic_out is not None:
-            ic_buf = ic_out if ic_out.flags.c_contiguous else np.empty(ic_out.shape)
-        keep: list[CData] = []
-        before = self._engine.run_start()
-        series = (as_series(refs, keep), as_series(ext, keep), as_series(ff, keep))
-        ctl = self._controller
-        with ctl._c_hooks(wrench, ic_buf) if ctl else nullcontext(ffi.NULL) as hooks:
-            st = self.batch._rollout_engine(
-                self._engine.c_engine, steps, self.dt, *series, record, buf, hooks
-            )
-        if ic_out is not None and ic_buf is not ic_out:
-            ic_out[...] = ic_buf
-        if buf is not out:
-            out[...] = buf
+        hooks: HooksAt | None,
+    ) -> dict[str, npt.NDArray[Any]]:
+        """asr.core.coupled.rollout_coupled on this Sim's batch and engine, a divergence's error
+        given the coupling's hint (coupling_limit)."""
         try:
-            self.batch.finish_run(st, on_error)
+            return rollout_coupled(
+                self.batch,
+                self._engine,
+                steps,
+                refs,
+                tau_ext=tau_ext,
+                tau_ff=tau_ff,
+                every=every,
+                record=record,
+                on_error=on_error,
+                controller=hooks,
+                what="Sim.rollout",
+                refs_name="refs(sim, t)",
+            )
         except SimulationError as exc:
             if exc.code != lib.ASR_ERR_DIVERGED:
                 raise
@@ -477,7 +420,60 @@ class Sim:
                 more=len(self.batch.errors()) - 1,
                 hint=self.coupling_limit(exc.instance, exc.joint),
             ) from None
-        self._engine.check_run(before, self.batch, steps, on_error)
+
+    @contextlib.contextmanager
+    def _controlled(
+        self, steps: int, inputs: Mapping[str, npt.ArrayLike]
+    ) -> Iterator[tuple[HooksAt | None, FloatArray | None]]:
+        """(the controller's hooks per window for rollout_coupled, its record (N, steps, C)), or
+        (None, None) without a controller; the inputs checked once here."""
+        ctl = self._controller
+        if ctl is None:
+            yield None, None
+            return
+        steps = V.positive_int(steps, "steps", hi=2**31 - 1)
+        series = ctl.check_inputs(steps, inputs)
+        full = empty_record(ctl, self.n_instances, steps)
+        assert full is not None
+
+        @contextlib.contextmanager
+        def hooks(t0: int, k: int) -> Iterator[CData]:
+            part = full[:, t0 : t0 + k]
+            buf = part if part.flags.c_contiguous else np.empty(part.shape)
+            now: dict[str, Series] = {}
+            for name, s in series.items():
+                w = window(s, t0)
+                now[name] = w if w is not None else s
+            with ctl.hooks(now, buf) as c_hooks:
+                yield c_hooks
+            if buf is not part:
+                part[...] = buf
+
+        yield hooks, full
+
+    def step(
+        self,
+        refs: npt.ArrayLike | RefsFn | None = None,
+        *,
+        tau_ext: npt.ArrayLike | None = None,
+        tau_ff: npt.ArrayLike | None = None,
+        record: str | Iterable[str] = DEFAULT_RECORD,
+        on_error: str = "raise",
+        **inputs: npt.ArrayLike,
+    ) -> dict[str, npt.NDArray[Any]]:
+        """One step; returns {field: (N, J)} after it (with a controller also its fields;
+        inputs: the controller's, as for rollout)."""
+        res = self.rollout(
+            1,
+            refs,
+            tau_ext=tau_ext,
+            tau_ff=tau_ff,
+            every=1,
+            record=record,
+            on_error=on_error,
+            **inputs,
+        )
+        return {f: v[:, 0] for f, v in res.items()}
 
     @serialised
     def coupling_limit(self, instance: int, joint: int) -> str:

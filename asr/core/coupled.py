@@ -1,0 +1,160 @@
+"""A batch's actuators coupled to a link engine and run in one C call (asr_batch_rollout_controlled,
+csrc/engine/asr_engine.h), with an optional controller's hooks inside the loop.
+
+rollout_coupled is the one way asr.Sim (or any other composition of a Batch, an engine and a
+controller) runs: it checks every input once (references, external and feed-forward torques,
+the step length, frozen instances), runs the C rollout with the engine's struct and the
+controller's, and raises or flags what went wrong. Nothing outside asr.core needs the batch's C
+handle.
+"""
+
+from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager, nullcontext
+from typing import Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from asr.common import validate as V
+from asr.common.validate import CData, FloatArray
+from asr.core.batch import Batch
+from asr.core.batch_inputs import (
+    Series,
+    _record_buffer,
+    as_series,
+    check_on_error,
+    check_record,
+    per_step,
+    record_indices,
+    window,
+)
+from asr.core.ffi import ffi, lib
+
+# refs as a function of the first step index of a window: refs(t0) -> (N, J, 2)
+RefsAt = Callable[[int], npt.ArrayLike]
+# a controller's hooks for the window of k steps from step t0: a context manager giving an
+# asr_controller* valid inside it
+HooksAt = Callable[[int, int], AbstractContextManager[CData]]
+
+
+class CoupledEngine(Protocol):
+    """What rollout_coupled needs of a link engine (asr.engines.base.LinkEngine has it): its C
+    struct (an asr_engine*), its time step (s), and two Python hooks around each C call."""
+
+    dt: float
+    c_engine: CData
+
+    def run_start(self) -> Any: ...
+    def check_run(self, before: Any, batch: Batch, steps: int, on_error: str) -> None: ...
+
+
+def rollout_coupled(
+    batch: Batch,
+    engine: CoupledEngine,
+    steps: int,
+    refs: npt.ArrayLike | RefsAt,
+    *,
+    tau_ext: npt.ArrayLike | None = None,
+    tau_ff: npt.ArrayLike | None = None,
+    every: int = 1,
+    record: str | Iterable[str] = ("tau_joint",),
+    on_error: str = "raise",
+    controller: HooksAt | None = None,
+    what: str = "rollout",
+    refs_name: str = "refs(t0)",
+) -> dict[str, FloatArray]:
+    """`steps` steps of the engine's dt, the batch's actuators coupled to the engine in C.
+
+    refs: (N, steps, J, 2) per step, (N, J, 2) or (J, 2) held, or a function refs(t0) ->
+        (N, J, 2) called every `every` steps (t0: the step index), each window then its own C
+        call. tau_ext: external link torques, tau_ff: feed-forward motor torques; each None,
+        (N, J) held or (N, steps, J), N m. record: state field names recorded after every step.
+        controller: hooks(t0, k) for each window (see HooksAt), None: no controller.
+        what, refs_name: the caller's name and that of its refs function in messages.
+        Returns {field: (N, steps, J)}. on_error: 'raise' (SimulationError for the first
+        instance that stopped, and before running while instances stay frozen) or 'flag' (see
+        Batch.status)."""
+    check_on_error(on_error)
+    steps = V.positive_int(steps, "steps", hi=2**31 - 1)
+    fields = check_record(record)
+    n, nj = batch.n_instances, batch.n_joints
+    dt = batch.check_dt(engine.dt)
+    ext = None if tau_ext is None else per_step(tau_ext, "tau_ext", n, steps, nj)
+    ff = None if tau_ff is None else per_step(tau_ff, "tau_ff", n, steps, nj)
+    if ff is not None:
+        batch.check_ff(ff[0].reshape(-1, nj))
+    batch.check_frozen(on_error, what)
+    out = np.empty((len(fields), n, steps, nj))
+    run = _Run(batch, engine, dt, fields, on_error, controller)
+    if callable(refs):
+        every = V.positive_int(every, "every")
+        for t0 in range(0, steps, every):
+            k = min(every, steps - t0)
+            r = V.broadcast_input(refs(t0), refs_name, (n, nj, 2))
+            run(t0, k, (r, 0), window(ext, t0), window(ff, t0), out[:, :, t0 : t0 + k])
+    else:
+        run(0, steps, per_step(refs, "refs", n, steps, nj, (2,)), ext, ff, out)
+    return {f: out[k] for k, f in enumerate(fields)}
+
+
+def with_batch(batch: Batch, what: str, fn: Callable[..., Any], *args: Any) -> Any:
+    """fn(the batch's C handle, *args) under the batch's lock: a C function of another part that
+    reads the batch (e.g. asr_ic_init, asr_ic_solve_ik of csrc/interaction), called without the
+    caller holding the handle. what: the call's name in a refusal from inside a callback."""
+    with batch.lock:
+        return batch.lock.run_c(what, fn, batch._b, *args)
+
+
+class _Run:
+    """One C call of rollout_coupled: a window of k steps from t0 with its inputs."""
+
+    def __init__(
+        self,
+        batch: Batch,
+        engine: CoupledEngine,
+        dt: float,
+        fields: tuple[str, ...],
+        on_error: str,
+        controller: HooksAt | None,
+    ) -> None:
+        self.batch, self.engine, self.dt, self.fields = batch, engine, dt, fields
+        self.on_error, self.controller = on_error, controller
+
+    def __call__(
+        self,
+        t0: int,
+        k: int,
+        refs: Series,
+        ext: Series | None,
+        ff: Series | None,
+        out: FloatArray,
+    ) -> None:
+        b = self.batch
+        b.check_refs_per_step(refs, "refs")
+        buf = out if out.flags.c_contiguous else np.empty(out.shape)
+        keep: list[CData] = []
+        before = self.engine.run_start()
+        hooks = nullcontext(ffi.NULL) if self.controller is None else self.controller(t0, k)
+        with hooks as ctl:
+            st: int = b.lock.run_c(
+                "rollout",
+                lib.asr_batch_rollout_controlled,
+                b._b,
+                self.engine.c_engine,
+                ctl,
+                k,
+                self.dt,
+                as_series(refs, keep),
+                as_series(ext, keep),
+                as_series(ff, keep),
+                len(self.fields),
+                ffi.from_buffer("int[]", record_indices(self.fields)),
+                _record_buffer(buf, self.fields),
+            )
+        if buf is not out:
+            out[...] = buf
+        b.finish_run(st, self.on_error)
+        self.engine.check_run(before, b, k, self.on_error)
+
+
+__all__ = ["rollout_coupled", "with_batch", "CoupledEngine", "RefsAt", "HooksAt"]
