@@ -6,18 +6,17 @@ motor -> motor dynamics with Dahl friction), toolbox defaults, preset 0.4 rad, a
 equilibrium reference eq_i(t) = 0.5 sin(2 pi t + 2 pi i / N) rad, the link held at q = 0,
 dt = 1 ms (one motor sub-step per step). N instances x 1 joint, N = 64, 1000, 100000.
 
-C: one `asr.Batch.rollout(steps, dt, refs=(N, steps, 1, 2), record=())` call per timing (the
-time includes rollout's Python-side checks of the inputs), threads 1 and 2, steps chosen so a
-timing takes about `target_s`. NumPy: benchmarks/numpy_reference.py, a Python loop over steps,
-NumPy over all joints (tests/test_numpy_reference.py checks it agrees with the core to 1e-12).
-Numba: benchmarks/numba_reference.py, one jitted call per rollout looping over instances and
-steps, one thread (njit) and parallel over the instances (prange, numba.set_num_threads(max of
-`threads`)); compiled before any timing; it reads the same (N, steps, 1, 2) reference array as C
-(tests/test_numba_reference.py checks both variants against the core to 1e-12). Left out, with a
-note, when numba is not installed.
-Every timing starts from the same reset state; each figure is the best of `reps` repetitions
-(time.perf_counter), the repetitions of NumPy, Numba and of each thread count interleaved so that
-they see the same background load. Inputs are deterministic.
+C: one `asr.Batch.rollout(steps, dt, refs=(N, steps, 1, 2), record=())` call per timing (the time
+includes rollout's Python-side checks of the inputs), threads 1 and 2, steps chosen so a timing
+takes about `target_s`. NumPy: benchmarks/numpy_reference.py, a Python loop over steps, NumPy over
+all joints (tests/core/test_numpy_reference.py checks it agrees with the core to 1e-12). Numba:
+benchmarks/numba_reference.py, one jitted call per rollout looping over instances and steps, one
+thread (njit) and parallel over the instances (prange, numba.set_num_threads(max of `threads`));
+compiled before any timing; it reads the same (N, steps, 1, 2) reference array as C
+(tests/core/test_numba_reference.py checks both variants against the core to 1e-12). Left out, with
+a note, when numba is not installed. Every timing starts from the same reset state; each figure is
+the best of `reps` repetitions (time.perf_counter), the repetitions of NumPy, Numba and of each
+thread count interleaved so that they see the same background load. Inputs are deterministic.
 
 Figures (N in sizes, T in threads): actuator_steps_per_s_n{N}_t{T} (C), numpy_steps_per_s_n{N},
 numba_steps_per_s_n{N}, numba_parallel_steps_per_s_n{N}, ratio_vs_numpy_n{N}[_t{T}] and

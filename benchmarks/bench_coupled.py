@@ -22,7 +22,7 @@ instances, 1 and 2 threads. Rates are instance-steps per second of the whole bat
   mujoco.mj_step1 / mj_step2 per instance, the actuators of all instances and joints computed at
   once in NumPy by benchmarks/numpy_reference.py (QbmoveAdvancedMode6, N x J joints), link
   state copied from each MjData's qpos/qvel views, torques written into qfrc_applied. One
-  thread. tests/test_bench_coupled.py checks it gives asr.Sim's trajectories.
+  thread. tests/benchmarks/test_bench_coupled.py checks it gives asr.Sim's trajectories.
 - mj_step loop, N = 1 only: `for _ in range(steps): mujoco.mj_step(m, d)` from the same start,
   no torques (a sanity reference for the bindings' per-call cost).
 - 5-DOF arm with the box (robots/qbmove_arm_5dof, default variant, N = 1, one thread): joint1's
@@ -67,7 +67,7 @@ if HERE not in sys.path:
 
 from coupled_timings import GZ_ROBOTS, bench_gazebo, bench_size, realtime_5dof  # noqa: E402
 
-# PythonLoop and make_refs: re-exported for tests/test_bench_coupled.py
+# PythonLoop and make_refs: re-exported for tests/benchmarks/test_bench_coupled.py
 from coupled_workload import ROBOT, ROBOT_5DOF, PythonLoop, make_refs  # noqa: E402, F401
 from results_file import report_and_write  # noqa: E402
 

@@ -25,14 +25,14 @@ Figures:
 - ratio_vs_scipy = igm_solves_per_s_t1 / scipy_solves_per_s (warm against warm);
   ratio_cold_vs_scipy likewise for the cold solve.
 - igm_max_length_diff_vs_scipy_m: the largest rod-length difference of the two solvers at the
-  first two poses (a sanity figure; tests/test_cpr_reference.py asserts the agreement).
+  first two poses (a sanity figure; tests/cpr/test_cpr_reference.py asserts the agreement).
 
 Published anchors (other machines, not measured here): Till's C++ about 4200 solves/s on one
 thread with a hand-unrolled RK4 and a structured Jacobian; a recent pure-Python SciPy solver
 about 3.8 s per inverse solve.
 
 Without asr.cpr (while it is being written) the asr figures are left out and only the SciPy
-figures are written; tests/test_cpr_reference.py requires asr.cpr. Benchmarks report; they do
+figures are written; tests/cpr/test_cpr_reference.py requires asr.cpr. Benchmarks report; they do
 not assert. Wall-clock figures on a shared machine are noisy.
 """
 

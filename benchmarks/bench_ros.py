@@ -14,11 +14,11 @@ controller peer run in subprocesses. ROS 1: Debian's roscore (asr.ros.master.ros
 `python -m asr.cli ros` in a subprocess and this process as the rospy peer.
 A missing ROS is said and that part skipped.
 
-The tests' machinery is reused, not copied: tests/ is put on sys.path for tests/_ros2.py
-(NodeProcess, run_peer: the node and tests/ros2_peers/controller.py's `record` and `latency`
-scenarios) and tests/test_ros_node.py (running_node, Recorder, publisher: the ROS 1 node and
-peer). The tests check what these figures rest on (no loss, exact stamps, the offline rollout);
-this file only measures.
+The tests' machinery is reused, not copied: the repository is put on sys.path for
+tests/support/ros2.py (NodeProcess, run_peer: the node and the `record` and `latency` scenarios of
+tests/support/ros2_peers/controller.py) and tests/support/ros1_node.py (running_node, Recorder,
+publisher: the ROS 1 node and peer). The tests check what these figures rest on (no loss, exact
+stamps, the offline rollout); this file only measures.
 
 Writes benchmarks/results/ros.json (one flat {figure: number} object)."""
 
@@ -33,7 +33,7 @@ import numpy as np
 from results_file import report_and_write
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))
+sys.path.insert(0, os.path.dirname(HERE))  # the repository, for tests.support
 DEFAULT_OUT = os.path.join(HERE, "results", "ros.json")
 ROBOT = "qbmove_arm_2dof"
 RATES_HZ = (100.0, 1000.0)
@@ -74,8 +74,8 @@ def stamp_figures(stamps_ns, arrivals_s, rate):
 
 def ros2_rate(tmp, rate):
     """One ROS 2 node at `rate`: the controller peer's recording, then its latency samples."""
-    from _ros2 import NodeProcess, run_peer
-    from test_ros_node import VARIANT
+    from tests.support.ros1_node import VARIANT
+    from tests.support.ros2 import NodeProcess, run_peer
 
     with NodeProcess(tmp, robot=ROBOT, variant=VARIANT, rate=rate) as node:
         cmd = {"commands": [[COMMAND, 0.4]], "after": 20, "seconds": RECORD_S}
@@ -99,7 +99,7 @@ def ros2_rate(tmp, rate):
 
 def ros1_latency(ros, ns, rate):
     """Command -> link_state delays (s) of LATENCY_SAMPLES distinct equilibria."""
-    from test_ros_node import Recorder, f32, publisher
+    from tests.support.ros1_node import Recorder, f32, publisher
 
     rospy, std, _, info = ros
     link = Recorder(rospy, f"/{ns}/joint1/link_state", info)
@@ -123,7 +123,7 @@ def ros1_latency(ros, ns, rate):
 
 def ros1_rate(ros, rate):
     """One ROS 1 node at `rate`: RECORD_S of joint_states, then the latency samples."""
-    from test_ros_node import Recorder, running_node
+    from tests.support.ros1_node import Recorder, running_node
 
     rospy, _, sensor, _ = ros
     ns = f"bench{int(rate)}"
@@ -168,7 +168,7 @@ def ros1_peer():
 def ros1_ready():
     import shutil
 
-    from conftest import require_ros1
+    from tests.conftest import require_ros1
 
     require_ros1()
     if shutil.which("roscore", path="/usr/bin:/bin") is None:
@@ -191,7 +191,7 @@ def table(rows, say):
 def main(out=DEFAULT_OUT, write=True, quiet=False):
     import tempfile
 
-    from _ros2 import ros2_python
+    from tests.support.ros2 import ros2_python
 
     say = (lambda *a: None) if quiet else print
     t_bench = time.perf_counter()

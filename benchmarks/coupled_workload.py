@@ -1,6 +1,6 @@
 """The coupled benchmark's workload (benchmarks/bench_coupled.py): the robots, the references
 of every instance and joint, and the best loop a user can write in Python (PythonLoop), the
-baseline that tests/test_bench_coupled.py checks against asr.Sim."""
+baseline that tests/benchmarks/test_bench_coupled.py checks against asr.Sim."""
 
 import mujoco
 import numpy as np

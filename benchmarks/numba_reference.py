@@ -7,7 +7,7 @@ one jitted call per rollout loops over the instances and, for each, over the ste
 are independent given their inputs (the link is prescribed), so each one runs all its steps
 with its state hot in cache, and the parallel variant (`parallel=True`) splits the instances
 over Numba's threads with `numba.prange` in a single parallel region per rollout.
-tests/test_numba_reference.py checks both variants against the C core to 1e-12.
+tests/core/test_numba_reference.py checks both variants against the C core to 1e-12.
 
 Units: SI (rad, rad/s, N m, s). Shapes: N instances of one joint; two motors per joint.
     refs    (N, 2) held or (steps, N, 2) per step: (equilibrium, preset), rad

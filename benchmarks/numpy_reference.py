@@ -4,7 +4,7 @@ The same equations as csrc/core/joint_kernel.h (compliant_step, advance_motors, 
 drive_torque), csrc/core/motor.h (motor_friction, motor_advance) and csrc/core/model_qbmove.c
 (sinh_pair, antagonistic_refmap), written as a Python loop over steps with NumPy over all joints
 at once. It is the baseline of benchmarks/bench_core.py and is checked against the C core by
-tests/test_numpy_reference.py, so the benchmark compares like with like.
+tests/core/test_numpy_reference.py, so the benchmark compares like with like.
 
 One step of length dt, per joint (N joints, the two motors stacked on a leading axis of size 2):
 

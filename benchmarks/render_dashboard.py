@@ -3,7 +3,7 @@ looking at what a user sees (docs/images/dashboard_<name>.png).
 
     .venv/bin/python benchmarks/render_dashboard.py [--out DIR] [--only NAME ...]
 
-A real server (tests/dashboard_server.py's chromium_page) on the default robot, then:
+A real server (tests/support/dashboard_server.py's chromium_page) on the default robot, then:
 - live: the default arm after 12 s of simulated time, the page as it opens (controls, live plots,
   3-D view);
 - scrub: the view paused and scrubbed back to t = 1 s of a 20 s run (the plots' shared window);
@@ -20,9 +20,9 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-sys.path[:0] = [ROOT, os.path.join(ROOT, "tests")]
+sys.path[:0] = [ROOT]
 
-from dashboard_server import chromium_page, page_api, wait_for  # noqa: E402
+from tests.support.dashboard_server import chromium_page, page_api, wait_for  # noqa: E402
 
 IMAGES = os.path.join(ROOT, "docs", "images")
 DEADLINE_S = 240.0  # every wait: generous, the machine may be busy

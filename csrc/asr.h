@@ -14,7 +14,7 @@
  * A part includes only its own files and those of the parts it builds on, by path from csrc/
  * (`#include "core/batch.h"`, so compile with -I csrc): core depends on nothing, engine on core,
  * interaction on engine and core, cpr on core (threads, SIMD helpers); no part includes asr.h
- * (tests/test_csrc_layout.py checks this graph).
+ * (tests/layout/test_csrc_layout.py checks this graph).
  *
  * This header is also the cffi cdef: asr/_build.py runs it through the C preprocessor (the state
  * fields are an X-macro list, core/asr_fields.h) and hands the result to cdef(), so keep it and the

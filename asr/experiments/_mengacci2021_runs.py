@@ -85,7 +85,7 @@ def fig7(duration=3.0, t_step=0.2, step=STEP, trace_every=10):
         q0 = [static_equilibrium(joint.model, jp, 0.0, p, link) for jp, p in zip(jparams, presets)]
         sim.reset(q0=np.array(q0)[:, None], refs=before)
         # two held-reference rollouts (the AwAS-II pivot check of Sim.rollout rejects
-        # per-step references with N > 1, see tests/test_mengacci2021.py)
+        # per-step references with N > 1, see tests/experiments/test_mengacci2021.py)
         a = sim.rollout(n0, before, record=("q", "qd"))
         b = sim.rollout(n - n0, after, record=("q", "qd"))
         q = np.concatenate([a["q"], b["q"]], axis=1)[:, :, 0]

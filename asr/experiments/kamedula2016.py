@@ -105,7 +105,7 @@ with engine="gazebo" the link is Gazebo's physics (gz-physics with DART) on the 
 its `max_step_size` set like the MJCF timestep. DART's semi-implicit Euler with implicit joint
 damping takes the same steps as MuJoCo's Euler on the same inertia: the time-varying test's
 figures above are DART's too, to the digits shown (largest DART - MuJoCo difference 2.8e-16
-rad, 5.7e-14 N m at 1 ms; tests/test_kamedula2016_gazebo.py).
+rad, 5.7e-14 N m at 1 ms; tests/experiments/test_kamedula2016_gazebo.py).
 """
 
 import os

@@ -22,7 +22,7 @@ Result (python -m asr.experiments.mengacci2021_ilc): 8 trials (max errors 0.835,
 0.234, 0.167, 0.123, 0.092, 0.071 rad, always on joint 1); the paper reports 11.
 
 What this rests on, and how far it carries (`sensitivity()`, printed by the command and checked
-by tests/test_ilc.py). The paper gives no link masses or geometry: the arm's are our choice
+by tests/learning/test_ilc.py). The paper gives no link masses or geometry: the arm's are our choice
 (robot README). The learning converges only near that choice and only from a settled start, so
 "8 trials vs the paper's 11" is not agreement with the paper, only a plausible run of the same
 law. Max error over 20 trials at most (best trial, then the last):

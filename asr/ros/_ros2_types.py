@@ -6,7 +6,7 @@ offered QoS profiles as a YAML list; MCAP channels with the metadata "offered_qo
 
 Type hashes are RIHS01 strings (REP-2011: "RIHS01_" and the hex SHA-256 of the type
 description's canonical JSON), computed by rosbags from its Jazzy type store, so writing a bag
-needs neither a ROS 2 install nor a table of hashes; tests/test_ros2_bags.py compares them with
+needs neither a ROS 2 install nor a table of hashes; tests/ros/test_ros2_bags.py compares them with
 the hashes in Jazzy's share/<pkg>/msg/<Type>.json.
 """
 

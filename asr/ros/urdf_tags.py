@@ -5,7 +5,7 @@ libbavs_plugin.so, libawas_ii_plugin.so) read, besides joint / operation_mode / 
 pub_state / sub_ext_tau, one tag per parameter, each with a default when the tag is missing
 (InitParams of each plugin). The tables below are those facts: tag name, the asr parameter it
 sets, the value the toolbox runs with when the tag is missing, and the unit. Every toolbox unit is
-asr's (SI, radians), so no value is converted; tests/test_ros_urdf_toolbox.py checks the units
+asr's (SI, radians), so no value is converted; tests/ros/test_ros_urdf_toolbox.py checks the units
 against asr's parameter specs.
 
 Two-motor plugins (qbmove, BAVS) read mot_1_* / mot_2_* and ctrl_1_* / ctrl_2_*; one-motor

@@ -10,8 +10,8 @@
  * specification both plots.js and timeline.js read. robot3d.js loads the 3-D view's modules
  * with import() when it starts, so that the page works on without three.js: view3d_scene.js
  * (three.js renderer, camera, overlays) and view3d_model.js (one robot scene's meshes).
- * tests/test_dashboard_modules.py checks that every script is in this graph and that it has no
- * import cycle.
+ * tests/dashboard/test_dashboard_modules.py checks that every script is in this graph and that
+ * it has no import cycle.
  *
  * Trace / plot convention (also in dashboard/PROTOCOL.md, "WebSocket"):
  *

@@ -1,0 +1,1 @@
+"""Tests of asr.analysis (datasheet, frequency response, identification, sweeps)."""

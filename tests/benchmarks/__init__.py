@@ -1,0 +1,1 @@
+"""Tests of benchmarks/ (the baselines the benchmarks compare against)."""

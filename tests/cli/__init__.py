@@ -1,0 +1,1 @@
+"""Tests of asr.cli and asr.demo."""

@@ -1,0 +1,1 @@
+"""Tests of asr.common (results files, file safety)."""

@@ -1,0 +1,1 @@
+"""Tests of asr.core (Batch, models, the C core, threads, SIMD, sanitizers)."""

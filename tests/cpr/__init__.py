@@ -1,0 +1,1 @@
+"""Tests of asr.cpr (continuum parallel robots)."""

@@ -1,0 +1,1 @@
+"""Tests of the dashboard (API, page in Chromium, security, RL panels)."""

@@ -1,0 +1,97 @@
+"""Every live plot of the page shows the same time window, the clamp markers' included: a user's
+session (horizontal arm, stiff preset, a 1.5 rad step and a push put spring 1 on its deflection
+clamp, then hold 0) used to leave the old markers on #plot-defl, whose time axis then spanned
+them (13-38 s) while the other plots showed the last window_s (28-38 s). Waits are measured in
+simulated time (plotted samples), with generous deadlines; nothing is paced by the wall clock."""
+
+import json
+import time
+import urllib.request
+
+import pytest
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+WINDOW_S = 3.0  # the server's plotted window, s: short, so that old markers leave it soon
+PLOTS = ("plot-q", "plot-defl", "plot-tau", "plot-stiffness", "plot-motors")
+# per plot: its x range as drawn, its newest sample and the clamp markers' times (#plot-defl)
+SHOWN = """(plots) => plots.map((id) => {
+    const gd = document.getElementById(id);
+    const lines = gd.data.filter((tr) => tr.mode !== 'markers');
+    const marks = gd.data.find((tr) => tr.meta && tr.meta.field === 'clamped');
+    return {id, range: gd._fullLayout.xaxis.range.slice(),
+            newest: Math.max(...lines.map((tr) => tr.x.length ? tr.x[tr.x.length - 1] : -1)),
+            marks: marks ? Array.from(marks.x) : null};
+})"""
+
+
+def post(url, body=None):
+    req = urllib.request.Request(
+        url,
+        method="POST",
+        data=json.dumps(body).encode() if body is not None else None,
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return json.loads(r.read())
+
+
+def shown(pg):
+    return {p["id"]: p for p in pg.evaluate(SHOWN, list(PLOTS))}
+
+
+def wait_shown(pg, ok, what, timeout):
+    """The first shown(pg) for which ok(...) holds, polled; a failure after `timeout` s."""
+    deadline = time.monotonic() + timeout
+    while True:
+        s = shown(pg)
+        if ok(s):
+            return s
+        assert time.monotonic() < deadline, f"timed out waiting for {what}: {s}"
+        pg.wait_for_timeout(200)
+
+
+def test_every_live_plot_shows_the_same_window():
+    from tests.support.dashboard_server import SIM_DEADLINE_S, chromium_page, wait_plotted
+
+    with chromium_page(robot="qbmove_arm_2dof", variant="horizontal", window_s=WINDOW_S) as pg:
+        url = pg.base_url
+        pg.wait_for_selector("#status.live", timeout=60000)
+        post(url + "/api/stiffness/stiff")  # one instance at the stiff preset
+        step = {"kind": "step", "amplitude": 1.5, "offset": 0.0}
+        post(url + "/api/control", {"reference": {"joint1": step, "joint2": step}})
+        post(url + "/api/push", {"joint": "joint1", "torque": 2.0, "duration": 0.1})
+        marked = wait_shown(pg, lambda s: s["plot-defl"]["marks"], "clamp markers", SIM_DEADLINE_S)[
+            "plot-defl"
+        ]["marks"]
+        hold = {"kind": "hold", "amplitude": 0.0, "offset": 0.0}
+        post(url + "/api/control", {"reference": {"joint1": hold, "joint2": hold}})
+        # off the clamp after the swing back; then a window and a half more of simulated time
+        wait_plotted(pg, 2.0, "plot-defl")
+        pg.wait_for_function(
+            "document.getElementById('status').dataset.clamped === ''",
+            timeout=SIM_DEADLINE_S * 1000,
+        )
+        last_mark = max(shown(pg)["plot-defl"]["marks"] or marked)
+        wait_plotted(pg, 1.5 * WINDOW_S, "plot-defl")
+        s = wait_shown(
+            pg,
+            lambda s: all(p["newest"] > last_mark + 1.2 * WINDOW_S for p in s.values()),
+            "the markers' time to leave the window",
+            SIM_DEADLINE_S,
+        )
+
+    newest = s["plot-q"]["newest"]
+    print(
+        f"markers at {marked[0]:.2f}..{last_mark:.2f} s; ranges at newest {newest:.2f} s: "
+        + ", ".join(f"{k} {v['range'][0]:.3f}..{v['range'][1]:.3f}" for k, v in s.items())
+    )
+    assert marked, "the step and push put no spring on its clamp"
+    for p in s.values():
+        lo, hi = p["range"]
+        # the same window on every plot: window_s ending at the newest sample
+        assert hi == pytest.approx(newest, abs=0.05), p
+        assert lo == pytest.approx(newest - WINDOW_S, abs=0.05), p
+    # markers older than the window are dropped
+    assert all(x >= newest - WINDOW_S - 0.05 for x in s["plot-defl"]["marks"] or [])
+    assert not pg.js_errors, pg.js_errors

@@ -1,0 +1,1 @@
+"""Tests of asr.engines (MuJoCo, Gazebo, engine accessors)."""

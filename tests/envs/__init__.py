@@ -1,0 +1,1 @@
+"""Tests of asr.envs (gymnasium environments and their notebooks)."""

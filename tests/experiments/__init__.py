@@ -1,0 +1,1 @@
+"""Tests of asr.experiments (reproduced papers, the Throw task)."""

@@ -1,0 +1,1 @@
+"""Repository-wide checks: the Python and C layout, the README, the C tables."""

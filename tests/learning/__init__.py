@@ -1,0 +1,1 @@
+"""Tests of asr.learning (iterative learning control)."""

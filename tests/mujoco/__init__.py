@@ -1,0 +1,1 @@
+"""Tests of asr.mujoco (the MuJoCo plugin and export)."""

@@ -1,0 +1,1 @@
+"""Tests of the wheel and its installation."""

@@ -1,0 +1,1 @@
+"""Tests of asr.rl (training, ONNX export, every task's policy)."""

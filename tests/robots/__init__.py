@@ -1,0 +1,1 @@
+"""Tests of asr.robots (robot files, paths, SDF, the UR10)."""
