@@ -28,6 +28,7 @@ from asr.core.batch_inputs import (
     record_indices,
     window,
 )
+from asr.core.errors import SimulationError
 from asr.core.ffi import ffi, lib
 
 # refs as a function of the first step index of a window: refs(t0) -> (N, J, 2)
@@ -62,6 +63,7 @@ def rollout_coupled(
     controller: HooksAt | None = None,
     what: str = "rollout",
     refs_name: str = "refs(t0)",
+    hint: Callable[[int, int], str] | None = None,
 ) -> dict[str, FloatArray]:
     """`steps` steps of the engine's dt, the batch's actuators coupled to the engine in C.
 
@@ -71,6 +73,8 @@ def rollout_coupled(
         (N, J) held or (N, steps, J), N m. record: state field names recorded after every step.
         controller: hooks(t0, k) for each window (see HooksAt), None: no controller.
         what, refs_name: the caller's name and that of its refs function in messages.
+        hint(instance, joint): the likely cause of an instance that diverged in this rollout,
+        for its SimulationError (asr.Sim: the explicit coupling's limit).
         Returns {field: (N, steps, J)}. on_error: 'raise' (SimulationError for the first
         instance that stopped, and before running while instances stay frozen) or 'flag' (see
         Batch.status)."""
@@ -85,7 +89,7 @@ def rollout_coupled(
         batch.check_ff(ff[0].reshape(-1, nj))
     batch.check_frozen(on_error, what)
     out = np.empty((len(fields), n, steps, nj))
-    run = _Run(batch, engine, dt, fields, on_error, controller)
+    run = _Run(batch, engine, dt, fields, on_error, controller, hint)
     if callable(refs):
         every = V.positive_int(every, "every")
         for t0 in range(0, steps, every):
@@ -116,9 +120,10 @@ class _Run:
         fields: tuple[str, ...],
         on_error: str,
         controller: HooksAt | None,
+        hint: Callable[[int, int], str] | None,
     ) -> None:
         self.batch, self.engine, self.dt, self.fields = batch, engine, dt, fields
-        self.on_error, self.controller = on_error, controller
+        self.on_error, self.controller, self.hint = on_error, controller, hint
 
     def __call__(
         self,
@@ -153,7 +158,19 @@ class _Run:
             )
         if buf is not out:
             out[...] = buf
-        b.finish_run(st, self.on_error)
+        try:
+            b.finish_run(st, self.on_error)
+        except SimulationError as exc:
+            if self.hint is None or exc.code != lib.ASR_ERR_DIVERGED:
+                raise
+            raise SimulationError(
+                exc.instance,
+                exc.joint,
+                exc.step,
+                exc.code,
+                more=len(b.errors()) - 1,
+                hint=self.hint(exc.instance, exc.joint),
+            ) from None
         self.engine.check_run(before, b, k, self.on_error)
 
 

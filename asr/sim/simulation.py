@@ -31,8 +31,6 @@ from asr.common.validate import CData, FloatArray
 from asr.core.batch import Batch, window
 from asr.core.batch_inputs import Series
 from asr.core.coupled import HooksAt, RefsAt, rollout_coupled
-from asr.core.errors import SimulationError
-from asr.core.ffi import lib
 from asr.core.models import compliance
 from asr.engines.base import IndexArray, LinkEngine, SceneGeometry, mapping
 from asr.engines.mujoco import MUJOCO_FIELDS
@@ -362,7 +360,7 @@ class Sim:
                 takes = ", ".join(ctl.inputs) if ctl is not None and ctl.inputs else "none"
                 raise ValueError(
                     f"{name}: needs a controller that takes it (this Sim's controller "
-                    f"inputs: {takes})"
+                    f"inputs: {takes}); it is no argument of Sim.rollout itself"
                 )
         if refs is None:
             if ctl is None:
@@ -375,31 +373,11 @@ class Sim:
         else:
             run_refs = refs
         with self._controlled(steps, inputs) as (hooks, ctl_record):
-            res = self._coupled(steps, run_refs, tau_ext, tau_ff, every, record, on_error, hooks)
-        self._held_refs = np.stack([self.batch.field("ref1"), self.batch.field("ref2")], axis=-1)
-        if ctl is not None and ctl_record is not None:
-            res.update(ctl.results(ctl_record))
-        return res
-
-    def _coupled(
-        self,
-        steps: int,
-        refs: npt.ArrayLike | RefsAt,
-        tau_ext: npt.ArrayLike | None,
-        tau_ff: npt.ArrayLike | None,
-        every: int,
-        record: str | Iterable[str],
-        on_error: str,
-        hooks: HooksAt | None,
-    ) -> dict[str, npt.NDArray[Any]]:
-        """asr.core.coupled.rollout_coupled on this Sim's batch and engine, a divergence's error
-        given the coupling's hint (coupling_limit)."""
-        try:
-            return rollout_coupled(
+            res = rollout_coupled(
                 self.batch,
                 self._engine,
                 steps,
-                refs,
+                run_refs,
                 tau_ext=tau_ext,
                 tau_ff=tau_ff,
                 every=every,
@@ -408,18 +386,12 @@ class Sim:
                 controller=hooks,
                 what="Sim.rollout",
                 refs_name="refs(sim, t)",
+                hint=self.coupling_limit,
             )
-        except SimulationError as exc:
-            if exc.code != lib.ASR_ERR_DIVERGED:
-                raise
-            raise SimulationError(
-                exc.instance,
-                exc.joint,
-                exc.step,
-                exc.code,
-                more=len(self.batch.errors()) - 1,
-                hint=self.coupling_limit(exc.instance, exc.joint),
-            ) from None
+        self._held_refs = np.stack([self.batch.field("ref1"), self.batch.field("ref2")], axis=-1)
+        if ctl is not None and ctl_record is not None:
+            res.update(ctl.results(ctl_record))
+        return res
 
     @contextlib.contextmanager
     def _controlled(

@@ -120,7 +120,8 @@ MUJOCO_ONLY = {
     "asr/_build.py": "the MuJoCo plugin library is compiled against the installed mujoco",
     "asr/mujoco/plugin.py": "MuJoCo's own plugin: loads it into MuJoCo, reads its plugin state",
     "asr/mujoco/export.py": "writes a robot's MJCF for MuJoCo's plugin: qpos0, joint ranges",
-    "asr/controllers/interaction.py": "gravity torques at a pose (interaction: MuJoCo only)",
+    "asr/controllers/mujoco_site.py": "interaction control's C part: the tool site, F/T sensor "
+    "and tool body in each MjData, the sensors at rest, gravity torques (MuJoCo only)",
     "dashboard/session.py": "session.models: the joints' actuator model names, not MuJoCo's",
     "dashboard/datasheet.py": "session.models: the joints' actuator model names, not MuJoCo's",
 }

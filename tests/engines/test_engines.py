@@ -4,7 +4,6 @@ time, the C struct); the engine loop in C knows no controller (the interaction c
 in through asr_controller hooks), and asr.sim and asr.controllers.interaction do not import each
 other."""
 
-import ast
 import importlib
 import os
 
@@ -18,6 +17,7 @@ from asr.engines import gz_shim as gazebo
 from asr.engines.base import LinkEngine
 from tests.conftest import IN_CI
 from tests.support.paths import ROOT as ROOT_PATH  # noqa: E402
+from tests.support.source import imported_modules
 
 ROOT = str(ROOT_PATH)
 
@@ -70,21 +70,11 @@ def test_only_mujoco_offers_interaction_control():
         asr.Sim("pendulum_1dof", 1, engine="gazebo", controller=ctl)
 
 
-def imported_modules(path):
-    """Every module a Python file imports, at any depth (also inside functions)."""
-    names = set()
-    for node in ast.walk(ast.parse(open(path).read())):
-        if isinstance(node, ast.Import):
-            names.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            names.add(node.module)
-            names.update(f"{node.module}.{a.name}" for a in node.names)
-    return names
-
-
 def test_sim_and_interaction_do_not_import_each_other():
-    used = imported_modules(os.path.join(ROOT, "asr", "controllers", "interaction.py"))
-    assert not used & {"asr.sim", "asr.sim.simulation"}
+    for f in os.listdir(os.path.join(ROOT, "asr", "controllers")):
+        if f.endswith(".py"):
+            used = imported_modules(os.path.join(ROOT, "asr", "controllers", f))
+            assert not {m for m in used if m == "asr.sim" or m.startswith("asr.sim.")}, f
     for f in os.listdir(os.path.join(ROOT, "asr", "engines")):
         if f.endswith(".py"):
             used = imported_modules(os.path.join(ROOT, "asr", "engines", f))
