@@ -3,12 +3,15 @@ rollouts with Gaussian noise, the 95 % intervals checked against closed forms an
 data formats (dict, .npz, .csv, ROS bag) and bad input."""
 
 import json
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
 import asr
-from asr.analysis.identification import Identification, identify
+from asr.analysis.identification import Identification, identify, load_data, register_reader
+from asr.analysis.identification.data import _READERS
 from tests.conftest import require
 
 # [Mengacci2021] sec. 4.3, identified on the real arm (docs/models.md, robots/qbmove_arm_2dof)
@@ -264,3 +267,56 @@ def test_bad_input_names_the_parameter(call, word):
     d = dict(q=np.linspace(-0.2, 0.2, 20), theta1=np.zeros(20), tau=np.linspace(4, -4, 20))
     with pytest.raises(ValueError, match=word):
         call(d)
+
+
+def test_identification_reads_a_bag_through_the_reader_asr_ros_registers(tmp_path):
+    """asr.identify imports nothing of asr.ros (the core API below the applications): in a
+    fresh interpreter a bag path is a ValueError saying what registers its reader, and
+    `import asr.ros` registers it without importing the bag module itself."""
+    bag = tmp_path / "run.bag"
+    bag.write_bytes(b"")
+    code = (
+        "import sys, asr\n"
+        "from asr.analysis.identification import load_data\n"
+        "try:\n"
+        f"    load_data({str(bag)!r})\n"
+        "except ValueError as e:\n"
+        "    print('refused:', e)\n"
+        "print('ros imported:', 'asr.ros' in sys.modules)\n"
+        "import asr.ros\n"
+        "print('bags imported:', 'asr.ros.bags' in sys.modules)\n"
+        "from asr.analysis.identification.data import _reader_for\n"
+        f"print('reader:', _reader_for({str(bag)!r}).__module__)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    ).stdout
+    assert "refused: data: " in out and "`import asr.ros` registers its reader" in out
+    assert "ros imported: False" in out
+    assert "bags imported: False" in out and "reader: asr.ros" in out
+
+
+def test_a_registered_reader_reads_its_suffix(tmp_path):
+    d = dict(q=np.linspace(-0.2, 0.2, 20), theta1=np.zeros(20), tau=np.linspace(4, -4, 20))
+    path = tmp_path / "samples.rig"
+    path.write_text("rig data")
+    read = []
+
+    def reader(p):
+        read.append(p)
+        return d
+
+    with pytest.raises(ValueError, match=r"data: got .*samples\.rig.*register_reader"):
+        load_data(path)
+    register_reader(reader, ".rig")
+    try:
+        assert load_data(path).keys() == d.keys() and load_data(path)["q"] is d["q"]
+        assert read == [str(path)] * 2
+        res = identify("sea", path, ["k"], kind="static")
+        assert res.estimates["k"] == pytest.approx(identify("sea", d, ["k"]).estimates["k"])
+    finally:
+        _READERS[:] = [r for r in _READERS if r[2] is not reader]
+    with pytest.raises(TypeError, match="reader"):
+        register_reader("not callable", ".rig")
+    with pytest.raises(ValueError, match="suffixes"):
+        register_reader(reader, "rig")
