@@ -32,8 +32,15 @@ class AsrVectorEnv(gymnasium.vector.VectorEnv):
     """Base class: N sub-envs of one task over one asr.Sim of N instances.
 
     Subclasses (tasks) set: robot, variant, frame_skip, max_episode_steps, single spaces and
-    implement _refs(actions) -> (N, J, 2), _sample(i, rng) (new episode of sub-env i),
-    _observe() -> (N, obs_dim), _reward() -> (N,), _info(idx) -> dict of per-sub-env arrays.
+    implement the hooks _refs(actions) -> (N, J, 2), _sample(i, rng) (new episode of sub-env i),
+    _observe() -> (N, obs_dim), _reward() -> (N,), _terminated() -> (N,), _infos() -> dicts
+    of per-sub-env arrays.
+
+    Public, for an agent that acts on a simulator other than the env's own (the dashboard's
+    policy watch runs a trained policy on its live Sim through them): set_state(q, qd,
+    env_step) writes the link state and the episode's time into the env, then observe(),
+    refs(actions) and terminated() give the task's observation, joint references and end of
+    episode for it, as step() computes them. N = num_envs, J = n_joints.
     """
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
@@ -119,6 +126,56 @@ class AsrVectorEnv(gymnasium.vector.VectorEnv):
             v[~m] = 0
             infos[key], infos[f"_{key}"] = v, m.copy()
         return infos
+
+    # ------------------------------------------------------------ the task, public
+
+    def set_state(self, q, qd, env_step=0):
+        """Write the link state the task reads: q (N, J) joint angles (rad), qd (N, J) joint
+        velocities (rad/s), env_step the env steps elapsed in each sub-env's episode (an int or
+        (N,) ints >= 0; Throw observes the time env_step * env_dt). The env's own Sim is left
+        as it is: step() overwrites this state with the Sim's."""
+        n, nj = self.num_envs, self.n_joints
+        arrays = {}
+        for name, value in (("q", q), ("qd", qd)):
+            a = np.asarray(value, dtype=np.float64)
+            if a.shape != (n, nj):
+                raise ValueError(
+                    f"{name}: expected shape ({n}, {nj}) (num_envs, n_joints), got {a.shape}"
+                )
+            if not np.all(np.isfinite(a)):
+                i, j = (int(k) for k in np.argwhere(~np.isfinite(a))[0])
+                raise ValueError(f"{name}[{i}, {j}]: got {a[i, j]}, expected a finite value")
+            arrays[name] = a
+        steps = np.asarray(env_step)
+        if (
+            steps.dtype == np.bool_
+            or not np.issubdtype(steps.dtype, np.integer)
+            or steps.shape not in ((), (n,))
+            or np.any(steps < 0)
+        ):
+            raise ValueError(
+                f"env_step: got {env_step!r}, expected an int >= 0 or {n} of them (num_envs)"
+            )
+        self.q[...], self.qd[...] = arrays["q"], arrays["qd"]
+        self._elapsed[:] = steps
+
+    def observe(self):
+        """(N, obs_dim) float64: the observation of every sub-env from the current link state
+        (the last step or reset, or set_state) and the task's state (its targets), one column
+        per entry of the task's OBSERVATION, in its (name, unit); what step() returns."""
+        return self._observe()
+
+    def refs(self, actions):
+        """(N, J, 2) float64: the joint references [equilibrium (rad), preset (rad)] each
+        sub-env holds over its next env step for actions (N, act_dim) in the action space
+        (checked: ValueError naming the entry and its valid range); the task records the
+        command as step() does (Throw: a release)."""
+        return self._refs(self._check_actions(actions))
+
+    def terminated(self):
+        """(N,) bool: the sub-envs whose episode the task ends with the current step (Throw:
+        the release was commanded); a failed simulation step ends one too in step()."""
+        return np.asarray(self._terminated(), dtype=bool)
 
     # ------------------------------------------------------------ gymnasium API
 
@@ -311,4 +368,4 @@ def vecenv_steps_per_s(n, steps=50, env_id="asr/EquilibriumTracking-v0", sync=Fa
     return n * steps / dt
 
 
-__all__ = ["AsrVectorEnv", "AsrEnv", "vecenv_steps_per_s"]
+__all__ = ["AsrVectorEnv", "AsrEnv", "vecenv_steps_per_s", "with_timestep"]

@@ -8,6 +8,9 @@ rsl-rl-lib (extra `asr-sim[rl]`).
   backend's model files); algo "sb3" (Stable-Baselines3), "rsl_rl" (rsl-rl-lib) or "ppo" (the
   default backend); `asr train` on the command line. task_metric (asr.rl._results): a
   task's held-out metric (final joint error, rad, or Throw's distance thrown, m).
+  MODEL_FILES (asr.rl._config): {backend: the file holding its model in a training folder}
+  ({"sb3": "model.zip", "rsl_rl": "model.pt"}; a folder with one has a checkpoint).
+  Neither imports torch.
 - export_onnx, OnnxPolicy (asr.rl.onnx_policy): a trained policy as ONNX.
 - convert_pickled_folder (asr.rl._convert): the explicit opt-in that rewrites a folder of an
   earlier asr, holding a pickle, as data only; loading a folder otherwise never runs code from
