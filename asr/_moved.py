@@ -7,6 +7,7 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import sys
+import types
 import warnings
 
 # old module path -> where it lives now
@@ -50,7 +51,19 @@ class _Finder(importlib.abc.MetaPathFinder):
         return importlib.machinery.ModuleSpec(fullname, _Alias(MOVED[fullname]))
 
 
+class _Package(types.ModuleType):
+    """asr's own module type: importing an old path binds it on the package (Python's import sets
+    the attribute after loading a submodule); asr.models is the function, whose old module path
+    must not replace it."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if isinstance(value, types.ModuleType) and callable(self.__dict__.get(name)):
+            return  # a function of the public API keeps its name
+        super().__setattr__(name, value)
+
+
 def install() -> None:
-    """Put the alias finder on sys.meta_path once."""
+    """Put the alias finder on sys.meta_path once, and guard the package's public functions."""
     if not any(isinstance(f, _Finder) for f in sys.meta_path):
         sys.meta_path.insert(0, _Finder())
+    sys.modules["asr"].__class__ = _Package

@@ -52,7 +52,7 @@ def _messages(fields, names, instances, stamps):
 def write_ros2(path, storage, fields, names, robot, instances, stamps, dt):
     """Write the rosbag2 folder `path` (not existing yet) with storage "mcap" or "sqlite3"; a
     failed write leaves no folder behind."""
-    custom = {"asr.robots.robot": robot, "asr.dt_s": repr(dt)}
+    custom = {"asr.robot": robot, "asr.dt_s": repr(dt)}
     path.mkdir()
     try:
         if storage == "mcap":

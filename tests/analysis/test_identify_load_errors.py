@@ -173,17 +173,17 @@ def test_malformed_result_names_the_file_and_the_entry(tmp_path, edit, words):
 NOT_RESULTS = [
     (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
     (
-        b'{"format": "asr.analysis.identification/1", "names": ' + b"[" * 5000 + b"]" * 5000 + b"}",
+        b'{"format": "asr.identification/1", "names": ' + b"[" * 5000 + b"]" * 5000 + b"}",
         "deep",
     ),
     (b"not json", "not valid JSON"),
     (b"", "not valid JSON"),
-    (b'{"format": "asr.analysis.identification/1", "cost": NaN}', "NaN is not a JSON number"),
+    (b'{"format": "asr.identification/1", "cost": NaN}', "NaN is not a JSON number"),
     (
         b"[1, 2]",
-        "not an asr identification result (format 'asr.analysis.identification/1'; got a JSON",
+        "not an asr identification result (format 'asr.identification/1'; got a JSON",
     ),
-    (b"{}", "not an asr identification result (format 'asr.analysis.identification/1'; got None)"),
+    (b"{}", "not an asr identification result (format 'asr.identification/1'; got None)"),
     (b'{"format": "asr.sweep/1"}', "got 'asr.sweep/1'"),
 ]
 

@@ -75,7 +75,7 @@ def test_metadata_is_jazzys(bag):
             "message_count": info["message_count"],
         }
     ]
-    assert info["custom_data"] == {"asr.robots.robot": "qbmove_arm_2dof", "asr.dt_s": repr(sim.dt)}
+    assert info["custom_data"] == {"asr.robot": "qbmove_arm_2dof", "asr.dt_s": repr(sim.dt)}
     assert info["compression_mode"] == "" and info["compression_format"] == ""
     topics = {t["topic_metadata"]["name"]: t for t in info["topics_with_message_count"]}
     assert {t: m["topic_metadata"]["type"] for t, m in topics.items()} == ALL_TOPICS

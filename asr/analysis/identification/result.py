@@ -15,7 +15,7 @@ import numpy as np
 
 from asr.common.files import atomic_write, parse_json, read_json
 
-FORMAT = "asr.analysis.identification/1"
+FORMAT = "asr.identification/1"
 KINDS = ("static", "bench", "robot")
 # the unit of each measured channel
 _UNITS = {"q": "rad", "tau": "N m"}
