@@ -89,7 +89,7 @@ threejs:
 	    apt-get install -y -qq libjs-three; \
 	  else echo "three.js missing: run 'sudo apt-get install libjs-three'"; fi; }
 
-# tests/test_valgrind.py runs a Sim rollout and a CPR solve of the built extension under Debian's
+# tests/core/test_valgrind.py runs a Sim rollout and a CPR solve of the built extension under Debian's
 # valgrind.
 valgrind:
 	$(call apt_install,valgrind,valgrind)
@@ -111,7 +111,7 @@ ros:
 # have the names of Debian's ROS 1 ones, so they cannot share .venv with asr.ros's ROS 1. It holds
 # no asr (a robot's Python: exported packages and the tests' ROS 2 peers run there); NumPy and
 # ONNX Runtime pinned to .venv's versions so that policies compute the same numbers. The tests run
-# asr's ROS 2 node with this Python and asr's tree and .venv on PYTHONPATH (tests/_ros2.py).
+# asr's ROS 2 node with this Python and asr's tree and .venv on PYTHONPATH (tests/support/ros2.py).
 ROS2_VENV  := .venv-ros2
 ROS2_STAMP := $(ROS2_VENV)/.deps-installed
 ROS2_REQS   = $$($(VPY) -c "import configparser as c; p = c.ConfigParser(); p.read('setup.cfg'); \
@@ -125,7 +125,7 @@ $(ROS2_STAMP): $(STAMP) setup.cfg
 ros2: $(ROS2_STAMP)
 
 # Gazebo's libraries from Debian (gz-physics 5 with its DART plugin, SDFormat 12) for
-# asr.Sim(..., engine="gazebo") and tests/test_gazebo.py: installed when one is missing.
+# asr.Sim(..., engine="gazebo") and tests/engines/test_gazebo.py: installed when one is missing.
 GZ_DEBS := libignition-physics-dev libignition-physics5-dartsim-plugin5 libsdformat-dev \
            libignition-math-dev libignition-plugin-dev
 gazebo:
@@ -146,8 +146,12 @@ lint: $(STAMP)
 	$(VENV)/bin/lint-imports --no-cache
 	$(VENV)/bin/clang-format --dry-run --Werror $(CFORMAT)
 
+# `make test` runs the tests on PYTEST_WORKERS processes (pytest-xdist, pinned in setup.cfg's
+# test extra) with --dist loadgroup: a test module on one worker, the modules that judge real-time
+# behaviour in one group (tests/conftest.py's REALTIME), each worker in a DDS domain of its own.
+PYTEST_WORKERS ?= 2
 test: lint gazebo build browser threejs valgrind ros ros2
-	$(VPY) -m pytest -q
+	$(VPY) -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup
 
 # The loop while working, under a minute on 2 cores: every test but those marked (setup.cfg)
 # slow or needing ROS, Gazebo, Chromium, a sanitizer build or a notebook kernel. `make test`
@@ -157,7 +161,7 @@ test-fast: build
 	$(VPY) -m pytest -q -m "$(FAST)"
 
 # The C test programs (tests/c) built with csrc/ under AddressSanitizer + UndefinedBehaviorSanitizer
-# and run, without Python: the flags and settings of tests/test_c_core.py's sanitizer build.
+# and run, without Python: the flags and settings of tests/core/test_c_core.py's sanitizer build.
 CTEST_CC  ?= gcc
 CTESTS    := test_core_models test_core_batch test_core_threads test_core_fuzz test_engine_sea \
              test_engine_faults test_engine_modes test_rod test_cpr_till test_cpr_robots \

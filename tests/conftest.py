@@ -81,3 +81,48 @@ def rospy_node(ros_master, tmp_path_factory):
     if not rospy.core.is_initialized():
         rospy.init_node("asr_tests", anonymous=True, disable_signals=True)
     return rospy
+
+
+# ---------------------------------------------------------------- parallel runs (pytest-xdist)
+
+# The modules that judge real-time behaviour (rates, latencies, pacing, a reader against
+# flooders, a recorder keeping up at 1 kHz): under `make test` (pytest -n 2 --dist loadgroup) they
+# share one xdist group, so no two of them ever run at once. Each judges a rate against a rate
+# measured in the same run, so the other worker's tests beside them are load like any other.
+REALTIME = (
+    "tests/dashboard/test_attack_dashboard.py",
+    "tests/dashboard/test_dashboard_export_samples.py",
+    "tests/dashboard/test_dashboard_first_view.py",
+    "tests/dashboard/test_dashboard_load.py",
+    "tests/dashboard/test_dashboard_pacing.py",
+    "tests/ros/test_ros2_node_realtime.py",
+    "tests/ros/test_ros_node.py",
+    "tests/ros/test_ros_node_toolbox.py",
+)
+
+
+def xdist_group_of(nodeid):
+    """The group a test runs in under `pytest -n N --dist loadgroup`: "realtime" for the modules
+    of REALTIME, the group of an xdist_group mark where xdist names one in the id (`...@name`),
+    else its module's path, so that a module runs on one worker and builds its module fixtures
+    once (xdist's per-test spread would build a module's server, node or training on each)."""
+    if "@" in nodeid:
+        return nodeid.rsplit("@", 1)[1]
+    module = nodeid.split("::", 1)[0]
+    return "realtime" if module in REALTIME else module
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_make_scheduler(config, log):
+    """--dist loadgroup schedules the groups of xdist_group_of, each on one worker. xdist's own
+    loadgroup reads xdist_group marks through a test id it rewrites, which pytest 9.2 no longer
+    takes (Item._nodeid): its groups would be single tests."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModuleGroups(LoadScopeScheduling):
+        def _split_scope(self, nodeid):
+            return xdist_group_of(nodeid)
+
+    return ModuleGroups(config, log)

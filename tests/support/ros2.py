@@ -5,15 +5,16 @@ ones that the test process imports, so ROS 2 runs only in subprocesses:
 - `bare_env()`: .venv-ros2's Python as on a robot, without asr (exported packages, peers);
 - `asr_env()`: the same Python with asr's tree and .venv's packages on PYTHONPATH (asr's node).
 
-Every subprocess of one test session shares a DDS domain of its own (ROS_DOMAIN_ID from the
-pytest process id) with discovery on this host only, so two test runs on one machine, or a ROS
-graph of the user's, do not see each other.
+Every subprocess of one test process shares a DDS domain of its own (ROS_DOMAIN_ID, domain_id())
+with discovery on this host only, so two test runs on one machine, the workers of one parallel
+run (pytest-xdist), or a ROS graph of the user's, do not see each other.
 """
 
 import os
 import subprocess
 import sys
 import sysconfig
+import zlib
 from pathlib import Path
 
 import pytest
@@ -23,8 +24,20 @@ from tests.support.paths import ROOT, SUPPORT
 
 ROS2_VENV = ROOT / ".venv-ros2"
 ROS2_PYTHON = ROS2_VENV / "bin" / "python"
-# 0 is every ROS install's default domain; 1..101 are valid for Fast DDS on one host
-DOMAIN_ID = 1 + os.getpid() % 100
+
+
+def domain_id(environ=os.environ, pid=None):
+    """This test process's DDS domain, in 1..100 (0 is every ROS install's default domain;
+    1..101 are valid for Fast DDS on one host): under pytest-xdist the run's id (shared by its
+    workers) picks a first domain and worker gwN takes the N-th after it, so the workers of one
+    run never share one; a plain run takes its process id's."""
+    worker, run = environ.get("PYTEST_XDIST_WORKER"), environ.get("PYTEST_XDIST_TESTRUNUID")
+    if worker and run and worker.startswith("gw") and worker[2:].isdigit():
+        return 1 + (zlib.crc32(run.encode()) + int(worker[2:])) % 100
+    return 1 + (os.getpid() if pid is None else pid) % 100
+
+
+DOMAIN_ID = domain_id()
 
 
 def ros2_python():
