@@ -16,7 +16,7 @@ sys.path.insert(0, BENCH)
 
 # The same instances (parameters exercising every branch) and inputs as the NumPy reference's
 # test, so that both baselines are held to the same comparison.
-from tests.support.numpy_reference import PARAMS, N, _inputs  # noqa: E402
+from tests.support.numpy_reference import PARAMS, N, reference_inputs  # noqa: E402
 
 FIELDS = (
     "tau_link",
@@ -88,7 +88,7 @@ def _numba(mod, parallel, dt, max_substep, refs, q, qd):
 @pytest.mark.parametrize("dt,max_substep", [(1e-3, 1e-3), (2.5e-3, 1e-3)])
 @pytest.mark.slow
 def test_numba_reference_matches_core(numba_reference, parallel, dt, max_substep):
-    refs, q, qd = _inputs(400, dt)
+    refs, q, qd = reference_inputs(400, dt)
     c = _core(dt, max_substep, refs, q, qd)
     r = _numba(numba_reference, parallel, dt, max_substep, refs, q, qd)
     assert set(r) == set(FIELDS)
@@ -104,7 +104,7 @@ def test_numba_reference_matches_core_when_stepped_and_held(numba_reference):
     """step() per step with held scalar link inputs ends where one rollout of the core does
     (the API the benchmark and the NumPy reference share)."""
     steps, dt = 300, 1e-3
-    refs, _, _ = _inputs(steps, dt)
+    refs, _, _ = reference_inputs(steps, dt)
     c = _core(dt, 1e-3, refs, np.full((steps, N), 0.1), np.full((steps, N), -0.2))
     ref = numba_reference.QbmoveAdvancedMode6(N, **PARAMS)
     ref.reset(0.05, refs[0])

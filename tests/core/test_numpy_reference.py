@@ -17,11 +17,11 @@ sys.path.insert(0, BENCH)
 import bench_core  # noqa: E402
 from numpy_reference import DEFAULTS, QbmoveAdvancedMode6  # noqa: E402
 
-from tests.support.numpy_reference import PARAMS, N, _inputs  # noqa: E402
+from tests.support.numpy_reference import PARAMS, N, reference_inputs  # noqa: E402
 
 
 def _both(dt, max_substep, steps=400):
-    refs, q, qd = _inputs(steps, dt)
+    refs, q, qd = reference_inputs(steps, dt)
     b = asr.Batch([asr.Joint("qbmove_advanced", 6, PARAMS)], N, max_substep=max_substep)
     ref = QbmoveAdvancedMode6(N, max_substep=max_substep, **PARAMS)
     b.reset(0.05, refs[0][:, None, :])

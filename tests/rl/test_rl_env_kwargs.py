@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from tests.support.rl import _one_thread  # noqa: F401  (autouse: one torch thread)
+from tests.support.rl import one_torch_thread  # noqa: F401  (autouse: one torch thread)
 
 THROW = "asr/Throw-v0"
 RIGID = {"actuator": "rigid"}

@@ -14,8 +14,8 @@ from tests.conftest import require
 from tests.support.rl import (
     TASK,
     TINY,
-    _one_thread,  # noqa: F401  (autouse: one torch thread)
-    _rows,
+    curve_rows,
+    one_torch_thread,  # noqa: F401  (autouse: one torch thread)
 )
 
 require("rsl_rl")
@@ -74,7 +74,7 @@ def test_rsl_rl_trains_a_folder_that_loads_resumes_and_exports(tmp_path):
     assert res.final_metric == cfg["final_eval"]["metric"] == res.final_error_rad
     # the same seed on one thread: the same curve (but wall_s) and final error
     again = train(TASK, algo="rsl_rl", total_steps=1024, num_envs=8, seed=3, **TINY)
-    assert _rows(again.curve) == _rows(res.curve)
+    assert curve_rows(again.curve) == curve_rows(res.curve)
     assert again.final_error_rad == res.final_error_rad
     # the folder loads: the same policy, the same held-out metric
     loaded = load_checkpoint(out)

@@ -12,7 +12,12 @@ import numpy as np
 import pytest
 
 from tests.support.paths import ROOT as ROOT_PATH  # noqa: E402
-from tests.support.rl import TASK, TINY, _rows  # noqa: E402
+from tests.support.rl import (  # noqa: E402
+    TASK,
+    TINY,
+    curve_rows,
+    one_torch_thread,  # noqa: F401  (autouse: one torch thread)
+)
 
 ROOT = str(ROOT_PATH)
 
@@ -145,8 +150,8 @@ def test_same_seed_one_thread_same_curve(tmp_path):
     b = train(TASK, total_steps=2_000, num_envs=8, seed=3, out_dir=tmp_path / "b", **TINY)
     c = train(TASK, total_steps=2_000, num_envs=8, seed=4, **TINY)
     assert len(a.curve) >= 10
-    assert _rows(a.curve) == _rows(b.curve)
-    assert _rows(a.curve) != _rows(c.curve)
+    assert curve_rows(a.curve) == curve_rows(b.curve)
+    assert curve_rows(a.curve) != curve_rows(c.curve)
     assert a.final_error_rad == b.final_error_rad
     la = load_checkpoint(tmp_path / "a")
     assert la.curve == a.curve and la.final_error_rad == a.final_error_rad
@@ -187,7 +192,7 @@ def test_train_many_on_an_executor_equals_one_after_another(tmp_path):
     ) as pool:
         parallel = train_many(runs, executor=pool, out_root=tmp_path)
     for a, b in zip(serial, parallel):
-        assert _rows(a["curve"]) == _rows(b["curve"])
+        assert curve_rows(a["curve"]) == curve_rows(b["curve"])
         assert a["final_error_rad"] == b["final_error_rad"]
     assert [p["config"]["seed"] for p in parallel] == [3, 4]
     assert [os.path.basename(p["out_dir"]) for p in parallel] == ["run-0", "run-1"]

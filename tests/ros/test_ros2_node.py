@@ -13,7 +13,7 @@ from tests.support.ros2 import NodeProcess, run_peer
 from tests.support.ros2_node import (  # noqa: E402
     RATE,
     ROBOT,
-    _period,  # noqa: E402
+    control_period,
 )
 
 pytestmark = [pytest.mark.ros2, pytest.mark.slow]
@@ -44,7 +44,7 @@ def test_lockstep_is_bit_identical_to_an_offline_rollout(node):
     refs[:, :, 0] = np.cumsum(rng.uniform(-0.05, 0.05, (n, 2)), axis=0)  # equilibria, rad
     refs[:, :, 1] = rng.uniform(0.1, 0.6, (n, 2))  # presets, rad
     out = run_peer("controller.py", "lockstep", json.dumps({"refs": refs.tolist()}))
-    steps, period_ns = _period()
+    steps, period_ns = control_period()
     # the reset state (stamp 0), then one state per step, stamped exactly k * period_ns
     assert out["stamps"] == [k * period_ns for k in range(n + 1)]
     q, qd = _offline(refs, steps)
@@ -76,7 +76,7 @@ def test_bad_messages_are_rejected_and_logged_once_each(node):
 
 
 def test_services_and_trajectory(node):
-    steps, period_ns = _period()
+    steps, period_ns = control_period()
     params = {"joint": "joint1", "target": 0.5, "traj_seconds": 0.5, "steps": 80}
     out = run_peer("controller.py", "services", json.dumps(params))
     assert out["reset_stamps"] == [0, period_ns, 2 * period_ns, 3 * period_ns]

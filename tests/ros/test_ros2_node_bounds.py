@@ -10,7 +10,7 @@ import pytest
 
 from asr.ros.ros2_node import COMMAND_DEPTH, STEP_DEPTH
 from tests.support.ros2 import NodeProcess, run_peer
-from tests.support.ros2_node import ROBOT, _period
+from tests.support.ros2_node import ROBOT, control_period
 
 pytestmark = [pytest.mark.ros2, pytest.mark.slow]
 
@@ -68,7 +68,7 @@ def test_pause_stops_a_step_already_waited_for(tmp_path):
     latched state and a second pause's answer agree), and every step sent still runs once
     resumed. Eight tries; before the fix 6 of 8 advanced while paused."""
     steps = STEP_DEPTH  # a burst the step subscription holds whole
-    period_ns = _period()[1] * int(round(RATE / SLOW_RATE))
+    period_ns = control_period()[1] * int(round(RATE / SLOW_RATE))
     # its own namespace: the module's node may still run in this DDS domain
     with node_process(tmp_path, SLOW_RATE, "slow") as n:
         params = {"tries": 8, "steps": steps, "namespace": "slow"}

@@ -19,7 +19,7 @@ from tests.conftest import require, require_ros1
 from tests.support.bags import (  # noqa: E402
     RECORD,
     STEPS,
-    run,  # noqa: E402,F401 (fixtures)
+    run,  # noqa: F401 (a fixture)
     stamps_ns,
 )
 

@@ -12,7 +12,7 @@ from tests.support.ros_export import (
     onnx_deps,
     reach_onnx,
     ros_node,  # noqa: F401  (a fixture)
-    start_onnx_node,  # noqa: E402
+    start_onnx_node,
 )
 from tests.support.ros_export_loop import live_node, reach_loop
 

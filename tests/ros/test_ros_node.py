@@ -23,7 +23,7 @@ from tests.support.ros1_node import (  # noqa: E402
     Recorder,
     f32,
     publisher,
-    ros,  # noqa: E402,F401 (fixtures)
+    ros,  # noqa: F401 (a fixture)
     running_node,
     start_recorder,
     steps_of,

@@ -22,7 +22,7 @@ from asr.ros.environment import tool_env
 from asr.ros.urdf import export_robot, import_robot, mat_rpy, rpy_mat
 from asr.ros.urdf_tags import joint_params, param_tags, plugin_file
 from tests.conftest import IN_CI, require_ros1
-from tests.support.urdf import ALL_VARIANTS, EXPORTABLE, NOT_URDF, _variants  # noqa: E402
+from tests.support.urdf import ALL_VARIANTS, EXPORTABLE, NOT_URDF, variants_of  # noqa: E402
 
 pytestmark = pytest.mark.ros
 
@@ -185,7 +185,7 @@ def _canonical(el):
 
 @pytest.mark.parametrize("name", ["qbmove_3r", "rrbot_sea"])
 def test_xacro_expands_to_the_urdf_and_yaml_is_the_toolbox_plugin_manager(exported, name):
-    variant = _variants(name)[0]
+    variant = variants_of(name)[0]
     robot, paths = exported[name, variant]
     xacro = ET.parse(paths["xacro"]).getroot()
     assert len(xacro.findall("{http://www.ros.org/wiki/xacro}macro")) == len(robot.joints)
@@ -353,7 +353,7 @@ def test_closed_chain_and_ball_joint_are_refused(tmp_path):
 
 
 def test_import_refuses_what_it_cannot_read(tmp_path, exported):
-    robot, paths = exported["rrbot_sea", _variants("rrbot_sea")[0]]
+    robot, paths = exported["rrbot_sea", variants_of("rrbot_sea")[0]]
     text = open(paths["urdf"]).read()
     bad = tmp_path / "bad.urdf"
     bad.write_text(text.replace("<asr_Kt>", "<asr_Kx>").replace("</asr_Kt>", "</asr_Kx>"))

@@ -24,7 +24,7 @@ PARAMS = {
 N = 5
 
 
-def _inputs(steps, dt):
+def reference_inputs(steps, dt):
     t = np.arange(steps) * dt
     refs = np.empty((steps, N, 2))
     phase = np.linspace(0.0, 2.0, N)

@@ -1,6 +1,7 @@
 """The RL task, tiny hyperparameters and helpers that the training tests share
 (tests/rl/test_rl_training.py, test_rl_rsl_rl.py, test_rl_env_kwargs.py, test_rl_onnx.py and
-tests/support/ros_export.py): make_model trains a small policy, _one_thread an autouse fixture."""
+tests/support/ros_export.py): make_model trains a small policy, one_torch_thread an autouse
+fixture."""
 
 import numpy as np
 import pytest
@@ -57,7 +58,7 @@ TINY = dict(
 
 
 @pytest.fixture(autouse=True)
-def _one_thread():
+def one_torch_thread():
     torch = require("torch")
     require("stable_baselines3")
     old = torch.get_num_threads()
@@ -66,5 +67,5 @@ def _one_thread():
     torch.set_num_threads(old)
 
 
-def _rows(curve):
+def curve_rows(curve):
     return [{k: v for k, v in r.items() if k != "wall_s"} for r in curve]

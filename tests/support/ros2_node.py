@@ -3,7 +3,7 @@
 from asr.sim.simulation import Sim
 
 
-def _period():
+def control_period():
     sim = Sim(ROBOT, 1)
     steps = int(round(1.0 / (RATE * sim.dt)))
     return steps, steps * int(round(sim.dt * 1e9))

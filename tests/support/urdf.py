@@ -9,11 +9,11 @@ NOT_URDF = {"qbmove_arm_5dof": "free joint 'box'", "qbmove_snake": "free joint '
 EXPORTABLE = [n for n in robot_names() if n not in NOT_URDF]
 
 
-def _variants(name):
+def variants_of(name):
     import tomllib
 
     with open(os.path.join(asr.robots.robot.robots_dir(), name, "robot.toml"), "rb") as f:
         return list(tomllib.load(f)["variants"])
 
 
-ALL_VARIANTS = [(n, v) for n in EXPORTABLE for v in _variants(n)]
+ALL_VARIANTS = [(n, v) for n in EXPORTABLE for v in variants_of(n)]
