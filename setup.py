@@ -3,18 +3,31 @@ it accepts only as a setup() argument. The MuJoCo plugin library asr/_asr_mujoco
 (csrc/mujoco: asr's actuators as the MuJoCo plugin "asr.actuator", asr.mujoco.plugin) is built
 against the installed mujoco package's headers. The Gazebo engine shim (csrc/gz, C++) is an optional
 extension, built when pkg-config finds Gazebo's libraries: asr/_asr_gz.<suffix>.so, a plain C
-library that asr.engines.gz_shim loads like the Makefile's asr/_asr_gz.so. The robot descriptions (the
-top-level robots/ folder) are copied into the built package as asr/robots_data, and the shim's
-header csrc/gz/asr_gz.h next to the shim, where asr.engines.gz_shim reads its cffi declarations (build_py
-below).
+library that asr.engines.gz_shim loads like the Makefile's asr/_asr_gz.so. The robot descriptions
+(the top-level robots/ folder) are copied into the built package as asr/robots_data, and the
+shim's header csrc/gz/asr_gz.h next to the shim, where asr.engines.gz_shim reads its cffi
+declarations (build_py below). The dashboard, the top-level dashboard/ folder, installs as the
+package asr_dashboard (DASHBOARD below).
 """
 
 import importlib.util
 import os
 import subprocess
 
-from setuptools import Extension, setup
+from setuptools import Extension, find_packages, setup
 from setuptools.command.build_py import build_py
+
+# The installed name of the top-level dashboard/ folder: a name of asr's own, where a top-level
+# `dashboard` is a generic one that another distribution could install over (or shadow). Its
+# modules import each other relatively and name their child processes by their package's
+# __package__, so the folder works under either name; asr.cli imports asr_dashboard (the
+# editable install maps it to the folder). Nothing else is installed at the top level: asr and
+# asr_dashboard (tests/packaging/test_packaging.py reads the wheel's top_level.txt and RECORD).
+DASHBOARD = "asr_dashboard"
+PACKAGES = find_packages(include=["asr", "asr.*"]) + [
+    DASHBOARD,
+    *(f"{DASHBOARD}.{p}" for p in find_packages("dashboard")),
+]
 
 GZ_PKGS = [
     "ignition-physics5",
@@ -80,11 +93,13 @@ class BuildPyWithRobots(build_py):
                 out = os.path.join(target, os.path.relpath(source, "robots"))
                 self.mkpath(os.path.dirname(out))
                 self.copy_file(source, out)
-        # the shim's declarations, read by asr.engines.gz_shim when it loads the shim (one definition)
+        # the shim's declarations, read by asr.engines.gz_shim when it loads it (one definition)
         self.copy_file(os.path.join("csrc", "gz", "asr_gz.h"), os.path.join(self.build_lib, "asr"))
 
 
 setup(
+    packages=PACKAGES,
+    package_dir={DASHBOARD: "dashboard"},
     cffi_modules=["asr/_build.py:ffibuilder"],
     ext_modules=_mujoco_plugin() + _gazebo_shim(),
     cmdclass={"build_py": BuildPyWithRobots},

@@ -1,4 +1,5 @@
-"""The `asr` command line. `asr dashboard` serves the web dashboard (dashboard/PROTOCOL.md);
+"""The `asr` command line. `asr dashboard` serves the web dashboard (dashboard/PROTOCOL.md; the
+package asr_dashboard, installed from the source tree's dashboard/ folder by setup.py);
 `asr ros` / `asr ros2` run a robot as a live ROS 1 / ROS 2 node (docs/ros.md); `asr train`
 trains a policy with PPO (asr.rl.train, extra asr-sim[rl]); `asr export-mjcf` writes a robot as
 one MJCF with asr's MuJoCo plugin actuators (asr.export_mjcf)."""
@@ -421,14 +422,14 @@ def start_robot(robot=None, variant=None):
 def dashboard_settings(args):
     """(Settings, lines to print) for the parsed `asr dashboard` arguments: each setting from
     its option when given, else from its ASR_DASHBOARD_* variable, else its default
-    (dashboard.settings.settings_from_env). Without --robot $ASR_DASHBOARD_ROBOT, else the
+    (asr_dashboard.settings.settings_from_env). Without --robot $ASR_DASHBOARD_ROBOT, else the
     default robot, else the first one that loads (start_robot); without --variant the robot's
     own default variant ($ASR_DASHBOARD_VARIANT without --robot). Beyond loopback a token is
     always required (a random one unless --token or $ASR_DASHBOARD_TOKEN gives it); with a
     token the URL printed carries it (the only place it is shown). Raises ValueError / OSError
     with a clear message for a bad robot, origin, token or other setting."""
-    from dashboard.security import is_loopback, is_wildcard
-    from dashboard.settings import settings_from_env
+    from asr_dashboard.security import is_loopback, is_wildcard
+    from asr_dashboard.settings import settings_from_env
 
     given = {field: getattr(args, field) for field in ("host", "port", "update_hz", "token")}
     given["allow_origins"] = None if args.allow_origin is None else tuple(args.allow_origin)
@@ -469,8 +470,14 @@ def main(argv=None):
     try:
         for module in DASHBOARD_MODULES:
             need(module, "dashboard", "the dashboard")
-        from dashboard.server import serve
+        from asr_dashboard.server import serve
     except ImportError as exc:
+        if getattr(exc, "name", None) == "asr_dashboard":  # a source tree, not installed
+            exc = ImportError(
+                "the package asr_dashboard is not installed (the source tree's dashboard/ "
+                "folder): pip install -e '.[dashboard]' in the source tree, or "
+                "pip install 'asr-sim[dashboard]'"
+            )
         print(f"asr dashboard: {exc}", file=sys.stderr)
         return 1
     try:

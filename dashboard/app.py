@@ -12,14 +12,14 @@ from fastapi.responses import FileResponse, PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException
 
-from dashboard.datasheet import DatasheetCache
-from dashboard.errors import SafeJSONResponse, http_error_handler, validation_error_handler
-from dashboard.limits import BodyLimit
-from dashboard.routes import api, interaction, plots, rl, stream
-from dashboard.routes import scene as scene_route  # robot3d
-from dashboard.runner import SimRunner
-from dashboard.security import AccessGuard, AccessPolicy
-from dashboard.settings import Settings, get_settings
+from .datasheet import DatasheetCache
+from .errors import SafeJSONResponse, http_error_handler, validation_error_handler
+from .limits import BodyLimit
+from .routes import api, interaction, plots, rl, stream
+from .routes import scene as scene_route  # robot3d
+from .runner import SimRunner
+from .security import AccessGuard, AccessPolicy
+from .settings import Settings, get_settings
 
 DOCS_ASSETS = "/docs-assets"  # where swagger-ui's files are served
 DOCS_SCHEMA = "/docs/openapi.json"  # the API document /docs shows

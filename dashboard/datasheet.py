@@ -12,7 +12,8 @@ import threading
 import numpy as np
 
 import asr
-from dashboard.references import preset_spec
+
+from .references import preset_spec
 
 CACHE_SIZE = 64  # datasheets kept (least recently used dropped): a few robots x joints x edits
 SAME_PRESET = 1e-9  # presets closer than this (relative to the preset span) are one curve

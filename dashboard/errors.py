@@ -10,7 +10,7 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
-from dashboard.ranges import request_schema, schema_range, with_ranges
+from .ranges import request_schema, schema_range, with_ranges
 
 MAX_ECHO = 80  # characters of a client's value repeated in an error
 MAX_MESSAGE = 1000  # characters of one error message

@@ -5,7 +5,8 @@ history_npz, history_html) and the policy exports (POST /api/rl/policy.onnx,
 
 Why a child: torch's ONNX exporter is not thread-safe (two exports at once fail, and leave it
 failing for the next ones), it imports torch into the server for good, and it can take long.
-The child, `python -m dashboard.exports KIND OUT FOLDER [TASK | ROBOT VARIANT ROS]`, writes OUT
+The child, `python -m asr_dashboard.exports KIND OUT FOLDER [TASK | ROBOT VARIANT ROS]` (the package
+under the name it was imported by: asr_dashboard once installed), writes OUT
 or prints one JSON line {"status", "detail"} (the HTTP answer: 422 bad checkpoint, 501 export
 not available) and exits 1. RL "watch" runs its policy from such an ONNX export with
 onnxruntime (dashboard/rl.py), so torch and Stable-Baselines3 never enter the server process.
@@ -25,8 +26,10 @@ import tempfile
 
 import numpy as np
 
-from dashboard import figure as fig
-from dashboard.errors import public_message
+from asr.common.optional import missing_extra
+
+from . import figure as fig
+from .errors import public_message
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MAX_WAITING = 4  # export requests queued behind the running one
@@ -126,7 +129,7 @@ def _run_child(kind, args, timeout_s, running):
             PYTHONPATH=os.pathsep.join(p for p in (REPO_ROOT, os.environ.get("PYTHONPATH")) if p),
         )
         proc = subprocess.Popen(
-            [sys.executable, "-m", "dashboard.exports", kind, out, *args],
+            [sys.executable, "-m", f"{__package__}.exports", kind, out, *args],
             cwd=tmp,
             env=env,
             stdin=subprocess.DEVNULL,
@@ -170,13 +173,17 @@ def _child_error(code, output):
 
 
 def _onnx(out, folder, task=None):
-    """The checkpoint's policy as ONNX; task: its asr env id (default: the folder's config)."""
+    """The checkpoint's policy as ONNX; task: its asr env id (default: the folder's config).
+    Without the extra [rl] (torch, onnx: imported by the export itself) 501 naming it."""
     try:
         from asr.rl import export_onnx
     except (ImportError, AttributeError) as exc:
         raise ExportError(501, f"ONNX export is not available on this server: {exc}") from None
     try:
         export_onnx(folder, out, task=task or None)
+    except ImportError as exc:
+        missing = missing_extra("asr.rl.export_onnx", "rl", exc.name or str(exc))
+        raise ExportError(501, f"ONNX export is not available on this server: {missing}") from None
     except (ValueError, TypeError, OSError) as exc:
         raise ExportError(422, str(exc)) from None
 

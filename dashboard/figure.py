@@ -26,7 +26,7 @@ import traceback
 import numpy as np
 from plotly.colors import qualitative
 
-from dashboard.plot_specs import PLOTS, SERIES, UNITS, div
+from .plot_specs import PLOTS, SERIES, UNITS, div
 
 # plotted series and plots (dashboard.plot_specs, also served to the page); trace order is
 # instance -> joint -> series, so trace (i, k, s) has index (i * n_joints + k) * len(SERIES) + s

@@ -17,7 +17,7 @@ import weakref
 
 import numpy as np
 
-from dashboard.figure import decimate_time, decimate_values
+from .figure import decimate_time, decimate_values
 
 RECORD = ("q", "tau_joint", "stiffness", "th1", "th2", "clamped")
 # the record's arrays (t and the frame fields, float64): at most 64 MiB; the default arm's

@@ -26,9 +26,10 @@ import numpy as np
 
 import asr
 from asr.references import min_jerk
-from dashboard.errors import public_message
-from dashboard.references import ControlError, preset_spec
-from dashboard.session import num
+
+from .errors import public_message
+from .references import ControlError, preset_spec
+from .session import num
 
 DIVERGE_GROWTHS = 3  # trials in a row whose max error grew
 DIVERGE_FACTOR = 2.0  # ... past this multiple of the smallest max error so far

@@ -40,10 +40,11 @@ import numpy as np
 
 import asr
 from asr.robots.robot import variant_names
-from dashboard.commands import apply_pending, fail_pending
-from dashboard.errors import public_message
-from dashboard.pacing import Pacer
-from dashboard.scene import SceneStream
+
+from .commands import apply_pending, fail_pending
+from .errors import public_message
+from .pacing import Pacer
+from .scene import SceneStream
 
 ROBOT = "ur10"
 LAWS = ("admittance", "direct_force")

@@ -5,8 +5,8 @@ control's values checked against each model's ranges and the cross-parameter rul
 
 import numpy as np
 
-from dashboard.errors import short
-from dashboard.references import ControlError
+from .errors import short
+from .references import ControlError
 
 
 def compact(values):

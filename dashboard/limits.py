@@ -18,7 +18,7 @@ import re
 import sys
 import time
 
-from dashboard.security import refuse
+from .security import refuse
 
 # JSON strings (whose brackets do not nest) and the brackets outside them. A string is matched
 # from its opening quote to its closing one, or to the end of the text when unterminated, so the

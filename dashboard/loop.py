@@ -21,11 +21,11 @@ import queue
 import threading
 import time
 
-from dashboard import figure as fig
-from dashboard import frames, watch
-from dashboard.commands import apply_pending, fail_pending
-from dashboard.pacing import Pacer
-from dashboard.subscribers import Subscriber, publish_threadsafe
+from . import figure as fig
+from . import frames, watch
+from .commands import apply_pending, fail_pending
+from .pacing import Pacer
+from .subscribers import Subscriber, publish_threadsafe
 
 
 class SimLoop:

@@ -5,7 +5,8 @@ with onnxruntime, so torch and Stable-Baselines3 never load into the server (the
 ~500 MB for good); the runner asks it for references at every env step of the task
 (dashboard/watch.py). Observation and references come from the task's own code: the watcher
 keeps an instance of the task's vector env (never stepped), writes the runner's link state and
-the episode's env step into it and calls its _observe() and _refs() (asr/envs: [q, qd, target,
+the episode's env step into it (set_state) and calls its observe(), refs() and terminated()
+(asr.envs.vector.AsrVectorEnv's public methods: [q, qd, target,
 q - target] -> [equilibria, presets] for the reaching tasks, [q, qd, t] -> [equilibria,
 presets, release] for Throw), so every registered task is watchable. A new episode (the env's
 reset: a new random target) starts after max_episode_steps env steps or when the task ends it
@@ -16,7 +17,7 @@ import os
 
 import numpy as np
 
-from dashboard.rl_tasks import RLInputError, task_class
+from .rl_tasks import RLInputError, task_class
 
 
 class PolicyWatcher:
@@ -40,7 +41,7 @@ class PolicyWatcher:
         space = cls.single_action_space
         self.low, self.high = np.asarray(space.low, float), np.asarray(space.high, float)
         if isinstance(policy, (str, os.PathLike)):
-            from dashboard.exports import export_bytes
+            from .exports import export_bytes
 
             policy = export_bytes("onnx", (os.fspath(policy), task), export_timeout_s)
         try:
@@ -80,15 +81,14 @@ class PolicyWatcher:
         if self.ended or self.env.num_envs != n:
             self.new_episode(n)
         env = self.env
-        env.q[...], env.qd[...] = q, qd
-        env._elapsed[:] = self.env_step
-        action = self.model(env._observe())  # (n, act_dim) float32, inside the action Box
+        env.set_state(q, qd, self.env_step)
+        action = self.model(env.observe())  # (n, act_dim) float32, inside the action Box
         action = np.clip(np.asarray(action, float).reshape(n, -1), self.low, self.high)
-        self.held = np.asarray(env._refs(action), float)
+        self.held = np.asarray(env.refs(action), float)
         self.left = self.frame_skip
         self.env_step += 1
         # the task ends the episode with this step (Throw: the release) or the time limit
-        self.ended = bool(np.any(env._terminated())) or self.env_step >= self.episode_steps
+        self.ended = bool(np.any(env.terminated())) or self.env_step >= self.episode_steps
         return self.held
 
     def info(self):

@@ -16,7 +16,8 @@ itself presses the spring on it), the model's stiff preset is kept and the joint
 import numpy as np
 
 import asr
-from dashboard.references import (
+
+from .references import (
     FIRST_VIEW_AMPLITUDE,
     FIRST_VIEW_FREQUENCY,
     preset_spec,

@@ -32,9 +32,10 @@ import time
 
 import numpy as np
 
-from asr.rl._config import MODEL_FILES
-from dashboard.errors import public_message
-from dashboard.rl_tasks import RLInputError, metric_info
+from asr.rl import MODEL_FILES
+
+from .errors import public_message
+from .rl_tasks import RLInputError, metric_info
 
 ALGOS = ("PPO",)
 TRAIN_COMMAND = (sys.executable, "-m", "asr.cli", "train")

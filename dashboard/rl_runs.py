@@ -13,7 +13,7 @@ import json
 import os
 import threading
 
-from dashboard import rl, rl_tasks
+from . import rl, rl_tasks
 
 MAX_RUNS = 8
 MAX_CONFIG_BYTES = 1 << 20  # config.json read at most

@@ -24,7 +24,7 @@ def task_class(task):
 def metric_info(task):
     """{"name", "unit", "better"} of the task's held-out metric (asr.rl's task_metric: the
     curve's `metric` column)."""
-    from asr.rl._results import task_metric  # no torch: the metric's definition only
+    from asr.rl import task_metric  # no torch: the metric's definition only
 
     m = task_metric(task_class(task))
     return {"name": m.name, "unit": m.unit, "better": m.better}

@@ -3,8 +3,9 @@ loaded by name only (allow_path=False), with the errors of those that do not loa
 
 import asr
 from asr.robots.robot import load_robot, robot_names, variant_names
-from dashboard.errors import public_message
-from dashboard.references import preset_spec
+
+from .errors import public_message
+from .references import preset_spec
 
 
 class NotFound(LookupError):

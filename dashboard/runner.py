@@ -17,11 +17,11 @@ the Sim changed) and state.
 
 import threading
 
-from dashboard import datasheet, exports, watch
-from dashboard.ilc import ILCRun
-from dashboard.loop import SimLoop
-from dashboard.robots import motor_count
-from dashboard.session import Session
+from . import datasheet, exports, watch
+from .ilc import ILCRun
+from .loop import SimLoop
+from .robots import motor_count
+from .session import Session
 
 
 class SimRunner:

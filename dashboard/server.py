@@ -28,7 +28,7 @@ import h11
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from dashboard.app import create_app
+from .app import create_app
 
 try:  # uvicorn's default WebSocket protocol when the websockets package is installed
     from uvicorn.protocols.websockets.websockets_sansio_impl import (

@@ -19,10 +19,11 @@ import numpy as np
 
 import asr
 from asr.robots.robot import load_robot
-from dashboard.errors import public_message
-from dashboard.joint_params import check_params, compact, params_of, set_params
-from dashboard.presets import choose_presets
-from dashboard.references import (
+
+from .errors import public_message
+from .joint_params import check_params, compact, params_of, set_params
+from .presets import choose_presets
+from .references import (
     ControlError,
     check_preset,
     check_torques,
@@ -33,8 +34,8 @@ from dashboard.references import (
     sim_references,
     torque_range,
 )
-from dashboard.robots import NotFound, motor_count
-from dashboard.scene import SceneStream  # robot3d: poses in every frame
+from .robots import NotFound, motor_count
+from .scene import SceneStream  # robot3d: poses in every frame
 
 WORKSPACE_VERSION = "asr.dashboard/1"
 # the controls a workspace holds besides robot, variant and compare (Session.apply_control's)

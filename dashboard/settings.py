@@ -9,8 +9,8 @@ import os
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from dashboard.errors import short
-from dashboard.security import normalize_origin
+from .errors import short
+from .security import normalize_origin
 
 ENV_PREFIX = "ASR_DASHBOARD_"
 # settings whose value is never shown, not even in an error

@@ -4,8 +4,8 @@ controls. Runs on the runner thread."""
 
 import numpy as np
 
-from dashboard.frames import RECORD, build_frame
-from dashboard.references import preset_spec
+from .frames import RECORD, build_frame
+from .references import preset_spec
 
 
 def start(session, watcher):

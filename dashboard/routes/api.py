@@ -12,12 +12,12 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import Response
 
-from dashboard import models
-from dashboard.errors import public_message
-from dashboard.ilc import Busy
-from dashboard.references import ControlError
-from dashboard.robots import NotFound, list_robots
-from dashboard.runner import SimRunner
+from .. import models
+from ..errors import public_message
+from ..ilc import Busy
+from ..references import ControlError
+from ..robots import NotFound, list_robots
+from ..runner import SimRunner
 
 router = APIRouter(
     prefix="/api",

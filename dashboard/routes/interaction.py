@@ -13,9 +13,9 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, FastAPI, HTTPException, Request
 from pydantic import Field
 
-from dashboard import interaction as ic
-from dashboard.errors import public_message
-from dashboard.models import Strict
+from .. import interaction as ic
+from ..errors import public_message
+from ..models import Strict
 
 
 @contextlib.asynccontextmanager

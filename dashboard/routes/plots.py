@@ -10,10 +10,10 @@ import asyncio
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import Response
 
-from dashboard import figure as fig
-from dashboard import frames
-from dashboard.plot_specs import spec
-from dashboard.routes.api import Runner
+from .. import figure as fig
+from .. import frames
+from ..plot_specs import spec
+from ..routes.api import Runner
 
 router = APIRouter(prefix="/api", tags=["simulation"])
 

@@ -15,10 +15,10 @@ from fastapi import APIRouter, FastAPI, HTTPException, Request
 from fastapi.responses import Response
 from pydantic import Field
 
-from dashboard import exports, policy_watch, rl, rl_runs, rl_tasks
-from dashboard.errors import public_message
-from dashboard.models import Strict
-from dashboard.routes.api import RosVersion, Runner, ros_zip_response, run_command
+from .. import exports, policy_watch, rl, rl_runs, rl_tasks
+from ..errors import public_message
+from ..models import Strict
+from ..routes.api import RosVersion, Runner, ros_zip_response, run_command
 
 
 @contextlib.asynccontextmanager

@@ -8,9 +8,9 @@ import asyncio
 
 from fastapi import APIRouter, HTTPException, Request
 
-from dashboard.errors import public_message
-from dashboard.interaction import NotRunning
-from dashboard.routes.api import Runner, run_command
+from ..errors import public_message
+from ..interaction import NotRunning
+from ..routes.api import Runner, run_command
 
 router = APIRouter(prefix="/api", tags=["simulation"])
 

@@ -18,14 +18,14 @@ import logging
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 from pydantic import TypeAdapter, ValidationError
 
-from dashboard import models
-from dashboard.errors import public_message, short, validation_text
-from dashboard.ilc import Busy
-from dashboard.limits import MessageBudget, json_problem, size_problem
-from dashboard.ranges import schema_range, with_ranges
-from dashboard.references import ControlError
-from dashboard.robots import NotFound
-from dashboard.routes.api import _set_fields
+from .. import models
+from ..errors import public_message, short, validation_text
+from ..ilc import Busy
+from ..limits import MessageBudget, json_problem, size_problem
+from ..ranges import schema_range, with_ranges
+from ..references import ControlError
+from ..robots import NotFound
+from ..routes.api import _set_fields
 
 log = logging.getLogger(__name__)
 router = APIRouter(tags=["stream"])

@@ -195,7 +195,7 @@ def test_builtin_preset_metadata(model):
 
 def test_dashboard_preset_spec_is_the_package_one():
     require("fastapi")
-    from dashboard import references
+    from asr_dashboard import references
 
     for model in BUILTIN:
         assert references.preset_spec(model) == asr.models()[model].preset.as_dict()

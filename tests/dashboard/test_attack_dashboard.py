@@ -347,8 +347,8 @@ def test_concurrent_policy_exports_all_succeed_in_a_child_process(server):
 BLOCKED_SERVER = """
 import asyncio, os, sys, time
 import uvicorn
-from dashboard.server import uvicorn_config
-from dashboard.settings import Settings
+from asr_dashboard.server import uvicorn_config
+from asr_dashboard.settings import Settings
 config = uvicorn_config(Settings(), int(sys.argv[1]), "warning")
 @config.app.get("/blocked")
 async def blocked():  # a request whose worker thread never returns (a read that blocks)

@@ -15,11 +15,11 @@ from tests.conftest import require
 
 require("fastapi")
 require("httpx")
+from asr_dashboard.app import create_app  # noqa: E402
+from asr_dashboard.settings import Settings  # noqa: E402
 from fastapi.testclient import TestClient  # noqa: E402
 from starlette.websockets import WebSocketDisconnect  # noqa: E402
 
-from dashboard.app import create_app  # noqa: E402
-from dashboard.settings import Settings  # noqa: E402
 from tests.support.dashboard_server import assert_running, running_server  # noqa: E402
 
 BASE, STREAM = "http://127.0.0.1", "ws://127.0.0.1/ws/stream"
@@ -208,7 +208,7 @@ def test_422_answers_echo_little(client, body, words):
 def test_a_clients_queue_is_bounded():
     """A client that reads nothing holds at most client_queue messages: the figure and the
     latest state stay, old frames go first."""
-    from dashboard.subscribers import Subscriber
+    from asr_dashboard.subscribers import Subscriber
 
     sub = Subscriber(loop=None, max_items=LIMITS.client_queue)
     sub.put("figure", "F1")
@@ -236,7 +236,7 @@ def test_publishing_wakes_each_loop_once():
     import asyncio
     import threading
 
-    from dashboard.subscribers import Subscriber, publish_threadsafe
+    from asr_dashboard.subscribers import Subscriber, publish_threadsafe
 
     loop, other = asyncio.new_event_loop(), asyncio.new_event_loop()
     other.close()

@@ -7,8 +7,9 @@ from tests.conftest import require
 
 require("fastapi")
 require("httpx")
-from dashboard import figure as fig  # noqa: E402
-from dashboard import plot_specs  # noqa: E402
+from asr_dashboard import figure as fig  # noqa: E402
+from asr_dashboard import plot_specs  # noqa: E402
+
 from tests.support.dashboard_server import app_client  # noqa: E402
 
 
@@ -68,9 +69,11 @@ def test_the_page_has_a_place_for_every_specified_plot():
     import re
     from pathlib import Path
 
-    import dashboard
+    import asr_dashboard
 
-    html = (Path(dashboard.__file__).parent / "static" / "index.html").read_text(encoding="utf-8")
+    html = (Path(asr_dashboard.__file__).parent / "static" / "index.html").read_text(
+        encoding="utf-8"
+    )
     divs = [p["div"] for p in plot_specs.spec()["plots"]]
     assert all(html.count(f'id="{d}"') == 1 for d in divs), divs
     # the plain plot divs (the panels' plots, ILC, RL, datasheet, ..., carry more attributes)

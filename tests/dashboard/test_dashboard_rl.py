@@ -19,11 +19,11 @@ require("fastapi")
 require("httpx")
 require("stable_baselines3")
 require("onnxruntime")
+from asr_dashboard.app import create_app  # noqa: E402
+from asr_dashboard.rl import read_curve  # noqa: E402
+from asr_dashboard.settings import Settings  # noqa: E402
 from fastapi.testclient import TestClient  # noqa: E402
 
-from dashboard.app import create_app  # noqa: E402
-from dashboard.rl import read_curve  # noqa: E402
-from dashboard.settings import Settings  # noqa: E402
 from tests.support.dashboard_exports import assert_ros_package  # noqa: E402
 from tests.support.dashboard_server import wait_for  # noqa: E402
 from tests.support.paths import ROOT  # noqa: E402
@@ -443,8 +443,8 @@ def test_rl_panel_in_chromium():
 SHORT_RUN_SCRIPT = """
 import json, os, shutil, sys, time
 from fastapi.testclient import TestClient
-from dashboard.app import create_app
-from dashboard.settings import Settings
+from asr_dashboard.app import create_app
+from asr_dashboard.settings import Settings
 
 with TestClient(create_app(Settings()), base_url="http://127.0.0.1") as c:
     r = c.post("/api/rl/start", json=json.loads(sys.argv[1]))
@@ -508,10 +508,10 @@ def test_watched_references_are_the_onnx_policys(short_run, tmp_path):
     (the backend's predict: SB3's on the normalised observations, rsl_rl's on the raw ones) to
     float32 precision."""
     import numpy as np
+    from asr_dashboard.policy_watch import PolicyWatcher
+    from asr_dashboard.rl_tasks import task_class
 
     from asr.rl.onnx_policy import OnnxPolicy, export_onnx, load_training
-    from dashboard.policy_watch import PolicyWatcher
-    from dashboard.rl_tasks import task_class
 
     task = TRAIN["task"]
     folder = short_run["folder"]  # a finished 128-step training
@@ -522,13 +522,13 @@ def test_watched_references_are_the_onnx_policys(short_run, tmp_path):
     env.reset(seed=11)
     w.act(env.q.copy(), env.qd.copy())  # the watcher's episode starts (its own target)
     for _ in range(4):
-        env.step(np.clip(np.asarray(policy(env._observe()), float), w.low, w.high))
+        env.step(np.clip(np.asarray(policy(env.observe()), float), w.low, w.high))
         q, qd = env.q.copy(), env.qd.copy()
         mine = w.env  # the observation as the watcher builds it (its target, its env step)
-        mine.q[...], mine.qd[...], mine._elapsed[:] = q, qd, w.env_step
-        obs = mine._observe()
+        mine.set_state(q, qd, w.env_step)
+        obs = mine.observe()
         action = np.clip(np.asarray(policy(obs), float), w.low, w.high)
-        expected = np.asarray(mine._refs(action), float)
+        expected = np.asarray(mine.refs(action), float)
         np.testing.assert_array_equal(w.act(q, qd), expected)
         raw = obs if vn is None else vn.normalize_obs(obs)  # rsl_rl's actor normalises itself
         torch_action = model.predict(raw.astype(np.float32), deterministic=True)

@@ -16,7 +16,8 @@ from tests.conftest import require
 require("fastapi")
 require("httpx")
 
-from dashboard import frames, rl_runs  # noqa: E402
+from asr_dashboard import frames, rl_runs  # noqa: E402
+
 from tests.support.dashboard_samples import direct_q, start_held, synthetic_frame  # noqa: E402
 from tests.support.dashboard_server import app_client, wait_sim_past  # noqa: E402
 

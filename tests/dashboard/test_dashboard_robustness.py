@@ -17,11 +17,10 @@ from tests.conftest import require
 
 require("fastapi")
 require("httpx")
+from asr_dashboard.app import create_app  # noqa: E402
+from asr_dashboard.runner import SimRunner  # noqa: E402
+from asr_dashboard.settings import Settings  # noqa: E402
 from fastapi.testclient import TestClient  # noqa: E402
-
-from dashboard.app import create_app  # noqa: E402
-from dashboard.runner import SimRunner  # noqa: E402
-from dashboard.settings import Settings  # noqa: E402
 
 # the app at the default robot (fixtures client, shared_client) and its helpers
 from tests.support.dashboard_api import BASE, STREAM, client, shared_client  # noqa: E402,F401
@@ -262,8 +261,8 @@ def test_json_scan_is_linear_in_the_size_of_the_body():
     In a process of its own, so that the old behaviour fails the test at its timeout."""
     code = """if True:
         from fastapi.testclient import TestClient
-        from dashboard.app import create_app
-        from dashboard.settings import Settings
+        from asr_dashboard.app import create_app
+        from asr_dashboard.settings import Settings
         body = b'"' + b'\\\\"' * 500_000
         with TestClient(create_app(Settings()), base_url="http://127.0.0.1") as c:
             r = c.post("/api/control", content=body,

@@ -23,10 +23,9 @@ STATIC = os.path.join(str(ROOT), "dashboard", "static")
 def client():
     require("fastapi")
     require("httpx")
+    from asr_dashboard.app import create_app
+    from asr_dashboard.settings import Settings
     from fastapi.testclient import TestClient
-
-    from dashboard.app import create_app
-    from dashboard.settings import Settings
 
     with TestClient(create_app(Settings()), base_url="http://127.0.0.1") as c:
         yield c
@@ -76,9 +75,9 @@ def test_the_workspace_exports_as_either_version(client):
 
 
 def test_the_export_child_checks_the_version(tmp_path, capsys):
-    """The child (python -m dashboard.exports) refuses another version itself, before any
+    """The child (python -m asr_dashboard.exports) refuses another version itself, before any
     work: one JSON line naming the parameter, exit 1, nothing written."""
-    from dashboard import exports
+    from asr_dashboard import exports
 
     out = tmp_path / "out.zip"
     assert exports.main(["ros-zip", str(out), str(tmp_path), "qbmove_arm_2dof", "", "3"]) == 1

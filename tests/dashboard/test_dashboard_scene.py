@@ -6,10 +6,10 @@ import json
 
 import numpy as np
 import pytest
+from asr_dashboard import scene
 
 import asr
 from asr.engines import mujoco_scene
-from dashboard import scene
 
 ROBOTS = (
     "pendulum_1dof",
@@ -121,7 +121,8 @@ def test_target_poses_are_the_geoms_at_the_target_angles():
 def test_threejs_is_served_from_a_fixed_list_and_its_absence_names_the_package(monkeypatch):
     """GET /static/vendor/three/...: the two listed files of Debian's libjs-three, nothing else
     under that prefix; without the package a 404 that names it and no server path."""
-    from dashboard import app as app_module
+    from asr_dashboard import app as app_module
+
     from tests.support.dashboard_server import app_client
 
     listed = ("build/three.module.js", "examples/jsm/controls/OrbitControls.js")
@@ -141,8 +142,8 @@ def test_threejs_is_served_from_a_fixed_list_and_its_absence_names_the_package(m
 def test_interaction_messages_carry_the_ur10_poses_bounded():
     """An interaction session's messages carry its Sim's geom poses (1, G, 12) under a scene_id
     whose scene (GET /api/scene/interaction) holds the plate; a message stays small."""
-    from dashboard import interaction as ic
-    from dashboard.settings import Settings
+    from asr_dashboard import interaction as ic
+    from asr_dashboard.settings import Settings
 
     messages = []
     session = ic.InteractionSession(Settings(), messages.append)

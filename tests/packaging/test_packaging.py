@@ -4,17 +4,26 @@ need, read from the wheel's own Requires-Dist), run from a folder outside the so
 
 Every robot of robots/ must load from the installed package (asr/robots_data, not the checkout),
 `import asr` and asr.Sim must work without any extra, and a feature whose extra is missing must
-name it. The dependencies are linked from this environment's site-packages (no network); the
-wheel build compiles the C core (and the Gazebo shim where Gazebo is installed): the module
-took 27 s on the shared 2-core development machine (the build timeout below is generous)."""
+name it. The wheel installs top-level names of asr's own only (asr, and asr_dashboard: the
+dashboard/ folder); installed in a second environment beside the extra [dashboard]'s
+dependencies, `asr dashboard` serves its page and an export child starts under the installed
+name. The dependencies are linked from this environment's site-packages (no network); the wheel
+build compiles the C core (and the Gazebo shim where Gazebo is installed): the module took
+142 s on the busy shared 2-core development machine, 122 s of it the wheel build (the build
+timeout below is generous)."""
 
 import importlib.metadata
 import json
 import os
 import re
 import shutil
+import signal
+import socket
 import subprocess
 import sys
+import time
+import urllib.error
+import urllib.request
 import zipfile
 
 import pytest
@@ -58,8 +67,9 @@ def _key(name):
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def _core_requirements(wheel):
-    """The unconditional Requires-Dist names of the wheel (its core dependencies)."""
+def _requirements(wheel, extra=""):
+    """The Requires-Dist names of the wheel that hold without an extra (its core dependencies)
+    or with `extra`."""
     from packaging.requirements import Requirement
 
     with zipfile.ZipFile(wheel) as z:
@@ -70,7 +80,7 @@ def _core_requirements(wheel):
         for line in text.splitlines()
         if line.startswith("Requires-Dist:")
     ]
-    return [r.name for r in reqs if r.marker is None or r.marker.evaluate({"extra": ""})]
+    return [r.name for r in reqs if r.marker is None or r.marker.evaluate({"extra": extra})]
 
 
 def _closure(names):
@@ -131,14 +141,21 @@ def installed(tmp_path_factory):
         env=dict(os.environ, DIST_EXTRA_CONFIG=str(extra_config)),
     )
     wheel = str(next(dist.glob("asr_sim-*.whl")))
+    python, site = _install(wheel, venv, base / "core_deps")
+    return python, site, wheel
+
+
+def _install(wheel, venv, deps, extra=""):
+    """(python, site-packages) of a fresh virtual environment `venv` holding the wheel, with
+    the dependencies it needs (with `extra`) linked from this environment into folder `deps`."""
     _run([sys.executable, "-m", "venv", "--without-pip", str(venv)])
     python = str(venv / "bin" / "python")
     site = _run(
         [python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"]
     ).stdout.strip()
-    _link_dependencies(_closure(_core_requirements(wheel)), str(base / "core_deps"))
-    with open(os.path.join(site, "core_deps.pth"), "w") as f:
-        f.write(str(base / "core_deps") + "\n")
+    _link_dependencies(_closure(_requirements(wheel, extra)), str(deps))
+    with open(os.path.join(site, f"{deps.name}.pth"), "w") as f:
+        f.write(str(deps) + "\n")
     _run(
         [
             sys.executable,
@@ -153,7 +170,7 @@ def installed(tmp_path_factory):
             wheel,
         ]
     )
-    return python, site, wheel
+    return python, site
 
 
 def _in_venv(python, code, cwd, ok=True):
@@ -197,6 +214,7 @@ LOAD_ALL = """
 import json, os, sys
 import numpy as np
 import asr, asr.cpr
+from asr.cpr.description import cpr_dir
 from asr.robots.robot import load_robot, robot_names, robots_dir, variant_names
 rows = []
 for name in robot_names():
@@ -204,7 +222,7 @@ for name in robot_names():
         r = load_robot(name, variant)
         r.mj_model()
         rows.append([name, variant, r.folder, r.mjcf, r.sdf])
-cprs = sorted(os.path.splitext(f)[0] for f in os.listdir(asr.cpr.cpr_dir()))
+cprs = sorted(os.path.splitext(f)[0] for f in os.listdir(cpr_dir()))
 for c in cprs:
     asr.cpr.load_cpr(c)
 steps = {}
@@ -312,3 +330,130 @@ def test_core_install_names_the_missing_extra(installed, tmp_path):
         f"pip install '{DIST}[identify]'",
         f"asr.envs needs the extra [rl] (no module 'gymnasium'): pip install '{DIST}[rl]'",
     ]
+
+
+# the top-level names the wheel may install: asr's own (setup.py: DASHBOARD, the top-level
+# dashboard/ folder installed as asr_dashboard); a generic name such as `dashboard` could be
+# installed over by, or install over, another distribution's package
+OWN_TOP_LEVEL = {"asr", "asr_dashboard"}
+# `asr dashboard` from the installed wheel answers on its port within this (generous: ~5 s here)
+STARTUP_S = 120
+
+
+def test_wheel_installs_only_asr_owned_top_level_names(installed, tmp_path):
+    """The wheel's top_level.txt and every path of its RECORD name asr's packages only (and its
+    own .dist-info); installed, `import dashboard` finds nothing."""
+    python, site, wheel = installed
+    with zipfile.ZipFile(wheel) as z:
+        record = next(n for n in z.namelist() if n.endswith(".dist-info/RECORD"))
+        info = record.rsplit("/", 1)[0]
+        rows = z.read(record).decode().splitlines()
+        top_level = set(z.read(f"{info}/top_level.txt").decode().split())
+    assert top_level == OWN_TOP_LEVEL
+    assert {row.split(",")[0].split("/")[0] for row in rows if row} == OWN_TOP_LEVEL | {info}
+    assert not os.path.exists(os.path.join(site, "dashboard"))
+    out = _in_venv(python, "import dashboard", tmp_path, ok=False)
+    assert out.returncode != 0 and "No module named 'dashboard'" in out.stderr
+    shipped = os.path.join(site, "asr_dashboard")
+    for rel in ("PROTOCOL.md", "static/index.html", "static/app.js", "routes/api.py"):
+        assert os.path.isfile(os.path.join(shipped, rel)), rel
+
+
+@pytest.fixture(scope="module")
+def installed_dashboard(installed, tmp_path_factory):
+    """(venv python, venv site-packages) of the same wheel in a second fresh environment that
+    also holds the extra [dashboard]'s dependencies, linked from this environment."""
+    for module in ("fastapi", "uvicorn", "websockets", "plotly", "swagger_ui_bundle"):
+        require(module)
+    _, _, wheel = installed
+    base = tmp_path_factory.mktemp("packaging_dashboard")
+    return _install(wheel, base / "venv", base / "dashboard_deps", "dashboard")
+
+
+def _get(url):
+    """(status, body) of GET url; (None, the error) when nothing answers yet."""
+    try:
+        with urllib.request.urlopen(url, timeout=10) as r:
+            return r.status, r.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
+    except OSError as exc:
+        return None, str(exc)
+
+
+def test_installed_dashboard_serves_its_page(installed_dashboard, tmp_path):
+    """`asr dashboard` of the installed wheel, run outside the source tree, serves the page and
+    its scripts from site-packages' asr_dashboard and simulates the default robot."""
+    python, site = installed_dashboard
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONPATH", "ASR_ROBOTS") and not k.startswith("ASR_DASHBOARD_")
+    }
+    log = tmp_path / "server.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            [os.path.join(os.path.dirname(python), "asr"), "dashboard", "--port", str(port)],
+            cwd=tmp_path,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + STARTUP_S
+        status, body = _get(f"{base}/api/state")
+        while status is None and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+            status, body = _get(f"{base}/api/state")
+        assert status == 200, (status, body, log.read_text(errors="replace")[-3000:])
+        state = json.loads(body)
+        assert state["robot"] == "qbmove_arm_2dof", state
+        status, page = _get(f"{base}/")
+        assert status == 200 and b'<script type="module" src="/static/app.js' in page
+        status, script = _get(f"{base}/static/app.js")
+        with open(os.path.join(site, "asr_dashboard", "static", "app.js"), "rb") as f:
+            assert status == 200 and script == f.read()
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+EXPORT_CHILD = """
+import json, sys
+from asr_dashboard.exports import ExportError, export_bytes
+try:
+    export_bytes("onnx", (sys.argv[1], "asr/Reach2DOF-v0"), 120)
+except ExportError as exc:
+    print(json.dumps({"status": exc.status, "detail": exc.detail}))
+"""
+
+
+def test_installed_dashboard_export_child_runs_under_its_name(installed_dashboard, tmp_path):
+    """An export child of the installed dashboard (`python -m asr_dashboard.exports`, named by
+    its package) starts from site-packages: without the extra [rl] it answers 501 naming the
+    extra, where a child started under another name would fail with 500 'No module named'."""
+    python, _ = installed_dashboard
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "ASR_ROBOTS")}
+    out = subprocess.run(
+        [python, "-c", EXPORT_CHILD, str(tmp_path)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    answer = json.loads(out.stdout.splitlines()[-1])
+    assert answer["status"] == 501, answer
+    assert "ONNX export is not available on this server" in answer["detail"]
+    assert "needs the extra [rl]" in answer["detail"], answer
+    assert f"pip install '{DIST}[rl]'" in answer["detail"], answer

@@ -228,7 +228,14 @@ def test_ros_export_and_dashboard_export_never_run_a_payload(folders, tmp_path, 
         export_zip(str(folder), "qbmove_arm_2dof")
     _refused(str(err.value), shown, where)
     done = subprocess.run(
-        [sys.executable, "-m", "dashboard.exports", "onnx", str(tmp_path / "x.onnx"), str(folder)],
+        [
+            sys.executable,
+            "-m",
+            "asr_dashboard.exports",
+            "onnx",
+            str(tmp_path / "x.onnx"),
+            str(folder),
+        ],
         cwd=tmp_path,
         env=_env(),
         capture_output=True,
@@ -238,7 +245,7 @@ def test_ros_export_and_dashboard_export_never_run_a_payload(folders, tmp_path, 
     assert done.returncode == 1, done.stdout + done.stderr
     answer = json.loads(done.stdout.strip().splitlines()[-1])
     assert answer["status"] == 422
-    from dashboard.errors import public_message
+    from asr_dashboard.errors import public_message
 
     detail = public_message(answer["detail"])
     _refused(detail, os.path.basename(shown), where)
@@ -292,9 +299,10 @@ def test_links_leading_out_of_the_folder_are_refused(folders, tmp_path, algo):
 
 
 def test_a_deeply_nested_config_is_a_clear_error(folders, tmp_path):
+    from asr_dashboard.rl import read_curve
+    from asr_dashboard.rl_runs import config_from_disk
+
     from asr.rl import load_checkpoint
-    from dashboard.rl import read_curve
-    from dashboard.rl_runs import config_from_disk
 
     folder = _copy(folders, "rsl_rl", tmp_path)
     for name in ("config.json", "curve.json"):

@@ -169,10 +169,9 @@ def test_bad_input(tmp_path, call, exc, words):
 def test_dashboard_export_route():
     require("fastapi")
     require("httpx")
+    from asr_dashboard.app import create_app
+    from asr_dashboard.settings import Settings
     from fastapi.testclient import TestClient
-
-    from dashboard.app import create_app
-    from dashboard.settings import Settings
 
     with TestClient(create_app(Settings()), base_url="http://127.0.0.1") as c:
         # the first view swings every joint (a sine: a trajectory, refused by this export, which
