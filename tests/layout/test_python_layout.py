@@ -21,7 +21,8 @@ SOURCE_DIRS = ("asr", "dashboard", "csrc", "tests", "benchmarks", "robots/tools"
 SOURCE_SUFFIXES = {".py", ".c", ".h", ".cc", ".js", ".css", ".html"}
 # written by the build (asr/_build.py: cffi's C source of the extension), not by hand
 GENERATED = {"asr/_core.c"}
-PACKAGES = ("asr", "dashboard")
+# the Python packages: installed name -> folder (setup.py installs dashboard/ as asr_dashboard)
+PACKAGES = {"asr": "asr", "asr_dashboard": "dashboard"}
 # compiled extension modules, imported like modules but with no .py source: the room each
 # belongs to (the one that reads it; the build puts them at the package's top)
 EXTENSIONS = {"asr._core": "asr.core", "asr._asr_gz": "asr.engines"}
@@ -82,9 +83,9 @@ def test_no_source_file_over_1000_lines():
 def python_modules():
     """{dotted module name: path} of the packages' modules (a package: its __init__.py)."""
     modules = {}
-    for package in PACKAGES:
-        for path in (ROOT / package).rglob("*.py"):
-            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    for package, folder in PACKAGES.items():
+        for path in (ROOT / folder).rglob("*.py"):
+            parts = [package, *path.relative_to(ROOT / folder).with_suffix("").parts]
             if parts[-1] == "__init__":
                 parts.pop()
             modules[".".join(parts)] = path
@@ -172,6 +173,8 @@ def test_no_import_cycle_in_python():
     modules = python_modules()
     graph = {name: imported(name, path, modules) for name, path in modules.items()}
     assert "asr.sim.simulation" in graph["asr"] and "asr.core.batch" in graph["asr.sim.simulation"]
+    assert "asr_dashboard.server" in graph["asr.cli"]  # the dashboard by its installed name
+    assert "asr_dashboard.datasheet" in graph["asr_dashboard.app"]  # relative imports resolved
     assert cycles(graph) == [], "import cycles (each a set of modules importing each other)"
 
 
@@ -308,7 +311,7 @@ def test_private_crossings_are_found(tmp_path, monkeypatch):
     (tmp_path / "tests" / "core" / "test_b.py").write_text("from asr.core.batch import _handle\n")
     (tmp_path / "tests" / "test_c.py").write_text("from asr.core.batch import _handle\n")
     monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
-    monkeypatch.setattr(sys.modules[__name__], "PACKAGES", ("asr",))
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGES", {"asr": "asr"})
     monkeypatch.setattr(sys.modules[__name__], "OUTSIDE", ("tests",))
     assert private_crossings() == {
         ("asr/sim/run.py:3", "asr.core.batch._handle"),
