@@ -149,7 +149,18 @@ def check_token_required(url):
 
 def make_run(*args):
     """`make run`'s own command with `args`, its build steps skipped (-o), with this Python."""
-    return ["make", "-s", "-o", "build", "-o", "threejs", "run", *args, f"VENV={sys.prefix}"]
+    return [
+        "make",
+        "-s",
+        "--no-print-directory",
+        "-o",
+        "build",
+        "-o",
+        "threejs",
+        "run",
+        *args,
+        f"VENV={sys.prefix}",
+    ]
 
 
 @pytest.mark.slow
