@@ -99,6 +99,7 @@ def test_a_50_mb_body_is_refused_before_it_is_read(server):
     assert_running(server)
 
 
+@pytest.mark.slow
 def test_a_50_mb_websocket_message_closes_the_connection(server):
     websockets = require("websockets")
 
@@ -115,7 +116,9 @@ def test_a_50_mb_websocket_message_closes_the_connection(server):
                 for _ in range(1000):  # bounded: the close comes after a few frames
                     await asyncio.wait_for(ws.recv(), 10)
             assert closed.value.rcvd.code == 1009
-            assert time.monotonic() - t0 < 10
+            # a deadline, not a speed: 30 s (the house value; the whole test took 10.8 s on the
+            # 2-core machine at load 8, near the 10 s it had) is a hang, never a busy host
+            assert time.monotonic() - t0 < 30
             frames = 0
             await other.recv()
             for _ in range(5):  # the others' stream goes on

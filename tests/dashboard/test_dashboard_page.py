@@ -383,6 +383,8 @@ def test_stiff_preset_is_the_largest_off_the_clamp(robot, variant):
         assert all(free.values()) and not clamped.any()
 
 
+@pytest.mark.slow
+@pytest.mark.browser
 def test_disabled_buttons_look_disabled(browser, default_server):
     """A button that does nothing now (Watch before any training) is drawn faded with a
     not-allowed cursor, and hovering it does not highlight it as it does an enabled one."""
