@@ -147,9 +147,10 @@ def test_dashboard_process_serves_the_robot_in_its_default_variant():
 def test_server_settings_default_to_the_robots_own_variant(monkeypatch):
     """The server without the command line (settings from ASR_DASHBOARD_* only)."""
     require("httpx")
+    from fastapi.testclient import TestClient
+
     from asr_dashboard.app import create_app
     from asr_dashboard.settings import settings_from_env
-    from fastapi.testclient import TestClient
 
     monkeypatch.setenv("ASR_DASHBOARD_ROBOT", "pendulum_1dof")
     settings = settings_from_env()

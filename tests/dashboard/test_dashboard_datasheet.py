@@ -13,11 +13,11 @@ from tests.conftest import require
 
 require("fastapi")
 require("httpx")
-from asr_dashboard.app import create_app  # noqa: E402
-from asr_dashboard.settings import Settings  # noqa: E402
 from fastapi.testclient import TestClient  # noqa: E402
 
 import asr  # noqa: E402
+from asr_dashboard.app import create_app  # noqa: E402
+from asr_dashboard.settings import Settings  # noqa: E402
 
 BASE = "http://127.0.0.1"  # a Host name the server answers (dashboard/security.py)
 # How long the page tests wait for an answer drawn in the page: the CI host is shared and busy

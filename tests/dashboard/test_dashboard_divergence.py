@@ -8,10 +8,10 @@ from tests.conftest import require
 
 require("fastapi")
 require("httpx")
-from asr_dashboard.app import create_app  # noqa: E402
-from asr_dashboard.settings import Settings  # noqa: E402
 from fastapi.testclient import TestClient  # noqa: E402
 
+from asr_dashboard.app import create_app  # noqa: E402
+from asr_dashboard.settings import Settings  # noqa: E402
 from tests.support.dashboard_server import assert_running  # noqa: E402
 
 BASE = "http://127.0.0.1"

@@ -13,10 +13,10 @@ import urllib.request
 
 import numpy as np
 import pytest
+
 from asr_dashboard import figure as fig
 from asr_dashboard import frames as record
 from asr_dashboard.settings import Settings
-
 from tests.conftest import require
 from tests.support.dashboard_server import get_json, proc_status, server_process
 

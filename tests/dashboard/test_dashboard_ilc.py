@@ -12,12 +12,11 @@ from tests.conftest import require
 require("fastapi")
 require("httpx")
 
-from asr_dashboard import ilc as rules  # noqa: E402
-
 import asr  # noqa: E402
 from asr.experiments.mengacci2021_ilc import k_off  # noqa: E402
 from asr.learning.iterative_learning import ilc  # noqa: E402
 from asr.references import min_jerk  # noqa: E402
+from asr_dashboard import ilc as rules  # noqa: E402
 from tests.support.dashboard_server import STREAM, app_client  # noqa: E402
 
 

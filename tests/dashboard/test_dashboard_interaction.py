@@ -17,10 +17,10 @@ from tests.conftest import require
 
 require("fastapi")
 require("httpx")
-from asr_dashboard.app import create_app  # noqa: E402
-from asr_dashboard.settings import Settings  # noqa: E402
 from fastapi.testclient import TestClient  # noqa: E402
 
+from asr_dashboard.app import create_app  # noqa: E402
+from asr_dashboard.settings import Settings  # noqa: E402
 from tests.support.dashboard_interaction import (  # noqa: E402
     ANSWER_MS,
     BASE,

@@ -12,9 +12,8 @@ from tests.conftest import require
 
 require("fastapi")
 require("httpx")
-from asr_dashboard import interaction as ic  # noqa: E402
-
 import asr  # noqa: E402
+from asr_dashboard import interaction as ic  # noqa: E402
 from tests.support.dashboard_interaction import (  # noqa: E402
     ANSWER_MS,
     SIM_MS,

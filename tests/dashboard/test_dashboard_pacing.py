@@ -3,6 +3,7 @@ even when ticks come late, within the catch-up bound. Pure arithmetic on given w
 
 import numpy as np
 import pytest
+
 from asr_dashboard.pacing import Pacer
 
 PERIOD, DT = 1 / 30, 1e-3

@@ -326,9 +326,8 @@ def test_clamp_marked_on_the_deflection_plot(browser, default_server):
 def clamped_in_first_view(robot, variant, presets):
     """Independent check of the rule: one asr.Sim per preset (every joint at it), the first
     view's sine in mode 6 for one period; (joints,) bool per preset."""
-    from asr_dashboard.references import FIRST_VIEW_AMPLITUDE, FIRST_VIEW_FREQUENCY
-
     import asr
+    from asr_dashboard.references import FIRST_VIEW_AMPLITUDE, FIRST_VIEW_FREQUENCY
 
     out = []
     for p in presets:
@@ -355,7 +354,6 @@ def clamped_in_first_view(robot, variant, presets):
 @pytest.mark.slow
 def test_stiff_preset_is_the_largest_off_the_clamp(robot, variant):
     from asr_dashboard.presets import PROBE_GRID
-
     from tests.support.dashboard_server import running_server
 
     with running_server(robot=robot, variant=variant) as url:

@@ -9,7 +9,6 @@ require("fastapi")
 require("httpx")
 from asr_dashboard import figure as fig  # noqa: E402
 from asr_dashboard import plot_specs  # noqa: E402
-
 from tests.support.dashboard_server import app_client  # noqa: E402
 
 

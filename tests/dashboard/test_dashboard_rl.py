@@ -19,11 +19,11 @@ require("fastapi")
 require("httpx")
 require("stable_baselines3")
 require("onnxruntime")
+from fastapi.testclient import TestClient  # noqa: E402
+
 from asr_dashboard.app import create_app  # noqa: E402
 from asr_dashboard.rl import read_curve  # noqa: E402
 from asr_dashboard.settings import Settings  # noqa: E402
-from fastapi.testclient import TestClient  # noqa: E402
-
 from tests.support.dashboard_exports import assert_ros_package  # noqa: E402
 from tests.support.dashboard_server import wait_for  # noqa: E402
 from tests.support.paths import ROOT  # noqa: E402
@@ -508,10 +508,10 @@ def test_watched_references_are_the_onnx_policys(short_run, tmp_path):
     (the backend's predict: SB3's on the normalised observations, rsl_rl's on the raw ones) to
     float32 precision."""
     import numpy as np
-    from asr_dashboard.policy_watch import PolicyWatcher
-    from asr_dashboard.rl_tasks import task_class
 
     from asr.rl.onnx_policy import OnnxPolicy, export_onnx, load_training
+    from asr_dashboard.policy_watch import PolicyWatcher
+    from asr_dashboard.rl_tasks import task_class
 
     task = TRAIN["task"]
     folder = short_run["folder"]  # a finished 128-step training

@@ -145,12 +145,12 @@ def test_the_watcher_acts_as_the_task(task, tmp_path):
     folder that the server uses is run for every task by test_every_task_dashboard and
     test_dashboard_rl (a child per task here took ~9 s at load 6, against ~3 s)."""
     import numpy as np
-    from asr_dashboard.policy_watch import PolicyWatcher
-    from asr_dashboard.rl_tasks import task_class, watchable_tasks
     from stable_baselines3 import PPO
 
     from asr.rl.onnx_policy import OnnxPolicy, export_onnx
     from asr.rl.vec_env import SB3VecEnv
+    from asr_dashboard.policy_watch import PolicyWatcher
+    from asr_dashboard.rl_tasks import task_class, watchable_tasks
 
     assert task in watchable_tasks()
     cls = task_class(task)

@@ -17,7 +17,6 @@ require("fastapi")
 require("httpx")
 
 from asr_dashboard import frames, rl_runs  # noqa: E402
-
 from tests.support.dashboard_samples import direct_q, start_held, synthetic_frame  # noqa: E402
 from tests.support.dashboard_server import app_client, wait_sim_past  # noqa: E402
 

@@ -16,7 +16,6 @@ require("fastapi")
 from asr_dashboard.rl import TrainingManager  # noqa: E402
 from asr_dashboard.routes.rl import RLStart  # noqa: E402
 from asr_dashboard.settings import Settings  # noqa: E402
-
 from tests.support.dashboard_server import wait_for  # noqa: E402
 
 # A real process that stands in for a trainer slow to exit: it ignores SIGTERM, so stop() waits

@@ -13,14 +13,14 @@ import zlib
 import mujoco
 import numpy as np
 import pytest
-from asr_dashboard import scene
-from asr_dashboard.app import create_app
-from asr_dashboard.references import preset_spec
-from asr_dashboard.settings import Settings
 from fastapi.testclient import TestClient
 
 import asr
 from asr.engines import mujoco_scene
+from asr_dashboard import scene
+from asr_dashboard.app import create_app
+from asr_dashboard.references import preset_spec
+from asr_dashboard.settings import Settings
 from tests.conftest import require
 
 TOKEN = "robot3d-token-0123456789"

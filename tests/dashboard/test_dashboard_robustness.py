@@ -17,10 +17,11 @@ from tests.conftest import require
 
 require("fastapi")
 require("httpx")
+from fastapi.testclient import TestClient  # noqa: E402
+
 from asr_dashboard.app import create_app  # noqa: E402
 from asr_dashboard.runner import SimRunner  # noqa: E402
 from asr_dashboard.settings import Settings  # noqa: E402
-from fastapi.testclient import TestClient  # noqa: E402
 
 # the app at the default robot (fixtures client, shared_client) and its helpers
 from tests.support.dashboard_api import BASE, STREAM, client, shared_client  # noqa: E402,F401

@@ -23,9 +23,10 @@ STATIC = os.path.join(str(ROOT), "dashboard", "static")
 def client():
     require("fastapi")
     require("httpx")
+    from fastapi.testclient import TestClient
+
     from asr_dashboard.app import create_app
     from asr_dashboard.settings import Settings
-    from fastapi.testclient import TestClient
 
     with TestClient(create_app(Settings()), base_url="http://127.0.0.1") as c:
         yield c

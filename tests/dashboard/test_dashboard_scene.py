@@ -6,10 +6,10 @@ import json
 
 import numpy as np
 import pytest
-from asr_dashboard import scene
 
 import asr
 from asr.engines import mujoco_scene
+from asr_dashboard import scene
 
 ROBOTS = (
     "pendulum_1dof",
@@ -122,7 +122,6 @@ def test_threejs_is_served_from_a_fixed_list_and_its_absence_names_the_package(m
     """GET /static/vendor/three/...: the two listed files of Debian's libjs-three, nothing else
     under that prefix; without the package a 404 that names it and no server path."""
     from asr_dashboard import app as app_module
-
     from tests.support.dashboard_server import app_client
 
     listed = ("build/three.module.js", "examples/jsm/controls/OrbitControls.js")

@@ -15,13 +15,13 @@ from tests.conftest import require
 
 require("fastapi")
 require("httpx")
-from asr_dashboard.app import create_app  # noqa: E402
-from asr_dashboard.settings import Settings  # noqa: E402
 from fastapi.testclient import TestClient  # noqa: E402
 from starlette.testclient import WebSocketDenialResponse  # noqa: E402
 
 from asr.cli import _parser, dashboard_settings, main  # noqa: E402
 from asr.robots.robot import robots_dir  # noqa: E402
+from asr_dashboard.app import create_app  # noqa: E402
+from asr_dashboard.settings import Settings  # noqa: E402
 from tests.support.dashboard_server import get_json, wait_sim_past  # noqa: E402
 from tests.support.paths import TESTS  # noqa: E402
 

@@ -23,9 +23,8 @@ from tests.conftest import require
 
 require("fastapi")
 require("uvicorn")
-from asr_dashboard.settings import ENV_PREFIX, Settings, settings_from_env  # noqa: E402
-
 from asr.cli import _parser, dashboard_settings  # noqa: E402
+from asr_dashboard.settings import ENV_PREFIX, Settings, settings_from_env  # noqa: E402
 from tests.support.dashboard_server import ROOT, wait_for  # noqa: E402
 
 TOKEN = "env-token-0123456789abcdef"

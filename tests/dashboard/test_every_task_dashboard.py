@@ -20,11 +20,11 @@ require("httpx")
 require("stable_baselines3")
 require("onnxruntime")
 gymnasium = require("gymnasium")
-from asr_dashboard.app import create_app  # noqa: E402
-from asr_dashboard.settings import Settings  # noqa: E402
 from fastapi.testclient import TestClient  # noqa: E402
 
 import asr  # noqa: E402,F401  (registers the asr/ ids)
+from asr_dashboard.app import create_app  # noqa: E402
+from asr_dashboard.settings import Settings  # noqa: E402
 from tests.support.dashboard_exports import assert_ros_package  # noqa: E402
 from tests.support.dashboard_server import wait_for  # noqa: E402
 

@@ -299,10 +299,9 @@ def test_links_leading_out_of_the_folder_are_refused(folders, tmp_path, algo):
 
 
 def test_a_deeply_nested_config_is_a_clear_error(folders, tmp_path):
+    from asr.rl import load_checkpoint
     from asr_dashboard.rl import read_curve
     from asr_dashboard.rl_runs import config_from_disk
-
-    from asr.rl import load_checkpoint
 
     folder = _copy(folders, "rsl_rl", tmp_path)
     for name in ("config.json", "curve.json"):

@@ -169,9 +169,10 @@ def test_bad_input(tmp_path, call, exc, words):
 def test_dashboard_export_route():
     require("fastapi")
     require("httpx")
+    from fastapi.testclient import TestClient
+
     from asr_dashboard.app import create_app
     from asr_dashboard.settings import Settings
-    from fastapi.testclient import TestClient
 
     with TestClient(create_app(Settings()), base_url="http://127.0.0.1") as c:
         # the first view swings every joint (a sine: a trajectory, refused by this export, which

@@ -2,9 +2,10 @@
 and client) for tests/dashboard/test_dashboard_api.py and test_dashboard_robustness.py."""
 
 import pytest
+from fastapi.testclient import TestClient
+
 from asr_dashboard.app import create_app
 from asr_dashboard.settings import Settings
-from fastapi.testclient import TestClient
 
 # the server answers loopback Host names only (dashboard/security.py), not TestClient's default
 BASE = "http://127.0.0.1"

@@ -2,9 +2,10 @@
 its deadlines, for tests/dashboard/test_dashboard_interaction*.py."""
 
 import pytest
+from fastapi.testclient import TestClient
+
 from asr_dashboard.app import create_app
 from asr_dashboard.settings import Settings
-from fastapi.testclient import TestClient
 
 BASE = "http://127.0.0.1"
 STREAM = "ws://127.0.0.1/ws/stream"

@@ -15,9 +15,9 @@ import urllib.request
 
 import pytest
 import uvicorn
+
 from asr_dashboard.server import uvicorn_config
 from asr_dashboard.settings import Settings
-
 from tests.conftest import IN_CI, require
 from tests.support.paths import ROOT as ROOT_PATH
 
@@ -80,8 +80,9 @@ def running_server(**settings):
 def app_client(**settings):
     """An in-process client (fastapi's TestClient, lifespan run) of the dashboard serving
     Settings(**settings), under the loopback BASE URL."""
-    from asr_dashboard.app import create_app
     from fastapi.testclient import TestClient
+
+    from asr_dashboard.app import create_app
 
     with TestClient(create_app(Settings(**settings)), base_url=BASE) as c:
         yield c
