@@ -163,9 +163,9 @@ test-fast: build
 # The C test programs (tests/c) built with csrc/ under AddressSanitizer + UndefinedBehaviorSanitizer
 # and run, without Python: the flags and settings of tests/core/test_c_core.py's sanitizer build.
 CTEST_CC  ?= gcc
-CTESTS    := test_core_models test_core_batch test_core_threads test_core_fuzz test_engine_sea \
-             test_engine_faults test_engine_modes test_rod test_cpr_till test_cpr_robots \
-             test_linalg test_lanes test_lanes_avx2
+CTESTS    := test_core_models test_core_batch test_core_lanes test_core_threads test_core_fuzz \
+             test_engine_sea test_engine_faults test_engine_modes test_rod test_cpr_till \
+             test_cpr_robots test_linalg test_lanes test_lanes_avx2
 CSTRICT   := -std=c11 -Wall -Wextra -Wpedantic -Wmissing-prototypes -Werror -ffp-contract=off \
              -Wno-psabi
 CSANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all -g -O1

@@ -13,8 +13,11 @@
  *   cpr/asr_cpr.h      continuum parallel robots: Cosserat rods, the CPR solver, rotation vectors
  * A part includes only its own files and those of the parts it builds on, by path from csrc/
  * (`#include "core/batch.h"`, so compile with -I csrc): core depends on nothing, engine on core,
- * interaction on engine and core, cpr on core (threads, SIMD helpers); no part includes asr.h
- * (tests/layout/test_csrc_layout.py checks this graph).
+ * interaction on engine and core, cpr on core; no part includes asr.h, and of another part a
+ * file includes only its public headers, asr_*.h (tests/layout/test_csrc_layout.py checks both).
+ * Two public headers of the core are for the parts built on it and stay out of this header and
+ * the cdef (C helpers, not Python API): core/asr_threads.h (asr_parallel_for, the thread runner)
+ * and core/asr_simd.h (ASR_CLONED, functions built per vector unit).
  *
  * This header is also the cffi cdef: asr/_build.py runs it through the C preprocessor (the state
  * fields are an X-macro list, core/asr_fields.h) and hands the result to cdef(), so keep it and the
@@ -28,7 +31,7 @@
  * Everything named asr_ is public and declared in these headers. Private helpers shared between
  * the core's files carry no asr_ prefix and are declared only in private headers, next to their
  * sources: core/internal.h (joints and models: num_*, the built-in model_* definitions),
- * core/batch.h, core/motor.h (motor_*), core/threads.h, cpr/rod.h, cpr/cpr_internal.h (cpr_*),
+ * core/batch.h, core/motor.h (motor_*), core/simd.h, cpr/rod.h, cpr/cpr_internal.h (cpr_*),
  * cpr/linalg.h (la_*), cpr/rot3.h (r3_*); helpers used in one file are static. The extension
  * is built with hidden symbol visibility: none is exported.
  *

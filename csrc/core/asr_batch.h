@@ -120,6 +120,20 @@ asr_status asr_batch_reset_instances(asr_batch* b, int count, const int* instanc
 asr_status asr_batch_step(asr_batch* b, double dt, const double* q, const double* qd,
                           const double* refs, const double* tau_ext, const double* tau_ff);
 
+/* A batch's instances held in the step's lanes, parameters loaded once: for a caller that steps
+ * the same batch one step at a time, again and again, with few instances (the MuJoCo plugin,
+ * csrc/mujoco: one instance per actuator, stepped at every mj_step), where loading every
+ * parameter into the lanes at each step would cost as much as the step. asr_lanes_step is
+ * asr_batch_step, bit for bit (the same inputs, statuses, step count and result), on the calling
+ * thread, loading only the state records per step; the parameters are loaded again when
+ * asr_batch_set_param has changed one since. The lanes belong to the batch they were made for:
+ * destroy them before it. */
+typedef struct asr_lanes asr_lanes;
+asr_status asr_lanes_create(asr_batch* b, asr_lanes** out);
+void asr_lanes_destroy(asr_lanes* lanes);
+asr_status asr_lanes_step(asr_lanes* lanes, double dt, const double* q, const double* qd,
+                          const double* refs, const double* tau_ext, const double* tau_ff);
+
 /* A per-instance, per-step input: the values of instance i at step t start at
  * data + i*stride_i + t*stride_t (doubles, >= 0; stride 0: the same for every instance or step),
  * one value per joint (two for references). data NULL: zero. */

@@ -257,8 +257,10 @@ const asr_param_spec* asr_common_param_spec(int k);
 double asr_common_param_default(const asr_model_def* model, int k);
 /* 1 if value is inside spec's range (and integral where required), else 0. */
 int asr_param_valid(const asr_param_spec* spec, double value);
-/* The most parameters of its own a model may have in a batch (the common ones take the rest of
- * a joint's parameter slots); asr_batch_create refuses a model with more. */
+/* A joint's parameter slots in a batch: the common parameters, then the model's own. */
+#define ASR_MAX_PARAM 64
+/* The most parameters of its own a model may have in a batch (ASR_MAX_PARAM less the
+ * ASR_NCOMMON common ones); asr_batch_create refuses a model with more. */
 int asr_model_max_params(void);
 
 /* Evaluate a model at n points. params holds the model's own parameters (model->nparam values,

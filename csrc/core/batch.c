@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "batch.h"
-#include "threads.h"
+#include "asr_threads.h"
 
 /* Field names, units and docs, indexed by asr_field (generated from asr_fields.h). */
 static const struct {
@@ -167,6 +167,7 @@ asr_status asr_batch_set_param(asr_batch* b, int joint, int k, const double* val
         update_varying(jp);
     }
     memcpy(jp->values[k], values, (size_t)count * sizeof(double));
+    b->param_version += 1;
     return ASR_OK;
 }
 
@@ -330,7 +331,7 @@ static asr_status step_range(void* ctx, int i0, int i1) {
 /* Threads for nstep steps started once: the work per instance is n_joint * nstep joint-steps. */
 static int batch_threads(const asr_batch* b, int nstep) {
     long long per_inst = (long long)b->n_joint * nstep;
-    return thread_count(b->n_threads, b->n_inst, per_inst > 1 << 20 ? 1 << 20 : (int)per_inst);
+    return asr_thread_count(b->n_threads, b->n_inst, per_inst > 1 << 20 ? 1 << 20 : (int)per_inst);
 }
 
 asr_status asr_batch_step(asr_batch* b, double dt, const double* q, const double* qd,
@@ -340,9 +341,81 @@ asr_status asr_batch_step(asr_batch* b, double dt, const double* q, const double
     if (!q || !qd || !refs) return ASR_ERR_NULL;
     long long nj = b->n_joint;
     step_job job = {b, {dt, q, qd, refs, tau_ext, tau_ff, nj, nj, 2 * nj, nj, nj}};
-    st = parallel_for(batch_threads(b, 1), b->n_inst, step_range, &job);
+    st = asr_parallel_for(batch_threads(b, 1), b->n_inst, step_range, &job);
     b->step_count += 1;
     return st;
+}
+
+/* ---------------------------------------------------------------- held lanes */
+
+struct asr_lanes {
+    asr_batch* b;
+    long long param_version; /* the batch's when the lanes' parameters were loaded */
+    int nchunk;
+    lane_chunk* chunks; /* nchunk, ASR_LANES instances each */
+};
+
+void asr_lanes_destroy(asr_lanes* lanes) {
+    if (!lanes) return;
+    for (int c = 0; c < lanes->nchunk; ++c) chunk_free(&lanes->chunks[c]);
+    free(lanes->chunks);
+    free(lanes);
+}
+
+asr_status asr_lanes_create(asr_batch* b, asr_lanes** out) {
+    if (!out) return ASR_ERR_NULL;
+    *out = NULL;
+    if (!b) return ASR_ERR_NULL;
+    asr_lanes* lanes = (asr_lanes*)calloc(1, sizeof(asr_lanes));
+    if (!lanes) return ASR_ERR_NOMEM;
+    int nchunk = (b->n_inst + ASR_LANES - 1) / ASR_LANES;
+    size_t bytes = ((size_t)nchunk * sizeof(lane_chunk) + 63) / 64 * 64;
+    lanes->chunks = (lane_chunk*)aligned_alloc(64, bytes); /* lane_chunk holds lane vectors */
+    if (!lanes->chunks) {
+        free(lanes);
+        return ASR_ERR_NOMEM;
+    }
+    memset(lanes->chunks, 0, bytes); /* chunk_free of a chunk not allocated yet: no-op */
+    lanes->b = b;
+    lanes->nchunk = nchunk;
+    lanes->param_version = b->param_version;
+    for (int c = 0; c < nchunk; ++c) {
+        if (chunk_alloc(b, &lanes->chunks[c]) != ASR_OK) {
+            asr_lanes_destroy(lanes);
+            return ASR_ERR_NOMEM;
+        }
+        chunk_at(&lanes->chunks[c], c * ASR_LANES, b->n_inst);
+        chunk_load(b, &lanes->chunks[c]);
+    }
+    *out = lanes;
+    return ASR_OK;
+}
+
+asr_status asr_lanes_step(asr_lanes* lanes, double dt, const double* q, const double* qd,
+                          const double* refs, const double* tau_ext, const double* tau_ff) {
+    if (!lanes) return ASR_ERR_NULL;
+    asr_batch* b = lanes->b;
+    asr_status st = check_step(b, dt);
+    if (st != ASR_OK) return st;
+    if (!q || !qd || !refs) return ASR_ERR_NULL;
+    long long nj = b->n_joint;
+    step_inputs in = {dt, q, qd, refs, tau_ext, tau_ff, nj, nj, 2 * nj, nj, nj};
+    int reload = lanes->param_version != b->param_version;
+    asr_status first = ASR_OK;
+    for (int c = 0; c < lanes->nchunk; ++c) {
+        lane_chunk* ch = &lanes->chunks[c];
+        if (reload) {
+            chunk_load(b, ch);
+        } else {
+            chunk_load_state(b, ch);
+        }
+        st = chunk_step(b, ch, &in, b->step_count);
+        chunk_store(b, ch);
+        if (first == ASR_OK) first = st;
+    }
+    lanes->param_version = b->param_version;
+    b->step_count += 1;
+    return first;
 }
 
 typedef struct rollout_job {
@@ -421,7 +494,7 @@ asr_status asr_batch_rollout(asr_batch* b, int nstep, double dt, asr_series q, a
         if (record_fields[r] < 0 || record_fields[r] >= ASR_NFIELD) return ASR_ERR_RANGE;
     }
     rollout_job job = {b, nstep, dt, q, qd, refs, tau_ext, nrecord, record_fields, record};
-    st = parallel_for(batch_threads(b, nstep), b->n_inst, rollout_range, &job);
+    st = asr_parallel_for(batch_threads(b, nstep), b->n_inst, rollout_range, &job);
     b->step_count += nstep;
     return st;
 }
@@ -496,7 +569,7 @@ asr_status asr_batch_drive(asr_batch* b, const asr_driver* driver, int nstep, do
     drive_job job = {b, driver, nstep, {dt, q, qd, refs, tau_ext, tau_ff, nj, nj, 2 * nj, nj, nj}};
     /* every instance is a whole simulation of the driver's: worth a thread from two on */
     int threads = b->n_threads < b->n_inst ? b->n_threads : b->n_inst;
-    st = parallel_for(threads, b->n_inst, drive_range, &job);
+    st = asr_parallel_for(threads, b->n_inst, drive_range, &job);
     b->step_count += nstep;
     return st;
 }

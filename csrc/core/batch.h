@@ -6,8 +6,6 @@
 #include "internal.h"
 #include "springs.h"
 
-#define ASR_MAX_PARAM 64 /* common + model parameters of one joint */
-
 typedef struct joint_params {
     int nparam;                    /* ASR_NCOMMON + model->nparam */
     double* values[ASR_MAX_PARAM]; /* parameter k: count[k] values (1: shared, n_inst: each) */
@@ -35,6 +33,7 @@ struct asr_batch {
     int motor_scheme;            /* asr_motor_scheme */
     int n_threads;
     long long step_count;
+    long long param_version; /* counts asr_batch_set_param's changes (asr_lanes reloads) */
     chunk_kernel kernel;     /* the step built for the widest vector unit here (joint.c) */
     const char* kernel_name; /* "baseline", "avx2" or "avx512" */
 };

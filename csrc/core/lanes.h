@@ -3,7 +3,7 @@
  * The actuator step (joint_kernel.h) runs ASR_LANES instances of one joint at once, one per
  * lane. Every operation here acts lane by lane with the IEEE operation of the scalar formula (no
  * FMA: the build sets -ffp-contract=off), so a lane computes exactly what a scalar evaluation
- * would, and neither the vector width nor the instruction set the step was built for (simd.h)
+ * would, and neither the vector width nor the instruction set the step was built for (simd.h, asr_simd.h)
  * changes a bit. Branches of the scalar formulas become selects: both sides are computed, a mask
  * picks one.
  *

@@ -5,11 +5,11 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "threads.h"
+#include "asr_threads.h"
 
 typedef struct worker {
     pthread_t thread;
-    range_fn fn;
+    asr_range_fn fn;
     void* ctx;
     int i0, i1;
     asr_status result;
@@ -22,7 +22,7 @@ static void* run_worker(void* arg) {
     return NULL;
 }
 
-int thread_count(int requested, int n_items, int work_per_item) {
+int asr_thread_count(int requested, int n_items, int work_per_item) {
     long long work = (long long)n_items * work_per_item;
     long long useful = work / ASR_MIN_WORK_PER_THREAD;
     int n = requested;
@@ -31,7 +31,7 @@ int thread_count(int requested, int n_items, int work_per_item) {
     return n;
 }
 
-asr_status parallel_for(int n_threads, int n_items, range_fn fn, void* ctx) {
+asr_status asr_parallel_for(int n_threads, int n_items, asr_range_fn fn, void* ctx) {
     if (n_threads <= 1 || n_items <= 1) return fn(ctx, 0, n_items);
     worker* w = (worker*)calloc((size_t)n_threads, sizeof(worker));
     if (!w) return fn(ctx, 0, n_items); /* no memory for bookkeeping: run on this thread */

@@ -12,7 +12,7 @@
 #include "asr_cpr.h"
 #include "cpr_internal.h"
 #include "linalg.h"
-#include "core/threads.h"
+#include "core/asr_threads.h"
 
 enum {
     S = ASR_ROD_NSTATE
@@ -349,5 +349,5 @@ asr_status asr_cpr_solve_batch(const asr_cpr* robot, int problem, int n, const d
     }
     if (warm) return solve_chain(&b, opt);
     b.opt.threads = 1;
-    return parallel_for(opt->threads < n ? opt->threads : (n > 0 ? n : 1), n, solve_range, &b);
+    return asr_parallel_for(opt->threads < n ? opt->threads : (n > 0 ? n : 1), n, solve_range, &b);
 }

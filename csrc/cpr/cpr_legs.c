@@ -21,7 +21,7 @@
 #include "cpr_internal.h"
 #include "rod.h"
 #include "rot3.h"
-#include "core/threads.h"
+#include "core/asr_threads.h"
 
 enum {
     S = ASR_ROD_NSTATE,
@@ -161,8 +161,8 @@ static asr_status tasks_run(cpr_rod_tasks* t, int threads) {
     /* A pack of N = 40 takes ~9 us here, less than starting and joining a thread: a thread is
      * only worth it for about six such packs (n_grid * 4 units of ASR_MIN_WORK_PER_THREAD
      * each); a Jacobian of Till's robot at N = 200 does get two. */
-    int nt = thread_count(threads, packs, t->n_grid * 4);
-    return parallel_for(nt, packs, tasks_range, t);
+    int nt = asr_thread_count(threads, packs, t->n_grid * 4);
+    return asr_parallel_for(nt, packs, tasks_range, t);
 }
 
 void cpr_plate_pose(const cpr_solver* s, const double* x, double* P, double* Rp) {

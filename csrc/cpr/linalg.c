@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "linalg.h"
-#include "core/simd.h"
+#include "core/asr_simd.h"
 
 double la_norm(const double* v, int n) {
     double a = 0.0;

@@ -4,12 +4,12 @@
  * The solver needs many independent integrations of the same size (a Jacobian column each), so
  * rods are integrated ASR_ROD_LANES at a time, one per lane of GCC's portable vector type. With
  * -ffp-contract=off each lane performs the IEEE operations of the scalar formula in the same
- * order, so the vector width and the instruction set (core/simd.h) never change a result. */
+ * order, so the vector width and the instruction set (core/asr_simd.h) never change a result. */
 #include <math.h>
 #include <string.h>
 
 #include "rod.h"
-#include "core/simd.h"
+#include "core/asr_simd.h"
 
 enum {
     S = ASR_ROD_NSTATE,

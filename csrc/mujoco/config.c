@@ -33,7 +33,8 @@ enum {
 static const char* const SETTING_KEYS[NSETTING] = {"model", "mode", "max_substep", "motor_scheme",
                                                    "params"};
 enum {
-    MAX_KEYS = NSETTING + ASR_NCOMMON + 16 * ASR_MAX_MODEL_PARAM,
+    /* up to 16 built-in models, each with at most asr_model_max_params() parameters of its own */
+    MAX_KEYS = NSETTING + ASR_NCOMMON + 16 * (ASR_MAX_PARAM - ASR_NCOMMON),
     MAX_TEXT = 2048 /* longest value read (a params list) */
 };
 static const char* keys[MAX_KEYS];

@@ -9,7 +9,7 @@
 
 #include <mujoco/mujoco.h>
 
-#include "core/batch.h"
+#include "core/asr_batch.h"
 
 /* What an instance's configuration and actuators say, checked. */
 typedef struct joint_config {

@@ -16,8 +16,7 @@ struct group {
     long long* step;          /* n */
     int* was;                 /* n: each member's status before the step */
     double *q, *qd, *refs;    /* step inputs: n, n, 2 n */
-    lane_chunk* chunks;       /* nchunk, ASR_LANES members each, parameters loaded once */
-    int nchunk;
+    asr_lanes* lanes;         /* the members in the step's lanes, parameters loaded once */
 };
 
 /* x is an integer in [lo, hi] (so that a cast is defined). */
@@ -62,8 +61,7 @@ int group_compatible(const joint_config* a, const joint_config* b) {
 
 void group_destroy(group* g) {
     if (!g) return;
-    for (int c = 0; c < g->nchunk; ++c) chunk_free(&g->chunks[c]);
-    free(g->chunks);
+    asr_lanes_destroy(g->lanes);
     asr_batch_destroy(g->batch);
     free(g->cfg);
     free(g->state);
@@ -86,21 +84,6 @@ static int set_params(group* g, double* scratch) {
     }
     if (asr_batch_set_max_substep(g->batch, c0->max_substep) != ASR_OK) return -1;
     return asr_batch_set_motor_scheme(g->batch, c0->motor_scheme) == ASR_OK ? 0 : -1;
-}
-
-/* The lanes, with the members' parameters loaded for good (states come per step). */
-static int make_chunks(group* g) {
-    g->nchunk = (g->n + ASR_LANES - 1) / ASR_LANES;
-    size_t bytes = ((size_t)g->nchunk * sizeof(lane_chunk) + 63) / 64 * 64;
-    g->chunks = (lane_chunk*)aligned_alloc(64, bytes); /* lane_chunk holds lane vectors */
-    if (!g->chunks) return -1;
-    memset(g->chunks, 0, bytes);
-    for (int c = 0; c < g->nchunk; ++c) {
-        if (chunk_alloc(g->batch, &g->chunks[c]) != ASR_OK) return -1;
-        chunk_at(&g->chunks[c], c * ASR_LANES, g->n);
-        chunk_load(g->batch, &g->chunks[c]);
-    }
-    return 0;
 }
 
 group* group_create(const joint_config* const* cfg, int n) {
@@ -126,7 +109,7 @@ group* group_create(const joint_config* const* cfg, int n) {
     asr_status_arrays status = {g->code, g->joint, g->step};
     const asr_model_def* models[1] = {cfg[0]->model};
     if (asr_batch_create(&g->batch, n, 1, models, &cfg[0]->mode, g->state, status) != ASR_OK ||
-        set_params(g, g->q) != 0 || make_chunks(g) != 0) {
+        set_params(g, g->q) != 0 || asr_lanes_create(g->batch, &g->lanes) != ASR_OK) {
         group_destroy(g);
         return NULL;
     }
@@ -183,7 +166,7 @@ static void store_member(const group* g, int i, const double* s, double* o) {
     o[ASR_MJ_STARTED] = 1.0;
     o[ASR_MJ_STATUS] = code;
     o[ASR_MJ_STEPS] = (double)(h.steps + 1);
-    /* stopped by this step: at its own step count (the lanes' step index is the group's) */
+    /* stopped by this step: at its own step count (the batch's step count is the group's) */
     o[ASR_MJ_FAILED_STEP] = !code ? -1.0 : g->was[i] ? (double)g->step[i] : (double)h.steps;
     if (code != ASR_OK) {
         o[ASR_MJ_NHEADER + ASR_F_TAU_JOINT] = 0.0;
@@ -199,12 +182,8 @@ void group_step(group* g, const mjModel* m, const mjData* d, const double* const
         running += g->code[i] == ASR_OK;
     }
     if (running) {
-        step_inputs in = {m->opt.timestep, g->q, g->qd, g->refs, NULL, NULL, 1, 1, 2, 1, 1};
-        for (int c = 0; c < g->nchunk; ++c) {
-            chunk_load_state(g->batch, &g->chunks[c]);
-            chunk_step(g->batch, &g->chunks[c], &in, 0);
-            chunk_store(g->batch, &g->chunks[c]);
-        }
+        /* the batch's statuses and step count are not the members' (store_member) */
+        asr_lanes_step(g->lanes, m->opt.timestep, g->q, g->qd, g->refs, NULL, NULL);
     }
     for (int i = 0; i < g->n; ++i) store_member(g, i, s[i], out[i]);
 }

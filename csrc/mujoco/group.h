@@ -1,7 +1,8 @@
 /* group.h - the asr.actuator instances of one mjData stepped together (private).
  *
- * The core steps ASR_LANES instances of a joint per vector instruction. MuJoCo calls the plugin
- * once per instance, so each joint alone would fill one lane of four; instead the first instance
+ * The core steps several instances of a joint per vector instruction, in lanes (asr_lanes,
+ * core/asr_batch.h). MuJoCo calls the plugin once per instance, so each joint alone would fill
+ * one lane of four; instead the first instance
  * of a group (its leader, the lowest instance index, which MuJoCo calls first in every forward
  * pass) steps every instance of the same model, mode and integration settings at once, one
  * joint per lane, and hands each its result. The results are those of separate steps: the core's

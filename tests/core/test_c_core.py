@@ -1,13 +1,14 @@
 """Build the C core with each plain C test program (tests/c/test_core_*.c: the public API, its
-models, batches, threads and a fuzz loop; tests/c/test_engine_*.c: the rigid-body engine coupling
-against a fake engine; tests/c/test_rod.c: the rod packs of the CPR solver; tests/c/test_cpr_*.c:
-the CPR solver on Till's Stewart-Gough robot, the planar 3RFR and eight legs, checked against rods
-integrated independently; tests/c/test_linalg.c: its linear algebra; tests/c/test_lanes.c: the
-lane arithmetic and the core's own exp, and tests/c/test_lanes_avx2.c: the same built for AVX2)
-three times, with the strict warning set, with AddressSanitizer + UndefinedBehaviorSanitizer and
-with ThreadSanitizer (batches on worker threads, several batches on application threads, threaded
-CPR batches), and run every build. The programs share their helpers through headers in tests/c
-(check.h, tbatch.h, core_check.h, fake_engine.h, sea_hand.h, cpr_robots.h)."""
+models, batches, held lanes, threads and a fuzz loop; tests/c/test_engine_*.c: the rigid-body engine
+coupling against a fake engine; tests/c/test_rod.c: the rod packs of the CPR solver;
+tests/c/test_cpr_*.c: the CPR solver on Till's Stewart-Gough robot, the planar 3RFR and eight legs,
+checked against rods integrated independently; tests/c/test_linalg.c: its linear algebra;
+tests/c/test_lanes.c: the lane arithmetic and the core's own exp, and tests/c/test_lanes_avx2.c: the
+same built for AVX2) three times, with the strict warning set, with AddressSanitizer +
+UndefinedBehaviorSanitizer and with ThreadSanitizer (batches on worker threads, several batches on
+application threads, threaded CPR batches), and run every build. The programs share their helpers
+through headers in tests/c (check.h, tbatch.h, core_check.h, fake_engine.h, sea_hand.h,
+cpr_robots.h)."""
 
 import os
 import re
@@ -29,6 +30,7 @@ TEST_DIR = ROOT / "tests" / "c"
 PROGRAMS = {
     "test_core_models": 900,
     "test_core_batch": 200,
+    "test_core_lanes": 30,
     "test_core_threads": 130,
     "test_core_fuzz": 50,
     "test_engine_sea": 10000,
