@@ -154,11 +154,12 @@ test: lint gazebo build browser threejs valgrind ros ros2
 	$(VPY) -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup
 
 # The loop while working, under a minute on 2 cores: every test but those marked (setup.cfg)
-# slow or needing ROS, Gazebo, Chromium, a sanitizer build or a notebook kernel. `make test`
-# (and CI) runs them all.
+# slow or needing ROS, Gazebo, Chromium, a sanitizer build or a notebook kernel, on the same
+# workers as `make test` (1651 tests: 55.9 s on two workers, 79.5 s on one, the 2-core machine at
+# load 3.5 from other work). `make test` (and CI) runs them all.
 FAST := not slow and not ros and not ros2 and not gazebo and not browser and not sanitizer and not notebooks
 test-fast: build
-	$(VPY) -m pytest -q -m "$(FAST)"
+	$(VPY) -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup -m "$(FAST)"
 
 # The C test programs (tests/c) built with csrc/ under AddressSanitizer + UndefinedBehaviorSanitizer
 # and run, without Python: the flags and settings of tests/core/test_c_core.py's sanitizer build.
