@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from asr.analysis.sweep import SweepResult, sweep
-from tests.support.paths import TESTS  # noqa: E402
+from tests.support.paths import ROOT, TESTS  # noqa: E402
 
 HERE = str(TESTS)
 PENDULUM = os.path.join(HERE, "data", "robots", "pendulum")
@@ -170,7 +170,7 @@ print(json.dumps(report))
 def _run(script, *args, timeout=TIMEOUT_S):
     proc = subprocess.run(
         [sys.executable, "-c", script, *map(str, args)],
-        cwd=HERE,
+        cwd=str(ROOT),  # not tests/: its mujoco and packaging folders would shadow those packages
         capture_output=True,
         text=True,
         timeout=timeout,

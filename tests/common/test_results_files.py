@@ -57,7 +57,7 @@ def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path):
     for delay in (0.0, 0.2, 0.05):  # killed during a batch (or a save) three times
         proc = subprocess.Popen(
             [sys.executable, "-c", CHILD, PENDULUM, json.dumps(GRID), str(path), json.dumps(KW)],
-            cwd=HERE,
+            cwd=tmp_path,  # not tests/: its mujoco folder would shadow MuJoCo
         )
         deadline = time.monotonic() + 60
         while done_batches(path) <= seen[-1] and proc.poll() is None:

@@ -50,3 +50,26 @@ def test_no_test_module_imports_another():
             if name.rsplit(".", 1)[-1].startswith("test_"):
                 found.append(f"{path.relative_to(ROOT)}: {name}")
     assert found == []
+
+
+def test_no_child_process_starts_in_tests():
+    """A child started in tests/ has tests/ first on its sys.path, where tests/mujoco and
+    tests/packaging would be imported for the MuJoCo and packaging libraries: children start in
+    the repository (ROOT) or in tmp_path."""
+    found = []
+    for path in sorted(TESTS.rglob("*.py")):
+        module = ast.parse(path.read_text(encoding="utf-8"))
+        bound = {
+            t.id: ast.unparse(node.value)
+            for node in module.body
+            if isinstance(node, ast.Assign)
+            for t in node.targets
+            if isinstance(t, ast.Name)
+        }
+        for node in ast.walk(module):
+            for kw in getattr(node, "keywords", []) if isinstance(node, ast.Call) else []:
+                if kw.arg == "cwd":
+                    value = ast.unparse(kw.value)
+                    if bound.get(value, value) in ("TESTS", "str(TESTS)"):
+                        found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert found == []
