@@ -34,7 +34,10 @@ NETWORK_WARNING = (
 )
 
 
-def _parser():
+def build_parser():
+    """The command line's argparse parser, every subcommand and option of `asr`, the one main()
+    reads its arguments with: build_parser().parse_args(["dashboard"]) gives the options
+    `asr dashboard` runs with (dashboard_settings turns them into the server's settings)."""
     p = argparse.ArgumentParser(prog="asr", description="asr: articulated soft robots")
     sub = p.add_subparsers(dest="command", metavar="command")
     d = sub.add_parser(
@@ -454,7 +457,7 @@ def dashboard_settings(args):
 
 def main(argv=None):
     """Run the command line; returns the exit code."""
-    parser = _parser()
+    parser = build_parser()
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     if args.command == "ros":
         return ros_main(args)

@@ -203,8 +203,7 @@ def main(
 
     from asr.envs.tasks import Reach2DOF
     from asr.envs.vector import AsrEnv
-    from asr.rl import SB3VecEnv
-    from asr.rl._config import DEFAULT_BACKEND
+    from asr.rl import DEFAULT_BACKEND, SB3VecEnv
 
     say = (lambda *a: None) if quiet else print
     t_bench = time.perf_counter()

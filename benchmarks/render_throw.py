@@ -21,8 +21,8 @@ DEFAULT_OUT = os.path.join(ROOT, "docs", "images", "throw_ppo.png")
 
 
 def comparison(path=RESULTS):
-    """The summary with each best throw replayed (asr.experiments._throw_energy)."""
-    from asr.experiments._throw_energy import replay_actions
+    """The summary with each best throw replayed (asr.experiments.throw_ppo.replay_actions)."""
+    from asr.experiments.throw_ppo import replay_actions
 
     with open(path) as f:
         res = json.load(f)
@@ -38,7 +38,7 @@ def main(out=DEFAULT_OUT):
     from playwright.sync_api import sync_playwright
 
     from asr.experiments import write_html
-    from asr.experiments._throw_figures import overview_figure
+    from asr.experiments.throw_ppo import overview_figure
 
     fig = overview_figure(comparison())
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as p:

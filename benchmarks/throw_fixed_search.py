@@ -18,7 +18,7 @@ import time
 import numpy as np
 
 from asr.envs.throw import Throw
-from asr.experiments.throw import OpenLoop, _evaluate_with_presets, cem, replay
+from asr.experiments.throw import OpenLoop, cem, evaluate_with_presets, replay
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_OUT = os.path.join(HERE, "results", "throw_fixed_search.json")
@@ -34,7 +34,7 @@ def run(presets=PRESETS, restarts=RESTARTS, iterations=ITERATIONS, population=PO
     env = Throw(len(groups) * population, threads=1)
     per_candidate = np.repeat(groups, population)
     best, best_r, _ = cem(
-        lambda th: _evaluate_with_presets(env, policy, th, per_candidate),
+        lambda th: evaluate_with_presets(env, policy, th, per_candidate),
         policy.dim,
         len(groups),
         iterations,

@@ -204,7 +204,7 @@ def cem(
 
 def replay(policy, theta, actuator="qbmove"):
     """One candidate replayed on asr.Sim at the 1 ms step up to its release
-    (asr.experiments._throw_energy.replay_actions: t (s), q, qd, stiffness, eq, preset, the
+    (asr.experiments.throw_ppo.replay_actions: t (s), q, qd, stiffness, eq, preset, the
     energies and the release), plus energy (the spring energy, J), for the qbmove arm also
     energy_from_torque (from the elastic torques) and energy_work (-int tau_el d defl + U(0),
     the trapezoid rule over the 1 ms steps), and release_step."""
@@ -253,7 +253,7 @@ def run(
     pre_of = np.repeat(np.array(presets), population)
 
     best_f, best_fr, curve_f = cem(
-        lambda th: _evaluate_with_presets(env, fixed, th, pre_of),
+        lambda th: evaluate_with_presets(env, fixed, th, pre_of),
         fixed.dim,
         len(presets),
         iterations,
@@ -325,8 +325,11 @@ def run(
     )
 
 
-def _evaluate_with_presets(env, policy, theta, presets):
-    """evaluate() for fixed-preset policies whose preset differs per candidate (presets (P,))."""
+def evaluate_with_presets(env, policy, theta, presets):
+    """evaluate() of fixed-preset policies whose preset differs per candidate: the rewards (P,)
+    (distance thrown, m) of theta (P, policy.dim) run with policy's decoding but each
+    candidate's presets held at presets[p] (rad, shape (P,)), so that one batch searches
+    several presets at once (run()'s strategy (b), benchmarks/throw_fixed_search.py)."""
 
     class _PerCandidate(OpenLoop):
         def decode(self, th):

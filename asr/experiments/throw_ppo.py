@@ -14,12 +14,17 @@ each, asr.envs.throw):
 Every strategy gets the same PPO settings (THROW_PPO) and budget, and several seeds (the sweep
 trains the first seed of every preset; the best preset then gets the other seeds). A policy's
 throw is its deterministic action sequence (the task has no random element: every held-out
-episode is the same throw), replayed at 1 ms with the energy account of
-asr.experiments._throw_energy. DIR gets the training folders, one ONNX policy per strategy
-(its best seed), summary.json and throw_ppo.html.
+episode is the same throw), replayed at 1 ms with its energy account (replay_actions). DIR gets
+the training folders, one ONNX policy per strategy (its best seed), summary.json and
+throw_ppo.html.
 
 Figures: distance mean and spread over seeds per strategy, the ratios of the means
 (vsa_vs_best_fixed, vsa_vs_rigid), the energy account of each strategy's best throw.
+
+Also offered, for figure scripts and notebooks of the committed results (summary.json):
+replay_actions(actions, actuator, preset), a throw's action sequence (T, 5) replayed at 1 ms on
+asr.Sim with its energy account; figures(res), the page's figures (STRATEGIES: the three arms
+they compare); overview_figure(res), the README's one picture of the comparison.
 """
 
 import json
@@ -32,6 +37,7 @@ import numpy as np
 from asr.envs.throw import Throw
 from asr.experiments import command_line, run_and_report, write_html
 from asr.experiments._throw_energy import replay_actions
+from asr.experiments._throw_figures import STRATEGIES, figures, overview_figure
 
 TASK = "asr/Throw-v0"
 FIXED_PRESETS = (0.0, 0.2, 0.4, 0.6, 0.8)  # rad, across the qbmove Advanced preset range
@@ -243,8 +249,6 @@ ACCOUNT_ROWS = (
 
 
 def _write_html(res, path):
-    from asr.experiments._throw_figures import figures
-
     write_html(figures(res), path, "asr: a throw learned with variable stiffness")
 
 
@@ -264,6 +268,23 @@ def _cli(argv=None):
         "throw_ppo", "A throw learned closed-loop with variable stiffness (PPO)", main, argv
     )
 
+
+__all__ = [
+    "TASK",
+    "FIXED_PRESETS",
+    "SEEDS",
+    "THROW_PPO",
+    "STRATEGIES",
+    "run",
+    "main",
+    "summary",
+    "summary_data",
+    "policy_actions",
+    "export_policies",
+    "replay_actions",
+    "figures",
+    "overview_figure",
+]
 
 if __name__ == "__main__":
     _cli()

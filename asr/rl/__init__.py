@@ -10,6 +10,9 @@ rsl-rl-lib (extra `asr-sim[rl]`).
   task's held-out metric (final joint error, rad, or Throw's distance thrown, m).
   MODEL_FILES (asr.rl._config): {backend: the file holding its model in a training folder}
   ({"sb3": "model.zip", "rsl_rl": "model.pt"}; a folder with one has a checkpoint).
+  DEFAULT_BACKEND (asr.rl._config): the backend algo "ppo" trains with ("rsl_rl": the faster
+  of the two to reach Reach2DOF's goal, benchmarks/bench_rl.py). task_class(task): the
+  environment class of a registered task id, as `asr train` resolves it.
   Neither imports torch.
 - export_onnx, OnnxPolicy (asr.rl.onnx_policy): a trained policy as ONNX.
 - convert_pickled_folder (asr.rl._convert): the explicit opt-in that rewrites a folder of an
@@ -40,6 +43,8 @@ _LAZY = {
     "convert_pickled_folder": "asr.rl._convert",
     "task_metric": "asr.rl._results",
     "MODEL_FILES": "asr.rl._config",
+    "DEFAULT_BACKEND": "asr.rl._config",
+    "task_class": "asr.rl._config",
     "export_onnx": "asr.rl.onnx_policy",
     "OnnxPolicy": "asr.rl.onnx_policy",
 }

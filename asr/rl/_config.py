@@ -183,7 +183,10 @@ def validate_env_kwargs(task_cls, env_kwargs):
     return dict(env_kwargs)
 
 
-def _task_class(task):
+def task_class(task):
+    """The environment class of a registered task id (asr.learning.gym_registry, e.g.
+    "asr/Reach2DOF-v0" -> asr.envs.tasks.Reach2DOF), as `asr train` and asr.rl.train resolve
+    it; ValueError naming the valid ids for an unknown one."""
     from asr.learning.gym_registry import ENVS
 
     if task not in ENVS:

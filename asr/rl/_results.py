@@ -9,7 +9,7 @@ import numpy as np
 
 from asr.common.files import current_version
 from asr.common.optional import need
-from asr.rl._config import ALGOS, BACKENDS, _task_class
+from asr.rl._config import ALGOS, BACKENDS, task_class
 from asr.rl._safe_load import folder_file, json_writer, read_json
 
 EVAL_SEED_BASE = 1_000_000_000
@@ -104,7 +104,7 @@ class TrainResult:
     @property
     def metric(self):
         """The task's held-out metric (TaskMetric: name, unit, better)."""
-        return task_metric(_task_class(self.config["task"]))
+        return task_metric(task_class(self.config["task"]))
 
     def predict(self, obs, deterministic=True):
         """Actions (clipped to the action space) for raw observations (N, obs_dim)."""
@@ -114,7 +114,7 @@ class TrainResult:
     def evaluate(self, episodes=256, threads=1):
         """Mean of the task's metric (self.metric: final joint error, rad, or distance thrown,
         m) of the deterministic policy on `episodes` held-out episodes."""
-        cls = _task_class(self.config["task"])
+        cls = task_class(self.config["task"])
         return float(
             np.mean(
                 evaluate_policy(
@@ -245,7 +245,7 @@ def read_config(out_dir, files):
     if not isinstance(hp, dict):
         raise ValueError(f"{shown}: hyperparameters: expected a JSON object")
     try:
-        _task_class(config["task"])
+        task_class(config["task"])
     except ValueError as exc:
         raise ValueError(f"{shown}: {exc}") from None
     return config
@@ -267,7 +267,7 @@ def _load_version(out_dir, files, env, device):
     if config.get("backend", "sb3") == "rsl_rl":
         from asr.rl._rsl_rl import load_policy as load_rsl_rl
 
-        model, vecnorm = load_rsl_rl(files, out_dir, _task_class(config["task"]), hp)
+        model, vecnorm = load_rsl_rl(files, out_dir, task_class(config["task"]), hp)
     else:
         from asr.rl._sb3 import load_policy as load_sb3
 

@@ -369,9 +369,9 @@ def load_policy(files, out_dir, config, env=None, device="cpu"):
     """(PPO model, VecNormalize with frozen statistics) of a training folder (files: the
     checkpoint's folder; out_dir: the folder named in errors; config: its config.json) built
     from data only. env: the VecEnv to attach."""
-    from asr.rl._config import _task_class, validate_hyperparameters
+    from asr.rl._config import task_class, validate_hyperparameters
 
-    cls = _task_class(config["task"])
+    cls = task_class(config["task"])
     spaces = (cls.single_observation_space, cls.single_action_space)
     state = read_files(files, out_dir, int(np.prod(spaces[0].shape)))
     hp = validate_hyperparameters(config.get("hyperparameters") or {})

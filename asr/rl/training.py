@@ -3,7 +3,7 @@
 train(task, algo="ppo", total_steps, num_envs, seed, threads=1, out_dir=..., resume=False,
 env_kwargs=None, **hyperparameters) trains PPO on the task's vector env (all sub-envs in one C
 call per step). algo: "sb3" (Stable-Baselines3's PPO, asr.rl._sb3), "rsl_rl" (rsl-rl-lib's PPO,
-asr.rl._rsl_rl) or "ppo", the default backend (asr.rl._config.DEFAULT_BACKEND: the faster of
+asr.rl._rsl_rl) or "ppo", the default backend (asr.rl.DEFAULT_BACKEND: the faster of
 the two to reach Reach2DOF's goal, benchmarks/bench_rl.py). Both normalise observations (not
 rewards). The folder out_dir holds:
 
@@ -53,9 +53,9 @@ from asr.core.errors import SimulationError
 from asr.rl._config import (
     HYPERPARAMETERS,
     _check_int,
-    _task_class,
     backend_of,
     check_backend_hyperparameters,
+    task_class,
     validate_env_kwargs,
     validate_hyperparameters,
 )
@@ -149,7 +149,7 @@ def train(
     A simulation error stops training with asr.SimulationError naming the instance, the step and
     the training step; the folder keeps the last checkpoint."""
     backend = backend_of(algo)
-    cls = _task_class(task)
+    cls = task_class(task)
     metric = task_metric(cls)
     env_kwargs = validate_env_kwargs(cls, env_kwargs)
     total_steps = _check_int("total_steps", total_steps, 1)

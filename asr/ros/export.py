@@ -3,7 +3,7 @@ ros=1, a catkin package with a rospy node; ros=2, an ament_python package with a
 The node reads the robot's `<ns>/joint_states` and publishes the command topics of the toolbox
 interface [Mengacci2021] (the interface `asr ros` and `asr ros2` serve, so the same package
 drives the simulated and the real robot). Both nodes embed one copy of the policy maths
-(asr.ros._export_templates.POLICY_BLOCK), so they compute the same commands.
+(POLICY_BLOCK below), so they compute the same commands.
 
     from asr.ros.export import export_policy
     export_policy(ilc_result, "qbmove_arm_2dof", "ws/src", ros=2)  # ws/src/asr_..._policy
@@ -79,7 +79,7 @@ import numpy as np
 from asr.common.files import folder_lock, replace_folder
 from asr.rl import MODEL_FILES
 from asr.ros._export_ros2_templates import ros2_package_files
-from asr.ros._export_templates import package_files
+from asr.ros._export_templates import ONNX_BLOCK, POLICY_BLOCK, package_files
 
 FORMAT = "asr.ros_policy/1"
 KINDS = ("table", "linear", "constant", "onnx")
@@ -582,4 +582,17 @@ def export_zip(obj, robot, **kwargs):
         return buf.getvalue()
 
 
-__all__ = ["export_policy", "export_zip", "policy_data", "find_task", "FORMAT"]
+# The plain Python (source text) every exported node embeds, ROS 1 and ROS 2 alike, runnable
+# without ROS: POLICY_BLOCK defines the node's Policy class (its data file's policy turned into
+# the commands for a JointState), ONNX_BLOCK the actor of an ONNX policy (onnx_actor; numpy and
+# onnxruntime). exec(ONNX_BLOCK + POLICY_BLOCK, {"math": math, "os": os}) defines them here as
+# in the node, so a test can check the node's commands against asr's own policy.
+__all__ = [
+    "export_policy",
+    "export_zip",
+    "policy_data",
+    "find_task",
+    "FORMAT",
+    "ONNX_BLOCK",
+    "POLICY_BLOCK",
+]

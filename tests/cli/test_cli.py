@@ -14,7 +14,7 @@ from tests.conftest import require
 
 require("fastapi")
 require("uvicorn")
-from asr.cli import DEFAULT_ROBOT, _parser, dashboard_settings, main  # noqa: E402
+from asr.cli import DEFAULT_ROBOT, build_parser, dashboard_settings, main  # noqa: E402
 from asr.robots.robot import robot_names, robots_dir, tomllib  # noqa: E402
 from tests.support.dashboard_server import ROOT, get_json, server_process  # noqa: E402
 
@@ -28,7 +28,7 @@ def no_dashboard_env(monkeypatch):
 
 
 def settings_of(*argv):
-    return dashboard_settings(_parser().parse_args(["dashboard", *argv]))
+    return dashboard_settings(build_parser().parse_args(["dashboard", *argv]))
 
 
 def default_variant(name, folder=ROBOTS):
@@ -192,7 +192,7 @@ def test_ros_engine_argument_is_checked(capsys):
     assert main(["ros", "--engine", "bullet"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("asr ros: ") and "engine: got 'bullet'" in err, err
-    args = _parser().parse_args(["ros2", "--engine", "gazebo", "--lockstep", "--no-clock"])
+    args = build_parser().parse_args(["ros2", "--engine", "gazebo", "--lockstep", "--no-clock"])
     assert (args.engine, args.lockstep, args.no_clock, args.name) == ("gazebo", True, True, "asr")
 
 

@@ -131,23 +131,6 @@ def test_cpr_solver_options_are_checked_with_their_ranges(kwargs, message):
         till.solve_igm([0.0, 0.0, 0.4], **kwargs)
 
 
-@pytest.mark.parametrize(
-    "status, error, words",
-    [
-        (lib.ASR_ERR_RANGE, ValueError, "n_grid in [2, 100000]"),
-        (lib.ASR_ERR_INPUT, ValueError, "NaN or inf"),
-        (lib.ASR_ERR_MODEL, ValueError, "check the robot file"),
-        (lib.ASR_ERR_NONFINITE, RuntimeError, "solve from a guess nearer it"),
-        (lib.ASR_ERR_NOMEM, MemoryError, "lower n_grid or the number of poses"),
-    ],
-)
-def test_cpr_failures_say_what_failed_and_what_to_try(status, error, words):
-    with pytest.raises(error) as info:
-        cpr._check(status, "solve_igm")
-    text = str(info.value)
-    assert text.startswith("solve_igm: ") and words in text and "status" not in text
-
-
 def test_one_rule_turns_a_status_into_an_exception():
     from asr.core.errors import raise_for_status
 

@@ -18,7 +18,7 @@ require("httpx")
 from fastapi.testclient import TestClient  # noqa: E402
 from starlette.testclient import WebSocketDenialResponse  # noqa: E402
 
-from asr.cli import _parser, dashboard_settings, main  # noqa: E402
+from asr.cli import build_parser, dashboard_settings, main  # noqa: E402
 from asr.robots.robot import robots_dir  # noqa: E402
 from asr_dashboard.app import create_app  # noqa: E402
 from asr_dashboard.settings import Settings  # noqa: E402
@@ -229,7 +229,7 @@ def test_token():
 
 
 def cli_args(*argv):
-    return _parser().parse_args(["dashboard", *argv])
+    return build_parser().parse_args(["dashboard", *argv])
 
 
 def test_cli_beyond_loopback_warns_and_requires_a_token():

@@ -23,7 +23,7 @@ from tests.conftest import require
 
 require("fastapi")
 require("uvicorn")
-from asr.cli import _parser, dashboard_settings  # noqa: E402
+from asr.cli import build_parser, dashboard_settings  # noqa: E402
 from asr_dashboard.settings import ENV_PREFIX, Settings, settings_from_env  # noqa: E402
 from tests.support.dashboard_server import ROOT, wait_for  # noqa: E402
 
@@ -273,7 +273,7 @@ def parsed(field, value):
 
 
 def cli(*argv):
-    return dashboard_settings(_parser().parse_args(["dashboard", *argv]))
+    return dashboard_settings(build_parser().parse_args(["dashboard", *argv]))
 
 
 def test_every_field_documented_with_its_variable():

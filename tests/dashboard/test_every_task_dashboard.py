@@ -63,10 +63,9 @@ def node_data(zip_bytes, pkg, ros):
 @pytest.mark.slow
 @pytest.mark.parametrize("task", TASKS)
 def test_every_task_trains_watches_and_exports(client, task):
-    from asr.rl import OnnxPolicy, task_metric
-    from asr.rl._config import _task_class
+    from asr.rl import OnnxPolicy, task_class, task_metric
 
-    cls = _task_class(task)
+    cls = task_class(task)
     r = client.post("/api/rl/start", json={**TRAIN, "task": task})
     assert r.status_code == 200, r.text
     run = r.json()["run"]

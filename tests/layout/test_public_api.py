@@ -1,5 +1,5 @@
 """The public API stays where it is documented after the modules moved into rooms: every name of
-asr.__all__ imports from asr; every old flat module path (asr/_moved.py) still imports, with a
+asr.__all__ imports from asr; every old flat module path (MOVED below) still imports, with a
 DeprecationWarning naming the new path, and gives the moved module itself; every
 dotted asr name the README and docs/ mention resolves, without a deprecation."""
 
@@ -12,8 +12,26 @@ import warnings
 import pytest
 
 import asr
-from asr._moved import MOVED
 from tests.support.paths import ROOT
+
+# The promise to code written against asr before its modules moved into subpackages: each old
+# flat module path -> the module it now gives. Stated here, apart from asr's own alias table
+# (asr/_moved.py, private to the package), so that an entry dropped there fails here.
+MOVED = {
+    "asr.batch": "asr.core.batch",
+    "asr.errors": "asr.core.errors",
+    "asr.models": "asr.core.models",
+    "asr.robot": "asr.robots.robot",
+    "asr.gazebo": "asr.engines.gz_shim",
+    "asr.interaction": "asr.controllers.interaction",
+    "asr.mujoco_plugin": "asr.mujoco.plugin",
+    "asr.mujoco_export": "asr.mujoco.export",
+    "asr.actuator_datasheet": "asr.analysis.datasheet",
+    "asr.frequency": "asr.analysis.frequency.response",
+    "asr.identification": "asr.analysis.identification.fit",
+    "asr.parameter_sweep": "asr.analysis.sweep.runner",
+    "asr.iterative_learning": "asr.learning.iterative_learning",
+}
 
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 

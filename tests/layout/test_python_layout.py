@@ -30,27 +30,7 @@ EXTENSIONS = {"asr._core": "asr.core", "asr._asr_gz": "asr.engines"}
 OUTSIDE = ("tests", "benchmarks", "dashboard", "robots/tools", ".ci")
 # private names of asr used from outside their room, each with its reason; a test in
 # tests/<room>/ may use its own room's private names (it tests them) and is not listed
-ALLOWED_PRIVATE = {
-    "asr._build.CORE_SOURCES": "the MuJoCo plugin built with ASan / UBSan compiles the same C "
-    "sources as the build (asr/_build.py, the setup script's module, no API)",
-    "asr._moved.MOVED": "tests/layout/test_public_api.py imports every old module path the "
-    "table of moved modules lists",
-    "asr.cli._parser": "the dashboard's tests parse `asr dashboard`'s options with the command "
-    "line's own parser, which asr.cli.main builds",
-    "asr.cpr.solver._check": "the CPR solver's status-to-error table, checked status by status "
-    "with the other rooms' error messages (tests/core/test_clear_errors.py)",
-    "asr.rl._config._task_class": "the dashboard's every-task test reads a task's class as "
-    "asr train resolves it",
-    "asr.rl._config.DEFAULT_BACKEND": "benchmarks/bench_rl.py measures the default backend",
-    "asr.ros._export_templates.ONNX_BLOCK": "the exported node's embedded policy code, run in "
-    "the test process against asr's own policy (tests/support/ros_export.py)",
-    "asr.ros._export_templates.POLICY_BLOCK": "the same, the policy class of the exported node",
-    "asr.experiments._throw_energy.replay_actions": "benchmarks/render_throw.py renders the "
-    "Throw experiment's replays for docs/images (a figure script of the experiment)",
-    "asr.experiments._throw_figures.overview_figure": "the same, its overview figure",
-    "asr.experiments.throw._evaluate_with_presets": "benchmarks/throw_fixed_search.py searches "
-    "the fixed presets with the experiment's own evaluation",
-}
+ALLOWED_PRIVATE: dict[str, str] = {}
 
 
 def source_files():

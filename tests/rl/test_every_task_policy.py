@@ -52,8 +52,7 @@ def trained(request, tmp_path_factory):
     """(task id, task class, TrainResult of a short training, its ONNX export's path)."""
     import torch
 
-    from asr.rl import export_onnx, train
-    from asr.rl._config import _task_class
+    from asr.rl import export_onnx, task_class, train
 
     torch.set_num_threads(1)
     out = tmp_path_factory.mktemp("run")
@@ -65,7 +64,7 @@ def trained(request, tmp_path_factory):
         **TASK_BUDGET.get(request.param, BUDGET),
     )
     onnx = export_onnx(out / "run", out / "policy.onnx")  # from the training folder
-    return request.param, _task_class(request.param), res, onnx
+    return request.param, task_class(request.param), res, onnx
 
 
 class _Raw:
@@ -156,7 +155,7 @@ def node_rollout(cls, data, folder, policy, steps, seed=11):
             assert not node.take_release() and node.ended
             break
         a = policy(obs)[0]  # (act_dim,), float32
-        refs = env._refs(a[None].astype(np.float64))[0]  # the task's own split, (J, 2)
+        refs = env.refs(a[None].astype(np.float64))[0]  # the task's own split, (J, 2)
         assert not released and np.array_equal(np.stack([r1, r2], axis=-1), refs), (k, a)
         held = (r1, r2)
         obs, _, term, trunc, _ = env.step(a[None])

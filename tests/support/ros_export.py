@@ -178,7 +178,7 @@ def start_onnx_node(path, master, log, name, remap=()):
 
 def node_policy_class():
     """The Policy class the exported nodes embed, run in this process (no ROS needed)."""
-    from asr.ros._export_templates import ONNX_BLOCK, POLICY_BLOCK
+    from asr.ros.export import ONNX_BLOCK, POLICY_BLOCK
 
     space = {"math": math, "os": os}
     exec(compile(ONNX_BLOCK + POLICY_BLOCK, "<node policy>", "exec"), space)
