@@ -11,7 +11,7 @@ from asr.core.batch import Batch
 _CHUNK = 4096  # steps per rollout call (bounds the per-step input arrays)
 
 
-class _Accumulator:
+class Accumulator:
     """Discrete Fourier coefficients of input and output over each instance's window (the
     last whole cycles of the rollout), summed chunk by chunk: X = (2 / n) sum x e^(-i w t)."""
 
@@ -58,7 +58,7 @@ class _Accumulator:
 
 
 @dataclasses.dataclass
-class _Run:
+class Run:
     """The batched system, reset at the operating point: link angles q0 (n, J), rad, and held
     references refs (n, J, 2); dt s."""
 
@@ -68,8 +68,8 @@ class _Run:
     dt: float
 
 
-def _start(rig, n, j, instance_presets, op):
-    """A _Run of n instances, instance i with preset instance_presets[i]."""
+def start_run(rig, n, j, instance_presets, op):
+    """A Run of n instances, instance i with preset instance_presets[i]."""
     spec = rig.specs[j]
     per_joint = {j: {spec.preset.param: instance_presets}} if spec.preset.kind == "param" else {}
     system = rig.build(n, per_joint)
@@ -86,10 +86,10 @@ def _start(rig, n, j, instance_presets, op):
         q0 = system.q
         q0[:, j] += shift
         system.reset(q0, refs)
-    return _Run(system, q0, refs, rig.dt)
+    return Run(system, q0, refs, rig.dt)
 
 
-def _run(run, j, input, output, amplitude, steps, acc, progress):
+def run_sines(run, j, input, output, amplitude, steps, acc, progress):
     """The whole rollout in chunks of _CHUNK steps, each summed into acc."""
     from tqdm.auto import tqdm
 

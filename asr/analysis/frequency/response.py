@@ -17,12 +17,12 @@ import dataclasses
 
 import numpy as np
 
-from asr.analysis.frequency.measure import _Accumulator, _run, _start
+from asr.analysis.frequency.measure import Accumulator, run_sines, start_run
 from asr.analysis.frequency.rig import BATCH_INPUTS as BATCH_INPUTS
 from asr.analysis.frequency.rig import BATCH_OUTPUTS as BATCH_OUTPUTS
 from asr.analysis.frequency.rig import SIM_INPUTS as SIM_INPUTS
 from asr.analysis.frequency.rig import SIM_OUTPUTS as SIM_OUTPUTS
-from asr.analysis.frequency.rig import _rig
+from asr.analysis.frequency.rig import rig_of
 from asr.common import validate as V
 from asr.common.optional import need
 from asr.core.models import compliance, reference_map
@@ -168,7 +168,7 @@ def frequency_response(
     threads: native threads of the batch. progress: a tqdm bar over the rollout's steps.
     Returns a FrequencyResponse.
     """
-    rig = _rig(system, variant, dt, threads)
+    rig = rig_of(system, variant, dt, threads)
     j = _joint_index(rig, joint)
     _check_choice(input, "input", rig.inputs, rig.kind)
     _check_choice(output, "output", rig.outputs, rig.kind)
@@ -200,9 +200,9 @@ def frequency_response(
     P, F = len(presets), len(freqs)
     omega = np.tile(2 * np.pi * freqs, P)  # instance p * F + f
     start = steps - np.tile(windows, P)
-    run = _start(rig, P * F, j, np.repeat(presets, F), op)
-    acc = _Accumulator(omega, start, rig.dt, _OUTPUT_DELAY[output])
-    _run(run, j, input, output, amplitude, steps, acc, progress)
+    run = start_run(rig, P * F, j, np.repeat(presets, F), op)
+    acc = Accumulator(omega, start, rig.dt, _OUTPUT_DELAY[output])
+    run_sines(run, j, input, output, amplitude, steps, acc, progress)
     ratio = (acc.output / acc.input).reshape(P, F)
     return FrequencyResponse(
         freqs=V.read_only(freqs),

@@ -18,7 +18,7 @@ BATCH_INPUTS, BATCH_OUTPUTS = ("equilibrium", "q"), ("tau_link", "tau_joint")
 
 
 @dataclasses.dataclass
-class _Rig:
+class Rig:
     """What frequency_response needs of a system: its joints and a builder of the batch."""
 
     kind: str  # "robot" or "batch"
@@ -34,7 +34,10 @@ class _Rig:
     robot: object = None
 
 
-def _rig(system, variant, dt, threads):
+def rig_of(system, variant, dt, threads):
+    """The Rig of what frequency_response was given: an asr.Batch, an asr.Sim (its robot,
+    parameters, modes and settings), or a robot (name, path or asr.Robot, with variant);
+    dt (s) and threads as frequency_response got them."""
     if isinstance(system, Batch):
         return _batch_rig(system, dt)
     if isinstance(system, Sim):
@@ -92,7 +95,7 @@ def _robot_rig(robot, params, modes, settings, dt=None):
         return sim
 
     dt = float(robot.mj_model().opt.timestep) if dt is None else dt
-    return _Rig(
+    return Rig(
         "robot",
         specs,
         np.asarray(modes),
@@ -125,7 +128,7 @@ def _batch_rig(batch, dt):
         )
 
     names = tuple(f"{k} ({s.name})" for k, s in enumerate(batch.specs))
-    return _Rig(
+    return Rig(
         "batch",
         batch.specs,
         modes,

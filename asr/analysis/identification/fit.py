@@ -38,8 +38,8 @@ from asr.analysis.identification.data import (
     load_data,
     register_reader,
 )
-from asr.analysis.identification.params import _fitted, _fixed
-from asr.analysis.identification.result import _UNITS, FORMAT, KINDS, Identification
+from asr.analysis.identification.params import fitted_params, fixed_params
+from asr.analysis.identification.result import FORMAT, KINDS, UNITS, Identification
 from asr.common import validate as V
 from asr.common.optional import need
 from asr.core.batch import Batch, Joint
@@ -181,7 +181,7 @@ def _sigmas(sigma, channels):
         raise ValueError(
             f"sigma: the data has channels {', '.join(channels)} in different "
             "units; give each channel's noise standard deviation, e.g. "
-            + ", ".join(f"{c!r}: ... ({_UNITS[c]})" for c in channels)
+            + ", ".join(f"{c!r}: ... ({UNITS[c]})" for c in channels)
         )
     return {c: V.positive_float(sigma.get(c, 1.0), f"sigma[{c!r}]") for c in channels}
 
@@ -376,8 +376,8 @@ def _problem(kind, source, data, params, joint, mode, dt, x0, bounds, fixed):
         joint = V.positive_int(joint, "joint", lo=0, hi=0)
         start = lambda j, spec: spec.default  # noqa: E731
     own = kind == "static"
-    plist, x_start, limits = _fitted(params, x0, bounds, specs, joint, names, start, own)
-    held = _fixed(fixed, plist, specs, joint, names, own)
+    plist, x_start, limits = fitted_params(params, x0, bounds, specs, joint, names, start, own)
+    held = fixed_params(fixed, plist, specs, joint, names, own)
     if kind == "static":
         evaluate, measured = _static_model(source, data, plist, held.get(0, {}))
     elif kind == "bench":

@@ -79,7 +79,7 @@ def _resolve(keys, specs, joint, joint_names, what, own_only=False):
     return out
 
 
-def _fitted(params, x0, bounds, specs, joint, joint_names, start, own_only):
+def fitted_params(params, x0, bounds, specs, joint, joint_names, start, own_only):
     """The fitted parameters (_Param list), their start values and value bounds (lo, hi)."""
     if isinstance(params, str):
         params = [params]
@@ -115,7 +115,7 @@ def _fitted(params, x0, bounds, specs, joint, joint_names, start, own_only):
     return plist, np.array(values), limits
 
 
-def _fixed(fixed, plist, specs, joint, joint_names, own_only):
+def fixed_params(fixed, plist, specs, joint, joint_names, own_only):
     """{joint index: {name: value}} of the held parameters, checked (never a fitted one)."""
     out = {}
     fitted = {(p.joint, p.name) for p in plist}

@@ -18,7 +18,7 @@ from asr.common.files import atomic_write, parse_json, read_json
 FORMAT = "asr.identification/1"
 KINDS = ("static", "bench", "robot")
 # the unit of each measured channel
-_UNITS = {"q": "rad", "tau": "N m"}
+UNITS = {"q": "rad", "tau": "N m"}
 _WHAT = f"an identification result (format {FORMAT!r})"
 
 
@@ -70,7 +70,7 @@ class Identification:
             )
         rows.append(
             "residual RMS: "
-            + ", ".join(f"{c} {v:.4g} {_UNITS[c]}" for c, v in self.residual_rms.items())
+            + ", ".join(f"{c} {v:.4g} {UNITS[c]}" for c, v in self.residual_rms.items())
         )
         return "\n".join(rows)
 
@@ -225,8 +225,8 @@ def _fields(d):
     if len(rows) != p or any(not isinstance(r, list) or len(r) != p for r in rows):
         raise _Invalid(f"covariance: expected {p} rows of {p} numbers (one per parameter)")
     rms = _of_type(d["residual_rms"], "residual_rms", dict)
-    if not rms or set(rms) - set(_UNITS):
-        raise _Invalid(f"residual_rms: has {sorted(rms)}, expected channels of {list(_UNITS)}")
+    if not rms or set(rms) - set(UNITS):
+        raise _Invalid(f"residual_rms: has {sorted(rms)}, expected channels of {list(UNITS)}")
     m = _count(d["m"], "m", lo=p + 1)
     if _count(d["dof"], "dof") != m - p:
         raise _Invalid(f"dof: got {_shown(d['dof'])}, expected m - parameters = {m - p}")

@@ -78,7 +78,7 @@ import numpy as np
 
 from asr.analysis.sweep.batches import BUILTIN_METRICS, DEFAULT_METRICS, _metric_items, _run_batch
 from asr.analysis.sweep.results import FORMAT, SweepResult, _resume
-from asr.analysis.sweep.space import _space
+from asr.analysis.sweep.space import sample_space
 from asr.common.executors import completed
 from asr.robots.robot import Robot, load_robot
 from asr.sim.simulation import DEFAULT_RECORD
@@ -168,7 +168,7 @@ def sweep(
     batch_size = _positive(batch_size, "batch_size")
     threads = _positive(threads, "threads")
     max_samples = _positive(max_samples, "max_samples")
-    dims, pts, desc = _space(robot, space, method, samples, seed, max_samples)
+    dims, pts, desc = sample_space(robot, space, method, samples, seed, max_samples)
     r = _refs(robot, refs, steps)
     items = _metric_items(metrics)
     if any(not callable(m) and m in ("final_q_error", "rms_q_error") for m in items):

@@ -119,7 +119,7 @@ def _check_size(S, D, max_samples, what):
         )
 
 
-def _space(robot, space, method, samples, seed, max_samples):
+def sample_space(robot, space, method, samples, seed, max_samples):
     """(dims, (S, D) sample matrix, JSON-able description of the space)."""
     if not isinstance(space, dict):
         raise TypeError(f"space: expected a dict {{name: values}}, got {type(space).__name__}")
