@@ -96,7 +96,8 @@ def replay_actions(actions, actuator="qbmove", preset=None):
     env.reset(seed=0)
     robot = env.sim.robot
     start = _stored_energies(env, robot)  # before the throw: the arm at rest at q0
-    refs = env._refs(actions)  # (T, 2, 2): the env's own mapping (fixed preset included)
+    # (T, 2, 2): the env's own mapping (fixed preset included), one env step's action at a time
+    refs = np.concatenate([env.refs(a[None]) for a in actions])
     # the last step releases when its action asks, or at the time limit (the hand opens)
     released = bool(actions[-1, 4] > RELEASE_THRESHOLD or len(actions) >= env.max_episode_steps)
     steps = np.repeat(refs, env.frame_skip, axis=0)[None]  # (1, S, J, 2)

@@ -146,7 +146,7 @@ def test_node_computes_the_linear_policy(ros_node, ros_master, tmp_path):
                 env.q[:] = q
                 env.qd[:] = dq
                 env.target[:] = target
-                held = linear_policy(W[None], env._observe(), low, high)[0]
+                held = linear_policy(W[None], env.observe(), low, high)[0]
             np.testing.assert_allclose(
                 np.concatenate([r1, r2]), held, rtol=0, atol=1e-12, err_msg=f"t = {t}"
             )

@@ -109,7 +109,7 @@ def test_linear_throw_node_acts_as_the_env(release_steps, tmp_path):
             assert (r1, r2) == held and released  # the release step's, or the time limit's
             break
         a = linear_policy(W[None], obs, space.low, space.high)
-        refs = env._refs(a)[0]
+        refs = env.refs(a)[0]
         # the node's plain-Python arithmetic (math.fsum, math.tanh) against NumPy's: a few ulp
         np.testing.assert_allclose(np.stack([r1, r2], axis=-1), refs, rtol=0, atol=1e-12)
         assert not released
