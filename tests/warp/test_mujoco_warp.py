@@ -1,0 +1,253 @@
+"""asr.warp.mujoco.MjwSim (MuJoCo Warp + asr's actuators on Warp) against asr.Sim (MuJoCo + asr's
+C core) on asr's robots, Warp's CPU device.
+
+Tolerance basis: what bare MuJoCo Warp and bare MuJoCo differ on the same robot under the same
+torques. MuJoCo Warp computes in float32, MuJoCo in float64, so they cannot agree better.
+Two measures of it, both asserted:
+
+- BARE_1S: benchmarks/bench_warp.py's "bare" section (committed code; figures in
+  benchmarks/results/warp.json and docs/gpu.md): 1 s of simulated time, prescribed sinusoidal
+  joint torques as qfrc_applied, 4 worlds, the robot's own MJCF timestep and Euler integrator.
+  The coupled difference must stay within MARGIN_1S times it.
+- live, in each test: asr.Sim's own joint torques replayed into bare MuJoCo Warp as
+  qfrc_applied (same robot, same start, same torques step by step) against asr.Sim's link
+  state. MjwSim, whose actuators see MuJoCo Warp's float32 link state, feeds the difference back
+  through the springs: measured here up to 1.35x the bare difference in q and 3.1x in qd
+  (qbmove_3r, float32 actuators); the bound is MARGIN_LIVE times it.
+
+The first run compiles MuJoCo Warp's kernels on the CPU device: 17 s for the pendulum (the
+first model) on the 2-core machine, a few seconds more for each other robot; later runs load
+them from build/warp-cache (asr.warp.runtime).
+"""
+
+import numpy as np
+import pytest
+
+from tests.conftest import require
+
+wp = require("warp")
+mjw = require("mujoco_warp")
+
+import asr  # noqa: E402
+from asr.core.ffi import lib  # noqa: E402
+from asr.warp.mujoco import MjwSim, torque_rollout  # noqa: E402
+
+N = 3
+# (robot, variant, steps): a few hundred steps of each robot's MJCF timestep
+ROBOTS = [
+    ("pendulum_1dof", "qbmove_advanced", 300),
+    ("rrbot_sea", "k188", 200),
+    ("qbmove_arm_2dof", "vertical", 200),
+    ("qbmove_3r", "vertical", 200),
+]
+# benchmarks/bench_warp.py --sections bare (1 s, 4 worlds), on this machine: max |dq| rad,
+# max |dqd| rad/s of bare MuJoCo Warp (float32) against bare MuJoCo (float64)
+BARE_1S = {
+    "pendulum_1dof": (4.836e-06, 2.005e-05),
+    "rrbot_sea": (1.532e-06, 1.413e-06),
+    "qbmove_arm_2dof": (1.226e-06, 7.394e-06),
+    "qbmove_3r": (1.584e-06, 9.813e-06),
+}
+MARGIN_1S = 2.0
+MARGIN_LIVE = 4.0
+
+
+def refs_for(robot, n, steps, dt):
+    """(n, steps, J, 2) references: the robot's initial ones, equilibria plus 0.3 sin(2 pi 20 t
+    + 2 pi i / n) rad (20 Hz: the links move within a few hundred steps)."""
+    nj = len(robot.joints)
+    refs = np.zeros((n, steps, nj, 2))
+    refs[...] = np.array(robot.initial_refs)
+    t = np.arange(steps)[None, :, None] * dt
+    phase = 2 * np.pi * np.arange(n)[:, None, None] / n
+    refs[..., 0] += 0.3 * np.sin(2 * np.pi * 20 * t + phase)
+    return refs
+
+
+def host(rec):
+    return {k: v.numpy() for k, v in rec.items()}
+
+
+@pytest.mark.parametrize(
+    "name,variant,steps,dtype",
+    [(*r, "float64") for r in ROBOTS] + [("qbmove_arm_2dof", "vertical", 200, "float32")],
+)
+def test_matches_asr_sim_within_the_bare_engines_difference(name, variant, steps, dtype):
+    sim = asr.Sim(name, N, variant=variant)
+    mjs = MjwSim(name, N, variant=variant, dtype=dtype, device="cpu")
+    assert mjs.dt == sim.dt and mjs.n_joints == sim.n_joints
+    np.testing.assert_allclose(mjs.q, sim.q, atol=1e-7)  # both at the robot's initial q
+    refs = refs_for(sim.robot, N, steps, sim.dt)
+    fields = ("q", "qd", "tau_joint", "th1")
+    want = sim.rollout(steps, refs, record=fields)
+    got = host(mjs.rollout(steps, refs, record=fields))
+    for f in fields:
+        assert got[f].shape == (N, steps, sim.n_joints)
+        assert got[f].dtype == np.dtype(dtype)
+    dq = np.abs(got["q"] - want["q"]).max()
+    dqd = np.abs(got["qd"] - want["qd"]).max()
+    bare_q, bare_qd = torque_rollout(sim.robot, want["tau_joint"], device="cpu")
+    live_q = np.abs(bare_q - want["q"]).max()
+    live_qd = np.abs(bare_qd - want["qd"]).max()
+    # the links moved (a comparison of resting links would prove little)
+    assert np.ptp(want["q"]) > 0.02
+    assert dq <= MARGIN_LIVE * live_q, (dq, live_q)
+    assert dqd <= MARGIN_LIVE * live_qd, (dqd, live_qd)
+    assert dq <= MARGIN_1S * BARE_1S[name][0], dq
+    assert dqd <= MARGIN_1S * BARE_1S[name][1], dqd
+    # the torques follow: the spring's stiffness times the link difference, and the motors
+    tau_scale = np.abs(want["tau_joint"]).max()
+    assert np.abs(got["tau_joint"] - want["tau_joint"]).max() <= 1e-4 * tau_scale
+    assert np.abs(got["th1"] - want["th1"]).max() <= 1e-5
+    # the state read back is the last record
+    np.testing.assert_array_equal(mjs.q, got["q"][:, -1].astype(np.float64))
+    # MuJoCo Warp's time is a float32 sum of dt per step
+    np.testing.assert_allclose(mjs.time, steps * sim.dt, rtol=steps * 2.0**-24)
+
+
+ARM = ("qbmove_arm_2dof", "vertical")
+
+
+def test_reset_mask_resets_only_its_worlds():
+    n, k = 3, 40
+    a = MjwSim(ARM[0], n, variant=ARM[1], dtype="float64", device="cpu")
+    b = MjwSim(ARM[0], n, variant=ARM[1], dtype="float64", device="cpu")
+    refs = refs_for(a.robot, n, 1, a.dt)[:, 0]  # held (n, J, 2)
+    a.rollout(k, refs)
+    b.rollout(k, refs)
+    q_new = np.array([[0.3, -0.2], [0.0, 0.0], [-0.1, 0.25]])
+    mask = np.array([True, False, True])
+    a.reset(q_new, refs, mask=mask)
+    q_after, qd_after = a.q, a.qd
+    np.testing.assert_allclose(q_after[mask], q_new[mask], atol=1e-7)
+    assert np.all(qd_after[mask] == 0.0)
+    np.testing.assert_array_equal(q_after[1], b.q[1])  # world 1 untouched
+    np.testing.assert_allclose(a.time, [0.0, k * a.dt, 0.0], rtol=1e-6)
+    # the reset worlds' motors are where refs put them, world 1's as it was
+    th1 = a.batch.field("th1")
+    np.testing.assert_array_equal(th1[1], b.batch.field("th1")[1])
+    fresh = MjwSim(ARM[0], n, variant=ARM[1], dtype="float64", device="cpu")
+    fresh.reset(q_new, refs)
+    np.testing.assert_array_equal(th1[mask], fresh.batch.field("th1")[mask])
+    # stepping on: world 1 as the run never reset, worlds 0 and 2 as a fresh start
+    ra, rb, rf = (host(s.rollout(k, refs, record=("q", "tau_joint"))) for s in (a, b, fresh))
+    for f in ("q", "tau_joint"):
+        np.testing.assert_array_equal(ra[f][1], rb[f][1])
+        np.testing.assert_allclose(ra[f][mask], rf[f][mask], rtol=0, atol=1e-6)
+        assert not np.allclose(ra[f][1], rf[f][1], rtol=0, atol=1e-6)
+
+
+def test_a_nan_reference_stops_only_its_world():
+    n, k = 3, 30
+    sim = MjwSim(ARM[0], n, variant=ARM[1], dtype="float64", device="cpu")
+    twin = MjwSim(ARM[0], n, variant=ARM[1], dtype="float64", device="cpu")
+    held = refs_for(sim.robot, n, 1, sim.dt)[:, 0]
+    bad = held.copy()
+    bad[1, 0, 0] = np.nan
+    # host refs are checked, as asr.Sim's
+    with pytest.raises(ValueError, match="refs: must be finite"):
+        sim.rollout(k, bad)
+    # device refs are not read back: the NaN stops world 1's actuators, as the C core's status
+    dev_bad = wp.array(bad, dtype=wp.float64, device="cpu")
+    got = host(sim.rollout(k, dev_bad, record=("q", "tau_joint"), on_error="flag"))
+    want = host(twin.rollout(k, held, record=("q", "tau_joint")))
+    assert list(sim.status) == [0, lib.ASR_ERR_INPUT, 0]
+    err = sim.batch.errors()[0]
+    assert (err["instance"], err["joint"], err["step"]) == (1, 0, 0)
+    assert np.all(got["tau_joint"][1] == 0.0)  # frozen: zero torque, the link falls freely
+    for w in (0, 2):
+        np.testing.assert_array_equal(got["q"][w], want["q"][w])
+        np.testing.assert_array_equal(got["tau_joint"][w], want["tau_joint"][w])
+    # raise: refused while world 1 stays frozen, until it is reset
+    with pytest.raises(asr.SimulationError, match="reset"):
+        sim.rollout(k, held)
+    sim.reset(mask=np.array([False, True, False]))
+    assert list(sim.status) == [0, 0, 0]
+    sim.rollout(k, held)
+    # raise after the rollout names the world
+    with pytest.raises(asr.SimulationError) as info:
+        sim.rollout(k, wp.array(bad, dtype=wp.float64, device="cpu"))
+    assert info.value.instance == 1
+
+
+def test_records_are_device_arrays_torch_shares():
+    torch = require("torch")
+    sim = MjwSim(ARM[0], 2, variant=ARM[1], dtype="float32", device="cpu")
+    steps = 5
+    refs = wp.array(
+        refs_for(sim.robot, 2, steps, sim.dt).astype(np.float32), dtype=wp.float32, device="cpu"
+    )
+    out = {"q": wp.zeros((2, steps, 2), dtype=wp.float32, device="cpu")}
+    rec = sim.rollout(steps, refs, record=("q",), out=out)
+    assert rec["q"] is out["q"]
+    t = wp.to_torch(rec["q"])
+    assert t.dtype == torch.float32 and tuple(t.shape) == (2, steps, 2)
+    assert t.data_ptr() == rec["q"].ptr  # no copy
+    np.testing.assert_array_equal(t.numpy(), rec["q"].numpy())
+    np.testing.assert_array_equal(rec["q"].numpy()[:, -1], sim.q.astype(np.float32))
+
+
+def test_step_returns_the_state_after_it():
+    sim = MjwSim(ARM[0], 2, variant=ARM[1], device="cpu")
+    out = sim.step(sim.robot.initial_refs)
+    assert set(out) == {"q", "qd", "tau_joint"}
+    np.testing.assert_array_equal(out["q"].numpy(), sim.q.astype(np.float32))
+
+
+def test_capture_needs_cuda():
+    sim = MjwSim(ARM[0], 2, variant=ARM[1], device="cpu")
+    with pytest.raises(ValueError, match="capture: CUDA graphs need a CUDA device"):
+        sim.rollout(2, sim.robot.initial_refs, capture=True)
+
+
+@pytest.mark.skipif(
+    not wp.is_cuda_available(),
+    reason="no CUDA device: graph capture runs only on CUDA (not a CI dependency)",
+)
+def test_captured_rollout_equals_the_launched_one():
+    a = MjwSim(ARM[0], 4, variant=ARM[1], dtype="float32", device="cuda:0")
+    b = MjwSim(ARM[0], 4, variant=ARM[1], dtype="float32", device="cuda:0")
+    refs = wp.array(
+        refs_for(a.robot, 4, 50, a.dt).astype(np.float32), dtype=wp.float32, device="cuda:0"
+    )
+    ra = host(a.rollout(50, refs, capture=True))
+    rb = host(b.rollout(50, refs))
+    for f in ra:
+        np.testing.assert_array_equal(ra[f], rb[f])
+
+
+def test_bad_inputs():
+    sim = MjwSim(ARM[0], 2, variant=ARM[1], device="cpu")
+    with pytest.raises(ValueError, match="nworld"):
+        MjwSim(ARM[0], 0, variant=ARM[1], device="cpu")
+    with pytest.raises(ValueError, match="dtype: got 'float16'"):
+        MjwSim(ARM[0], 2, variant=ARM[1], dtype="float16", device="cpu")
+    with pytest.raises(ValueError, match="device: unknown Warp device 'tpu'"):
+        MjwSim(ARM[0], 2, variant=ARM[1], device="tpu")
+    with pytest.raises(ValueError, match="unknown joint 'elbow'"):
+        MjwSim(ARM[0], 2, variant=ARM[1], device="cpu", params={"elbow": {"k1": 1.0}})
+    with pytest.raises(ValueError, match="steps"):
+        sim.rollout(0, sim.robot.initial_refs)
+    with pytest.raises(ValueError, match="refs"):
+        sim.rollout(3, np.zeros((3, 2, 2)))
+    with pytest.raises(ValueError, match=r"refs: expected shape \(2, 2, 2\) or \(2, 3, 2, 2\)"):
+        sim.rollout(3, wp.zeros((2, 4, 2, 2), dtype=wp.float32, device="cpu"))
+    with pytest.raises(ValueError, match="refs: Warp array of float64, expected float32"):
+        sim.rollout(3, wp.zeros((2, 2, 2), dtype=wp.float64, device="cpu"))
+    with pytest.raises(ValueError, match="unknown state field"):
+        sim.rollout(3, sim.robot.initial_refs, record=("nope",))
+    with pytest.raises(ValueError, match="on_error"):
+        sim.rollout(3, sim.robot.initial_refs, on_error="ignore")
+    with pytest.raises(ValueError, match=r"out\['q'\]: expected a contiguous Warp array"):
+        sim.rollout(3, sim.robot.initial_refs, record=("q",), out={"q": np.zeros((2, 3, 2))})
+    with pytest.raises(ValueError, match=r"out: 'qd' is not recorded"):
+        sim.rollout(3, sim.robot.initial_refs, record=("q",), out={"qd": None})
+    with pytest.raises(ValueError, match="mask: expected a bool array of shape"):
+        sim.reset(mask=[1, 0])
+    with pytest.raises(ValueError, match="q0"):
+        sim.reset(q0=np.zeros((3, 2)))
+    with pytest.raises(
+        ValueError, match=r"q0: got 1000000000000 rad, valid range \[-1e\+10, 1e\+10\]"
+    ):
+        sim.reset(q0=[1e12, 0.0])
+    sim.rollout(3, sim.robot.initial_refs)  # still works
