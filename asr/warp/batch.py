@@ -120,18 +120,24 @@ class WarpBatch:
 
     def _upload_params(self) -> None:
         """The parameters of every joint to the device: (1, J, P) when no parameter varies
-        across instances, else (N, J, P); P the most parameters a joint has."""
+        across instances, else (N, J, P); P the most parameters a joint has. Written into the
+        same device array while its shape stays (a captured CUDA graph keeps reading it); a
+        change between shared and per-instance values allocates a new one."""
         n, nj = self.n_instances, self.n_joints
         rows = []
         for j, spec in enumerate(self.specs):
             rows.append([self._cpu.get_param(j, p.name) for p in spec.all_params])
         varying = any(np.any(v != v[0]) for row in rows for v in row)
         m = n if varying else 1
-        table = np.zeros((m, nj, self._n_param))
+        table = np.zeros((m, nj, self._n_param), dtype=self._np)
         for j, row in enumerate(rows):
             for k, v in enumerate(row):
                 table[:, j, k] = v if varying else v[0]
-        self._a.params = wp.array(table.astype(self._np), dtype=self._F, device=self.device)
+        old = getattr(self._a, "params", None)
+        if old is not None and old.shape == table.shape:
+            old.assign(table)
+        else:
+            self._a.params = wp.array(table, dtype=self._F, device=self.device)
         self._a.prow_stride = 1 if varying else 0
 
     def set_param(self, joint: int, name: str, value: npt.ArrayLike) -> None:

@@ -10,7 +10,9 @@ cached, in this order:
 
 `warp()` imports Warp (the extra [warp]: a clear ImportError naming `pip install
 'asr-sim[warp]'` when it is missing), sets the cache folder before Warp initialises, and
-initialises it once; every asr.warp module gets Warp from here.
+initialises it once; every asr.warp module gets Warp from here. Warp reads the folder when it
+initialises: a program that called wp.init() itself before importing asr.warp keeps the cache
+folder it chose.
 """
 
 import os
