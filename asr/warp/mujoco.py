@@ -115,14 +115,24 @@ def _kernels(dtype: str) -> Any:
 
     @wp.kernel(module="unique")
     def set_joints(
-        q0: wp.array2d(dtype=wp.float32),  # type: ignore[valid-type]
-        mask: wp.array(dtype=wp.int32),  # type: ignore[valid-type]
+        q0: wp.array2d(dtype=real),  # type: ignore[valid-type]
+        mask: wp.array(dtype=wp.bool),  # type: ignore[valid-type]
         qpos_adr: wp.array(dtype=wp.int32),  # type: ignore[valid-type]
         qpos: wp.array2d(dtype=wp.float32),  # type: ignore[valid-type]
     ) -> None:
         i, j = wp.tid()
-        if mask[i] != 0:
-            qpos[i, qpos_adr[j]] = q0[i, j]
+        if mask[i]:
+            qpos[i, qpos_adr[j]] = wp.float32(q0[i, j])
+
+    @wp.kernel(module="unique")
+    def hold_refs(
+        refs: wp.array3d(dtype=real),  # type: ignore[valid-type]
+        mask: wp.array(dtype=wp.bool),  # type: ignore[valid-type]
+        held: wp.array3d(dtype=real),  # type: ignore[valid-type]
+    ) -> None:
+        i, j, k = wp.tid()
+        if mask[i]:
+            held[i, j, k] = refs[i, j, k]
 
     ks = dict(
         gather=gather,
@@ -131,6 +141,7 @@ def _kernels(dtype: str) -> Any:
         record_link=record_link,
         record_field=record_field,
         set_joints=set_joints,
+        hold_refs=hold_refs,
         real=real,
     )
     _KERNELS[dtype] = ks
@@ -194,8 +205,12 @@ class MjwSim:
             self._q = wp.zeros((self._n, nj), dtype=self._k["real"])
             self._qd = wp.zeros((self._n, nj), dtype=self._k["real"])
             self._refs = wp.zeros((self._n, nj, 2), dtype=self._k["real"])
-            self._q0 = wp.zeros((self._n, nj), dtype=wp.float32)
-            self._mask = wp.zeros(self._n, dtype=wp.int32)
+            self._q0 = wp.zeros((self._n, nj), dtype=self._k["real"])
+            self._mask = wp.zeros(self._n, dtype=wp.bool)
+            self._initial_refs = None
+            if self._robot.initial_refs is not None:
+                init = np.broadcast_to(self._robot.initial_refs, (self._n, nj, 2)).copy()
+                self._initial_refs = wp.array(init, dtype=self._k["real"])
         self._batch = WarpBatch(
             [j.joint() for j in self._robot.joints],
             self._n,
@@ -287,21 +302,20 @@ class MjwSim:
         references that place the motors (default: the robot's initial refs, else zero
         deflection). mask: (N,) bool, reset only the worlds where it is true (None: all); the
         others keep running. The link velocities of the reset worlds are zeroed."""
-        wp, mjw = warp(), _mjw()
+        wp = warp()
         shape = (self._n, self.n_joints)
         if q0 is None and self._robot.initial_q is not None:
             q0 = self._robot.initial_q
         if refs is None and self._robot.initial_refs is not None:
             refs = self._robot.initial_refs
         if mask is None:
-            m = np.ones(self._n, dtype=np.int32)
+            m = np.ones(self._n, dtype=bool)
         else:
-            mb = np.asarray(mask)
-            if mb.shape != (self._n,) or mb.dtype != np.bool_:
+            m = np.asarray(mask)
+            if m.shape != (self._n,) or m.dtype != np.bool_:
                 raise ValueError(
-                    f"mask: expected a bool array of shape ({self._n},), got {mb.dtype} {mb.shape}"
+                    f"mask: expected a bool array of shape ({self._n},), got {m.dtype} {m.shape}"
                 )
-            m = mb.astype(np.int32)
         if q0 is None:
             q = np.tile(self._mj_model.qpos0[self._qpos_adr_np], (self._n, 1))
         else:
@@ -313,24 +327,49 @@ class MjwSim:
         r = None if refs is None else V.broadcast_input(refs, "refs", shape + (2,))
         with wp.ScopedDevice(self._device):
             self._mask.assign(m)
-            self._q0.assign(q.astype(np.float32))
-            mjw.reset_data(self._m, self._d, reset=self._mask)
-            wp.launch(
-                self._k["set_joints"],
-                dim=shape,
-                inputs=[self._q0, self._mask, self._qpos_adr, self._d.qpos],
-            )
-            mjw.forward(self._m, self._d)
+            self._q0.assign(q.astype(self._q0.dtype))
+            self._reset_worlds(self._mask, self._q0)
             # the actuators start where the engine's links are (float32 angles, as asr.Sim
-            # starts them at MuJoCo's qpos)
+            # starts them at MuJoCo's qpos); WarpBatch.reset checks q0 and refs as asr.Batch
             q_now = self._d.qpos.numpy()[:, self._qpos_adr_np].astype(np.float64)
-            self._batch.reset(q_now, r, mask=None if mask is None else m.astype(bool))
+            self._batch.reset(q_now, r, mask=None if mask is None else m)
             if r is not None:
-                index = slice(None) if mask is None else m.astype(bool)
-                held = self._refs.numpy()
-                held[index] = r[index]
-                self._refs.assign(held.astype(self._refs.dtype))
-        self._graphs.clear()
+                self._refs.assign(np.where(m[:, None, None], r, self._refs.numpy()))
+
+    def launch_reset(self, mask: Any, q0: Any, refs: Any = None) -> None:
+        """reset of the worlds of mask from device arrays, with no host synchronisation (the
+        device-side reset of an RL loop; capturable on CUDA): mask (N,) Warp bool array, q0
+        (N, J) link angles, rad, refs (N, J, 2) references or None (the robot's initial ones,
+        else the motors at zero deflection), Warp arrays of the actuators' dtype on this
+        device. Nothing is checked
+        beyond Warp's types: a reference that is not finite, or one the model refuses, stops
+        that world's actuators (status) instead of raising."""
+        wp = warp()
+        with wp.ScopedDevice(self._device):
+            self._reset_worlds(mask, q0)
+            shape = (self._n, self.n_joints)
+            qpos, qvel = self._d.qpos, self._d.qvel
+            inputs = [qpos, qvel, self._qpos_adr, self._dof_adr, self._q, self._qd]
+            wp.launch(self._k["gather"], dim=shape, inputs=inputs)
+            if refs is None:
+                refs = self._initial_refs
+            if refs is not None:
+                wp.launch(self._k["hold_refs"], dim=shape + (2,), inputs=[refs, mask, self._refs])
+            held = self._refs if refs is None else refs
+            self._batch.launch_reset(mask, self._q, held, with_refs=refs is not None)
+
+    def _reset_worlds(self, mask: Any, q0: Any) -> None:
+        """MuJoCo Warp's reset of the worlds of mask (bool (N,)), the actuated joints at q0
+        (N, J), at rest; then its forward pass (positions of every world: the others keep
+        their state)."""
+        wp, mjw = warp(), _mjw()
+        mjw.reset_data(self._m, self._d, reset=mask)
+        wp.launch(
+            self._k["set_joints"],
+            dim=(self._n, self.n_joints),
+            inputs=[q0, mask, self._qpos_adr, self._d.qpos],
+        )
+        mjw.forward(self._m, self._d)
 
     @property
     def q(self) -> npt.NDArray[np.float64]:

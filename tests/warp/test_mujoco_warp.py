@@ -137,6 +137,38 @@ def test_reset_mask_resets_only_its_worlds():
         assert not np.allclose(ra[f][1], rf[f][1], rtol=0, atol=1e-6)
 
 
+def test_launch_reset_on_the_device_equals_reset():
+    n, k = 3, 20
+    a = MjwSim(ARM[0], n, variant=ARM[1], dtype="float64", device="cpu")
+    b = MjwSim(ARM[0], n, variant=ARM[1], dtype="float64", device="cpu")
+    refs = refs_for(a.robot, n, 1, a.dt)[:, 0]
+    for s in (a, b):
+        s.rollout(k, refs)
+    q_new = np.array([[0.3, -0.2], [0.1, 0.1], [-0.1, 0.25]])
+    refs_new = refs + 0.05
+    mask = np.array([True, False, True])
+    a.reset(q_new, refs_new, mask=mask)
+    b.launch_reset(
+        wp.array(mask, dtype=wp.bool, device="cpu"),
+        wp.array(q_new, dtype=wp.float64, device="cpu"),
+        wp.array(refs_new, dtype=wp.float64, device="cpu"),
+    )
+    np.testing.assert_array_equal(a.q, b.q)
+    np.testing.assert_array_equal(a.qd, b.qd)
+    np.testing.assert_array_equal(a.time, b.time)
+    np.testing.assert_array_equal(a.batch.state.numpy(), b.batch.state.numpy())
+    # held references (refs=None) are the reset worlds' new ones, world 1's old ones
+    ra, rb = (host(s.rollout(k, None, record=("q", "tau_joint"))) for s in (a, b))
+    for f in ra:
+        np.testing.assert_array_equal(ra[f], rb[f])
+    # without refs: the robot's initial references, as reset's default
+    a.reset(q_new, mask=mask)
+    b.launch_reset(
+        wp.array(mask, dtype=wp.bool, device="cpu"), wp.array(q_new, dtype=wp.float64, device="cpu")
+    )
+    np.testing.assert_array_equal(a.batch.state.numpy(), b.batch.state.numpy())
+
+
 def test_a_nan_reference_stops_only_its_world():
     n, k = 3, 30
     sim = MjwSim(ARM[0], n, variant=ARM[1], dtype="float64", device="cpu")
