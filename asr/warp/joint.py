@@ -137,6 +137,11 @@ def build(F: Any) -> types.SimpleNamespace:
     M = motor.build(F)
     P3 = wp.array3d(dtype=F)
     tick_tolerance = TIMER_TOLERANCE["float64" if F is wp.float64 else "float32"]
+    # no adjoint (nothing differentiates through the step; half the compile time); in float64 no
+    # fused multiply-add, as the C core is built (-ffp-contract=off), so that CUDA's float64
+    # differs from the C core only by its sin/cos (AwAS-II); float32 may fuse (faster, and no
+    # less accurate)
+    options = {"enable_backward": False, "fuse_fp": F is not wp.float64}
 
     @wp.func
     def pid(
@@ -394,7 +399,7 @@ def build(F: Any) -> types.SimpleNamespace:
         bad_step: wp.array(dtype=wp.int64)
         count: wp.array(dtype=wp.int64)
 
-    @wp.kernel(module="unique")
+    @wp.kernel(module="unique", module_options=options)
     def step(
         b: Arrays,
         q: wp.array2d(dtype=F),
@@ -455,11 +460,11 @@ def build(F: Any) -> types.SimpleNamespace:
                     b.state[i, jj, TAU_LINK] = F(0.0)
                 break
 
-    @wp.kernel(module="unique")
+    @wp.kernel(module="unique", module_options=options)
     def count(b: Arrays):
         b.count[0] = b.count[0] + wp.int64(1)
 
-    @wp.kernel(module="unique")
+    @wp.kernel(module="unique", module_options=options)
     def reset(
         b: Arrays,
         mask: wp.array(dtype=wp.bool),

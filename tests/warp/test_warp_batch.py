@@ -9,7 +9,7 @@ import pytest
 from tests.conftest import require
 
 wp = require("warp")
-pytestmark = pytest.mark.slow  # the first run compiles the kernels (about 15 s, then cached)
+pytestmark = pytest.mark.slow  # the first run compiles the kernels (about 7 s, then cached)
 
 import asr  # noqa: E402
 from asr.core.errors import SimulationError  # noqa: E402
