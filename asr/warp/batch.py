@@ -115,8 +115,14 @@ class WarpBatch:
 
     @property
     def modes(self) -> IntArray:
-        """Operation mode of each joint, (J,) int (a copy)."""
+        """Operation mode of each joint, (J,) int (a copy; use set_mode to change)."""
         return self._cpu.modes
+
+    def set_mode(self, joint: int, mode: int) -> None:
+        """As asr.Batch.set_mode (the same checks); the device's mode table is written in
+        place."""
+        self._cpu.set_mode(joint, mode)
+        self._a.modes.assign(self._cpu.modes.astype(np.int32))
 
     def _upload_params(self) -> None:
         """The parameters of every joint to the device: (1, J, P) when no parameter varies

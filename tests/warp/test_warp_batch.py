@@ -121,7 +121,17 @@ def test_launch_step_on_device_arrays_and_a_refused_preset():
 
 
 def test_parameters_are_checked_by_the_c_core_and_uploaded():
-    _, gpu = _pair()
+    cpu, gpu = _pair()
+    for b in (cpu, gpu):
+        b.set_mode(1, 4)
+        b.set_param(1, "k", 100.0)
+    q, qd, refs = _inputs(1)
+    cpu.step(q, qd, refs, DT)
+    gpu.step(q, qd, refs, DT)
+    np.testing.assert_array_equal(_state(gpu), cpu._state)
+    assert gpu.modes[1] == 4
+    with pytest.raises(ValueError, match="mode"):
+        gpu.set_mode(0, 9)
     with pytest.raises(ValueError, match="kp"):
         gpu.set_param(0, "kp", -1.0)
     with pytest.raises(ValueError, match="unknown parameter"):
