@@ -39,7 +39,7 @@ def _check_dtype(dtype: object) -> str:
     name = getattr(dtype, "__name__", dtype) if not isinstance(dtype, str) else dtype
     if isinstance(dtype, type) and issubclass(dtype, np.floating):
         name = np.dtype(dtype).name
-    if name not in DTYPES:
+    if not isinstance(name, str) or name not in DTYPES:
         raise ValueError(f"dtype: got {dtype!r}, valid: {', '.join(DTYPES)}")
     return str(name)
 
@@ -48,7 +48,8 @@ class WarpBatch:
     """N instances x J joints of compliant actuators stepped on a Warp device.
 
     joints, n_instances, max_substep, motor_scheme: as asr.Batch (built-in models only).
-    dtype: "float64" (matches the C core to rounding) or "float32" (GPU speed; see docs).
+    dtype: "float64" (the C core's results: equal bit for bit on Warp's CPU device) or
+        "float32" (GPU speed; tests/warp/test_kernels.py states its measured deviation).
     device: a Warp device or its name ("cpu", "cuda:0"); None: Warp's default device.
 
     Attributes (fixed): n_instances N, n_joints J, specs (the joints' asr.ModelSpec),
