@@ -167,3 +167,15 @@ def test_a_user_model_is_refused():
             WarpBatch([asr.Joint(name, 5)], N, device="cpu")
     finally:
         asr.unregister_model(name)
+
+
+def test_parameters_shared_by_every_instance_take_one_row():
+    cpu = asr.Batch(JOINTS, N)
+    gpu = WarpBatch(JOINTS, N, device="cpu")
+    assert gpu._a.params.shape[0] == 1 and gpu._a.prow_stride == 0
+    for k in range(4):
+        q, qd, refs = _inputs(k)
+        cpu.step(q, qd, refs, DT)
+        gpu.step(q, qd, refs, DT)
+    np.testing.assert_array_equal(_state(gpu), cpu._state)
+    assert np.any(cpu.field("tau_joint") != 0.0)
