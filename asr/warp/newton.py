@@ -41,12 +41,22 @@ What goes where:
   (N,); a NaN or infinite input stops only its own DOF (zero torque, status nonzero) as on the
   CPU, until `reset` with a mask selecting it. `reset(mask, q0=..., refs=...)` zeroes the masked
   DOFs' state and status and starts them from link angle q0 (rad) with motors where refs put
-  them (asr.Batch.reset's meaning).
+  them (asr.Batch.reset's meaning). Newton double-buffers actuator states: each step copies the
+  state into the drive's WarpBatch and the advanced state out to the next one (device copies,
+  no host synchronisation).
+- Per-DOF values (a sweep across worlds): after finalize, `actuator.drive.batch.set_param(0,
+  name, values)` with values (N,), one per DOF of the Actuator.
+- Not supported: Newton's implicit effort mode (it needs a stateless force law; asr's actuator
+  has motor state); Newton raises NotImplementedError for it.
 
 Newton's USD path: `register_usd()` maps the API schema "AsrActuatorAPI" to this drive
-(`newton.actuators.register_actuator_component`); its authored `newton:` attributes become the
-drive's arguments (`newton:model`, `newton:mode`, `newton:k`, ...). Parsing USD needs OpenUSD
-(`pxr`, the package usd-core), which asr does not install.
+(`newton.actuators.register_actuator_component`); a NewtonActuator prim with it applied becomes an
+AsrDrive whose arguments are the prim's authored `newton:` attributes (`newton:model`,
+`newton:mode`, `newton:k`, `newton:motorJ`, ...). Parsing needs Newton's USD importer (OpenUSD,
+usd-core, and newton-usd-schemas; asr does not install them). asr ships no USD schema definition
+of AsrActuatorAPI, and without one Newton hands every `newton:` attribute of the prim to each
+applied API: an AsrActuatorAPI prim carries no other actuator API (AsrDrive refuses names it does
+not know).
 """
 
 import math
@@ -77,8 +87,10 @@ _DTYPES = ("float64", "float32")
 
 
 def _builtin_param_names() -> set[str]:
+    """asr's parameter names of the built-in models, and their lower case (USD's snake case)."""
     table = models()
-    return {p.name for name in BUILTIN_MODELS for p in table[name].all_params}
+    names = {p.name for name in BUILTIN_MODELS for p in table[name].all_params}
+    return names | {n.lower() for n in names}
 
 
 @wp.kernel
@@ -209,14 +221,15 @@ class AsrDrive(_actuators.DriveBase):  # type: ignore[misc]
         max_substep = _real(args.pop("max_substep", 1e-3), "max_substep")
         motor_scheme = args.pop("motor_scheme", "euler")
         names = [p.name for p in spec.all_params]
-        params: dict[str, Any] = {}
+        given: dict[str, float] = {}  # as named by the caller (USD: lower case)
+        params: dict[str, Any] = {}  # asr's names
         for key, value in args.items():
             canon = _canonical(names, key)
             if canon is None:
                 raise ValueError(
                     f"AsrDrive: model {name!r} has no parameter {key!r}; valid: {', '.join(names)}"
                 )
-            params[canon] = _real(value, canon)
+            given[key] = params[canon] = _real(value, canon)
         # asr's own checks: values and ranges, the mode against the model, the sub-step, the
         # motor scheme, a second reference bounded by a parameter (AwAS-II's pivot)
         probe = Batch(
@@ -230,7 +243,7 @@ class AsrDrive(_actuators.DriveBase):  # type: ignore[misc]
             "max_substep": max_substep,
             "motor_scheme": motor_scheme,
             "ref2": ref2,
-            **params,
+            **given,
         }
 
     def __init__(self, **kwargs: Any) -> None:
@@ -243,7 +256,8 @@ class AsrDrive(_actuators.DriveBase):  # type: ignore[misc]
         self.max_substep: float = resolved.pop("max_substep")
         self.motor_scheme: str = resolved.pop("motor_scheme")
         self.ref2: float = resolved.pop("ref2")
-        self.params: dict[str, Any] = resolved
+        names = [p.name for p in models()[self.model].all_params]
+        self.params: dict[str, float] = {_canonical(names, k) or k: v for k, v in resolved.items()}
         self.nmotor = models()[self.model].nmotor
         self.batch: WarpBatch | None = None
 

@@ -261,16 +261,83 @@ def test_arguments_are_checked_by_asr():
     with pytest.raises(ValueError, match="dtype"):
         AsrDrive.resolve_arguments({"model": "sea", "dtype": "float16"})
     # USD's snake case lowers asr's capitals: motor_J authored as newton:motorJ reads motor_j
+    # (the names are kept as given, so that Newton's builder sees every argument used)
     got = AsrDrive.resolve_arguments({"model": "sea", "motor_j": 2e-4, "motor_kt": 0.05})
-    assert got["motor_J"] == 2e-4 and got["motor_Kt"] == 0.05 and got["mode"] == 6
+    assert got["motor_j"] == 2e-4 and got["mode"] == 6
+    drive = AsrDrive(**got)
+    assert drive.params == {"motor_J": 2e-4, "motor_Kt": 0.05}
+    assert drive.joint().params == drive.params
 
 
-def test_usd_schema_is_registered():
+USD_PENDULUM = """#usda 1.0
+(
+    defaultPrim = "World"
+    metersPerUnit = 1.0
+    upAxis = "Z"
+)
+def Xform "World"
+{
+    def PhysicsScene "PhysicsScene" {}
+    def Xform "Robot" (prepend apiSchemas = ["PhysicsArticulationRootAPI"])
+    {
+        def Xform "Link" (prepend apiSchemas = ["PhysicsRigidBodyAPI", "PhysicsMassAPI"])
+        {
+            float physics:mass = 1.0
+            float3 physics:diagonalInertia = (0.01, 0.01, 0.01)
+        }
+        def PhysicsRevoluteJoint "Joint"
+        {
+            rel physics:body1 = </World/Robot/Link>
+            uniform token physics:axis = "Y"
+        }
+        def NewtonActuator "JointActuator" (prepend apiSchemas = ["AsrActuatorAPI"])
+        {
+            rel newton:targets = [</World/Robot/Joint>]
+            string newton:model = "sea"
+            int newton:mode = 2
+            double newton:k = 40.0
+            double newton:motorJ = 2e-4
+        }
+    }
+}
+"""
+
+
+@pytest.mark.slow  # OpenUSD and Newton's importer: seconds
+def test_usd_actuator_prim_becomes_an_asr_drive(tmp_path):
+    require("pxr")  # OpenUSD (usd-core) and Newton's schemas: Newton's USD importer needs both
+    require("newton_usd_schemas")
     register_usd()
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
         register_usd()  # Newton warns when a registered schema is registered again
     assert any(USD_SCHEMA in str(w.message) for w in seen)
+    path = tmp_path / "pendulum.usda"
+    path.write_text(USD_PENDULUM)
+    b = newton.ModelBuilder()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", newton.NewtonWarning)  # every attribute used
+        assert b.add_usd(str(path))["actuator_count"] == 1
+    model = b.finalize(device="cpu")
+    (act,) = model.actuators
+    assert isinstance(act.drive, AsrDrive)
+    assert (act.drive.model, act.drive.mode) == ("sea", 2)
+    assert act.drive.params == {"k": 40.0, "motor_J": 2e-4}
+    # a deflected spring: the drive's torque is the C core's for the same joint and input
+    dof = int(act.indices.numpy()[0])
+    state, control = model.state(), model.control()
+    q = np.zeros(model.joint_coord_count, dtype=np.float32)
+    q[int(act.pos_indices.numpy()[0])] = 0.1
+    state.joint_q.assign(q)
+    s0, s1 = act.state(), act.state()
+    s0.drive_state.reset(q0=0.1)
+    control.joint_f.zero_()
+    act.step(state, control, s0, s1, DT)
+    ref = Batch([Joint("sea", 2, {"k": 40.0, "motor_J": 2e-4})], 1)
+    ref.reset([[0.1]])
+    want = ref.step(f32(0.1).astype(float), 0.0, [0.0, 0.0], DT)[0, 0]
+    assert abs(want) > 1.0  # k * deflection: 40 N m/rad x 0.1 rad
+    assert control.joint_f.numpy()[dof] == f32(want)
 
 
 # ------------------------------------------------------------ a Newton model
