@@ -223,7 +223,8 @@ class MjwSim:
         for joint, values in _mapping(params, "params").items():
             j = self._joint_index(joint, names)
             self._batch.set_params(j, **_mapping(values, f"params[{joint!r}]"))
-        self._graphs: dict[tuple[Any, ...], Any] = {}
+        # the last captured rollout: (key, CUDA graph, the arrays it uses)
+        self._graph: tuple[tuple[Any, ...], Any, tuple[Any, ...]] | None = None
         self.reset()
 
     # ------------------------------------------------------------ set-up (read-only)
@@ -414,8 +415,9 @@ class MjwSim:
             state at the end of the step (rad, rad/s), tau_joint (N m) and the other torques
             those applied over it, motor fields at its end. out: {field: Warp array (N, steps,
             J) of the dtype on this device} to record into (None: new arrays).
-        capture: on CUDA, record the rollout once as a CUDA graph and replay it while the same
-            refs and out arrays are given (ValueError on another device).
+        capture: on CUDA, record the rollout as a CUDA graph and launch it; the next rollout
+            with the same steps, record and Warp arrays refs and out replays it (NumPy refs or
+            out=None give new arrays: a new capture). ValueError on another device.
         on_error: 'raise' (asr.SimulationError after the rollout for the first world whose
             actuators stopped, and before it while some stay frozen: one host read each) or
             'flag' (no host read; see status).
@@ -435,14 +437,18 @@ class MjwSim:
         series = self._refs_series(refs, steps)
         records = self._records(fields, steps, out)
         if capture:
-            key = (steps, _ptr(series), fields) + tuple(_ptr(records[f]) for f in fields)
-            graph = self._graphs.get(key)
-            if graph is None:
+            # the last graph is kept with the arrays it reads and writes (so that their memory
+            # cannot be reused by others while it may be replayed); replayed when the same
+            # arrays come again
+            arrays = (series, *(records[f] for f in fields))
+            key = (steps, fields, *(_identity(a) for a in arrays))
+            if self._graph is None or self._graph[0] != key:
+                self._graph = None
                 self._warm_up()
                 with wp.ScopedDevice(self._device), wp.ScopedCapture() as cap:
                     self._launch(steps, series, records, fields)
-                graph = self._graphs[key] = cap.graph
-            wp.capture_launch(graph)
+                self._graph = (key, cap.graph, arrays)
+            wp.capture_launch(self._graph[1])
         else:
             with wp.ScopedDevice(self._device):
                 self._launch(steps, series, records, fields)
@@ -633,8 +639,9 @@ def _mapping(value: Any, name: str) -> Mapping[Any, Any]:
     return value
 
 
-def _ptr(arr: Any) -> int:
-    return 0 if arr is None else int(arr.ptr)
+def _identity(arr: Any) -> tuple[int, int, tuple[int, ...]]:
+    """What a captured graph depends on of an array: the object, its memory and its shape."""
+    return (0, 0, ()) if arr is None else (id(arr), int(arr.ptr), tuple(arr.shape))
 
 
 __all__ = ["MjwSim", "DEFAULT_RECORD", "torque_rollout"]
