@@ -94,6 +94,15 @@ def _kernels(dtype: str) -> Any:
         out[i, j, k] = refs[i, t, j, k]
 
     @wp.kernel(module="unique")
+    def take(
+        values: wp.array3d(dtype=real),  # type: ignore[valid-type]
+        t: int,
+        out: wp.array2d(dtype=real),  # type: ignore[valid-type]
+    ) -> None:
+        i, j = wp.tid()
+        out[i, j] = values[i, t, j]
+
+    @wp.kernel(module="unique")
     def record_link(
         values: wp.array2d(dtype=wp.float32),  # type: ignore[valid-type]
         adr: wp.array(dtype=wp.int32),  # type: ignore[valid-type]
@@ -138,6 +147,7 @@ def _kernels(dtype: str) -> Any:
         gather=gather,
         scatter=scatter,
         take_refs=take_refs,
+        take=take,
         record_link=record_link,
         record_field=record_field,
         set_joints=set_joints,
@@ -205,6 +215,8 @@ class MjwSim:
             self._q = wp.zeros((self._n, nj), dtype=self._k["real"])
             self._qd = wp.zeros((self._n, nj), dtype=self._k["real"])
             self._refs = wp.zeros((self._n, nj, 2), dtype=self._k["real"])
+            self._ext = wp.zeros((self._n, nj), dtype=self._k["real"])
+            self._ff = wp.zeros((self._n, nj), dtype=self._k["real"])
             self._q0 = wp.zeros((self._n, nj), dtype=self._k["real"])
             self._mask = wp.zeros(self._n, dtype=wp.bool)
             self._initial_refs = None
@@ -400,6 +412,8 @@ class MjwSim:
         steps: int,
         refs: Any = None,
         *,
+        tau_ext: Any = None,
+        tau_ff: Any = None,
         record: str | Iterable[str] = DEFAULT_RECORD,
         out: Mapping[str, Any] | None = None,
         capture: bool = False,
@@ -411,6 +425,9 @@ class MjwSim:
             held; NumPy-like (checked finite, copied to the device once) or a Warp array of the
             actuators' dtype on this device (not read back: a NaN in it stops that world's
             actuators, see status). None: those of the last step (after reset: reset's).
+        tau_ext: external link torques, tau_ff: feed-forward motor torques (single-motor joints
+            in modes 5-6), as for asr.Sim.rollout; each None (zero), (N, J) held or (N, steps,
+            J), N m, NumPy-like (checked) or Warp arrays as refs.
         record: state fields recorded after every step, as asr.Sim.rollout: q and qd the link
             state at the end of the step (rad, rad/s), tau_joint (N m) and the other torques
             those applied over it, motor fields at its end. out: {field: Warp array (N, steps,
@@ -434,63 +451,85 @@ class MjwSim:
             )
         if on_error == "raise":
             self._check_frozen()
-        series = self._refs_series(refs, steps)
+        series = self._series(refs, "refs", steps, (2,))
+        ext = self._series(tau_ext, "tau_ext", steps, ())
+        ff = self._series(tau_ff, "tau_ff", steps, ())
         records = self._records(fields, steps, out)
         if capture:
             # the last graph is kept with the arrays it reads and writes (so that their memory
             # cannot be reused by others while it may be replayed); replayed when the same
             # arrays come again
-            arrays = (series, *(records[f] for f in fields))
+            arrays = (series, ext, ff, *(records[f] for f in fields))
             key = (steps, fields, *(_identity(a) for a in arrays))
             if self._graph is None or self._graph[0] != key:
                 self._graph = None
                 self._warm_up()
                 with wp.ScopedDevice(self._device), wp.ScopedCapture() as cap:
-                    self._launch(steps, series, records, fields)
+                    self._launch(steps, (series, ext, ff), records, fields)
                 self._graph = (key, cap.graph, arrays)
             wp.capture_launch(self._graph[1])
         else:
             with wp.ScopedDevice(self._device):
-                self._launch(steps, series, records, fields)
+                self._launch(steps, (series, ext, ff), records, fields)
         if on_error == "raise":
             self._check_status()
         return records
 
     def step(
-        self, refs: Any = None, *, record: str | Iterable[str] = DEFAULT_RECORD, on_error="raise"
+        self,
+        refs: Any = None,
+        *,
+        tau_ext: Any = None,
+        tau_ff: Any = None,
+        record: str | Iterable[str] = DEFAULT_RECORD,
+        on_error: str = "raise",
     ) -> dict[str, Any]:
-        """One step; returns {field: Warp array (N, J)} after it (refs as for rollout, held)."""
-        res = self.rollout(1, refs, record=record, on_error=on_error)
+        """One step; returns {field: Warp array (N, J)} after it (inputs as for rollout, held:
+        (N, J, 2) refs, (N, J) torques)."""
+        res = self.rollout(
+            1, refs, tau_ext=tau_ext, tau_ff=tau_ff, record=record, on_error=on_error
+        )
         return {f: v[:, 0] for f, v in res.items()}
 
-    def _launch(self, steps: int, series: Any, records: dict[str, Any], fields: tuple) -> None:
-        """The kernel launches of `steps` steps (no host read: capturable)."""
+    def _launch(
+        self, steps: int, inputs: tuple[Any, Any, Any], records: dict[str, Any], fields: tuple
+    ) -> None:
+        """The kernel launches of `steps` steps (no host read: capturable). inputs: refs,
+        tau_ext, tau_ff on the device (see _series)."""
         wp, mjw, k = warp(), _mjw(), self._k
         shape = (self._n, self.n_joints)
         d, b = self._d, self._batch
+        refs, ext, ff = inputs
         for t in range(steps):
-            if series is not None and series.ndim == 4:
-                wp.launch(k["take_refs"], dim=shape + (2,), inputs=[series, t, self._refs])
-            elif series is not None and t == 0:
-                wp.copy(self._refs, series)
+            if refs is not None and refs.ndim == 4:
+                wp.launch(k["take_refs"], dim=shape + (2,), inputs=[refs, t, self._refs])
+            elif refs is not None and t == 0:
+                wp.copy(self._refs, refs)
+            step_ext, step_ff = ext, ff
+            if ext is not None and ext.ndim == 3:
+                wp.launch(k["take"], dim=shape, inputs=[ext, t, self._ext])
+                step_ext = self._ext
+            if ff is not None and ff.ndim == 3:
+                wp.launch(k["take"], dim=shape, inputs=[ff, t, self._ff])
+                step_ff = self._ff
             wp.launch(
                 k["gather"],
                 dim=shape,
                 inputs=[d.qpos, d.qvel, self._qpos_adr, self._dof_adr, self._q, self._qd],
             )
-            tau = b.launch_step(self.dt, self._q, self._qd, self._refs)
+            tau = b.launch_step(self.dt, self._q, self._qd, self._refs, step_ext, step_ff)
             wp.launch(k["scatter"], dim=shape, inputs=[tau, self._dof_adr, d.qfrc_applied])
             mjw.step(self._m, d)
             for f in fields:
                 if f == "q":
-                    inputs = [d.qpos, self._qpos_adr, t, records[f]]
-                    wp.launch(k["record_link"], dim=shape, inputs=inputs)
+                    args = [d.qpos, self._qpos_adr, t, records[f]]
+                    wp.launch(k["record_link"], dim=shape, inputs=args)
                 elif f == "qd":
-                    inputs = [d.qvel, self._dof_adr, t, records[f]]
-                    wp.launch(k["record_link"], dim=shape, inputs=inputs)
+                    args = [d.qvel, self._dof_adr, t, records[f]]
+                    wp.launch(k["record_link"], dim=shape, inputs=args)
                 else:
-                    inputs = [b.state, FIELDS.index(f), t, records[f]]
-                    wp.launch(k["record_field"], dim=shape, inputs=inputs)
+                    args = [b.state, FIELDS.index(f), t, records[f]]
+                    wp.launch(k["record_field"], dim=shape, inputs=args)
 
     def _warm_up(self) -> None:
         """MuJoCo Warp's kernels are made on their first call: one step of a scratch world
@@ -502,33 +541,38 @@ class MjwSim:
             mjw.step(self._m, scratch)
             wp.synchronize_device(self._device)
 
-    def _refs_series(self, refs: Any, steps: int) -> Any:
-        """refs on the device: None (held), (N, J, 2) or (N, steps, J, 2) Warp arrays."""
+    def _series(self, value: Any, name: str, steps: int, tail: tuple[int, ...]) -> Any:
+        """An input on the device: None, held (N, J, *tail) or per step (N, steps, J, *tail),
+        as a Warp array of the actuators' dtype (NumPy-like values checked finite and copied;
+        Warp arrays checked for device, dtype and shape only)."""
         wp = warp()
         n, nj = self._n, self.n_joints
-        if refs is None:
+        held, per_step = (n, nj, *tail), (n, steps, nj, *tail)
+        if value is None:
             return None
-        if isinstance(refs, wp.array):
-            if refs.device != self._device:
+        if isinstance(value, wp.array):
+            if value.device != self._device:
                 raise ValueError(
-                    f"refs: a Warp array on {refs.device.alias!r}, expected one on "
+                    f"{name}: a Warp array on {value.device.alias!r}, expected one on "
                     f"{self._device.alias!r}"
                 )
-            if refs.dtype != self._k["real"]:
+            if value.dtype != self._k["real"]:
                 raise ValueError(
-                    f"refs: Warp array of {wp.types.type_repr(refs.dtype)}, expected "
+                    f"{name}: Warp array of {wp.types.type_repr(value.dtype)}, expected "
                     f"{self._dtype} (the actuators' dtype)"
                 )
-            if refs.shape not in ((n, nj, 2), (n, steps, nj, 2)):
-                raise ValueError(
-                    f"refs: expected shape {(n, nj, 2)} or {(n, steps, nj, 2)}, got {refs.shape}"
-                )
-            return refs
-        arr = V.real_array(refs, "refs")
-        if arr.ndim == 4:
-            host = V.finite_array(arr, "refs", (n, steps, nj, 2))
+            if value.shape not in (held, per_step):
+                raise ValueError(f"{name}: expected shape {held} or {per_step}, got {value.shape}")
+            return value
+        arr = V.real_array(value, name)
+        if arr.ndim == len(per_step):
+            host = V.finite_array(arr, name, per_step)
         else:
-            host = V.broadcast_input(arr, "refs", (n, nj, 2))
+            host = V.broadcast_input(arr, name, held)
+        if name == "refs":
+            self._batch.cpu.check_refs(host, name)
+        elif name == "tau_ff":
+            self._batch.cpu.check_ff(host.reshape(-1, nj))
         return wp.array(host, dtype=self._k["real"], device=self._device)
 
     def _records(self, fields: tuple[str, ...], steps: int, out: Any) -> dict[str, Any]:
