@@ -12,8 +12,9 @@ Warp device's name and the machine's description):
   at q0 (t: the step's start time, held over the step). The robot's own MJCF timestep and
   integrator; MuJoCo Warp runs in float32 (its only precision), MuJoCo in float64. Figures:
   bare_max_dq_rad_<robot>_<variant> and bare_max_dqd_rad_s_<...>: the largest |q_warp -
-  q_mujoco| (rad) and |qd_warp - qd_mujoco|
-  (rad/s) over every step, joint and world of SECONDS s of simulated time.
+  q_mujoco| (rad) and |qd_warp - qd_mujoco| (rad/s) over every step, joint and world of SECONDS
+  s of simulated time; bare_max_contacts_<...>: the most contacts MuJoCo had in a world (MuJoCo
+  Warp then gets room for twice its contacts and constraint rows: nconmax, njmax).
 - actuators: actuator steps per second of asr.warp.WarpBatch (Warp kernels, float64 and float32)
   against the C core asr.Batch, side by side in this process, on the same workload: N
   instances of qbmove_advanced in mode 6 (preset 0.2 rad) with the link prescribed, q = 0.3
@@ -57,12 +58,16 @@ from asr.warp.runtime import warp  # noqa: E402
 wp = warp()  # initialised with asr's kernel cache (build/warp-cache)
 
 DEFAULT_OUT = os.path.join(HERE, "results", "warp.json")
-# (robot, variant) of the bare comparison: asr's robots whose MJCF MuJoCo Warp loads, no contacts
+# (robot, variant) of the bare comparison: asr's robots (their MJCFs all load in MuJoCo Warp),
+# the last two with contacts. qbmove_snake is left out: these prescribed torques make MuJoCo
+# itself unstable on it within 0.2 s (its QACC warnings), so there is nothing to compare
 BARE_ROBOTS = (
     ("pendulum_1dof", "qbmove_advanced"),
     ("rrbot_sea", "k188"),
     ("qbmove_arm_2dof", "vertical"),
     ("qbmove_3r", "vertical"),
+    ("qbmove_arm_5dof", "soft"),
+    ("ur10", "rigid"),
 )
 ACCEL = 10.0  # rad/s^2: the prescribed torques' amplitude over each joint's own inertia
 SECONDS = 1.0  # simulated time of the bare comparison, s
@@ -87,7 +92,8 @@ def prescribed_torques(robot, model, data, steps, nworld):
 
 def bare_difference(name, variant, seconds=SECONDS, nworld=NWORLD_BARE):
     """Bare MuJoCo Warp against bare MuJoCo under the same prescribed torques: (max |dq| rad,
-    max |dqd| rad/s, steps) over every step, joint and world."""
+    max |dqd| rad/s, steps, the most contacts MuJoCo had in a world) over every step, joint and
+    world."""
     robot = asr.load_robot(name, variant)
     model = robot.mj_model()
     qadr, dof = joint_addresses(model, robot.joint_names)
@@ -100,6 +106,7 @@ def bare_difference(name, variant, seconds=SECONDS, nworld=NWORLD_BARE):
     # MuJoCo, float64, one MjData per world
     ref_q = np.empty((nworld, steps, len(dof)))
     ref_qd = np.empty_like(ref_q)
+    ncon = nefc = 0
     for w in range(nworld):
         d = mujoco.MjData(model)
         d.qpos[:] = start.qpos
@@ -108,9 +115,13 @@ def bare_difference(name, variant, seconds=SECONDS, nworld=NWORLD_BARE):
             d.qfrc_applied[dof] = tau[t, w]
             mujoco.mj_step(model, d)
             ref_q[w, t], ref_qd[w, t] = d.qpos[qadr], d.qvel[dof]
-    # MuJoCo Warp, float32, nworld worlds on Warp's default device
-    q, qd = torque_rollout(robot, np.moveaxis(tau, 0, 1))
-    return float(np.max(np.abs(q - ref_q))), float(np.max(np.abs(qd - ref_qd))), steps
+            ncon, nefc = max(ncon, d.ncon), max(nefc, d.nefc)
+    # MuJoCo Warp, float32, nworld worlds on Warp's default device; with contacts, room for
+    # twice the contacts and constraint rows MuJoCo had
+    sizes = {"nconmax": max(2 * ncon, 16), "njmax": max(2 * nefc, 64)} if ncon else {}
+    q, qd = torque_rollout(robot, np.moveaxis(tau, 0, 1), **sizes)
+    dq, dqd = float(np.max(np.abs(q - ref_q))), float(np.max(np.abs(qd - ref_qd)))
+    return dq, dqd, steps, ncon
 
 
 def machine():
@@ -129,11 +140,12 @@ def machine():
 def bench_bare(fig, robots=BARE_ROBOTS, seconds=SECONDS, say=print):
     for name, variant in robots:
         t0 = time.perf_counter()
-        dq, dqd, steps = bare_difference(name, variant, seconds)
+        dq, dqd, steps, ncon = bare_difference(name, variant, seconds)
         tag = f"{name}_{variant}"
         fig[f"bare_max_dq_rad_{tag}"] = dq
         fig[f"bare_max_dqd_rad_s_{tag}"] = dqd
         fig[f"bare_steps_{tag}"] = steps
+        fig[f"bare_max_contacts_{tag}"] = ncon
         say(
             f"bare {tag}: {steps} steps, max |dq| {dq:.3e} rad, max |dqd| {dqd:.3e} rad/s "
             f"({time.perf_counter() - t0:.1f} s)"

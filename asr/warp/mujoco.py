@@ -165,7 +165,9 @@ class MjwSim:
     default one). nworld: N worlds. params: {joint name or index: {asr parameter: scalar or (N,)
     array}} on top of the robot's. dtype: the actuators' precision, "float32" (default) or
     "float64" (MuJoCo Warp itself is float32). device: a Warp device or its name (None: Warp's
-    default). max_substep, motor_scheme: as for asr.Batch.
+    default). max_substep, motor_scheme: as for asr.Batch. nconmax, njmax: MuJoCo Warp's
+    contact and constraint capacities per world (mujoco_warp.put_data; None: its defaults), for
+    robots whose contacts overflow them (MuJoCo Warp then prints an overflow warning).
 
     State lives on the device: `mjw_model`, `mjw_data` (MuJoCo Warp's Model and Data) and
     `batch` (the asr.warp.WarpBatch). q, qd, time and status read it back to the host (a sync:
@@ -183,6 +185,8 @@ class MjwSim:
         device: Any = None,
         max_substep: float = 1e-3,
         motor_scheme: str = "euler",
+        nconmax: int | None = None,
+        njmax: int | None = None,
     ) -> None:
         wp, mjw = warp(), _mjw()
         if dtype not in _DTYPES:
@@ -209,7 +213,8 @@ class MjwSim:
             data = mujoco.MjData(model)
             mujoco.mj_forward(model, data)
             self._m = mjw.put_model(model)
-            self._d = mjw.put_data(model, data, nworld=self._n)
+            self._sizes = _sizes(nconmax, njmax)
+            self._d = mjw.put_data(model, data, nworld=self._n, **self._sizes)
             self._qpos_adr = wp.array(qadr, dtype=wp.int32)
             self._dof_adr = wp.array(dadr, dtype=wp.int32)
             self._q = wp.zeros((self._n, nj), dtype=self._k["real"])
@@ -537,7 +542,7 @@ class MjwSim:
         wp, mjw = warp(), _mjw()
         with wp.ScopedDevice(self._device):
             data = mujoco.MjData(self._mj_model)
-            scratch = mjw.put_data(self._mj_model, data, nworld=1)
+            scratch = mjw.put_data(self._mj_model, data, nworld=1, **self._sizes)
             mjw.step(self._m, scratch)
             wp.synchronize_device(self._device)
 
@@ -633,13 +638,16 @@ def torque_rollout(
     variant: str | None = None,
     q0: npt.ArrayLike | None = None,
     device: Any = None,
+    nconmax: int | None = None,
+    njmax: int | None = None,
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     """Bare MuJoCo Warp, no actuator: the robot's MJCF in N worlds from link angles q0 ((N, J) or
     (J,) rad; default the robot's initial q, else qpos0) at rest, the joint torques tau (N,
     steps, J), N m, written into qfrc_applied at the actuated joints' dofs before each step (as
     MjwSim and asr.Sim apply asr's). Returns the link state after each step, q (N, steps, J) rad
     and qd rad/s, as float64 copies of MuJoCo Warp's float32. For measuring what MuJoCo Warp
-    and MuJoCo differ on the same torques (a host copy of the torques per step: not for speed)."""
+    and MuJoCo differ on the same torques (a host copy of the torques per step: not for speed).
+    nconmax, njmax: as for MjwSim."""
     wp, mjw = warp(), _mjw()
     rob = robot if isinstance(robot, Robot) else load_robot(robot, variant)
     model = rob.mj_model()
@@ -654,7 +662,8 @@ def torque_rollout(
     q = None if q0 is None else V.broadcast_input(q0, "q0", (n, nj))
     with wp.ScopedDevice(warp_device(device)):
         mujoco.mj_forward(model, data)
-        m, d = mjw.put_model(model), mjw.put_data(model, data, nworld=n)
+        m = mjw.put_model(model)
+        d = mjw.put_data(model, data, nworld=n, **_sizes(nconmax, njmax))
         if q is not None:
             qpos = np.tile(data.qpos, (n, 1))
             qpos[:, qadr] = q
@@ -673,6 +682,12 @@ def torque_rollout(
         out_q = np.moveaxis(rec_q.numpy()[:, :, qadr], 0, 1).astype(np.float64)
         out_qd = np.moveaxis(rec_qd.numpy()[:, :, dof], 0, 1).astype(np.float64)
     return out_q, out_qd
+
+
+def _sizes(nconmax: int | None, njmax: int | None) -> dict[str, int]:
+    """put_data's capacity arguments that were given, checked."""
+    sizes = {"nconmax": nconmax, "njmax": njmax}
+    return {k: V.positive_int(v, k, hi=2**31 - 1) for k, v in sizes.items() if v is not None}
 
 
 def _mapping(value: Any, name: str) -> Mapping[Any, Any]:
