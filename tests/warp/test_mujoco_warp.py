@@ -152,6 +152,23 @@ def test_external_and_feed_forward_torques_as_asr_sim():
         mjs.rollout(2, refs[:, :2], tau_ff=wp.zeros((N, 1), dtype=wp.float32, device="cpu"))
 
 
+def test_params_override_the_robots():
+    """rrbot_sea k188 with k100's spring (Kt, Dt) by params steps as the k100 variant, by joint
+    name or index."""
+    refs = refs_for(asr.load_robot("rrbot_sea", "k100"), 2, 50, 1e-3)
+    k100 = host(MjwSim("rrbot_sea", 2, variant="k100", device="cpu").rollout(50, refs))
+    for joint in ("joint1", 0):
+        sim = MjwSim(
+            "rrbot_sea", 2, variant="k188", device="cpu", params={joint: {"Kt": 100.0, "Dt": 0.3}}
+        )
+        np.testing.assert_array_equal(sim.batch.get_param(0, "Kt"), [100.0, 100.0])
+        got = host(sim.rollout(50, refs))
+        for f in got:
+            np.testing.assert_array_equal(got[f], k100[f])
+    k188 = host(MjwSim("rrbot_sea", 2, variant="k188", device="cpu").rollout(50, refs))
+    assert not np.array_equal(k188["tau_joint"], k100["tau_joint"])
+
+
 def test_both_start_at_the_robots_initial_state():
     sim = asr.Sim(ARM[0], N, variant=ARM[1])
     mjs = MjwSim(ARM[0], N, variant=ARM[1], device="cpu")
@@ -252,6 +269,17 @@ def test_a_nan_reference_stops_only_its_world():
     with pytest.raises(asr.SimulationError) as info:
         sim.rollout(k, wp.array(bad, dtype=wp.float64, device="cpu"))
     assert info.value.instance == 1
+
+
+def test_a_non_finite_engine_state_stops_only_its_world():
+    sim = MjwSim(ARM[0], 3, variant=ARM[1], dtype="float64", device="cpu")
+    qvel = sim.mjw_data.qvel.numpy()
+    qvel[1, 0] = np.nan
+    sim.mjw_data.qvel.assign(qvel)
+    rec = host(sim.rollout(3, sim.robot.initial_refs, record=("q", "tau_joint"), on_error="flag"))
+    assert list(sim.status) == [0, lib.ASR_ERR_INPUT, 0]
+    assert np.all(rec["tau_joint"][1] == 0.0)
+    assert np.all(np.isfinite(rec["q"][[0, 2]])) and np.any(rec["tau_joint"][0] != 0.0)
 
 
 def test_records_are_device_arrays_torch_shares():
