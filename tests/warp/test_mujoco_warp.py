@@ -96,6 +96,7 @@ def compare(name, variant, steps, dtype):
     return want, got, mjs, sim, figures
 
 
+@pytest.mark.slow  # 1-5 s warm (MuJoCo Warp's step costs ms on the CPU device)
 @pytest.mark.parametrize(
     "name,variant,steps,dtype",
     [(*r, "float64") for r in ROBOTS] + [("qbmove_arm_2dof", "vertical", 200, "float32")],
@@ -122,6 +123,7 @@ def test_matches_asr_sim_within_the_bare_engines_difference(name, variant, steps
     np.testing.assert_allclose(mjs.time, steps * sim.dt, rtol=steps * 2.0**-24)
 
 
+@pytest.mark.slow  # 1-5 s warm (MuJoCo Warp's step costs ms on the CPU device)
 def test_external_and_feed_forward_torques_as_asr_sim():
     """rrbot_sea (mode 5, one motor): tau_ext held (NumPy), tau_ff per step (a Warp array)."""
     name, variant, steps = "rrbot_sea", "k188", 200
@@ -152,6 +154,7 @@ def test_external_and_feed_forward_torques_as_asr_sim():
         mjs.rollout(2, refs[:, :2], tau_ff=wp.zeros((N, 1), dtype=wp.float32, device="cpu"))
 
 
+@pytest.mark.slow  # 1-5 s warm (MuJoCo Warp's step costs ms on the CPU device)
 def test_params_override_the_robots():
     """rrbot_sea k188 with k100's spring (Kt, Dt) by params steps as the k100 variant, by joint
     name or index."""
@@ -177,6 +180,7 @@ def test_both_start_at_the_robots_initial_state():
     np.testing.assert_allclose(mjs.batch.field("th1"), sim.batch.field("th1"), atol=1e-6)
 
 
+@pytest.mark.slow  # 1-5 s warm (MuJoCo Warp's step costs ms on the CPU device)
 def test_reset_mask_resets_only_its_worlds():
     n, k = 3, 40
     a = MjwSim(ARM[0], n, variant=ARM[1], dtype="float64", device="cpu")
@@ -282,6 +286,7 @@ def test_a_non_finite_engine_state_stops_only_its_world():
     assert np.all(np.isfinite(rec["q"][[0, 2]])) and np.any(rec["tau_joint"][0] != 0.0)
 
 
+@pytest.mark.slow  # 1-5 s warm (MuJoCo Warp's step costs ms on the CPU device)
 def test_records_are_device_arrays_torch_shares():
     torch = require("torch")
     sim = MjwSim(ARM[0], 2, variant=ARM[1], dtype="float32", device="cpu")
