@@ -203,7 +203,7 @@ class MjwSim:
                 "(asr's coupling applies the torques once per step, as asr.Sim)"
             )
         self._mj_model = model
-        self.dt = float(model.opt.timestep)
+        self._dt = float(model.opt.timestep)
         qadr, dadr = joint_addresses(model, self._robot.joint_names, self._robot.mjcf)
         self._qpos_adr_np = np.array(qadr, dtype=np.intp)
         self._dof_adr_np = np.array(dadr, dtype=np.intp)
@@ -255,6 +255,16 @@ class MjwSim:
     def nworld(self) -> int:
         """N, the number of worlds."""
         return self._n
+
+    @property
+    def n_instances(self) -> int:
+        """N, the number of worlds (asr.Sim's name for it)."""
+        return self._n
+
+    @property
+    def dt(self) -> float:
+        """The MJCF timestep, s: the length of one step."""
+        return self._dt
 
     @property
     def n_joints(self) -> int:

@@ -103,7 +103,7 @@ def compare(name, variant, steps, dtype):
 )
 def test_matches_asr_sim_within_the_bare_engines_difference(name, variant, steps, dtype):
     want, got, mjs, sim, fig = compare(name, variant, steps, dtype)
-    assert mjs.dt == sim.dt and mjs.n_joints == sim.n_joints
+    assert mjs.dt == sim.dt and mjs.n_joints == sim.n_joints and mjs.n_instances == N
     for f in want:
         assert got[f].shape == (N, steps, sim.n_joints)
         assert got[f].dtype == np.dtype(dtype)
