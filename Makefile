@@ -190,6 +190,7 @@ bench: build
 	$(VPY) benchmarks/bench_throw.py
 	$(VPY) benchmarks/bench_ros.py
 	$(VPY) benchmarks/bench_mujoco_plugin.py
+	$(VPY) benchmarks/bench_warp.py
 
 clean:
 	rm -rf build $(ROS2_VENV) asr/_core*.so asr/_asr_mujoco*.so asr/_core.c asr/*.o *.egg-info demo_output

@@ -8,6 +8,11 @@ synchronisation, for couplings to GPU simulators. The kernels are a hand-kept po
 asr.Batch on random states for every model and mode. Kernels are cached on disk
 (asr.warp.runtime: ASR_WARP_CACHE, else build/warp-cache in a source tree, else Warp's default).
 
+The routes into GPU simulators are submodules, imported on demand (each needs its simulator):
+asr.warp.mujoco.MjwSim (MuJoCo Warp: asr.Sim's API for nworld worlds on the device) and
+asr.warp.newton.AsrDrive (a newton.actuators drive). docs/gpu.md has the three routes, the
+precision and the measured figures.
+
 Importing asr.warp without warp-lang raises an ImportError naming the extra.
 """
 
