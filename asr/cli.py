@@ -10,6 +10,7 @@ import secrets
 import sys
 
 from asr.common.optional import need
+from asr.ros.node_core import DEFAULT_NAMESPACE
 
 DEFAULT_ROBOT = "qbmove_arm_2dof"
 # what `asr dashboard` imports from the extra [dashboard] (setup.cfg), checked first so that a
@@ -182,7 +183,7 @@ def _node_arguments(p, step_topic):
         default=100.0,
         help="publishing rate, Hz: the simulation advances one period per message (100)",
     )
-    p.add_argument("--namespace", default="", help="topic namespace (none)")
+    p.add_argument("--namespace", default=DEFAULT_NAMESPACE, help="topic namespace (none)")
     p.add_argument(
         "--engine",
         default="mujoco",

@@ -22,6 +22,9 @@ from asr.ros.rejections import WARN_PERIOD_S, RejectionLog, loggable
 
 DEFAULT_ROBOT = "qbmove_arm_2dof"
 DEFAULT_RATE_HZ = 100.0
+# the namespace of `asr ros` / `asr ros2` and of the Plugin Manager configuration that
+# asr.ros.urdf.export_robot writes: none (topics at the root), so the two agree by default
+DEFAULT_NAMESPACE = ""
 ENGINES = ("mujoco", "gazebo")
 MAX_LAG_S = 0.25  # real time: a node further behind its schedule restarts the schedule
 
@@ -208,7 +211,7 @@ class NodeCore:
         variant=None,
         *,
         rate=DEFAULT_RATE_HZ,
-        namespace="",
+        namespace=DEFAULT_NAMESPACE,
         engine="mujoco",
     ):
         from asr.sim.simulation import Sim

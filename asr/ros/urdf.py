@@ -33,7 +33,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 
 from asr.robots.robot import Robot, load_robot
-from asr.ros.node_core import MODE_COMMANDS
+from asr.ros.node_core import DEFAULT_NAMESPACE, MODE_COMMANDS
 from asr.ros.urdf_tags import (
     ASR_ONLY_FILE,
     FILE_MODELS,
@@ -371,12 +371,12 @@ def _yaml(robot, namespace, ref_topics):
 
 
 def _check_topics(namespace, ref_topics):
-    if namespace is not None and (
+    if namespace not in (None, "") and (
         not isinstance(namespace, str) or not _ROS_NAME.fullmatch(namespace)
     ):
         raise ValueError(
-            f"namespace: got {namespace!r}, valid: a ROS name like 'robot1' (letters, digits, _, "
-            "parts joined by /)"
+            f"namespace: got {namespace!r}, valid: '' (the root) or a ROS name like 'robot1' "
+            "(letters, digits, _, parts joined by /)"
         )
     if ref_topics is not None and (
         not isinstance(ref_topics, (tuple, list))
@@ -393,10 +393,11 @@ def export_robot(robot, variant=None, out_dir=None, *, namespace=None, ref_topic
     robot name, a robot folder or an asr.Robot; `variant` for names and folders) into `out_dir`
     (created if missing). Returns {"urdf": path, "xacro": path, "yaml": path}.
 
-    `namespace`: the Plugin Manager's namespace (default: the robot's name); it reads the
-    robot-level references on /<namespace>/reference_1 and /reference_2. `ref_topics`: the
-    per-joint topics it forwards them to, (ref1, ref2) for every joint; default: each joint's
-    toolbox command topics in its operation mode (MODE_TOPICS).
+    `namespace`: the Plugin Manager's namespace (default: asr.ros.node_core.DEFAULT_NAMESPACE,
+    the one `asr ros` serves by default: none, the root); it reads the robot-level references on
+    /<namespace>/reference_1 and /reference_2 (roscpp drops the empty part: /reference_1).
+    `ref_topics`: the per-joint topics it forwards them to, (ref1, ref2) for every joint;
+    default: each joint's toolbox command topics in its operation mode (MODE_TOPICS).
     Plugin blocks: see asr.ros.urdf_tags (the toolbox's plugin file and tags, asr_ tags for the
     rest). Joint limits are the MJCF ranges (revolute; an unlimited hinge is continuous); asr's
     pos_min / pos_max limit the motors, not the link (the link moves past them by the spring's
@@ -426,7 +427,7 @@ def export_robot(robot, variant=None, out_dir=None, *, namespace=None, ref_topic
     _write(root, paths["urdf"])
     _write(_xacro(root, plugins, robot), paths["xacro"])
     with open(paths["yaml"], "w", encoding="utf-8") as f:
-        f.write(_yaml(robot, namespace or robot.name, ref_topics))
+        f.write(_yaml(robot, DEFAULT_NAMESPACE if namespace is None else namespace, ref_topics))
     return paths
 
 

@@ -19,6 +19,7 @@ import pytest
 import asr
 from asr.robots.robot import robot_names
 from asr.ros.environment import tool_env
+from asr.ros.node_core import DEFAULT_NAMESPACE
 from asr.ros.urdf import export_robot, import_robot, mat_rpy, rpy_mat
 from asr.ros.urdf_tags import joint_params, param_tags, plugin_file
 from tests.conftest import IN_CI, require_ros1
@@ -204,7 +205,7 @@ def test_xacro_expands_to_the_urdf_and_yaml_is_the_toolbox_plugin_manager(export
         "ref1_topic_name",
         "ref2_topic_name",
     }
-    assert cfg["namespace"] == name
+    assert cfg["namespace"] == DEFAULT_NAMESPACE  # `asr ros`' default
     assert cfg["joints_number"] == len(robot.joints)
     # per joint, the command topics of its plugin in its mode (mode 5: reference_1/2, mode 6:
     # equilibrium_position / stiffness_preset)
