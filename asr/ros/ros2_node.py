@@ -24,6 +24,11 @@ own. Paused is checked under the stepping lock, where the period would run: a st
 taken off the queue when pause(true) comes waits for pause(false) (a `step_period` call is
 answered "paused"), and pause's answer names the time that then holds.
 
+Parameters (asr.ros.ros2_params): robot, variant, engine, rate, lockstep read-only; every
+joint's model parameters and stiffness preset as `joints.<joint>.<param>`, checked by the
+on-set callback with the commands' and the batch's range checks and applied, all or none, under
+the stepping lock: the next period runs with them.
+
 Stamps: header.stamp and /clock are NodeCore.stamp_ns (periods * period_ns, integer ns), split
 exactly into sec / nanosec.
 """
@@ -45,6 +50,7 @@ from asr.ros._ros2_types import QOS_DEPTH_CLOCK
 from asr.ros._ros2_types import QOS_DEPTH_CONTROL as QOS_DEPTH
 from asr.ros.node_core import DEFAULT_RATE_HZ, DEFAULT_ROBOT, NodeCore, RealTimeSchedule
 from asr.ros.rejections import MessageSize, max_bytes
+from asr.ros.ros2_params import NodeParameters
 from asr.ros.ros2_publish import Publishers
 
 STEP_QUEUE = 10_000  # lockstep: step requests waiting; more are rejected (bounded memory)
@@ -64,7 +70,7 @@ def load_rclpy() -> Any:
     import importlib
 
     modules = ["rclpy", "builtin_interfaces.msg", "rosgraph_msgs.msg", "sensor_msgs.msg"]
-    modules += ["std_msgs.msg", "std_srvs.srv", "trajectory_msgs.msg"]
+    modules += ["std_msgs.msg", "std_srvs.srv", "trajectory_msgs.msg", "rcl_interfaces.msg"]
     try:
         for m in modules:  # rclpy first: its absence is the one to name
             importlib.import_module(m)
@@ -184,6 +190,11 @@ class Ros2Node:
         self.pub = Publishers(node, self.core, qos, clock=self.clock)
         self._subscribe(qos)
         self._services()
+        # ROS parameters (asr.ros.ros2_params): checked and applied under the stepping lock
+        self.params = NodeParameters(
+            self.core, self._lock, lockstep=self.lockstep, on_change=self._params_changed
+        )
+        self.params.declare(node)
         self._executor = SingleThreadedExecutor(context=self._context)
         self._executor.add_node(node)
         self._thread = threading.Thread(target=self._spin_executor, daemon=True)
@@ -194,6 +205,14 @@ class Ros2Node:
             f"asr ros2: {core.robot.name} ({core.robot.variant}, {core.engine}) as "
             f"{node.get_fully_qualified_name()}, {1 / core.period:g} Hz, {how}"
         )
+
+    def _params_changed(self, j: int) -> None:
+        """Joint j's model parameters changed (stepping lock held): the trajectory's reference
+        map uses the new ones."""
+        spec = self.core.specs[j]
+        self._traj_params[j] = {
+            p.name: float(self.core.sim.batch.get_param(j, p.name)[0]) for p in spec.params
+        }
 
     def _catch_signals(self) -> None:
         """SIGINT and SIGTERM stop the stepping loop (main thread only; the previous handlers
@@ -318,6 +337,7 @@ class Ros2Node:
                 qd0 = None if qd0 is None else self._reorder(qd0, order, "velocity")
             with self._lock:
                 self.core.reset(q0, qd0)
+                self.params.after_reset()
                 self._trajectory, self._active = None, set()
                 self._publish(self.core.state())
         except ValueError as exc:
@@ -425,6 +445,7 @@ class Ros2Node:
     def _srv_reset(self, request: Any, response: Any) -> Any:
         with self._lock:
             self.core.reset()
+            self.params.after_reset()
             self._trajectory, self._active = None, set()
             self._publish(self.core.state())
         self._restart.set()
