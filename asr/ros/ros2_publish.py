@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from asr.ros.ros2_tf import TfPublishers
 from asr.ros.ros2_trajectory import stamp
 
 # per-joint Float64 state topics published for every joint besides the toolbox's (NodeCore
@@ -38,6 +39,8 @@ class Publishers:
         self.motor_states = node.create_publisher(JointState, "motor_states", control)
         self.held = node.create_publisher(Float64MultiArray, "held_references", control)
         self.clock = node.create_publisher(Clock, "/clock", qos["clock"]) if clock else None
+        # robot_description (once), /tf_static (once), /tf (each period): asr.ros.ros2_tf
+        self.tf = TfPublishers(node, core, control, node.get_logger().warning)
         self._js = JointState(name=names)
         # motor (joint index, motor 1 or 2) of every entry of motor_states
         self._motors = [(j, 1) for j, s in enumerate(core.specs) if s.nmotor >= 1]
@@ -72,8 +75,13 @@ class Publishers:
 
     def publish(self, s: dict[str, np.ndarray], stamp_ns: int, refs: np.ndarray) -> None:
         """Publish state `s` ({field: (J,)}) stamped `stamp_ns` (simulated time, ns) and the
-        references `refs` (J, 2) held over the period that ended there."""
+        references `refs` (J, 2) held over the period that ended there: /clock first, then
+        /tf (the engine's link poses now, the same stamp), then the states."""
         sec, nanosec = stamp(stamp_ns)
+        if self.clock is not None:  # /clock first: a peer's time is never behind a state's
+            self._clock_msg.clock.sec, self._clock_msg.clock.nanosec = sec, nanosec
+            self.clock.publish(self._clock_msg)
+        self.tf.publish(sec, nanosec)
         js = self._js
         js.header.stamp.sec, js.header.stamp.nanosec = sec, nanosec
         js.position = s["q"].tolist()
@@ -100,9 +108,6 @@ class Publishers:
                 else:
                     msg.data = float(s[fields[0]][j])
                 pub.publish(msg)
-        if self.clock is not None:
-            self._clock_msg.clock.sec, self._clock_msg.clock.nanosec = sec, nanosec
-            self.clock.publish(self._clock_msg)
 
 
 __all__ = ["Publishers", "EXTRA_SCALARS"]
