@@ -322,13 +322,16 @@ class NodeParameters:
             raise ValueError(f"{names}: refused, a held command would leave its range: {why}")
 
 
-def markdown_table(core: NodeCore, lockstep: bool = False) -> str:
-    """The node's parameters as a Markdown table (docs/ros.md), for `core`'s robot."""
+def markdown_table(core: NodeCore, lockstep: bool = False, joints: Any = None) -> str:
+    """The node's parameters as a Markdown table (docs/ros.md), for `core`'s robot: the
+    node-wide ones and those of the joints indexed in `joints` (None: every joint)."""
     rows = [
         "| parameter | type | default | valid range | meaning |",
         "| --- | --- | --- | --- | --- |",
     ]
     for e in parameter_table(core, lockstep):
+        if joints is not None and e.joint is not None and e.joint not in joints:
+            continue
         value = (
             _num(e.value)
             if e.kind == "double"

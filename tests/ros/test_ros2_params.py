@@ -13,6 +13,7 @@ import pytest
 from asr.ros.node_core import NodeCore
 from asr.ros.ros2_params import NodeParameters, markdown_table, parameter_table
 from asr.sim.simulation import Sim
+from tests.support.paths import ROOT
 from tests.support.ros2 import NodeProcess, run_peer
 from tests.support.ros2_node import RATE, ROBOT, control_period
 
@@ -159,3 +160,10 @@ def test_a_parameter_that_would_leave_a_held_command_out_of_range_is_refused():
     assert core.sim.batch.get_param(0, "pos_max")[0] == pos_max
     params.apply({"joints.joint1.pos_max": 0.75})  # the held 0.5 rad stays inside
     assert core.command_range(0, "ref1")[1] == 0.75
+
+
+def test_the_docs_table_is_the_codes():
+    text = (ROOT / "docs" / "ros.md").read_text()
+    begin = text.index("<!-- parameters:")
+    table = text[text.index("\n", begin) + 1 : text.index("<!-- /parameters -->")]
+    assert table == markdown_table(NodeCore(), joints=[0])
