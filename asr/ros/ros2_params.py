@@ -13,7 +13,9 @@ rejects with a reason naming parameter, value and range. A set of parameters
 (set_parameters_atomically) is applied all or none, under the node's stepping lock: a period
 sees the parameters from before or after the set, never part of it; the change takes effect at
 the next period. Parameters are configuration: a reset keeps them (the stiffness preset, a
-command, goes back to the initial one as every held command does).
+command, goes back to the initial one as every held command does). A stiffness preset parameter
+follows the held preset (topic commands, steps, trajectories, reset) within MIRROR_PERIOD_S: a
+timer in the executor thread, the one that serves the parameter services, sets it.
 
 No rclpy import at module level: `parameter_table` and `markdown_table` run without ROS 2.
 """
@@ -29,6 +31,7 @@ from typing import Any
 from asr.ros.node_core import NodeCore
 
 PRESET = "stiffness_preset"  # the per-joint parameter that is the stiffness preset command
+MIRROR_PERIOD_S = 0.1  # the stiffness preset parameters follow the held presets this often
 READ_ONLY_NOTE = "read-only: fixed when the node starts (restart the node to change it)"
 
 
@@ -119,9 +122,8 @@ def parameter_table(core: NodeCore, lockstep: bool) -> list[ParamEntry]:
                     value,
                     False,
                     f"{spec.preset.meaning}: the stiffness preset command (as topic {jn}/{PRESET}),"
-                    " held from the next period; topic commands, steps, trajectories and "
-                    "reset change the held preset without updating this value "
-                    "(held_references has the current one)",
+                    " held from the next period; it follows the held preset (topic commands, "
+                    f"steps, trajectories, reset) within {MIRROR_PERIOD_S:g} s",
                     lo,
                     hi,
                     lo_open,
@@ -194,6 +196,8 @@ class NodeParameters:
         # model parameters that NodeCore.reset puts back (a preset of kind "param" in a mode
         # without the stiffness_preset command: rrbot_sea's spring): {name: value set}
         self._kept: dict[str, float] = {}
+        self._mirroring = False  # the executor thread is mirroring held presets (sync)
+        self._timer: Any = None
 
     def declare(self, node: Any) -> None:
         """Declare every parameter on rclpy node `node` with its descriptor and register the
@@ -237,12 +241,43 @@ class NodeParameters:
             raise ValueError(f"{', '.join(fixed)}: {READ_ONLY_NOTE} (give it as an argument)")
         self.apply({n: v for n, v in given.items() if v != self.table[n].value})
         node.add_on_set_parameters_callback(self.on_set)
+        if any(e.key == PRESET for e in self.table.values()):
+            self._timer = node.create_timer(MIRROR_PERIOD_S, lambda: self.sync(node))
+
+    def held_preset(self, e: ParamEntry) -> float:
+        """The stiffness preset that joint e.joint holds now (e: a PRESET entry)."""
+        assert e.joint is not None and e.key == PRESET
+        pre = self.core.specs[e.joint].preset
+        if pre.kind == "param" and pre.param is not None:
+            return float(self.core.sim.batch.get_param(e.joint, pre.param)[0])
+        return float(self.core.held()[0][e.joint, 1])
+
+    def sync(self, node: Any) -> None:
+        """Set the stiffness preset parameters to the held presets where they differ (a
+        ParameterEvent each); run by a timer in the node's executor thread, the thread that
+        serves the parameter services, so no set from a peer interleaves."""
+        from rclpy.parameter import Parameter
+
+        changed = []
+        for e in self.table.values():
+            if e.key == PRESET:
+                v = self.held_preset(e)
+                if node.get_parameter(e.name).value != v:
+                    changed.append(Parameter(e.name, value=v))
+        if changed:
+            self._mirroring = True
+            try:
+                node.set_parameters(changed)
+            finally:
+                self._mirroring = False
 
     def on_set(self, params: list[Any]) -> Any:
         """rclpy's on-set callback: check every parameter of the set and apply them all, or
         none (SetParametersResult with the reason)."""
         from rcl_interfaces.msg import SetParametersResult
 
+        if self._mirroring:  # sync: the values are the node's own, already held
+            return SetParametersResult(successful=True)
         try:
             self.apply({p.name: p.value for p in params})
         except ValueError as exc:

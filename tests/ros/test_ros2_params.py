@@ -30,6 +30,7 @@ SETS = [
     ["joints.joint1.drive", 2],  # integer in [0, 1]
 ]
 ATOMIC = [["joints.joint1.kd", 1.0], ["joints.joint1.motor_J", 0.0]]  # motor_J in (0, inf)
+MIRROR = ["joints.joint1.stiffness_preset", 0.7]  # sent on the topic joint1/stiffness_preset
 
 
 def _rollout(kp):
@@ -45,7 +46,8 @@ def _rollout(kp):
 @pytest.fixture(scope="module")
 def result(tmp_path_factory):
     with NodeProcess(tmp_path_factory.mktemp("ros2"), robot=ROBOT, rate=RATE, lockstep=True) as n:
-        out = run_peer("params.py", json.dumps({"sets": SETS, "atomic": ATOMIC, "steps": STEPS}))
+        params = {"sets": SETS, "atomic": ATOMIC, "steps": STEPS, "mirror": MIRROR}
+        out = run_peer("params.py", json.dumps(params))
         out["log"] = n.log()
         assert n.stop() == 0, f"the node did not exit cleanly on SIGINT:\n{n.log()[-2000:]}"
     return out
@@ -167,3 +169,16 @@ def test_the_docs_table_is_the_codes():
     begin = text.index("<!-- parameters:")
     table = text[text.index("\n", begin) + 1 : text.index("<!-- /parameters -->")]
     assert table == markdown_table(NodeCore(), joints=[0])
+
+
+@pytest.mark.ros2
+@pytest.mark.slow
+def test_the_preset_parameters_follow_the_held_presets_and_a_reset_keeps_the_others(result):
+    assert result["mirrored"], "joint1's preset parameter did not follow the topic command"
+    after, before = result["after_reset"], result["after"]
+    # the reset put the presets (commands) back and kept the parameters (configuration)
+    assert after["joints.joint1.stiffness_preset"] == 0.2
+    assert after["joints.joint2.stiffness_preset"] == 0.2
+    assert after["joints.joint1.kp"] == KP
+    rest = {n for n in before if "stiffness_preset" not in n and before[n] == before[n]}
+    assert {n: after[n] for n in rest} == {n: before[n] for n in rest}

@@ -3,13 +3,16 @@
 describe / get / set` do, through rcl_interfaces' parameter services of node /asr: lists and
 describes the parameters, resets the node, sets params["sets"] ([[name, value], ...] one call
 each, set_parameters) and params["atomic"] (one set_parameters_atomically call), reads the
-values back, then runs params["steps"] lockstep periods with the held commands. Prints a JSON
-result as its last stdout line."""
+values back, then runs params["steps"] lockstep periods with the held commands; then sends
+params["mirror"] ([parameter, value]) as a stiffness_preset topic command and waits for the
+parameter to follow, and resets and waits for every parameter to be as at the start. Prints a
+JSON result as its last stdout line."""
 
 import json
 import sys
+import time
 
-from peer_base import Peer
+from peer_base import DEADLINE_S, Peer
 from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
 from rcl_interfaces.srv import (
     DescribeParameters,
@@ -18,7 +21,7 @@ from rcl_interfaces.srv import (
     SetParameters,
     SetParametersAtomically,
 )
-from std_msgs.msg import Float64MultiArray
+from std_msgs.msg import Float64, Float64MultiArray
 
 NODE = "/asr"
 
@@ -55,6 +58,16 @@ def describe(d):
     return out
 
 
+def poll(predicate, timeout=DEADLINE_S):
+    """True once predicate() holds (checked every 0.05 s), False after `timeout` s."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False
+
+
 def main(peer, p):
     names = list(
         peer.call(ListParameters, f"{NODE}/list_parameters", ListParameters.Request()).result.names
@@ -87,6 +100,17 @@ def main(peer, p):
         peer.wait(lambda k=k: len(peer.states) - start > k + 1, f"the state of step {k + 1}")
     got = peer.states[start:]
     peer.wait(lambda: len(peer.held) >= held0 + p["steps"], "held_references of every step")
+    held = [h[0] for h in peer.held[held0 : held0 + p["steps"]]]
+    # the stiffness preset parameters follow the held presets: a topic command, then a reset
+    name, value = p["mirror"]
+    joint = name.split(".")[1]
+    peer.publisher(Float64, f"{joint}/stiffness_preset").publish(Float64(data=value))
+    mirrored = poll(lambda: get([name])[0] == value)
+    peer.reset()
+    presets = [n for n in names if n.endswith(".stiffness_preset")]
+    initial = [v for n, v in zip(names, before) if n in presets]
+    poll(lambda: get(presets) == initial)
+    after_reset = get(names)
     return {
         "names": names,
         "descriptors": {n: describe(d) for n, d in zip(names, desc)},
@@ -96,7 +120,9 @@ def main(peer, p):
         "atomic": atomic,
         "stamps": [s[0] for s in got],
         "q": [s[1] for s in got],
-        "held": [h[0] for h in peer.held[-p["steps"] :]],
+        "held": held,
+        "mirrored": mirrored,
+        "after_reset": dict(zip(names, after_reset)),
     }
 
 
