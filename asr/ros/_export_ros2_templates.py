@@ -169,7 +169,7 @@ def _package_xml(name, robot, kind):
 
 def _setup_py(name, node, kind):
     data = [f"{node}.json"] + ([f"{node}.onnx"] if kind == "onnx" else [])
-    return f'''"""The ament_python build of {name} (colcon build)."""
+    return f'''"""The build of {name}: `pip install .`, or colcon with a full ROS 2 install."""
 from setuptools import setup
 
 NAME = "{name}"
@@ -250,25 +250,68 @@ def generate_launch_description():
 '''
 
 
-_ONNX_NEEDS = (
-    ", numpy and onnxruntime (`pip install numpy onnxruntime` in the Python that runs it; "
-    "launch argument `python:=` names another)"
+# what the node needs from PyPI's ROS 2 Jazzy wheels (a part of the extra asr-sim[ros2] of
+# setup.cfg, without asr): rclpy (with rcl_interfaces), its DDS and the two message packages
+ROS2_WHEELS = (
+    "ros-jazzy-rclpy",
+    "ros-jazzy-rmw-fastrtps-cpp",
+    "ros-jazzy-std-msgs",
+    "ros-jazzy-sensor-msgs",
 )
+ONNX_WHEELS = ("numpy", "onnxruntime")
+# the README's section of the commands PyPI's wheels cannot run (colcon, ros2 launch, ros2 run)
+FULL_ROS2_SECTION = "## With a full ROS 2 Jazzy install"
 
 
 def _readme(name, node, d):
-    needs = _ONNX_NEEDS if d["kind"] == "onnx" else " (plain Python arithmetic: no numpy)"
+    onnx = d["kind"] == "onnx"
+    needs = ", numpy and onnxruntime" if onnx else " (plain Python arithmetic: no numpy)"
+    onnx_pip = f"    pip install {' '.join(ONNX_WHEELS)}\n" if onnx else ""
+    onnx_launch = (
+        " (`python:=/path/to/python` runs the node with a Python that has numpy and onnxruntime)"
+        if onnx
+        else ""
+    )
     return f"""{readme_intro(name, d, f"{name}/{node}.py", f"{name}/{node}.json")}
 It needs rclpy, std_msgs and sensor_msgs{needs}; asr is not needed.
+
+## Run with ROS 2 Jazzy from PyPI
+
+PyPI's ROS 2 Jazzy wheels (those `pip install asr-sim[ros2]` installs, less asr) give rclpy, Fast
+DDS and the messages, but not colcon, `ros2 run` or `ros2 launch`. In a virtual environment of
+the wheels' Python, from this folder:
+
+    pip install {" ".join(ROS2_WHEELS)}
+{onnx_pip}    pip install .
+    {node} --ros-args -r __ns:=/robot1 -r __node:=policy_1
+
+`pip install .` puts the node's command `{node}` in the environment's `bin/`. Without installing
+the package, from this folder:
+
+    python -m {name}.{node} --ros-args -r __ns:=/robot1 -p lockstep:=true
+
+`-r __ns:=/robot1`: the robot's namespace (default: the export's, `/{d["namespace"]}`);
+`-r __node:=policy_1`: the node's name (two policies at once: two names); `-p name:=value`: a
+parameter (below).
+
+{FULL_ROS2_SECTION}
+
+With a sourced `/opt/ros/jazzy` (ROS 2 from the operating system's packages: colcon and the
+`ros2` command; not run by asr's tests, which have PyPI's wheels only), in a colcon workspace
+whose `src/` holds this folder:
 
     colcon build --packages-select {name} && source install/setup.bash
     ros2 launch {name} {node}.launch.py ns:=robot1 node_name:=policy_1
     ros2 run {name} {node} --ros-args -r __ns:=/robot1 -p lockstep:=true
 
-Parameters: `target` (rad per joint: a task that observes one), `settle_s` (s: time tables),
-`use_stamps` (true: time from the JointState header stamps), `lockstep` (true: against
-`asr ros2 --lockstep`, each joint state is answered by one `step` message carrying the
-references, so the loop runs as asr's offline rollout does).
+The launch file's arguments: `ns`, `node_name`, `lockstep`, `use_stamps`{onnx_launch}.
+
+## Parameters
+
+`target` (rad per joint: a task that observes one), `settle_s` (s: time tables), `use_stamps`
+(true: time from the JointState header stamps), `lockstep` (true: against `asr ros2
+--lockstep`, each joint state is answered by one `step` message carrying the references, so the
+loop runs as asr's offline rollout does).
 """
 
 

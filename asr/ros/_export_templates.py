@@ -360,14 +360,30 @@ _ONNX_NEEDS = (
 )
 
 
+# the Debian 12 packages the node's build and run need (of asr.ros.environment.DEBIAN_PACKAGES)
+ROS1_DEBIAN = ("catkin", "ros-core", "python3-rospy", "python3-std-msgs", "python3-sensor-msgs")
+
+
 def _readme(name, node, d):
     needs = _ONNX_NEEDS if d["kind"] == "onnx" else "nothing else (plain Python arithmetic)."
     return f"""{readme_intro(name, d, f"scripts/{node}.py", f"scripts/{node}.json")}
 
 The node needs rospy, std_msgs and sensor_msgs (ROS 1) and {needs}
 
-    catkin_make   # in the workspace whose src/ holds this folder
-    roslaunch {name} {node}.launch ns:=robot1 node_name:=policy_1
+## Build and run
+
+With ROS 1 from Debian 12's packages (`apt-get install {" ".join(ROS1_DEBIAN)}`), or with a
+sourced ROS Noetic (`/opt/ros/noetic/setup.bash`), in the folder that holds this package's
+folder (roslaunch starts a roscore when none runs at `ROS_MASTER_URI`):
+
+    mkdir -p ws/src && cp -r {name} ws/src/
+    cd ws && catkin_make
+    . devel/setup.sh && roslaunch {name} {node}.launch ns:=robot1 node_name:=policy_1
+
+The launch file's arguments: `ns` (the robot's namespace; default the export's,
+`/{d["namespace"]}`), `node_name` (two policies at once: two names){
+        ", `python` (the Python that runs the node)" if d["kind"] == "onnx" else ""
+    }.
 """
 
 
