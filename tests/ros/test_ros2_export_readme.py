@@ -14,14 +14,16 @@ import pytest
 from asr.ros.export import export_policy
 from tests.support.readme_commands import activate_env, overlay_venv, readme_commands
 from tests.support.ros2 import bare_env, ros2_python, run_peer
-from tests.support.ros_export import fake_ilc, workspace
+from tests.support.ros_export import fake_ilc, onnx_deps, reach_onnx, workspace
 
 PYPI = "## Run with ROS 2 Jazzy from PyPI"
 FULL = "## With a full ROS 2 Jazzy install"
 CASES = {
     # the constant policy latches joint1's equilibrium (its workspace "hold" 0.25 rad) at start
-    "constant": (workspace, "joint1/equilibrium_position", 0.25),
-    "table": (fake_ilc, "reference_1", None),
+    "constant": (lambda tmp: (workspace(), {}), "joint1/equilibrium_position", 0.25),
+    "table": (lambda tmp: (fake_ilc(), {}), "reference_1", None),
+    # its README also installs numpy and onnxruntime
+    "onnx": (lambda tmp: (reach_onnx(tmp), {"target": [0.1, -0.2]}), "reference_1", None),
 }
 
 
@@ -61,11 +63,19 @@ def run_node_command(command, cwd, env, published, expect, tmp_path):
 
 
 @pytest.mark.ros2
-@pytest.mark.parametrize("kind", ["constant", pytest.param("table", marks=pytest.mark.slow)])
+@pytest.mark.parametrize(
+    "kind",
+    ["constant"] + [pytest.param(k, marks=pytest.mark.slow) for k in ("table", "onnx")],
+)
 def test_readme_commands_run(tmp_path, kind):
     python = ros2_python()  # fail in CI, skip elsewhere, without .venv-ros2
     make, published, expect = CASES[kind]
-    package = Path(export_policy(make(), "qbmove_arm_2dof", tmp_path / "src", ros=2))
+    if kind == "onnx":
+        onnx_deps()
+    obj, kw = make(tmp_path)
+    package = Path(export_policy(obj, "qbmove_arm_2dof", tmp_path / "src", ros=2, **kw))
+    if kind == "onnx":
+        assert (package / "README.md").read_text().count("pip install numpy onnxruntime") == 1
     sections = readme_commands((package / "README.md").read_text())
     pypi, full = sections.pop(PYPI), sections.pop(FULL)
     assert not any(sections.values()), sections  # every command stands in one of the two
