@@ -34,6 +34,7 @@ from asr.core.errors import SimulationError
 from asr.ros.master import wait_for_master
 from asr.ros.messages import bounded_class
 from asr.ros.node_core import (
+    DEFAULT_NAMESPACE,
     DEFAULT_RATE_HZ,
     DEFAULT_ROBOT,
     KAMEDULA_COMMANDS,
@@ -91,7 +92,7 @@ class RosNode(NodeCore):
         variant=None,
         *,
         rate=DEFAULT_RATE_HZ,
-        namespace="",
+        namespace=DEFAULT_NAMESPACE,
         engine="mujoco",
         lockstep=False,
         clock_topic="/clock",
@@ -356,7 +357,7 @@ def run_node(
     variant=None,
     *,
     rate=DEFAULT_RATE_HZ,
-    namespace="",
+    namespace=DEFAULT_NAMESPACE,
     engine="mujoco",
     lockstep=False,
     clock_topic="/clock",

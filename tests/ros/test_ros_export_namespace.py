@@ -8,7 +8,7 @@ import re
 import pytest
 
 from asr.cli import build_parser
-from asr.ros.node import RosNode
+from asr.ros.node import RosNode, run_node
 from asr.ros.node_core import DEFAULT_NAMESPACE, NodeCore
 from asr.ros.urdf import export_robot
 from tests.conftest import require
@@ -40,7 +40,8 @@ def test_defaults_are_one_definition():
     parser = build_parser()
     assert parser.parse_args(["ros"]).namespace == DEFAULT_NAMESPACE
     assert parser.parse_args(["ros2"]).namespace == DEFAULT_NAMESPACE
-    assert inspect.signature(NodeCore).parameters["namespace"].default == DEFAULT_NAMESPACE
+    for f in (NodeCore, RosNode, run_node):
+        assert inspect.signature(f).parameters["namespace"].default == DEFAULT_NAMESPACE, f
 
 
 @pytest.mark.parametrize("namespace", [None, "arm_a"])
