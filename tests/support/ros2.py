@@ -5,6 +5,10 @@ ones that the test process imports, so ROS 2 runs only in subprocesses:
 - `bare_env()`: .venv-ros2's Python as on a robot, without asr (exported packages, peers);
 - `asr_env()`: the same Python with asr's tree and .venv's packages on PYTHONPATH (asr's node).
 
+Both put the interface packages that PyPI lacks (simulation_interfaces, control_msgs, tf2_msgs:
+asr/ros/interfaces/build.py's install, INTERFACES) on PYTHONPATH, LD_LIBRARY_PATH and
+AMENT_PREFIX_PATH when they are built; `ros2_interfaces()` requires them.
+
 Every subprocess of one test process shares a DDS domain of its own (ROS_DOMAIN_ID, domain_id())
 with discovery on this host only, so two test runs on one machine, the workers of one parallel
 run (pytest-xdist), or a ROS graph of the user's, do not see each other.
@@ -62,10 +66,37 @@ def ros2_python():
     return str(ROS2_PYTHON)
 
 
+# simulation_interfaces, control_msgs and tf2_msgs, which PyPI lacks, built from their published
+# definitions by asr/ros/interfaces/build.py (`make ros2`) into this colcon install
+INTERFACES = ROOT / "build" / "ros2-interfaces" / "install"
+
+
+def _interfaces_site():
+    found = sorted(INTERFACES.glob("lib/python3*/site-packages"))
+    return found[-1] if found else None
+
+
+def ros2_interfaces():
+    """The install folder of asr/ros/interfaces/build.py; fail in CI, skip elsewhere, when it
+    is missing. bare_env() and asr_env() put it on their subprocesses' paths when it exists."""
+    if _interfaces_site() is None:
+        problem = f"{INTERFACES} is missing (python asr/ros/interfaces/build.py, or make ros2)"
+        if IN_CI:
+            pytest.fail(f"ROS 2 interfaces missing in CI: {problem}")
+        pytest.skip(f"{problem} (a failure when CI is set)")
+    return INTERFACES
+
+
 def _ros_env(base=None):
     env = dict(os.environ if base is None else base)
     for key in ("PYTHONPATH", "VIRTUAL_ENV", "AMENT_PREFIX_PATH", "ROS_LOCALHOST_ONLY"):
         env.pop(key, None)
+    site = _interfaces_site()
+    if site is not None:
+        env["PYTHONPATH"] = str(site)
+        env["AMENT_PREFIX_PATH"] = os.pathsep.join((str(INTERFACES), str(ROS2_VENV)))
+        libs = env.get("LD_LIBRARY_PATH")
+        env["LD_LIBRARY_PATH"] = os.pathsep.join(p for p in (str(INTERFACES / "lib"), libs) if p)
     env["ROS_DOMAIN_ID"] = str(DOMAIN_ID)
     env["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
     env["RMW_IMPLEMENTATION"] = "rmw_fastrtps_cpp"
@@ -84,7 +115,8 @@ def asr_env(base=None):
     site-packages: asr's NumPy, MuJoCo and cffi; .venv-ros2's NumPy is the same version)."""
     env = _ros_env(base)
     site = sysconfig.get_paths()["purelib"] if sys.prefix != sys.base_prefix else None
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), site) if p)
+    paths = (str(ROOT), env.get("PYTHONPATH"), site)  # the interfaces before .venv's packages
+    env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
     return env
 
 
