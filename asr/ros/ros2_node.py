@@ -52,6 +52,7 @@ from asr.ros.node_core import DEFAULT_RATE_HZ, DEFAULT_ROBOT, NodeCore, RealTime
 from asr.ros.rejections import MessageSize, max_bytes
 from asr.ros.ros2_params import NodeParameters
 from asr.ros.ros2_publish import Publishers
+from asr.ros.ros2_sim_interfaces import SimInterfaces
 
 STEP_QUEUE = 10_000  # lockstep: step requests waiting; more are rejected (bounded memory)
 # subscription depths (keep_last): a held command needs only its newest value, a few absorb a
@@ -190,6 +191,9 @@ class Ros2Node:
         self.pub = Publishers(node, self.core, qos, clock=self.clock)
         self._subscribe(qos)
         self._services()
+        # the ROS 2 standard simulation interfaces (asr.ros.ros2_sim_interfaces), when built
+        self.sim_interfaces = SimInterfaces(self)
+        self.sim_interfaces.start()
         # ROS parameters (asr.ros.ros2_params): checked and applied under the stepping lock
         self.params = NodeParameters(
             self.core, self._lock, lockstep=self.lockstep, on_change=self._params_changed

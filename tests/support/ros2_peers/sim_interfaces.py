@@ -1,0 +1,163 @@
+"""A simulation_interfaces client (.venv-ros2's Python with asr/ros/interfaces' install, without
+asr): calls every service asr's node serves and its SimulateSteps action in one scripted run and
+prints what each answered (JSON, stdout's last line). argv[1]: the node's namespace."""
+
+import sys
+import threading
+import time
+
+from peer_base import DEADLINE_S, Peer, ns_of
+from rclpy.action import ActionClient
+from simulation_interfaces import action, srv
+from simulation_interfaces.msg import SimulationState
+from std_srvs.srv import SetBool
+
+
+def entity(state):
+    p, q, v, w = (
+        state.pose.position,
+        state.pose.orientation,
+        state.twist.linear,
+        state.twist.angular,
+    )
+    return {
+        "frame": state.header.frame_id,
+        "stamp": ns_of(state.header.stamp),
+        "pose": [p.x, p.y, p.z, q.x, q.y, q.z, q.w],
+        "twist": [v.x, v.y, v.z, w.x, w.y, w.z],
+    }
+
+
+class Client(Peer):
+    def result(self, response):
+        return [response.result.result, response.result.error_message]
+
+    def state(self):
+        r = self.call(
+            srv.GetSimulationState, "get_simulation_state", srv.GetSimulationState.Request()
+        )
+        return r.state.state
+
+    def set_state(self, value):
+        req = srv.SetSimulationState.Request()
+        req.state.state = value
+        return self.result(self.call(srv.SetSimulationState, "set_simulation_state", req))
+
+    def step(self, steps):
+        return self.result(
+            self.call(
+                srv.StepSimulation, "step_simulation", srv.StepSimulation.Request(steps=steps)
+            )
+        )
+
+    def entity_state(self, name):
+        r = self.call(
+            srv.GetEntityState, "get_entity_state", srv.GetEntityState.Request(entity=name)
+        )
+        return self.result(r), entity(r.state)
+
+    def entities(self, pattern="", tags=()):
+        req = srv.GetEntities.Request()
+        req.filters.filter = pattern
+        req.filters.tags.tags = list(tags)
+        r = self.call(srv.GetEntities, "get_entities", req)
+        return self.result(r), list(r.entities)
+
+    def simulate(self, steps, cancel_after=None):
+        """Send a SimulateSteps goal; cancel it after `cancel_after` feedbacks. Returns
+        {accepted, status, result, feedback: [[completed, remaining]]}."""
+        client = ActionClient(self.node, action.SimulateSteps, "simulate_steps")
+        if not client.wait_for_server(timeout_sec=DEADLINE_S):
+            raise RuntimeError("peer: simulate_steps does not appear")
+        feedback, cond = [], threading.Condition()
+
+        def on_feedback(msg):
+            with cond:
+                feedback.append([msg.feedback.completed_steps, msg.feedback.remaining_steps])
+                cond.notify_all()
+
+        handle = self.wait_future(
+            client.send_goal_async(action.SimulateSteps.Goal(steps=steps), on_feedback)
+        )
+        if not handle.accepted:
+            return {"accepted": False}
+        if cancel_after is not None:
+            with cond:
+                if not cond.wait_for(lambda: len(feedback) >= cancel_after, DEADLINE_S):
+                    raise RuntimeError("peer: no feedback to cancel after")
+            self.wait_future(handle.cancel_goal_async())
+        out = self.wait_future(handle.get_result_async())
+        time.sleep(0.2)  # feedback sent before the result may arrive just after it
+        with cond:
+            fb = list(feedback)
+        return {
+            "accepted": True,
+            "status": out.status,
+            "result": [out.result.result.result, out.result.result.error_message],
+            "feedback": fb,
+        }
+
+    def wait_future(self, future):
+        done = threading.Event()
+        future.add_done_callback(lambda _f: done.set())
+        if not done.wait(DEADLINE_S):
+            raise RuntimeError("peer: no answer")
+        return future.result()
+
+
+def main():
+    S = SimulationState
+    peer = Client(namespace=sys.argv[1])
+    out = {}
+    r = peer.call(
+        srv.GetSimulatorFeatures, "get_simulator_features", srv.GetSimulatorFeatures.Request()
+    )
+    out["features"] = list(r.features.features)
+    out["spawn_formats"] = list(r.features.spawn_formats)
+    out["custom_info"] = r.features.custom_info
+    out["initial_state"] = peer.state()
+    out["pause"] = peer.set_state(S.STATE_PAUSED)
+    out["paused_state"] = peer.state()
+    out["pause_again"] = peer.set_state(S.STATE_PAUSED)
+    out["stop"] = peer.set_state(S.STATE_STOPPED)
+    out["stopped_state"] = peer.state()
+    out["stopped_entity"] = peer.entity_state("link1")[1]
+    out["step3"] = peer.step(3)
+    out["after_step_state"] = peer.state()
+    out["after_step_stamp"] = peer.entity_state("link1")[1]["stamp"]
+    out["simulate5"] = peer.simulate(5)
+    out["entities"] = peer.entities()
+    out["entities_2"] = peer.entities("2$")
+    out["entities_tags"] = peer.entities(tags=["arm"])
+    out["entities_bad_regex"] = peer.entities("(")
+    out["entity_states"] = {name: peer.entity_state(name) for name in out["entities"][1]}
+    r = peer.call(srv.GetEntitiesStates, "get_entities_states", srv.GetEntitiesStates.Request())
+    out["entities_states"] = [
+        peer.result(r),
+        list(r.entities),
+        [entity(s) for s in r.states],
+    ]
+    out["unknown_entity"] = peer.entity_state("elbow")[0]
+    out["step0"] = peer.step(0)
+    out["cancelled"] = peer.simulate(1_000_000, cancel_after=3)
+    out["reset_time_only"] = peer.result(
+        peer.call(srv.ResetSimulation, "reset_simulation", srv.ResetSimulation.Request(scope=1))
+    )
+    out["reset"] = peer.result(
+        peer.call(srv.ResetSimulation, "reset_simulation", srv.ResetSimulation.Request())
+    )
+    out["after_reset_stamp"] = peer.entity_state("link1")[1]["stamp"]
+    out["play"] = peer.set_state(S.STATE_PLAYING)
+    out["playing_state"] = peer.state()
+    out["step_playing"] = peer.step(1)
+    out["simulate_playing"] = peer.simulate(2)
+    # asr's own `pause` is an alias: the standard's state follows it
+    peer.call(SetBool, "pause", SetBool.Request(data=True))
+    out["alias_paused_state"] = peer.state()
+    out["no_world"] = peer.set_state(S.STATE_NO_WORLD)
+    out["quit"] = peer.set_state(S.STATE_QUITTING)
+    peer.finish(out)
+
+
+if __name__ == "__main__":
+    main()
