@@ -5,8 +5,10 @@ the engine's link poses (MuJoCo's mj_kinematics, computed here apart) to 1e-12, 
 forward kinematics of the published URDF (its joint origins and axes), so robot_description and
 /tf describe the same robot; the URDF names no file and parses with urdfdom's check_urdf.
 With real ROS 2 (rclpy over Fast DDS, peers without asr: tests/support/ros2_peers/tf_peer.py):
-a peer joining late gets robot_description and check_urdf reads what it got."""
+a peer joining late gets robot_description; a tf consumer rebuilds every link's pose from /tf
+and /tf_static and matches an in-process NodeCore stepped with the same lockstep inputs."""
 
+import json
 import math
 import os
 import shutil
@@ -18,11 +20,12 @@ import numpy as np
 import pytest
 
 import asr
+from asr.ros.node_core import NodeCore
 from asr.ros.ros2_tf import EnginePoses, robot_description
 from asr.ros.urdf import rpy_mat
 from asr.sim.simulation import Sim
 from tests.conftest import IN_CI
-from tests.support.ros2 import NodeProcess, run_peer
+from tests.support.ros2 import NodeProcess, ros2_interfaces, run_peer
 from tests.support.urdf import ALL_VARIANTS, NOT_URDF
 
 TOL = 1e-12  # m and (rotation matrix entries)
@@ -214,3 +217,33 @@ def test_a_late_peer_gets_robot_description(node, tmp_path):
     assert out["count"] == 1
     assert out["text"] == robot_description(asr.load_robot(TF_ROBOT))
     check_urdf(out["text"], tmp_path / "received.urdf")
+
+
+@pytest.mark.ros2
+@pytest.mark.slow
+def test_a_tf_consumer_rebuilds_every_link_pose(node):
+    ros2_interfaces()  # tf2_msgs, built from its definitions (PyPI has none)
+    core = NodeCore(TF_ROBOT, rate=TF_RATE)  # the node's core, stepped with the same inputs
+    n = 12
+    rng = np.random.default_rng(11)
+    refs = np.repeat(core.held()[0][None], n, axis=0)  # (n, J, 2): link positions (mode 1)
+    refs[:, :, 0] += np.cumsum(rng.uniform(-0.04, 0.04, (n, len(core.names))), axis=0)
+    out = run_peer("tf_peer.py", "tf", json.dumps({"refs": refs.tolist()}))
+    model = core.sim.models[0]
+    links = EnginePoses(core.sim).frames.links
+    assert out["stamps"] == [k * core.period_ns for k in range(1, n + 1)]
+    assert out["tf_stamps"] == [n * core.period_ns]  # the last /tf: every transform stamped so
+    assert out["static"] == ["ft_sensor", "tool"] and out["static_stamps"] == [0]
+    assert out["parents"] == {links[b]: links[model.body_parentid[b]] for b in range(1, len(links))}
+    for k in range(n):
+        assert core.hold_references(refs[k], "step")
+        core.step_period()
+        qpos = core.sim.datas[0].qpos
+        assert np.array_equal(out["q"][k], qpos[core.sim.qpos_adr])  # lockstep: bit for bit
+        want_pos, want_rot = engine_link_poses(model, qpos)
+        got = out["poses"][k]
+        for b, link in enumerate(links[1:], start=1):
+            assert np.max(np.abs(np.array(got[link][:3]) - want_pos[b])) < TOL, (k, link)
+            assert np.max(np.abs(quat_matrix(got[link][3:]) - want_rot[b])) < TOL, (k, link)
+    moved = out["poses"][-1]["tool"][:3], out["poses"][0]["tool"][:3]
+    assert np.linalg.norm(np.subtract(*moved)) > 1e-3, "the tool did not move"
