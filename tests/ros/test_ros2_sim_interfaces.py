@@ -122,3 +122,18 @@ def test_entities_and_their_states_are_the_engines(answers):
     result, names, states = out["entities_states"]
     assert result == [OK, ""] and names == sorted(expected)
     assert states == [out["entity_states"][n][1] for n in names]
+
+
+def test_lockstep_playing_steps_only_on_request(tmp_path):
+    ros2_interfaces()
+    _, period_ns = control_period()
+    with NodeProcess(tmp_path, robot=ROBOT, rate=RATE, namespace=NS, lockstep=True) as n:
+        out = run_peer("sim_interfaces.py", NS, "lockstep")
+        assert n.stop() == 0, n.log()[-2000:]
+    assert out["initial_state"] == PLAYING and out["initial_stamp"] == 0  # no step on its own
+    assert out["step_period"] == f"t={period_ns}"
+    assert out["step_playing"][0] == FAILED
+    assert out["pause"] == [OK, ""] and out["step4"] == [OK, ""]
+    assert out["stamp"] == 5 * period_ns
+    assert out["stop"] == [OK, ""] and out["stopped_state"] == STOPPED
+    assert out["play_from_stopped"] == [OK, ""] and out["played_stamp"] == 0

@@ -1,6 +1,7 @@
 """A simulation_interfaces client (.venv-ros2's Python with asr/ros/interfaces' install, without
 asr): calls every service asr's node serves and its SimulateSteps action in one scripted run and
-prints what each answered (JSON, stdout's last line). argv[1]: the node's namespace."""
+prints what each answered (JSON, stdout's last line). argv[1]: the node's namespace; argv[2]
+"lockstep" for a --lockstep node's run (`lockstep`)."""
 
 import sys
 import threading
@@ -105,9 +106,31 @@ class Client(Peer):
         return future.result()
 
 
+def lockstep(peer):
+    """On a --lockstep node: PLAYING steps only on `step_period` calls; the standard's
+    stepping works once paused."""
+    from std_srvs.srv import Trigger
+
+    S = SimulationState
+    out = {"initial_state": peer.state()}
+    out["initial_stamp"] = peer.entity_state("link2")[1]["stamp"]
+    out["step_period"] = peer.call(Trigger, "step_period", Trigger.Request()).message
+    out["step_playing"] = peer.step(1)
+    out["pause"] = peer.set_state(S.STATE_PAUSED)
+    out["step4"] = peer.step(4)
+    out["stamp"] = peer.entity_state("link2")[1]["stamp"]
+    out["stop"] = peer.set_state(S.STATE_STOPPED)
+    out["stopped_state"] = peer.state()
+    out["play_from_stopped"] = peer.set_state(S.STATE_PLAYING)
+    out["played_stamp"] = peer.entity_state("link2")[1]["stamp"]
+    peer.finish(out)
+
+
 def main():
     S = SimulationState
     peer = Client(namespace=sys.argv[1])
+    if sys.argv[2:] == ["lockstep"]:
+        lockstep(peer)
     out = {}
     r = peer.call(
         srv.GetSimulatorFeatures, "get_simulator_features", srv.GetSimulatorFeatures.Request()
