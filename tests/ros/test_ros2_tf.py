@@ -25,7 +25,15 @@ from asr.ros.ros2_tf import EnginePoses, robot_description
 from asr.ros.urdf import rpy_mat
 from asr.sim.simulation import Sim
 from tests.conftest import IN_CI
-from tests.support.ros2 import NodeProcess, ros2_interfaces, run_peer
+from tests.support.paths import ROOT
+from tests.support.ros2 import (
+    INTERFACES,
+    NodeProcess,
+    asr_env,
+    ros2_interfaces,
+    ros2_python,
+    run_peer,
+)
 from tests.support.urdf import ALL_VARIANTS, NOT_URDF
 
 TOL = 1e-12  # m and (rotation matrix entries)
@@ -247,3 +255,28 @@ def test_a_tf_consumer_rebuilds_every_link_pose(node):
             assert np.max(np.abs(quat_matrix(got[link][3:]) - want_rot[b])) < TOL, (k, link)
     moved = out["poses"][-1]["tool"][:3], out["poses"][0]["tool"][:3]
     assert np.linalg.norm(np.subtract(*moved)) > 1e-3, "the tool did not move"
+
+
+@pytest.mark.ros2
+@pytest.mark.slow
+def test_without_tf2_msgs_the_node_says_why_and_still_describes_the_robot(tmp_path):
+    """The node in an environment without the built interfaces (PyPI's wheels alone): no /tf,
+    one log line naming tf2_msgs, robot_description still served; SIGINT ends it with 0."""
+    import signal
+
+    env = asr_env()
+    built = str(INTERFACES)
+    paths = env["PYTHONPATH"].split(os.pathsep)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in paths if not p.startswith(built))
+    code = f"from asr.ros.ros2_node import run_ros2_node; run_ros2_node({TF_ROBOT!r})"
+    err = tmp_path / "node.stderr"
+    with open(err, "w") as f:
+        proc = subprocess.Popen([ros2_python(), "-c", code], env=env, stderr=f, cwd=ROOT)
+        try:
+            out = run_peer("tf_peer.py", "description", "{}")
+        finally:
+            proc.send_signal(signal.SIGINT)
+            assert proc.wait(20) == 0, err.read_text()[-2000:]
+    assert out["text"] == robot_description(asr.load_robot(TF_ROBOT))
+    lines = [ln for ln in err.read_text().splitlines() if "no /tf" in ln]
+    assert len(lines) == 1 and "tf2_msgs is not installed" in lines[0], err.read_text()[-2000:]
