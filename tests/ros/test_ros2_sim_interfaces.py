@@ -4,6 +4,8 @@ client without asr (tests/support/ros2_peers/sim_interfaces.py, simulation_inter
 asr/ros/interfaces' install) in another; the entity states are checked here against an
 asr.Sim stepped through the same periods in this process."""
 
+import json
+
 import mujoco
 import numpy as np
 import pytest
@@ -137,3 +139,15 @@ def test_lockstep_playing_steps_only_on_request(tmp_path):
     assert out["stamp"] == 5 * period_ns
     assert out["stop"] == [OK, ""] and out["stopped_state"] == STOPPED
     assert out["play_from_stopped"] == [OK, ""] and out["played_stamp"] == 0
+
+
+def test_built_type_hash_is_the_published_one():
+    """asr/ros/interfaces' build gives tf2_msgs/msg/TFMessage the RIHS01 hash that Jazzy's own
+    packages carry (rosbag2 records it, rosidl's golden-hash tests check it): peers with the
+    real package and with this build see one type."""
+    install = ros2_interfaces()
+    desc = json.loads((install / "share/tf2_msgs/msg/TFMessage.json").read_text())
+    assert desc["type_hashes"][0]["type_name"] == "tf2_msgs/msg/TFMessage"
+    assert desc["type_hashes"][0]["hash_string"] == (
+        "RIHS01_e369d0f05a23ae52508854b66f6aa0437f3449d652e8cbf22d5abe85d020f087"
+    )
