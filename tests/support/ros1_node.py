@@ -133,8 +133,8 @@ def steps_of(stamp, dt):
 # The recorder is the witness, not the subject: `rosbag record` takes each topic through a roscpp
 # subscriber queue of fixed length that drops its oldest messages when the recorder is starved of
 # CPU, as on a loaded 2-core host (842 of 1001 link_state messages in a run at load 8 with two
-# busy loops, joint_states complete). As root (CI) it runs at a raised priority, so that what the bag misses
-# is what the node did not publish.
+# busy loops, joint_states complete). As root (CI) it runs at a raised priority, so that what the
+# bag misses is what the node did not publish.
 RECORDER_PRIORITY = ["nice", "-n", "-10"] if os.geteuid() == 0 else []
 
 
