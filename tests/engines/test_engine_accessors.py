@@ -122,6 +122,12 @@ MUJOCO_ONLY = {
     "asr/mujoco/export.py": "writes a robot's MJCF for MuJoCo's plugin: qpos0, joint ranges",
     "asr/controllers/mujoco_site.py": "interaction control's C part: the tool site, F/T sensor "
     "and tool body in each MjData, the sensors at rest, gravity torques (MuJoCo only)",
+    "asr/warp/mujoco.py": "MuJoCo Warp's model and data are put from the robot's compiled MjModel "
+    "(mujoco_warp.put_model / put_data); the device has no asr.Sim to ask",
+    "asr/ros/ros2_tf.py": "/tf of every link, every period: the MuJoCo engine's qpos copied into a "
+    "private MjData and mj_kinematics run there (the engine's own MjData is never written)",
+    "asr/ros/ros2_sim_interfaces.py": "simulation_interfaces' entities are the robot's MuJoCo "
+    "bodies: their names, poses and body-frame twists (mj_objectVelocity)",
     "dashboard/session.py": "session.models: the joints' actuator model names, not MuJoCo's",
     "dashboard/datasheet.py": "session.models: the joints' actuator model names, not MuJoCo's",
 }
