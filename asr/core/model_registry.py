@@ -61,7 +61,7 @@ class ParamSpec:
         """The valid range in interval notation, e.g. '(0, inf)'."""
         lo = "[" if not self.lo_open else "("
         hi = "]" if not self.hi_open else ")"
-        text = f"{lo}{_fmt(self.lo)}, {_fmt(self.hi)}{hi}"
+        text = f"{lo}{fmt_bound(self.lo)}, {fmt_bound(self.hi)}{hi}"
         return text + (" (integer)" if self.integer else "")
 
     def valid(self, values: npt.ArrayLike) -> npt.NDArray[np.bool_]:
@@ -107,7 +107,7 @@ def c_text(text: object, where: str) -> str:
     return text
 
 
-def _fmt(x: float) -> str:
+def fmt_bound(x: float) -> str:
     return "inf" if x == _INF else "-inf" if x == -_INF else f"{x:g}"
 
 
@@ -247,7 +247,7 @@ class ModelSpec:
 
 
 @dataclasses.dataclass
-class _Model:
+class RegisteredModel:
     """A registered model: its spec and the C definition the core uses."""
 
     spec: ModelSpec
@@ -282,14 +282,14 @@ def _spec_of(cdef: CData) -> ModelSpec:
     )
 
 
-_REGISTRY: dict[str, _Model] = {}
+_REGISTRY: dict[str, RegisteredModel] = {}
 
 
 def _load_builtins() -> None:
     for m in range(lib.asr_model_count()):
         cdef = lib.asr_model_get(m)
         spec = _spec_of(cdef)
-        _REGISTRY[spec.name] = _Model(spec=spec, cdef=cdef)
+        _REGISTRY[spec.name] = RegisteredModel(spec=spec, cdef=cdef)
 
 
 _load_builtins()
@@ -349,7 +349,8 @@ def _preset_summary(p: PresetSpec) -> str:
         return "none"
     what = f"param {p.param}" if p.kind == "param" else "ref"
     below = f", < {p.below_param}" if p.below_param else ""
-    return f"{what}: [{_fmt(p.lo)}, {_fmt(p.hi)}]" + (f" {p.unit}" if p.unit else "") + below
+    unit = f" {p.unit}" if p.unit else ""
+    return f"{what}: [{fmt_bound(p.lo)}, {fmt_bound(p.hi)}]{unit}{below}"
 
 
 def models() -> ModelTable:
@@ -358,7 +359,7 @@ def models() -> ModelTable:
     return ModelTable((name, m.spec) for name, m in _REGISTRY.items())
 
 
-def get_model(name: object) -> _Model:
+def get_model(name: object) -> RegisteredModel:
     """The registered model `name`; ValueError listing the valid names otherwise."""
     if not isinstance(name, str):
         raise TypeError(f"model: expected a model name (str), got {type(name).__name__}")
@@ -380,9 +381,9 @@ def preset_table(specs: Mapping[str, ModelSpec] | None = None) -> str:
         p = spec.preset
         kind = f"param `{p.param}`" if p.kind == "param" else p.kind
         none = p.kind == "none"
-        rng = "" if none else f"[{_fmt(p.lo)}, {_fmt(p.hi)}]"
-        soft_stiff = "" if none else f"{_fmt(p.soft)} / {_fmt(p.stiff)}"
-        valid = f"[{_fmt(p.lo)}, {p.below_param})" if p.below_param else ""
+        rng = "" if none else f"[{fmt_bound(p.lo)}, {fmt_bound(p.hi)}]"
+        soft_stiff = "" if none else f"{fmt_bound(p.soft)} / {fmt_bound(p.stiff)}"
+        valid = f"[{fmt_bound(p.lo)}, {p.below_param})" if p.below_param else ""
         lines.append(
             f"| `{name}` | {p.meaning} | {kind} | {rng} | {soft_stiff} | {p.unit} | {valid} |"
         )

@@ -26,7 +26,7 @@ from asr.core.model_registry import ModelSpec as ModelSpec
 from asr.core.model_registry import ModelTable as ModelTable
 from asr.core.model_registry import ParamSpec as ParamSpec
 from asr.core.model_registry import PresetSpec as PresetSpec
-from asr.core.model_registry import _fmt, _Model
+from asr.core.model_registry import RegisteredModel, fmt_bound
 from asr.core.model_registry import c_text as c_text
 from asr.core.model_registry import get_model as get_model
 from asr.core.model_registry import models as models
@@ -92,7 +92,7 @@ class Compliance:
 
 
 def _model_params(
-    model: _Model, params: Mapping[str, npt.ArrayLike], shape: tuple[int, ...]
+    model: RegisteredModel, params: Mapping[str, npt.ArrayLike], shape: tuple[int, ...]
 ) -> tuple[FloatArray, int]:
     """The model's own parameters as an (n, nparam) array (pstride nparam) or one shared row."""
     spec = model.spec
@@ -120,7 +120,7 @@ def _model_params(
     return np.ascontiguousarray(table), len(spec.params)
 
 
-def _evaluate(model: _Model, fn: Callable[..., int], *args: CData) -> int:
+def _evaluate(model: RegisteredModel, fn: Callable[..., int], *args: CData) -> int:
     """Run C evaluation fn(cdef, *args) with this call's own binding of `model`, re-raising an
     exception its Python callbacks raised; returns the C status."""
     bound = model.bind(finite=True)
@@ -223,7 +223,7 @@ def check_ref2(spec: ModelSpec, ref2: FloatArray, bound: FloatArray, name: str) 
         unit = f" {pre.unit}" if pre.unit else ""
         raise ValueError(
             f"{name}: {pre.meaning} = {V.num(value)}{unit}, valid range "
-            f"[{_fmt(pre.lo)}, {pre.below_param}) with {pre.below_param} = "
+            f"[{fmt_bound(pre.lo)}, {pre.below_param}) with {pre.below_param} = "
             f"{V.num(at)}{unit}"
         )
 

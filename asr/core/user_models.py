@@ -21,8 +21,8 @@ from asr.core.model_registry import (
     ModelSpec,
     ParamSpec,
     PresetSpec,
+    RegisteredModel,
     _common_specs,
-    _Model,
     _spec_of,
     c_text,
     get_model,
@@ -158,7 +158,7 @@ def register_model(
     cdef.elastic, cdef.refmap = c_elastic, c_refmap
     # a Python model's user pointer is set in each Binding's copy; this one stays NULL
     spec = _spec_of(cdef)
-    _REGISTRY[name] = _Model(spec=spec, cdef=cdef, python=python, keep=keep)
+    _REGISTRY[name] = RegisteredModel(spec=spec, cdef=cdef, python=python, keep=keep)
     return spec
 
 

@@ -23,7 +23,15 @@ except ImportError:  # Python < 3.11
 from asr.core.batch import Joint, check_mode
 from asr.core.models import get_model
 from asr.robots import robot_files as files
-from asr.robots.robot_toml import _INITIAL, _INTERACTION, _JOINT, _TOP, _VARIANT, _entries, _shown
+from asr.robots.robot_toml import (
+    INITIAL_KEYS,
+    INTERACTION_KEYS,
+    JOINT_KEYS,
+    TOP_KEYS,
+    VARIANT_KEYS,
+    checked_entries,
+    shown,
+)
 
 ROBOTS_ENV = "ASR_ROBOTS"
 PACKAGE_ROBOTS = "robots_data"  # asr/robots_data in wheels (setup.py's build_py)
@@ -141,7 +149,7 @@ class _File:
 def _joint(toml: _File, where: str, table: Mapping[str, Any]) -> RobotJoint:
     """A RobotJoint from one [[variants.<v>.joints]] table: mode and parameters valid for its
     model (asr's ParamSpec ranges)."""
-    e = _entries(table, _JOINT, toml, where)
+    e = checked_entries(table, JOINT_KEYS, toml, where)
     spec = get_model(e["model"]).spec
     try:
         mode = check_mode(e["mode"], spec, "")
@@ -251,10 +259,8 @@ def _variant(
     parsed MJCF files by name."""
     section = f"[variants.{name}]"
     if not isinstance(table, dict):
-        toml.fail(
-            f"[variants] {name}", f"expected a table ([variants.{name}]), got {_shown(table)}"
-        )
-    e = _entries(table, _VARIANT, toml, section)
+        toml.fail(f"[variants] {name}", f"expected a table ([variants.{name}]), got {shown(table)}")
+    e = checked_entries(table, VARIANT_KEYS, toml, section)
     if e["mjcf"] not in models:
         models[e["mjcf"]] = _mjcf_model(folder, toml, f"{section} mjcf", e["mjcf"])
     mjcf, model = models[e["mjcf"]]
@@ -297,7 +303,9 @@ def _variant(
                     f"its revolute / prismatic joints are: "
                     f"{', '.join(have) or 'none'}",
                 )
-    initial = _entries(e.get("initial", {}), _INITIAL, toml, f"[variants.{name}.initial]")
+    initial = checked_entries(
+        e.get("initial", {}), INITIAL_KEYS, toml, f"[variants.{name}.initial]"
+    )
     for key, value in initial.items():
         if len(value) != len(joints):
             toml.fail(
@@ -307,7 +315,7 @@ def _variant(
     interaction: tuple[tuple[str, str], ...] | None = None
     if "interaction" in e:
         where = f"[variants.{name}.interaction]"
-        names = _entries(e["interaction"], _INTERACTION, toml, where)
+        names = checked_entries(e["interaction"], INTERACTION_KEYS, toml, where)
         _check_interaction_names(model, toml, where, names)
         interaction = tuple(sorted(names.items()))
     return dict(
@@ -425,7 +433,7 @@ def load_robot(
         raise TypeError(f"variant: expected a variant name (str), got {type(variant).__name__}")
     folder, label = _robot_folder(name, allow_path)
     toml = _File(label, "robot.toml")
-    top = _entries(_read_toml(folder, toml.label(toml.file)), _TOP, toml, "")
+    top = checked_entries(_read_toml(folder, toml.label(toml.file)), TOP_KEYS, toml, "")
     if not top["variants"]:
         toml.fail("variants", "needs at least one [variants.<name>] table")
     models: dict[object, tuple[str, Any]] = {}

@@ -1,10 +1,11 @@
 """The checks of robot.toml's values (asr.robots.robot): one validator per kind of value (names,
-file
-names, numbers, arrays, pairs, models, modes, parameter tables), the schema of each kind of table
-({key: (validator, required)}) and _entries, which checks one table against its schema.
+file names, numbers, arrays, pairs, models, modes, parameter tables), the schema of each kind of
+table ({key: (validator, required)}) and checked_entries, which checks one table against its
+schema; robot.py reads the schemas and calls checked_entries.
 
-A validator raises _Invalid saying what is wrong with the value; _entries has the caller's file
-object turn that into its error naming the file and the entry (asr.robots.robot's RobotFileError).
+A validator raises _Invalid saying what is wrong with the value; checked_entries has the caller's
+file object turn that into its error naming the file and the entry (asr.robots.robot's
+RobotFileError).
 """
 
 import math
@@ -16,7 +17,7 @@ from asr.core.models import models as model_specs
 
 # ---------------------------------------------------------------- one validator per kind of value
 # Each takes a value read from TOML and returns it converted, or raises _Invalid saying what is
-# wrong; _entries() adds the file and the entry.
+# wrong; checked_entries() adds the file and the entry.
 
 
 class _Invalid(Exception):
@@ -33,7 +34,7 @@ class _Fails(Protocol):
     def fail(self, entry: str, problem: str) -> NoReturn: ...
 
 
-def _shown(value: object) -> str:
+def shown(value: object) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
@@ -43,7 +44,7 @@ def _string_of(what: str) -> Callable[[object], str]:
 
     def check(value: object) -> str:
         if not isinstance(value, str) or not value.strip() or "\0" in value:
-            raise _Invalid(f"expected {what} (string), got {_shown(value)}")
+            raise _Invalid(f"expected {what} (string), got {shown(value)}")
         return value
 
     return check
@@ -55,27 +56,27 @@ _file_name = _string_of("a file name")
 
 def _text(value: object) -> str:
     if not isinstance(value, str):
-        raise _Invalid(f"expected a string, got {_shown(value)}")
+        raise _Invalid(f"expected a string, got {shown(value)}")
     return value
 
 
 def _table(value: object) -> dict[str, Any]:
     if not isinstance(value, dict):
-        raise _Invalid(f"expected a table, got {_shown(value)}")
+        raise _Invalid(f"expected a table, got {shown(value)}")
     return value
 
 
 def _tables(value: object) -> list[dict[str, Any]]:
     """A non-empty array of tables ([[...]] entries)."""
     if not isinstance(value, list) or not value or not all(isinstance(v, dict) for v in value):
-        raise _Invalid(f"expected one or more tables ([[...]] entries), got {_shown(value)}")
+        raise _Invalid(f"expected one or more tables ([[...]] entries), got {shown(value)}")
     return value
 
 
 def _number(value: object, allow_inf: bool = False) -> float:
     """A real number (booleans are not numbers); NaN never, inf only where allowed."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise _Invalid(f"expected a number, got {_shown(value)}")
+        raise _Invalid(f"expected a number, got {shown(value)}")
     x = float(value)
     if math.isnan(x):
         raise _Invalid("got nan (not a number)")
@@ -88,7 +89,7 @@ def _numbers(value: object, length: int | None = None) -> tuple[float, ...]:
     """An array of finite numbers (of `length` entries when given), as a tuple."""
     if not isinstance(value, list) or (length is not None and len(value) != length):
         size = "" if length is None else f" {length}"
-        raise _Invalid(f"expected an array of{size} numbers, got {_shown(value)}")
+        raise _Invalid(f"expected an array of{size} numbers, got {shown(value)}")
     out = []
     for k, x in enumerate(value):
         try:
@@ -101,7 +102,7 @@ def _numbers(value: object, length: int | None = None) -> tuple[float, ...]:
 def _pairs(value: object) -> tuple[tuple[float, ...], ...]:
     """An array of [a, b] pairs of finite numbers, as a tuple of tuples."""
     if not isinstance(value, list):
-        raise _Invalid(f"expected an array of [a, b] pairs, got {_shown(value)}")
+        raise _Invalid(f"expected an array of [a, b] pairs, got {shown(value)}")
     out = []
     for k, pair in enumerate(value):
         try:
@@ -113,13 +114,13 @@ def _pairs(value: object) -> tuple[tuple[float, ...], ...]:
 
 def _model(value: object) -> str:
     if not isinstance(value, str) or value not in model_specs():
-        raise _Invalid(f"unknown model {_shown(value)}; valid: {', '.join(model_specs())}")
+        raise _Invalid(f"unknown model {shown(value)}; valid: {', '.join(model_specs())}")
     return value
 
 
 def _mode(value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise _Invalid(f"expected an operation mode (integer 0-6), got {_shown(value)}")
+        raise _Invalid(f"expected an operation mode (integer 0-6), got {shown(value)}")
     if not 0 <= value <= 6:
         raise _Invalid(f"got {value}, valid modes 0-6")
     return value
@@ -139,33 +140,33 @@ def _params(value: object) -> dict[str, float]:
 # ---------------------------------------------------------------- the tables of robot.toml
 # {key: (validator, required)} of each kind of table.
 
-_TOP: dict[str, tuple[_Validator, bool]] = {
+TOP_KEYS: dict[str, tuple[_Validator, bool]] = {
     "name": (_name, False),
     "description": (_text, False),
     "default_variant": (_name, False),
     "variants": (_table, True),
 }
-_VARIANT: dict[str, tuple[_Validator, bool]] = {
+VARIANT_KEYS: dict[str, tuple[_Validator, bool]] = {
     "mjcf": (_file_name, True),
     "joints": (_tables, True),
     "initial": (_table, False),
     "sdf": (_file_name, False),
     "interaction": (_table, False),
 }
-_JOINT: dict[str, tuple[_Validator, bool]] = {
+JOINT_KEYS: dict[str, tuple[_Validator, bool]] = {
     "name": (_name, True),
     "model": (_model, True),
     "mode": (_mode, True),
     "params": (_params, False),
 }
-_INITIAL: dict[str, tuple[_Validator, bool]] = {
+INITIAL_KEYS: dict[str, tuple[_Validator, bool]] = {
     "q": (_numbers, False),
     "refs": (_pairs, False),
     "first_view": (_numbers, False),
 }
 # MJCF names: the controlled site (the tool frame), the F/T sensor's site and its force and torque
 # sensors, and the site whose frame is the base frame F_b (default: the world frame)
-_INTERACTION: dict[str, tuple[_Validator, bool]] = {
+INTERACTION_KEYS: dict[str, tuple[_Validator, bool]] = {
     "site": (_name, True),
     "sensor_site": (_name, True),
     "force_sensor": (_name, True),
@@ -174,7 +175,7 @@ _INTERACTION: dict[str, tuple[_Validator, bool]] = {
 }
 
 
-def _entries(
+def checked_entries(
     table: Mapping[str, Any],
     schema: Mapping[str, tuple[_Validator, bool]],
     toml: _Fails,

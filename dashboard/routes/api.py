@@ -65,7 +65,7 @@ async def state(runner: Runner):
     return await run_command(runner, lambda r: r.state())
 
 
-def _set_fields(body):
+def given_fields(body):
     """The request's fields that were given (None: not given), also inside per-joint params."""
     d = body.model_dump(exclude_none=True)
     if "params" in d:
@@ -86,7 +86,7 @@ async def robot(body: models.RobotChoice, runner: Runner):
     "pause; answers the new state",
 )
 async def control(body: models.Control, runner: Runner):
-    c = _set_fields(body)
+    c = given_fields(body)
     return await run_command(runner, lambda r: r.control(c))
 
 
@@ -173,7 +173,7 @@ async def workspace_get(runner: Runner):
 
 @router.post("/workspace", summary="load a saved configuration; answers the new state")
 async def workspace_post(body: models.Workspace, runner: Runner):
-    ws = _set_fields(body)
+    ws = given_fields(body)
     return await run_command(runner, lambda r: r.load_workspace(ws))
 
 

@@ -25,7 +25,7 @@ from ..limits import MessageBudget, json_problem, size_problem
 from ..ranges import schema_range, with_ranges
 from ..references import ControlError
 from ..robots import NotFound
-from ..routes.api import _set_fields
+from ..routes.api import given_fields
 
 log = logging.getLogger(__name__)
 router = APIRouter(tags=["stream"])
@@ -64,7 +64,7 @@ async def _handle(runner, settings, text):
             body = msg.model_dump(exclude={"type"})
             await asyncio.wrap_future(runner.submit(lambda r: r.do_push(body)))
             return None
-        body = _set_fields(msg)
+        body = given_fields(msg)
         body.pop("type")
         await asyncio.wrap_future(runner.submit(lambda r: r.control(body)))
     except (ControlError, NotFound, Busy, ValueError, TypeError, ArithmeticError) as exc:
