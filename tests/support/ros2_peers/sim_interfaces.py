@@ -7,6 +7,7 @@ import sys
 import threading
 import time
 
+from action_msgs.msg import GoalStatus
 from peer_base import DEADLINE_S, Peer, ns_of
 from rclpy.action import ActionClient
 from simulation_interfaces import action, srv
@@ -88,7 +89,15 @@ class Client(Peer):
                     raise RuntimeError("peer: no feedback to cancel after")
             self.wait_future(handle.cancel_goal_async())
         out = self.wait_future(handle.get_result_async())
-        time.sleep(0.2)  # feedback sent before the result may arrive just after it
+        # feedback (a topic) and the result (a service) are not ordered by DDS: feedback sent
+        # before the result may arrive after it (the last of 5 did, in a parallel CI run). A goal
+        # that succeeded sent one per step: wait for them all, up to DEADLINE_S; otherwise
+        # (cancelled, aborted: no count to wait for) a short settle
+        with cond:
+            if out.status == GoalStatus.STATUS_SUCCEEDED:
+                cond.wait_for(lambda: len(feedback) >= steps, DEADLINE_S)
+        if out.status != GoalStatus.STATUS_SUCCEEDED:
+            time.sleep(0.2)
         with cond:
             fb = list(feedback)
         return {
