@@ -407,7 +407,10 @@ def test_a_bag_recorded_from_the_live_node_reads_back(ros_master, live, tmp_path
     js, ls = topics["/arm_a/joint_states"], topics["/arm_a/joint1/link_state"]
     n = len(js["t"])
     print(f"recorded {n} JointState and {len(ls['t'])} link_state messages in 1.5 s")
-    assert n >= 20 and abs(len(ls["t"]) - n) <= 2
+    # link_state loses nothing beside joint_states; it may hold more: the recorder starts and
+    # stops its topics' subscriptions apart (149 link_state against 140 joint_states once, in a
+    # parallel CI run), and the angles below check the periods the two share
+    assert n >= 20 and len(ls["t"]) >= n - 2
     assert js["name"] == ("joint1", "joint2")
     steps = np.round(js["t"] / (1.0 / RATE_HZ))
     assert np.all(np.diff(steps) == 1), np.diff(steps)  # every period, in order
