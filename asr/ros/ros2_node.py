@@ -60,6 +60,9 @@ STEP_QUEUE = 10_000  # lockstep: step requests waiting; more are rejected (bound
 COMMAND_DEPTH = 4
 STEP_DEPTH = 16
 STEP_SERVICE_TIMEOUT_S = 30.0  # step_period waits this long for its period at most
+EXECUTOR_POLL_S = 0.05  # the executor's thread checks for close() this often, s
+CLOSING = "the node is shutting down"  # a step_period call's answer once close() began
+CLOSE_TIMEOUT_S = 10.0  # close() waits this long for the executor's and goals' threads, s
 NODE_NAME = "asr"
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
 INSTALL_HINT = "pip install asr-sim[ros2] (or source /opt/ros/jazzy/setup.bash)"
@@ -125,11 +128,18 @@ def qos_profiles() -> dict[str, Any]:
 
 class StepCall:
     """A step_period call waiting for its period: `done` set once it ran (`stamp`: the
-    period's end, ns) or was dropped by a pause (`stamp` None)."""
+    period's end, ns) or was dropped (`stamp` None; `why`: by a pause, or the node closing)."""
 
     def __init__(self) -> None:
         self.done = threading.Event()
         self.stamp: int | None = None
+        self.why = "paused: resume with pause(false)"
+
+    def drop(self, why: str | None = None) -> None:
+        """Answer the call without its period (`why`: the answer; default: paused)."""
+        if why is not None:
+            self.why = why
+        self.done.set()
 
 
 class Ros2Node:
@@ -162,6 +172,8 @@ class Ros2Node:
         self._executor: Any = None
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()  # set by SIGINT / SIGTERM: the loop ends
+        self._closing = threading.Event()  # close(): no period runs any more
+        self._exec_end = threading.Event()  # close(): the executor's thread ends
         self._old_handlers: dict[int, Any] = {}
 
     def topic(self, *parts: str) -> str:
@@ -226,9 +238,19 @@ class Ros2Node:
         for sig in (signal.SIGINT, signal.SIGTERM):
             self._old_handlers[sig] = signal.signal(sig, lambda *_: self._stop.set())
 
+    @property
+    def closing(self) -> bool:
+        """close() has begun: no period runs any more (step calls and goals are answered)."""
+        return self._closing.is_set()
+
     def _spin_executor(self) -> None:
+        # spin_once in a loop of our own, not executor.spin(): close() ends it by _exec_end and
+        # joins this thread before destroying the node (destroying a node while another thread
+        # waits on its entities crashes rclpy: ros2/rclpy#663; Jazzy's executor.shutdown does
+        # not wait for that thread)
         try:
-            self._executor.spin()
+            while not self._exec_end.is_set() and self._rclpy.ok(context=self._context):
+                self._executor.spin_once(timeout_sec=EXECUTOR_POLL_S)
         except Exception:  # the context shut down under the executor: the node is closing
             if self._rclpy.ok(context=self._context):
                 raise
@@ -471,6 +493,9 @@ class Ros2Node:
 
     def _srv_step(self, request: Any, response: Any) -> Any:
         call = StepCall()
+        if self.closing:
+            response.success, response.message = False, CLOSING
+            return response
         if self.core.paused:
             response.success, response.message = False, "paused: resume with pause(false)"
             return response
@@ -479,12 +504,16 @@ class Ros2Node:
         except queue.Full:
             response.success, response.message = False, f"{STEP_QUEUE} steps already wait"
             return response
-        ok = call.done.wait(STEP_SERVICE_TIMEOUT_S)
+        deadline = time.monotonic() + STEP_SERVICE_TIMEOUT_S
+        while not call.done.wait(EXECUTOR_POLL_S) and time.monotonic() < deadline:
+            if self.closing:  # the stepping loop has ended: no period will come
+                call.drop(CLOSING)
+        ok = call.done.is_set()
         response.success = ok and call.stamp is not None
         if not ok:
             response.message = "timed out"
-        elif call.stamp is None:  # paused before its period ran: dropped
-            response.message = "paused: resume with pause(false)"
+        elif call.stamp is None:  # dropped: paused before its period ran, or closing
+            response.message = call.why
         else:
             response.message = f"t={call.stamp}"
         return response
@@ -567,17 +596,48 @@ class Ros2Node:
         return 0
 
     def close(self) -> None:
-        """Stop the executor, destroy the node and shut its rclpy context down."""
+        """End every thread that uses the node, then destroy it and shut its rclpy context
+        down. In this order: no period runs any more (`closing`; step_period calls waiting
+        are answered CLOSING, SimulateSteps goals abort at their next period and their
+        results go out), the goals' and then the executor's threads are joined
+        (CLOSE_TIMEOUT_S at most in all), and only then the node is destroyed: destroying it
+        under a thread still waiting on it crashes rclpy (ros2/rclpy#663). A thread that
+        outlives the timeout leaves the node undestroyed (logged): the process releases it
+        when it exits."""
         rclpy = self._rclpy
         if rclpy is None:
             return
-        if self._executor is not None:
-            self._executor.shutdown(timeout_sec=2.0)
-        if self._node is not None:
-            self._node.destroy_node()
-        rclpy.try_shutdown(context=self._context)
+        self._stop.set()
+        self._closing.set()
+        while True:  # step requests still queued: answered, never run
+            try:
+                call = self._steps.get_nowait()[1]
+            except queue.Empty:
+                break
+            if call is not None:
+                call.drop(CLOSING)
+        for _, call in self._pending:
+            if call is not None:
+                call.drop(CLOSING)
+        self._pending.clear()
+        deadline = time.monotonic() + CLOSE_TIMEOUT_S
+        interfaces = getattr(self, "sim_interfaces", None)  # None: start() failed before them
+        joined = interfaces is None or interfaces.close(CLOSE_TIMEOUT_S)
+        self._exec_end.set()
         if self._thread is not None:
-            self._thread.join(timeout=5.0)
+            self._thread.join(max(deadline - time.monotonic(), 0.0))
+            joined = joined and not self._thread.is_alive()
+        if joined:
+            if self._executor is not None:
+                self._executor.shutdown(timeout_sec=0)
+            if self._node is not None:
+                self._node.destroy_node()
+        elif self._node is not None:
+            self._node.get_logger().error(
+                f"asr ros2: a callback still runs after {CLOSE_TIMEOUT_S:g} s: the node is left "
+                "to the process's exit"
+            )
+        rclpy.try_shutdown(context=self._context)
         for sig, handler in self._old_handlers.items():
             signal.signal(sig, handler)
         self._rclpy = None

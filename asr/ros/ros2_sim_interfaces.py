@@ -34,12 +34,19 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from typing import Any
 
 import numpy as np
 
 MAX_STEPS = 1_000_000  # one StepSimulation call or SimulateSteps goal, periods
 FRAME = "world"
+# why a StepSimulation call or SimulateSteps goal stopped short (SimInterfaces._one_step), as
+# its result's message, given the steps done and asked for
+_STOPPED = {
+    "played": lambda k, n: f"played after {k} of {n} steps",
+    "closing": lambda k, n: f"the node is shutting down: stopped after {k} of {n} steps",
+}
 NAMES = {
     "features": "get_simulator_features",
     "reset": "reset_simulation",
@@ -87,6 +94,7 @@ class SimInterfaces:
         self._goal_lock = threading.Lock()  # one SimulateSteps goal steps at a time
         self._busy = False
         self._bodies: list[tuple[str, int]] | None = None
+        self._goals: list[threading.Thread] = []  # SimulateSteps goals' stepping threads
 
     # ------------------------------------------------------------ setup
 
@@ -247,14 +255,28 @@ class SimInterfaces:
             return "the simulation is playing: pause it first (SetSimulationState PAUSED)"
         return None
 
-    def _one_step(self) -> bool:
-        """One period while paused (its states published); False when no longer paused."""
+    def _one_step(self) -> str | None:
+        """One period while paused (its states published): None; else why none ran: "played"
+        (no longer paused) or "closing" (the node is shutting down)."""
         with self.node._lock:
+            if self.node.closing:
+                return "closing"
             if not self.core.paused:
-                return False
+                return "played"
             self.stopped = False
             self.node._step_and_publish()
-            return True
+            return None
+
+    def close(self, timeout: float) -> bool:
+        """Wait (`timeout` s at most in all) for the SimulateSteps goals: their threads stop at
+        their next period once the node is closing, and the goal's abort then goes out from
+        the executor (still spinning); False when one still runs."""
+        deadline = time.monotonic() + timeout
+        for t in list(self._goals):
+            t.join(max(deadline - time.monotonic(), 0.0))
+        while self._busy and time.monotonic() < deadline:  # the result not sent yet
+            time.sleep(0.01)
+        return not self._busy and not any(t.is_alive() for t in self._goals)
 
     def _step(self, request: Any, response: Any) -> Any:
         from simulation_interfaces.msg import Result
@@ -264,10 +286,10 @@ class SimInterfaces:
         if why is not None:
             return self._result(response, Result.RESULT_OPERATION_FAILED, why)
         for k in range(steps):
-            if not self._one_step():
-                return self._result(
-                    response, Result.RESULT_OPERATION_FAILED, f"played after {k} of {steps} steps"
-                )
+            why = self._one_step()
+            if why is not None:
+                message = _STOPPED[why](k, steps)
+                return self._result(response, Result.RESULT_OPERATION_FAILED, message)
         return self._result(response, Result.RESULT_OK)
 
     async def _simulate(self, goal_handle: Any) -> Any:
@@ -287,9 +309,11 @@ class SimInterfaces:
                 return self._result(result, Result.RESULT_OPERATION_FAILED, why)
             done: Future = Future(executor=self.node._executor)
             done.add_done_callback(lambda _: None)  # set_result wakes the executor
-            threading.Thread(
+            goal = threading.Thread(
                 target=self._run_goal, args=(goal_handle, steps, done), daemon=True
-            ).start()
+            )
+            self._goals = [t for t in self._goals if t.is_alive()] + [goal]
+            goal.start()
             outcome, completed = await done
             if outcome == "succeeded":
                 goal_handle.succeed()
@@ -303,7 +327,7 @@ class SimInterfaces:
                 )
             goal_handle.abort()
             return self._result(
-                result, Result.RESULT_OPERATION_FAILED, f"played after {completed} of {steps} steps"
+                result, Result.RESULT_OPERATION_FAILED, _STOPPED[outcome](completed, steps)
             )
         finally:
             with self._goal_lock:
@@ -319,8 +343,9 @@ class SimInterfaces:
                 if goal_handle.is_cancel_requested:
                     outcome = "canceled"
                     break
-                if not self._one_step():
-                    outcome = "played"
+                why = self._one_step()
+                if why is not None:
+                    outcome = why
                     break
                 feedback.completed_steps, feedback.remaining_steps = k + 1, steps - k - 1
                 goal_handle.publish_feedback(feedback)

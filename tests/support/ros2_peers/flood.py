@@ -10,15 +10,21 @@ result as its last stdout line. Scenarios:
 - pause: params["tries"] times: params["steps"] step messages, then pause(true) once the first
   of them ran; the pause's answer, the stamp of joint_states_latest after a settling time and
   a second pause's answer; then pause(false) and the number of states once every step ran.
+- shutdown: params["steps"] step messages and params["calls"] step_period calls, then SIGINT
+  to the node (params["pid"]) once the first step ran; each call's answer ([success,
+  message], or None when none came within DEADLINE_S) and the states seen before the signal.
 """
 
 import array
 import json
+import os
+import signal
 import sys
+import threading
 import time
 
 from peer_base import DEADLINE_S, SETTLE_S, Peer
-from proc_memory import rss_kb
+from proc_memory import rss_kb, running
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool, Trigger
 
@@ -88,6 +94,34 @@ def pause(peer, p):
         with peer.cond:
             tries[-1]["total"] = len(peer.states) - first
     return {"tries": tries}
+
+
+def shutdown(peer, p):
+    step = peer.publisher(Float64MultiArray, "step")
+    peer.reset()
+    client = peer.node.create_client(Trigger, "step_period")
+    if not client.wait_for_service(timeout_sec=DEADLINE_S):
+        raise RuntimeError("peer: step_period does not appear")
+    with peer.cond:
+        first = len(peer.states)
+    for _ in range(p["steps"]):
+        step.publish(Float64MultiArray())
+    calls = [client.call_async(Trigger.Request()) for _ in range(p["calls"])]
+    answered = threading.Semaphore(0)
+    for c in calls:
+        c.add_done_callback(lambda _f: answered.release())
+    peer.wait(lambda: len(peer.states) > first, "the first step's state")
+    with peer.cond:
+        seen = len(peer.states) - first
+    os.kill(p["pid"], signal.SIGINT)
+    # every answer, or the node gone (what it did not answer by then it never will) and a
+    # settle for answers still in flight; DEADLINE_S at most
+    end, left = time.monotonic() + DEADLINE_S, len(calls)
+    while left and time.monotonic() < end and running(p["pid"]):
+        left -= answered.acquire(timeout=0.05)
+    time.sleep(SETTLE_S)
+    answers = [[c.result().success, c.result().message] if c.done() else None for c in calls]
+    return {"answers": answers, "seen": seen}
 
 
 if __name__ == "__main__":

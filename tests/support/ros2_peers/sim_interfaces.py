@@ -1,8 +1,11 @@
 """A simulation_interfaces client (.venv-ros2's Python with asr/ros/interfaces' install, without
 asr): calls every service asr's node serves and its SimulateSteps action in one scripted run and
 prints what each answered (JSON, stdout's last line). argv[1]: the node's namespace; argv[2]
-"lockstep" for a --lockstep node's run (`lockstep`)."""
+"lockstep" for a --lockstep node's run (`lockstep`), or "shutdown" and the node's pid
+(`shutdown`)."""
 
+import os
+import signal
 import sys
 import threading
 import time
@@ -65,8 +68,9 @@ class Client(Peer):
         r = self.call(srv.GetEntities, "get_entities", req)
         return self.result(r), list(r.entities)
 
-    def simulate(self, steps, cancel_after=None):
-        """Send a SimulateSteps goal; cancel it after `cancel_after` feedbacks. Returns
+    def simulate(self, steps, cancel_after=None, sigint=None):
+        """Send a SimulateSteps goal; cancel it after `cancel_after` feedbacks, or then send
+        SIGINT to process `sigint` (the node) instead. Returns
         {accepted, status, result, feedback: [[completed, remaining]]}."""
         client = ActionClient(self.node, action.SimulateSteps, "simulate_steps")
         if not client.wait_for_server(timeout_sec=DEADLINE_S):
@@ -87,7 +91,10 @@ class Client(Peer):
             with cond:
                 if not cond.wait_for(lambda: len(feedback) >= cancel_after, DEADLINE_S):
                     raise RuntimeError("peer: no feedback to cancel after")
-            self.wait_future(handle.cancel_goal_async())
+            if sigint is None:
+                self.wait_future(handle.cancel_goal_async())
+            else:
+                os.kill(sigint, signal.SIGINT)
         out = self.wait_future(handle.get_result_async())
         # feedback (a topic) and the result (a service) are not ordered by DDS: feedback sent
         # before the result may arrive after it (the last of 5 did, in a parallel CI run). A goal
@@ -135,11 +142,20 @@ def lockstep(peer):
     peer.finish(out)
 
 
+def shutdown(peer, pid):
+    """SIGINT to the node (`pid`) while a long SimulateSteps goal runs: the goal's result."""
+    out = {"pause": peer.set_state(SimulationState.STATE_PAUSED)}
+    out["goal"] = peer.simulate(1_000_000, cancel_after=3, sigint=pid)
+    peer.finish(out)
+
+
 def main():
     S = SimulationState
     peer = Client(namespace=sys.argv[1])
     if sys.argv[2:] == ["lockstep"]:
         lockstep(peer)
+    if sys.argv[2:3] == ["shutdown"]:
+        shutdown(peer, int(sys.argv[3]))
     out = {}
     r = peer.call(
         srv.GetSimulatorFeatures, "get_simulator_features", srv.GetSimulatorFeatures.Request()
