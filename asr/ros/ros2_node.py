@@ -50,6 +50,7 @@ from asr.ros._ros2_types import QOS_DEPTH_CLOCK
 from asr.ros._ros2_types import QOS_DEPTH_CONTROL as QOS_DEPTH
 from asr.ros.node_core import DEFAULT_RATE_HZ, DEFAULT_ROBOT, NodeCore, RealTimeSchedule
 from asr.ros.rejections import MessageSize, max_bytes
+from asr.ros.ros2_follow_trajectory import FollowTrajectory
 from asr.ros.ros2_params import NodeParameters
 from asr.ros.ros2_publish import Publishers
 from asr.ros.ros2_sim_interfaces import SimInterfaces
@@ -206,6 +207,9 @@ class Ros2Node:
         # the ROS 2 standard simulation interfaces (asr.ros.ros2_sim_interfaces), when built
         self.sim_interfaces = SimInterfaces(self)
         self.sim_interfaces.start()
+        # control_msgs' FollowJointTrajectory (asr.ros.ros2_follow_trajectory), when built
+        self.follow = FollowTrajectory(self)
+        self.follow.start()
         # ROS parameters (asr.ros.ros2_params): checked and applied under the stepping lock
         self.params = NodeParameters(
             self.core, self._lock, lockstep=self.lockstep, on_change=self._params_changed
@@ -314,6 +318,7 @@ class Ros2Node:
         """A direct command on a joint ends the trajectory's hold on it."""
         with self._lock:
             self._active.difference_update(joints)
+            self.follow.preempt("a direct reference command", joints)
 
     def _on_command(self, j: int, target: str, value: float, what: str) -> None:
         if self.core.set_command(j, target, value, what) and target in ("ref1", "ref2"):
@@ -365,6 +370,7 @@ class Ros2Node:
                 self.core.reset(q0, qd0)
                 self.params.after_reset()
                 self._trajectory, self._active = None, set()
+                self.follow.preempt("a reset")
                 self._publish(self.core.state())
         except ValueError as exc:
             self.core.reject(what, msg.position, str(exc))
@@ -384,30 +390,35 @@ class Ros2Node:
     def _on_trajectory(self, msg: Any) -> None:
         what = self.topic("joint_trajectory")
         try:
-            joints = traj.check_names(list(msg.joint_names), self.core.names)
-            self._check_modes(joints)
-            start = traj.duration_ns(msg.header.stamp.sec, msg.header.stamp.nanosec)
-            points = [
-                (
-                    p.positions,
-                    p.velocities,
-                    traj.duration_ns(p.time_from_start.sec, p.time_from_start.nanosec),
-                )
-                for p in msg.points[: traj.MAX_POINTS + 1]
-            ]
             with self._lock:
-                refs = self.core.held()[0]
-                s = self.core.state()
-                q0 = np.array([self._position(j, refs[j], s["q"][j]) for j in joints])
-                new = traj.build(
-                    joints, points, start or self.core.stamp_ns, q0, s["qd"][list(joints)]
-                )
-                self._check_points(new)
-                self._trajectory, self._active = new, set(joints)
+                new = self.build_trajectory(msg)
+                self._trajectory, self._active = new, set(new.joints)
+                self.follow.preempt("a joint_trajectory message", new.joints)
         except ValueError as exc:
             self.core.reject(
                 what, f"{len(msg.points)} points for {list(msg.joint_names)[:8]}", str(exc)
             )
+
+    def build_trajectory(self, msg: Any) -> traj.Trajectory:
+        """The checked Trajectory of a trajectory_msgs JointTrajectory from the held commands
+        now (stepping lock held): ValueError naming what is wrong (names, modes 0 / 4, points,
+        references out of range)."""
+        joints = traj.check_names(list(msg.joint_names), self.core.names)
+        self._check_modes(joints)
+        start = traj.duration_ns(msg.header.stamp.sec, msg.header.stamp.nanosec)
+        points = [
+            (
+                p.positions,
+                p.velocities,
+                traj.duration_ns(p.time_from_start.sec, p.time_from_start.nanosec),
+            )
+            for p in msg.points[: traj.MAX_POINTS + 1]
+        ]
+        refs, s = self.core.held()[0], self.core.state()
+        q0 = np.array([self._position(j, refs[j], s["q"][j]) for j in joints])
+        new = traj.build(joints, points, start or self.core.stamp_ns, q0, s["qd"][list(joints)])
+        self._check_points(new)
+        return new
 
     def _check_modes(self, joints: tuple[int, ...]) -> None:
         for j in joints:
@@ -473,6 +484,7 @@ class Ros2Node:
             self.core.reset()
             self.params.after_reset()
             self._trajectory, self._active = None, set()
+            self.follow.preempt("a reset")
             self._publish(self.core.state())
         self._restart.set()
         response.success, response.message = True, "t=0"
@@ -537,6 +549,7 @@ class Ros2Node:
         held = self.core.held()[0]
         s = self.core.step_period()
         self.pub.publish(s, self.core.stamp_ns, held)
+        self.follow.after_period(s)  # a FollowJointTrajectory goal's feedback and outcome
 
     def _lockstep_period(self) -> None:
         """Wait (0.1 s at most) for a step request and run its period, unless paused: the
@@ -556,6 +569,7 @@ class Ros2Node:
             if not paused:
                 if refs is not None and self.core.hold_references(refs, self.topic("step")):
                     self._active.clear()  # the step's references end a trajectory's hold
+                    self.follow.preempt("step references")
                 self._step_and_publish()
                 if call is not None:
                     call.stamp = self.core.stamp_ns
@@ -623,6 +637,8 @@ class Ros2Node:
         deadline = time.monotonic() + CLOSE_TIMEOUT_S
         interfaces = getattr(self, "sim_interfaces", None)  # None: start() failed before them
         joined = interfaces is None or interfaces.close(CLOSE_TIMEOUT_S)
+        follow = getattr(self, "follow", None)  # its goal aborted, the result sent
+        joined = (follow is None or follow.close(CLOSE_TIMEOUT_S)) and joined
         self._exec_end.set()
         if self._thread is not None:
             self._thread.join(max(deadline - time.monotonic(), 0.0))

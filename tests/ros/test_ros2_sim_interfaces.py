@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from asr.ros.node_core import NodeCore
-from tests.support.ros2 import NodeProcess, ros2_interfaces, run_peer
+from tests.support.ros2 import NodeProcess, ros2_interfaces, run_peer, run_peer_beside_node
 from tests.support.ros2_node import RATE, ROBOT, control_period
 
 pytestmark = [pytest.mark.ros2]
@@ -132,11 +132,9 @@ def test_entities_and_their_states_are_the_engines(answers):
 
 
 def test_lockstep_playing_steps_only_on_request(tmp_path):
-    ros2_interfaces()
     _, period_ns = control_period()
-    with NodeProcess(tmp_path, robot=ROBOT, rate=RATE, namespace=NS, lockstep=True) as n:
-        out = run_peer("sim_interfaces.py", NS, "lockstep")
-        assert n.stop() == 0, n.log()[-2000:]
+    node = {"robot": ROBOT, "rate": RATE, "namespace": NS, "lockstep": True}
+    out = run_peer_beside_node(tmp_path, "sim_interfaces.py", NS, "lockstep", **node)
     assert out["initial_state"] == PLAYING and out["initial_stamp"] == 0  # no step on its own
     assert out["step_period"] == f"t={period_ns}"
     assert out["step_playing"][0] == FAILED
@@ -150,11 +148,10 @@ def test_sigint_during_a_goal_aborts_it_and_exits_cleanly(tmp_path):
     """SIGINT while a SimulateSteps goal of 10^6 steps runs: the goal stops at its next period
     and is aborted with a message saying why (its result goes out before the node is
     destroyed), and the node exits with status 0."""
-    ros2_interfaces()
-    with NodeProcess(tmp_path, robot=ROBOT, rate=RATE, namespace=NS) as n:
-        out = run_peer("sim_interfaces.py", NS, "shutdown", str(n.proc.pid))
-        code = n.proc.wait(timeout=60)
-        assert code == 0, f"exit status {code} after SIGINT:\n{n.log()[-3000:]}"
+    node = {"robot": ROBOT, "rate": RATE, "namespace": NS}
+    out = run_peer_beside_node(
+        tmp_path, "sim_interfaces.py", NS, "shutdown", peer_stops=True, **node
+    )
     goal = out["goal"]
     assert out["pause"] == [OK, ""] and goal["accepted"] and goal["status"] == ABORTED, goal
     k = goal["feedback"][-1][0]

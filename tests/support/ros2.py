@@ -183,3 +183,20 @@ def run_peer(script, *args, timeout=180):
     )
     assert proc.returncode == 0, f"peer {script} {args[:1]} failed:\n{proc.stderr[-3000:]}"
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def run_peer_beside_node(tmp_path, script, *args, peer_stops=False, **node):
+    """Start asr's node (NodeProcess(tmp_path, **node)), run peer `script` with `args` beside
+    it and return the peer's JSON result once the node exited with status 0 (AssertionError
+    with the node's log otherwise): stopped by SIGINT from here, or with `peer_stops` by the
+    peer, which gets the node's pid as its last argument."""
+    ros2_interfaces()
+    with NodeProcess(tmp_path, **node) as n:
+        if peer_stops:
+            out = run_peer(script, *args, str(n.proc.pid))
+            code = n.proc.wait(timeout=60)
+        else:
+            out = run_peer(script, *args)
+            code = n.stop()
+        assert code == 0, f"the node's exit status {code}:\n{n.log()[-3000:]}"
+    return out

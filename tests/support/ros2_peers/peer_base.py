@@ -106,6 +106,15 @@ class Peer:
             raise RuntimeError(f"peer: service {name} does not answer")
         return future.result()
 
+    def wait_future(self, future):
+        """The result of an rclpy future (an action's goal, result or cancel), waiting at
+        most DEADLINE_S; RuntimeError when it does not come."""
+        done = threading.Event()
+        future.add_done_callback(lambda _f: done.set())
+        if not done.wait(DEADLINE_S):
+            raise RuntimeError("peer: no answer")
+        return future.result()
+
     def reset(self):
         """Call asr's reset and wait for the reset state (stamp 0) on joint_states; returns its
         index in `states`. States published before the reset can still arrive after the call

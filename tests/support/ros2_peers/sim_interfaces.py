@@ -114,13 +114,6 @@ class Client(Peer):
             "feedback": fb,
         }
 
-    def wait_future(self, future):
-        done = threading.Event()
-        future.add_done_callback(lambda _f: done.set())
-        if not done.wait(DEADLINE_S):
-            raise RuntimeError("peer: no answer")
-        return future.result()
-
 
 def lockstep(peer):
     """On a --lockstep node: PLAYING steps only on `step_period` calls; the standard's
