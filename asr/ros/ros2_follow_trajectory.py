@@ -299,7 +299,7 @@ class FollowTrajectory:
         with self.node._lock:
             goal = self._goal
             if goal is not None and goal.handle is handle:
-                self._end(("canceled", SUCCESSFUL, "canceled"), self.core.state()["q"])
+                self._end(("canceled", SUCCESSFUL, ""), self.core.state()["q"])
         return self._cancel_accept
 
     def preempt(self, why: str, joints: Sequence[int] | range | None = None) -> None:
@@ -317,7 +317,7 @@ class FollowTrajectory:
         if goal is None:
             return
         if goal.handle.is_cancel_requested:  # a cancel that came before the goal started
-            self._end(("canceled", SUCCESSFUL, "canceled"), np.asarray(s["q"]))
+            self._end(("canceled", SUCCESSFUL, ""), np.asarray(s["q"]))
             return
         t, now = goal.trajectory, self.core.stamp_ns
         idx = list(t.joints)
