@@ -186,6 +186,7 @@ if st is not None:
             return None, None, None
         return th1, th2, broadcast_shape(eq, preset, *params.values())
 
+    @pytest.mark.slow
     @FUZZ
     @given(refmap_args())
     def test_fuzz_reference_map_returns_right_shape_or_raises(a):

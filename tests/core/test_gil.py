@@ -5,6 +5,7 @@ import threading
 import time
 
 import numpy as np
+import pytest
 
 import asr
 
@@ -33,6 +34,7 @@ def test_the_judgement_catches_a_call_that_holds_the_gil():
     assert spin_while_alive(worker) < 20 * per_switch
 
 
+@pytest.mark.slow
 def test_rollout_releases_the_gil():
     per_switch = per_switch_interval()
 

@@ -59,6 +59,7 @@ def test_elastic_variant_reaches_the_start_pose_and_presses(client, variant, tol
         client.post("/api/interaction/stop")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "body, field, words",
     [

@@ -296,6 +296,7 @@ def test_resume_after_sigkill(tmp_path):
     assert res.config["total_steps"] == total
 
 
+@pytest.mark.slow
 def test_simulation_error_stops_training_and_keeps_the_checkpoint(tmp_path, monkeypatch):
     """A 1 s timestep makes the arm's springs diverge: train raises asr.SimulationError naming
     the instance, the step and the training step; the folder still loads."""

@@ -210,6 +210,7 @@ def test_reset_mask_resets_only_its_worlds():
         assert not np.allclose(ra[f][1], rf[f][1], rtol=0, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_launch_reset_on_the_device_equals_reset():
     n, k = 3, 20
     a = MjwSim(ARM[0], n, variant=ARM[1], dtype="float64", device="cpu")
@@ -242,6 +243,7 @@ def test_launch_reset_on_the_device_equals_reset():
     np.testing.assert_array_equal(a.batch.state.numpy(), b.batch.state.numpy())
 
 
+@pytest.mark.slow
 def test_a_nan_reference_stops_only_its_world():
     n, k = 3, 30
     sim = MjwSim(ARM[0], n, variant=ARM[1], dtype="float64", device="cpu")
