@@ -3,6 +3,10 @@ NodeCore.state() / step_period() ({field: (J,)}, units asr.FIELD_UNITS), onto th
 and per-joint topics, stamped exactly with the simulated time in integer ns. rclpy and the
 message packages are imported by the caller first (asr.ros.ros2_node.load_rclpy).
 
+The asr_msgs topics (actuator_states, held_references_stamped: every state field and the held
+references, stamped as joint_states) come from asr.ros.ros2_stamped; the unstamped Float64
+`<joint>/stiffness` and Float64MultiArray `held_references` stay for compatibility.
+
 Messages are built once and refilled each period (rclpy serialises on publish), which halves
 the Python time per period at 1 kHz.
 """
@@ -13,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from asr.ros.ros2_stamped import StampedPublishers
 from asr.ros.ros2_tf import TfPublishers
 from asr.ros.ros2_trajectory import stamp
 
@@ -41,6 +46,8 @@ class Publishers:
         self.clock = node.create_publisher(Clock, "/clock", qos["clock"]) if clock else None
         # robot_description (once), /tf_static (once), /tf (each period): asr.ros.ros2_tf
         self.tf = TfPublishers(node, core, control, node.get_logger().warning)
+        # actuator_states, held_references_stamped (asr_msgs; off, logged, when not built)
+        self.stamped = StampedPublishers(node, core, control)
         self._js = JointState(name=names)
         # motor (joint index, motor 1 or 2) of every entry of motor_states
         self._motors = [(j, 1) for j, s in enumerate(core.specs) if s.nmotor >= 1]
@@ -88,6 +95,7 @@ class Publishers:
         js.velocity = s["qd"].tolist()
         js.effort = s["tau_link"].tolist()
         self.joint_states.publish(js)
+        self.stamped.publish_state(s, sec, nanosec)  # right after joint_states: same stamp
         self.latest.publish(js)
         ms = self._ms
         ms.header.stamp.sec, ms.header.stamp.nanosec = sec, nanosec
@@ -97,6 +105,7 @@ class Publishers:
         self.motor_states.publish(ms)
         self._refs.data = np.asarray(refs, dtype=np.float64).ravel().tolist()
         self.held.publish(self._refs)
+        self.stamped.publish_held(refs, sec, nanosec)
         for j, pubs in enumerate(self._joint):
             for pub, msg, fields in pubs:
                 if len(fields) == 3:  # JointState of one joint or motor
