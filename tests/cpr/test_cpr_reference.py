@@ -29,9 +29,12 @@ AXIAL_STIFFNESS = cpr_scipy.E * cpr_scipy.AREA / 0.4
 @pytest.fixture(scope="module")
 def reference():
     """SciPy solutions at the protocol's first two poses (cold, then warm-started)."""
-    L0, x0, r0, _ = cpr_scipy.solve_igm(HOME, np.eye(3))
-    L1, x1, r1, _ = cpr_scipy.solve_igm(SECOND, np.eye(3), guess=x0)
-    return {"home": (L0, x0, r0), "second": (L1, x1, r1)}
+    cold = cpr_scipy.solve_igm(HOME, np.eye(3))
+    second = cpr_scipy.solve_igm(SECOND, np.eye(3), guess=cold[1])
+    # the calls and their answers (L, x, residual norm, evaluations), for the benchmark's smoke
+    # test, whose first two SciPy solves are these same calls
+    calls = [((HOME, np.eye(3), None), cold), ((SECOND, np.eye(3), cold[1]), second)]
+    return {"home": cold[:3], "second": second[:3], "calls": calls}
 
 
 @pytest.mark.slow
@@ -96,11 +99,26 @@ def test_asr_matches_reference(reference, pose):
 
 
 @pytest.mark.slow
-def test_bench_cpr_smoke():
+def test_bench_cpr_smoke(reference, monkeypatch):
+    """The benchmark runs and reports its figures. Its SciPy part starts with the cold solve of
+    pose 0 and the warm one of pose 1 (the module fixture's calls, 5.5 s of the test's 13 s): a
+    call with exactly those arguments gets the fixture's answer, any other is solved."""
     if IN_CI:
         require("asr.cpr")
     import bench_cpr
 
+    solve = cpr_scipy.solve_igm
+
+    def same(a, b):
+        return a is b if a is None or b is None else np.array_equal(a, b)
+
+    def solve_once(pos, rot=None, guess=None, **kw):
+        for (p, r, g), answer in reference["calls"]:
+            if not kw and same(pos, p) and same(rot, r) and same(guess, g):
+                return answer
+        return solve(pos, rot, guess=guess, **kw)
+
+    monkeypatch.setattr(cpr_scipy, "solve_igm", solve_once)
     fig = bench_cpr.main(quick=True, write=False, quiet=True)
     assert fig["scipy_solves_per_s"] > 0
     assert fig["scipy_worst_residual_norm"] < 1e-8
