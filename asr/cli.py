@@ -119,6 +119,12 @@ def build_parser():
     _node_arguments(r2, "step")
     r2.add_argument("--name", default="asr", help="node name (asr)")
     r2.add_argument("--no-clock", action="store_true", help="do not publish /clock")
+    r2.add_argument(
+        "--lean",
+        action="store_true",
+        help="publish no robot_description, /tf_static, /tf, actuator_states nor "
+        "held_references_stamped (less time per period)",
+    )
     t = sub.add_parser(
         "train",
         help="train a policy with PPO (Stable-Baselines3 or rsl-rl-lib)",
@@ -372,6 +378,7 @@ def ros2_main(args):
             name=args.name,
             clock=not args.no_clock,
             duration=args.duration,
+            lean=args.lean,
         )
     except (OSError, ValueError, TypeError) as exc:
         print(f"asr ros2: {exc}", file=sys.stderr)

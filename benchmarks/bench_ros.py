@@ -10,7 +10,11 @@
   (stamps missing from the sequence k * period).
 
 ROS 2: Jazzy's rclpy over Fast DDS (.venv-ros2, `make ros2`); the node (`asr ros2`) and a
-controller peer run in subprocesses. ROS 1: Debian's roscore (asr.ros.master.roscore), the node
+controller peer run in subprocesses. Two ROS 2 nodes at each rate, one after the other in this
+run: `ros2`, with every publication of today's node (robot_description, /tf_static, /tf each
+period, asr_msgs' actuator_states and held_references_stamped when built), and `ros2_lean`
+(`asr ros2 --lean`: the first ROS 2 node's topics only), the baseline those figures are compared
+with. ROS 1: Debian's roscore (asr.ros.master.roscore), the node
 `python -m asr.cli ros` in a subprocess and this process as the rospy peer.
 A missing ROS is said and that part skipped.
 
@@ -72,12 +76,13 @@ def stamp_figures(stamps_ns, arrivals_s, rate):
     }
 
 
-def ros2_rate(tmp, rate):
-    """One ROS 2 node at `rate`: the controller peer's recording, then its latency samples."""
+def ros2_rate(tmp, rate, lean=False):
+    """One ROS 2 node at `rate` (`lean`: `--lean`): the controller peer's recording, then its
+    latency samples."""
     from tests.support.ros1_node import VARIANT
     from tests.support.ros2 import NodeProcess, run_peer
 
-    with NodeProcess(tmp, robot=ROBOT, variant=VARIANT, rate=rate) as node:
+    with NodeProcess(tmp, robot=ROBOT, variant=VARIANT, rate=rate, lean=lean) as node:
         cmd = {"commands": [[COMMAND, 0.4]], "after": 20, "seconds": RECORD_S}
         out = run_peer("controller.py", "record", json.dumps(cmd))
         lat = run_peer(
@@ -177,12 +182,12 @@ def ros1_ready():
 
 def table(rows, say):
     say(
-        f"{'node':<6}{'rate Hz':>8}{'lat med ms':>11}{'p95 ms':>8}{'max ms':>8}{'n':>5}"
+        f"{'node':<10}{'rate Hz':>8}{'lat med ms':>11}{'p95 ms':>8}{'max ms':>8}{'n':>5}"
         f"{'RTF':>7}{'periods':>9}{'lost':>6}{'wall s':>8}"
     )
     for name, rate, f in rows:
         say(
-            f"{name:<6}{rate:>8g}{f['latency_median_ms']:>11.2f}{f['latency_p95_ms']:>8.2f}"
+            f"{name:<10}{rate:>8g}{f['latency_median_ms']:>11.2f}{f['latency_p95_ms']:>8.2f}"
             f"{f['latency_max_ms']:>8.2f}{f['latency_samples']:>5}{f['rtf']:>7.3f}"
             f"{f['periods']:>9}{f['lost']:>6}{f['record_wall_s']:>8.2f}"
         )
@@ -203,7 +208,9 @@ def main(out=DEFAULT_OUT, write=True, quiet=False):
         say(f"ROS 2 part skipped: {why}")
     else:
         with tempfile.TemporaryDirectory() as tmp:
-            rows += [("ros2", r, ros2_rate(tmp, r)) for r in RATES_HZ]
+            for r in RATES_HZ:  # side by side: the lean node, then the full one, per rate
+                rows.append(("ros2_lean", r, ros2_rate(tmp, r, lean=True)))
+                rows.append(("ros2", r, ros2_rate(tmp, r)))
     why = missing(ros1_ready)
     if why:
         say(f"ROS 1 part skipped: {why}")

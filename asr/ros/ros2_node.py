@@ -146,14 +146,22 @@ class StepCall:
 class Ros2Node:
     """A NodeCore on rclpy. `start()` creates the node, its topics and services; `spin()` steps
     until shutdown or `duration`; `close()` releases ROS. lockstep: see the module docstring.
-    clock: publish /clock. name: the ROS node name."""
+    clock: publish /clock. name: the ROS node name. lean: no robot_description, /tf_static,
+    /tf, actuator_states nor held_references_stamped (asr.ros.ros2_publish.Publishers)."""
 
     def __init__(
-        self, core: NodeCore, *, lockstep: bool = False, clock: bool = True, name: str = NODE_NAME
+        self,
+        core: NodeCore,
+        *,
+        lockstep: bool = False,
+        clock: bool = True,
+        name: str = NODE_NAME,
+        lean: bool = False,
     ) -> None:
         self.core = core
         self.lockstep = bool(lockstep)
         self.clock = bool(clock)
+        self.lean = bool(lean)
         self.name = check_node_name(name)
         self.schedule = RealTimeSchedule(self.core.period)  # real time
         self._steps: queue.Queue[tuple[np.ndarray | None, StepCall | None]] = queue.Queue(
@@ -201,7 +209,7 @@ class Ros2Node:
         logger = node.get_logger()
         self.core.log = logger.warning
         qos = qos_profiles()
-        self.pub = Publishers(node, self.core, qos, clock=self.clock)
+        self.pub = Publishers(node, self.core, qos, clock=self.clock, lean=self.lean)
         self._subscribe(qos)
         self._services()
         # the ROS 2 standard simulation interfaces (asr.ros.ros2_sim_interfaces), when built
@@ -670,6 +678,7 @@ def run_ros2_node(
     lockstep: bool = False,
     clock: bool = True,
     duration: float | None = None,
+    lean: bool = False,
 ) -> int:
     """Build asr's ROS 2 node, run it until shutdown or `duration` wall seconds, and return the
     exit code (0, or 1 when the simulation failed). ValueError / TypeError / OSError for bad
@@ -680,7 +689,7 @@ def run_ros2_node(
         raise ValueError(f"duration: got {duration!r} s, valid range (0, 1e9)")
     core = NodeCore(robot, variant, rate=rate, namespace=namespace, engine=engine)
     load_rclpy()  # after every argument is checked: a bad one is named even without ROS 2
-    node = Ros2Node(core, lockstep=lockstep, clock=clock, name=name)
+    node = Ros2Node(core, lockstep=lockstep, clock=clock, name=name, lean=lean)
     node.start()
     try:
         return node.spin(duration)

@@ -28,9 +28,13 @@ EXTRA_SCALARS = {"stiffness": "stiffness"}
 
 class Publishers:
     """The node's publishers (rclpy node `node`, NodeCore `core`, QoS profiles of
-    asr.ros.ros2_node.qos_profiles, /clock when `clock`)."""
+    asr.ros.ros2_node.qos_profiles, /clock when `clock`). lean: none of robot_description,
+    /tf_static, /tf, actuator_states and held_references_stamped (the topics the first
+    ROS 2 node had, and less time per period: benchmarks/bench_ros.py compares both)."""
 
-    def __init__(self, node: Any, core: Any, qos: dict[str, Any], *, clock: bool) -> None:
+    def __init__(
+        self, node: Any, core: Any, qos: dict[str, Any], *, clock: bool, lean: bool = False
+    ) -> None:
         from rosgraph_msgs.msg import Clock
         from sensor_msgs.msg import JointState
         from std_msgs.msg import Float64, Float64MultiArray, MultiArrayDimension
@@ -45,9 +49,10 @@ class Publishers:
         self.held = node.create_publisher(Float64MultiArray, "held_references", control)
         self.clock = node.create_publisher(Clock, "/clock", qos["clock"]) if clock else None
         # robot_description (once), /tf_static (once), /tf (each period): asr.ros.ros2_tf
-        self.tf = TfPublishers(node, core, control, node.get_logger().warning)
+        warn = node.get_logger().warning
+        self.tf = None if lean else TfPublishers(node, core, control, warn)
         # actuator_states, held_references_stamped (asr_msgs; off, logged, when not built)
-        self.stamped = StampedPublishers(node, core, control)
+        self.stamped = None if lean else StampedPublishers(node, core, control)
         self._js = JointState(name=names)
         # motor (joint index, motor 1 or 2) of every entry of motor_states
         self._motors = [(j, 1) for j, s in enumerate(core.specs) if s.nmotor >= 1]
@@ -88,14 +93,16 @@ class Publishers:
         if self.clock is not None:  # /clock first: a peer's time is never behind a state's
             self._clock_msg.clock.sec, self._clock_msg.clock.nanosec = sec, nanosec
             self.clock.publish(self._clock_msg)
-        self.tf.publish(sec, nanosec)
+        if self.tf is not None:
+            self.tf.publish(sec, nanosec)
         js = self._js
         js.header.stamp.sec, js.header.stamp.nanosec = sec, nanosec
         js.position = s["q"].tolist()
         js.velocity = s["qd"].tolist()
         js.effort = s["tau_link"].tolist()
         self.joint_states.publish(js)
-        self.stamped.publish_state(s, sec, nanosec)  # right after joint_states: same stamp
+        if self.stamped is not None:  # right after joint_states: same stamp
+            self.stamped.publish_state(s, sec, nanosec)
         self.latest.publish(js)
         ms = self._ms
         ms.header.stamp.sec, ms.header.stamp.nanosec = sec, nanosec
@@ -105,7 +112,8 @@ class Publishers:
         self.motor_states.publish(ms)
         self._refs.data = np.asarray(refs, dtype=np.float64).ravel().tolist()
         self.held.publish(self._refs)
-        self.stamped.publish_held(refs, sec, nanosec)
+        if self.stamped is not None:
+            self.stamped.publish_held(refs, sec, nanosec)
         for j, pubs in enumerate(self._joint):
             for pub, msg, fields in pubs:
                 if len(fields) == 3:  # JointState of one joint or motor

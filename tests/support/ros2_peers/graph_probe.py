@@ -1,7 +1,8 @@
 """A bare rclpy peer (no asr) that waits for a node on the ROS 2 graph: argv node name,
 namespace, a topic the node must publish, and optionally a float that a transient_local
-std_msgs/Float64 on that topic must carry. Prints JSON {"found", "publishes", "value"}; exits 1
-when the node or its publisher did not show within DEADLINE_S."""
+std_msgs/Float64 on that topic must carry. Prints JSON {"found", "publishes", "value", "topics"
+(every topic the node publishes, sorted)}; exits 1 when the node or its publisher did not show
+within DEADLINE_S."""
 
 import json
 import sys
@@ -28,16 +29,18 @@ def main():
         )
         node.create_subscription(Float64, topic, lambda m: got.append(m.data), latched)
     found = publishes = False
+    topics = set()
     end = time.monotonic() + DEADLINE_S
     while time.monotonic() < end:
         rclpy.spin_once(node, timeout_sec=0.05)
         found = (name, namespace) in node.get_node_names_and_namespaces()
         if found:
-            topics = node.get_publisher_names_and_types_by_node(name, namespace)
-            publishes = topic in {t for t, _ in topics}
+            topics = {t for t, _ in node.get_publisher_names_and_types_by_node(name, namespace)}
+            publishes = topic in topics
         if found and publishes and (expect is None or got):
             break
     out = {"found": found, "publishes": publishes, "value": got[0] if got else None}
+    out["topics"] = sorted(topics)
     node.destroy_node()
     rclpy.try_shutdown()
     print(json.dumps(out))
