@@ -194,6 +194,7 @@ if st is not None:
         if th1 is not None:
             assert np.shape(th1) == shape and np.shape(th2) == shape
 
+    @pytest.mark.slow
     @FUZZ
     @given(refmap_args())
     # eq + preset overflows for finite eq and preset
