@@ -116,15 +116,15 @@ def build_parser():
         "toolbox's topics, joint_states and /clock (docs/ros.md). Needs ROS 2 Jazzy's "
         "rclpy: pip install asr-sim[ros2], or source /opt/ros/jazzy/setup.bash.",
     )
-    _node_arguments(r2, "step")
-    r2.add_argument("--name", default="asr", help="node name (asr)")
-    r2.add_argument("--no-clock", action="store_true", help="do not publish /clock")
-    r2.add_argument(
-        "--lean",
-        action="store_true",
-        help="publish no robot_description, /tf_static, /tf, actuator_states nor "
-        "held_references_stamped (less time per period)",
+    _ros2_arguments(r2)
+    pk = sub.add_parser(
+        "ros2-package",
+        help="write the ament_python package asr_ros2 that starts `asr ros2`",
+        description="Write the ROS 2 package asr_ros2 (ament_python) into DIR/asr_ros2: "
+        "`ros2 run asr_ros2 asr_node` and `ros2 launch asr_ros2 asr_node.launch.py` "
+        "start `asr ros2` with its options (docs/ros.md). Build it with colcon.",
     )
+    pk.add_argument("dir", metavar="DIR", help="folder to write asr_ros2 into (created)")
     t = sub.add_parser(
         "train",
         help="train a policy with PPO (Stable-Baselines3 or rsl-rl-lib)",
@@ -206,6 +206,50 @@ def _node_arguments(p, step_topic):
         default=None,
         help="stop after this many wall seconds (default: run until Ctrl-C)",
     )
+
+
+def _ros2_arguments(p):
+    """The arguments of `asr ros2`: those `asr ros` shares, then ROS 2's own."""
+    _node_arguments(p, "step")
+    p.add_argument("--name", default="asr", help="node name (asr)")
+    lean = (
+        "publish no robot_description, /tf_static, /tf, actuator_states nor "
+        "held_references_stamped (less time per period)"
+    )
+    for flag, text in (("--no-clock", "do not publish /clock"), ("--lean", lean)):
+        p.add_argument(flag, action="store_true", help=text)
+
+
+def ros2_parser(prog="asr_node"):
+    """A parser of `asr ros2`'s options alone, the ones build_parser() gives it: what the
+    package asr_ros2's launch file declares and its executable asr_node reads
+    (asr.ros.ament_node)."""
+    p = argparse.ArgumentParser(prog=prog, description="asr's ROS 2 node (asr ros2)")
+    _ros2_arguments(p)
+    return p
+
+
+def ros2_node_main(argv=None):
+    """The executable asr_node of the package asr_ros2 (`ros2 run asr_ros2 asr_node ARGS`):
+    `asr ros2 ARGS`, less ROS 2's own arguments (--ros-args ... [--], left to rclpy in sys.argv)
+    and with the launch file's --OPTION=VALUE forms read (asr.ros.ament_node.node_argv)."""
+    from asr.ros.ament_node import node_argv
+
+    args = sys.argv[1:] if argv is None else argv
+    return main(["ros2", *node_argv(ros2_parser(), args)])
+
+
+def ros2_package_main(args):
+    """`asr ros2-package DIR`: the exit code (0 written, 2 the folder cannot be written)."""
+    from asr.ros.ament_node import node_package
+
+    try:
+        path = node_package(args.dir, ros2_parser())
+    except OSError as exc:
+        print(f"asr ros2-package: {exc}", file=sys.stderr)
+        return 2
+    print(f"asr ros2-package: {path} (colcon build, then ros2 run asr_ros2 asr_node)")
+    return 0
 
 
 def _key_values(items, flag, example, value):
@@ -471,6 +515,8 @@ def main(argv=None):
         return ros_main(args)
     if args.command == "ros2":
         return ros2_main(args)
+    if args.command == "ros2-package":
+        return ros2_package_main(args)
     if args.command == "train":
         return train_main(args)
     if args.command == "export-mjcf":
