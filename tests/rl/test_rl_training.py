@@ -146,9 +146,10 @@ def test_tiny_training_improves_the_return():
 def test_same_seed_one_thread_same_curve(tmp_path):
     from asr.rl import load_checkpoint, train
 
-    a = train(TASK, total_steps=2_000, num_envs=8, seed=3, out_dir=tmp_path / "a", **TINY)
-    b = train(TASK, total_steps=2_000, num_envs=8, seed=3, out_dir=tmp_path / "b", **TINY)
-    c = train(TASK, total_steps=2_000, num_envs=8, seed=4, **TINY)
+    # 10 PPO updates of 8 envs x 16 steps: the 10 curve rows asked for below, no more
+    a = train(TASK, total_steps=1_280, num_envs=8, seed=3, out_dir=tmp_path / "a", **TINY)
+    b = train(TASK, total_steps=1_280, num_envs=8, seed=3, out_dir=tmp_path / "b", **TINY)
+    c = train(TASK, total_steps=1_280, num_envs=8, seed=4, **TINY)
     assert len(a.curve) >= 10
     assert curve_rows(a.curve) == curve_rows(b.curve)
     assert curve_rows(a.curve) != curve_rows(c.curve)
