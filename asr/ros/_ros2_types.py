@@ -2,7 +2,8 @@
 type hashes as Jazzy computes them, the QoS profile the topics offer, and the metadata that
 Jazzy's rosbag2 (0.26.x) writes: metadata.yaml version 9, per topic the type hash and the
 offered QoS profiles as a YAML list; MCAP channels with the metadata "offered_qos_profiles" and
-"topic_type_hash"; an MCAP metadata record "rosbag2" holding the same metadata.
+"topic_type_hash"; an MCAP metadata record "rosbag2" holding the same metadata. Also the
+node's answer while it shuts down (CLOSING), which its ROS 2 modules share.
 
 Type hashes are RIHS01 strings (REP-2011: "RIHS01_" and the hex SHA-256 of the type
 description's canonical JSON), computed by rosbags from its Jazzy type store, so writing a bag
@@ -27,6 +28,9 @@ TYPES = (JOINT_STATE, FLOAT64, FLOAT64_ARRAY, CLOCK)
 QOS_DEPTH_CONTROL = 1000
 QOS_DEPTH_CLOCK = 100
 QOS_DEPTH = {CLOCK: QOS_DEPTH_CLOCK}
+# what the node answers a request it cannot serve once it is closing (a step_period call, a
+# SimulateSteps or FollowJointTrajectory goal: asr.ros.ros2_node.Ros2Node.close)
+CLOSING = "the node is shutting down"
 _INFINITE = {"sec": 9223372036, "nsec": 854775807}  # RMW_DURATION_INFINITE, 2**63 - 1 ns
 
 

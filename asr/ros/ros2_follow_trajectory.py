@@ -24,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from asr.ros import ros2_trajectory as traj
+from asr.ros._ros2_types import CLOSING
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -34,7 +35,6 @@ VELOCITY_DT_NS = 1000  # the desired velocity: central difference of the traject
 SUCCESSFUL, INVALID_GOAL, INVALID_JOINTS = 0, -1, -2
 PATH_TOLERANCE_VIOLATED, GOAL_TOLERANCE_VIOLATED = -4, -5
 PREEMPTED = "Current goal cancelled due to new incoming action."  # JTC's words
-CLOSING = "the node is shutting down"
 
 
 class GoalError(ValueError):
@@ -349,6 +349,11 @@ class FollowTrajectory:
                 max(now - goal.trajectory.start_ns, 0)
             )
         goal.handle.publish_feedback(fb)
+
+    @property
+    def busy(self) -> bool:
+        """A goal runs or its result is not sent yet."""
+        return bool(self._busy)
 
     def close(self, timeout: float) -> bool:
         """End the running goal (aborted: the node is shutting down) and wait (`timeout` s at

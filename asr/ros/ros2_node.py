@@ -46,7 +46,7 @@ import numpy as np
 
 from asr.core.errors import SimulationError
 from asr.ros import ros2_trajectory as traj
-from asr.ros._ros2_types import QOS_DEPTH_CLOCK
+from asr.ros._ros2_types import CLOSING, QOS_DEPTH_CLOCK
 from asr.ros._ros2_types import QOS_DEPTH_CONTROL as QOS_DEPTH
 from asr.ros.node_core import DEFAULT_RATE_HZ, DEFAULT_ROBOT, NodeCore, RealTimeSchedule
 from asr.ros.rejections import MessageSize, max_bytes
@@ -62,8 +62,10 @@ COMMAND_DEPTH = 4
 STEP_DEPTH = 16
 STEP_SERVICE_TIMEOUT_S = 30.0  # step_period waits this long for its period at most
 EXECUTOR_POLL_S = 0.05  # the executor's thread checks for close() this often, s
-CLOSING = "the node is shutting down"  # a step_period call's answer once close() began
 CLOSE_TIMEOUT_S = 10.0  # close() waits this long for the executor's and goals' threads, s
+# close() waits this long before destroying the node when it answered a request while closing:
+# a reliable DDS writer destroyed with a sample not yet acknowledged drops it, s
+CLOSE_LINGER_S = 0.2
 NODE_NAME = "asr"
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
 INSTALL_HINT = "pip install asr-sim[ros2] (or source /opt/ros/jazzy/setup.bash)"
@@ -622,36 +624,41 @@ class Ros2Node:
         down. In this order: no period runs any more (`closing`; step_period calls waiting
         are answered CLOSING, SimulateSteps goals abort at their next period and their
         results go out), the goals' and then the executor's threads are joined
-        (CLOSE_TIMEOUT_S at most in all), and only then the node is destroyed: destroying it
-        under a thread still waiting on it crashes rclpy (ros2/rclpy#663). A thread that
-        outlives the timeout leaves the node undestroyed (logged): the process releases it
-        when it exits."""
+        (CLOSE_TIMEOUT_S at most in all), and only then (CLOSE_LINGER_S after answers given
+        while closing) the node is destroyed: destroying it under a thread still waiting on it
+        crashes rclpy (ros2/rclpy#663). A thread that outlives the timeout leaves the node
+        undestroyed (logged): the process releases it when it exits."""
         rclpy = self._rclpy
         if rclpy is None:
             return
         self._stop.set()
         self._closing.set()
+        calls = [c for _, c in self._pending if c is not None]
         while True:  # step requests still queued: answered, never run
             try:
                 call = self._steps.get_nowait()[1]
             except queue.Empty:
                 break
             if call is not None:
-                call.drop(CLOSING)
-        for _, call in self._pending:
-            if call is not None:
-                call.drop(CLOSING)
+                calls.append(call)
+        for call in calls:
+            call.drop(CLOSING)
         self._pending.clear()
         deadline = time.monotonic() + CLOSE_TIMEOUT_S
-        interfaces = getattr(self, "sim_interfaces", None)  # None: start() failed before them
-        joined = interfaces is None or interfaces.close(CLOSE_TIMEOUT_S)
-        follow = getattr(self, "follow", None)  # its goal aborted, the result sent
-        joined = (follow is None or follow.close(CLOSE_TIMEOUT_S)) and joined
+        # start() may have failed before these: None then
+        found = [getattr(self, a, None) for a in ("sim_interfaces", "follow")]
+        servers: list[Any] = [s for s in found if s is not None]
+        answered = bool(calls) or any(s.busy for s in servers)
+        joined = True
+        for server in servers:  # their goals aborted, the results sent
+            joined = server.close(max(deadline - time.monotonic(), 0.0)) and joined
         self._exec_end.set()
         if self._thread is not None:
             self._thread.join(max(deadline - time.monotonic(), 0.0))
             joined = joined and not self._thread.is_alive()
         if joined:
+            if answered:  # answers just written: time for the peers' DDS to take them
+                time.sleep(CLOSE_LINGER_S)
             if self._executor is not None:
                 self._executor.shutdown(timeout_sec=0)
             if self._node is not None:

@@ -39,13 +39,15 @@ from typing import Any
 
 import numpy as np
 
+from asr.ros._ros2_types import CLOSING
+
 MAX_STEPS = 1_000_000  # one StepSimulation call or SimulateSteps goal, periods
 FRAME = "world"
 # why a StepSimulation call or SimulateSteps goal stopped short (SimInterfaces._one_step), as
 # its result's message, given the steps done and asked for
 _STOPPED = {
     "played": lambda k, n: f"played after {k} of {n} steps",
-    "closing": lambda k, n: f"the node is shutting down: stopped after {k} of {n} steps",
+    "closing": lambda k, n: f"{CLOSING}: stopped after {k} of {n} steps",
 }
 NAMES = {
     "features": "get_simulator_features",
@@ -266,6 +268,11 @@ class SimInterfaces:
             self.stopped = False
             self.node._step_and_publish()
             return None
+
+    @property
+    def busy(self) -> bool:
+        """A SimulateSteps goal runs or its result is not sent yet."""
+        return self._busy
 
     def close(self, timeout: float) -> bool:
         """Wait (`timeout` s at most in all) for the SimulateSteps goals: their threads stop at
