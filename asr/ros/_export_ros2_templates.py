@@ -141,7 +141,7 @@ if __name__ == "__main__":
 '''
 
 
-def _package_xml(name, robot, kind):
+def package_xml(name, robot, kind):
     numpy = "\n  <exec_depend>python3-numpy</exec_depend>" if kind == "onnx" else ""
     return f"""<?xml version="1.0"?>
 <?xml-model href="http://download.ros.org/schema/package_format3.xsd"
@@ -195,7 +195,7 @@ setup(
 '''
 
 
-def _setup_cfg(name):
+def setup_cfg(name):
     # where ros2 run looks for a package's executables: lib/<package>
     return f"[develop]\nscript_dir=$base/lib/{name}\n[install]\ninstall_scripts=$base/lib/{name}\n"
 
@@ -325,9 +325,9 @@ def ros2_package_files(name, node, d, onnx):
         else "Needs only rclpy, std_msgs\nand sensor_msgs (plain Python arithmetic: no numpy)."
     )
     files = {
-        "package.xml": _package_xml(name, d["robot"], d["kind"]),
+        "package.xml": package_xml(name, d["robot"], d["kind"]),
         "setup.py": _setup_py(name, node, d["kind"]),
-        "setup.cfg": _setup_cfg(name),
+        "setup.cfg": setup_cfg(name),
         f"resource/{name}": "",
         "README.md": _readme(name, node, d),
         f"launch/{node}.launch.py": _launch(name, node, d),

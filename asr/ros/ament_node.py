@@ -15,9 +15,9 @@ asr.ros.export's for exported policies."""
 import os
 import re
 
-from asr.ros._export_ros2_templates import _package_xml as _export_package_xml
-from asr.ros._export_ros2_templates import _setup_cfg
-from asr.ros.export import _write_package
+from asr.ros._export_ros2_templates import package_xml as export_package_xml
+from asr.ros._export_ros2_templates import setup_cfg
+from asr.ros.export import write_package
 
 PACKAGE, EXECUTABLE, LAUNCH = "asr_ros2", "asr_node", "asr_node.launch.py"
 # the message packages the node publishes and serves (asr.ros.ros2_node and its modules)
@@ -74,7 +74,7 @@ def node_argv(parser, argv):
 def _package_xml():
     """asr.ros.export's package.xml (format 3, ament_python, rclpy, launch, launch_ros) with
     this package's description and every message package of the node as exec_depend."""
-    text = _export_package_xml(PACKAGE, "", "node")
+    text = export_package_xml(PACKAGE, "", "node")
     text = re.sub(
         r"<description>.*?</description>",
         "<description>asr's ROS 2 node (`asr ros2`) as a ROS 2 package; asr itself is "
@@ -186,7 +186,7 @@ def node_package_files(parser):
     files = {
         "package.xml": _package_xml(),
         "setup.py": _SETUP_PY,
-        "setup.cfg": _setup_cfg(PACKAGE),
+        "setup.cfg": setup_cfg(PACKAGE),
         f"resource/{PACKAGE}": "",
         "README.md": _readme(parser),
         f"launch/{LAUNCH}": _launch(parser),
@@ -199,4 +199,4 @@ def node_package_files(parser):
 def node_package(out_dir, parser):
     """Write asr_ros2 into out_dir/asr_ros2 (created; an old one replaced whole); its path."""
     os.makedirs(out_dir, exist_ok=True)
-    return _write_package(PACKAGE, node_package_files(parser), out_dir)
+    return write_package(PACKAGE, node_package_files(parser), out_dir)

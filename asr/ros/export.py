@@ -528,10 +528,10 @@ def export_policy(
         for left in os.listdir(out_dir):  # left by a killed export (none runs now)
             if left.startswith(f".{name}-"):
                 shutil.rmtree(os.path.join(out_dir, left), ignore_errors=True)
-        return _write_package(name, files, out_dir)
+        return write_package(name, files, out_dir)
 
 
-def _write_package(name, files, out_dir):
+def write_package(name, files, out_dir):
     """Write the package ({path: text or bytes}, executable paths) into a new hidden folder of
     out_dir, then swap it in whole. Modes are set, not left to the umask (mkdtemp makes 0700):
     a package is copied to robots and built by other users."""
