@@ -13,7 +13,9 @@ Each instance drives one joint; its actuators take the joint's two references fr
 joint order, so that ``d.ctrl[:] = refs.reshape(-1)`` for asr's (J, 2) references. The plugin
 state of an instance (d.plugin_state[m.plugin_stateadr[k]:][:m.plugin_statenum[k]]) is the
 header FIELDS[:NHEADER] then the joint's asr state record (asr.FIELDS order); states() reads it
-by name.
+by name. An instance whose first actuator declares actdim="4" also keeps its motors' state in
+MuJoCo's act (d.act[m.actuator_actadr[a]:][:4], the fields act_fields() names), which
+mjd_transitionFD then differentiates (docs/mujoco_plugin.md, "Derivatives and act").
 """
 
 import ctypes
@@ -121,6 +123,8 @@ def _open(where: str, mujoco: Any) -> Any:
     _check_version(where, mujoco)
     lib = ctypes.CDLL(where)
     lib.asr_mujoco_header_name.restype = ctypes.c_char_p
+    lib.asr_mujoco_act_name.restype = ctypes.c_char_p
+    lib.asr_mujoco_act_unit.restype = ctypes.c_char_p
     lib.asr_mujoco_registered_code.restype = ctypes.c_ulonglong
     state = lib.asr_mujoco_registered()
     if state == -1:
@@ -172,6 +176,17 @@ def fields() -> tuple[str, ...]:
     if _lib().asr_mujoco_field_count() != len(FIELDS):
         raise ImportError("asr's MuJoCo plugin library does not match this asr: rebuild it")
     return header() + tuple(FIELDS)
+
+
+def act_fields() -> tuple[str, ...]:
+    """Names of the asr state fields an instance keeps in MuJoCo's act when its first actuator
+    declares actdim="4", in act order: th1, th2 (rad; adjuster models' th2 in their unit),
+    th1d, th2d (rad/s), the motors' angles and velocities."""
+    lib = _lib()
+    names = tuple(lib.asr_mujoco_act_name(k).decode() for k in range(lib.asr_mujoco_act_count()))
+    if any(lib.asr_mujoco_act_field(k) != FIELDS.index(n) for k, n in enumerate(names)):
+        raise ImportError("asr's MuJoCo plugin library does not match this asr: rebuild it")
+    return names
 
 
 def instances(m: Any) -> list[int]:
@@ -250,4 +265,14 @@ def register_model(name: str) -> None:
     _KEEP.append(model)
 
 
-__all__ = ["PLUGIN", "fields", "header", "instances", "load", "path", "register_model", "states"]
+__all__ = [
+    "PLUGIN",
+    "act_fields",
+    "fields",
+    "header",
+    "instances",
+    "load",
+    "path",
+    "register_model",
+    "states",
+]

@@ -22,6 +22,11 @@
  * (ASR_NFIELD values in the order of core/asr_fields.h). Everything that evolves lives there, so
  * mj_setState restores a run exactly and mujoco.rollout / mujoco.batch carry it.
  *
+ * MuJoCo's act (optional): an instance's first actuator may declare actdim="4"
+ * (<plugin ... actdim="4"/>); its act then holds the motors' state, ASR_MUJOCO_ACT below, a copy
+ * of those fields of the record that the step starts from and advance writes back exactly, so
+ * that mjd_transitionFD's A and B see the motors. actdim 0 (absent): the plugin state only.
+  *
  * Like the rest of csrc/ this is plain C11 with no system include here; the plugin's sources
  * include MuJoCo's headers, this header does not.
  */
@@ -47,6 +52,24 @@ typedef enum asr_mujoco_header {
 } asr_mujoco_header;
 #undef ASR_MUJOCO_HEADER_ENUM_
 
+/* The record fields an instance's act holds when its first actuator has actdim="4", in act
+ * order, listed once: X(ID, name, unit) with ASR_F_<ID> the field (core/asr_fields.h). The
+ * motors' angles and velocities: the state the joint's dynamics integrate. The friction stick
+ * points, PID integrals and held commands stay in the plugin state only (docs/mujoco_plugin.md,
+ * "Derivatives and act"). */
+#define ASR_MUJOCO_ACT(X)                                                                          \
+    X(TH1, th1, "rad")                                                                             \
+    X(TH2, th2, "rad or m")                                                                        \
+    X(TH1D, th1d, "rad/s")                                                                         \
+    X(TH2D, th2d, "rad/s or m/s")
+
+/* The actdim an instance may declare: the number of ASR_MUJOCO_ACT entries. */
+#define ASR_MUJOCO_ACT_ONE_(id, name, unit) +1
+enum {
+    ASR_MJ_NACT = 0 ASR_MUJOCO_ACT(ASR_MUJOCO_ACT_ONE_)
+};
+#undef ASR_MUJOCO_ACT_ONE_
+
 /* The library's entry points besides the plugin registration (which runs when it is loaded). */
 #if defined(__GNUC__)
 #define ASR_MUJOCO_API __attribute__((visibility("default")))
@@ -57,6 +80,12 @@ typedef enum asr_mujoco_header {
 /* Number of header values and the name of header value k (NULL if none). */
 ASR_MUJOCO_API int asr_mujoco_header_count(void);
 ASR_MUJOCO_API const char* asr_mujoco_header_name(int k);
+/* Number of act values of an instance with act (ASR_MJ_NACT), the name and unit of value k, and
+ * its index in the asr state record (NULL, NULL, -1 if none). */
+ASR_MUJOCO_API int asr_mujoco_act_count(void);
+ASR_MUJOCO_API const char* asr_mujoco_act_name(int k);
+ASR_MUJOCO_API const char* asr_mujoco_act_unit(int k);
+ASR_MUJOCO_API int asr_mujoco_act_field(int k);
 /* Number of asr state fields after the header (ASR_NFIELD). */
 ASR_MUJOCO_API int asr_mujoco_field_count(void);
 /* The MuJoCo version the library was built against (mjVERSION_HEADER, e.g. 4000000); it

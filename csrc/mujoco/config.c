@@ -435,7 +435,7 @@ static const char* joint_name(const mjModel* m, int jnt) {
 
 /* What MuJoCo would do to actuator i's force or input that the plugin cannot honour: 0, or a
  * status with the message filled (r names the actuator). */
-static int check_unhonoured(const reader* r, int i) {
+static int check_unhonoured(const reader* r, int i, int first) {
     const mjModel* m = r->m;
     if (m->actuator_gear[6 * i] != 1.0) {
         return fail(r, ASR_ERR_RANGE,
@@ -459,11 +459,17 @@ static int check_unhonoured(const reader* r, int i) {
                     "state the plugin state)",
                     t >= 0 && t < (int)(sizeof DYN / sizeof DYN[0]) ? DYN[t] : "(other)");
     }
-    if (m->actuator_actnum[i] != 0) {
+    if (first && m->actuator_actnum[i] != 0 && m->actuator_actnum[i] != ASR_MJ_NACT) {
         return fail(r, ASR_ERR_RANGE,
-                    "actdim = %d; valid: 0 (the actuator's state is the plugin state, not "
-                    "MuJoCo's act)",
-                    m->actuator_actnum[i]);
+                    "actdim = %d; valid: 0 (the actuator's state is the plugin state only) or %d "
+                    "(MuJoCo's act holds the motors' th1, th2, th1d, th2d too)",
+                    m->actuator_actnum[i], ASR_MJ_NACT);
+    }
+    if (!first && m->actuator_actnum[i] != 0) {
+        return fail(r, ASR_ERR_RANGE,
+                    "actdim = %d; valid: 0 (only the instance's first actuator may hold act, "
+                    "with actdim %d)",
+                    m->actuator_actnum[i], ASR_MJ_NACT);
     }
     if (m->actuator_delay[i] != 0.0) {
         return fail(r, ASR_ERR_RANGE, "delay = %g s; valid: 0 (the plugin reads ctrl as it is now)",
@@ -515,7 +521,7 @@ static int read_actuators(const reader* r, const int* acts, int nact, joint_riva
                         "joint '%s' differs from the instance's first actuator's joint '%s'",
                         joint_name(m, m->actuator_trnid[2 * i]), joint_name(m, jnt));
         }
-        int st = check_unhonoured(&ra, i);
+        int st = check_unhonoured(&ra, i, a == 0);
         if (st) return st;
     }
     int type = m->jnt_type[jnt];
@@ -535,6 +541,7 @@ static int read_actuators(const reader* r, const int* acts, int nact, joint_riva
     c->jnt = jnt;
     c->qpos_adr = m->jnt_qposadr[jnt];
     c->dof_adr = m->jnt_dofadr[jnt];
+    c->act_adr = m->actuator_actnum[acts[0]] == ASR_MJ_NACT ? m->actuator_actadr[acts[0]] : -1;
     return 0;
 }
 

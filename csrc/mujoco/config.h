@@ -23,6 +23,7 @@ typedef struct joint_config {
     int act[2];                   /* their ids: the first takes ref1 and carries the torque */
     int jnt;                      /* the joint */
     int qpos_adr, dof_adr;        /* the joint's angle in qpos, velocity in qvel */
+    int act_adr; /* the first actuator's act (ASR_MJ_NACT values: actdim="4"), -1: none */
 } joint_config;
 
 /* Why a configuration cannot run: an asr status (ASR_ERR_*) and a message naming the instance,

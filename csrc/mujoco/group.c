@@ -199,6 +199,7 @@ static void act_print_of(const mjModel* m, int i, int slot, act_print* a) {
     a->trnid = m->actuator_trnid[2 * i];
     a->dyntype = m->actuator_dyntype[i];
     a->actnum = m->actuator_actnum[i];
+    a->actadr = m->actuator_actadr[i];
     a->nsample = m->actuator_history[2 * i];
     a->ctrlnum = m->actuator_ctrlnum[i];
     a->ctrladr = m->actuator_ctrladr[i];
@@ -218,12 +219,12 @@ static int act_same(const mjModel* m, int i, int slot, const act_print* a) {
     const double* gear = m->actuator_gear + 6 * i;
     return inst == a->inst && m->actuator_trntype[i] == a->trntype &&
            m->actuator_trnid[2 * i] == a->trnid && m->actuator_dyntype[i] == a->dyntype &&
-           m->actuator_actnum[i] == a->actnum && m->actuator_history[2 * i] == a->nsample &&
-           m->actuator_ctrlnum[i] == a->ctrlnum && m->actuator_ctrladr[i] == a->ctrladr &&
-           disabled == a->disabled && m->actuator_forcelimited[i] == a->forcelimited &&
-           gear[0] == a->gear[0] && gear[1] == a->gear[1] && gear[2] == a->gear[2] &&
-           gear[3] == a->gear[3] && gear[4] == a->gear[4] && gear[5] == a->gear[5] &&
-           m->actuator_delay[i] == a->delay;
+           m->actuator_actnum[i] == a->actnum && m->actuator_actadr[i] == a->actadr &&
+           m->actuator_history[2 * i] == a->nsample && m->actuator_ctrlnum[i] == a->ctrlnum &&
+           m->actuator_ctrladr[i] == a->ctrladr && disabled == a->disabled &&
+           m->actuator_forcelimited[i] == a->forcelimited && gear[0] == a->gear[0] &&
+           gear[1] == a->gear[1] && gear[2] == a->gear[2] && gear[3] == a->gear[3] &&
+           gear[4] == a->gear[4] && gear[5] == a->gear[5] && m->actuator_delay[i] == a->delay;
 }
 
 static void drop_group(plan* p, int k) {

@@ -60,7 +60,7 @@ void group_step(group* g, const mjModel* m, const mjData* d, const double* const
 /* What the plan took from one actuator of the model: compared in every pass. */
 typedef struct act_print {
     int inst; /* the instance of this plugin it belongs to, -1: none (nothing else kept) */
-    int trntype, trnid, dyntype, actnum, nsample, ctrlnum, ctrladr, disabled, forcelimited;
+    int trntype, trnid, dyntype, actnum, actadr, nsample, ctrlnum, ctrladr, disabled, forcelimited;
     double gear[6], delay;
 } act_print;
 
@@ -98,7 +98,7 @@ typedef struct plan {
 int plan_read(plan* p, const mjModel* m, int slot);
 
 /* Whether m is, in everything the plugin derived from it, the model p was read from: the sizes,
- * every actuator's instance, transmission, gear, force limit, dynamics, delay, control and
+ * every actuator's instance, transmission, gear, force limit, dynamics, act, delay, control and
  * disabled group, every instance's configuration text and its joint's type and addresses.
  * Linear in the model's size; no text parsed. */
 int plan_matches(const plan* p, const mjModel* m);

@@ -65,7 +65,14 @@ typedef struct plugin_data {
     plan* plan;
     candidate cand[NCANDIDATE];
     int ncand, next; /* candidates kept, the slot of the next */
+    /* with act: the motors the step starts from (act at the step's first pass) and its time */
+    double act0[ASR_MJ_NACT], act0_time;
 } plugin_data;
+
+/* The record fields an instance's act holds, in act order. */
+#define ACT_FIELD_(id, name, unit) ASR_F_##id,
+static const int act_fields[ASR_MJ_NACT] = {ASR_MUJOCO_ACT(ACT_FIELD_)};
+#undef ACT_FIELD_
 
 /* ---------------------------------------------------------------- lifetime */
 
@@ -176,23 +183,58 @@ static candidate* new_candidate(plugin_data* pd, const mjData* d, int why) {
     return c;
 }
 
-/* Leader inst steps its group: a candidate for every member, whose torque goes to MuJoCo. */
+/* The motors instance k's step starts from, with act at cfg->act_adr: act as the step's first
+ * pass saw it, kept for RK4's later passes within the step (a pass up to a timestep after the
+ * last one's with no advance between: MuJoCo gives them integrated act; they see the motors as
+ * at the step's start, as without act). Into the committed state's copy w
+ * (NSTATE values) when the actuator has started (the first step after a reset places the
+ * motors instead). */
+static void start_motors(const mjModel* m, const mjData* d, plugin_data* pd,
+                         const joint_config* cfg, double* w) {
+    double h = m->opt.timestep, t = pd->act0_time;
+    int later = m->opt.integrator == mjINT_RK4 && pd->ncand > 0 && d->time > t &&
+                d->time <= t + h + 1e-6 * h;
+    if (!later) {
+        pd->act0_time = d->time;
+        for (int j = 0; j < ASR_MJ_NACT; ++j) pd->act0[j] = d->act[cfg->act_adr + j];
+    }
+    if (w[ASR_MJ_STARTED] != 1.0) return;
+    for (int j = 0; j < ASR_MJ_NACT; ++j) w[ASR_MJ_NHEADER + act_fields[j]] = pd->act0[j];
+}
+
+/* Leader inst steps its group: a candidate for every member, whose torque goes to MuJoCo; a
+ * member with act starts from the motors in act and gets act_dot (the candidate's motors less
+ * the step's start, over the timestep). */
 static void step_group(const mjModel* m, mjData* d, const plan* p, int inst) {
     const entry* lead = &p->e[inst];
     const double* s[MAX_GROUP];
     double* out[MAX_GROUP];
+    double with_act[MAX_GROUP][NSTATE];
     for (int i = 0; i < lead->nmember; ++i) {
         int k = lead->members[i];
+        const joint_config* cfg = &p->e[k].cfg;
+        plugin_data* pd = data_of(d, k);
         mj_header h;
         s[i] = d->plugin_state + m->plugin_stateadr[k];
-        out[i] =
-            new_candidate(data_of(d, k), d, header_read(s[i], &h) ? WHY_HEADER : WHY_STEP)->state;
+        if (cfg->act_adr >= 0) {
+            memcpy(with_act[i], s[i], sizeof with_act[i]);
+            start_motors(m, d, pd, cfg, with_act[i]);
+            s[i] = with_act[i];
+        }
+        out[i] = new_candidate(pd, d, header_read(s[i], &h) ? WHY_HEADER : WHY_STEP)->state;
     }
     group_step(lead->grp, m, d, s, out);
     for (int i = 0; i < lead->nmember; ++i) {
-        const joint_config* cfg = &p->e[lead->members[i]].cfg;
+        int k = lead->members[i];
+        const joint_config* cfg = &p->e[k].cfg;
         d->actuator_force[cfg->act[0]] = out[i][ASR_MJ_NHEADER + ASR_F_TAU_JOINT];
         if (cfg->nact == 2) d->actuator_force[cfg->act[1]] = 0.0;
+        if (cfg->act_adr < 0) continue;
+        const plugin_data* pd = data_of(d, k);
+        for (int j = 0; j < ASR_MJ_NACT; ++j) {
+            d->act_dot[cfg->act_adr + j] =
+                (out[i][ASR_MJ_NHEADER + act_fields[j]] - pd->act0[j]) / m->opt.timestep;
+        }
     }
 }
 
@@ -294,6 +336,13 @@ static void advance(const mjModel* m, mjData* d, int inst) {
     }
     memcpy(s, c->state, NSTATE * sizeof(double));
     pd->ncand = 0;
+    /* act: the committed motors exactly (MuJoCo integrated act_dot into it before this call) */
+    const plan* p = pd->plan;
+    const entry* e = p && p->e && inst < p->nplugin ? &p->e[inst] : NULL;
+    if (e && e->nact && e->act[0] < m->nu && m->actuator_actnum[e->act[0]] == ASR_MJ_NACT) {
+        int adr = m->actuator_actadr[e->act[0]];
+        for (int j = 0; j < ASR_MJ_NACT; ++j) d->act[adr + j] = s[ASR_MJ_NHEADER + act_fields[j]];
+    }
 }
 
 /* ---------------------------------------------------------------- registration */
@@ -305,6 +354,23 @@ static const char* const header_names[ASR_MJ_NHEADER] = {ASR_MUJOCO_HEADER(HEADE
 ASR_MUJOCO_API int asr_mujoco_header_count(void) { return ASR_MJ_NHEADER; }
 ASR_MUJOCO_API const char* asr_mujoco_header_name(int k) {
     return k >= 0 && k < ASR_MJ_NHEADER ? header_names[k] : NULL;
+}
+#define ACT_NAME_(id, name, unit) #name,
+#define ACT_UNIT_(id, name, unit) unit,
+static const char* const act_names[ASR_MJ_NACT] = {ASR_MUJOCO_ACT(ACT_NAME_)};
+static const char* const act_units[ASR_MJ_NACT] = {ASR_MUJOCO_ACT(ACT_UNIT_)};
+#undef ACT_NAME_
+#undef ACT_UNIT_
+
+ASR_MUJOCO_API int asr_mujoco_act_count(void) { return ASR_MJ_NACT; }
+ASR_MUJOCO_API const char* asr_mujoco_act_name(int k) {
+    return k >= 0 && k < ASR_MJ_NACT ? act_names[k] : NULL;
+}
+ASR_MUJOCO_API const char* asr_mujoco_act_unit(int k) {
+    return k >= 0 && k < ASR_MJ_NACT ? act_units[k] : NULL;
+}
+ASR_MUJOCO_API int asr_mujoco_act_field(int k) {
+    return k >= 0 && k < ASR_MJ_NACT ? act_fields[k] : -1;
 }
 ASR_MUJOCO_API int asr_mujoco_field_count(void) { return ASR_NFIELD; }
 ASR_MUJOCO_API int asr_mujoco_built_for(void) { return mjVERSION_HEADER; }
