@@ -13,8 +13,12 @@ same text: a round trip through MjSpec would round some of them. Added to it:
 - <actuator>: "<joint>_ref1" and "<joint>_ref2" per joint, in joint order, after any actuators
   the MJCF has, so that d.ctrl[-2 J:] = refs.reshape(-1) for asr's (J, 2) references (the whole
   ctrl when the MJCF has no actuators, as every robot of robots/); ctrlrange where asr defines a
-  range (see _ctrl_ranges);
-- <keyframe><key name="asr_initial">: the variant's initial link angles and references.
+  range (see _ctrl_ranges); the first of each joint with actdim="4": MuJoCo's act holds the
+  joint's motor angles and velocities (asr.mujoco.plugin.act_fields()), after the act of any
+  stateful actuators the MJCF has, so that mjd_transitionFD sees the motors;
+- <keyframe><key name="asr_initial">: the variant's initial link angles and references (act
+  zero: the first step after a reset places the motors as asr.Sim.reset does and writes act);
+  the MJCF's own keys get the new actuators' ctrl and act at 0.
 
 Robot MJCF files that name other files (<include>, file= attributes) are refused: the exported
 file stands alone and never holds a path of the machine it was written on. So are joints with a
@@ -37,6 +41,8 @@ KEY_NAME = "asr_initial"  # the keyframe with the variant's initial state
 FIRST_REF_IS_ANGLE = (1, 3, 6)
 # modes whose second reference is the stiffness preset (for models whose preset kind is "ref")
 SECOND_REF_IS_PRESET = (3, 6)
+# act values of each joint's first actuator: th1, th2, th1d, th2d (asr.mujoco.plugin.act_fields)
+ACTDIM = 4
 
 MjModel = Any  # a mujoco.MjModel (mujoco has no type stubs)
 
@@ -146,6 +152,8 @@ def _add_actuators(root: ET.Element, robot: Robot, model: MjModel) -> None:
     for j in robot.joints:
         for ref in ("ref1", "ref2"):
             attrib = dict(name=f"{j.name}_{ref}", joint=j.name, instance=j.name)
+            if ref == "ref1":
+                attrib["actdim"] = str(ACTDIM)
             limits = next(ranges)
             if limits is not None:
                 attrib.update(ctrllimited="true", ctrlrange=_numbers(limits))
@@ -171,9 +179,12 @@ def _initial(robot: Robot, model: MjModel) -> tuple[list[float], list[float]]:
 def _add_keyframe(root: ET.Element, robot: Robot, model: MjModel) -> None:
     keyframe = _section(root, "keyframe")
     pad = " ".join(["0"] * 2 * len(robot.joints))
-    for key in keyframe.findall("key"):  # the MJCF's own keys: the new actuators' ctrl at 0
+    act_pad = " ".join(["0"] * ACTDIM * len(robot.joints))
+    for key in keyframe.findall("key"):  # the MJCF's own keys: the new actuators' ctrl, act at 0
         if key.get("ctrl", "").strip():
             key.set("ctrl", f"{key.get('ctrl', '').strip()} {pad}")
+        if key.get("act", "").strip():
+            key.set("act", f"{key.get('act', '').strip()} {act_pad}")
     qpos, ctrl = _initial(robot, model)
     _sub(keyframe, "key", name=KEY_NAME, qpos=_numbers(qpos), ctrl=_numbers(ctrl))
 

@@ -45,6 +45,7 @@ MODES = [
 ACT = ("th1", "th2", "th1d", "th2d")  # asr.mujoco.plugin.act_fields(), checked below
 FIRST = '<plugin name="p_ref1" joint="p" instance="p"/>'
 SECOND = '<plugin name="p_ref2" joint="p" instance="p"/>'
+ACTUATOR = mujoco.mjtObj.mjOBJ_ACTUATOR
 
 
 def pendulum(model, mode, integrator="Euler", actdim="4", second=""):
@@ -252,3 +253,53 @@ def test_bad_actdim_is_a_compile_error(first, second, expect):
 
 def test_act_fields_are_the_motor_states():
     assert mujoco_plugin.act_fields() == ACT
+
+
+def with_act(xml, joints):
+    """xml with actdim="4" on the first actuator of each joint named in `joints`."""
+    for j in joints:
+        first = f'<plugin name="{j}_ref1" joint="{j}" instance="{j}"/>'
+        assert first in xml
+        xml = xml.replace(first, first.replace("/>", ' actdim="4"/>'))
+    return xml
+
+
+@pytest.mark.parametrize("integrator", ["Euler", "RK4"])
+def test_grouped_instances_with_and_without_act(integrator):
+    """Three joints of one model and mode, stepped together in one group: with act on none, all
+    or some of them, the runs are bit-identical and each act is its instance's motors."""
+    joints = [{"name": f"j{k}", "model": "sea", "mode": 6, "mass": 0.1} for k in range(3)]
+    plain = plugin_mjcf(joints, integrator=integrator)
+    runs = []
+    for chosen in ([], ["j0", "j1", "j2"], ["j0", "j2"]):
+        m, d = compile_plugin(with_act(plain, chosen))
+        assert m.na == 4 * len(chosen)
+        d.qpos[:] = (0.2, -0.1, 0.3)
+        rows = []
+        for i in range(100):
+            d.ctrl[:] = 0.4 * np.sin(0.1 * i + np.arange(6))
+            mujoco.mj_step(m, d)
+            rows.append(np.concatenate([d.qpos, d.qvel, d.plugin_state]))
+            states = mujoco_plugin.states(m, d)
+            for j in chosen:
+                adr = int(m.actuator_actadr[mujoco.mj_name2id(m, ACTUATOR, f"{j}_ref1")])
+                assert list(d.act[adr : adr + 4]) == [states[j][n] for n in ACT]
+        runs.append(np.array(rows))
+    assert np.array_equal(runs[0], runs[1]) and np.array_equal(runs[0], runs[2])
+
+
+def test_exported_robot_has_act(tmp_path):
+    """asr.export_mjcf declares actdim 4 on each joint's first actuator: after a reset to the
+    asr_initial key, act is the plugin state's motors after every step."""
+    import asr
+
+    path = asr.export_mjcf("qbmove_arm_2dof", "vertical", str(tmp_path / "arm.xml"))
+    m, d = compile_plugin(open(path).read())
+    assert m.na == 8 and list(m.actuator_actnum) == [4, 0, 4, 0]
+    mujoco.mj_resetDataKeyframe(m, d, m.key("asr_initial").id)
+    for _ in range(20):
+        mujoco.mj_step(m, d)
+        states = mujoco_plugin.states(m, d)
+        want = [states[j][n] for j in ("joint1", "joint2") for n in ACT]
+        assert list(d.act) == want
+    assert np.ptp(d.act[:2]) > 0  # joint1's two motors differ (a preset)

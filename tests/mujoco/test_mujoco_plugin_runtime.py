@@ -158,11 +158,11 @@ def test_rollout_on_threads_equals_serial_mj_step(arm, reference, nthread):
 
 
 def load_batch(batch, m, x0):
-    """Write FULLPHYSICS states x0 into the batch's rows (time, qpos, qvel, plugin state)."""
+    """Write FULLPHYSICS states x0 into the batch's rows (time, qpos, qvel, act, plugin state)."""
     for r, x in enumerate(x0):
         d = mujoco.MjData(m)
         mujoco.mj_setState(m, d, x, FULL)
-        for name in ("time", "qpos", "qvel", "plugin_state"):
+        for name in ("time", "qpos", "qvel", "act", "plugin_state"):
             batch.bind(name)[r] = getattr(d, name)
 
 
