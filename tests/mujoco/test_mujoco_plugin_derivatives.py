@@ -16,17 +16,23 @@
   to actdim 0, act equals the plugin state's th1, th2, th1d, th2d after every step, and
   mj_getState / mj_setState with act restore a run exactly.
 - A bad actdim (3, or any on the second actuator) is a compile error naming it.
+- notebooks/mujoco_plugin_lqr.ipynb (quick mode): a finite-horizon LQR over mjd_transitionFD
+  linearisations tracks a reference on the exported qbmove_arm_2dof far better than the open
+  loop (measured: final link error 5.6e-5 rad against 0.039 rad).
 """
 
+import json
 import re
 
 import numpy as np
 import pytest
 
+import asr
 from asr.core.ffi import ffi, lib
 from asr.mujoco import plugin as mujoco_plugin
 from tests.conftest import require
 from tests.support.mujoco_plugin import compile_plugin, plugin_mjcf
+from tests.support.notebooks import run_notebook
 
 mujoco = require("mujoco")
 
@@ -291,8 +297,6 @@ def test_grouped_instances_with_and_without_act(integrator):
 def test_exported_robot_has_act(tmp_path):
     """asr.export_mjcf declares actdim 4 on each joint's first actuator: after a reset to the
     asr_initial key, act is the plugin state's motors after every step."""
-    import asr
-
     path = asr.export_mjcf("qbmove_arm_2dof", "vertical", str(tmp_path / "arm.xml"))
     m, d = compile_plugin(open(path).read())
     assert m.na == 8 and list(m.actuator_actnum) == [4, 0, 4, 0]
@@ -303,3 +307,16 @@ def test_exported_robot_has_act(tmp_path):
         want = [states[j][n] for j in ("joint1", "joint2") for n in ACT]
         assert list(d.act) == want
     assert np.ptp(d.act[:2]) > 0  # joint1's two motors differ (a preset)
+
+
+@pytest.mark.notebooks
+def test_lqr_notebook(tmp_path, monkeypatch):
+    """The LQR only works because B reaches the motors (mode 6): it must bring the link error
+    (0.18 rad at the start) far below the open loop's by the end of the horizon."""
+    out = tmp_path / "summary.json"
+    run_notebook("mujoco_plugin_lqr.ipynb", tmp_path, monkeypatch, ASR_NOTEBOOK_OUT=str(out))
+    got = json.loads(out.read_text())
+    assert got["quick"] and got["steps"] == 600
+    assert got["open_loop_final"] > 0.01  # the open loop has not caught up
+    assert got["lqr_final"] < 1e-3 and got["lqr_final"] < 0.01 * got["open_loop_final"]
+    assert got["lqr_rms_second_half"] < 0.1 * got["open_loop_rms_second_half"]
