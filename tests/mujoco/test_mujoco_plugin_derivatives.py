@@ -22,7 +22,9 @@
 """
 
 import json
+import os
 import re
+import shutil
 
 import numpy as np
 import pytest
@@ -30,6 +32,7 @@ import pytest
 import asr
 from asr.core.ffi import ffi, lib
 from asr.mujoco import plugin as mujoco_plugin
+from asr.robots.robot import robots_dir
 from tests.conftest import require
 from tests.support.mujoco_plugin import compile_plugin, plugin_mjcf
 from tests.support.notebooks import run_notebook
@@ -307,6 +310,25 @@ def test_exported_robot_has_act(tmp_path):
         want = [states[j][n] for j in ("joint1", "joint2") for n in ACT]
         assert list(d.act) == want
     assert np.ptp(d.act[:2]) > 0  # joint1's two motors differ (a preset)
+
+
+def test_export_after_the_mjcf_own_act(tmp_path):
+    """A robot MJCF with its own stateful actuator (a filter, act 1) and a key giving its act:
+    the joint's act follows it, and the key's act gets the joint's 4 values at 0."""
+    folder = tmp_path / "pendulum"
+    shutil.copytree(os.path.join(robots_dir(), "pendulum_1dof"), folder)
+    xml = folder / "pendulum.xml"
+    own = (
+        '<actuator><general name="own" joint="joint" dyntype="filter" dynprm="0.1"/></actuator>'
+        '<keyframe><key name="up" qpos="0.5" ctrl="0.25" act="0.125"/></keyframe></mujoco>'
+    )
+    xml.write_text(xml.read_text().replace("</mujoco>", own))
+    m, d = compile_plugin(open(asr.export_mjcf(str(folder), None, str(tmp_path / "o.xml"))).read())
+    assert m.na == 5 and list(m.actuator_actadr) == [0, 1, -1]
+    np.testing.assert_array_equal(m.key("up").act, [0.125, 0.0, 0.0, 0.0, 0.0])
+    mujoco.mj_resetDataKeyframe(m, d, m.key("up").id)
+    mujoco.mj_step(m, d)
+    assert list(d.act[1:]) == [mujoco_plugin.states(m, d)["joint"][n] for n in ACT]
 
 
 @pytest.mark.notebooks
