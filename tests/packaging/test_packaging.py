@@ -334,8 +334,11 @@ def test_core_install_names_the_missing_extra(installed, tmp_path):
 
 # the top-level names the wheel may install: asr's own (setup.py: DASHBOARD, the top-level
 # dashboard/ folder installed as asr_dashboard); a generic name such as `dashboard` could be
-# installed over by, or install over, another distribution's package
-OWN_TOP_LEVEL = {"asr", "asr_dashboard"}
+# installed over by, or install over, another distribution's package. asr_mujoco_autoload (one
+# module, setup.cfg py_modules): the entry point `import mujoco` imports in every process
+# (mujoco.plugins), top-level because any module of asr would run asr/__init__.py there, about
+# 0.1 s of every user's `import mujoco` (docs/mujoco_plugin.md, "Loading automatically")
+OWN_TOP_LEVEL = {"asr", "asr_dashboard", "asr_mujoco_autoload"}
 # `asr dashboard` from the installed wheel answers on its port within this (generous: ~5 s here)
 STARTUP_S = 120
 
@@ -349,8 +352,13 @@ def test_wheel_installs_only_asr_owned_top_level_names(installed, tmp_path):
         info = record.rsplit("/", 1)[0]
         rows = z.read(record).decode().splitlines()
         top_level = set(z.read(f"{info}/top_level.txt").decode().split())
+        entry_points = z.read(f"{info}/entry_points.txt").decode()
     assert top_level == OWN_TOP_LEVEL
-    assert {row.split(",")[0].split("/")[0] for row in rows if row} == OWN_TOP_LEVEL | {info}
+    # a package's rows are under its folder, a module's is its file
+    tops = {row.split(",")[0].split("/")[0].removesuffix(".py") for row in rows if row}
+    assert tops == OWN_TOP_LEVEL | {info}
+    # `import mujoco` (4.0.1) calls the group mujoco.plugins: ASR_MUJOCO_AUTOLOAD=1 loads the plugin
+    assert "[mujoco.plugins]\nasr = asr_mujoco_autoload:register\n" in entry_points
     assert not os.path.exists(os.path.join(site, "dashboard"))
     out = _in_venv(python, "import dashboard", tmp_path, ok=False)
     assert out.returncode != 0 and "No module named 'dashboard'" in out.stderr
