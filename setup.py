@@ -21,8 +21,10 @@ from setuptools.command.build_py import build_py
 # `dashboard` is a generic one that another distribution could install over (or shadow). Its
 # modules import each other relatively and name their child processes by their package's
 # __package__, so the folder works under either name; asr.cli imports asr_dashboard (the
-# editable install maps it to the folder). Nothing else is installed at the top level: asr and
-# asr_dashboard (tests/packaging/test_packaging.py reads the wheel's top_level.txt and RECORD).
+# editable install maps it to the folder). Nothing else is installed at the top level: asr,
+# asr_dashboard and the module asr_mujoco_autoload (setup.cfg's py_modules: MuJoCo imports an
+# entry point's module inside `import mujoco`, and one under asr would import asr each time;
+# tests/packaging/test_packaging.py reads the wheel's top_level.txt and RECORD).
 DASHBOARD = "asr_dashboard"
 PACKAGES = find_packages(include=["asr", "asr.*"]) + [
     DASHBOARD,

@@ -7,6 +7,12 @@ import pytest
 
 IN_CI = bool(os.environ.get("CI"))
 
+# A developer's opt-in to asr's MuJoCo plugin at `import mujoco` (asr_mujoco_autoload.py) would
+# register the plugin in every child interpreter the tests start, where the loading tests need a
+# process without it: the tests decide for themselves (tests/mujoco/test_mujoco_plugin_autoload.py
+# sets it where it is the subject).
+os.environ.pop("ASR_MUJOCO_AUTOLOAD", None)
+
 
 def require(module_name):
     """Import an optional test dependency; fail in CI, skip elsewhere, when it is missing."""
