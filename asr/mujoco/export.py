@@ -16,6 +16,10 @@ same text: a round trip through MjSpec would round some of them. Added to it:
   range (see _ctrl_ranges); the first of each joint with actdim="4": MuJoCo's act holds the
   joint's motor angles and velocities (asr.mujoco.plugin.act_fields()), after the act of any
   stateful actuators the MJCF has, so that mjd_transitionFD sees the motors;
+- <sensor>: "<joint>_asr" per joint, in joint order, after any sensors the MJCF has: the
+  plugin's sensor of the joint's instance (asr.mujoco.plugin.sensor_layout(): deflections,
+  stiffness, elastic and joint torques, motor angles, status, as committed), unless
+  export_mjcf(..., sensors=False);
 - <keyframe><key name="asr_initial">: the variant's initial link angles and references (act
   zero: the first step after a reset places the motors as asr.Sim.reset does and writes act);
   the MJCF's own keys get the new actuators' ctrl and act at 0.
@@ -160,6 +164,12 @@ def _add_actuators(root: ET.Element, robot: Robot, model: MjModel) -> None:
             _sub(actuator, "plugin", **attrib)
 
 
+def _add_sensors(root: ET.Element, robot: Robot) -> None:
+    sensor = _section(root, "sensor")
+    for j in robot.joints:
+        _sub(sensor, "plugin", name=f"{j.name}_asr", instance=j.name)
+
+
 def _initial(robot: Robot, model: MjModel) -> tuple[list[float], list[float]]:
     """(qpos, ctrl) of the key asr_initial: the model's qpos0 with the actuated joints at the
     variant's initial q; ctrl zero for the MJCF's own actuators, then the initial references
@@ -221,8 +231,8 @@ def _header(robot: Robot) -> str:
     return "<!-- " + "\n".join(lines) + " -->\n"
 
 
-def _xml(robot: Robot, model: MjModel) -> str:
-    """The exported MJCF text of a robot variant."""
+def _xml(robot: Robot, model: MjModel, sensors: bool = True) -> str:
+    """The exported MJCF text of a robot variant (with the plugin's sensors if `sensors`)."""
     parser = ET.XMLParser(target=ET.TreeBuilder(insert_comments=True))
     try:
         root = ET.parse(robot.mjcf, parser=parser).getroot()
@@ -232,6 +242,8 @@ def _xml(robot: Robot, model: MjModel) -> str:
     before = list(root)
     _add_extension(root, robot)
     _add_actuators(root, robot, model)
+    if sensors:
+        _add_sensors(root, robot)
     _add_keyframe(root, robot, model)
     _indent(root, [el for el in root if el not in before])
     return _header(robot) + ET.tostring(root, encoding="unicode") + "\n"
@@ -260,6 +272,8 @@ def export_mjcf(
     robot: Robot | str | os.PathLike[str],
     variant: str | None = None,
     path: str | os.PathLike[str] | None = None,
+    *,
+    sensors: bool = True,
 ) -> str:
     """Write robot `robot` (a name or folder as for asr.load_robot, or an asr.Robot) in
     `variant` (None: its default; with an asr.Robot, None or its own variant) as one MJCF file
@@ -267,13 +281,17 @@ def export_mjcf(
     compiled by MuJoCo before it is written (atomically: a reader never sees half of it).
     Returns the path written. Errors name the argument and the value: an unknown robot or
     variant (load_robot's errors), a path that is a folder or in a folder that does not exist,
-    a robot MJCF that names other files."""
+    a robot MJCF that names other files. sensors (keyword): True (default) adds the plugin's
+    sensor "<joint>_asr" per joint (asr.mujoco.plugin.sensordata reads them, shape (J, V)); False
+    writes none, as asr before them did."""
     if path is None:
         raise TypeError("path: required (the MJCF file to write)")
+    if not isinstance(sensors, bool):
+        raise TypeError(f"sensors: expected True or False, got {sensors!r}")
     out = _check_path(path)
     loaded = _robot(robot, variant)
     model = loaded.mj_model()
-    text = _xml(loaded, model)
+    text = _xml(loaded, model, sensors)
     _compile(loaded, text)
     with atomic_write(out, "w") as f:
         f.write(text)

@@ -15,7 +15,10 @@ state of an instance (d.plugin_state[m.plugin_stateadr[k]:][:m.plugin_statenum[k
 header FIELDS[:NHEADER] then the joint's asr state record (asr.FIELDS order); states() reads it
 by name. An instance whose first actuator declares actdim="4" also keeps its motors' state in
 MuJoCo's act (d.act[m.actuator_actadr[a]:][:4], the fields act_fields() names), which
-mjd_transitionFD then differentiates (docs/mujoco_plugin.md, "Derivatives and act").
+mjd_transitionFD then differentiates (docs/mujoco_plugin.md, "Derivatives and act"). The
+instance's sensors (MJCF <sensor><plugin instance="..."/>, written by asr.export_mjcf) put the
+committed values of sensor_layout() into d.sensordata, where MuJoCo's recorders, mujoco.rollout
+and the viewer see them; sensordata() reads them as an array.
 """
 
 import ctypes
@@ -125,6 +128,8 @@ def _open(where: str, mujoco: Any) -> Any:
     lib.asr_mujoco_header_name.restype = ctypes.c_char_p
     lib.asr_mujoco_act_name.restype = ctypes.c_char_p
     lib.asr_mujoco_act_unit.restype = ctypes.c_char_p
+    lib.asr_mujoco_sensor_name.restype = ctypes.c_char_p
+    lib.asr_mujoco_sensor_unit.restype = ctypes.c_char_p
     lib.asr_mujoco_registered_code.restype = ctypes.c_ulonglong
     state = lib.asr_mujoco_registered()
     if state == -1:
@@ -187,6 +192,51 @@ def act_fields() -> tuple[str, ...]:
     if any(lib.asr_mujoco_act_field(k) != FIELDS.index(n) for k, n in enumerate(names)):
         raise ImportError("asr's MuJoCo plugin library does not match this asr: rebuild it")
     return names
+
+
+def sensor_layout() -> tuple[tuple[str, str], ...]:
+    """The values of one asr sensor, in sensordata order: (name, SI unit) pairs, "" for a
+    unitless value (status). The names are fields of states() (header or asr.FIELDS): defl1,
+    defl2 (rad), stiffness (N m/rad), tau_el1, tau_el2, tau_joint (N m), th1 (rad), th2 ("rad or
+    m": an adjuster model's th2 is its stiffness input, m for awas2), status."""
+    lib = _lib()
+    out = []
+    for k in range(lib.asr_mujoco_sensor_count()):
+        out.append((lib.asr_mujoco_sensor_name(k).decode(), lib.asr_mujoco_sensor_unit(k).decode()))
+    return tuple(out)
+
+
+def sensors(m: Any) -> list[int]:
+    """Ids of m's asr sensors (MJCF <sensor><plugin instance="..."/> on an asr.actuator
+    instance), in sensor order; asr.export_mjcf writes one per joint, in joint order, named
+    "<joint>_asr"."""
+    import mujoco
+
+    ours = set(instances(m))
+    plugin_type = int(mujoco.mjtSensor.mjSENS_PLUGIN)
+    return [
+        s
+        for s in range(m.nsensor)
+        if int(m.sensor_type[s]) == plugin_type and int(m.sensor_plugin[s]) in ours
+    ]
+
+
+def sensordata(m: Any, d: Any) -> Any:
+    """m's asr sensors' values in d.sensordata as a numpy array of shape (S, V): one row per
+    sensor of sensors(m) (S of them; one per joint, in joint order, for asr.export_mjcf's
+    files), columns in sensor_layout() order (V values, SI units as it says). MuJoCo computes
+    them at the start of each step (the position stage of its first forward pass), from the
+    plugin state the previous step committed: after mj_step they are the states() read just
+    before that step."""
+    import numpy as np
+
+    ids = sensors(m)
+    nvalue = len(sensor_layout())
+    out = np.empty((len(ids), nvalue))
+    for row, s in enumerate(ids):
+        adr = int(m.sensor_adr[s])
+        out[row] = d.sensordata[adr : adr + nvalue]
+    return out
 
 
 def instances(m: Any) -> list[int]:
@@ -274,5 +324,8 @@ __all__ = [
     "load",
     "path",
     "register_model",
+    "sensor_layout",
+    "sensordata",
+    "sensors",
     "states",
 ]

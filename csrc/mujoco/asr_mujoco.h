@@ -13,6 +13,7 @@
  *     <plugin name="shoulder_ref1" joint="shoulder" instance="shoulder"/>   first reference
  *     <plugin name="shoulder_ref2" joint="shoulder" instance="shoulder"/>   second reference
  *   </actuator>
+ *   <sensor><plugin name="shoulder_asr" instance="shoulder"/></sensor>   optional (below)
  *
  * The instance's actuators, in actuator order, take the joint's references from ctrl (one
  * actuator: the second reference is 0); the first carries the joint torque, the second none.
@@ -70,6 +71,32 @@ enum {
 };
 #undef ASR_MUJOCO_ACT_ONE_
 
+/* A sensor of an instance (MJCF: <sensor><plugin name="shoulder_asr" instance="shoulder"/>
+ * </sensor>, any number per instance, each the same values) gives the joint's committed values,
+ * listed once: X(ID, name, unit, state, doc), state the value's index in the instance's plugin
+ * state. Committed: the plugin state's record when MuJoCo computes the sensor (its position
+ * stage, at the start of a step: the record the previous step committed), never the candidate
+ * of a forward pass of the current step. */
+#define ASR_MUJOCO_SENSOR(X)                                                                       \
+    X(DEFL1, defl1, "rad", ASR_MJ_NHEADER + ASR_F_DEFL1, "deflection of spring 1")                 \
+    X(DEFL2, defl2, "rad", ASR_MJ_NHEADER + ASR_F_DEFL2, "deflection of spring 2")                 \
+    X(STIFFNESS, stiffness, "N m/rad", ASR_MJ_NHEADER + ASR_F_STIFFNESS, "link stiffness")         \
+    X(TAU_EL1, tau_el1, "N m", ASR_MJ_NHEADER + ASR_F_TAU_EL1, "elastic torque of spring 1")       \
+    X(TAU_EL2, tau_el2, "N m", ASR_MJ_NHEADER + ASR_F_TAU_EL2, "elastic torque of spring 2")       \
+    X(TAU_JOINT, tau_joint, "N m", ASR_MJ_NHEADER + ASR_F_TAU_JOINT,                               \
+      "joint torque of the last committed step (its step-start evaluation, applied by MuJoCo)")    \
+    X(TH1, th1, "rad", ASR_MJ_NHEADER + ASR_F_TH1, "motor 1 angle")                                \
+    X(TH2, th2, "rad or m", ASR_MJ_NHEADER + ASR_F_TH2,                                            \
+      "motor 2 angle (adjuster models: the stiffness input, m for awas2)")                         \
+    X(STATUS, status, "", ASR_MJ_STATUS, "asr status: 0 running, else frozen with zero torque")
+
+#define ASR_MUJOCO_SENSOR_ENUM_(id, name, unit, state, doc) ASR_MJS_##id,
+typedef enum asr_mujoco_sensor {
+    ASR_MUJOCO_SENSOR(ASR_MUJOCO_SENSOR_ENUM_) /* ASR_MJS_DEFL1 = 0, ... */
+    ASR_MJ_NSENSOR
+} asr_mujoco_sensor;
+#undef ASR_MUJOCO_SENSOR_ENUM_
+
 /* The library's entry points besides the plugin registration (which runs when it is loaded). */
 #if defined(__GNUC__)
 #define ASR_MUJOCO_API __attribute__((visibility("default")))
@@ -86,6 +113,11 @@ ASR_MUJOCO_API int asr_mujoco_act_count(void);
 ASR_MUJOCO_API const char* asr_mujoco_act_name(int k);
 ASR_MUJOCO_API const char* asr_mujoco_act_unit(int k);
 ASR_MUJOCO_API int asr_mujoco_act_field(int k);
+/* Number of values of a sensor (ASR_MJ_NSENSOR), the name and the SI unit ("" for none) of
+ * value k (NULL if none). */
+ASR_MUJOCO_API int asr_mujoco_sensor_count(void);
+ASR_MUJOCO_API const char* asr_mujoco_sensor_name(int k);
+ASR_MUJOCO_API const char* asr_mujoco_sensor_unit(int k);
 /* Number of asr state fields after the header (ASR_NFIELD). */
 ASR_MUJOCO_API int asr_mujoco_field_count(void);
 /* The MuJoCo version the library was built against (mjVERSION_HEADER, e.g. 4000000); it

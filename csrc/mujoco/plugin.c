@@ -32,6 +32,7 @@
  * the plan and the candidates, so one mjData may run several simulations in turn (mujoco.batch
  * swaps states in and out of a thread's data) and mj_setState restores a run exactly. Nothing
  * is kept outside an mjData but the key table and the registered user models (config.c). */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,11 +88,32 @@ static plugin_data* own_data(const mjModel* m, const mjData* d, int inst) {
     return data_of(d, inst);
 }
 
+/* The first sensor naming instance inst, -1 if none, when no actuator names it (a sensor
+ * declared with the plugin= shortcut, which makes an instance of its own); else -1. */
+static int sensor_only(const mjModel* m, int inst) {
+    for (int i = 0; i < m->nu; ++i) {
+        if (m->actuator_plugin[i] == inst) return -1;
+    }
+    for (int j = 0; j < m->nsensor; ++j) {
+        if (m->sensor_plugin[j] == inst) return j;
+    }
+    return -1;
+}
+
 static int nstate(const mjModel* m, int inst) {
     joint_config cfg;
     config_error err;
     /* the actuators are checked by init, at compile time too */
-    if (config_read_keys(m, inst, &cfg, &err)) mju_error("%s", err.msg);
+    if (config_read_keys(m, inst, &cfg, &err)) {
+        int j = sensor_only(m, inst);
+        if (j < 0) mju_error("%s", err.msg);
+        const char* name = mj_id2name(m, mjOBJ_SENSOR, j);
+        mju_error("%s: sensor '%s' (#%d) names instance #%d, which drives no actuator: a sensor "
+                  "gives the state of the instance of a joint's actuators, named with "
+                  "<sensor><plugin instance=\"<the instance's name>\"/> (plugin=\"%s\" makes a "
+                  "new instance); %s",
+                  ASR_MUJOCO_PLUGIN, name ? name : "", j, inst, ASR_MUJOCO_PLUGIN, err.msg);
+    }
     return NSTATE;
 }
 
@@ -271,9 +293,14 @@ static plan* current_plan(const mjModel* m, mjData* d, plan* p, int inst) {
     return p;
 }
 
+static void sense(const mjModel* m, mjData* d, int inst);
+
 static void compute(const mjModel* m, mjData* d, int inst, int capability) {
+    if (capability == mjPLUGIN_SENSOR) {
+        sense(m, d, inst);
+        return;
+    }
     plugin_data* pd = own_data(m, d, inst);
-    (void)capability;
     if (!pd) {
         mju_warning("%s: instance #%d of the model is not this plugin's in the mjData (made for "
                     "another model): not stepped",
@@ -345,6 +372,64 @@ static void advance(const mjModel* m, mjData* d, int inst) {
     }
 }
 
+/* ---------------------------------------------------------------- sensors */
+
+/* Sensors (asr_mujoco.h, ASR_MUJOCO_SENSOR). Stage: position (needstage mjSTAGE_POS). A sensor
+ * copies the committed plugin state, which no stage of a forward pass changes (compute keeps its
+ * step in a candidate; only advance, after the integrator, commits), so the earliest stage gives
+ * the same values as any later one, and MuJoCo runs no preparation for it: it calls
+ * mj_subtreeVel before a velocity-stage sensor plugin and mj_rnePostConstraint before an
+ * acceleration-stage one, for every instance of a plugin with sensors, whether the model
+ * declares a sensor or not. MuJoCo computes sensors only in the step's first forward pass (RK4's
+ * later stages skip them), and in mj_step1, so they read the record the previous step committed.
+ *
+ * MuJoCo calls the sensor compute of every instance; the first instance of the pass writes every
+ * sensor of this plugin in one scan of the model's sensors (linear per pass), the others return.
+ * The plan's first instance is current unless the model changed since the last actuator pass
+ * (sensors come before it): then an instance before it, or every instance when the plan's first
+ * is not this plugin's in m, writes them too (the same values). */
+
+#define SENSOR_STATE_(id, name, unit, state, doc) state,
+static const int sensor_state[ASR_MJ_NSENSOR] = {ASR_MUJOCO_SENSOR(SENSOR_STATE_)};
+#undef SENSOR_STATE_
+
+static int nsensordata(const mjModel* m, int inst, int sensor_id) {
+    (void)m, (void)inst, (void)sensor_id;
+    return ASR_MJ_NSENSOR;
+}
+
+/* Writes every sensor of plugin slot `slot` in m from its instance's committed plugin state; NaN
+ * for an instance that is not this plugin's in d (made for another model), as compute does not
+ * step it. */
+static void write_sensors(const mjModel* m, mjData* d, int slot) {
+    config_count_work(m->nsensor);
+    for (int j = 0; j < m->nsensor; ++j) {
+        int k = m->sensor_plugin[j];
+        if (m->sensor_type[j] != mjSENS_PLUGIN || k < 0 || k >= m->nplugin ||
+            m->plugin[k] != slot) {
+            continue;
+        }
+        double* out = d->sensordata + m->sensor_adr[j];
+        int n = m->sensor_dim[j] < ASR_MJ_NSENSOR ? m->sensor_dim[j] : ASR_MJ_NSENSOR;
+        if (!own_data(m, d, k) || m->plugin_statenum[k] != NSTATE) {
+            for (int v = 0; v < n; ++v) out[v] = NAN;
+            continue;
+        }
+        const double* s = d->plugin_state + m->plugin_stateadr[k];
+        for (int v = 0; v < n; ++v) out[v] = s[sensor_state[v]];
+    }
+}
+
+static void sense(const mjModel* m, mjData* d, int inst) {
+    plugin_data* pd = own_data(m, d, inst);
+    if (!pd || !pd->plan || m->nsensor == 0) return;
+    const plan* p = pd->plan;
+    int slot = m->plugin[inst];
+    int writer = inst <= p->first || p->slot != slot || p->first >= m->nplugin ||
+                 m->plugin[p->first] != slot;
+    if (writer) write_sensors(m, d, slot);
+}
+
 /* ---------------------------------------------------------------- registration */
 
 #define HEADER_NAME_(id, name, doc) #name,
@@ -371,6 +456,20 @@ ASR_MUJOCO_API const char* asr_mujoco_act_unit(int k) {
 }
 ASR_MUJOCO_API int asr_mujoco_act_field(int k) {
     return k >= 0 && k < ASR_MJ_NACT ? act_fields[k] : -1;
+}
+#define SENSOR_NAME_(id, name, unit, state, doc) #name,
+static const char* const sensor_names[ASR_MJ_NSENSOR] = {ASR_MUJOCO_SENSOR(SENSOR_NAME_)};
+#undef SENSOR_NAME_
+#define SENSOR_UNIT_(id, name, unit, state, doc) unit,
+static const char* const sensor_units[ASR_MJ_NSENSOR] = {ASR_MUJOCO_SENSOR(SENSOR_UNIT_)};
+#undef SENSOR_UNIT_
+
+ASR_MUJOCO_API int asr_mujoco_sensor_count(void) { return ASR_MJ_NSENSOR; }
+ASR_MUJOCO_API const char* asr_mujoco_sensor_name(int k) {
+    return k >= 0 && k < ASR_MJ_NSENSOR ? sensor_names[k] : NULL;
+}
+ASR_MUJOCO_API const char* asr_mujoco_sensor_unit(int k) {
+    return k >= 0 && k < ASR_MJ_NSENSOR ? sensor_units[k] : NULL;
 }
 ASR_MUJOCO_API int asr_mujoco_field_count(void) { return ASR_NFIELD; }
 ASR_MUJOCO_API int asr_mujoco_built_for(void) { return mjVERSION_HEADER; }
@@ -421,7 +520,9 @@ mjPLUGIN_LIB_INIT(asr_actuator) {
     mjpPlugin p;
     mjp_defaultPlugin(&p);
     p.name = ASR_MUJOCO_PLUGIN;
-    p.capabilityflags = mjPLUGIN_ACTUATOR;
+    p.capabilityflags = mjPLUGIN_ACTUATOR | mjPLUGIN_SENSOR;
+    p.needstage = mjSTAGE_POS; /* the sensors' stage: "sensors" above says why */
+    p.nsensordata = nsensordata;
     p.nattribute = config_key_count();
     p.attributes = config_keys();
     p.nstate = nstate;
