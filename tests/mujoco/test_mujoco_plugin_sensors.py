@@ -120,6 +120,31 @@ def test_sensordata_is_the_committed_record(integrator):
         assert mujoco_plugin.sensordata(m, d)[0, names.index("tau_joint")] == committed
 
 
+def test_step1_step2_forward_and_a_stopped_actuator():
+    """mj_step1 (which computes position-stage sensors) then mj_step2 gives mj_step's
+    sensordata; mj_forward after a step shows the record just committed; an actuator stopped by
+    a NaN reference (status 6) shows its status in the next step's sensordata."""
+    xml = plugin_mjcf(JOINTS[:1])
+    m, d = compile_plugin(with_sensors(xml, '<plugin name="a_asr" instance="a"/>'))
+    d2 = mujoco.MjData(m)
+    status = layout_names().index("status")
+    for t in range(30):
+        ref = np.nan if t == 20 else 0.2
+        d.ctrl[:] = (ref, 0.0)
+        mujoco.mj_step(m, d)
+        mujoco.mj_step1(m, d2)
+        d2.ctrl[:] = (ref, 0.0)
+        mujoco.mj_step2(m, d2)
+        np.testing.assert_array_equal(d2.sensordata, d.sensordata)
+        assert d.sensordata[status] == (6.0 if t > 20 else 0.0), t
+        if t == 10:  # a forward pass between steps (the viewer's) changes nothing else
+            before = d.sensordata.copy()
+            mujoco.mj_forward(m, d)
+            now = mujoco_plugin.states(m, d)["a"]
+            np.testing.assert_array_equal(d.sensordata, [now[n] for n in layout_names()])
+            assert not np.array_equal(d.sensordata, before)
+
+
 def robot_copy(tmp_path, integrator):
     """qbmove_arm_2dof (vertical) with its MJCF's integrator set to `integrator`, in tmp_path."""
     robot = asr.load_robot("qbmove_arm_2dof", "vertical")
