@@ -86,16 +86,23 @@ def test_layout_names_fields_and_units():
     assert dict(layout)["status"] == "" and dict(layout)["th2"] == "rad or m"
 
 
+@pytest.mark.parametrize("actdim", ["", "4"], ids=["no act", "actdim 4"])
 @pytest.mark.parametrize("integrator", ["Euler", "implicit", "implicitfast", "RK4"])
-def test_sensordata_is_the_committed_record(integrator):
+def test_sensordata_is_the_committed_record(integrator, actdim):
     """A jointpos sensor first (so that the asr sensors' sensordata addresses are not 0), one
     asr sensor per joint: after every mj_step, sensordata equals states() read before it and
-    asr.Batch's record of the step before on the recorded link motion, bit for bit."""
+    asr.Batch's record of the step before on the recorded link motion, bit for bit; also with
+    the motors' state in MuJoCo's act (actdim="4" on each joint's first actuator)."""
     xml = plugin_mjcf(JOINTS, integrator=integrator)
+    if actdim:
+        for j in JOINTS:
+            first = f'<plugin name="{j["name"]}_ref1"'
+            xml = xml.replace(first, f'{first} actdim="{actdim}"')
     sensors = '<jointpos joint="a"/>' + "".join(
         f'<plugin name="{j["name"]}_asr" instance="{j["name"]}"/>' for j in JOINTS
     )
     m, d = compile_plugin(with_sensors(xml, sensors))
+    assert m.na == (8 if actdim else 0)
     assert mujoco_plugin.sensors(m) == [1, 2]
     assert list(m.sensor_dim) == [1, 9, 9] and list(m.sensor_needstage) == [1, 1, 1]  # POS
     refs = chain_refs(STEPS)
