@@ -291,3 +291,26 @@ def test_bad_sensor_declarations_fail_to_compile(sensor, message):
     xml = xml.replace("</plugin></extension>", f"{other}</plugin></extension>")
     with pytest.raises(ValueError, match=message):
         compile_plugin(with_sensors(xml, sensor))
+
+
+def test_sensor_work_is_linear_in_the_instances():
+    """The plugin's work counter (asr_mujoco_work) over 10 steps of N and 4 N sea pendulums,
+    each with its sensor: about 4 times, not 16 (one instance writes every sensor per pass)."""
+    import ctypes
+
+    work = ctypes.CDLL(mujoco_plugin.load()).asr_mujoco_work
+    work.restype = ctypes.c_longlong
+    per_run = []
+    for n in (25, 100):
+        joints = [
+            {"name": f"j{i}", "model": "sea", "mode": 3, "params": {"k": 40.0}} for i in range(n)
+        ]
+        sensors = "".join(f'<plugin instance="j{i}"/>' for i in range(n))
+        m, d = compile_plugin(with_sensors(plugin_mjcf(joints), sensors))
+        d.ctrl[:] = 0.1
+        mujoco.mj_step(m, d)
+        before = work()
+        mujoco.mj_step(m, d, nstep=10)
+        per_run.append(work() - before)
+        assert mujoco_plugin.sensordata(m, d).shape == (n, 9)
+    assert per_run[0] > 0 and per_run[1] / per_run[0] < 5.0, per_run
