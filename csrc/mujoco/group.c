@@ -19,14 +19,23 @@ struct group {
     asr_lanes* lanes;         /* the members in the step's lanes, parameters loaded once */
 };
 
-/* x is an integer in [lo, hi] (so that a cast is defined). */
+/* x is an integer in [lo, hi] (so that a cast is defined): lo and hi lie in [-2^53, 2^53], where
+ * the cast to long long and back is exact for an integer and changes any other value. */
 static int integer_in(double x, double lo, double hi) {
-    return x >= lo && x <= hi && x == floor(x);
+    return x >= lo && x <= hi && (double)(long long)x == x;
 }
 
 int header_read(const double* s, mj_header* h) {
     double started = s[ASR_MJ_STARTED], status = s[ASR_MJ_STATUS], steps = s[ASR_MJ_STEPS];
     double failed = s[ASR_MJ_FAILED_STEP], most = 9007199254740992.0; /* 2^53 */
+    if (started == 1.0 && status == 0.0 && failed == -1.0 && integer_in(steps, 0, most)) {
+        /* what every running step writes: the general reading below gives the same */
+        h->started = 1;
+        h->status = 0;
+        h->steps = (long long)steps;
+        h->failed_step = -1;
+        return 0;
+    }
     int ok = (started == 0.0 || started == 1.0) && integer_in(status, 0, 255) &&
              integer_in(steps, 0, most) && integer_in(failed, -1, most);
     h->steps = integer_in(steps, 0, most) ? (long long)steps : 0;
@@ -134,11 +143,11 @@ static void references(const mjModel* m, const mjData* d, const joint_config* c,
 
 /* Member i's inputs, committed state and status into the batch; a member not started yet is
  * reset from them (as asr.Sim.reset(q0=qpos, refs=ctrl)). */
-static void load_member(group* g, const mjModel* m, const mjData* d, int i, const double* s) {
+static void load_member(group* g, const mjModel* m, const mjData* d, int i, const double* s,
+                        const mj_header* hp) {
     const joint_config* c = g->cfg[i];
     double dt = m->opt.timestep; /* checked at compile time, but a program may change it */
-    mj_header h;
-    int bad = header_read(s, &h);
+    mj_header h = *hp;
     g->q[i] = d->qpos[c->qpos_adr];
     g->qd[i] = d->qvel[c->dof_adr];
     references(m, d, c, g->refs + 2 * i);
@@ -146,7 +155,7 @@ static void load_member(group* g, const mjModel* m, const mjData* d, int i, cons
     g->code[i] = h.status;
     g->joint[i] = g->code[i] ? 0 : -1;
     g->step[i] = h.failed_step;
-    if (!bad && !h.started) {
+    if (!h.started) { /* a header header_read rejects reads as started */
         asr_status st = asr_batch_reset_instances(g->batch, 1, &i, g->q, g->refs);
         if (st != ASR_OK) g->code[i] = st;
     }
@@ -158,9 +167,8 @@ static void load_member(group* g, const mjModel* m, const mjData* d, int i, cons
 }
 
 /* Member i's new plugin state: header, then its record (a stopped member applies no torque). */
-static void store_member(const group* g, int i, const double* s, double* o) {
-    mj_header h;
-    header_read(s, &h);
+static void store_member(const group* g, int i, const mj_header* hp, double* o) {
+    mj_header h = *hp;
     int code = g->code[i];
     memcpy(o + ASR_MJ_NHEADER, g->state + (size_t)i * ASR_NFIELD, ASR_NFIELD * sizeof(double));
     o[ASR_MJ_STARTED] = 1.0;
@@ -175,17 +183,17 @@ static void store_member(const group* g, int i, const double* s, double* o) {
 }
 
 void group_step(group* g, const mjModel* m, const mjData* d, const double* const* s,
-                double* const* out) {
+                const mj_header* h, double* const* out) {
     int running = 0;
     for (int i = 0; i < g->n; ++i) {
-        load_member(g, m, d, i, s[i]);
+        load_member(g, m, d, i, s[i], h + i);
         running += g->code[i] == ASR_OK;
     }
     if (running) {
         /* the batch's statuses and step count are not the members' (store_member) */
         asr_lanes_step(g->lanes, m->opt.timestep, g->q, g->qd, g->refs, NULL, NULL);
     }
-    for (int i = 0; i < g->n; ++i) store_member(g, i, s[i], out[i]);
+    for (int i = 0; i < g->n; ++i) store_member(g, i, h + i, out[i]);
 }
 
 /* ---------------------------------------------------------------- the plan (group.h) */

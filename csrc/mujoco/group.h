@@ -45,12 +45,12 @@ int group_compatible(const joint_config* a, const joint_config* b);
 group* group_create(const joint_config* const* cfg, int n);
 void group_destroy(group* g);
 
-/* One step of every member from its committed plugin state s[i] (NSTATE values, not changed) and
- * the inputs MuJoCo's data d gives it (joint angle and velocity, ctrl): the new plugin state into
- * out[i]. A member whose actuator has not started (header `started` 0) is first reset as
+/* One step of every member from its committed plugin state s[i] (NSTATE values, not changed),
+ * whose header header_read gave as h[i], and the inputs MuJoCo's data d gives it (joint angle and
+ * velocity, ctrl): the new plugin state into out[i]. A member whose actuator has not started (header `started` 0) is first reset as
  * asr.Sim.reset(q0=qpos, refs=ctrl) does; a stopped one keeps its state and applies no torque. */
 void group_step(group* g, const mjModel* m, const mjData* d, const double* const* s,
-                double* const* out);
+                const mj_header* h, double* const* out);
 
 /* ---------------------------------------------------------------- the plan
  *

@@ -231,21 +231,21 @@ static void step_group(const mjModel* m, mjData* d, const plan* p, int inst) {
     const entry* lead = &p->e[inst];
     const double* s[MAX_GROUP];
     double* out[MAX_GROUP];
+    mj_header h[MAX_GROUP];
     double with_act[MAX_GROUP][NSTATE];
     for (int i = 0; i < lead->nmember; ++i) {
         int k = lead->members[i];
         const joint_config* cfg = &p->e[k].cfg;
         plugin_data* pd = data_of(d, k);
-        mj_header h;
         s[i] = d->plugin_state + m->plugin_stateadr[k];
         if (cfg->act_adr >= 0) {
             memcpy(with_act[i], s[i], sizeof with_act[i]);
             start_motors(m, d, pd, cfg, with_act[i]);
             s[i] = with_act[i];
         }
-        out[i] = new_candidate(pd, d, header_read(s[i], &h) ? WHY_HEADER : WHY_STEP)->state;
+        out[i] = new_candidate(pd, d, header_read(s[i], &h[i]) ? WHY_HEADER : WHY_STEP)->state;
     }
-    group_step(lead->grp, m, d, s, out);
+    group_step(lead->grp, m, d, s, h, out);
     for (int i = 0; i < lead->nmember; ++i) {
         int k = lead->members[i];
         const joint_config* cfg = &p->e[k].cfg;
@@ -355,8 +355,7 @@ static void advance(const mjModel* m, mjData* d, int inst) {
         }
     }
     mj_header h;
-    int bad = header_read(s, &h);
-    if (c->state[ASR_MJ_STATUS] != 0.0 && (bad || h.status == 0)) {
+    if (c->state[ASR_MJ_STATUS] != 0.0 && (header_read(s, &h) || h.status == 0)) {
         const plan* p = pd->plan;
         const entry* e = p && p->e && inst < p->nplugin ? &p->e[inst] : NULL;
         warn_stopped(m, e, c, s);
