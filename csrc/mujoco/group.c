@@ -19,6 +19,10 @@ struct group {
     asr_lanes* lanes;         /* the members in the step's lanes, parameters loaded once */
 };
 
+#define ACT_FIELD_(id, name, unit) ASR_F_##id,
+const int mj_act_fields[ASR_MJ_NACT] = {ASR_MUJOCO_ACT(ACT_FIELD_)};
+#undef ACT_FIELD_
+
 /* x is an integer in [lo, hi] (so that a cast is defined): lo and hi lie in [-2^53, 2^53], where
  * the cast to long long and back is exact for an integer and changes any other value. */
 static int integer_in(double x, double lo, double hi) {
@@ -141,17 +145,21 @@ static void references(const mjModel* m, const mjData* d, const joint_config* c,
     }
 }
 
-/* Member i's inputs, committed state and status into the batch; a member not started yet is
- * reset from them (as asr.Sim.reset(q0=qpos, refs=ctrl)). */
+/* Member i's inputs, committed state (its motors act's, when given and started) and status into
+ * the batch; a member not started yet is reset from them (as asr.Sim.reset(q0=qpos, refs=ctrl)). */
 static void load_member(group* g, const mjModel* m, const mjData* d, int i, const double* s,
-                        const mj_header* hp) {
+                        const mj_header* hp, const double* act) {
     const joint_config* c = g->cfg[i];
     double dt = m->opt.timestep; /* checked at compile time, but a program may change it */
     mj_header h = *hp;
     g->q[i] = d->qpos[c->qpos_adr];
     g->qd[i] = d->qvel[c->dof_adr];
     references(m, d, c, g->refs + 2 * i);
-    memcpy(g->state + (size_t)i * ASR_NFIELD, s + ASR_MJ_NHEADER, ASR_NFIELD * sizeof(double));
+    double* state = g->state + (size_t)i * ASR_NFIELD;
+    memcpy(state, s + ASR_MJ_NHEADER, ASR_NFIELD * sizeof(double));
+    if (act && s[ASR_MJ_STARTED] == 1.0) {
+        for (int j = 0; j < ASR_MJ_NACT; ++j) state[mj_act_fields[j]] = act[j];
+    }
     g->code[i] = h.status;
     g->joint[i] = g->code[i] ? 0 : -1;
     g->step[i] = h.failed_step;
@@ -183,10 +191,10 @@ static void store_member(const group* g, int i, const mj_header* hp, double* o) 
 }
 
 void group_step(group* g, const mjModel* m, const mjData* d, const double* const* s,
-                const mj_header* h, double* const* out) {
+                const mj_header* h, const double* const* act, double* const* out) {
     int running = 0;
     for (int i = 0; i < g->n; ++i) {
-        load_member(g, m, d, i, s[i], h + i);
+        load_member(g, m, d, i, s[i], h + i, act[i]);
         running += g->code[i] == ASR_OK;
     }
     if (running) {

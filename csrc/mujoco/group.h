@@ -45,12 +45,17 @@ int group_compatible(const joint_config* a, const joint_config* b);
 group* group_create(const joint_config* const* cfg, int n);
 void group_destroy(group* g);
 
+/* The record fields an instance's act holds, in act order (ASR_MUJOCO_ACT). */
+extern const int mj_act_fields[ASR_MJ_NACT];
+
 /* One step of every member from its committed plugin state s[i] (NSTATE values, not changed),
- * whose header header_read gave as h[i], and the inputs MuJoCo's data d gives it (joint angle and
- * velocity, ctrl): the new plugin state into out[i]. A member whose actuator has not started (header `started` 0) is first reset as
+ * whose header header_read gave as h[i], with act[i] (NULL: none; else ASR_MJ_NACT values, the
+ * motors in mj_act_fields order) in place of its record's motors once it has started, and the
+ * inputs MuJoCo's data d gives it (joint angle and velocity, ctrl): the new plugin state into
+ * out[i]. A member whose actuator has not started (header `started` 0) is first reset as
  * asr.Sim.reset(q0=qpos, refs=ctrl) does; a stopped one keeps its state and applies no torque. */
 void group_step(group* g, const mjModel* m, const mjData* d, const double* const* s,
-                const mj_header* h, double* const* out);
+                const mj_header* h, const double* const* act, double* const* out);
 
 /* ---------------------------------------------------------------- the plan
  *

@@ -70,11 +70,6 @@ typedef struct plugin_data {
     double act0[ASR_MJ_NACT], act0_time;
 } plugin_data;
 
-/* The record fields an instance's act holds, in act order. */
-#define ACT_FIELD_(id, name, unit) ASR_F_##id,
-static const int act_fields[ASR_MJ_NACT] = {ASR_MUJOCO_ACT(ACT_FIELD_)};
-#undef ACT_FIELD_
-
 /* ---------------------------------------------------------------- lifetime */
 
 static plugin_data* data_of(const mjData* d, int inst) {
@@ -205,14 +200,14 @@ static candidate* new_candidate(plugin_data* pd, const mjData* d, int why) {
     return c;
 }
 
-/* The motors instance k's step starts from, with act at cfg->act_adr: act as the step's first
- * pass saw it, kept for RK4's later passes within the step (a pass up to a timestep after the
- * last one's with no advance between: MuJoCo gives them integrated act; they see the motors as
- * at the step's start, as without act). Into the committed state's copy w
- * (NSTATE values) when the actuator has started (the first step after a reset places the
- * motors instead). */
+/* The motors instance k's step starts from, with act at cfg->act_adr, into pd->act0: act as the
+ * step's first pass saw it, kept for RK4's later passes within the step (a pass up to a timestep
+ * after the last one's with no advance between: MuJoCo gives them integrated act; they see the
+ * motors as at the step's start, as without act). group_step puts them in place of the committed
+ * record's when the actuator has started (the first step after a reset places the motors
+ * instead). */
 static void start_motors(const mjModel* m, const mjData* d, plugin_data* pd,
-                         const joint_config* cfg, double* w) {
+                         const joint_config* cfg) {
     double h = m->opt.timestep, t = pd->act0_time;
     int later = m->opt.integrator == mjINT_RK4 && pd->ncand > 0 && d->time > t &&
                 d->time <= t + h + 1e-6 * h;
@@ -220,8 +215,6 @@ static void start_motors(const mjModel* m, const mjData* d, plugin_data* pd,
         pd->act0_time = d->time;
         for (int j = 0; j < ASR_MJ_NACT; ++j) pd->act0[j] = d->act[cfg->act_adr + j];
     }
-    if (w[ASR_MJ_STARTED] != 1.0) return;
-    for (int j = 0; j < ASR_MJ_NACT; ++j) w[ASR_MJ_NHEADER + act_fields[j]] = pd->act0[j];
 }
 
 /* Leader inst steps its group: a candidate for every member, whose torque goes to MuJoCo; a
@@ -230,22 +223,22 @@ static void start_motors(const mjModel* m, const mjData* d, plugin_data* pd,
 static void step_group(const mjModel* m, mjData* d, const plan* p, int inst) {
     const entry* lead = &p->e[inst];
     const double* s[MAX_GROUP];
+    const double* act[MAX_GROUP];
     double* out[MAX_GROUP];
     mj_header h[MAX_GROUP];
-    double with_act[MAX_GROUP][NSTATE];
     for (int i = 0; i < lead->nmember; ++i) {
         int k = lead->members[i];
         const joint_config* cfg = &p->e[k].cfg;
         plugin_data* pd = data_of(d, k);
         s[i] = d->plugin_state + m->plugin_stateadr[k];
+        act[i] = NULL;
         if (cfg->act_adr >= 0) {
-            memcpy(with_act[i], s[i], sizeof with_act[i]);
-            start_motors(m, d, pd, cfg, with_act[i]);
-            s[i] = with_act[i];
+            start_motors(m, d, pd, cfg);
+            act[i] = pd->act0;
         }
         out[i] = new_candidate(pd, d, header_read(s[i], &h[i]) ? WHY_HEADER : WHY_STEP)->state;
     }
-    group_step(lead->grp, m, d, s, h, out);
+    group_step(lead->grp, m, d, s, h, act, out);
     for (int i = 0; i < lead->nmember; ++i) {
         int k = lead->members[i];
         const joint_config* cfg = &p->e[k].cfg;
@@ -255,7 +248,7 @@ static void step_group(const mjModel* m, mjData* d, const plan* p, int inst) {
         const plugin_data* pd = data_of(d, k);
         for (int j = 0; j < ASR_MJ_NACT; ++j) {
             d->act_dot[cfg->act_adr + j] =
-                (out[i][ASR_MJ_NHEADER + act_fields[j]] - pd->act0[j]) / m->opt.timestep;
+                (out[i][ASR_MJ_NHEADER + mj_act_fields[j]] - pd->act0[j]) / m->opt.timestep;
         }
     }
 }
@@ -367,7 +360,8 @@ static void advance(const mjModel* m, mjData* d, int inst) {
     const entry* e = p && p->e && inst < p->nplugin ? &p->e[inst] : NULL;
     if (e && e->nact && e->act[0] < m->nu && m->actuator_actnum[e->act[0]] == ASR_MJ_NACT) {
         int adr = m->actuator_actadr[e->act[0]];
-        for (int j = 0; j < ASR_MJ_NACT; ++j) d->act[adr + j] = s[ASR_MJ_NHEADER + act_fields[j]];
+        for (int j = 0; j < ASR_MJ_NACT; ++j)
+            d->act[adr + j] = s[ASR_MJ_NHEADER + mj_act_fields[j]];
     }
 }
 
@@ -454,7 +448,7 @@ ASR_MUJOCO_API const char* asr_mujoco_act_unit(int k) {
     return k >= 0 && k < ASR_MJ_NACT ? act_units[k] : NULL;
 }
 ASR_MUJOCO_API int asr_mujoco_act_field(int k) {
-    return k >= 0 && k < ASR_MJ_NACT ? act_fields[k] : -1;
+    return k >= 0 && k < ASR_MJ_NACT ? mj_act_fields[k] : -1;
 }
 #define SENSOR_NAME_(id, name, unit, state, doc) #name,
 static const char* const sensor_names[ASR_MJ_NSENSOR] = {ASR_MUJOCO_SENSOR(SENSOR_NAME_)};
