@@ -243,6 +243,65 @@ static int act_same(const mjModel* m, int i, int slot, const act_print* a) {
            gear[4] == a->gear[4] && gear[5] == a->gear[5] && m->actuator_delay[i] == a->delay;
 }
 
+/* The model arrays act_print_of reads (field, element count), kept whole by the plan: equal to
+ * them, a model passes every actuator's comparison (act_same), so plan_matches compares the
+ * actuators one by one only when one differs (a NaN gear or delay fails act_same but not a byte
+ * comparison: such a model keeps its plan instead of being read afresh in every pass, the same
+ * reading). */
+#define PLAN_ARRAYS(X)                                                                             \
+    X(actuator_plugin, m->nu)                                                                      \
+    X(actuator_trntype, m->nu)                                                                     \
+    X(actuator_trnid, 2 * m->nu)                                                                   \
+    X(actuator_dyntype, m->nu)                                                                     \
+    X(actuator_actnum, m->nu)                                                                      \
+    X(actuator_actadr, m->nu)                                                                      \
+    X(actuator_history, 2 * m->nu)                                                                 \
+    X(actuator_ctrlnum, m->nu)                                                                     \
+    X(actuator_ctrladr, m->nu)                                                                     \
+    X(actuator_group, m->nu)                                                                       \
+    X(actuator_forcelimited, m->nu)                                                                \
+    X(actuator_gear, 6 * m->nout)                                                                  \
+    X(actuator_delay, m->nu)                                                                       \
+    X(plugin, m->nplugin)
+
+enum {
+    SNAPSHOT_MIN_NU = 8
+}; /* fewer actuators: compared one by one */
+
+static size_t snapshot_size(const mjModel* m) {
+    size_t n = sizeof m->opt.disableactuator;
+#define SIZE_(field, count) n += (size_t)(count) * sizeof(*m->field);
+    PLAN_ARRAYS(SIZE_)
+#undef SIZE_
+    return n;
+}
+
+/* p->snap: m's PLAN_ARRAYS and disableactuator (NULL without memory). */
+static void snapshot_take(plan* p, const mjModel* m) {
+    p->nsnap = snapshot_size(m);
+    p->snap = (unsigned char*)malloc(p->nsnap);
+    if (!p->snap) return;
+    unsigned char* at = p->snap;
+#define TAKE_(field, count)                                                                        \
+    if ((count) > 0) memcpy(at, m->field, (size_t)(count) * sizeof(*m->field));                    \
+    at += (size_t)(count) * sizeof(*m->field);
+    PLAN_ARRAYS(TAKE_)
+#undef TAKE_
+    memcpy(at, &m->opt.disableactuator, sizeof m->opt.disableactuator);
+}
+
+/* Whether m's PLAN_ARRAYS and disableactuator are byte for byte those of p->snap. */
+static int snapshot_same(const plan* p, const mjModel* m) {
+    if (!p->snap || snapshot_size(m) != p->nsnap) return 0;
+    const unsigned char* at = p->snap;
+#define SAME_(field, count)                                                                        \
+    if ((count) > 0 && memcmp(at, m->field, (size_t)(count) * sizeof(*m->field))) return 0;        \
+    at += (size_t)(count) * sizeof(*m->field);
+    PLAN_ARRAYS(SAME_)
+#undef SAME_
+    return !memcmp(at, &m->opt.disableactuator, sizeof m->opt.disableactuator);
+}
+
 static void drop_group(plan* p, int k) {
     entry* e = &p->e[k];
     group_destroy(e->grp);
@@ -267,6 +326,7 @@ void plan_free(plan* p) {
     if (p->e) plan_clear(p);
     free(p->e);
     free(p->acts);
+    free(p->snap);
     free(p);
 }
 
@@ -337,6 +397,8 @@ int plan_read(plan* p, const mjModel* m, int slot) {
     if (p->e) plan_clear(p);
     free(p->e);
     free(p->acts);
+    free(p->snap);
+    p->snap = NULL;
     p->nplugin = (int)m->nplugin;
     p->e = (entry*)calloc((size_t)p->nplugin + 1, sizeof(entry));
     p->acts = (act_print*)calloc((size_t)m->nu + 1, sizeof(act_print));
@@ -366,6 +428,7 @@ int plan_read(plan* p, const mjModel* m, int slot) {
         if (e && e->nact < 2) e->act[e->nact] = i;
         if (e) e->nact++;
     }
+    snapshot_take(p, m);
     if (find_rivals(p, m) != 0) return -1;
     for (int k = 0; k < p->nplugin; ++k) {
         if (p->e[k].ours) entry_configure(m, &p->e[k], k);
@@ -381,8 +444,11 @@ int plan_matches(const plan* p, const mjModel* m) {
         return 0;
     }
     long long bytes = 0;
-    for (int i = 0; i < p->nu; ++i) {
-        if (!act_same(m, i, p->slot, &p->acts[i])) return 0;
+    /* the arrays' byte comparison costs about what 8 actuators' one by one do */
+    if (p->nu <= SNAPSHOT_MIN_NU || !snapshot_same(p, m)) {
+        for (int i = 0; i < p->nu; ++i) {
+            if (!act_same(m, i, p->slot, &p->acts[i])) return 0;
+        }
     }
     for (int k = 0; k < p->nplugin; ++k) {
         const entry* e = &p->e[k];

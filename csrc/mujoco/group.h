@@ -95,6 +95,10 @@ typedef struct plan {
     int grouped;     /* groups formed */
     entry* e;        /* nplugin */
     act_print* acts; /* nu */
+    /* the model arrays act_print_of reads, as they were (group.c, PLAN_ARRAYS), for plan_matches'
+     * quick check; NULL without memory (then every actuator is compared) */
+    unsigned char* snap;
+    size_t nsnap;
 } plan;
 
 /* Reads m into p (slot: this plugin's): sizes, every actuator, which instance has which, every
