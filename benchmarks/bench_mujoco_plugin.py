@@ -3,20 +3,24 @@
 robots with MuJoCo's plain motors and against asr.Sim, measured side by side in this process.
 
 Workload: robots/qbmove_arm_2dof (default variant "vertical": gravity loads both joints, no
-contacts) and robots/qbmove_arm_5dof (default variant "soft": five joints, the box on the floor,
-contacts), every joint qbmove_advanced in mode 6, MJCF timestep (1 ms, Euler), 0.5 s of simulated
-time (500 steps) from the exported key "asr_initial" (the robot's [initial] pose). References
-per instance i and joint j: equilibrium eq0_j + 0.3 sin(2 pi t + 2 pi i / N) rad, the robot's
-preset (benchmarks/coupled_workload.make_refs, as bench_coupled.py). N = 64 and 1024 instances,
-the same thread count for every case (default 1; the machine's CPU count is recorded). Rates are
-instance-steps per second of the whole batch.
+contacts), robots/qbmove_arm_5dof (default variant "soft": five joints, the box on the floor,
+contacts), every joint qbmove_advanced in mode 6, and robots/qbmove_snake (twelve qbmove joints in
+mode 6, a free base on the floor, contacts; its references below keep the preset 0.3 and swing
+every equilibrium by 0.3 rad, a gait-sized excitation), MJCF timestep (1 ms, Euler), 0.5 s of
+simulated time (500 steps) from the exported key "asr_initial" (the robot's [initial] pose).
+References per instance i and joint j: equilibrium eq0_j + 0.3 sin(2 pi t + 2 pi i / N) rad, the
+robot's preset (benchmarks/coupled_workload.make_refs, as bench_coupled.py). N = 64 and 1024
+instances, the same thread count for every case (default 1; the machine's CPU count is recorded).
+Rates are instance-steps per second of the whole batch.
 
 - plugin batch: `mujoco.batch.Batch(exported model, N, nthread)` and one
   `Batch.rollout(steps, control, control_spec=mjSTATE_CTRL, record=("qpos",))` per timing, the
   references as ctrl (N, steps, 2 J) set before every step (MuJoCo's C loop).
 - bare batch (the floor): the same exported MJCF with every plugin actuator turned into MuJoCo's
   own motor (`<general>` with gain 1 and gear 1, i.e. `<motor gear="1"/>`, two per joint in the
-  same order, no ctrlrange, the plugin instances removed), stepped the same way. Its ctrl
+  same order, no ctrlrange, the plugin instances and their sensors removed), stepped the same way.
+  The plugin's model keeps the sensors export_mjcf writes (<joint>_asr), so their cost is part of
+  the plugin's. Its ctrl
   replays, per step, the joint torques the plugin applied in a recorded run (the second motor of
   each joint 0), so the links follow the plugin's trajectories (checked:
   `bare_replay_max_dq_rad_*`) and MuJoCo does the same work, contacts included; only the asr
@@ -46,12 +50,20 @@ joint (ns, 50 steps), medians of 3. Linear cost keeps the per-joint figures flat
 Prints a table and writes benchmarks/results/mujoco_plugin.json: one flat object of figures
 (numbers) plus the machine's description (CPU model, flags, versions: strings). Benchmarks
 report; they do not assert. Wall-clock figures on a shared machine are noisy.
+
+--ir (instead of the timings; minutes: valgrind's callgrind is slow) gives instruction counts,
+which a loaded machine does not change: MuJoCo's mj_step of IR_N instances of each robot under
+mujoco.rollout, plugin and bare (the bare model replaying the plugin's torques), per joint and
+step (`ir_<kind>_per_joint_step_<robot>`, `ir_plugin_vs_bare_<robot>`), written to
+benchmarks/results/mujoco_plugin_ir.json (--out to change).
 """
 
 import argparse
 import os
 import platform
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -72,7 +84,8 @@ import asr  # noqa: E402
 import asr.mujoco.plugin  # noqa: E402
 
 DEFAULT_OUT = os.path.join(HERE, "results", "mujoco_plugin.json")
-ROBOTS = ("qbmove_arm_2dof", "qbmove_arm_5dof")
+DEFAULT_IR_OUT = os.path.join(HERE, "results", "mujoco_plugin_ir.json")  # --ir
+ROBOTS = ("qbmove_arm_2dof", "qbmove_arm_5dof", "qbmove_snake")
 SIZES = (64, 1024)
 ROLLOUT_MAX_N = 64  # mujoco.rollout records every step's full state: N x steps x nstate doubles
 SIM_TIME_S = 0.5  # s of simulated time per timing
@@ -82,6 +95,8 @@ CTRL = mujoco.mjtState.mjSTATE_CTRL.value
 FULLPHYSICS = mujoco.mjtState.mjSTATE_FULLPHYSICS
 KEY = "asr_initial"
 CPU_FLAGS = ("avx2", "fma", "avx512f")
+IR_STEPS = (100, 300)  # --ir: two step counts, whose difference cancels the setup
+IR_N = 4  # --ir: instances
 
 
 # ---------------------------------------------------------------- models
@@ -98,6 +113,9 @@ def exported_models(robot, folder):
         act.plugin.plugin_name = ""
         act.set_to_motor()  # actuator_force = ctrl, through gear 1
         act.ctrllimited = mujoco.mjtLimited.mjLIMITED_FALSE  # torques, not references
+    for sensor in list(spec.sensors):  # the plugin's sensors (<joint>_asr) go with it
+        if sensor.type == mujoco.mjtSensor.mjSENS_PLUGIN:
+            spec.delete(sensor)
     for instance in list(spec.plugins):
         spec.delete(instance)
     return plugin, spec.compile()
@@ -406,6 +424,75 @@ def print_scale(fig, sizes, say):
             )
 
 
+# ---------------------------------------------------------------- instruction counts (--ir)
+
+
+def ir_child(robot_name, kind, steps, folder):
+    """Under callgrind: IR_N instances of the robot's plugin or bare model (exported_models) from
+    the key, `steps` steps of mujoco.rollout on the calling thread with the controls ir_counts
+    saved in folder (references, or the plugin's torques for the bare model)."""
+    asr.mujoco.plugin.load()
+    plugin, bare = exported_models(asr.load_robot(robot_name), folder)
+    model = plugin if kind == "plugin" else bare
+    control = np.load(os.path.join(folder, f"{kind}_control.npy"))[:, :steps]
+    case = RolloutCase(model, np.ascontiguousarray(control), 1)
+    case.run()
+    case.close()
+
+
+def ir_main(robots, out):
+    """--ir: the instruction counts alone (no timings), printed and written to `out` (by default
+    benchmarks/results/mujoco_plugin_ir.json)."""
+    t_start = time.perf_counter()
+    asr.mujoco.plugin.load()
+    fig = machine()
+    fig["ir_instances"], fig["ir_steps_from"], fig["ir_steps_to"] = IR_N, *IR_STEPS
+    print(f"instruction counts (callgrind: mj_step of {IR_N} instances under mujoco.rollout)")
+    with tempfile.TemporaryDirectory() as folder:
+        ir_counts(fig, robots, folder, print)
+    fig["bench_wall_s"] = time.perf_counter() - t_start
+    report_and_write(fig, out, print, True)
+
+
+def ir_counts(fig, robots, folder, say):
+    """Instructions (callgrind's Ir, which the machine's load does not change) of MuJoCo's mj_step
+    per joint and step, plugin and bare, IR_N instances under mujoco.rollout: the difference of
+    two runs of IR_STEPS steps, so that the setup cancels. Into fig as ir_<kind>_per_joint_step_
+    <robot> and ir_plugin_vs_bare_<robot>."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        say("--ir: valgrind not found, no instruction counts")
+        return
+    for name in robots:
+        robot = asr.load_robot(name)
+        plugin, _ = exported_models(robot, folder)
+        steps = max(IR_STEPS)
+        ctrl = controls(make_refs(robot, IR_N, steps, float(plugin.opt.timestep)))
+        recorder = BatchCase(plugin, ctrl, 1, record=("actuator_force",))
+        recorder.run()
+        np.save(os.path.join(folder, "plugin_control.npy"), ctrl)
+        np.save(os.path.join(folder, "bare_control.npy"), recorder.out["actuator_force"])
+        ir = {}
+        for kind in ("plugin", "bare"):
+            total = []
+            for n_steps in IR_STEPS:
+                out = os.path.join(folder, f"callgrind.{kind}.{n_steps}")
+                cmd = [valgrind, "--tool=callgrind", f"--callgrind-out-file={out}"]
+                cmd += ["--collect-atstart=no", "--toggle-collect=mj_step", sys.executable]
+                cmd += [os.path.abspath(__file__), "--ir-child", name, kind, str(n_steps), folder]
+                subprocess.run(cmd, check=True, capture_output=True)
+                with open(out) as f:
+                    total += [int(ln.split()[1]) for ln in f if ln.startswith("totals:")]
+            span = (IR_STEPS[1] - IR_STEPS[0]) * IR_N * len(robot.joints)
+            ir[kind] = (total[1] - total[0]) / span
+            fig[f"ir_{kind}_per_joint_step_{name}"] = ir[kind]
+        fig[f"ir_plugin_vs_bare_{name}"] = ir["plugin"] / ir["bare"]
+        say(
+            f"{name:<16} Ir per joint-step: plugin {ir['plugin']:.0f}, bare {ir['bare']:.0f}, "
+            f"plugin/bare {ir['plugin'] / ir['bare']:.3f}"
+        )
+
+
 def main(robots=ROBOTS, sizes=SIZES, threads=1, reps=5, out=DEFAULT_OUT, write=True, quiet=False):
     """Run the benchmark; returns the figures (also written to `out` when `write`)."""
     t_start = time.perf_counter()
@@ -455,7 +542,18 @@ def _cli(argv=None):
     ap.add_argument("--threads", type=int, default=1, help="threads of every case")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--out", default=DEFAULT_OUT)
+    ap.add_argument(
+        "--ir", action="store_true", help="count instructions under valgrind instead (minutes)"
+    )
+    ap.add_argument("--ir-child", nargs=4, metavar=("ROBOT", "KIND", "STEPS", "FOLDER"))
     a = ap.parse_args(argv)
+    if a.ir_child:
+        name, kind, steps, folder = a.ir_child
+        ir_child(name, kind, int(steps), folder)
+        return
+    if a.ir:
+        ir_main(tuple(a.robots), DEFAULT_IR_OUT if a.out == DEFAULT_OUT else a.out)
+        return
     main(tuple(a.robots), tuple(a.sizes), a.threads, a.reps, a.out)
 
 
