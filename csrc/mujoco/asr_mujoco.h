@@ -18,12 +18,18 @@
  * The instance's actuators, in actuator order, take the joint's references from ctrl (one
  * actuator: the second reference is 0); the first carries the joint torque, the second none.
  *
- * Plugin state of an instance (mjSTATE_PLUGIN, saved and restored by mj_getState / mj_setState):
- * ASR_MJ_NHEADER header values (ASR_MUJOCO_HEADER below), then the joint's asr state record
- * (ASR_NFIELD values in the order of core/asr_fields.h). Everything that evolves lives there, so
- * mj_setState restores a run exactly and mujoco.rollout / mujoco.batch carry it.
+ * The compact form: <config key="joints" value="shoulder elbow"/> makes one instance drive the
+ * joints it lists, in that order, all with its configuration; its actuators (each on a listed
+ * joint, one or two per joint) are, per joint and in actuator order, that joint's ref1 and ref2
+ * as above. Absent or empty: the one joint of its actuators.
  *
- * MuJoCo's act (optional): an instance's first actuator may declare actdim="4"
+ * Plugin state of an instance (mjSTATE_PLUGIN, saved and restored by mj_getState / mj_setState),
+ * per joint it drives, in its order: ASR_MJ_NHEADER header values (ASR_MUJOCO_HEADER below),
+ * then the joint's asr state record (ASR_NFIELD values in the order of core/asr_fields.h); joint
+ * k's at plugin_stateadr + k (ASR_MJ_NHEADER + ASR_NFIELD). Everything that evolves lives there,
+ * so mj_setState restores a run exactly and mujoco.rollout / mujoco.batch carry it.
+ *
+ * MuJoCo's act (optional): a joint's first actuator may declare actdim="4"
  * (<plugin ... actdim="4"/>); its act then holds the motors' state, ASR_MUJOCO_ACT below, a copy
  * of those fields of the record that the step starts from and advance writes back exactly, so
  * that mjd_transitionFD's A and B see the motors. actdim 0 (absent): the plugin state only.
@@ -72,8 +78,8 @@ enum {
 #undef ASR_MUJOCO_ACT_ONE_
 
 /* A sensor of an instance (MJCF: <sensor><plugin name="shoulder_asr" instance="shoulder"/>
- * </sensor>, any number per instance, each the same values) gives the joint's committed values,
- * listed once: X(ID, name, unit, state, doc), state the value's index in the instance's plugin
+ * </sensor>, any number per instance, each the same values) gives, per joint of the instance in
+ * its order, the joint's committed values, listed once: X(ID, name, unit, state, doc), state the value's index in the instance's plugin
  * state. Committed: the plugin state's record when MuJoCo computes the sensor (its position
  * stage, at the start of a step: the record the previous step committed), never the candidate
  * of a forward pass of the current step. */

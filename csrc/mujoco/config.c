@@ -28,14 +28,16 @@ enum {
     KEY_MAX_SUBSTEP,
     KEY_MOTOR_SCHEME,
     KEY_PARAMS,
+    KEY_JOINTS,
     NSETTING
 };
-static const char* const SETTING_KEYS[NSETTING] = {"model", "mode", "max_substep", "motor_scheme",
-                                                   "params"};
+static const char* const SETTING_KEYS[NSETTING] = {"model",        "mode",   "max_substep",
+                                                   "motor_scheme", "params", "joints"};
 enum {
     /* up to 16 built-in models, each with at most asr_model_max_params() parameters of its own */
     MAX_KEYS = NSETTING + ASR_NCOMMON + 16 * (ASR_MAX_PARAM - ASR_NCOMMON),
-    MAX_TEXT = 2048 /* longest value read (a params list) */
+    MAX_TEXT = 2048, /* longest value read (a params list) */
+    MAX_NAME = 256   /* longest joint name in key 'joints' */
 };
 static const char* keys[MAX_KEYS];
 static int nkeys = 0;
@@ -495,9 +497,40 @@ static int check_unhonoured(const reader* r, int i, int first) {
     return 0;
 }
 
-/* The instance's actuators: one or two, joint transmission, honoured settings, on one hinge or
- * slide joint that no other instance of the plugin drives. */
-static int read_actuators(const reader* r, const int* acts, int nact, joint_rival rival,
+/* The instance of the plugin besides inst on joint jnt (on: the first two per joint). */
+static joint_rival rival_on(const joint_rival* on, int jnt, int inst) {
+    const joint_rival* r = on + 2 * jnt;
+    return r[0].inst != inst ? r[0] : r[1];
+}
+
+/* Joint jnt of c: a hinge or slide joint that no other instance of the plugin drives. */
+static int check_joint(const reader* r, int jnt, const joint_rival* on, joint_config* c) {
+    const mjModel* m = r->m;
+    int type = m->jnt_type[jnt];
+    if (type != mjJNT_HINGE && type != mjJNT_SLIDE) {
+        return fail(r, ASR_ERR_RANGE, "joint '%s' is a %s joint; valid: a hinge or slide joint",
+                    joint_name(m, jnt), type == mjJNT_BALL ? "ball" : "free");
+    }
+    joint_rival rival = rival_on(on, jnt, r->inst);
+    if (rival.inst >= 0) {
+        char ibuf[96], abuf[96];
+        instance_text(m, rival.inst, ibuf, sizeof ibuf);
+        config_actuator_text(m, rival.act, abuf, sizeof abuf);
+        return fail(r, ASR_ERR_RANGE,
+                    "joint '%s' is also driven by %s (%s); valid: one instance "
+                    "per joint",
+                    joint_name(m, jnt), ibuf, abuf);
+    }
+    c->jnt = jnt;
+    c->qpos_adr = m->jnt_qposadr[jnt];
+    c->dof_adr = m->jnt_dofadr[jnt];
+    c->act_adr = m->actuator_actnum[c->act[0]] == ASR_MJ_NACT ? m->actuator_actadr[c->act[0]] : -1;
+    return 0;
+}
+
+/* The one-joint form (no key 'joints'): one or two actuators, joint transmission, honoured
+ * settings, on the joint of the first. */
+static int read_actuators(const reader* r, const int* acts, int nact, const joint_rival* on,
                           joint_config* c) {
     const mjModel* m = r->m;
     if (nact > 2) {
@@ -524,25 +557,108 @@ static int read_actuators(const reader* r, const int* acts, int nact, joint_riva
         int st = check_unhonoured(&ra, i, a == 0);
         if (st) return st;
     }
-    int type = m->jnt_type[jnt];
-    if (type != mjJNT_HINGE && type != mjJNT_SLIDE) {
-        return fail(r, ASR_ERR_RANGE, "joint '%s' is a %s joint; valid: a hinge or slide joint",
-                    joint_name(m, jnt), type == mjJNT_BALL ? "ball" : "free");
+    return check_joint(r, jnt, on, c);
+}
+
+/* The next name of a 'joints' list at *at into name (MAX_NAME, cut to fit): its length (>=
+ * MAX_NAME: too long), 0 at the end. */
+static size_t next_name(const char** at, char* name) {
+    while (is_space(**at)) ++*at;
+    const char* tok = *at;
+    while (**at && !is_space(**at)) ++*at;
+    size_t len = (size_t)(*at - tok);
+    size_t kept = len < MAX_NAME ? len : MAX_NAME - 1;
+    memcpy(name, tok, kept);
+    name[kept] = '\0';
+    return len;
+}
+
+int config_joint_count(const mjModel* m, int inst) {
+    if (config_text_length(m, inst) < 0) return -1;
+    const char* at = m->plugin_attr + m->plugin_attradr[inst];
+    for (int k = 0; k < KEY_JOINTS; ++k) at += strlen(at) + 1;
+    int n = 0;
+    char name[MAX_NAME];
+    while (next_name(&at, name) != 0) ++n;
+    return n ? n : 1;
+}
+
+/* The compact form (key 'joints' lists njoint names): joint k of c[k] is the k-th name, its
+ * actuators the instance's actuators on it, in actuator order (one or two each); every actuator
+ * of the instance on a listed joint. c[0] holds the keys' configuration, copied to each. */
+static int read_joint_list(const reader* r, const int* acts, int nact, const joint_rival* on,
+                           joint_config* c, int njoint) {
+    const mjModel* m = r->m;
+    const char* list = r->value[KEY_JOINTS];
+    const char* at = list;
+    int* slot = (int*)malloc((size_t)m->njnt * sizeof(int) + 1); /* joint -> its index, -1 */
+    if (!slot) return fail(r, ASR_ERR_NOMEM, "out of memory (reading key 'joints')");
+    for (int j = 0; j < m->njnt; ++j) slot[j] = -1;
+    int st = 0;
+    char name[MAX_NAME];
+    for (int k = 0; k < njoint && !st; ++k) {
+        if (next_name(&at, name) >= MAX_NAME) {
+            st = fail(r, ASR_ERR_RANGE,
+                      "key 'joints' = '%.200s' has a name longer than %d "
+                      "characters; valid: joint names separated by spaces",
+                      list, MAX_NAME - 1);
+            break;
+        }
+        int jnt = mj_name2id(m, mjOBJ_JOINT, name);
+        if (jnt < 0) {
+            st = fail(r, ASR_ERR_RANGE,
+                      "key 'joints' = '%.200s': '%s' is not a joint of the model; valid: names "
+                      "of the model's hinge or slide joints, separated by spaces",
+                      list, name);
+        } else if (slot[jnt] >= 0) {
+            st = fail(r, ASR_ERR_RANGE,
+                      "key 'joints' = '%.200s' lists joint '%s' twice; valid: each joint once",
+                      list, name);
+        } else {
+            if (k) c[k] = c[0];
+            c[k].nact = 0;
+            c[k].jnt = jnt;
+            slot[jnt] = k;
+        }
     }
-    if (rival.inst >= 0) {
-        char ibuf[96], abuf[96];
-        instance_text(m, rival.inst, ibuf, sizeof ibuf);
-        config_actuator_text(m, rival.act, abuf, sizeof abuf);
-        return fail(r, ASR_ERR_RANGE,
-                    "joint '%s' is also driven by %s (%s); valid: one instance "
-                    "per joint",
-                    joint_name(m, jnt), ibuf, abuf);
+    config_count_work(m->njnt + nact);
+    for (int a = 0; a < nact && !st; ++a) {
+        int i = acts[a];
+        reader ra = *r;
+        name_reader(&ra, i);
+        int jnt = m->actuator_trnid[2 * i];
+        if (m->actuator_trntype[i] != mjTRN_JOINT) {
+            st = fail(&ra, ASR_ERR_RANGE, "transmission must be a joint (joint=\"...\")");
+        } else if (jnt < 0 || jnt >= m->njnt || slot[jnt] < 0) {
+            st = fail(&ra, ASR_ERR_RANGE,
+                      "joint '%s' is not in the instance's key 'joints' = '%.200s'; valid: an "
+                      "actuator on a listed joint",
+                      joint_name(m, jnt), list);
+        } else if (c[slot[jnt]].nact == 2) {
+            st = fail(&ra, ASR_ERR_RANGE,
+                      "joint '%s' has a third actuator of the instance; valid: 1 (ref1) or 2 "
+                      "(ref1, ref2) per listed joint",
+                      joint_name(m, jnt));
+        } else {
+            joint_config* cj = &c[slot[jnt]];
+            st = check_unhonoured(&ra, i, cj->nact == 0);
+            cj->act[cj->nact++] = i;
+        }
     }
-    c->jnt = jnt;
-    c->qpos_adr = m->jnt_qposadr[jnt];
-    c->dof_adr = m->jnt_dofadr[jnt];
-    c->act_adr = m->actuator_actnum[acts[0]] == ASR_MJ_NACT ? m->actuator_actadr[acts[0]] : -1;
-    return 0;
+    free(slot);
+    for (int k = 0; k < njoint && !st; ++k) {
+        if (c[k].nact == 0) {
+            st = fail(r, ASR_ERR_RANGE,
+                      "joint '%s' (key 'joints') has no actuator of the instance; valid: 1 (ref1) "
+                      "or 2 (ref1, ref2) per listed joint",
+                      joint_name(m, c[k].jnt));
+        } else {
+            reader ra = *r;
+            name_reader(&ra, c[k].act[0]);
+            st = check_joint(&ra, c[k].jnt, on, &c[k]);
+        }
+    }
+    return st;
 }
 
 /* The reader of instance inst, naming its first actuator (if any) in every message. */
@@ -587,10 +703,21 @@ int config_read_keys(const mjModel* m, int inst, joint_config* c, config_error* 
     return st;
 }
 
-int config_read(const mjModel* m, int inst, const int* acts, int nact, joint_rival rival,
-                joint_config* c, config_error* err) {
+int config_read(const mjModel* m, int inst, const int* acts, int nact, const joint_rival* on,
+                joint_config* c, int njoint, config_error* err) {
     reader r;
     open_reader(&r, m, inst, nact ? acts[0] : -1, err);
     int st = read_keys(&r, c);
-    return st ? st : read_actuators(&r, acts, nact, rival, c);
+    if (st) return st;
+    const char* at = r.value[KEY_JOINTS];
+    char name[MAX_NAME];
+    if (next_name(&at, name) == 0) return read_actuators(&r, acts, nact, on, c); /* absent */
+    int listed = config_joint_count(m, inst);
+    if (listed != njoint) {
+        return fail(&r, ASR_ERR_MODEL,
+                    "key 'joints' lists %d joints, its plugin state holds %d (not the model the "
+                    "mjData was made for)",
+                    listed, njoint);
+    }
+    return read_joint_list(&r, acts, nact, on, c, njoint);
 }

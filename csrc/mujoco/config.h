@@ -11,7 +11,8 @@
 
 #include "core/asr_batch.h"
 
-/* What an instance's configuration and actuators say, checked. */
+/* What an instance's configuration and its actuators on one joint say, checked (one per joint it
+ * drives). */
 typedef struct joint_config {
     const asr_model_def* model;
     int mode;                     /* asr_mode */
@@ -51,14 +52,21 @@ typedef struct joint_rival {
     int inst, act;
 } joint_rival;
 
+/* The number of joints instance inst drives: the names in its key 'joints' (the compact form),
+ * 1 when it lists none (the one-joint form: its actuators' joint); -1 if its text is truncated.
+ * Config text only: what MuJoCo's compiler has when it asks for the state and sensor sizes. */
+int config_joint_count(const mjModel* m, int inst);
+
 /* Reads and checks instance inst's configuration keys into *c (config_read_keys: what MuJoCo's
  * compiler has when it asks for the plugin state size, before it has copied the actuators'
- * transmissions), or its keys and its actuators acts[nact] (all of them, in actuator order;
- * the rival on their joint as found by the caller) into *c (config_read). 0, or an asr status
- * with *err filled. */
+ * transmissions), or its keys and its actuators acts[nact] (all of them, in actuator order) into
+ * c[njoint], one configuration per joint it drives, in its order (config_read; njoint as
+ * config_joint_count says; on: the first two instances of the plugin with an actuator on each
+ * model joint, 2 x njnt, for the one-instance-per-joint check). 0, or an asr status with *err
+ * filled. */
 int config_read_keys(const mjModel* m, int inst, joint_config* c, config_error* err);
-int config_read(const mjModel* m, int inst, const int* acts, int nact, joint_rival rival,
-                joint_config* c, config_error* err);
+int config_read(const mjModel* m, int inst, const int* acts, int nact, const joint_rival* on,
+                joint_config* c, int njoint, config_error* err);
 
 /* Fills *err (code ASR_ERR_NOMEM) for instance inst: the plugin could not allocate `what`. */
 void config_out_of_memory(const mjModel* m, int inst, const char* what, config_error* err);

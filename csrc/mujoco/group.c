@@ -1,7 +1,8 @@
-/* group.c - the asr.actuator instances of one mjData stepped together, and the plan that
- * says which (group.h). */
+/* group.c - the joints (units) of one mjData's asr.actuator instances stepped together, and the
+ * plan that says which (group.h). */
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -302,21 +303,21 @@ static int snapshot_same(const plan* p, const mjModel* m) {
     return !memcmp(at, &m->opt.disableactuator, sizeof m->opt.disableactuator);
 }
 
-static void drop_group(plan* p, int k) {
-    entry* e = &p->e[k];
-    group_destroy(e->grp);
-    free(e->members);
-    e->grp = NULL;
-    e->members = NULL;
-    e->nmember = 0;
+static void drop_group(unit* u) {
+    group_destroy(u->grp);
+    free(u->members);
+    u->grp = NULL;
+    u->members = NULL;
+    u->nmember = 0;
 }
 
 /* Everything the plan holds, freed (the arrays stay). */
 static void plan_clear(plan* p) {
+    for (int i = 0; i < p->nunit; ++i) drop_group(&p->u[i]);
     for (int k = 0; k < p->nplugin; ++k) {
-        drop_group(p, k);
         free(p->e[k].why);
         free(p->e[k].text);
+        free(p->e[k].acts);
     }
     p->grouped = 0;
 }
@@ -325,6 +326,7 @@ void plan_free(plan* p) {
     if (!p) return;
     if (p->e) plan_clear(p);
     free(p->e);
+    free(p->u);
     free(p->acts);
     free(p->snap);
     free(p);
@@ -338,32 +340,52 @@ void entry_fail(entry* e, const config_error* err) {
     if (e->why) strcpy(e->why, err->msg);
 }
 
-/* Reads instance k's configuration and actuators from m into its entry. */
-static void entry_configure(const mjModel* m, entry* e, int k) {
+/* Reads instance k's configuration and actuators from m into its entry and units (on: the first
+ * two instances on each joint, find_rivals). */
+static void entry_configure(const mjModel* m, plan* p, int k, const joint_rival* on) {
     config_error err;
-    e->leader = -1;
+    entry* e = &p->e[k];
+    unit* u = p->u + e->unit0;
     e->ntext = config_text_length(m, k);
     e->text = e->ntext >= 0 ? (char*)malloc((size_t)e->ntext + 1) : NULL;
     if (e->text) memcpy(e->text, m->plugin_attr + m->plugin_attradr[k], (size_t)e->ntext);
-    e->code = config_read(m, k, e->act, e->nact, e->rival, &e->cfg, &err);
+    joint_config* cfg = (joint_config*)malloc((size_t)e->nunit * sizeof(joint_config) + 1);
+    if (!cfg) {
+        config_out_of_memory(m, k, "its joints' configurations", &err);
+        e->code = err.code;
+    } else {
+        e->code = config_read(m, k, e->acts, e->nact, on, cfg, e->nunit, &err);
+    }
     if (!e->code && e->ntext >= 0 && !e->text) {
         config_out_of_memory(m, k, "a copy of its configuration", &err);
         e->code = err.code;
     }
+    if (!e->code && m->plugin_statenum[k] != NSTATE * e->nunit) {
+        snprintf(err.msg, sizeof err.msg,
+                 "%s: instance #%d holds %d plugin state values; valid: %d per joint it drives "
+                 "(%d joints: not a model MuJoCo compiled with this plugin)",
+                 ASR_MUJOCO_PLUGIN, k, m->plugin_statenum[k], NSTATE, e->nunit);
+        err.code = e->code = ASR_ERR_MODEL;
+    }
     if (e->code) {
         entry_fail(e, &err);
+        free(cfg);
         return;
     }
-    e->jtype = m->jnt_type[e->cfg.jnt];
-    e->qposadr = m->jnt_qposadr[e->cfg.jnt];
-    e->dofadr = m->jnt_dofadr[e->cfg.jnt];
+    for (int j = 0; j < e->nunit; ++j) {
+        u[j].cfg = cfg[j];
+        u[j].jtype = m->jnt_type[cfg[j].jnt];
+        u[j].qposadr = m->jnt_qposadr[cfg[j].jnt];
+        u[j].dofadr = m->jnt_dofadr[cfg[j].jnt];
+    }
+    free(cfg);
 }
 
-/* The other instances on each instance's joint: the first two instances (their first
- * actuators) found on every joint, in actuator order. 0, or -1 without memory. */
-static int find_rivals(plan* p, const mjModel* m) {
+/* The first two instances (their first actuators) found on every joint, in actuator order, into
+ * on[2 njnt] (malloc); NULL without memory. */
+static joint_rival* find_rivals(const plan* p, const mjModel* m) {
     joint_rival* on = (joint_rival*)malloc((size_t)(2 * m->njnt + 1) * sizeof(joint_rival));
-    if (!on) return -1;
+    if (!on) return NULL;
     for (int j = 0; j < 2 * m->njnt; ++j) on[j].inst = -1;
     for (int i = 0; i < m->nu; ++i) {
         const act_print* a = &p->acts[i];
@@ -377,18 +399,56 @@ static int find_rivals(plan* p, const mjModel* m) {
             r[1] = (joint_rival){a->inst, i};
         }
     }
+    config_count_work(m->nu + m->njnt);
+    return on;
+}
+
+/* Every instance's actuators (e->acts, in actuator order) and units (p->u, one per joint it
+ * drives: config_joint_count). 0, or -1 without memory. */
+static int plan_units(plan* p, const mjModel* m) {
+    p->nunit = 0;
     for (int k = 0; k < p->nplugin; ++k) {
         entry* e = &p->e[k];
-        e->rival.inst = -1;
-        if (!e->nact) continue;
-        const act_print* a = &p->acts[e->act[0]];
-        if (a->trntype != mjTRN_JOINT || a->trnid < 0 || a->trnid >= m->njnt) continue;
-        const joint_rival* r = on + 2 * a->trnid;
-        e->rival = r[0].inst != k ? r[0] : r[1];
+        if (e->nact) e->acts = (int*)malloc((size_t)e->nact * sizeof(int));
+        if (e->nact && !e->acts) return -1;
+        e->nact = 0;
+        if (!e->ours) continue;
+        int n = config_joint_count(m, k);
+        e->unit0 = p->nunit;
+        e->nunit = n > 0 ? n : 1;
+        p->nunit += e->nunit;
     }
-    free(on);
-    config_count_work(m->nu + m->njnt + p->nplugin);
+    for (int i = 0; i < p->nu; ++i) {
+        entry* e = p->acts[i].inst >= 0 ? &p->e[p->acts[i].inst] : NULL;
+        if (e) e->acts[e->nact++] = i;
+    }
+    p->u = (unit*)calloc((size_t)p->nunit + 1, sizeof(unit));
+    if (!p->u) return -1;
+    for (int k = 0; k < p->nplugin; ++k) {
+        const entry* e = &p->e[k];
+        for (int j = 0; e->ours && j < e->nunit; ++j) {
+            unit* u = &p->u[e->unit0 + j];
+            u->inst = k;
+            u->k = j;
+            u->leader = -1;
+        }
+    }
+    config_count_work(p->nplugin + p->nu);
     return 0;
+}
+
+/* The plan emptied after running out of memory: -1. */
+static int plan_empty(plan* p) {
+    if (p->e) plan_clear(p);
+    free(p->e);
+    free(p->u);
+    free(p->acts);
+    p->e = NULL;
+    p->u = NULL;
+    p->acts = NULL;
+    p->nplugin = 0;
+    p->nunit = 0;
+    return -1;
 }
 
 /* The plan's view of m: sizes, actuators, which instance has which, every instance of this
@@ -396,20 +456,16 @@ static int find_rivals(plan* p, const mjModel* m) {
 int plan_read(plan* p, const mjModel* m, int slot) {
     if (p->e) plan_clear(p);
     free(p->e);
+    free(p->u);
     free(p->acts);
     free(p->snap);
     p->snap = NULL;
+    p->u = NULL;
+    p->nunit = 0;
     p->nplugin = (int)m->nplugin;
     p->e = (entry*)calloc((size_t)p->nplugin + 1, sizeof(entry));
     p->acts = (act_print*)calloc((size_t)m->nu + 1, sizeof(act_print));
-    if (!p->e || !p->acts) {
-        free(p->e);
-        free(p->acts);
-        p->e = NULL;
-        p->acts = NULL;
-        p->nplugin = 0;
-        return -1;
-    }
+    if (!p->e || !p->acts) return plan_empty(p);
     p->slot = slot;
     p->nu = (int)m->nu;
     p->nq = (int)m->nq;
@@ -419,21 +475,20 @@ int plan_read(plan* p, const mjModel* m, int slot) {
     p->first = p->nplugin;
     for (int k = p->nplugin - 1; k >= 0; --k) {
         p->e[k].ours = m->plugin[k] == slot;
-        p->e[k].leader = -1;
         if (p->e[k].ours) p->first = k;
     }
     for (int i = 0; i < p->nu; ++i) {
         act_print_of(m, i, slot, &p->acts[i]);
-        entry* e = p->acts[i].inst >= 0 ? &p->e[p->acts[i].inst] : NULL;
-        if (e && e->nact < 2) e->act[e->nact] = i;
-        if (e) e->nact++;
+        if (p->acts[i].inst >= 0) p->e[p->acts[i].inst].nact++;
     }
+    if (plan_units(p, m) != 0) return plan_empty(p);
     snapshot_take(p, m);
-    if (find_rivals(p, m) != 0) return -1;
+    joint_rival* on = find_rivals(p, m);
+    if (!on) return plan_empty(p);
     for (int k = 0; k < p->nplugin; ++k) {
-        if (p->e[k].ours) entry_configure(m, &p->e[k], k);
+        if (p->e[k].ours) entry_configure(m, p, k, on);
     }
-    config_count_work(p->nplugin + p->nu);
+    free(on);
     return 0;
 }
 
@@ -460,20 +515,22 @@ int plan_matches(const plan* p, const mjModel* m) {
             return 0;
         }
         bytes += e->ntext;
-        if (!e->code &&
-            (m->jnt_type[e->cfg.jnt] != e->jtype || m->jnt_qposadr[e->cfg.jnt] != e->qposadr ||
-             m->jnt_dofadr[e->cfg.jnt] != e->dofadr)) {
-            return 0;
+        for (int j = 0; !e->code && j < e->nunit; ++j) {
+            const unit* u = &p->u[e->unit0 + j];
+            if (m->jnt_type[u->cfg.jnt] != u->jtype || m->jnt_qposadr[u->cfg.jnt] != u->qposadr ||
+                m->jnt_dofadr[u->cfg.jnt] != u->dofadr) {
+                return 0;
+            }
         }
     }
-    config_count_work(p->nu + p->nplugin + bytes);
+    config_count_work(p->nu + p->nunit + bytes);
     return 1;
 }
 
-/* Orders the instances that can run by what a group shares, then by index. */
+/* Orders the units that can run by what a group shares, then by unit index. */
 typedef struct group_key {
     const asr_model_def* model;
-    int mode, scheme, inst;
+    int mode, scheme, unit;
     double max_substep;
 } group_key;
 
@@ -489,52 +546,54 @@ static int class_order(const group_key* a, const group_key* b) {
 static int key_order(const void* pa, const void* pb) {
     const group_key *a = (const group_key*)pa, *b = (const group_key*)pb;
     int order = class_order(a, b);
-    return order ? order : a->inst < b->inst ? -1 : a->inst > b->inst;
+    return order ? order : a->unit < b->unit ? -1 : a->unit > b->unit;
 }
 
-/* Leader k's group of the n instances at key[0..n): their group made, or each stopped with
- * ASR_ERR_NOMEM. */
+/* The group of the n units at key[0..n), led by the first: made, or each unit's instance stopped
+ * with ASR_ERR_NOMEM. */
 static void make_group(plan* p, const mjModel* m, const group_key* key, int n) {
     const joint_config* cfg[MAX_GROUP];
-    entry* lead = &p->e[key[0].inst];
+    unit* lead = &p->u[key[0].unit];
     lead->members = (int*)malloc((size_t)n * sizeof(int));
-    for (int i = 0; i < n; ++i) cfg[i] = &p->e[key[i].inst].cfg;
+    for (int i = 0; i < n; ++i) cfg[i] = &p->u[key[i].unit].cfg;
     lead->grp = lead->members ? group_create(cfg, n) : NULL;
     for (int i = 0; i < n; ++i) {
-        entry* e = &p->e[key[i].inst];
+        unit* u = &p->u[key[i].unit];
         if (lead->grp) {
-            lead->members[i] = key[i].inst;
-            e->leader = key[0].inst;
+            lead->members[i] = key[i].unit;
+            u->leader = key[0].unit;
         } else {
             config_error err;
-            config_out_of_memory(m, key[i].inst, "the actuators' group", &err);
-            e->code = err.code;
-            entry_fail(e, &err);
+            config_out_of_memory(m, u->inst, "the actuators' group", &err);
+            entry_fail(&p->e[u->inst], &err);
         }
     }
     if (lead->grp) {
         lead->nmember = n;
     } else {
-        drop_group(p, key[0].inst);
+        drop_group(lead);
     }
 }
 
-/* The groups: the instances of one model, mode and integration settings, in index order, up to
+static group_key key_of(const unit* u, int i) {
+    return (group_key){u->cfg.model, u->cfg.mode, u->cfg.motor_scheme, i, u->cfg.max_substep};
+}
+
+/* The groups: the units of one model, mode and integration settings, in unit order, up to
  * MAX_GROUP each, led by the first. */
 void plan_group(plan* p, const mjModel* m) {
-    group_key* key = (group_key*)malloc((size_t)p->nplugin * sizeof(group_key) + 1);
+    group_key* key = (group_key*)malloc((size_t)p->nunit * sizeof(group_key) + 1);
     int n = 0;
     p->grouped = 1;
-    for (int k = 0; k < p->nplugin; ++k) {
-        const entry* e = &p->e[k];
-        if (!e->ours || e->code) continue;
+    for (int i = 0; i < p->nunit; ++i) {
+        const unit* u = &p->u[i];
+        if (p->e[u->inst].code) continue;
         if (!key) { /* no memory for the sort: each alone */
-            group_key one = {e->cfg.model, e->cfg.mode, e->cfg.motor_scheme, k, e->cfg.max_substep};
+            group_key one = key_of(u, i);
             make_group(p, m, &one, 1);
             continue;
         }
-        key[n++] =
-            (group_key){e->cfg.model, e->cfg.mode, e->cfg.motor_scheme, k, e->cfg.max_substep};
+        key[n++] = key_of(u, i);
     }
     if (!key) return;
     qsort(key, (size_t)n, sizeof *key, key_order);
@@ -545,5 +604,5 @@ void plan_group(plan* p, const mjModel* m) {
         i = j;
     }
     free(key);
-    config_count_work(p->nplugin);
+    config_count_work(p->nunit);
 }

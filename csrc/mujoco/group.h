@@ -1,12 +1,13 @@
-/* group.h - the asr.actuator instances of one mjData stepped together (private).
+/* group.h - the joints of one mjData's asr.actuator instances stepped together (private).
  *
  * The core steps several instances of a joint per vector instruction, in lanes (asr_lanes,
  * core/asr_batch.h). MuJoCo calls the plugin once per instance, so each joint alone would fill
- * one lane of four; instead the first instance
- * of a group (its leader, the lowest instance index, which MuJoCo calls first in every forward
- * pass) steps every instance of the same model, mode and integration settings at once, one
- * joint per lane, and hands each its result. The results are those of separate steps: the core's
- * lanes do not interact. */
+ * one lane of four; instead the joints (units: an instance's joint, one per instance of the
+ * one-joint form, one per listed joint of the compact form) of one model, mode and integration
+ * settings form a group, across instances, and the instance of its first unit (its leader, of the
+ * lowest instance index, which MuJoCo calls first in every forward pass) steps them all at once,
+ * one joint per lane, and hands each its result. The results are those of separate steps: the
+ * core's lanes do not interact. */
 #ifndef ASR_MUJOCO_GROUP_H
 #define ASR_MUJOCO_GROUP_H
 
@@ -14,11 +15,11 @@
 #include "config.h"
 
 enum {
-    NSTATE = ASR_MJ_NHEADER + ASR_NFIELD, /* plugin state values of an instance */
-    MAX_GROUP = 64 /* instances in a group (more: the rest form further groups) */
+    NSTATE = ASR_MJ_NHEADER + ASR_NFIELD, /* plugin state values of a joint (a unit) */
+    MAX_GROUP = 64 /* units in a group (more: the rest form further groups) */
 };
 
-/* The header of an instance's plugin state, as numbers. */
+/* The header of a joint's plugin state record, as numbers. */
 typedef struct mj_header {
     int started, status;
     long long steps, failed_step;
@@ -69,21 +70,28 @@ typedef struct act_print {
     double gear[6], delay;
 } act_print;
 
-/* Instance k of the plan's model. */
-typedef struct entry {
-    int ours;          /* it runs this plugin */
-    int code;          /* 0: cfg holds its configuration; else why it cannot run (asr status) */
-    char* why;         /* ... the message (malloc) */
-    joint_config cfg;  /* code 0 */
-    int nact, act[2];  /* its actuators: how many, the first two */
-    joint_rival rival; /* another instance on its first actuator's joint */
-    char* text;        /* a copy of its configuration text, ntext bytes */
-    int ntext;
+/* A unit: one joint of an instance, stepped as one lane of a group. An instance of the one-joint
+ * form has one; one of the compact form (key 'joints') one per listed joint, in its order, whose
+ * record is at plugin_stateadr + k NSTATE. */
+typedef struct unit {
+    int inst, k;                /* the instance, and the joint's index in it */
+    joint_config cfg;           /* the instance's code 0 */
     int jtype, qposadr, dofadr; /* its joint's, code 0 */
-    int leader;                 /* the instance that steps it, -1: none */
-    group* grp;                 /* a leader's group: its members, by instance, the leader first */
+    int leader;                 /* the unit that steps it, -1: none */
+    group* grp;                 /* a leader's group: its members, by unit, the leader first */
     int* members;
     int nmember;
+} unit;
+
+/* Instance k of the plan's model. */
+typedef struct entry {
+    int ours;        /* it runs this plugin */
+    int code;        /* 0: its units hold their configurations; else why it cannot run */
+    char* why;       /* ... the message (malloc) */
+    int nact, *acts; /* its actuators, in actuator order (malloc) */
+    char* text;      /* a copy of its configuration text, ntext bytes */
+    int ntext;
+    int unit0, nunit; /* its units: plan u[unit0, unit0 + nunit), one per joint it drives */
 } entry;
 
 typedef struct plan {
@@ -91,9 +99,12 @@ typedef struct plan {
     int slot; /* this plugin's */
     int nplugin, nu, nq, nv, njnt;
     long long npluginattr;
-    int first;       /* the first instance of this plugin, called first in every pass */
-    int grouped;     /* groups formed */
-    entry* e;        /* nplugin */
+    int first;   /* the first instance of this plugin, called first in every pass */
+    int grouped; /* groups formed */
+    entry* e;    /* nplugin */
+    unit* u;     /* nunit: every instance's units, by instance, in its joint order */
+    int nunit;
+    long long pass;  /* forward passes begun (by the first instance's compute) */
     act_print* acts; /* nu */
     /* the model arrays act_print_of reads, as they were (group.c, PLAN_ARRAYS), for plan_matches'
      * quick check; NULL without memory (then every actuator is compared) */
@@ -102,8 +113,9 @@ typedef struct plan {
 } plan;
 
 /* Reads m into p (slot: this plugin's): sizes, every actuator, which instance has which, every
- * instance of this plugin configured (an entry that cannot run gets code and why). Groups are
- * formed apart (plan_group). 0, or -1 without memory (p is then empty). */
+ * instance of this plugin configured, one unit per joint it drives (an entry that cannot run gets
+ * code and why). Groups are formed apart (plan_group). 0, or -1 without memory (p is then
+ * empty). */
 int plan_read(plan* p, const mjModel* m, int slot);
 
 /* Whether m is, in everything the plugin derived from it, the model p was read from: the sizes,
@@ -112,9 +124,9 @@ int plan_read(plan* p, const mjModel* m, int slot);
  * Linear in the model's size; no text parsed. */
 int plan_matches(const plan* p, const mjModel* m);
 
-/* The groups: the instances that can run, of one model, mode and integration settings, in
- * index order, up to MAX_GROUP each, led by the first (an instance whose group cannot be
- * allocated stops with ASR_ERR_NOMEM). */
+/* The groups: the units that can run, of one model, mode and integration settings, in unit
+ * order (by instance, then joint), up to MAX_GROUP each, led by the first (the instance of a unit
+ * whose group cannot be allocated stops with ASR_ERR_NOMEM). */
 void plan_group(plan* p, const mjModel* m);
 
 /* Frees p and all it holds (NULL: nothing). */

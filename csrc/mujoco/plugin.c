@@ -24,14 +24,17 @@
  * each is read afresh. An actuator the new reading cannot run stops with a status and a
  * warning; no step calls mju_error.
  *
- * Groups. The instances of one model, mode and integration settings are stepped together by the
- * first of them, one joint per lane of the core's vectors (group.h); the others' compute calls,
- * which MuJoCo makes after the leader's in the same pass, find their candidates made.
+ * Groups. The joints (units) of the instances of one model, mode and integration settings are
+ * stepped together by the instance of the first of them, one joint per lane of the core's vectors
+ * (group.h); the others' compute calls, which MuJoCo makes after the leader's in the same pass,
+ * find their candidates made. An instance's candidate holds a record per joint it drives (the
+ * compact form's key 'joints'), taken by the first of its joints stepped in the pass.
  *
- * State. Everything that evolves lives in the plugin state (asr_mujoco.h); plugin_data holds only
- * the plan and the candidates, so one mjData may run several simulations in turn (mujoco.batch
- * swaps states in and out of a thread's data) and mj_setState restores a run exactly. Nothing
- * is kept outside an mjData but the key table and the registered user models (config.c). */
+ * State. Everything that evolves lives in the plugin state (asr_mujoco.h), a record per joint;
+ * plugin_data holds only the plan and the candidates, so one mjData may run several simulations
+ * in turn (mujoco.batch swaps states in and out of a thread's data) and mj_setState restores a
+ * run exactly. Nothing is kept outside an mjData but the key table and the registered user
+ * models (config.c). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -55,19 +58,27 @@ enum {
     WHY_HEADER  /* its committed plugin state's header was not one a step writes */
 };
 
-/* An instance's plugin state after a step computed from the inputs at `time`. */
+/* An instance's plugin state after a step computed from the inputs at `time`: nunit records. */
 typedef struct candidate {
     double time;
-    int why;
-    double state[NSTATE];
+    int* why;      /* nunit: why each joint stopped (WHY_*) */
+    double* state; /* nunit x NSTATE */
 } candidate;
 
 typedef struct plugin_data {
     plan* plan;
+    int nunit; /* joints of the instance (its plugin state holds nunit x NSTATE values) */
     candidate cand[NCANDIDATE];
     int ncand, next; /* candidates kept, the slot of the next */
-    /* with act: the motors the step starts from (act at the step's first pass) and its time */
-    double act0[ASR_MJ_NACT], act0_time;
+    long long pass;  /* the plan's pass of the latest candidate */
+    /* with act: the motors each joint's step starts from (act at the step's first pass, nunit x
+     * ASR_MJ_NACT), its time, and whether this pass is a later one of the step (RK4) */
+    double* act0;
+    double act0_time;
+    int act_later;
+    /* the blocks the arrays above point into */
+    double* block;
+    int* whys;
 } plugin_data;
 
 /* ---------------------------------------------------------------- lifetime */
@@ -96,6 +107,7 @@ static int sensor_only(const mjModel* m, int inst) {
 }
 
 static int nstate(const mjModel* m, int inst) {
+    int njoint = config_joint_count(m, inst);
     joint_config cfg;
     config_error err;
     /* the actuators are checked by init, at compile time too */
@@ -109,14 +121,40 @@ static int nstate(const mjModel* m, int inst) {
                   "new instance); %s",
                   ASR_MUJOCO_PLUGIN, name ? name : "", j, inst, ASR_MUJOCO_PLUGIN, err.msg);
     }
-    return NSTATE;
+    return NSTATE * (njoint > 0 ? njoint : 1);
+}
+
+static void data_free(plugin_data* pd) {
+    free(pd->block);
+    free(pd->whys);
+    free(pd);
+}
+
+/* Instance inst's plugin data for nunit joints: NULL without memory. */
+static plugin_data* data_create(int nunit) {
+    plugin_data* pd = (plugin_data*)calloc(1, sizeof(plugin_data));
+    if (!pd) return NULL;
+    size_t n = (size_t)nunit;
+    pd->nunit = nunit;
+    pd->block = (double*)calloc(n * (NCANDIDATE * NSTATE + ASR_MJ_NACT), sizeof(double));
+    pd->whys = (int*)calloc(n * NCANDIDATE, sizeof(int));
+    if (!pd->block || !pd->whys) {
+        data_free(pd);
+        return NULL;
+    }
+    for (int c = 0; c < NCANDIDATE; ++c) {
+        pd->cand[c].state = pd->block + (size_t)c * n * NSTATE;
+        pd->cand[c].why = pd->whys + (size_t)c * n;
+    }
+    pd->act0 = pd->block + NCANDIDATE * n * NSTATE;
+    return pd;
 }
 
 static void destroy(mjData* d, int inst) {
     plugin_data* pd = data_of(d, inst);
     if (!pd) return;
     if (pd->plan && --pd->plan->refs == 0) plan_free(pd->plan);
-    free(pd);
+    data_free(pd);
     d->plugin_data[inst] = 0;
 }
 
@@ -130,7 +168,8 @@ static plan* earlier_plan(const mjModel* m, const mjData* d, int inst) {
 }
 
 static int init(const mjModel* m, mjData* d, int inst) {
-    plugin_data* pd = (plugin_data*)calloc(1, sizeof(plugin_data));
+    int nunit = m->plugin_statenum[inst] / NSTATE;
+    plugin_data* pd = data_create(nunit > 0 ? nunit : 1);
     if (!pd) return -1;
     plan* p = earlier_plan(m, d, inst);
     if (!p) { /* the first instance: the plan of the whole model, every instance checked */
@@ -146,7 +185,7 @@ static int init(const mjModel* m, mjData* d, int inst) {
         }
         if (msg[0]) { /* nothing of this mjData's plugin stays allocated */
             plan_free(p);
-            free(pd);
+            data_free(pd);
             mju_error("%s", msg);
             return -1;
         }
@@ -160,23 +199,35 @@ static int init(const mjModel* m, mjData* d, int inst) {
 /* plugin_state: the instance's own values (MuJoCo passes them offset already). */
 static void reset(const mjModel* m, double* plugin_state, void* plugin_data, int inst) {
     double* s = plugin_state;
-    (void)m, (void)plugin_data, (void)inst;
-    memset(s, 0, NSTATE * sizeof(double));
-    s[ASR_MJ_FAILED_STEP] = -1.0;
+    (void)plugin_data;
+    int n = m->plugin_statenum[inst];
+    memset(s, 0, (size_t)n * sizeof(double));
+    for (int at = 0; at + NSTATE <= n; at += NSTATE) s[at + ASR_MJ_FAILED_STEP] = -1.0;
 }
 
 /* ---------------------------------------------------------------- step */
 
-static void warn_stopped(const mjModel* m, const entry* e, const candidate* c, const double* s) {
+/* Joint j of instance e's first actuator, -1 if unknown (an instance that cannot run: the
+ * one-joint form's first actuator, else none). */
+static int first_act(const plan* p, const entry* e, int j) {
+    if (!e || j >= e->nunit) return -1;
+    if (!e->code) return p->u[e->unit0 + j].cfg.act[0];
+    return e->nunit == 1 && e->nact ? e->acts[0] : -1;
+}
+
+/* Joint j of an instance stopped: c its candidate record (why: WHY_*), s its committed one. */
+static void warn_stopped(const mjModel* m, const plan* p, const entry* e, int j, int why,
+                         const double* c, const double* s) {
     char who[128] = "an actuator";
-    if (e && e->nact) config_actuator_text(m, e->act[0], who, sizeof who);
-    int code = (int)c->state[ASR_MJ_STATUS];
-    long long step = (long long)c->state[ASR_MJ_FAILED_STEP];
-    if (c->why == WHY_CONFIG) {
+    int act = first_act(p, e, j);
+    if (act >= 0) config_actuator_text(m, act, who, sizeof who);
+    int code = (int)c[ASR_MJ_STATUS];
+    long long step = (long long)c[ASR_MJ_FAILED_STEP];
+    if (why == WHY_CONFIG) {
         mju_warning("%s: %s stopped at step %lld with asr status %d: %s (it applies no torque "
                     "until the next reset after that is fixed)",
                     ASR_MUJOCO_PLUGIN, who, step, code, e && e->why ? e->why : "?");
-    } else if (c->why == WHY_HEADER) {
+    } else if (why == WHY_HEADER) {
         mju_warning("%s: %s stopped at step %lld with asr status %d: its plugin state's header "
                     "(started %g, status %g, steps %g, failed_step %g) is not one a step writes; "
                     "valid: started 0 or 1, status an integer code in [0, 255], steps an integer "
@@ -190,74 +241,84 @@ static void warn_stopped(const mjModel* m, const entry* e, const candidate* c, c
     }
 }
 
-/* The next candidate slot of instance k. */
-static candidate* new_candidate(plugin_data* pd, const mjData* d, int why) {
+/* The candidate of instance pd in this pass (p->pass): the next slot, taken by the first of its
+ * joints stepped in the pass. Whether the pass is a later one of the step (with act, RK4: up to
+ * a timestep after the step's first pass with no advance between, see start_motors) is judged
+ * then, once for all its joints. */
+static candidate* pass_candidate(const mjModel* m, const mjData* d, const plan* p,
+                                 plugin_data* pd) {
+    if (pd->pass == p->pass && pd->ncand > 0) {
+        return &pd->cand[(pd->next - 1 + NCANDIDATE) % NCANDIDATE];
+    }
+    double h = m->opt.timestep, t = pd->act0_time;
+    pd->act_later = m->opt.integrator == mjINT_RK4 && pd->ncand > 0 && d->time > t &&
+                    d->time <= t + h + 1e-6 * h;
+    if (!pd->act_later) pd->act0_time = d->time;
     candidate* c = &pd->cand[pd->next];
     pd->next = (pd->next + 1) % NCANDIDATE;
     pd->ncand = pd->ncand < NCANDIDATE ? pd->ncand + 1 : NCANDIDATE;
+    pd->pass = p->pass;
     c->time = d->time;
-    c->why = why;
     return c;
 }
 
-/* The motors instance k's step starts from, with act at cfg->act_adr, into pd->act0: act as the
- * step's first pass saw it, kept for RK4's later passes within the step (a pass up to a timestep
- * after the last one's with no advance between: MuJoCo gives them integrated act; they see the
- * motors as at the step's start, as without act). group_step puts them in place of the committed
- * record's when the actuator has started (the first step after a reset places the motors
- * instead). */
-static void start_motors(const mjModel* m, const mjData* d, plugin_data* pd,
-                         const joint_config* cfg) {
-    double h = m->opt.timestep, t = pd->act0_time;
-    int later = m->opt.integrator == mjINT_RK4 && pd->ncand > 0 && d->time > t &&
-                d->time <= t + h + 1e-6 * h;
-    if (!later) {
-        pd->act0_time = d->time;
-        for (int j = 0; j < ASR_MJ_NACT; ++j) pd->act0[j] = d->act[cfg->act_adr + j];
+/* The motors joint j's step starts from, with act at cfg->act_adr, into its pd->act0: act as the
+ * step's first pass saw it, kept for RK4's later passes within the step (MuJoCo gives them
+ * integrated act; they see the motors as at the step's start, as without act). group_step puts
+ * them in place of the committed record's when the actuator has started (the first step after a
+ * reset places the motors instead). */
+static const double* start_motors(const mjData* d, const plugin_data* pd, int j,
+                                  const joint_config* cfg) {
+    double* act0 = pd->act0 + (size_t)j * ASR_MJ_NACT;
+    if (!pd->act_later) {
+        for (int v = 0; v < ASR_MJ_NACT; ++v) act0[v] = d->act[cfg->act_adr + v];
     }
+    return act0;
 }
 
-/* Leader inst steps its group: a candidate for every member, whose torque goes to MuJoCo; a
- * member with act starts from the motors in act and gets act_dot (the candidate's motors less
- * the step's start, over the timestep). */
-static void step_group(const mjModel* m, mjData* d, const plan* p, int inst) {
-    const entry* lead = &p->e[inst];
+/* Leader unit `lead` steps its group: a candidate record for every member, whose torque goes to
+ * MuJoCo; a member with act starts from the motors in act and gets act_dot (the candidate's
+ * motors less the step's start, over the timestep). */
+static void step_group(const mjModel* m, mjData* d, const plan* p, const unit* lead) {
     const double* s[MAX_GROUP];
     const double* act[MAX_GROUP];
     double* out[MAX_GROUP];
     mj_header h[MAX_GROUP];
     for (int i = 0; i < lead->nmember; ++i) {
-        int k = lead->members[i];
-        const joint_config* cfg = &p->e[k].cfg;
-        plugin_data* pd = data_of(d, k);
-        s[i] = d->plugin_state + m->plugin_stateadr[k];
-        act[i] = NULL;
-        if (cfg->act_adr >= 0) {
-            start_motors(m, d, pd, cfg);
-            act[i] = pd->act0;
-        }
-        out[i] = new_candidate(pd, d, header_read(s[i], &h[i]) ? WHY_HEADER : WHY_STEP)->state;
+        const unit* u = &p->u[lead->members[i]];
+        plugin_data* pd = data_of(d, u->inst);
+        candidate* c = pass_candidate(m, d, p, pd);
+        s[i] = d->plugin_state + m->plugin_stateadr[u->inst] + (size_t)u->k * NSTATE;
+        act[i] = u->cfg.act_adr >= 0 ? start_motors(d, pd, u->k, &u->cfg) : NULL;
+        out[i] = c->state + (size_t)u->k * NSTATE;
+        c->why[u->k] = header_read(s[i], &h[i]) ? WHY_HEADER : WHY_STEP;
     }
     group_step(lead->grp, m, d, s, h, act, out);
     for (int i = 0; i < lead->nmember; ++i) {
-        int k = lead->members[i];
-        const joint_config* cfg = &p->e[k].cfg;
+        const unit* u = &p->u[lead->members[i]];
+        const joint_config* cfg = &u->cfg;
         d->actuator_force[cfg->act[0]] = out[i][ASR_MJ_NHEADER + ASR_F_TAU_JOINT];
         if (cfg->nact == 2) d->actuator_force[cfg->act[1]] = 0.0;
         if (cfg->act_adr < 0) continue;
-        const plugin_data* pd = data_of(d, k);
+        const double* act0 = act[i];
         for (int j = 0; j < ASR_MJ_NACT; ++j) {
             d->act_dot[cfg->act_adr + j] =
-                (out[i][ASR_MJ_NHEADER + mj_act_fields[j]] - pd->act0[j]) / m->opt.timestep;
+                (out[i][ASR_MJ_NHEADER + mj_act_fields[j]] - act0[j]) / m->opt.timestep;
         }
     }
 }
 
-/* Instance inst cannot run (its entry says why): stopped, no torque. */
-static void step_stopped(const mjModel* m, mjData* d, const entry* e, int inst) {
-    const double* s = d->plugin_state + m->plugin_stateadr[inst];
-    header_stop(s, e->code, new_candidate(data_of(d, inst), d, WHY_CONFIG)->state);
-    for (int a = 0; a < e->nact && a < 2; ++a) d->actuator_force[e->act[a]] = 0.0;
+/* Instance inst cannot run (its entry says why): each joint stopped, no torque. */
+static void step_stopped(const mjModel* m, mjData* d, const plan* p, const entry* e, int inst) {
+    plugin_data* pd = data_of(d, inst);
+    candidate* c = pass_candidate(m, d, p, pd);
+    int n = pd->nunit < e->nunit ? pd->nunit : e->nunit;
+    for (int j = 0; j < n; ++j) {
+        const double* s = d->plugin_state + m->plugin_stateadr[inst] + (size_t)j * NSTATE;
+        header_stop(s, e->code, c->state + (size_t)j * NSTATE);
+        c->why[j] = WHY_CONFIG;
+    }
+    for (int a = 0; a < e->nact; ++a) d->actuator_force[e->acts[a]] = 0.0;
 }
 
 /* The plan of d made current for m before instance inst's compute; NULL if it has no memory.
@@ -272,7 +333,8 @@ static plan* current_plan(const mjModel* m, mjData* d, plan* p, int inst) {
         if (plan_read(p, m, m->plugin[inst]) != 0) return NULL;
         for (int k = 0; k < p->nplugin; ++k) { /* an mjData made for another model */
             entry* e = &p->e[k];
-            if (e->ours && !e->code && !own_data(m, d, k)) {
+            const plugin_data* pk = own_data(m, d, k);
+            if (e->ours && !e->code && (!pk || pk->nunit != e->nunit)) {
                 config_error err = {ASR_ERR_MODEL, ""};
                 snprintf(err.msg, sizeof err.msg,
                          "%s: instance #%d is not this plugin's in the mjData stepped with this "
@@ -306,12 +368,16 @@ static void compute(const mjModel* m, mjData* d, int inst, int capability) {
                     ASR_MUJOCO_PLUGIN, inst);
         return;
     }
+    if (inst == p->first) p->pass++; /* MuJoCo calls it first in every pass */
     const entry* e = &p->e[inst];
     if (e->code) {
-        step_stopped(m, d, e, inst);
-    } else if (e->leader == inst) {
-        step_group(m, d, p, inst);
-    } /* else a member: its leader, called earlier in this pass, stepped it */
+        step_stopped(m, d, p, e, inst);
+        return;
+    }
+    for (int j = 0; j < e->nunit; ++j) { /* the groups its joints lead */
+        const unit* u = &p->u[e->unit0 + j];
+        if (u->grp) step_group(m, d, p, u);
+    } /* its other joints: their leaders, called earlier in this pass, stepped them */
 }
 
 /* The candidate of age k (1: the latest). */
@@ -331,38 +397,44 @@ static int step_start_age(const mjModel* m, const mjData* d, plugin_data* pd) {
 }
 
 /* Commits the step-start candidate. An evaluation after it within the step (RK4's later stages)
- * that stopped the actuator (a link faster than link_vel_max, a non-finite torque) stops it as
- * well: its torque was missing from the step, so the step cannot be trusted. */
+ * that stopped a joint's actuator (a link faster than link_vel_max, a non-finite torque) stops
+ * it as well: its torque was missing from the step, so the step cannot be trusted. */
 static void advance(const mjModel* m, mjData* d, int inst) {
     plugin_data* pd = own_data(m, d, inst);
     if (!pd || pd->ncand == 0) return; /* not this plugin's, or no forward pass since */
-    double* s = d->plugin_state + m->plugin_stateadr[inst];
+    int n = m->plugin_statenum[inst] / NSTATE;
+    n = n < pd->nunit ? n : pd->nunit;
+    double* s0 = d->plugin_state + m->plugin_stateadr[inst];
     int age = step_start_age(m, d, pd);
     candidate* c = candidate_aged(pd, age);
-    for (int k = age - 1; k >= 1 && c->state[ASR_MJ_STATUS] == 0.0; --k) {
-        const candidate* later = candidate_aged(pd, k);
-        if (later->state[ASR_MJ_STATUS] != 0.0) {
-            c->state[ASR_MJ_STATUS] = later->state[ASR_MJ_STATUS];
-            c->state[ASR_MJ_FAILED_STEP] = later->state[ASR_MJ_FAILED_STEP];
-            c->why = later->why;
-        }
-    }
-    mj_header h;
-    if (c->state[ASR_MJ_STATUS] != 0.0 && (header_read(s, &h) || h.status == 0)) {
-        const plan* p = pd->plan;
-        const entry* e = p && p->e && inst < p->nplugin ? &p->e[inst] : NULL;
-        warn_stopped(m, e, c, s);
-    }
-    memcpy(s, c->state, NSTATE * sizeof(double));
-    pd->ncand = 0;
-    /* act: the committed motors exactly (MuJoCo integrated act_dot into it before this call) */
     const plan* p = pd->plan;
     const entry* e = p && p->e && inst < p->nplugin ? &p->e[inst] : NULL;
-    if (e && e->nact && e->act[0] < m->nu && m->actuator_actnum[e->act[0]] == ASR_MJ_NACT) {
-        int adr = m->actuator_actadr[e->act[0]];
-        for (int j = 0; j < ASR_MJ_NACT; ++j)
-            d->act[adr + j] = s[ASR_MJ_NHEADER + mj_act_fields[j]];
+    for (int j = 0; j < n; ++j) {
+        double* cs = c->state + (size_t)j * NSTATE;
+        double* s = s0 + (size_t)j * NSTATE;
+        for (int k = age - 1; k >= 1 && cs[ASR_MJ_STATUS] == 0.0; --k) {
+            const candidate* later = candidate_aged(pd, k);
+            const double* ls = later->state + (size_t)j * NSTATE;
+            if (ls[ASR_MJ_STATUS] != 0.0) {
+                cs[ASR_MJ_STATUS] = ls[ASR_MJ_STATUS];
+                cs[ASR_MJ_FAILED_STEP] = ls[ASR_MJ_FAILED_STEP];
+                c->why[j] = later->why[j];
+            }
+        }
+        mj_header h;
+        if (cs[ASR_MJ_STATUS] != 0.0 && (header_read(s, &h) || h.status == 0)) {
+            warn_stopped(m, p, e, j, c->why[j], cs, s);
+        }
+        memcpy(s, cs, NSTATE * sizeof(double));
+        /* act: the committed motors exactly (MuJoCo integrated act_dot into it before this call) */
+        int a = first_act(p, e, j);
+        if (a >= 0 && a < m->nu && m->actuator_actnum[a] == ASR_MJ_NACT) {
+            int adr = m->actuator_actadr[a];
+            for (int v = 0; v < ASR_MJ_NACT; ++v)
+                d->act[adr + v] = s[ASR_MJ_NHEADER + mj_act_fields[v]];
+        }
     }
+    pd->ncand = 0;
 }
 
 /* ---------------------------------------------------------------- sensors */
@@ -386,9 +458,12 @@ static void advance(const mjModel* m, mjData* d, int inst) {
 static const int sensor_state[ASR_MJ_NSENSOR] = {ASR_MUJOCO_SENSOR(SENSOR_STATE_)};
 #undef SENSOR_STATE_
 
+/* A sensor gives ASR_MJ_NSENSOR values per joint of its instance, in the instance's joint order
+ * (config text: MuJoCo asks right after nstate). */
 static int nsensordata(const mjModel* m, int inst, int sensor_id) {
-    (void)m, (void)inst, (void)sensor_id;
-    return ASR_MJ_NSENSOR;
+    (void)sensor_id;
+    int njoint = config_joint_count(m, inst);
+    return ASR_MJ_NSENSOR * (njoint > 0 ? njoint : 1);
 }
 
 /* Writes every sensor of plugin slot `slot` in m from its instance's committed plugin state; NaN
@@ -403,13 +478,16 @@ static void write_sensors(const mjModel* m, mjData* d, int slot) {
             continue;
         }
         double* out = d->sensordata + m->sensor_adr[j];
-        int n = m->sensor_dim[j] < ASR_MJ_NSENSOR ? m->sensor_dim[j] : ASR_MJ_NSENSOR;
-        if (!own_data(m, d, k) || m->plugin_statenum[k] != NSTATE) {
+        int n = m->sensor_dim[j], njoint = m->plugin_statenum[k] / NSTATE;
+        if (!own_data(m, d, k) || m->plugin_statenum[k] != NSTATE * njoint ||
+            n != ASR_MJ_NSENSOR * njoint) {
             for (int v = 0; v < n; ++v) out[v] = NAN;
             continue;
         }
         const double* s = d->plugin_state + m->plugin_stateadr[k];
-        for (int v = 0; v < n; ++v) out[v] = s[sensor_state[v]];
+        for (int u = 0; u < njoint; ++u, out += ASR_MJ_NSENSOR, s += NSTATE) {
+            for (int v = 0; v < ASR_MJ_NSENSOR; ++v) out[v] = s[sensor_state[v]];
+        }
     }
 }
 
