@@ -9,9 +9,10 @@ mujoco.rollout, mujoco.batch, dm_control, Gymnasium's MuJoCo environments::
     asr.mujoco.plugin.load()
     m = mujoco.MjModel.from_xml_path("arm_asr.xml")   # e.g. written by asr.export_mjcf
 
-Each instance drives one joint; its actuators take the joint's two references from ctrl, in
-joint order, so that ``d.ctrl[:] = refs.reshape(-1)`` for asr's (J, 2) references. The plugin
-state of an instance (d.plugin_state[m.plugin_stateadr[k]:][:m.plugin_statenum[k]]) is the
+Each instance drives one joint, or the joints its key "joints" lists (the compact form); a
+joint's actuators take its two references from ctrl, in joint order, so that
+``d.ctrl[:] = refs.reshape(-1)`` for asr's (J, 2) references. The plugin state of an instance
+(d.plugin_state[m.plugin_stateadr[k]:][:m.plugin_statenum[k]]) is, per joint it drives, the
 header FIELDS[:NHEADER] then the joint's asr state record (asr.FIELDS order); states() reads it
 by name. An instance whose first actuator declares actdim="4" also keeps its motors' state in
 MuJoCo's act (d.act[m.actuator_actadr[a]:][:4], the fields act_fields() names), which
@@ -223,20 +224,20 @@ def sensors(m: Any) -> list[int]:
 
 def sensordata(m: Any, d: Any) -> Any:
     """m's asr sensors' values in d.sensordata as a numpy array of shape (S, V): one row per
-    sensor of sensors(m) (S of them; one per joint, in joint order, for asr.export_mjcf's
-    files), columns in sensor_layout() order (V values, SI units as it says). MuJoCo computes
-    them at the start of each step (the position stage of its first forward pass), from the
-    plugin state the previous step committed: after mj_step they are the states() read just
-    before that step."""
+    joint of each sensor of sensors(m), in sensor order (a sensor of an instance that drives n
+    joints, the compact form's key "joints", gives n rows in that key's order; S rows in all:
+    one per joint, in joint order, for asr.export_mjcf's long files), columns in sensor_layout()
+    order (V values, SI units as it says). MuJoCo computes them at the start of each step (the
+    position stage of its first forward pass), from the plugin state the previous step
+    committed: after mj_step they are the states() read just before that step."""
     import numpy as np
 
-    ids = sensors(m)
     nvalue = len(sensor_layout())
-    out = np.empty((len(ids), nvalue))
-    for row, s in enumerate(ids):
-        adr = int(m.sensor_adr[s])
-        out[row] = d.sensordata[adr : adr + nvalue]
-    return out
+    rows = []
+    for s in sensors(m):
+        adr, dim = int(m.sensor_adr[s]), int(m.sensor_dim[s])
+        rows.append(np.asarray(d.sensordata[adr : adr + dim], dtype=float).reshape(-1, nvalue))
+    return np.concatenate(rows) if rows else np.empty((0, nvalue))
 
 
 def instances(m: Any) -> list[int]:
@@ -253,21 +254,41 @@ def _instance_name(mujoco: Any, m: Any, k: int) -> str:
     return str(mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_ACTUATOR, first) or f"actuator {first}")
 
 
+# Index of the key "joints" among an instance's configuration values: MuJoCo stores them
+# NUL-terminated in the plugin's declared key order, which starts model, mode, max_substep,
+# motor_scheme, params, joints (csrc/mujoco/config.c, SETTING_KEYS).
+_JOINTS_KEY = 5
+
+
+def joint_list(m: Any, k: int) -> list[str]:
+    """The joint names instance k's key "joints" lists (the compact form: the instance drives
+    them, in this order, its plugin state one record per joint); [] for the one-joint form."""
+    raw = bytes(m.plugin_attr[int(m.plugin_attradr[k]) :].astype("uint8"))
+    values = raw.split(b"\0")
+    return values[_JOINTS_KEY].decode().split() if len(values) > _JOINTS_KEY else []
+
+
 def states(m: Any, d: Any) -> dict[str, dict[str, float]]:
-    """Every asr actuator's plugin state in MjData d of MjModel m, by instance name (an unnamed
-    instance by its first actuator's name): {field: value} in fields() order (SI units, see
-    asr.FIELDS), plus "status_text" when the actuator stopped."""
+    """Every asr actuator's plugin state in MjData d of MjModel m, one entry per joint: by
+    instance name for the one-joint form (an unnamed instance by its first actuator's name),
+    "<instance>/<joint>" for each joint of an instance of the compact form (key "joints", in
+    its order): {field: value} in fields() order (SI units, see asr.FIELDS), plus
+    "status_text" when the actuator stopped."""
     import mujoco
 
     names = fields()
     out: dict[str, dict[str, Any]] = {}
     for k in instances(m):
         adr = int(m.plugin_stateadr[k])
-        values = d.plugin_state[adr : adr + len(names)]
-        state: dict[str, Any] = {n: float(v) for n, v in zip(names, values)}
-        if state["status"]:
-            state["status_text"] = _status_text(state["status"])
-        out[_instance_name(mujoco, m, k)] = state
+        name = _instance_name(mujoco, m, k)
+        joints = joint_list(m, k)
+        keys = [f"{name}/{j}" for j in joints] if joints else [name]
+        for u, key in enumerate(keys):
+            values = d.plugin_state[adr + u * len(names) : adr + (u + 1) * len(names)]
+            state: dict[str, Any] = {n: float(v) for n, v in zip(names, values)}
+            if state["status"]:
+                state["status_text"] = _status_text(state["status"])
+            out[key] = state
     return out
 
 
@@ -321,6 +342,7 @@ __all__ = [
     "fields",
     "header",
     "instances",
+    "joint_list",
     "load",
     "path",
     "register_model",
