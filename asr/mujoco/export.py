@@ -9,14 +9,18 @@ The robot's own MJCF is edited as XML (xml.etree), so every number of it is writ
 same text: a round trip through MjSpec would round some of them. Added to it:
 
 - <extension><plugin plugin="asr.actuator">: one <instance name="<joint>"> per actuated joint
-  (robot.joints order), configured with the joint's model, mode and robot.toml parameters;
+  (robot.joints order), configured with the joint's model, mode and robot.toml parameters; with
+  export_mjcf(..., compact=True) one instance per set of joints with the same configuration,
+  named after its first joint, its key "joints" listing them (docs/mujoco_plugin.md, "The
+  compact form");
 - <actuator>: "<joint>_ref1" and "<joint>_ref2" per joint, in joint order, after any actuators
   the MJCF has, so that d.ctrl[-2 J:] = refs.reshape(-1) for asr's (J, 2) references (the whole
   ctrl when the MJCF has no actuators, as every robot of robots/); ctrlrange where asr defines a
   range (see _ctrl_ranges); the first of each joint with actdim="4": MuJoCo's act holds the
   joint's motor angles and velocities (asr.mujoco.plugin.act_fields()), after the act of any
   stateful actuators the MJCF has, so that mjd_transitionFD sees the motors;
-- <sensor>: "<joint>_asr" per joint, in joint order, after any sensors the MJCF has: the
+- <sensor>: "<joint>_asr" per joint (compact: "<instance>_asr" per instance, a row per joint of
+  it), in joint order, after any sensors the MJCF has: the
   plugin's sensor of the joint's instance (asr.mujoco.plugin.sensor_layout(): deflections,
   stiffness, elastic and joint torques, motor angles, status, as committed), unless
   export_mjcf(..., sensors=False);
@@ -139,23 +143,41 @@ def _section(root: ET.Element, tag: str) -> ET.Element:
     return found if found is not None else _sub(root, tag)
 
 
-def _add_extension(root: ET.Element, robot: Robot) -> None:
+def _instances(robot: Robot, compact: bool) -> list[tuple[str, list[Any]]]:
+    """The plugin instances to write: (name, joints) in order. Long form: one per joint, named
+    after it. Compact form: one per set of joints with the same configuration (model, mode,
+    every parameter and its value: what the instance's keys say), in the order of their first
+    joints, named after that first joint (a set of one joint is the long form's instance)."""
+    if not compact:
+        return [(j.name, [j]) for j in robot.joints]
+    sets: dict[tuple[Any, ...], list[Any]] = {}
+    for j in robot.joints:
+        key = (j.model, j.mode, tuple((n, _number(v)) for n, v in j.params.items()))
+        sets.setdefault(key, []).append(j)
+    return [(joints[0].name, joints) for joints in sets.values()]
+
+
+def _add_extension(root: ET.Element, robot: Robot, compact: bool) -> None:
     ext = _section(root, "extension")
     plugin = _sub(ext, "plugin", plugin="asr.actuator")
-    for j in robot.joints:
-        inst = _sub(plugin, "instance", name=j.name)
+    for inst_name, joints in _instances(robot, compact):
+        j = joints[0]
+        inst = _sub(plugin, "instance", name=inst_name)
         _sub(inst, "config", key="model", value=j.model)
         _sub(inst, "config", key="mode", value=str(j.mode))
         for name, value in j.params.items():
             _sub(inst, "config", key=name, value=_number(value))
+        if compact and len(joints) > 1:  # a set of one joint: the long form's instance
+            _sub(inst, "config", key="joints", value=" ".join(x.name for x in joints))
 
 
-def _add_actuators(root: ET.Element, robot: Robot, model: MjModel) -> None:
+def _add_actuators(root: ET.Element, robot: Robot, model: MjModel, compact: bool) -> None:
     actuator = _section(root, "actuator")
     ranges = iter(_ctrl_ranges(robot, model))
+    owner = {j.name: name for name, joints in _instances(robot, compact) for j in joints}
     for j in robot.joints:
         for ref in ("ref1", "ref2"):
-            attrib = dict(name=f"{j.name}_{ref}", joint=j.name, instance=j.name)
+            attrib = dict(name=f"{j.name}_{ref}", joint=j.name, instance=owner[j.name])
             if ref == "ref1":
                 attrib["actdim"] = str(ACTDIM)
             limits = next(ranges)
@@ -164,10 +186,10 @@ def _add_actuators(root: ET.Element, robot: Robot, model: MjModel) -> None:
             _sub(actuator, "plugin", **attrib)
 
 
-def _add_sensors(root: ET.Element, robot: Robot) -> None:
+def _add_sensors(root: ET.Element, robot: Robot, compact: bool) -> None:
     sensor = _section(root, "sensor")
-    for j in robot.joints:
-        _sub(sensor, "plugin", name=f"{j.name}_asr", instance=j.name)
+    for name, _ in _instances(robot, compact):
+        _sub(sensor, "plugin", name=f"{name}_asr", instance=name)
 
 
 def _initial(robot: Robot, model: MjModel) -> tuple[list[float], list[float]]:
@@ -231,8 +253,9 @@ def _header(robot: Robot) -> str:
     return "<!-- " + "\n".join(lines) + " -->\n"
 
 
-def _xml(robot: Robot, model: MjModel, sensors: bool = True) -> str:
-    """The exported MJCF text of a robot variant (with the plugin's sensors if `sensors`)."""
+def _xml(robot: Robot, model: MjModel, sensors: bool = True, compact: bool = False) -> str:
+    """The exported MJCF text of a robot variant (with the plugin's sensors if `sensors`; one
+    instance per set of joints alike if `compact`)."""
     parser = ET.XMLParser(target=ET.TreeBuilder(insert_comments=True))
     try:
         root = ET.parse(robot.mjcf, parser=parser).getroot()
@@ -240,10 +263,10 @@ def _xml(robot: Robot, model: MjModel, sensors: bool = True) -> str:
         raise ValueError(f"robot {robot.name!r} ({robot.variant}): MJCF: {exc}") from None
     _refuse_files(robot, root)
     before = list(root)
-    _add_extension(root, robot)
-    _add_actuators(root, robot, model)
+    _add_extension(root, robot, compact)
+    _add_actuators(root, robot, model, compact)
     if sensors:
-        _add_sensors(root, robot)
+        _add_sensors(root, robot, compact)
     _add_keyframe(root, robot, model)
     _indent(root, [el for el in root if el not in before])
     return _header(robot) + ET.tostring(root, encoding="unicode") + "\n"
@@ -274,6 +297,7 @@ def export_mjcf(
     path: str | os.PathLike[str] | None = None,
     *,
     sensors: bool = True,
+    compact: bool = False,
 ) -> str:
     """Write robot `robot` (a name or folder as for asr.load_robot, or an asr.Robot) in
     `variant` (None: its default; with an asr.Robot, None or its own variant) as one MJCF file
@@ -283,15 +307,22 @@ def export_mjcf(
     variant (load_robot's errors), a path that is a folder or in a folder that does not exist,
     a robot MJCF that names other files. sensors (keyword): True (default) adds the plugin's
     sensor "<joint>_asr" per joint (asr.mujoco.plugin.sensordata reads them, shape (J, V)); False
-    writes none, as asr before them did."""
+    writes none, as asr before them did. compact (keyword): False (default) writes one plugin
+    instance per joint (the long form every asr before it wrote and read); True one instance per
+    set of joints with the same model, mode and parameters, named after its first joint, with
+    the key joints="<its joints>" (a set of one joint: the long form's instance) and one sensor
+    "<instance>_asr" (a row per joint of it): the same actuators, ctrl, act and keyframe, and the
+    same steps bit for bit."""
     if path is None:
         raise TypeError("path: required (the MJCF file to write)")
     if not isinstance(sensors, bool):
         raise TypeError(f"sensors: expected True or False, got {sensors!r}")
+    if not isinstance(compact, bool):
+        raise TypeError(f"compact: expected True or False, got {compact!r}")
     out = _check_path(path)
     loaded = _robot(robot, variant)
     model = loaded.mj_model()
-    text = _xml(loaded, model, sensors)
+    text = _xml(loaded, model, sensors, compact)
     _compile(loaded, text)
     with atomic_write(out, "w") as f:
         f.write(text)
