@@ -369,3 +369,48 @@ def test_compact_form_adds_no_per_step_plan_work(exported):
             mujoco.mj_step(m, d)
         per_step.append((lib.asr_mujoco_work() - before) / 10)
     assert 0 < per_step[1] <= per_step[0], per_step
+
+
+def test_set_state_mid_run_continues_bit_for_bit(exported):
+    m = exported["qbmove_snake"][1]
+    m.opt.integrator = mujoco.mjtIntegrator.mjINT_EULER
+    d = mujoco.MjData(m)
+    mujoco.mj_resetDataKeyframe(m, d, m.key("asr_initial").id)
+    # the integration state: the snake touches the floor, whose solver starts from the warmstart
+    spec = mujoco.mjtState.mjSTATE_INTEGRATION
+    for _ in range(30):
+        mujoco.mj_step(m, d)
+    saved = np.empty(mujoco.mj_stateSize(m, spec))
+    mujoco.mj_getState(m, d, saved, spec)
+    ends = []
+    for _ in range(2):
+        mujoco.mj_setState(m, d, saved, spec)
+        for _ in range(30):
+            mujoco.mj_step(m, d)
+        end = np.empty_like(saved)
+        mujoco.mj_getState(m, d, end, spec)
+        ends.append(end)
+    np.testing.assert_array_equal(ends[0], ends[1])
+    assert not np.array_equal(ends[0], saved)
+
+
+def test_a_bad_header_stops_only_that_joint(exported, capfd, tmp_path, monkeypatch):
+    """A restored plugin state whose third joint's header no step writes (status 0.5): that joint
+    stops with status 2, the warning names its actuator, the instance's other joints run on."""
+    monkeypatch.chdir(tmp_path)  # MuJoCo writes its warnings to MUJOCO_LOG.TXT in the cwd
+    m = exported["qbmove_snake"][1]
+    m.opt.integrator = mujoco.mjtIntegrator.mjINT_EULER
+    d = mujoco.MjData(m)
+    mujoco.mj_resetDataKeyframe(m, d, m.key("asr_initial").id)
+    for _ in range(5):
+        mujoco.mj_step(m, d)
+    nstate = len(mujoco_plugin.fields())
+    d.plugin_state[int(m.plugin_stateadr[0]) + 2 * nstate + 1] = 0.5  # joint3's status
+    for _ in range(3):
+        mujoco.mj_step(m, d)
+    err = capfd.readouterr().err
+    assert "actuator 'joint3_ref1' stopped at step 5 with asr status 2" in err, err
+    states = mujoco_plugin.states(m, d)
+    assert states["joint1/joint3"]["status"] == 2
+    assert d.actuator_force[m.actuator("joint3_ref1").id] == 0.0
+    assert all(s["status"] == 0 for k, s in states.items() if k != "joint1/joint3")
