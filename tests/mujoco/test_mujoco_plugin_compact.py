@@ -9,6 +9,7 @@ that actuator with status 2 and a warning."""
 import ctypes
 
 import mujoco
+import mujoco.batch
 import mujoco.rollout
 import numpy as np
 import pytest
@@ -103,16 +104,29 @@ def test_compact_export_groups_joints_alike(exported):
     assert list(mujoco_plugin.states(arm2[1], mujoco.MjData(arm2[1]))) == ["joint1", "joint2"]
 
 
+FULL = mujoco.mjtState.mjSTATE_FULLPHYSICS
+
+
+def euler_at_key(m):
+    """m under Euler and an MjData at its key asr_initial."""
+    m.opt.integrator = mujoco.mjtIntegrator.mjINT_EULER
+    d = mujoco.MjData(m)
+    mujoco.mj_resetDataKeyframe(m, d, m.key("asr_initial").id)
+    return d
+
+
+def full_state(m, d):
+    x = np.empty(mujoco.mj_stateSize(m, FULL))
+    mujoco.mj_getState(m, d, x, FULL)
+    return x
+
+
 def test_compact_export_under_rollout_equals_long(exported):
     long, compact = exported["qbmove_arm_5dof"]
     outs = []
     for m in (long, compact):
-        m.opt.integrator = mujoco.mjtIntegrator.mjINT_EULER
-        d = mujoco.MjData(m)
-        mujoco.mj_resetDataKeyframe(m, d, m.key("asr_initial").id)
-        spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
-        x0 = np.empty(mujoco.mj_stateSize(m, spec))
-        mujoco.mj_getState(m, d, x0, spec)
+        d = euler_at_key(m)
+        x0 = full_state(m, d)
         rng = np.random.default_rng(3)
         ctrl = d.ctrl + 0.2 * rng.standard_normal((2, 100, m.nu))
         state, sensor = mujoco.rollout.rollout(m, d, np.stack([x0, x0]), ctrl)
@@ -414,3 +428,27 @@ def test_a_bad_header_stops_only_that_joint(exported, capfd, tmp_path, monkeypat
     assert states["joint1/joint3"]["status"] == 2
     assert d.actuator_force[m.actuator("joint3_ref1").id] == 0.0
     assert all(s["status"] == 0 for k, s in states.items() if k != "joint1/joint3")
+
+
+def test_mujoco_batch_of_the_compact_form_equals_long_rollout(exported):
+    full = FULL
+    long, compact = exported["qbmove_arm_5dof"]
+    compact.opt.integrator = mujoco.mjtIntegrator.mjINT_EULER
+    d = euler_at_key(long)
+    x0 = []
+    for _ in range(3):
+        x0.append(full_state(long, d))
+        mujoco.mj_step(long, d, nstep=7)
+    x0 = np.array(x0)
+    ctrl = d.ctrl + 0.2 * np.random.default_rng(5).standard_normal((3, 60, long.nu))
+    want, _ = mujoco.rollout.rollout(long, mujoco.MjData(long), x0, ctrl)
+    batch = mujoco.batch.Batch(compact, 3, nthread=2)
+    batch.reset()
+    for r, x in enumerate(x0):
+        dc = mujoco.MjData(compact)
+        mujoco.mj_setState(compact, dc, x, full)
+        for name in ("time", "qpos", "qvel", "act", "plugin_state"):
+            batch.bind(name)[r] = getattr(dc, name)
+    out = batch.rollout(60, control=ctrl, record=(full,))
+    assert out[full].shape == want.shape
+    np.testing.assert_array_equal(out[full], want)
