@@ -132,7 +132,7 @@ def test_compact_export_under_rollout_equals_long(exported):
         state, sensor = mujoco.rollout.rollout(m, d, np.stack([x0, x0]), ctrl)
         outs.append((state, sensor))
     np.testing.assert_array_equal(outs[0][0], outs[1][0])  # the plugin state is in it, same order
-    np.testing.assert_array_equal(outs[0][1], outs[1][1])  # one joint per instance, same order
+    np.testing.assert_array_equal(outs[0][1], outs[1][1])  # one sensor of 5 rows = 5 sensors
 
 
 def test_transition_fd_matrices_equal_long_form(exported):
