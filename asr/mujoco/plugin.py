@@ -127,6 +127,7 @@ def _open(where: str, mujoco: Any) -> Any:
     _check_version(where, mujoco)
     lib = ctypes.CDLL(where)
     lib.asr_mujoco_header_name.restype = ctypes.c_char_p
+    lib.asr_mujoco_key_name.restype = ctypes.c_char_p
     lib.asr_mujoco_act_name.restype = ctypes.c_char_p
     lib.asr_mujoco_act_unit.restype = ctypes.c_char_p
     lib.asr_mujoco_sensor_name.restype = ctypes.c_char_p
@@ -254,18 +255,20 @@ def _instance_name(mujoco: Any, m: Any, k: int) -> str:
     return str(mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_ACTUATOR, first) or f"actuator {first}")
 
 
-# Index of the key "joints" among an instance's configuration values: MuJoCo stores them
-# NUL-terminated in the plugin's declared key order, which starts model, mode, max_substep,
-# motor_scheme, params, joints (csrc/mujoco/config.c, SETTING_KEYS).
-_JOINTS_KEY = 5
+def _key_index(name: str) -> int:
+    """Index of configuration key `name` among an instance's values: MuJoCo stores them
+    NUL-terminated in the order the plugin declared its keys (the library says which)."""
+    lib = _lib()
+    names = [lib.asr_mujoco_key_name(k).decode() for k in range(lib.asr_mujoco_key_count())]
+    return names.index(name)
 
 
 def joint_list(m: Any, k: int) -> list[str]:
     """The joint names instance k's key "joints" lists (the compact form: the instance drives
     them, in this order, its plugin state one record per joint); [] for the one-joint form."""
     raw = bytes(m.plugin_attr[int(m.plugin_attradr[k]) :].astype("uint8"))
-    values = raw.split(b"\0")
-    return values[_JOINTS_KEY].decode().split() if len(values) > _JOINTS_KEY else []
+    values, at = raw.split(b"\0"), _key_index("joints")
+    return values[at].decode().split() if len(values) > at else []
 
 
 def states(m: Any, d: Any) -> dict[str, dict[str, float]]:

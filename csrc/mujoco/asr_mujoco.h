@@ -146,6 +146,11 @@ ASR_MUJOCO_API int asr_mujoco_slot(void);
  * by every thread). */
 ASR_MUJOCO_API long long asr_mujoco_work(void);
 
+/* The configuration keys the plugin declares to MuJoCo, in the order MuJoCo stores an instance's
+ * values (mjModel.plugin_attr): their number, and the name of key k (NULL if none). */
+ASR_MUJOCO_API int asr_mujoco_key_count(void);
+ASR_MUJOCO_API const char* asr_mujoco_key_name(int k);
+
 /* Make a user-defined model available as config key model="<def->name>" (kept by pointer: it
  * must outlive every MuJoCo model that uses it). Returns ASR_OK, ASR_ERR_NULL, ASR_ERR_MODEL
  * (a built-in model's name, or one registered with another definition) or ASR_ERR_NOMEM (more

@@ -69,6 +69,12 @@ const char* const* config_keys(void) {
     return keys;
 }
 
+ASR_MUJOCO_API int asr_mujoco_key_count(void) { return config_key_count(); }
+
+ASR_MUJOCO_API const char* asr_mujoco_key_name(int k) {
+    return k >= 0 && k < config_key_count() ? keys[k] : NULL;
+}
+
 /* ---------------------------------------------------------------- work counter */
 
 static atomic_llong work_done = 0;
