@@ -67,7 +67,7 @@ class Client(Peer):
                 )
                 cond.notify_all()
 
-        handle = self.wait_future(self.client.send_goal_async(g, on_feedback))
+        handle = self.wait_future(self.request(lambda: self.client.send_goal_async(g, on_feedback)))
         self._last[id(handle)] = list(g.trajectory.points[-1].positions)
         return handle, feedback, cond
 
@@ -82,7 +82,7 @@ class Client(Peer):
         handle, feedback, cond = sent
         if not handle.accepted:
             return {"accepted": False}
-        out = self.wait_future(handle.get_result_async())
+        out = self.wait_future(self.request(handle.get_result_async))
         if out.status == GoalStatus.STATUS_SUCCEEDED:
             # the period that ends a goal sends its feedback too (desired: the last point), but
             # feedback (a topic) and the result (a service) are not ordered by DDS: a busy host
@@ -129,7 +129,7 @@ def lockstep(peer):
     from std_srvs.srv import Trigger
 
     sent = peer.send(goal(["joint1"], [0.2], 0.1))
-    future = sent[0].get_result_async()
+    future = peer.request(sent[0].get_result_async)
     time.sleep(0.5)
     out = {"done_without_steps": future.done()}
     out["steps"] = [peer.call(Trigger, "step_period", Trigger.Request()).message for _ in range(12)]
@@ -173,7 +173,8 @@ def main():
     # cancelled
     sent = peer.send(goal(["joint2"], [0.3], 10.0))
     peer.after(sent, 2)
-    out["cancel_response"] = len(peer.wait_future(sent[0].cancel_goal_async()).goals_canceling)
+    cancel = peer.wait_future(peer.request(sent[0].cancel_goal_async))
+    out["cancel_response"] = len(cancel.goals_canceling)
     out["cancelled"] = peer.result(sent)
     # invalid: an unknown joint, a tolerance for a joint not in the goal
     out["unknown"] = peer.result(peer.send(goal(["elbow"], [0.0], 1.0)))

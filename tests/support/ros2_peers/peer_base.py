@@ -16,6 +16,7 @@ from std_msgs.msg import Float64MultiArray
 
 DEADLINE_S = 30.0  # every wait: a busy CI host is slow, never this slow
 SETTLE_S = 0.5  # after a reset, for late messages from before it (see Peer.reset)
+SPIN_POLL_S = 0.01  # the executor thread's wait per spin_once (Peer.request waits for it)
 
 
 def qos(depth=1000, latched=False):
@@ -52,8 +53,45 @@ class Peer:
         sub(Log, "/rosout", self._on_log, qos(1000, latched=True))
         self.executor = SingleThreadedExecutor()
         self.executor.add_node(self.node)
-        self.thread = threading.Thread(target=self.executor.spin, daemon=True)
+        self._pause = threading.Condition()
+        self._pausers, self._idle = 0, False
+        self.thread = threading.Thread(target=self._spin, daemon=True)
         self.thread.start()
+
+    def _spin(self):
+        """The executor's loop (rclpy's spin, one spin_once at a time), halting between two
+        spin_once calls while a request() is being sent."""
+        while self.executor.context.ok():
+            with self._pause:
+                self._idle = True
+                self._pause.notify_all()
+                self._pause.wait_for(lambda: self._pausers == 0)
+                self._idle = False
+            try:
+                self.executor.spin_once(timeout_sec=SPIN_POLL_S)
+            except Exception:
+                if self.executor.context.ok():
+                    raise
+                return
+
+    def request(self, send):
+        """The future of an action request, send() (an ActionClient's send_goal_async, a goal
+        handle's get_result_async or cancel_goal_async), made while the executor's thread is
+        halted: Jazzy's ActionClient sends the request and only then registers its sequence
+        number, unlocked, so a response the executor handles in between is dropped ("Ignoring
+        unexpected goal response") and the future never completes (seen under load; rclpy's
+        service Client registers under a lock and needs none of this)."""
+        with self._pause:
+            self._pausers += 1
+            if not self._pause.wait_for(lambda: self._idle, DEADLINE_S):
+                self._pausers -= 1
+                raise RuntimeError("peer: the executor's thread did not halt for a request")
+        try:
+            return send()
+        finally:
+            with self._pause:
+                self._pausers -= 1
+                self._pause.notify_all()
 
     def _add(self, store, item):
         with self.cond:

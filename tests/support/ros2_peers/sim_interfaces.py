@@ -82,9 +82,8 @@ class Client(Peer):
                 feedback.append([msg.feedback.completed_steps, msg.feedback.remaining_steps])
                 cond.notify_all()
 
-        handle = self.wait_future(
-            client.send_goal_async(action.SimulateSteps.Goal(steps=steps), on_feedback)
-        )
+        goal = action.SimulateSteps.Goal(steps=steps)
+        handle = self.wait_future(self.request(lambda: client.send_goal_async(goal, on_feedback)))
         if not handle.accepted:
             return {"accepted": False}
         if cancel_after is not None:
@@ -92,10 +91,10 @@ class Client(Peer):
                 if not cond.wait_for(lambda: len(feedback) >= cancel_after, DEADLINE_S):
                     raise RuntimeError("peer: no feedback to cancel after")
             if sigint is None:
-                self.wait_future(handle.cancel_goal_async())
+                self.wait_future(self.request(handle.cancel_goal_async))
             else:
                 os.kill(sigint, signal.SIGINT)
-        out = self.wait_future(handle.get_result_async())
+        out = self.wait_future(self.request(handle.get_result_async))
         # feedback (a topic) and the result (a service) are not ordered by DDS: feedback sent
         # before the result may arrive after it (the last of 5 did, in a parallel CI run). A goal
         # that succeeded sent one per step: wait for them all, up to DEADLINE_S; otherwise
