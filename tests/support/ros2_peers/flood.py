@@ -11,8 +11,9 @@ result as its last stdout line. Scenarios:
   of them ran; the pause's answer, the stamp of joint_states_latest after a settling time and
   a second pause's answer; then pause(false) and the number of states once every step ran.
 - shutdown: params["steps"] step messages and params["calls"] step_period calls, then SIGINT
-  to the node (params["pid"]) once the first step ran; each call's answer ([success,
-  message], or None when none came within DEADLINE_S) and the states seen before the signal.
+  to the node (params["pid"]) once the first step ran and a call was answered (CALLS_TAKEN_S at
+  most); each call's answer ([success, message], or None when none came within DEADLINE_S)
+  and the states seen before the signal.
 """
 
 import array
@@ -96,6 +97,9 @@ def pause(peer, p):
     return {"tries": tries}
 
 
+CALLS_TAKEN_S = 1.0  # s: shutdown's step_period calls reach a loaded node within this
+
+
 def shutdown(peer, p):
     step = peer.publisher(Float64MultiArray, "step")
     peer.reset()
@@ -113,6 +117,11 @@ def shutdown(peer, p):
     peer.wait(lambda: len(peer.states) > first, "the first step's state")
     with peer.cond:
         seen = len(peer.states) - first
+    # the calls reach the node as requests of their own, which DDS may deliver after the first
+    # step's state (a loaded run signalled a node that had taken none of them yet, and none was
+    # answered): the signal waits for the first answer, CALLS_TAKEN_S at most
+    if answered.acquire(timeout=CALLS_TAKEN_S):
+        answered.release()
     os.kill(p["pid"], signal.SIGINT)
     # every answer, or the node gone (what it did not answer by then it never will) and a
     # settle for answers still in flight; DEADLINE_S at most
