@@ -132,6 +132,15 @@ class Peer:
             time.sleep(0.01)
         return pub
 
+    def wait_matched(self, subscription, topic):
+        """Wait (DEADLINE_S at most) until a publisher of `topic` is matched with
+        `subscription`, so that nothing it publishes from now on is missed."""
+        end = time.monotonic() + DEADLINE_S
+        while subscription.get_publisher_count() == 0:
+            if time.monotonic() > end:
+                raise RuntimeError(f"peer: nobody publishes {topic}")
+            time.sleep(0.01)
+
     def call(self, srv_type, name, request):
         """The response of service `name`, waiting for it to appear and answer."""
         client = self.node.create_client(srv_type, name)

@@ -9,13 +9,15 @@ import signal
 import sys
 import threading
 import time
+import uuid
 
 from action_msgs.msg import GoalStatus
-from peer_base import DEADLINE_S, Peer, ns_of
+from peer_base import DEADLINE_S, Peer, ns_of, qos
 from rclpy.action import ActionClient
 from simulation_interfaces import action, srv
 from simulation_interfaces.msg import SimulationState
 from std_srvs.srv import SetBool
+from unique_identifier_msgs.msg import UUID
 
 
 def entity(state):
@@ -72,18 +74,29 @@ class Client(Peer):
         """Send a SimulateSteps goal; cancel it after `cancel_after` feedbacks, or then send
         SIGINT to process `sigint` (the node) instead. Returns
         {accepted, status, result, feedback: [[completed, remaining]]}."""
-        client = ActionClient(self.node, action.SimulateSteps, "simulate_steps")
-        if not client.wait_for_server(timeout_sec=DEADLINE_S):
-            raise RuntimeError("peer: simulate_steps does not appear")
+        # feedback from the action's feedback topic itself: rclpy's ActionClient forgets a
+        # goal's feedback callback once its result arrives, and DDS does not order the feedback
+        # topic against the result service, so a last feedback that came after the result was
+        # lost for good (a loaded run's 5-step goal ended its feedback at [4, 1])
+        uid = UUID(uuid=list(uuid.uuid4().bytes))
         feedback, cond = [], threading.Condition()
 
         def on_feedback(msg):
-            with cond:
-                feedback.append([msg.feedback.completed_steps, msg.feedback.remaining_steps])
-                cond.notify_all()
+            if bytes(msg.goal_id.uuid) == bytes(uid.uuid):
+                with cond:
+                    feedback.append([msg.feedback.completed_steps, msg.feedback.remaining_steps])
+                    cond.notify_all()
 
+        topic = "simulate_steps/_action/feedback"
+        sub = self.node.create_subscription(
+            action.SimulateSteps.Impl.FeedbackMessage, topic, on_feedback, qos()
+        )
+        client = ActionClient(self.node, action.SimulateSteps, "simulate_steps")
+        if not client.wait_for_server(timeout_sec=DEADLINE_S):
+            raise RuntimeError("peer: simulate_steps does not appear")
+        self.wait_matched(sub, topic)
         goal = action.SimulateSteps.Goal(steps=steps)
-        handle = self.wait_future(self.request(lambda: client.send_goal_async(goal, on_feedback)))
+        handle = self.wait_future(self.request(lambda: client.send_goal_async(goal, None, uid)))
         if not handle.accepted:
             return {"accepted": False}
         if cancel_after is not None:
