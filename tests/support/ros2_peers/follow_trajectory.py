@@ -9,14 +9,16 @@ import signal
 import sys
 import threading
 import time
+import uuid
 
 from action_msgs.msg import GoalStatus
 from builtin_interfaces.msg import Duration
 from control_msgs.action import FollowJointTrajectory
 from control_msgs.msg import JointTolerance
-from peer_base import DEADLINE_S, Peer, ns_of
+from peer_base import DEADLINE_S, Peer, ns_of, qos
 from rclpy.action import ActionClient
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+from unique_identifier_msgs.msg import UUID
 
 
 def duration(seconds):
@@ -42,32 +44,50 @@ class Client(Peer):
     def __init__(self, namespace):
         super().__init__(namespace=namespace)
         self._last = {}  # id(goal handle): the positions of the goal's last point
+        self._goals = {}  # goal UUID bytes: (feedback list, condition)
+        self._goals_lock = threading.Lock()
+        # feedback from the action's feedback topic itself, by goal id: rclpy's ActionClient
+        # forgets a goal's feedback callback once its result arrives, and DDS does not order
+        # the feedback topic against the result service, so a last feedback that came after
+        # the result would be lost for good (as a SimulateSteps goal's was, in a loaded run)
+        topic = "follow_joint_trajectory/_action/feedback"
+        sub = self.node.create_subscription(
+            FollowJointTrajectory.Impl.FeedbackMessage, topic, self._on_feedback, qos()
+        )
         self.client = ActionClient(self.node, FollowJointTrajectory, "follow_joint_trajectory")
         if not self.client.wait_for_server(timeout_sec=DEADLINE_S):
             raise RuntimeError("peer: follow_joint_trajectory does not appear")
+        self.wait_matched(sub, topic)
+
+    def _on_feedback(self, msg):
+        with self._goals_lock:
+            goal_feedback = self._goals.get(bytes(msg.goal_id.uuid))
+        if goal_feedback is None:
+            return
+        feedback, cond = goal_feedback
+        f = msg.feedback
+        with cond:
+            feedback.append(
+                {
+                    "stamp": ns_of(f.header.stamp),
+                    "names": list(f.joint_names),
+                    "desired": list(f.desired.positions),
+                    "actual": list(f.actual.positions),
+                    "error": list(f.error.positions),
+                    "desired_v": list(f.desired.velocities),
+                    "actual_v": list(f.actual.velocities),
+                    "error_v": list(f.error.velocities),
+                }
+            )
+            cond.notify_all()
 
     def send(self, g):
         """(handle, feedback list, condition): the goal sent, its feedback recorded."""
         feedback, cond = [], threading.Condition()
-
-        def on_feedback(msg):
-            f = msg.feedback
-            with cond:
-                feedback.append(
-                    {
-                        "stamp": ns_of(f.header.stamp),
-                        "names": list(f.joint_names),
-                        "desired": list(f.desired.positions),
-                        "actual": list(f.actual.positions),
-                        "error": list(f.error.positions),
-                        "desired_v": list(f.desired.velocities),
-                        "actual_v": list(f.actual.velocities),
-                        "error_v": list(f.error.velocities),
-                    }
-                )
-                cond.notify_all()
-
-        handle = self.wait_future(self.request(lambda: self.client.send_goal_async(g, on_feedback)))
+        uid = UUID(uuid=list(uuid.uuid4().bytes))
+        with self._goals_lock:
+            self._goals[bytes(uid.uuid)] = (feedback, cond)
+        handle = self.wait_future(self.request(lambda: self.client.send_goal_async(g, None, uid)))
         self._last[id(handle)] = list(g.trajectory.points[-1].positions)
         return handle, feedback, cond
 
