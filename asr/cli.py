@@ -1,8 +1,10 @@
 """The `asr` command line. `asr dashboard` serves the web dashboard (dashboard/PROTOCOL.md; the
 package asr_dashboard, installed from the source tree's dashboard/ folder by setup.py);
 `asr ros` / `asr ros2` run a robot as a live ROS 1 / ROS 2 node (docs/ros.md); `asr train`
-trains a policy with PPO (asr.rl.train, extra asr-sim[rl]); `asr export-mjcf` writes a robot as
-one MJCF with asr's MuJoCo plugin actuators (asr.export_mjcf)."""
+trains a policy with PPO (asr.rl.train, extra asr-sim[rl]), `asr eval` runs a trained policy for
+N episodes (asr.rl.evaluate) and `asr export-onnx` writes it as ONNX, checked against torch
+(asr.rl.export_checked); `asr export-mjcf` writes a robot as one MJCF with asr's MuJoCo plugin
+actuators (asr.export_mjcf)."""
 
 import argparse
 import os
@@ -165,6 +167,7 @@ def build_parser():
         "as JSON, else a string, e.g. actuator=rigid; repeatable",
     )
     t.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _rl_run_arguments(sub)
     e = sub.add_parser(
         "export-mjcf",
         help="write a robot as one MJCF with asr's MuJoCo plugin actuators",
@@ -177,6 +180,49 @@ def build_parser():
     e.add_argument("--variant", default=None, help="variant (the robot's default)")
     e.add_argument("-o", "--output", required=True, metavar="PATH", help="the MJCF file to write")
     return p
+
+
+def _rl_run_arguments(sub):
+    """The subcommands on a training folder: `asr eval` and `asr export-onnx`."""
+    texts = {
+        "eval": (
+            "run a trained policy for N episodes: returns and the task's metric",
+            "Run the deterministic policy of a training folder (its torch model, or --onnx "
+            "FILE exported from it) for N episodes of its task with its env kwargs "
+            "(asr.rl.evaluate): each episode's return and the task's metric (final joint "
+            "error, rad; distance thrown, m), their means with 95 % confidence intervals "
+            "(Student's t).",
+        ),
+        "export-onnx": (
+            "write a trained policy as ONNX, checked against the torch policy",
+            "Write the deterministic policy of a training folder as one ONNX file "
+            "(asr.rl.export_checked): observation normalisation, actor, action clipping. Both "
+            "policies act on one episode's observations of 8 sub-envs first; the file is "
+            "written only when their actions agree within 1e-5 (the largest difference is "
+            "printed).",
+        ),
+    }
+    p = {}
+    for name, (text, description) in texts.items():
+        p[name] = sub.add_parser(name, help=text, description=description)
+        p[name].add_argument(
+            "run_dir", metavar="RUN_DIR", help="training folder (asr train --out DIR)"
+        )
+    v = p["eval"]
+    v.add_argument("--episodes", type=int, default=10, help="episodes, >= 1 (10)")
+    v.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="episode k is reset with seed + k (default 1000000000: the held-out episodes "
+        "of training's own evaluation)",
+    )
+    v.add_argument("--onnx", default=None, metavar="FILE", help="run this ONNX policy instead")
+    v.add_argument("--threads", type=int, default=1, help="the vector env's threads (1)")
+    v.add_argument("--json", action="store_true", help="print the result as JSON")
+    p["export-onnx"].add_argument(
+        "-o", "--output", required=True, metavar="FILE", help="the ONNX file to write"
+    )
 
 
 def _node_arguments(p, step_topic):
@@ -344,6 +390,53 @@ def train_main(args):
         flush=True,
     )
     return 0
+
+
+def _rl_run(command, run):
+    """(exit code, result) of run(module asr.rl.evaluation) for `asr eval` / `asr
+    export-onnx`: 1 a missing extra or a failed simulation / check, 2 bad arguments or a bad
+    training folder (the error printed, no traceback)."""
+    try:
+        from asr.rl import evaluation
+
+        return 0, run(evaluation)
+    except ImportError as exc:
+        print(f"asr {command}: {exc}", file=sys.stderr)
+        return 1, None
+    except (ValueError, TypeError, OSError) as exc:
+        print(f"asr {command}: {exc}", file=sys.stderr)
+        return 2, None
+    except RuntimeError as exc:  # asr.core.errors.SimulationError, a failed check
+        print(f"asr {command}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1, None
+
+
+def eval_main(args):
+    """`asr eval`: the exit code (0 done, 1 missing dependency / simulation error, 2 bad
+    arguments or a bad training folder)."""
+    code, res = _rl_run(
+        "eval",
+        lambda ev: ev.evaluate(
+            args.run_dir, args.episodes, seed=args.seed, onnx=args.onnx, threads=args.threads
+        ),
+    )
+    if res is not None:
+        print(res.to_json() if args.json else res.report(), flush=True)
+    return code
+
+
+def export_onnx_main(args):
+    """`asr export-onnx`: the exit code (0 written, 1 missing dependency / the ONNX policy does
+    not match the torch policy, 2 bad arguments or a bad training folder)."""
+    code, res = _rl_run("export-onnx", lambda ev: ev.export_checked(args.run_dir, args.output))
+    if res is not None:
+        print(
+            f"asr export-onnx: {res.path} ({res.task}, {res.backend} backend); max |ONNX - "
+            f"torch| action difference {res.max_abs_diff:.3g} on {res.observations} "
+            f"observations (tolerance {res.tolerance:g})",
+            flush=True,
+        )
+    return code
 
 
 def export_mjcf_main(args):
@@ -521,6 +614,10 @@ def main(argv=None):
         return train_main(args)
     if args.command == "export-mjcf":
         return export_mjcf_main(args)
+    if args.command == "eval":
+        return eval_main(args)
+    if args.command == "export-onnx":
+        return export_onnx_main(args)
     if args.command != "dashboard":
         parser.print_help()
         return 2

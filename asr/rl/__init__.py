@@ -15,6 +15,10 @@ rsl-rl-lib (extra `asr-sim[rl]`).
   environment class of a registered task id, as `asr train` resolves it.
   Neither imports torch.
 - export_onnx, OnnxPolicy (asr.rl.onnx_policy): a trained policy as ONNX.
+- evaluate, export_checked (asr.rl.evaluation): a training folder's deterministic policy (torch,
+  or its ONNX file) run for N seeded episodes, per-episode return and task metric with means
+  and 95 % t-intervals (`asr eval`); the ONNX export checked against the torch policy before
+  it is written (`asr export-onnx`).
 - convert_pickled_folder (asr.rl._convert): the explicit opt-in that rewrites a folder of an
   earlier asr, holding a pickle, as data only; loading a folder otherwise never runs code from
   it (docs/learning.md, "What loading a training folder trusts").
@@ -47,6 +51,8 @@ _LAZY = {
     "task_class": "asr.rl._config",
     "export_onnx": "asr.rl.onnx_policy",
     "OnnxPolicy": "asr.rl.onnx_policy",
+    "evaluate": "asr.rl.evaluation",
+    "export_checked": "asr.rl.evaluation",
 }
 
 from asr.common.optional import install_hint, missing_extra  # noqa: E402

@@ -38,6 +38,7 @@ OnnxPolicy.from_bytes(data) runs a file's bytes (the dashboard gets them from an
 so that the server never imports torch); policy.predict(obs) answers as SB3's model.predict.
 """
 
+import contextlib
 import io
 import json
 import os
@@ -46,12 +47,29 @@ import warnings
 import numpy as np
 
 from asr.common.files import atomic_write
+from asr.common.optional import missing_extra, need
 from asr.common.version import __version__
 from asr.rl._config import MODEL_FILES
 
 FORMAT = "asr.onnx_policy/1"
 OPSET = 20  # the ONNX opset of exported policies
 CONFIG_FILE = "config.json"
+# the modules of the extra [rl] (setup.cfg) that exporting, loading and running a policy import
+RL_MODULES = ("torch", "gymnasium", "stable_baselines3", "rsl_rl", "tensordict", "onnx")
+
+
+@contextlib.contextmanager
+def needs_extra_rl(feature):
+    """Within it, an ImportError for a missing module of the extra [rl] (RL_MODULES,
+    onnxruntime, onnxscript) becomes asr.common.optional.missing_extra's error for `feature`,
+    naming the extra and its pip command; any other ImportError passes unchanged."""
+    try:
+        yield
+    except ImportError as exc:
+        missing = (getattr(exc, "name", None) or "").split(".")[0]
+        if missing in (*RL_MODULES, "onnxruntime", "onnxscript"):
+            raise missing_extra(feature, "rl", missing) from exc
+        raise
 
 
 # ---------------------------------------------------------------- tasks
@@ -144,8 +162,6 @@ def load_training(folder):
     VecNormalize, or (rsl_rl backend) an asr.rl._rsl_rl.RslRlPolicy and None, read as data by
     asr.rl.load_checkpoint (no code from the folder runs; a pickle or a link leading out of
     the folder is refused, naming it)."""
-    from asr.rl._results import load_checkpoint
-
     folder = os.fspath(folder)
     if not any(
         os.path.lexists(os.path.join(folder, name)) for name in (*MODEL_FILES.values(), CONFIG_FILE)
@@ -154,7 +170,10 @@ def load_training(folder):
             f"model: {folder!r} is not a training folder (no {CONFIG_FILE}, "
             f"{' or '.join(MODEL_FILES.values())})"
         )
-    res = load_checkpoint(folder)
+    with needs_extra_rl("asr.rl.export_onnx"):
+        from asr.rl._results import load_checkpoint
+
+        res = load_checkpoint(folder)
     return res.model, res.vecnormalize, res.config
 
 
@@ -271,7 +290,10 @@ def export_onnx(model, path, *, vec_normalize=None, task=None):
     """Write the deterministic policy of `model` (an SB3 PPO, an rsl_rl backend's policy, or a
     training folder) with observation normalisation and action clipping as the ONNX file `path`
     (see the module doc). task: the asr task (class, id or name; default: the folder's config,
-    else the one task whose spaces are the model's). Returns the path."""
+    else the one task whose spaces are the model's). Returns the path. Without a package of the
+    extra [rl] (torch, gymnasium, onnx): ModuleNotFoundError naming the extra."""
+    for module in ("torch", "gymnasium", "onnx"):
+        need(module, "rl", "asr.rl.export_onnx")
     import torch
     from gymnasium import spaces
 
@@ -438,7 +460,7 @@ class OnnxPolicy:
         return self
 
     def _load(self, data, path, env, threads):
-        import onnxruntime as ort
+        ort = need("onnxruntime", "rl", "asr.rl.OnnxPolicy")
 
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 0:
             raise ValueError(
