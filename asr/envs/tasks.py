@@ -5,6 +5,12 @@ held as the joints' references (mode 3 or 6) over one env step; observations are
 
 Each task names its entries: OBSERVATION and ACTION, tuples of (name, unit), one per entry in
 order (what asr.rl.export_onnx writes into an exported policy's metadata).
+
+Every task takes the keyword `randomization` (asr.envs.randomization.Randomization: start pose,
+link masses, spring parameters, sensor noise, action latency; default off) and
+render_mode="rgb_array" (asr.envs.vector). With sensor noise the observation's q and qd (and
+what is computed from them, q - target) are the noisy readings; rewards and infos use the true
+state.
 """
 
 import numpy as np
@@ -40,6 +46,7 @@ class EquilibriumTracking(AsrVectorEnv):
     frame_skip, max_episode_steps = 20, 100
     target_range = 0.8
     stiffness_cost = 0.1
+    render_camera = (0.0, -10.0)  # the pendulum swings in the y-z plane: look along +x
 
     OBSERVATION = (("q", "rad"), ("qd", "rad/s"), ("target", "rad"), ("q - target", "rad"))
     ACTION = (("equilibrium", "rad"), ("preset", "rad"))
@@ -67,7 +74,7 @@ class EquilibriumTracking(AsrVectorEnv):
         return np.stack([actions[:, :1], actions[:, 1:]], axis=-1)  # (N, 1, 2)
 
     def _observe(self):
-        q, qd = self.q[:, 0], self.qd[:, 0]
+        q, qd = self._q_obs[:, 0], self._qd_obs[:, 0]
         return np.stack([q, qd, self.target, q - self.target], axis=1)
 
     def _reward(self):
@@ -101,6 +108,7 @@ class Reach2DOF(AsrVectorEnv):
     frame_skip, max_episode_steps = 20, 125
     target_range = 1.0
     stiffness_cost = 0.05
+    render_camera = (90.0, -75.0)  # the arm moves in the horizontal plane: look from above
 
     OBSERVATION = (
         ("q1", "rad"),
@@ -145,7 +153,7 @@ class Reach2DOF(AsrVectorEnv):
         return np.stack([actions[:, :2], actions[:, 2:]], axis=-1)  # (N, 2, 2)
 
     def _observe(self):
-        q, qd = self.q, self.qd
+        q, qd = self._q_obs, self._qd_obs
         return np.concatenate([q, qd, self.target, q - self.target], axis=1)
 
     def _reward(self):

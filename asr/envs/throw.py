@@ -45,6 +45,10 @@ g = 9.81 m/s^2 (the MJCF's gravity), i.e. the landing point's x measured from th
 (x = 0); a throw backwards is negative. Every step reward is 0 except that of the release step.
 infos (every step): released (bool), release_pos (2,), release_vel (2,) (zero where not
 released), distance (m), stiffness (2,) (N m/rad), spring_energy (J, closed form below).
+Randomisation: the keyword `randomization` (asr.envs.randomization.Randomization, default off):
+start pose, link masses, spring parameters (k1, a1, k2, a2; the rigid arm's k), sensor noise on
+q and qd (the observed t is exact), action latency (the release is delayed with the rest of the
+action). render_mode="rgb_array" renders the arm (not the ball) seen from the front.
 
 Spring energy of the qbmove Advanced (docs/models.md): tau_i = -k_i sinh(a_i phi_i), so the
 energy stored in spring i is U_i = (k_i / a_i) (cosh(a_i phi_i) - 1), phi_i the clamped
@@ -169,7 +173,7 @@ class Throw(AsrVectorEnv):
         super().__init__(num_envs, **kwargs)
         self.actuator, self.preset = actuator, preset
         if actuator == "rigid":  # the base class built the qbmove arm (robot, variant)
-            self.sim = asr.Sim(rigid_robot(), self.num_envs, threads=kwargs.get("threads", 1))
+            self._use_sim(self._make_sim(rigid_robot(), kwargs.get("threads", 1)))
         robot = self.sim.robot
         self._q0[:] = robot.initial_q
         self._refs0[:] = robot.initial_refs
@@ -178,6 +182,7 @@ class Throw(AsrVectorEnv):
         self.gravity = float(-self.sim.gravity[2])
         b = self.sim.batch
         names = ("k1", "a1", "k2", "a2") if actuator == "qbmove" else ("k",)
+        self._spring_param_names = names
         self._springs = [
             tuple(float(b.get_param(j, n)[0]) for n in names) for j in range(self.n_joints)
         ]
@@ -197,15 +202,23 @@ class Throw(AsrVectorEnv):
 
     def spring_energy(self):
         """(N,) energy stored in the springs now, J: the qbmove closed form from the clamped
-        deflections, or k defl^2 / 2 in the rigid arm's stiff transmission."""
+        deflections, or k defl^2 / 2 in the rigid arm's stiff transmission (each instance's
+        own spring parameters when they are randomised)."""
         b = self.sim.batch
+        springs = self._springs
+        if self.randomization.spring_scale > 0:  # (N,) parameters per instance
+            springs = [
+                tuple(b.get_param(j, n) for n in self._spring_param_names)
+                for j in range(self.n_joints)
+            ]
         d1 = b.field("defl1")
         if self.actuator == "rigid":
-            k = np.array([s[0] for s in self._springs])
+            k = np.array([s[0] for s in springs])  # (J,), or (J, N) when randomised
+            k = k.T if k.ndim == 2 else k
             return 0.5 * np.sum(k * d1 * d1, axis=1)
         d2 = b.field("defl2")
         return sum(
-            spring_energy_from_deflection(d1[:, j], d2[:, j], *self._springs[j])
+            spring_energy_from_deflection(d1[:, j], d2[:, j], *springs[j])
             for j in range(self.n_joints)
         )
 
@@ -217,6 +230,13 @@ class Throw(AsrVectorEnv):
         self.release_vel[i] = 0.0
         self.distance[i] = 0.0
         self._release_cmd[i] = False
+
+    def _rest_action(self, i):
+        """The initial references held, the hand closed (release -1): what a delayed action is
+        before the episode's first ones arrive."""
+        space = self.single_action_space
+        a = np.concatenate([self._refs0[i, :, 0], self._refs0[i, :, 1], [-1.0]])
+        return np.clip(a, space.low, space.high)
 
     def _refs(self, actions):
         self._release_cmd = np.where(self._autoreset, False, actions[:, 4] > RELEASE_THRESHOLD)
@@ -240,7 +260,7 @@ class Throw(AsrVectorEnv):
 
     def _observe(self):
         t = self._elapsed * self.env_dt
-        return np.concatenate([self.q, self.qd, t[:, None]], axis=1)
+        return np.concatenate([self._q_obs, self._qd_obs, t[:, None]], axis=1)
 
     def _infos(self):
         return (
