@@ -5,15 +5,16 @@
  * here, so neither imports the other's internals. */
 import { app } from "./core.js";
 
-/* {plots: [{plot, div, title, unit}], byKey, byDiv, byField}; null until fetched. A live
-   binding: importers see the value setPlotSpec set. */
+/* {plots: [{plot, div, title, unit}], byKey, byDiv, byField, compare: {instance_colours,
+   joint_dashes}, torqueModes}; null until fetched. A live binding: importers see the value
+   setPlotSpec set. */
 export let spec = null;
 
 /* The served specification, indexed: plots by key and by div id, series by frame field. */
 export function setPlotSpec(served) {
   const by = (arr, key) => Object.fromEntries(arr.map((x) => [x[key], x]));
   spec = { plots: served.plots, byKey: by(served.plots, "plot"), byDiv: by(served.plots, "div"),
-           byField: by(served.series, "field") };
+           byField: by(served.series, "field"), compare: served.compare, torqueModes: served.torque_modes };
 }
 
 /* The live plots [{plot, div, title, unit}] (none before the specification) and where figure

@@ -3,7 +3,12 @@
  * FLUSH_MS). Which plots there are (div id, title, unit) and each series' plot and line style come
  * from the server's plot specification, GET /api/plots (dashboard/plot_specs.py), fetched once.
  * The shared time axis (live or a past window, one zoom for all) and the log y toggles are
- * timeline.js's; frames wait while it shows a past window. */
+ * timeline.js's; frames wait while it shows a past window.
+ * Compare mode (several instances): one colour per instance, one dash style per joint, the
+ * second series of a plot (eq, th2) faded, one legend group per instance (the specification's
+ * `compare`). The deflection clamp: a shaded band per joint over #plot-defl where its spring was
+ * on the clamp (contiguous frames merged into one interval). A plot whose every series needs an
+ * equilibrium (q - eq) is hidden, a note in its place, while every joint is in a torque mode. */
 import { $, api, app, hasPlotly, num, setStatus, short, showError, stats } from "./core.js";
 import { applyState } from "./controls.js";
 import { datasheetFigure } from "./datasheet.js";
@@ -17,6 +22,9 @@ const MAX_POINTS = 4000;       // drawn points per trace, at most
 const FLUSH_MS = 100;          // redraw the plots at most 10 times per second
 const HISTORY_POINTS = 3000;   // points per trace kept from a figure's history
 const PLOT_CONFIG = { responsive: true, displaylogo: false, modeBarButtonsToRemove: ["lasso2d", "select2d"] };
+const BAND_ALPHA = 0.2;             // the clamp bands' fill opacity
+const BAND_GREY = "rgb(110,110,110)";  // their colour in compare mode (the colours are instances')
+const MODE_POLL_MS = 250;           // the joints' modes are checked this often (plots shown/hidden)
 
 // ------------------------------------------------------------------ plot specification
 
@@ -42,8 +50,10 @@ function classify(data) {
   return data.map((tr) => ({ plot: spec.byDiv[tr.meta.plot].plot, field: tr.meta.field }));
 }
 
-/* The layout of plot `plot`; `ys` its traces' y arrays (the log default, timeline.js). */
-function plotLayout(plot, uirevision, ys) {
+/* The layout of plot `plot`; `ys` its traces' y arrays (the log default, timeline.js); in
+   `compare` mode a click on a legend entry hides its whole group (its instance: plotly draws
+   no click target on a group's title). */
+function plotLayout(plot, uirevision, ys, compare) {
   const info = spec.byKey[plot];
   return {
     uirevision,
@@ -52,10 +62,12 @@ function plotLayout(plot, uirevision, ys) {
     font: { size: 10 },
     xaxis: { title: { text: "t (s)", standoff: 2 }, automargin: true },
     yaxis: { title: { text: info.unit }, automargin: true, zeroline: true, type: yType(plot, ys) },
+    // the clamp bands' axis (#plot-defl): 0 .. 1 over the plot's full height, not drawn
+    ...(plot === "defl" ? { yaxis2: { overlaying: "y", range: [0, 1], visible: false, fixedrange: true } } : {}),
     // outside the plot area, right of it (plotly widens the margin for it): never over a trace;
     // taller than the plot (16-48 traces of a compare), it scrolls; one group per instance
     legend: { orientation: "v", x: 1.01, xanchor: "left", y: 1, yanchor: "top", font: { size: 9 },
-              tracegroupgap: 4, groupclick: "toggleitem", itemwidth: 24 },
+              tracegroupgap: 4, groupclick: compare ? "togglegroup" : "toggleitem", itemwidth: 24 },
     showlegend: true,
     hovermode: "x",
   };
@@ -89,6 +101,8 @@ function drawFigure(figure) {
   const sharedX = Array.isArray(figure.x) ? figure.x : null;  // time axis of traces without x
   const cls = classify(data);
   const compare = data.some((tr) => tr.meta.instance > 0);  // several instances: grouped legends
+  const jointIndex = new Map();  // joint name -> its index (the trace order: instance, joint, series)
+  for (const tr of data) if (!jointIndex.has(tr.meta.joint)) jointIndex.set(tr.meta.joint, jointIndex.size);
 
   const perPlot = {};
   for (const p of spec.plots) perPlot[p.plot] = [];
@@ -100,7 +114,7 @@ function drawFigure(figure) {
     if (!copy.type) copy.type = "scatter";
     groupByInstance(copy, compare);
     if (!copy.mode) copy.mode = "lines";
-    copy.line = Object.assign({}, copy.line, { dash: spec.byField[field].dash });  // the served style
+    styleTrace(copy, field, compare, jointIndex.get(tr.meta.joint));
     if (copy.x === undefined) copy.x = sharedX && Array.isArray(copy.y) ? sharedX.slice(0, copy.y.length) : [];
     if (copy.y === undefined) copy.y = [];
     if (Array.isArray(copy.x) && Array.isArray(copy.y) && copy.x.length > HISTORY_POINTS) {
@@ -112,30 +126,77 @@ function drawFigure(figure) {
     perPlot[plot].push(copy);
     return { plot, local: perPlot[plot].length - 1 };
   });
-  // deflection traces per joint, and one marker trace of the samples on the deflection clamp
+  // deflection traces per joint, and one band trace per joint of its time on the deflection clamp
   app.deflTraces = {};
   cls.forEach(({ field }, k) => {
     if (field === "defl" && app.route[k]) (app.deflTraces[data[k].meta.joint] ||= []).push(k);
   });
-  perPlot.defl.push({ type: "scatter", mode: "markers", name: "on the deflection clamp", x: [], y: [],
-                      meta: { field: "clamped" }, marker: { color: "#d62728", size: 7, symbol: "x" } });
-  app.clampLocal = perPlot.defl.length - 1;
+  app.clampBands = {};  // joint -> its band's trace index in #plot-defl
+  app.bandOpen = {};    // joint -> whether its band's last interval is open (the last frame on the clamp)
+  for (const [joint, ks] of Object.entries(app.deflTraces)) {
+    const colour = compare ? BAND_GREY : (perPlot.defl[app.route[ks[0]].local].line || {}).color;
+    perPlot.defl.push(bandTrace(joint, colour || BAND_GREY, compare));
+    app.clampBands[joint] = perPlot.defl.length - 1;
+  }
+  app.clampLocals = Object.values(app.clampBands);  // timeline.js empties them in a past window
   app.tNewest = newestTime(perPlot);  // the shared window ends here (keepPoints)
+  app.bandFrom = app.tNewest;  // the next frame's interval starts here (extendBands)
   app.tFirst = sharedX && sharedX.length ? sharedX[0] : null;  // the run's first sample
   datasheetFigure(data);  // the datasheet finds its deflection trace by the trace order
   app.buffer = {};
   if (!hasPlotly()) return;
   for (const p of spec.plots) {
     const ys = perPlot[p.plot].map((tr) => tr.y);
-    Plotly.react($(p.div), perPlot[p.plot], plotLayout(p.plot, app.uirevision, ys), PLOT_CONFIG);
+    Plotly.react($(p.div), perPlot[p.plot], plotLayout(p.plot, app.uirevision, ys, compare), PLOT_CONFIG);
   }
   app.plotted = true;
   stats.figures += 1;
+  app.modesShown = null;  // the new plots: shown or hidden as the modes say
+  syncModes();
   afterFigure();
 }
 
+/* A figure trace's line style: outside compare mode its series' (the specification's dash, the
+   server's colour); in compare mode its instance's colour, its joint's dash (joint index `k`)
+   and its series' compare opacity. */
+function styleTrace(copy, field, compare, k) {
+  const series = spec.byField[field];
+  if (!compare) {
+    copy.line = Object.assign({}, copy.line, { dash: series.dash });
+    return;
+  }
+  const { instance_colours: colours, joint_dashes: dashes } = spec.compare;
+  copy.line = Object.assign({}, copy.line, { color: colours[copy.meta.instance % colours.length],
+                                             dash: dashes[k % dashes.length] });
+  copy.opacity = series.compare_opacity;
+}
+
+/* `colour` ("#rrggbb" or "rgb(r,g,b)") with opacity `alpha`, as "rgba(...)". */
+function withAlpha(colour, alpha) {
+  const hex = /^#([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/i.exec(colour);
+  const rgb = hex ? hex.slice(1).map((h) => parseInt(h, 16)) : (colour.match(/\d+(\.\d+)?/g) || [0, 0, 0]).slice(0, 3);
+  return `rgba(${rgb.join(",")},${alpha})`;
+}
+
+/* The band trace of `joint`'s time on its deflection clamp: on the hidden 0 .. 1 axis y2, filled
+   down to 0 from a step line (shape "vh": a point (t, 1) covers the frame ending at t), so it
+   spans the plot's height wherever the spring was on its clamp; y 0 between intervals. */
+function bandTrace(joint, colour, compare) {
+  const fill = withAlpha(colour, BAND_ALPHA);
+  const tr = { type: "scatter", mode: "lines", name: `${joint} on the deflection clamp`, x: [], y: [],
+               yaxis: "y2", fill: "tozeroy", fillcolor: fill, line: { shape: "vh", width: 0, color: fill },
+               hoverinfo: "skip", meta: { field: "clamped", joint } };
+  if (compare) {  // the server reports the clamp per joint, for any instance: a group of its own
+    tr.legendgroup = "clamp";
+    tr.legendgrouptitle = { text: "deflection clamp (any instance)", font: { size: 9 } };
+    tr.name = joint;
+  }
+  return tr;
+}
+
 /* In compare mode, a trace's legend entry under its instance's group ("preset 0.2"), named
-   by joint and series only: short entries; a click on a group's title hides the instance. */
+   by joint and series only: short entries; a click on any entry of a group hides the instance
+   (plotLayout). */
 function groupByInstance(copy, compare) {
   if (!compare) return;
   const m = copy.meta;
@@ -193,7 +254,8 @@ export function handleExtend(msg) {
     app.tNewest = Math.max(app.tNewest ?? -Infinity, xs[xs.length - 1]);
     if (app.tFirst == null) app.tFirst = xs[0];
   }
-  markClamped(clamped, indices, update);
+  syncModes();
+  extendBands(clamped, xs);
   indices.forEach((gi, k) => {
     const r = app.route[gi];
     if (!r) return;
@@ -208,23 +270,86 @@ export function handleExtend(msg) {
   scheduleFlush();
 }
 
-/* A red marker on the deflection plot at the frame's last sample of each joint on its clamp
-   (msg.clamped), on the instance trace deflected most: where the spring hit its stop. */
-function markClamped(clamped, indices, update) {
-  if (!clamped.length || app.clampLocal == null || !update.x || !update.y) return;
-  const pos = new Map(indices.map((gi, k) => [gi, k]));
-  const tr = ((app.buffer.defl ||= {})[app.clampLocal] ||= { x: [], y: [] });
-  for (const name of clamped) {
-    let best = null;
-    for (const gi of app.deflTraces[name] || []) {
-      const k = pos.get(gi);
-      const ys = k === undefined ? null : update.y[k];
-      if (!ys || !ys.length || ys[ys.length - 1] == null) continue;
-      const y = ys[ys.length - 1], x = update.x[k][ys.length - 1];
-      if (best === null || Math.abs(y) > Math.abs(best.y)) best = { x, y };
-    }
-    if (best) { tr.x.push(best.x); tr.y.push(best.y); }
+/* The clamp bands of a frame (times `xs`, s, newest last; `clamped` the joints on their clamp in
+   any of its samples): the frame covers (app.bandFrom, its last time]. A joint on its clamp gets
+   (from, 0) opening an interval, when none is open, and (last, 1); a joint off it closes its open
+   interval with (from, 0). So contiguous frames on the clamp make one interval, and a band gets
+   points only while it changes or is on (keepPoints cuts them to the window as every trace's).
+   A joint in a torque mode gets none (no deflection plotted, syncModes). */
+function extendBands(clamped, xs) {
+  if (!xs || !xs.length || num(xs[xs.length - 1]) === null || !app.clampBands) return;
+  const last = xs[xs.length - 1];
+  const from = app.bandFrom != null && app.bandFrom < last ? app.bandFrom : xs[0];
+  app.bandFrom = last;
+  const on = new Set(clamped);
+  const torque = torqueJoints();
+  for (const [joint, local] of Object.entries(app.clampBands)) {
+    const hit = on.has(joint) && !torque.has(joint);
+    if (!hit && !app.bandOpen[joint]) continue;
+    const tr = ((app.buffer.defl ||= {})[local] ||= { x: [], y: [] });
+    if (hit && !app.bandOpen[joint]) { tr.x.push(from); tr.y.push(0); }
+    tr.x.push(hit ? last : from);
+    tr.y.push(hit ? 1 : 0);
+    app.bandOpen[joint] = hit;
   }
+}
+
+// ------------------------------------------------------------------ torque modes
+
+/* The joints whose mode takes torques (the specification's torque_modes: no equilibrium, so no
+   eq nor q - eq), from the latest state. */
+function torqueJoints() {
+  const modes = spec ? spec.torqueModes : [];
+  return new Set(app.joints.filter((j) => modes.includes(j.mode)).map((j) => j.name));
+}
+
+/* Where the joints' modes changed: a joint now in a torque mode loses its clamp band (stale:
+   its deflection is not plotted), and a plot whose every series needs an equilibrium
+   (#plot-defl) is hidden, a note in its place, while every joint is in a torque mode. */
+function syncModes() {
+  if (!spec || !app.plotted) return;
+  const torque = torqueJoints();
+  const key = app.joints.map((j) => `${j.name}:${j.mode}`).join(",");
+  if (key === app.modesShown) return;
+  app.modesShown = key;
+  const stale = Object.entries(app.clampBands || {}).filter(([joint]) => torque.has(joint));
+  for (const [joint, local] of stale) {
+    app.bandOpen[joint] = false;
+    if (app.buffer.defl) delete app.buffer.defl[local];
+  }
+  const gdDefl = $(spec.byKey.defl.div);
+  if (stale.length && hasPlotly() && gdDefl && gdDefl.data) {
+    Plotly.restyle(gdDefl, { x: stale.map(() => []), y: stale.map(() => []) }, stale.map(([, local]) => local));
+  }
+  const joints = Object.keys(app.deflTraces || {});
+  const noEq = joints.length > 0 && joints.every((joint) => torque.has(joint));
+  const modes = [...new Set(app.joints.map((j) => j.mode))];
+  for (const p of spec.plots) {
+    const series = Object.values(spec.byField).filter((s) => s.plot === p.plot);
+    if (series.length && series.every((s) => s.needs_eq)) showPlot(p, !noEq, modes);
+  }
+}
+
+/* Plot `p` ({div, title}) shown, or hidden with a note in its place saying why (`modes`: the
+   joints' modes, each once). */
+function showPlot(p, show, modes) {
+  const gd = $(p.div);
+  if (!gd) return;
+  let note = $(`${p.div}-note`);
+  if (!note) {
+    note = document.createElement("div");
+    note.id = `${p.div}-note`;
+    note.className = "plot-note";
+    note.hidden = true;
+    gd.after(note);
+  }
+  note.textContent = `no ${p.title} in mode${modes.length > 1 ? "s" : ""} ${modes.join(", ")}: ` +
+    `the torque modes (${spec.torqueModes.join(", ")}) take torques, not an equilibrium eq, ` +
+    "so there is no q - eq to plot";
+  note.hidden = show;
+  if (gd.hidden === !show) return;
+  gd.hidden = !show;
+  if (show && hasPlotly() && gd.data) Plotly.Plots.resize(gd);
 }
 
 /* Draw the buffered samples: one Plotly.extendTraces per plot, at most every FLUSH_MS. */
@@ -256,7 +381,7 @@ function windowStart() {
 /* Points trace `local` of plot div `gd` keeps after adding `add` ({x, y}): those within the
    shared window (windowStart), at most app.maxPoints. By time, not by count: the history of a
    first view is decimated, sparser than the frames that follow it; and a trace that gets no
-   new points (the clamp markers once the spring is off its clamp) is cut to the same window. */
+   new points (a clamp band once the spring is off its clamp) is cut to the same window. */
 function keepPoints(gd, local, add, tMin) {
   const ax = Array.isArray(add.x) ? add.x : [];
   if (tMin === null) return app.maxPoints;
@@ -279,9 +404,8 @@ function addStale(gd, bufs, tMin) {
   });
 }
 
-/* The x autorange of plot div `gd` held within the shared window [lo, hi] s: plotly pads the
-   range of a marker trace (the clamp markers) beyond its points, the line traces' not; so every
-   live plot shows the same window. Set on the layout the next redraw (extendTraces) reads: no
+/* The x autorange of plot div `gd` held within the shared window [lo, hi] s, whatever its
+   traces (a clamp band's opening point not yet cut, say): every live plot shows the same window. Set on the layout the next redraw (extendTraces) reads: no
    relayout event, and a user's zoom (autorange off) is left as it is. */
 function shareWindow(gd, lo, hi) {
   if (!gd.layout || !(hi > lo)) return;
@@ -304,7 +428,7 @@ function flush() {
   app.flushTimer = null;
   app.lastFlush = performance.now();
   if (holdFrames()) {  // a past window shown: frames are dropped; restoring: kept for later
-    if (app.view.mode === "past") app.buffer = {};
+    if (app.view.mode === "past") { app.buffer = {}; app.bandOpen = {}; }
     return;
   }
   const buffer = app.buffer;
@@ -314,7 +438,7 @@ function flush() {
   const tMin = windowStart();
   for (const { plot: p, div } of spec.plots) {
     const gd = $(div);
-    if (!gd) continue;
+    if (!gd || gd.hidden) continue;  // hidden (no deflection in the torque modes): not drawn
     const bufs = buffer[p] || {};
     addStale(gd, bufs, tMin);
     const locals = Object.keys(bufs).map(Number);
@@ -337,3 +461,4 @@ function flush() {
 }
 
 loadPlotSpec();  // at once: the first figure then rarely waits for it
+setInterval(syncModes, MODE_POLL_MS);  // a mode change arrives by several paths (REST, stream)

@@ -49,7 +49,8 @@ function drawRange(r, t0, t1) {
     p.x.push(x); p.y.push(y); p.idx.push(local);
   };
   (r.y || []).forEach((ys, gi) => { const to = routeOf(gi); if (to) add(to.plot, to.local, r.x, ys); });
-  if (app.clampLocal != null) add("defl", app.clampLocal, [], []);  // no clamp markers in it
+  // no clamp bands in it: the record keeps no clamp flags (plots.js draws them live only)
+  for (const local of app.clampLocals || []) add("defl", local, [], []);
   for (const { plot, div } of livePlots()) {
     const gd = $(div);
     if (!gd || !gd.data) continue;

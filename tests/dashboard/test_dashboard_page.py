@@ -1,6 +1,6 @@
 """The dashboard page's finish in a real browser (Debian's Chromium through Playwright, a real
 server): PID gain inputs shown only in the modes that use them, no flat "motor 2" trace for a
-single-motor joint, legends outside the plot areas, clamp markers on the deflection plot, the
+single-motor joint, legends outside the plot areas, clamp bands on the deflection plot, the
 exported .html (one subplot per unit, bounded size), /docs offline, and the soft / stiff
 presets chosen off the deflection clamp (checked against a separate asr.Sim rollout)."""
 
@@ -261,30 +261,35 @@ def test_docs_render_offline(browser, default_server):
     pg.close()
 
 
-# ---------------------------------------------------------------- 4. clamp markers
+# ---------------------------------------------------------------- 4. clamp bands
 
 
 SETTLED_RAD = 5e-3  # motor angles this close to their final value count as settled (rad)
-# {n: clamp markers, settled: simulated time (s) after which every motor trace stays within
-# `tol` of its last value, y: the markers' deflections after it}, or null without a marker trace
+# {n: frames in joint1's clamp band (its points at y 1, each a frame's last time), settled:
+# simulated time (s) after which every motor trace stays within `tol` of its last value, y:
+# joint1's deflection at the band's frame ends after it}, or null without joint1's band trace
 SETTLED_MARKS = """(tol) => {
-    const t = document.getElementById('plot-defl').data.find(
-        tr => tr.meta && tr.meta.field === 'clamped');
-    if (!t) return null;
+    const gd = document.getElementById('plot-defl');
+    const of = (field) => gd.data.find(tr => tr.meta && tr.meta.field === field
+                                             && tr.meta.joint === 'joint1');
+    const t = of('clamped'), d = of('defl');
+    if (!t || !d) return null;
     let settled = 0;
     for (const m of document.getElementById('plot-motors').data) {
         const y = m.y, last = y[y.length - 1];
         for (let k = y.length - 1; k >= 0; k--)
             if (Math.abs(y[k] - last) > tol) { settled = Math.max(settled, m.x[k]); break; }
     }
-    const y = Array.from(t.y).filter((v, k) => t.x[k] > settled);
-    return {n: t.x.length, settled, y};
+    const defl = new Map(Array.from(d.x).map((x, k) => [x, d.y[k]]));
+    const ends = Array.from(t.x).filter((x, k) => t.y[k] === 1);
+    const y = ends.filter(x => x > settled && defl.has(x)).map(x => defl.get(x));
+    return {n: ends.length, settled, y};
 }"""
 
 
 @pytest.mark.slow
 @pytest.mark.browser
-def test_clamp_marked_on_the_deflection_plot(browser, default_server):
+def test_clamp_banded_on_the_deflection_plot(browser, default_server):
     pg = open_page(browser, default_server)
     wait_live(pg)
     pg.select_option("#joint", "*")
@@ -295,22 +300,22 @@ def test_clamp_marked_on_the_deflection_plot(browser, default_server):
         default_server + "/api/control",
         {"reference": {"joint1": {"kind": "hold", "amplitude": 0.0, "offset": 0.0}}},
     )
-    # Markers placed while the motors still move to the new references (PID overshoot of the
-    # preset) sit at a smaller |q - eq|; how many of them a run shows depends on how the page's
-    # clicks fall in simulated time, which a busy machine shifts. So only the markers after the
-    # motors settled (every motor trace within SETTLED_RAD of its last value) are judged.
+    # Band frames while the motors still move to the new references (PID overshoot of the
+    # preset) end at a smaller |q - eq|; how many of them a run shows depends on how the page's
+    # clicks fall in simulated time, which a busy machine shifts. So only the band's frames after
+    # the motors settled (every motor trace within SETTLED_RAD of its last value) are judged.
     deadline = time.monotonic() + WAIT_MS / 1000
     while True:
         marks = pg.evaluate(SETTLED_MARKS, SETTLED_RAD)
-        assert marks is not None, "no clamp marker trace"
+        assert marks is not None, "no clamp band trace of joint1"
         if len(marks["y"]) >= 3:
             break
-        assert time.monotonic() < deadline, f"no clamp markers after the motors settled: {marks}"
+        assert time.monotonic() < deadline, f"no clamp band after the motors settled: {marks}"
         pg.wait_for_timeout(250)
     status = pg.get_attribute("#status", "data-clamped")
     print(
-        f"clamp markers: {marks['n']} ({len(marks['y'])} after the motors settled at "
-        f"t = {marks['settled']:.2f} s), |defl| at them {np.abs(marks['y']).min():.3f} .. "
+        f"clamp band frames: {marks['n']} ({len(marks['y'])} after the motors settled at "
+        f"t = {marks['settled']:.2f} s), |defl| at their ends {np.abs(marks['y']).min():.3f} .. "
         f"{np.abs(marks['y']).max():.3f} rad; clamped {status}"
     )
     assert "joint1" in status

@@ -1,8 +1,9 @@
-"""Every live plot of the page shows the same time window, the clamp markers' included: a user's
+"""Every live plot of the page shows the same time window, the clamp bands' included: a user's
 session (horizontal arm, stiff preset, a 1.5 rad step and a push put spring 1 on its deflection
-clamp, then hold 0) used to leave the old markers on #plot-defl, whose time axis then spanned
-them (13-38 s) while the other plots showed the last window_s (28-38 s). Waits are measured in
-simulated time (plotted samples), with generous deadlines; nothing is paced by the wall clock."""
+clamp, then hold 0) used to leave the old clamp markers (bands since) on #plot-defl, whose time
+axis then spanned them (13-38 s) while the other plots showed the last window_s (28-38 s).
+Waits are measured in simulated time (plotted samples), with generous deadlines; nothing is
+paced by the wall clock."""
 
 import json
 import time
@@ -12,16 +13,18 @@ import pytest
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-WINDOW_S = 3.0  # the server's plotted window, s: short, so that old markers leave it soon
+WINDOW_S = 3.0  # the server's plotted window, s: short, so that old clamp bands leave it soon
 PLOTS = ("plot-q", "plot-defl", "plot-tau", "plot-stiffness", "plot-motors")
-# per plot: its x range as drawn, its newest sample and the clamp markers' times (#plot-defl)
+# per plot: its x range as drawn, its newest sample, the clamp bands' frame ends on the clamp
+# (their points at y 1; null while none) and every point of the bands (#plot-defl)
 SHOWN = """(plots) => plots.map((id) => {
     const gd = document.getElementById(id);
     const lines = gd.data.filter((tr) => tr.mode !== 'markers');
-    const marks = gd.data.find((tr) => tr.meta && tr.meta.field === 'clamped');
+    const bands = gd.data.filter((tr) => tr.meta && tr.meta.field === 'clamped');
+    const on = bands.flatMap((tr) => Array.from(tr.x).filter((x, k) => tr.y[k] === 1));
     return {id, range: gd._fullLayout.xaxis.range.slice(),
             newest: Math.max(...lines.map((tr) => tr.x.length ? tr.x[tr.x.length - 1] : -1)),
-            marks: marks ? Array.from(marks.x) : null};
+            marks: on.length ? on : null, band: bands.flatMap((tr) => Array.from(tr.x))};
 })"""
 
 
@@ -61,7 +64,7 @@ def test_every_live_plot_shows_the_same_window():
         step = {"kind": "step", "amplitude": 1.5, "offset": 0.0}
         post(url + "/api/control", {"reference": {"joint1": step, "joint2": step}})
         post(url + "/api/push", {"joint": "joint1", "torque": 2.0, "duration": 0.1})
-        marked = wait_shown(pg, lambda s: s["plot-defl"]["marks"], "clamp markers", SIM_DEADLINE_S)[
+        marked = wait_shown(pg, lambda s: s["plot-defl"]["marks"], "clamp bands", SIM_DEADLINE_S)[
             "plot-defl"
         ]["marks"]
         hold = {"kind": "hold", "amplitude": 0.0, "offset": 0.0}
@@ -77,13 +80,13 @@ def test_every_live_plot_shows_the_same_window():
         s = wait_shown(
             pg,
             lambda s: all(p["newest"] > last_mark + 1.2 * WINDOW_S for p in s.values()),
-            "the markers' time to leave the window",
+            "the bands' time to leave the window",
             SIM_DEADLINE_S,
         )
 
     newest = s["plot-q"]["newest"]
     print(
-        f"markers at {marked[0]:.2f}..{last_mark:.2f} s; ranges at newest {newest:.2f} s: "
+        f"on the clamp at {marked[0]:.2f}..{last_mark:.2f} s; ranges at newest {newest:.2f} s: "
         + ", ".join(f"{k} {v['range'][0]:.3f}..{v['range'][1]:.3f}" for k, v in s.items())
     )
     assert marked, "the step and push put no spring on its clamp"
@@ -92,6 +95,6 @@ def test_every_live_plot_shows_the_same_window():
         # the same window on every plot: window_s ending at the newest sample
         assert hi == pytest.approx(newest, abs=0.05), p
         assert lo == pytest.approx(newest - WINDOW_S, abs=0.05), p
-    # markers older than the window are dropped
-    assert all(x >= newest - WINDOW_S - 0.05 for x in s["plot-defl"]["marks"] or [])
+    # band points older than the window are dropped (the interval's closing point too)
+    assert all(x >= newest - WINDOW_S - 0.05 for x in s["plot-defl"]["band"])
     assert not pg.js_errors, pg.js_errors
