@@ -1,8 +1,12 @@
 /* The ILC panel (PROTOCOL.md "ILC"; see app.js for the module map): its start / stop, status
- * and error plot. */
+ * and error plot. Its buttons are disabled while their request is in flight (rl.js's
+ * whileSending). */
 import {
   $, act, api, app, fmt, hasPlotly, num, on, postDownload, showError, showProgress,
 } from "./core.js";
+import { whileSending } from "./rl.js";
+
+let lastIlc = null;  // the newest ILC status shown
 
 // ------------------------------------------------------------------ ILC
 
@@ -27,6 +31,7 @@ export function handleIlc(msg) {
   const seen = app.ilcSeen;
   if (run < seen.run || (run === seen.run && seq < seen.seq)) return;
   app.ilcSeen = { run, seq };
+  lastIlc = msg;
   const errors = Array.isArray(msg.errors) ? msg.errors : [];
   const n = errors.length;
   const running = !!msg.running;
@@ -41,8 +46,7 @@ export function handleIlc(msg) {
   el.textContent = text;
   el.dataset.running = running ? "1" : "0";
   el.dataset.verdict = msg.verdict || "";
-  $("btn-ilc-start").disabled = running;
-  $("btn-ilc-download").disabled = running || !msg.has_result;
+  ilcButtons();
   const iterations = msg.config && Number(msg.config.iterations);
   showProgress("ilc-progress", n, iterations > 0 ? iterations : null);
   if (hasPlotly() && n) {
@@ -57,6 +61,15 @@ export function handleIlc(msg) {
     }, { displaylogo: false, displayModeBar: false, responsive: true });
   }
   if (!running && app.ilcPoll) { clearInterval(app.ilcPoll); app.ilcPoll = null; }
+}
+
+
+/* The start and download buttons as the newest status shown says (a button in flight stays
+   disabled: whileSending). */
+function ilcButtons() {
+  const running = !!(lastIlc && lastIlc.running);
+  $("btn-ilc-start").disabled = running;
+  $("btn-ilc-download").disabled = running || !(lastIlc && lastIlc.has_result);
 }
 
 
@@ -89,29 +102,32 @@ function pollIlc() {
 
 export function bindIlc() {
 
-  on("btn-ilc-start", "click", async () => {
-    const n = parseInt($("ilc-iterations").value, 10);
-    if (!(n >= 1)) { showError("ILC: iterations must be a positive integer"); return; }
-    const body = { iterations: n };
-    // empty decay: a constant gain; empty cut-off: no filter
-    for (const [id, key, optional] of [["ilc-gain", "gain", false], ["ilc-decay", "gain_decay", true],
-                                       ["ilc-lowpass", "lowpass_hz", true], ["ilc-tol", "tol", false]]) {
-      const raw = $(id).value.trim();
-      if (raw === "") { if (optional) body[key] = null; continue; }
-      const v = Number(raw);
-      if (!isFinite(v)) { showError(`ILC ${key}: expected a number, got "${raw}"`); return; }
-      body[key] = v;
-    }
-    $("ilc-status").textContent = "starting...";
-    const r = await act("/api/ilc/start", body, { control: false });
-    if (r !== null) { if (r && "running" in r) handleIlc(r); pollIlc(); }
-    else $("ilc-status").textContent = "not started";
-  });
-  on("btn-ilc-download", "click", () => postDownload("/api/ilc/result.npz", "asr_ilc.npz"));
-  on("btn-ilc-stop", "click", async () => {
+  on("btn-ilc-start", "click", () => whileSending("btn-ilc-start", startIlc, ilcButtons));
+  on("btn-ilc-download", "click", () => whileSending("btn-ilc-download",
+    () => postDownload("/api/ilc/result.npz", "asr_ilc.npz"), ilcButtons));
+  on("btn-ilc-stop", "click", () => whileSending("btn-ilc-stop", async () => {
     const r = await act("/api/ilc/stop", {}, { control: false });
     if (r && "running" in r) { handleIlc(r); if (r.running) pollIlc(); }
-  });
+  }));
+}
+
+async function startIlc() {
+  const n = parseInt($("ilc-iterations").value, 10);
+  if (!(n >= 1)) { showError("ILC: iterations must be a positive integer"); return; }
+  const body = { iterations: n };
+  // empty decay: a constant gain; empty cut-off: no filter
+  for (const [id, key, optional] of [["ilc-gain", "gain", false], ["ilc-decay", "gain_decay", true],
+                                     ["ilc-lowpass", "lowpass_hz", true], ["ilc-tol", "tol", false]]) {
+    const raw = $(id).value.trim();
+    if (raw === "") { if (optional) body[key] = null; continue; }
+    const v = Number(raw);
+    if (!isFinite(v)) { showError(`ILC ${key}: expected a number, got "${raw}"`); return; }
+    body[key] = v;
+  }
+  $("ilc-status").textContent = "starting...";
+  const r = await act("/api/ilc/start", body, { control: false });
+  if (r !== null) { if (r && "running" in r) handleIlc(r); pollIlc(); }
+  else $("ilc-status").textContent = "not started";
 }
 
 /* The run's status at start (a run may be going, or done with errors to show) and its
