@@ -7,12 +7,20 @@ asr/Reach2DOF-v0 (2-DOF qbmove Advanced arm, horizontal, mode 6). asr.envs.throw
 (2-DOF qbmove Advanced arm, vertical, mode 6: throw a ball, reward the distance [Braun2012]).
 Trainer: asr.envs.cem.
 
+TRAIN_DEFAULTS: each registered id's training defaults for asr.rl.train (and `asr train`):
+{"num_envs", "total_steps", "hyperparameters": {name: value}}, what the caller leaves out
+(asr.rl._config.resolve_defaults; docs/learning.md's table, checked by
+tests/rl/test_rl_tensorboard_eval.py). The settings of the documented results:
+benchmarks/bench_rl.py (Reach2DOF) and asr.experiments.throw_ppo (Throw) read them from here.
+
 `import asr` registers the ids (asr.learning.gym_registry: at once, or right after gymnasium's
 import
 when gymnasium is not imported yet); register_envs() does it by hand and is idempotent. It is
 also gymnasium's plugin entry point (group "gymnasium.envs", see setup.cfg), which Gymnasium
 before 1.0 loaded.
 """
+
+from typing import Any
 
 from asr.common.optional import need
 
@@ -22,6 +30,45 @@ from asr.learning.gym_registry import ENVS, register_envs  # noqa: E402
 
 register_envs()
 
+# asr/Reach2DOF-v0: both backends' tuned settings (docs/learning.md, "Measured"): 128 sub-envs x
+# 16-step rollouts (2048 samples an update), 10 epochs of 512-sample mini-batches, 3e-3 falling
+# linearly to 0 (with a constant rate the held-out error hovers near 0.013 rad): 0.0066 rad
+# (sb3) and 0.0074 rad (rsl_rl) after 196608 env-steps. asr/Throw-v0: undiscounted (the
+# reward is the episode's one distance), rollouts of 128 steps per sub-env (a whole 1 s
+# episode at least); the task is deterministic, so one held-out episode is every episode.
+# asr/EquilibriumTracking-v0: asr.rl's generic defaults (no tuned settings documented).
+TRAIN_DEFAULTS: dict[str, dict[str, Any]] = {
+    "asr/EquilibriumTracking-v0": {},
+    "asr/Reach2DOF-v0": {
+        "num_envs": 128,
+        "total_steps": 196_608,
+        "hyperparameters": {
+            "n_steps": 16,
+            "batch_size": 512,
+            "n_epochs": 10,
+            "learning_rate": 3e-3,
+            "lr_decay": 1.0,
+            "gamma": 0.95,
+            "log_std_init": -1.0,
+        },
+    },
+    "asr/Throw-v0": {
+        "num_envs": 64,
+        "total_steps": 1_000_000,
+        "hyperparameters": {
+            "n_steps": 128,
+            "batch_size": 2048,
+            "n_epochs": 10,
+            "learning_rate": 3e-4,
+            "gamma": 1.0,
+            "gae_lambda": 0.95,
+            "eval_every": 81_920,
+            "eval_episodes": 1,
+            "final_eval_episodes": 1,
+        },
+    },
+}
+
 from asr.envs.tasks import EquilibriumTracking, Reach2DOF  # noqa: E402
 from asr.envs.throw import Throw  # noqa: E402
 from asr.envs.vector import AsrEnv, AsrVectorEnv, vecenv_steps_per_s  # noqa: E402
@@ -29,6 +76,7 @@ from asr.envs.vector import AsrEnv, AsrVectorEnv, vecenv_steps_per_s  # noqa: E4
 __all__ = [
     "register_envs",
     "ENVS",
+    "TRAIN_DEFAULTS",
     "AsrVectorEnv",
     "AsrEnv",
     "EquilibriumTracking",

@@ -34,6 +34,7 @@ import time
 
 import numpy as np
 
+from asr.envs import TRAIN_DEFAULTS
 from asr.envs.throw import Throw
 from asr.experiments import command_line, run_and_report, write_html
 from asr.experiments._throw_energy import replay_actions
@@ -42,21 +43,12 @@ from asr.experiments._throw_figures import STRATEGIES, figures, overview_figure
 TASK = "asr/Throw-v0"
 FIXED_PRESETS = (0.0, 0.2, 0.4, 0.6, 0.8)  # rad, across the qbmove Advanced preset range
 SEEDS = (0, 1, 2)
-TOTAL_STEPS = 1_000_000  # env steps per run: about 100 s on one core
-NUM_ENVS = 64
-# the throw's PPO: undiscounted (the reward is the episode's one distance), rollouts of 128 env
-# steps per sub-env (at least one whole 1 s episode), the policy started at Throw.policy_init
-THROW_PPO = dict(
-    n_steps=128,
-    batch_size=2048,
-    n_epochs=10,
-    learning_rate=3e-4,
-    gamma=1.0,
-    gae_lambda=0.95,
-    eval_every=10,
-    eval_episodes=1,
-    final_eval_episodes=1,
-)
+# the throw's PPO: Throw's registered training defaults (asr.envs.TRAIN_DEFAULTS: undiscounted,
+# the reward being the episode's one distance; rollouts of 128 env steps per sub-env, at least
+# one whole 1 s episode), the policy started at Throw.policy_init
+TOTAL_STEPS = TRAIN_DEFAULTS[TASK]["total_steps"]  # env steps per run: about 100 s on one core
+NUM_ENVS = TRAIN_DEFAULTS[TASK]["num_envs"]
+THROW_PPO = dict(TRAIN_DEFAULTS[TASK]["hyperparameters"])
 STRATEGY_KWARGS = {"variable": {}, "rigid": {"actuator": "rigid"}}
 
 

@@ -14,7 +14,7 @@ DEFAULT_BACKEND = "rsl_rl"
 MODEL_FILES = {"sb3": "model.zip", "rsl_rl": "model.pt"}
 ALGOS = ("ppo", *BACKENDS)
 
-# name: (default, kind, low, high, low_open, high_open); kind "int", "float" or "net_arch"
+# name: (default, kind, low, high, low_open, high_open); kind "int", "float", "bool" or "net_arch"
 HYPERPARAMETERS = {
     "learning_rate": (1e-3, "float", 0.0, 1.0, True, False),
     "n_steps": (32, "int", 1, None, False, False),
@@ -32,9 +32,18 @@ HYPERPARAMETERS = {
     # rsl_rl only: > 0 adapts the learning rate to this KL divergence per update, 0: fixed rate
     "desired_kl": (0.0, "float", 0.0, None, False, False),
     "net_arch": ((64, 64), "net_arch", 1, 4096, False, False),
-    "eval_every": (1, "int", 0, None, False, False),  # updates between evals, 0: none
-    "eval_episodes": (32, "int", 1, None, False, False),  # held-out episodes during training
+    # the evaluation callback (asr.rl.training): env-steps between held-out evaluations of the
+    # deterministic policy, at the first update past each multiple and after the last update
+    # (1: after every update; 0: none, so no best model and no early stopping)
+    "eval_every": (1, "int", 0, None, False, False),
+    "eval_episodes": (32, "int", 1, None, False, False),  # held-out episodes of each evaluation
     "final_eval_episodes": (256, "int", 0, None, False, False),  # at the end, 0: none
+    # stop after this many evaluations in a row without improving the best; 0: never
+    "patience": (0, "int", 0, None, False, False),
+    # an improvement: the task's metric better than the best by more than this (its unit)
+    "min_delta": (0.0, "float", 0.0, None, False, False),
+    # TensorBoard event files in out_dir/tb (both backends); false: none
+    "tensorboard": (True, "bool", None, None, False, False),
 }
 
 
@@ -75,6 +84,11 @@ def validate_hyperparameters(hp, num_envs=None):
                 )
             out[name] = [int(x) for x in v]
             continue
+        if kind == "bool":
+            if not isinstance(v, (bool, np.bool_)):
+                raise TypeError(f"{name}: got {v!r}, expected true or false")
+            out[name] = bool(v)
+            continue
         if kind == "int":
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
                 raise TypeError(f"{name}: got {v!r}, expected an int in {rng}")
@@ -91,12 +105,76 @@ def validate_hyperparameters(hp, num_envs=None):
         if bad:
             raise ValueError(f"{name}: got {v!r}, valid range {rng}")
         out[name] = v
+    if out["patience"] > 0 and out["eval_every"] == 0:
+        raise ValueError(
+            f"patience: got {out['patience']}, valid only with eval_every > 0 (early stopping "
+            "counts evaluations; eval_every = 0 makes none), or patience = 0"
+        )
     if num_envs is not None and out["batch_size"] > out["n_steps"] * num_envs:
         raise ValueError(
             f"batch_size: got {out['batch_size']}, valid range [2, n_steps * "
             f"num_envs = {out['n_steps'] * num_envs}] (one rollout's samples)"
         )
     return out
+
+
+def task_defaults(task):
+    """The training defaults registered with a task id (asr.envs.TRAIN_DEFAULTS): {"num_envs",
+    "total_steps", "hyperparameters"}, each optional ({} for a task without any)."""
+    from asr.envs import TRAIN_DEFAULTS
+
+    return TRAIN_DEFAULTS.get(task, {})
+
+
+def _positive_number(value):
+    return (
+        not isinstance(value, bool)
+        and isinstance(value, (int, float, np.integer, np.floating))
+        and value > 0
+    )
+
+
+def resolve_defaults(task, hyperparameters, num_envs=None, total_steps=None):
+    """What a run of `task` uses for what the caller left out: (hyperparameters, sources,
+    num_envs, total_steps). hyperparameters: the caller's (each wins) over the task's
+    registered ones (task_defaults) over HYPERPARAMETERS' generic ones; not validated here.
+    sources: {name: "set" (the caller), "task" (registered) or "default" (generic)} for every
+    hyperparameter, and for num_envs and total_steps. Two registered values give way to what
+    the caller set: lr_decay when the caller sets desired_kl > 0 (they exclude each other),
+    and batch_size, capped to one rollout (n_steps * num_envs) when the caller's num_envs or
+    n_steps make that smaller ("task, capped to n_steps * num_envs")."""
+    reg = task_defaults(task)
+    reg_hp = dict(reg.get("hyperparameters", {}))
+    given = dict(hyperparameters)
+    sources = {}
+    run = {}
+    for key, value, generic in (("num_envs", num_envs, 64), ("total_steps", total_steps, 100_000)):
+        if value is not None:
+            run[key], sources[key] = value, "set"
+        elif key in reg:
+            run[key], sources[key] = reg[key], "task"
+        else:
+            run[key], sources[key] = generic, "default"
+    if _positive_number(given.get("desired_kl")) and "lr_decay" not in given:
+        reg_hp.pop("lr_decay", None)
+    out = {}
+    for name, spec in HYPERPARAMETERS.items():
+        if name in given:
+            out[name], sources[name] = given[name], "set"
+        elif name in reg_hp:
+            out[name], sources[name] = reg_hp[name], "task"
+        else:
+            out[name], sources[name] = spec[0], "default"
+    out.update({k: v for k, v in given.items() if k not in out})  # unknown: validation names it
+    if sources["batch_size"] == "task":
+        n_steps, n = out["n_steps"], run["num_envs"]
+        if (
+            all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in (n_steps, n))
+            and out["batch_size"] > n_steps * n >= 2
+        ):
+            out["batch_size"] = int(n_steps * n)
+            sources["batch_size"] = "task, capped to n_steps * num_envs"
+    return out, sources, run["num_envs"], run["total_steps"]
 
 
 def backend_of(algo):

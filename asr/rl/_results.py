@@ -185,16 +185,24 @@ def evaluate_policy(model, vecnormalize, task_cls, episodes, threads=1, env_kwar
     one episode with the deterministic policy, the metric read at the step that ends it
     (terminated or truncated; the episode's last state, before any autoreset). env_kwargs: the
     task class's keyword arguments the policy was trained with (config.json's env_kwargs)."""
+    return evaluate_episodes(model, vecnormalize, task_cls, episodes, threads, env_kwargs)[0]
+
+
+def evaluate_episodes(model, vecnormalize, task_cls, episodes, threads=1, env_kwargs=None):
+    """evaluate_policy's episodes, with their returns: (metric (episodes,), in the metric's
+    unit; returns (episodes,), the sum of each episode's rewards, the task's reward units)."""
     metric = task_metric(task_cls)
     env = task_cls(int(episodes), threads=threads, **(env_kwargs or {}))
     out = np.full(env.num_envs, np.nan)
+    returns = np.zeros(env.num_envs)
     ended = np.zeros(env.num_envs, dtype=bool)
     obs, _ = env.reset(seed=[EVAL_SEED_BASE + k for k in range(int(episodes))])
     for _ in range(env.max_episode_steps):
         act = model.predict(_normalized(vecnormalize, obs), deterministic=True)[0]
-        obs, _, term, trunc, _ = env.step(act)
+        obs, reward, term, trunc, _ = env.step(act)
         if env.sim.batch.status.any():
             env.sim.batch.check()
+        returns[~ended] += np.asarray(reward, dtype=float)[~ended]
         now = (term | trunc) & ~ended
         if now.any():
             out[now] = metric.value(env)[now]
@@ -202,7 +210,7 @@ def evaluate_policy(model, vecnormalize, task_cls, episodes, threads=1, env_kwar
         if ended.all():
             break
     env.close()
-    return out
+    return out, returns
 
 
 # ------------------------------------------------------------ files

@@ -126,6 +126,7 @@ class RslRlBackend:
         self.hp = hp
         self.env = RslRlVecEnv(venv)
         self.steps = 0
+        self._losses = None
         state = None
         if files is not None:
             state = read_model(files, out_dir)
@@ -174,7 +175,8 @@ class RslRlBackend:
     def learn(self, steps, on_update, on_step):
         """Rollouts of n_steps * num_envs env-steps, each followed by one PPO update and
         on_update(), until `steps` more env-steps are done (total_steps in all, which
-        lr_decay's schedule runs over); on_step(n) after every vector step of n env-steps."""
+        lr_decay's schedule runs over) or on_update() returns True (early stopping); on_step(n)
+        after every vector step of n env-steps."""
         alg, env, n = self.alg, self.env, self.env.num_envs
         target = total_steps = self.steps + steps
         alg.train_mode()
@@ -194,11 +196,27 @@ class RslRlBackend:
                 alg.learning_rate = self.hp["learning_rate"] * (1 - self.hp["lr_decay"] * done)
                 for group in alg.optimizer.param_groups:
                     group["lr"] = alg.learning_rate
-            alg.update()
-            on_update()
+            self._losses = alg.update()
+            if on_update():
+                return
 
     def episodes(self):
         return self.env.episodes()
+
+    def update_stats(self):
+        """The last update's {"policy_loss": the clipped surrogate loss, "value_loss": the
+        mean squared error of the value function, "entropy": the policy's mean entropy (nats),
+        "learning_rate": the rate after it (the adaptive schedule's)}; None before any
+        update."""
+        losses = self._losses
+        if losses is None:
+            return None
+        return {
+            "policy_loss": float(losses["surrogate"]),
+            "value_loss": float(losses["value"]),
+            "entropy": float(losses["entropy"]),
+            "learning_rate": float(self.alg.learning_rate),
+        }
 
     def policy(self):
         """(RslRlPolicy, None): the policy and its (absent) separate normaliser."""

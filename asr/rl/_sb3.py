@@ -64,6 +64,10 @@ def start_policy_at(policy, init):
         policy.log_std.copy_(torch.log(torch.as_tensor(init["std"], dtype=torch.float32)))
 
 
+class _Stop(Exception):
+    """Raised by SB3Backend.learn's callback to end PPO.learn between two rollouts."""
+
+
 class LinearDecay:
     """SB3 learning-rate schedule: rate(progress_remaining) = rate * (1 - decay * progress),
     progress the fraction of total_steps done."""
@@ -104,27 +108,48 @@ class SB3Backend:
 
     def learn(self, steps, on_update, on_step):
         """PPO.learn for `steps` more env-steps: on_update() after every update (at the start
-        of the next rollout, and at the end), on_step(n) after every vector step."""
+        of the next rollout, before any of its steps, and at the end), on_step(n) after every
+        vector step. on_update() returning True stops training there (early stopping): the
+        next rollout is not begun, so the model's num_timesteps stays that of the update."""
         pending = [False]
 
         class _Callback(BaseCallback):
             def _on_rollout_start(self):
                 if pending[0]:
-                    on_update()  # the previous rollout's update is done
+                    pending[0] = False
+                    if on_update():  # the previous rollout's update is done
+                        raise _Stop
                 pending[0] = True
 
             def _on_step(self):
                 on_step(self.training_env.num_envs)
                 return True
 
-        self.model.learn(
-            total_timesteps=steps,
-            callback=_Callback(),
-            reset_num_timesteps=False,
-            progress_bar=False,
-        )
+        try:
+            self.model.learn(
+                total_timesteps=steps,
+                callback=_Callback(),
+                reset_num_timesteps=False,
+                progress_bar=False,
+            )
+        except _Stop:
+            return
         if pending[0]:
             on_update()
+
+    def update_stats(self):
+        """The last update's {"policy_loss": the clipped surrogate loss, "value_loss": the
+        mean squared error of the value function, "entropy": the policy's mean entropy (nats),
+        "learning_rate"}, as SB3's logger recorded them (None before any update)."""
+        values = self.model.logger.name_to_value
+        if "train/value_loss" not in values:
+            return None
+        return {
+            "policy_loss": float(values["train/policy_gradient_loss"]),
+            "value_loss": float(values["train/value_loss"]),
+            "entropy": -float(values["train/entropy_loss"]),
+            "learning_rate": float(values["train/learning_rate"]),
+        }
 
     def episodes(self):
         return [(e["r"], e["l"]) for e in self.model.ep_info_buffer]

@@ -11,15 +11,20 @@ rewards). The folder out_dir holds:
   loading a folder never runs code from it (asr.rl._safe_load; docs/learning.md, "What loading
   a training folder trusts"),
 - config.json: task id, robot, variant, algo ("ppo"), backend (the one used: "sb3" or
-  "rsl_rl") and its version, seed, num_envs, threads, env_kwargs, hyperparameters,
-  total_steps, asr version (and, once training ends, the final held-out evaluation),
+  "rsl_rl") and its version, seed, num_envs, threads, env_kwargs, hyperparameters, sources
+  (where each hyperparameter, num_envs and total_steps came from: "set", "task", "default"),
+  total_steps, evaluation (the evaluation callback's counters), asr version (and, once
+  training ends, the final held-out evaluation),
 - curve.json: the learning curve, one row per PPO rollout + update: {"steps": env-steps (all
   sub-envs), "wall_s": training wall time so far, "return": mean return of the last 100
   episodes ended (null before the first), "length": their mean length, "metric": the task's
   metric on held-out episodes after the update (asr.rl._results.task_metric: for the tasks with
   targets the mean final joint error, rad, the norm of q - target at the end of an episode
   driven by the deterministic policy; for Throw the mean distance thrown, m, 0 for an episode
-  without a release; null when not evaluated)}.
+  without a release; null when not evaluated)},
+- best/ (the evaluation callback, eval_every > 0): the best evaluation's model, a training
+  folder of the same files (config.json with "best": its env-steps and metric),
+- tb/ (unless tensorboard=False): TensorBoard event files, TB_SCALARS.
 
 Checkpoints: after every update the files are written, synced, into a new hidden folder
 out_dir/.checkpoint-<random>/, and the symlink out_dir/checkpoint is switched to it in one atomic
@@ -49,12 +54,14 @@ import torch
 import asr
 from asr.common.executors import completed
 from asr.common.files import current_version, write_version
+from asr.common.optional import need
 from asr.core.errors import SimulationError
 from asr.rl._config import (
     HYPERPARAMETERS,
     _check_int,
     backend_of,
     check_backend_hyperparameters,
+    resolve_defaults,
     task_class,
     validate_env_kwargs,
     validate_hyperparameters,
@@ -65,10 +72,29 @@ from asr.rl._results import (
     TrainResult,
     _json_writer,
     curve_figure,
+    evaluate_episodes,
     evaluate_policy,
     load_checkpoint,
     task_metric,
 )
+
+# the TensorBoard scalars (out_dir/tb, one point per PPO update at its env-steps), the same
+# names and meanings for both backends: name -> what it is
+TB_SCALARS = {
+    "rollout/ep_rew_mean": "mean return of the last 100 training episodes ended",
+    "rollout/ep_len_mean": "their mean length (env-steps)",
+    "train/policy_loss": "the update's clipped surrogate loss (mean over its mini-batches)",
+    "train/value_loss": "the update's value-function loss (mean squared error)",
+    "train/entropy": "the policy's mean entropy in the update (nats)",
+    "train/learning_rate": "the learning rate of the update",
+    "time/fps": "env-steps per second of wall time since the previous update (all included)",
+    "eval/mean_return": "mean return of the evaluation's held-out episodes (deterministic)",
+    "eval/metric": "the task's metric on them (final joint error, rad; distance thrown, m)",
+    "eval/best_metric": "the best evaluation's metric so far",
+}
+# the subfolders of a training folder: the TensorBoard event files, the best model
+TB_FOLDER, BEST_FOLDER = "tb", "best"
+_TB_FEATURE = "asr.rl.train's TensorBoard logs (hyperparameter tensorboard=false: none)"
 
 
 def _backend_class(name):
@@ -89,10 +115,10 @@ def _backend_version(name):
     return f"{dist} {version(dist)}"
 
 
-def _resume_checks(out_dir, task, backend, algo, seed, num_envs, env_kwargs, hyperparameters):
-    """(previous TrainResult, hyperparameters) of the folder to continue; ValueError when an
-    argument differs from the checkpoint's."""
-    prev = load_checkpoint(out_dir)
+def _resume_checks(prev, task, backend, algo, seed, num_envs, env_kwargs, hyperparameters):
+    """(hyperparameters, backend) of the folder to continue (prev: its TrainResult);
+    ValueError when an argument differs from the checkpoint's."""
+    out_dir = prev.out_dir
     cfg = prev.config
     used = cfg.get("backend", "sb3")
     if algo != "ppo" and backend != used:  # "ppo" continues whatever backend the folder has
@@ -121,14 +147,14 @@ def _resume_checks(out_dir, task, backend, algo, seed, num_envs, env_kwargs, hyp
                 f"{out_dir} was trained with {hp[diff[0]]!r} (resume keeps "
                 "the hyperparameters)"
             )
-    return prev, hp, used
+    return hp, used
 
 
 def train(
     task,
     algo="ppo",
-    total_steps=100_000,
-    num_envs=64,
+    total_steps=None,
+    num_envs=None,
     seed=0,
     threads=1,
     out_dir=None,
@@ -146,14 +172,26 @@ def train(
     Throw's actuator="rigid"), checked first, stored in config.json and used again by the
     held-out evaluation and resume. Returns a TrainResult.
 
+    Defaults: what the caller leaves out (None for total_steps and num_envs, a hyperparameter
+    not passed) comes from the task's registered defaults (asr.envs.TRAIN_DEFAULTS), else from
+    the generic ones (HYPERPARAMETERS, 64 sub-envs, 100000 env-steps); config.json's "sources"
+    says which for each ("set", "task", "default"; asr.rl._config.resolve_defaults). resume:
+    total_steps and num_envs None take the folder's.
+
+    Evaluation callback: every eval_every env-steps (at the first update past each multiple,
+    and after the last update) the deterministic policy runs eval_episodes held-out episodes;
+    an evaluation whose task metric beats the best by more than min_delta makes it the best,
+    written to out_dir/best/ (the folder's format: load_checkpoint(out_dir / "best")), and
+    patience > 0 evaluations in a row without one stop training there. The counters are in
+    config.json's "evaluation" (kept by resume). TensorBoard: out_dir/tb (TB_SCALARS) unless
+    tensorboard=False.
+
     A simulation error stops training with asr.SimulationError naming the instance, the step and
     the training step; the folder keeps the last checkpoint."""
     backend = backend_of(algo)
     cls = task_class(task)
     metric = task_metric(cls)
     env_kwargs = validate_env_kwargs(cls, env_kwargs)
-    total_steps = _check_int("total_steps", total_steps, 1)
-    num_envs = _check_int("num_envs", num_envs, 1)
     seed = _check_int("seed", seed, 0)
     threads = _check_int("threads", threads, 1)
     if resume and out_dir is None:
@@ -161,12 +199,25 @@ def train(
     prev = None
     if out_dir is not None and resume:
         out_dir = os.fspath(out_dir)
-        prev, hp, backend = _resume_checks(
-            out_dir, task, backend, algo, seed, num_envs, env_kwargs, hyperparameters
+        prev = load_checkpoint(out_dir)
+        if num_envs is None:
+            num_envs = prev.config.get("num_envs")
+        if total_steps is None:
+            total_steps = prev.config.get("total_steps")
+        total_steps = _check_int("total_steps", total_steps, 1)
+        num_envs = _check_int("num_envs", num_envs, 1)
+        hp, backend = _resume_checks(
+            prev, task, backend, algo, seed, num_envs, env_kwargs, hyperparameters
         )
+        sources = prev.config.get("sources")
     else:
-        hp = validate_hyperparameters(hyperparameters, num_envs)
-        check_backend_hyperparameters(backend, hp)
+        merged, sources, num_envs, total_steps = resolve_defaults(
+            task, hyperparameters, num_envs, total_steps
+        )
+        total_steps = _check_int("total_steps", total_steps, 1)
+        num_envs = _check_int("num_envs", num_envs, 1)
+        check_backend_hyperparameters(backend, validate_hyperparameters(merged))
+        hp = validate_hyperparameters(merged, num_envs)  # then one rollout's size
         if out_dir is not None:
             out_dir = os.fspath(out_dir)
             existing = [n for n in FILES if os.path.exists(os.path.join(out_dir, n))]
@@ -176,6 +227,8 @@ def train(
                     "resume=True (--resume) to continue it, or another folder"
                 )
             os.makedirs(out_dir, exist_ok=True)
+    if out_dir is not None and hp["tensorboard"]:
+        need("tensorboard", "rl", _TB_FEATURE)  # before anything is built
     config = {
         "task": task,
         "robot": cls.robot,
@@ -188,6 +241,7 @@ def train(
         "threads": threads,
         "env_kwargs": env_kwargs,
         "hyperparameters": hp,
+        "sources": sources,
         "total_steps": total_steps,
         "asr_version": asr.__version__,
         "observation_normalisation": (
@@ -209,7 +263,7 @@ def train(
         venv = cls(num_envs, threads=threads, **env_kwargs)
         files = current_version(out_dir) if prev is not None else None
         learner = _backend_class(backend)(venv, hp, seed, files, out_dir)
-        run = _Run(learner, config, hp, cls, threads, env_kwargs, out_dir, prev)
+        run = _Run(learner, config, hp, cls, threads, env_kwargs, out_dir, prev, metric)
         run.learn(total_steps, task if progress_bar else None)
         final = run.final_evaluation(metric)
     finally:
@@ -221,57 +275,137 @@ def train(
 
 
 class _Run:
-    """One training run's shared part, whatever the backend: the curve rows, the held-out
-    evaluations, the checkpoints and the progress bar."""
+    """One training run's shared part, whatever the backend: the curve rows, the evaluation
+    callback (held-out evaluations, the best model, early stopping), the checkpoints, the
+    TensorBoard scalars and the progress bar."""
 
-    def __init__(self, learner, config, hp, cls, threads, env_kwargs, out_dir, prev):
+    def __init__(self, learner, config, hp, cls, threads, env_kwargs, out_dir, prev, metric):
         self.learner, self.config, self.hp, self.cls = learner, config, hp, cls
         self.threads, self.env_kwargs, self.out_dir = threads, env_kwargs, out_dir
+        self.metric, self.total_steps = metric, config["total_steps"]
         steps = learner.num_timesteps
         self.curve = [r for r in prev.curve if r["steps"] <= steps] if prev is not None else []
         self.wall0 = self.curve[-1]["wall_s"] if self.curve else 0.0
         self.updates = 0
         self.t0 = time.perf_counter()
+        self.last = (steps, self.wall0)  # (env-steps, wall_s) of the previous row: fps
+        self.state = _evaluation_state(prev, metric)
+        config["evaluation"] = self.state
+        self.board = None
+        if out_dir is not None and hp["tensorboard"]:
+            self.board = _Board(os.path.join(out_dir, TB_FOLDER), steps)
 
     def evaluate(self, episodes):
+        return float(np.mean(self.evaluate_episodes(episodes)[0]))
+
+    def evaluate_episodes(self, episodes):
         model, vecnorm = self.learner.policy()
-        values = evaluate_policy(model, vecnorm, self.cls, episodes, self.threads, self.env_kwargs)
-        return float(np.mean(values))
+        return evaluate_episodes(model, vecnorm, self.cls, episodes, self.threads, self.env_kwargs)
+
+    def _writers(self, config):
+        return [
+            ("config.json", _json_writer(config)),
+            *self.learner.writers(),
+            ("curve.json", _json_writer(self.curve)),
+        ]
 
     def checkpoint(self):
         if self.out_dir is None:
             return
-        write_version(
-            self.out_dir,
-            [
-                ("config.json", _json_writer(self.config)),
-                *self.learner.writers(),
-                ("curve.json", _json_writer(self.curve)),
-            ],
-        )
+        write_version(self.out_dir, self._writers(self.config))
+
+    def save_best(self):
+        """The current model as out_dir/best/: the training folder's format and files (its
+        config.json with "best": the evaluation that made it the best)."""
+        if self.out_dir is None:
+            return
+        folder = os.path.join(self.out_dir, BEST_FOLDER)
+        os.makedirs(folder, exist_ok=True)
+        best = {
+            "steps": self.state["best_steps"],
+            "metric": self.state["best"],
+            "metric_key": self.metric.key,
+            "episodes": self.hp["eval_episodes"],
+        }
+        write_version(folder, self._writers(dict(self.config, best=best)))
+
+    def _due(self, steps):
+        """Whether the update that reached `steps` env-steps is evaluated."""
+        every = self.hp["eval_every"]
+        if not every:
+            return False
+        last = self.state["last_eval_steps"] or 0
+        return steps // every > last // every or steps >= self.total_steps
+
+    def _judge(self, value, steps):
+        """Count an evaluation of metric `value` at `steps`: True when it is the new best."""
+        st, delta = self.state, self.hp["min_delta"]
+        st["evaluations"] += 1
+        st["last_eval_steps"] = steps
+        best = st["best"]
+        if best is None or (
+            value < best - delta if self.metric.better == "lower" else value > best + delta
+        ):
+            st.update(best=value, best_steps=steps, without_improvement=0)
+            return True
+        st["without_improvement"] += 1
+        patience = self.hp["patience"]
+        if patience and st["without_improvement"] >= patience:
+            st["stopped_early"] = True
+        return False
 
     def add_row(self):
+        """After an update: the curve row (an evaluation if due), the best model, TensorBoard,
+        the checkpoint. Returns True to stop training (early stopping)."""
         eps = self.learner.episodes()
         self.updates += 1
-        every = self.hp["eval_every"]
-        metric = None
-        if every and self.updates % every == 0:
-            metric = self.evaluate(self.hp["eval_episodes"])
+        steps = self.learner.num_timesteps
+        metric = mean_return = None
+        if self._due(steps):
+            values, returns = self.evaluate_episodes(self.hp["eval_episodes"])
+            metric, mean_return = float(np.mean(values)), float(np.mean(returns))
         self.curve.append(
             {
-                "steps": self.learner.num_timesteps,
+                "steps": steps,
                 "wall_s": self.wall0 + time.perf_counter() - self.t0,
                 "return": float(np.mean([e[0] for e in eps])) if eps else None,
                 "length": float(np.mean([e[1] for e in eps])) if eps else None,
                 "metric": metric,
             }
         )
+        if metric is not None and self._judge(metric, steps):
+            self.save_best()
+        if self.board is not None:
+            self._scalars(self.curve[-1], mean_return)
         self.checkpoint()
+        return self.state["stopped_early"]
+
+    def _scalars(self, row, mean_return):
+        steps, wall = row["steps"], row["wall_s"]
+        values = {
+            "rollout/ep_rew_mean": row["return"],
+            "rollout/ep_len_mean": row["length"],
+        }
+        stats = self.learner.update_stats() or {}
+        for key in ("policy_loss", "value_loss", "entropy", "learning_rate"):
+            values[f"train/{key}"] = stats.get(key)
+        if wall > self.last[1] and steps > self.last[0]:
+            values["time/fps"] = (steps - self.last[0]) / (wall - self.last[1])
+        if row["metric"] is not None:
+            values["eval/mean_return"] = mean_return
+            values["eval/metric"] = row["metric"]
+            values["eval/best_metric"] = self.state["best"]
+        self.last = (steps, wall)
+        self.board.add(values, steps)
 
     def learn(self, total_steps, bar_task):
-        """Train to total_steps env-steps; bar_task: show a progress bar titled with it."""
+        """Train to total_steps env-steps (or an early stop); bar_task: show a progress bar
+        titled with it."""
         learner, out_dir = self.learner, self.out_dir
+        self.total_steps = total_steps
         remaining = total_steps - learner.num_timesteps
+        if self.state["stopped_early"]:
+            remaining = 0  # a resumed run that had stopped early stays stopped
         bar = None
         if bar_task is not None:
             from tqdm.auto import tqdm
@@ -305,6 +439,8 @@ class _Run:
         finally:
             if bar is not None:
                 bar.close()
+            if self.board is not None:
+                self.board.close()
 
     def final_evaluation(self, metric):
         episodes = self.hp["final_eval_episodes"]
@@ -319,6 +455,75 @@ class _Run:
         }
         self.checkpoint()
         return final
+
+
+def _evaluation_state(prev, metric):
+    """The evaluation callback's counters (config.json's "evaluation"): those of the folder
+    resumed (prev: its TrainResult, checked: ValueError naming its config.json), else new."""
+    state = {
+        "metric": metric.key,
+        "better": metric.better,
+        "evaluations": 0,
+        "last_eval_steps": None,
+        "best": None,
+        "best_steps": None,
+        "without_improvement": 0,
+        "stopped_early": False,
+    }
+    old = prev.config.get("evaluation") if prev is not None else None
+    if old is None:
+        return state
+    shown = os.path.join(prev.out_dir or "", "config.json")
+    if not isinstance(old, dict):
+        raise ValueError(f"{shown}: evaluation: expected a JSON object")
+
+    def number(key, kind, none_ok):
+        v = old.get(key, state[key])
+        if v is None and none_ok:
+            return None
+        ok = not isinstance(v, bool) and isinstance(v, (int, float) if kind is float else int)
+        if not ok or not np.isfinite(v) or v < (-np.inf if kind is float else 0):
+            raise ValueError(
+                f"{shown}: evaluation: {key}: got {v!r}, expected "
+                + ("a finite number" if kind is float else "an int >= 0")
+                + (" or null" if none_ok else "")
+            )
+        return kind(v)
+
+    for key, kind, none_ok in (
+        ("evaluations", int, False),
+        ("last_eval_steps", int, True),
+        ("best", float, True),
+        ("best_steps", int, True),
+        ("without_improvement", int, False),
+    ):
+        state[key] = number(key, kind, none_ok)
+    stopped = old.get("stopped_early", False)
+    if not isinstance(stopped, bool):
+        raise ValueError(f"{shown}: evaluation: stopped_early: got {stopped!r}, expected a bool")
+    state["stopped_early"] = stopped
+    return state
+
+
+class _Board:
+    """TensorBoard event files in `folder` (torch's SummaryWriter, extra [rl]); a resumed run
+    (purge_step: its env-steps) makes TensorBoard drop the points past its checkpoint that an
+    interrupted run had written."""
+
+    def __init__(self, folder, purge_step):
+        need("tensorboard", "rl", _TB_FEATURE)
+        from torch.utils.tensorboard import SummaryWriter
+
+        self.writer = SummaryWriter(folder, purge_step=purge_step + 1 if purge_step else None)
+
+    def add(self, values, steps):
+        for name, value in values.items():
+            if value is not None and np.isfinite(value):
+                self.writer.add_scalar(name, float(value), steps)
+        self.writer.flush()
+
+    def close(self):
+        self.writer.close()
 
 
 def _train_summary(kwargs):
@@ -372,4 +577,5 @@ __all__ = [
     "curve_figure",
     "HYPERPARAMETERS",
     "EVAL_SEED_BASE",
+    "TB_SCALARS",
 ]
