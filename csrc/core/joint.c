@@ -11,6 +11,7 @@
 
 #define JOINT_KERNEL chunk_step_baseline
 #include "joint_kernel.h"
+#include "asr_simd.h"
 #include "simd.h"
 
 /* ---------------------------------------------------------------- chunks */
@@ -48,7 +49,34 @@ void chunk_load(const asr_batch* b, lane_chunk* ch) {
     chunk_load_state(b, ch);
 }
 
-void chunk_load_state(const asr_batch* b, lane_chunk* ch) {
+/* Four values at p, unaligned, as one vector. */
+static inline lane_d load4(const double* p) {
+    lane_d v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/* A 4 x 4 transpose: rows a, b, c, d (four fields of lanes 0-3, or one field's lanes) into the
+ * columns r0..r3. Data movement only: no value changes. */
+#define TRANSPOSE4(a, b, c, d, r0, r1, r2, r3)                                                     \
+    do {                                                                                           \
+        const lane_m lo_ = {0, 4, 2, 6}, hi_ = {1, 5, 3, 7}, first_ = {0, 1, 4, 5},                \
+                     last_ = {2, 3, 6, 7};                                                         \
+        lane_d t0_ = __builtin_shuffle(a, b, lo_), t1_ = __builtin_shuffle(a, b, hi_);             \
+        lane_d t2_ = __builtin_shuffle(c, d, lo_), t3_ = __builtin_shuffle(c, d, hi_);             \
+        r0 = __builtin_shuffle(t0_, t2_, first_);                                                  \
+        r1 = __builtin_shuffle(t1_, t3_, first_);                                                  \
+        r2 = __builtin_shuffle(t0_, t2_, last_);                                                   \
+        r3 = __builtin_shuffle(t1_, t3_, last_);                                                   \
+    } while (0)
+
+_Static_assert(ASR_NFIELD % 4 == 0, "the records move four fields at a time");
+_Static_assert(ASR_LANES == 4, "the transposes are written for four lanes");
+
+/* The records move into and out of the lanes four fields at a time, transposed in vector
+ * registers, by static functions cloned per vector unit (ASR_CLONED; a cloned function with
+ * external linkage would export its resolver from the library). */
+ASR_CLONED static void load_state(const asr_batch* b, lane_chunk* ch) {
     size_t nj = (size_t)b->n_joint;
     for (int j = 0; j < b->n_joint; ++j) {
         lane_joint* J = &ch->J[j];
@@ -57,9 +85,13 @@ void chunk_load_state(const asr_batch* b, lane_chunk* ch) {
             for (int k = 0; k < ASR_NFIELD; ++k) J->s[k] = lane_set(rec[k]);
             continue;
         }
-        for (int l = 0; l < ASR_LANES; ++l) {
-            const double* rec = joint_state(b, (size_t)chunk_instance(ch, l) * nj + (size_t)j);
-            for (int k = 0; k < ASR_NFIELD; ++k) J->s[k][l] = rec[k];
+        const double* r0 = joint_state(b, (size_t)chunk_instance(ch, 0) * nj + (size_t)j);
+        const double* r1 = joint_state(b, (size_t)chunk_instance(ch, 1) * nj + (size_t)j);
+        const double* r2 = joint_state(b, (size_t)chunk_instance(ch, 2) * nj + (size_t)j);
+        const double* r3 = joint_state(b, (size_t)chunk_instance(ch, 3) * nj + (size_t)j);
+        for (int k = 0; k < ASR_NFIELD; k += 4) {
+            TRANSPOSE4(load4(r0 + k), load4(r1 + k), load4(r2 + k), load4(r3 + k), J->s[k],
+                       J->s[k + 1], J->s[k + 2], J->s[k + 3]);
         }
     }
     for (int l = 0; l < ASR_LANES; ++l) {
@@ -68,15 +100,37 @@ void chunk_load_state(const asr_batch* b, lane_chunk* ch) {
     }
 }
 
-void chunk_store(asr_batch* b, const lane_chunk* ch) {
+void chunk_load_state(const asr_batch* b, lane_chunk* ch) { load_state(b, ch); }
+
+ASR_CLONED static void store(asr_batch* b, const lane_chunk* ch) {
     size_t nj = (size_t)b->n_joint;
-    for (int l = 0; l < ch->n; ++l) {
-        for (int j = 0; j < b->n_joint; ++j) {
-            double* rec = joint_state(b, (size_t)(ch->i0 + l) * nj + (size_t)j);
-            for (int k = 0; k < ASR_NFIELD; ++k) rec[k] = ch->J[j].s[k][l];
+    for (int j = 0; j < b->n_joint; ++j) {
+        const lane_joint* J = &ch->J[j];
+        double* rec[ASR_LANES];
+        for (int l = 0; l < ch->n; ++l) {
+            rec[l] = joint_state(b, (size_t)(ch->i0 + l) * nj + (size_t)j);
+        }
+        for (int k = 0; k < ASR_NFIELD; k += 4) {
+            lane_d c[ASR_LANES];
+            TRANSPOSE4(J->s[k], J->s[k + 1], J->s[k + 2], J->s[k + 3], c[0], c[1], c[2], c[3]);
+            switch (ch->n) { /* the lanes in use, stored */
+            case 4:
+                memcpy(rec[3] + k, &c[3], sizeof c[3]);
+                /* fall through */
+            case 3:
+                memcpy(rec[2] + k, &c[2], sizeof c[2]);
+                /* fall through */
+            case 2:
+                memcpy(rec[1] + k, &c[1], sizeof c[1]);
+                /* fall through */
+            default:
+                memcpy(rec[0] + k, &c[0], sizeof c[0]);
+            }
         }
     }
 }
+
+void chunk_store(asr_batch* b, const lane_chunk* ch) { store(b, ch); }
 
 /* ---------------------------------------------------------------- kernels */
 
