@@ -142,8 +142,8 @@ ASR_MUJOCO_API int asr_mujoco_slot(void);
 /* Work the plugin has done outside the actuators' steps since the library was loaded, in units
  * of one configuration byte read or compared, or one actuator or instance scanned: reading a
  * model and checking in every forward pass that the model is still the one read. Linear in the
- * model's size per mjData made and per pass; for tests of that (never reset, counted atomically
- * by every thread). */
+ * model's size per mjData made and per pass; for tests of that (never reset). Counted per
+ * thread: the work done on the calling thread. */
 ASR_MUJOCO_API long long asr_mujoco_work(void);
 
 /* The configuration keys the plugin declares to MuJoCo, in the order MuJoCo stores an instance's

@@ -11,7 +11,6 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,15 +76,13 @@ ASR_MUJOCO_API const char* asr_mujoco_key_name(int k) {
 
 /* ---------------------------------------------------------------- work counter */
 
-static atomic_llong work_done = 0;
+/* Per thread: a counter all threads add to in every pass would bounce its cache line between
+ * the cores of a threaded mujoco.batch or mujoco.rollout. */
+static _Thread_local long long work_done = 0;
 
-void config_count_work(long long n) {
-    atomic_fetch_add_explicit(&work_done, n, memory_order_relaxed);
-}
+void config_count_work(long long n) { work_done += n; }
 
-ASR_MUJOCO_API long long asr_mujoco_work(void) {
-    return atomic_load_explicit(&work_done, memory_order_relaxed);
-}
+ASR_MUJOCO_API long long asr_mujoco_work(void) { return work_done; }
 
 /* ---------------------------------------------------------------- user models */
 
