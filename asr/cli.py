@@ -143,9 +143,19 @@ def build_parser():
         "backend; --resume: the folder's)",
     )
     t.add_argument(
-        "--total-steps", type=int, default=500_000, help="env-steps over all sub-envs (500000)"
+        "--total-steps",
+        type=int,
+        default=None,
+        help="env-steps over all sub-envs (the task's registered default, asr.envs."
+        "TRAIN_DEFAULTS, else 500000; --resume: the folder's)",
     )
-    t.add_argument("--num-envs", type=int, default=64, help="sub-envs of the batch (64)")
+    t.add_argument(
+        "--num-envs",
+        type=int,
+        default=None,
+        help="sub-envs of the batch (the task's registered default, else 64; --resume: the "
+        "folder's)",
+    )
     t.add_argument("--seed", type=int, default=0, help="seed (0)")
     t.add_argument("--threads", type=int, default=1, help="torch and asr threads (1)")
     t.add_argument("--out", required=True, metavar="DIR", help="training folder")
@@ -372,6 +382,9 @@ def train_main(args):
     except (ValueError, TypeError) as exc:
         print(f"asr train: {exc}", file=sys.stderr)
         return 2
+    except ImportError as exc:  # an extra a setting needs (tensorboard, a backend)
+        print(f"asr train: {exc}", file=sys.stderr)
+        return 1
     except SimulationError as exc:
         print(f"asr train: simulation error: {exc}", file=sys.stderr)
         return 1

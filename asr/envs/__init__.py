@@ -69,6 +69,7 @@ TRAIN_DEFAULTS: dict[str, dict[str, Any]] = {
     },
 }
 
+from asr.envs.randomization import Randomization  # noqa: E402
 from asr.envs.tasks import EquilibriumTracking, Reach2DOF  # noqa: E402
 from asr.envs.throw import Throw  # noqa: E402
 from asr.envs.vector import AsrEnv, AsrVectorEnv, vecenv_steps_per_s  # noqa: E402
@@ -82,5 +83,6 @@ __all__ = [
     "EquilibriumTracking",
     "Reach2DOF",
     "Throw",
+    "Randomization",
     "vecenv_steps_per_s",
 ]

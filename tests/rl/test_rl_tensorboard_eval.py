@@ -255,3 +255,18 @@ def test_bare_cli_run_takes_the_registered_defaults(tmp_path, capsys):
     # eval_every 81920 > 256 env-steps: the one evaluation is the one after the last update
     assert [r["steps"] for r in json.loads((out / "curve.json").read_text())] == [256]
     assert cfg["evaluation"]["evaluations"] == 1
+
+
+def test_cli_without_num_envs_takes_the_registered_count(tmp_path, capsys):
+    """`asr train` without --num-envs: the task's registered sub-env count (the CLI's own default
+    was 64 before, which hid it), recorded as from the task."""
+    from asr.cli import main
+    from asr.envs import TRAIN_DEFAULTS
+
+    task = "asr/Reach2DOF-v0"
+    out = tmp_path / "run"
+    argv = ["train", "--task", task, "--total-steps", "256", "--out", str(out), "--no-progress"]
+    assert main(argv) == 0, capsys.readouterr().err
+    cfg = json.loads((out / "config.json").read_text())
+    assert cfg["num_envs"] == TRAIN_DEFAULTS[task]["num_envs"] != 64
+    assert cfg["sources"]["num_envs"] == "task" and cfg["sources"]["total_steps"] == "set"
