@@ -128,6 +128,9 @@ MUJOCO_ONLY = {
     "private MjData and mj_kinematics run there (the engine's own MjData is never written)",
     "asr/ros/ros2_sim_interfaces.py": "simulation_interfaces' entities are the robot's MuJoCo "
     "bodies: their names, poses and body-frame twists (mj_objectVelocity)",
+    "asr/envs/vector.py": "the tasks' mass randomisation scales each instance's MuJoCo body masses "
+    "and inertias (mj_setConst), and render_mode='rgb_array' draws MuJoCo's model (to become "
+    "asr.Sim accessors)",
     "dashboard/session.py": "session.models: the joints' actuator model names, not MuJoCo's",
     "dashboard/datasheet.py": "session.models: the joints' actuator model names, not MuJoCo's",
 }
