@@ -344,6 +344,9 @@ def build_first_view(snap, settings):
     return figure_text(snap.skeleton, decimated_history(snap.frames, points), snap.state_text)
 
 
+FIRST_VIEW_RETRY_S = 0.1  # s, the wait before a first view whose snapshot raised is tried again
+
+
 class FirstViews:
     """New clients' first `figure` messages, built on a thread of their own: clients that
     connect while one is being built share the next one (one snapshot, one text). `take(subs)`
@@ -358,6 +361,7 @@ class FirstViews:
         self._thread = None
         self._stop = False
         self.built = 0  # first-view texts built (for the tests)
+        self.failed = 0  # snapshots or sends that raised and were tried again (for the tests)
 
     def start(self):
         with self._cond:
@@ -392,7 +396,17 @@ class FirstViews:
                 if self._stop:
                     return
                 subs, self._waiting = self._waiting, []
-            self._serve(subs)
+            try:
+                self._serve(subs)
+            except Exception:  # noqa: BLE001 - the thread outlives one failed snapshot
+                # (a configuration change racing the take): its clients wait for the next try,
+                # FIRST_VIEW_RETRY_S later, with clients that came meanwhile; a dead thread
+                # would leave every later client waiting for a first view forever
+                traceback.print_exc()
+                with self._cond:
+                    self._waiting[:0] = subs
+                    self.failed += 1
+                    self._cond.wait(FIRST_VIEW_RETRY_S)
 
     def _serve(self, subs):
         snap, subs = self._take(subs)

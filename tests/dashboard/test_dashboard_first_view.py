@@ -8,6 +8,7 @@ was 250 MB, took 15 to 26 s and stalled the other clients' frames for 14 s."""
 import asyncio
 import io
 import json
+import threading
 import time
 import urllib.request
 
@@ -243,3 +244,39 @@ def test_default_window_bound():
     )
     assert len(msg["figure"]["x"]) <= fig.points_per_trace(view.n_traces, s)
     assert len(text.encode()) <= MAX_MESSAGE_BYTES
+
+
+def test_a_snapshot_that_raises_does_not_stop_later_first_views():
+    """FirstViews' thread survives a take (the runner's snapshot) that raises: the waiting client
+    gets its first view from the next try, and a client that connects afterwards gets one too.
+    Before, the thread died with the exception and every later client waited forever."""
+    snap = fig.Snapshot(frames=[], skeleton=fig.Skeleton(data=(), layout={}), state_text="{}")
+    calls = []
+
+    def take(subs):
+        calls.append(len(subs))
+        if len(calls) == 1:
+            raise RuntimeError("configuration changed under the snapshot")
+        return snap, subs
+
+    class Sub:
+        def __init__(self):
+            self.got = threading.Event()
+            self.text = None
+
+        def put_first_threadsafe(self, text):
+            self.text = text
+            self.got.set()
+
+    views = fig.FirstViews(take, Settings())
+    views.start()
+    try:
+        first, second = Sub(), Sub()
+        views.request(first)
+        assert first.got.wait(30), "no first view after a snapshot raised"
+        views.request(second)
+        assert second.got.wait(30), "no first view for a client that came afterwards"
+    finally:
+        views.stop()
+    assert views.failed == 1 and views.built == 2 and calls[0] == 1
+    assert json.loads(first.text)["type"] == "figure" and second.text == first.text
