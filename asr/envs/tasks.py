@@ -17,6 +17,7 @@ import numpy as np
 from gymnasium import spaces
 
 from asr.core.models import get_model
+from asr.envs.metrics import FINAL_ERROR
 from asr.envs.vector import AsrVectorEnv
 
 # the qbmove Advanced soft / stiff presets (rad), from the model's own definition
@@ -46,6 +47,7 @@ class EquilibriumTracking(AsrVectorEnv):
     frame_skip, max_episode_steps = 20, 100
     target_range = 0.8
     stiffness_cost = 0.1
+    metric = FINAL_ERROR
     render_camera = (0.0, -10.0)  # the pendulum swings in the y-z plane: look along +x
 
     OBSERVATION = (("q", "rad"), ("qd", "rad/s"), ("target", "rad"), ("q - target", "rad"))
@@ -108,6 +110,7 @@ class Reach2DOF(AsrVectorEnv):
     frame_skip, max_episode_steps = 20, 125
     target_range = 1.0
     stiffness_cost = 0.05
+    metric = FINAL_ERROR
     render_camera = (90.0, -75.0)  # the arm moves in the horizontal plane: look from above
 
     OBSERVATION = (

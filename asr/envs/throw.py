@@ -61,6 +61,7 @@ from gymnasium import spaces
 
 import asr
 from asr.core.models import get_model
+from asr.envs.metrics import DISTANCE
 from asr.envs.vector import AsrEnv, AsrVectorEnv
 
 _PRESET = get_model("qbmove_advanced").spec.preset
@@ -138,6 +139,7 @@ class Throw(AsrVectorEnv):
     frame_skip, max_episode_steps = 10, 100
 
     RELEASE_THRESHOLD = RELEASE_THRESHOLD
+    metric = DISTANCE
     policy_init = {"mean": (0.0, 0.0, 0.4, 0.4, -1.5), "std": (1.0, 1.0, 0.2, 0.2, 1.0)}
 
     OBSERVATION = (("q1", "rad"), ("q2", "rad"), ("qd1", "rad/s"), ("qd2", "rad/s"), ("t", "s"))

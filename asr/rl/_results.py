@@ -9,6 +9,7 @@ import numpy as np
 
 from asr.common.files import current_version
 from asr.common.optional import need
+from asr.envs.metrics import FINAL_ERROR, TaskMetric
 from asr.rl._config import ALGOS, BACKENDS, task_class
 from asr.rl._safe_load import folder_file, json_writer, read_json
 
@@ -25,67 +26,24 @@ FILES = (
 )
 
 
-@dataclasses.dataclass(frozen=True)
-class TaskMetric:
-    """A task's held-out metric: name, unit (SI), better ("lower" or "higher"), text (what
-    config.json says of it) and value(env) -> (N,), read when sub-env i's episode has just ended."""
-
-    key: str
-    name: str
-    unit: str
-    better: str
-    text: str
-    value: object
-
-
-def _final_joint_error(env):
-    # q (N, J) and target (N, J), or (N,) for one joint: each sub-env against its own target
-    n = env.num_envs
-    return np.linalg.norm(env.q.reshape(n, -1) - env.target.reshape(n, -1), axis=1)
-
-
-def _distance_thrown(env):
-    return np.array(env.distance, dtype=float)
-
-
-FINAL_ERROR = TaskMetric(
-    "final_error_rad",
-    "final joint error",
-    "rad",
-    "lower",
-    "mean final joint error (rad): norm of q - target at the end of a held-out episode, "
-    "deterministic policy",
-    _final_joint_error,
-)
-DISTANCE = TaskMetric(
-    "distance_m",
-    "distance thrown",
-    "m",
-    "higher",
-    "mean distance thrown (m): the ball's landing x of a held-out episode (0 without a "
-    "release), deterministic policy",
-    _distance_thrown,
-)
-
-
 def task_metric(task_cls):
-    """The held-out metric of a task class: the final joint error of the tasks with targets
-    (target_range), the distance thrown of Throw."""
-    from asr.envs.throw import Throw
-
-    if issubclass(task_cls, Throw):
-        return DISTANCE
-    if getattr(task_cls, "target_range", None) is not None:
-        return FINAL_ERROR
-    raise ValueError(
-        f"task: {task_cls.__name__} has no held-out metric (known: tasks with targets, Throw)"
-    )
+    """The held-out metric a task class declares as its class attribute `metric`
+    (asr.envs.metrics.TaskMetric: the final joint error of the tasks with targets, the distance
+    thrown of Throw, the peak contact force of Impact, the motor energy per cycle of Periodic).
+    ValueError naming the task when it declares none."""
+    metric = getattr(task_cls, "metric", None)
+    if not isinstance(metric, TaskMetric):
+        raise ValueError(
+            f"task: {task_cls.__name__} declares no held-out metric (the class attribute "
+            f"`metric`, an asr.envs.metrics.TaskMetric; got {metric!r})"
+        )
+    return metric
 
 
 @dataclasses.dataclass
 class TrainResult:
     """A trained (or loaded) policy: model (the sb3 backend's SB3 PPO, or the rsl_rl backend's
-    asr.rl._rsl_rl.RslRlPolicy), vecnormalize (SB3 VecNormalize, its statistics frozen for
+    asr.rl._rsl_rl_policy.RslRlPolicy), vecnormalize (SB3 VecNormalize, its statistics frozen for
     inference; None for rsl_rl, whose actor normalises its input itself), config (config.json's
     dict), curve (curve.json's rows),
     final_error_rad (mean final joint error on the final held-out targets of a task with
@@ -273,7 +231,7 @@ def _load_version(out_dir, files, env, device):
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{os.path.join(out_dir, 'config.json')}: {exc}") from None
     if config.get("backend", "sb3") == "rsl_rl":
-        from asr.rl._rsl_rl import load_policy as load_rsl_rl
+        from asr.rl._rsl_rl_policy import load_policy as load_rsl_rl
 
         model, vecnorm = load_rsl_rl(files, out_dir, task_class(config["task"]), hp)
     else:
