@@ -197,5 +197,12 @@ bench: build
 	$(VPY) benchmarks/bench_mujoco_plugin.py
 	$(VPY) benchmarks/bench_warp.py
 
+# the fair stiffness comparison (benchmarks/bench_stiffness.py): longer than 30 minutes on two
+# cores (CEM restarts x seeds per arm, then PPO per arm), so not in `make bench`;
+# `$(VPY) benchmarks/bench_stiffness.py --quick` runs it at a small budget in a few minutes
+.PHONY: bench-stiffness
+bench-stiffness: build
+	$(VPY) benchmarks/bench_stiffness.py
+
 clean:
 	rm -rf build $(ROS2_VENV) asr/_core*.so asr/_asr_mujoco*.so asr/_core.c asr/*.o *.egg-info demo_output

@@ -9,8 +9,11 @@ is what a throw needs ([Braun2012]). Keyword arguments:
 - actuator="qbmove" (default, variable stiffness) or "rigid": the same links each driven by its
   joint's two motors on one shaft, through a stiff transmission (variant `throw_rigid`,
   rigid_robot());
-- preset=None (the presets are actions) or a fixed preset P in [0, 0.8] rad held throughout
-  (the preset actions are then ignored; qbmove only).
+- preset=None (the presets are actions) or fixed presets held throughout (the preset actions
+  are then ignored; qbmove only), each in [PRESET_LO, PRESET_HI] = [0, 0.8] rad: a number P (both
+  joints), a per-joint sequence (p1, p2) of shape (2,), or one row per sub-env, shape
+  (num_envs, 2) (a batched search whose candidates hold different presets,
+  asr.experiments.stiffness).
 
 Ball: a point mass held at the end-effector site `tip` (0.133 m past joint 2 on link 2). Its mass
 is taken as negligible against the 0.9 kg arm: it does not load the arm, and its flight does not
@@ -110,6 +113,37 @@ MOTOR_TAU_MAX = _motor_limit("tau_max")  # N m, per motor
 MOTOR_VEL_MAX = _motor_limit("vel_max")  # rad/s, per motor
 
 
+def fixed_presets(preset, num_envs):
+    """The held presets of Throw's `preset` keyword: None (the presets are actions) or a
+    (num_envs, 2) array, rad, from a number (both joints), a per-joint sequence (2,) or one row
+    per sub-env (num_envs, 2); each in [PRESET_LO, PRESET_HI]. TypeError / ValueError naming
+    `preset`, the value and the valid range or shapes."""
+    if preset is None:
+        return None
+    what = (
+        f"a number, (p1, p2) or (num_envs, 2) = ({num_envs}, 2) presets in "
+        f"[{PRESET_LO:g}, {PRESET_HI:g}] rad"
+    )
+    if isinstance(preset, (bool, str, bytes)):
+        raise TypeError(f"preset: got {preset!r}, expected {what}")
+    try:
+        a = np.asarray(preset, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"preset: got {preset!r}, expected {what}") from None
+    if np.asarray(preset).dtype == np.bool_:
+        raise TypeError(f"preset: got {preset!r}, expected {what}")
+    if a.shape not in ((), (2,), (num_envs, 2)):
+        raise ValueError(f"preset: got shape {a.shape} ({preset!r}), expected {what}")
+    bad = ~((a >= PRESET_LO) & (a <= PRESET_HI))  # NaN is out of range too
+    if bad.any():
+        value = a[np.unravel_index(int(np.argmax(bad)), a.shape)] if a.ndim else a
+        raise ValueError(
+            f"preset: got {preset!r} ({float(value)!r} rad), valid range "
+            f"[{PRESET_LO:g}, {PRESET_HI:g}] rad per joint"
+        )
+    return np.array(np.broadcast_to(a, (num_envs, 2)))
+
+
 def landing_distance(pos, vel, g=9.81):
     """Ballistic landing x on the plane z = 0 from release positions pos (..., 2) = (x, z), m,
     and velocities vel (..., 2), m/s: x + vx (vz + sqrt(vz^2 + 2 g z)) / g."""
@@ -162,25 +196,23 @@ class Throw(AsrVectorEnv):
     def __init__(self, num_envs=1, *, actuator="qbmove", preset=None, **kwargs):
         if actuator not in ACTUATORS:
             raise ValueError(f"actuator: got {actuator!r}, expected one of {ACTUATORS}")
-        if preset is not None:
-            if actuator != "qbmove":
-                raise ValueError(f"preset: got {preset!r}, only the qbmove arm has a preset")
-            if isinstance(preset, bool) or not isinstance(preset, (int, float, np.number)):
-                raise TypeError(f"preset: got {preset!r}, expected a number in [0, 0.8] rad")
-            if not PRESET_LO <= preset <= PRESET_HI:
-                raise ValueError(
-                    f"preset: got {preset!r}, valid range [{PRESET_LO:g}, {PRESET_HI:g}] rad"
-                )
-            preset = float(preset)
+        if preset is not None and actuator != "qbmove":
+            raise ValueError(f"preset: got {preset!r}, only the qbmove arm has a preset")
         super().__init__(num_envs, **kwargs)
-        self.actuator, self.preset = actuator, preset
+        held = fixed_presets(preset, self.num_envs)
+        self.actuator = actuator
+        # the presets as given: None, a float, or an array (2,) or (num_envs, 2), rad
+        self.preset = preset if held is None else np.array(preset, dtype=np.float64)
+        if held is not None and np.ndim(preset) == 0:
+            self.preset = float(held[0, 0])
+        self._preset_held = held  # (num_envs, 2) rad, or None: the presets are actions
         if actuator == "rigid":  # the base class built the qbmove arm (robot, variant)
             self._use_sim(self._make_sim(rigid_robot(), kwargs.get("threads", 1)))
         robot = self.sim.robot
         self._q0[:] = robot.initial_q
         self._refs0[:] = robot.initial_refs
-        if preset is not None:
-            self._refs0[:, :, 1] = preset
+        if held is not None:
+            self._refs0[:, :, 1] = held
         self.gravity = float(-self.sim.gravity[2])
         b = self.sim.batch
         names = ("k1", "a1", "k2", "a2") if actuator == "qbmove" else ("k",)
@@ -242,9 +274,7 @@ class Throw(AsrVectorEnv):
 
     def _refs(self, actions):
         self._release_cmd = np.where(self._autoreset, False, actions[:, 4] > RELEASE_THRESHOLD)
-        presets = (
-            actions[:, 2:4] if self.preset is None else np.full((len(actions), 2), self.preset)
-        )
+        presets = actions[:, 2:4] if self._preset_held is None else self._preset_held
         return np.stack([actions[:, :2], presets], axis=-1)  # (N, 2, 2)
 
     def _terminated(self):
@@ -289,6 +319,7 @@ __all__ = [
     "Throw",
     "ThrowEnv",
     "rigid_robot",
+    "fixed_presets",
     "landing_distance",
     "spring_energy_from_deflection",
     "spring_energy_from_torque",

@@ -1,6 +1,8 @@
 """Reproductions of the source papers' published experiments, one module per paper named by its
 citation key (mengacci2021.py, kamedula2016.py, ...; docs/references.md), each with run() and
-main(out_dir), runnable as python -m asr.experiments.<name>."""
+main(out_dir), runnable as python -m asr.experiments.<name>; and stiffness.py, the fair comparison
+of stiffness strategies (rigid, fixed, variable) on the learning tasks under one optimiser and
+budget (benchmarks/bench_stiffness.py)."""
 
 import argparse
 import os

@@ -65,6 +65,7 @@ from asr.envs.throw import (
 )
 from asr.experiments import command_line, write_html
 from asr.experiments._throw_energy import replay_actions
+from asr.experiments.stiffness import cem, interp_knots
 
 N_KNOTS = 4
 T_KNOTS = 0.6  # s, last knot
@@ -103,22 +104,14 @@ class OpenLoop:
         return np.concatenate([theta_fixed[:, :-1], pre, theta_fixed[:, -1:]], axis=1)
 
 
-def _interp(knots, t):
-    """Piecewise-linear profiles (P, 2) at times t (P,) from knots (P, 2, K) over [0, T_KNOTS]."""
-    s = np.clip(t / T_KNOTS, 0.0, 1.0) * (N_KNOTS - 1)
-    k = np.minimum(s.astype(int), N_KNOTS - 2)
-    w = (s - k)[:, None]
-    idx = np.arange(knots.shape[0])
-    a = knots[idx, :, k]
-    return a + w * (knots[idx, :, k + 1] - a)  # exact where neighbouring knots are equal
-
-
 def actions(policy, theta, t):
     """Throw actions (P, 5) at env-step start times t (P,) for candidates theta."""
     eq, pre, t_r = policy.decode(theta)
     dt = Throw.frame_skip * 1e-3
     release = np.where(t + dt >= t_r - 1e-12, 1.0, -1.0)
-    a = np.concatenate([_interp(eq, t), _interp(pre, t), release[:, None]], axis=1)
+    a = np.concatenate(
+        [interp_knots(eq, t, T_KNOTS), interp_knots(pre, t, T_KNOTS), release[:, None]], axis=1
+    )
     return np.clip(a, Throw.single_action_space.low, Throw.single_action_space.high)
 
 
@@ -158,48 +151,6 @@ def evaluate(env, policy, theta, trace=False):
     out["t"] = np.arange(k) * env.env_dt
     out["distance"] = dist
     return out
-
-
-def cem(
-    evaluate_fn,
-    dim,
-    groups,
-    iterations,
-    population,
-    *,
-    init_mean=None,
-    init_std=0.3,
-    min_std=0.02,
-    elite_frac=0.2,
-    rng=None,
-):
-    """CEM of `groups` independent searches of `population` candidates each, all evaluated in
-    one call evaluate_fn(theta (groups * population, dim)) -> returns. The first candidate of
-    every group at iteration 0 is init_mean itself, and the best candidate so far is kept.
-    Returns (best theta (groups, dim), best return (groups,), curve (iterations, groups) of the
-    best so far)."""
-    rng = np.random.default_rng(0) if rng is None else rng
-    mean = np.full((groups, dim), 0.5) if init_mean is None else np.array(init_mean, float)
-    std = np.broadcast_to(np.asarray(init_std, float), (groups, dim)).copy()
-    n_elite = max(2, int(round(elite_frac * population)))
-    best = np.array(mean)
-    best_r = np.full(groups, -np.inf)
-    curve = []
-    for it in range(int(iterations)):
-        theta = np.clip(
-            mean[:, None] + std[:, None] * rng.standard_normal((groups, population, dim)), 0.0, 1.0
-        )
-        theta[:, 0] = mean if it == 0 else best
-        r = np.asarray(evaluate_fn(theta.reshape(-1, dim))).reshape(groups, population)
-        for g in range(groups):
-            order = np.argsort(r[g])[::-1]
-            if r[g, order[0]] > best_r[g]:
-                best_r[g], best[g] = r[g, order[0]], theta[g, order[0]]
-            elite = theta[g, order[:n_elite]]
-            mean[g] = elite.mean(axis=0)
-            std[g] = np.maximum(elite.std(axis=0), min_std)
-        curve.append(best_r.copy())
-    return best, best_r, np.array(curve)
 
 
 def replay(policy, theta, actuator="qbmove"):

@@ -1,0 +1,145 @@
+"""asr.experiments.stiffness: the arms' keywords build the right envs (the fixed arm's per-joint
+presets held, per sub-env in one batch), a tiny CEM comparison is reproducible and spends the same
+number of episodes on every arm, the fixed arm's batched search is the env with preset=(p1, p2),
+the confidence interval is Student's t (scipy), bad input is named."""
+
+import numpy as np
+import pytest
+
+from asr.envs.throw import PRESET_HI, PRESET_LO, Throw
+from asr.experiments import stiffness
+from asr.rl import task_class
+from tests.conftest import require
+
+TASK = "asr/Throw-v0"
+TINY = dict(seeds=(0, 1), restarts=2, iterations=2, population=4)
+
+
+def _env(strategy, preset=None, n=1):
+    return task_class(TASK)(n, **stiffness.strategy_kwargs(strategy, preset))
+
+
+def _stiffness_trace(env, preset_actions, steps=8):
+    """(steps, N, 2) stiffness (N m/rad) under fixed equilibria and the given preset actions."""
+    env.reset(seed=0)
+    out = []
+    for k in range(steps):
+        n = env.num_envs
+        a = np.column_stack([np.full((n, 2), 0.3 * k / steps), preset_actions[k], np.full(n, -1.0)])
+        out.append(env.step(a)[4]["stiffness"].copy())
+    return np.array(out)
+
+
+def test_strategy_kwargs_build_the_arms():
+    assert stiffness.strategy_kwargs("rigid") == {"actuator": "rigid"}
+    assert stiffness.strategy_kwargs("variable") == {"actuator": "qbmove", "preset": None}
+    assert stiffness.strategy_kwargs("fixed", (0.1, 0.7)) == {
+        "actuator": "qbmove",
+        "preset": [0.1, 0.7],
+    }
+    rigid = _env("rigid")
+    s = _stiffness_trace(rigid, np.full((8, 1, 2), 0.4))
+    assert rigid.actuator == "rigid" and np.allclose(s, 2000.0)  # the stiff transmission
+    variable = _env("variable")
+    act = np.array([[0.0, 0.0, 0.15, 0.65, -1.0]])
+    assert np.allclose(variable.refs(act)[0, :, 1], [0.15, 0.65])  # presets are actions
+
+
+def test_fixed_presets_are_held_per_joint_and_per_sub_env():
+    rng = np.random.default_rng(3)
+    fixed = _env("fixed", (0.1, 0.7))
+    fixed.reset(seed=0)
+    b = fixed.sim.batch  # the motors start at eq -+ preset, per joint
+    assert np.allclose(b.field("th1")[0], [0.1, 0.7]) and np.allclose(
+        b.field("th2")[0], [-0.1, -0.7]
+    )
+    act = np.array([[0.0, 0.0, 0.8, 0.0, -1.0]])
+    assert np.allclose(fixed.refs(act)[0, :, 1], [0.1, 0.7])  # the preset actions are ignored
+    random_presets = rng.uniform(PRESET_LO, PRESET_HI, (8, 1, 2))
+    s1 = _stiffness_trace(fixed, random_presets)
+    s2 = _stiffness_trace(_env("fixed", (0.1, 0.7)), np.zeros((8, 1, 2)))
+    np.testing.assert_array_equal(s1, s2)
+    swapped = _stiffness_trace(_env("fixed", (0.7, 0.1)), np.zeros((8, 1, 2)))
+    assert not np.allclose(s1, swapped)
+    # one preset row per sub-env in one batch: each row is its own single env, bit for bit
+    rows = Throw(2, preset=np.array([[0.1, 0.7], [0.7, 0.1]]))
+    both = _stiffness_trace(rows, np.tile(random_presets, (1, 2, 1)))
+    np.testing.assert_array_equal(both[:, 0], s1[:, 0])
+    np.testing.assert_array_equal(both[:, 1], swapped[:, 0])
+    # the step's stiffness is the qbmove Advanced's closed form at the step's clamped
+    # deflections (docs/models.md: tau_i = -k_i sinh(a_i phi_i), so
+    # sigma = sum k_i a_i cosh(a_i phi_i))
+    fixed.reset(seed=0)
+    info = fixed.step(act)[4]
+    for j in range(2):
+        k1, a1, k2, a2 = (float(b.get_param(j, n)[0]) for n in ("k1", "a1", "k2", "a2"))
+        d1, d2 = b.field("defl1")[0, j], b.field("defl2")[0, j]
+        sigma = k1 * a1 * np.cosh(a1 * d1) + k2 * a2 * np.cosh(a2 * d2)
+        assert info["stiffness"][0, j] == pytest.approx(sigma, rel=1e-12)
+    assert info["stiffness"][0, 1] > info["stiffness"][0, 0]  # the stiffer preset, 0.7 rad
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    return stiffness.compare_cem(TASK, **TINY)
+
+
+def test_tiny_comparison_is_reproducible_and_fair(tiny):
+    again = stiffness.compare_cem(TASK, **TINY)
+    assert again["runs"] == tiny["runs"]
+    budget = 2 * 2 * 4 * 1  # restarts x iterations x population x episodes
+    assert tiny["settings"]["budget_episodes_per_seed"] == budget
+    assert tiny["episodes"] == {s: 2 * budget for s in stiffness.STRATEGIES}
+    for strategy, runs in tiny["runs"].items():
+        assert [r["seed"] for r in runs] == [0, 1]
+        for r in runs:  # the held-out throw is the best restart's (the task is deterministic)
+            assert r["metric"] == pytest.approx(max(r["restart_returns"]), abs=1e-12)
+        summary = tiny["summary"][strategy]
+        assert summary["n"] == 2 and summary["best"] == max(r["metric"] for r in runs)
+    # the fixed arm's batched search (one preset row per sub-env) is the env with preset=(p1, p2)
+    ev = stiffness.Evaluator(TASK, "fixed", stiffness.OPEN_LOOP[TASK])
+    for r in tiny["runs"]["fixed"]:
+        p = r["presets"]
+        assert all(PRESET_LO <= x <= PRESET_HI for x in p)
+        env = _env("fixed", p)
+        env.reset(seed=0)
+        distance = 0.0
+        for a in ev.actions(np.array(r["theta"])):
+            distance += float(env.step(a[None])[1][0])
+        assert distance == pytest.approx(r["metric"], abs=1e-12)
+
+
+def test_confidence_interval_is_students_t(tiny):
+    t = require("scipy.stats").t
+    for s in tiny["summary"].values():
+        v = np.array(s["per_seed"])
+        half = t.ppf(0.975, v.size - 1) * v.std(ddof=1) / np.sqrt(v.size)
+        assert s["mean"] == pytest.approx(v.mean(), rel=1e-12)
+        assert s["ci95"] == pytest.approx(half, rel=1e-6, abs=1e-12)
+    fake = dict(
+        metric=dict(key="m", name="m", unit="m", better="lower"),
+        settings=dict(total_steps=10),
+        runs={"rigid": [{"metric": x} for x in (1.0, 2.0, 4.0, 7.0)]},
+    )
+    s = stiffness.summarize(fake)["rigid"]
+    assert s["ci95"] == pytest.approx(t.ppf(0.975, 3) * np.std([1, 2, 4, 7], ddof=1) / 2)
+    assert (s["best"], s["worst"], s["budget"]) == (1.0, 7.0, 10)  # lower is better here
+
+
+def test_bad_input_is_named():
+    with pytest.raises(ValueError, match="strategy: got 'soft'"):
+        stiffness.strategy_kwargs("soft")
+    with pytest.raises(ValueError, match=r"preset: got \(0.1, 0.9\).*\[0, 0.8\] rad"):
+        stiffness.strategy_kwargs("fixed", (0.1, 0.9))
+    with pytest.raises(ValueError, match="preset"):
+        stiffness.strategy_kwargs("fixed", 0.3)  # one per joint
+    with pytest.raises(ValueError, match=r"preset: got \(0.1, 0.9\) \(0.9 rad\).*\[0, 0.8\]"):
+        Throw(1, preset=(0.1, 0.9))
+    with pytest.raises(ValueError, match=r"preset: got shape \(3,\)"):
+        Throw(1, preset=(0.1, 0.2, 0.3))
+    with pytest.raises(TypeError, match="preset: got True"):
+        Throw(1, preset=True)
+    with pytest.raises(ValueError, match="strategy: got 'stiff'"):
+        stiffness.compare_cem(TASK, ("rigid", "stiff"), **TINY)
+    with pytest.raises(ValueError, match="population: got 1"):
+        stiffness.compare_cem(TASK, seeds=(0,), population=1)
