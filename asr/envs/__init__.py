@@ -5,6 +5,10 @@ sub-env as a gymnasium.Env.
 Tasks (asr.envs.tasks): asr/EquilibriumTracking-v0 (1-DOF qbmove Advanced pendulum, mode 3),
 asr/Reach2DOF-v0 (2-DOF qbmove Advanced arm, horizontal, mode 6). asr.envs.throw: asr/Throw-v0
 (2-DOF qbmove Advanced arm, vertical, mode 6: throw a ball, reward the distance [Braun2012]).
+asr.envs.impact: asr/Impact2DOF-v0 (the Throw's arm reaching a target on a plate: peak contact
+force [Haddadin2009]). asr.envs.periodic: asr/Periodic2DOF-v0 (the Throw's arm tracking a
+sinusoid: motor energy per cycle [Vanderborght2013]). Each task class declares its held-out
+metric, the class attribute `metric` (asr.envs.metrics.TaskMetric).
 Trainer: asr.envs.cem.
 
 TRAIN_DEFAULTS: each registered id's training defaults for asr.rl.train (and `asr train`):
@@ -37,6 +41,9 @@ register_envs()
 # reward is the episode's one distance), rollouts of 128 steps per sub-env (a whole 1 s
 # episode at least); the task is deterministic, so one held-out episode is every episode.
 # asr/EquilibriumTracking-v0: asr.rl's generic defaults (no tuned settings documented).
+# asr/Impact2DOF-v0, asr/Periodic2DOF-v0: one episode per sub-env per rollout (100 and 200 env
+# steps), 4 mini-batches, discounted at 0.99; not tuned to a published result (a 204800-step run
+# of Impact: held-out metric 256 -> 36 N; docs/learning.md, "Tasks where stiffness ...").
 TRAIN_DEFAULTS: dict[str, dict[str, Any]] = {
     "asr/EquilibriumTracking-v0": {},
     "asr/Reach2DOF-v0": {
@@ -67,8 +74,41 @@ TRAIN_DEFAULTS: dict[str, dict[str, Any]] = {
             "final_eval_episodes": 1,
         },
     },
+    "asr/Impact2DOF-v0": {
+        "num_envs": 64,
+        "total_steps": 1_024_000,
+        "hyperparameters": {
+            "n_steps": 100,
+            "batch_size": 1600,
+            "n_epochs": 10,
+            "learning_rate": 3e-4,
+            "gamma": 0.99,
+            "gae_lambda": 0.95,
+            "eval_every": 102_400,
+            "eval_episodes": 32,
+            "final_eval_episodes": 128,
+        },
+    },
+    "asr/Periodic2DOF-v0": {
+        "num_envs": 64,
+        "total_steps": 1_024_000,
+        "hyperparameters": {
+            "n_steps": 200,
+            "batch_size": 3200,
+            "n_epochs": 10,
+            "learning_rate": 3e-4,
+            "gamma": 0.99,
+            "gae_lambda": 0.95,
+            "eval_every": 102_400,
+            "eval_episodes": 32,
+            "final_eval_episodes": 128,
+        },
+    },
 }
 
+from asr.envs.impact import Impact  # noqa: E402
+from asr.envs.metrics import TaskMetric  # noqa: E402
+from asr.envs.periodic import Periodic  # noqa: E402
 from asr.envs.randomization import Randomization  # noqa: E402
 from asr.envs.tasks import EquilibriumTracking, Reach2DOF  # noqa: E402
 from asr.envs.throw import Throw  # noqa: E402
@@ -83,6 +123,9 @@ __all__ = [
     "EquilibriumTracking",
     "Reach2DOF",
     "Throw",
+    "Impact",
+    "Periodic",
+    "TaskMetric",
     "Randomization",
     "vecenv_steps_per_s",
 ]

@@ -17,6 +17,8 @@ ENVS = {
     ),
     "asr/Reach2DOF-v0": ("asr.envs.tasks:Reach2DOFEnv", "asr.envs.tasks:Reach2DOF"),
     "asr/Throw-v0": ("asr.envs.throw:ThrowEnv", "asr.envs.throw:Throw"),
+    "asr/Impact2DOF-v0": ("asr.envs.impact:Impact2DOFEnv", "asr.envs.impact:Impact"),
+    "asr/Periodic2DOF-v0": ("asr.envs.periodic:Periodic2DOFEnv", "asr.envs.periodic:Periodic"),
 }
 
 
