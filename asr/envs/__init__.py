@@ -42,8 +42,9 @@ register_envs()
 # episode at least); the task is deterministic, so one held-out episode is every episode.
 # asr/EquilibriumTracking-v0: asr.rl's generic defaults (no tuned settings documented).
 # asr/Impact2DOF-v0, asr/Periodic2DOF-v0: one episode per sub-env per rollout (100 and 200 env
-# steps), 4 mini-batches, discounted at 0.99; not tuned to a published result (a 204800-step run
-# of Impact: held-out metric 256 -> 36 N; docs/learning.md, "Tasks where stiffness ...").
+# steps), 4 mini-batches, discounted at 0.99; not tuned to a published result (Impact: held-out
+# metric 256 -> 36 N in 204800 env-steps; Periodic: no progress in 1024000, the policy holds
+# still; docs/learning.md, "Tasks where stiffness is known to matter").
 TRAIN_DEFAULTS: dict[str, dict[str, Any]] = {
     "asr/EquilibriumTracking-v0": {},
     "asr/Reach2DOF-v0": {
