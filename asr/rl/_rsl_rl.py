@@ -24,7 +24,6 @@ seed + i."""
 import math
 import os
 
-import numpy as np
 import torch
 from rsl_rl.algorithms import PPO
 from rsl_rl.models import MLPModel
@@ -32,11 +31,9 @@ from rsl_rl.storage import RolloutStorage
 from tensordict import TensorDict
 
 from asr.rl._rsl_rl_env import RslRlVecEnv
-from asr.rl._safe_load import folder_file, torch_data
+from asr.rl._rsl_rl_policy import ACTIVATION, MODEL_FILE, RslRlPolicy, read_model
 
-MODEL_FILE = "model.pt"
 OBS_GROUPS = {"actor": ["policy"], "critic": ["policy"]}
-ACTIVATION = "elu"
 # asr's hyperparameter name -> rsl-rl-lib PPO's argument
 PPO_ARGUMENTS = {
     "n_epochs": "num_learning_epochs",
@@ -87,33 +84,23 @@ def start_policy_at(actor, init):
         actor.distribution.log_std_param.copy_(log_std)
 
 
-class RslRlPolicy:
-    """A trained rsl-rl-lib actor as a policy: predict(obs, deterministic=True) -> (actions
-    (N, act_dim) clipped to the task's action Box, None), the call shape of Stable-Baselines3's
-    model.predict. obs are raw observations (N, obs_dim): the actor normalises them itself.
-    num_timesteps: the env-steps it was trained for."""
+class TrainingActor(torch.nn.Module):
+    """The trainer's rsl-rl-lib actor (MLPModel, shared: training goes on updating it) seen as
+    asr.rl._rsl_rl_policy.RslRlPolicy sees an actor: obs_dim, obs_normalizer, mlp and
+    forward(obs (B, obs_dim), stochastic_output) with a plain tensor in, and its distribution."""
 
-    def __init__(self, actor, low, high, num_timesteps=0):
-        self.actor = actor
-        self.low = np.asarray(low, np.float64)
-        self.high = np.asarray(high, np.float64)
-        self.num_timesteps = int(num_timesteps)
-        self.obs_dim = int(actor.obs_dim)
-        self.act_dim = int(self.low.shape[0])
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+        self.obs_dim = int(model.obs_dim)
+        self.obs_normalizer, self.mlp = model.obs_normalizer, model.mlp
+        self.distribution = model.distribution
 
-    def predict(self, obs, state=None, episode_start=None, deterministic=True):
-        x = torch.as_tensor(np.asarray(obs, dtype=np.float32)).reshape(-1, self.obs_dim)
-        was_training = self.actor.training
-        self.actor.eval()
-        try:
-            with torch.no_grad():
-                a = self.actor(
-                    TensorDict({"policy": x}, batch_size=[x.shape[0]]),
-                    stochastic_output=not deterministic,
-                )
-        finally:
-            self.actor.train(was_training)
-        return np.clip(a.numpy(), self.low, self.high), None
+    def forward(self, obs, stochastic_output=False):
+        return self.model(
+            TensorDict({"policy": obs}, batch_size=[obs.shape[0]]),
+            stochastic_output=stochastic_output,
+        )
 
 
 class RslRlBackend:
@@ -220,7 +207,7 @@ class RslRlBackend:
 
     def policy(self):
         """(RslRlPolicy, None): the policy and its (absent) separate normaliser."""
-        actor = self.alg.get_policy()
+        actor = TrainingActor(self.alg.get_policy())
         return RslRlPolicy(actor, self.env.low, self.env.high, self.steps), None
 
     def writers(self):
@@ -241,67 +228,3 @@ class RslRlBackend:
     def close(self):
         self.alg.eval_mode()
         self.env.close()
-
-
-def read_model(files, out_dir):
-    """model.pt of a checkpoint as data (asr.rl._safe_load.torch_data: no code runs), its
-    entries checked: ValueError naming the file."""
-    path, shown = folder_file(out_dir, files, MODEL_FILE)
-    state = torch_data(path, "rsl-rl-lib model", shown)
-    keys = ("actor", "critic", "optimizer", "steps", "learning_rate")
-    if not isinstance(state, dict) or any(k not in state for k in keys):
-        raise ValueError(f"{shown}: not an rsl-rl-lib model of asr (expected {', '.join(keys)})")
-    for key in ("actor", "critic", "optimizer"):
-        if not isinstance(state[key], dict):
-            raise ValueError(f"{shown}: {key}: expected a state dict")
-    steps, rate = state["steps"], state["learning_rate"]
-    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
-        raise ValueError(f"{shown}: steps: got {steps!r}, expected an int >= 0")
-    if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not math.isfinite(rate):
-        raise ValueError(f"{shown}: learning_rate: got {rate!r}, expected a finite number")
-    return state
-
-
-def load_policy(files, out_dir, task_cls, hp):
-    """(RslRlPolicy, None) of a training folder's model.pt (files: the checkpoint's folder;
-    out_dir: the folder named in errors)."""
-    space = task_cls.single_action_space
-    obs_dim = int(np.prod(task_cls.single_observation_space.shape))
-    state = read_model(files, out_dir)
-    actor = _model(obs_dim, int(np.prod(space.shape)), hp, "actor")
-    try:
-        actor.load_state_dict(state["actor"])
-    except (RuntimeError, ValueError, KeyError, TypeError) as exc:
-        raise ValueError(
-            f"{os.path.join(out_dir, MODEL_FILE)}: its actor does not fit config.json's "
-            f"hyperparameters and the task ({type(exc).__name__}: {str(exc)[:300]}); the "
-            "folder is damaged or mixed"
-        ) from None
-    actor.eval()
-    return RslRlPolicy(actor, space.low, space.high, state["steps"]), None
-
-
-def onnx_actor(policy, low, high):
-    """A torch module obs (B, obs_dim) float32 -> the deterministic action (B, act_dim): the
-    actor's normalisation and MLP (its Gaussian's mean), clipped to [low, high] (float32
-    bounds inside the Box, as the SB3 export rounds them)."""
-    actor = policy.actor
-
-    class Actor(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.normalizer = actor.obs_normalizer
-            self.mlp = actor.mlp
-            self.register_buffer("low", torch.as_tensor(low))
-            self.register_buffer("high", torch.as_tensor(high))
-
-        def forward(self, obs):
-            a = self.mlp(self.normalizer(obs))
-            return torch.minimum(torch.maximum(a, self.low), self.high)
-
-    return Actor().eval()
-
-
-def normalisation_metadata(policy):
-    """What the exported file says of its observation normalisation."""
-    return {"kind": "rsl_rl EmpiricalNormalization", "epsilon": policy.actor.obs_normalizer.eps}

@@ -14,8 +14,8 @@ float64 Box: 0.6 becomes 0.59999996, where SB3's float64 clip gives 0.6). Withou
 vec_normalize (a model trained without VecNormalize) the normalisation is left out. `model` may
 also be a training folder (asr.rl.train / `asr train --out DIR`: model.zip, vecnormalize.json,
 config.json), which gives the model, the normaliser and the task; it is read as data
-(asr.rl.load_checkpoint: no code from the folder runs). A policy of the rsl_rl
-backend (asr.rl._rsl_rl.RslRlPolicy, or a folder trained with algo="rsl_rl": model.pt) exports
+(asr.rl.load_checkpoint: no code from the folder runs). A policy of the rsl_rl backend
+(asr.rl._rsl_rl_policy.RslRlPolicy, or a folder trained with algo="rsl_rl": model.pt) exports
 as x = (obs - mean) / (std + 0.01) (rsl-rl-lib's EmpiricalNormalization, inside its actor),
 action = clip(mlp(x), low, high): what its predict(obs) returns.
 
@@ -159,7 +159,7 @@ def _infer_task(obs_space, act_space):
 
 def load_training(folder):
     """(model, vec_normalize or None, config dict) of a training folder: an SB3 PPO and its
-    VecNormalize, or (rsl_rl backend) an asr.rl._rsl_rl.RslRlPolicy and None, read as data by
+    VecNormalize, or (rsl_rl backend) an asr.rl._rsl_rl_policy.RslRlPolicy and None, read as data by
     asr.rl.load_checkpoint (no code from the folder runs; a pickle or a link leading out of
     the folder is refused, naming it)."""
     folder = os.fspath(folder)
@@ -261,8 +261,8 @@ def _sb3_graph(model, vec_normalize, low, high):
 
 def _is_rsl_rl(model):
     try:
-        from asr.rl._rsl_rl import RslRlPolicy
-    except ImportError:  # rsl-rl-lib not installed: not one of its policies
+        from asr.rl._rsl_rl_policy import RslRlPolicy
+    except ImportError:  # torch not installed: not one of its policies
         return False
     return isinstance(model, RslRlPolicy)
 
@@ -339,11 +339,11 @@ def export_onnx(model, path, *, vec_normalize=None, task=None):
             raise ValueError(
                 "vec_normalize: give None with an rsl_rl policy (its actor normalises itself)"
             )
-        from asr.rl import _rsl_rl
+        from asr.rl import _rsl_rl_policy
 
         bounds = (_inward(low, np.inf), _inward(high, -np.inf))
-        actor = _rsl_rl.onnx_actor(model, *bounds)
-        norm_meta = _rsl_rl.normalisation_metadata(model)
+        actor = _rsl_rl_policy.onnx_actor(model, *bounds)
+        norm_meta = _rsl_rl_policy.normalisation_metadata(model)
         source = "rsl-rl-lib PPO, deterministic actor mean"
         module = model.actor
     was_training = module.training

@@ -6,6 +6,8 @@ one torch thread."""
 
 import json
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -94,6 +96,22 @@ def test_rsl_rl_trains_a_folder_that_loads_resumes_and_exports(tmp_path):
     assert err <= ACTION_ATOL
     export_onnx(res.model, tmp_path / "direct.onnx")
     assert np.array_equal(OnnxPolicy(tmp_path / "direct.onnx")(obs), policy(obs))
+    # loading and exporting the folder in a process of its own imports neither rsl-rl-lib nor
+    # tensordict (and with it torch._dynamo): about 5 s of CPU time per Watch or export
+    script = (
+        "import sys; from asr.rl import export_onnx, load_checkpoint; "
+        "load_checkpoint(sys.argv[1]).predict([[0.0] * 8]); export_onnx(sys.argv[1], sys.argv[2]); "
+        "print(sorted(m for m in ('rsl_rl', 'tensordict', 'torch._dynamo') if m in sys.modules))"
+    )
+    child = subprocess.run(
+        [sys.executable, "-c", script, str(out), str(tmp_path / "child.onnx")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert child.returncode == 0, child.stderr[-2000:]
+    assert child.stdout.strip().splitlines()[-1] == "[]", child.stdout
+    assert np.array_equal(OnnxPolicy(tmp_path / "child.onnx")(obs), policy(obs))
     # resume: the curve goes on; another backend is refused; "ppo" continues this one
     with pytest.raises(ValueError, match="algo: got 'sb3', but the checkpoint .* 'rsl_rl'"):
         train(TASK, algo="sb3", total_steps=2048, num_envs=8, seed=3, out_dir=out, resume=True)
@@ -190,9 +208,45 @@ def test_an_untrained_actor_starts_at_the_tasks_policy_init():
         obs = learner.env.get_observations()["policy"].numpy()
         mean = np.asarray(Throw.policy_init["mean"])
         policy, _ = learner.policy()
-        act = policy.actor(learner.env.get_observations()).detach().numpy()  # unclipped mean
+        act = policy.actor(torch.as_tensor(obs)).detach().numpy()  # unclipped mean
         assert np.abs(act - mean).max() < 0.05, (obs, act)
         std = torch.exp(policy.actor.distribution.log_std_param).detach().numpy()
         np.testing.assert_allclose(std, Throw.policy_init["std"], rtol=1e-6)
     finally:
         learner.close()
+
+
+def test_the_inference_actor_computes_what_rsl_rl_libs_actor_does():
+    """asr.rl._rsl_rl_policy.InferenceActor (plain torch: what loading a folder builds) against
+    rsl-rl-lib's own MLPModel actor as the backend builds it, with random weights, normalisation
+    statistics and log std: the state dict loads key for key (strict), the deterministic action
+    and a seeded stochastic one are bit for bit equal."""
+    import torch
+    from tensordict import TensorDict
+
+    from asr.rl._config import validate_hyperparameters
+    from asr.rl._rsl_rl import _model
+    from asr.rl._rsl_rl_policy import InferenceActor
+
+    obs_dim, act_dim = 8, 4
+    hp = validate_hyperparameters({"net_arch": [32, 16, 8], "batch_size": 64}, 4)
+    torch.manual_seed(0)
+    actor = _model(obs_dim, act_dim, hp, "actor")
+    with torch.no_grad():
+        actor.obs_normalizer._mean.normal_(0.0, 2.0)
+        actor.obs_normalizer._std.uniform_(0.1, 3.0)
+        actor.distribution.log_std_param.normal_(-1.0, 0.5)
+    ours = InferenceActor(obs_dim, act_dim, hp["net_arch"])
+    ours.load_state_dict(actor.state_dict(), strict=True)
+    actor.eval()
+    ours.eval()
+    assert ours.obs_normalizer.eps == actor.obs_normalizer.eps
+    x = torch.randn(64, obs_dim) * 3.0
+    td = TensorDict({"policy": x}, batch_size=[64])
+    with torch.no_grad():
+        assert torch.equal(ours(x), actor(td))
+        torch.manual_seed(5)
+        theirs = actor(td, stochastic_output=True)
+        torch.manual_seed(5)
+        assert torch.equal(ours(x, stochastic_output=True), theirs)
+    assert torch.equal(ours.obs_normalizer.mean, actor.obs_normalizer.mean)
