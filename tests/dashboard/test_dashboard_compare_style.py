@@ -190,15 +190,10 @@ def clamp_joint1(pg):
     return wait_for(marked, SIM_DEADLINE_S, f"the clamp drawn ({url})", every=0.25)
 
 
-@pytest.mark.slow
-@pytest.mark.browser
-def test_clamp_is_a_band_per_joint_not_a_marker_per_sample():
-    with chromium_page() as pg:
-        ts = clamp_joint1(pg)
-        defl = [t for t in ts if t["plot"] == "plot-defl"]
-        axis2 = pg.evaluate("() => document.getElementById('plot-defl').layout.yaxis2")
-        clamped = pg.get_attribute("#status", "data-clamped")
-        js_errors = list(pg.js_errors)
+def assert_clamp_bands(ts, axis2, clamped, js_errors):
+    """#plot-defl once the arm rests on joint1's clamp (clamp_joint1): one shaded band per joint,
+    no marker, contiguous frames merged into intervals."""
+    defl = [t for t in ts if t["plot"] == "plot-defl"]
     bands = [t for t in defl if t["field"] == "clamped"]
     runs = {t["joint"]: intervals(t["x"], t["y"]) for t in bands}
     print(f"bands {[(t['joint'], t['n']) for t in bands]}; intervals {runs}; clamped {clamped}")
@@ -225,9 +220,15 @@ def test_clamp_is_a_band_per_joint_not_a_marker_per_sample():
 
 @pytest.mark.slow
 @pytest.mark.browser
-def test_torque_mode_hides_the_deflection_plot_and_its_stale_band():
+def test_clamp_is_a_band_per_joint_and_torque_modes_hide_the_deflection_plot():
+    """One page for both (a Chromium page and a server cost seconds): the clamp drawn as bands,
+    then mode 4 on both joints hides #plot-defl and its stale band, and mode 6 brings it back."""
     with chromium_page() as pg:
-        clamp_joint1(pg)
+        ts = clamp_joint1(pg)
+        axis2 = pg.evaluate("() => document.getElementById('plot-defl').layout.yaxis2")
+        clamped = pg.get_attribute("#status", "data-clamped")
+        assert_clamp_bands(ts, axis2, clamped, list(pg.js_errors))
+
         both = {"joint1": 4, "joint2": 4}
         status, body = page_api(pg, "POST", "/api/control", {"mode": both})
         assert status == 200, body
