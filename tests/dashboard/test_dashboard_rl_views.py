@@ -72,42 +72,44 @@ def assert_sent_once(pg, button, sent):
     assert log[-1][0] is None, log  # no longer busy once the answer came
 
 
+def ilc_double_click_and_a_failed_watch(pg):
+    """ILC start double-clicked: one request, no error; Watch before any training (a page whose
+    can_watch is stale): the server's 404 in the watch line, the button back disabled."""
+    pg.wait_for_selector("#status.live", timeout=60000)
+    pg.evaluate(RECORD, ["btn-ilc-start", "btn-rl-watch"])
+    sent = requests_to(pg, "/api/ilc/start")
+    pg.fill("#ilc-iterations", "2")
+    pg.dblclick("#btn-ilc-start")
+    pg.wait_for_function(
+        "() => { const s = document.getElementById('ilc-status');"
+        " return s.dataset.running === '0' && s.dataset.verdict !== ''; }",
+        timeout=60000,
+    )
+    assert_sent_once(pg, "btn-ilc-start", sent)
+    assert pg.is_enabled("#btn-ilc-start")  # the run ended: the server's status says so
+
+    # Watch before any training (a page whose can_watch is stale): the server's 404 is
+    # shown in the watch line and the button comes back disabled, as the status says
+    pg.wait_for_function("() => document.getElementById('btn-rl-watch').disabled")
+    pg.evaluate("() => { document.getElementById('btn-rl-watch').disabled = false; }")
+    pg.click("#btn-rl-watch")
+    pg.wait_for_selector("#rl-watch-status[data-state='error']", timeout=30000)
+    line = pg.text_content("#rl-watch-status")
+    assert line.startswith("watch failed: 404") and "no checkpoint yet" in line, line
+    assert pg.is_visible("#rl-watch-status")
+    assert pg.get_attribute("#btn-rl-watch", "aria-busy") is None
+    assert pg.text_content("#btn-rl-watch") == "watch" and pg.is_disabled("#btn-rl-watch")
+    assert not pg.js_errors, pg.js_errors
+
+
 @pytest.mark.slow
 @pytest.mark.browser
-def test_ilc_double_click_and_a_failed_watch():
-    with chromium_page() as pg:
-        pg.wait_for_selector("#status.live", timeout=60000)
-        pg.evaluate(RECORD, ["btn-ilc-start", "btn-rl-watch"])
-        sent = requests_to(pg, "/api/ilc/start")
-        pg.fill("#ilc-iterations", "2")
-        pg.dblclick("#btn-ilc-start")
-        pg.wait_for_function(
-            "() => { const s = document.getElementById('ilc-status');"
-            " return s.dataset.running === '0' && s.dataset.verdict !== ''; }",
-            timeout=60000,
-        )
-        assert_sent_once(pg, "btn-ilc-start", sent)
-        assert pg.is_enabled("#btn-ilc-start")  # the run ended: the server's status says so
-
-        # Watch before any training (a page whose can_watch is stale): the server's 404 is
-        # shown in the watch line and the button comes back disabled, as the status says
-        pg.wait_for_function("() => document.getElementById('btn-rl-watch').disabled")
-        pg.evaluate("() => { document.getElementById('btn-rl-watch').disabled = false; }")
-        pg.click("#btn-rl-watch")
-        pg.wait_for_selector("#rl-watch-status[data-state='error']", timeout=30000)
-        line = pg.text_content("#rl-watch-status")
-        assert line.startswith("watch failed: 404") and "no checkpoint yet" in line, line
-        assert pg.is_visible("#rl-watch-status")
-        assert pg.get_attribute("#btn-rl-watch", "aria-busy") is None
-        assert pg.text_content("#btn-rl-watch") == "watch" and pg.is_disabled("#btn-rl-watch")
-        assert not pg.js_errors, pg.js_errors
-
-
-@pytest.mark.slow
-@pytest.mark.browser
-def test_rl_double_click_overlay_csv_and_watch_loading():
+def test_ilc_and_rl_double_clicks_overlay_csv_and_watch_loading():
+    """One page (a server and Chromium cost seconds to start): the ILC checks first, before any
+    training (the failed Watch needs none), then the RL ones."""
     require("stable_baselines3")
     with chromium_page() as pg:
+        ilc_double_click_and_a_failed_watch(pg)
         pg.wait_for_function(
             "() => document.querySelectorAll('#rl-task option').length > 0", timeout=30000
         )
