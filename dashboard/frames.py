@@ -10,7 +10,7 @@ arrays; where a full window would take more (many instances and joints, a small 
 long window) it holds the newest steps that fit. The steps it drops go to its Archive (one per
 record deque, that is per run: a reset starts a new deque), min/max decimated by halves whenever
 it would pass ARCHIVE_MAX_BYTES: the run's whole past stays viewable, coarser the longer it
-runs."""
+runs; sample_at reads the link angles of one past step there, for the 3-D view's replay."""
 
 import math
 import weakref
@@ -231,3 +231,25 @@ def run_span(history):
     """(first, last) step time of the run kept (archive and record), s, or None."""
     parts = [f["t"] for f in [*archive_of(history).frames(), *history] if f["t"].size]
     return (float(parts[0][0]), float(parts[-1][-1])) if parts else None
+
+
+def sample_at(history, t):
+    """(time, q) of the kept step (archive or record) nearest to t (s): time (s), q (N, J) rad,
+    the link angles of every instance at that step (a copy), at the resolution the run is kept
+    at there (the archive's halved chunks: a minimum or maximum of the steps it stands for);
+    None when nothing is kept. Call under the lock that guards `history`."""
+    best = None  # (distance s, frame, index)
+    for f in [*archive_of(history).frames(), *history]:  # oldest first
+        ts = f["t"]
+        if not ts.size:
+            continue
+        if best is not None and ts[0] - t > best[0]:
+            break  # this frame and every later one are farther
+        i = int(np.searchsorted(ts, t))
+        for k in (i - 1, i):
+            if 0 <= k < ts.size and (best is None or abs(float(ts[k]) - t) < best[0]):
+                best = (abs(float(ts[k]) - t), f, k)
+    if best is None:
+        return None
+    _, f, k = best
+    return float(f["t"][k]), np.array(f["q"][:, k, :], float)

@@ -1,19 +1,22 @@
 """The plots' data beyond the live stream (PROTOCOL.md "Plots"): GET /api/plots, the page's plot
 specification (dashboard/plot_specs.py), the one table the server's figure and the page's plots
 are both built from; GET /api/plots/range, a past window of the run (the record and its archive,
-dashboard/frames.py) decimated as a first view, for the page's scrub back (the RL runs' curves:
-GET /api/rl/runs, dashboard/routes/rl.py). Reads: they pass the Host and token checks of every
-route (dashboard/security.py)."""
+dashboard/frames.py) decimated as a first view, for the page's scrub back; GET /api/plots/pose, the
+robot's pose at a past time of the run (the link angles kept there, the 3-D view's geom poses
+computed from them on the runner thread), which the 3-D view draws while the plots are frozen
+(the RL runs' curves: GET /api/rl/runs, dashboard/routes/rl.py). Reads: they pass the Host and
+token checks of every route (dashboard/security.py)."""
 
 import asyncio
 
+import numpy as np
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import Response
 
 from .. import figure as fig
 from .. import frames
 from ..plot_specs import spec
-from ..routes.api import Runner
+from ..routes.api import Runner, run_command
 
 router = APIRouter(prefix="/api", tags=["simulation"])
 
@@ -73,3 +76,41 @@ async def plot_range(
         _range_text, parts, span, run_id, lo, hi, points, request.app.state.settings
     )
     return Response(text, media_type="application/json")
+
+
+def pose_at(runner, t):
+    """The pose answer for time t (s), on the runner thread (it owns the Sim): the step kept
+    nearest t (frames.sample_at), its link angles q (n, J) rad and the 3-D view's geom poses
+    (n, G, 12): position m, rotation row-major, of the n instances the view shows
+    (SceneStream.n_shown), the rest of each instance (a free base: the snake's) as it is now.
+    An instance whose angles are not finite (diverged) gets zero poses, as its ghost does."""
+    s = runner.session
+    stream = s.robot3d
+    sample = frames.sample_at(s.history, t)
+    body = {"run_id": s.run_id, "scene_id": stream.scene_id, "t": t, "t_sample": None}
+    if sample is None:
+        return dict(body, q=[], robot3d={"poses": []})
+    t_sample, q = sample
+    n = min(stream.n_shown, q.shape[0])
+    poses = []
+    for i in range(n):
+        if np.all(np.isfinite(q[i])):
+            p = np.asarray(s.sim.geom_poses_at(q[i], i), float)
+        else:
+            p = np.zeros_like(np.asarray(s.sim.geom_poses(i), float))
+        poses.append(np.round(np.nan_to_num(p, nan=0.0, posinf=0.0, neginf=0.0), 5).tolist())
+    qs = np.round(np.nan_to_num(q[:n]), 6).tolist()
+    return dict(body, t_sample=round(t_sample, 6), q=qs, robot3d={"poses": poses})
+
+
+@router.get(
+    "/plots/pose",
+    summary="the robot's pose at time t (s) of the run: the kept step nearest t (record or "
+    "archive), its link angles q (rad) and the 3-D view's geom poses (m, rotation row-major) "
+    "of the instances shown",
+)
+async def plot_pose(
+    runner: Runner,
+    t: float = Query(..., ge=0, le=MAX_TIME_S, description="time of the run, s"),
+):
+    return await run_command(runner, lambda r: pose_at(r, t))

@@ -2,6 +2,7 @@
  * reference, run (push, pause, reset, speed) and compare; applyState shows a state in them. */
 import { $, act, api, app, clearError, handlers, looksLikeState, num, on, short, showError } from "./core.js";
 import { datasheetState } from "./datasheet.js";
+import { whenDrawn } from "./timeline.js";
 
 const GAINS = ["kp", "ki", "kd"];  // the PID gain inputs #gain-kp, #gain-ki, #gain-kd
 
@@ -260,7 +261,10 @@ function showAvailability(state) {
   const springs = app.joints.some(hasPreset);
   disable(["btn-compare"], springs ? "" : "no joint has a stiffness preset to compare");
   disable(["btn-compare-off"], state.compare.length ? "" : "one instance already (not comparing)");
-  note("compare-note", state.compare.length ? `instances: preset ${state.compare.map(short).join(" / ")}` : "");
+  // compare's label names the instances the plots show: it switches once the first frame of
+  // the state's run (a compare change starts one) is drawn, not when the state arrives
+  const instances = state.compare.length ? `instances: preset ${state.compare.map(short).join(" / ")}` : "";
+  whenDrawn("compare-note", state.run_id, () => note("compare-note", instances));
 }
 
 /* Modes 0 and 4 take torques: their equilibrium (and q - eq) is not used, so not drawn. */

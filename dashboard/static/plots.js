@@ -13,7 +13,7 @@ import { $, api, app, hasPlotly, num, setStatus, short, showError, stats } from 
 import { applyState } from "./controls.js";
 import { datasheetFigure } from "./datasheet.js";
 import { setPlotSpec, spec } from "./plot_spec.js";
-import { afterFigure, holdFrames, newerThanDrawn, yType } from "./timeline.js";
+import { afterFigure, holdFrames, newerThanDrawn, runDrawn, yType } from "./timeline.js";
 
 let specLoading = null;    // the GET /api/plots in flight
 let pendingFigure = null;  // a figure that came before the specification: drawn when it arrives
@@ -458,6 +458,8 @@ function flush() {
       console.warn("extendTraces", p, e);
     }
   }
+  // timeline.js (labels of what is drawn): samples of the figure's run are on screen now
+  runDrawn();
 }
 
 loadPlotSpec();  // at once: the first figure then rarely waits for it

@@ -17,18 +17,39 @@
  * stream.js calls handleRobot3d(msg) for every extend message and handleInteractionView(msg) for
  * every interaction message; app.js calls startRobot3d once the page is parsed.
  *
+ * The timeline (timeline.js): while the plots are frozen it calls replay(t) with the shared time
+ * cursor; the main robot is then drawn at its pose at t (GET /api/plots/pose: the link angles
+ * the run kept nearest t, at the archive's resolution), the ghost and target hidden (they are
+ * the live state's), and the live frames wait; live() draws the newest live poses again.
+ *
+ * #robot3d-caption names the simulation shown ("main simulation: <robot> (<variant>)" or
+ * "interaction session: ur10 (<variant>)", the latter saying that the plots show the main one)
+ * and its time (live, or the replayed step's time); it changes when the view's source or scene
+ * changes, not before. The F/T readout (the interaction session's measured force) says its
+ * source, simulated time and age, and is marked stale (class "stale", data-stale="1", the text
+ * starting "stale") when its message is older than FT_STALE_MS or belongs to another session
+ * than the scene drawn.
+ *
  * #robot3d attributes: data-scene-id (the scene drawn), data-frames (draws), data-source
- * ("main" or "interaction"). window.asrView3d (the View3D) and window.asrRobot3d.state: for tests
+ * ("main" or "interaction"), data-time ("" live, else the replayed step's time, s), data-replay
+ * ("1" while replaying). window.asrView3d (the View3D) and window.asrRobot3d.state: for tests
  * and the console; the page's modules do not read them.
  */
+import { app } from "./core.js";
 
 const DIV = "robot3d";
 const MISSING = "3-D view needs three.js: apt-get install libjs-three";
 const SCENE_URL = { main: "/api/scene", interaction: "/api/scene/interaction" };
+const FT_STALE_MS = 1000;      // an F/T readout older than this (wall time) is marked stale
+const READOUT_POLL_MS = 250;   // the readout's age is shown this often
 
 const st = { view: null, failed: false, want: { main: null, interaction: null },
              loading: { main: false, interaction: false }, pending: {}, interaction: false,
-             lastTarget: null };  // the target angles (J,) rad drawn for instance 0
+             lastTarget: null,  // the target angles (J,) rad drawn for instance 0
+             names: { main: "", interaction: "" },  // what each scene shows (the caption)
+             replay: null,      // {t, seq, shown: step time drawn} while the plots are frozen
+             liveHeld: null,    // the newest live main frame held while replaying
+             ft: null };        // {at (performance.now ms), t (s), sceneId, variant} of the F/T readout
 
 function el() { return document.getElementById(DIV); }
 
@@ -41,6 +62,7 @@ async function loadScene(source, id) {
     if (s.scene_id === id) {
       st.view.setScene(source, s, Math.max(1, s.n_instances || 1));
       st.want[source] = id;
+      st.names[source] = sceneName(source, s);
       const p = st.pending[source];
       if (p) apply(source, p);
     }
@@ -67,6 +89,10 @@ function apply(source, { id, r3 }) {
   const m = st.view.models[source];
   if (!m || m.sceneId !== id) return;
   st.pending[source] = null;
+  if (source === "main" && st.replay) {  // the plots are frozen: the past pose stays drawn
+    st.liveHeld = { id, r3 };
+    return;
+  }
   st.view.poses(source, "solid", r3.poses);
   if (Array.isArray(r3.ghost)) {
     st.view.poses(source, "ghost", r3.ghost);
@@ -80,7 +106,94 @@ function apply(source, { id, r3 }) {
   if (source === st.view.source) {
     el().dataset.sceneId = String(id);
     el().dataset.source = source;
+    caption();
   }
+}
+
+/* What scene answer `s` of `source` shows: the robot (and variant) and its instances. */
+function sceneName(source, s) {
+  if (source === "interaction") return (s.labels && s.labels[0]) || "ur10";
+  const state = app.state || {};
+  const robot = state.robot ? `${state.robot}${state.variant ? ` (${state.variant})` : ""}` : "robot";
+  const n = Math.max(1, s.n_instances || 1);
+  return n > 1 ? `${robot}, ${n} instances` : robot;
+}
+
+/* The panel's caption: the simulation shown and its time. */
+function caption() {
+  const c = document.getElementById("robot3d-caption");
+  if (!c || !st.view) return;
+  const source = st.view.source;
+  let text;
+  if (source === "interaction") {
+    const main = st.names.main ? ` (${st.names.main.split(",")[0]})` : "";
+    const t = st.ft && st.ft.t != null ? `, t = ${Number(st.ft.t).toFixed(2)} s` : "";
+    text = `interaction session: ${st.names.interaction || "ur10"}${t}; the plots show the main simulation${main}`;
+  } else {
+    const when = st.replay ? (st.replay.shown != null ? `t = ${st.replay.shown.toFixed(3)} s (paused view)` : "paused view") : "live";
+    text = `main simulation: ${st.names.main || "robot"}, ${when}`;
+  }
+  if (c.textContent !== text) c.textContent = text;
+  c.dataset.source = source;
+}
+
+// ------------------------------------------------------------------ the timeline
+
+/* Draw the main robot at its pose at time t (s) of the run (the plots are frozen). Answers
+   come in order of asking; an answer for another run or scene, or overtaken by a newer ask,
+   is dropped. */
+export async function replay(t) {
+  if (st.failed || t == null || !Number.isFinite(t)) return;
+  const seq = (st.replay ? st.replay.seq : 0) + 1;
+  st.replay = Object.assign(st.replay || { shown: null }, { t, seq });
+  if (el()) el().dataset.replay = "1";
+  caption();
+  let r;
+  try {
+    const resp = await fetch(`/api/plots/pose?t=${Math.max(0, t)}`, { credentials: "same-origin" });
+    if (!resp.ok) throw new Error(`GET /api/plots/pose: ${resp.status}`);
+    r = await resp.json();
+  } catch (e) {
+    console.warn("robot3d replay", e);
+    return;
+  }
+  if (!st.replay || st.replay.seq !== seq || !st.view) return;
+  if (app.runId != null && r.run_id !== app.runId) return;
+  const m = st.view.models.main;
+  if (!m || m.sceneId !== r.scene_id || r.t_sample == null) return;
+  st.view.poses("main", "solid", r.robot3d.poses);
+  st.view.hide("main", "ghost");   // the ghost and target are the live state's
+  st.view.hide("main", "target");
+  st.replay.shown = r.t_sample;
+  el().dataset.time = String(r.t_sample);
+  caption();
+}
+
+/* Back to the live poses (the plots are live again). */
+export function live() {
+  if (!st.replay) return;
+  st.replay = null;
+  const d = el();
+  if (d) { d.dataset.time = ""; d.dataset.replay = "0"; }
+  const held = st.liveHeld;
+  st.liveHeld = null;
+  if (held && st.view) apply("main", held);
+  caption();
+}
+
+// ------------------------------------------------------------------ the F/T readout
+
+/* The readout's text, age and staleness (every READOUT_POLL_MS and with each message). */
+function readout() {
+  if (!st.view || st.view.source !== "interaction" || !st.ft) return;
+  const ageS = (performance.now() - st.ft.at) / 1000;
+  const m = st.view.models.interaction;
+  const other = !m || m.sceneId !== st.ft.sceneId;
+  const stale = other || ageS * 1000 > FT_STALE_MS;
+  const t = st.ft.t != null ? `t = ${Number(st.ft.t).toFixed(2)} s` : "t unknown";
+  const text = `F/T: ${st.view.forceText || "no reading"} (ur10 interaction session, ${t}, received ${ageS.toFixed(1)} s ago)`;
+  const why = other ? "another session's reading" : `no reading for ${ageS.toFixed(1)} s`;
+  st.view.readout(stale ? `stale, ${why}: ${text}` : text, stale);
 }
 
 export function handleRobot3d(msg) {
@@ -96,10 +209,18 @@ export function handleInteractionView(msg) {
   if (st.failed) return;
   st.interaction = running;
   if (!st.view) return;
+  const before = st.view.source;
   st.view.show(running ? "interaction" : "main");
-  if (!running) return;
+  if (!running) {
+    st.ft = null;
+    if (before !== "main") { el().dataset.source = "main"; caption(); }
+    return;
+  }
   take("interaction", r3.scene_id, r3);
   st.view.setForce(msg.x_m, msg.f_e);
+  st.ft = { at: performance.now(), t: msg.time, sceneId: r3.scene_id };
+  readout();
+  caption();  // its time
 }
 
 function fail(text, e) {
@@ -137,6 +258,7 @@ export async function startRobot3d() {
     const p = st.pending[source];
     if (p) take(source, p.id, p.r3);
   }
+  setInterval(readout, READOUT_POLL_MS);
 }
 
 window.asrRobot3d = { state: st };

@@ -4,19 +4,36 @@
  * moves the window back over the whole run: GET /api/plots/range serves that window from the
  * server's record of the run, min/max decimated, and every live plot draws it. Zooming one plot
  * (drag, double-click) zooms all. The log y toggles: the stiffness plot and the datasheet's
- * stiffness panels (log at once where the drawn values span more than LOG_DECADES decades). */
+ * stiffness panels (log at once where the drawn values span more than LOG_DECADES decades).
+ *
+ * One time cursor for every live plot and the 3-D view: while frozen it is a vertical line
+ * (shape "cursor") at the same time on each live plot, at the shown window's end after a
+ * scrub, at the hovered time while a plot is hovered (it stays there after); the 3-D view
+ * draws the robot's pose at it (robot3d.js replay: GET /api/plots/pose) and names its time;
+ * live again, the line goes and the 3-D view draws the live poses. Hovering one plot shows
+ * the hover at the same time on every other (Plotly.Fx.hover), live or frozen.
+ *
+ * Labels that describe what the plots show change when it is drawn (whenDrawn): compare's
+ * label (controls.js) switches when the first frame of the run its state describes is drawn,
+ * not when the state arrives (the figure and frames of a new run follow it, late on a busy
+ * stream). */
 import { $, api, app, hasPlotly, num, showError } from "./core.js";
 import { livePlots, routeOf } from "./plot_spec.js";
+import { live as live3d, replay as replay3d } from "./robot3d.js";
 
 const RANGE_POINTS = 1500;   // points per trace of a past window (the server bounds it too)
 const SCRUB_WAIT_MS = 120;   // a past window is fetched at most this often while scrubbing
 const LOG_DECADES = 2;       // a positive y range wider than this many decades: log by default
 const DATASHEET_LOG_AXES = ["yaxis2", "yaxis3"];  // the datasheet's stiffness panels
+const CURSOR_WAIT_MS = 60;   // the cursor line and the 3-D pose follow the hover at most this often
+const CURSOR_COLOUR = "#d62728";
 
 // mode: "live" (frames extend the plots), "past" (a window of the run drawn; frames wait) or
 // "restoring" (the newest window asked for; frames are kept, drawn once it is there)
 const view = (app.view = { mode: "live", span: null, t0: null, seq: 0, timer: null,
-                           logTouched: { stiffness: false, datasheet: false } });
+                           logTouched: { stiffness: false, datasheet: false },
+                           cursor: null, cursorTimer: null, hoverSync: false,
+                           drawnRun: null, labels: {} });
 
 function windowS() {
   return (app.state && num(app.state.window_s)) || 10;
@@ -75,7 +92,10 @@ async function showPast(t0) {
   try {
     const r = await getRange(t0, t1);
     if (seq !== view.seq || view.mode !== "past") return;
-    if (drawRange(r, t0, t1)) showTimes(t0, t1);
+    if (drawRange(r, t0, t1)) {
+      showTimes(t0, t1);
+      setCursor(view.span ? Math.min(t1, view.span[1]) : t1);
+    }
   } catch (e) {
     showError(`plot window: ${e.message}`);
   }
@@ -85,6 +105,7 @@ async function showPast(t0) {
 async function restoreLive() {
   view.mode = "restoring";
   const seq = ++view.seq;
+  setCursor(null);
   try {
     const span = (await getRange(null)).span;
     if (seq !== view.seq) return;
@@ -119,7 +140,10 @@ async function freeze() {
   s.value = String(last);  // the window shown now: the newest
   s.disabled = !span;
   $("view-live").disabled = false;
-  if (span) showTimes(last, last + windowS());
+  if (span) {
+    showTimes(last, last + windowS());
+    setCursor(span[1]);
+  }
 }
 
 /* Freeze or go live as the toggle and the simulation's pause say (polled: the state arrives
@@ -140,8 +164,115 @@ function syncMode() {
 export function afterFigure() {
   view.drawnTo = null;
   if (view.mode === "past") freeze();
-  else if (view.mode === "restoring") { view.seq += 1; view.mode = "live"; showTimes(null, null); }
-  for (const { div } of livePlots()) bindZoom($(div));
+  else if (view.mode === "restoring") { view.seq += 1; view.mode = "live"; showTimes(null, null); setCursor(null); }
+  for (const { div } of livePlots()) { bindZoom($(div)); bindHover($(div)); }
+  runDrawn();  // a figure with samples of its run (a first view's history): that run is shown
+}
+
+// ------------------------------------------------------------------ the time cursor
+
+/* The shared cursor at time t (s), or none (null, live): a line on every live plot, the 3-D
+   view's pose at t. Drawn at most every CURSOR_WAIT_MS (a hover moves it at mouse rate). */
+function setCursor(t) {
+  view.cursor = t;
+  if (t == null) {
+    clearTimeout(view.cursorTimer);
+    view.cursorTimer = null;
+    drawCursor();
+    live3d();
+    return;
+  }
+  if (view.cursorTimer) return;
+  view.cursorTimer = setTimeout(() => {
+    view.cursorTimer = null;
+    drawCursor();
+    if (view.cursor != null) replay3d(view.cursor);
+  }, CURSOR_WAIT_MS);
+}
+
+function drawCursor() {
+  const t = view.cursor;
+  const label = $("view-time");
+  label.dataset.cursor = t == null ? "" : String(t);
+  if (!hasPlotly()) return;
+  const shapes = t == null ? [] : [{ type: "line", name: "cursor", xref: "x", yref: "paper", x0: t, x1: t,
+                                     y0: 0, y1: 1, line: { color: CURSOR_COLOUR, width: 1.5, dash: "dot" } }];
+  for (const { div } of livePlots()) {
+    const gd = $(div);
+    if (!gd || !gd.layout) continue;
+    const had = (gd.layout.shapes || []).filter((sh) => sh.name === "cursor");
+    if (!had.length && !shapes.length) continue;
+    const others = (gd.layout.shapes || []).filter((sh) => sh.name !== "cursor");
+    Plotly.relayout(gd, { shapes: [...others, ...shapes] });
+  }
+}
+
+/* Hover synced across the live plots (the same time on each); while frozen it moves the
+   cursor. */
+function bindHover(gd) {
+  if (!gd || !gd.on || gd.asrHoverBound) return;
+  gd.asrHoverBound = true;
+  gd.on("plotly_hover", (ev) => {
+    if (view.hoverSync) return;  // our own Fx.hover on the other plots
+    const x = ev && ev.points && ev.points.length ? +ev.points[0].x : NaN;
+    if (!Number.isFinite(x)) return;
+    view.hoverSync = true;
+    try {
+      for (const { div } of livePlots()) {
+        const other = $(div);
+        if (other === gd || !other || !other.data || other.hidden) continue;
+        // noHoverEvent: no plotly_hover from the others (Fx.hover is throttled: its event would come
+        // after this handler, unguarded, and hover back)
+        try { Plotly.Fx.hover(other, { xval: x }, "xy", true); } catch (e) { /* a plot not drawn yet */ }
+      }
+    } finally {
+      view.hoverSync = false;
+    }
+    if (view.mode === "past") setCursor(x);
+  });
+  gd.on("plotly_unhover", () => {
+    if (view.hoverSync) return;
+    view.hoverSync = true;
+    try {
+      for (const { div } of livePlots()) {
+        const other = $(div);
+        if (other !== gd && other && other.data) Plotly.Fx.unhover(other);
+      }
+    } finally {
+      view.hoverSync = false;
+    }
+  });
+}
+
+// ------------------------------------------------------------------ labels of what is drawn
+
+/* Whether a live plot shows samples (of the figure's run: a new figure replaces the traces). */
+function samplesDrawn() {
+  return livePlots().some(({ div }) => {
+    const gd = $(div);
+    return gd && Array.isArray(gd.data) && gd.data.some((tr) => Array.isArray(tr.x) && tr.x.length);
+  });
+}
+
+/* After a draw (plots.js, afterFigure): once samples of the figure's run (app.runId) are on
+   screen, the labels waiting for that run switch. */
+export function runDrawn() {
+  if (app.runId == null || view.drawnRun === app.runId || !samplesDrawn()) return;
+  view.drawnRun = app.runId;
+  for (const [id, { run, show }] of Object.entries(view.labels)) {
+    if (run <= view.drawnRun) { delete view.labels[id]; show(); }
+  }
+}
+
+/* show() now if run `run` (a state's run_id) is drawn already (or null: no run), else once
+   the first frame of that run is drawn; a later call for the same label replaces it. */
+export function whenDrawn(id, run, show) {
+  if (run == null || (view.drawnRun != null && run <= view.drawnRun)) {
+    delete view.labels[id];
+    show();
+    return;
+  }
+  view.labels[id] = { run, show };
 }
 
 /* Frames kept while restoring: drop the samples the drawn window already holds. */

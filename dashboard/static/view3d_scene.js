@@ -62,6 +62,7 @@ export class View3D {
     this.arrow = forceArrow();
     this.scene.add(this.arrow);
     this.force = null;          // {origin, f} of the arrow drawn
+    this.forceText = "";        // its value as text (the F/T readout's)
     this.models = {};           // source -> Model
     this.source = "main";
     this.grid = null;
@@ -147,10 +148,22 @@ export class View3D {
       this.arrow.userData.direction = f.map((v) => v / mag);
       this.arrow.userData.length = len;
     }
-    this.info.textContent = ok
-      ? `F/T: |f| = ${mag.toFixed(1)} N (${f.map((v) => v.toFixed(1)).join(", ")})`
-      : "";
+    // the readout's value; robot3d.js writes it with its source and age (readout)
+    this.forceText = ok ? `|f| = ${mag.toFixed(1)} N (${f.map((v) => v.toFixed(1)).join(", ")})` : "";
+    if (!this.force) this.readout("", false);
     this.dirty = true;
+  }
+
+  /* The F/T readout over the panel's bottom left corner: `text`, marked stale (class "stale",
+   * data-stale "1"; the arrow faded) when `stale`. */
+  readout(text, stale) {
+    if (this.info.textContent !== text) this.info.textContent = text;
+    this.info.classList.toggle("stale", !!stale);
+    this.info.dataset.stale = stale ? "1" : "0";
+    const opacity = stale ? 0.35 : 1;
+    for (const part of this.arrow.children) {
+      if (part.material.opacity !== opacity) { part.material.opacity = opacity; this.dirty = true; }
+    }
   }
 
   /* A line of text over the panel's bottom left corner ("" clears it). */

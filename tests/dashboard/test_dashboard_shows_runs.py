@@ -152,7 +152,12 @@ def test_compare_shows_each_instances_preset_and_the_slider_the_models_range(pag
     enter(page, "#compare-presets", "0.2, 0.4, 0.6, 0.8")
     page.click("#btn-compare")
     assert "(compare)" in preset_label(page, "0.2 / 0.4 / 0.6 / 0.8")
-    assert "0.2 / 0.4 / 0.6 / 0.8" in page.text_content("#compare-note")
+    # the label switches once the first frame of the compare run is drawn (timeline.js whenDrawn)
+    wait_for(
+        lambda: "0.2 / 0.4 / 0.6 / 0.8" in page.text_content("#compare-note"),
+        20,
+        "the compare label",
+    )
     # the datasheet marks the first instance's preset
     wait_for(lambda: datasheet_preset(page) == 0.2, 20, "the datasheet marker at 0.2")
     assert not page.is_disabled("#btn-compare-off")
