@@ -43,6 +43,7 @@ from asr.robots.robot import variant_names
 
 from .commands import apply_pending, fail_pending
 from .errors import public_message
+from .frames import RELEASE_TRIM_S, give_back_memory
 from .pacing import Pacer
 from .scene import SceneStream
 
@@ -373,8 +374,20 @@ class InteractionSession:
             if thread is not None and self._message != "stopped":
                 self._message = "stopped"
             fail_pending(self._commands, NotRunning("the interaction session stopped"))
+            if thread is not None and not thread.is_alive():
+                self._release()
         self._publish()
         return self.status()
+
+    def _release(self):
+        """The ended session's Sim released (call under the lock, its thread gone) and the
+        memory it held given back (frames.give_back_memory): the 3-D view keeps its scene and
+        last poses (SceneStream.release), the status its last state; a new start builds a new
+        Sim."""
+        if self._scene is not None:
+            self._scene.release()
+        self._sim = None
+        give_back_memory(RELEASE_TRIM_S)
 
     def shutdown(self):
         with self._lock:

@@ -134,6 +134,7 @@ class SceneStream:
         self.n_shown = max(1, min(int(n_max), sim.n_instances))
         self._scene = None if same_as is None else same_as.scene()
         self._frames = 0
+        self._last = None  # the robot3d frame kept by release()
 
     def scene(self):
         """scene() of the robot (built once) with scene_id, n_instances (shown), names and
@@ -149,6 +150,17 @@ class SceneStream:
             )
         return self._scene
 
+    def release(self):
+        """Drop the Sim (its MuJoCo model and data, its arrays): the view keeps the scene and
+        the last frame (poses and ghost), which scene() and frame() answer from then on. For a
+        Sim no longer stepped (an interaction session that ended) whose robot is still shown."""
+        if self.sim is None:
+            return
+        self.scene()
+        self._frames = 0  # the next frame carries the ghost
+        self._last = self.frame()["robot3d"]
+        self.sim = None
+
     def frame(self, target=None):
         """{"scene_id", "robot3d": {"poses": (n, G, 12), "ghost": (n, G, 12) every
         GHOST_EVERY-th call, "target": (n, G, 12) and "target_q": (n, J) rad, the angles they
@@ -156,6 +168,8 @@ class SceneStream:
         entries rounded to 1e-5. target: the watched task's
         joint-angle targets, (J,) or (N, J) rad (row i for instance i, the last row for the
         rest); None, another shape or a non-finite angle: no target poses."""
+        if self.sim is None:  # released: the last frame
+            return {"scene_id": self.scene_id, "robot3d": dict(self._last)}
         self._frames += 1
         shown = range(self.n_shown)
         out = {"poses": [_rounded_rows(self.sim.geom_poses(i)) for i in shown]}
