@@ -229,6 +229,15 @@ def _rl_run_arguments(sub):
     )
     v.add_argument("--onnx", default=None, metavar="FILE", help="run this ONNX policy instead")
     v.add_argument("--threads", type=int, default=1, help="the vector env's threads (1)")
+    v.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="replace a keyword argument of the task (the folder's env_kwargs), the value as "
+        "JSON, else a string, e.g. randomization=standard: a distribution training did not "
+        "see; repeatable",
+    )
     v.add_argument("--json", action="store_true", help="print the result as JSON")
     p["export-onnx"].add_argument(
         "-o", "--output", required=True, metavar="FILE", help="the ONNX file to write"
@@ -427,10 +436,20 @@ def _rl_run(command, run):
 def eval_main(args):
     """`asr eval`: the exit code (0 done, 1 missing dependency / simulation error, 2 bad
     arguments or a bad training folder)."""
+    try:
+        env = parse_env(args.env)
+    except ValueError as exc:
+        print(f"asr eval: {exc}", file=sys.stderr)
+        return 2
     code, res = _rl_run(
         "eval",
         lambda ev: ev.evaluate(
-            args.run_dir, args.episodes, seed=args.seed, onnx=args.onnx, threads=args.threads
+            args.run_dir,
+            args.episodes,
+            seed=args.seed,
+            onnx=args.onnx,
+            threads=args.threads,
+            env=env,
         ),
     )
     if res is not None:

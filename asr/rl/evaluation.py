@@ -1,11 +1,14 @@
 """A training folder's policy evaluated and exported: what `asr eval` and `asr export-onnx` run.
 
-evaluate(run_dir, episodes=10, *, seed=None, onnx=None, threads=1) -> Evaluation runs the
-deterministic policy of a training folder (asr.rl.train / `asr train --out DIR`, either backend),
-its torch model or an ONNX file exported from it, for `episodes` episodes of the folder's task
-with the folder's env_kwargs (config.json): one vector env of `episodes` sub-envs, sub-env k reset
-with seed + k (default seed: EVAL_SEED_BASE = 10^9, the held-out seeds of training's own
-evaluation), each driven until its episode ends (terminated or truncated). Per episode:
+evaluate(run_dir, episodes=10, *, seed=None, onnx=None, threads=1, env=None) -> Evaluation runs
+the deterministic policy of a training folder (asr.rl.train / `asr train --out DIR`, either
+backend), its torch model or an ONNX file exported from it, for `episodes` episodes of the
+folder's task with the folder's env_kwargs (config.json), each key of `env` (a dict) replacing
+the folder's (a distribution training did not see, e.g. env={"randomization": "standard"} for a
+policy trained without randomisation: asr.envs.Randomization): one vector env of `episodes`
+sub-envs, sub-env k reset with seed + k (default seed: EVAL_SEED_BASE = 10^9, the held-out
+seeds of training's own evaluation), each driven until its episode ends (terminated or
+truncated). Per episode:
 
 - return: the sum of the task's step rewards up to and including the step that ends it (the
   reward's unit: rad for the reach tasks, -|q - target| less a stiffness cost per step; m for
@@ -32,6 +35,7 @@ missing package of the extra [rl] is a ModuleNotFoundError naming the extra
 (asr.common.optional)."""
 
 import dataclasses
+import inspect
 import json
 import math
 import os
@@ -192,7 +196,8 @@ class Evaluation:
     """What evaluate returns. Arrays have shape (episodes,), episode k from seed + k: returns
     (sum of the task's step rewards, the reward's unit), lengths (env-steps), metric (the task's
     metric, metric_unit: final joint error in rad, or distance thrown in m). policy: "torch" or
-    "onnx" (then onnx: the file's path). metric_better: "lower" or "higher"."""
+    "onnx" (then onnx: the file's path). metric_better: "lower" or "higher". env_kwargs: the
+    task's keyword arguments the episodes ran with (the folder's, with evaluate's `env`)."""
 
     run_dir: str
     task: str
@@ -200,6 +205,7 @@ class Evaluation:
     policy: str
     onnx: str | None
     seed: int
+    env_kwargs: dict
     returns: np.ndarray
     lengths: np.ndarray
     metric: np.ndarray
@@ -235,6 +241,7 @@ class Evaluation:
             "onnx": self.onnx,
             "episodes": self.episodes,
             "seeds": [self.seed, self.seed + self.episodes - 1],
+            "env_kwargs": self.env_kwargs,
             "returns": self.returns.tolist(),
             "lengths": self.lengths.tolist(),
             "return": stat(*s["return"]),
@@ -258,7 +265,8 @@ class Evaluation:
         policy = "torch policy" if self.onnx is None else f"ONNX policy {self.onnx}"
         lines = [
             f"{self.run_dir}: {self.task}, {self.backend} backend, {policy}, deterministic; "
-            f"{self.episodes} episodes, seeds {self.seed}..{self.seed + self.episodes - 1}",
+            f"{self.episodes} episodes, seeds {self.seed}..{self.seed + self.episodes - 1}; "
+            f"env {json.dumps(self.env_kwargs, sort_keys=True)}",
             f"{'episode':>7}  {'seed':>12}  {'length':>6}  {'return':>14}  {metric}",
         ]
         for k in range(self.episodes):
@@ -276,12 +284,17 @@ class Evaluation:
         return "\n".join(lines)
 
 
-def evaluate(run_dir, episodes=10, *, seed=None, onnx=None, threads=1):
+def evaluate(run_dir, episodes=10, *, seed=None, onnx=None, threads=1, env=None):
     """Evaluation of the deterministic policy of the training folder run_dir (its torch model,
     or the ONNX file `onnx` exported from it) on `episodes` episodes of its task with its
-    env_kwargs, episode k from seed + k (None: EVAL_SEED_BASE, the held-out seeds of training's
-    evaluation); see the module doc. threads: the vector env's threads. ValueError naming the
-    argument for a bad one; SimulationError when the physics fails."""
+    env_kwargs, those named in `env` ({keyword: value}) replaced, episode k from seed + k (None:
+    EVAL_SEED_BASE, the held-out seeds of training's evaluation); see the module doc. threads:
+    the vector env's threads. ValueError naming the argument for a bad one (a keyword the task
+    does not take, or a bad value, named by the task); SimulationError when the physics fails."""
+    if env is None:
+        env = {}
+    if not isinstance(env, dict) or not all(isinstance(k, str) for k in env):
+        raise TypeError(f"env: got {env!r}, expected a dict of the task's keyword arguments")
     episodes = _check_count("episodes", episodes)
     threads = _check_count("threads", threads)
     seed = _check_seed(seed)
@@ -295,8 +308,10 @@ def evaluate(run_dir, episodes=10, *, seed=None, onnx=None, threads=1):
         task = res.config["task"]
         cls = task_class(task)
         act = res.predict if onnx is None else _onnx_policy(onnx, cls, task)
+        _check_env_keywords(env, cls)
+        env_kwargs = {**(res.config.get("env_kwargs") or {}), **env}
         returns, lengths, value, _ = _episodes(
-            act, cls, res.config.get("env_kwargs") or {}, _seeds(seed, episodes), threads
+            act, cls, env_kwargs, _seeds(seed, episodes), threads
         )
     m = task_metric(cls)
     return Evaluation(
@@ -306,6 +321,7 @@ def evaluate(run_dir, episodes=10, *, seed=None, onnx=None, threads=1):
         policy="torch" if onnx is None else "onnx",
         onnx=onnx,
         seed=seed,
+        env_kwargs=env_kwargs,
         returns=returns,
         lengths=lengths,
         metric=value,
@@ -314,6 +330,27 @@ def evaluate(run_dir, episodes=10, *, seed=None, onnx=None, threads=1):
         metric_unit=m.unit,
         metric_better=m.better,
     )
+
+
+def _check_env_keywords(env, cls):
+    """ValueError naming a key of `env` that the task class cannot take, and the ones it can:
+    the keywords of its __init__ and, where that passes **kwargs on, of its bases' (the first
+    parameter, the sub-env count, and threads are evaluate's own)."""
+    valid, open_ended = [], True
+    for klass in cls.__mro__:
+        if not open_ended or "__init__" not in vars(klass) or klass is object:
+            continue
+        params = list(inspect.signature(klass.__init__).parameters.values())[2:]  # self, n
+        valid += [p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        open_ended = any(p.kind is p.VAR_KEYWORD for p in params)
+    if open_ended:
+        return  # a class that takes any keyword: the task itself names a bad one
+    valid = [k for k in dict.fromkeys(valid) if k != "threads"]
+    for key in env:
+        if key not in valid:
+            raise ValueError(
+                f"env: {key!r} is not a keyword of {cls.__name__}; valid: {', '.join(valid)}"
+            )
 
 
 def _seeds(seed, n):

@@ -90,14 +90,15 @@ def runs(tmp_path_factory):
 BACKENDS = pytest.mark.parametrize("algo", ["sb3", "rsl_rl"])
 
 
-def sync_rollout(res, seeds):
+def sync_rollout(res, seeds, **env_kwargs):
     """(returns, final |q - target|) of the policy res.predict on gymnasium's SyncVectorEnv of
-    single envs, episode k reset with seeds[k]: rewards summed up to the step that ends it."""
+    single envs (made with env_kwargs), episode k reset with seeds[k]: rewards summed up to the
+    step that ends it."""
     import gymnasium
 
     import asr  # noqa: F401  (registers the ids)
 
-    envs = gymnasium.make_vec(TASK, num_envs=len(seeds), vectorization_mode="sync")
+    envs = gymnasium.make_vec(TASK, num_envs=len(seeds), vectorization_mode="sync", **env_kwargs)
     obs, _ = envs.reset(seed=list(seeds))
     returns, final = np.zeros(len(seeds)), np.full(len(seeds), np.nan)
     while np.isnan(final).any():
@@ -143,6 +144,29 @@ def test_eval_reports_the_policys_returns_and_metric(runs, algo, capsys):
     assert len(lines) == 2 + 2 + 2, out
     assert lines[2].split()[:2] == ["0", "7"] and lines[3].split()[:2] == ["1", "8"]
     assert "final joint error" in lines[-1] and "95 % CI" in lines[-1]
+
+
+def test_eval_on_a_distribution_training_did_not_see(runs, capsys):
+    """--env replaces a keyword of the folder's env_kwargs: the episodes run with randomised
+    start poses (the folder trained without), equal to gymnasium's own vector env of the task
+    made with the same keyword; a keyword the task does not take exits 2 naming it."""
+    from asr.rl import load_checkpoint
+
+    rnd = {"start_q": 0.3, "noise_q": 0.01}
+    args = ["eval", runs["sb3"], "--episodes", EPISODES, "--json"]
+    code, out, err = cli([*args, "--env", "randomization=" + json.dumps(rnd)], capsys)
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["env_kwargs"]["randomization"] == rnd
+    seed = 1_000_000_000
+    res = load_checkpoint(runs["sb3"])
+    returns, final = sync_rollout(res, range(seed, seed + EPISODES), randomization=rnd)
+    np.testing.assert_array_equal(doc["returns"], returns)
+    plain, _ = sync_rollout(res, range(seed, seed + EPISODES))
+    assert not np.array_equal(returns, plain)  # another distribution: other episodes
+    code, out, err = cli([*args, "--env", "bogus=1"], capsys)
+    assert code == 2 and "env: 'bogus' is not a keyword of Reach2DOF" in err, err
+    assert "Traceback" not in err
 
 
 @BACKENDS
