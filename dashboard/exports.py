@@ -5,8 +5,9 @@ history_npz, history_html) and the policy exports (POST /api/rl/policy.onnx,
 
 Why a child: torch's ONNX exporter is not thread-safe (two exports at once fail, and leave it
 failing for the next ones), it imports torch into the server for good, and it can take long.
-The child, `python -m asr_dashboard.exports KIND OUT FOLDER [TASK | ROBOT VARIANT ROS]` (the package
-under the name it was imported by: asr_dashboard once installed), writes OUT
+The child, `python -m asr_dashboard.exports KIND OUT (FOLDER [TASK] | ONNX ROBOT VARIANT ROS)`
+(the package under the name it was imported by: asr_dashboard once installed; "onnx" exports a
+training folder's checkpoint, "ros-zip" packages an ONNX file the server wrote), writes OUT
 or prints one JSON line {"status", "detail"} (the HTTP answer: 422 bad checkpoint, 501 export
 not available) and exits 1. RL "watch" runs its policy from such an ONNX export with
 onnxruntime (dashboard/rl.py), so torch and Stable-Baselines3 never enter the server process.
@@ -87,8 +88,9 @@ class ExportGate:
         for proc in list(self._procs):
             _kill(proc)
 
-    async def run(self, kind, *args):
-        """The bytes of export `kind` (main's KINDS) of `args`; ExportError otherwise."""
+    async def run(self, kind, *args, onnx=None):
+        """The bytes of export `kind` (main's KINDS) of `args`; ExportError otherwise. onnx:
+        ONNX bytes the child reads from a file of its own (its path the first argument)."""
         if self._waiting >= MAX_WAITING:
             raise ExportError(
                 429, f"{self._waiting} exports are waiting already; try again when they are done"
@@ -101,7 +103,7 @@ class ExportGate:
         # the lock is held until the child is done, even when the request is given up
         # (the client left): the next export never runs beside it
         job = asyncio.ensure_future(
-            asyncio.to_thread(_run_child, kind, args, self.timeout_s, self._procs)
+            asyncio.to_thread(_run_child, kind, args, self.timeout_s, self._procs, onnx)
         )
         job.add_done_callback(lambda _: self._lock.release())
         return await asyncio.shield(job)
@@ -120,9 +122,14 @@ def _kill(proc):
         pass
 
 
-def _run_child(kind, args, timeout_s, running):
+def _run_child(kind, args, timeout_s, running, onnx=None):
     with tempfile.TemporaryDirectory(prefix="asr-export-") as tmp:
         out = os.path.join(tmp, "export.bin")
+        if onnx is not None:  # the server's own bytes, in a file named here
+            policy = os.path.join(tmp, "policy.onnx")
+            with open(policy, "wb") as f:
+                f.write(onnx)
+            args = (policy, *args)
         env = dict(
             os.environ,
             OMP_NUM_THREADS="1",
@@ -188,14 +195,14 @@ def _onnx(out, folder, task=None):
         raise ExportError(422, str(exc)) from None
 
 
-def _ros_zip(out, folder, robot, variant, ros):
-    """The ROS `ros` ("1": catkin, "2": ament_python) package running the checkpoint's policy."""
+def _ros_zip(out, onnx, robot, variant, ros):
+    """The ROS `ros` ("1": catkin, "2": ament_python) package running the ONNX policy file
+    `onnx` (the checkpoint's, which the server exported once and keeps: this child imports
+    neither torch nor the training's backend)."""
     from asr.ros.export import export_zip
 
     if ros not in ("1", "2"):  # the route checked it already; this guards a direct call
         raise ExportError(422, f"ros: got {ros!r}, valid: 1 or 2")
-    onnx = out + ".onnx"  # the policy goes to asr.ros.export as an ONNX file
-    _onnx(onnx, folder)
     try:
         data = export_zip(onnx, robot, variant=variant or None, ros=int(ros))
     except TypeError as exc:

@@ -199,6 +199,13 @@ async def policy_onnx(request: Request):
 async def policy_ros(request: Request, ros: RosVersion = "2"):
     m = manager(request)
     folder = _answer(m.checkpoint_dir)
-    cls = rl_tasks.task_class(m.status()["config"]["task"])
-    data = await _export(request, "ros-zip", folder, cls.robot, cls.variant or "", ros)
+    task = m.status()["config"]["task"]
+    cls = rl_tasks.task_class(task)
+    onnx = await _policy_onnx(request, m, folder, task)  # the checkpoint's, exported once
+    try:
+        data = await request.app.state.exports.run(
+            "ros-zip", cls.robot, cls.variant or "", ros, onnx=onnx
+        )
+    except exports.ExportError as exc:
+        raise HTTPException(exc.status, exc.detail) from None
     return ros_zip_response(data, cls.robot, ros)
