@@ -171,4 +171,5 @@ def test_the_watcher_acts_as_the_task(task, tmp_path):
             break
     info = w.info()
     assert info["task"] == task and info["episode"] == 1
-    assert (info["target"] is None) == (task == "asr/Throw-v0")
+    # a task with targets reports its instance's target (Throw and Periodic2DOF have none)
+    assert (info["target"] is None) == (getattr(cls, "target_range", None) is None)
