@@ -21,6 +21,23 @@ const SAMPLES_PER_FRAME = 10;  // drawn samples per frame and trace (about 300 p
 const MAX_POINTS = 4000;       // drawn points per trace, at most
 const FLUSH_MS = 100;          // redraw the plots at most 10 times per second
 const HISTORY_POINTS = 3000;   // points per trace kept from a figure's history
+// Drawing at what the machine allows (issue 46: compare of 8 drew 0.66 updates/s on a busy
+// machine). A redraw costs about its points, so the points kept per trace share POINT_BUDGET
+// among the traces drawn (compare of 8 on the 2-joint arm: 112 traces, about 360 points each
+// over the window; one instance: MAX_POINTS), scaled by drawScale, which the measured redraw
+// time moves: above FLUSH_TARGET_MS it shrinks (to MIN_SCALE), well below it grows back to 1.
+// New samples are then kept one per window_s / points s (by time: a merged frame from the
+// server, several frames' samples, thins the same way).
+const POINT_BUDGET = 40000;     // drawn points per redraw, all plots and traces together
+const MIN_TRACE_POINTS = 150;   // points per trace over the window, at least
+const FLUSH_TARGET_MS = 60;     // a redraw taking longer than this: fewer points
+const MIN_SCALE = 0.125;        // drawScale's floor
+const BEHIND_RATE = 5;          // updates/s drawn below which, frames arriving, the plots say they are behind
+const BEHIND_WINDOW_MS = 2000;  // the draw rate and the server's merging are judged over this span
+app.drawScale = 1;      // the share of POINT_BUDGET the plots keep (tracePoints)
+app.drawTimes = [];     // performance.now() of the redraws within BEHIND_WINDOW_MS
+app.mergedTimes = [];   // [performance.now(), frames] of the merged frames within it
+Object.assign(stats, { draws: 0, drawRate: 0, drawMs: null, drawScale: 1, merged: 0 });
 const PLOT_CONFIG = { responsive: true, displaylogo: false, modeBarButtonsToRemove: ["lasso2d", "select2d"] };
 const BAND_ALPHA = 0.2;             // the clamp bands' fill opacity
 const BAND_GREY = "rgb(110,110,110)";  // their colour in compare mode (the colours are instances')
@@ -106,6 +123,9 @@ function drawFigure(figure) {
 
   const perPlot = {};
   for (const p of spec.plots) perPlot[p.plot] = [];
+  app.tracesDrawn = data.filter((tr, k) => motorExists(tr.meta.joint, cls[k].field)).length;
+  const historyPoints = Math.min(HISTORY_POINTS, tracePoints());
+  app.keepFrom = null;  // the next sample kept (handleExtend): any, after a figure
   app.route = data.map((tr, k) => {
     const { plot, field } = cls[k];
     if (!motorExists(tr.meta.joint, field)) return null;  // left out: extends skip it
@@ -117,8 +137,8 @@ function drawFigure(figure) {
     styleTrace(copy, field, compare, jointIndex.get(tr.meta.joint));
     if (copy.x === undefined) copy.x = sharedX && Array.isArray(copy.y) ? sharedX.slice(0, copy.y.length) : [];
     if (copy.y === undefined) copy.y = [];
-    if (Array.isArray(copy.x) && Array.isArray(copy.y) && copy.x.length > HISTORY_POINTS) {
-      const stride = Math.ceil(copy.x.length / HISTORY_POINTS);
+    if (Array.isArray(copy.x) && Array.isArray(copy.y) && copy.x.length > historyPoints) {
+      const stride = Math.ceil(copy.x.length / historyPoints);
       const keep = (arr) => arr.filter((_, i) => (arr.length - 1 - i) % stride === 0);
       copy.x = keep(copy.x);
       copy.y = keep(copy.y);
@@ -234,22 +254,19 @@ export function handleExtend(msg) {
   const update = msg.update || {};
   const keys = Object.keys(update);
   if (!keys.length) return;
-  // decimate each frame to at most SAMPLES_PER_FRAME samples (keeping the last one) and scale
-  // maxPoints by the same factor: the plotted window stays the server's, the browser draws less
-  const first = update[keys[0]][0] || [];
-  const n = first.length || 1;
-  const stride = Math.max(1, Math.ceil(n / SAMPLES_PER_FRAME));
-  const pick = (arr) => {
-    if (stride === 1 || !arr || !arr.length) return arr || [];
-    const out = [];
-    for (let i = arr.length - 1; i >= 0; i -= stride) out.push(arr[i]);
-    return out.reverse();
-  };
-  const kept = Math.ceil(n / stride);
-  if (msg.maxPoints != null) {
-    app.maxPoints = Math.min(MAX_POINTS, Math.max(10, Math.ceil((msg.maxPoints * kept) / n)));
+  if (Number.isInteger(msg.merged) && msg.merged > 1) {  // the server merged frames for this page
+    stats.merged += msg.merged;
+    app.mergedTimes.push([now, msg.merged]);
   }
   const xs = Array.isArray(update.x) ? update.x.find((a) => Array.isArray(a) && a.length) : null;
+  // keep at most SAMPLES_PER_FRAME samples of a frame and one per window_s / tracePoints() s
+  // (the newest always once that time has come): the window's points stay within the budget
+  const first = update[keys[0]][0] || [];
+  const n = first.length || 1;
+  const points = tracePoints();
+  const idx = keptSamples(xs, n, points);
+  const pick = (arr) => (!arr || !arr.length ? [] : idx.length === arr.length ? arr : idx.map((i) => arr[i]));
+  app.maxPoints = Math.min(MAX_POINTS, Math.max(10, Math.ceil(points * 1.25)));
   if (xs && num(xs[xs.length - 1]) !== null) {
     app.tNewest = Math.max(app.tNewest ?? -Infinity, xs[xs.length - 1]);
     if (app.tFirst == null) app.tFirst = xs[0];
@@ -268,6 +285,40 @@ export function handleExtend(msg) {
     }
   });
   scheduleFlush();
+}
+
+/* The points per trace the plots keep over their window: POINT_BUDGET x drawScale shared by the
+   traces drawn, within [MIN_TRACE_POINTS, MAX_POINTS]. */
+function tracePoints() {
+  const traces = Math.max(1, app.tracesDrawn || 1);
+  return Math.max(MIN_TRACE_POINTS, Math.min(MAX_POINTS, Math.floor((POINT_BUDGET * app.drawScale) / traces)));
+}
+
+/* Indices of the samples of a frame (times `xs`, s, `n` samples) to keep: at most
+   SAMPLES_PER_FRAME, none closer than window_s / points s after the last kept one (the newest
+   of the frame kept when its time has come); every index without times. */
+function keptSamples(xs, n, points) {
+  const stride = Math.max(1, Math.ceil(n / SAMPLES_PER_FRAME));
+  const windowS = (app.state && num(app.state.window_s)) || 10;
+  const gap = windowS / points;
+  const out = [];
+  if (!xs || xs.length !== n) {
+    for (let i = n - 1; i >= 0; i -= stride) out.push(i);
+    return out.reverse();
+  }
+  // from the newest back: the newest if its time has come, then one per gap (and per stride)
+  let next = Infinity;
+  const from = app.keepFrom ?? -Infinity;
+  for (let i = n - 1; i >= 0; i--) {
+    const t = xs[i];
+    if (!(t >= from)) break;
+    if (t <= next && (out.length === 0 || out[out.length - 1] - i >= stride)) {
+      out.push(i);
+      next = t - gap;
+    }
+  }
+  if (out.length) app.keepFrom = xs[out[0]] + gap;
+  return out.reverse();
 }
 
 /* The clamp bands of a frame (times `xs`, s, newest last; `clamped` the joints on their clamp in
@@ -427,15 +478,69 @@ function dropDrawn(buffer) {
 function flush() {
   app.flushTimer = null;
   app.lastFlush = performance.now();
+  const drew = drawBuffered();
+  if (drew) {
+    const ms = performance.now() - app.lastFlush;
+    stats.draws += 1;
+    app.drawTimes.push(app.lastFlush);
+    stats.drawMs = Math.round(ms);
+    // fewer points when a redraw takes longer than FLUSH_TARGET_MS, more again when it is fast
+    if (ms > FLUSH_TARGET_MS) app.drawScale = Math.max(MIN_SCALE, app.drawScale * 0.7);
+    else if (ms < FLUSH_TARGET_MS / 3) app.drawScale = Math.min(1, app.drawScale * 1.1);
+    stats.drawScale = app.drawScale;
+  }
+  showBehind();
+}
+
+/* The plots' marker (#plots-behind, made once beside #fps): shown while the page draws fewer
+   than BEHIND_RATE updates/s with frames arriving, or the server merged frames for it (it read
+   slower than they came) within BEHIND_WINDOW_MS; it says by how much. */
+export function showBehind() {
+  const now = performance.now();
+  for (const list of [app.drawTimes, app.mergedTimes]) {
+    while (list.length && now - (Array.isArray(list[0]) ? list[0][0] : list[0]) > BEHIND_WINDOW_MS) list.shift();
+  }
+  const rate = (app.drawTimes.length * 1000) / BEHIND_WINDOW_MS;
+  stats.drawRate = Math.round(rate * 10) / 10;
+  const receiving = app.connected && now - app.lastFrameAt < BEHIND_WINDOW_MS;
+  const merged = app.mergedTimes.reduce((a, [, k]) => a + k, 0);
+  const slow = receiving && app.plotted && app.view && app.view.mode === "live" && rate < BEHIND_RATE;
+  const behind = receiving && (slow || app.mergedTimes.length > 0);
+  let el = $("plots-behind");
+  if (!el) {
+    const fps = $("fps");
+    if (!fps) return;
+    el = document.createElement("span");
+    el.id = "plots-behind";
+    el.hidden = true;
+    el.style.cssText = "color:#b45309;font-weight:600;margin-left:0.5em";
+    el.title = "the page draws what this machine allows: fewer points per trace, and the " +
+      "server merges the frames this page could not take in time";
+    fps.after(el);
+  }
+  el.dataset.behind = behind ? "1" : "0";
+  el.dataset.rate = String(stats.drawRate);
+  el.hidden = !behind;
+  if (behind) {
+    const parts = [`plots behind: ${stats.drawRate} updates/s drawn`];
+    if (app.mergedTimes.length) parts.push(`server merged ${Math.round(merged / app.mergedTimes.length)} frames per update`);
+    if (app.drawScale < 1) parts.push(`${tracePoints()} points per trace`);
+    el.textContent = parts.join("; ");
+  }
+}
+
+/* Draw the buffered samples (one Plotly.extendTraces per plot); whether anything was drawn. */
+function drawBuffered() {
   if (holdFrames()) {  // a past window shown: frames are dropped; restoring: kept for later
     if (app.view.mode === "past") { app.buffer = {}; app.bandOpen = {}; }
-    return;
+    return false;
   }
   const buffer = app.buffer;
   app.buffer = {};
-  if (!app.plotted || !hasPlotly()) return;
+  if (!app.plotted || !hasPlotly()) return false;
   dropDrawn(buffer);
   const tMin = windowStart();
+  let drew = false;
   for (const { plot: p, div } of spec.plots) {
     const gd = $(div);
     if (!gd || gd.hidden) continue;  // hidden (no deflection in the torque modes): not drawn
@@ -454,12 +559,14 @@ function flush() {
     }
     try {
       Plotly.extendTraces(gd, upd, locals, maxPoints);
+      drew = true;
     } catch (e) {
       console.warn("extendTraces", p, e);
     }
   }
   // timeline.js (labels of what is drawn): samples of the figure's run are on screen now
   runDrawn();
+  return drew;
 }
 
 loadPlotSpec();  // at once: the first figure then rarely waits for it
