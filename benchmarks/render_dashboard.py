@@ -6,11 +6,13 @@ looking at what a user sees (docs/images/dashboard_<name>.png).
 A real server (tests/support/dashboard_server.py's chromium_page) on the default robot, then:
 - live: the default arm after 12 s of simulated time, the page as it opens (controls, live plots,
   3-D view);
-- scrub: the view paused and scrubbed back to t = 1 s of a 20 s run (the plots' shared window);
+- scrub: the view paused and scrubbed back to t = 1 s of a 20 s run (the plots' shared window),
+  a plot hovered at t = 4 s: the time cursor on every plot, the hover synced across them, and the
+  3-D view drawing the robot's pose at 4 s with its caption saying so;
 - compare8: qbmove_3r with 8 presets compared: 48 traces, legends beside the plot areas, the 3-D
   row of 8 instances;
-- rl: two short Reach2DOF trainings, the second with its own hyperparameters, both overlaid on
-  the RL plot with the runs table (needs the [rl] extra);
+- rl_runs: two short trainings of two tasks, Reach2DOF and Throw, overlaid on the RL plot with
+  the runs table: each metric on an axis of its own (needs the [rl] extra);
 - watch: the latest policy watched, with the task's target drawn in the 3-D view.
 """
 
@@ -28,6 +30,9 @@ IMAGES = os.path.join(ROOT, "docs", "images")
 DEADLINE_S = 240.0  # every wait: generous, the machine may be busy
 RUN = {"task": "asr/Reach2DOF-v0", "num_envs": 2, "total_steps": 2048}
 RUN.update(n_steps=64, batch_size=64)
+THROW = dict(RUN, task="asr/Throw-v0")
+SCRUB_T0_S = 1.0  # the scrubbed window's start
+HOVER_T_S = 4.0  # the time hovered in it: the cursor and the 3-D view's pose
 
 
 def ok(pg, method, path, body=None):
@@ -44,11 +49,30 @@ def sim_past(pg, t):
 def shoot(pg, out, name, selector=None):
     path = os.path.join(out, f"dashboard_{name}.png")
     pg.wait_for_timeout(1500)  # let the page draw the newest frames (a picture, not a test)
-    if selector:
-        pg.locator(selector).screenshot(path=path)
-    else:
-        pg.screenshot(path=path, full_page=True)
+    # from the page's top: the sticky header stays where it belongs, never over the picture
+    pg.evaluate("window.scrollTo(0, 0)")
+    clip = None
+    if selector:  # the element's box on the page
+        clip = pg.evaluate(
+            "(s) => { const r = document.querySelector(s).getBoundingClientRect();"
+            " return {x: r.left + scrollX, y: r.top + scrollY,"
+            " width: r.width, height: r.height}; }",
+            selector,
+        )
+    pg.screenshot(path=path, full_page=True, clip=clip)
     print(path)
+
+
+def hover_plot(pg, plot, t):
+    """Move the mouse over plot div `plot` at time t (s), half-way up its plot area."""
+    x, y = pg.evaluate(
+        """([id, t]) => { const gd = document.getElementById(id), fl = gd._fullLayout;
+            const r = gd.getBoundingClientRect();
+            return [r.left + fl.xaxis._offset + fl.xaxis.l2p(t),
+                    r.top + fl._size.t + fl._size.h / 2]; }""",
+        [plot, t],
+    )
+    pg.mouse.move(x, y)
 
 
 def rl_run_ended(pg, run):
@@ -79,23 +103,38 @@ def main():
             pg.wait_for_selector("#view-scrub:not([disabled])", timeout=30000)
             pg.eval_on_selector(
                 "#view-scrub",
-                "(e) => { e.value = '1'; e.dispatchEvent(new Event('input', {bubbles: true}));"
+                f"(e) => {{ e.value = '{SCRUB_T0_S}';"
+                " e.dispatchEvent(new Event('input', {bubbles: true}));"
                 " e.dispatchEvent(new Event('change', {bubbles: true})); }",
             )
+            pg.wait_for_function(
+                "(t) => Math.abs(+document.getElementById('view-time').dataset.t0 - t) < 1e-6"
+                " && Math.abs(document.getElementById('plot-q')._fullLayout.xaxis.range[0] - t)"
+                " < 1e-6",
+                arg=SCRUB_T0_S,
+                timeout=DEADLINE_S * 1000,
+            )
+            hover_plot(pg, "plot-q", HOVER_T_S)
+            pg.wait_for_function(
+                "(t) => Math.abs(+document.getElementById('robot3d').dataset.time - t) < 0.05",
+                arg=HOVER_T_S,
+                timeout=DEADLINE_S * 1000,
+            )
             shoot(pg, args.out, "scrub", "section.plots")
+            pg.mouse.move(2, 2)
             pg.uncheck("#view-pause")
             ok(pg, "POST", "/api/control", {"speed": 1.0})
-        if want("rl") or want("watch"):
-            ok(pg, "POST", "/api/rl/start", {**RUN, "learning_rate": 3e-4, "gamma": 0.95})
+        if want("rl_runs") or want("watch"):
+            ok(pg, "POST", "/api/rl/start", {**THROW, "learning_rate": 1e-3, "gamma": 0.99})
             rl_run_ended(pg, 1)
-            ok(pg, "POST", "/api/rl/start", {**RUN, "learning_rate": 1e-3, "gamma": 0.99})
+            ok(pg, "POST", "/api/rl/start", {**RUN, "learning_rate": 3e-4, "gamma": 0.95})
             rl_run_ended(pg, 2)
             pg.wait_for_selector("#rl-runs tbody tr[data-run='1']", timeout=30000)
             box = pg.locator("#rl-runs tbody tr[data-run='1'] input[type=checkbox]")
             if box.count() and not box.first.is_checked():
                 box.first.check()
-            if want("rl"):
-                shoot(pg, args.out, "rl", "#rl-curves")
+            if want("rl_runs"):
+                shoot(pg, args.out, "rl_runs", "#rl-curves")
             if want("watch"):
                 pg.click("#btn-rl-watch")
                 pg.wait_for_selector("#btn-rl-manual:not([disabled])", timeout=DEADLINE_S * 1000)
