@@ -46,37 +46,66 @@ from asr.experiments.throw_ppo import replay_actions  # noqa: E402
 from asr.learning.gym_registry import ENVS  # noqa: E402
 
 DEFAULT_OUT = os.path.join(HERE, "results", "stiffness.json")
-TASKS = ("asr/Throw-v0", "asr/Impact2DOF-v0", "asr/Periodic2DOF-v0")
-# per task: the CEM's seeds, restarts, iterations, population, episodes per candidate and
-# held-out episodes; PPO's seeds and env-steps per run (None: the task's registered default)
-FULL = {
-    "asr/Throw-v0": dict(
+# the cases: a task id, its options (task_kwargs), the open-loop policy class (policy: KnotPolicy
+# keywords; None: asr.experiments.stiffness.OPEN_LOOP's), the CEM's seeds, restarts,
+# iterations, population, episodes per candidate and held-out episodes (cem), PPO's seeds and
+# env-steps per run (ppo; None: not run). Periodic2DOF at two of its frequencies, periodic
+# knot profiles (8 knots per cycle).
+THROW = "asr/Throw-v0"
+FULL = [
+    dict(
+        name=THROW,
+        task=THROW,
         cem=dict(seeds=(0, 1, 2, 3, 4), restarts=4, iterations=40, population=32, eval_episodes=1),
         ppo=dict(seeds=(0, 1, 2), total_steps=200_000),
     ),
-}
-FULL_OTHER = dict(
-    cem=dict(seeds=(0, 1, 2), restarts=2, iterations=20, population=32, episodes=4),
-    ppo=dict(seeds=(0, 1, 2), total_steps=200_000),
-)
-QUICK = dict(
-    cem=dict(seeds=(0, 1, 2), restarts=2, iterations=8, population=32, episodes=1),
-    ppo=dict(seeds=(0, 1), total_steps=40_960),
-)
+    dict(
+        name="asr/Impact2DOF-v0",
+        task="asr/Impact2DOF-v0",
+        cem=dict(
+            seeds=(0, 1, 2), restarts=2, iterations=15, population=32, episodes=2, eval_episodes=16
+        ),
+    ),
+    *[
+        dict(
+            name=f"asr/Periodic2DOF-v0 f={f:g} Hz",
+            task="asr/Periodic2DOF-v0",
+            task_kwargs={"frequency": f},
+            policy={"n_knots": 8, "period": 1.0 / f},
+            cem=dict(seeds=(0, 1, 2), restarts=2, iterations=15, population=32, eval_episodes=1),
+        )
+        for f in (1.25, 2.0)
+    ],
+]
+QUICK_CEM = dict(seeds=(0, 1, 2), restarts=2, iterations=8, population=32)
+QUICK_PPO = dict(seeds=(0, 1), total_steps=40_960)
 
 
-def settings(task, quick):
-    s = QUICK if quick else FULL.get(task, FULL_OTHER)
-    cem = dict(s["cem"])
-    if task != "asr/Throw-v0":  # tasks that draw targets: held-out episodes differ
-        cem.setdefault("episodes", 4)
-        cem.setdefault("eval_episodes", 16)
-    return dict(cem=cem, ppo=dict(s["ppo"]))
+def cases(quick, names=None):
+    """The cases to run (FULL, or at QUICK_CEM / QUICK_PPO's budget), those of registered tasks
+    whose name or task id is in names (None: all)."""
+    out = []
+    for c in FULL:
+        if c["task"] not in ENVS or (names and not ({c["name"], c["task"]} & set(names))):
+            continue
+        c = dict(c)
+        if quick:
+            c["cem"] = dict(c["cem"], **QUICK_CEM)
+            c["ppo"] = dict(QUICK_PPO) if c.get("ppo") else None
+        out.append(c)
+    return out
 
 
-def _cem_job(task, strategy, seed, cem):
-    kw = {k: v for k, v in cem.items() if k != "seeds"}
-    return stiffness.compare_cem(task, (strategy,), seeds=(seed,), **kw)
+def _cem_job(case, strategy, seed):
+    kw = {k: v for k, v in case["cem"].items() if k != "seeds"}
+    return stiffness.compare_cem(
+        case["task"],
+        (strategy,),
+        seeds=(seed,),
+        task_kwargs=case.get("task_kwargs"),
+        policy_kwargs=case.get("policy"),
+        **kw,
+    )
 
 
 def merged(parts):
@@ -97,10 +126,10 @@ def merged(parts):
 def throw_energy(cem):
     """Energy account (J) of each arm's best open-loop throw, replayed at 1 ms."""
     out = {}
-    policy = stiffness.OPEN_LOOP["asr/Throw-v0"]
+    policy = stiffness.OPEN_LOOP[THROW]
     for strategy, runs in cem["runs"].items():
         best = max(runs, key=lambda r: r["metric"])
-        ev = stiffness.Evaluator("asr/Throw-v0", strategy, policy)
+        ev = stiffness.Evaluator(THROW, strategy, policy)
         actions = ev.actions(np.array(best["theta"]))
         kw = stiffness.strategy_kwargs(strategy, best.get("presets"))
         tr = replay_actions(actions, kw["actuator"], kw.get("preset"))
@@ -119,51 +148,60 @@ def throw_energy(cem):
     return out
 
 
-def run_task(task, quick, pool, say, skip_ppo=False, ppo_steps=None):
-    s = settings(task, quick)
+def run_case(case, pool, say, skip_ppo=False, ppo_steps=None):
+    task = case["task"]
     t0 = time.perf_counter()
     jobs = [
-        pool.submit(_cem_job, task, strategy, seed, s["cem"])
+        pool.submit(_cem_job, case, strategy, seed)
         for strategy in stiffness.STRATEGIES
-        for seed in s["cem"]["seeds"]
+        for seed in case["cem"]["seeds"]
     ]
     cem = merged([j.result() for j in jobs])
     cem["wall_s"] = time.perf_counter() - t0
-    say(f"{task}: CEM done in {cem['wall_s']:.0f} s")
+    say(f"{case['name']}: CEM done in {cem['wall_s']:.0f} s")
     out = {"metric": cem["metric"], "cem": cem}
     results = [cem]
-    if not skip_ppo:
+    if case.get("ppo") and not skip_ppo:
         t0 = time.perf_counter()
-        ppo_kw = dict(s["ppo"])
+        ppo_kw = dict(case["ppo"])
         if ppo_steps is not None:
             ppo_kw["total_steps"] = ppo_steps
         ppo = stiffness.compare_ppo(
-            task, fixed_preset=stiffness.best_fixed_presets(cem), executor=pool, **ppo_kw
+            task,
+            fixed_preset=stiffness.best_fixed_presets(cem),
+            task_kwargs=case.get("task_kwargs"),
+            executor=pool,
+            **ppo_kw,
         )
         ppo["wall_s"] = time.perf_counter() - t0
-        say(f"{task}: PPO done in {ppo['wall_s']:.0f} s")
+        say(f"{case['name']}: PPO done in {ppo['wall_s']:.0f} s")
         out["ppo"] = ppo
         results.append(ppo)
-    if task == "asr/Throw-v0":
+    if task == THROW:
         out["energy"] = throw_energy(cem)
     out["table"] = stiffness.table(results)
-    say(
-        f"\n{task} ({cem['metric']['name']}, {cem['metric']['unit']}, {cem['metric']['better']} "
-        f"is better)\n{out['table']}\n"
-    )
+    m = cem["metric"]
+    say(f"\n{case['name']} ({m['name']}, {m['unit']}, {m['better']} is better)\n{out['table']}\n")
     return out
 
 
 def main(quick=False, out=None, workers=2, tasks=None, skip_ppo=False, ppo_steps=None, say=print):
     t0 = time.perf_counter()
     load = os.getloadavg()[0]
-    tasks = [t for t in (tasks or TASKS) if t in ENVS]
+    todo = cases(quick, tasks)
     fig = dict(machine(), quick=bool(quick), load_average_before=load, tasks={})
     fig["workers"] = workers
     ctx = multiprocessing.get_context("spawn")
     with concurrent.futures.ProcessPoolExecutor(workers, mp_context=ctx) as pool:
-        for task in tasks:
-            fig["tasks"][task] = run_task(task, quick, pool, say, skip_ppo, ppo_steps)
+        for case in todo:
+            t1 = time.perf_counter()
+            res = fig["tasks"][case["name"]] = run_case(case, pool, say, skip_ppo, ppo_steps)
+            res["run"] = dict(
+                quick=bool(quick),
+                load_average_before=load,
+                bench_wall_s=time.perf_counter() - t1,
+                workers=workers,
+            )
             if out:  # each task as it ends: a long run keeps what it finished
                 fig["bench_wall_s"] = time.perf_counter() - t0
                 write_results(with_other_tasks(fig, out), out, say)
@@ -175,20 +213,36 @@ def main(quick=False, out=None, workers=2, tasks=None, skip_ppo=False, ppo_steps
     return fig
 
 
+def rewrite(out, say=print):
+    """Recompute the summaries and tables of the results file `out` from its per-seed runs
+    (after a change to their form, without running anything again)."""
+    with open(out) as f:
+        fig = json.load(f)
+    for name, res in fig["tasks"].items():
+        results = [res[k] for k in ("cem", "ppo") if k in res]
+        for r in results:
+            r["summary"] = stiffness.summarize(r)
+        res["table"] = stiffness.table(results)
+        say(f"\n{name}\n{res['table']}")
+    write_results(fig, out, say)
+
+
+RUN_KEYS = ("quick", "load_average_before", "bench_wall_s", "workers")
+
+
 def with_other_tasks(fig, out):
-    """fig plus the tasks of the results file `out` that this run did not run (kept with the
-    machine and settings they were measured with, under "kept_tasks")."""
+    """fig plus the cases of the results file `out` that this run did not run, each with its
+    own run's figures ("run": quick, load average, wall time, workers), so that cases measured
+    by separate runs share one file."""
     if not os.path.exists(out):
         return fig
     with open(out) as f:
         old = json.load(f)
-    kept = {**old.get("kept_tasks", {})}
-    for task, res in old.get("tasks", {}).items():
-        kept[task] = dict(
-            res, machine={k: v for k, v in old.items() if k not in ("tasks", "kept_tasks")}
-        )
-    kept = {t: r for t, r in kept.items() if t not in fig["tasks"]}
-    return dict(fig, kept_tasks=kept) if kept else fig
+    tasks = dict(fig["tasks"])
+    for name, res in old.get("tasks", {}).items():
+        if name not in tasks:
+            tasks[name] = dict(res, run=res.get("run") or {k: old.get(k) for k in RUN_KEYS})
+    return dict(fig, tasks=tasks)
 
 
 if __name__ == "__main__":
@@ -200,10 +254,18 @@ if __name__ == "__main__":
         help=f"results file (default {DEFAULT_OUT}; --quick writes only where --out says)",
     )
     ap.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
-    ap.add_argument("--task", action="append", help="a task id (repeatable; default all)")
+    ap.add_argument(
+        "--task", action="append", help="a case's name or task id (repeatable; default all)"
+    )
     ap.add_argument("--skip-ppo", action="store_true", help="the open-loop reference only")
     ap.add_argument("--ppo-steps", type=int, default=None, help="env-steps per PPO run")
+    ap.add_argument(
+        "--rewrite", action="store_true", help="only recompute the summaries and tables of --out"
+    )
     a = ap.parse_args()
+    if a.rewrite:
+        rewrite(a.out or DEFAULT_OUT)
+        sys.exit(0)
     main(
         quick=a.quick,
         out=a.out or (None if a.quick else DEFAULT_OUT),

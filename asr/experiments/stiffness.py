@@ -83,14 +83,22 @@ def strategy_kwargs(strategy, preset=None):
 # ------------------------------------------------------------ the open-loop policy class
 
 
-def interp_knots(knots, t, t_knots):
+def interp_knots(knots, t, t_knots, periodic=False):
     """Piecewise-linear profiles (P, A) at times t (P,) s from knots (P, A, K) evenly spaced over
-    [0, t_knots] s, constant after the last (exact where neighbouring knots are equal)."""
+    [0, t_knots] s, constant after the last (exact where neighbouring knots are equal); with
+    periodic, K knots over one period t_knots, at 0, t_knots / K, ..., the profile repeating
+    (from the last knot back to the first)."""
     n = knots.shape[-1]
+    idx = np.arange(knots.shape[0])
+    if periodic:
+        s = np.mod(t / t_knots, 1.0) * n
+        k = np.minimum(s.astype(int), n - 1)
+        w = (s - k)[:, None]
+        a = knots[idx, :, k]
+        return a + w * (knots[idx, :, (k + 1) % n] - a)
     s = np.clip(t / t_knots, 0.0, 1.0) * (n - 1)
     k = np.minimum(s.astype(int), n - 2)
     w = (s - k)[:, None]
-    idx = np.arange(knots.shape[0])
     a = knots[idx, :, k]
     return a + w * (knots[idx, :, k + 1] - a)
 
@@ -102,9 +110,10 @@ class KnotPolicy:
     for "fixed" one preset per preset entry, and one release time per `release` entry (in
     [T_RELEASE_MIN, episode length] s: the entry is at its low bound before, at its high bound
     from the env step that ends at or after it). Knots span each entry's action range, evenly
-    spaced over [0, t_knots] s (default: the episode)."""
+    spaced over [0, t_knots] s (default: the episode), or with period (s) over one period, the
+    profiles repeating (a periodic task)."""
 
-    def __init__(self, env, strategy, n_knots=DEFAULT_KNOTS, t_knots=None):
+    def __init__(self, env, strategy, n_knots=DEFAULT_KNOTS, t_knots=None, period=None):
         if strategy not in STRATEGIES:
             raise ValueError(f"strategy: got {strategy!r}, valid: {', '.join(STRATEGIES)}")
         if isinstance(n_knots, bool) or not isinstance(n_knots, (int, np.integer)) or n_knots < 2:
@@ -122,9 +131,13 @@ class KnotPolicy:
         self.strategy, self.n_knots = strategy, int(n_knots)
         self.dt = float(env.env_dt)
         self.t_end = env.max_episode_steps * self.dt  # s, the episode's length
+        self.periodic = period is not None
+        if self.periodic and t_knots is not None:
+            raise ValueError(f"t_knots: got {t_knots!r} with period {period!r}: give one")
+        t_knots = period if self.periodic else t_knots
         self.t_knots = self.t_end if t_knots is None else float(t_knots)
         if not 0.0 < self.t_knots:
-            raise ValueError(f"t_knots: got {t_knots!r}, valid: > 0 s")
+            raise ValueError(f"t_knots / period: got {t_knots!r}, valid: > 0 s")
         self.low = np.asarray(env.single_action_space.low, dtype=np.float64)
         self.high = np.asarray(env.single_action_space.high, dtype=np.float64)
         self.knotted = self.eq + (self.pre if strategy == "variable" else [])
@@ -149,7 +162,8 @@ class KnotPolicy:
         lo, hi = self.low[self.knotted], self.high[self.knotted]
         u = theta[:, self._slices[0]].reshape(p, len(self.knotted), self.n_knots)
         knots = lo[None, :, None] + (hi - lo)[None, :, None] * u
-        a[:, self.knotted] = interp_knots(knots, np.asarray(t, dtype=np.float64), self.t_knots)
+        t = np.asarray(t, dtype=np.float64)
+        a[:, self.knotted] = interp_knots(knots, t, self.t_knots, self.periodic)
         if self.n_fixed:
             a[:, self.pre] = self.presets(theta)
         if self.release:
@@ -498,14 +512,16 @@ def compare_ppo(
 
 
 def summarize(res):
-    """{strategy: {mean, ci95 (half width; NaN for one seed), best, worst, n, budget}} of the
-    per-seed metric of a compare_cem() or compare_ppo() result; best by the metric's direction;
-    budget: episodes per seed (CEM) or env-steps per run (PPO)."""
+    """{strategy: {mean, ci95 (half width; NaN for one seed), best, worst, n, budget, per_seed}}
+    of the per-seed metric of a compare_cem() or compare_ppo() result; best by the metric's
+    direction; budget: episodes per seed (CEM) or env-steps per run (PPO); with the CEM's
+    held-out returns (the objective) also return_mean and return_ci95."""
     higher = res["metric"]["better"] == "higher"
     st = res["settings"]
     budget = st.get("budget_episodes_per_seed", st.get("total_steps"))
     out = {}
-    for strategy, runs in res["runs"].items():
+    for strategy in sorted(res["runs"], key=lambda s: (STRATEGIES + (s,)).index(s)):
+        runs = res["runs"][strategy]
         v = np.array([r["metric"] for r in runs], dtype=np.float64)
         mean, half = t_interval(v)
         out[strategy] = dict(
@@ -517,21 +533,26 @@ def summarize(res):
             budget=budget,
             per_seed=[float(x) for x in v],
         )
+        if all(r.get("ret") is not None for r in runs):  # CEM: the objective, the mean return
+            ret = t_interval([r["ret"] for r in runs])
+            out[strategy].update(return_mean=ret[0], return_ci95=ret[1])
     return out
 
 
 def table(results):
     """Markdown table (str) of compare_cem() / compare_ppo() results of one task: strategy x
     optimiser, mean +- 95 % CI, best, n, budget."""
-    head = "| optimiser | strategy | mean | 95 % CI | best | seeds | budget |"
-    lines = [head, "| --- | --- | --- | --- | --- | --- | --- |"]
+    head = "| optimiser | strategy | mean | 95 % CI | best | seeds | budget | return (mean +- CI) |"
+    lines = [head, "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for res in results:
         unit = res["metric"]["unit"]
         what = "episodes/seed" if res["optimiser"] == "cem" else "env-steps/run"
         for strategy, s in res["summary"].items():
+            ret = f"{s['return_mean']:.3f} +- {s['return_ci95']:.3f}" if "return_mean" in s else ""
             lines.append(
                 f"| {res['optimiser']} | {strategy} | {s['mean']:.3f} {unit} | "
-                f"+- {s['ci95']:.3f} | {s['best']:.3f} | {s['n']} | {s['budget']} {what} |"
+                f"+- {s['ci95']:.3f} | {s['best']:.3f} | {s['n']} | {s['budget']} {what} | "
+                f"{ret} |"
             )
     return "\n".join(lines)
 

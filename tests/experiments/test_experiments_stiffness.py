@@ -143,3 +143,19 @@ def test_bad_input_is_named():
         stiffness.compare_cem(TASK, ("rigid", "stiff"), **TINY)
     with pytest.raises(ValueError, match="population: got 1"):
         stiffness.compare_cem(TASK, seeds=(0,), population=1)
+
+
+def test_knot_profiles():
+    knots = np.array([[[0.0, 1.0, 0.0, -1.0]]])  # (P, A, K)
+    t = np.array([0.125, 1.125, 0.875, 0.5])
+    periodic = stiffness.interp_knots(np.repeat(knots, 4, axis=0), t, 1.0, periodic=True)
+    np.testing.assert_allclose(periodic[:, 0], [0.5, 0.5, -0.5, 0.0], atol=1e-15)
+    # not periodic: knots at 0, 1/3, 2/3, 1 s, constant after
+    once = stiffness.interp_knots(np.repeat(knots, 3, axis=0), np.array([0.5, 1.0, 7.0]), 1.0)
+    np.testing.assert_allclose(once[:, 0], [0.5, -1.0, -1.0], atol=1e-15)
+    # the release entry: low before t_r, high from the env step that ends at or after it
+    env = Throw(1)
+    policy = stiffness.KnotPolicy(env, "rigid", n_knots=4, t_knots=0.6)
+    theta = np.full((1, policy.dim), 0.5)  # t_r = 0.05 + 0.95 / 2 = 0.525 s
+    rel = [policy.actions(theta, np.array([k * 0.01]))[0, 4] for k in (50, 51, 52)]
+    assert rel == [-1.0, -1.0, 1.0] and policy.dim == 2 * 4 + 1  # the step 0.52-0.53 s
