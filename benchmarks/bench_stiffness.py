@@ -148,17 +148,19 @@ def throw_energy(cem):
     return out
 
 
-def run_case(case, pool, say, skip_ppo=False, ppo_steps=None):
+def run_case(case, pool, say, skip_ppo=False, ppo_steps=None, cem=None):
+    """One case: the CEM reference (or `cem`, a stored one: PPO only), then PPO."""
     task = case["task"]
     t0 = time.perf_counter()
-    jobs = [
-        pool.submit(_cem_job, case, strategy, seed)
-        for strategy in stiffness.STRATEGIES
-        for seed in case["cem"]["seeds"]
-    ]
-    cem = merged([j.result() for j in jobs])
-    cem["wall_s"] = time.perf_counter() - t0
-    say(f"{case['name']}: CEM done in {cem['wall_s']:.0f} s")
+    if cem is None:
+        jobs = [
+            pool.submit(_cem_job, case, strategy, seed)
+            for strategy in stiffness.STRATEGIES
+            for seed in case["cem"]["seeds"]
+        ]
+        cem = merged([j.result() for j in jobs])
+        cem["wall_s"] = time.perf_counter() - t0
+        say(f"{case['name']}: CEM done in {cem['wall_s']:.0f} s")
     out = {"metric": cem["metric"], "cem": cem}
     results = [cem]
     if case.get("ppo") and not skip_ppo:
@@ -185,8 +187,22 @@ def run_case(case, pool, say, skip_ppo=False, ppo_steps=None):
     return out
 
 
-def main(quick=False, out=None, workers=2, tasks=None, skip_ppo=False, ppo_steps=None, say=print):
+def main(
+    quick=False,
+    out=None,
+    workers=2,
+    tasks=None,
+    skip_ppo=False,
+    ppo_steps=None,
+    ppo_only=False,
+    say=print,
+):
+    """Run the cases (module doc); ppo_only: take each case's CEM reference from `out`."""
     t0 = time.perf_counter()
+    stored = {}
+    if ppo_only:
+        with open(out) as f:
+            stored = json.load(f)["tasks"]
     load = os.getloadavg()[0]
     todo = cases(quick, tasks)
     fig = dict(machine(), quick=bool(quick), load_average_before=load, tasks={})
@@ -195,7 +211,9 @@ def main(quick=False, out=None, workers=2, tasks=None, skip_ppo=False, ppo_steps
     with concurrent.futures.ProcessPoolExecutor(workers, mp_context=ctx) as pool:
         for case in todo:
             t1 = time.perf_counter()
-            res = fig["tasks"][case["name"]] = run_case(case, pool, say, skip_ppo, ppo_steps)
+            cem = stored[case["name"]]["cem"] if ppo_only else None
+            res = run_case(case, pool, say, skip_ppo, ppo_steps, cem)
+            fig["tasks"][case["name"]] = res
             res["run"] = dict(
                 quick=bool(quick),
                 load_average_before=load,
@@ -260,6 +278,9 @@ if __name__ == "__main__":
     ap.add_argument("--skip-ppo", action="store_true", help="the open-loop reference only")
     ap.add_argument("--ppo-steps", type=int, default=None, help="env-steps per PPO run")
     ap.add_argument(
+        "--ppo-only", action="store_true", help="PPO only, the CEM reference read from --out"
+    )
+    ap.add_argument(
         "--rewrite", action="store_true", help="only recompute the summaries and tables of --out"
     )
     a = ap.parse_args()
@@ -273,4 +294,5 @@ if __name__ == "__main__":
         tasks=a.task,
         skip_ppo=a.skip_ppo,
         ppo_steps=a.ppo_steps,
+        ppo_only=a.ppo_only,
     )

@@ -42,7 +42,7 @@ import numpy as np
 from asr.envs import TRAIN_DEFAULTS
 from asr.envs.throw import PRESET_HI, PRESET_LO
 from asr.rl import task_class, task_metric
-from asr.rl.evaluation import EVAL_SEED_BASE, t_interval
+from asr.rl.evaluation import EVAL_SEED_BASE, t_interval, t_quantile
 
 STRATEGIES = ("rigid", "fixed", "variable")
 T_RELEASE_MIN = 0.05  # s, the earliest release time of a task with a release entry
@@ -539,6 +539,22 @@ def summarize(res):
     return out
 
 
+def difference(res, a="variable", b="fixed", confidence=0.95):
+    """(mean_a - mean_b, half width) of the per-seed metric of arms a and b in a compare_cem() /
+    compare_ppo() result: Welch's interval (unequal variances, Student's t with the
+    Welch-Satterthwaite degrees of freedom; the seeds of two arms are independent runs)."""
+    x = np.array([r["metric"] for r in res["runs"][a]], dtype=np.float64)
+    y = np.array([r["metric"] for r in res["runs"][b]], dtype=np.float64)
+    if x.size < 2 or y.size < 2:
+        raise ValueError(f"res: arms {a!r} and {b!r} need 2 seeds or more each")
+    va, vb = x.var(ddof=1) / x.size, y.var(ddof=1) / y.size
+    diff = float(x.mean() - y.mean())
+    if va + vb == 0.0:
+        return diff, 0.0
+    df = (va + vb) ** 2 / (va**2 / (x.size - 1) + vb**2 / (y.size - 1))
+    return diff, t_quantile((1.0 + confidence) / 2.0, df) * float(np.sqrt(va + vb))
+
+
 def table(results):
     """Markdown table (str) of compare_cem() / compare_ppo() results of one task: strategy x
     optimiser, mean +- 95 % CI, best, n, budget."""
@@ -553,6 +569,13 @@ def table(results):
                 f"| {res['optimiser']} | {strategy} | {s['mean']:.3f} {unit} | "
                 f"+- {s['ci95']:.3f} | {s['best']:.3f} | {s['n']} | {s['budget']} {what} | "
                 f"{ret} |"
+            )
+    for res in results:
+        if {"variable", "fixed"} <= set(res["runs"]) and min(map(len, res["runs"].values())) > 1:
+            d, half = difference(res)
+            lines.append(
+                f"\n{res['optimiser']}: variable - fixed = {d:+.3f} +- {half:.3f} "
+                f"{res['metric']['unit']} (95 % CI, Welch)"
             )
     return "\n".join(lines)
 
@@ -570,5 +593,6 @@ __all__ = [
     "compare_ppo",
     "best_fixed_presets",
     "summarize",
+    "difference",
     "table",
 ]

@@ -126,6 +126,17 @@ def test_confidence_interval_is_students_t(tiny):
     assert (s["best"], s["worst"], s["budget"]) == (1.0, 7.0, 10)  # lower is better here
 
 
+def test_difference_is_welchs_interval():
+    stats = require("scipy.stats")
+    a, b = [1.2, 1.5, 1.4, 1.6], [1.0, 1.45, 1.3]
+    res = dict(runs={"variable": [{"metric": x} for x in a], "fixed": [{"metric": x} for x in b]})
+    d, half = stiffness.difference(res)
+    ci = stats.ttest_ind(a, b, equal_var=False).confidence_interval(0.95)
+    assert d - half == pytest.approx(ci.low, rel=1e-6) and d + half == pytest.approx(
+        ci.high, rel=1e-6
+    )
+
+
 def test_bad_input_is_named():
     with pytest.raises(ValueError, match="strategy: got 'soft'"):
         stiffness.strategy_kwargs("soft")
