@@ -9,7 +9,8 @@ every run's record passes it and starts its archive (frames.Archive, dropped wit
 - Against a real server in its own process: its resident memory after CYCLES cycles stays under
   PEAK_MB, and the last cycle adds less than GROWTH_MB to what the first left (the freed memory
   goes back to the system: frames.give_back_memory).
-- In this process (FastAPI's TestClient), where the per-run structures can be counted: after
+- In this process (FastAPI's TestClient), where the per-run structures can be counted (robots
+  and interaction only): after
   the cycles, one Sim more than before the app (the live one: the interaction session's is
   released when it stops), one run archive at most (the live run's), no subscriber, watcher or
   ONNX session left, and as many of each after the last cycle as after the first.
@@ -28,8 +29,8 @@ from tests.support.dashboard_server import app_client, server_process
 PEAK_MB = 250.0  # the issue's bound on the server's resident memory
 CYCLES = 2
 ROBOTS = ("qbmove_arm_2dof", "qbmove_3r")  # two arms: a switch, a new Sim, each way
-WINDOW_S = 0.2  # s of plotted history: a run longer than this has an archive
-SETTLE_S = 0.25  # simulated s each configuration runs
+WINDOW_S = 0.1  # s of plotted history: a run longer than this has an archive
+SETTLE_S = 0.12  # simulated s each configuration runs
 # MB the last cycle may add to what the first left: allocator noise (the history exports alone
 # are 5 MB strings); memory the allocator keeps from each cycle added 30 MB a cycle before it
 # was given back (benchmarks/results/dashboard_soak.json)
@@ -47,12 +48,17 @@ def alive():
     return {**{name: counts[name] for name in COUNTED}, "archives": len(frames._ARCHIVES)}
 
 
-def short_cycles(api):
-    """CYCLES short soak cycles over ROBOTS; after each, what `after(api)` returns."""
+def short_cycles(api, exports=True):
+    """CYCLES short soak cycles over ROBOTS (a generator: it yields after each); without
+    `exports`, the robots and the interaction session only."""
     names = [(n, v) for n, v in soak.robots(api) if n in ROBOTS]
     assert len(names) == len(ROBOTS), names
     for _ in range(CYCLES):
-        soak.cycle(api, names, settle_s=SETTLE_S, short=True)
+        if exports:
+            soak.cycle(api, names, settle_s=SETTLE_S, short=True)
+        else:
+            soak.robot_tour(api, names, SETTLE_S)
+            soak.interaction(api, contact=False)
         yield
 
 
@@ -73,7 +79,7 @@ def test_server_memory_stays_bounded_over_soak_cycles():
 def test_per_run_structures_are_released_over_soak_cycles():
     base = alive()
     with app_client(window_s=WINDOW_S) as client:
-        counts = [alive() for _ in short_cycles(soak.InProcess(client))]
+        counts = [alive() for _ in short_cycles(soak.InProcess(client), exports=False)]
     print(f"alive before the app: {base}; after each short soak cycle: {counts}")
     last = counts[-1]
     assert last == counts[0], counts
