@@ -94,6 +94,8 @@ async function showPast(t0) {
     if (seq !== view.seq || view.mode !== "past") return;
     if (drawRange(r, t0, t1)) {
       showTimes(t0, t1);
+      const label = $("view-time");
+      label.dataset.windows = String(Number(label.dataset.windows || 0) + 1);  // past windows drawn
       setCursor(view.span ? Math.min(t1, view.span[1]) : t1);
     }
   } catch (e) {

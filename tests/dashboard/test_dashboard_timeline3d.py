@@ -125,16 +125,18 @@ def test_the_3d_view_follows_the_paused_timeline(page):
     # the 3-D view there
     lo, hi = (float(pg.get_attribute("#view-scrub", k)) for k in ("min", "max"))
     t0 = min(hi, max(lo, t1 - 0.5))  # the slider's range (one window: min = max)
+    windows = int(attr(pg, "#view-time", "data-windows") or 0)  # past windows drawn
     pg.eval_on_selector(
         "#view-scrub",
         "(e, v) => { e.value = String(v); e.dispatchEvent(new Event('input')); }",
         t0,
     )
     wait_for(
-        lambda: (v := attr(pg, "#view-time", "data-t0")) and abs(float(v) - t0) < 1e-3,
+        lambda: int(attr(pg, "#view-time", "data-windows") or 0) > windows,
         DEADLINE_S,
-        "the scrubbed window",
+        "the scrubbed window drawn",
     )
+    assert abs(float(attr(pg, "#view-time", "data-t0")) - t0) < 1e-3
     wait_for(
         lambda: (t := attr(pg, "#robot3d", "data-time")) and float(t) > t1 + 0.9,
         DEADLINE_S,
