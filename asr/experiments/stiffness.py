@@ -15,7 +15,8 @@ The episode's metric is the task's own (asr.rl.task_metric: the distance thrown 
 Optimiser (a), the open-loop reference (compare_cem): the cross-entropy method (cem()) over an
 open-loop policy class (KnotPolicy): per joint the equilibrium, and for the variable arm the
 preset, piecewise linear through n_knots knots evenly spaced over [0, t_knots], constant after;
-the fixed arm's two presets as two more parameters; a task's `release` entry as a release time.
+the fixed arm's two presets as two more parameters; a task's `release` entry as a release time
+(period: knots over one cycle, the profiles repeating, for a periodic task).
 Per seed, `restarts` independent searches (groups of one batch) of `iterations` x `population`
 candidates, each candidate run on `episodes` episodes (the same episode seeds for every candidate
 and every arm): a fixed budget of restarts x iterations x population x episodes episodes per seed,
@@ -30,7 +31,9 @@ Optimiser (b), PPO (compare_ppo): asr.rl.train with the task's registered defaul
 presets that the open-loop reference found best (its best seed's p1, p2).
 
 summarize(): per arm the mean of the per-seed metric with its 95 % confidence interval over
-seeds (asr.rl.evaluation.t_interval, Student's t), the best seed, n seeds and the budget.
+seeds (asr.rl.evaluation.t_interval, Student's t), the best seed, n seeds and the budget;
+difference(): variable - fixed with Welch's interval; table(): the markdown table. Measured:
+benchmarks/bench_stiffness.py, docs/learning.md ("The throw, and stiffness compared fairly").
 
 The batched search of the fixed arm needs the task to take one preset row per sub-env
 (preset of shape (num_envs, 2), as asr.envs.throw.Throw does); for a task that does not, each
