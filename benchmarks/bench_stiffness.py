@@ -61,7 +61,7 @@ FULL = [
         name=THROW,
         task=THROW,
         cem=dict(seeds=(0, 1, 2, 3, 4), restarts=4, iterations=40, population=32, eval_episodes=1),
-        ppo=dict(seeds=(0, 1, 2), total_steps=200_000),
+        ppo=dict(seeds=(0, 1, 2), total_steps=500_000),
     ),
     dict(
         name="asr/Impact2DOF-v0",
