@@ -13,7 +13,8 @@ every run's record passes it and starts its archive (frames.Archive, dropped wit
   and interaction only): after
   the cycles, one Sim more than before the app (the live one: the interaction session's is
   released when it stops), one run archive at most (the live run's), no subscriber, watcher or
-  ONNX session left, and as many of each after the last cycle as after the first.
+  ONNX session left, and no more of each after the last cycle than after the first (counts of
+  the whole process, where other tests' objects may go meanwhile).
 
 The figures are printed."""
 
@@ -81,9 +82,11 @@ def test_per_run_structures_are_released_over_soak_cycles():
     with app_client(window_s=WINDOW_S) as client:
         counts = [alive() for _ in short_cycles(soak.InProcess(client), exports=False)]
     print(f"alive before the app: {base}; after each short soak cycle: {counts}")
+    # counts of the whole process: other tests' objects in this worker may be freed meanwhile
+    # (a full run saw an archive of another app go), so a count may fall, never rise
     last = counts[-1]
-    assert last == counts[0], counts
-    assert last["Sim"] - base["Sim"] == 1, (base, last)  # the live one
+    assert all(last[k] <= counts[0][k] for k in last), counts
+    assert last["Sim"] - base["Sim"] <= 1, (base, last)  # the live one
     assert last["archives"] - base["archives"] <= 1, (base, last)  # the live run's
     for name in ("InferenceSession", "PolicyWatcher", "Subscriber"):
-        assert last[name] == base[name], (name, base, last)
+        assert last[name] <= base[name], (name, base, last)

@@ -131,6 +131,9 @@ MUJOCO_ONLY = {
     "asr/envs/vector.py": "the tasks' mass randomisation scales each instance's MuJoCo body masses "
     "and inertias (mj_setConst), and render_mode='rgb_array' draws MuJoCo's model (to become "
     "asr.Sim accessors)",
+    "asr/envs/impact.py": "Impact2DOF adds its plate, the bumper and a touch sensor to the arm's "
+    "MJCF (MjSpec) and reads each instance's contact force from sensordata (to become an "
+    "asr.Sim sensor accessor)",
     "dashboard/session.py": "session.models: the joints' actuator model names, not MuJoCo's",
     "dashboard/datasheet.py": "session.models: the joints' actuator model names, not MuJoCo's",
 }
