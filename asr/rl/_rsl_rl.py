@@ -95,6 +95,7 @@ class TrainingActor(torch.nn.Module):
         self.obs_dim = int(model.obs_dim)
         self.obs_normalizer, self.mlp = model.obs_normalizer, model.mlp
         self.distribution = model.distribution
+        self.train(model.training)  # the model's mode, which predict restores after acting
 
     def forward(self, obs, stochastic_output=False):
         return self.model(
