@@ -83,9 +83,12 @@ def test_per_run_structures_are_released_over_soak_cycles():
         counts = [alive() for _ in short_cycles(soak.InProcess(client), exports=False)]
     print(f"alive before the app: {base}; after each short soak cycle: {counts}")
     # counts of the whole process: other tests' objects in this worker may be freed meanwhile
-    # (a full run saw an archive of another app go), so a count may fall, never rise
+    # (a full run saw an archive of another app go), so a count may fall; it never rises, but
+    # for the live run's archive, which exists once its record passed the window (WINDOW_S)
+    # and may not yet when counted (full runs saw 11 -> 10 and 8 -> 9)
     last = counts[-1]
-    assert all(last[k] <= counts[0][k] for k in last), counts
+    live = {"Archive": 1, "archives": 1}
+    assert all(last[k] <= counts[0][k] + live.get(k, 0) for k in last), counts
     assert last["Sim"] - base["Sim"] <= 1, (base, last)  # the live one
     assert last["archives"] - base["archives"] <= 1, (base, last)  # the live run's
     for name in ("InferenceSession", "PolicyWatcher", "Subscriber"):
