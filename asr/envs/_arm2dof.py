@@ -25,6 +25,7 @@ from asr.envs.throw import (
     ROBOT,
     ROBOT_RIGID,
     VARIANT,
+    check_arm,
     fixed_presets,
 )
 from asr.envs.vector import AsrVectorEnv
@@ -93,10 +94,7 @@ class ArmTask(AsrVectorEnv):
     )
 
     def __init__(self, num_envs=1, *, actuator="qbmove", preset=None, **kwargs):
-        if actuator not in ACTUATORS:
-            raise ValueError(f"actuator: got {actuator!r}, expected one of {ACTUATORS}")
-        if preset is not None and actuator != "qbmove":
-            raise ValueError(f"preset: got {preset!r}, only the qbmove arm has a preset")
+        check_arm(actuator, preset)
         self.actuator = actuator
         if actuator == "rigid":
             self.variant = ROBOT_RIGID  # this instance's arm: asr.envs.throw.rigid_robot()

@@ -79,6 +79,15 @@ RELEASE_THRESHOLD = 0.5
 ROBOT_RIGID = "throw_rigid"  # the rigid arm's variant of ROBOT
 
 
+def check_arm(actuator, preset):
+    """The arm keywords of Throw and of the tasks on its arm (asr.envs._arm2dof): ValueError
+    naming an unknown actuator, or a preset given to an arm without one."""
+    if actuator not in ACTUATORS:
+        raise ValueError(f"actuator: got {actuator!r}, expected one of {ACTUATORS}")
+    if preset is not None and actuator != "qbmove":
+        raise ValueError(f"preset: got {preset!r}, only the qbmove arm has a preset")
+
+
 def qbmove_robot():
     """The throw's qbmove Advanced arm: robots/qbmove_arm_2dof, variant `throw` (the vertical
     arm whose four motors have the published device's limits: MOTOR_TAU_MAX, MOTOR_VEL_MAX)."""
@@ -194,10 +203,7 @@ class Throw(AsrVectorEnv):
     )
 
     def __init__(self, num_envs=1, *, actuator="qbmove", preset=None, **kwargs):
-        if actuator not in ACTUATORS:
-            raise ValueError(f"actuator: got {actuator!r}, expected one of {ACTUATORS}")
-        if preset is not None and actuator != "qbmove":
-            raise ValueError(f"preset: got {preset!r}, only the qbmove arm has a preset")
+        check_arm(actuator, preset)
         super().__init__(num_envs, **kwargs)
         held = fixed_presets(preset, self.num_envs)
         self.actuator = actuator
