@@ -52,6 +52,7 @@ def ppo_steps_per_s(vec_env, steps, seed=0):
     """Env-steps per second of PPO.learn (rollouts + updates) on vec_env (VecNormalize on
     observations, as asr.rl.train), after one warm-up rollout."""
     from stable_baselines3 import PPO
+    from stable_baselines3.common.logger import Logger
     from stable_baselines3.common.vec_env import VecNormalize
 
     env = VecNormalize(vec_env, norm_obs=True, norm_reward=False)
@@ -65,6 +66,7 @@ def ppo_steps_per_s(vec_env, steps, seed=0):
         device="cpu",
         policy_kwargs={"net_arch": [64, 64], "log_std_init": -1.0},
     )
+    model.set_logger(Logger(None, []))  # SB3's default leaves a folder /tmp/SB3-<time>
     model.learn(32 * vec_env.num_envs)
     t = time.perf_counter()
     model.learn(steps, reset_num_timesteps=False)

@@ -14,6 +14,7 @@ def make_model(task_id, learn_steps, seed=0):
     would produce it (a few hundred steps: the export does not need a good policy)."""
     import gymnasium
     from stable_baselines3 import PPO
+    from stable_baselines3.common.logger import Logger
     from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
 
     import asr  # noqa: F401  (registers the ids)
@@ -35,6 +36,7 @@ def make_model(task_id, learn_steps, seed=0):
         device="cpu",
         policy_kwargs={"net_arch": [32, 32]},
     )
+    model.set_logger(Logger(None, []))  # SB3's default leaves a folder /tmp/SB3-<time>
     if learn_steps:
         model.learn(learn_steps)
     else:  # still give the normaliser non-trivial statistics
