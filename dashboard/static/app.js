@@ -2,7 +2,8 @@
  *
  * ES modules (<script type="module">), one per panel, no build step: app.js (this entry),
  * core.js (the page state, REST, errors), controls.js (robot, joint, stiffness, gains,
- * reference, run, compare), plots.js (the figure and its frames), timeline.js (the live plots'
+ * reference, run, compare), plots.js (the figure and its frames), legend.js (the live plots'
+ * HTML legends, built once per figure), timeline.js (the live plots'
  * shared time axis: pause the view, scrub back, one zoom, log y), ilc.js, rl.js (training, its
  * curve and runs, watch, exports), workspace.js (save, load, exports), stream.js (the
  * WebSocket), datasheet.js (the datasheet panel and its operating point), interaction.js (the

@@ -7,16 +7,19 @@
  * (rad) from the streamed extend frames and its preset in effect (state.presets_in_effect[J][0]:
  * the first compare preset in compare mode, the policy's while watched), placed on the curves
  * by linear interpolation (between the two nearest preset curves, then along deflection),
- * redrawn with Plotly.restyle at most every DRAW_MS. The datasheet is fetched again when the robot, the joint or its parameters change.
+ * redrawn with Plotly.restyle at most every DRAW_MS, every BEHIND_DRAW_MS while the live plots
+ * are behind (plots.js app.plotsBehind: each restyle redraws the whole datasheet plot, which
+ * cost a busy page about a sixth of its time at 10 a second). The datasheet is fetched again when the robot, the joint or its parameters change.
  *
  * controls.js calls datasheetState(state, joint) with every state, plots.js datasheetFigure(figure.data)
  * with every figure and stream.js datasheetExtend(msg) with every extend frame.
  * #plot-datasheet attributes: data-joint, data-curves (preset curves drawn), data-op
  * ("preset,deflection" of the marker), data-op-updates (marker redraws).
  */
-import { $, hasPlotly } from "./core.js";
+import { $, app, hasPlotly } from "./core.js";
 
-const DRAW_MS = 100;  // the marker moves at most 10 times per second
+const DRAW_MS = 100;          // the marker moves at most 10 times per second
+const BEHIND_DRAW_MS = 1000;  // ... once a second while the live plots are behind
 const COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
                 "#7f7f7f", "#bcbd22", "#17becf"];
 const ds = {
@@ -181,7 +184,8 @@ function drawOperatingPoint() {
 
 function scheduleDraw() {
   if (ds.timer) return;
-  const wait = Math.max(0, DRAW_MS - (performance.now() - ds.lastDraw));
+  const gap = app.plotsBehind ? BEHIND_DRAW_MS : DRAW_MS;
+  const wait = Math.max(0, gap - (performance.now() - ds.lastDraw));
   ds.timer = setTimeout(() => {
     ds.timer = null;
     ds.lastDraw = performance.now();

@@ -6,12 +6,14 @@
  * timeline.js's; frames wait while it shows a past window.
  * Compare mode (several instances): one colour per instance, one dash style per joint, the
  * second series of a plot (eq, th2) faded, one legend group per instance (the specification's
- * `compare`). The deflection clamp: a shaded band per joint over #plot-defl where its spring was
+ * `compare`). The legends are HTML beside each plot (legend.js), built once per figure: Plotly's
+ * own would be drawn again with every redraw. The deflection clamp: a shaded band per joint over #plot-defl where its spring was
  * on the clamp (contiguous frames merged into one interval). A plot whose every series needs an
  * equilibrium (q - eq) is hidden, a note in its place, while every joint is in a torque mode. */
 import { $, api, app, hasPlotly, num, setStatus, short, showError, stats } from "./core.js";
 import { applyState } from "./controls.js";
 import { datasheetFigure } from "./datasheet.js";
+import { buildLegend } from "./legend.js";
 import { setPlotSpec, spec } from "./plot_spec.js";
 import { afterFigure, holdFrames, newerThanDrawn, runDrawn, yType } from "./timeline.js";
 
@@ -67,25 +69,24 @@ function classify(data) {
   return data.map((tr) => ({ plot: spec.byDiv[tr.meta.plot].plot, field: tr.meta.field }));
 }
 
-/* The layout of plot `plot`; `ys` its traces' y arrays (the log default, timeline.js); in
-   `compare` mode a click on a legend entry hides its whole group (its instance: plotly draws
-   no click target on a group's title). */
-function plotLayout(plot, uirevision, ys, compare) {
+/* The layout of plot `plot`; `ys` its traces' y arrays (the log default, timeline.js); `right`
+   the right margin, px, that its HTML legend (legend.js) takes. No Plotly legend: plotly.js
+   draws it anew with every redraw (extendTraces), legend.js draws it once per figure. */
+function plotLayout(plot, uirevision, ys, right) {
   const info = spec.byKey[plot];
   return {
     uirevision,
     title: { text: info.title, font: { size: 12 }, x: 0.01, xanchor: "left", y: 0.98 },
-    margin: { l: 52, r: 8, t: 26, b: 30 },
+    margin: { l: 52, r: right, t: 26, b: 30 },
     font: { size: 10 },
-    xaxis: { title: { text: "t (s)", standoff: 2 }, automargin: true },
-    yaxis: { title: { text: info.unit }, automargin: true, zeroline: true, type: yType(plot, ys) },
+    // ticklabeloverflow "allow": plotly.js's default ("hide past div") measures every tick
+    // label's box on every redraw (about a tenth of a busy page's time)
+    xaxis: { title: { text: "t (s)", standoff: 2 }, automargin: true, ticklabeloverflow: "allow" },
+    yaxis: { title: { text: info.unit }, automargin: true, zeroline: true, type: yType(plot, ys),
+             ticklabeloverflow: "allow" },
     // the clamp bands' axis (#plot-defl): 0 .. 1 over the plot's full height, not drawn
     ...(plot === "defl" ? { yaxis2: { overlaying: "y", range: [0, 1], visible: false, fixedrange: true } } : {}),
-    // outside the plot area, right of it (plotly widens the margin for it): never over a trace;
-    // taller than the plot (16-48 traces of a compare), it scrolls; one group per instance
-    legend: { orientation: "v", x: 1.01, xanchor: "left", y: 1, yanchor: "top", font: { size: 9 },
-              tracegroupgap: 4, groupclick: compare ? "togglegroup" : "toggleitem", itemwidth: 24 },
-    showlegend: true,
+    showlegend: false,
     hovermode: "x",
   };
 }
@@ -165,9 +166,15 @@ function drawFigure(figure) {
   datasheetFigure(data);  // the datasheet finds its deflection trace by the trace order
   app.buffer = {};
   if (!hasPlotly()) return;
+  // the legends (legend.js): built once here, beside each plot; in compare mode headed by the
+  // joints' dash styles
+  const dashes = compare ? spec.compare.joint_dashes : null;
+  const joints = compare ? [...jointIndex].map(([name, k]) => ({ name, dash: dashes[k % dashes.length] })) : null;
   for (const p of spec.plots) {
+    const gd = $(p.div);
     const ys = perPlot[p.plot].map((tr) => tr.y);
-    Plotly.react($(p.div), perPlot[p.plot], plotLayout(p.plot, app.uirevision, ys, compare), PLOT_CONFIG);
+    const right = buildLegend(gd, perPlot[p.plot], joints);
+    Plotly.react(gd, perPlot[p.plot], plotLayout(p.plot, app.uirevision, ys, right), PLOT_CONFIG);
   }
   app.plotted = true;
   stats.figures += 1;
@@ -215,8 +222,8 @@ function bandTrace(joint, colour, compare) {
 }
 
 /* In compare mode, a trace's legend entry under its instance's group ("preset 0.2"), named
-   by joint and series only: short entries; a click on any entry of a group hides the instance
-   (plotLayout). */
+   by joint and series only: short entries; a click on the group's title hides the instance
+   (legend.js). */
 function groupByInstance(copy, compare) {
   if (!compare) return;
   const m = copy.meta;
@@ -403,11 +410,14 @@ function showPlot(p, show, modes) {
   if (show && hasPlotly() && gd.data) Plotly.Plots.resize(gd);
 }
 
-/* Draw the buffered samples: one Plotly.extendTraces per plot, at most every FLUSH_MS. */
+/* Draw the buffered samples: one Plotly.extendTraces per plot, all in one animation frame, at
+   most every FLUSH_MS. app.flushQueued (an animation frame asked for the redraw) and
+   app.plotFrameTs (the frame time of the last redraw) keep the 3-D view's draws out of that
+   frame (robot3d.js mayDraw). */
 function scheduleFlush() {
   if (app.flushTimer) return;
   const wait = Math.max(0, FLUSH_MS - (performance.now() - app.lastFlush));
-  app.flushTimer = setTimeout(() => requestAnimationFrame(flush), wait);
+  app.flushTimer = setTimeout(() => { app.flushQueued = true; requestAnimationFrame(flush); }, wait);
 }
 
 /* The newest time of a figure's traces (their x arrays by plot), or null. */
@@ -475,8 +485,10 @@ function dropDrawn(buffer) {
   }
 }
 
-function flush() {
+function flush(frameTime) {
   app.flushTimer = null;
+  app.flushQueued = false;
+  app.plotFrameTs = frameTime;
   app.lastFlush = performance.now();
   const drew = drawBuffered();
   if (drew) {
@@ -518,6 +530,7 @@ export function showBehind() {
       "server merges the frames this page could not take in time";
     fps.after(el);
   }
+  app.plotsBehind = behind;  // the datasheet's marker moves less often meanwhile (datasheet.js)
   el.dataset.behind = behind ? "1" : "0";
   el.dataset.rate = String(stats.drawRate);
   el.hidden = !behind;

@@ -35,13 +35,19 @@
  * ("1" while replaying). window.asrView3d (the View3D) and window.asrRobot3d.state: for tests
  * and the console; the page's modules do not read them.
  */
-import { app } from "./core.js";
+import { app, stats } from "./core.js";
 
 const DIV = "robot3d";
 const MISSING = "3-D view needs three.js: apt-get install libjs-three";
 const SCENE_URL = { main: "/api/scene", interaction: "/api/scene/interaction" };
 const FT_STALE_MS = 1000;      // an F/T readout older than this (wall time) is marked stale
 const READOUT_POLL_MS = 250;   // the readout's age is shown this often
+// the view draws at most at the plots' rate (issue 46: on a busy machine its draws took the
+// plots' time): while the plots are live, no sooner than VIEW_MIN_MS (the plots' FLUSH_MS)
+// after its last draw, or the plots' measured interval when they draw fewer updates/s
+const VIEW_MIN_MS = 100;
+const VIEW_MAX_MS = 1000;      // ... but at least once a second
+const LIVE_MS = 2000;          // frames this recent: the plots are live
 
 const st = { view: null, failed: false, want: { main: null, interaction: null },
              loading: { main: false, interaction: false }, pending: {}, interaction: false,
@@ -49,6 +55,7 @@ const st = { view: null, failed: false, want: { main: null, interaction: null },
              names: { main: "", interaction: "" },  // what each scene shows (the caption)
              replay: null,      // {t, seq, shown: step time drawn} while the plots are frozen
              liveHeld: null,    // the newest live main frame held while replaying
+             drawnAt: null,     // the animation frame time (ms) of the view's last draw (mayDraw)
              ft: null };        // {at (performance.now ms), t (s), sceneId, variant} of the F/T readout
 
 function el() { return document.getElementById(DIV); }
@@ -223,6 +230,24 @@ export function handleInteractionView(msg) {
   caption();  // its time
 }
 
+/* The view's gate (View3D.gate): whether it draws in the animation frame of time `time` (ms).
+   Never in the frame of a plot redraw (one queued for it, or done in it: plots.js), and, while
+   the plots are live, at most at their rate; a turn of the camera by the user (`turned`) is
+   drawn at once, and anything while the plots are paused (the timeline's replay). */
+function mayDraw(time, turned) {
+  if (app.flushQueued || app.plotFrameTs === time) return false;
+  const live = !app.view || app.view.mode === "live";
+  if (turned || !live || performance.now() - app.lastFrameAt > LIVE_MS) return grant(time);
+  const rate = stats.drawRate > 0 ? stats.drawRate : 1;
+  const gap = Math.min(VIEW_MAX_MS, Math.max(VIEW_MIN_MS, 1000 / rate));
+  return time - (st.drawnAt ?? -Infinity) >= gap - 1 ? grant(time) : false;
+}
+
+function grant(time) {
+  st.drawnAt = time;
+  return true;
+}
+
 function fail(text, e) {
   st.failed = true;
   console.warn("robot3d:", text, e);
@@ -251,6 +276,7 @@ export async function startRobot3d() {
     fail(`3-D view needs WebGL, which this browser did not provide (${e.message || e})`, e);
     return;
   }
+  st.view.gate = mayDraw;
   window.asrView3d = st.view;
   const reset = document.getElementById("robot3d-reset");
   if (reset) reset.addEventListener("click", () => st.view.restart());

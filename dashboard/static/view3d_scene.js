@@ -8,7 +8,9 @@
  * theirs ("reset view" or a new scene gives it back), but it still follows a base that moves
  * away (the snake crawls): its target shifts with the robot's horizontal centre beyond a
  * dead band. Drawing: on requestAnimationFrame, only when new poses arrived or the camera
- * moved, so a burst of frames costs one draw.
+ * moved, so a burst of frames costs one draw, and only when `gate(time, turned)` allows it
+ * (robot3d.js sets it: at most at the plots' rate, never in a plot redraw's animation frame;
+ * `turned`: the user turned the camera since the last draw, drawn at once).
  */
 import * as THREE from "/static/vendor/three/build/three.module.js";
 import { OrbitControls } from "/static/vendor/three/examples/jsm/controls/OrbitControls.js";
@@ -58,7 +60,7 @@ export class View3D {
     this.camera.up.set(0, 0, 1);
     this.controls = new OrbitControls(this.camera, this.renderer.domElement);
     this.controls.addEventListener("start", () => { this.userCamera = true; });
-    this.controls.addEventListener("change", () => { this.dirty = true; });
+    this.controls.addEventListener("change", () => { this.dirty = true; this.turned = true; });
     this.arrow = forceArrow();
     this.scene.add(this.arrow);
     this.force = null;          // {origin, f} of the arrow drawn
@@ -71,13 +73,18 @@ export class View3D {
     this.fitted = false;
     this.dirty = true;
     this.draws = 0;
+    this.turned = false;        // the user turned the camera since the last draw
+    this.gate = null;           // (time, turned) => whether to draw in this animation frame
     this.labels = [];
     this.info = document.createElement("div");
     this.info.className = "view3d-info";
     container.appendChild(this.info);
     new ResizeObserver(() => this.resize()).observe(container);
     this.resize();
-    const loop = () => { this.frame(); requestAnimationFrame(loop); };
+    const loop = (time) => {
+      if (this.dirty && (!this.gate || this.gate(time, this.turned))) this.frame();
+      requestAnimationFrame(loop);
+    };
     requestAnimationFrame(loop);
   }
 
@@ -197,6 +204,7 @@ export class View3D {
     this.fitted = true;
     this.floor(model, box);
     this.controls.update();
+    this.turned = false;
     this.renderer.render(this.scene, this.camera);
     this.placeLabels(model);
     this.draws += 1;

@@ -1,5 +1,6 @@
 """The live plots stay readable (issue 46): compare mode gives each instance one colour (distinct
-for 16 instances), each joint one dash style and each instance a legend group; the deflection
+for 16 instances), each joint one dash style and each instance a legend group (the page's HTML
+legend: a click on a group's title hides the instance, on an entry its trace); the deflection
 clamp is a shaded band per joint (contiguous frames one interval), not a marker per sample; in a
 torque mode #plot-defl (no q - eq there) is hidden with a note, its stale band dropped. Debian's
 Chromium through Playwright on a real server; the assertions read the page's Plotly data. Waits
@@ -131,13 +132,20 @@ def test_compare_of_16_gives_each_instance_a_colour_each_joint_a_dash():
             SIM_DEADLINE_S,
             "the compare figure of 16 instances",
         )
-        # a click on an entry of the first legend group (instance 0: its first entry, joint1's
-        # q) hides every trace of that instance, none of another
-        group = pg.locator("#plot-q g.legend g.groups").first
-        group.locator("rect.legendtoggle").first.click()
+        # the HTML legend (static/legend.js): a click on the first group's title (instance 0)
+        # hides every trace of that instance, none of another; then a click on an entry of the
+        # second group (instance 1: joint1's q) hides that trace alone
+        pg.locator("#plot-q .plot-legend .group-title").first.click()
         hidden = wait_for(
             lambda: pg.evaluate(HIDDEN_INSTANCES, "plot-q"), 10, "a legend group hidden"
         )
+        pg.locator("#plot-q .plot-legend .entry[data-group='instance-1']").first.click()
+        one = wait_for(
+            lambda: (h := pg.evaluate(HIDDEN_INSTANCES, "plot-q")) and len(h) == 2 and h,
+            10,
+            "a legend entry hidden",
+        )
+        off = pg.eval_on_selector_all("#plot-q .plot-legend .off", "els => els.length")
         js_errors = list(pg.js_errors)
 
     by_instance, by_joint = {}, {}
@@ -164,6 +172,10 @@ def test_compare_of_16_gives_each_instance_a_colour_each_joint_a_dash():
         assert {t["group"] for t in ts} == {f"instance-{i}"}
         assert {t["title"] for t in ts} == {f"preset {presets[i]:g}"}
     assert hidden == [[0, True]], hidden  # instance 0 hidden, all its traces; no other
+    assert one == [[0, True], [1, False]], one  # then one trace of instance 1 alone
+    # marked off in the legend: instance 0's title and its entries (its q and eq of 2 joints),
+    # instance 1's entry
+    assert off == 1 + 4 + 1, off
     assert not js_errors, js_errors
 
 

@@ -164,7 +164,7 @@ def test_legends_outside_the_plot_areas(browser, default_server):
     pg = open_page(browser, default_server)
     wait_live(pg)
     for div in ("plot-q", "plot-defl", "plot-tau", "plot-stiffness", "plot-motors"):
-        legend = pg.locator(f"#{div} g.legend").bounding_box()
+        legend = pg.locator(f"#{div} .plot-legend").bounding_box()  # static/legend.js
         area = pg.locator(f"#{div} rect.nsewdrag").first.bounding_box()
         assert legend and area, div
         assert not overlap(legend, area), (div, legend, area)

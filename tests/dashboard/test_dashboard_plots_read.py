@@ -25,14 +25,14 @@ RANGES = """(plots) => plots.map((id) => {
     return {id, range: (gd.layout.xaxis.range || []).slice(), lo: Math.min(...xs),
             hi: Math.max(...xs), n: xs.length};
 })"""
-# per live plot: the legend's and the plot area's boxes (px) and the legend's entries
+# per live plot: the (HTML) legend's and the plot area's boxes (px) and the legend's entries
 LEGENDS = """(plots) => plots.map((id) => {
     const gd = document.getElementById(id);
     const box = (el) => { const r = el.getBoundingClientRect();
                           return {left: r.left, right: r.right, top: r.top, bottom: r.bottom}; };
-    return {id, legend: box(gd.querySelector('.legend')),
+    return {id, legend: box(gd.querySelector('.plot-legend')),
             area: box(gd.querySelector('.nsewdrag')),
-            entries: gd.querySelectorAll('.legend .traces').length, traces: gd.data.length};
+            entries: gd.querySelectorAll('.plot-legend .entry').length, traces: gd.data.length};
 })"""
 
 
@@ -177,9 +177,9 @@ def test_plots_read_as_tensorboard_and_foxglove():
         pg.wait_for_function(
             "document.getElementById('plot-q').data.length === 48", timeout=SIM_DEADLINE_S * 1000
         )
-        pg.wait_for_function(  # plotly lays the legends out after the data
+        pg.wait_for_function(  # the HTML legends (static/legend.js), built with the figure
             "(plots) => plots.every((id) => document.querySelectorAll("
-            "`#${id} .legend .traces`).length >= 16)",
+            "`#${id} .plot-legend .entry`).length >= 16)",
             arg=list(PLOTS),
             timeout=SIM_DEADLINE_S * 1000,
         )
