@@ -1,25 +1,33 @@
 """The dashboard under load and faults, against a real server in its own process on 127.0.0.1
 (so that its memory, threads and open files are its own, read from /proc): 50 WebSocket clients
-for 60 s, a client that never reads, 500 rapid connects and disconnects. Every loop is bounded
-in count and time; the figures are printed."""
+for 20 s, a client that never reads, 500 rapid connects and disconnects. Every loop is bounded
+in count and time; the figures are printed. The 50 clients ran 60 s until the suite's 15-minute
+budget (issue 41) took the time back: the rates, the real-time factor and the flat memory are
+judged the same way over 20 s (RSS sampled every 2 s, not 5); memory over hours is the soak's
+(tests/dashboard/test_dashboard_soak.py, benchmarks/bench_dashboard_soak.py)."""
 
 import asyncio
 import json
+import math
 import socket
 import time
 
 import pytest
 
 from tests.conftest import require
-from tests.support.dashboard_server import get_json, proc_status, server_process
+from tests.support.dashboard_server import frames_in, get_json, proc_status, server_process
 
-CLIENTS, DURATION_S = 50, 60.0
+CLIENTS, DURATION_S = 50, 20.0
+RSS_EVERY_S = 2.0  # the server's RSS sampled this often while the clients read
+# memory is judged flat from this long after the clients connected (their figures are sent first)
+FIGURES_SENT_S = 5.0
 # The server publishes 30 frames/s to every client, but how many a client receives is what the
-# CPU lets the server send and the readers read (a slow client loses old frames first, by
-# design): measured 28.5 updates/s per client on the 2-core machine, 5.8 to 20 with two busy
-# loops beside it. So the rates are judged against each other in the same run: every client gets at
-# least MIN_SHARE of the mean client's frames (the server serves them fairly), and the floor
-# MIN_RATE, generous on purpose, only says every stream lives.
+# CPU lets the server send and the readers read (a slow client gets the frames waiting for it
+# merged, counted here as the frames they hold): measured 28.5 updates/s per client on the
+# 2-core machine, 5.8 to 20 with two busy loops beside it. So the rates are judged against each
+# other in the same run: every client gets at least MIN_SHARE of the mean client's frames (the
+# server serves them fairly), and the floor MIN_RATE, generous on purpose, only says every
+# stream lives.
 MIN_SHARE = 0.8
 MIN_RATE = 2.0  # updates/s
 # The longest silence a reader accepts: a figure for 50 clients on a busy machine (their first
@@ -31,12 +39,9 @@ def ws_url(url):
     return url.replace("http://", "ws://") + "/ws/stream"
 
 
-def is_extend(text):
-    return text.startswith('{"type":"extend"')
-
-
 async def reader(url, seconds, counts, k, garbage=False):
-    """A client reading for `seconds` after its first message; counts[k] = extend frames."""
+    """A client reading for `seconds` after its first message; counts[k] = the runner frames
+    its extend messages carried (frames_in: merged ones counted as the frames they hold)."""
     websockets = require("websockets")
     async with websockets.connect(url, max_size=None, ping_interval=None) as ws:
         await asyncio.wait_for(ws.recv(), 30)  # the figure
@@ -46,7 +51,7 @@ async def reader(url, seconds, counts, k, garbage=False):
                 text = await asyncio.wait_for(ws.recv(), SILENCE_S)
             except asyncio.TimeoutError:
                 pytest.fail(f"client {k}: no message for {SILENCE_S:.0f} s")
-            counts[k] += is_extend(text)
+            counts[k] += frames_in(text)
             if garbage and counts[k] == 10:  # garbage is answered, the stream goes on
                 await ws.send("this is not json {")
                 await ws.send(json.dumps({"type": "control", "preset": {"joint1": 99}}))
@@ -59,7 +64,7 @@ def check_rates(rates):
     assert min(rates) >= MIN_RATE, rates
 
 
-async def sample_rss(pid, seconds, out, every=5.0):
+async def sample_rss(pid, seconds, out, every=RSS_EVERY_S):
     t_end = time.monotonic() + seconds
     while time.monotonic() < t_end:
         out.append(proc_status(pid)["rss_mb"])
@@ -67,7 +72,7 @@ async def sample_rss(pid, seconds, out, every=5.0):
 
 
 @pytest.mark.slow
-def test_fifty_clients_for_sixty_seconds():
+def test_fifty_clients_for_twenty_seconds():
     """Every client gets its share of the updates, the simulation keeps real time, memory stays
     flat."""
     with server_process() as (url, proc):
@@ -78,7 +83,7 @@ def test_fifty_clients_for_sixty_seconds():
                 reader(ws_url(url), DURATION_S, counts, k, garbage=k % 5 == 0)
                 for k in range(CLIENTS)
             ]
-            # memory from when every client is connected (the first 5 s send the figures)
+            # memory from when every client is connected (the figures are sent first)
             await asyncio.gather(*readers, sample_rss(proc.pid, DURATION_S, rss))
 
         state0, wall0 = get_json(url + "/api/state"), time.monotonic()
@@ -94,12 +99,14 @@ def test_fifty_clients_for_sixty_seconds():
     print(
         f"{CLIENTS} clients, {DURATION_S:.0f} s: updates/s per client min {min(rates):.1f}, "
         f"mean {sum(rates) / len(rates):.1f}; real-time factor {rtf:.3f}; wall time lost to "
-        f"stalls {lost:.2f} s; server RSS {', '.join(f'{r:.0f}' for r in rss)} MB (every 5 s)"
+        f"stalls {lost:.2f} s; server RSS {', '.join(f'{r:.0f}' for r in rss)} MB (every "
+        f"{RSS_EVERY_S:.0f} s)"
     )
     assert lost < 0.2 * DURATION_S
     check_rates(rates)
     assert rtf >= 0.95
-    assert max(rss[1:]) - rss[1] < 30.0, rss  # flat once every client is connected
+    first = math.ceil(FIGURES_SENT_S / RSS_EVERY_S)  # flat once every figure is sent
+    assert max(rss[first:]) - rss[first] < 30.0, rss
 
 
 def raw_websocket(port, rcvbuf=4096):
@@ -125,7 +132,7 @@ def raw_websocket(port, rcvbuf=4096):
 def test_a_client_that_never_reads():
     """Bounded: no memory growth, the other clients keep their share of the updates, and the
     server drops the stalled connection after client_stall_s (3 s here)."""
-    stall_s, others, seconds = 3.0, 5, 20.0
+    stall_s, others, seconds = 3.0, 5, 12.0
     with server_process(env={"ASR_DASHBOARD_CLIENT_STALL_S": str(stall_s)}) as (url, proc):
         port = int(url.rsplit(":", 1)[1])
         before = proc_status(proc.pid)["rss_mb"]

@@ -5,6 +5,7 @@ figures of the server alone: memory, threads, open files), stopped at the end.""
 import contextlib
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -174,6 +175,19 @@ def wait_plotted(pg, seconds, plot):
         SIM_DEADLINE_S + 4 * seconds,
         f"{seconds} s of simulated time plotted in #{plot}",
     )
+
+
+_MERGED = re.compile(r'"merged":\s*(\d+)')
+
+
+def frames_in(text):
+    """The runner frames a stream message (its JSON text) carries: 1 for an extend frame, n for
+    an extend that merged n frames for a client reading slower than they come (its "merged",
+    dashboard/PROTOCOL.md), 0 for any other message."""
+    if not text.startswith('{"type":"extend"'):
+        return 0
+    m = _MERGED.search(text)
+    return int(m.group(1)) if m else 1
 
 
 def get_json(url, timeout=10):
