@@ -69,6 +69,7 @@ class Policy:
             self.low, self.high = list(map(float, d["low"])), list(map(float, d["high"]))
             self.obs_map, self.act_map = task_entries(d, self.nj)
             self.target = self.read_target(d, target)
+            self.reference = self.read_reference(d)
             self.env_dt = float(d["env_dt"])
             self.max_steps = d.get("max_steps")  # episodic tasks: hold after it (env steps)
             self.releasing, self.ended, self.release_due = False, False, False
@@ -97,11 +98,44 @@ class Policy:
             raise ValueError("target: got %r, valid: %s" % (target, valid))
         return out
 
+    def read_reference(self, d):
+        """The task's reference (a task observing one: q_ref, qd_ref and their errors), the
+        data file's {"centre" (rad per joint), "amplitude" (rad), "frequency" (Hz)}; else None."""
+        sources = set(source for source, _ in self.obs_map)
+        if not sources & set(REFERENCE_SOURCES):
+            return None
+        r = d.get("reference")
+        if not isinstance(r, dict):
+            raise ValueError("reference: got %r, valid: the task's {centre, amplitude, "
+                             "frequency} (its observation has %s)"
+                             % (r, sorted(sources & set(REFERENCE_SOURCES))))
+        valid = "%d finite values (rad, one per joint)" % self.nj
+        centre = [finite(v, "reference centre", valid) for v in r.get("centre", [])]
+        if len(centre) != self.nj:
+            raise ValueError("reference centre: got %r, valid: %s" % (r.get("centre"), valid))
+        return (centre, finite(r.get("amplitude"), "reference amplitude", "a finite angle (rad)"),
+                finite(r.get("frequency"), "reference frequency", "a finite frequency (Hz)"))
+
+    def reference_at(self, t):
+        """(q_ref (rad), qd_ref (rad/s)) per joint at t s: centre + amplitude sin(2 pi f t) and
+        its rate amplitude 2 pi f cos(2 pi f t), computed as asr.envs.periodic.reference and
+        reference_rate compute them (tests/ros/test_ros_export_tasks.py compares the two)."""
+        centre, amplitude, frequency = self.reference
+        w = 2.0 * math.pi * frequency
+        s, c = amplitude * math.sin(w * t), amplitude * w * math.cos(w * t)
+        return [x + s for x in centre], [c] * len(centre)
+
     def observe(self, step, q, dq):
-        """The task's observation at the start of env step `step` (its OBSERVATION's order)."""
+        """The task's observation at the start of env step `step` (its OBSERVATION's order):
+        t = step env_dt (as the env: env steps x env step, s), the reference at the step's end,
+        (step + 1) env_dt."""
+        ref = None if self.reference is None else self.reference_at((step + 1) * self.env_dt)
         value = {"q": lambda j: q[j], "qd": lambda j: dq[j],
                  "target": lambda j: self.target[j], "error": lambda j: q[j] - self.target[j],
-                 "t": lambda j: step * self.env_dt}   # as the env: env steps x env step (s)
+                 "q_ref": lambda j: ref[0][j], "qd_ref": lambda j: ref[1][j],
+                 "ref_error": lambda j: q[j] - ref[0][j],
+                 "rate_error": lambda j: dq[j] - ref[1][j],
+                 "t": lambda j: step * self.env_dt}
         return [value[source](j) for source, j in self.obs_map]
 
     def env_step(self, step, q, dq):
@@ -145,6 +179,10 @@ class Policy:
                 self.env_step(step, q, dq)
             self.last_step = step
         return self.held
+
+
+# the observation sources a task's reference gives (asr.ros.export.REFERENCE_SOURCES)
+REFERENCE_SOURCES = ("q_ref", "qd_ref", "ref_error", "rate_error")
 
 
 def task_entries(d, nj):

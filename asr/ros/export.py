@@ -24,14 +24,21 @@ What is exported (the node's data file <node>.json; JSON floats round-trip exact
   of joint-state time) the node builds the task's observation from the JointState, entry by
   entry as the task's OBSERVATION names them (task_io: q, qd (rad, rad/s), target (the
   private parameter ~target, rad, for a task that observes one), q - target, t (s: the env
-  step's start, counted from the first state)) and publishes the action
+  step's start, counted from the first state); for a task that tracks a reference (Periodic2DOF)
+  q_ref, qd_ref (rad, rad/s: the reference and its rate at the env step's end, (k + 1) env_dt
+  for env step k), q - q_ref and qd - qd_ref, from the data file's "reference" {"centre" (per
+  joint, rad), "amplitude" (rad), "frequency" (Hz)}: q_ref_j = centre_j + amplitude sin(2 pi
+  frequency t), as asr.envs.periodic.reference computes it; the exporter takes them from the
+  task built with the policy's env_kwargs (a training folder's config.json, the ONNX file's
+  metadata, or env_kwargs=), so a bad keyword fails at export) and publishes the action
   a = low + (high - low) (1 + tanh(W [obs, 1])) / 2, split as its ACTION names it: the
   equilibria as reference_1 and the presets as reference_2 above, held until the next env
   step, as the env holds them. A release entry (Throw): the first env step whose release is
   above the task's RELEASE_THRESHOLD ends the episode; at the first state after that step
   (when the env lets the ball go) the node publishes True once on `<ns>/release`
   (std_msgs/Bool, latched) and from then on holds its last references. A task that observes
-  its time (t) is episodic: after max_episode_steps env steps the node holds them too.
+  its time (t, or a reference of it) is episodic: after max_episode_steps env steps (of the
+  task built with env_kwargs) the node holds them too.
 - an ONNX policy (asr.rl.export_onnx: an asr.rl.OnnxPolicy, a .onnx file, or a training
   folder, exported on the way) for its task (the file's metadata, or `task=`; its input and
   output sizes must fit the task): the observation / action mapping of the linear policy above,
@@ -67,6 +74,7 @@ nodes embed) and asr.ros._export_ros2_templates (ROS 2); here the policy is turn
 the node's data and the package written atomically (a new hidden folder swapped in whole).
 """
 
+import json
 import os
 import re
 import shutil
@@ -181,12 +189,16 @@ def find_task(robot, variant, sizes=None):
 # the entries of a task's OBSERVATION / ACTION (names as asr.envs declares them) the node knows:
 # joint k's angle, velocity, target and error (the joint's number left out for one joint), the
 # time since the episode start; equilibrium, preset (reference_1 / reference_2) and the release
-_OBS_NAME = re.compile(r"^(q|qd|target)(\d*)$")
-_ERR_NAME = re.compile(r"^q(\d*) - target(\d*)$")
+# and, for a task tracking a reference, its value and rate at the env step's end and the errors
+_OBS_NAME = re.compile(r"^(q|qd|target|q_ref|qd_ref)(\d*)$")
+_ERR_NAME = re.compile(r"^(q|qd)(\d*) - (target|q_ref|qd_ref)(\d*)$")
+_ERRORS = {("q", "target"): "error", ("q", "q_ref"): "ref_error", ("qd", "qd_ref"): "rate_error"}
 _ACT_NAME = re.compile(r"^(equilibrium|preset)(\d*)$")
+# the observation sources computed from the task's reference (the data file's "reference")
+REFERENCE_SOURCES = ("q_ref", "qd_ref", "ref_error", "rate_error")
 _KNOWN = (
-    "observation: q<k>, qd<k>, target<k>, q<k> - target<k>, t; "
-    "action: equilibrium<k>, preset<k>, release"
+    "observation: q<k>, qd<k>, target<k>, q<k> - target<k>, q_ref<k>, qd_ref<k>, "
+    "q<k> - q_ref<k>, qd<k> - qd_ref<k>, t; action: equilibrium<k>, preset<k>, release"
 )
 
 
@@ -216,8 +228,8 @@ def _entry(name, nj, task):
         if m:
             return [m.group(1), _joint_of(m.group(2), nj, task, name)]
     m = _ERR_NAME.match(name)
-    if m and m.group(1) == m.group(2):
-        return ["error", _joint_of(m.group(1), nj, task, name)]
+    if m and (m.group(1), m.group(3)) in _ERRORS and m.group(2) == m.group(4):
+        return [_ERRORS[m.group(1), m.group(3)], _joint_of(m.group(2), nj, task, name)]
     raise ValueError(
         f"task: {task.__name__} has the entry {name!r}, which the node cannot build "
         f"or apply (valid: {_KNOWN})"
@@ -226,9 +238,11 @@ def _entry(name, nj, task):
 
 def task_io(task, nj):
     """(observation, action) of the node for `task` on a robot of nj joints: one [source,
-    joint] per observation entry ("q", "qd", "target", "error" = q - target, "t" = time since
-    the episode start, s) and one [sink, joint] per action entry ("equilibrium", "preset",
-    "release"), in the task's order, from its OBSERVATION / ACTION names."""
+    joint] per observation entry ("q", "qd", "target", "error" = q - target, "q_ref", "qd_ref"
+    = the reference and its rate at the env step's end, "ref_error" = q - q_ref, "rate_error"
+    = qd - qd_ref, "t" = time since the episode start, s) and one [sink, joint] per action
+    entry ("equilibrium", "preset", "release"), in the task's order, from its OBSERVATION /
+    ACTION names."""
     legacy = _legacy_names(nj)
     obs_names = [n for n, _ in getattr(task, "OBSERVATION", ())] or legacy[0]
     act_names = [n for n, _ in getattr(task, "ACTION", ())] or legacy[1]
@@ -257,10 +271,10 @@ def task_io(task, nj):
     return obs, act
 
 
-def _task_mapping(robot, variant, task, target, sizes=None):
+def _task_mapping(robot, variant, task, target, sizes=None, env_kwargs=None):
     """The task's observation / action mapping of the node (linear and ONNX policies): joints,
     action Box, entries (task_io), ~target (tasks observing targets), env step, episode end
-    (tasks observing time)."""
+    (tasks observing time), the reference (tasks observing one) for env_kwargs."""
     from asr.envs.vector import AsrVectorEnv
 
     if task is None:
@@ -274,6 +288,9 @@ def _task_mapping(robot, variant, task, target, sizes=None):
     r = asr.load_robot(task.robot, task.variant)
     nj = len(r.joint_names)
     obs, act = task_io(task, nj)
+    tracks = any(s in REFERENCE_SOURCES for s, _ in obs)
+    timed = ["t", None] in obs or tracks
+    env_kwargs, reference, max_steps = _task_options(task, env_kwargs, tracks)
     dt = task.timestep if task.timestep is not None else r.mj_model().opt.timestep
     d = {
         "topics": "robot",
@@ -285,7 +302,7 @@ def _task_mapping(robot, variant, task, target, sizes=None):
         "release": any(s == "release" for s, _ in act),
         "release_above": _release_threshold(task),
         # a task observing its time is episodic: after max_episode_steps the node holds
-        "max_steps": int(task.max_episode_steps) if ["t", None] in obs else None,
+        "max_steps": max_steps if timed else None,
         "low": task.single_action_space.low.tolist(),
         "high": task.single_action_space.high.tolist(),
         "dt": float(dt),
@@ -297,7 +314,50 @@ def _task_mapping(robot, variant, task, target, sizes=None):
         d["target"] = _target(target, nj).tolist()
     elif target is not None:
         raise ValueError(f"target: got {target!r}, but task {task.__name__} observes no target")
+    if env_kwargs:
+        d["env_kwargs"] = env_kwargs
+    if reference is not None:
+        d["reference"] = reference
     return task, d
+
+
+def _task_options(task, env_kwargs, tracks):
+    """(env_kwargs, reference or None, max_episode_steps): the task's keyword arguments the
+    policy was trained with, checked by building the task with them (its own errors name
+    keyword, value and valid range; the data file stores them, so JSON values), for a task
+    that tracks a reference (`tracks`) the node's copy of it, the task's
+    reference_parameters() ({"centre" (per joint, rad), "amplitude" (rad), "frequency" (Hz)}),
+    and the episode's env steps with those keywords."""
+    if env_kwargs is None:
+        env_kwargs = {}
+    if not isinstance(env_kwargs, dict):
+        raise TypeError(
+            f"env_kwargs: expected a dict of {task.__name__}'s keyword arguments, "
+            f"got {type(env_kwargs).__name__}"
+        )
+    if not env_kwargs and not tracks:
+        return {}, None, int(task.max_episode_steps)
+    try:
+        json.dumps(env_kwargs)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"env_kwargs: got {env_kwargs!r}, expected JSON values (numbers, strings, lists; "
+            "the node's data file stores them)"
+        ) from None
+    if tracks and not hasattr(task, "reference_parameters"):
+        raise ValueError(
+            f"task: {task.__name__} observes a reference (q_ref, qd_ref) but has no "
+            "reference_parameters() to give the node"
+        )
+    try:
+        env = task(1, **env_kwargs)
+    except TypeError as exc:  # an unknown keyword (the tasks' range checks raise ValueError)
+        raise ValueError(f"env_kwargs: {env_kwargs!r} for {task.__name__}: {exc}") from None
+    try:
+        reference = dict(env.reference_parameters()) if tracks else None
+        return dict(env_kwargs), reference, int(env.max_episode_steps)
+    finally:
+        env.close()
 
 
 def _release_threshold(task):
@@ -318,10 +378,10 @@ def _target(target, nj):
     return target
 
 
-def _from_linear(W, robot, variant, task, target):
+def _from_linear(W, robot, variant, task, target, env_kwargs):
     W = _finite(W, "obj (W)")
     sizes = (W.shape[1] - 1, W.shape[0]) if W.ndim == 2 else None
-    task, d = _task_mapping(robot, variant, task, target, sizes)
+    task, d = _task_mapping(robot, variant, task, target, sizes, env_kwargs)
     obs_dim = task.single_observation_space.shape[0]
     act_dim = task.single_action_space.shape[0]
     if W.shape != (act_dim, obs_dim + 1):
@@ -354,7 +414,7 @@ def _onnx_policy(obj):
         return obj, f.read()
 
 
-def _from_onnx(policy, robot, variant, task, target):
+def _from_onnx(policy, robot, variant, task, target, env_kwargs):
     if task is None and policy.task:
         from asr.rl.onnx_policy import resolve_task
 
@@ -365,7 +425,10 @@ def _from_onnx(policy, robot, variant, task, target):
             f"for {policy.robot!r}"
         )
     sizes = (policy.obs_dim, policy.act_dim)
-    task, d = _task_mapping(robot, variant, task, target, sizes)
+    known = policy.metadata.get("env_kwargs")  # written by an asr that records them
+    if isinstance(known, dict):
+        env_kwargs = {**known, **(env_kwargs or {})}
+    task, d = _task_mapping(robot, variant, task, target, sizes, env_kwargs)
     policy.check_task(task)  # ValueError naming both sizes
     return dict(
         d,
@@ -431,11 +494,23 @@ def _from_workspace(ws, robot, variant):
 
 
 def policy_data(
-    obj, robot, *, variant=None, namespace="", instance=0, task=None, target=None, onnx=None
+    obj,
+    robot,
+    *,
+    variant=None,
+    namespace="",
+    instance=0,
+    task=None,
+    target=None,
+    onnx=None,
+    env_kwargs=None,
 ):
     """The JSON-able data of the exported node (see the module doc) for `obj`. onnx: the
     (OnnxPolicy, bytes) of `obj` when the caller has it already (a policy exported from a
-    training folder lives in a temporary file that is gone by now)."""
+    training folder lives in a temporary file that is gone by now). env_kwargs: the task's
+    keyword arguments the policy was trained with (a training folder's config.json gives
+    them; these replace its keys), which a task observing a reference needs (Periodic2DOF:
+    frequency, amplitude)."""
     from asr.learning.iterative_learning import ILCResult
 
     _check_robot(robot)
@@ -445,16 +520,18 @@ def policy_data(
         raise ValueError(f"namespace: got {namespace!r}, valid: '' or a ROS name like 'robot1'")
     if variant is not None and not isinstance(variant, str):
         raise TypeError(f"variant: expected a string or None, got {type(variant).__name__}")
+    if isinstance(obj, (str, os.PathLike)) and os.path.isdir(obj):
+        env_kwargs = {**_folder_env_kwargs(obj), **(env_kwargs or {})}
     if isinstance(obj, ILCResult):
         d = _from_ilc(obj, robot, variant, instance)
     elif isinstance(obj, dict) and "mean" in obj and "curve" in obj:
-        d = _from_linear(obj["mean"], robot, variant, task, target)
+        d = _from_linear(obj["mean"], robot, variant, task, target, env_kwargs)
     elif isinstance(obj, dict) and str(obj.get("version", "")).startswith("asr.dashboard/"):
         d = _from_workspace(obj, robot, variant)
     elif isinstance(obj, np.ndarray):
-        d = _from_linear(obj, robot, variant, task, target)
+        d = _from_linear(obj, robot, variant, task, target, env_kwargs)
     elif (onnx := onnx or _onnx_policy(obj)) is not None:
-        d = _from_onnx(onnx[0], robot, variant, task, target)
+        d = _from_onnx(onnx[0], robot, variant, task, target, env_kwargs)
     else:
         raise TypeError(
             f"obj: expected an asr ILCResult, a cem.train result (dict with 'mean'), "
@@ -475,6 +552,18 @@ def policy_data(
     return d
 
 
+def _folder_env_kwargs(folder):
+    """The env_kwargs a training folder's config.json records ({} without them)."""
+    path = os.path.join(os.fspath(folder), "config.json")
+    if not os.path.isfile(path):
+        return {}
+    with open(path) as f:
+        kwargs = json.load(f).get("env_kwargs") or {}
+    if not isinstance(kwargs, dict):
+        raise ValueError(f"obj: {path} has env_kwargs {kwargs!r}, expected a dict")
+    return kwargs
+
+
 def export_policy(
     obj,
     robot,
@@ -487,6 +576,7 @@ def export_policy(
     instance=0,
     task=None,
     target=None,
+    env_kwargs=None,
 ):
     """Write the ROS package `package` (default asr_<robot>_policy) for `obj` into out_dir (see
     the module doc) and return its path. An existing package folder of that name is replaced.
@@ -499,8 +589,9 @@ def export_policy(
     main) and <package>/<node>.json. An ONNX policy also writes <node>.onnx beside the data.
     instance: which instance of an ILCResult; task: the asr.envs task class of a linear or
     ONNX policy (default: the ONNX file's task, or the one running `robot`); target: its
-    target default, rad per joint. Files are world-readable (0644, executables and folders
-    0755) whatever the umask."""
+    target default, rad per joint; env_kwargs: its task's keyword arguments (a training
+    folder's own by default; a bad one is refused here, naming it). Files are world-readable
+    (0644, executables and folders 0755) whatever the umask."""
     if ros not in (1, 2) or isinstance(ros, bool):
         raise ValueError(f"ros: got {ros!r}, valid: 1 (catkin) or 2 (ament_python)")
     name = _package_name(package, robot)
@@ -514,6 +605,7 @@ def export_policy(
         task=task,
         target=target,
         onnx=onnx,
+        env_kwargs=env_kwargs,
     )
     node = "policy_node"
     d["node"] = node

@@ -20,6 +20,7 @@ from asr.envs.periodic import (
     MISS_COST,
     Periodic,
     reference,
+    reference_rate,
 )
 from asr.envs.randomization import Randomization
 from asr.envs.throw import spring_energy_from_deflection
@@ -126,18 +127,50 @@ def test_reference_cycles_and_observation():
         env = Periodic(1, frequency=f, amplitude=0.1)
         assert env.max_episode_steps * env.env_dt == pytest.approx(4 / f)
         obs, _ = env.reset(seed=0)
-        np.testing.assert_array_equal(obs[0], [*CENTRE, 0.0, 0.0, 0.0])
-        *_, info = env.step(np.array([[*CENTRE, 0.3, 0.3]]))
         t = env.env_dt
+        ref = np.asarray(CENTRE) + 0.1 * math.sin(2 * math.pi * f * t)  # at the step's end
+        rate = 0.1 * 2 * math.pi * f * math.cos(2 * math.pi * f * t)
         np.testing.assert_allclose(
-            info["reference"][0], np.asarray(CENTRE) + 0.1 * math.sin(2 * math.pi * f * t)
+            obs[0], [*CENTRE, 0.0, 0.0, *ref, rate, rate, *(CENTRE - ref), 0.0], rtol=0, atol=1e-15
         )
+        *_, info = env.step(np.array([[*CENTRE, 0.3, 0.3]]))
+        np.testing.assert_allclose(info["reference"][0], ref, rtol=0, atol=1e-15)
         np.testing.assert_allclose(reference(t, f, 0.1), info["reference"][0])
         env.close()
     env = Periodic(1)
     env.reset(seed=0)
     # nothing tracked yet: the error of holding still, A / sqrt(2)
     assert env.metric_value()[0] == pytest.approx(MISS_COST * (0.2 / math.sqrt(2) - ERROR_BOUND))
+    env.close()
+
+
+def test_observation_entries_follow_the_reference():
+    """Every env step of an episode with sensor noise: each entry named in OBSERVATION is what
+    its name says, the reference and its rate taken at the step's end from reference and
+    reference_rate, the errors from the observed (noisy) q; reference_rate is the derivative
+    of reference (central difference, h = 1e-6 s)."""
+    env = Periodic(2, frequency=1.25, amplitude=0.3, randomization=Randomization(noise_q=0.01))
+    names = [n for n, _ in Periodic.OBSERVATION]
+    assert len(names) == env.single_observation_space.shape[0] == 11
+    col = {n: i for i, n in enumerate(names)}
+    obs, _ = env.reset(seed=4)
+    rng = np.random.default_rng(0)
+    for k in range(30):
+        end = (k + 1) * env.env_dt
+        ref, rate = reference(end, 1.25, 0.3), reference_rate(end, 1.25, 0.3)
+        for j in (1, 2):
+            q = obs[:, col[f"q{j}"]]
+            np.testing.assert_array_equal(obs[:, col[f"q_ref{j}"]], ref[j - 1])
+            np.testing.assert_array_equal(obs[:, col[f"qd_ref{j}"]], rate[j - 1])
+            np.testing.assert_array_equal(obs[:, col[f"q{j} - q_ref{j}"]], q - ref[j - 1])
+            assert np.all(np.abs(q - env.q[:, j - 1]) < 0.06)  # observed: true q + noise
+        np.testing.assert_array_equal(obs[:, col["t"]], k * env.env_dt)
+        h = 1e-6
+        diff = (reference(end + h, 1.25, 0.3) - reference(end - h, 1.25, 0.3)) / (2 * h)
+        np.testing.assert_allclose(rate, diff, rtol=0, atol=1e-6)
+        eq = np.asarray(CENTRE) + rng.uniform(-0.3, 0.3, (2, 2))
+        obs, *_ = env.step(np.c_[eq, np.full((2, 2), 0.4)])
+    assert np.any(obs[:, col["q1"]] != env.q[:, 0])  # the noise reaches q and the errors
     env.close()
 
 

@@ -4,7 +4,9 @@ metric over the untrained policy; export_onnx of its training folder runs (onnxr
 the torch policy on observations from the env; the ROS 1 and ROS 2 packages of that ONNX policy
 are written and valid, and their node's policy code, run in this process on the env's states,
 commands what the ONNX policy computes (Throw: the release too, one env step later, as the env
-lets the ball go). One training per task is shared by the module's tests (about 3 s each)."""
+lets the ball go); the export of a training folder takes its env_kwargs (Periodic2DOF: the
+reference's frequency and amplitude). One training per task is shared by the module's tests
+(about 3 s each)."""
 
 import ast
 import json
@@ -22,6 +24,7 @@ for _module in ("torch", "stable_baselines3", "onnx", "onnxscript", "onnxruntime
     require(_module)
 
 import asr  # noqa: E402,F401  (registers the asr/ ids)
+from asr.envs import TRAIN_DEFAULTS  # noqa: E402
 
 TASKS = sorted(k for k in gymnasium.registry if k.startswith("asr/"))
 # a budget at which every task improves reliably (measured with seeds 0, 1, 2: the final joint
@@ -45,9 +48,15 @@ TASK_BUDGET = {
 TASK_BUDGET["asr/Throw-v0"]["gamma"] = 1.0
 # Impact2DOF: 8192 env-steps improve its metric 288 -> 239 N (17 %), 16384 -> 197 N (seed 0)
 TASK_BUDGET["asr/Impact2DOF-v0"] = dict(BUDGET, total_steps=16384)
-# Periodic2DOF: PPO finds no tracking from t in short (or 1M-step) budgets (docs/learning.md,
-# "Tasks where stiffness is known to matter"): checked only not to get worse (10.26 -> 9.00 J)
-NO_SHORT_PROGRESS = {"asr/Periodic2DOF-v0"}
+# Periodic2DOF (observing the reference and the error): 8192 env-steps move the policy away
+# from holding still (10.3 -> 14.5 J); its registered settings (64 sub-envs x 50 steps, learning
+# rate 1e-3) for 51200 env-steps: 10.3 -> 7.57 J with seed 0 (seeds 1, 2: 8.9, 9.3 J; every seed
+# is under 2 J per cycle at 102400, docs/learning.md)
+_PERIODIC = TRAIN_DEFAULTS["asr/Periodic2DOF-v0"]["hyperparameters"]
+TASK_BUDGET["asr/Periodic2DOF-v0"] = dict(BUDGET, total_steps=51200, num_envs=64, net_arch=(64, 64))
+TASK_BUDGET["asr/Periodic2DOF-v0"].update(
+    {k: _PERIODIC[k] for k in ("n_steps", "batch_size", "learning_rate")}
+)
 EPISODES = 16  # held-out episodes (seeds EVAL_SEED_BASE + k), trained and untrained alike
 SEED = 0
 
@@ -105,9 +114,7 @@ def test_training_improves_the_held_out_metric(trained):
     before, after = untrained_metric(task, cls), res.final_metric
     print(f"\n{task}: {res.metric.name} {before:.4f} -> {after:.4f} {res.metric.unit}")
     assert res.config["final_eval"]["episodes"] == EPISODES and np.isfinite(after)
-    if task in NO_SHORT_PROGRESS:
-        assert after <= before, (before, after)
-    elif res.metric.better == "lower":  # an error (rad): at least 20 % smaller
+    if res.metric.better == "lower":  # an error (rad), a force (N), J per cycle: 20 % smaller
         assert after <= 0.8 * before, (before, after)
     else:  # a distance (m): at least 5 cm further
         assert after >= before + 0.05, (before, after)
@@ -202,3 +209,33 @@ def test_ros_package_of_every_task(trained, tmp_path, ros):
     ended = node_rollout(cls, data, code, OnnxPolicy(os.path.join(code, "policy_node.onnx")), steps)
     if data["release"] or data["max_steps"] is not None:  # episodic: it ends, the node holds
         assert ended is not None
+
+
+# keyword arguments written into a copy of each training folder's config.json (what a training
+# with env_kwargs records): a task observing a reference takes its frequency and amplitude
+FOLDER_ENV_KWARGS = {"asr/Periodic2DOF-v0": {"frequency": 2.5, "amplitude": 0.3}}
+
+
+@pytest.mark.slow
+def test_ros_export_of_the_folder_uses_its_env_kwargs(trained, tmp_path):
+    import shutil
+
+    from asr.ros.export import policy_data
+
+    task, cls, _, onnx = trained
+    folder = shutil.copytree(os.path.join(os.path.dirname(onnx), "run"), tmp_path / "run")
+    kwargs = FOLDER_ENV_KWARGS.get(task, {})
+    with open(folder / "config.json") as f:
+        config = json.load(f)
+    config["env_kwargs"] = kwargs
+    with open(folder / "config.json", "w") as f:
+        json.dump(config, f)
+    d = policy_data(folder, cls.robot)
+    env = cls(1, **kwargs)
+    assert d.get("env_kwargs", {}) == kwargs
+    if hasattr(env, "reference_parameters"):
+        assert d["reference"] == env.reference_parameters() == {**d["reference"], **kwargs}
+        assert d["max_steps"] == env.max_episode_steps == 160  # 4 cycles at 2.5 Hz
+    else:
+        assert "reference" not in d
+    env.close()
