@@ -110,7 +110,14 @@ export function buildLegend(gd, traces, joints) {
     if (hidden(tr)) el.classList.add("off");
     box.appendChild(el);
   });
-  const width = box.getBoundingClientRect().width;  // 0 while the plot is hidden: a default
+  return legendMargin(gd);
+}
+
+/* The right margin, px, plot div `gd` needs for its legend: the legend's width plus a gap
+   (HIDDEN_PX while the plot is hidden, not laid out; plots.js measures again when it shows it). */
+export function legendMargin(gd) {
+  const box = gd.querySelector(`:scope > .${LEGEND_CLASS}`);
+  const width = box ? box.getBoundingClientRect().width : 0;
   return Math.ceil(width > 0 ? width : HIDDEN_PX) + GAP_PX;
 }
 

@@ -13,7 +13,7 @@
 import { $, api, app, hasPlotly, num, setStatus, short, showError, stats } from "./core.js";
 import { applyState } from "./controls.js";
 import { datasheetFigure } from "./datasheet.js";
-import { buildLegend } from "./legend.js";
+import { buildLegend, legendMargin } from "./legend.js";
 import { setPlotSpec, spec } from "./plot_spec.js";
 import { afterFigure, holdFrames, newerThanDrawn, runDrawn, yType } from "./timeline.js";
 
@@ -407,7 +407,11 @@ function showPlot(p, show, modes) {
   note.hidden = show;
   if (gd.hidden === !show) return;
   gd.hidden = !show;
-  if (show && hasPlotly() && gd.data) Plotly.Plots.resize(gd);
+  if (!show || !hasPlotly() || !gd.data) return;
+  // its legend measured now that it is laid out (a figure drawn while hidden assumed a width)
+  const right = legendMargin(gd);
+  if (gd.layout && gd.layout.margin && gd.layout.margin.r !== right) Plotly.relayout(gd, { "margin.r": right });
+  Plotly.Plots.resize(gd);
 }
 
 /* Draw the buffered samples: one Plotly.extendTraces per plot, all in one animation frame, at
