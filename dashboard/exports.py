@@ -198,7 +198,9 @@ def _onnx(out, folder, task=None):
 def _ros_zip(out, onnx, robot, variant, ros):
     """The ROS `ros` ("1": catkin, "2": ament_python) package running the ONNX policy file
     `onnx` (the checkpoint's, which the server exported once and keeps: this child imports
-    neither torch nor the training's backend)."""
+    neither torch nor the training's backend). The task's keyword arguments come with the file
+    (its metadata's env_kwargs, from the training folder's config.json): a Periodic2DOF node
+    tracks the frequency and amplitude the policy was trained at."""
     from asr.ros.export import export_zip
 
     if ros not in ("1", "2"):  # the route checked it already; this guards a direct call

@@ -425,7 +425,7 @@ def export_checked(run_dir, path, *, envs=8, tolerance=1e-5, seed=None, threads=
         fd, tmp = tempfile.mkstemp(prefix=name, suffix=".onnx", dir=folder)
         os.close(fd)
         try:
-            export_onnx(res.model, tmp, vec_normalize=res.vecnormalize, task=cls)
+            export_onnx(res.model, tmp, vec_normalize=res.vecnormalize, task=cls, env_kwargs=kwargs)
             onnx_actions = OnnxPolicy(tmp, env=cls)(obs).astype(np.float64)
             diff = float(np.max(np.abs(onnx_actions - res.predict(obs))))
             if not diff <= tolerance:

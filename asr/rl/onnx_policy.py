@@ -1,8 +1,8 @@
 """Trained policies leave asr as ONNX files: export_onnx writes one, OnnxPolicy runs one.
 
-export_onnx(model, path, *, vec_normalize=None, task=None) writes the deterministic policy of a
-Stable-Baselines3 PPO (MlpPolicy, Box actions) as one ONNX graph, input "obs" float32
-(batch, obs_dim), output "action" float32 (batch, act_dim):
+export_onnx(model, path, *, vec_normalize=None, task=None, env_kwargs=None) writes the
+deterministic policy of a Stable-Baselines3 PPO (MlpPolicy, Box actions) as one ONNX graph,
+input "obs" float32 (batch, obs_dim), output "action" float32 (batch, act_dim):
 
     x = clip((obs - mean) / sqrt(var + epsilon), -clip_obs, clip_obs)  # VecNormalize (obs only)
     action = clip(action_net(mlp_extractor.policy_net(features(x))), low, high)  # actor mean
@@ -30,7 +30,11 @@ format ("asr.onnx_policy/1"), task (class name), task_id (gymnasium id), robot, 
 obs_dim, act_dim, observation (JSON [[name, unit], ...] from the task's OBSERVATION), action
 (JSON [[name, unit, low, high], ...] from its ACTION and action space), control_period_s (the
 env step, frame_skip * dt), obs_normalization (JSON {"clip_obs", "epsilon"} or null),
-asr_version, torch_version, source.
+env_kwargs (JSON {name: value}: the task's keyword arguments the policy was trained with, from a
+training folder's config.json and `env_kwargs=`; {} for the defaults), asr_version,
+torch_version, source. A file without env_kwargs (written by an older asr) reads as {}: whoever
+builds the task from the file (asr.ros.export: a Periodic2DOF node's reference) gets the
+task's defaults.
 
 OnnxPolicy(path, env=None) runs such a file with onnxruntime (CPU, one thread by default):
 policy(obs) -> actions for (N, obs_dim) -> (N, act_dim) or (obs_dim,) -> (act_dim,);
@@ -286,12 +290,15 @@ def _model_spaces(model):
     return model.observation_space, model.action_space
 
 
-def export_onnx(model, path, *, vec_normalize=None, task=None):
+def export_onnx(model, path, *, vec_normalize=None, task=None, env_kwargs=None):
     """Write the deterministic policy of `model` (an SB3 PPO, an rsl_rl backend's policy, or a
     training folder) with observation normalisation and action clipping as the ONNX file `path`
     (see the module doc). task: the asr task (class, id or name; default: the folder's config,
-    else the one task whose spaces are the model's). Returns the path. Without a package of the
-    extra [rl] (torch, gymnasium, onnx): ModuleNotFoundError naming the extra."""
+    else the one task whose spaces are the model's). env_kwargs: the task's keyword arguments
+    the policy was trained with (dict of JSON values; a training folder's config.json gives
+    them, these replace its keys), recorded in the file's metadata; the task is built with them
+    once, so a bad one is refused here. Returns the path. Without a package of the extra [rl]
+    (torch, gymnasium, onnx): ModuleNotFoundError naming the extra."""
     for module in ("torch", "gymnasium", "onnx"):
         need(module, "rl", "asr.rl.export_onnx")
     import torch
@@ -309,6 +316,7 @@ def export_onnx(model, path, *, vec_normalize=None, task=None):
                 "vec_normalize: give None with a training folder (its normalisation is used)"
             )
         model, vec_normalize, config = load_training(model)
+    env_kwargs = _env_kwargs(config.get("env_kwargs"), env_kwargs)
     obs_space, act_space = _model_spaces(model)
     if (
         not isinstance(act_space, spaces.Box)
@@ -353,7 +361,7 @@ def export_onnx(model, path, *, vec_normalize=None, task=None):
             proto = _to_onnx(actor, obs_dim)
     finally:
         module.train(was_training)
-    meta = _metadata(cls, obs_dim, act_dim, low, high, norm_meta, source)
+    meta = _metadata(cls, obs_dim, act_dim, low, high, norm_meta, source, env_kwargs)
     _write_proto(proto, meta, path)
     return path
 
@@ -394,10 +402,34 @@ def _to_onnx(actor, obs_dim):
         return program.model_proto
 
 
-def _metadata(cls, obs_dim, act_dim, low, high, norm_meta, source):
+def _env_kwargs(recorded, given):
+    """The env_kwargs to record: a training folder's (`recorded`, None without) with `given`'s
+    keys replacing its; ValueError naming a value that is not a dict of JSON values."""
+    out = {}
+    for name, kwargs in (("config.json env_kwargs", recorded), ("env_kwargs", given)):
+        if kwargs is None:
+            continue
+        if not isinstance(kwargs, dict) or not all(isinstance(k, str) for k in kwargs):
+            raise ValueError(
+                f"{name}: got {kwargs!r}, expected a dict of the task's keyword arguments"
+            )
+        out.update(kwargs)
+    try:
+        json.dumps(out, allow_nan=False)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"env_kwargs: got {out!r}, expected JSON values (numbers, strings, lists, dicts)"
+        ) from None
+    return out
+
+
+def _metadata(cls, obs_dim, act_dim, low, high, norm_meta, source, env_kwargs):
     import torch
 
-    env = cls(1)
+    try:
+        env = cls(1, **env_kwargs)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"env_kwargs: {env_kwargs!r} for {cls.__name__}: {exc}") from None
     try:
         period = float(env.env_dt)
     finally:
@@ -418,6 +450,7 @@ def _metadata(cls, obs_dim, act_dim, low, high, norm_meta, source):
         ),
         "control_period_s": repr(period),
         "obs_normalization": json.dumps(norm_meta),
+        "env_kwargs": json.dumps(env_kwargs),
         "asr_version": __version__,
         "torch_version": torch.__version__,
         "source": source,
@@ -441,7 +474,9 @@ class OnnxPolicy:
     """An exported policy run with onnxruntime: policy(obs) -> actions (float32), batched.
 
     Attributes: path, obs_dim, act_dim, metadata (dict: JSON entries parsed), task, robot,
-    variant, control_period_s, observation / action (lists of entries as in the metadata)."""
+    variant, control_period_s, observation / action (lists of entries as in the metadata),
+    env_kwargs (dict: the task's keyword arguments the policy was trained with; {} for a file
+    that records none)."""
 
     def __init__(self, path, *, env=None, threads=1):
         if isinstance(path, bool) or not isinstance(path, (str, os.PathLike)):
@@ -493,7 +528,7 @@ class OnnxPolicy:
         self._in, self._out = ins[0].name, outs[0].name
         self.obs_dim, self.act_dim = ins[0].shape[1], outs[0].shape[1]
         meta = dict(self.session.get_modelmeta().custom_metadata_map)
-        for key in ("observation", "action", "obs_normalization"):
+        for key in ("observation", "action", "obs_normalization", "env_kwargs"):
             if key in meta:
                 try:
                     meta[key] = json.loads(meta[key])
@@ -502,6 +537,8 @@ class OnnxPolicy:
         self.metadata = meta
         self.task, self.robot = meta.get("task"), meta.get("robot")
         self.variant = meta.get("variant")
+        kwargs = meta.get("env_kwargs")
+        self.env_kwargs = dict(kwargs) if isinstance(kwargs, dict) else {}
         self.observation, self.action = meta.get("observation"), meta.get("action")
         cp = meta.get("control_period_s")
         self.control_period_s = float(cp) if cp is not None else None
