@@ -44,6 +44,10 @@ HYPERPARAMETERS = {
     "min_delta": (0.0, "float", 0.0, None, False, False),
     # TensorBoard event files in out_dir/tb (both backends); false: none
     "tensorboard": (True, "bool", None, None, False, False),
+    # torch's threads while training (both backends; asr's batch keeps train's `threads`);
+    # 0: train's `threads`. 1 is the faster for small networks: their operations are too
+    # small to share, and a second torch thread competes with asr's for the cores
+    "torch_threads": (0, "int", 0, None, False, False),
 }
 
 

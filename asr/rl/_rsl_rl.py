@@ -112,6 +112,8 @@ class RslRlBackend:
 
     def __init__(self, venv, hp, seed, files=None, out_dir=None):
         self.hp = hp
+        if hp["torch_threads"]:  # train() restores torch's threads after training
+            torch.set_num_threads(hp["torch_threads"])
         self.env = RslRlVecEnv(venv)
         self.steps = 0
         self._losses = None

@@ -18,6 +18,7 @@ import os
 import zipfile
 
 import numpy as np
+import torch
 from stable_baselines3 import PPO
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.logger import Logger
@@ -57,8 +58,6 @@ def start_policy_at(policy, init):
     and the standard deviation through log_std."""
     if init is None:
         return
-    import torch
-
     with torch.no_grad():
         policy.action_net.bias.copy_(torch.as_tensor(init["mean"], dtype=torch.float32))
         policy.log_std.copy_(torch.log(torch.as_tensor(init["std"], dtype=torch.float32)))
@@ -86,6 +85,8 @@ class SB3Backend:
     files = (MODEL_FILE, NORMALIZE_FILE)
 
     def __init__(self, venv, hp, seed, files=None, out_dir=None):
+        if hp["torch_threads"]:  # train() restores torch's threads after training
+            torch.set_num_threads(hp["torch_threads"])
         self.sb3env = SB3VecEnv(venv)
         monitor = VecMonitor(self.sb3env)
         vecnorm = VecNormalize(monitor, norm_obs=True, norm_reward=False, gamma=hp["gamma"])
