@@ -560,13 +560,18 @@ def difference(res, a="variable", b="fixed", confidence=0.95):
 
 def table(results):
     """Markdown table (str) of compare_cem() / compare_ppo() results of one task: strategy x
-    optimiser, mean +- 95 % CI, best, n, budget."""
+    optimiser (rigid, fixed, variable), mean +- 95 % CI, best, n, budget."""
     head = "| optimiser | strategy | mean | 95 % CI | best | seeds | budget | return (mean +- CI) |"
     lines = [head, "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for res in results:
         unit = res["metric"]["unit"]
         what = "episodes/seed" if res["optimiser"] == "cem" else "env-steps/run"
-        for strategy, s in res["summary"].items():
+        summary = res["summary"]  # the arms in STRATEGIES' order (a JSON file sorts them)
+        order = [s for s in STRATEGIES if s in summary] + [
+            s for s in summary if s not in STRATEGIES
+        ]
+        for strategy in order:
+            s = summary[strategy]
             ret = f"{s['return_mean']:.3f} +- {s['return_ci95']:.3f}" if "return_mean" in s else ""
             lines.append(
                 f"| {res['optimiser']} | {strategy} | {s['mean']:.3f} {unit} | "

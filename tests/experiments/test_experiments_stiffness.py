@@ -1,11 +1,16 @@
 """asr.experiments.stiffness: the arms' keywords build the right envs (the fixed arm's per-joint
 presets held, per sub-env in one batch), a tiny CEM comparison is reproducible and spends the same
 number of episodes on every arm, the fixed arm's batched search is the env with preset=(p1, p2),
-the confidence interval is Student's t (scipy), bad input is named."""
+the confidence interval is Student's t (scipy), bad input is named; compare_ppo gives every arm
+the same runs (seeds, env-steps, backend) on the task's options (Periodic2DOF at 1.25 Hz), seen
+through an executor that records the runs instead of training them."""
+
+import concurrent.futures
 
 import numpy as np
 import pytest
 
+from asr.envs import TRAIN_DEFAULTS
 from asr.envs.throw import PRESET_HI, PRESET_LO, Throw
 from asr.experiments import stiffness
 from asr.rl import task_class
@@ -124,6 +129,54 @@ def test_confidence_interval_is_students_t(tiny):
     s = stiffness.summarize(fake)["rigid"]
     assert s["ci95"] == pytest.approx(t.ppf(0.975, 3) * np.std([1, 2, 4, 7], ddof=1) / 2)
     assert (s["best"], s["worst"], s["budget"]) == (1.0, 7.0, 10)  # lower is better here
+
+
+class RecordingExecutor(concurrent.futures.Executor):
+    """Answers each training run at once, its final metric the run's number (1, 2, ...),
+    keeping the run's train() keywords in `runs` (nothing trains)."""
+
+    def __init__(self):
+        self.runs = []
+
+    def submit(self, fn, kwargs):
+        self.runs.append(kwargs)
+        done = concurrent.futures.Future()
+        steps = kwargs["total_steps"]
+        done.set_result(dict(final_metric=float(len(self.runs)), curve=[dict(steps=steps)]))
+        return done
+
+
+def test_ppo_arms_get_the_same_runs_on_the_task_options():
+    periodic, at = "asr/Periodic2DOF-v0", {"frequency": 1.25}
+    rec = RecordingExecutor()
+    res = stiffness.compare_ppo(
+        periodic, seeds=(0, 1, 2), fixed_preset=(0.2, 0.5), task_kwargs=at, executor=rec
+    )
+    registered = TRAIN_DEFAULTS[periodic]["total_steps"]
+    assert registered == 204_800
+    assert len(rec.runs) == 9
+    arms = [
+        {"actuator": "rigid"},
+        {"actuator": "qbmove", "preset": [0.2, 0.5]},
+        {"actuator": "qbmove", "preset": None},
+    ]
+    for k, run in enumerate(rec.runs):  # rigid, fixed, variable; seeds 0, 1, 2 in each
+        arm = arms[k // 3]
+        assert run == dict(
+            task=periodic,
+            algo="sb3",
+            total_steps=registered,
+            seed=k % 3,
+            threads=1,
+            env_kwargs=dict(at, **arm),
+        )
+    assert res["settings"]["task_kwargs"] == at and res["settings"]["total_steps"] == registered
+    for i, strategy in enumerate(stiffness.STRATEGIES):
+        runs = res["runs"][strategy]
+        assert [r["seed"] for r in runs] == [0, 1, 2]
+        assert [r["metric"] for r in runs] == [3.0 * i + 1, 3.0 * i + 2, 3.0 * i + 3]
+        assert res["summary"][strategy]["budget"] == registered
+        assert all(r["env_steps"] == registered for r in runs)
 
 
 def test_difference_is_welchs_interval():
