@@ -40,6 +40,17 @@ app.drawScale = 1;      // the share of POINT_BUDGET the plots keep (tracePoints
 app.drawTimes = [];     // performance.now() of the redraws within BEHIND_WINDOW_MS
 app.mergedTimes = [];   // [performance.now(), frames] of the merged frames within it
 Object.assign(stats, { draws: 0, drawRate: 0, drawMs: null, drawScale: 1, merged: 0 });
+// Plots off screen (issue 46: each live plot's redraw costs 15-27 ms, the whole plot redrawn):
+// a plot whose div is out of the viewport (IntersectionObserver), hidden, or in a hidden tab
+// keeps taking samples (its buffer, cut to the shared window) but is not redrawn; when it comes
+// into view one redraw brings it up to date with everything buffered, the same window as the
+// others. stats.plotDraws: redraws per plot div; stats.skipped: plot redraws left out off
+// screen; stats.offscreen: the live plots off screen now; stats.caughtUp: plots brought up to
+// date on coming into view.
+Object.assign(stats, { plotDraws: {}, skipped: 0, offscreen: 0, caughtUp: 0 });
+const onScreen = new Map();  // plot div id -> whether it intersects the viewport (observer's word)
+const behindScreen = new Set();  // plot div ids skipped since their last redraw (to catch up)
+let observer = null;
 const PLOT_CONFIG = { responsive: true, displaylogo: false, modeBarButtonsToRemove: ["lasso2d", "select2d"] };
 const BAND_ALPHA = 0.2;             // the clamp bands' fill opacity
 const BAND_GREY = "rgb(110,110,110)";  // their colour in compare mode (the colours are instances')
@@ -165,6 +176,7 @@ function drawFigure(figure) {
   app.tFirst = sharedX && sharedX.length ? sharedX[0] : null;  // the run's first sample
   datasheetFigure(data);  // the datasheet finds its deflection trace by the trace order
   app.buffer = {};
+  behindScreen.clear();  // every plot drawn anew by the figure
   if (!hasPlotly()) return;
   // the legends (legend.js): built once here, beside each plot; in compare mode headed by the
   // joints' dash styles
@@ -177,6 +189,7 @@ function drawFigure(figure) {
     Plotly.react(gd, perPlot[p.plot], plotLayout(p.plot, app.uirevision, ys, right), PLOT_CONFIG);
   }
   app.plotted = true;
+  observePlots();
   stats.figures += 1;
   app.modesShown = null;  // the new plots: shown or hidden as the modes say
   syncModes();
@@ -421,7 +434,68 @@ function showPlot(p, show, modes) {
 function scheduleFlush() {
   if (app.flushTimer) return;
   const wait = Math.max(0, FLUSH_MS - (performance.now() - app.lastFlush));
-  app.flushTimer = setTimeout(() => { app.flushQueued = true; requestAnimationFrame(flush); }, wait);
+  app.flushTimer = setTimeout(() => {
+    // a hidden tab gets no animation frames: its plots are off screen, their buffers cut now
+    if (document.hidden) { flush(performance.now()); return; }
+    app.flushQueued = true;
+    requestAnimationFrame(flush);
+  }, wait);
+}
+
+// ------------------------------------------------------------------ plots off screen
+
+/* Watch the live plots' divs (once): a plot coming into view is redrawn at the next flush with
+   what it buffered meanwhile. */
+function observePlots() {
+  if (observer || typeof IntersectionObserver === "undefined") return;
+  observer = new IntersectionObserver((entries) => {
+    let back = false;
+    for (const e of entries) {
+      if (e.isIntersecting && onScreen.get(e.target.id) === false) back = true;
+      onScreen.set(e.target.id, e.isIntersecting);
+    }
+    countOffscreen();
+    if (back) scheduleFlush();
+  });
+  for (const p of spec.plots) {
+    const gd = $(p.div);
+    if (gd) observer.observe(gd);
+  }
+  document.addEventListener("visibilitychange", () => {
+    countOffscreen();
+    if (!document.hidden) scheduleFlush();
+  });
+}
+
+/* Whether live plot div `div` is on screen: in the viewport (as far as the observer has said),
+   not hidden, in a visible tab. */
+function plotOnScreen(div) {
+  const gd = $(div);
+  return !document.hidden && !!gd && !gd.hidden && onScreen.get(div) !== false;
+}
+
+function countOffscreen() {
+  stats.offscreen = spec ? spec.plots.filter((p) => !plotOnScreen(p.div)).length : 0;
+}
+
+/* The buffered samples of an off-screen plot (`bufs`: local trace -> {x, y, ...}) cut to what
+   its next redraw would keep: times >= tMin (the shared window's start), at most
+   app.maxPoints per trace, so a plot off screen for long holds a window's points, no more. */
+function trimToWindow(bufs, tMin) {
+  for (const tr of Object.values(bufs)) {
+    const x = Array.isArray(tr.x) ? tr.x : null;
+    let from = 0;
+    if (x && tMin !== null) {
+      let lo = 0, hi = x.length;
+      while (lo < hi) { const mid = (lo + hi) >> 1; if (x[mid] < tMin) lo = mid + 1; else hi = mid; }
+      from = lo;
+    }
+    const n = x ? x.length : Math.max(0, ...Object.values(tr).map((a) => a.length));
+    from = Math.max(from, n - (app.maxPoints || MAX_POINTS));
+    if (from <= 0) continue;
+    for (const key of Object.keys(tr)) tr[key] = tr[key].slice(from);
+  }
+  return bufs;
 }
 
 /* The newest time of a figure's traces (their x arrays by plot), or null. */
@@ -494,7 +568,9 @@ function flush(frameTime) {
   app.flushQueued = false;
   app.plotFrameTs = frameTime;
   app.lastFlush = performance.now();
-  const drew = drawBuffered();
+  const { drew, skippedOnly } = drawBuffered();
+  // nothing on screen to draw (every plot with samples off screen) is not being behind
+  if (skippedOnly) app.drawTimes.push(app.lastFlush);
   if (drew) {
     const ms = performance.now() - app.lastFlush;
     stats.draws += 1;
@@ -549,19 +625,29 @@ export function showBehind() {
 /* Draw the buffered samples (one Plotly.extendTraces per plot); whether anything was drawn. */
 function drawBuffered() {
   if (holdFrames()) {  // a past window shown: frames are dropped; restoring: kept for later
-    if (app.view.mode === "past") { app.buffer = {}; app.bandOpen = {}; }
-    return false;
+    if (app.view.mode === "past") { app.buffer = {}; app.bandOpen = {}; behindScreen.clear(); }
+    return { drew: false, skippedOnly: false };
   }
   const buffer = app.buffer;
   app.buffer = {};
-  if (!app.plotted || !hasPlotly()) return false;
+  if (!app.plotted || !hasPlotly()) return { drew: false, skippedOnly: false };
   dropDrawn(buffer);
   const tMin = windowStart();
-  let drew = false;
+  let drew = false, skipped = false;
+  countOffscreen();
   for (const { plot: p, div } of spec.plots) {
     const gd = $(div);
     if (!gd || gd.hidden) continue;  // hidden (no deflection in the torque modes): not drawn
     const bufs = buffer[p] || {};
+    if (!plotOnScreen(div)) {  // off screen: its samples kept for when it comes into view
+      if (Object.keys(bufs).length) {
+        app.buffer[p] = trimToWindow(bufs, tMin);
+        behindScreen.add(div);
+        stats.skipped += 1;
+        skipped = true;
+      }
+      continue;
+    }
     addStale(gd, bufs, tMin);
     const locals = Object.keys(bufs).map(Number);
     if (!locals.length) continue;
@@ -577,13 +663,15 @@ function drawBuffered() {
     try {
       Plotly.extendTraces(gd, upd, locals, maxPoints);
       drew = true;
+      stats.plotDraws[div] = (stats.plotDraws[div] || 0) + 1;
+      if (behindScreen.delete(div)) stats.caughtUp += 1;
     } catch (e) {
       console.warn("extendTraces", p, e);
     }
   }
   // timeline.js (labels of what is drawn): samples of the figure's run are on screen now
   runDrawn();
-  return drew;
+  return { drew, skippedOnly: skipped && !drew };
 }
 
 loadPlotSpec();  // at once: the first figure then rarely waits for it

@@ -2,6 +2,9 @@
 session (horizontal arm, stiff preset, a 1.5 rad step and a push put spring 1 on its deflection
 clamp, then hold 0) used to leave the old clamp markers (bands since) on #plot-defl, whose time
 axis then spanned them (13-38 s) while the other plots showed the last window_s (28-38 s).
+A plot off screen (#plot-motors, below the 1280x900 viewport) is not redrawn (its redraw count
+and newest sample stand while #plot-q moves on) and, scrolled into view, is brought up to date
+in one redraw: its newest sample the on-screen plots' (within one frame), the same window.
 Waits are measured in simulated time (plotted samples), with generous deadlines; nothing is
 paced by the wall clock."""
 
@@ -26,6 +29,23 @@ SHOWN = """(plots) => plots.map((id) => {
             newest: Math.max(...lines.map((tr) => tr.x.length ? tr.x[tr.x.length - 1] : -1)),
             marks: on.length ? on : null, band: bands.flatMap((tr) => Array.from(tr.x))};
 })"""
+
+
+FRAME_S = 1 / 30  # one stream frame, s of simulated time (the runner's 30 Hz at real time)
+# #plot-motors's redraws, newest sample and top (px in the viewport), the page's off-screen counts
+OFFSCREEN = """() => {
+    const newest = (id) => Math.max(-1, ...document.getElementById(id).data
+        .map((tr) => tr.x.length ? tr.x[tr.x.length - 1] : -1));
+    const rects = {};
+    for (const id of ['plot-q', 'plot-defl', 'plot-tau', 'plot-stiffness', 'plot-motors'])
+        rects[id] = Math.round(document.getElementById(id).getBoundingClientRect().top);
+    return {draws: asrStats.plotDraws['plot-motors'] || 0, newest: newest('plot-motors'),
+            q: newest('plot-q'), skipped: asrStats.skipped, offscreen: asrStats.offscreen,
+            caughtUp: asrStats.caughtUp, rects};
+}"""
+NEWEST = """() => Object.fromEntries([['q', 'plot-q'], ['motors', 'plot-motors']].map(([k, id]) =>
+    [k, Math.max(...document.getElementById(id).data
+        .map((tr) => tr.x.length ? tr.x[tr.x.length - 1] : -1))]))"""
 
 
 def post(url, body=None):
@@ -76,7 +96,25 @@ def test_every_live_plot_shows_the_same_window():
             timeout=SIM_DEADLINE_S * 1000,
         )
         last_mark = max(shown(pg)["plot-defl"]["marks"] or marked)
+        # #plot-motors, below the 1280x900 viewport, drawn once in view, then scrolled out of it:
+        # it takes samples but is not redrawn
+        pg.evaluate("document.getElementById('plot-motors').scrollIntoView({block: 'end'})")
+        pg.wait_for_function(
+            "() => asrStats.plotDraws['plot-motors'] > 0", timeout=SIM_DEADLINE_S * 1000
+        )
+        pg.evaluate("window.scrollTo(0, 0)")
+        pg.wait_for_function("() => asrStats.offscreen === 2", timeout=SIM_DEADLINE_S * 1000)
+        before = pg.evaluate(OFFSCREEN)
         wait_plotted(pg, 1.5 * WINDOW_S, "plot-defl")
+        after = pg.evaluate(OFFSCREEN)
+        # scrolled into view (the page's end: every live plot on screen), it catches up at once
+        pg.evaluate("document.getElementById('plot-motors').scrollIntoView({block: 'end'})")
+        pg.wait_for_function(
+            "n => (asrStats.plotDraws['plot-motors'] || 0) > n && asrStats.offscreen === 0",
+            arg=after["draws"],
+            timeout=SIM_DEADLINE_S * 1000,
+        )
+        caught = pg.evaluate(NEWEST)
         s = wait_shown(
             pg,
             lambda s: all(p["newest"] > last_mark + 1.2 * WINDOW_S for p in s.values()),
@@ -84,6 +122,13 @@ def test_every_live_plot_shows_the_same_window():
             SIM_DEADLINE_S,
         )
 
+    print(f"off screen: {before} -> {after}; newest on coming into view: {caught}")
+    # off screen: #plot-motors not redrawn, its newest sample standing, its redraws skipped
+    assert before["rects"]["plot-motors"] >= 900 and before["draws"] > 0, before
+    assert after["draws"] == before["draws"] and after["newest"] == before["newest"], after
+    assert after["skipped"] > before["skipped"] and after["q"] > before["q"] + WINDOW_S, after
+    # brought up to date in one redraw: the newest sample of the on-screen plots' window
+    assert caught["motors"] == pytest.approx(caught["q"], abs=FRAME_S), caught
     newest = s["plot-q"]["newest"]
     print(
         f"on the clamp at {marked[0]:.2f}..{last_mark:.2f} s; ranges at newest {newest:.2f} s: "
