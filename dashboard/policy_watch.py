@@ -4,9 +4,10 @@ exported as ONNX in a child process (dashboard/exports.py, the same export as PO
 with onnxruntime, so torch and Stable-Baselines3 never load into the server (they would hold
 ~500 MB for good); the runner asks it for references at every env step of the task
 (dashboard/watch.py). Observation and references come from the task's own code: the watcher
-keeps an instance of the task's vector env (never stepped), writes the runner's link state and
-the episode's env step into it (set_state) and calls its observe(), refs() and terminated()
-(asr.envs.vector.AsrVectorEnv's public methods: [q, qd, target,
+keeps an instance of the task's vector env (never stepped), built with the keyword arguments the
+policy was trained with (the ONNX file's env_kwargs: Periodic2DOF's frequency), writes the
+runner's link state and the episode's env step into it (set_state) and calls its observe(),
+refs() and terminated() (asr.envs.vector.AsrVectorEnv's public methods: [q, qd, target,
 q - target] -> [equilibria, presets] for the reaching tasks, [q, qd, t] -> [equilibria,
 presets, release] for Throw), so every registered task is watchable. A new episode (the env's
 reset: a new random target) starts after max_episode_steps env steps or when the task ends it
@@ -37,7 +38,6 @@ class PolicyWatcher:
         self.robot, self.variant = cls.robot, cls.variant
         self.timestep = cls.timestep
         self.frame_skip = int(cls.frame_skip)
-        self.episode_steps = int(cls.max_episode_steps)
         space = cls.single_action_space
         self.low, self.high = np.asarray(space.low, float), np.asarray(space.high, float)
         if isinstance(policy, (str, os.PathLike)):
@@ -53,7 +53,17 @@ class PolicyWatcher:
                 f"task: the policy of run {run_id} does not fit {task!r}: {exc}"
             ) from None
         self.rng = np.random.default_rng(seed)
-        self.env = cls(1)  # the task's own observation and references (never stepped)
+        # the task as the policy was trained: its keyword arguments (the ONNX file's env_kwargs,
+        # e.g. Periodic2DOF's frequency), its own observation and references (never stepped)
+        self.env_kwargs = dict(self.model.env_kwargs)
+        try:
+            self.env = cls(1, **self.env_kwargs)
+        except (TypeError, ValueError) as exc:
+            raise RLInputError(
+                f"task: the policy of run {run_id} was trained with env_kwargs "
+                f"{self.env_kwargs!r}, which {task!r} refuses: {exc}"
+            ) from None
+        self.episode_steps = int(self.env.max_episode_steps)
         self.ended = True  # the current episode is over: the next act starts one
         self.episode = 0  # episodes started
         self.left = 0  # simulation steps left in the current env step
@@ -69,7 +79,7 @@ class PolicyWatcher:
         """A new episode of n sub-envs: the task's reset (its random target), env step 0."""
         if self.env.num_envs != n:
             self.env.close()
-            self.env = self.cls(n)
+            self.env = self.cls(n, **self.env_kwargs)
         self.env.reset(seed=int(self.rng.integers(2**31)))
         self.env_step = 0
         self.episode += 1

@@ -173,3 +173,40 @@ def test_the_watcher_acts_as_the_task(task, tmp_path):
     assert info["task"] == task and info["episode"] == 1
     # a task with targets reports its instance's target (Throw and Periodic2DOF have none)
     assert (info["target"] is None) == (getattr(cls, "target_range", None) is None)
+
+
+@pytest.mark.slow
+def test_the_watcher_runs_the_task_as_the_policy_was_trained(tmp_path):
+    """A policy trained with env_kwargs (Periodic2DOF at 1 Hz, A = 0.3 rad: the ONNX file's
+    env_kwargs) is watched on the task built with them: its references follow the 1 Hz
+    reference of an env made with the same keywords, and its episodes last that task's 400 env
+    steps (4 cycles), not the default 2 Hz task's 200. Before, the watcher built the task with
+    its defaults."""
+    import numpy as np
+    from stable_baselines3 import PPO
+
+    from asr.rl.onnx_policy import OnnxPolicy, export_onnx
+    from asr.rl.vec_env import SB3VecEnv
+    from asr_dashboard.policy_watch import PolicyWatcher
+    from asr_dashboard.rl_tasks import RLInputError, task_class
+
+    task, kwargs = "asr/Periodic2DOF-v0", {"frequency": 1.0, "amplitude": 0.3}
+    cls = task_class(task)
+    model = PPO("MlpPolicy", SB3VecEnv(cls(1)), n_steps=8, batch_size=8, seed=1, device="cpu")
+    onnx = export_onnx(model, tmp_path / "policy.onnx", task=task, env_kwargs=kwargs)
+    w = PolicyWatcher(OnnxPolicy(onnx), task, run_id=1, seed=5)
+    assert w.env_kwargs == kwargs and w.episode_steps == 400 != cls(1).max_episode_steps
+    env = cls(2, **kwargs)
+    env.reset(seed=int(np.random.default_rng(5).integers(2**31)))
+    for _ in range(3):
+        held = w.act(env.q.copy(), env.qd.copy())
+        obs = env.observe()
+        np.testing.assert_array_equal(w.env.observe(), obs)  # q_ref, qd_ref of 1 Hz, A = 0.3
+        action = w.model.predict(obs.astype(np.float32), deterministic=True)[0]
+        env.step(np.clip(action, w.low, w.high))
+        np.testing.assert_array_equal(held, env._held)
+    # a file whose env_kwargs the task refuses is refused by name, not watched at the defaults
+    bad = OnnxPolicy(onnx)
+    bad.env_kwargs = {"frequency": 3.0}
+    with pytest.raises(RLInputError, match="env_kwargs"):
+        PolicyWatcher(bad, task, run_id=2)
