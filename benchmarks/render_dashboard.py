@@ -48,6 +48,11 @@ def sim_past(pg, t):
 
 def shoot(pg, out, name, selector=None):
     path = os.path.join(out, f"dashboard_{name}.png")
+    # the whole page in the viewport: a plot off screen is not redrawn (PROTOCOL.md "Page"), so
+    # the picture of the full page is taken with every plot on screen and up to date
+    size = pg.viewport_size
+    height = pg.evaluate("document.documentElement.scrollHeight")
+    pg.set_viewport_size({"width": size["width"], "height": max(size["height"], height)})
     pg.wait_for_timeout(1500)  # let the page draw the newest frames (a picture, not a test)
     # from the page's top: the sticky header stays where it belongs, never over the picture
     pg.evaluate("window.scrollTo(0, 0)")
@@ -60,6 +65,7 @@ def shoot(pg, out, name, selector=None):
             selector,
         )
     pg.screenshot(path=path, full_page=True, clip=clip)
+    pg.set_viewport_size(size)
     print(path)
 
 
