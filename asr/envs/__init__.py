@@ -39,8 +39,8 @@ register_envs()
 # one thread (an update costs by its mini-batches: 40 of 512 samples on 2 torch threads took
 # 2.8x the physics' wall time, these 5 about 0.3x), 3e-3 falling linearly to 0 (with a
 # constant rate the held-out error hovers near 0.013 rad), 589824 env-steps (the 196608 that 40
-# mini-batches an update needed for 0.007 rad miss 0.01 rad with 5), evaluated every 196608:
-# 0.0080-0.0097 rad (rsl_rl, seeds 0-2). asr/Throw-v0: undiscounted (the
+# mini-batches an update needed for 0.007 rad miss 0.01 rad with 5): 0.0080-0.0097 rad (rsl_rl,
+# seeds 0-2). asr/Throw-v0: undiscounted (the
 # reward is the episode's one distance), rollouts of 128 steps per sub-env (a whole 1 s
 # episode at least); the task is deterministic, so one held-out episode is every episode.
 # asr/EquilibriumTracking-v0: asr.rl's generic defaults (no tuned settings documented).
@@ -71,7 +71,6 @@ TRAIN_DEFAULTS: dict[str, dict[str, Any]] = {
             "gamma": 0.95,
             "log_std_init": -1.0,
             "torch_threads": 1,
-            "eval_every": 196_608,
         },
     },
     "asr/Throw-v0": {
