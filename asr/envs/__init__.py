@@ -35,12 +35,13 @@ from asr.learning.gym_registry import ENVS, register_envs  # noqa: E402
 register_envs()
 
 # asr/Reach2DOF-v0: both backends' tuned settings (docs/learning.md, "Measured"): 128 sub-envs x
-# 16-step rollouts (2048 samples an update), 5 epochs of one 2048-sample mini-batch, torch on
-# one thread (an update costs by its mini-batches: 40 of 512 samples on 2 torch threads took
-# 2.8x the physics' wall time, these 5 about 0.3x), 3e-3 falling linearly to 0 (with a
-# constant rate the held-out error hovers near 0.013 rad), 589824 env-steps (the 196608 that 40
-# mini-batches an update needed for 0.007 rad miss 0.01 rad with 5): 0.0080-0.0097 rad (rsl_rl,
-# seeds 0-2). asr/Throw-v0: undiscounted (the
+# 16-step rollouts (2048 samples an update), 10 epochs of 512-sample mini-batches, 3e-3 falling
+# linearly to 0 (with a constant rate the held-out error hovers near 0.013 rad), torch on one
+# thread (a second one slowed the updates 2x: 28.6 -> 18.4 s of training), 196608 env-steps:
+# 0.0066 rad (rsl_rl, seed 0) in 18.3-19.2 s, 4.4-4.6x bare mujoco.rollout's time. One
+# 2048-sample mini-batch x 5 epochs costs half as much per env-step (2.4x bare) but needs 589824
+# env-steps for 0.0092 rad: 30.9 s, so the faster training is the default. asr/Throw-v0:
+# undiscounted (the
 # reward is the episode's one distance), rollouts of 128 steps per sub-env (a whole 1 s
 # episode at least); the task is deterministic, so one held-out episode is every episode.
 # asr/EquilibriumTracking-v0: asr.rl's generic defaults (no tuned settings documented).
@@ -61,11 +62,11 @@ TRAIN_DEFAULTS: dict[str, dict[str, Any]] = {
     "asr/EquilibriumTracking-v0": {},
     "asr/Reach2DOF-v0": {
         "num_envs": 128,
-        "total_steps": 589_824,
+        "total_steps": 196_608,
         "hyperparameters": {
             "n_steps": 16,
-            "batch_size": 2048,
-            "n_epochs": 5,
+            "batch_size": 512,
+            "n_epochs": 10,
             "learning_rate": 3e-3,
             "lr_decay": 1.0,
             "gamma": 0.95,
