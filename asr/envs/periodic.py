@@ -192,19 +192,15 @@ class Periodic(ArmTask):
         return self._arm_refs(actions)
 
     def _observe(self):
-        """(N, len(OBSERVATION)): the entries by their names (see the module doc)."""
+        """(N, len(OBSERVATION)) in OBSERVATION's order (see the module doc): q, qd, q_ref, qd_ref,
+        q - q_ref, t (the exported node builds the same entries by name from OBSERVATION;
+        tests/ros/test_ros_export_tasks.py compares the two)."""
         t = self._elapsed * self.env_dt  # (N,) s
-        end = (self._elapsed + 1) * self.env_dt  # (N,) s, the env step's end
+        end = (self._elapsed + 1) * self.env_dt  # (N,) s, the env step's end (as the node)
         q_ref = reference(end, self.frequency, self.amplitude)  # (N, 2) rad
         qd_ref = reference_rate(end, self.frequency, self.amplitude)  # (N, 2) rad/s
-        column = {"t": t}
-        for j in range(2):
-            k = str(j + 1)
-            column["q" + k], column["qd" + k] = self._q_obs[:, j], self._qd_obs[:, j]
-            column["q_ref" + k], column["qd_ref" + k] = q_ref[:, j], qd_ref[:, j]
-            column[f"q{k} - q_ref{k}"] = self._q_obs[:, j] - q_ref[:, j]
-            column[f"qd{k} - qd_ref{k}"] = self._qd_obs[:, j] - qd_ref[:, j]
-        return np.stack([column[name] for name, _ in self.OBSERVATION], axis=1)
+        q = self._q_obs
+        return np.concatenate([q, self._qd_obs, q_ref, qd_ref, q - q_ref, t[:, None]], axis=1)
 
     def _reward(self):
         run = ~self._autoreset  # sub-envs reset in this step keep their new episode's values

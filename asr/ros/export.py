@@ -425,9 +425,7 @@ def _from_onnx(policy, robot, variant, task, target, env_kwargs):
             f"for {policy.robot!r}"
         )
     sizes = (policy.obs_dim, policy.act_dim)
-    known = policy.metadata.get("env_kwargs")  # written by an asr that records them
-    if isinstance(known, dict):
-        env_kwargs = {**known, **(env_kwargs or {})}
+    env_kwargs = {**policy.env_kwargs, **(env_kwargs or {})}  # the file's ({} from an old asr)
     task, d = _task_mapping(robot, variant, task, target, sizes, env_kwargs)
     policy.check_task(task)  # ValueError naming both sizes
     return dict(
