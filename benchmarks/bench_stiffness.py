@@ -13,7 +13,14 @@ strategy x optimiser of the task's metric per seed: mean, 95 % confidence interv
   the best restart's candidate evaluated on held-out episodes;
 - ppo: asr.rl.train with the task's registered defaults (asr.envs.TRAIN_DEFAULTS), the same
   env-steps and seeds per arm; the fixed arm holds the presets of the open-loop reference's best
-  seed.
+  seed, or on Periodic2DOF the pair that PPO itself scored best among a 3 x 3 grid
+  (SEARCH_VALUES: the hand-tuned best preset at the frequency and its neighbours 0.2 rad apart,
+  per joint) plus the open-loop reference's pair
+  (stiffness.search_fixed_presets_ppo: 10 more PPO runs of the registered budget on seed 100,
+  so that arm gets more optimisation than the others; the search's figures are stored under
+  the PPO result's settings.fixed_search, and the earlier fixed arm on the open-loop
+  reference's presets as "ppo_cem_preset"). --fixed-only runs just that searched fixed arm,
+  the other arms read from the results file.
 
 Throw also gets the energy account of each arm's best open-loop throw (replayed at 1 ms,
 asr.experiments.throw_ppo.replay_actions: peak spring energy, link kinetic energy at the release).
@@ -57,9 +64,21 @@ DEFAULT_OUT = os.path.join(HERE, "results", "stiffness.json")
 # the cases: a task id, its options (task_kwargs), the open-loop policy class (policy: KnotPolicy
 # keywords; None: asr.experiments.stiffness.OPEN_LOOP's), the CEM's seeds, restarts,
 # iterations, population, episodes per candidate and held-out episodes (cem), PPO's seeds and
-# env-steps per run (ppo; None: not run). Periodic2DOF at two of its frequencies, periodic
-# knot profiles (8 knots per cycle).
+# env-steps per run (ppo; None: not run). Periodic2DOF at its four frequencies, periodic
+# knot profiles (8 knots per cycle); its fixed arm's presets searched with PPO (fixed_search:
+# the per-joint values of stiffness.preset_grid, plus the open-loop reference's best pair;
+# without it the fixed arm holds the open-loop reference's best pair).
 THROW = "asr/Throw-v0"
+# Periodic2DOF's frequencies (Hz, in the order they run) and the per-joint preset values (rad) of
+# the fixed arm's PPO search: the best fixed preset of the open-loop drives tuned by hand in the
+# task's tests (docs/learning.md, "Tasks": 0.4 rad at 1.25 and 2 Hz, 0.6 at 1 Hz; at 2.5 Hz none
+# tracked within the bound, 0.8 needing least) and its neighbours 0.2 rad apart, within [0, 0.8]
+SEARCH_VALUES = {
+    2.0: (0.2, 0.4, 0.6),
+    1.25: (0.2, 0.4, 0.6),
+    1.0: (0.4, 0.6, 0.8),
+    2.5: (0.4, 0.6, 0.8),
+}
 FULL = [
     dict(
         name=THROW,
@@ -83,12 +102,14 @@ FULL = [
             policy={"n_knots": 8, "period": 1.0 / f},
             cem=dict(seeds=(0, 1, 2), restarts=2, iterations=15, population=32, eval_episodes=1),
             ppo=dict(seeds=(0, 1, 2), total_steps=None),  # the registered 204 800
+            fixed_search=dict(values=values),
         )
-        for f in (1.25, 2.0)
+        for f, values in SEARCH_VALUES.items()
     ],
 ]
 QUICK_CEM = dict(seeds=(0, 1, 2), restarts=2, iterations=8, population=32)
 QUICK_PPO = dict(seeds=(0, 1), total_steps=40_960)
+QUICK_SEARCH = dict(values=(0.2, 0.6))
 
 
 def cases(quick, names=None):
@@ -102,6 +123,8 @@ def cases(quick, names=None):
         if quick:
             c["cem"] = dict(c["cem"], **QUICK_CEM)
             c["ppo"] = dict(QUICK_PPO) if c.get("ppo") else None
+            if c.get("fixed_search"):
+                c["fixed_search"] = dict(QUICK_SEARCH)
         out.append(c)
     return out
 
@@ -158,8 +181,47 @@ def throw_energy(cem):
     return out
 
 
-def run_case(case, pool, say, skip_ppo=False, ppo_steps=None, cem=None):
-    """One case: the CEM reference (or `cem`, a stored one: PPO only), then PPO."""
+def fixed_searched(case, cem, pool, say, ppo_kw):
+    """The fixed arm of a case with fixed_search: stiffness.search_fixed_presets_ppo over
+    preset_grid(values) plus the open-loop reference's best pair, wall_s its wall time."""
+    t0 = time.perf_counter()
+    grid = stiffness.preset_grid(
+        case["fixed_search"]["values"], [stiffness.best_fixed_presets(cem)]
+    )
+    res = stiffness.search_fixed_presets_ppo(
+        case["task"], grid, task_kwargs=case.get("task_kwargs"), executor=pool, **ppo_kw
+    )
+    res["wall_s"] = time.perf_counter() - t0
+    s = res["search"]
+    say(
+        f"{case['name']}: fixed presets searched ({len(grid)} PPO runs, seed {s['seed']}): "
+        f"{s['chosen']} ({s['metric']:.3f}); with its {len(res['runs']['fixed'])} seeds "
+        f"{res['wall_s']:.0f} s"
+    )
+    return res
+
+
+def with_searched_fixed(ppo, fixed):
+    """One compare_ppo() result: ppo's rigid and variable arms, the searched fixed arm (its
+    search under settings' fixed_search, its wall time as fixed_wall_s)."""
+    runs = {s: ppo["runs"][s] for s in stiffness.STRATEGIES if s != "fixed" and s in ppo["runs"]}
+    runs["fixed"] = fixed["runs"]["fixed"]
+    settings = dict(
+        ppo["settings"],
+        fixed_preset=fixed["settings"]["fixed_preset"],
+        fixed_search=fixed["search"],
+        fixed_arm="presets searched with PPO (stiffness.search_fixed_presets_ppo)",
+    )
+    res = dict(ppo, runs=runs, settings=settings, fixed_wall_s=fixed.get("wall_s"))
+    res["summary"] = stiffness.summarize(res)
+    return res
+
+
+def run_case(case, pool, say, skip_ppo=False, ppo_steps=None, cem=None, stored_ppo=None):
+    """One case: the CEM reference (or `cem`, a stored one: PPO only), then PPO; with
+    stored_ppo (a stored compare_ppo() result) and the case's fixed_search, only the searched
+    fixed arm runs, beside stored_ppo's rigid and variable arms (stored_ppo itself kept as
+    "ppo_cem_preset", its fixed arm on the open-loop reference's presets)."""
     task = case["task"]
     t0 = time.perf_counter()
     if cem is None:
@@ -178,17 +240,27 @@ def run_case(case, pool, say, skip_ppo=False, ppo_steps=None, cem=None):
         ppo_kw = dict(case["ppo"])
         if ppo_steps is not None:
             ppo_kw["total_steps"] = ppo_steps
-        ppo = stiffness.compare_ppo(
-            task,
-            fixed_preset=stiffness.best_fixed_presets(cem),
-            task_kwargs=case.get("task_kwargs"),
-            executor=pool,
-            **ppo_kw,
-        )
-        ppo["wall_s"] = time.perf_counter() - t0
-        say(f"{case['name']}: PPO done in {ppo['wall_s']:.0f} s")
+        search = case.get("fixed_search")
+        if stored_ppo is not None:  # the searched fixed arm beside the stored arms
+            ppo = with_searched_fixed(stored_ppo, fixed_searched(case, cem, pool, say, ppo_kw))
+            stored_ppo = dict(stored_ppo, label="ppo, the CEM's presets")
+            out["ppo_cem_preset"] = stored_ppo
+            results.append(stored_ppo)
+        else:
+            ppo = stiffness.compare_ppo(
+                task,
+                ("rigid", "variable") if search else stiffness.STRATEGIES,
+                fixed_preset=None if search else stiffness.best_fixed_presets(cem),
+                task_kwargs=case.get("task_kwargs"),
+                executor=pool,
+                **ppo_kw,
+            )
+            ppo["wall_s"] = time.perf_counter() - t0
+            if search:
+                ppo = with_searched_fixed(ppo, fixed_searched(case, cem, pool, say, ppo_kw))
+            say(f"{case['name']}: PPO done in {time.perf_counter() - t0:.0f} s")
         out["ppo"] = ppo
-        results.append(ppo)
+        results.insert(1, ppo)
     if task == THROW:
         out["energy"] = throw_energy(cem)
     out["table"] = stiffness.table(results)
@@ -205,11 +277,15 @@ def main(
     skip_ppo=False,
     ppo_steps=None,
     ppo_only=False,
+    fixed_only=False,
     say=print,
 ):
-    """Run the cases (module doc); ppo_only: take each case's CEM reference from `out`."""
+    """Run the cases (module doc); ppo_only: take each case's CEM reference from `out`;
+    fixed_only: also its PPO arms, running only the searched fixed arm (cases with
+    fixed_search)."""
     t0 = time.perf_counter()
     stored = {}
+    ppo_only = ppo_only or fixed_only
     if ppo_only:
         with open(out) as f:
             stored = json.load(f)["tasks"]
@@ -222,7 +298,14 @@ def main(
         for case in todo:
             t1 = time.perf_counter()
             cem = stored[case["name"]]["cem"] if ppo_only else None
-            res = run_case(case, pool, say, skip_ppo, ppo_steps, cem)
+            old_ppo = None
+            if fixed_only:
+                if not case.get("fixed_search"):
+                    raise ValueError(f"--fixed-only: case {case['name']!r} has no fixed_search")
+                old = stored[case["name"]]
+                old_ppo = old.get("ppo_cem_preset") or old["ppo"]
+                old_ppo = dict(old_ppo, run=old_ppo.get("run") or old.get("run"))
+            res = run_case(case, pool, say, skip_ppo, ppo_steps, cem, old_ppo)
             fig["tasks"][case["name"]] = res
             res["run"] = dict(
                 quick=bool(quick),
@@ -294,6 +377,11 @@ if __name__ == "__main__":
         "--ppo-only", action="store_true", help="PPO only, the CEM reference read from --out"
     )
     ap.add_argument(
+        "--fixed-only",
+        action="store_true",
+        help="only the searched fixed arm (Periodic2DOF), the other arms read from --out",
+    )
+    ap.add_argument(
         "--rewrite", action="store_true", help="only recompute the summaries and tables of --out"
     )
     a = ap.parse_args()
@@ -308,4 +396,5 @@ if __name__ == "__main__":
         skip_ppo=a.skip_ppo,
         ppo_steps=a.ppo_steps,
         ppo_only=a.ppo_only,
+        fixed_only=a.fixed_only,
     )

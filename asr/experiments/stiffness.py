@@ -28,7 +28,9 @@ should reach).
 
 Optimiser (b), PPO (compare_ppo): asr.rl.train with the task's registered defaults
 (asr.envs.TRAIN_DEFAULTS), the same total env-steps and seeds per arm; the fixed arm holds the
-presets that the open-loop reference found best (its best seed's p1, p2).
+presets that the open-loop reference found best (its best seed's p1, p2), or, with
+search_fixed_presets_ppo, the pair of a grid whose PPO run (seed SEARCH_SEED) scored best: presets
+chosen for the closed-loop learner, at the cost of one more PPO run per pair.
 
 summarize(): per arm the mean of the per-seed metric with its 95 % confidence interval over
 seeds (asr.rl.evaluation.t_interval, Student's t), the best seed, n seeds and the budget;
@@ -39,6 +41,9 @@ The batched search of the fixed arm needs the task to take one preset row per su
 (preset of shape (num_envs, 2), as asr.envs.throw.Throw does); for a task that does not, each
 candidate runs in an env of its own (the same result, slower).
 """
+
+import inspect
+import os
 
 import numpy as np
 
@@ -446,6 +451,19 @@ def best_fixed_presets(res):
 # ------------------------------------------------------------ PPO
 
 
+def _ppo_job(task, algo, total_steps, seed, threads, task_kwargs, arm, hyperparameters):
+    """train()'s keywords of one PPO run: env_kwargs the task's options and the arm's."""
+    return dict(
+        task=task,
+        algo=algo,
+        total_steps=total_steps,
+        seed=seed,
+        threads=threads,
+        env_kwargs=dict(task_kwargs or {}, **arm),
+        **(hyperparameters or {}),
+    )
+
+
 def compare_ppo(
     task,
     strategies=STRATEGIES,
@@ -458,11 +476,14 @@ def compare_ppo(
     threads=1,
     executor=None,
     out_root=None,
+    hyperparameters=None,
 ):
     """PPO on every arm (asr.rl.train_many: the task's registered defaults, total_steps
     env-steps per run, None: the registered default), seeds `seeds`; the fixed arm holds
-    fixed_preset (p1, p2) rad (e.g. best_fixed_presets() of the open-loop reference). The
-    metric of a run is its final held-out evaluation (config's final_eval_episodes episodes).
+    fixed_preset (p1, p2) rad (e.g. best_fixed_presets() of the open-loop reference, or
+    search_fixed_presets_ppo()'s). The metric of a run is its final held-out evaluation
+    (config's final_eval_episodes episodes). hyperparameters: train() keywords beside the
+    registered defaults, the same for every run (None: none; e.g. a test's small num_envs).
     Returns the dict compare_cem() returns, with runs {strategy: [{seed, metric, ret: None,
     env_steps}]} and settings {seeds, total_steps, algo, fixed_preset}."""
     from asr.rl import train_many  # torch: only for PPO
@@ -477,14 +498,7 @@ def compare_ppo(
         kw = strategy_kwargs(strategy, fixed_preset if strategy == "fixed" else None)
         for s in seeds:
             jobs.append(
-                dict(
-                    task=task,
-                    algo=algo,
-                    total_steps=total_steps,
-                    seed=s,
-                    threads=threads,
-                    env_kwargs=dict(task_kwargs or {}, **kw),
-                )
+                _ppo_job(task, algo, total_steps, s, threads, task_kwargs, kw, hyperparameters)
             )
             keys.append((strategy, s))
     done = train_many(jobs, executor=executor, out_root=out_root)
@@ -508,6 +522,102 @@ def compare_ppo(
         runs=runs,
     )
     res["summary"] = summarize(res)
+    return res
+
+
+SEARCH_SEED = 100  # the fixed-preset search's PPO seed: not one of the evaluation seeds 0, 1, 2
+SEARCH_VALUES = (0.2, 0.4, 0.6)  # rad, per joint: search_fixed_presets_ppo's default grid
+
+
+def preset_grid(values=SEARCH_VALUES, extra=()):
+    """Preset pairs (p1, p2) rad: every pair of `values` (the first joint's varying slowest),
+    then the pairs in `extra` not already in it (e.g. the open-loop reference's best); each
+    preset in [PRESET_LO, PRESET_HI]."""
+    pairs = [(float(a), float(b)) for a in values for b in values]
+    pairs += [tuple(float(x) for x in e) for e in extra if tuple(map(float, e)) not in pairs]
+    for p in pairs:
+        strategy_kwargs("fixed", p)  # range check, naming the bad pair
+    return pairs
+
+
+def search_fixed_presets_ppo(task, grid, *, search_seed=SEARCH_SEED, search_steps=None, **ppo):
+    """The fixed arm with presets chosen by PPO itself: one PPO run per preset pair of `grid`
+    ((G, 2) rad, e.g. preset_grid()), each with seed search_seed (100: the same seed for every
+    pair, so the pairs differ by their presets only, and not an evaluation seed) for
+    search_steps env-steps (None: total_steps); the pair whose run's final held-out metric
+    (config's final_eval_episodes episodes) is best, by the metric's direction (the first such
+    pair on a tie), is then trained with `seeds` for total_steps env-steps (None: the task's
+    registered default), as compare_ppo() trains every arm. ppo: compare_ppo()'s keywords
+    (seeds, total_steps, algo, task_kwargs, threads, executor, out_root, hyperparameters; its
+    defaults), the same for the search's runs (out_root: the search's runs in run-<k>, the
+    evaluation's in fixed/run-<k>).
+
+    Budget: the search adds G x search_steps env-steps (G runs) to the fixed arm's
+    len(seeds) x total_steps, so this fixed arm gets more optimisation than the rigid and
+    variable arms of compare_ppo() (benchmarks/bench_stiffness.py's Periodic2DOF cases: G = 10
+    pairs at the registered budget and 3 seeds, 13 runs against the other arms' 3, 4.3x their
+    env-steps); a comparison built on it must say so, and report the search's own figures
+    (res["search"]).
+
+    Returns compare_ppo()'s dict for the arm "fixed" (settings' fixed_preset: the chosen pair)
+    with res["search"] = {seed, total_steps (per run), env_steps (the search's sum), grid:
+    [{preset (2,) rad, metric, env_steps}] in grid order, chosen (2,) rad, metric (the chosen
+    run's)}. ValueError naming an empty grid or a preset out of [PRESET_LO, PRESET_HI]."""
+    from asr.rl import train_many  # torch: only for PPO
+
+    grid = [tuple(float(x) for x in np.asarray(p, dtype=np.float64).ravel()) for p in grid]
+    if not grid:
+        raise ValueError("grid: empty, expected at least one preset pair (p1, p2) rad")
+    kws = [strategy_kwargs("fixed", p) for p in grid]
+    search_seed = _check_count("search_seed", search_seed, 0)
+    params = inspect.signature(compare_ppo).parameters.values()
+    o = {p.name: p.default for p in params if p.kind is p.KEYWORD_ONLY}
+    valid = [n for n in o if n != "fixed_preset"]  # the search chooses the fixed arm's presets
+    unknown = sorted(set(ppo) - set(valid))
+    if unknown:
+        raise TypeError(f"keywords: got {unknown}, valid: {', '.join(valid)}")
+    o.update(ppo)
+    if o["total_steps"] is None:
+        o["total_steps"] = TRAIN_DEFAULTS.get(task, {}).get("total_steps")
+    if search_steps is None:
+        search_steps = o["total_steps"]
+    jobs = [
+        _ppo_job(
+            task,
+            o["algo"],
+            search_steps,
+            search_seed,
+            o["threads"],
+            o["task_kwargs"],
+            kw,
+            o["hyperparameters"],
+        )
+        for kw in kws
+    ]
+    done = train_many(jobs, executor=o["executor"], out_root=o["out_root"])
+    rows = [
+        dict(
+            preset=list(p),
+            metric=float(d["final_metric"]),
+            env_steps=d["curve"][-1]["steps"] if d.get("curve") else None,
+        )
+        for p, d in zip(grid, done)
+    ]
+    metric = task_metric(task_class(task))
+    values = np.array([r["metric"] for r in rows])
+    k = int(np.argmax(values) if metric.better == "higher" else np.argmin(values))
+    chosen = grid[k]
+    if o["out_root"] is not None:
+        o["out_root"] = os.path.join(os.fspath(o["out_root"]), "fixed")
+    res = compare_ppo(task, ("fixed",), **dict(o, fixed_preset=chosen))
+    res["search"] = dict(
+        seed=search_seed,
+        total_steps=search_steps,
+        env_steps=int(sum(r["env_steps"] or 0 for r in rows)),
+        grid=rows,
+        chosen=list(chosen),
+        metric=rows[k]["metric"],
+    )
     return res
 
 
@@ -560,7 +670,8 @@ def difference(res, a="variable", b="fixed", confidence=0.95):
 
 def table(results):
     """Markdown table (str) of compare_cem() / compare_ppo() results of one task: strategy x
-    optimiser (rigid, fixed, variable), mean +- 95 % CI, best, n, budget."""
+    optimiser (rigid, fixed, variable), mean +- 95 % CI, best, n, budget; a result's "label"
+    (if any) names its rows instead of its optimiser."""
     head = "| optimiser | strategy | mean | 95 % CI | best | seeds | budget | return (mean +- CI) |"
     lines = [head, "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for res in results:
@@ -574,15 +685,16 @@ def table(results):
             s = summary[strategy]
             ret = f"{s['return_mean']:.3f} +- {s['return_ci95']:.3f}" if "return_mean" in s else ""
             lines.append(
-                f"| {res['optimiser']} | {strategy} | {s['mean']:.3f} {unit} | "
+                f"| {res.get('label', res['optimiser'])} | {strategy} | {s['mean']:.3f} {unit} | "
                 f"+- {s['ci95']:.3f} | {s['best']:.3f} | {s['n']} | {s['budget']} {what} | "
                 f"{ret} |"
             )
     for res in results:
         if {"variable", "fixed"} <= set(res["runs"]) and min(map(len, res["runs"].values())) > 1:
             d, half = difference(res)
+            name = res.get("label", res["optimiser"])
             lines.append(
-                f"\n{res['optimiser']}: variable - fixed = {d:+.3f} +- {half:.3f} "
+                f"\n{name}: variable - fixed = {d:+.3f} +- {half:.3f} "
                 f"{res['metric']['unit']} (95 % CI, Welch)"
             )
     return "\n".join(lines)
@@ -600,6 +712,9 @@ __all__ = [
     "compare_cem",
     "compare_ppo",
     "best_fixed_presets",
+    "preset_grid",
+    "search_fixed_presets_ppo",
+    "SEARCH_SEED",
     "summarize",
     "difference",
     "table",

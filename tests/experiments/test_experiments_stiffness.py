@@ -3,7 +3,10 @@ presets held, per sub-env in one batch), a tiny CEM comparison is reproducible a
 number of episodes on every arm, the fixed arm's batched search is the env with preset=(p1, p2),
 the confidence interval is Student's t (scipy), bad input is named; compare_ppo gives every arm
 the same runs (seeds, env-steps, backend) on the task's options (Periodic2DOF at 1.25 Hz), seen
-through an executor that records the runs instead of training them."""
+through an executor that records the runs instead of training them; search_fixed_presets_ppo
+runs one PPO run per grid pair on seed 100, keeps the pair with the best metric (by the metric's
+direction) and trains the evaluation seeds on it, and its runs are seeded (a tiny real training
+repeated gives the search's metric bit for bit)."""
 
 import concurrent.futures
 
@@ -223,3 +226,81 @@ def test_knot_profiles():
     theta = np.full((1, policy.dim), 0.5)  # t_r = 0.05 + 0.95 / 2 = 0.525 s
     rel = [policy.actions(theta, np.array([k * 0.01]))[0, 4] for k in (50, 51, 52)]
     assert rel == [-1.0, -1.0, 1.0] and policy.dim == 2 * 4 + 1  # the step 0.52-0.53 s
+
+
+class PresetExecutor(RecordingExecutor):
+    """A RecordingExecutor whose final metric is the run's squared distance (rad^2) of its
+    fixed presets from `best`, plus 1e-3 x its seed (nothing trains)."""
+
+    def __init__(self, best):
+        super().__init__()
+        self.best = np.asarray(best)
+
+    def submit(self, fn, kwargs):
+        self.runs.append(kwargs)
+        p = np.asarray(kwargs["env_kwargs"]["preset"])
+        metric = float(np.sum((p - self.best) ** 2) + 1e-3 * kwargs["seed"])
+        done = concurrent.futures.Future()
+        done.set_result(dict(final_metric=metric, curve=[dict(steps=kwargs["total_steps"])]))
+        return done
+
+
+@pytest.mark.parametrize("task", ["asr/Periodic2DOF-v0", TASK])  # lower / higher is better
+def test_fixed_preset_search_picks_the_grid_pair_with_the_best_metric(task):
+    cem_pair = (0.417, 0.225)
+    grid = stiffness.preset_grid(extra=[cem_pair, (0.4, 0.4)])  # (0.4, 0.4): already in it
+    assert len(grid) == 10 and grid[0] == (0.2, 0.2) and grid[1] == (0.2, 0.4)
+    assert grid[-1] == cem_pair and len(set(grid)) == 10
+    at = {"frequency": 1.25} if task != TASK else {}
+    lower = task != TASK
+    rec = PresetExecutor((0.4, 0.6) if lower else (0.2, 0.2))
+    res = stiffness.search_fixed_presets_ppo(
+        task, grid, search_steps=5000, task_kwargs=at, executor=rec
+    )
+    registered = TRAIN_DEFAULTS[task]["total_steps"]
+    search, evaluation = rec.runs[:10], rec.runs[10:]
+    for pair, run in zip(grid, search):  # one run per pair, all on the search's seed 100
+        assert run["seed"] == stiffness.SEARCH_SEED == 100 and run["total_steps"] == 5000
+        assert run["env_kwargs"] == dict(at, actuator="qbmove", preset=list(pair))
+    metrics = [r["metric"] for r in res["search"]["grid"]]
+    # lower is better: the pair nearest (0.4, 0.6); higher: the farthest from (0.2, 0.2)
+    chosen = (0.4, 0.6) if lower else (0.6, 0.6)
+    assert res["search"]["chosen"] == list(chosen) == res["settings"]["fixed_preset"]
+    assert res["search"]["metric"] == (min(metrics) if lower else max(metrics))
+    assert res["search"]["env_steps"] == 10 * 5000
+    # then the evaluation seeds 0, 1, 2 at the registered budget on the chosen pair
+    assert [r["seed"] for r in evaluation] == [0, 1, 2]
+    for run in evaluation:
+        assert run["total_steps"] == registered
+        assert run["env_kwargs"] == dict(at, actuator="qbmove", preset=list(chosen))
+    assert list(res["runs"]) == ["fixed"] and res["summary"]["fixed"]["n"] == 3
+    with pytest.raises(ValueError, match="grid: empty"):
+        stiffness.search_fixed_presets_ppo(task, [], executor=rec)
+    with pytest.raises(TypeError, match=r"keywords: got \['fixed_preset'\], valid: seeds, "):
+        stiffness.search_fixed_presets_ppo(task, grid, fixed_preset=(0.2, 0.2), executor=rec)
+    with pytest.raises(ValueError, match=r"preset: got \(0.2, 0.9\)"):
+        stiffness.preset_grid((0.2,), [(0.2, 0.9)])
+
+
+def test_fixed_preset_search_trains_seeded():
+    """Real PPO at a tiny budget (2 sub-envs, one 32-step update, one held-out episode):
+    the search keeps the pair of the lower metric, and a run of it again with the search's
+    seed reproduces the search's metric bit for bit."""
+    require("stable_baselines3")
+    from asr.rl import train
+
+    task, at = "asr/Periodic2DOF-v0", {"frequency": 2.5}
+    tiny = dict(num_envs=2, n_steps=16, batch_size=32, n_epochs=1)
+    tiny.update(eval_every=0, final_eval_episodes=1, tensorboard=False)
+    grid = [(0.0, 0.0), (0.4, 0.4)]
+    res = stiffness.search_fixed_presets_ppo(
+        task, grid, seeds=(0,), total_steps=32, task_kwargs=at, hyperparameters=tiny
+    )
+    metrics = [r["metric"] for r in res["search"]["grid"]]
+    assert np.all(np.isfinite(metrics)) and metrics[0] != metrics[1]
+    k = int(np.argmin(metrics))
+    assert res["search"]["chosen"] == list(grid[k])
+    kw = dict(at, **stiffness.strategy_kwargs("fixed", grid[k]))
+    again = train(task, "sb3", 32, seed=100, env_kwargs=kw, **tiny)
+    assert float(again.final_metric) == metrics[k]
+    assert res["runs"]["fixed"][0]["seed"] == 0 and np.isfinite(res["runs"]["fixed"][0]["metric"])
