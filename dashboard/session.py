@@ -211,10 +211,10 @@ class Session:
 
     def restart(self):
         """Reset the Sim to the start (q0, or the robot's initial q; references at their t = 0
-        values)."""
+        values: every generator restarts at t = 0 before the motors are placed by them)."""
+        self.ref_t0 = {name: 0.0 for name in self.joint_names}
         self.sim.reset(q0=self.q0, refs=self.refs_at(np.zeros(1))[:, 0])
         self.time = 0.0
-        self.ref_t0 = {name: 0.0 for name in self.joint_names}
         self.push = None
         self.history = collections.deque()
         self.run_id = next(self._run_ids)
