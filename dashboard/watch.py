@@ -4,7 +4,7 @@ controls. Runs on the runner thread."""
 
 import numpy as np
 
-from .frames import RECORD, build_frame
+from .frames import RECORD, build_frame, rollout
 from .references import preset_spec
 
 
@@ -61,12 +61,12 @@ def advance(session, steps):
         m = min(w.left, steps - done)
         refs = np.ascontiguousarray(np.broadcast_to(w.held[:, None], (n, m) + w.held.shape[1:]))
         # a push acts during watch too: the policy sees its effect at its next env step
-        out = sim.rollout(m, refs, tau_ext=session.take_push(m), record=RECORD + ("qd",))
+        out = rollout(sim, m, refs, session.take_push(m), RECORD + ("qd",))  # a free base too
         w.left -= m
         done += m
         session.watch_state = (out["q"][:, -1].copy(), out["qd"][:, -1].copy())
         parts.append(dict(out, eq=refs[..., 0]))
     t = session.time + sim.dt * np.arange(steps)
     session.time += steps * sim.dt
-    cat = {k: np.concatenate([p[k] for p in parts], axis=1) for k in RECORD + ("eq",)}
+    cat = {k: np.concatenate([p[k] for p in parts], axis=1) for k in parts[0] if k != "qd"}
     return build_frame(t, sim.dt, cat, cat["eq"])

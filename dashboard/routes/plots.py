@@ -2,10 +2,10 @@
 specification (dashboard/plot_specs.py), the one table the server's figure and the page's plots
 are both built from; GET /api/plots/range, a past window of the run (the record and its archive,
 dashboard/frames.py) decimated as a first view, for the page's scrub back; GET /api/plots/pose, the
-robot's pose at a past time of the run (the link angles kept there, the 3-D view's geom poses
-computed from them on the runner thread), which the 3-D view draws while the plots are frozen
-(the RL runs' curves: GET /api/rl/runs, dashboard/routes/rl.py). Reads: they pass the Host and
-token checks of every route (dashboard/security.py)."""
+robot's pose at a past time of the run (the link angles and free base kept there, the 3-D view's
+geom poses computed from them on the runner thread), which the 3-D view draws while the plots
+are frozen (the RL runs' curves: GET /api/rl/runs, dashboard/routes/rl.py). Reads: they pass the
+Host and token checks of every route (dashboard/security.py)."""
 
 import asyncio
 
@@ -80,34 +80,57 @@ async def plot_range(
 
 def pose_at(runner, t):
     """The pose answer for time t (s), on the runner thread (it owns the Sim): the step kept
-    nearest t (frames.sample_at), its link angles q (n, J) rad and the 3-D view's geom poses
-    (n, G, 12): position m, rotation row-major, of the n instances the view shows
-    (SceneStream.n_shown), the rest of each instance (a free base: the snake's) as it is now.
-    An instance whose angles are not finite (diverged) gets zero poses, as its ghost does."""
+    nearest t (frames.sample_at), its link angles q (n, J) rad, the free base's pose there
+    (n, 7 F: position m, quaternion w x y z; empty lists for a robot without a free base) and
+    the 3-D view's geom poses (n, G, 12): position m, rotation row-major, of the n instances the
+    view shows (SceneStream.n_shown), the whole robot at that step (the actuated joints and the
+    free base; any other joint as it is now). An instance whose angles or base are not finite
+    (diverged) gets zero poses, as its ghost does."""
     s = runner.session
     stream = s.robot3d
     sample = frames.sample_at(s.history, t)
     body = {"run_id": s.run_id, "scene_id": stream.scene_id, "t": t, "t_sample": None}
     if sample is None:
-        return dict(body, q=[], robot3d={"poses": []})
-    t_sample, q = sample
+        return dict(body, q=[], base=[], robot3d={"poses": []})
+    t_sample, q, base = sample
     n = min(stream.n_shown, q.shape[0])
+    adr = frames.free_base(s.sim) if base is not None else np.zeros(0, np.intp)
     poses = []
     for i in range(n):
-        if np.all(np.isfinite(q[i])):
-            p = np.asarray(s.sim.geom_poses_at(q[i], i), float)
+        b = base[i] if adr.size else np.zeros(0)
+        if np.all(np.isfinite(q[i])) and np.all(np.isfinite(b)):
+            p = np.asarray(_poses_with_base(s.sim, i, q[i], adr, b), float)
         else:
             p = np.zeros_like(np.asarray(s.sim.geom_poses(i), float))
         poses.append(np.round(np.nan_to_num(p, nan=0.0, posinf=0.0, neginf=0.0), 5).tolist())
     qs = np.round(np.nan_to_num(q[:n]), 6).tolist()
-    return dict(body, t_sample=round(t_sample, 6), q=qs, robot3d={"poses": poses})
+    bs = [] if not adr.size else np.round(np.nan_to_num(base[:n]), 6).tolist()
+    return dict(body, t_sample=round(t_sample, 6), q=qs, base=bs, robot3d={"poses": poses})
+
+
+def _poses_with_base(sim, i, q, adr, base):
+    """sim.geom_poses_at(q, i) with instance i's free base at `base` (7 F,) (its MjData.qpos at
+    addresses `adr`, frames.free_base): written into the live MjData for the call and put back
+    bit for bit, under the Sim's lock (no other call comes between), on the runner thread (no
+    rollout runs meanwhile); geom_poses_at computes in a scratch copy, so nothing else of the
+    live data changes."""
+    if not adr.size:
+        return sim.geom_poses_at(q, i)
+    qpos = sim.datas[i].qpos
+    with sim.lock:
+        now = qpos[adr].copy()
+        qpos[adr] = base
+        try:
+            return sim.geom_poses_at(q, i)
+        finally:
+            qpos[adr] = now
 
 
 @router.get(
     "/plots/pose",
     summary="the robot's pose at time t (s) of the run: the kept step nearest t (record or "
-    "archive), its link angles q (rad) and the 3-D view's geom poses (m, rotation row-major) "
-    "of the instances shown",
+    "archive), its link angles q (rad), its free base's pose (m, quaternion) and the 3-D "
+    "view's geom poses (m, rotation row-major) of the instances shown",
 )
 async def plot_pose(
     runner: Runner,

@@ -19,8 +19,9 @@
  *
  * The timeline (timeline.js): while the plots are frozen it calls replay(t) with the shared time
  * cursor; the main robot is then drawn at its pose at t (GET /api/plots/pose: the link angles
- * the run kept nearest t, at the archive's resolution), the ghost and target hidden (they are
- * the live state's), and the live frames wait; live() draws the newest live poses again.
+ * the run kept nearest t, and a free base's pose (the snake's) kept with them, at the archive's
+ * resolution), the ghost and target hidden (they are the live state's), and the live frames
+ * wait; live() draws the newest live poses again.
  *
  * #robot3d-caption names the simulation shown ("main simulation: <robot> (<variant>)" or
  * "interaction session: ur10 (<variant>)", the latter saying that the plots show the main one)
