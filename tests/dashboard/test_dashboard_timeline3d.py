@@ -5,9 +5,12 @@ hovering a past time draws the cursor on every live plot, the hover on the other
 robot at its pose at that time (the server's GET /api/plots/pose, from the link angles the run
 kept), back to the live poses when the view unfreezes; the 3-D panel's caption names the
 simulation it shows (the main one, or the interaction session's ur10); the F/T readout says its
-source and age and is marked stale when its messages stop coming.
+source and age and is marked stale when its messages stop coming, and when they are of another
+session than the scene drawn (a new session's messages before its scene is in).
 
 One page session for all of it (module-scoped), in the order the tests are written."""
+
+import contextlib
 
 import pytest
 
@@ -189,6 +192,13 @@ def test_the_3d_view_follows_the_paused_timeline(page):
     assert pg.text_content("#robot3d-caption").endswith(", live")
 
 
+# [the interaction scene drawn, the scene id of the F/T reading shown] (null where none)
+SCENE_IDS = """() => {
+  const m = window.asrView3d.models.interaction, ft = window.asrRobot3d.state.ft;
+  return [m ? m.sceneId : null, ft ? ft.sceneId : null];
+}"""
+
+
 # the page's stream handler wrapped: `interaction` messages dropped (a stream that stalls) or
 # passed again
 DROP_INTERACTION = """(drop) => {
@@ -221,6 +231,42 @@ def test_caption_names_the_simulation_and_a_stale_readout_says_so(page):
         assert pg.text_content(info).startswith("stale, no reading for ")
     finally:
         pg.evaluate(DROP_INTERACTION, False)
+        ok(pg, "POST", "/api/interaction/stop", {})
+    pg.wait_for_function(
+        "document.getElementById('robot3d-caption').textContent.startsWith('main simulation: ')",
+        timeout=DEADLINE_S * 1000,
+    )
+
+
+def test_a_reading_of_another_session_than_the_scene_drawn_is_stale(page):
+    # a new interaction session's messages come while the view still draws the scene of the
+    # one before (its scene fetch held back here; on a busy machine it is merely slow): the
+    # force it reads is not the drawn arm's, and the readout says so until the new scene is in
+    pg = page
+    held = []
+    scene = "**/api/scene/interaction"
+    pg.route(scene, lambda route: held.append(route))  # the scene's GET waits until continued
+    info = "#robot3d .view3d-info"
+    ok(pg, "POST", "/api/interaction/start", {"variant": "rigid", "law": "direct_force"})
+    try:
+        pg.wait_for_selector(f"{info}.stale[data-stale='1']", timeout=DEADLINE_S * 1000)
+        text = pg.text_content(info)
+        assert text.startswith("stale, another session's reading: F/T: "), text
+        drawn, read = pg.evaluate(SCENE_IDS)
+        assert held and read is not None and drawn != read, (held, drawn, read)
+        for route in held:
+            route.continue_()
+        pg.unroute(scene)
+        # the new session's scene drawn: its reading is current again
+        pg.wait_for_selector(f"{info}[data-stale='0']", timeout=DEADLINE_S * 1000)
+        assert pg.text_content(info).startswith("F/T: ")
+        drawn, read = pg.evaluate(SCENE_IDS)
+        assert drawn == read, (drawn, read)
+    finally:
+        pg.unroute(scene)
+        for route in held:
+            with contextlib.suppress(Exception):  # continued already
+                route.continue_()
         ok(pg, "POST", "/api/interaction/stop", {})
     pg.wait_for_function(
         "document.getElementById('robot3d-caption').textContent.startsWith('main simulation: ')",
