@@ -14,31 +14,45 @@ its MJCF (scene(), nothing in robots/ changes):
   around it: the normal contact force, read after every simulation step.
 Keyword arguments (asr.envs._arm2dof, the same for every arm task): actuator="qbmove" (default)
 or "rigid"; preset=None (the presets are actions), a number or (P1, P2) in [PRESET_LO,
-PRESET_HI] = [0, 0.8] rad held fixed (qbmove only); force_cost (m/N, default 0.02).
+PRESET_HI] = [0, 0.8] rad held fixed (qbmove only).
 
-Task: from rest (the arm's initial state, q = (-0.6, -0.27) rad, hanging under its weight) bring
-the tip to a target point on the plate's face, x_t uniform in TARGET_X = [0.08, 0.16] m from
-the axis (the tip site's target: (x_t, PLATE_Z - BUMPER_RADIUS)), within the episode of 1 s
-(max_episode_steps = 100 env steps of 10 ms = frame_skip 10 steps of the MJCF's 1 ms), then
-truncated. The target is observed in joint space: the angles that put the tip there (inverse
+Task (the "safe brachistochrone" of A. Bicchi, G. Tonietti, "Fast and soft-arm tactics", IEEE
+Robotics & Automation Magazine 11(2), 22-33, 2004: the fastest motion whose impact stays within
+a bound): from rest (the arm's initial state, q = (-0.6, -0.27) rad, hanging under its weight)
+bring the tip onto a target point on the plate's face as fast as possible, its peak contact force
+within F_MAX = 50 N.
+The target point: x_t uniform in TARGET_X = [0.08, 0.16] m from the axis, the tip
+site's target (x_t, PLATE_Z - BUMPER_RADIUS) (the bumper touching the plate). The episode lasts
+1 s (max_episode_steps = 100 env steps of 10 ms = frame_skip 10 steps of the MJCF's 1 ms), then
+is truncated. The target is observed in joint space: the angles that put the tip there (inverse
 kinematics of the two links L1 = 0.1 m, L2 = 0.133 m, elbow as at rest: q2 <= 0).
+Arrived (at an env step's end): the tip within ARRIVE_TOL = 0.01 m of its target point and the
+bumper touching the plate (contact force > 0): the reach must end in a collision.
 
 observation (6,): q1, q2 (rad), qd1, qd2 (rad/s), target1, target2 (rad).
 action (4,): equilibria eq1, eq2 in [-3, 3] rad, presets p1, p2 in [0, 0.8] rad (the Throw's
     ranges), held over one env step (rigid arm: eq = the motor shafts' position references).
-reward per env step: -d - force_cost * dF, d the tip's distance to its target point at the end
-    of the step (m), dF the rise of the episode's peak contact force over the step (N): the
-    episode's return is -(sum of d over its steps) - force_cost * (its peak force), so arriving
-    early and precisely is traded against the peak force ([Haddadin2009]: the impact force
-    grows with the speed and the reflected inertia at the contact).
-metric (PEAK_FORCE, N, lower better): the episode's peak contact force, plus MISS_COST =
-    1000 N/m (1 N per mm) times how far the tip ends the episode beyond ARRIVE_TOL = 0.01 m from
-    its target point (peak force subject to arrival: staying away from the plate does not pay).
+metric (ARRIVAL_TIME, s, lower better): the arrival time, the time from which the tip stays
+    arrived to the episode's end (a settling time: the end of the first env step of the last
+    unbroken run of arrived steps, so a bounce does not count; the episode's length, 1 s, when
+    the last step is not arrived), plus FORCE_COST = 1 s per N of the episode's peak contact
+    force beyond F_MAX. F_MAX from open-loop strikes of the rigid arm (equilibria stepped to
+    the target plus an offset on joint 1, test_the_force_bound_is_met_slowly_not_at_full_speed):
+    at full speed (offset 0.5 rad) it strikes at 0.77 m/s with a 275 N peak; slowed down
+    (offsets 0.005-0.02 rad: the position controller creeps onto the plate) 1.7-21 N, arriving
+    in 0.43-0.54 s. A newton beyond the bound costs as much as the whole episode, while none
+    of those strikes arrived sooner for its larger force, so breaking the bound does not pay.
+reward per env step: -dt * (not_arrived + d / DIST_SCALE) - FORCE_PENALTY * dE, dt = 0.01 s,
+    d the tip's distance to its target point at the step's end (m, DIST_SCALE = 0.1 m: the
+    dense part, leading the tip towards the target), dE the rise over the step of the episode's
+    peak force's excess over F_MAX (N; FORCE_PENALTY = 0.1 s/N, gentler than the metric's cost so
+    that early strikes do not teach the policy to stay away). The return is -(the time not
+    arrived) - (the distance integral) / DIST_SCALE - FORCE_PENALTY * (peak excess).
 infos: target (2,) rad and target_point (2,) m (reset and step); every step: tip_pos (2,) (m,
     x and z from joint 1's axis), distance (m), contact_force (N, at the step's end), peak_force
     (N, the episode's so far), impact_speed (m/s: the tip's upward velocity vz, into the plate, at
-    the simulation step before the episode's first contact; 0 before it), arrived (bool:
-    distance <= ARRIVE_TOL), stiffness (2,) N m/rad.
+    the simulation step before the episode's first contact; 0 before it), arrived (bool, above),
+    arrival_time (s: the metric's time were the episode to end now), stiffness (2,) N m/rad.
 Randomisation (keyword `randomization`, asr.envs.randomization.Randomization): start pose, link
 masses, spring parameters, sensor noise on q and qd, action latency; render_mode="rgb_array".
 
@@ -46,7 +60,8 @@ Trend ([Haddadin2009]; [Vanderborght2013] sec. on safety): at a given impact spe
 decouples the motor's inertia from the link, so the contact sees less mass and the force peak is
 lower; pressing on after the impact, the force is the spring torque over the lever arm, lower for
 a soft spring; a stiff joint positions the tip more precisely (static friction and gravity sag
-less). tests/envs/test_envs_impact.py measures both on an open-loop strike.
+less). Hence Bicchi and Tonietti's variable-stiffness tactic: stiff while accelerating, soft
+at impact. tests/envs/test_envs_impact.py measures the force trend on an open-loop strike.
 """
 
 import mujoco
@@ -54,7 +69,7 @@ import numpy as np
 from gymnasium import spaces
 
 from asr.envs._arm2dof import ArmTask
-from asr.envs.metrics import PEAK_FORCE
+from asr.envs.metrics import ARRIVAL_TIME
 from asr.envs.vector import AsrEnv
 
 L1, L2 = 0.1, 0.133  # m: joint 1 -> joint 2, joint 2 -> tip site (robots/qbmove_arm_2dof MJCF)
@@ -67,7 +82,10 @@ CONTACT_SOLREF = (0.004, 1.0)  # s, damping ratio: MuJoCo's contact time constan
 CONTACT_FRICTION = 0.5
 TARGET_X = (0.08, 0.16)  # m from the axis, uniform
 ARRIVE_TOL = 0.01  # m
-MISS_COST = 1000.0  # N/m: per m of final distance beyond ARRIVE_TOL, added to the peak force
+F_MAX = 50.0  # N: the bound on the episode's peak contact force
+FORCE_COST = 1.0  # s/N: the metric's cost per N of peak force beyond F_MAX
+FORCE_PENALTY = 0.02  # s/N: the reward's, per N of the peak's rise beyond F_MAX
+DIST_SCALE = 0.01  # m: the reward's distance term, per step -dt * d / DIST_SCALE = -d
 SENSOR = "bumper_touch"
 
 
@@ -151,9 +169,8 @@ class Impact(ArmTask):
     __doc__ = __doc__
 
     frame_skip, max_episode_steps = 10, 100
-    force_cost = 0.02  # m/N
     target_range = TARGET_X  # m: the target point's x from the axis (a task with targets)
-    metric = PEAK_FORCE
+    metric = ARRIVAL_TIME
     render_camera = (90.0, -5.0)
     policy_init = {"mean": (0.0, 0.0, 0.4, 0.4), "std": (1.0, 1.0, 0.2, 0.2)}
 
@@ -168,13 +185,7 @@ class Impact(ArmTask):
 
     single_observation_space = spaces.Box(-np.inf, np.inf, (6,), np.float64)
 
-    def __init__(self, num_envs=1, *, force_cost=None, **kwargs):
-        if force_cost is not None:
-            if isinstance(force_cost, bool) or not isinstance(force_cost, (int, float)):
-                raise TypeError(f"force_cost: got {force_cost!r}, expected a number >= 0 m/N")
-            if not 0.0 <= force_cost < np.inf:
-                raise ValueError(f"force_cost: got {force_cost!r}, valid range [0, inf) m/N")
-            self.force_cost = float(force_cost)
+    def __init__(self, num_envs=1, **kwargs):
         self._sensor_adr = None
         super().__init__(num_envs, **kwargs)
         n = self.num_envs
@@ -185,6 +196,9 @@ class Impact(ArmTask):
         self.contact_force = np.zeros(n)
         self.peak_force = np.zeros(n)
         self.impact_speed = np.zeros(n)
+        self.arrived = np.zeros(n, dtype=bool)
+        # (N,) the env step (1-based) that began the current unbroken run of arrived steps; 0: none
+        self._arrived_since = np.zeros(n, dtype=np.int64)
         self._touched = np.zeros(n, dtype=bool)
         self._vz_prev = np.zeros(n)  # the tip's vz at the end of the last step, m/s
 
@@ -204,10 +218,16 @@ class Impact(ArmTask):
 
         return force
 
+    def arrival_time(self):
+        """(N,) s: the time from which the tip has stayed arrived (module docstring), the
+        episode's length (max_episode_steps * env_dt) when it is not arrived now."""
+        length = self.max_episode_steps * self.env_dt
+        return np.where(self.arrived, self._arrived_since * self.env_dt, length)
+
     def metric_value(self):
-        """(N,) the metric of the episodes now (PEAK_FORCE): peak contact force, N, plus MISS_COST
-        times the tip's distance to its target point beyond ARRIVE_TOL."""
-        return self.peak_force + MISS_COST * np.maximum(self.distance - ARRIVE_TOL, 0.0)
+        """(N,) the metric of the episodes now (ARRIVAL_TIME), s: arrival_time() plus FORCE_COST
+        times the peak contact force beyond F_MAX."""
+        return self.arrival_time() + FORCE_COST * np.maximum(self.peak_force - F_MAX, 0.0)
 
     # ------------------------------------------------------------ task hooks
 
@@ -218,6 +238,8 @@ class Impact(ArmTask):
         self.peak_force[i] = 0.0
         self.contact_force[i] = 0.0
         self.impact_speed[i] = 0.0
+        self.arrived[i] = False
+        self._arrived_since[i] = 0
         self._touched[i] = False
         self._vz_prev[i] = 0.0
         self.tip_pos[i] = tip_position(self._q0[i])
@@ -241,13 +263,22 @@ class Impact(ArmTask):
         self.impact_speed = np.where(first, before[np.arange(self.num_envs), k], self.impact_speed)
         self._touched |= first
         peak = np.where(run, np.maximum(self.peak_force, force.max(axis=1)), self.peak_force)
-        rise = peak - self.peak_force
+        rise = np.maximum(peak - F_MAX, 0.0) - np.maximum(self.peak_force - F_MAX, 0.0)
         self.peak_force = peak
         self.contact_force = np.where(run, force[:, -1], self.contact_force)
         self._vz_prev = np.where(run, vz[:, -1], self._vz_prev)
         self.tip_pos = np.where(run[:, None], tip_position(self.q), self.tip_pos)
         self.distance = np.linalg.norm(self.tip_pos - self.target_point, axis=1)
-        return -self.distance - self.force_cost * rise
+        arrived = (self.distance <= ARRIVE_TOL) & (self.contact_force > 0.0)
+        began = arrived & ~self.arrived
+        self._arrived_since = np.where(
+            run,
+            np.where(began, self._elapsed, np.where(arrived, self._arrived_since, 0)),
+            self._arrived_since,
+        )
+        self.arrived = np.where(run, arrived, self.arrived)
+        dt = self.env_dt
+        return -dt * (~self.arrived + self.distance / DIST_SCALE) - FORCE_PENALTY * rise
 
     def _infos(self):
         return (
@@ -258,7 +289,8 @@ class Impact(ArmTask):
                 "contact_force": self.contact_force.copy(),
                 "peak_force": self.peak_force.copy(),
                 "impact_speed": self.impact_speed.copy(),
-                "arrived": self.distance <= ARRIVE_TOL,
+                "arrived": self.arrived.copy(),
+                "arrival_time": self.arrival_time(),
                 "stiffness": np.array(self.sim.batch.field("stiffness")),
             },
         )
@@ -279,5 +311,8 @@ __all__ = [
     "tip_velocity",
     "joint_target",
     "ARRIVE_TOL",
-    "MISS_COST",
+    "F_MAX",
+    "FORCE_COST",
+    "FORCE_PENALTY",
+    "DIST_SCALE",
 ]

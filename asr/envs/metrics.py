@@ -56,14 +56,15 @@ DISTANCE = TaskMetric(
     "release), deterministic policy",
     _distance_thrown,
 )
-PEAK_FORCE = TaskMetric(
-    "peak_force_n",
-    "peak contact force",
-    "N",
+ARRIVAL_TIME = TaskMetric(
+    "arrival_time_s",
+    "arrival time",
+    "s",
     "lower",
-    "mean peak contact force (N) of a held-out episode, deterministic policy: the largest normal "
-    "force between the arm's tip and the plate over the episode, plus 1000 N/m times the tip's "
-    "final distance to its target beyond 0.01 m (asr.envs.impact)",
+    "mean arrival time (s) of a held-out episode, deterministic policy: the time from which the "
+    "tip stays within 0.01 m of its target on the plate and touching it to the episode's end "
+    "(the episode's length if it does not), plus 1 s per N of the peak contact force beyond "
+    "50 N (asr.envs.impact)",
     _penalised,
 )
 ENERGY_PER_CYCLE = TaskMetric(
@@ -77,4 +78,4 @@ ENERGY_PER_CYCLE = TaskMetric(
     _penalised,
 )
 
-__all__ = ["TaskMetric", "FINAL_ERROR", "DISTANCE", "PEAK_FORCE", "ENERGY_PER_CYCLE"]
+__all__ = ["TaskMetric", "FINAL_ERROR", "DISTANCE", "ARRIVAL_TIME", "ENERGY_PER_CYCLE"]

@@ -29,7 +29,7 @@ FILES = (
 def task_metric(task_cls):
     """The held-out metric a task class declares as its class attribute `metric`
     (asr.envs.metrics.TaskMetric: the final joint error of the tasks with targets, the distance
-    thrown of Throw, the peak contact force of Impact, the motor energy per cycle of Periodic).
+    thrown of Throw, the arrival time of Impact, the motor energy per cycle of Periodic).
     ValueError naming the task when it declares none."""
     metric = getattr(task_cls, "metric", None)
     if not isinstance(metric, TaskMetric):

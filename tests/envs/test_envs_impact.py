@@ -2,7 +2,10 @@
 (mj_contactForce) and, pressed at rest, the spring torques of asr's model over the lever arms;
 the tip kinematics equal MuJoCo's site; the trend of [Haddadin2009] on an open-loop strike (per
 m/s of impact speed the softest preset's peak force is the lowest, the rigid arm's the highest);
-targets and randomisation seeded and in range; bad keywords named; the declared metric."""
+the force bound F_MAX against the rigid arm's strikes (exceeded at full speed, met slowly); the
+declared metric (arrival time, a settling time, plus the cost of the force beyond the bound) and
+the reward against the per-step infos; targets and randomisation seeded and in range; bad
+keywords named."""
 
 import mujoco
 import numpy as np
@@ -11,8 +14,11 @@ import pytest
 from asr.envs.impact import (
     ARRIVE_TOL,
     BUMPER_RADIUS,
+    DIST_SCALE,
+    F_MAX,
+    FORCE_COST,
+    FORCE_PENALTY,
     L1,
-    MISS_COST,
     PLATE_Z,
     TARGET_X,
     Impact,
@@ -20,7 +26,7 @@ from asr.envs.impact import (
     tip_position,
     tip_velocity,
 )
-from asr.envs.metrics import PEAK_FORCE
+from asr.envs.metrics import ARRIVAL_TIME
 from asr.envs.randomization import Randomization, moving_bodies
 
 
@@ -108,23 +114,87 @@ def test_soft_joints_hit_with_less_force_per_speed():
     rigid.close()
 
 
-def test_reward_is_distance_and_peak_force_and_the_metric_penalises_a_miss():
-    env = Impact(2, force_cost=0.05)
-    env.reset(seed=4)
-    assert Impact.metric is PEAK_FORCE
-    start = np.linalg.norm(tip_position(env.sim.q) - env.target_point, axis=1)
-    # away from the plate: no force, the whole way to go beyond the tolerance
-    np.testing.assert_allclose(env.metric_value(), MISS_COST * (start - ARRIVE_TOL), rtol=1e-12)
-    action = np.clip(np.c_[env.target + (0.8, 0.0), np.full((2, 2), 0.4)], -3, 3)
-    peak = np.zeros(2)
-    for _ in range(env.max_episode_steps):
-        _, reward, _, _, info = env.step(action)
-        rise = info["peak_force"] - peak
-        peak = info["peak_force"].copy()
-        np.testing.assert_allclose(reward, -info["distance"] - 0.05 * rise, rtol=1e-12)
-    assert np.all(peak > 0)
-    expected = peak + MISS_COST * np.maximum(info["distance"] - ARRIVE_TOL, 0.0)
-    np.testing.assert_array_equal(PEAK_FORCE.value(env), expected)
+def run_plan(env, plan):
+    """Step env through plan, [(offset (2,) rad beyond the target, steps)], presets 0.4; per
+    step (reward, info) of sub-env 0."""
+    env.reset(seed=0)
+    rows = []
+    for offset, steps in plan:
+        action = np.c_[env.target + offset, np.full((env.num_envs, 2), 0.4)]
+        for _ in range(steps):
+            _, reward, _, _, info = env.step(action)
+            rows.append((reward[0], {k: np.copy(v[0]) for k, v in info.items()}))
+    return rows
+
+
+def by_hand(rows, dt=0.01):
+    """The metric from the per-step infos, computed independently: arrived at a step's end when
+    the tip is within ARRIVE_TOL of its target and touching; the arrival time the end of the
+    first step of the last unbroken run of arrived steps (the episode's length if the last step
+    is not arrived), plus FORCE_COST per N of the peak force beyond F_MAX."""
+    ok = [i["distance"] <= ARRIVE_TOL and i["contact_force"] > 0 for _, i in rows]
+    t = len(rows) * dt
+    if ok[-1]:
+        k = len(ok)
+        while k > 0 and ok[k - 1]:
+            k -= 1
+        t = (k + 1) * dt
+    peak = max(float(i["peak_force"]) for _, i in rows)
+    return t + FORCE_COST * max(peak - F_MAX, 0.0), ok
+
+
+def test_the_force_bound_is_met_slowly_not_at_full_speed():
+    """F_MAX's choice: the rigid arm's position controller stepped 0.5 rad beyond the target
+    strikes at full speed, far beyond the bound; stepped 0.01 rad beyond it creeps onto the
+    plate within the bound and arrives (a soft press, within 1 cm)."""
+    env = Impact(1, actuator="rigid")
+    fast = run_plan(env, [((0.5, 0.0), 100)])
+    slow = run_plan(env, [((0.01, 0.0), 100)])
+    f_fast, f_slow = fast[-1][1]["peak_force"], slow[-1][1]["peak_force"]
+    print(
+        f"\nrigid: full speed {f_fast:.1f} N at {fast[-1][1]['impact_speed']:.3f} m/s; "
+        f"slowly {f_slow:.2f} N, arriving at {slow[-1][1]['arrival_time']:.2f} s"
+    )
+    assert f_fast > 4 * F_MAX and fast[-1][1]["impact_speed"] > 0.5
+    assert 0 < f_slow < F_MAX / 2 and slow[-1][1]["arrived"]
+    assert slow[-1][1]["arrival_time"] < 0.6
+    env.close()
+
+
+def test_the_metric_is_a_settling_time_plus_the_force_beyond_the_bound():
+    """Against by_hand() on three open-loop plans of the rigid arm: a slow strike (arrives,
+    within the bound), a full-speed strike (beyond the bound: 1 s plus the excess), and a slow
+    strike pulled away and brought back (a second arrival: the time counts from it). The reward
+    of every step: -dt * (not arrived + d / DIST_SCALE) - FORCE_PENALTY * the rise of the peak's
+    excess over F_MAX."""
+    assert Impact.metric is ARRIVAL_TIME and ARRIVAL_TIME.unit == "s"
+    env = Impact(1, actuator="rigid")
+    env.reset(seed=0)
+    np.testing.assert_array_equal(env.metric_value(), [1.0])  # not arrived: the whole episode
+    plans = {
+        "slow": [((0.01, 0.0), 100)],
+        "fast": [((0.5, 0.0), 100)],
+        "back": [((0.01, 0.0), 60), ((-0.3, 0.0), 10), ((0.01, 0.0), 30)],
+    }
+    got = {}
+    for name, plan in plans.items():
+        rows = run_plan(env, plan)
+        expected, ok = by_hand(rows)
+        got[name] = (expected, ok.index(True) if True in ok else None)
+        assert ARRIVAL_TIME.value(env)[0] == pytest.approx(expected, abs=1e-12)
+        excess = 0.0
+        for reward, info in rows:
+            rise = max(info["peak_force"] - F_MAX, 0.0) - excess
+            excess += rise
+            arrived = info["distance"] <= ARRIVE_TOL and info["contact_force"] > 0
+            assert bool(info["arrived"]) == arrived
+            want = -0.01 * (float(not arrived) + info["distance"] / DIST_SCALE)
+            assert reward == pytest.approx(want - FORCE_PENALTY * rise, abs=1e-12)
+    print(f"\n(metric s, first arrived step): {got}")
+    assert got["slow"][0] < 0.6  # arrived, within the bound
+    assert got["fast"][0] > 1.0 + 3 * F_MAX  # 1 s (the arm bounces off) + the excess
+    # arrived before 0.6 s, pulled away and back: the time counts from the second arrival
+    assert got["back"][1] < 60 and 0.7 < got["back"][0] < 1.0
     env.close()
 
 
@@ -159,8 +229,6 @@ def test_targets_and_randomisation_are_seeded_and_in_range():
         ({"preset": (0.1, 0.2, 0.3)}, ValueError, r"preset: got shape \(3,\)"),
         ({"preset": "stiff"}, TypeError, "preset: got 'stiff'"),
         ({"actuator": "rigid", "preset": 0.3}, ValueError, "only the qbmove arm has a preset"),
-        ({"force_cost": -1.0}, ValueError, r"force_cost: got -1.0, valid range \[0, inf\) m/N"),
-        ({"force_cost": "a"}, TypeError, "force_cost: got 'a'"),
     ],
 )
 def test_bad_keywords_are_named(kwargs, error, words):

@@ -46,8 +46,12 @@ TASK_BUDGET = {
     "asr/Throw-v0": dict(BUDGET, total_steps=49152, num_envs=32, n_steps=64, batch_size=512),
 }
 TASK_BUDGET["asr/Throw-v0"]["gamma"] = 1.0
-# Impact2DOF: 8192 env-steps improve its metric 288 -> 239 N (17 %), 16384 -> 197 N (seed 0)
+# Impact2DOF: its metric, the arrival time (s), stays at the episode's 1 s until a policy
+# settles on the plate (the registered defaults: about 1 M env-steps, docs/learning.md), far
+# beyond a test's budget; the test checks the reward's dense part instead, the held-out final
+# distance to the target (IMPACT_DISTANCE)
 TASK_BUDGET["asr/Impact2DOF-v0"] = dict(BUDGET, total_steps=16384)
+IMPACT = "asr/Impact2DOF-v0"
 # Periodic2DOF (observing the reference and the error): 8192 env-steps move the policy away
 # from holding still (10.3 -> 14.5 J); with its registered settings (64 sub-envs x 50 steps,
 # learning rate 1e-3) 76800 env-steps give 10.3 -> 6.49, 6.05, 5.96 J (seeds 0, 1, 2), 51200
@@ -89,12 +93,11 @@ class _Raw:
         return obs
 
 
-def untrained_metric(task, cls):
-    """The held-out metric of the policy a training starts from: PPO's initial network for
-    the training's seed, started at the task's policy_init as asr.rl.train starts it."""
+def untrained_model(task, cls):
+    """PPO's initial network for the training's seed (sb3), started at the task's policy_init
+    as asr.rl.train starts it."""
     from stable_baselines3 import PPO
 
-    from asr.rl._results import evaluate_policy
     from asr.rl._sb3 import start_policy_at
 
     model = PPO(
@@ -105,7 +108,29 @@ def untrained_metric(task, cls):
         policy_kwargs={"net_arch": list(BUDGET["net_arch"]), "log_std_init": -1.0},  # all tasks
     )
     start_policy_at(model.policy, getattr(cls, "policy_init", None))
-    return float(np.mean(evaluate_policy(model, _Raw(), cls, EPISODES)))
+    return model
+
+
+def untrained_metric(task, cls):
+    """The held-out metric of the policy a training starts from (untrained_model())."""
+    from asr.rl._results import evaluate_policy
+
+    return float(np.mean(evaluate_policy(untrained_model(task, cls), _Raw(), cls, EPISODES)))
+
+
+def final_distance(cls, predict):
+    """Mean tip distance to the target (m) at the end of the held-out episodes (seeds
+    EVAL_SEED_BASE + k, as the metric's), predict(obs) -> actions."""
+    from asr.rl._results import EVAL_SEED_BASE
+
+    env = cls(EPISODES)
+    obs, _ = env.reset(seed=[EVAL_SEED_BASE + k for k in range(EPISODES)])
+    done = np.zeros(EPISODES, dtype=bool)
+    while not done.all():  # every episode lasts max_episode_steps
+        obs, _, term, trunc, info = env.step(predict(obs))
+        done = term | trunc
+    env.close()
+    return float(np.mean(info["distance"]))
 
 
 @pytest.mark.slow
@@ -114,7 +139,13 @@ def test_training_improves_the_held_out_metric(trained):
     before, after = untrained_metric(task, cls), res.final_metric
     print(f"\n{task}: {res.metric.name} {before:.4f} -> {after:.4f} {res.metric.unit}")
     assert res.config["final_eval"]["episodes"] == EPISODES and np.isfinite(after)
-    if res.metric.better == "lower":  # an error (rad), a force (N), J per cycle: 20 % smaller
+    if task == IMPACT:  # the final distance to the target: 20 % smaller
+        model = untrained_model(task, cls)
+        before = final_distance(cls, lambda obs: model.predict(obs, deterministic=True)[0])
+        after = final_distance(cls, res.predict)
+        print(f"final distance to the target {before:.4f} -> {after:.4f} m")
+        assert after <= 0.8 * before, (before, after)
+    elif res.metric.better == "lower":  # an error (rad), J per cycle: 20 % smaller
         assert after <= 0.8 * before, (before, after)
     else:  # a distance (m): at least 5 cm further
         assert after >= before + 0.05, (before, after)

@@ -53,8 +53,8 @@ def episode_metrics(res, task):
         for k in np.flatnonzero((term | trunc) & np.isnan(out)):
             if task == "asr/Throw-v0":
                 out[k] = landing_x(info, k)
-            elif task == "asr/Impact2DOF-v0":  # peak force + 1000 N/m beyond 1 cm
-                out[k] = info["peak_force"][k] + 1000.0 * max(info["distance"][k] - 0.01, 0.0)
+            elif task == "asr/Impact2DOF-v0":  # arrival time + 1 s/N beyond 50 N
+                out[k] = info["arrival_time"][k] + max(info["peak_force"][k] - 50.0, 0.0)
             elif task == "asr/Periodic2DOF-v0":  # J per cycle + 100 J/rad beyond 0.05 rad
                 excess = max(info["tracking_error"][k] - 0.05, 0.0)
                 out[k] = info["energy_per_cycle"][k] + 100.0 * excess
@@ -90,7 +90,7 @@ def test_every_task_trains_from_the_cli(task, tmp_path):
     res = load_checkpoint(tmp_path / "run")
     cfg = res.config
     assert cfg["task"] == task and cfg["final_eval"]["episodes"] == EPISODES
-    unit = {"asr/Throw-v0": "m", "asr/Impact2DOF-v0": "N", "asr/Periodic2DOF-v0": "J"}.get(
+    unit = {"asr/Throw-v0": "m", "asr/Impact2DOF-v0": "s", "asr/Periodic2DOF-v0": "J"}.get(
         task, "rad"
     )
     assert cfg["metric_unit"] == unit and res.metric.unit == unit
