@@ -202,8 +202,9 @@ def fixed_searched(case, cem, pool, say, ppo_kw):
 
 
 def with_searched_fixed(ppo, fixed):
-    """One compare_ppo() result: ppo's rigid and variable arms, the searched fixed arm (its
-    search under settings' fixed_search, its wall time as fixed_wall_s)."""
+    """One compare_ppo() result: ppo's rigid and variable arms (ppo's wall_s and run, if any,
+    kept: theirs), the searched fixed arm (its search under settings' fixed_search, its wall
+    time as fixed_wall_s)."""
     runs = {s: ppo["runs"][s] for s in stiffness.STRATEGIES if s != "fixed" and s in ppo["runs"]}
     runs["fixed"] = fixed["runs"]["fixed"]
     settings = dict(
@@ -313,8 +314,11 @@ def main(
                 bench_wall_s=time.perf_counter() - t1,
                 workers=workers,
             )
-            if ppo_only and stored[case["name"]].get("run"):  # the CEM reference's own run
-                res["cem_run"] = stored[case["name"]].get("cem_run") or stored[case["name"]]["run"]
+            old = stored.get(case["name"], {})
+            if fixed_only and old.get("cem_run"):  # "run" was the stored PPO arms' run
+                res["cem_run"] = old["cem_run"]
+            elif ppo_only and not fixed_only and old.get("run"):  # the CEM reference's own run
+                res["cem_run"] = old.get("cem_run") or old["run"]
             if out:  # each task as it ends: a long run keeps what it finished
                 fig["bench_wall_s"] = time.perf_counter() - t0
                 write_results(with_other_tasks(fig, out), out, say)
