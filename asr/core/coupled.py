@@ -1,5 +1,7 @@
 """A batch's actuators coupled to a link engine and run in one C call (asr_batch_rollout_controlled,
-csrc/engine/asr_engine.h), with an optional controller's hooks inside the loop.
+csrc/engine/asr_engine.h), with an optional controller's hooks inside the loop, and optionally
+chosen entries of the engine's positions recorded after every step (asr_qpos_recorder, which
+runs the controller inside it).
 
 rollout_coupled is the one way asr.Sim (or any other composition of a Batch, an engine and a
 controller) runs: it checks every input once (references, external and feed-forward torques,
@@ -8,8 +10,8 @@ controller's, and raises or flags what went wrong. Nothing outside asr.core need
 handle.
 """
 
-from collections.abc import Callable, Iterable
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any, Protocol
 
 import numpy as np
@@ -64,6 +66,8 @@ def rollout_coupled(
     what: str = "rollout",
     refs_name: str = "refs(t0)",
     hint: Callable[[int, int], str] | None = None,
+    record_qpos: npt.ArrayLike | None = None,
+    qpos_size: int = 0,
 ) -> dict[str, FloatArray]:
     """`steps` steps of the engine's dt, the batch's actuators coupled to the engine in C.
 
@@ -75,9 +79,13 @@ def rollout_coupled(
         what, refs_name: the caller's name and that of its refs function in messages.
         hint(instance, joint): the likely cause of an instance that diverged in this rollout,
         for its SimulationError (asr.Sim: the explicit coupling's limit).
-        Returns {field: (N, steps, J)}. on_error: 'raise' (SimulationError for the first
-        instance that stopped, and before running while instances stay frozen) or 'flag' (see
-        Batch.status)."""
+        record_qpos: (n,) int addresses in each instance's engine positions (qpos, qpos_size
+        entries: [0, qpos_size) valid), recorded in C after every step (e.g. a free base's
+        position m and quaternion w x y z, which no state field holds); None: none.
+        Returns {field: (N, steps, J)}, with record_qpos also "qpos": (N, steps, n) float64,
+        qpos[adr] as it is after each step (the engine's units: m, rad, quaternion).
+        on_error: 'raise' (SimulationError for the first instance that stopped, and before
+        running while instances stay frozen) or 'flag' (see Batch.status)."""
     check_on_error(on_error)
     steps = V.positive_int(steps, "steps", hi=2**31 - 1)
     fields = check_record(record)
@@ -87,18 +95,60 @@ def rollout_coupled(
     ff = None if tau_ff is None else per_step(tau_ff, "tau_ff", n, steps, nj)
     if ff is not None:
         batch.check_ff(ff[0].reshape(-1, nj))
+    adr = None if record_qpos is None else qpos_addresses(record_qpos, qpos_size)
     batch.check_frozen(on_error, what)
     out = np.empty((len(fields), n, steps, nj))
-    run = _Run(batch, engine, dt, fields, on_error, controller, hint)
+    qout = None if adr is None else np.empty((n, steps, adr.size))
+    run = _Run(batch, engine, dt, fields, on_error, controller, hint, adr, qpos_size)
     if callable(refs):
         every = V.positive_int(every, "every")
         for t0 in range(0, steps, every):
             k = min(every, steps - t0)
             r = V.broadcast_input(refs(t0), refs_name, (n, nj, 2))
-            run(t0, k, (r, 0), window(ext, t0), window(ff, t0), out[:, :, t0 : t0 + k])
+            q = None if qout is None else qout[:, t0 : t0 + k]
+            run(t0, k, (r, 0), window(ext, t0), window(ff, t0), out[:, :, t0 : t0 + k], q)
     else:
-        run(0, steps, per_step(refs, "refs", n, steps, nj, (2,)), ext, ff, out)
-    return {f: out[k] for k, f in enumerate(fields)}
+        run(0, steps, per_step(refs, "refs", n, steps, nj, (2,)), ext, ff, out, qout)
+    res = {f: out[k] for k, f in enumerate(fields)}
+    if qout is not None:
+        res["qpos"] = qout
+    return res
+
+
+def qpos_addresses(value: npt.ArrayLike, qpos_size: int) -> npt.NDArray[np.intc]:
+    """record_qpos checked: a C int array (n,) of addresses in [0, qpos_size) (TypeError for
+    anything but a 1-D sequence of ints, ValueError naming the first address out of range)."""
+    adr = np.asarray(value)
+    if adr.ndim != 1 or (adr.size and not np.issubdtype(adr.dtype, np.integer)):
+        raise TypeError(
+            f"record_qpos: expected a 1-D sequence of int addresses into qpos, got {value!r}"
+        )
+    bad = adr[(adr < 0) | (adr >= qpos_size)]
+    if bad.size:
+        raise ValueError(
+            f"record_qpos: address {int(bad[0])} outside qpos, valid range "
+            f"[0, {qpos_size - 1}] (the engine's {qpos_size} position entries per instance)"
+        )
+    return np.ascontiguousarray(adr, dtype=np.intc)
+
+
+@contextmanager
+def _recording(
+    inner: AbstractContextManager[CData], adr: npt.NDArray[np.intc], qpos_size: int, out: FloatArray
+) -> Iterator[CData]:
+    """The asr_controller* of asr_qpos_recorder recording qpos[adr] into out (N, k, n) for one
+    C call of k steps, with inner's controller (ffi.NULL: none) run inside it."""
+    buf = out if out.flags.c_contiguous else np.empty(out.shape)
+    c_adr = ffi.from_buffer("int[]", adr)
+    c_buf = ffi.from_buffer("double[]", buf)
+    with inner as ctl:
+        rec = ffi.new("asr_qpos_record*")
+        rec.inner, rec.nq, rec.n, rec.adr, rec.record = ctl, qpos_size, adr.size, c_adr, c_buf
+        c_ctl = ffi.new("asr_controller*")
+        lib.asr_qpos_recorder(rec, c_ctl)  # ASR_OK: neither is NULL
+        yield c_ctl
+    if buf is not out:
+        out[...] = buf
 
 
 def with_batch(batch: Batch, what: str, fn: Callable[..., Any], *args: Any) -> Any:
@@ -121,9 +171,12 @@ class _Run:
         on_error: str,
         controller: HooksAt | None,
         hint: Callable[[int, int], str] | None,
+        qpos_adr: npt.NDArray[np.intc] | None,
+        qpos_size: int,
     ) -> None:
         self.batch, self.engine, self.dt, self.fields = batch, engine, dt, fields
         self.on_error, self.controller, self.hint = on_error, controller, hint
+        self.qpos_adr, self.qpos_size = qpos_adr, qpos_size
 
     def __call__(
         self,
@@ -133,6 +186,7 @@ class _Run:
         ext: Series | None,
         ff: Series | None,
         out: FloatArray,
+        qout: FloatArray | None,
     ) -> None:
         b = self.batch
         b.check_refs_per_step(refs, "refs")
@@ -140,6 +194,8 @@ class _Run:
         keep: list[CData] = []
         before = self.engine.run_start()
         hooks = nullcontext(ffi.NULL) if self.controller is None else self.controller(t0, k)
+        if qout is not None and self.qpos_adr is not None and self.qpos_adr.size:
+            hooks = _recording(hooks, self.qpos_adr, self.qpos_size, qout)
         with hooks as ctl:
             st: int = b.lock.run_c(
                 "rollout",
@@ -174,4 +230,4 @@ class _Run:
         self.engine.check_run(before, b, k, self.on_error)
 
 
-__all__ = ["rollout_coupled", "with_batch", "CoupledEngine", "RefsAt", "HooksAt"]
+__all__ = ["rollout_coupled", "qpos_addresses", "with_batch", "CoupledEngine", "RefsAt", "HooksAt"]

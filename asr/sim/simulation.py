@@ -332,6 +332,7 @@ class Sim:
         every: int = 1,
         record: str | Iterable[str] = DEFAULT_RECORD,
         on_error: str = "raise",
+        record_qpos: npt.ArrayLike | None = None,
         **inputs: npt.ArrayLike,
     ) -> dict[str, npt.NDArray[Any]]:
         """Simulate `steps` steps of the MJCF timestep.
@@ -352,6 +353,12 @@ class Sim:
             (interaction control: asr.controllers.interaction.RECORD's x_d, x_c, x_m (N, steps,
             3) m in the base frame, f_d, f_e (N, steps, 3) N and tau_e (N, steps, 3) N m along
             the task axes, fsm (N, steps) state index, ik_ok (N, steps) bool).
+        record_qpos: (n,) int addresses into each instance's engine positions (MjData.qpos,
+            [0, model.nq) valid; Gazebo: the J joint angles), recorded in C after every step
+            within the same call: e.g. a free joint's 7 entries (jnt_qposadr + 0..6: position m,
+            unit quaternion w x y z), which no state field holds. Returns them as "qpos":
+            (N, steps, n) float64, bit for bit what `sim.datas[i].qpos[adr]` reads after each
+            step of one-step rollouts. None (default): not recorded.
         """
         ctl = self._controller
         inputs = {k: v for k, v in inputs.items() if v is not None}
@@ -387,11 +394,18 @@ class Sim:
                 what="Sim.rollout",
                 refs_name="refs(sim, t)",
                 hint=self.coupling_limit,
+                record_qpos=record_qpos,
+                qpos_size=0 if record_qpos is None else self._qpos_size(),
             )
         self._held_refs = np.stack([self.batch.field("ref1"), self.batch.field("ref2")], axis=-1)
         if ctl is not None and ctl_record is not None:
             res.update(ctl.results(ctl_record))
         return res
+
+    def _qpos_size(self) -> int:
+        """Entries of each instance's engine positions: MjData.qpos's nq (every instance has the
+        same model structure), else the engine's joint angles alone (Gazebo's qpos: J)."""
+        return int(self.models[0].nq) if self.models else self.n_joints
 
     @contextlib.contextmanager
     def _controlled(
@@ -431,10 +445,12 @@ class Sim:
         tau_ff: npt.ArrayLike | None = None,
         record: str | Iterable[str] = DEFAULT_RECORD,
         on_error: str = "raise",
+        record_qpos: npt.ArrayLike | None = None,
         **inputs: npt.ArrayLike,
     ) -> dict[str, npt.NDArray[Any]]:
         """One step; returns {field: (N, J)} after it (with a controller also its fields;
-        inputs: the controller's, as for rollout)."""
+        inputs: the controller's, as for rollout; record_qpos: "qpos" (N, n), as for
+        rollout)."""
         res = self.rollout(
             1,
             refs,
@@ -443,6 +459,7 @@ class Sim:
             every=1,
             record=record,
             on_error=on_error,
+            record_qpos=record_qpos,
             **inputs,
         )
         return {f: v[:, 0] for f, v in res.items()}

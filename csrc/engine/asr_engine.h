@@ -72,4 +72,28 @@ asr_status asr_batch_rollout_controlled(asr_batch* b, const asr_engine* engine,
                                         asr_series refs, asr_series tau_ext, asr_series tau_ff,
                                         int nrecord, const int* record_fields, double* record);
 
+/* ------------------------------------------------------------------ recording engine positions */
+
+/* What asr_qpos_recorder records: n entries of each instance's engine positions, qpos[adr[k]]
+ * (e.g. a free base's position m and unit quaternion w x y z, which no state field holds), after
+ * every step, into record in the rollout's instances and steps (n_inst x nstep x n doubles, C
+ * order: instance i's step t at record + (i * nstep + t) * n), with an inner controller (NULL:
+ * none) run inside the recorder as the loop would run it. */
+typedef struct asr_qpos_record {
+    const asr_controller* inner; /* or NULL */
+    int nq;                      /* entries of each instance's qpos: every adr[k] in [0, nq) */
+    int n;                       /* entries recorded per instance and step, >= 0 */
+    const int* adr;              /* n indices into qpos (not NULL when n > 0) */
+    double* record;              /* n_inst x nstep x n (not NULL when n > 0) */
+} asr_qpos_record;
+
+/* Fills *ctl with a controller recording as rec says, for asr_batch_rollout_controlled; rec and
+ * what it points to must stay valid while a rollout runs ctl. Each hook calls the inner
+ * controller's first (its after_step2 too, so the record holds qpos as a caller would read it
+ * between one-step rollouts); each thread writes its own instances' rows. The rollout's check
+ * refuses rec's contents with ASR_ERR_RANGE (nq or n < 0, an address outside [0, nq)) or
+ * ASR_ERR_NULL (adr or record NULL with n > 0), before anything steps, then runs the inner
+ * check. Returns ASR_ERR_NULL for a NULL rec or ctl, else ASR_OK. */
+asr_status asr_qpos_recorder(const asr_qpos_record* rec, asr_controller* ctl);
+
 #endif

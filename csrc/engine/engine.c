@@ -161,3 +161,85 @@ asr_status asr_batch_rollout_engine(asr_batch* b, const asr_engine* engine, int 
     return asr_batch_rollout_controlled(b, engine, NULL, nstep, dt, refs, tau_ext, tau_ff, nrecord,
                                         record_fields, record);
 }
+
+/* ---------------------------------------------------------------- recording engine positions */
+
+/* A thread's recorder state: the record's layout and the inner controller's own local. */
+typedef struct qpos_local {
+    const asr_qpos_record* rec;
+    const asr_engine* e;
+    int nstep;
+    void* inner; /* the inner controller's local, from its begin */
+} qpos_local;
+
+static asr_status qpos_check(void* user, const asr_batch* b, const asr_engine* e) {
+    const asr_qpos_record* rec = (const asr_qpos_record*)user;
+    if (rec->nq < 0 || rec->n < 0) return ASR_ERR_RANGE;
+    if (rec->n > 0 && (!rec->adr || !rec->record)) return ASR_ERR_NULL;
+    for (int k = 0; k < rec->n; ++k) {
+        if (rec->adr[k] < 0 || rec->adr[k] >= rec->nq) return ASR_ERR_RANGE;
+    }
+    const asr_controller* c = rec->inner;
+    return c && c->check ? c->check(c->user, b, e) : ASR_OK;
+}
+
+static asr_status qpos_begin(void* user, const asr_batch* b, const asr_engine* e, double dt,
+                             int nstep, int i0, int i1, void** local) {
+    const asr_qpos_record* rec = (const asr_qpos_record*)user;
+    qpos_local* lc = (qpos_local*)malloc(sizeof *lc);
+    if (!lc) return ASR_ERR_NOMEM;
+    *lc = (qpos_local){rec, e, nstep, NULL};
+    const asr_controller* c = rec->inner;
+    if (c && c->begin) {
+        asr_status st = c->begin(c->user, b, e, dt, nstep, i0, i1, &lc->inner);
+        if (st != ASR_OK) {
+            free(lc);
+            return st;
+        }
+    }
+    *local = lc;
+    return ASR_OK;
+}
+
+static void qpos_after_step1(void* local, int i, int t, double* refs) {
+    const qpos_local* lc = (const qpos_local*)local;
+    const asr_controller* c = lc->rec->inner;
+    if (c && c->after_step1) c->after_step1(lc->inner, i, t, refs);
+}
+
+static void qpos_before_step2(void* local, int i, int t) {
+    const qpos_local* lc = (const qpos_local*)local;
+    const asr_controller* c = lc->rec->inner;
+    if (c && c->before_step2) c->before_step2(lc->inner, i, t);
+}
+
+static void qpos_after_step2(void* local, int i, int t) {
+    const qpos_local* lc = (const qpos_local*)local;
+    const asr_qpos_record* rec = lc->rec;
+    const asr_controller* c = rec->inner;
+    if (c && c->after_step2) c->after_step2(lc->inner, i, t);
+    const double* qpos = lc->e->qpos[i];
+    double* dst = rec->record + ((size_t)i * (size_t)lc->nstep + (size_t)t) * (size_t)rec->n;
+    for (int k = 0; k < rec->n; ++k) dst[k] = qpos[rec->adr[k]];
+}
+
+static void qpos_finish(void* local, int i) {
+    const qpos_local* lc = (const qpos_local*)local;
+    const asr_controller* c = lc->rec->inner;
+    if (c && c->finish) c->finish(lc->inner, i);
+}
+
+/* As the loop does (engine_end): the inner end only after an inner begin. */
+static void qpos_end(void* local) {
+    qpos_local* lc = (qpos_local*)local;
+    const asr_controller* c = lc->rec->inner;
+    if (c && c->begin && c->end) c->end(lc->inner);
+    free(lc);
+}
+
+asr_status asr_qpos_recorder(const asr_qpos_record* rec, asr_controller* ctl) {
+    if (!rec || !ctl) return ASR_ERR_NULL;
+    *ctl = (asr_controller){(void*)rec,        qpos_check,       qpos_begin,  qpos_after_step1,
+                            qpos_before_step2, qpos_after_step2, qpos_finish, qpos_end};
+    return ASR_OK;
+}
