@@ -72,24 +72,14 @@ def free_base(sim):
 def rollout(sim, steps, refs, tau_ext, record):
     """sim.rollout(steps, refs (N, steps, J, 2), tau_ext=tau_ext, record=record): {field: (N,
     steps, J)}, with "base" (N, steps, 7 F), the free base's pose after every step (free_base),
-    for a robot that has one. That pose is no field of the C rollout's record: the rollout then
-    runs one step per C call (refs as a function of the step, asr.Sim.rollout's `every` = 1) and
-    reads each instance's MjData between them, paying the call's fixed cost every step (side by
-    side in one process: one snake 1.7-2.9 times the time of one call, 8 snakes 1.3 times)."""
+    for a robot that has one: recorded in the same C call (asr.Sim.rollout's record_qpos), so
+    every robot's frame is one call."""
     adr = free_base(sim)
     if not adr.size:
         return sim.rollout(steps, refs, tau_ext=tau_ext, record=record)
-    qpos = [d.qpos for d in sim.datas]  # (N,) views of the live MjData
-    base = np.empty((len(qpos), steps, adr.size))
-
-    def step_refs(_sim, k):  # before step k: the pose after step k - 1
-        if k:
-            base[:, k - 1] = [p[adr] for p in qpos]
-        return refs[:, k]
-
-    out = sim.rollout(steps, step_refs, every=1, tau_ext=tau_ext, record=record)
-    base[:, steps - 1] = [p[adr] for p in qpos]
-    return dict(out, base=base)
+    out = sim.rollout(steps, refs, tau_ext=tau_ext, record=record, record_qpos=adr)
+    out["base"] = out.pop("qpos")
+    return out
 
 
 def advance(session, steps, lock):

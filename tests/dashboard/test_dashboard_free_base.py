@@ -56,6 +56,34 @@ def test_archive_keeps_the_base_pose_of_the_steps_it_keeps():
     assert frames.sample_at(plain, 0.004)[2] is None
 
 
+def test_frames_rollout_records_the_base_in_the_frames_one_call():
+    # 2 snakes on 2 threads, sine references and a push: frames.rollout's base (the C record,
+    # one Sim.rollout call) equals the pose read from MjData after each of 33 one-step rollouts
+    steps, n = 33, 2
+    refs = np.zeros((n, steps, 12, 2))
+    refs[..., 1] = PRESET
+    refs[:, :, :2, 0] = 0.8 * np.sin(0.2 * np.arange(steps))[None, :, None]
+    push = np.zeros((n, 12))
+    push[1, 3] = 0.5  # N m on instance 1's joint 4
+    sim, ref = asr.Sim(ROBOT, n, threads=2), asr.Sim(ROBOT, n, threads=2)
+    calls = []
+    rollout = sim.rollout
+    sim.rollout = lambda *a, **k: calls.append(k) or rollout(*a, **k)
+    out = frames.rollout(sim, steps, refs, push, frames.RECORD)
+    assert len(calls) == 1 and out["base"].shape == (n, steps, 7)
+    adr = frames.free_base(ref)
+    want = np.empty((n, steps, 7))
+    for k in range(steps):
+        one = ref.rollout(1, refs[:, k : k + 1], tau_ext=push, record=frames.RECORD)
+        want[:, k] = [d.qpos[adr] for d in ref.datas]
+        assert np.array_equal(one["q"][:, 0], out["q"][:, k])
+    np.testing.assert_array_equal(out["base"], want)
+    assert "qpos" not in out
+    # a robot without a free base: no base, one plain call
+    arm = asr.Sim("qbmove_arm_2dof", 1)
+    assert "base" not in frames.rollout(arm, 3, np.zeros((1, 3, 2, 2)), None, frames.RECORD)
+
+
 def direct_snake(steps_at, refs):
     """{step: (base (7,), geom poses (G, 12))} of a plain asr.Sim of the snake rolled out with
     refs (1, T, J, 2) to each step count in steps_at (ascending)."""
