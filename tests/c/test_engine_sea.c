@@ -3,7 +3,8 @@
  * mode 3 against an independent hand-written loop (sea_hand.h; bit-identical state, engine data
  * and records, including frozen instances); the documented record layout and asr_series strides
  * (per instance, per step, held, NULL); held external torques shifting the result by a
- * hand-computable amount. Prints "N passed, M failed" and returns non-zero on failure.
+ * hand-computable amount; asr_qpos_recorder's engine positions recorded inside the rollout equal
+ * those read between one-step rollouts. Prints "N passed, M failed" and returns non-zero on failure.
  *
  * Build (see tests/test_c_core.py): gcc -std=c11 -Wall -Wextra -Wpedantic -Wmissing-prototypes
  * -Werror -ffp-contract=off -Icsrc, csrc/ sources plus this file, -lm -lpthread. */
@@ -214,11 +215,119 @@ static void test_sea_per_instance_held_refs(void) {
 
 /* ---------------------------------------------------------------- main */
 
+/* ---------------------------------------------------------------- engine positions recorded */
+
+enum {
+    QR_N = 5,
+    QR_NJ = 2,
+    QR_NSTEP = 9
+};
+static const int QR_ADR[3] = {2, 3, 0};
+
+/* a counting inner controller: begin/end balanced, after_step2 count */
+static int qr_n_begin, qr_n_end, qr_n_after2, qr_n_finish;
+static asr_status in_begin(void* u, const asr_batch* b, const asr_engine* e, double dt, int ns,
+                           int i0, int i1, void** local) {
+    (void)u;
+    (void)b;
+    (void)e;
+    (void)dt;
+    (void)ns;
+    (void)i0;
+    (void)i1;
+    __atomic_add_fetch(&qr_n_begin, 1, __ATOMIC_SEQ_CST);
+    *local = malloc(16);
+    return ASR_OK;
+}
+static void in_after2(void* l, int i, int t) {
+    (void)l;
+    (void)i;
+    (void)t;
+    __atomic_add_fetch(&qr_n_after2, 1, __ATOMIC_SEQ_CST);
+}
+static void in_finish(void* l, int i) {
+    (void)l;
+    (void)i;
+    __atomic_add_fetch(&qr_n_finish, 1, __ATOMIC_SEQ_CST);
+}
+static void in_end(void* l) {
+    free(l);
+    __atomic_add_fetch(&qr_n_end, 1, __ATOMIC_SEQ_CST);
+}
+
+/* asr_qpos_recorder: chosen qpos entries recorded inside one rollout of 2 threads, around an
+ * inner controller whose hooks stay balanced, equal those read after each step of one-step
+ * rollouts, bit for bit; bad records refused before anything steps. */
+static void test_qpos_recorder(void) {
+    double refs[QR_N * QR_NSTEP * QR_NJ * 2];
+    for (int k = 0; k < QR_N * QR_NSTEP * QR_NJ * 2; ++k) refs[k] = 0.01 * (k % 7);
+    sea_case c;
+    sea_case_init(&c, QR_N, QR_NJ, NULL);
+    c.refs = (asr_series){refs, QR_NSTEP * QR_NJ * 2, QR_NJ * 2};
+    /* recorded in one call, 2 threads, with the inner controller */
+    rig r;
+    tbatch t;
+    rig_init(&r, QR_N, QR_NJ, NULL);
+    sea_batch(&t, &c, &r, 2);
+    double rec[QR_N * QR_NSTEP * 3];
+    asr_controller inner = {NULL, NULL, in_begin, NULL, NULL, in_after2, in_finish, in_end};
+    asr_qpos_record qr = {&inner, NQ, 3, QR_ADR, rec};
+    asr_controller ctl;
+    CHECK_ST(asr_qpos_recorder(&qr, &ctl), ASR_OK);
+    double tau[QR_N * QR_NSTEP * QR_NJ];
+    int f = ASR_F_TAU_JOINT;
+    CHECK_ST(asr_batch_rollout_controlled(t.b, &r.e, &ctl, QR_NSTEP, DT, c.refs, c.ext, c.ff, 1, &f,
+                                          tau),
+             ASR_OK);
+    CHECK(qr_n_begin >= 1 && qr_n_begin == qr_n_end && qr_n_after2 == QR_N * QR_NSTEP &&
+          qr_n_finish == QR_N);
+    /* reference: one step per call, qpos read after each */
+    rig r2;
+    tbatch t2;
+    rig_init(&r2, QR_N, QR_NJ, NULL);
+    sea_batch(&t2, &c, &r2, 1);
+    double want[QR_N * QR_NSTEP * 3];
+    for (int s = 0; s < QR_NSTEP; ++s) {
+        asr_series rs = {refs + s * QR_NJ * 2, QR_NSTEP * QR_NJ * 2, QR_NJ * 2};
+        double tau1[QR_N * QR_NJ];
+        CHECK_ST(asr_batch_rollout_engine(t2.b, &r2.e, 1, DT, rs, c.ext, c.ff, 1, &f, tau1),
+                 ASR_OK);
+        for (int i = 0; i < QR_N; ++i)
+            for (int k = 0; k < 3; ++k)
+                want[(i * QR_NSTEP + s) * 3 + k] = r2.data[i].qpos[QR_ADR[k]];
+    }
+    CHECK_ARRAYS("qpos record", rec, want, QR_N * QR_NSTEP * 3, 0.0);
+    /* refused before stepping */
+    int bad[1] = {NQ};
+    asr_qpos_record qb = {NULL, NQ, 1, bad, rec};
+    CHECK_ST(asr_qpos_recorder(&qb, &ctl), ASR_OK);
+    double q_before = r.data[0].qpos[0];
+    CHECK_ST(asr_batch_rollout_controlled(t.b, &r.e, &ctl, QR_NSTEP, DT, c.refs, c.ext, c.ff, 1, &f,
+                                          tau),
+             ASR_ERR_RANGE);
+    CHECK(same(q_before, r.data[0].qpos[0]));
+    asr_qpos_record qn = {NULL, NQ, 1, NULL, rec};
+    CHECK_ST(asr_qpos_recorder(&qn, &ctl), ASR_OK);
+    CHECK_ST(asr_batch_rollout_controlled(t.b, &r.e, &ctl, QR_NSTEP, DT, c.refs, c.ext, c.ff, 1, &f,
+                                          tau),
+             ASR_ERR_NULL);
+    asr_qpos_record qneg = {NULL, -1, 0, NULL, NULL};
+    CHECK_ST(asr_qpos_recorder(&qneg, &ctl), ASR_OK);
+    CHECK_ST(asr_batch_rollout_controlled(t.b, &r.e, &ctl, QR_NSTEP, DT, c.refs, c.ext, c.ff, 1, &f,
+                                          tau),
+             ASR_ERR_RANGE);
+    tb_free(&t);
+    rig_free(&r);
+    tb_free(&t2);
+    rig_free(&r2);
+}
+
 int main(void) {
     test_sea_per_instance_per_step();
     test_sea_shared_ramp_one_joint();
     test_sea_held_inputs();
     test_sea_per_instance_held_refs();
+    test_qpos_recorder();
     printf("%ld passed, %ld failed\n", n_pass, n_fail);
     return n_fail ? 1 : 0;
 }
