@@ -192,7 +192,6 @@ bench: build
 	$(VPY) benchmarks/bench_learning.py
 	$(VPY) benchmarks/bench_cpr.py
 	$(VPY) benchmarks/bench_rl.py
-	$(VPY) benchmarks/bench_throw.py
 	$(VPY) benchmarks/bench_ros.py
 	$(VPY) benchmarks/bench_mujoco_plugin.py
 	$(VPY) benchmarks/bench_warp.py
