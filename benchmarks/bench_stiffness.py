@@ -32,7 +32,9 @@ interval). The full run takes longer than 30 minutes on two cores, hence its own
 (about 440 s of CPU per core), its PPO runs 821 s at the registered 1 M env-steps per run (561 s
 at 500 000, kept in the file as ppo_500000), the other cases' CEM 1766 s on one worker,
 Periodic2DOF's PPO runs (the registered 204 800 env-steps, 9 per frequency) 367 s at 2 Hz and
-261 s at 1.25 Hz on two workers, Impact2DOF's (the registered 1 024 000) 612 s;
+261 s at 1.25 Hz on two workers, Impact2DOF's (the registered 1 024 000) 612 s; Periodic2DOF's
+searched fixed arm (13 PPO runs, 16 at 2 Hz) 522-665 s per frequency and the whole 1 Hz and
+2.5 Hz cases 1145 s and 904 s on one worker (load 3-7);
 --quick runs the same code at a small budget in a few minutes (4 min for Throw there) and writes
 nothing unless --out is given. Cases run separately share the file
 (each case keeps its own run's figures); --ppo-only reruns PPO on the stored CEM reference,
@@ -72,7 +74,10 @@ THROW = "asr/Throw-v0"
 # Periodic2DOF's frequencies (Hz, in the order they run) and the per-joint preset values (rad) of
 # the fixed arm's PPO search: the best fixed preset of the open-loop drives tuned by hand in the
 # task's tests (docs/learning.md, "Tasks": 0.4 rad at 1.25 and 2 Hz, 0.6 at 1 Hz; at 2.5 Hz none
-# tracked within the bound, 0.8 needing least) and its neighbours 0.2 rad apart, within [0, 0.8]
+# tracked within the bound, 0.8 needing least) and its neighbours 0.2 rad apart, within [0, 0.8];
+# SEARCH_EXTRA: more pairs where the best of the first search lay on the grid's edge inside the
+# preset range (2 Hz: p1 = 0.6 rad, so p1 = 0.8 rad is tried too)
+SEARCH_EXTRA = {2.0: ((0.8, 0.2), (0.8, 0.4), (0.8, 0.6))}
 SEARCH_VALUES = {
     2.0: (0.2, 0.4, 0.6),
     1.25: (0.2, 0.4, 0.6),
@@ -102,7 +107,7 @@ FULL = [
             policy={"n_knots": 8, "period": 1.0 / f},
             cem=dict(seeds=(0, 1, 2), restarts=2, iterations=15, population=32, eval_episodes=1),
             ppo=dict(seeds=(0, 1, 2), total_steps=None),  # the registered 204 800
-            fixed_search=dict(values=values),
+            fixed_search=dict(values=values, extra=SEARCH_EXTRA.get(f, ())),
         )
         for f, values in SEARCH_VALUES.items()
     ],
@@ -183,10 +188,12 @@ def throw_energy(cem):
 
 def fixed_searched(case, cem, pool, say, ppo_kw):
     """The fixed arm of a case with fixed_search: stiffness.search_fixed_presets_ppo over
-    preset_grid(values) plus the open-loop reference's best pair, wall_s its wall time."""
+    preset_grid(values) plus the open-loop reference's best pair and the case's extra pairs,
+    wall_s its wall time."""
     t0 = time.perf_counter()
     grid = stiffness.preset_grid(
-        case["fixed_search"]["values"], [stiffness.best_fixed_presets(cem)]
+        case["fixed_search"]["values"],
+        [stiffness.best_fixed_presets(cem), *case["fixed_search"].get("extra", ())],
     )
     res = stiffness.search_fixed_presets_ppo(
         case["task"], grid, task_kwargs=case.get("task_kwargs"), executor=pool, **ppo_kw
@@ -214,6 +221,7 @@ def with_searched_fixed(ppo, fixed):
         fixed_arm="presets searched with PPO (stiffness.search_fixed_presets_ppo)",
     )
     res = dict(ppo, runs=runs, settings=settings, fixed_wall_s=fixed.get("wall_s"))
+    res.pop("label", None)  # a stored ppo_cem_preset's: its fixed arm is replaced here
     res["summary"] = stiffness.summarize(res)
     return res
 

@@ -556,8 +556,8 @@ def search_fixed_presets_ppo(task, grid, *, search_seed=SEARCH_SEED, search_step
     len(seeds) x total_steps, so this fixed arm gets more optimisation than the rigid and
     variable arms of compare_ppo() (benchmarks/bench_stiffness.py's Periodic2DOF cases: G = 10
     pairs at the registered budget and 3 seeds, 13 runs against the other arms' 3, 4.3x their
-    env-steps); a comparison built on it must say so, and report the search's own figures
-    (res["search"]).
+    env-steps; at 2 Hz G = 13, 5.3x); a comparison built on it must say so, and report the
+    search's own figures (res["search"]).
 
     Returns compare_ppo()'s dict for the arm "fixed" (settings' fixed_preset: the chosen pair)
     with res["search"] = {seed, total_steps (per run), env_steps (the search's sum), grid:
