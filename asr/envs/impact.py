@@ -16,8 +16,7 @@ Keyword arguments (asr.envs._arm2dof, the same for every arm task): actuator="qb
 or "rigid"; preset=None (the presets are actions), a number or (P1, P2) in [PRESET_LO,
 PRESET_HI] = [0, 0.8] rad held fixed (qbmove only).
 
-Task (the "safe brachistochrone" of A. Bicchi, G. Tonietti, "Fast and soft-arm tactics", IEEE
-Robotics & Automation Magazine 11(2), 22-33, 2004: the fastest motion whose impact stays within
+Task (the "safe brachistochrone" of [Bicchi2004]: the fastest motion whose impact stays within
 a bound): from rest (the arm's initial state, q = (-0.6, -0.27) rad, hanging under its weight)
 bring the tip onto a target point on the plate's face as fast as possible, its peak contact force
 within F_MAX = 50 N.
@@ -43,9 +42,9 @@ metric (ARRIVAL_TIME, s, lower better): the arrival time, the time from which th
     in 0.43-0.54 s. A newton beyond the bound costs as much as the whole episode, while none
     of those strikes arrived sooner for its larger force, so breaking the bound does not pay.
 reward per env step: -dt * (not_arrived + d / DIST_SCALE) - FORCE_PENALTY * dE, dt = 0.01 s,
-    d the tip's distance to its target point at the step's end (m, DIST_SCALE = 0.1 m: the
+    d the tip's distance to its target point at the step's end (m, DIST_SCALE = 0.01 m: the
     dense part, leading the tip towards the target), dE the rise over the step of the episode's
-    peak force's excess over F_MAX (N; FORCE_PENALTY = 0.1 s/N, gentler than the metric's cost so
+    peak force's excess over F_MAX (N; FORCE_PENALTY = 0.02 s/N, gentler than the metric's cost so
     that early strikes do not teach the policy to stay away). The return is -(the time not
     arrived) - (the distance integral) / DIST_SCALE - FORCE_PENALTY * (peak excess).
 infos: target (2,) rad and target_point (2,) m (reset and step); every step: tip_pos (2,) (m,
@@ -60,7 +59,7 @@ Trend ([Haddadin2009]; [Vanderborght2013] sec. on safety): at a given impact spe
 decouples the motor's inertia from the link, so the contact sees less mass and the force peak is
 lower; pressing on after the impact, the force is the spring torque over the lever arm, lower for
 a soft spring; a stiff joint positions the tip more precisely (static friction and gravity sag
-less). Hence Bicchi and Tonietti's variable-stiffness tactic: stiff while accelerating, soft
+less). Hence [Bicchi2004]'s variable-stiffness tactic: stiff while accelerating, soft
 at impact. tests/envs/test_envs_impact.py measures the force trend on an open-loop strike.
 """
 
