@@ -21,7 +21,6 @@ import math
 import time
 import weakref
 
-import mujoco
 import numpy as np
 
 from .figure import decimate_time, decimate_values
@@ -30,11 +29,9 @@ RECORD = ("q", "tau_joint", "stiffness", "th1", "th2", "clamped")
 # the record's arrays (t and the frame fields, float64): at most 64 MiB; the default arm's
 # 10 s window at dt = 1 ms takes 1.2 MB (the first view's two instances: 2.3 MB)
 RECORD_MAX_BYTES = 64 * 2**20
-# a free joint's pose in MjData.qpos: position (3) m, then a unit quaternion (4) w x y z; the
-# record keeps it as float64 per instance and step: 56 bytes per free joint (the snake's one free
-# joint beside its 12 actuated joints' 672 bytes of frame fields and 8 of time: +8 %)
-FREE_POSE = 7
-FREE_JOINT = int(mujoco.mjtJoint.mjJNT_FREE)
+# a free joint's pose (asr.Sim.free_base_adr: position (3) m, then a unit quaternion (4) w x y z)
+# is kept as float64 per instance and step: 56 bytes per free joint (the snake's one free joint
+# beside its 12 actuated joints' 672 bytes of frame fields and 8 of time: +8 %)
 
 
 def build_frame(t, dt, out, eq):
@@ -58,23 +55,12 @@ def build_frame(t, dt, out, eq):
     }
 
 
-def free_base(sim):
-    """(7 F,) int: the addresses in MjData.qpos of the poses of the Sim's F free joints (a free
-    base: position m, quaternion w x y z each), in joint order; empty for a robot without one
-    (or an engine without MuJoCo models)."""
-    if not sim.models:
-        return np.zeros(0, np.intp)
-    m = sim.models[0]
-    adr = np.asarray(m.jnt_qposadr)[np.asarray(m.jnt_type) == FREE_JOINT]
-    return (adr[:, None] + np.arange(FREE_POSE)).reshape(-1).astype(np.intp)
-
-
 def rollout(sim, steps, refs, tau_ext, record):
     """sim.rollout(steps, refs (N, steps, J, 2), tau_ext=tau_ext, record=record): {field: (N,
-    steps, J)}, with "base" (N, steps, 7 F), the free base's pose after every step (free_base),
-    for a robot that has one: recorded in the same C call (asr.Sim.rollout's record_qpos), so
-    every robot's frame is one call."""
-    adr = free_base(sim)
+    steps, J)}, with "base" (N, steps, 7 F), the free base's pose after every step
+    (sim.free_base_adr), for a robot that has one: recorded in the same C call
+    (asr.Sim.rollout's record_qpos), so every robot's frame is one call."""
+    adr = sim.free_base_adr
     if not adr.size:
         return sim.rollout(steps, refs, tau_ext=tau_ext, record=record)
     out = sim.rollout(steps, refs, tau_ext=tau_ext, record=record, record_qpos=adr)

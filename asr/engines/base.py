@@ -167,11 +167,24 @@ class LinkEngine:
         then rotation matrix (9,) row-major (a vertex v is at pos + R v)."""
         raise self.unavailable("geom_poses")
 
-    def geom_poses_at(self, i: int, q: npt.ArrayLike) -> FloatArray:
-        """geom_poses(i) with the actuated joints at link angles q (J,) rad instead, the rest of
-        instance i as it is; computed on the engine's scratch data (the instance is left as it
-        is)."""
+    def geom_poses_at(
+        self, i: int, q: npt.ArrayLike, base: npt.ArrayLike | None = None
+    ) -> FloatArray:
+        """geom_poses(i) with the actuated joints at link angles q (J,) rad instead, and the free
+        joints at base (7 F,) (free_base_adr's entries; None: as they are), the rest of instance
+        i as it is; computed on the engine's scratch data (the instance is left as it is)."""
         raise self.unavailable("geom_poses_at")
+
+    def qpos_size(self) -> int:
+        """Entries of each instance's generalized positions (MuJoCo: nq; an engine with the
+        actuated joints' angles only: J)."""
+        return len(self.robot.joints)
+
+    def free_base_adr(self) -> IndexArray:
+        """(7 F,) int: the addresses in the generalized positions of the poses of the robot's F
+        free joints (a free base: position m, unit quaternion w x y z each), in joint order;
+        empty for a robot without one or an engine that has none."""
+        return np.zeros(0, np.intp)
 
     def unavailable(self, what: str) -> NotImplementedError:
         """The error for what this engine cannot give (raised by the caller)."""

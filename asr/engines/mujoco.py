@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from asr.core.batch import Batch
     from asr.robots.robot import Robot
 
+FREE_POSE = 7  # a free joint's qpos entries: position (3,) m, unit quaternion w x y z (4,)
 # MuJoCo model fields a sweep may vary per instance: {field: the object kind it is indexed by}.
 MUJOCO_FIELDS = {
     "body_mass": "body",
@@ -271,8 +272,24 @@ class Engine(LinkEngine):
         """From instance i's MjData as the last step left it (geom_xpos, geom_xmat)."""
         return self._scene_reads().poses(i)
 
-    def geom_poses_at(self, i: int, q: npt.ArrayLike) -> FloatArray:
-        return self._scene_reads().poses_at(i, q)
+    def geom_poses_at(
+        self, i: int, q: npt.ArrayLike, base: npt.ArrayLike | None = None
+    ) -> FloatArray:
+        if base is None:
+            return self._scene_reads().poses_at(i, q)
+        return self._scene_reads().poses_at(i, q, self.free_base_adr(), base)
+
+    def qpos_size(self) -> int:
+        """MjModel.nq (every instance's model has the same structure)."""
+        return int(self._models[0].nq)
+
+    def free_base_adr(self) -> IndexArray:
+        """From instance 0's model: jnt_qposadr of each mjJNT_FREE joint, + 0..6."""
+        m = self._models[0]
+        free = int(_mujoco().mjtJoint.mjJNT_FREE)
+        adr = np.asarray(m.jnt_qposadr, dtype=np.intp)[np.asarray(m.jnt_type) == free]
+        out: IndexArray = (adr[:, None] + np.arange(FREE_POSE)).reshape(-1)
+        return out
 
     def link_inertia(self, i: int, j: int) -> float:
         unit = np.zeros(self._models[i].nv)

@@ -158,14 +158,23 @@ def poses(d: Any, geoms: Sequence[int]) -> FloatArray:
 
 
 def poses_at(
-    m: Any, d: Any, scratch: Any, geoms: Sequence[int], qpos_adr: npt.ArrayLike, q: npt.ArrayLike
+    m: Any,
+    d: Any,
+    scratch: Any,
+    geoms: Sequence[int],
+    qpos_adr: npt.ArrayLike,
+    q: npt.ArrayLike,
+    more_adr: npt.ArrayLike = (),
+    more: npt.ArrayLike = (),
 ) -> FloatArray:
-    """poses() of geoms with the joints at qpos_adr (J,) moved to q (J,) rad, the rest of
+    """poses() of geoms with the joints at qpos_adr (J,) moved to q (J,) rad and the qpos entries
+    more_adr (K,) set to more (K,) (e.g. a free base's position and quaternion), the rest of
     MjData d as it is; scratch: an MjData of m to compute them in (d is left untouched)."""
     import mujoco
 
     scratch.qpos[:] = d.qpos
     scratch.qpos[np.asarray(qpos_adr)] = q
+    scratch.qpos[np.asarray(more_adr, dtype=np.intp)] = more
     mujoco.mj_kinematics(m, scratch)
     return poses(scratch, geoms)
 
@@ -188,9 +197,11 @@ class Scene:
     def poses(self, i: int) -> FloatArray:
         return poses(self._datas[i], self._geoms)
 
-    def poses_at(self, i: int, q: npt.ArrayLike) -> FloatArray:
+    def poses_at(
+        self, i: int, q: npt.ArrayLike, more_adr: npt.ArrayLike = (), more: npt.ArrayLike = ()
+    ) -> FloatArray:
         m, d = self._models[0], self._datas[i]
-        return poses_at(m, d, self._scratch, self._geoms, self._qpos_adr, q)
+        return poses_at(m, d, self._scratch, self._geoms, self._qpos_adr, q, more_adr, more)
 
 
 __all__ = ["Scene", "geom_mesh", "geometry", "poses", "poses_at", "visible_geoms"]

@@ -303,17 +303,38 @@ class Sim:
         (3,) m, then rotation (9,) row-major. NotImplementedError with engine='gazebo'."""
         return self._engine.geom_poses(self._instance(instance))
 
+    @property
+    def free_base_adr(self) -> npt.NDArray[np.integer[Any]]:
+        """(7 F,) int: the addresses in the engine's generalized positions (MjData.qpos) of the
+        poses of the robot's F free joints (a free base: position (3,) m, unit quaternion w x y z
+        (4,) each), in joint order, for Sim.rollout's record_qpos and geom_poses_at's base; empty
+        for a robot without a free joint (and with engine='gazebo')."""
+        return self._engine.free_base_adr()
+
     @serialised
-    def geom_poses_at(self, q: npt.ArrayLike, instance: int = 0) -> FloatArray:
-        """geom_poses with the actuated joints at link angles q (J,) rad, the rest of the
-        instance as it is now (which is left untouched). ValueError for another shape or a
-        non-finite angle. NotImplementedError with engine='gazebo'."""
+    def geom_poses_at(
+        self, q: npt.ArrayLike, instance: int = 0, base: npt.ArrayLike | None = None
+    ) -> FloatArray:
+        """geom_poses with the actuated joints at link angles q (J,) rad and, if given, the free
+        joints at base (7 F,) (free_base_adr's entries: positions m, quaternions), the rest of
+        the instance as it is now (which is left untouched). ValueError for another shape or a
+        non-finite value. NotImplementedError with engine='gazebo'."""
         angles = V.real_array(q, "q")
         if angles.shape != (self.n_joints,):
             raise ValueError(f"q: expected shape ({self.n_joints},), got {angles.shape}")
         if not np.all(np.isfinite(angles)):
             raise ValueError(f"q: got {angles.tolist()}, valid: finite link angles (rad)")
-        return self._engine.geom_poses_at(self._instance(instance), angles)
+        if base is None:
+            return self._engine.geom_poses_at(self._instance(instance), angles)
+        pose = V.real_array(base, "base")
+        n = self.free_base_adr.size
+        if pose.shape != (n,):
+            raise ValueError(
+                f"base: expected shape ({n},) (7 per free joint of the robot), got {pose.shape}"
+            )
+        if not np.all(np.isfinite(pose)):
+            raise ValueError(f"base: got {pose.tolist()}, valid: finite positions (m), quaternions")
+        return self._engine.geom_poses_at(self._instance(instance), angles, pose)
 
     def _instance(self, instance: int) -> int:
         """instance, checked as an index of this Sim's instances."""
@@ -357,7 +378,7 @@ class Sim:
             [0, model.nq) valid; Gazebo: the J joint angles), recorded in C after every step
             within the same call: e.g. a free joint's 7 entries (jnt_qposadr + 0..6: position m,
             unit quaternion w x y z), which no state field holds. Returns them as "qpos":
-            (N, steps, n) float64, bit for bit what `sim.datas[i].qpos[adr]` reads after each
+            (N, steps, n) float64, bit for bit what instance i's MjData.qpos[adr] reads after each
             step of one-step rollouts. None (default): not recorded.
         """
         ctl = self._controller
@@ -395,17 +416,12 @@ class Sim:
                 refs_name="refs(sim, t)",
                 hint=self.coupling_limit,
                 record_qpos=record_qpos,
-                qpos_size=0 if record_qpos is None else self._qpos_size(),
+                qpos_size=0 if record_qpos is None else self._engine.qpos_size(),
             )
         self._held_refs = np.stack([self.batch.field("ref1"), self.batch.field("ref2")], axis=-1)
         if ctl is not None and ctl_record is not None:
             res.update(ctl.results(ctl_record))
         return res
-
-    def _qpos_size(self) -> int:
-        """Entries of each instance's engine positions: MjData.qpos's nq (every instance has the
-        same model structure), else the engine's joint angles alone (Gazebo's qpos: J)."""
-        return int(self.models[0].nq) if self.models else self.n_joints
 
     @contextlib.contextmanager
     def _controlled(

@@ -94,36 +94,18 @@ def pose_at(runner, t):
         return dict(body, q=[], base=[], robot3d={"poses": []})
     t_sample, q, base = sample
     n = min(stream.n_shown, q.shape[0])
-    adr = frames.free_base(s.sim) if base is not None else np.zeros(0, np.intp)
+    adr = s.sim.free_base_adr if base is not None else np.zeros(0, np.intp)
     poses = []
     for i in range(n):
         b = base[i] if adr.size else np.zeros(0)
         if np.all(np.isfinite(q[i])) and np.all(np.isfinite(b)):
-            p = np.asarray(_poses_with_base(s.sim, i, q[i], adr, b), float)
+            p = np.asarray(s.sim.geom_poses_at(q[i], i, base=b if adr.size else None), float)
         else:
             p = np.zeros_like(np.asarray(s.sim.geom_poses(i), float))
         poses.append(np.round(np.nan_to_num(p, nan=0.0, posinf=0.0, neginf=0.0), 5).tolist())
     qs = np.round(np.nan_to_num(q[:n]), 6).tolist()
     bs = [] if not adr.size else np.round(np.nan_to_num(base[:n]), 6).tolist()
     return dict(body, t_sample=round(t_sample, 6), q=qs, base=bs, robot3d={"poses": poses})
-
-
-def _poses_with_base(sim, i, q, adr, base):
-    """sim.geom_poses_at(q, i) with instance i's free base at `base` (7 F,) (its MjData.qpos at
-    addresses `adr`, frames.free_base): written into the live MjData for the call and put back
-    bit for bit, under the Sim's lock (no other call comes between), on the runner thread (no
-    rollout runs meanwhile); geom_poses_at computes in a scratch copy, so nothing else of the
-    live data changes."""
-    if not adr.size:
-        return sim.geom_poses_at(q, i)
-    qpos = sim.datas[i].qpos
-    with sim.lock:
-        now = qpos[adr].copy()
-        qpos[adr] = base
-        try:
-            return sim.geom_poses_at(q, i)
-        finally:
-            qpos[adr] = now
 
 
 @router.get(

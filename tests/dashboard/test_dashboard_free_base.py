@@ -71,7 +71,7 @@ def test_frames_rollout_records_the_base_in_the_frames_one_call():
     sim.rollout = lambda *a, **k: calls.append(k) or rollout(*a, **k)
     out = frames.rollout(sim, steps, refs, push, frames.RECORD)
     assert len(calls) == 1 and out["base"].shape == (n, steps, 7)
-    adr = frames.free_base(ref)
+    adr = ref.free_base_adr
     want = np.empty((n, steps, 7))
     for k in range(steps):
         one = ref.rollout(1, refs[:, k : k + 1], tau_ext=push, record=frames.RECORD)
@@ -89,7 +89,7 @@ def direct_snake(steps_at, refs):
     refs (1, T, J, 2) to each step count in steps_at (ascending)."""
     sim = asr.Sim(ROBOT, 1)
     sim.reset(refs=refs[:, 0])
-    adr = frames.free_base(sim)
+    adr = sim.free_base_adr
     out, done = {}, 0
     for k in steps_at:
         sim.rollout(k - done, refs[:, done:k], record=("q",))

@@ -10,6 +10,7 @@ import pytest
 
 import asr
 from asr.core.ffi import ffi, lib
+from asr.engines.mujoco_scene import visible_geoms
 
 N, STEPS = 3, 24
 
@@ -119,3 +120,39 @@ def test_no_addresses_record_an_empty_array_and_the_c_recorder_refuses_null():
     ctl = ffi.new("asr_controller*")
     assert lib.asr_qpos_recorder(ffi.NULL, ctl) == lib.ASR_ERR_NULL
     assert lib.asr_qpos_recorder(ffi.new("asr_qpos_record*"), ffi.NULL) == lib.ASR_ERR_NULL
+
+
+def test_free_base_adr_and_poses_at_a_given_base():
+    """Sim.free_base_adr: the snake's free joint's 7 qpos entries (from the model's joint types,
+    read independently here), none for the arm; geom_poses_at(q, i, base=...) draws the robot
+    with its base moved, equal to MuJoCo's own kinematics of that qpos, and leaves the live data
+    as it was; a base of the wrong shape or not finite is refused by name."""
+    import mujoco
+
+    sim = asr.Sim("qbmove_snake", 1)
+    m = sim.models[0]
+    free = int(
+        np.asarray(m.jnt_qposadr)[np.asarray(m.jnt_type) == int(mujoco.mjtJoint.mjJNT_FREE)][0]
+    )
+    np.testing.assert_array_equal(sim.free_base_adr, np.arange(free, free + 7))
+    assert asr.Sim("qbmove_arm_2dof", 1).free_base_adr.size == 0
+    sim.rollout(5, np.tile([0.2, 0.3], (1, 12, 1)))
+    live = np.array(sim.datas[0].qpos)
+    base = live[sim.free_base_adr] + np.r_[0.05, -0.02, 0.01, 0, 0, 0, 0]
+    q = sim.q[0] + 0.1
+    got = np.asarray(sim.geom_poses_at(q, 0, base=base), float)
+    d = mujoco.MjData(m)
+    d.qpos[:] = live
+    d.qpos[sim.qpos_adr] = q
+    d.qpos[sim.free_base_adr] = base
+    mujoco.mj_kinematics(m, d)
+    geoms = visible_geoms(m)
+    np.testing.assert_allclose(got[:, :3], d.geom_xpos[geoms], atol=1e-12)
+    np.testing.assert_allclose(got[:, 3:], d.geom_xmat[geoms], atol=1e-12)
+    now = np.asarray(sim.geom_poses_at(q, 0), float)  # the base where it is now: elsewhere
+    assert np.abs(now[:, :3] - got[:, :3]).max() > 0.01
+    np.testing.assert_array_equal(np.array(sim.datas[0].qpos), live)
+    with pytest.raises(ValueError, match=r"base: expected shape \(7,\)"):
+        sim.geom_poses_at(q, 0, base=np.zeros(6))
+    with pytest.raises(ValueError, match="base: got"):
+        sim.geom_poses_at(q, 0, base=np.r_[base[:6], np.nan])
